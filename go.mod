@@ -1,0 +1,3 @@
+module github.com/axle-ml/axle
+
+go 1.26

@@ -1,0 +1,421 @@
+package hlotext
+
+import (
+	"strings"
+
+	"github.com/axle-ml/axle/hlo"
+)
+
+// Options configure parsing.
+type Options struct {
+	// File names the input in error messages.
+	File string
+	// ReplicaCount, when non-zero, is the module's replica count unless the
+	// text sets replica_count itself (XLA's HloModuleConfig).
+	ReplicaCount int64
+}
+
+// Parse parses one HLO module.
+func Parse(text string, opts Options) (*hlo.Module, error) {
+	return parseAt(text, 0, opts)
+}
+
+// ParseFile parses every module in a file: modules are separated by lines
+// `// -----` (the --split-input-file convention of XLA's test files).
+func ParseFile(text string, opts Options) ([]*hlo.Module, error) {
+	var mods []*hlo.Module
+	for _, part := range splitModules(text) {
+		if strings.TrimSpace(stripComments(part.text)) == "" && len(mods) > 0 {
+			continue
+		}
+		m, err := parseAt(part.text, part.line, opts)
+		if err != nil {
+			return nil, err
+		}
+		mods = append(mods, m)
+	}
+	return mods, nil
+}
+
+type filePart struct {
+	text string
+	line int // line offset of the part in the file
+}
+
+func splitModules(text string) []filePart {
+	var parts []filePart
+	start, line, startLine := 0, 0, 0
+	for i := 0; i <= len(text); i++ {
+		if i < len(text) && text[i] != '\n' {
+			continue
+		}
+		lineStart := i - 1
+		for lineStart >= 0 && text[lineStart] != '\n' {
+			lineStart--
+		}
+		l := strings.TrimSpace(text[lineStart+1 : i])
+		line++
+		if l == "// -----" {
+			parts = append(parts, filePart{text[start : lineStart+1], startLine})
+			start, startLine = min(i+1, len(text)), line
+		}
+	}
+	return append(parts, filePart{text[start:], startLine})
+}
+
+// stripComments drops // and /* */ comments (used to find empty parts).
+func stripComments(s string) string {
+	sc := &scanner{src: s}
+	var b strings.Builder
+	for !sc.eof() {
+		sc.skip()
+		if sc.eof() {
+			break
+		}
+		b.WriteByte(sc.src[sc.pos])
+		sc.pos++
+	}
+	return b.String()
+}
+
+// parser holds the state of one module parse.
+type parser struct {
+	scanner
+	opts  Options
+	mod   *hlo.Module
+	comps map[string]*compState
+	// names holds every instruction name in the module, for naming
+	// anonymous nested instructions uniquely.
+	names map[string]bool
+	cur   *compState
+}
+
+// compState is a computation being parsed or referenced before definition.
+type compState struct {
+	comp    *hlo.Computation
+	defined bool
+	defPos  int
+	refPos  int
+	instrs  map[string]*hlo.Instruction
+	root    *hlo.Instruction
+	nroots  int
+	ctrl    []ctrlRef
+	wrapped bool // made by the parser for an async-sugar instruction
+}
+
+type ctrlRef struct {
+	in    *hlo.Instruction
+	names []string
+	pos   []int
+}
+
+func parseAt(text string, baseLine int, opts Options) (*hlo.Module, error) {
+	p := &parser{
+		scanner: scanner{src: text, file: opts.File, baseLine: baseLine},
+		opts:    opts,
+		comps:   map[string]*compState{},
+		names:   map[string]bool{},
+	}
+	m, err := p.module()
+	if err != nil {
+		if p.err != nil {
+			return nil, p.err
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+func (p *parser) module() (*hlo.Module, error) {
+	p.mod = hlo.NewModule("_")
+	if p.opts.ReplicaCount > 0 {
+		p.mod.ReplicaCount = p.opts.ReplicaCount
+	}
+	if !p.skip() {
+		return nil, p.err
+	}
+	if p.eof() {
+		return nil, p.errorf("expects HloModule or a computation, but the input is empty")
+	}
+	if p.peekIdent() == "HloModule" {
+		p.ident()
+		name := p.ident()
+		if name == "" {
+			return nil, p.errorf("expects module name")
+		}
+		p.mod.Name = name
+		for p.accept(',') {
+			if err := p.moduleAttr(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var entry *hlo.Computation
+	for {
+		if !p.skip() {
+			return nil, p.err
+		}
+		if p.eof() {
+			break
+		}
+		isEntry := false
+		entryPos := p.pos
+		if p.peekIdent() == "ENTRY" {
+			p.ident()
+			isEntry = true
+		}
+		c, err := p.computation()
+		if err != nil {
+			return nil, err
+		}
+		if isEntry {
+			if entry != nil {
+				return nil, p.errorAt(entryPos, "expects only one ENTRY")
+			}
+			entry = c
+		}
+	}
+	for name, cs := range p.comps {
+		if !cs.defined {
+			return nil, p.errorAt(cs.refPos, "computation does not exist: %s", name)
+		}
+	}
+	if len(p.mod.Computations) == 0 {
+		return nil, p.errorf("expects at least one computation")
+	}
+	if entry == nil {
+		entry = p.mod.Computations[len(p.mod.Computations)-1]
+	}
+	entry.IsEntry = true
+	p.mod.Entry = entry
+	if p.mod.EntryLayout == nil {
+		p.mod.EntryLayout = p.mod.ComputeEntryLayout()
+	}
+	return p.mod, nil
+}
+
+// moduleAttr parses one header attribute after `HloModule name,`.
+func (p *parser) moduleAttr() error {
+	namePos := p.pos
+	name := p.ident()
+	if name == "" {
+		return p.errorf("expects attribute name")
+	}
+	if err := p.expect('=', "after attribute name"); err != nil {
+		return err
+	}
+	switch name {
+	case "is_scheduled":
+		b, err := p.boolean()
+		if err != nil {
+			return err
+		}
+		p.mod.IsScheduled = b
+	case "replica_count":
+		n, err := p.integer()
+		if err != nil {
+			return err
+		}
+		p.mod.ReplicaCount = n
+	case "num_partitions":
+		n, err := p.integer()
+		if err != nil {
+			return err
+		}
+		p.mod.NumPartitions = n
+	case "entry_computation_layout":
+		ps, err := p.programShape()
+		if err != nil {
+			return err
+		}
+		p.mod.EntryLayout = ps
+	default:
+		if _, dup := p.mod.Attr(name); dup {
+			return p.errorAt(namePos, "duplicate module attribute %q", name)
+		}
+		v, err := p.rawValue()
+		if err != nil {
+			return err
+		}
+		p.mod.Attrs = append(p.mod.Attrs, hlo.Attr{Name: name, Value: hlo.Raw(v)})
+	}
+	return nil
+}
+
+// programShape parses {(shape, ...)->shape}.
+func (p *parser) programShape() (*hlo.ProgramShape, error) {
+	if err := p.expect('{', "at the start of entry_computation_layout"); err != nil {
+		return nil, err
+	}
+	ps := &hlo.ProgramShape{}
+	if err := p.expect('(', "at the start of the parameter list"); err != nil {
+		return nil, err
+	}
+	if !p.accept(')') {
+		for {
+			sh, err := p.shape()
+			if err != nil {
+				return nil, err
+			}
+			ps.Params = append(ps.Params, sh)
+			if p.accept(')') {
+				break
+			}
+			if err := p.expect(',', "between parameter shapes"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if !p.acceptStr("->") {
+		return nil, p.errorf("expects '->' in entry_computation_layout")
+	}
+	res, err := p.shape()
+	if err != nil {
+		return nil, err
+	}
+	ps.Result = res
+	return ps, p.expect('}', "at the end of entry_computation_layout")
+}
+
+func (p *parser) boolean() (bool, error) {
+	switch p.ident() {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, p.errorf("expects true or false")
+}
+
+// compRef returns the computation with this name, creating a placeholder
+// for one defined later in the file.
+func (p *parser) compRef(name string, pos int) *hlo.Computation {
+	cs, ok := p.comps[name]
+	if !ok {
+		cs = &compState{comp: &hlo.Computation{Name: name}, refPos: pos}
+		p.comps[name] = cs
+	}
+	return cs.comp
+}
+
+func (p *parser) computation() (*hlo.Computation, error) {
+	namePos := p.pos
+	name := p.ident()
+	if name == "" {
+		return nil, p.errorf("expects computation name")
+	}
+	cs, ok := p.comps[name]
+	if ok && cs.defined {
+		line, col := p.lineCol(cs.defPos)
+		return nil, p.errorAt(namePos, "computation %s is already defined; was parsing %d:%d: error: computation previously defined here", name, line, col)
+	}
+	if !ok {
+		cs = &compState{comp: &hlo.Computation{Name: name}}
+		p.comps[name] = cs
+	}
+	cs.defined, cs.defPos = true, namePos
+	cs.instrs = map[string]*hlo.Instruction{}
+	c := cs.comp
+	var sig *hlo.Shape
+	if p.accept('(') {
+		if err := p.signatureParams(); err != nil {
+			return nil, err
+		}
+		if !p.acceptStr("->") {
+			return nil, p.errorf("expects '->' after computation parameters")
+		}
+		res, err := p.shape()
+		if err != nil {
+			return nil, err
+		}
+		sig = &res
+	}
+	if err := p.expect('{', "at the start of computation "+name); err != nil {
+		return nil, err
+	}
+	p.cur = cs
+	for {
+		if !p.skip() {
+			return nil, p.err
+		}
+		if p.accept('}') {
+			break
+		}
+		if p.eof() {
+			return nil, p.errorf("expects '}' at the end of computation %s", name)
+		}
+		if err := p.instruction(); err != nil {
+			return nil, err
+		}
+	}
+	if len(c.Instructions) == 0 {
+		return nil, p.errorAt(namePos, "computation %s has no instructions", name)
+	}
+	if err := p.finishComputation(cs, sig, namePos); err != nil {
+		return nil, err
+	}
+	p.mod.AddComputation(c)
+	return c, nil
+}
+
+// signatureParams skips `name: shape, ...)`: the parameter instructions
+// carry the same information.
+func (p *parser) signatureParams() error {
+	if p.accept(')') {
+		return nil
+	}
+	for {
+		if p.ident() == "" {
+			return p.errorf("expects parameter name")
+		}
+		if err := p.expect(':', "after parameter name"); err != nil {
+			return err
+		}
+		if _, err := p.shape(); err != nil {
+			return err
+		}
+		if p.accept(')') {
+			return nil
+		}
+		if err := p.expect(',', "between parameters"); err != nil {
+			return err
+		}
+	}
+}
+
+func (p *parser) finishComputation(cs *compState, sig *hlo.Shape, namePos int) error {
+	c := cs.comp
+	c.Root = cs.root
+	if c.Root == nil {
+		c.Root = c.Instructions[len(c.Instructions)-1]
+	}
+	for _, in := range c.Instructions {
+		if in.Opcode != hlo.OpParameter {
+			continue
+		}
+		n := int(in.ParamNumber)
+		for len(c.Params) <= n {
+			c.Params = append(c.Params, nil)
+		}
+		c.Params[n] = in
+	}
+	for i, prm := range c.Params {
+		if prm == nil {
+			return p.errorAt(namePos, "computation %s has no parameter number %d", c.Name, i)
+		}
+	}
+	for _, r := range cs.ctrl {
+		for i, n := range r.names {
+			pred, ok := cs.instrs[n]
+			if !ok {
+				return p.errorAt(r.pos[i], "'%s' is not defined", n)
+			}
+			r.in.ControlPredecessors = append(r.in.ControlPredecessors, pred)
+		}
+	}
+	if sig != nil && !sig.Compatible(c.Root.Shape) {
+		return p.errorAt(namePos, "Shape of computation %s, %s, is not compatible with that of its root instruction %s, %s",
+			c.Name, sig.HumanString(), c.Root.Name, c.Root.Shape.HumanString())
+	}
+	return nil
+}

@@ -1,0 +1,255 @@
+package hlotext
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/axle-ml/axle/hlo"
+)
+
+// instruction parses `[ROOT] name = [shape] opcode(operands), attrs`.
+func (p *parser) instruction() error {
+	cs := p.cur
+	isRoot := false
+	rootPos := p.pos
+	if p.peekIdent() == "ROOT" {
+		p.ident()
+		isRoot = true
+	}
+	namePos := p.pos
+	name := p.ident()
+	if name == "" {
+		return p.errorf("expects instruction name")
+	}
+	if !p.accept('=') {
+		return p.errorf("expects '=' in instruction")
+	}
+	in, err := p.instructionRHS(name, namePos)
+	if err != nil {
+		return err
+	}
+	if isRoot {
+		cs.nroots++
+		if cs.nroots > 1 {
+			return p.errorAt(rootPos, "one computation should have only one ROOT")
+		}
+		cs.root = in
+	}
+	return nil
+}
+
+// instructionRHS parses what follows `name =` (or an anonymous nested
+// instruction, with name ""), adds the instruction to the current
+// computation and returns it.
+func (p *parser) instructionRHS(name string, namePos int) (*hlo.Instruction, error) {
+	var declared *hlo.Shape
+	if p.atShape() {
+		sh, err := p.shape()
+		if err != nil {
+			return nil, err
+		}
+		declared = &sh
+	}
+	opPos := p.pos
+	p.skip()
+	opPos = p.pos
+	opName := p.ident()
+	if opName == "" {
+		return nil, p.errorf("expects opcode")
+	}
+	op, ok := hlo.OpcodeByName(opName)
+	sugar := ""
+	if !ok {
+		op, sugar = asyncSugar(opName)
+		if op == hlo.OpInvalid {
+			return nil, p.errorAt(opPos, "unknown opcode: %s", opName)
+		}
+	}
+	in := &hlo.Instruction{Name: name, Opcode: op}
+	if err := p.expect('(', "after opcode"); err != nil {
+		return nil, err
+	}
+	switch op {
+	case hlo.OpConstant:
+		if declared == nil {
+			return nil, p.errorAt(opPos, "constant needs a shape")
+		}
+		if err := p.constantPayload(in, *declared); err != nil {
+			return nil, err
+		}
+	case hlo.OpParameter:
+		n, err := p.integer()
+		if err != nil {
+			return nil, err
+		}
+		if n < 0 {
+			return nil, p.errorAt(opPos, "parameter number must be >= 0")
+		}
+		in.ParamNumber = n
+		if err := p.expect(')', "after parameter number"); err != nil {
+			return nil, err
+		}
+	default:
+		if err := p.operands(in); err != nil {
+			return nil, err
+		}
+	}
+	attrOp := op
+	if sugar != "" {
+		attrOp, _ = hlo.OpcodeByName(sugar)
+	}
+	if err := p.attributes(in, attrOp); err != nil {
+		return nil, err
+	}
+	if sugar == "" {
+		if err := p.checkArity(in, opPos); err != nil {
+			return nil, err
+		}
+	}
+	if declared != nil {
+		in.Shape = *declared
+	}
+	if sugar != "" {
+		if err := p.expandAsyncSugar(in, sugar, opPos); err != nil {
+			return nil, err
+		}
+	}
+	if declared == nil {
+		if op == hlo.OpParameter {
+			return nil, p.errorAt(opPos, "parameter needs a shape")
+		}
+		sh, err := hlo.InferShape(in)
+		if err != nil {
+			return nil, p.errorAt(opPos, "cannot infer the shape of %s: %v", opName, err)
+		}
+		in.Shape = sh
+	}
+	if name == "" {
+		in.Name = p.uniqueName(op.String() + ".anon")
+	} else {
+		if _, dup := p.cur.instrs[name]; dup {
+			return nil, p.errorAt(namePos, "instruction %s is already defined", name)
+		}
+		p.names[name] = true
+	}
+	p.cur.instrs[in.Name] = in
+	p.cur.comp.AddInstruction(in)
+	return in, nil
+}
+
+// uniqueName returns base, or base.N for the first N that is free.
+func (p *parser) uniqueName(base string) string {
+	name := base
+	for i := 1; p.names[name]; i++ {
+		name = base + "." + strconv.Itoa(i)
+	}
+	p.names[name] = true
+	return name
+}
+
+func (p *parser) checkArity(in *hlo.Instruction, pos int) error {
+	want := in.Opcode.Info().Arity
+	if want == hlo.Variadic || want == len(in.Operands) {
+		return nil
+	}
+	if in.Opcode == hlo.OpConstant || in.Opcode == hlo.OpParameter {
+		return nil
+	}
+	return p.errorAt(pos, "%s expects %d operands, but has %d", in.Opcode, want, len(in.Operands))
+}
+
+// constantPayload parses the literal between the parentheses of constant.
+func (p *parser) constantPayload(in *hlo.Instruction, sh hlo.Shape) error {
+	start := p.pos
+	p.pos-- // back to '('
+	if err := p.balanced(); err != nil {
+		return err
+	}
+	text := p.src[start : p.pos-1]
+	if strings.TrimSpace(text) == "{...}" {
+		in.Literal = hlo.NewElidedLiteral(sh)
+		return nil
+	}
+	lit, err := hlo.ParseLiteral(sh, text)
+	if err != nil {
+		if le, ok := err.(*hlo.LiteralError); ok {
+			return p.errorAt(start+le.Offset, "%s", le.Msg)
+		}
+		return p.errorAt(start, "%v", err)
+	}
+	in.Literal = lit
+	return nil
+}
+
+// operands parses `a, f32[2] b, add(c, d))` up to and including ')'.
+func (p *parser) operands(in *hlo.Instruction) error {
+	if p.accept(')') {
+		return nil
+	}
+	for {
+		opnd, err := p.operand()
+		if err != nil {
+			return err
+		}
+		in.Operands = append(in.Operands, opnd)
+		if p.accept(')') {
+			return nil
+		}
+		if err := p.expect(',', "or ')' after operand"); err != nil {
+			return err
+		}
+	}
+}
+
+// operand parses `[shape] name` or a nested anonymous instruction
+// `[shape] opcode(...)`.
+func (p *parser) operand() (*hlo.Instruction, error) {
+	start := p.pos
+	p.skip()
+	start = p.pos
+	save := p.pos
+	var declared *hlo.Shape
+	if p.atShape() {
+		sh, err := p.shape()
+		if err != nil {
+			return nil, err
+		}
+		declared = &sh
+	}
+	namePos := p.pos
+	p.skip()
+	namePos = p.pos
+	name := p.ident()
+	if name == "" {
+		return nil, p.errorf("expects name")
+	}
+	if p.accept('(') {
+		// A nested instruction: parse it from its start (shape included).
+		p.pos = save
+		return p.instructionRHS("", start)
+	}
+	in, ok := p.cur.instrs[name]
+	if !ok {
+		return nil, p.errorAt(namePos, "instruction does not exist: %s", name)
+	}
+	if declared != nil && !declared.Compatible(in.Shape) {
+		return nil, p.errorAt(start, "The declared operand shape %s is not compatible with the shape of the operand instruction %s.", declared, in.Shape)
+	}
+	return in, nil
+}
+
+// asyncSugar recognises `custom-call-start` and the like: an async
+// start/update/done written with the wrapped instruction's opcode.
+func asyncSugar(name string) (hlo.Opcode, string) {
+	for _, suffix := range []struct {
+		s  string
+		op hlo.Opcode
+	}{{"-start", hlo.OpAsyncStart}, {"-update", hlo.OpAsyncUpdate}, {"-done", hlo.OpAsyncDone}} {
+		if base, ok := strings.CutSuffix(name, suffix.s); ok {
+			if _, known := hlo.OpcodeByName(base); known {
+				return suffix.op, base
+			}
+		}
+	}
+	return hlo.OpInvalid, ""
+}
