@@ -24,6 +24,10 @@ type Module struct {
 	// buffer_donor, alias_passthrough_params, frontend_attributes, ...),
 	// kept verbatim in their order.
 	Attrs []Attr
+	// StackFrameIndex is the FileNames / FunctionNames / FileLocations /
+	// StackFrames block that metadata stack_frame_id values refer to, kept
+	// verbatim.
+	StackFrameIndex string
 }
 
 // NewModule returns an empty module with XLA's default configuration.

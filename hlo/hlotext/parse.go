@@ -150,6 +150,9 @@ func (p *parser) module() (*hlo.Module, error) {
 			}
 		}
 	}
+	if err := p.stackFrameIndex(); err != nil {
+		return nil, err
+	}
 	var entry *hlo.Computation
 	for {
 		if !p.skip() {
@@ -192,6 +195,45 @@ func (p *parser) module() (*hlo.Module, error) {
 		p.mod.EntryLayout = p.mod.ComputeEntryLayout()
 	}
 	return p.mod, nil
+}
+
+var stackFrameSections = map[string]bool{"FileNames": true, "FunctionNames": true, "FileLocations": true, "StackFrames": true}
+
+// stackFrameIndex keeps the stack frame tables XLA prints after the header.
+// Each section is a name followed by lines that start with an id.
+func (p *parser) stackFrameIndex() error {
+	p.skip()
+	start := p.pos
+	end := -1
+	for stackFrameSections[p.peekIdent()] {
+		p.ident()
+		for {
+			p.skip()
+			if c := p.peekByte(); c < '0' || c > '9' {
+				break
+			}
+			for !p.eof() && p.peekByte() != '\n' && p.peekByte() != '\r' {
+				if c := p.peekByte(); c == '"' || c == '{' {
+					var err error
+					if c == '"' {
+						_, err = p.quoted()
+					} else {
+						err = p.balanced()
+					}
+					if err != nil {
+						return err
+					}
+					continue
+				}
+				p.pos++
+			}
+		}
+		end = p.pos
+	}
+	if end >= 0 {
+		p.mod.StackFrameIndex = strings.TrimRight(p.src[start:end], " \t\r\n")
+	}
+	return nil
 }
 
 // moduleAttr parses one header attribute after `HloModule name,`.
@@ -353,6 +395,18 @@ func (p *parser) computation() (*hlo.Computation, error) {
 	}
 	if err := p.finishComputation(cs, sig, namePos); err != nil {
 		return nil, err
+	}
+	save := p.pos
+	if p.accept(',') {
+		if p.ident() != "execution_thread" || !p.accept('=') {
+			p.pos = save
+			return nil, p.errorf("expects execution_thread= after computation %s", name)
+		}
+		t, err := p.quoted()
+		if err != nil {
+			return nil, err
+		}
+		c.ExecutionThread = t
 	}
 	p.mod.AddComputation(c)
 	return c, nil

@@ -98,8 +98,17 @@ func (p *parser) instructionRHS(name string, namePos int) (*hlo.Instruction, err
 	if sugar != "" {
 		attrOp, _ = hlo.OpcodeByName(sugar)
 	}
-	if err := p.attributes(in, attrOp); err != nil {
-		return nil, err
+	if name != "" {
+		if err := p.attributes(in, attrOp); err != nil {
+			return nil, err
+		}
+	}
+	if op == hlo.OpBroadcast && !in.HasAttr("dimensions") {
+		// XLA lets a broadcast of a scalar leave out dimensions={}.
+		if len(in.Operands) != 1 || in.Operands[0].Shape.Rank() != 0 {
+			return nil, p.errorAt(opPos, "broadcast needs a dimensions attribute unless its operand is a scalar")
+		}
+		in.SetAttr("dimensions", []int64{})
 	}
 	if sugar == "" {
 		if err := p.checkArity(in, opPos); err != nil {

@@ -48,13 +48,11 @@ type printer struct {
 // hiddenComputations are the computations that async ops print inline
 // with XLA's syntax sugar, so they are not printed on their own.
 func hiddenComputations(m *hlo.Module) map[*hlo.Computation]bool {
-	callers := map[*hlo.Computation]int{}
 	sugared := map[*hlo.Computation]bool{}
 	for _, c := range m.Computations {
 		for _, in := range c.Instructions {
-			for _, cc := range in.CalledComputations() {
-				callers[cc]++
-				if in.Opcode.Has(hlo.Async) && in.Opcode != hlo.OpCopyStart && SingleInstructionAsync(cc) {
+			if in.Opcode == hlo.OpAsyncStart {
+				if cc := in.Computation("calls"); SingleInstructionAsync(cc) {
 					sugared[cc] = true
 				}
 			}
@@ -98,6 +96,10 @@ func (pr *printer) module(m *hlo.Module) {
 	}
 	pr.rawAttrs(post)
 	b.WriteString("\n\n")
+	if m.StackFrameIndex != "" {
+		b.WriteString(m.StackFrameIndex)
+		b.WriteString("\n\n\n")
+	}
 	for _, c := range m.Computations {
 		if pr.hidden[c] {
 			continue
@@ -127,6 +129,10 @@ func (pr *printer) rawAttrs(attrs []hlo.Attr) {
 		pr.b.WriteString(a.Name)
 		pr.b.WriteByte('=')
 		pr.value(a.Value)
+		// XLA ends this multi-line value with a line break of its own.
+		if a.Name == "origin_recovery_table" {
+			pr.b.WriteByte('\n')
+		}
 	}
 }
 

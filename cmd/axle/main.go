@@ -1,0 +1,39 @@
+// Command axle parses, verifies, optimizes and runs HLO modules.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func usage() string {
+	return `usage: axle <command> [flags] FILE...
+
+commands:
+  parse [--short] [--replica-count N] FILE...   print modules in XLA's text form
+  verify FILE...                                parse and verify modules
+`
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage())
+		return 2
+	}
+	switch args[0] {
+	case "parse":
+		return cmdParse(args[1:], stdout, stderr)
+	case "verify":
+		return cmdVerify(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage())
+		return 0
+	}
+	fmt.Fprintf(stderr, "axle: unknown command %q\n%s", args[0], usage())
+	return 2
+}
