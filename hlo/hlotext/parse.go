@@ -88,6 +88,11 @@ type parser struct {
 	// anonymous nested instructions uniquely.
 	names map[string]bool
 	cur   *compState
+	// missingOK lets operands that are not defined become parameters (the
+	// operands of a single-instruction input).
+	missingOK bool
+	// asyncUsers are the computations an async-start already calls.
+	asyncUsers map[*hlo.Computation]bool
 }
 
 // compState is a computation being parsed or referenced before definition.
@@ -115,6 +120,8 @@ func parseAt(text string, baseLine int, opts Options) (*hlo.Module, error) {
 		opts:    opts,
 		comps:   map[string]*compState{},
 		names:   map[string]bool{},
+
+		asyncUsers: map[*hlo.Computation]bool{},
 	}
 	m, err := p.module()
 	if err != nil {
@@ -144,6 +151,7 @@ func (p *parser) module() (*hlo.Module, error) {
 			return nil, p.errorf("expects module name")
 		}
 		p.mod.Name = name
+		p.accept(':') // XLA's lexer reads `name:` as a name too
 		for p.accept(',') {
 			if err := p.moduleAttr(); err != nil {
 				return nil, err
@@ -152,6 +160,9 @@ func (p *parser) module() (*hlo.Module, error) {
 	}
 	if err := p.stackFrameIndex(); err != nil {
 		return nil, err
+	}
+	if p.atSingleInstruction() {
+		return p.singleInstructionModule()
 	}
 	var entry *hlo.Computation
 	for {
@@ -356,7 +367,6 @@ func (p *parser) computation() (*hlo.Computation, error) {
 		p.comps[name] = cs
 	}
 	cs.defined, cs.defPos = true, namePos
-	cs.instrs = map[string]*hlo.Instruction{}
 	c := cs.comp
 	var sig *hlo.Shape
 	if p.accept('(') {
@@ -375,25 +385,7 @@ func (p *parser) computation() (*hlo.Computation, error) {
 	if err := p.expect('{', "at the start of computation "+name); err != nil {
 		return nil, err
 	}
-	p.cur = cs
-	for {
-		if !p.skip() {
-			return nil, p.err
-		}
-		if p.accept('}') {
-			break
-		}
-		if p.eof() {
-			return nil, p.errorf("expects '}' at the end of computation %s", name)
-		}
-		if err := p.instruction(); err != nil {
-			return nil, err
-		}
-	}
-	if len(c.Instructions) == 0 {
-		return nil, p.errorAt(namePos, "computation %s has no instructions", name)
-	}
-	if err := p.finishComputation(cs, sig, namePos); err != nil {
+	if err := p.computationBody(cs, sig, namePos); err != nil {
 		return nil, err
 	}
 	save := p.pos
@@ -410,6 +402,111 @@ func (p *parser) computation() (*hlo.Computation, error) {
 	}
 	p.mod.AddComputation(c)
 	return c, nil
+}
+
+// computationBody parses instructions up to the closing '}' of a
+// computation whose '{' has been read, and completes the computation.
+func (p *parser) computationBody(cs *compState, sig *hlo.Shape, namePos int) error {
+	outer := p.cur
+	defer func() { p.cur = outer }()
+	p.cur = cs
+	cs.instrs = map[string]*hlo.Instruction{}
+	c := cs.comp
+	for {
+		if !p.skip() {
+			return p.err
+		}
+		if p.accept('}') {
+			break
+		}
+		if p.eof() {
+			return p.errorf("expects '}' at the end of computation %s", c.Name)
+		}
+		if err := p.instruction(); err != nil {
+			return err
+		}
+	}
+	if len(c.Instructions) == 0 {
+		return p.errorAt(namePos, "computation %s has no instructions", c.Name)
+	}
+	return p.finishComputation(cs, sig, namePos)
+}
+
+// inlineComputation parses a computation body written in place of a
+// computation name (XLA's canonical form prints called computations so).
+func (p *parser) inlineComputation() (*hlo.Computation, error) {
+	pos := p.pos
+	if err := p.expect('{', "at the start of a computation"); err != nil {
+		return nil, err
+	}
+	name := p.uniqueCompName("computation")
+	cs := &compState{comp: &hlo.Computation{Name: name}, defined: true, defPos: pos}
+	p.comps[name] = cs
+	missing := p.missingOK
+	p.missingOK = false
+	defer func() { p.missingOK = missing }()
+	if err := p.computationBody(cs, nil, pos); err != nil {
+		return nil, err
+	}
+	p.mod.AddComputation(cs.comp)
+	return cs.comp, nil
+}
+
+// atInlineComputation reports whether '{' here opens a computation body
+// rather than a list of names.
+func (p *parser) atInlineComputation() bool {
+	save := p.pos
+	defer func() { p.pos = save }()
+	if !p.accept('{') {
+		return false
+	}
+	if p.atShape() {
+		return true
+	}
+	id := p.ident()
+	return id == "ROOT" || (id != "" && p.accept('='))
+}
+
+// atSingleInstruction reports whether the text is one instruction rather
+// than computations: `name = ...` or `shape opcode(...)`.
+func (p *parser) atSingleInstruction() bool {
+	save := p.pos
+	defer func() { p.pos = save }()
+	if p.atShape() {
+		return true
+	}
+	return p.ident() != "" && p.accept('=')
+}
+
+// singleInstructionModule builds a module from one instruction, as XLA's
+// parser does for such text: operands that are not defined become
+// parameters of the shapes written for them.
+func (p *parser) singleInstructionModule() (*hlo.Module, error) {
+	cs := &compState{comp: &hlo.Computation{Name: "main"}, defined: true, instrs: map[string]*hlo.Instruction{}}
+	p.comps["main"] = cs
+	p.cur = cs
+	p.missingOK = true
+	name, namePos := "", p.pos
+	if !p.atShape() {
+		name = p.ident()
+		p.accept('=')
+	}
+	in, err := p.instructionRHS(name, namePos, false)
+	if err != nil {
+		return nil, err
+	}
+	cs.root = in
+	if p.skip(); !p.eof() {
+		return nil, p.errorf("Expected eof after the instruction")
+	}
+	if err := p.finishComputation(cs, nil, namePos); err != nil {
+		return nil, err
+	}
+	cs.comp.IsEntry = true
+	p.mod.AddComputation(cs.comp)
+	p.mod.Entry = cs.comp
+	p.mod.EntryLayout = p.mod.ComputeEntryLayout()
+	return p.mod, nil
 }
 
 // signatureParams skips `name: shape, ...)`: the parameter instructions

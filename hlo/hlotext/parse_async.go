@@ -25,7 +25,6 @@ func (p *parser) expandAsyncSugar(in *hlo.Instruction, wrappedName string, pos i
 		if wrapped.Root.Opcode != wrappedOp {
 			return p.errorAt(pos, "Expect async wrapped opcode to be %s, but got %s", wrapped.Root.Opcode, wrappedOp)
 		}
-		in.SetAttr("calls", wrapped)
 		return nil
 	}
 	if !in.Shape.IsTuple() || len(in.Shape.Tuple) < 2 || !in.Shape.Tuple[0].IsTuple() {
@@ -59,6 +58,46 @@ func (p *parser) expandAsyncSugar(in *hlo.Instruction, wrappedName string, pos i
 	p.comps[comp.Name] = &compState{comp: comp, defined: true, wrapped: true}
 	p.mod.AddComputation(comp)
 	in.SetAttr("calls", comp)
+	return nil
+}
+
+// checkAsync applies XLA's parser checks to async-start/update/done and
+// gives update and done their start's computation when not written.
+func (p *parser) checkAsync(in *hlo.Instruction, pos int) error {
+	if in.Opcode == hlo.OpAsyncStart {
+		if !in.Shape.IsTuple() || len(in.Shape.Tuple) < 2 || !in.Shape.Tuple[0].IsTuple() {
+			return p.errorAt(pos, "AsyncStart expects the op shape to be in the form of ((async-operands), async-outputs, state).")
+		}
+		c := in.Computation("calls")
+		if c == nil {
+			return p.errorAt(pos, "async-start needs calls=")
+		}
+		if p.asyncUsers[c] {
+			return p.errorAt(pos, "Computation %s is called by more than one async op", c.Name)
+		}
+		p.asyncUsers[c] = true
+		return nil
+	}
+	if len(in.Operands) != 1 || (in.Operands[0].Opcode != hlo.OpAsyncStart && in.Operands[0].Opcode != hlo.OpAsyncUpdate) {
+		return p.errorAt(pos, "AsyncUpdate and AsyncDone expect a single async op as their operand.")
+	}
+	prev := in.Operands[0]
+	if in.Opcode == hlo.OpAsyncUpdate && !in.Shape.Compatible(prev.Shape) {
+		return p.errorAt(pos, "AsyncUpdate expects the op shape to be the same as the operand shape.")
+	}
+	want := prev.Computation("calls")
+	if got := in.Computation("calls"); got == nil {
+		in.SetAttr("calls", want)
+	} else if got != want {
+		return p.errorAt(pos, "Expect async_wrapped_computation to be %s, but got %s", want.Name, got.Name)
+	}
+	wantThread, ok := prev.StringAttr("async_execution_thread")
+	if !ok {
+		wantThread = "main"
+	}
+	if t, ok := in.StringAttr("async_execution_thread"); ok && t != wantThread {
+		return p.errorAt(pos, "Expect async_execution_thread to be %s, but got %s", wantThread, t)
+	}
 	return nil
 }
 

@@ -90,6 +90,9 @@ func (p *parser) attrValue(name string, kind hlo.AttrKind) (any, error) {
 	case hlo.KindString:
 		return p.quoted()
 	case hlo.KindComputation:
+		if p.atInlineComputation() {
+			return p.inlineComputation()
+		}
 		if p.peekByte() == '{' {
 			return p.compList()
 		}
@@ -242,6 +245,11 @@ func (p *parser) compList() ([]*hlo.Computation, error) {
 	out := []*hlo.Computation{}
 	err := p.list('{', '}', "computation list", func() error {
 		p.skip()
+		if p.peekByte() == '{' {
+			c, err := p.inlineComputation()
+			out = append(out, c)
+			return err
+		}
 		pos := p.pos
 		n := p.ident()
 		if n == "" {

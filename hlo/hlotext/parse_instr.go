@@ -16,7 +16,11 @@ func (p *parser) instruction() error {
 		p.ident()
 		isRoot = true
 	}
+	p.skip()
 	namePos := p.pos
+	if p.atShape() {
+		return p.errorf("expects name")
+	}
 	name := p.ident()
 	if name == "" {
 		return p.errorf("expects instruction name")
@@ -24,7 +28,7 @@ func (p *parser) instruction() error {
 	if !p.accept('=') {
 		return p.errorf("expects '=' in instruction")
 	}
-	in, err := p.instructionRHS(name, namePos)
+	in, err := p.instructionRHS(name, namePos, false)
 	if err != nil {
 		return err
 	}
@@ -41,7 +45,7 @@ func (p *parser) instruction() error {
 // instructionRHS parses what follows `name =` (or an anonymous nested
 // instruction, with name ""), adds the instruction to the current
 // computation and returns it.
-func (p *parser) instructionRHS(name string, namePos int) (*hlo.Instruction, error) {
+func (p *parser) instructionRHS(name string, namePos int, nested bool) (*hlo.Instruction, error) {
 	var declared *hlo.Shape
 	if p.atShape() {
 		sh, err := p.shape()
@@ -98,7 +102,7 @@ func (p *parser) instructionRHS(name string, namePos int) (*hlo.Instruction, err
 	if sugar != "" {
 		attrOp, _ = hlo.OpcodeByName(sugar)
 	}
-	if name != "" {
+	if !nested {
 		if err := p.attributes(in, attrOp); err != nil {
 			return nil, err
 		}
@@ -120,6 +124,11 @@ func (p *parser) instructionRHS(name string, namePos int) (*hlo.Instruction, err
 	}
 	if sugar != "" {
 		if err := p.expandAsyncSugar(in, sugar, opPos); err != nil {
+			return nil, err
+		}
+	}
+	if op.Has(hlo.Async) && (op == hlo.OpAsyncStart || op == hlo.OpAsyncUpdate || op == hlo.OpAsyncDone) {
+		if err := p.checkAsync(in, opPos); err != nil {
 			return nil, err
 		}
 	}
@@ -225,26 +234,52 @@ func (p *parser) operand() (*hlo.Instruction, error) {
 		}
 		declared = &sh
 	}
-	namePos := p.pos
 	p.skip()
-	namePos = p.pos
+	namePos := p.pos
 	name := p.ident()
 	if name == "" {
+		if c := p.peekByte(); p.missingOK && declared != nil && (c == ',' || c == ')') {
+			return p.missingParam("", *declared), nil
+		}
 		return nil, p.errorf("expects name")
 	}
 	if p.accept('(') {
 		// A nested instruction: parse it from its start (shape included).
 		p.pos = save
-		return p.instructionRHS("", start)
+		missing := p.missingOK
+		p.missingOK = false
+		defer func() { p.missingOK = missing }()
+		return p.instructionRHS("", start, true)
 	}
 	in, ok := p.cur.instrs[name]
 	if !ok {
+		if p.missingOK {
+			if declared == nil {
+				return nil, p.errorAt(namePos, "Operand had no shape in HLO text: %s", name)
+			}
+			return p.missingParam(name, *declared), nil
+		}
 		return nil, p.errorAt(namePos, "instruction does not exist: %s", name)
 	}
 	if declared != nil && !declared.Compatible(in.Shape) {
 		return nil, p.errorAt(start, "The declared operand shape %s is not compatible with the shape of the operand instruction %s.", declared, in.Shape)
 	}
 	return in, nil
+}
+
+// missingParam makes a parameter for an operand of a single-instruction
+// input that is not defined.
+func (p *parser) missingParam(name string, sh hlo.Shape) *hlo.Instruction {
+	if name == "" {
+		name = p.uniqueName("parameter.anon")
+	} else {
+		p.names[name] = true
+	}
+	in := &hlo.Instruction{Name: name, Opcode: hlo.OpParameter, Shape: sh, ParamNumber: int64(len(p.cur.comp.Params))}
+	p.cur.comp.Params = append(p.cur.comp.Params, in)
+	p.cur.instrs[name] = in
+	p.cur.comp.AddInstruction(in)
+	return in
 }
 
 // asyncSugar recognises `custom-call-start` and the like: an async
