@@ -73,7 +73,7 @@ func (s Shape) IsScalar() bool { return s.IsArray() && len(s.Dims) == 0 }
 func (s Shape) Rank() int { return len(s.Dims) }
 
 // IsDynamicDim reports whether dimension i is dynamic.
-func (s Shape) IsDynamicDim(i int) bool { return s.Dynamic != nil && s.Dynamic[i] }
+func (s Shape) IsDynamicDim(i int) bool { return i < len(s.Dynamic) && s.Dynamic[i] }
 
 // IsDynamic reports whether any dimension (of any tuple element) is dynamic.
 func (s Shape) IsDynamic() bool {

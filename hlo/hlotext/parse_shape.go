@@ -102,7 +102,8 @@ func (s *scanner) dims(sh *hlo.Shape) error {
 	if s.accept(']') {
 		return nil
 	}
-	for i := 0; ; i++ {
+	var dyn []bool
+	for {
 		s.skip()
 		dynamic := false
 		var d int64
@@ -126,10 +127,11 @@ func (s *scanner) dims(sh *hlo.Shape) error {
 			d = n
 		}
 		sh.Dims = append(sh.Dims, d)
-		if dynamic {
-			sh.SetDynamic(i, true)
-		}
+		dyn = append(dyn, dynamic)
 		if s.accept(']') {
+			for j, isDyn := range dyn {
+				sh.SetDynamic(j, isDyn)
+			}
 			return nil
 		}
 		if err := s.expect(',', "or ']' in dimensions"); err != nil {
