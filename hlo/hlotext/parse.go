@@ -25,7 +25,7 @@ func Parse(text string, opts Options) (*hlo.Module, error) {
 func ParseFile(text string, opts Options) ([]*hlo.Module, error) {
 	var mods []*hlo.Module
 	for _, part := range splitModules(text) {
-		if strings.TrimSpace(stripComments(part.text)) == "" && len(mods) > 0 {
+		if len(mods) > 0 && onlyComments(part.text) {
 			continue
 		}
 		m, err := parseAt(part.text, part.line, opts)
@@ -43,6 +43,9 @@ type filePart struct {
 }
 
 func splitModules(text string) []filePart {
+	if !strings.Contains(text, "// -----") {
+		return []filePart{{text, 0}}
+	}
 	var parts []filePart
 	start, line, startLine := 0, 0, 0
 	for i := 0; i <= len(text); i++ {
@@ -63,19 +66,11 @@ func splitModules(text string) []filePart {
 	return append(parts, filePart{text[start:], startLine})
 }
 
-// stripComments drops // and /* */ comments (used to find empty parts).
-func stripComments(s string) string {
+// onlyComments reports whether s holds nothing but space and comments.
+func onlyComments(s string) bool {
 	sc := &scanner{src: s}
-	var b strings.Builder
-	for !sc.eof() {
-		sc.skip()
-		if sc.eof() {
-			break
-		}
-		b.WriteByte(sc.src[sc.pos])
-		sc.pos++
-	}
-	return b.String()
+	sc.skip()
+	return sc.eof()
 }
 
 // parser holds the state of one module parse.
