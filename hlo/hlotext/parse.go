@@ -184,10 +184,8 @@ func (p *parser) module() (*hlo.Module, error) {
 			entry = c
 		}
 	}
-	for name, cs := range p.comps {
-		if !cs.defined {
-			return nil, p.errorAt(cs.refPos, "computation does not exist: %s", name)
-		}
+	if err := p.checkUndefined(); err != nil {
+		return nil, err
 	}
 	if len(p.mod.Computations) == 0 {
 		return nil, p.errorf("expects at least one computation")
@@ -238,6 +236,21 @@ func (p *parser) stackFrameIndex() error {
 	}
 	if end >= 0 {
 		p.mod.StackFrameIndex = strings.TrimRight(p.src[start:end], " \t\r\n")
+	}
+	return nil
+}
+
+// checkUndefined reports a computation referenced but never defined.
+func (p *parser) checkUndefined() error {
+	first := -1
+	var name string
+	for n, cs := range p.comps {
+		if !cs.defined && (first < 0 || cs.refPos < first) {
+			first, name = cs.refPos, n
+		}
+	}
+	if first >= 0 {
+		return p.errorAt(first, "computation does not exist: %s", name)
 	}
 	return nil
 }
@@ -495,6 +508,9 @@ func (p *parser) singleInstructionModule() (*hlo.Module, error) {
 		return nil, p.errorf("Expected eof after the instruction")
 	}
 	if err := p.finishComputation(cs, nil, namePos); err != nil {
+		return nil, err
+	}
+	if err := p.checkUndefined(); err != nil {
 		return nil, err
 	}
 	cs.comp.IsEntry = true
