@@ -88,6 +88,8 @@ type parser struct {
 	missingOK bool
 	// asyncUsers are the computations an async-start already calls.
 	asyncUsers map[*hlo.Computation]bool
+	// nextSuffix is the last .N suffix given to a base name.
+	nextSuffix map[string]int
 }
 
 // compState is a computation being parsed or referenced before definition.
@@ -117,6 +119,7 @@ func parseAt(text string, baseLine int, opts Options) (*hlo.Module, error) {
 		names:   map[string]bool{},
 
 		asyncUsers: map[*hlo.Computation]bool{},
+		nextSuffix: map[string]int{},
 	}
 	m, err := p.module()
 	if err != nil {

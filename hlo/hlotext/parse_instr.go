@@ -158,8 +158,9 @@ func (p *parser) instructionRHS(name string, namePos int, nested bool) (*hlo.Ins
 // uniqueName returns base, or base.N for the first N that is free.
 func (p *parser) uniqueName(base string) string {
 	name := base
-	for i := 1; p.names[name]; i++ {
-		name = base + "." + strconv.Itoa(i)
+	for p.names[name] {
+		p.nextSuffix[base]++
+		name = base + "." + strconv.Itoa(p.nextSuffix[base])
 	}
 	p.names[name] = true
 	return name

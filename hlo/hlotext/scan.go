@@ -3,6 +3,7 @@ package hlotext
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Error is a parse error at a position in the input.
@@ -114,6 +115,8 @@ func (s *scanner) skipInline() {
 		case c == '/' && s.pos+1 < len(s.src) && s.src[s.pos+1] == '*':
 			end := indexFrom(s.src, "*/", s.pos+2)
 			if end < 0 {
+				// Unterminated: leave it to skip to report, without
+				// searching again from every later byte.
 				return
 			}
 			s.pos = end + 2
@@ -124,12 +127,14 @@ func (s *scanner) skipInline() {
 }
 
 func indexFrom(s, sub string, from int) int {
-	for i := from; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
+	if from > len(s) {
+		return -1
 	}
-	return -1
+	i := strings.Index(s[from:], sub)
+	if i < 0 {
+		return -1
+	}
+	return from + i
 }
 
 // accept skips space and consumes c if it is next.
@@ -292,6 +297,11 @@ func (s *scanner) rawValue() (string, error) {
 			}
 		case ',', '}', ')', ']', '\n', '\r':
 			return trimSpaceRight(s.src[start:s.pos]), nil
+		case '/':
+			if s.pos+1 < len(s.src) && s.src[s.pos+1] == '*' && indexFrom(s.src, "*/", s.pos+2) < 0 {
+				return "", s.errorf("/* unterminated\n^")
+			}
+			s.pos++
 		default:
 			s.pos++
 		}
