@@ -103,6 +103,7 @@ type compState struct {
 	nroots  int
 	ctrl    []ctrlRef
 	wrapped bool // made by the parser for an async-sugar instruction
+	params  map[int64]string
 }
 
 type ctrlRef struct {
@@ -297,6 +298,19 @@ func (p *parser) moduleAttr() error {
 		if _, dup := p.mod.Attr(name); dup {
 			return p.errorAt(namePos, "duplicate module attribute %q", name)
 		}
+		p.skip()
+		save := p.pos
+		var err error
+		switch name {
+		case "input_output_alias":
+			err = p.checkInputOutputAlias()
+		case "buffer_donor":
+			err = p.checkBufferDonor()
+		}
+		if err != nil {
+			return err
+		}
+		p.pos = save
 		v, err := p.rawValue()
 		if err != nil {
 			return err
@@ -370,8 +384,8 @@ func (p *parser) computation() (*hlo.Computation, error) {
 	}
 	cs, ok := p.comps[name]
 	if ok && cs.defined {
-		line, col := p.lineCol(cs.defPos)
-		return nil, p.errorAt(namePos, "computation %s is already defined; was parsing %d:%d: error: computation previously defined here", name, line, col)
+		return nil, p.errorAt(namePos, "computation %s is already defined\n%s: error: computation previously defined here\n%s\n^",
+			name, p.locate(cs.defPos), p.sourceLine(cs.defPos))
 	}
 	if !ok {
 		cs = &compState{comp: &hlo.Computation{Name: name}}
@@ -486,7 +500,22 @@ func (p *parser) atSingleInstruction() bool {
 	if p.atShape() {
 		return true
 	}
-	return p.ident() != "" && p.accept('=')
+	id := p.ident()
+	if id == "" {
+		return false
+	}
+	if p.accept('=') {
+		return true
+	}
+	// `add(f32[] x, ...)`: an instruction missing its `name =`, not a
+	// computation `add (x: f32[]) -> ...`.
+	if _, isOp := hlo.OpcodeByName(id); isOp && p.accept('(') {
+		if p.accept(')') {
+			return !p.acceptStr("->")
+		}
+		return p.ident() == "" || !p.accept(':')
+	}
+	return false
 }
 
 // singleInstructionModule builds a module from one instruction, as XLA's
@@ -500,7 +529,9 @@ func (p *parser) singleInstructionModule() (*hlo.Module, error) {
 	name, namePos := "", p.pos
 	if !p.atShape() {
 		name = p.ident()
-		p.accept('=')
+		if !p.accept('=') {
+			return nil, p.errorf("expects '=' in instruction")
+		}
 	}
 	in, err := p.instructionRHS(name, namePos, false)
 	if err != nil {
@@ -554,11 +585,15 @@ func (p *parser) finishComputation(cs *compState, sig *hlo.Shape, namePos int) e
 	if c.Root == nil {
 		c.Root = c.Instructions[len(c.Instructions)-1]
 	}
+	c.Params = nil
 	for _, in := range c.Instructions {
 		if in.Opcode != hlo.OpParameter {
 			continue
 		}
 		n := int(in.ParamNumber)
+		if n > len(c.Instructions) {
+			return p.errorAt(namePos, "parameter number %d of computation %s is larger than its instruction count", n, c.Name)
+		}
 		for len(c.Params) <= n {
 			c.Params = append(c.Params, nil)
 		}

@@ -119,6 +119,12 @@ func (p *parser) attrValue(name string, kind hlo.AttrKind) (any, error) {
 	case hlo.KindShapes:
 		return p.shapeList()
 	}
+	if name == "result_accuracy" {
+		if err := p.checkResultAccuracy(); err != nil {
+			return nil, err
+		}
+		p.pos = start
+	}
 	v, err := p.rawValue()
 	if err != nil {
 		return nil, err
@@ -424,6 +430,22 @@ func parseDimLabels(w string) (*hlo.ConvDimNumbers, string) {
 	in, kernel, ok := strings.Cut(lhs, "_")
 	if !ok {
 		return nil, "expects dim labels pattern, e.g., 'bf0_0io->0bf'"
+	}
+	// XLA's checks, in its order: unique labels, then the characters
+	// allowed for the label's rank, then equal spatial counts.
+	for _, part := range []struct{ s, roles string }{{in, "bf"}, {kernel, "io"}, {out, "bf"}} {
+		seen := map[rune]bool{}
+		for _, ch := range part.s {
+			if ch != '?' && seen[ch] {
+				return nil, "expects unique dim labels, but sees " + part.s
+			}
+			seen[ch] = true
+		}
+		for _, ch := range part.s {
+			if ch != '?' && !strings.ContainsRune(part.roles, ch) && (ch < '0' || int(ch-'0') >= len(part.s)) {
+				return nil, "expects [0-" + strconv.Itoa(len(part.s)-1) + part.roles + "?] in dim labels " + part.s + ", got " + string(ch)
+			}
+		}
 	}
 	c := &hlo.ConvDimNumbers{}
 	n := len(in) - 2

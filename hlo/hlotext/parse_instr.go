@@ -90,6 +90,13 @@ func (p *parser) instructionRHS(name string, namePos int, nested bool) (*hlo.Ins
 			return nil, p.errorAt(opPos, "parameter number must be >= 0")
 		}
 		in.ParamNumber = n
+		if other, dup := p.cur.params[n]; dup {
+			return nil, p.errorAt(opPos, "Duplicate parameter number %d: %s is parameter(%d) too", n, other, n)
+		}
+		if p.cur.params == nil {
+			p.cur.params = map[int64]string{}
+		}
+		p.cur.params[n] = name
 		if err := p.expect(')', "after parameter number"); err != nil {
 			return nil, err
 		}
@@ -141,6 +148,9 @@ func (p *parser) instructionRHS(name string, namePos int, nested bool) (*hlo.Ins
 			return nil, p.errorAt(opPos, "cannot infer the shape of %s: %v", opName, err)
 		}
 		in.Shape = sh
+	}
+	if err := p.checkInstruction(in, opPos); err != nil {
+		return nil, err
 	}
 	if name == "" {
 		in.Name = p.uniqueName(op.String() + ".anon")

@@ -6,11 +6,15 @@ import (
 	"strings"
 )
 
-// Error is a parse error at a position in the input.
+// Error is a parse error at a position in the input. It prints as
+// compilers do: `FILE:LINE:COL: error: message`, then the source line and
+// a caret under the column.
 type Error struct {
 	File      string
 	Line, Col int
 	Msg       string
+	// Source is the text of the line the error is on.
+	Source string
 }
 
 func (e *Error) Error() string {
@@ -18,7 +22,7 @@ func (e *Error) Error() string {
 	if file == "" {
 		file = "<input>"
 	}
-	return fmt.Sprintf("%s:%d:%d: %s", file, e.Line, e.Col, e.Msg)
+	return fmt.Sprintf("%s:%d:%d: error: %s\n%s\n%s^", file, e.Line, e.Col, e.Msg, e.Source, strings.Repeat(" ", max(e.Col-1, 0)))
 }
 
 // scanner is a byte cursor over the input with the lexical helpers the
@@ -40,7 +44,7 @@ func (s *scanner) errorAt(off int, format string, args ...any) error {
 		return s.err
 	}
 	line, col := s.lineCol(off)
-	s.err = &Error{File: s.file, Line: line, Col: col, Msg: fmt.Sprintf(format, args...)}
+	s.err = &Error{File: s.file, Line: line, Col: col, Msg: fmt.Sprintf(format, args...), Source: s.sourceLine(off)}
 	return s.err
 }
 
@@ -68,6 +72,26 @@ func (s *scanner) lineCol(off int) (int, int) {
 	return line + s.baseLine, off - start + 1
 }
 
+// sourceLine returns the line holding offset off, without its line end.
+func (s *scanner) sourceLine(off int) string {
+	off = min(off, len(s.src))
+	start := off
+	for start > 0 && s.src[start-1] != '\n' && s.src[start-1] != '\r' {
+		start--
+	}
+	end := off
+	for end < len(s.src) && s.src[end] != '\n' && s.src[end] != '\r' {
+		end++
+	}
+	return s.src[start:end]
+}
+
+// locate formats a position as LINE:COL.
+func (s *scanner) locate(off int) string {
+	line, col := s.lineCol(off)
+	return fmt.Sprintf("%d:%d", line, col)
+}
+
 func (s *scanner) eof() bool { return s.pos >= len(s.src) }
 
 func (s *scanner) peekByte() byte {
@@ -88,7 +112,7 @@ func (s *scanner) skip() bool {
 		case c == '/' && s.pos+1 < len(s.src) && s.src[s.pos+1] == '*':
 			end := indexFrom(s.src, "*/", s.pos+2)
 			if end < 0 {
-				s.errorf("/* unterminated\n^")
+				s.errorf("unterminated /* comment")
 				s.pos = len(s.src)
 				return false
 			}
@@ -299,7 +323,7 @@ func (s *scanner) rawValue() (string, error) {
 			return trimSpaceRight(s.src[start:s.pos]), nil
 		case '/':
 			if s.pos+1 < len(s.src) && s.src[s.pos+1] == '*' && indexFrom(s.src, "*/", s.pos+2) < 0 {
-				return "", s.errorf("/* unterminated\n^")
+				return "", s.errorf("unterminated /* comment")
 			}
 			s.pos++
 		default:
