@@ -147,6 +147,11 @@ func (p *parser) instructionRHS(name string, namePos int, nested bool) (*hlo.Ins
 		if err != nil {
 			return nil, p.errorAt(opPos, "cannot infer the shape of %s: %v", opName, err)
 		}
+		// Tuples of tuples can grow exponentially with inferred shapes
+		// while the text stays small; refuse rather than exhaust memory.
+		if countLeaves(sh, maxInferredLeaves) > maxInferredLeaves {
+			return nil, p.errorAt(opPos, "the inferred shape of %s has more than %d tuple elements; write the shape", opName, maxInferredLeaves)
+		}
 		in.Shape = sh
 	}
 	if err := p.checkInstruction(in, opPos); err != nil {
@@ -163,6 +168,23 @@ func (p *parser) instructionRHS(name string, namePos int, nested bool) (*hlo.Ins
 	p.cur.instrs[in.Name] = in
 	p.cur.comp.AddInstruction(in)
 	return in, nil
+}
+
+const maxInferredLeaves = 1 << 16
+
+// countLeaves counts the array leaves of s, stopping once past limit.
+func countLeaves(s hlo.Shape, limit int) int {
+	if !s.IsTuple() {
+		return 1
+	}
+	n := 0
+	for _, e := range s.Tuple {
+		n += countLeaves(e, limit-n)
+		if n > limit {
+			return n
+		}
+	}
+	return n
 }
 
 // uniqueName returns base, or base.N for the first N that is free.
