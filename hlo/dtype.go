@@ -40,6 +40,9 @@ const (
 	Token
 	Tuple
 	Opaque
+	// Buffer is XLA's buffer type `b(shape)`: its one element shape is
+	// Shape.Tuple[0].
+	Buffer
 	numDTypes
 )
 
@@ -94,12 +97,13 @@ var dtypeTable = [numDTypes]dtypeInfo{
 	Token:         {"token", 0, kindNone},
 	Tuple:         {"tuple", 0, kindNone},
 	Opaque:        {"opaque", 0, kindNone},
+	Buffer:        {"b", 0, kindNone},
 }
 
 var dtypeByName = func() map[string]DType {
 	m := make(map[string]DType, numDTypes)
 	for t := Pred; t < numDTypes; t++ {
-		if t != Tuple {
+		if t != Tuple && t != Buffer {
 			m[dtypeTable[t].name] = t
 		}
 	}

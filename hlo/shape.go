@@ -144,7 +144,7 @@ func (s Shape) Equal(o Shape) bool {
 	if !s.Compatible(o) {
 		return false
 	}
-	if s.IsTuple() {
+	if s.IsTuple() || s.DType == Buffer {
 		for i := range s.Tuple {
 			if !s.Tuple[i].Equal(o.Tuple[i]) {
 				return false
@@ -161,7 +161,7 @@ func (s Shape) Compatible(o Shape) bool {
 	if s.DType != o.DType {
 		return false
 	}
-	if s.IsTuple() {
+	if s.IsTuple() || s.DType == Buffer {
 		if len(s.Tuple) != len(o.Tuple) {
 			return false
 		}
@@ -224,6 +224,13 @@ func (s Shape) Append(b *strings.Builder, withLayout bool) {
 				}
 			}
 			e.Append(b, withLayout)
+		}
+		b.WriteByte(')')
+		return
+	case Buffer:
+		b.WriteString("b(")
+		if len(s.Tuple) == 1 {
+			s.Tuple[0].Append(b, withLayout)
 		}
 		b.WriteByte(')')
 		return

@@ -166,10 +166,18 @@ func (c *ConvDimNumbers) String() string {
 		}
 		return string(out)
 	}
-	n := len(c.InputSpatial) + 2
-	return label(n, c.InputBatch, c.InputFeature, 'b', 'f', c.InputSpatial) + "_" +
-		label(n, c.KernelInput, c.KernelOutput, 'i', 'o', c.KernelSpatial) + "->" +
-		label(n, c.OutputBatch, c.OutputFeature, 'b', 'f', c.OutputSpatial)
+	// Each label is as long as its highest assigned dimension: positions
+	// with no role print as '?'.
+	rank := func(a, b int64, spatial []int64) int {
+		r := max(a, b)
+		for _, d := range spatial {
+			r = max(r, d)
+		}
+		return int(r + 1)
+	}
+	return label(rank(c.InputBatch, c.InputFeature, c.InputSpatial), c.InputBatch, c.InputFeature, 'b', 'f', c.InputSpatial) + "_" +
+		label(rank(c.KernelInput, c.KernelOutput, c.KernelSpatial), c.KernelInput, c.KernelOutput, 'i', 'o', c.KernelSpatial) + "->" +
+		label(rank(c.OutputBatch, c.OutputFeature, c.OutputSpatial), c.OutputBatch, c.OutputFeature, 'b', 'f', c.OutputSpatial)
 }
 
 // spatialLabel is the character XLA uses for spatial dimension i: digits,

@@ -448,8 +448,10 @@ func parseDimLabels(w string) (*hlo.ConvDimNumbers, string) {
 		}
 	}
 	c := &hlo.ConvDimNumbers{}
-	n := len(in) - 2
-	if n < 0 || len(kernel)-2 != n || len(out)-2 != n {
+	// Labels may hold '?' for dimensions of no role, so the number of
+	// spatial dimensions is the number of digits, not the length.
+	n := countDigits(in)
+	if countDigits(kernel) != n || countDigits(out) != n {
 		return nil, "convolution lhs, rhs, and output must have same number of spatial dimensions"
 	}
 	var msg string
@@ -501,6 +503,16 @@ func labelDims(s string, a, b byte, n int) (int64, int64, []int64, string) {
 		}
 	}
 	return ia, ib, spatial, ""
+}
+
+func countDigits(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] >= '0' && s[i] <= '9' {
+			n++
+		}
+	}
+	return n
 }
 
 func spatialIndex(c byte) int {

@@ -27,6 +27,9 @@ func (s *scanner) atShape() bool {
 	if s.peekByte() == '(' {
 		return true
 	}
+	if s.pos+1 < len(s.src) && s.src[s.pos] == 'b' && s.src[s.pos+1] == '(' {
+		return true
+	}
 	i := s.pos
 	for i < len(s.src) && (s.src[i] >= 'a' && s.src[i] <= 'z' || s.src[i] >= '0' && s.src[i] <= '9') {
 		i++
@@ -64,6 +67,9 @@ func (s *scanner) shape() (hlo.Shape, error) {
 		s.pos++
 	}
 	name := s.src[start:s.pos]
+	if name == "b" && s.peekByte() == '(' {
+		return s.bufferShape()
+	}
 	t, ok := hlo.DTypeByName(name)
 	if !ok {
 		if name == "" {
@@ -93,6 +99,22 @@ func (s *scanner) shape() (hlo.Shape, error) {
 		sh.Layout = hlo.DefaultLayout(len(sh.Dims))
 	}
 	return sh, nil
+}
+
+// bufferShape parses XLA's buffer type b(shape) after the b.
+func (s *scanner) bufferShape() (hlo.Shape, error) {
+	s.pos++ // '('
+	if s.skip(); !s.atShape() || s.peekByte() == '(' {
+		return hlo.Shape{}, s.errorf("expected primitive type in buffer shape")
+	}
+	elem, err := s.shape()
+	if err != nil {
+		return hlo.Shape{}, err
+	}
+	if !s.accept(')') {
+		return hlo.Shape{}, s.errorf("expects ')' at the end of buffer shape")
+	}
+	return hlo.Shape{DType: hlo.Buffer, Tuple: []hlo.Shape{elem}}, nil
 }
 
 func (s *scanner) dims(sh *hlo.Shape) error {
@@ -178,7 +200,7 @@ func (s *scanner) layout(rank int) (*hlo.Layout, error) {
 		return nil, err
 	}
 	if len(l.MinorToMajor) != rank && !(len(l.MinorToMajor) == 0 && rank == 0) {
-		return nil, s.errorAt(start, "layout {%s} has %d dimensions but the shape has rank %d", s.src[start+1:s.pos-1], len(l.MinorToMajor), rank)
+		return nil, s.errorAt(start, "Dimensions size is %d, but minor to major size is %d.", rank, len(l.MinorToMajor))
 	}
 	if err := checkLayoutItems(s, start, l); err != nil {
 		return nil, err
