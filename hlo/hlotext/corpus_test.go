@@ -105,8 +105,26 @@ func TestValid(t *testing.T) {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
-			if _, err := Parse(readCorpus(t, c.file), Options{File: c.file, ReplicaCount: c.replicas}); err != nil {
+			text := readCorpus(t, c.file)
+			m, err := Parse(text, Options{File: c.file, ReplicaCount: c.replicas})
+			if err != nil {
 				t.Fatalf("parse: %v", err)
+			}
+			// The exact print expectations the C++ tests make.
+			switch {
+			case strings.Contains(c.note, "ToString(HloPrintOptions()) must reproduce the input exactly"):
+				if got := Print(m, PrintOptions{ElideLargeConstants: true}); got != text {
+					t.Errorf("default ToString differs\n--- got\n%s\n--- want\n%s", got, text)
+				}
+			case strings.Contains(c.note, "root instruction ToString(HloPrintOptions::Canonical()) must reproduce the input exactly"):
+				if got := PrintInstruction(m.Entry.Root, CanonicalForm); got != text {
+					t.Errorf("canonical form differs\n--- got\n%s\n--- want\n%s", got, text)
+				}
+			case strings.HasPrefix(c.note, "expected ToString(HloPrintOptions::Canonical()"):
+				want := readCorpus(t, strings.TrimSuffix(c.file, ".hlo")+".expected.hlo")
+				if got := Print(m, CanonicalForm); got != want {
+					t.Errorf("canonical form differs\n--- got\n%s\n--- want\n%s", got, want)
+				}
 			}
 		})
 	}

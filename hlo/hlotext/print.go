@@ -16,7 +16,15 @@ type PrintOptions struct {
 	// ElideLargeConstants prints constants of more than ten elements as
 	// {...}, as XLA's ToString does unless print_large_constants is set.
 	ElideLargeConstants bool
+	// Canonical is XLA's HloPrintOptions::Canonical(): instructions named
+	// tmp_0, tmp_1, ... in each computation, called computations printed
+	// in place with their bodies, no metadata or backend_config. Two
+	// modules that differ only in names print the same.
+	Canonical bool
 }
+
+// CanonicalForm is XLA's canonical form (see PrintOptions.Canonical).
+var CanonicalForm = PrintOptions{Short: true, Canonical: true}
 
 // Default is XLA's default ToString form with large constants printed.
 var Default = PrintOptions{}
@@ -35,14 +43,66 @@ func Print(m *hlo.Module, opts PrintOptions) string {
 // (without indentation or ROOT).
 func PrintInstruction(in *hlo.Instruction, opts PrintOptions) string {
 	pr := &printer{opts: opts}
+	if opts.Canonical {
+		pr.top = true
+		pr.canonicalInstruction(in)
+		return pr.b.String()
+	}
 	pr.instruction(in)
 	return pr.b.String()
+}
+
+// canonicalInstruction prints `shape opcode(operand shapes), attrs`.
+func (pr *printer) canonicalInstruction(in *hlo.Instruction) {
+	in.Shape.Append(&pr.b, true)
+	pr.b.WriteByte(' ')
+	pr.b.WriteString(in.Opcode.String())
+	pr.b.WriteByte('(')
+	pr.operands(in)
+	pr.b.WriteByte(')')
+	pr.attrs(in, nil)
+}
+
+// body prints a called computation in place: its instructions between
+// braces, indented one step deeper than the line that calls it.
+func (pr *printer) body(c *hlo.Computation) {
+	saved, savedIndent, savedTop := pr.canon, pr.indent, pr.top
+	pr.canon = canonicalNames(c)
+	pr.top = false
+	pr.b.WriteString("\n" + savedIndent + "{\n")
+	pr.indent = savedIndent + "  "
+	for _, in := range c.Instructions {
+		pr.b.WriteString(pr.indent)
+		if in == c.Root {
+			pr.b.WriteString("ROOT ")
+		}
+		pr.instruction(in)
+		pr.b.WriteByte('\n')
+	}
+	pr.b.WriteString(savedIndent + "}")
+	pr.canon, pr.indent, pr.top = saved, savedIndent, savedTop
+}
+
+func canonicalNames(c *hlo.Computation) map[*hlo.Instruction]string {
+	m := make(map[*hlo.Instruction]string, len(c.Instructions))
+	for i, in := range c.Instructions {
+		m[in] = "tmp_" + strconv.Itoa(i)
+	}
+	return m
 }
 
 type printer struct {
 	b      strings.Builder
 	opts   PrintOptions
 	hidden map[*hlo.Computation]bool
+	// canon holds the canonical names of the computation being printed.
+	canon map[*hlo.Instruction]string
+	// indent is the indentation of the line being printed (canonical
+	// bodies nest).
+	indent string
+	// top is set while printing a lone instruction in canonical form,
+	// whose operands are shown by shape only.
+	top bool
 }
 
 // hiddenComputations are the computations that async ops print inline
@@ -65,6 +125,15 @@ func hiddenComputations(m *hlo.Module) map[*hlo.Computation]bool {
 	return hidden
 }
 
+// instrName prints an instruction's name, canonical when asked.
+func (pr *printer) instrName(in *hlo.Instruction) {
+	if pr.canon != nil {
+		pr.b.WriteString(pr.canon[in])
+		return
+	}
+	pr.name(in.Name)
+}
+
 func (pr *printer) name(n string) {
 	if !pr.opts.Short {
 		pr.b.WriteByte('%')
@@ -76,6 +145,9 @@ func (pr *printer) module(m *hlo.Module) {
 	b := &pr.b
 	b.WriteString("HloModule ")
 	b.WriteString(m.Name)
+	if pr.opts.Canonical {
+		pr.hidden = map[*hlo.Computation]bool{}
+	}
 	pre, post := splitModuleAttrs(m.Attrs)
 	if m.IsScheduled {
 		b.WriteString(", is_scheduled=true")
@@ -96,7 +168,7 @@ func (pr *printer) module(m *hlo.Module) {
 	}
 	pr.rawAttrs(post)
 	b.WriteString("\n\n")
-	if m.StackFrameIndex != "" {
+	if m.StackFrameIndex != "" && !pr.opts.Canonical {
 		b.WriteString(m.StackFrameIndex)
 		b.WriteString("\n\n\n")
 	}
@@ -171,6 +243,10 @@ func (pr *printer) computation(c *hlo.Computation) {
 		c.ResultShape().Append(b, false)
 	}
 	b.WriteString(" {\n")
+	if pr.opts.Canonical {
+		pr.canon = canonicalNames(c)
+		defer func() { pr.canon = nil }()
+	}
 	for _, in := range c.Instructions {
 		b.WriteString("  ")
 		if in == c.Root {
@@ -189,7 +265,7 @@ func (pr *printer) computation(c *hlo.Computation) {
 
 func (pr *printer) instruction(in *hlo.Instruction) {
 	b := &pr.b
-	pr.name(in.Name)
+	pr.instrName(in)
 	b.WriteString(" = ")
 	in.Shape.Append(b, true)
 	b.WriteByte(' ')
@@ -209,22 +285,31 @@ func (pr *printer) instruction(in *hlo.Instruction) {
 	case hlo.OpParameter:
 		b.WriteString(strconv.FormatInt(in.ParamNumber, 10))
 	default:
-		for i, o := range in.Operands {
-			if i > 0 {
-				b.WriteString(", ")
-				if !pr.opts.Short && i%5 == 0 {
-					b.WriteString("/*index=" + strconv.Itoa(i) + "*/")
-				}
-			}
-			if !pr.opts.Short {
-				o.Shape.Append(b, true)
-				b.WriteByte(' ')
-			}
-			pr.name(o.Name)
-		}
+		pr.operands(in)
 	}
 	b.WriteByte(')')
 	pr.attrs(in, wrapped)
+}
+
+func (pr *printer) operands(in *hlo.Instruction) {
+	b := &pr.b
+	withShape := !pr.opts.Short || pr.opts.Canonical
+	for i, o := range in.Operands {
+		if i > 0 {
+			b.WriteString(", ")
+			if !pr.opts.Short && i%5 == 0 {
+				b.WriteString("/*index=" + strconv.Itoa(i) + "*/")
+			}
+		}
+		if withShape {
+			o.Shape.Append(b, true)
+			if pr.top {
+				continue
+			}
+			b.WriteByte(' ')
+		}
+		pr.instrName(o)
+	}
 }
 
 func (pr *printer) constant(in *hlo.Instruction) {
@@ -238,6 +323,9 @@ func (pr *printer) constant(in *hlo.Instruction) {
 
 // skippedInShort are the attributes ShortParsable leaves out.
 var skippedInShort = map[string]bool{"metadata": true, "backend_config": true}
+
+// inlineBodies reports whether called computations print in place.
+func (pr *printer) inlineBodies() bool { return pr.opts.Canonical && pr.canon != nil || pr.top }
 
 func (pr *printer) attrs(in *hlo.Instruction, wrapped *hlo.Instruction) {
 	for _, a := range in.Attrs {
@@ -339,8 +427,23 @@ func (pr *printer) value(v any) {
 	case hlo.IotaReplicaGroups:
 		b.WriteString(string(v))
 	case *hlo.Computation:
+		if pr.inlineBodies() {
+			pr.body(v)
+			return
+		}
 		pr.name(v.Name)
 	case []*hlo.Computation:
+		if pr.inlineBodies() {
+			b.WriteByte('{')
+			for i, c := range v {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				pr.body(c)
+			}
+			b.WriteString("\n" + pr.indent + "}")
+			return
+		}
 		b.WriteByte('{')
 		for i, c := range v {
 			if i > 0 {
