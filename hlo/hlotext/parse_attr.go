@@ -15,9 +15,8 @@ func (p *parser) attributes(in *hlo.Instruction, op hlo.Opcode) error {
 		if !p.accept(',') {
 			return nil
 		}
-		namePos := p.pos
 		p.skip()
-		namePos = p.pos
+		namePos := p.pos
 		name := p.ident()
 		if name == "" || !p.accept('=') {
 			p.pos = save
@@ -170,7 +169,10 @@ func (p *parser) float() (float64, error) {
 func (p *parser) peekNested() bool {
 	save := p.pos
 	defer func() { p.pos = save }()
-	return p.accept('{') && p.accept('{')
+	if !p.accept('{') {
+		return false
+	}
+	return p.accept('{')
 }
 
 // list parses `{ item, item, ... }` calling item for each.

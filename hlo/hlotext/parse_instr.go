@@ -54,9 +54,8 @@ func (p *parser) instructionRHS(name string, namePos int, nested bool) (*hlo.Ins
 		}
 		declared = &sh
 	}
-	opPos := p.pos
 	p.skip()
-	opPos = p.pos
+	opPos := p.pos
 	opName := p.ident()
 	if opName == "" {
 		return nil, p.errorf("expects opcode")
@@ -255,9 +254,8 @@ func (p *parser) operands(in *hlo.Instruction) error {
 // operand parses `[shape] name` or a nested anonymous instruction
 // `[shape] opcode(...)`.
 func (p *parser) operand() (*hlo.Instruction, error) {
-	start := p.pos
 	p.skip()
-	start = p.pos
+	start := p.pos
 	save := p.pos
 	var declared *hlo.Shape
 	if p.atShape() {
