@@ -30,3 +30,5 @@ func (l *Literal) AppendPayload(b *strings.Builder) {
 	}
 	b.WriteString(l.text)
 }
+
+func (l *Literal) Equal(o *Literal) bool { return l.text == o.text && l.elided == o.elided }
