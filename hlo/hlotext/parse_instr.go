@@ -209,26 +209,20 @@ func (p *parser) checkArity(in *hlo.Instruction, pos int) error {
 }
 
 // constantPayload parses the literal between the parentheses of constant.
+// The literal's own grammar says where it ends, so a missing ')' is
+// reported where it belongs rather than at the end of the file.
 func (p *parser) constantPayload(in *hlo.Instruction, sh hlo.Shape) error {
 	start := p.pos
-	p.pos-- // back to '('
-	if err := p.balanced(); err != nil {
-		return err
-	}
-	text := p.src[start : p.pos-1]
-	if strings.TrimSpace(text) == "{...}" {
-		in.Literal = hlo.NewElidedLiteral(sh)
-		return nil
-	}
-	lit, err := hlo.ParseLiteral(sh, text)
+	lit, end, err := hlo.ParseLiteralPrefix(sh, p.src[start:])
 	if err != nil {
 		if le, ok := err.(*hlo.LiteralError); ok {
 			return p.errorAt(start+le.Offset, "%s", le.Msg)
 		}
 		return p.errorAt(start, "%v", err)
 	}
+	p.pos = start + end
 	in.Literal = lit
-	return nil
+	return p.expect(')', "at the end of the constant")
 }
 
 // operands parses `a, f32[2] b, add(c, d))` up to and including ')'.
