@@ -567,7 +567,7 @@ func (p *parser) signatureParams() error {
 		if err := p.expect(':', "after parameter name"); err != nil {
 			return err
 		}
-		if _, err := p.shape(); err != nil {
+		if _, err := p.shapeOnly(); err != nil {
 			return err
 		}
 		if p.accept(')') {

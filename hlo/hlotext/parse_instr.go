@@ -253,7 +253,7 @@ func (p *parser) operand() (*hlo.Instruction, error) {
 	save := p.pos
 	var declared *hlo.Shape
 	if p.atShape() {
-		sh, err := p.shape()
+		sh, err := p.shapeOnly()
 		if err != nil {
 			return nil, err
 		}
@@ -264,6 +264,7 @@ func (p *parser) operand() (*hlo.Instruction, error) {
 	name := p.ident()
 	if name == "" {
 		if c := p.peekByte(); p.missingOK && declared != nil && (c == ',' || c == ')') {
+			declared.SetDefaultLayoutIfMissing()
 			return p.missingParam("", *declared), nil
 		}
 		return nil, p.errorf("expects name")
@@ -282,11 +283,13 @@ func (p *parser) operand() (*hlo.Instruction, error) {
 			if declared == nil {
 				return nil, p.errorAt(namePos, "Operand had no shape in HLO text: %s", name)
 			}
+			declared.SetDefaultLayoutIfMissing()
 			return p.missingParam(name, *declared), nil
 		}
 		return nil, p.errorAt(namePos, "instruction does not exist: %s", name)
 	}
 	if declared != nil && !declared.Compatible(in.Shape) {
+		declared.SetDefaultLayoutIfMissing()
 		return nil, p.errorAt(start, "The declared operand shape %s is not compatible with the shape of the operand instruction %s.", declared, in.Shape)
 	}
 	return in, nil

@@ -41,7 +41,14 @@ func (s *scanner) atShape() bool {
 	return ok
 }
 
-func (s *scanner) shape() (hlo.Shape, error) {
+func (s *scanner) shape() (hlo.Shape, error) { return s.shapeOpt(true) }
+
+// shapeOnly parses a shape whose layout nobody will read (operand shapes
+// written inline, signature parameters): arrays written without a layout
+// get none, which saves an allocation per shape on large dumps.
+func (s *scanner) shapeOnly() (hlo.Shape, error) { return s.shapeOpt(false) }
+
+func (s *scanner) shapeOpt(defaultLayout bool) (hlo.Shape, error) {
 	s.skip()
 	if s.accept('(') {
 		t := hlo.Shape{DType: hlo.Tuple, Tuple: []hlo.Shape{}}
@@ -49,7 +56,7 @@ func (s *scanner) shape() (hlo.Shape, error) {
 			return t, nil
 		}
 		for {
-			e, err := s.shape()
+			e, err := s.shapeOpt(defaultLayout)
 			if err != nil {
 				return hlo.Shape{}, err
 			}
@@ -95,7 +102,7 @@ func (s *scanner) shape() (hlo.Shape, error) {
 			return hlo.Shape{}, err
 		}
 		sh.Layout = l
-	} else {
+	} else if defaultLayout {
 		sh.Layout = hlo.DefaultLayout(len(sh.Dims))
 	}
 	return sh, nil
@@ -125,6 +132,7 @@ func (s *scanner) dims(sh *hlo.Shape) error {
 		return nil
 	}
 	var dyn []bool
+	sh.Dims = make([]int64, 0, 4)
 	for {
 		s.skip()
 		dynamic := false
