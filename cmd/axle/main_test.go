@@ -70,3 +70,23 @@ func TestUsage(t *testing.T) {
 		t.Errorf("missing file: exit %d, %q", code, errs)
 	}
 }
+
+// TestVerify: real models verify; a model with a wrong declared shape is
+// rejected naming the computation and the instruction.
+func TestVerify(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(benchModels, "*.hlo"))
+	if len(files) == 0 {
+		t.Skip("shared corpus not found")
+	}
+	for _, f := range files {
+		if _, errs, code := runAxle("verify", f); code != 0 {
+			t.Errorf("%s: exit %d: %s", f, code, errs)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.hlo")
+	os.WriteFile(bad, []byte("HloModule m\nENTRY main {\n  p = f32[2,3] parameter(0)\n  ROOT n = f32[3,2] negate(p)\n}\n"), 0o644)
+	_, errs, code := runAxle("verify", bad)
+	if code != 1 || !strings.Contains(errs, `computation "main", instruction "n"`) {
+		t.Errorf("exit %d, %q", code, errs)
+	}
+}

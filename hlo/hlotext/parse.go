@@ -202,6 +202,7 @@ func (p *parser) module() (*hlo.Module, error) {
 	if p.mod.EntryLayout == nil {
 		p.mod.EntryLayout = p.mod.ComputeEntryLayout()
 	}
+	uniquifyNames(p.mod)
 	return p.mod, nil
 }
 
@@ -393,6 +394,7 @@ func (p *parser) computation() (*hlo.Computation, error) {
 	}
 	cs.defined, cs.defPos = true, namePos
 	c := cs.comp
+	c.Parent = p.mod // shape inference may read the module's replica count
 	var sig *hlo.Shape
 	if p.accept('(') {
 		if err := p.signatureParams(); err != nil {
@@ -465,7 +467,7 @@ func (p *parser) inlineComputation() (*hlo.Computation, error) {
 		return nil, err
 	}
 	name := p.uniqueCompName("computation")
-	cs := &compState{comp: &hlo.Computation{Name: name}, defined: true, defPos: pos}
+	cs := &compState{comp: &hlo.Computation{Name: name, Parent: p.mod}, defined: true, defPos: pos}
 	p.comps[name] = cs
 	missing := p.missingOK
 	p.missingOK = false
@@ -522,7 +524,7 @@ func (p *parser) atSingleInstruction() bool {
 // parser does for such text: operands that are not defined become
 // parameters of the shapes written for them.
 func (p *parser) singleInstructionModule() (*hlo.Module, error) {
-	cs := &compState{comp: &hlo.Computation{Name: "main"}, defined: true, instrs: map[string]*hlo.Instruction{}}
+	cs := &compState{comp: &hlo.Computation{Name: "main", Parent: p.mod}, defined: true, instrs: map[string]*hlo.Instruction{}}
 	p.comps["main"] = cs
 	p.cur = cs
 	p.missingOK = true
@@ -551,6 +553,7 @@ func (p *parser) singleInstructionModule() (*hlo.Module, error) {
 	p.mod.AddComputation(cs.comp)
 	p.mod.Entry = cs.comp
 	p.mod.EntryLayout = p.mod.ComputeEntryLayout()
+	uniquifyNames(p.mod)
 	return p.mod, nil
 }
 

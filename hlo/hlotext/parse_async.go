@@ -30,7 +30,7 @@ func (p *parser) expandAsyncSugar(in *hlo.Instruction, wrappedName string, pos i
 	if !in.Shape.IsTuple() || len(in.Shape.Tuple) < 2 || !in.Shape.Tuple[0].IsTuple() {
 		return p.errorAt(pos, "AsyncStart expects the op shape to be in the form of ((async-operands), async-outputs, state).")
 	}
-	comp := &hlo.Computation{Name: p.uniqueCompName("async_wrapped")}
+	comp := &hlo.Computation{Name: p.uniqueCompName("async_wrapped"), Parent: p.mod}
 	wrapped := &hlo.Instruction{Name: wrappedName, Opcode: wrappedOp, Shape: in.Shape.Tuple[1].Clone()}
 	for i, o := range in.Operands {
 		prm := &hlo.Instruction{Name: p.uniqueName("async_param." + strconv.Itoa(i)), Opcode: hlo.OpParameter, ParamNumber: int64(i), Shape: o.Shape.Clone()}

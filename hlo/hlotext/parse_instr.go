@@ -142,9 +142,10 @@ func (p *parser) instructionRHS(name string, namePos int, nested bool) (*hlo.Ins
 		if op == hlo.OpParameter {
 			return nil, p.errorAt(opPos, "parameter needs a shape")
 		}
+		in.Parent = p.cur.comp
 		sh, err := hlo.InferShape(in)
 		if err != nil {
-			return nil, p.errorAt(opPos, "cannot infer the shape of %s: %v", opName, err)
+			return nil, p.errorAt(opPos, "cannot infer the shape: %v", err)
 		}
 		// Tuples of tuples can grow exponentially with inferred shapes
 		// while the text stays small; refuse rather than exhaust memory.

@@ -52,3 +52,24 @@ func TestCRLineEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatedNamesRenamed: names repeated across computations are
+// renamed as XLA's parser does, the first keeping its name.
+func TestRepeatedNamesRenamed(t *testing.T) {
+	src := "HloModule m\nneg {\n  x = f32[2] parameter(0)\n  ROOT n = f32[2] negate(x)\n}\nENTRY e {\n  x = f32[2] parameter(0)\n  x.1 = f32[2] negate(x)\n  ROOT n = f32[2] call(x.1), to_apply=neg\n}\n"
+	m, err := Parse(src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			got = append(got, in.Name)
+		}
+	}
+	// NameUniquer works in order: the entry's x takes x.1, so the later x.1
+	// moves on to x.2.
+	if want := "x n x.1 x.2 n.1"; strings.Join(got, " ") != want {
+		t.Errorf("names %q, want %q", strings.Join(got, " "), want)
+	}
+}
