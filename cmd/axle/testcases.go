@@ -1,0 +1,47 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/axle-ml/axle/conformance"
+	"github.com/axle-ml/axle/eval"
+)
+
+// cmdTestCases runs conformance case files:
+// axle test-cases [--backend interp] [--opt] DIR...
+func cmdTestCases(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("test-cases", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	backend := fs.String("backend", "interp", "backend to run the cases on (interp)")
+	opt := fs.Bool("opt", false, "run the optimization pipeline before executing")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "axle test-cases: no case directories given")
+		return 2
+	}
+	r := &conformance.Runner{}
+	switch *backend {
+	case "interp":
+		r.Backend = &eval.Backend{}
+	default:
+		fmt.Fprintf(stderr, "axle test-cases: unknown backend %q (available: interp)\n", *backend)
+		return 2
+	}
+	if *opt {
+		fmt.Fprintln(stderr, "axle test-cases: --opt: the optimization pipeline is not built yet")
+		return 2
+	}
+	files, err := conformance.FindCases(fs.Args()...)
+	if err != nil {
+		fmt.Fprintln(stderr, "axle test-cases:", err)
+		return 1
+	}
+	if _, failed := r.RunFiles(files, stdout); failed > 0 {
+		return 1
+	}
+	return 0
+}

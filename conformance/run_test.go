@@ -1,0 +1,100 @@
+package conformance_test
+
+import (
+	"errors"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/axle-ml/axle/conformance"
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+)
+
+// TestInterpCases runs every public conformance case (cases/ and
+// xla-tests/) on the reference evaluator. Cases that need an opcode the
+// evaluator does not implement yet are counted and reported, not failed;
+// every other case must pass.
+func TestInterpCases(t *testing.T) {
+	var files []string
+	for _, dir := range []string{"cases", "xla-tests"} {
+		f, err := conformance.FindCases(filepath.Join("../../shared/conformance", dir))
+		if err != nil {
+			t.Skipf("shared conformance suite not found (%v): clone with ../shared beside the repository", err)
+		}
+		files = append(files, f...)
+	}
+	r := &conformance.Runner{Backend: &eval.Backend{}}
+	passed, unimplemented := 0, 0
+	for _, f := range files {
+		c, err := conformance.LoadCase(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		err = r.RunCase(c)
+		switch {
+		case err == nil:
+			passed++
+		case errors.Is(err, eval.ErrUnimplemented):
+			unimplemented++
+		default:
+			t.Errorf("%s: %v", c.Name, err)
+		}
+	}
+	t.Logf("%d cases: %d passed, %d need opcodes the evaluator lacks", len(files), passed, unimplemented)
+}
+
+func lit(t *testing.T, v []float64) *hlo.Literal {
+	l, err := hlo.LiteralFromSlice(v, int64(len(v)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestCompareRule pins FORMAT.md's comparison rule on hand-worked values.
+func TestCompareRule(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, c := range []struct {
+		got, want []float64
+		tol       conformance.Tolerance
+		ok        bool
+	}{
+		{[]float64{1, 2}, []float64{1, 2}, conformance.Tolerance{}, true},
+		{[]float64{math.Copysign(0, -1)}, []float64{0}, conformance.Tolerance{}, true}, // +0 and -0 compare equal
+		{[]float64{nan}, []float64{-nan}, conformance.Tolerance{}, true},               // any NaN
+		{[]float64{1}, []float64{nan}, conformance.Tolerance{Atol: 10}, false},
+		{[]float64{nan}, []float64{1}, conformance.Tolerance{Atol: 10}, false},
+		{[]float64{inf}, []float64{inf}, conformance.Tolerance{}, true},
+		{[]float64{1e308}, []float64{inf}, conformance.Tolerance{Rtol: 1}, false},
+		{[]float64{1.09}, []float64{1}, conformance.Tolerance{Atol: 0.05, Rtol: 0.05}, true}, // 0.09 <= 0.05 + 0.05*1
+		{[]float64{1.11}, []float64{1}, conformance.Tolerance{Atol: 0.05, Rtol: 0.05}, false},
+	} {
+		err := conformance.Compare(lit(t, c.got), lit(t, c.want), c.tol)
+		if (err == nil) != c.ok {
+			t.Errorf("got %v want %v tol %+v: err=%v, want ok=%v", c.got, c.want, c.tol, err, c.ok)
+		}
+	}
+	// Element types must match exactly.
+	f32, _ := hlo.LiteralFromSlice([]float32{1}, 1)
+	if conformance.Compare(f32, lit(t, []float64{1}), conformance.Tolerance{}) == nil {
+		t.Error("f32 result accepted for an f64 expectation")
+	}
+}
+
+// TestValueDecoding decodes a hand-encoded value: f32[2] {1, -2} is
+// 0000803f 000000c0 little-endian.
+func TestValueDecoding(t *testing.T) {
+	v := conformance.Value{Shape: "f32[2]", Data: "AACAPwAAAMA="}
+	l, err := v.Literal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := hlo.LiteralToSlice[float32](l); len(got) != 2 || got[0] != 1 || got[1] != -2 {
+		t.Errorf("decoded %v", got)
+	}
+	if _, err := (conformance.Value{Shape: "f32[3]", Data: "AACAPwAAAMA="}).Literal(); err == nil {
+		t.Error("short data accepted")
+	}
+}
