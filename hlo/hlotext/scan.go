@@ -202,9 +202,14 @@ func (s *scanner) ident() string {
 	s.skip()
 	start := s.pos
 	if s.pos < len(s.src) && s.src[s.pos] == '%' {
+		// A name starts with a letter or '_' whether or not '%' precedes
+		// it (XLA's lexer), so that every name prints back parsable.
+		if s.pos+1 >= len(s.src) || !isIdentStart(s.src[s.pos+1]) || s.src[s.pos+1] == '%' {
+			return ""
+		}
 		s.pos++
 		start++
-	} else if s.pos >= len(s.src) || !isIdentStart(s.src[s.pos]) {
+	} else if s.pos >= len(s.src) || !isIdentStart(s.src[s.pos]) || s.src[s.pos] == '%' {
 		return ""
 	}
 	for s.pos < len(s.src) && isIdentByte(s.src[s.pos]) {
