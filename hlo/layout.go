@@ -25,11 +25,23 @@ type LayoutItem struct {
 
 // DefaultLayout returns {rank-1, ..., 1, 0}.
 func DefaultLayout(rank int) *Layout {
-	m := make([]int64, rank)
-	for i := range m {
-		m[i] = int64(rank - 1 - i)
+	var l *Layout
+	if rank <= 4 {
+		// One allocation for the common ranks: parsers make a layout for
+		// every array shape they read.
+		b := &struct {
+			l   Layout
+			buf [4]int64
+		}{}
+		b.l.MinorToMajor = b.buf[:rank:rank]
+		l = &b.l
+	} else {
+		l = &Layout{MinorToMajor: make([]int64, rank)}
 	}
-	return &Layout{MinorToMajor: m}
+	for i := range l.MinorToMajor {
+		l.MinorToMajor[i] = int64(rank - 1 - i)
+	}
+	return l
 }
 
 // Clone deep-copies l.

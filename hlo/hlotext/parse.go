@@ -88,6 +88,9 @@ type parser struct {
 	missingOK bool
 	// asyncUsers are the computations an async-start already calls.
 	asyncUsers map[*hlo.Computation]bool
+	// repeatedNames is set when a written name repeats in another
+	// computation, so names must be made unique as XLA's parser does.
+	repeatedNames bool
 	// nextSuffix is the last .N suffix given to a base name.
 	nextSuffix map[string]int
 }
@@ -202,7 +205,9 @@ func (p *parser) module() (*hlo.Module, error) {
 	if p.mod.EntryLayout == nil {
 		p.mod.EntryLayout = p.mod.ComputeEntryLayout()
 	}
-	uniquifyNames(p.mod)
+	if p.repeatedNames {
+		uniquifyNames(p.mod)
+	}
 	return p.mod, nil
 }
 
@@ -553,7 +558,9 @@ func (p *parser) singleInstructionModule() (*hlo.Module, error) {
 	p.mod.AddComputation(cs.comp)
 	p.mod.Entry = cs.comp
 	p.mod.EntryLayout = p.mod.ComputeEntryLayout()
-	uniquifyNames(p.mod)
+	if p.repeatedNames {
+		uniquifyNames(p.mod)
+	}
 	return p.mod, nil
 }
 

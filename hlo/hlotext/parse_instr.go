@@ -163,6 +163,9 @@ func (p *parser) instructionRHS(name string, namePos int, nested bool) (*hlo.Ins
 		if _, dup := p.cur.instrs[name]; dup {
 			return nil, p.errorAt(namePos, "instruction %s is already defined", name)
 		}
+		if p.names[name] {
+			p.repeatedNames = true
+		}
 		p.names[name] = true
 	}
 	p.cur.instrs[in.Name] = in
@@ -302,6 +305,7 @@ func (p *parser) missingParam(name string, sh hlo.Shape) *hlo.Instruction {
 	if name == "" {
 		name = p.uniqueName("parameter.anon")
 	} else {
+		p.repeatedNames = p.repeatedNames || p.names[name]
 		p.names[name] = true
 	}
 	in := &hlo.Instruction{Name: name, Opcode: hlo.OpParameter, Shape: sh, ParamNumber: int64(len(p.cur.comp.Params))}

@@ -12,36 +12,27 @@ import (
 // name, later ones take the next free numeric suffix of the same root
 // ("x", "x" -> "x", "x.1"). Instruction names must be unique in a module.
 func uniquifyNames(m *hlo.Module) {
-	type ids struct {
-		used map[int64]bool
-		next int64
-	}
-	roots := map[string]*ids{}
+	used := map[string]bool{}
+	next := map[string]int64{} // per root: no free suffix below this
 	unique := func(name string) string {
-		root, suffix, hasSuffix := name, int64(0), false
-		if i := strings.LastIndexByte(name, '.'); i > 0 && i < len(name)-1 {
-			if n, err := strconv.ParseInt(name[i+1:], 10, 64); err == nil && n >= 0 && strconv.FormatInt(n, 10) == name[i+1:] {
-				root, suffix, hasSuffix = name[:i], n, true
-			}
-		}
-		g := roots[root]
-		if g == nil {
-			g = &ids{used: map[int64]bool{}}
-			roots[root] = g
-		}
-		if !g.used[suffix] {
-			g.used[suffix] = true
+		if !used[name] {
+			used[name] = true
 			return name
 		}
-		for g.used[g.next] {
-			g.next++
+		root := name
+		if i := strings.LastIndexByte(name, '.'); i > 0 && i < len(name)-1 {
+			if n, err := strconv.ParseInt(name[i+1:], 10, 64); err == nil && n >= 0 && strconv.FormatInt(n, 10) == name[i+1:] {
+				root = name[:i]
+			}
 		}
-		suffix = g.next
-		g.used[suffix] = true
-		if suffix == 0 && !hasSuffix {
-			return root
+		for k := max(next[root], 1); ; k++ {
+			cand := root + "." + strconv.FormatInt(k, 10)
+			if !used[cand] {
+				next[root] = k + 1
+				used[cand] = true
+				return cand
+			}
 		}
-		return root + "." + strconv.FormatInt(suffix, 10)
 	}
 	for _, c := range m.Computations {
 		for _, in := range c.Instructions {

@@ -124,6 +124,22 @@ func (s *scanner) bufferShape() (hlo.Shape, error) {
 	return hlo.Shape{DType: hlo.Buffer, Tuple: []hlo.Shape{elem}}, nil
 }
 
+// ints copies v into a chunk shared by the parse, so that the many small
+// dimension lists of a module cost one allocation per chunk, not one each.
+// The copies are capacity-limited: appending to one never touches another.
+func (s *scanner) ints(v []int64) []int64 {
+	if len(v) == 0 {
+		return nil
+	}
+	if len(s.arena) < len(v) {
+		s.arena = make([]int64, max(1024, len(v)))
+	}
+	out := s.arena[:len(v):len(v)]
+	copy(out, v)
+	s.arena = s.arena[len(v):]
+	return out
+}
+
 func (s *scanner) dims(sh *hlo.Shape) error {
 	if !s.accept('[') {
 		return s.errorf("expects '[' after element type")
@@ -132,7 +148,8 @@ func (s *scanner) dims(sh *hlo.Shape) error {
 		return nil
 	}
 	var dyn []bool
-	sh.Dims = make([]int64, 0, 4)
+	var buf [8]int64
+	dims := buf[:0]
 	for {
 		s.skip()
 		dynamic := false
@@ -156,9 +173,10 @@ func (s *scanner) dims(sh *hlo.Shape) error {
 			}
 			d = n
 		}
-		sh.Dims = append(sh.Dims, d)
+		dims = append(dims, d)
 		dyn = append(dyn, dynamic)
 		if s.accept(']') {
+			sh.Dims = s.ints(dims)
 			for j, isDyn := range dyn {
 				sh.SetDynamic(j, isDyn)
 			}

@@ -36,6 +36,8 @@ type scanner struct {
 	// split file reports positions in the whole file.
 	baseLine int
 	err      *Error
+	// arena backs small integer slices (see ints).
+	arena []int64
 }
 
 // errorf records the first error at offset off and returns it.
