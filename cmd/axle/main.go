@@ -17,6 +17,8 @@ func usage() string {
 commands:
   parse [--short] [--replica-count N] FILE...   print modules in XLA's text form
   verify FILE...                                parse and verify modules
+  run [--backend interp] [--warmup K] [--repeat N] [--json] [--args FILE] FILE.hlo
+                                                run a module on seeded random arguments
   test-cases [--backend interp] DIR...          run conformance cases: PASS/FAIL per case, then "N passed, M failed"
 `
 }
@@ -31,6 +33,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdParse(args[1:], stdout, stderr)
 	case "verify":
 		return cmdVerify(args[1:], stdout, stderr)
+	case "run":
+		return cmdRun(args[1:], stdout, stderr)
 	case "test-cases":
 		return cmdTestCases(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

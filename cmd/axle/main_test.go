@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -88,5 +89,45 @@ func TestVerify(t *testing.T) {
 	_, errs, code := runAxle("verify", bad)
 	if code != 1 || !strings.Contains(errs, `computation "main", instruction "n"`) {
 		t.Errorf("exit %d, %q", code, errs)
+	}
+}
+
+// TestRun: `axle run --args` on a hand-made module; the checksum is the
+// sum of the elements: the tuple holds the argument {1, -2} twice.
+func TestRun(t *testing.T) {
+	dir := t.TempDir()
+	mod := filepath.Join(dir, "m.hlo")
+	os.WriteFile(mod, []byte("HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT t = (f32[2], f32[2]) tuple(p, p)\n}\n"), 0o644)
+	args := filepath.Join(dir, "args.json")
+	os.WriteFile(args, []byte(`[{"shape": "f32[2]", "data": "AACAPwAAAMA="}]`), 0o644)
+	out, errs, code := runAxle("run", "--json", "--repeat", "2", "--args", args, mod)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "result f32[2] checksum -1\n") {
+		t.Errorf("output lacks the checksum line:\n%s", out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var js struct {
+		CompileMS float64            `json:"compile_ms"`
+		RunMS     map[string]float64 `json:"run_ms"`
+		Outputs   []struct {
+			Shape    string  `json:"shape"`
+			Checksum float64 `json:"checksum"`
+		} `json:"outputs"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &js); err != nil {
+		t.Fatalf("last line is not JSON: %v", err)
+	}
+	if len(js.Outputs) != 2 || js.Outputs[0].Checksum != -1 || js.Outputs[0].Shape != "f32[2]" {
+		t.Errorf("json outputs %+v", js.Outputs)
+	}
+	if _, ok := js.RunMS["median"]; !ok {
+		t.Errorf("json lacks run_ms.median")
+	}
+	// A wrong argument shape names the parameter.
+	os.WriteFile(args, []byte(`[{"shape": "f32[3]", "data": "AACAPwAAAMAAAAAA"}]`), 0o644)
+	if _, errs, code := runAxle("run", "--args", args, mod); code == 0 || !strings.Contains(errs, "parameter p") {
+		t.Errorf("wrong argument shape: exit %d, %q", code, errs)
 	}
 }
