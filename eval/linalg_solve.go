@@ -34,11 +34,14 @@ func evalCholesky(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.L
 			return cmplx.Conj(a[base+j*n+i])
 		}
 		l := make([]complex128, n*n)
+		failed := false
 		for j := 0; j < n; j++ {
 			d := at(j, j)
 			for k := 0; k < j; k++ {
 				d -= l[j*n+k] * cmplx.Conj(l[j*n+k])
 			}
+			// A non-positive pivot: the matrix is not positive definite.
+			failed = failed || !(real(d) > 0)
 			ljj := complex(math.Sqrt(real(d)), 0)
 			l[j*n+j] = ljj
 			for i := j + 1; i < n; i++ {
@@ -48,6 +51,14 @@ func evalCholesky(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.L
 				}
 				l[i*n+j] = v / ljj
 			}
+		}
+		if failed {
+			// XLA returns a matrix of NaNs when the decomposition fails
+			// (XLA's cholesky_test NonPSDInput expects every element NaN).
+			for i := range n * n {
+				out[base+i] = complex(math.NaN(), math.NaN())
+			}
+			continue
 		}
 		for i := 0; i < n; i++ {
 			for j := 0; j <= i; j++ {
