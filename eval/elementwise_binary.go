@@ -1,0 +1,332 @@
+package eval
+
+import (
+	"math"
+	"math/bits"
+	"math/cmplx"
+
+	"github.com/axle-ml/axle/hlo"
+)
+
+func evalBinary(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	out := hlo.NewLiteral(in.Shape)
+	n := out.Len()
+	a, b, op, t := fullSize(ops[0], n), fullSize(ops[1], n), in.Opcode, ops[0].DType()
+	if f, ok := narrowFormat(t); ok {
+		av, bv := decodeNarrow(a, f), decodeNarrow(b, f)
+		if !binaryFloat(op, av, av, bv) {
+			return nil, errOpType(op, t)
+		}
+		encodeNarrow(out, f, av)
+		return out, nil
+	}
+	var ok bool
+	switch d := a.Data().(type) {
+	case []float32:
+		ok = binaryFloat(op, out.Data().([]float32), d, b.Data().([]float32))
+	case []float64:
+		ok = binaryFloat(op, out.Data().([]float64), d, b.Data().([]float64))
+	case []complex64:
+		ok = binaryComplex(op, out.Data().([]complex64), d, b.Data().([]complex64))
+	case []complex128:
+		ok = binaryComplex(op, out.Data().([]complex128), d, b.Data().([]complex128))
+	case []bool:
+		ok = binaryPred(op, out.Data().([]bool), d, b.Data().([]bool))
+	case []int8:
+		ok = binaryInt(op, out.Data().([]int8), d, b.Data().([]int8), t.Bits())
+	case []int16:
+		ok = binaryInt(op, out.Data().([]int16), d, b.Data().([]int16), 16)
+	case []int32:
+		ok = binaryInt(op, out.Data().([]int32), d, b.Data().([]int32), 32)
+	case []int64:
+		ok = binaryInt(op, out.Data().([]int64), d, b.Data().([]int64), 64)
+	case []uint8:
+		ok = binaryInt(op, out.Data().([]uint8), d, b.Data().([]uint8), t.Bits())
+	case []uint16:
+		ok = binaryInt(op, out.Data().([]uint16), d, b.Data().([]uint16), 16)
+	case []uint32:
+		ok = binaryInt(op, out.Data().([]uint32), d, b.Data().([]uint32), 32)
+	case []uint64:
+		ok = binaryInt(op, out.Data().([]uint64), d, b.Data().([]uint64), 64)
+	}
+	if !ok {
+		return nil, errOpType(op, t)
+	}
+	wrapNarrowInts(out)
+	return out, nil
+}
+
+// binaryFloat applies op elementwise; dst may alias a. It reports false for
+// ops without a float meaning.
+func binaryFloat[T nativeFloat](op hlo.Opcode, dst, a, b []T) bool {
+	b = b[:len(a)]
+	dst = dst[:len(a)]
+	switch op {
+	case hlo.OpAdd:
+		for i := range a {
+			dst[i] = a[i] + b[i]
+		}
+	case hlo.OpSubtract:
+		for i := range a {
+			dst[i] = a[i] - b[i]
+		}
+	case hlo.OpMultiply:
+		for i := range a {
+			dst[i] = a[i] * b[i]
+		}
+	case hlo.OpDivide:
+		for i := range a {
+			dst[i] = a[i] / b[i]
+		}
+	case hlo.OpMaximum:
+		for i := range a {
+			dst[i] = floatMax(a[i], b[i])
+		}
+	case hlo.OpMinimum:
+		for i := range a {
+			dst[i] = floatMin(a[i], b[i])
+		}
+	case hlo.OpRemainder:
+		// XLA's float remainder is C's fmod: the result has the dividend's
+		// sign.
+		for i := range a {
+			dst[i] = T(math.Mod(float64(a[i]), float64(b[i])))
+		}
+	case hlo.OpPower:
+		for i := range a {
+			dst[i] = T(math.Pow(float64(a[i]), float64(b[i])))
+		}
+	case hlo.OpAtan2:
+		for i := range a {
+			dst[i] = T(math.Atan2(float64(a[i]), float64(b[i])))
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// floatMax and floatMin propagate NaN, as XLA's maximum and minimum do.
+func floatMax[T nativeFloat](a, b T) T {
+	switch {
+	case a != a:
+		return a
+	case b != b || b > a:
+		return b
+	}
+	return a
+}
+
+func floatMin[T nativeFloat](a, b T) T {
+	switch {
+	case a != a:
+		return a
+	case b != b || b < a:
+		return b
+	}
+	return a
+}
+
+// binaryInt applies op with XLA's integer semantics (operation_semantics
+// and its elemental IR emitter): wrap-around arithmetic; x/0 is -1 (all
+// ones), x%0 is x; INT_MIN/-1 is INT_MIN and INT_MIN%-1 is 0 (Go's own
+// rule); shift amounts are compared as unsigned against the bit width.
+// width is the element type's width, less than the storage's for s2/s4/
+// u2/u4, whose results the caller re-wraps.
+func binaryInt[T integer](op hlo.Opcode, dst, a, b []T, width int) bool {
+	b = b[:len(a)]
+	dst = dst[:len(a)]
+	mask := uint64(math.MaxUint64) >> (64 - width)
+	switch op {
+	case hlo.OpAdd:
+		for i := range a {
+			dst[i] = a[i] + b[i]
+		}
+	case hlo.OpSubtract:
+		for i := range a {
+			dst[i] = a[i] - b[i]
+		}
+	case hlo.OpMultiply:
+		for i := range a {
+			dst[i] = a[i] * b[i]
+		}
+	case hlo.OpDivide:
+		for i := range a {
+			if b[i] == 0 {
+				dst[i] = ^T(0)
+			} else {
+				dst[i] = a[i] / b[i]
+			}
+		}
+	case hlo.OpRemainder:
+		for i := range a {
+			if b[i] == 0 {
+				dst[i] = a[i]
+			} else {
+				dst[i] = a[i] % b[i]
+			}
+		}
+	case hlo.OpMaximum:
+		for i := range a {
+			dst[i] = max(a[i], b[i])
+		}
+	case hlo.OpMinimum:
+		for i := range a {
+			dst[i] = min(a[i], b[i])
+		}
+	case hlo.OpAnd:
+		for i := range a {
+			dst[i] = a[i] & b[i]
+		}
+	case hlo.OpOr:
+		for i := range a {
+			dst[i] = a[i] | b[i]
+		}
+	case hlo.OpXor:
+		for i := range a {
+			dst[i] = a[i] ^ b[i]
+		}
+	case hlo.OpShiftLeft:
+		for i := range a {
+			if n := uint64(b[i]) & mask; n < uint64(width) {
+				dst[i] = a[i] << n
+			} else {
+				dst[i] = 0
+			}
+		}
+	case hlo.OpShiftRightLogical:
+		for i := range a {
+			if n := uint64(b[i]) & mask; n < uint64(width) {
+				dst[i] = T((uint64(a[i]) & mask) >> n)
+			} else {
+				dst[i] = 0
+			}
+		}
+	case hlo.OpShiftRightArithmetic:
+		// Shifting by the width or more fills with the sign bit, the same
+		// as shifting by width-1.
+		for i := range a {
+			n := min(uint64(b[i])&mask, uint64(width-1))
+			v := int64(uint64(a[i])<<(64-width)) >> (64 - width)
+			dst[i] = T(v >> n)
+		}
+	case hlo.OpPower:
+		for i := range a {
+			dst[i] = intPow(a[i], b[i])
+		}
+	case hlo.OpMulhi:
+		for i := range a {
+			dst[i] = mulhi(a[i], b[i], width)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// intPow is x**y by repeated squaring with wrap-around. For y < 0 XLA
+// returns 0 except for the bases 1 and -1, whose powers stay exact.
+func intPow[T integer](x, y T) T {
+	if y < 0 {
+		switch {
+		case x == 1:
+			return 1
+		case x == ^T(0) && isSignedType[T]():
+			if y&1 != 0 {
+				return x
+			}
+			return 1
+		}
+		return 0
+	}
+	r := T(1)
+	for ; y != 0; y >>= 1 {
+		if y&1 != 0 {
+			r *= x
+		}
+		x *= x
+	}
+	return r
+}
+
+// mulhi is the high half of the double-width product.
+func mulhi[T integer](a, b T, width int) T {
+	signed := isSignedType[T]()
+	if width < 64 {
+		if signed {
+			return T((int64(a) * int64(b)) >> width)
+		}
+		mask := uint64(math.MaxUint64) >> (64 - width)
+		return T(((uint64(a) & mask) * (uint64(b) & mask)) >> width)
+	}
+	hi, _ := bits.Mul64(uint64(a), uint64(b))
+	if signed {
+		// Two's-complement correction of the unsigned high word.
+		if a < 0 {
+			hi -= uint64(b)
+		}
+		if b < 0 {
+			hi -= uint64(a)
+		}
+	}
+	return T(hi)
+}
+
+func binaryPred(op hlo.Opcode, dst, a, b []bool) bool {
+	b = b[:len(a)]
+	for i := range a {
+		switch op {
+		case hlo.OpAnd, hlo.OpMinimum, hlo.OpMultiply:
+			dst[i] = a[i] && b[i]
+		case hlo.OpOr, hlo.OpMaximum, hlo.OpAdd:
+			dst[i] = a[i] || b[i]
+		case hlo.OpXor, hlo.OpSubtract:
+			dst[i] = a[i] != b[i]
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func binaryComplex[T nativeCplx](op hlo.Opcode, dst, a, b []T) bool {
+	b = b[:len(a)]
+	for i := range a {
+		x, y := complex128(a[i]), complex128(b[i])
+		switch op {
+		case hlo.OpAdd:
+			dst[i] = T(x + y)
+		case hlo.OpSubtract:
+			dst[i] = T(x - y)
+		case hlo.OpMultiply:
+			dst[i] = T(x * y)
+		case hlo.OpDivide:
+			dst[i] = T(x / y)
+		case hlo.OpPower:
+			dst[i] = T(cmplx.Pow(x, y))
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// evalComplex builds complex numbers from real and imaginary parts.
+func evalComplex(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	out := hlo.NewLiteral(in.Shape)
+	n := out.Len()
+	re, im := loadFloat64(fullSize(ops[0], n)), loadFloat64(fullSize(ops[1], n))
+	switch d := out.Data().(type) {
+	case []complex64:
+		for i := range d {
+			d[i] = complex(float32(re[i]), float32(im[i]))
+		}
+	case []complex128:
+		for i := range d {
+			d[i] = complex(re[i], im[i])
+		}
+	default:
+		return nil, errOpType(hlo.OpComplex, in.Shape.DType)
+	}
+	return out, nil
+}

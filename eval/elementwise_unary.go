@@ -1,0 +1,301 @@
+package eval
+
+import (
+	"math"
+	"math/bits"
+	"math/cmplx"
+
+	"github.com/axle-ml/axle/hlo"
+)
+
+// signedInt, unsignedInt and integer are the Go storage types of XLA's
+// integer element types (s2/s4 and u2/u4 live in int8 and uint8).
+type (
+	signedInt   interface{ ~int8 | ~int16 | ~int32 | ~int64 }
+	unsignedInt interface{ ~uint8 | ~uint16 | ~uint32 | ~uint64 }
+	integer     interface{ signedInt | unsignedInt }
+	nativeFloat interface{ ~float32 | ~float64 }
+	nativeCplx  interface{ ~complex64 | ~complex128 }
+)
+
+func isSignedType[T integer]() bool {
+	var z T
+	return ^z < z
+}
+
+func evalUnary(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	x, op, t := ops[0], in.Opcode, ops[0].DType()
+	switch {
+	case op == hlo.OpIsFinite:
+		return isFinite(x, in.Shape)
+	case op == hlo.OpReal || op == hlo.OpImag || (op == hlo.OpAbs && t.IsComplex()):
+		return complexPart(op, x, in.Shape)
+	}
+	out := hlo.NewLiteral(in.Shape)
+	if f, ok := narrowFormat(t); ok {
+		v := decodeNarrow(x, f)
+		if err := unaryFloat(op, v, v); err != nil {
+			return nil, err
+		}
+		encodeNarrow(out, f, v)
+		return out, nil
+	}
+	var err error
+	switch d := x.Data().(type) {
+	case []float32:
+		err = unaryFloat(op, out.Data().([]float32), d)
+	case []float64:
+		err = unaryFloat(op, out.Data().([]float64), d)
+	case []complex64:
+		err = unaryComplex(op, out.Data().([]complex64), d)
+	case []complex128:
+		err = unaryComplex(op, out.Data().([]complex128), d)
+	case []bool:
+		err = unaryPred(op, out.Data().([]bool), d)
+	case []int8:
+		err = unaryInt(op, out.Data().([]int8), d, t.Bits())
+	case []int16:
+		err = unaryInt(op, out.Data().([]int16), d, 16)
+	case []int32:
+		err = unaryInt(op, out.Data().([]int32), d, 32)
+	case []int64:
+		err = unaryInt(op, out.Data().([]int64), d, 64)
+	case []uint8:
+		err = unaryInt(op, out.Data().([]uint8), d, t.Bits())
+	case []uint16:
+		err = unaryInt(op, out.Data().([]uint16), d, 16)
+	case []uint32:
+		err = unaryInt(op, out.Data().([]uint32), d, 32)
+	case []uint64:
+		err = unaryInt(op, out.Data().([]uint64), d, 64)
+	default:
+		err = errOpType(op, t)
+	}
+	if err != nil {
+		return nil, errOpType(op, t)
+	}
+	wrapNarrowInts(out)
+	return out, nil
+}
+
+// floatFuncs are the float ops computed by a float64 library function and
+// rounded once to the element type.
+var floatFuncs = map[hlo.Opcode]func(float64) float64{
+	hlo.OpCbrt:  math.Cbrt,
+	hlo.OpCos:   math.Cos,
+	hlo.OpErf:   math.Erf,
+	hlo.OpExp:   math.Exp,
+	hlo.OpExpm1: math.Expm1,
+	hlo.OpLog:   math.Log,
+	hlo.OpLog1p: math.Log1p,
+	hlo.OpSin:   math.Sin,
+	hlo.OpTan:   math.Tan,
+	hlo.OpTanh:  math.Tanh,
+	hlo.OpAtan:  math.Atan,
+	hlo.OpAtanh: math.Atanh,
+	hlo.OpCosh:  math.Cosh,
+	hlo.OpSinh:  math.Sinh,
+	hlo.OpLogistic: func(x float64) float64 {
+		return 1 / (1 + math.Exp(-x))
+	},
+	hlo.OpRsqrt: func(x float64) float64 { return 1 / math.Sqrt(x) },
+}
+
+func unaryFloat[T nativeFloat](op hlo.Opcode, dst, src []T) error {
+	switch op {
+	case hlo.OpNegate:
+		for i, v := range src {
+			dst[i] = -v
+		}
+	case hlo.OpAbs:
+		for i, v := range src {
+			dst[i] = T(math.Abs(float64(v)))
+		}
+	case hlo.OpSign:
+		// XLA: -1 or +1 by sign; zeros (either sign) and NaN are returned
+		// unchanged.
+		for i, v := range src {
+			switch {
+			case v > 0:
+				dst[i] = 1
+			case v < 0:
+				dst[i] = -1
+			default:
+				dst[i] = v
+			}
+		}
+	case hlo.OpSqrt:
+		// Exact in f64, so one rounding to f32 is the correctly rounded
+		// f32 square root.
+		for i, v := range src {
+			dst[i] = T(math.Sqrt(float64(v)))
+		}
+	case hlo.OpFloor:
+		for i, v := range src {
+			dst[i] = T(math.Floor(float64(v)))
+		}
+	case hlo.OpCeil:
+		for i, v := range src {
+			dst[i] = T(math.Ceil(float64(v)))
+		}
+	case hlo.OpRoundNearestAfz:
+		for i, v := range src {
+			dst[i] = T(math.Round(float64(v)))
+		}
+	case hlo.OpRoundNearestEven:
+		for i, v := range src {
+			dst[i] = T(math.RoundToEven(float64(v)))
+		}
+	default:
+		f, ok := floatFuncs[op]
+		if !ok {
+			return errOpType(op, hlo.F32)
+		}
+		for i, v := range src {
+			dst[i] = T(f(float64(v)))
+		}
+	}
+	return nil
+}
+
+func unaryInt[T integer](op hlo.Opcode, dst, src []T, width int) error {
+	mask := uint64(math.MaxUint64) >> (64 - width)
+	switch op {
+	case hlo.OpNegate:
+		for i, v := range src {
+			dst[i] = -v
+		}
+	case hlo.OpNot:
+		for i, v := range src {
+			dst[i] = ^v
+		}
+	case hlo.OpAbs:
+		for i, v := range src {
+			if v < 0 {
+				v = -v
+			}
+			dst[i] = v
+		}
+	case hlo.OpSign:
+		for i, v := range src {
+			switch {
+			case v > 0:
+				dst[i] = 1
+			case v < 0:
+				dst[i] = ^T(0) // -1; only reachable for signed types
+			default:
+				dst[i] = 0
+			}
+		}
+	case hlo.OpPopulationCount:
+		for i, v := range src {
+			dst[i] = T(bits.OnesCount64(uint64(v) & mask))
+		}
+	case hlo.OpClz:
+		for i, v := range src {
+			dst[i] = T(bits.LeadingZeros64(uint64(v)&mask) - (64 - width))
+		}
+	default:
+		return errOpType(op, hlo.S32)
+	}
+	return nil
+}
+
+func unaryPred(op hlo.Opcode, dst, src []bool) error {
+	if op != hlo.OpNot {
+		return errOpType(op, hlo.Pred)
+	}
+	for i, v := range src {
+		dst[i] = !v
+	}
+	return nil
+}
+
+var complexFuncs = map[hlo.Opcode]func(complex128) complex128{
+	hlo.OpNegate: func(x complex128) complex128 { return -x },
+	hlo.OpExp:    cmplx.Exp,
+	hlo.OpExpm1:  func(x complex128) complex128 { return cmplx.Exp(x) - 1 },
+	hlo.OpLog:    cmplx.Log,
+	hlo.OpLog1p:  func(x complex128) complex128 { return cmplx.Log(1 + x) },
+	hlo.OpSqrt:   cmplx.Sqrt,
+	hlo.OpRsqrt:  func(x complex128) complex128 { return 1 / cmplx.Sqrt(x) },
+	hlo.OpSin:    cmplx.Sin,
+	hlo.OpCos:    cmplx.Cos,
+	hlo.OpTan:    cmplx.Tan,
+	hlo.OpTanh:   cmplx.Tanh,
+	hlo.OpSinh:   cmplx.Sinh,
+	hlo.OpCosh:   cmplx.Cosh,
+	hlo.OpAtan:   cmplx.Atan,
+	hlo.OpAtanh:  cmplx.Atanh,
+	hlo.OpLogistic: func(x complex128) complex128 {
+		return 1 / (1 + cmplx.Exp(-x))
+	},
+	// sign(z) = z/|z|, and 0 for 0 (operation_semantics: "sign(x) = x / |x|"
+	// for complex).
+	hlo.OpSign: func(x complex128) complex128 {
+		if x == 0 {
+			return 0
+		}
+		return x / complex(cmplx.Abs(x), 0)
+	},
+}
+
+func unaryComplex[T nativeCplx](op hlo.Opcode, dst, src []T) error {
+	f, ok := complexFuncs[op]
+	if !ok {
+		return errOpType(op, hlo.C64)
+	}
+	for i, v := range src {
+		dst[i] = T(f(complex128(v)))
+	}
+	return nil
+}
+
+// isFinite is true for values that are neither infinite nor NaN.
+func isFinite(x *hlo.Literal, s hlo.Shape) (*hlo.Literal, error) {
+	out := hlo.NewLiteral(s)
+	dst := out.Data().([]bool)
+	switch d := x.Data().(type) {
+	case []float32:
+		for i, v := range d {
+			dst[i] = !math.IsInf(float64(v), 0) && v == v
+		}
+	case []float64:
+		for i, v := range d {
+			dst[i] = !math.IsInf(v, 0) && v == v
+		}
+	default:
+		f, ok := narrowFormat(x.DType())
+		if !ok {
+			return nil, errOpType(hlo.OpIsFinite, x.DType())
+		}
+		for i, v := range decodeNarrow(x, f) {
+			dst[i] = !math.IsInf(v, 0) && v == v
+		}
+	}
+	return out, nil
+}
+
+// complexPart computes real, imag and the (real-valued) abs of complex
+// numbers; on real types real is the identity and imag is zero.
+func complexPart(op hlo.Opcode, x *hlo.Literal, s hlo.Shape) (*hlo.Literal, error) {
+	if !x.DType().IsComplex() {
+		if op == hlo.OpImag {
+			return hlo.NewLiteral(s), nil
+		}
+		return x.Clone(), nil
+	}
+	v := loadComplex128(x)
+	r := make([]float64, len(v))
+	for i, z := range v {
+		switch op {
+		case hlo.OpReal:
+			r[i] = real(z)
+		case hlo.OpImag:
+			r[i] = imag(z)
+		default:
+			r[i] = cmplx.Abs(z)
+		}
+	}
+	return storeFloat64(s, r), nil
+}
