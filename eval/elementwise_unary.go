@@ -11,8 +11,12 @@ import (
 // signedInt, unsignedInt and integer are the Go storage types of XLA's
 // integer element types (s2/s4 and u2/u4 live in int8 and uint8).
 type (
-	signedInt   interface{ ~int8 | ~int16 | ~int32 | ~int64 }
-	unsignedInt interface{ ~uint8 | ~uint16 | ~uint32 | ~uint64 }
+	signedInt interface {
+		~int8 | ~int16 | ~int32 | ~int64
+	}
+	unsignedInt interface {
+		~uint8 | ~uint16 | ~uint32 | ~uint64
+	}
 	integer     interface{ signedInt | unsignedInt }
 	nativeFloat interface{ ~float32 | ~float64 }
 	nativeCplx  interface{ ~complex64 | ~complex128 }
