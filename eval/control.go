@@ -20,6 +20,28 @@ func init() {
 	register(evalPassThrough, hlo.OpCopy, hlo.OpOptimizationBarrier, hlo.OpDomain)
 	register(evalAfterAll, hlo.OpAfterAll)
 	register(evalAddDependency, hlo.OpAddDependency)
+	register(evalAsyncStart, hlo.OpAsyncStart)
+	register(evalPassThrough, hlo.OpAsyncUpdate)
+}
+
+// evalAsyncStart runs the wrapped computation at once: the evaluator has
+// no concurrency to overlap it with. The result is XLA's async tuple
+// (operands, result, contexts...); async-update passes it on and
+// async-done takes element 1.
+func evalAsyncStart(e *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	comp := in.Computation("calls")
+	if comp == nil || !in.Shape.IsTuple() || len(in.Shape.Tuple) < 2 {
+		return nil, errors.New("async-start needs a called computation and an (operands, result, ...) tuple shape")
+	}
+	r, err := e.Computation(comp, ops...)
+	if err != nil {
+		return nil, err
+	}
+	elems := []*hlo.Literal{hlo.MakeTupleLiteral(ops...), r}
+	for _, s := range in.Shape.Tuple[2:] {
+		elems = append(elems, hlo.NewLiteral(s))
+	}
+	return hlo.MakeTupleLiteral(elems...), nil
 }
 
 func evalConstant(e *Evaluator, in *hlo.Instruction, _ []*hlo.Literal) (*hlo.Literal, error) {

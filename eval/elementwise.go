@@ -21,7 +21,8 @@ var unaryOps = []hlo.Opcode{
 	hlo.OpFloor, hlo.OpImag, hlo.OpIsFinite, hlo.OpLog, hlo.OpLog1p, hlo.OpLogistic,
 	hlo.OpNegate, hlo.OpNot, hlo.OpPopulationCount, hlo.OpClz, hlo.OpReal, hlo.OpRoundNearestAfz,
 	hlo.OpRoundNearestEven, hlo.OpRsqrt, hlo.OpSign, hlo.OpSin, hlo.OpSqrt, hlo.OpTan,
-	hlo.OpTanh, hlo.OpAtan, hlo.OpAtanh, hlo.OpCosh, hlo.OpSinh,
+	hlo.OpTanh, hlo.OpAtan, hlo.OpAtanh, hlo.OpCosh, hlo.OpSinh, hlo.OpAcos, hlo.OpAcosh,
+	hlo.OpAsin, hlo.OpAsinh,
 }
 
 var binaryOps = []hlo.Opcode{

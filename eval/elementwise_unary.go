@@ -99,6 +99,10 @@ var floatFuncs = map[hlo.Opcode]func(float64) float64{
 	hlo.OpAtanh: math.Atanh,
 	hlo.OpCosh:  math.Cosh,
 	hlo.OpSinh:  math.Sinh,
+	hlo.OpAcos:  math.Acos,
+	hlo.OpAcosh: math.Acosh,
+	hlo.OpAsin:  math.Asin,
+	hlo.OpAsinh: math.Asinh,
 	hlo.OpLogistic: func(x float64) float64 {
 		return 1 / (1 + math.Exp(-x))
 	},
@@ -231,6 +235,10 @@ var complexFuncs = map[hlo.Opcode]func(complex128) complex128{
 	hlo.OpCosh:   cmplx.Cosh,
 	hlo.OpAtan:   cmplx.Atan,
 	hlo.OpAtanh:  cmplx.Atanh,
+	hlo.OpAcos:   cmplx.Acos,
+	hlo.OpAcosh:  cmplx.Acosh,
+	hlo.OpAsin:   cmplx.Asin,
+	hlo.OpAsinh:  cmplx.Asinh,
 	hlo.OpLogistic: func(x complex128) complex128 {
 		return 1 / (1 + cmplx.Exp(-x))
 	},

@@ -1,0 +1,127 @@
+package eval
+
+import (
+	"fmt"
+
+	"github.com/axle-ml/axle/hlo"
+)
+
+// The evaluator runs one replica of one partition. A collective whose
+// group is that one participant computes what operation_semantics gives
+// for a group of one: all-reduce, all-gather, reduce-scatter, all-to-all
+// and collective-broadcast return their operands unchanged. A group of
+// more participants is refused, since the other participants' values do
+// not exist here.
+
+func init() {
+	register(evalSoleParticipant, hlo.OpAllReduce, hlo.OpAllReduceStart, hlo.OpAllGather,
+		hlo.OpReduceScatter, hlo.OpAllToAll, hlo.OpCollectiveBroadcast)
+	register(evalAllGatherStart, hlo.OpAllGatherStart)
+	register(evalCollectivePermute, hlo.OpCollectivePermute, hlo.OpCollectivePermuteStart)
+	register(evalDone, hlo.OpAllGatherDone, hlo.OpCollectivePermuteDone, hlo.OpAsyncDone)
+	register(evalPassThrough, hlo.OpAllReduceDone)
+	register(evalReplicaID, hlo.OpReplicaID)
+	register(evalPartitionID, hlo.OpPartitionID)
+}
+
+// soleParticipant checks that each result leaf has its operand's
+// dimensions, which is what a group of one produces.
+func soleParticipant(in *hlo.Instruction, ops []*hlo.Literal, result hlo.Shape) (*hlo.Literal, error) {
+	leaves := []hlo.Shape{result}
+	if result.IsTuple() {
+		leaves = result.Tuple
+	}
+	if len(leaves) != len(ops) {
+		return nil, fmt.Errorf("%d operands but %d results", len(ops), len(leaves))
+	}
+	for i, l := range leaves {
+		if !l.SameDims(ops[i].Shape()) {
+			return nil, fmt.Errorf("%s over more than one participant (operand %d is %s, result %s): the evaluator runs a single replica and partition",
+				in.Opcode, i, ops[i].Shape().HumanString(), l.HumanString())
+		}
+	}
+	if result.IsTuple() {
+		return hlo.MakeTupleLiteral(ops...), nil
+	}
+	return ops[0], nil
+}
+
+func evalSoleParticipant(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return soleParticipant(in, ops, in.Shape)
+}
+
+// evalAllGatherStart returns (operands, gathered results).
+func evalAllGatherStart(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	if !in.Shape.IsTuple() || len(in.Shape.Tuple) < 2 {
+		return nil, fmt.Errorf("all-gather-start result %s is not a tuple (operands, results)", in.Shape.HumanString())
+	}
+	res, err := soleParticipant(in, ops, in.Shape.Tuple[1])
+	if err != nil {
+		return nil, err
+	}
+	input := res
+	if len(ops) > 1 {
+		input = hlo.MakeTupleLiteral(ops...)
+	}
+	return hlo.MakeTupleLiteral(input, res), nil
+}
+
+// evalDone returns element 1 of the start op's tuple: the result.
+func evalDone(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	el := ops[0].Elements()
+	if len(el) < 2 {
+		return nil, fmt.Errorf("%s expects the tuple of its start op", in.Opcode)
+	}
+	return el[1], nil
+}
+
+// evalCollectivePermute: this replica receives its own value if a pair
+// sends from it to itself, and zeros if no pair targets it
+// (operation_semantics, CollectivePermute). A pair from another replica
+// needs that replica, which the evaluator does not have.
+func evalCollectivePermute(e *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	if in.HasAttr("slice_sizes") {
+		return nil, fmt.Errorf("in-place collective-permute: %w", ErrUnimplemented)
+	}
+	pairs, _ := in.Attr("source_target_pairs")
+	self := int64(e.ReplicaID)
+	received := false
+	if ps, ok := pairs.([][]int64); ok {
+		for _, p := range ps {
+			if len(p) == 2 && p[1] == self {
+				if p[0] != self {
+					return nil, fmt.Errorf("collective-permute sends from replica %d to %d: the evaluator runs a single replica", p[0], p[1])
+				}
+				received = true
+			}
+		}
+	}
+	input := ops[0]
+	if len(ops) > 1 {
+		input = hlo.MakeTupleLiteral(ops...)
+	}
+	output := input
+	if !received {
+		output = hlo.NewLiteral(input.Shape())
+	}
+	if in.Opcode == hlo.OpCollectivePermute {
+		return output, nil
+	}
+	elems := []*hlo.Literal{input, output}
+	for _, s := range in.Shape.Tuple[2:] {
+		elems = append(elems, hlo.NewLiteral(s)) // backend contexts
+	}
+	return hlo.MakeTupleLiteral(elems...), nil
+}
+
+func evalReplicaID(e *Evaluator, in *hlo.Instruction, _ []*hlo.Literal) (*hlo.Literal, error) {
+	out := hlo.NewLiteral(in.Shape)
+	out.SetUint64(0, uint64(e.ReplicaID))
+	return out, nil
+}
+
+func evalPartitionID(e *Evaluator, in *hlo.Instruction, _ []*hlo.Literal) (*hlo.Literal, error) {
+	out := hlo.NewLiteral(in.Shape)
+	out.SetUint64(0, uint64(e.PartitionID))
+	return out, nil
+}
