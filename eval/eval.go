@@ -27,12 +27,15 @@ func register(fn handler, ops ...hlo.Opcode) {
 	}
 }
 
-// Evaluator runs computations. Its zero value is ready to use.
+// Evaluator runs computations. Its zero value is ready to use; it is not
+// safe for concurrent use (it caches per-computation plans during a Run).
 type Evaluator struct {
 	// Seed drives rng and the values invented for elided constants.
 	Seed uint64
 	// ReplicaID and PartitionID are what replica-id and partition-id return.
 	ReplicaID, PartitionID uint32
+
+	plans map[*hlo.Computation]*compPlan
 }
 
 // Run evaluates the module's entry computation on args, one per parameter.
@@ -59,40 +62,83 @@ func (e *Evaluator) Run(m *hlo.Module, args ...*hlo.Literal) (*hlo.Literal, erro
 			return nil, fmt.Errorf("eval: argument %d (parameter %s) has shape %s, want %s", i, p.Name, got, p.Shape.HumanString())
 		}
 	}
+	e.plans = nil // plans refer to the previous module
 	return e.Computation(m.Entry, args...)
 }
 
 // Computation evaluates one computation on its arguments.
 func (e *Evaluator) Computation(c *hlo.Computation, args ...*hlo.Literal) (*hlo.Literal, error) {
-	values := make(map[*hlo.Instruction]*hlo.Literal, len(c.Instructions))
-	for _, in := range c.Instructions {
-		v, err := e.instruction(in, values, args)
+	p := e.plan(c)
+	values := make([]*hlo.Literal, len(c.Instructions))
+	var ops []*hlo.Literal
+	for i, in := range c.Instructions {
+		if in.Opcode == hlo.OpParameter {
+			if int(in.ParamNumber) >= len(args) {
+				return nil, fmt.Errorf("computation %s, instruction %s: parameter %d has no argument", c.Name, in.Name, in.ParamNumber)
+			}
+			values[i] = args[in.ParamNumber]
+			continue
+		}
+		ops = ops[:0]
+		for _, j := range p.operands[i] {
+			if j < 0 || values[j] == nil {
+				return nil, fmt.Errorf("computation %s, instruction %s: an operand is not computed before its use", c.Name, in.Name)
+			}
+			ops = append(ops, values[j])
+		}
+		h := handlers[in.Opcode]
+		if h == nil {
+			return nil, fmt.Errorf("computation %s, instruction %s: %s: %w", c.Name, in.Name, in.Opcode, ErrUnimplemented)
+		}
+		// Handlers may keep the operand slice; give each its own.
+		v, err := h(e, in, append([]*hlo.Literal(nil), ops...))
 		if err != nil {
 			return nil, fmt.Errorf("computation %s, instruction %s: %w", c.Name, in.Name, err)
 		}
-		values[in] = v
+		values[i] = v
 	}
-	return values[c.Root], nil
+	if p.root < 0 {
+		return nil, fmt.Errorf("computation %s has no root instruction", c.Name)
+	}
+	return values[p.root], nil
 }
 
-func (e *Evaluator) instruction(in *hlo.Instruction, values map[*hlo.Instruction]*hlo.Literal, args []*hlo.Literal) (*hlo.Literal, error) {
-	if in.Opcode == hlo.OpParameter {
-		if int(in.ParamNumber) >= len(args) {
-			return nil, fmt.Errorf("parameter %d has no argument", in.ParamNumber)
+// compPlan is a computation resolved to positions: each instruction's
+// operands as indices into the instruction list, so evaluating it (once
+// per element for reducers and comparators) indexes a slice instead of
+// hashing pointers.
+type compPlan struct {
+	operands [][]int
+	root     int
+}
+
+// plan returns c's plan, building it on first use. Plans live as long as
+// the Evaluator's current Run.
+func (e *Evaluator) plan(c *hlo.Computation) *compPlan {
+	if p, ok := e.plans[c]; ok {
+		return p
+	}
+	pos := make(map[*hlo.Instruction]int, len(c.Instructions))
+	for i, in := range c.Instructions {
+		pos[in] = i
+	}
+	p := &compPlan{operands: make([][]int, len(c.Instructions)), root: -1}
+	for i, in := range c.Instructions {
+		p.operands[i] = make([]int, len(in.Operands))
+		for k, o := range in.Operands {
+			j, ok := pos[o]
+			if !ok || j >= i {
+				j = -1 // reported when evaluated
+			}
+			p.operands[i][k] = j
 		}
-		return args[in.ParamNumber], nil
 	}
-	ops := make([]*hlo.Literal, len(in.Operands))
-	for i, o := range in.Operands {
-		v, ok := values[o]
-		if !ok {
-			return nil, fmt.Errorf("operand %s is not computed before its use", o.Name)
-		}
-		ops[i] = v
+	if r, ok := pos[c.Root]; ok {
+		p.root = r
 	}
-	h := handlers[in.Opcode]
-	if h == nil {
-		return nil, fmt.Errorf("%s: %w", in.Opcode, ErrUnimplemented)
+	if e.plans == nil {
+		e.plans = make(map[*hlo.Computation]*compPlan)
 	}
-	return h(e, in, ops)
+	e.plans[c] = p
+	return p
 }
