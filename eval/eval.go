@@ -142,3 +142,24 @@ func (e *Evaluator) plan(c *hlo.Computation) *compPlan {
 	e.plans[c] = p
 	return p
 }
+
+// Instruction evaluates one instruction on its operands' values (constant
+// folding's entry point). Parameters cannot be evaluated alone.
+func (e *Evaluator) Instruction(in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	if in.Opcode == hlo.OpParameter {
+		return nil, fmt.Errorf("instruction %s: a parameter has no value on its own", in.Name)
+	}
+	if len(ops) != len(in.Operands) {
+		return nil, fmt.Errorf("instruction %s: %d operand values for %d operands", in.Name, len(ops), len(in.Operands))
+	}
+	h := handlers[in.Opcode]
+	if h == nil {
+		return nil, fmt.Errorf("instruction %s: %s: %w", in.Name, in.Opcode, ErrUnimplemented)
+	}
+	e.plans = nil // called computations may belong to any module
+	v, err := h(e, in, ops)
+	if err != nil {
+		return nil, fmt.Errorf("instruction %s: %w", in.Name, err)
+	}
+	return v, nil
+}

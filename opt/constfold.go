@@ -1,0 +1,81 @@
+package opt
+
+import (
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/pass"
+)
+
+// ConstantFolding replaces instructions whose operands are all constants
+// by the constant the evaluator computes (XLA's HloConstantFolding). It
+// leaves alone what would only grow the module or cannot be folded:
+// results over FoldLimitBytes, broadcasts and iotas (folding just
+// materializes them), side-effecting instructions, loops (which may not
+// terminate), tuples, and ops the evaluator refuses.
+var ConstantFolding = pass.Func("constant-folding", runConstantFolding)
+
+// FoldLimitBytes caps the size of a folded constant.
+const FoldLimitBytes = 1 << 20
+
+func runConstantFolding(m *hlo.Module) (bool, error) {
+	fx := newEffects()
+	var ev eval.Evaluator
+	changed := false
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			if !foldable(in, fx) {
+				continue
+			}
+			ops := make([]*hlo.Literal, len(in.Operands))
+			for i, o := range in.Operands {
+				ops[i] = o.Literal
+			}
+			v, err := ev.Instruction(in, ops)
+			if err != nil || !v.Shape().IsArray() {
+				continue // not foldable here; the backend will compute it
+			}
+			in.Opcode, in.Operands, in.Attrs, in.Literal = hlo.OpConstant, nil, keepGenericAttrs(in.Attrs), v
+			changed = true
+		}
+	}
+	if changed {
+		for _, c := range m.Computations {
+			removeDeadInstructions(c, fx)
+		}
+	}
+	return changed, nil
+}
+
+func foldable(in *hlo.Instruction, fx *effects) bool {
+	switch in.Opcode {
+	case hlo.OpConstant, hlo.OpParameter, hlo.OpBroadcast, hlo.OpIota, hlo.OpWhile,
+		hlo.OpTuple, hlo.OpGetTupleElement, hlo.OpAfterAll, hlo.OpRngBitGenerator:
+		return false
+	}
+	if !in.Shape.IsArray() || len(in.Operands) == 0 || fx.instruction(in) || len(in.ControlPredecessors) > 0 {
+		return false
+	}
+	if in.Shape.NumElements()*int64(max(in.Shape.DType.Bits()/8, 1)) > FoldLimitBytes {
+		return false
+	}
+	for _, o := range in.Operands {
+		if o.Opcode != hlo.OpConstant || o.Literal == nil || o.Literal.IsElided() {
+			return false
+		}
+	}
+	return true
+}
+
+// keepGenericAttrs keeps the attributes every instruction may carry
+// (metadata, sharding, ...) and drops the opcode's own.
+func keepGenericAttrs(attrs []hlo.Attr) []hlo.Attr {
+	var out []hlo.Attr
+	for _, a := range attrs {
+		for _, g := range hlo.GenericAttrs {
+			if a.Name == g {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,41 @@
+package opt_test
+
+import (
+	"testing"
+
+	"github.com/axle-ml/axle/opt"
+)
+
+// Folding runs in instruction order, so a chain of constant arithmetic
+// becomes one constant in one run; the value is the evaluator's.
+func TestConstantFoldingChain(t *testing.T) {
+	checkPass(t, opt.ConstantFolding, hloModule(`
+ENTRY e {
+  p = s32[2] parameter(0)
+  a = s32[2] constant({1, 2})
+  b = s32[2] constant({10, 20})
+  s = s32[2] add(a, b)
+  m = s32[2] multiply(s, b)
+  ROOT r = s32[2] add(p, m)
+}`), hloModule(`
+ENTRY e {
+  p = s32[2] parameter(0)
+  m = s32[2] constant({110, 440})
+  ROOT r = s32[2] add(p, m)
+}`))
+}
+
+// Must not fire: a broadcast of a constant (folding would only
+// materialize it), an iota, rng (side effect), and a parameter operand.
+func TestConstantFoldingLeavesBroadcastIotaRng(t *testing.T) {
+	checkPass(t, opt.ConstantFolding, hloModule(`
+ENTRY e {
+  p = f32[8] parameter(0)
+  c = f32[] constant(1)
+  b = f32[8] broadcast(c), dimensions={}
+  i = f32[8] iota(), iota_dimension=0
+  r = f32[8] rng(c, c), distribution=rng_uniform
+  s = f32[8] add(p, b)
+  ROOT t = (f32[8], f32[8], f32[8]) tuple(s, i, r)
+}`), "")
+}
