@@ -1,8 +1,12 @@
 package opt_test
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/axle-ml/axle/hlo"
 
 	"github.com/axle-ml/axle/hlo/hlotext"
 	"github.com/axle-ml/axle/pass"
@@ -21,17 +25,53 @@ func runPass(t *testing.T, p pass.Pass, before string) (string, bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return hlotext.Print(m, hlotext.Short), changed
+	return structure(m), changed
 }
 
-// normalize parses and prints text the way runPass prints its result.
+// normalize parses text and renders it the way runPass renders its result.
 func normalize(t *testing.T, text string) string {
 	t.Helper()
 	m, err := hlotext.Parse(text, hlotext.Options{File: t.Name() + "(want)"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return hlotext.Print(m, hlotext.Short)
+	return structure(m)
+}
+
+// structure renders a module independently of instruction names and of
+// the order of independent instructions: per computation, the sorted
+// multiset of canonical instruction lines, then the root's expression
+// tree. Two modules with the same structure compute the same way.
+func structure(m *hlo.Module) string {
+	var b strings.Builder
+	for _, c := range m.Computations {
+		lines := make([]string, len(c.Instructions))
+		for i, in := range c.Instructions {
+			lines[i] = node(in)
+		}
+		slices.Sort(lines)
+		fmt.Fprintf(&b, "computation %s\n  %s\nroot:\n%s\n", c.Name, strings.Join(lines, "\n  "), expr(c.Root, "  "))
+	}
+	return b.String()
+}
+
+func node(in *hlo.Instruction) string {
+	s := hlotext.PrintInstruction(in, hlotext.CanonicalForm)
+	switch in.Opcode {
+	case hlo.OpParameter:
+		s += fmt.Sprintf(" #%d", in.ParamNumber)
+	case hlo.OpConstant:
+		s += " " + in.Literal.String()
+	}
+	return s
+}
+
+func expr(in *hlo.Instruction, indent string) string {
+	s := indent + node(in)
+	for _, o := range in.Operands {
+		s += "\n" + expr(o, indent+"  ")
+	}
+	return s
 }
 
 // checkPass: after == "" means the pass must not fire.
