@@ -96,3 +96,15 @@ func checkOrders(passes []Pass, orders []Order) error {
 	}
 	return nil
 }
+
+// renamed is a pass under another name.
+type renamed struct {
+	Pass
+	name string
+}
+
+func (r renamed) Name() string { return r.name }
+
+// Rename returns p under a new name, so one pass can appear in a table
+// twice ("early-dce", "late-dce").
+func Rename(name string, p Pass) Pass { return renamed{Pass: p, name: name} }

@@ -19,7 +19,10 @@ commands:
   verify FILE...                                parse and verify modules
   run [--backend interp] [--warmup K] [--repeat N] [--json] [--args FILE] FILE.hlo
                                                 run a module on seeded random arguments
-  test-cases [--backend interp] DIR...          run conformance cases: PASS/FAIL per case, then "N passed, M failed"
+  opt [--passes p,q] [--skip-passes p] [--verify-each] [--timings]
+      [--dump-to DIR] [--dump-pass-re RE] [--dump-format text,dot,html] FILE.hlo
+                                                optimize a module with the standard pipeline and print it
+  test-cases [--backend interp] [--opt] DIR...  run conformance cases: PASS/FAIL per case, then "N passed, M failed"
 `
 }
 
@@ -35,6 +38,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdVerify(args[1:], stdout, stderr)
 	case "run":
 		return cmdRun(args[1:], stdout, stderr)
+	case "opt":
+		return cmdOpt(args[1:], stdout, stderr)
 	case "test-cases":
 		return cmdTestCases(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

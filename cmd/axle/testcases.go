@@ -7,6 +7,8 @@ import (
 
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/opt"
 )
 
 // cmdTestCases runs conformance case files:
@@ -15,7 +17,9 @@ func cmdTestCases(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("test-cases", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	backend := fs.String("backend", "interp", "backend to run the cases on (interp)")
-	opt := fs.Bool("opt", false, "run the optimization pipeline before executing")
+	optimize := fs.Bool("opt", false, "run the optimization pipeline before executing")
+	var of optFlags
+	of.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -31,9 +35,12 @@ func cmdTestCases(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "axle test-cases: unknown backend %q (available: interp)\n", *backend)
 		return 2
 	}
-	if *opt {
-		fmt.Fprintln(stderr, "axle test-cases: --opt: the optimization pipeline is not built yet")
-		return 2
+	if *optimize {
+		opts := of.options()
+		r.Prepare = func(m *hlo.Module) error {
+			_, err := opt.Standard().RunWith(m, opts)
+			return err
+		}
 	}
 	files, err := conformance.FindCases(fs.Args()...)
 	if err != nil {

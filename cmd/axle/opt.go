@@ -1,0 +1,103 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/hlotext"
+	"github.com/axle-ml/axle/opt"
+	"github.com/axle-ml/axle/pass"
+)
+
+// optFlags are the pipeline choices shared by `axle opt` and
+// `axle test-cases --opt`.
+type optFlags struct {
+	passes, skip string
+	verifyEach   bool
+}
+
+func (f *optFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.passes, "passes", "", "comma-separated pass names to run (default: the whole standard pipeline)")
+	fs.StringVar(&f.skip, "skip-passes", "", "comma-separated pass names not to run")
+	fs.BoolVar(&f.verifyEach, "verify-each", false, "verify the module after every pass and check that unchanged passes changed nothing")
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (f *optFlags) options() pass.Options {
+	return pass.Options{Only: splitList(f.passes), Skip: splitList(f.skip), Verify: f.verifyEach, CheckUnchanged: f.verifyEach}
+}
+
+// cmdOpt: axle opt [--passes p,q] [--skip-passes p] [--verify-each]
+// [--timings] [--dump-to DIR --dump-pass-re RE --dump-format text,dot,html] FILE.hlo
+func cmdOpt(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("opt", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var of optFlags
+	of.register(fs)
+	timings := fs.Bool("timings", false, "print per-pass times to stderr")
+	short := fs.Bool("short", false, "print the result in XLA's short parsable form")
+	var df dumpFlags
+	df.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "axle opt: want exactly one input file")
+		return 2
+	}
+	path := fs.Arg(0)
+	mods, err := loadModules(path, 0)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	status := 0
+	for _, m := range mods {
+		if err := optimize(m, of, df, *timings, stderr); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", path, err)
+			status = 1
+			continue
+		}
+		fmt.Fprint(stdout, hlotext.Print(m, hlotext.PrintOptions{Short: *short}))
+	}
+	return status
+}
+
+func optimize(m *hlo.Module, of optFlags, df dumpFlags, timings bool, stderr io.Writer) error {
+	if err := hlo.Verify(m); err != nil {
+		return err
+	}
+	opts := of.options()
+	if timings {
+		opts.Timings = &pass.Timings{}
+	}
+	d, err := df.observer(m)
+	if err != nil {
+		return err
+	}
+	if d != nil {
+		opts.Observers = append(opts.Observers, d.Observe)
+	}
+	_, err = opt.Standard().RunWith(m, opts)
+	if d != nil {
+		if ferr := d.Finish(); err == nil {
+			err = ferr
+		}
+	}
+	if timings {
+		fmt.Fprint(stderr, opts.Timings)
+	}
+	return err
+}
