@@ -1,0 +1,205 @@
+package opt_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/axle-ml/axle/opt"
+)
+
+func TestTransposeFoldingIntoDot(t *testing.T) {
+	checkPass(t, opt.TransposeFolding, hloModule(`
+ENTRY e {
+  a = f32[4,3] parameter(0)
+  b = f32[4,5] parameter(1)
+  at = f32[3,4] transpose(a), dimensions={1,0}
+  ROOT d = f32[3,5] dot(at, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`), hloModule(`
+ENTRY e {
+  a = f32[4,3] parameter(0)
+  b = f32[4,5] parameter(1)
+  ROOT d = f32[3,5] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+}`))
+}
+
+// Must not fire: the transpose reorders the free dimensions, which are
+// the result's dimensions.
+func TestTransposeFoldingKeepsFreeDimensionOrder(t *testing.T) {
+	checkPass(t, opt.TransposeFolding, hloModule(`
+ENTRY e {
+  a = f32[2,3,4] parameter(0)
+  b = f32[4,5] parameter(1)
+  at = f32[3,2,4] transpose(a), dimensions={1,0,2}
+  ROOT d = f32[3,2,5] dot(at, b), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+}`), "")
+}
+
+func TestTransposeFoldingIntoConvolutionKernel(t *testing.T) {
+	checkPass(t, opt.TransposeFolding, hloModule(`
+ENTRY e {
+  x = f32[1,5,5,2] parameter(0)
+  k = f32[3,3,2,4] parameter(1)
+  kt = f32[4,2,3,3] transpose(k), dimensions={3,2,0,1}
+  ROOT c = f32[1,3,3,4] convolution(x, kt), window={size=3x3}, dim_labels=b01f_oi01->b01f
+}`), hloModule(`
+ENTRY e {
+  x = f32[1,5,5,2] parameter(0)
+  k = f32[3,3,2,4] parameter(1)
+  ROOT c = f32[1,3,3,4] convolution(x, k), window={size=3x3}, dim_labels=b01f_01io->b01f
+}`))
+}
+
+func TestCallInliner(t *testing.T) {
+	checkPass(t, opt.CallInliner, hloModule(`
+inner {
+  x = f32[] parameter(0)
+  ROOT n = f32[] negate(x)
+}
+outer {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  s = f32[] add(a, b)
+  ROOT c = f32[] call(s), to_apply=inner
+}
+ENTRY e {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT c = f32[] call(p, q), to_apply=outer
+}`), hloModule(`
+ENTRY e {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  s = f32[] add(p, q)
+  ROOT n = f32[] negate(s)
+}`))
+}
+
+func TestTupleSimplifier(t *testing.T) {
+	checkPass(t, opt.TupleSimplifier, hloModule(`
+ENTRY e {
+  p = (f32[], s32[]) parameter(0)
+  a = f32[] get-tuple-element(p), index=0
+  b = s32[] get-tuple-element(p), index=1
+  t = (f32[], s32[]) tuple(a, b)
+  x = f32[] get-tuple-element(t), index=0
+  ROOT r = (f32[], (f32[], s32[])) tuple(x, t)
+}`), hloModule(`
+ENTRY e {
+  p = (f32[], s32[]) parameter(0)
+  a = f32[] get-tuple-element(p), index=0
+  ROOT r = (f32[], (f32[], s32[])) tuple(a, p)
+}`))
+}
+
+// Must not fire: the elements are swapped.
+func TestTupleSimplifierKeepsReorderedTuple(t *testing.T) {
+	checkPass(t, opt.TupleSimplifier, hloModule(`
+ENTRY e {
+  p = (f32[], f32[]) parameter(0)
+  a = f32[] get-tuple-element(p), index=0
+  b = f32[] get-tuple-element(p), index=1
+  ROOT t = (f32[], f32[]) tuple(b, a)
+}`), "")
+}
+
+func TestZeroSizedElimination(t *testing.T) {
+	checkPass(t, opt.ZeroSizedElimination, hloModule(`
+ENTRY e {
+  p = f32[0,3] parameter(0)
+  n = f32[0,3] negate(p)
+  ROOT e = f32[0,3] exponential(n)
+}`), hloModule(`
+ENTRY e {
+  p = f32[0,3] parameter(0)
+  ROOT e = f32[0,3] constant({})
+}`))
+}
+
+const branches = `
+neg {
+  x = f32[] parameter(0)
+  ROOT n = f32[] negate(x)
+}
+ex {
+  x = f32[] parameter(0)
+  ROOT n = f32[] exponential(x)
+}
+`
+
+func TestConditionalSimplifierConstantIndex(t *testing.T) {
+	// Index 7 is out of range: the last branch runs.
+	checkPass(t, opt.ConditionalSimplifier, hloModule(branches, `
+ENTRY e {
+  i = s32[] constant(7)
+  p = f32[] parameter(0)
+  ROOT c = f32[] conditional(i, p, p), branch_computations={neg, ex}
+}`), hloModule(`
+ex {
+  x = f32[] parameter(0)
+  ROOT n = f32[] exponential(x)
+}
+ENTRY e {
+  p = f32[] parameter(0)
+  ROOT c = f32[] call(p), to_apply=ex
+}`))
+}
+
+func TestConditionalSimplifierUnknownPredicate(t *testing.T) {
+	checkPass(t, opt.ConditionalSimplifier, hloModule(branches, `
+ENTRY e {
+  b = pred[] parameter(1)
+  p = f32[] parameter(0)
+  ROOT c = f32[] conditional(b, p, p), true_computation=neg, false_computation=ex
+}`), "")
+}
+
+const loop = `
+cond {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(%d)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  f = f32[] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  f1 = f32[] sine(f)
+  ROOT t = (s32[], f32[]) tuple(i1, f1)
+}
+ENTRY e {
+  z = s32[] constant(0)
+  p = f32[] parameter(0)
+  init = (s32[], f32[]) tuple(z, p)
+  ROOT w = (s32[], f32[]) while(init), condition=cond, body=body
+}`
+
+func TestWhileSimplifierTripCounts(t *testing.T) {
+	checkPass(t, opt.WhileSimplifier, hloModule(sprintf(loop, 0)), hloModule(`
+ENTRY e {
+  z = s32[] constant(0)
+  p = f32[] parameter(0)
+  ROOT init = (s32[], f32[]) tuple(z, p)
+}`))
+	checkPass(t, opt.WhileSimplifier, hloModule(sprintf(loop, 1)), hloModule(`
+body {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  f = f32[] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  f1 = f32[] sine(f)
+  ROOT t = (s32[], f32[]) tuple(i1, f1)
+}
+ENTRY e {
+  z = s32[] constant(0)
+  p = f32[] parameter(0)
+  init = (s32[], f32[]) tuple(z, p)
+  ROOT w = (s32[], f32[]) call(init), to_apply=body
+}`))
+	checkPass(t, opt.WhileSimplifier, hloModule(sprintf(loop, 2)), "")
+}
+
+var sprintf = fmt.Sprintf
