@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"slices"
 	"time"
@@ -52,17 +51,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\n", path, err)
 		return 1
 	}
-	rng := rand.New(rand.NewPCG(*seed, 0x5eed))
-	fillElidedConstants(m, rng)
-	var argv []*hlo.Literal
+	argv := eval.RandomArguments(m, *seed)
 	if *argsFile != "" {
 		if argv, err = readArgs(*argsFile); err != nil {
 			fmt.Fprintf(stderr, "axle run: --args: %v\n", err)
 			return 1
-		}
-	} else {
-		for _, p := range m.Entry.Params {
-			argv = append(argv, randomLiteral(p.Shape, rng))
 		}
 	}
 	compile := time.Since(start)
@@ -121,47 +114,6 @@ func readArgs(path string) ([]*hlo.Literal, error) {
 		}
 	}
 	return out, nil
-}
-
-// fillElidedConstants gives constants written {...} seeded random values,
-// as XLA's HLO runner does for dumps without weights.
-func fillElidedConstants(m *hlo.Module, rng *rand.Rand) {
-	for _, c := range m.Computations {
-		for _, in := range c.Instructions {
-			if in.Opcode == hlo.OpConstant && in.Literal != nil && in.Literal.IsElided() {
-				in.Literal = randomLiteral(in.Shape, rng)
-			}
-		}
-	}
-}
-
-// randomLiteral fills a shape with values that keep common models finite:
-// floats uniform in [-1, 1), integers in [0, 10), random preds.
-func randomLiteral(s hlo.Shape, rng *rand.Rand) *hlo.Literal {
-	if s.IsTuple() {
-		elems := make([]*hlo.Literal, len(s.Tuple))
-		for i, e := range s.Tuple {
-			elems[i] = randomLiteral(e, rng)
-		}
-		return hlo.MakeTupleLiteral(elems...)
-	}
-	l := hlo.NewLiteral(s)
-	if !s.IsArray() {
-		return l
-	}
-	for i := range l.Len() {
-		switch t := s.DType; {
-		case t.IsFloat():
-			l.SetFloat64(i, rng.Float64()*2-1)
-		case t.IsComplex():
-			l.SetComplex128(i, complex(rng.Float64()*2-1, rng.Float64()*2-1))
-		case t.IsPred():
-			l.SetBool(i, rng.IntN(2) == 1)
-		default:
-			l.SetInt64(i, int64(rng.IntN(10)))
-		}
-	}
-	return l
 }
 
 func leaves(l *hlo.Literal, f func(*hlo.Literal)) {

@@ -1,0 +1,62 @@
+package eval
+
+import (
+	"math/rand/v2"
+
+	"github.com/axle-ml/axle/hlo"
+)
+
+// RandomLiteral fills a shape with seeded values that keep common models
+// finite: floats uniform in [-1, 1), integers in [0, 10), random preds.
+// `axle run`, the pass tests and the backends' differential tests share it
+// so they feed models the same inputs.
+func RandomLiteral(s hlo.Shape, rng *rand.Rand) *hlo.Literal {
+	if s.IsTuple() {
+		elems := make([]*hlo.Literal, len(s.Tuple))
+		for i, e := range s.Tuple {
+			elems[i] = RandomLiteral(e, rng)
+		}
+		return hlo.MakeTupleLiteral(elems...)
+	}
+	l := hlo.NewLiteral(s)
+	if !s.IsArray() {
+		return l
+	}
+	for i := range l.Len() {
+		switch t := s.DType; {
+		case t.IsFloat():
+			l.SetFloat64(i, rng.Float64()*2-1)
+		case t.IsComplex():
+			l.SetComplex128(i, complex(rng.Float64()*2-1, rng.Float64()*2-1))
+		case t.IsPred():
+			l.SetBool(i, rng.IntN(2) == 1)
+		default:
+			l.SetInt64(i, int64(rng.IntN(10)))
+		}
+	}
+	return l
+}
+
+// FillElidedConstants gives constants written {...} seeded random values,
+// as XLA's HLO runner does for dumps without weights.
+func FillElidedConstants(m *hlo.Module, rng *rand.Rand) {
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			if in.Opcode == hlo.OpConstant && in.Literal != nil && in.Literal.IsElided() {
+				in.Literal = RandomLiteral(in.Shape, rng)
+			}
+		}
+	}
+}
+
+// RandomArguments returns seeded random arguments for m's entry
+// parameters (after filling its elided constants from the same stream).
+func RandomArguments(m *hlo.Module, seed uint64) []*hlo.Literal {
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	FillElidedConstants(m, rng)
+	args := make([]*hlo.Literal, len(m.Entry.Params))
+	for i, p := range m.Entry.Params {
+		args[i] = RandomLiteral(p.Shape, rng)
+	}
+	return args
+}
