@@ -55,8 +55,24 @@ func structure(m *hlo.Module) string {
 	return b.String()
 }
 
+// node is the canonical text of one instruction, called computations
+// named rather than printed in place (they are rendered on their own).
 func node(in *hlo.Instruction) string {
-	s := hlotext.PrintInstruction(in, hlotext.CanonicalForm)
+	cp := *in
+	cp.Attrs = slices.Clone(in.Attrs)
+	for i, a := range cp.Attrs {
+		switch v := a.Value.(type) {
+		case *hlo.Computation:
+			cp.Attrs[i].Value = &hlo.Computation{Name: v.Name}
+		case []*hlo.Computation:
+			stubs := make([]*hlo.Computation, len(v))
+			for k, c := range v {
+				stubs[k] = &hlo.Computation{Name: c.Name}
+			}
+			cp.Attrs[i].Value = stubs
+		}
+	}
+	s := hlotext.PrintInstruction(&cp, hlotext.CanonicalForm)
 	switch in.Opcode {
 	case hlo.OpParameter:
 		s += fmt.Sprintf(" #%d", in.ParamNumber)

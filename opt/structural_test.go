@@ -203,3 +203,73 @@ ENTRY e {
 }
 
 var sprintf = fmt.Sprintf
+
+// exp(x) of the pass-through element x moves before the loop and rides
+// along as a third state element; the counter and accumulator stay.
+func TestLoopInvariantCodeMotion(t *testing.T) {
+	const before = `
+cond {
+  s = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  acc = f32[4] get-tuple-element(s), index=2
+  e = f32[4] exponential(x)
+  acc1 = f32[4] add(acc, e)
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  ROOT t = (s32[], f32[4], f32[4]) tuple(i1, x, acc1)
+}
+ENTRY e {
+  z = s32[] constant(0)
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  init = (s32[], f32[4], f32[4]) tuple(z, p, q)
+  ROOT w = (s32[], f32[4], f32[4]) while(init), condition=cond, body=body
+}`
+	const after = `
+cond {
+  s = (s32[], f32[4], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[4], f32[4], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  x = f32[4] get-tuple-element(s), index=1
+  acc = f32[4] get-tuple-element(s), index=2
+  e = f32[4] get-tuple-element(s), index=3
+  acc1 = f32[4] add(acc, e)
+  ROOT t = (s32[], f32[4], f32[4], f32[4]) tuple(i1, x, acc1, e)
+}
+ENTRY e {
+  z = s32[] constant(0)
+  p = f32[4] parameter(0)
+  q = f32[4] parameter(1)
+  init = (s32[], f32[4], f32[4]) tuple(z, p, q)
+  g0 = s32[] get-tuple-element(init), index=0
+  g1 = f32[4] get-tuple-element(init), index=1
+  g2 = f32[4] get-tuple-element(init), index=2
+  ex = f32[4] exponential(g1)
+  init2 = (s32[], f32[4], f32[4], f32[4]) tuple(g0, g1, g2, ex)
+  w = (s32[], f32[4], f32[4], f32[4]) while(init2), condition=cond, body=body
+  o0 = s32[] get-tuple-element(w), index=0
+  o1 = f32[4] get-tuple-element(w), index=1
+  o2 = f32[4] get-tuple-element(w), index=2
+  ROOT r = (s32[], f32[4], f32[4]) tuple(o0, o1, o2)
+}`
+	checkPass(t, opt.LoopInvariantCodeMotion, hloModule(before), hloModule(after))
+	// Nothing left to hoist the second time.
+	got, _ := runPass(t, opt.LoopInvariantCodeMotion, hloModule(after))
+	if got != normalize(t, hloModule(after)) {
+		t.Fatal("second run changed the module")
+	}
+}
