@@ -1,48 +1,56 @@
 package conformance_test
 
 import (
-	"errors"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/opt"
+	"github.com/axle-ml/axle/pass"
 )
 
 // TestInterpCases runs every public conformance case (cases/ and
-// xla-tests/) on the reference evaluator. Cases that need an opcode the
-// evaluator does not implement yet are counted and reported, not failed;
-// every other case must pass.
+// xla-tests/) on the reference evaluator, one subtest per case named
+// dir/op/case so `go test -run TestInterpCases/cases/gather` picks a
+// family. Every case must pass.
 func TestInterpCases(t *testing.T) {
-	var files []string
+	runAll(t, &conformance.Runner{Backend: &eval.Backend{}})
+}
+
+// TestInterpCasesOptimized runs them again after the standard pipeline
+// with every pass checked (axle test-cases --opt --verify-each): the
+// pipeline must preserve every case's value.
+func TestInterpCasesOptimized(t *testing.T) {
+	opts := pass.Options{Verify: true, CheckUnchanged: true}
+	runAll(t, &conformance.Runner{Backend: &eval.Backend{}, Prepare: func(m *hlo.Module) error {
+		_, err := opt.Standard().RunWith(m, opts)
+		return err
+	}})
+}
+
+func runAll(t *testing.T, r *conformance.Runner) {
 	for _, dir := range []string{"cases", "xla-tests"} {
-		f, err := conformance.FindCases(filepath.Join("../../shared/conformance", dir))
+		files, err := conformance.FindCases(filepath.Join("../../shared/conformance", dir))
 		if err != nil {
 			t.Skipf("shared conformance suite not found (%v): clone with ../shared beside the repository", err)
 		}
-		files = append(files, f...)
-	}
-	r := &conformance.Runner{Backend: &eval.Backend{}}
-	passed, unimplemented := 0, 0
-	for _, f := range files {
-		c, err := conformance.LoadCase(f)
-		if err != nil {
-			t.Errorf("%s: %v", f, err)
-			continue
-		}
-		err = r.RunCase(c)
-		switch {
-		case err == nil:
-			passed++
-		case errors.Is(err, eval.ErrUnimplemented):
-			unimplemented++
-		default:
-			t.Errorf("%s: %v", c.Name, err)
+		for _, f := range files {
+			name := dir + "/" + filepath.Base(filepath.Dir(f)) + "/" + strings.TrimSuffix(filepath.Base(f), ".json")
+			t.Run(name, func(t *testing.T) {
+				c, err := conformance.LoadCase(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := r.RunCase(c); err != nil {
+					t.Fatal(err)
+				}
+			})
 		}
 	}
-	t.Logf("%d cases: %d passed, %d need opcodes the evaluator lacks", len(files), passed, unimplemented)
 }
 
 func lit(t *testing.T, v []float64) *hlo.Literal {

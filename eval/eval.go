@@ -36,6 +36,9 @@ type Evaluator struct {
 	ReplicaID, PartitionID uint32
 
 	plans map[*hlo.Computation]*compPlan
+	// rngCalls counts rng evaluations, so repeated ones (a loop body)
+	// draw different values yet a run is reproducible from Seed.
+	rngCalls uint64
 }
 
 // Run evaluates the module's entry computation on args, one per parameter.

@@ -10,7 +10,6 @@ import (
 
 func laRunHLO(t *testing.T, text string, args ...*hlo.Literal) *hlo.Literal {
 	t.Helper()
-	eval.InstallTestShims()
 	m, err := hlotext.Parse(text, hlotext.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ func Standard() *pass.Pipeline {
 				ConditionalSimplifier,
 				WhileSimplifier,
 				pass.Rename("fix-call-inliner", CallInliner),
+				LoopInvariantCodeMotion,
 				ZeroSizedElimination,
 				CSE,
 				DCE,
