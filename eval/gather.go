@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/axle-ml/axle/hlo"
@@ -43,7 +44,17 @@ func newStartIndices(l *hlo.Literal, ivd int64) (*startIndices, error) {
 	}
 	strides := rowMajorStrides(ext)
 	batch := complementDims(len(ext), []int64{ivd})
-	s := &startIndices{vals: loadInt64(l), vecLen: int(ext[ivd]), vecStride: strides[ivd], ivd: ivd,
+	vals := loadInt64(l)
+	if l.DType() == hlo.U64 {
+		// Unsigned indices past 2^63 are huge, not negative: they clamp
+		// (gather) or fall out of bounds (scatter) at the top.
+		for i, v := range vals {
+			if v < 0 {
+				vals[i] = math.MaxInt64
+			}
+		}
+	}
+	s := &startIndices{vals: vals, vecLen: int(ext[ivd]), vecStride: strides[ivd], ivd: ivd,
 		base: offsetTable(batch, ext, strides)}
 	for _, d := range batch {
 		s.sizes = append(s.sizes, ext[d])
