@@ -17,7 +17,7 @@ func usage() string {
 commands:
   parse [--short] [--replica-count N] FILE...   print modules in XLA's text form
   verify FILE...                                parse and verify modules
-  run [--backend interp] [--warmup K] [--repeat N] [--json] [--args FILE] FILE.hlo
+  run [--backend interp] [--opt] [--warmup K] [--repeat N] [--json] [--args FILE] FILE.hlo
                                                 run a module on seeded random arguments
   opt [--passes p,q] [--skip-passes p] [--verify-each] [--timings]
       [--dump-to DIR] [--dump-pass-re RE] [--dump-format text,dot,html] FILE.hlo

@@ -131,3 +131,41 @@ func TestRun(t *testing.T) {
 		t.Errorf("wrong argument shape: exit %d, %q", code, errs)
 	}
 }
+
+// TestOptCommand: `axle opt` simplifies x*1+0 to x, --passes selects
+// passes by name (an unknown one is an error naming the passes), and
+// --dump-to writes the per-pass files and the HTML page.
+func TestOptCommand(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "m.hlo")
+	os.WriteFile(src, []byte(`HloModule m
+ENTRY e {
+  p = f32[4] parameter(0)
+  one = f32[] constant(1)
+  b1 = f32[4] broadcast(one), dimensions={}
+  m = f32[4] multiply(p, b1)
+  zero = f32[] constant(0)
+  b0 = f32[4] broadcast(zero), dimensions={}
+  ROOT a = f32[4] add(m, b0)
+}`), 0o644)
+	out, errs, code := runAxle("opt", "--short", "--verify-each", "--dump-to", dir, "--dump-format", "text,html", src)
+	if code != 0 || !strings.Contains(out, "ROOT p = f32[4]{0} parameter(0)") {
+		t.Fatalf("exit %d: %s\n%s", code, errs, out)
+	}
+	for _, f := range []string{"m.0000.input.hlo", "m.html"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("dump %s missing: %v", f, err)
+		}
+	}
+	if matches, _ := filepath.Glob(filepath.Join(dir, "m.*.algsimp.hlo")); len(matches) == 0 {
+		t.Error("no dump after algsimp")
+	}
+	out, _, code = runAxle("opt", "--passes", "dce", src)
+	if code != 0 || !strings.Contains(out, "multiply") {
+		t.Fatalf("--passes dce ran more than dce: exit %d\n%s", code, out)
+	}
+	_, errs, code = runAxle("opt", "--passes", "nosuch", src)
+	if code == 0 || !strings.Contains(errs, `no pass "nosuch"`) || !strings.Contains(errs, "algsimp") {
+		t.Fatalf("unknown pass: exit %d: %s", code, errs)
+	}
+}

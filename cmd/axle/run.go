@@ -13,11 +13,12 @@ import (
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/opt"
 )
 
 // cmdRun compiles (for interp: verifies) a module, feeds seeded random
 // arguments and runs it, printing result shapes, checksums and timing:
-// axle run [--backend interp] [--threads T] [--warmup K] [--repeat N] [--json] [--args FILE] FILE.hlo
+// axle run [--backend interp] [--opt] [--threads T] [--warmup K] [--repeat N] [--json] [--args FILE] FILE.hlo
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -28,6 +29,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "end with one JSON line of the results")
 	argsFile := fs.String("args", "", "JSON file with a list of argument values (conformance format) instead of random ones")
 	seed := fs.Uint64("seed", 1, "seed of the random arguments and elided constants")
+	optimize := fs.Bool("opt", false, "run the standard optimization pipeline before running")
+	var of optFlags
+	of.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -52,6 +56,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	argv := eval.RandomArguments(m, *seed)
+	if *optimize {
+		if _, err := opt.Standard().RunWith(m, of.options()); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", path, err)
+			return 1
+		}
+	}
 	if *argsFile != "" {
 		if argv, err = readArgs(*argsFile); err != nil {
 			fmt.Fprintf(stderr, "axle run: --args: %v\n", err)
