@@ -20,6 +20,8 @@ func Standard() *pass.Pipeline {
 				WhileSimplifier,
 				pass.Rename("fix-call-inliner", CallInliner),
 				LoopInvariantCodeMotion,
+				SortSimplifier,
+				ReshapeMover,
 				ZeroSizedElimination,
 				CSE,
 				DCE,

@@ -273,3 +273,92 @@ ENTRY e {
 		t.Fatal("second run changed the module")
 	}
 }
+
+// One run sinks the reshapes below the add; the multiply, whose operand
+// is the new reshape, moves on the pipeline's next round.
+func TestReshapeMoverSinksMatchingReshapes(t *testing.T) {
+	checkPass(t, opt.ReshapeMover, hloModule(`
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[2,3] parameter(1)
+  ra = f32[6] reshape(a)
+  rb = f32[6] reshape(b)
+  two = f32[] constant(2)
+  c = f32[6] broadcast(two), dimensions={}
+  s = f32[6] add(ra, rb)
+  ROOT m = f32[6] multiply(s, c)
+}`), hloModule(`
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[2,3] parameter(1)
+  s = f32[2,3] add(a, b)
+  rs = f32[6] reshape(s)
+  two = f32[] constant(2)
+  c = f32[6] broadcast(two), dimensions={}
+  ROOT m = f32[6] multiply(rs, c)
+}`))
+}
+
+// Must not fire: the reshapes come from different shapes, and a transpose
+// with another user would be duplicated.
+func TestReshapeMoverLeavesMismatches(t *testing.T) {
+	checkPass(t, opt.ReshapeMover, hloModule(`
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[3,2] parameter(1)
+  ra = f32[6] reshape(a)
+  rb = f32[6] reshape(b)
+  s = f32[6] add(ra, rb)
+  c = f32[3,2] parameter(2)
+  tc = f32[2,3] transpose(c), dimensions={1,0}
+  n = f32[2,3] negate(tc)
+  ROOT t = (f32[6], f32[2,3], f32[2,3]) tuple(s, n, tc)
+}`), "")
+}
+
+// The comparator reads only the keys; the second sorted operand is never
+// read, so it goes, and the sort of the keys alone returns an array.
+func TestSortSimplifierDropsUnreadOperand(t *testing.T) {
+	checkPass(t, opt.SortSimplifier, hloModule(`
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  k = f32[8] parameter(0)
+  v = s32[8] parameter(1)
+  s = (f32[8], s32[8]) sort(k, v), dimensions={0}, to_apply=cmp
+  ROOT g = f32[8] get-tuple-element(s), index=0
+}`), hloModule(`
+cmp.1 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  k = f32[8] parameter(0)
+  v = s32[8] parameter(1)
+  ROOT s = f32[8] sort(k), dimensions={0}, to_apply=cmp.1
+}`))
+}
+
+// Must not fire: the values are read (argsort-style).
+func TestSortSimplifierKeepsReadOperand(t *testing.T) {
+	checkPass(t, opt.SortSimplifier, hloModule(`
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  k = f32[8] parameter(0)
+  v = s32[8] parameter(1)
+  s = (f32[8], s32[8]) sort(k, v), dimensions={0}, to_apply=cmp
+  ROOT g = s32[8] get-tuple-element(s), index=1
+}`), "")
+}
