@@ -18,6 +18,7 @@ func Standard() *pass.Pipeline {
 				TupleSimplifier,
 				ConditionalSimplifier,
 				WhileSimplifier,
+				WhileDeadState,
 				pass.Rename("fix-call-inliner", CallInliner),
 				LoopInvariantCodeMotion,
 				SortSimplifier,

@@ -362,3 +362,83 @@ ENTRY e {
   ROOT g = s32[8] get-tuple-element(s), index=1
 }`), "")
 }
+
+// Element 2 (a running product nobody reads) is dead; element 1 is read
+// after the loop and stays.
+func TestWhileDeadState(t *testing.T) {
+	checkPass(t, opt.WhileDeadState, hloModule(`
+cond {
+  s = (s32[], f32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  f = f32[] get-tuple-element(s), index=1
+  g = f32[] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  f1 = f32[] sine(f)
+  g1 = f32[] multiply(g, f)
+  ROOT t = (s32[], f32[], f32[]) tuple(i1, f1, g1)
+}
+ENTRY e {
+  z = s32[] constant(0)
+  p = f32[] parameter(0)
+  init = (s32[], f32[], f32[]) tuple(z, p, p)
+  w = (s32[], f32[], f32[]) while(init), condition=cond, body=body
+  ROOT r = f32[] get-tuple-element(w), index=1
+}`), hloModule(`
+cond {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  f = f32[] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  f1 = f32[] sine(f)
+  ROOT t = (s32[], f32[]) tuple(i1, f1)
+}
+ENTRY e {
+  z = s32[] constant(0)
+  p = f32[] parameter(0)
+  init = (s32[], f32[]) tuple(z, p)
+  w = (s32[], f32[]) while(init), condition=cond, body=body
+  ROOT r = f32[] get-tuple-element(w), index=1
+}`))
+}
+
+// Must not fire: element 2 feeds element 1's next value.
+func TestWhileDeadStateKeepsFeedingElement(t *testing.T) {
+	checkPass(t, opt.WhileDeadState, hloModule(`
+cond {
+  s = (s32[], f32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[], f32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  f = f32[] get-tuple-element(s), index=1
+  g = f32[] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  f1 = f32[] add(f, g)
+  ROOT t = (s32[], f32[], f32[]) tuple(i1, f1, g)
+}
+ENTRY e {
+  z = s32[] constant(0)
+  p = f32[] parameter(0)
+  init = (s32[], f32[], f32[]) tuple(z, p, p)
+  w = (s32[], f32[], f32[]) while(init), condition=cond, body=body
+  ROOT r = f32[] get-tuple-element(w), index=1
+}`), "")
+}
