@@ -39,9 +39,7 @@ func runConstantFolding(m *hlo.Module) (bool, error) {
 		}
 	}
 	if changed {
-		for _, c := range m.Computations {
-			removeDeadInstructions(c, fx)
-		}
+		removeDead(m)
 	}
 	return changed, nil
 }

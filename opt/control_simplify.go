@@ -16,7 +16,6 @@ var ConditionalSimplifier = pass.Func("conditional-simplifier", runConditionalSi
 
 func runConditionalSimplifier(mod *hlo.Module) (bool, error) {
 	changed := false
-	fx := newEffects()
 	names := hlo.NewNameSet(mod)
 	for _, c := range mod.Computations {
 		for i, in := range c.Instructions {
@@ -27,18 +26,12 @@ func runConditionalSimplifier(mod *hlo.Module) (bool, error) {
 			if !ok {
 				continue
 			}
-			branches := conditionalBranches(in)
-			call := &hlo.Instruction{Name: names.Unique("call"), Opcode: hlo.OpCall, Shape: in.Shape.Clone(),
-				Operands: []*hlo.Instruction{in.Operands[branch+1]}, Attrs: []hlo.Attr{{Name: "to_apply", Value: branches[branch]}}, Parent: c}
-			c.Instructions[i] = call
-			c.ReplaceAllUses(in, call)
+			replaceByCall(c, i, in.Operands[branch+1], conditionalBranches(in)[branch], names)
 			changed = true
 		}
 	}
 	if changed {
-		for _, c := range mod.Computations {
-			removeDeadInstructions(c, fx)
-		}
+		removeDead(mod)
 		removeDeadComputations(mod)
 	}
 	return changed, nil
@@ -100,22 +93,16 @@ func runWhileSimplifier(mod *hlo.Module) (bool, error) {
 			if !ok {
 				continue
 			}
-			var repl *hlo.Instruction
 			if trips == 0 {
-				repl = in.Operands[0]
+				c.ReplaceAllUses(in, in.Operands[0])
 			} else {
-				repl = &hlo.Instruction{Name: names.Unique("call"), Opcode: hlo.OpCall, Shape: in.Shape.Clone(),
-					Operands: []*hlo.Instruction{in.Operands[0]}, Attrs: []hlo.Attr{{Name: "to_apply", Value: body}}, Parent: c}
-				c.Instructions[i] = repl
+				replaceByCall(c, i, in.Operands[0], body, names)
 			}
-			c.ReplaceAllUses(in, repl)
 			changed = true
 		}
 	}
 	if changed {
-		for _, c := range mod.Computations {
-			removeDeadInstructions(c, fx)
-		}
+		removeDead(mod)
 		removeDeadComputations(mod)
 	}
 	return changed, nil
@@ -213,4 +200,14 @@ func (p *partial) compute(in *hlo.Instruction) *hlo.Literal {
 		return nil
 	}
 	return v
+}
+
+// replaceByCall puts call(operand), to_apply=comp in place of instruction
+// i of c (same shape) and makes its users use the call.
+func replaceByCall(c *hlo.Computation, i int, operand *hlo.Instruction, comp *hlo.Computation, names *hlo.NameSet) {
+	old := c.Instructions[i]
+	call := &hlo.Instruction{Name: names.Unique("call"), Opcode: hlo.OpCall, Shape: old.Shape.Clone(),
+		Operands: []*hlo.Instruction{operand}, Attrs: []hlo.Attr{{Name: "to_apply", Value: comp}}, Parent: c}
+	c.Instructions[i] = call
+	c.ReplaceAllUses(old, call)
 }

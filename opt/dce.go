@@ -153,3 +153,12 @@ func dropUnusedParams(c *hlo.Computation, calls []*hlo.Instruction) bool {
 	}
 	return true
 }
+
+// removeDead drops the instructions a rewrite left unused, in every
+// computation: the common last step of the passes.
+func removeDead(m *hlo.Module) {
+	fx := newEffects()
+	for _, c := range m.Computations {
+		removeDeadInstructions(c, fx)
+	}
+}

@@ -1,6 +1,8 @@
 package opt
 
 import (
+	"slices"
+
 	"github.com/axle-ml/axle/hlo"
 	m "github.com/axle-ml/axle/hlo/match"
 	"github.com/axle-ml/axle/pass"
@@ -37,10 +39,7 @@ func runReshapeMover(mod *hlo.Module) (bool, error) {
 		}
 	}
 	if changed {
-		fx := newEffects()
-		for _, c := range mod.Computations {
-			removeDeadInstructions(c, fx)
-		}
+		removeDead(mod)
 	}
 	return changed, nil
 }
@@ -65,7 +64,7 @@ func sinkReshape(b *builder, in *hlo.Instruction, users map[*hlo.Instruction][]*
 			continue
 		}
 		x, y := first.Operands[0].Shape, o.Operands[0].Shape
-		if o.Opcode != first.Opcode || !x.SameDims(y) || !sameInts(o.Dimensions(), first.Dimensions()) {
+		if o.Opcode != first.Opcode || !x.SameDims(y) || !slices.Equal(o.Dimensions(), first.Dimensions()) {
 			return nil
 		}
 	}
@@ -89,18 +88,6 @@ func sinkReshape(b *builder, in *hlo.Instruction, users map[*hlo.Instruction][]*
 		return b.add(hlo.OpTranspose, []*hlo.Instruction{op}, hlo.Attr{Name: "dimensions", Value: first.Dimensions()})
 	}
 	return b.withShape(hlo.OpReshape, in.Shape, []*hlo.Instruction{op})
-}
-
-func sameInts(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // scalarOf is the first element of l as a scalar literal.

@@ -84,10 +84,7 @@ func (s *Simplifier) Run(m *hlo.Module) (bool, error) {
 		}
 	}
 	if changed {
-		fx := newEffects()
-		for _, c := range m.Computations {
-			removeDeadInstructions(c, fx)
-		}
+		removeDead(m)
 	}
 	return changed, nil
 }

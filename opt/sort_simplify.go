@@ -30,10 +30,7 @@ func runSortSimplifier(mod *hlo.Module) (bool, error) {
 		}
 	}
 	if changed {
-		fx := newEffects()
-		for _, c := range mod.Computations {
-			removeDeadInstructions(c, fx)
-		}
+		removeDead(mod)
 		removeDeadComputations(mod)
 	}
 	return changed, nil

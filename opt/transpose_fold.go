@@ -29,10 +29,7 @@ func runTransposeFolding(m *hlo.Module) (bool, error) {
 		}
 	}
 	if changed {
-		fx := newEffects()
-		for _, c := range m.Computations {
-			removeDeadInstructions(c, fx)
-		}
+		removeDead(m)
 	}
 	return changed, nil
 }

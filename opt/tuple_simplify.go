@@ -30,10 +30,7 @@ func runTupleSimplifier(m *hlo.Module) (bool, error) {
 		}
 	}
 	if changed {
-		fx := newEffects()
-		for _, c := range m.Computations {
-			removeDeadInstructions(c, fx)
-		}
+		removeDead(m)
 	}
 	return changed, nil
 }

@@ -41,9 +41,7 @@ func runWhileDeadState(m *hlo.Module) (bool, error) {
 		}
 	}
 	if changed {
-		for _, c := range m.Computations {
-			removeDeadInstructions(c, fx)
-		}
+		removeDead(m)
 	}
 	return changed, nil
 }

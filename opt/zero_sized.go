@@ -25,9 +25,7 @@ func runZeroSized(m *hlo.Module) (bool, error) {
 		}
 	}
 	if changed {
-		for _, c := range m.Computations {
-			removeDeadInstructions(c, fx)
-		}
+		removeDead(m)
 	}
 	return changed, nil
 }
