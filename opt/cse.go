@@ -2,7 +2,6 @@ package opt
 
 import (
 	"fmt"
-	"hash/maphash"
 	"strings"
 
 	"github.com/axle-ml/axle/hlo"
@@ -31,8 +30,6 @@ func runCSE(m *hlo.Module) (bool, error) {
 	}
 	return changed, nil
 }
-
-var cseSeed = maphash.MakeSeed()
 
 func cseComputation(c *hlo.Computation, fx *effects) bool {
 	seen := map[string][]*hlo.Instruction{}
@@ -69,26 +66,14 @@ func cseCandidate(in *hlo.Instruction, fx *effects) bool {
 
 // cseKey is the canonical text of the instruction (shape, opcode, operand
 // shapes, attributes, called computations' bodies) plus its operands'
-// identities; constants add a hash of their value, compared exactly on a
-// key match.
+// identities. Constants of one shape share a key and are told apart by
+// comparing literals, which stops at the first differing element; hashing
+// every element of big weights on every run would cost far more.
 func cseKey(in *hlo.Instruction) string {
 	var b strings.Builder
 	b.WriteString(hlotext.PrintInstruction(in, hlotext.CanonicalForm))
 	for _, o := range in.Operands {
 		fmt.Fprintf(&b, " %p", o)
-	}
-	if in.Opcode == hlo.OpConstant {
-		var h maphash.Hash
-		h.SetSeed(cseSeed)
-		for i := range in.Literal.Len() {
-			var buf [8]byte
-			v := in.Literal.Bits(i)
-			for k := range buf {
-				buf[k] = byte(v >> (8 * k))
-			}
-			h.Write(buf[:])
-		}
-		fmt.Fprintf(&b, " #%x", h.Sum64())
 	}
 	return b.String()
 }
