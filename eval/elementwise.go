@@ -110,14 +110,15 @@ func narrowFormat(t hlo.DType) (minifloat.Format, bool) {
 // decodeNarrow returns a narrow-float literal's values as float64s.
 func decodeNarrow(l *hlo.Literal, f minifloat.Format) []float64 {
 	out := make([]float64, l.Len())
+	tab := f.Values()
 	switch d := l.Data().(type) {
 	case []uint16:
 		for i, b := range d {
-			out[i] = f.ToFloat64(b)
+			out[i] = tab[b]
 		}
 	case []uint8:
 		for i, b := range d {
-			out[i] = f.ToFloat64(uint16(b))
+			out[i] = tab[b]
 		}
 	}
 	return out

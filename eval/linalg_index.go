@@ -81,6 +81,9 @@ func loadFloat64(l *hlo.Literal) []float64 {
 		}
 		return out
 	}
+	if f, ok := narrowFormat(l.DType()); ok {
+		return decodeNarrow(l, f)
+	}
 	out := make([]float64, l.Len())
 	for i := range out {
 		out[i] = l.GetFloat64(i)

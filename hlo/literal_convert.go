@@ -139,7 +139,7 @@ func (l *Literal) SetBits(i int, b uint64) {
 func (l *Literal) GetFloat64(i int) float64 {
 	t := l.shape.DType
 	if f, ok := floatFormat(t); ok {
-		return f.ToFloat64(uint16(l.Bits(i)))
+		return f.Values()[l.Bits(i)]
 	}
 	switch d := l.data.(type) {
 	case []float32:
