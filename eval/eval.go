@@ -39,6 +39,9 @@ type Evaluator struct {
 	// rngCalls counts rng evaluations, so repeated ones (a loop body)
 	// draw different values yet a run is reproducible from Seed.
 	rngCalls uint64
+	// rngState is rng-get-and-update-state's counter.
+	rngState    [2]uint64
+	rngStateSet bool
 }
 
 // Run evaluates the module's entry computation on args, one per parameter.
