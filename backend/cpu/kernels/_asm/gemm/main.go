@@ -1,0 +1,127 @@
+// Command gemm generates the AVX2+FMA GEMM micro-kernels and the FMA
+// peak probe of package kernels (gemm_amd64.s).
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+func main() {
+	ConstraintExpr("amd64,!purego")
+	sgemmKernel()
+	dgemmKernel()
+	fmaPeak()
+	Generate()
+}
+
+// microKernel emits C[rows x 2*lanes] += A·B over k steps, A packed as
+// rows values per step, B as 2 vectors per step, C row-major with row
+// stride ldc elements. 2*rows accumulators live in registers for the
+// whole loop; each step loads two B vectors, broadcasts each A value and
+// issues 2*rows FMAs. The k loop is unrolled by 4.
+func microKernel(name string, rows, size int, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
+	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int)", map[int]string{4: "float32", 8: "float64"}[size]))
+	Doc(fmt.Sprintf("%s computes C[%dx%d] += A·B over k steps (A packed %d per step, B packed %d per step).",
+		name, rows, 64/size, rows, 64/size))
+	k := Load(Param("k"), GP64())
+	a := Load(Param("a"), GP64())
+	b := Load(Param("b"), GP64())
+	acc := make([]reg.VecVirtual, 2*rows)
+	for i := range acc {
+		acc[i] = YMM()
+		VXORPS(acc[i], acc[i], acc[i])
+	}
+	b0, b1 := YMM(), YMM()
+	step := func(s int) {
+		load(Mem{Base: b, Disp: s * 64}, b0)
+		load(Mem{Base: b, Disp: s*64 + 32}, b1)
+		for i := range rows {
+			x := YMM()
+			bcast(Mem{Base: a, Disp: (s*rows + i) * size}, x)
+			fma(b0, x, acc[2*i])
+			fma(b1, x, acc[2*i+1])
+		}
+	}
+	Label(name + "_loop4")
+	CMPQ(k, Imm(4))
+	JL(LabelRef(name + "_tail"))
+	for s := range 4 {
+		step(s)
+	}
+	ADDQ(U32(4*rows*size), a)
+	ADDQ(U32(4*64), b)
+	SUBQ(Imm(4), k)
+	JMP(LabelRef(name + "_loop4"))
+	Label(name + "_tail")
+	TESTQ(k, k)
+	JZ(LabelRef(name + "_store"))
+	step(0)
+	ADDQ(U32(rows*size), a)
+	ADDQ(U32(64), b)
+	DECQ(k)
+	JMP(LabelRef(name + "_tail"))
+	Label(name + "_store")
+	c := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(Imm(uint64(map[int]int{4: 2, 8: 3}[size])), ldc)
+	for i := range rows {
+		for h := range 2 {
+			m := Mem{Base: c, Disp: 32 * h}
+			add(m, acc[2*i+h], acc[2*i+h])
+			store(acc[2*i+h], m)
+		}
+		if i < rows-1 {
+			ADDQ(ldc, c)
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
+
+func sgemmKernel() {
+	microKernel("sgemm6x16", 6, 4,
+		func(m Op, x reg.VecVirtual) { VBROADCASTSS(m, x) },
+		func(m Op, x reg.VecVirtual) { VMOVUPS(m, x) },
+		func(b, x, acc Op) { VFMADD231PS(b, x, acc) },
+		func(m, x, dst Op) { VADDPS(m, x, dst) },
+		func(x, m Op) { VMOVUPS(x, m) })
+}
+
+func dgemmKernel() {
+	microKernel("dgemm6x8", 6, 8,
+		func(m Op, x reg.VecVirtual) { VBROADCASTSD(m, x) },
+		func(m Op, x reg.VecVirtual) { VMOVUPD(m, x) },
+		func(b, x, acc Op) { VFMADD231PD(b, x, acc) },
+		func(m, x, dst Op) { VADDPD(m, x, dst) },
+		func(x, m Op) { VMOVUPD(x, m) })
+}
+
+// fmaPeak issues n rounds of 12 independent 8-lane FMAs (192 FLOP per
+// round): enough independent chains to cover the FMA latency on both
+// pipes, so it runs at the machine's FMA throughput.
+func fmaPeak() {
+	TEXT("fmaPeak", NOSPLIT, "func(n int)")
+	Doc("fmaPeak runs n rounds of 12 independent VFMADD231PS (192 f32 FLOP per round).")
+	n := Load(Param("n"), GP64())
+	acc := make([]reg.VecVirtual, 12)
+	for i := range acc {
+		acc[i] = YMM()
+		VXORPS(acc[i], acc[i], acc[i])
+	}
+	x, y := YMM(), YMM()
+	VXORPS(x, x, x)
+	VXORPS(y, y, y)
+	Label("peak_loop")
+	for i := range acc {
+		VFMADD231PS(x, y, acc[i])
+	}
+	DECQ(n)
+	JNZ(LabelRef("peak_loop"))
+	VZEROUPPER()
+	RET()
+}

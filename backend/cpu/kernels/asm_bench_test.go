@@ -1,0 +1,47 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// BenchmarkFMAPeak measures the machine's f32 FMA throughput with the
+// assembly probe (12 independent 8-lane FMA chains per round), on 1 and 2
+// goroutines: the peak every GEMM figure is compared against.
+func BenchmarkFMAPeak(b *testing.B) {
+	if !useAsm {
+		b.Skip("no AVX2+FMA assembly")
+	}
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			const rounds = 1 << 20
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for range threads {
+					wg.Add(1)
+					go func() { defer wg.Done(); fmaPeak(rounds) }()
+				}
+				wg.Wait()
+			}
+			flops := float64(192*rounds*threads) * float64(b.N)
+			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+func BenchmarkMicroKernelF32(b *testing.B) {
+	if !useAsm {
+		b.Skip("no assembly")
+	}
+	const k = 256
+	a := make([]float32, 6*k)
+	bb := make([]float32, 16*k)
+	c := make([]float32, 6*16)
+	for b.Loop() {
+		sgemm6x16(k, &a[0], &bb[0], &c[0], 16)
+	}
+	b.ReportMetric(2*6*16*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}

@@ -1,0 +1,14 @@
+// Package kernels holds Axle's CPU compute kernels: packed, cache-blocked
+// GEMM with an AVX2+FMA micro-kernel (the BLIS design), convolution
+// lowered onto it, reductions and vector math. Every assembly kernel has a
+// pure-Go twin with the same results; the assembly is used on amd64 when
+// the CPU has AVX2 and FMA, unless the build has the purego tag or the
+// environment says AXLE_KERNELS=purego (for A/B runs and tests).
+//
+// The assembly is generated with avo from the programs under _asm (a
+// separate module, so avo is not a dependency of Axle itself):
+//
+//	go generate ./backend/cpu/kernels
+package kernels
+
+//go:generate sh -c "cd _asm && go run ./gemm -out ../gemm_amd64.s -stubs ../gemm_stub_amd64.go -pkg kernels"

@@ -1,0 +1,229 @@
+package kernels
+
+import "sync"
+
+// GEMM in the BLIS / OpenBLAS design. C (m×n) = A (m×k) · B (k×n):
+//
+//	for each NC-wide column block of B and C (jc)
+//	  for each KC-deep slice of the shared dimension (pc)
+//	    pack B[pc:pc+KC, jc:jc+NC] into NR-wide slivers, k-major      (stays in L3)
+//	    for each MC-high row block of A and C (ic), split across threads
+//	      pack A[ic:ic+MC, pc:pc+KC] into MR-high slivers, k-major    (stays in L2)
+//	      for each NR sliver of B, each MR sliver of A: micro-kernel   (C tile in registers)
+//
+// The micro-kernel keeps an MR×NR tile of C in registers for the whole
+// KC loop: per step it loads one NR-wide row of packed B and broadcasts MR
+// values of packed A, MR·NR/8 FMAs for MR+2 loads. Packing reads A and B
+// through arbitrary row and column strides, so transposed operands cost
+// nothing extra, and pads partial slivers with zeros so the kernel never
+// sees an edge; edge tiles of C are computed into a scratch tile.
+
+// Blocking for Zen 3 (32 KiB L1d, 512 KiB L2 per core, 32 MiB L3): a
+// packed A block of MC×KC f32 is 120 KiB, a KC-deep B sliver 16 KiB.
+const (
+	sgemmMR, sgemmNR = 6, 16
+	dgemmMR, dgemmNR = 6, 8
+	gemmKC           = 256
+	gemmMC           = 120
+	gemmNC           = 3072
+)
+
+// Strided is a 2-D view: element (i, j) is Data[i*Row + j*Col].
+type Strided[T float32 | float64] struct {
+	Data     []T
+	Row, Col int
+}
+
+func (s Strided[T]) at(i, j int) T { return s.Data[i*s.Row+j*s.Col] }
+
+// GemmF32 sets C = A·B (or adds A·B to C when accumulate is true) for A
+// m×k and B k×n given as strided views and C row-major with row stride
+// ldc. threads > 1 splits the rows of C across that many goroutines; each
+// element's sum is accumulated in the same order whatever the thread
+// count, so results do not depend on it.
+func GemmF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int) {
+	gemm(m, n, k, a, b, c, ldc, accumulate, threads, sgemmMR, sgemmNR, kernelF32)
+}
+
+// GemmF64 is GemmF32 for float64 (6×8 micro-kernel).
+func GemmF64(m, n, k int, a, b Strided[float64], c []float64, ldc int, accumulate bool, threads int) {
+	gemm(m, n, k, a, b, c, ldc, accumulate, threads, dgemmMR, dgemmNR, kernelF64)
+}
+
+type microKernel[T float32 | float64] func(k int, a, b, c []T, ldc int)
+
+func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T]) {
+	if m <= 0 || n <= 0 {
+		return
+	}
+	if !accumulate {
+		for i := range m {
+			clear(c[i*ldc : i*ldc+n])
+		}
+	}
+	if k <= 0 {
+		return
+	}
+	threads = max(1, min(threads, (m+mr-1)/mr))
+	// Rows per thread, a multiple of MR so slivers never straddle threads.
+	per := ((m+threads-1)/threads + mr - 1) / mr * mr
+	nc := min(gemmNC, (n+nr-1)/nr*nr)
+	bp := make([]T, gemmKC*nc)
+	aps := make([][]T, threads)
+	for t := range aps {
+		aps[t] = make([]T, gemmMC*gemmKC)
+	}
+	var wg sync.WaitGroup
+	for jc := 0; jc < n; jc += nc {
+		nb := min(nc, n-jc)
+		for pc := 0; pc < k; pc += gemmKC {
+			kb := min(gemmKC, k-pc)
+			slivers := (nb + nr - 1) / nr
+			parallel(threads, func(t int) {
+				packB(bp, b, pc, jc, kb, nb, nr, t*slivers/threads, (t+1)*slivers/threads)
+			})
+			for t := range threads {
+				lo, hi := t*per, min(m, (t+1)*per)
+				if lo >= hi {
+					continue
+				}
+				run := func() {
+					for ic := lo; ic < hi; ic += gemmMC {
+						mb := min(gemmMC, hi-ic)
+						packA(aps[t], a, ic, pc, mb, kb, mr)
+						macroKernel(aps[t], bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern)
+					}
+				}
+				if t == threads-1 {
+					run() // the caller's goroutine does a share
+					continue
+				}
+				wg.Add(1)
+				go func() { defer wg.Done(); run() }()
+			}
+			wg.Wait()
+		}
+	}
+}
+
+// parallel runs f(0..threads-1), the last on the calling goroutine.
+func parallel(threads int, f func(t int)) {
+	if threads == 1 {
+		f(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for t := range threads - 1 {
+		wg.Add(1)
+		go func() { defer wg.Done(); f(t) }()
+	}
+	f(threads - 1)
+	wg.Wait()
+}
+
+// packA copies A[ic:ic+mb, pc:pc+kb] into MR-high slivers, each stored
+// k-major (MR values per step), zero-padding the last sliver.
+func packA[T float32 | float64](dst []T, a Strided[T], ic, pc, mb, kb, mr int) {
+	o := 0
+	for s := 0; s < mb; s += mr {
+		rows := min(mr, mb-s)
+		if rows == 6 && mr == 6 && a.Col == 1 {
+			packRows6(dst[o:o+6*kb], a, ic+s, pc, kb)
+			o += 6 * kb
+			continue
+		}
+		for p := range kb {
+			col := (pc + p) * a.Col
+			for r := range rows {
+				dst[o+r] = a.Data[(ic+s+r)*a.Row+col]
+			}
+			clear(dst[o+rows : o+mr])
+			o += mr
+		}
+	}
+}
+
+// packRows6 is packA's common case: six full rows of a row-major A, read
+// as contiguous row slices (no per-element index arithmetic).
+func packRows6[T float32 | float64](dst []T, a Strided[T], i, pc, kb int) {
+	row := func(r int) []T { o := (i+r)*a.Row + pc; return a.Data[o : o+kb] }
+	r0, r1, r2, r3, r4, r5 := row(0), row(1), row(2), row(3), row(4), row(5)
+	for p := range kb {
+		d := dst[p*6 : p*6+6]
+		d[0], d[1], d[2], d[3], d[4], d[5] = r0[p], r1[p], r2[p], r3[p], r4[p], r5[p]
+	}
+}
+
+// packB copies B[pc:pc+kb, jc:jc+nb] into NR-wide slivers, each stored
+// k-major (NR values per step), zero-padding the last sliver.
+// Only slivers [from, to) (in units of NR columns) are packed, so threads
+// can share the work.
+func packB[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, from, to int) {
+	o := from * nr * kb
+	for s := from * nr; s < min(nb, to*nr); s += nr {
+		cols := min(nr, nb-s)
+		for p := range kb {
+			row := (pc + p) * b.Row
+			if b.Col == 1 {
+				copy(dst[o:o+cols], b.Data[row+jc+s:row+jc+s+cols])
+			} else {
+				for j := range cols {
+					dst[o+j] = b.Data[row+(jc+s+j)*b.Col]
+				}
+			}
+			clear(dst[o+cols : o+nr])
+			o += nr
+		}
+	}
+}
+
+// macroKernel runs the micro-kernel over every MR×NR tile of a packed
+// block; tiles past the edge of C go through a scratch tile.
+func macroKernel[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr, nr int, kern microKernel[T]) {
+	var scratch [sgemmMR * sgemmNR]T
+	for j := 0; j < nb; j += nr {
+		bs := bp[j*kb : (j+nr)*kb]
+		cols := min(nr, nb-j)
+		for i := 0; i < mb; i += mr {
+			as := ap[i*kb : (i+mr)*kb]
+			rows := min(mr, mb-i)
+			off := (ic+i)*ldc + jc + j
+			if rows == mr && cols == nr {
+				kern(kb, as, bs, c[off:], ldc)
+				continue
+			}
+			tile := scratch[:mr*nr]
+			clear(tile)
+			kern(kb, as, bs, tile, nr)
+			for r := range rows {
+				row := c[off+r*ldc : off+r*ldc+cols]
+				for q := range row {
+					row[q] += tile[r*nr+q]
+				}
+			}
+		}
+	}
+}
+
+// kernelGo is the portable micro-kernel: C[mr×nr] += A·B over k steps,
+// with the assembly kernel's summation order (one product added per step).
+// Go has no float32 fused multiply-add, so the last bit can differ from
+// the FMA kernel's.
+func kernelGo[T float32 | float64](mr, nr, k int, a, b, c []T, ldc int) {
+	var acc [sgemmMR * sgemmNR]T
+	for p := range k {
+		ap, bp := a[p*mr:p*mr+mr], b[p*nr:p*nr+nr]
+		for i, ai := range ap {
+			row := acc[i*nr : i*nr+nr]
+			for j, bj := range bp {
+				row[j] += ai * bj
+			}
+		}
+	}
+	for i := range mr {
+		row := c[i*ldc : i*ldc+nr]
+		for j := range row {
+			row[j] += acc[i*nr+j]
+		}
+	}
+}

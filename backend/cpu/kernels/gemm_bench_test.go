@@ -1,0 +1,24 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+func BenchmarkGemmF32(b *testing.B) {
+	for _, sz := range []int{256, 1024, 2048} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("n=%d/threads=%d", sz, threads), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(1, 1))
+				a := Strided[float32]{Data: randSlice[float32](sz*sz, rng), Row: sz, Col: 1}
+				bm := Strided[float32]{Data: randSlice[float32](sz*sz, rng), Row: sz, Col: 1}
+				c := make([]float32, sz*sz)
+				for b.Loop() {
+					GemmF32(sz, sz, sz, a, bm, c, sz, false, threads)
+				}
+				b.ReportMetric(2*float64(sz*sz*sz)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

@@ -1,0 +1,21 @@
+//go:build amd64 && !purego
+
+package kernels
+
+func kernelF32(k int, a, b, c []float32, ldc int) {
+	if useAsm {
+		_ = c[5*ldc+15] // the tile must be inside c
+		sgemm6x16(k, &a[0], &b[0], &c[0], ldc)
+		return
+	}
+	kernelGo(sgemmMR, sgemmNR, k, a, b, c, ldc)
+}
+
+func kernelF64(k int, a, b, c []float64, ldc int) {
+	if useAsm {
+		_ = c[5*ldc+7]
+		dgemm6x8(k, &a[0], &b[0], &c[0], ldc)
+		return
+	}
+	kernelGo(dgemmMR, dgemmNR, k, a, b, c, ldc)
+}

@@ -1,0 +1,129 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func randSlice[T float32 | float64](n int, rng *rand.Rand) []T {
+	s := make([]T, n)
+	for i := range s {
+		s[i] = T(rng.Float64()*2 - 1)
+	}
+	return s
+}
+
+// refGemm is the textbook triple loop in float64.
+func refGemm[T float32 | float64](m, n, k int, a, b Strided[T]) []float64 {
+	out := make([]float64, m*n)
+	for i := range m {
+		for j := range n {
+			var s float64
+			for p := range k {
+				s += float64(a.at(i, p)) * float64(b.at(p, j))
+			}
+			out[i*n+j] = s
+		}
+	}
+	return out
+}
+
+// withKernels runs f with the assembly kernels and again with the pure-Go
+// ones (where the assembly exists).
+func withKernels(t *testing.T, f func(t *testing.T)) {
+	t.Run("default", f)
+	if useAsmVar != nil && *useAsmVar {
+		*useAsmVar = false
+		defer func() { *useAsmVar = true }()
+		t.Run("purego", f)
+	}
+}
+
+// Every size 1..17 in each dimension, A transposed or not, B with an odd
+// column stride, 1 and 3 threads, against the float64 triple loop.
+func TestGemmSizesAndStrides(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		for m := 1; m <= 17; m++ {
+			for n := 1; n <= 17; n++ {
+				for _, k := range []int{1, 2, 5, 16, 17} {
+					checkGemm(t, rng, m, n, k, m%2 == 0, 1+n%3)
+				}
+			}
+		}
+		for _, k := range []int{1, 7, 255, 256, 257, 600} {
+			checkGemm(t, rng, 31, 45, k, false, 1)
+			checkGemm(t, rng, 130, 19, k, true, 3)
+		}
+	})
+}
+
+func checkGemm(t *testing.T, rng *rand.Rand, m, n, k int, transA bool, bCol int) {
+	t.Helper()
+	a := Strided[float32]{Data: randSlice[float32](m*k, rng), Row: k, Col: 1}
+	if transA {
+		a = Strided[float32]{Data: a.Data, Row: 1, Col: m}
+	}
+	b := Strided[float32]{Data: randSlice[float32](k*n*bCol, rng), Row: n * bCol, Col: bCol}
+	want := refGemm(m, n, k, a, b)
+	for _, threads := range []int{1, 3} {
+		ldc := n + 3
+		c := make([]float32, m*ldc)
+		for i := range c {
+			c[i] = 99 // overwritten (accumulate=false), except the padding
+		}
+		GemmF32(m, n, k, a, b, c, ldc, false, threads)
+		for i := range m {
+			for j := range n {
+				g, w := float64(c[i*ldc+j]), want[i*n+j]
+				if math.Abs(g-w) > 1e-5*float64(k)+1e-6 {
+					t.Fatalf("m=%d n=%d k=%d transA=%v bCol=%d threads=%d: C[%d,%d] = %v, want %v", m, n, k, transA, bCol, threads, i, j, g, w)
+				}
+			}
+			for j := n; j < ldc; j++ {
+				if c[i*ldc+j] != 99 {
+					t.Fatalf("m=%d n=%d k=%d: wrote outside C at [%d,%d]", m, n, k, i, j)
+				}
+			}
+		}
+	}
+}
+
+func TestGemmF64AndAccumulate(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(3, 4))
+		for _, sz := range [][3]int{{1, 1, 1}, {7, 9, 13}, {13, 17, 300}, {64, 40, 33}} {
+			m, n, k := sz[0], sz[1], sz[2]
+			a := Strided[float64]{Data: randSlice[float64](m*k, rng), Row: k, Col: 1}
+			b := Strided[float64]{Data: randSlice[float64](k*n, rng), Row: 1, Col: k} // B transposed
+			want := refGemm(m, n, k, a, b)
+			c := make([]float64, m*n)
+			for i := range c {
+				c[i] = 1
+			}
+			GemmF64(m, n, k, a, b, c, n, true, 2)
+			for i, w := range want {
+				if math.Abs(c[i]-(w+1)) > 1e-12*float64(k) {
+					t.Fatalf("%v: C[%d] = %v, want %v", sz, i, c[i], w+1)
+				}
+			}
+		}
+	})
+}
+
+// The result does not depend on the thread count, bit for bit.
+func TestGemmThreadCountInvariant(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	m, n, k := 97, 130, 513
+	a := Strided[float32]{Data: randSlice[float32](m*k, rng), Row: k, Col: 1}
+	b := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
+	c1, c2 := make([]float32, m*n), make([]float32, m*n)
+	GemmF32(m, n, k, a, b, c1, n, false, 1)
+	GemmF32(m, n, k, a, b, c2, n, false, 4)
+	for i := range c1 {
+		if c1[i] != c2[i] {
+			t.Fatalf("element %d: %v with 1 thread, %v with 4", i, c1[i], c2[i])
+		}
+	}
+}
