@@ -68,10 +68,14 @@ func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, acc
 	// Rows per thread, a multiple of MR so slivers never straddle threads.
 	per := ((m+threads-1)/threads + mr - 1) / mr * mr
 	nc := min(gemmNC, (n+nr-1)/nr*nr)
-	bp := make([]T, gemmKC*nc)
+	// Packing buffers come from a pool: fresh memory costs a page fault
+	// per 4 KiB on first touch, more than packing itself.
+	bp := getBuf[T](gemmKC * nc)
+	defer putBuf(bp)
 	aps := make([][]T, threads)
 	for t := range aps {
-		aps[t] = make([]T, gemmMC*gemmKC)
+		aps[t] = getBuf[T](gemmMC * gemmKC)
+		defer putBuf(aps[t])
 	}
 	var wg sync.WaitGroup
 	for jc := 0; jc < n; jc += nc {
@@ -119,6 +123,30 @@ func parallel(threads int, f func(t int)) {
 	}
 	f(threads - 1)
 	wg.Wait()
+}
+
+var bufPools struct{ f32, f64 sync.Pool }
+
+// getBuf returns a buffer of at least n elements (contents undefined).
+func getBuf[T float32 | float64](n int) []T {
+	pool := &bufPools.f32
+	var z T
+	if any(z) == any(float64(0)) {
+		pool = &bufPools.f64
+	}
+	if b, ok := pool.Get().(*[]T); ok && cap(*b) >= n {
+		return (*b)[:n]
+	}
+	return make([]T, n)
+}
+
+func putBuf[T float32 | float64](b []T) {
+	pool := &bufPools.f32
+	var z T
+	if any(z) == any(float64(0)) {
+		pool = &bufPools.f64
+	}
+	pool.Put(&b)
 }
 
 // packA copies A[ic:ic+mb, pc:pc+kb] into MR-high slivers, each stored
