@@ -41,7 +41,7 @@ func BenchmarkMicroKernelF32(b *testing.B) {
 	bb := make([]float32, 16*k)
 	c := make([]float32, 6*16)
 	for b.Loop() {
-		sgemm6x16(k, &a[0], &bb[0], &c[0], 16)
+		sgemm6x16(k, &a[0], &bb[0], &c[0], 16, false)
 	}
 	b.ReportMetric(2*6*16*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }

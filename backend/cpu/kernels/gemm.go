@@ -50,18 +50,21 @@ func GemmF64(m, n, k int, a, b Strided[float64], c []float64, ldc int, accumulat
 	gemm(m, n, k, a, b, c, ldc, accumulate, threads, dgemmMR, dgemmNR, kernelF64)
 }
 
-type microKernel[T float32 | float64] func(k int, a, b, c []T, ldc int)
+// microKernel computes an MR×NR tile: C += A·B, or C = A·B when
+// overwrite (the first k block of a non-accumulating GEMM, so C need not
+// be cleared first).
+type microKernel[T float32 | float64] func(k int, a, b, c []T, ldc int, overwrite bool)
 
 func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T]) {
 	if m <= 0 || n <= 0 {
 		return
 	}
-	if !accumulate {
-		for i := range m {
-			clear(c[i*ldc : i*ldc+n])
-		}
-	}
 	if k <= 0 {
+		if !accumulate {
+			for i := range m {
+				clear(c[i*ldc : i*ldc+n])
+			}
+		}
 		return
 	}
 	threads = max(1, min(threads, (m+mr-1)/mr))
@@ -95,7 +98,7 @@ func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, acc
 					for ic := lo; ic < hi; ic += gemmMC {
 						mb := min(gemmMC, hi-ic)
 						packA(aps[t], a, ic, pc, mb, kb, mr)
-						macroKernel(aps[t], bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern)
+						macroKernel(aps[t], bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, !accumulate && pc == 0)
 					}
 				}
 				if t == threads-1 {
@@ -193,7 +196,11 @@ func packB[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, from,
 		for p := range kb {
 			row := (pc + p) * b.Row
 			if b.Col == 1 {
-				copy(dst[o:o+cols], b.Data[row+jc+s:row+jc+s+cols])
+				src := b.Data[row+jc+s : row+jc+s+cols]
+				d := dst[o : o+cols]
+				for j := range d { // shorter than a memmove call for 8 or 16
+					d[j] = src[j]
+				}
 			} else {
 				for j := range cols {
 					dst[o+j] = b.Data[row+(jc+s+j)*b.Col]
@@ -207,7 +214,7 @@ func packB[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, from,
 
 // macroKernel runs the micro-kernel over every MR×NR tile of a packed
 // block; tiles past the edge of C go through a scratch tile.
-func macroKernel[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr, nr int, kern microKernel[T]) {
+func macroKernel[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr, nr int, kern microKernel[T], overwrite bool) {
 	var scratch [sgemmMR * sgemmNR]T
 	for j := 0; j < nb; j += nr {
 		bs := bp[j*kb : (j+nr)*kb]
@@ -217,16 +224,19 @@ func macroKernel[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr
 			rows := min(mr, mb-i)
 			off := (ic+i)*ldc + jc + j
 			if rows == mr && cols == nr {
-				kern(kb, as, bs, c[off:], ldc)
+				kern(kb, as, bs, c[off:], ldc, overwrite)
 				continue
 			}
 			tile := scratch[:mr*nr]
-			clear(tile)
-			kern(kb, as, bs, tile, nr)
+			kern(kb, as, bs, tile, nr, true)
 			for r := range rows {
 				row := c[off+r*ldc : off+r*ldc+cols]
 				for q := range row {
-					row[q] += tile[r*nr+q]
+					if overwrite {
+						row[q] = tile[r*nr+q]
+					} else {
+						row[q] += tile[r*nr+q]
+					}
 				}
 			}
 		}
@@ -237,7 +247,7 @@ func macroKernel[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr
 // with the assembly kernel's summation order (one product added per step).
 // Go has no float32 fused multiply-add, so the last bit can differ from
 // the FMA kernel's.
-func kernelGo[T float32 | float64](mr, nr, k int, a, b, c []T, ldc int) {
+func kernelGo[T float32 | float64](mr, nr, k int, a, b, c []T, ldc int, overwrite bool) {
 	var acc [sgemmMR * sgemmNR]T
 	for p := range k {
 		ap, bp := a[p*mr:p*mr+mr], b[p*nr:p*nr+nr]
@@ -251,7 +261,11 @@ func kernelGo[T float32 | float64](mr, nr, k int, a, b, c []T, ldc int) {
 	for i := range mr {
 		row := c[i*ldc : i*ldc+nr]
 		for j := range row {
-			row[j] += acc[i*nr+j]
+			if overwrite {
+				row[j] = acc[i*nr+j]
+			} else {
+				row[j] += acc[i*nr+j]
+			}
 		}
 	}
 }

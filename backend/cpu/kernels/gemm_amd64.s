@@ -4,24 +4,44 @@
 
 #include "textflag.h"
 
-// func sgemm6x16(k int, a *float32, b *float32, c *float32, ldc int)
-// Requires: AVX, FMA3
-TEXT ·sgemm6x16(SB), NOSPLIT, $0-40
-	MOVQ   k+0(FP), AX
-	MOVQ   a+8(FP), CX
-	MOVQ   b+16(FP), DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+// func sgemm6x16(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool)
+// Requires: AVX, FMA3, MMX+
+TEXT ·sgemm6x16(SB), NOSPLIT, $0-41
+	MOVQ       k+0(FP), AX
+	MOVQ       a+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       c+24(FP), BX
+	MOVQ       ldc+32(FP), SI
+	SHLQ       $0x02, SI
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+	VXORPS     Y6, Y6, Y6
+	VXORPS     Y7, Y7, Y7
+	VXORPS     Y8, Y8, Y8
+	VXORPS     Y9, Y9, Y9
+	VXORPS     Y10, Y10, Y10
+	VXORPS     Y11, Y11, Y11
 
 sgemm6x16_loop4:
 	CMPQ         AX, $0x04
@@ -143,6 +163,9 @@ sgemm6x16_store:
 	MOVQ    c+24(FP), AX
 	MOVQ    ldc+32(FP), CX
 	SHLQ    $0x02, CX
+	MOVB    overwrite+40(FP), DL
+	TESTB   DL, DL
+	JNZ     sgemm6x16_overwrite
 	VADDPS  (AX), Y0, Y0
 	VMOVUPS Y0, (AX)
 	VADDPS  32(AX), Y1, Y1
@@ -175,24 +198,65 @@ sgemm6x16_store:
 	VZEROUPPER
 	RET
 
-// func dgemm6x8(k int, a *float64, b *float64, c *float64, ldc int)
-// Requires: AVX, FMA3
-TEXT ·dgemm6x8(SB), NOSPLIT, $0-40
-	MOVQ   k+0(FP), AX
-	MOVQ   a+8(FP), CX
-	MOVQ   b+16(FP), DX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+sgemm6x16_overwrite:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPS Y2, (AX)
+	VMOVUPS Y3, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y5, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPS Y6, (AX)
+	VMOVUPS Y7, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPS Y8, (AX)
+	VMOVUPS Y9, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPS Y10, (AX)
+	VMOVUPS Y11, 32(AX)
+	VZEROUPPER
+	RET
+
+// func dgemm6x8(k int, a *float64, b *float64, c *float64, ldc int, overwrite bool)
+// Requires: AVX, FMA3, MMX+
+TEXT ·dgemm6x8(SB), NOSPLIT, $0-41
+	MOVQ       k+0(FP), AX
+	MOVQ       a+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       c+24(FP), BX
+	MOVQ       ldc+32(FP), SI
+	SHLQ       $0x03, SI
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+	VXORPS     Y6, Y6, Y6
+	VXORPS     Y7, Y7, Y7
+	VXORPS     Y8, Y8, Y8
+	VXORPS     Y9, Y9, Y9
+	VXORPS     Y10, Y10, Y10
+	VXORPS     Y11, Y11, Y11
 
 dgemm6x8_loop4:
 	CMPQ         AX, $0x04
@@ -314,6 +378,9 @@ dgemm6x8_store:
 	MOVQ    c+24(FP), AX
 	MOVQ    ldc+32(FP), CX
 	SHLQ    $0x03, CX
+	MOVB    overwrite+40(FP), DL
+	TESTB   DL, DL
+	JNZ     dgemm6x8_overwrite
 	VADDPD  (AX), Y0, Y0
 	VMOVUPD Y0, (AX)
 	VADDPD  32(AX), Y1, Y1
@@ -342,6 +409,27 @@ dgemm6x8_store:
 	VADDPD  (AX), Y10, Y10
 	VMOVUPD Y10, (AX)
 	VADDPD  32(AX), Y11, Y11
+	VMOVUPD Y11, 32(AX)
+	VZEROUPPER
+	RET
+
+dgemm6x8_overwrite:
+	VMOVUPD Y0, (AX)
+	VMOVUPD Y1, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPD Y2, (AX)
+	VMOVUPD Y3, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPD Y4, (AX)
+	VMOVUPD Y5, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPD Y6, (AX)
+	VMOVUPD Y7, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPD Y8, (AX)
+	VMOVUPD Y9, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPD Y10, (AX)
 	VMOVUPD Y11, 32(AX)
 	VZEROUPPER
 	RET

@@ -2,20 +2,20 @@
 
 package kernels
 
-func kernelF32(k int, a, b, c []float32, ldc int) {
+func kernelF32(k int, a, b, c []float32, ldc int, overwrite bool) {
 	if useAsm {
 		_ = c[5*ldc+15] // the tile must be inside c
-		sgemm6x16(k, &a[0], &b[0], &c[0], ldc)
+		sgemm6x16(k, &a[0], &b[0], &c[0], ldc, overwrite)
 		return
 	}
-	kernelGo(sgemmMR, sgemmNR, k, a, b, c, ldc)
+	kernelGo(sgemmMR, sgemmNR, k, a, b, c, ldc, overwrite)
 }
 
-func kernelF64(k int, a, b, c []float64, ldc int) {
+func kernelF64(k int, a, b, c []float64, ldc int, overwrite bool) {
 	if useAsm {
 		_ = c[5*ldc+7]
-		dgemm6x8(k, &a[0], &b[0], &c[0], ldc)
+		dgemm6x8(k, &a[0], &b[0], &c[0], ldc, overwrite)
 		return
 	}
-	kernelGo(dgemmMR, dgemmNR, k, a, b, c, ldc)
+	kernelGo(dgemmMR, dgemmNR, k, a, b, c, ldc, overwrite)
 }

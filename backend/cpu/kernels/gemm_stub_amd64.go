@@ -4,11 +4,11 @@
 
 package kernels
 
-// sgemm6x16 computes C[6x16] += A·B over k steps (A packed 6 per step, B packed 16 per step).
-func sgemm6x16(k int, a *float32, b *float32, c *float32, ldc int)
+// sgemm6x16 computes C[6x16] += A·B (C = A·B if overwrite) over k steps (A packed 6 per step, B packed 16 per step).
+func sgemm6x16(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool)
 
-// dgemm6x8 computes C[6x8] += A·B over k steps (A packed 6 per step, B packed 8 per step).
-func dgemm6x8(k int, a *float64, b *float64, c *float64, ldc int)
+// dgemm6x8 computes C[6x8] += A·B (C = A·B if overwrite) over k steps (A packed 6 per step, B packed 8 per step).
+func dgemm6x8(k int, a *float64, b *float64, c *float64, ldc int, overwrite bool)
 
 // fmaPeak runs n rounds of 12 independent VFMADD231PS (192 f32 FLOP per round).
 func fmaPeak(n int)

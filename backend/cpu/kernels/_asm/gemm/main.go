@@ -25,12 +25,27 @@ func main() {
 // issues 2*rows FMAs. The k loop is unrolled by 4.
 func microKernel(name string, rows, size int, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
 	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int)", map[int]string{4: "float32", 8: "float64"}[size]))
-	Doc(fmt.Sprintf("%s computes C[%dx%d] += A·B over k steps (A packed %d per step, B packed %d per step).",
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int, overwrite bool)", map[int]string{4: "float32", 8: "float64"}[size]))
+	Doc(fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps (A packed %d per step, B packed %d per step).",
 		name, rows, 64/size, rows, 64/size))
 	k := Load(Param("k"), GP64())
 	a := Load(Param("a"), GP64())
 	b := Load(Param("b"), GP64())
+	// Start pulling the C tile into L1 now: it is read and written once at
+	// the end, and its rows are a whole row of C apart, so without this
+	// each of them is a cache miss the FMAs cannot hide.
+	{
+		c := Load(Param("c"), GP64())
+		ldc := Load(Param("ldc"), GP64())
+		SHLQ(Imm(uint64(map[int]int{4: 2, 8: 3}[size])), ldc)
+		for i := range rows {
+			PREFETCHT0(Mem{Base: c})
+			PREFETCHT0(Mem{Base: c, Disp: 63})
+			if i < rows-1 {
+				ADDQ(ldc, c)
+			}
+		}
+	}
 	acc := make([]reg.VecVirtual, 2*rows)
 	for i := range acc {
 		acc[i] = YMM()
@@ -69,18 +84,30 @@ func microKernel(name string, rows, size int, bcast func(Op, reg.VecVirtual), lo
 	c := Load(Param("c"), GP64())
 	ldc := Load(Param("ldc"), GP64())
 	SHLQ(Imm(uint64(map[int]int{4: 2, 8: 3}[size])), ldc)
+	ow := Load(Param("overwrite"), GP8())
+	TESTB(ow, ow)
+	JNZ(LabelRef(name + "_overwrite"))
+	storeTile(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { add(m, x, x); store(x, m) })
+	VZEROUPPER()
+	RET()
+	// The first k block of a GEMM writes C without reading it, which
+	// saves clearing C beforehand.
+	Label(name + "_overwrite")
+	storeTile(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { store(x, m) })
+	VZEROUPPER()
+	RET()
+}
+
+// storeTile writes the accumulators row by row; it advances c.
+func storeTile(rows int, c, ldc reg.Register, acc []reg.VecVirtual, put func(Mem, reg.VecVirtual)) {
 	for i := range rows {
 		for h := range 2 {
-			m := Mem{Base: c, Disp: 32 * h}
-			add(m, acc[2*i+h], acc[2*i+h])
-			store(acc[2*i+h], m)
+			put(Mem{Base: c, Disp: 32 * h}, acc[2*i+h])
 		}
 		if i < rows-1 {
 			ADDQ(ldc, c)
 		}
 	}
-	VZEROUPPER()
-	RET()
 }
 
 func sgemmKernel() {
