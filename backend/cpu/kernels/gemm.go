@@ -56,6 +56,23 @@ func GemmF64(m, n, k int, a, b Strided[float64], c []float64, ldc int, accumulat
 type microKernel[T float32 | float64] func(k int, a, b, c []T, ldc int, overwrite bool)
 
 func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T]) {
+	pa := func(dst []T, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, mr) }
+	pb := func(dst []T, pc, jc, kb, nb, from, to int) { packB(dst, b, pc, jc, kb, nb, nr, from, to) }
+	gemmCore(m, n, k, pa, pb, c, ldc, accumulate, threads, mr, nr, kern)
+}
+
+// aPacker packs rows [ic, ic+mb) and columns [pc, pc+kb) of the left
+// operand into MR-high k-major slivers; bPacker packs rows [pc, pc+kb)
+// and NR-wide column slivers [from, to) of columns [jc, jc+nb) of the
+// right operand. A GEMM reads its operands only through them, so
+// convolution runs on the same driver with an im2col packer that reads
+// the image directly.
+type (
+	aPacker[T float32 | float64] func(dst []T, ic, pc, mb, kb int)
+	bPacker[T float32 | float64] func(dst []T, pc, jc, kb, nb, from, to int)
+)
+
+func gemmCore[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T]) {
 	if m <= 0 || n <= 0 {
 		return
 	}
@@ -80,35 +97,22 @@ func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, acc
 		aps[t] = getBuf[T](gemmMC * gemmKC)
 		defer putBuf(aps[t])
 	}
-	var wg sync.WaitGroup
 	for jc := 0; jc < n; jc += nc {
 		nb := min(nc, n-jc)
 		for pc := 0; pc < k; pc += gemmKC {
 			kb := min(gemmKC, k-pc)
 			slivers := (nb + nr - 1) / nr
 			parallel(threads, func(t int) {
-				packB(bp, b, pc, jc, kb, nb, nr, t*slivers/threads, (t+1)*slivers/threads)
+				pb(bp, pc, jc, kb, nb, t*slivers/threads, (t+1)*slivers/threads)
 			})
-			for t := range threads {
+			parallel(threads, func(t int) {
 				lo, hi := t*per, min(m, (t+1)*per)
-				if lo >= hi {
-					continue
+				for ic := lo; ic < hi; ic += gemmMC {
+					mb := min(gemmMC, hi-ic)
+					pa(aps[t], ic, pc, mb, kb)
+					macroKernel(aps[t], bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, !accumulate && pc == 0)
 				}
-				run := func() {
-					for ic := lo; ic < hi; ic += gemmMC {
-						mb := min(gemmMC, hi-ic)
-						packA(aps[t], a, ic, pc, mb, kb, mr)
-						macroKernel(aps[t], bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, !accumulate && pc == 0)
-					}
-				}
-				if t == threads-1 {
-					run() // the caller's goroutine does a share
-					continue
-				}
-				wg.Add(1)
-				go func() { defer wg.Done(); run() }()
-			}
-			wg.Wait()
+			})
 		}
 	}
 }

@@ -1,0 +1,29 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkConvResNet is ../shared/bench/conv_resnet_b32.hlo's shape:
+// batch 32, 56x56, 64 -> 64 channels, 3x3, pad 1, NHWC / HWIO.
+func BenchmarkConvResNet(b *testing.B) {
+	one := []int{1, 1}
+	p := newConv(32, 64, 64, 1, []int{56, 56}, []int{3, 3}, one, one, one, one, one, false)
+	rng := rand.New(rand.NewPCG(1, 1))
+	in := randSlice[float32](inputLen(p), rng)
+	kern := randSlice[float32](kernelLen(p), rng)
+	out := make([]float32, 32*56*56*64)
+	flops := 2.0 * 32 * 56 * 56 * 64 * 64 * 9
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			for b.Loop() {
+				if err := ConvF32(p, in, kern, out, threads); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}

@@ -1,0 +1,159 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// refConv is the definition of Conv, looped directly in float64.
+func refConv(p *Conv, in, kernel []float32) []float64 {
+	ns := len(p.InSpatial)
+	cin, cout := p.InChannels/p.Groups, p.OutChannels/p.Groups
+	pixels, taps := 1, 1
+	for d := range ns {
+		pixels *= p.OutSpatial[d]
+		taps *= p.Kernel[d]
+	}
+	out := make([]float64, p.Batch*pixels*p.OutChannels)
+	o, kp := make([]int, ns), make([]int, ns)
+	for b := range p.Batch {
+		for px := range pixels {
+			r := px
+			for d := ns - 1; d >= 0; d-- {
+				o[d], r = r%p.OutSpatial[d], r/p.OutSpatial[d]
+			}
+			for co := range p.OutChannels {
+				g := co / cout
+				var s float64
+				for tap := range taps {
+					t := tap
+					for d := ns - 1; d >= 0; d-- {
+						kp[d], t = t%p.Kernel[d], t/p.Kernel[d]
+					}
+					off, koff, ok := b*p.InBatchStride, co*p.KernelOutStride, true
+					for d := range ns {
+						pos := o[d]*p.Stride[d] - p.PadLo[d] + kp[d]*p.RhsDil[d]
+						if pos < 0 || pos%p.LhsDil[d] != 0 || pos/p.LhsDil[d] >= p.InSpatial[d] {
+							ok = false
+							break
+						}
+						off += pos / p.LhsDil[d] * p.InSpatialStrides[d]
+						koff += kp[d] * p.KernelSpatialStrides[d]
+					}
+					if !ok {
+						continue
+					}
+					for c := range cin {
+						s += float64(in[off+(g*cin+c)*p.InChannelStride]) * float64(kernel[koff+c*p.KernelInStride])
+					}
+				}
+				out[(b*pixels+px)*p.OutChannels+co] = s
+			}
+		}
+	}
+	return out
+}
+
+// newConv builds a Conv with either channels-last (NHWC / HWIO) or
+// channels-first (NCHW / OIHW) operand layouts.
+func newConv(batch, cinTotal, coutTotal, groups int, inSp, kern, stride, padLo, padHi, lhsDil, rhsDil []int, channelsFirst bool) *Conv {
+	ns := len(inSp)
+	p := &Conv{Batch: batch, InChannels: cinTotal, OutChannels: coutTotal, Groups: groups,
+		InSpatial: inSp, Kernel: kern, Stride: stride, PadLo: padLo, LhsDil: lhsDil, RhsDil: rhsDil}
+	p.OutSpatial = make([]int, ns)
+	for d := range ns {
+		in := (inSp[d]-1)*lhsDil[d] + 1 + padLo[d] + padHi[d]
+		k := (kern[d]-1)*rhsDil[d] + 1
+		p.OutSpatial[d] = max(0, (in-k)/stride[d]+1)
+	}
+	cin := cinTotal / groups
+	p.InSpatialStrides = make([]int, ns)
+	p.KernelSpatialStrides = make([]int, ns)
+	if channelsFirst { // NCHW, OIHW
+		st := 1
+		for d := ns - 1; d >= 0; d-- {
+			p.InSpatialStrides[d] = st
+			st *= inSp[d]
+		}
+		p.InChannelStride, p.InBatchStride = st, st*cinTotal
+		st = 1
+		for d := ns - 1; d >= 0; d-- {
+			p.KernelSpatialStrides[d] = st
+			st *= kern[d]
+		}
+		p.KernelInStride, p.KernelOutStride = st, st*cin
+	} else { // NHWC, HWIO
+		st := cinTotal
+		for d := ns - 1; d >= 0; d-- {
+			p.InSpatialStrides[d] = st
+			st *= inSp[d]
+		}
+		p.InChannelStride, p.InBatchStride = 1, st
+		p.KernelOutStride, p.KernelInStride = 1, coutTotal
+		st = cin * coutTotal
+		for d := ns - 1; d >= 0; d-- {
+			p.KernelSpatialStrides[d] = st
+			st *= kern[d]
+		}
+	}
+	return p
+}
+
+func inputLen(p *Conv) int {
+	n := p.InBatchStride * p.Batch
+	return n
+}
+
+func kernelLen(p *Conv) int {
+	n := p.InChannels / p.Groups * p.OutChannels
+	for _, k := range p.Kernel {
+		n *= k
+	}
+	return n
+}
+
+func TestConvAgainstDefinition(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(7, 8))
+		one := func(n int) []int {
+			s := make([]int, n)
+			for i := range s {
+				s[i] = 1
+			}
+			return s
+		}
+		cases := []*Conv{
+			newConv(2, 3, 5, 1, []int{7, 6}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+			newConv(1, 4, 17, 1, []int{9, 8}, []int{3, 2}, []int{2, 3}, []int{0, 1}, []int{1, 0}, one(2), one(2), true),
+			newConv(2, 6, 4, 2, []int{5, 5}, []int{2, 2}, one(2), []int{1, 0}, []int{0, 1}, []int{2, 1}, []int{1, 2}, false),
+			newConv(1, 8, 8, 8, []int{6, 7}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false), // depthwise
+			newConv(3, 5, 7, 1, []int{11}, []int{4}, []int{2}, []int{-1}, []int{2}, one(1), []int{2}, true),
+			newConv(1, 2, 3, 1, []int{4, 3, 5}, []int{2, 2, 3}, []int{1, 2, 1}, []int{1, 0, 1}, []int{0, 1, 1}, one(3), one(3), false),
+			newConv(4, 20, 33, 1, []int{6, 6}, []int{1, 1}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false), // 1x1
+		}
+		for ci, p := range cases {
+			for _, threads := range []int{1, 2} {
+				t.Run(fmt.Sprintf("case%d/threads=%d", ci, threads), func(t *testing.T) {
+					in := randSlice[float32](inputLen(p), rng)
+					kern := randSlice[float32](kernelLen(p), rng)
+					pixels := 1
+					for _, o := range p.OutSpatial {
+						pixels *= o
+					}
+					out := make([]float32, p.Batch*pixels*p.OutChannels)
+					if err := ConvF32(p, in, kern, out, threads); err != nil {
+						t.Fatal(err)
+					}
+					want := refConv(p, in, kern)
+					for i, w := range want {
+						if math.Abs(float64(out[i])-w) > 1e-4 {
+							t.Fatalf("out[%d] = %v, want %v", i, out[i], w)
+						}
+					}
+				})
+			}
+		}
+	})
+}
