@@ -84,64 +84,101 @@ type im2col struct {
 	cin, c0, pixels, taps int
 }
 
+// zeros stands in for the image where a kernel tap falls in padding (a
+// run is at most one KC block long).
+var zeros [gemmKC]float32
+
+// pack fills MR-row slivers. Within a sliver every row reads the same
+// (kernel tap, channel run) columns, so the tap is decoded once per run
+// for all six rows and each packed step is six loads from six contiguous
+// channel runs, one per output pixel.
 func (im *im2col) pack(dst []float32, ic, pc, mb, kb int) {
 	p := im.p
 	ns := len(p.InSpatial)
-	var org, pos [8]int // per spatial dimension
+	var org [sgemmMR][8]int // per row, per spatial dimension: o*stride - padlo
+	var base [sgemmMR]int
 	var kpos [8]int
+	var src [sgemmMR][]float32
+	var gather [sgemmMR][gemmKC]float32 // channel runs of a strided-channel image
 	o := 0
 	for s := 0; s < mb; s += sgemmMR {
 		sliver := dst[o : o+sgemmMR*kb]
 		rows := min(sgemmMR, mb-s)
-		for r := range sgemmMR {
-			if r >= rows {
-				for q := range kb {
-					sliver[q*sgemmMR+r] = 0
-				}
-				continue
-			}
-			// Output pixel of row i: batch b and position o... .
+		for r := range rows {
 			i := ic + s + r
 			b, rem := i/im.pixels, i%im.pixels
 			for d := ns - 1; d >= 0; d-- {
-				od := rem % p.OutSpatial[d]
+				org[r][d] = rem%p.OutSpatial[d]*p.Stride[d] - p.PadLo[d]
 				rem /= p.OutSpatial[d]
-				org[d] = od*p.Stride[d] - p.PadLo[d]
 			}
-			base := b * p.InBatchStride
-			for q := 0; q < kb; {
-				col := pc + q
-				tap, c := col/im.cin, col%im.cin
-				run := min(im.cin-c, kb-q) // channels of one kernel tap
-				t := tap
-				for d := ns - 1; d >= 0; d-- {
-					kpos[d] = t % p.Kernel[d]
-					t /= p.Kernel[d]
-				}
-				off, ok := base, true
-				for d := range ns {
-					pos[d] = org[d] + kpos[d]*p.RhsDil[d]
-					if pos[d] < 0 || pos[d]%p.LhsDil[d] != 0 || pos[d]/p.LhsDil[d] >= p.InSpatial[d] {
-						ok = false
-						break
-					}
-					off += pos[d] / p.LhsDil[d] * p.InSpatialStrides[d]
-				}
-				if ok {
-					off += (im.c0 + c) * p.InChannelStride
-					for t := range run {
-						sliver[(q+t)*sgemmMR+r] = im.in[off+t*p.InChannelStride]
-					}
-				} else {
-					for t := range run {
-						sliver[(q+t)*sgemmMR+r] = 0
-					}
-				}
-				q += run
+			base[r] = b*p.InBatchStride + im.c0*p.InChannelStride
+		}
+		for q := 0; q < kb; {
+			col := pc + q
+			tap, c := col/im.cin, col%im.cin
+			run := min(im.cin-c, kb-q)
+			for d := ns - 1; d >= 0; d-- {
+				kpos[d] = tap % p.Kernel[d]
+				tap /= p.Kernel[d]
 			}
+			for r := range sgemmMR {
+				src[r] = zeros[:run]
+				off, ok := im.tapOffset(r < rows, base[r], &org[r], &kpos)
+				switch {
+				case !ok:
+				case p.InChannelStride == 1:
+					src[r] = im.in[off+c : off+c+run]
+				default:
+					g := gather[r][:run]
+					for t := range g {
+						g[t] = im.in[off+(c+t)*p.InChannelStride]
+					}
+					src[r] = g
+				}
+			}
+			interleave6(sliver[q*sgemmMR:(q+run)*sgemmMR], &src)
+			q += run
 		}
 		o += sgemmMR * kb
 	}
+}
+
+// interleave6 writes step t of six equally long runs as dst[6t:6t+6].
+func interleave6(dst []float32, src *[sgemmMR][]float32) {
+	s0 := src[0]
+	s1, s2, s3, s4, s5 := src[1][:len(s0)], src[2][:len(s0)], src[3][:len(s0)], src[4][:len(s0)], src[5][:len(s0)]
+	dst = dst[:6*len(s0)]
+	for t := range s0 {
+		d := (*[6]float32)(dst[6*t:])
+		d[0], d[1], d[2], d[3], d[4], d[5] = s0[t], s1[t], s2[t], s3[t], s4[t], s5[t]
+	}
+}
+
+// tapOffset is the image offset of a row's pixel under kernel tap kpos,
+// or false when the row is padding of the sliver or the tap reads zero.
+func (im *im2col) tapOffset(row bool, base int, org, kpos *[8]int) (int, bool) {
+	if !row {
+		return 0, false
+	}
+	p := im.p
+	off := base
+	for d := range p.InSpatial {
+		pos := org[d] + kpos[d]*p.RhsDil[d]
+		if pos < 0 {
+			return 0, false
+		}
+		if p.LhsDil[d] != 1 {
+			if pos%p.LhsDil[d] != 0 {
+				return 0, false
+			}
+			pos /= p.LhsDil[d]
+		}
+		if pos >= p.InSpatial[d] {
+			return 0, false
+		}
+		off += pos * p.InSpatialStrides[d]
+	}
+	return off, true
 }
 
 // packConvKernel packs rows [pc, pc+kb) (kernel position, channel) and
