@@ -117,21 +117,6 @@ func gemmCore[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c 
 	}
 }
 
-// parallel runs f(0..threads-1), the last on the calling goroutine.
-func parallel(threads int, f func(t int)) {
-	if threads == 1 {
-		f(0)
-		return
-	}
-	var wg sync.WaitGroup
-	for t := range threads - 1 {
-		wg.Add(1)
-		go func() { defer wg.Done(); f(t) }()
-	}
-	f(threads - 1)
-	wg.Wait()
-}
-
 var bufPools struct{ f32, f64 sync.Pool }
 
 // getBuf returns a buffer of at least n elements (contents undefined).
@@ -179,12 +164,14 @@ func packA[T float32 | float64](dst []T, a Strided[T], ic, pc, mb, kb, mr int) {
 }
 
 // packRows6 is packA's common case: six full rows of a row-major A, read
-// as contiguous row slices (no per-element index arithmetic).
+// as contiguous row slices and interleaved six values per step.
 func packRows6[T float32 | float64](dst []T, a Strided[T], i, pc, kb int) {
 	row := func(r int) []T { o := (i+r)*a.Row + pc; return a.Data[o : o+kb] }
-	r0, r1, r2, r3, r4, r5 := row(0), row(1), row(2), row(3), row(4), row(5)
-	for p := range kb {
-		d := dst[p*6 : p*6+6]
+	r0 := row(0)
+	r1, r2, r3, r4, r5 := row(1)[:len(r0)], row(2)[:len(r0)], row(3)[:len(r0)], row(4)[:len(r0)], row(5)[:len(r0)]
+	dst = dst[:6*len(r0)]
+	for p := range r0 {
+		d := (*[6]T)(dst[6*p:])
 		d[0], d[1], d[2], d[3], d[4], d[5] = r0[p], r1[p], r2[p], r3[p], r4[p], r5[p]
 	}
 }
@@ -194,24 +181,37 @@ func packRows6[T float32 | float64](dst []T, a Strided[T], i, pc, kb int) {
 // Only slivers [from, to) (in units of NR columns) are packed, so threads
 // can share the work.
 func packB[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, from, to int) {
+	to = min(to, (nb+nr-1)/nr)
+	if from >= to {
+		return
+	}
+	if b.Col == 1 {
+		packBRows(dst, b, pc, jc, kb, nb, nr, from, to)
+		return
+	}
 	o := from * nr * kb
-	for s := from * nr; s < min(nb, to*nr); s += nr {
+	for s := from * nr; s < to*nr; s += nr {
 		cols := min(nr, nb-s)
 		for p := range kb {
 			row := (pc + p) * b.Row
-			if b.Col == 1 {
-				src := b.Data[row+jc+s : row+jc+s+cols]
-				d := dst[o : o+cols]
-				for j := range d { // shorter than a memmove call for 8 or 16
-					d[j] = src[j]
-				}
-			} else {
-				for j := range cols {
-					dst[o+j] = b.Data[row+(jc+s+j)*b.Col]
-				}
+			for j := range cols {
+				dst[o+j] = b.Data[row+(jc+s+j)*b.Col]
 			}
 			clear(dst[o+cols : o+nr])
 			o += nr
+		}
+	}
+}
+
+// packBRows packs a row-major B row by row: each row of the block is read
+// once, front to back, and dealt out NR values to each sliver.
+func packBRows[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, from, to int) {
+	for p := range kb {
+		row := b.Data[(pc+p)*b.Row+jc : (pc+p)*b.Row+jc+nb]
+		for sl := from; sl < to; sl++ {
+			d := dst[(sl*kb+p)*nr : (sl*kb+p+1)*nr]
+			n := copy(d, row[min(sl*nr, nb):min(sl*nr+nr, nb)])
+			clear(d[n:])
 		}
 	}
 }

@@ -1,0 +1,102 @@
+package kernels
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The kernels split work over a small persistent pool rather than new
+// goroutines per call: a 256³ GEMM takes a fraction of a millisecond, and
+// waking a fresh goroutine on an idle core costs tens of microseconds.
+// Workers spin briefly for the next task, then park on a channel (this
+// machine's lesson: pools that spin while idle slow everything else down).
+
+const spinFor = 50 * time.Microsecond
+
+type task struct {
+	f func(t int)
+	t int
+	g *group
+}
+
+// group counts a parallel call's outstanding tasks; the last one to
+// finish closes finished, for a caller that stopped spinning.
+type group struct {
+	left     atomic.Int32
+	finished chan struct{}
+}
+
+func (g *group) taskDone() {
+	if g.left.Add(-1) == 0 {
+		close(g.finished)
+	}
+}
+
+var pool struct {
+	once  sync.Once
+	tasks chan task
+}
+
+func startPool() {
+	n := max(runtime.GOMAXPROCS(0)-1, 1)
+	pool.tasks = make(chan task, 4*n)
+	for range n {
+		go worker()
+	}
+}
+
+func worker() {
+	for {
+		var tk task
+		select {
+		case tk = <-pool.tasks:
+		default:
+			tk = spinThenWait()
+		}
+		tk.f(tk.t)
+		tk.g.taskDone()
+	}
+}
+
+// spinThenWait polls for a task for spinFor, yielding the processor
+// between polls, then blocks.
+func spinThenWait() task {
+	deadline := time.Now().Add(spinFor)
+	for time.Now().Before(deadline) {
+		select {
+		case tk := <-pool.tasks:
+			return tk
+		default:
+			runtime.Gosched()
+		}
+	}
+	return <-pool.tasks
+}
+
+// parallel runs f(0), ..., f(threads-1): the last on the calling
+// goroutine, the others on pool workers; it returns when all are done.
+func parallel(threads int, f func(t int)) {
+	if threads <= 1 {
+		f(0)
+		return
+	}
+	pool.once.Do(startPool)
+	g := &group{finished: make(chan struct{})}
+	g.left.Store(int32(threads - 1))
+	for t := range threads - 1 {
+		select {
+		case pool.tasks <- task{f: f, t: t, g: g}:
+		default: // pool saturated (nested or concurrent calls): run it here
+			f(t)
+			g.taskDone()
+		}
+	}
+	f(threads - 1)
+	deadline := time.Now().Add(spinFor)
+	for g.left.Load() > 0 && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	<-g.finished
+}
