@@ -66,6 +66,10 @@ func ConvF32(p *Conv, in, kernel, out []float32, threads int) error {
 	}
 	m, k := p.Batch*pixels, taps*cin
 	for g := range p.Groups {
+		if canConvDirect(p) {
+			convDirect(p, in, kernel, out, threads, g)
+			continue
+		}
 		im := &im2col{p: p, in: in, cin: cin, c0: g * cin, pixels: pixels, taps: taps}
 		pa := func(dst []float32, ic, pc, mb, kb int) { im.pack(dst, ic, pc, mb, kb) }
 		pb := func(dst []float32, pc, jc, kb, nb, from, to int) {

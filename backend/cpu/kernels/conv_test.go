@@ -132,6 +132,10 @@ func TestConvAgainstDefinition(t *testing.T) {
 			newConv(3, 5, 7, 1, []int{11}, []int{4}, []int{2}, []int{-1}, []int{2}, one(1), []int{2}, true),
 			newConv(1, 2, 3, 1, []int{4, 3, 5}, []int{2, 2, 3}, []int{1, 2, 1}, []int{1, 0, 1}, []int{0, 1, 1}, one(3), one(3), false),
 			newConv(4, 20, 33, 1, []int{6, 6}, []int{1, 1}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false), // 1x1
+			// Channels-last with >= 16 channels per group: the direct path.
+			newConv(2, 16, 19, 1, []int{7, 9}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+			newConv(1, 40, 24, 2, []int{8, 5}, []int{3, 2}, []int{2, 1}, []int{1, 0}, []int{2, 1}, []int{1, 2}, []int{2, 1}, false),
+			newConv(3, 300, 7, 1, []int{4, 4}, []int{2, 2}, one(2), []int{0, 1}, []int{1, 0}, one(2), one(2), false), // K blocks split taps
 		}
 		for ci, p := range cases {
 			for _, threads := range []int{1, 2} {

@@ -219,6 +219,140 @@ sgemm6x16_overwrite:
 	VZEROUPPER
 	RET
 
+// func sgemm6x16rows(k int, a *[6]*float32, b *float32, c *float32, ldc int, overwrite bool)
+// Requires: AVX, FMA3, MMX+
+TEXT ·sgemm6x16rows(SB), NOSPLIT, $0-41
+	MOVQ       k+0(FP), AX
+	MOVQ       a+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       c+24(FP), BX
+	MOVQ       ldc+32(FP), SI
+	SHLQ       $0x02, SI
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 63(BX)
+	MOVQ       (CX), BX
+	MOVQ       8(CX), SI
+	MOVQ       16(CX), DI
+	MOVQ       24(CX), R8
+	MOVQ       32(CX), R9
+	MOVQ       40(CX), CX
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+	VXORPS     Y6, Y6, Y6
+	VXORPS     Y7, Y7, Y7
+	VXORPS     Y8, Y8, Y8
+	VXORPS     Y9, Y9, Y9
+	VXORPS     Y10, Y10, Y10
+	VXORPS     Y11, Y11, Y11
+	XORQ       R10, R10
+
+rows_loop:
+	TESTQ        AX, AX
+	JZ           rows_store
+	VMOVUPS      (DX), Y12
+	VMOVUPS      32(DX), Y13
+	VBROADCASTSS (BX)(R10*1), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y1
+	VBROADCASTSS (SI)(R10*1), Y14
+	VFMADD231PS  Y12, Y14, Y2
+	VFMADD231PS  Y13, Y14, Y3
+	VBROADCASTSS (DI)(R10*1), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y5
+	VBROADCASTSS (R8)(R10*1), Y14
+	VFMADD231PS  Y12, Y14, Y6
+	VFMADD231PS  Y13, Y14, Y7
+	VBROADCASTSS (R9)(R10*1), Y14
+	VFMADD231PS  Y12, Y14, Y8
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS (CX)(R10*1), Y14
+	VFMADD231PS  Y12, Y14, Y10
+	VFMADD231PS  Y13, Y14, Y11
+	ADDQ         $0x04, R10
+	ADDQ         $0x00000040, DX
+	DECQ         AX
+	JMP          rows_loop
+
+rows_store:
+	MOVQ    c+24(FP), AX
+	MOVQ    ldc+32(FP), CX
+	SHLQ    $0x02, CX
+	MOVB    overwrite+40(FP), DL
+	TESTB   DL, DL
+	JNZ     rows_overwrite
+	VADDPS  (AX), Y0, Y0
+	VMOVUPS Y0, (AX)
+	VADDPS  32(AX), Y1, Y1
+	VMOVUPS Y1, 32(AX)
+	ADDQ    CX, AX
+	VADDPS  (AX), Y2, Y2
+	VMOVUPS Y2, (AX)
+	VADDPS  32(AX), Y3, Y3
+	VMOVUPS Y3, 32(AX)
+	ADDQ    CX, AX
+	VADDPS  (AX), Y4, Y4
+	VMOVUPS Y4, (AX)
+	VADDPS  32(AX), Y5, Y5
+	VMOVUPS Y5, 32(AX)
+	ADDQ    CX, AX
+	VADDPS  (AX), Y6, Y6
+	VMOVUPS Y6, (AX)
+	VADDPS  32(AX), Y7, Y7
+	VMOVUPS Y7, 32(AX)
+	ADDQ    CX, AX
+	VADDPS  (AX), Y8, Y8
+	VMOVUPS Y8, (AX)
+	VADDPS  32(AX), Y9, Y9
+	VMOVUPS Y9, 32(AX)
+	ADDQ    CX, AX
+	VADDPS  (AX), Y10, Y10
+	VMOVUPS Y10, (AX)
+	VADDPS  32(AX), Y11, Y11
+	VMOVUPS Y11, 32(AX)
+	VZEROUPPER
+	RET
+
+rows_overwrite:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPS Y2, (AX)
+	VMOVUPS Y3, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y5, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPS Y6, (AX)
+	VMOVUPS Y7, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPS Y8, (AX)
+	VMOVUPS Y9, 32(AX)
+	ADDQ    CX, AX
+	VMOVUPS Y10, (AX)
+	VMOVUPS Y11, 32(AX)
+	VZEROUPPER
+	RET
+
 // func dgemm6x8(k int, a *float64, b *float64, c *float64, ldc int, overwrite bool)
 // Requires: AVX, FMA3, MMX+
 TEXT ·dgemm6x8(SB), NOSPLIT, $0-41

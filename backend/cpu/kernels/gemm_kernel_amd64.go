@@ -19,3 +19,17 @@ func kernelF64(k int, a, b, c []float64, ldc int, overwrite bool) {
 	}
 	kernelGo(dgemmMR, dgemmNR, k, a, b, c, ldc, overwrite)
 }
+
+func kernelRowsF32(k int, a *[sgemmMR][]float32, b, c []float32, ldc int, overwrite bool) {
+	if useAsm {
+		_ = c[5*ldc+15]
+		_ = b[16*k-1]
+		var rows [sgemmMR]*float32
+		for i := range rows {
+			rows[i] = &a[i][:k][0]
+		}
+		sgemm6x16rows(k, &rows, &b[0], &c[0], ldc, overwrite)
+		return
+	}
+	kernelRowsGo(k, a, b, c, ldc, overwrite)
+}

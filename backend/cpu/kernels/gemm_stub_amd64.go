@@ -5,9 +5,18 @@
 package kernels
 
 // sgemm6x16 computes C[6x16] += A·B (C = A·B if overwrite) over k steps (A packed 6 per step, B packed 16 per step).
+//
+//go:noescape
 func sgemm6x16(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool)
 
+// sgemm6x16rows computes C[6x16] += A·B (C = A·B if overwrite) with row i of A at a[i][0:k] and B packed 16 per step.
+//
+//go:noescape
+func sgemm6x16rows(k int, a *[6]*float32, b *float32, c *float32, ldc int, overwrite bool)
+
 // dgemm6x8 computes C[6x8] += A·B (C = A·B if overwrite) over k steps (A packed 6 per step, B packed 8 per step).
+//
+//go:noescape
 func dgemm6x8(k int, a *float64, b *float64, c *float64, ldc int, overwrite bool)
 
 // fmaPeak runs n rounds of 12 independent VFMADD231PS (192 f32 FLOP per round).

@@ -13,6 +13,7 @@ import (
 func main() {
 	ConstraintExpr("amd64,!purego")
 	sgemmKernel()
+	sgemmRowsKernel()
 	dgemmKernel()
 	fmaPeak()
 	Generate()
@@ -26,6 +27,7 @@ func main() {
 func microKernel(name string, rows, size int, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
 	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
 	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int, overwrite bool)", map[int]string{4: "float32", 8: "float64"}[size]))
+	Pragma("noescape")
 	Doc(fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps (A packed %d per step, B packed %d per step).",
 		name, rows, 64/size, rows, 64/size))
 	k := Load(Param("k"), GP64())
@@ -126,6 +128,73 @@ func dgemmKernel() {
 		func(b, x, acc Op) { VFMADD231PD(b, x, acc) },
 		func(m, x, dst Op) { VADDPD(m, x, dst) },
 		func(x, m Op) { VMOVUPD(x, m) })
+}
+
+// sgemmRowsKernel is sgemm6x16 with A unpacked: six row pointers, each
+// row's k values contiguous (direct convolution reads the six rows
+// straight from an NHWC image). One index register walks all six rows.
+func sgemmRowsKernel() {
+	const rows = 6
+	TEXT("sgemm6x16rows", NOSPLIT, "func(k int, a *[6]*float32, b, c *float32, ldc int, overwrite bool)")
+	Pragma("noescape")
+	Doc("sgemm6x16rows computes C[6x16] += A·B (C = A·B if overwrite) with row i of A at a[i][0:k] and B packed 16 per step.")
+	k := Load(Param("k"), GP64())
+	ap := Load(Param("a"), GP64())
+	b := Load(Param("b"), GP64())
+	{
+		c := Load(Param("c"), GP64())
+		ldc := Load(Param("ldc"), GP64())
+		SHLQ(Imm(2), ldc)
+		for i := range rows {
+			PREFETCHT0(Mem{Base: c})
+			PREFETCHT0(Mem{Base: c, Disp: 63})
+			if i < rows-1 {
+				ADDQ(ldc, c)
+			}
+		}
+	}
+	arow := make([]reg.GPVirtual, rows)
+	for i := range arow {
+		arow[i] = GP64()
+		MOVQ(Mem{Base: ap, Disp: 8 * i}, arow[i])
+	}
+	acc := make([]reg.VecVirtual, 2*rows)
+	for i := range acc {
+		acc[i] = YMM()
+		VXORPS(acc[i], acc[i], acc[i])
+	}
+	off := GP64()
+	XORQ(off, off)
+	b0, b1 := YMM(), YMM()
+	Label("rows_loop")
+	TESTQ(k, k)
+	JZ(LabelRef("rows_store"))
+	VMOVUPS(Mem{Base: b}, b0)
+	VMOVUPS(Mem{Base: b, Disp: 32}, b1)
+	for i := range rows {
+		x := YMM()
+		VBROADCASTSS(Mem{Base: arow[i], Index: off, Scale: 1}, x)
+		VFMADD231PS(b0, x, acc[2*i])
+		VFMADD231PS(b1, x, acc[2*i+1])
+	}
+	ADDQ(Imm(4), off)
+	ADDQ(U32(64), b)
+	DECQ(k)
+	JMP(LabelRef("rows_loop"))
+	Label("rows_store")
+	c := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(Imm(2), ldc)
+	ow := Load(Param("overwrite"), GP8())
+	TESTB(ow, ow)
+	JNZ(LabelRef("rows_overwrite"))
+	storeTile(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VADDPS(m, x, x); VMOVUPS(x, m) })
+	VZEROUPPER()
+	RET()
+	Label("rows_overwrite")
+	storeTile(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
+	VZEROUPPER()
+	RET()
 }
 
 // fmaPeak issues n rounds of 12 independent 8-lane FMAs (192 FLOP per
