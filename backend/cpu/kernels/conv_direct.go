@@ -56,8 +56,9 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int) {
 				// slivers are worked out once.
 				runs := make([][]tapRun, gemmMC/sgemmMR) // reused across blocks
 				hi := min(m, (t+1)*per)
-				for ic := t * per; ic < hi; ic += gemmMC {
-					mb := min(gemmMC, hi-ic)
+				mc := balancedBlock(hi-t*per, gemmMC, sgemmMR)
+				for ic := t * per; ic < hi; ic += mc {
+					mb := min(mc, hi-ic)
 					for s, i := 0, ic; i < ic+mb; s, i = s+1, i+sgemmMR {
 						runs[s] = im.tapRuns(runs[s][:0], i, min(sgemmMR, ic+mb-i), pc, kb)
 					}

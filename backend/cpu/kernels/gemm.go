@@ -107,14 +107,26 @@ func gemmCore[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c 
 			})
 			parallel(threads, func(t int) {
 				lo, hi := t*per, min(m, (t+1)*per)
-				for ic := lo; ic < hi; ic += gemmMC {
-					mb := min(gemmMC, hi-ic)
+				mc := balancedBlock(hi-lo, gemmMC, mr)
+				for ic := lo; ic < hi; ic += mc {
+					mb := min(mc, hi-ic)
 					pa(aps[t], ic, pc, mb, kb)
 					macroKernel(aps[t], bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, !accumulate && pc == 0)
 				}
 			})
 		}
 	}
+}
+
+// balancedBlock splits n rows into the fewest blocks of at most limit,
+// all about the same size and a multiple of mr: a last block of a few
+// rows would load each B sliver into L1 for almost no work.
+func balancedBlock(n, limit, mr int) int {
+	if n <= 0 {
+		return limit
+	}
+	blocks := (n + limit - 1) / limit
+	return min(limit, ((n+blocks-1)/blocks+mr-1)/mr*mr)
 }
 
 var bufPools struct{ f32, f64 sync.Pool }
