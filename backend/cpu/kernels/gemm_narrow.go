@@ -1,0 +1,59 @@
+package kernels
+
+import "github.com/axle-ml/axle/hlo/minifloat"
+
+// Narrow is a strided view of f16, bf16 (or any minifloat) bit patterns:
+// element (i, j) is Format's value of Data[i*Row + j*Col].
+type Narrow struct {
+	Data     []uint16
+	Row, Col int
+	Format   minifloat.Format
+}
+
+// GemmNarrowF32 is GemmF32 for narrow-float operands: they are widened to
+// f32 (exactly, by table) while being packed, so the f32 micro-kernel runs
+// unchanged and no widened copy of A or B is ever made. The result is
+// bit-identical to widening first and calling GemmF32.
+func GemmNarrowF32(m, n, k int, a, b Narrow, c []float32, ldc int, accumulate bool, threads int) {
+	ta, tb := widenTable(a.Format), widenTable(b.Format)
+	pa := func(dst []float32, ic, pc, mb, kb int) {
+		o := 0
+		for s := 0; s < mb; s += sgemmMR {
+			rows := min(sgemmMR, mb-s)
+			for p := range kb {
+				col := (pc + p) * a.Col
+				for r := range rows {
+					dst[o+r] = ta[a.Data[(ic+s+r)*a.Row+col]]
+				}
+				clear(dst[o+rows : o+sgemmMR])
+				o += sgemmMR
+			}
+		}
+	}
+	pb := func(dst []float32, pc, jc, kb, nb, from, to int) {
+		to = min(to, (nb+sgemmNR-1)/sgemmNR)
+		o := from * sgemmNR * kb
+		for s := from * sgemmNR; s < to*sgemmNR; s += sgemmNR {
+			cols := min(sgemmNR, nb-s)
+			for p := range kb {
+				row := (pc + p) * b.Row
+				for j := range cols {
+					dst[o+j] = tb[b.Data[row+(jc+s+j)*b.Col]]
+				}
+				clear(dst[o+cols : o+sgemmNR])
+				o += sgemmNR
+			}
+		}
+	}
+	gemmCore(m, n, k, pa, pb, c, ldc, accumulate, threads, sgemmMR, sgemmNR, kernelF32)
+}
+
+// widenTable is the f32 value of every bit pattern of f.
+func widenTable(f minifloat.Format) []float32 {
+	v := f.Values()
+	t := make([]float32, len(v))
+	for i, x := range v {
+		t[i] = float32(x)
+	}
+	return t
+}
