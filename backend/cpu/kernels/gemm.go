@@ -285,3 +285,15 @@ func kernelGo[T float32 | float64](mr, nr, k int, a, b, c []T, ldc int, overwrit
 		}
 	}
 }
+
+// GemmBatchF32 runs GemmF32 for each of batch independent products: the
+// b-th A, B and C start aStride, bStride and cStride elements after the
+// previous ones (a dot's batch dimensions, flattened).
+func GemmBatchF32(batch, m, n, k int, a Strided[float32], aStride int, b Strided[float32], bStride int,
+	c []float32, ldc, cStride int, accumulate bool, threads int) {
+	for i := range batch {
+		ai := Strided[float32]{Data: a.Data[i*aStride:], Row: a.Row, Col: a.Col}
+		bi := Strided[float32]{Data: b.Data[i*bStride:], Row: b.Row, Col: b.Col}
+		GemmF32(m, n, k, ai, bi, c[i*cStride:], ldc, accumulate, threads)
+	}
+}

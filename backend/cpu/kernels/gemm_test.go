@@ -127,3 +127,21 @@ func TestGemmThreadCountInvariant(t *testing.T) {
 		}
 	}
 }
+
+func TestGemmBatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	batch, m, n, k := 3, 5, 7, 9
+	a := randSlice[float32](batch*m*k, rng)
+	b := randSlice[float32](batch*k*n, rng)
+	c := make([]float32, batch*m*n)
+	GemmBatchF32(batch, m, n, k, Strided[float32]{Data: a, Row: k, Col: 1}, m*k,
+		Strided[float32]{Data: b, Row: n, Col: 1}, k*n, c, n, m*n, false, 2)
+	for i := range batch {
+		want := refGemm(m, n, k, Strided[float32]{Data: a[i*m*k:], Row: k, Col: 1}, Strided[float32]{Data: b[i*k*n:], Row: n, Col: 1})
+		for j, w := range want {
+			if g := float64(c[i*m*n+j]); math.Abs(g-w) > 1e-5 {
+				t.Fatalf("batch %d element %d = %v, want %v", i, j, g, w)
+			}
+		}
+	}
+}
