@@ -65,6 +65,10 @@ func ConvF32(p *Conv, in, kernel, out []float32, threads int) error {
 		taps *= k
 	}
 	m, k := p.Batch*pixels, taps*cin
+	if canConvDepthwise(p) {
+		convDepthwise(p, in, kernel, out, threads)
+		return nil
+	}
 	for g := range p.Groups {
 		if canConvDirect(p) {
 			convDirect(p, in, kernel, out, threads, g)
