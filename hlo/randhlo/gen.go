@@ -1,0 +1,324 @@
+// Package randhlo generates random, well-typed HLO modules for
+// differential testing: the pass pipeline against the evaluator now, the
+// CPU backend against the evaluator later. Modules are written as HLO text
+// and parsed, so every generated module also goes through the parser and
+// verifier.
+package randhlo
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/hlotext"
+)
+
+// Options bound the generated modules.
+type Options struct {
+	// Instructions is the number of generated instructions (parameters
+	// and constants included); 0 means 12.
+	Instructions int
+	// MaxDim bounds each dimension size; 0 means 5.
+	MaxDim int
+}
+
+type value struct {
+	name string
+	t    hlo.DType
+	dims []int64
+}
+
+func (v value) shape() string {
+	d := make([]string, len(v.dims))
+	for i, n := range v.dims {
+		d[i] = fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%s[%s]", v.t, strings.Join(d, ","))
+}
+
+type gen struct {
+	rng    *rand.Rand
+	opts   Options
+	vals   []value
+	body   strings.Builder
+	params int
+	n      int
+}
+
+// Module returns the random module of the given seed; the same seed gives
+// the same module.
+func Module(seed uint64, opts Options) (*hlo.Module, error) {
+	text := Text(seed, opts)
+	m, err := hlotext.Parse(text, hlotext.Options{File: fmt.Sprintf("randhlo-%d.hlo", seed)})
+	if err != nil {
+		return nil, fmt.Errorf("generated module does not parse (a generator bug): %w\n%s", err, text)
+	}
+	if err := hlo.Verify(m); err != nil {
+		return nil, fmt.Errorf("generated module does not verify (a generator bug): %w\n%s", err, text)
+	}
+	return m, nil
+}
+
+// Text is the HLO text of the random module of the given seed.
+func Text(seed uint64, opts Options) string {
+	if opts.Instructions <= 0 {
+		opts.Instructions = 12
+	}
+	if opts.MaxDim <= 0 {
+		opts.MaxDim = 5
+	}
+	g := &gen{rng: rand.New(rand.NewPCG(seed, 0xa11e)), opts: opts}
+	g.param(g.randType(), g.randDims(1+g.rng.IntN(3)))
+	for g.n < opts.Instructions {
+		g.step()
+	}
+	root, extra := g.pick(), g.pick()
+	fmt.Fprintf(&g.body, "  ROOT result = (%s, %s) tuple(%s, %s)\n", root.shape(), extra.shape(), root.name, extra.name)
+	return "HloModule randhlo\n\n" + reducers + "ENTRY main {\n" + g.body.String() + "}\n"
+}
+
+const reducers = `add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+max_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] maximum(a, b)
+}
+
+add_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+
+max_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] maximum(a, b)
+}
+
+`
+
+func (g *gen) randType() hlo.DType {
+	if g.rng.IntN(4) == 0 {
+		return hlo.S32
+	}
+	return hlo.F32
+}
+
+func (g *gen) randDims(rank int) []int64 {
+	d := make([]int64, rank)
+	for i := range d {
+		d[i] = int64(1 + g.rng.IntN(g.opts.MaxDim))
+	}
+	return d
+}
+
+// emit adds an instruction and its value.
+func (g *gen) emit(t hlo.DType, dims []int64, format string, args ...any) value {
+	v := value{name: fmt.Sprintf("v%d", g.n), t: t, dims: dims}
+	fmt.Fprintf(&g.body, "  %s = %s %s\n", v.name, v.shape(), fmt.Sprintf(format, args...))
+	g.vals = append(g.vals, v)
+	g.n++
+	return v
+}
+
+func (g *gen) param(t hlo.DType, dims []int64) value {
+	v := g.emit(t, dims, "parameter(%d)", g.params)
+	g.params++
+	return v
+}
+
+// pick returns a recent value (recent ones more often, so chains form).
+func (g *gen) pick() value {
+	for {
+		n := len(g.vals)
+		v := g.vals[n-1-min(g.rng.IntN(3)*g.rng.IntN(n), n-1)]
+		if v.t != hlo.Pred {
+			return v
+		}
+	}
+}
+
+// like returns a value of the same type and dimensions as v: an existing
+// one, a broadcast scalar constant, or a new parameter.
+func (g *gen) like(v value) value {
+	for _, w := range slices.Backward(g.vals) {
+		if w.name != v.name && w.t == v.t && slices.Equal(w.dims, v.dims) && g.rng.IntN(2) == 0 {
+			return w
+		}
+	}
+	if g.rng.IntN(2) == 0 {
+		c := g.emit(v.t, nil, "constant(%s)", g.scalarText(v.t))
+		return g.emit(v.t, v.dims, "broadcast(%s), dimensions={}", c.name)
+	}
+	return g.param(v.t, v.dims)
+}
+
+func (g *gen) scalarText(t hlo.DType) string {
+	if t == hlo.S32 {
+		return fmt.Sprint(g.rng.IntN(7) - 3)
+	}
+	return fmt.Sprintf("%.2f", g.rng.Float64()*4-2)
+}
+
+func (g *gen) step() {
+	v := g.pick()
+	switch g.rng.IntN(10) {
+	case 0, 1:
+		g.binary(v)
+	case 2:
+		g.unary(v)
+	case 3:
+		g.broadcast(v)
+	case 4:
+		g.reshape(v)
+	case 5:
+		g.transpose(v)
+	case 6:
+		g.slice(v)
+	case 7:
+		g.reduce(v)
+	case 8:
+		g.dot(v)
+	default:
+		g.selectOp(v)
+	}
+}
+
+func (g *gen) binary(v value) {
+	w := g.like(v)
+	ops := []string{"add", "subtract", "multiply", "maximum", "minimum"}
+	op := ops[g.rng.IntN(len(ops))]
+	a, b := v, w
+	if g.rng.IntN(2) == 0 {
+		a, b = w, v
+	}
+	g.emit(v.t, v.dims, "%s(%s, %s)", op, a.name, b.name)
+}
+
+func (g *gen) unary(v value) {
+	ops := []string{"negate", "abs"}
+	if v.t == hlo.F32 {
+		ops = append(ops, "tanh", "sine", "logistic", "floor", "exponential")
+	}
+	g.emit(v.t, v.dims, "%s(%s)", ops[g.rng.IntN(len(ops))], v.name)
+}
+
+func (g *gen) broadcast(v value) {
+	if len(v.dims) >= 4 {
+		g.unary(v)
+		return
+	}
+	// Insert one new dimension at a random position.
+	at := g.rng.IntN(len(v.dims) + 1)
+	dims := slices.Insert(slices.Clone(v.dims), at, int64(1+g.rng.IntN(g.opts.MaxDim)))
+	var pos []string
+	for i := range v.dims {
+		p := i
+		if i >= at {
+			p++
+		}
+		pos = append(pos, fmt.Sprint(p))
+	}
+	g.emit(v.t, dims, "broadcast(%s), dimensions={%s}", v.name, strings.Join(pos, ","))
+}
+
+func (g *gen) reshape(v value) {
+	n := int64(1)
+	for _, d := range v.dims {
+		n *= d
+	}
+	// Split n into up to three random factors.
+	var dims []int64
+	for len(dims) < 2 && n > 1 {
+		var divs []int64
+		for d := int64(2); d <= n; d++ {
+			if n%d == 0 {
+				divs = append(divs, d)
+			}
+		}
+		d := divs[g.rng.IntN(len(divs))]
+		dims = append(dims, d)
+		n /= d
+	}
+	dims = append(dims, n)
+	g.emit(v.t, dims, "reshape(%s)", v.name)
+}
+
+func (g *gen) transpose(v value) {
+	perm := g.rng.Perm(len(v.dims))
+	dims := make([]int64, len(perm))
+	ps := make([]string, len(perm))
+	for i, p := range perm {
+		dims[i] = v.dims[p]
+		ps[i] = fmt.Sprint(p)
+	}
+	g.emit(v.t, dims, "transpose(%s), dimensions={%s}", v.name, strings.Join(ps, ","))
+}
+
+func (g *gen) slice(v value) {
+	if len(v.dims) == 0 {
+		g.unary(v)
+		return
+	}
+	dims := make([]int64, len(v.dims))
+	parts := make([]string, len(v.dims))
+	for i, n := range v.dims {
+		start := int64(g.rng.IntN(int(n)))
+		limit := start + 1 + int64(g.rng.IntN(int(n-start)))
+		stride := int64(1 + g.rng.IntN(2))
+		dims[i] = (limit - start + stride - 1) / stride
+		parts[i] = fmt.Sprintf("[%d:%d:%d]", start, limit, stride)
+	}
+	g.emit(v.t, dims, "slice(%s), slice={%s}", v.name, strings.Join(parts, ", "))
+}
+
+func (g *gen) reduce(v value) {
+	if len(v.dims) == 0 {
+		g.unary(v)
+		return
+	}
+	var red, keep []int64
+	var redNames []string
+	for i, d := range v.dims {
+		if g.rng.IntN(2) == 0 || (i == len(v.dims)-1 && len(red) == 0) {
+			red = append(red, int64(i))
+			redNames = append(redNames, fmt.Sprint(i))
+		} else {
+			keep = append(keep, d)
+		}
+	}
+	comp, init := "add", "0"
+	if g.rng.IntN(2) == 0 {
+		comp, init = "max", map[hlo.DType]string{hlo.F32: "-inf", hlo.S32: "-2147483648"}[v.t]
+	}
+	c := g.emit(v.t, nil, "constant(%s)", init)
+	g.emit(v.t, keep, "reduce(%s, %s), dimensions={%s}, to_apply=%s_%s", v.name, c.name, strings.Join(redNames, ","), comp, v.t)
+}
+
+// dot contracts v's last dimension with a new or existing operand.
+func (g *gen) dot(v value) {
+	if len(v.dims) == 0 || len(v.dims) > 2 {
+		g.reduce(v)
+		return
+	}
+	k := v.dims[len(v.dims)-1]
+	n := int64(1 + g.rng.IntN(g.opts.MaxDim))
+	w := g.like(value{t: v.t, dims: []int64{k, n}})
+	dims := append(slices.Clone(v.dims[:len(v.dims)-1]), n)
+	g.emit(v.t, dims, "dot(%s, %s), lhs_contracting_dims={%d}, rhs_contracting_dims={0}", v.name, w.name, len(v.dims)-1)
+}
+
+func (g *gen) selectOp(v value) {
+	w := g.like(v)
+	dirs := []string{"LT", "GT", "LE", "GE", "EQ", "NE"}
+	p := g.emit(hlo.Pred, v.dims, "compare(%s, %s), direction=%s", v.name, w.name, dirs[g.rng.IntN(len(dirs))])
+	g.emit(v.t, v.dims, "select(%s, %s, %s)", p.name, w.name, v.name)
+}
