@@ -46,24 +46,6 @@ func BenchmarkMicroKernelF32(b *testing.B) {
 	b.ReportMetric(2*6*16*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
 
-func BenchmarkMicroKernelRowsF32(b *testing.B) {
-	if !useAsm {
-		b.Skip("no assembly")
-	}
-	const k = 64
-	img := make([]float32, 6*64)
-	var rows [6]*float32
-	for i := range rows {
-		rows[i] = &img[i*64] // consecutive NHWC pixels of 64 channels
-	}
-	bb := make([]float32, 16*k)
-	c := make([]float32, 6*16)
-	for b.Loop() {
-		sgemm6x16rows(k, &rows, &bb[0], &c[0], 16, false)
-	}
-	b.ReportMetric(2*6*16*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-}
-
 func BenchmarkMicroKernelF32K64(b *testing.B) {
 	if !useAsm {
 		b.Skip("no assembly")

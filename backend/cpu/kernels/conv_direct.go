@@ -1,5 +1,7 @@
 package kernels
 
+import "unsafe"
+
 // Direct convolution for channels-last images: the GEMM's A operand is
 // never packed. Six output pixels form a sliver; for each kernel tap, the
 // six input pixels under it are six contiguous runs of channels in the
@@ -17,9 +19,13 @@ func canConvDirect(p *Conv) bool {
 
 // tapRun is one kernel tap's slice of a K block: k steps starting at
 // column q of the block, and the six rows' channel runs.
+//
+// The layout is what sgemm6x16taps reads: k, the six row pointers, then
+// q (8 machine words).
 type tapRun struct {
-	q, k int
-	rows [sgemmMR][]float32 // k channels each
+	k    int
+	rows [sgemmMR]*float32 // k channels from each
+	q    int
 }
 
 func convDirect(p *Conv, in, kernel, out []float32, threads, g int) {
@@ -98,9 +104,9 @@ func (im *im2col) tapRuns(runs []tapRun, i, rows, pc, kb int) []tapRun {
 			tap /= p.Kernel[d]
 		}
 		for r := range sgemmMR {
-			run.rows[r] = zeros[:run.k]
+			run.rows[r] = &zeros[0]
 			if off, ok := im.tapOffset(r < rows, base[r], &org[r], &kpos); ok {
-				run.rows[r] = im.in[off+ch : off+ch+run.k]
+				run.rows[r] = &im.in[off+ch : off+ch+run.k][0]
 			}
 		}
 		runs = append(runs, run)
@@ -118,9 +124,7 @@ func directTile(runs []tapRun, bp, c []float32, ldc, i, rows, jc, j, cols, kb in
 	if !full {
 		dst, ld = scratch[:], sgemmNR
 	}
-	for r, run := range runs {
-		kernelRowsF32(run.k, &run.rows, bp[j*kb+run.q*sgemmNR:], dst, ld, (first || !full) && r == 0)
-	}
+	kernelTapsF32(runs, bp[j*kb:j*kb+kb*sgemmNR], dst, ld, first || !full)
 	if full {
 		return
 	}
@@ -136,15 +140,20 @@ func directTile(runs []tapRun, bp, c []float32, ldc, i, rows, jc, j, cols, kb in
 	}
 }
 
-// kernelRowsGo is the portable rows micro-kernel.
-func kernelRowsGo(k int, a *[sgemmMR][]float32, b, c []float32, ldc int, overwrite bool) {
+// kernelTapsGo is the portable taps micro-kernel: the runs' products
+// summed into one tile in the same order as the assembly.
+func kernelTapsGo(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 	var acc [sgemmMR * sgemmNR]float32
-	for i, ap := range a {
-		row := acc[i*sgemmNR : i*sgemmNR+sgemmNR]
-		for p, ai := range ap[:k] {
-			bp := b[p*sgemmNR : p*sgemmNR+sgemmNR]
-			for j, bj := range bp {
-				row[j] += ai * bj
+	for _, run := range runs {
+		bs := b[run.q*sgemmNR : (run.q+run.k)*sgemmNR]
+		for i, ap := range run.rows {
+			a := unsafe.Slice(ap, run.k)
+			row := acc[i*sgemmNR : i*sgemmNR+sgemmNR]
+			for p, ai := range a {
+				bp := bs[p*sgemmNR : p*sgemmNR+sgemmNR]
+				for j, bj := range bp {
+					row[j] += ai * bj
+				}
 			}
 		}
 	}

@@ -20,16 +20,18 @@ func kernelF64(k int, a, b, c []float64, ldc int, overwrite bool) {
 	kernelGo(dgemmMR, dgemmNR, k, a, b, c, ldc, overwrite)
 }
 
-func kernelRowsF32(k int, a *[sgemmMR][]float32, b, c []float32, ldc int, overwrite bool) {
+// kernelTapsF32 runs a tile's tap runs; the runs' row pointers come from
+// slices of the image (or zeros), each at least k long, and b holds
+// every run's steps.
+func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 	if useAsm {
 		_ = c[5*ldc+15]
-		_ = b[16*k-1]
-		var rows [sgemmMR]*float32
-		for i := range rows {
-			rows[i] = &a[i][:k][0]
+		if len(runs) > 0 {
+			last := runs[len(runs)-1]
+			_ = b[(last.q+last.k)*sgemmNR-1]
+			sgemm6x16taps(&runs[0].k, len(runs), &b[0], &c[0], ldc, overwrite)
+			return
 		}
-		sgemm6x16rows(k, &rows, &b[0], &c[0], ldc, overwrite)
-		return
 	}
-	kernelRowsGo(k, a, b, c, ldc, overwrite)
+	kernelTapsGo(runs, b, c, ldc, overwrite)
 }

@@ -10,6 +10,6 @@ func kernelF64(k int, a, b, c []float64, ldc int, overwrite bool) {
 	kernelGo(dgemmMR, dgemmNR, k, a, b, c, ldc, overwrite)
 }
 
-func kernelRowsF32(k int, a *[sgemmMR][]float32, b, c []float32, ldc int, overwrite bool) {
-	kernelRowsGo(k, a, b, c, ldc, overwrite)
+func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
+	kernelTapsGo(runs, b, c, ldc, overwrite)
 }

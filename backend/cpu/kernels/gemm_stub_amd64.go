@@ -9,10 +9,10 @@ package kernels
 //go:noescape
 func sgemm6x16(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool)
 
-// sgemm6x16rows computes C[6x16] += A·B (C = A·B if overwrite) with row i of A at a[i][0:k] and B packed 16 per step.
+// sgemm6x16taps computes C[6x16] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers.
 //
 //go:noescape
-func sgemm6x16rows(k int, a *[6]*float32, b *float32, c *float32, ldc int, overwrite bool)
+func sgemm6x16taps(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool)
 
 // dgemm6x8 computes C[6x8] += A·B (C = A·B if overwrite) over k steps (A packed 6 per step, B packed 8 per step).
 //

@@ -13,7 +13,7 @@ import (
 func main() {
 	ConstraintExpr("amd64,!purego")
 	sgemmKernel()
-	sgemmRowsKernel()
+	sgemmTapsKernel()
 	dgemmKernel()
 	fmaPeak()
 	Generate()
@@ -130,16 +130,18 @@ func dgemmKernel() {
 		func(x, m Op) { VMOVUPD(x, m) })
 }
 
-// sgemmRowsKernel is sgemm6x16 with A unpacked: six row pointers, each
-// row's k values contiguous (direct convolution reads the six rows
-// straight from an NHWC image). One index register walks all six rows.
-func sgemmRowsKernel() {
+// sgemmTapsKernel runs a whole list of row runs (a convolution tile's
+// kernel taps within one K block) into one register tile, so C is loaded
+// and stored once per tile rather than once per tap. runs points to n
+// records of 8 words: k, six row pointers, and a word the kernel ignores;
+// B holds the runs' steps back to back, 16 per step.
+func sgemmTapsKernel() {
 	const rows = 6
-	TEXT("sgemm6x16rows", NOSPLIT, "func(k int, a *[6]*float32, b, c *float32, ldc int, overwrite bool)")
+	TEXT("sgemm6x16taps", NOSPLIT, "func(runs *int, n int, b, c *float32, ldc int, overwrite bool)")
 	Pragma("noescape")
-	Doc("sgemm6x16rows computes C[6x16] += A·B (C = A·B if overwrite) with row i of A at a[i][0:k] and B packed 16 per step.")
-	k := Load(Param("k"), GP64())
-	ap := Load(Param("a"), GP64())
+	Doc("sgemm6x16taps computes C[6x16] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers.")
+	rp := Load(Param("runs"), GP64())
+	n := Load(Param("n"), GP64())
 	b := Load(Param("b"), GP64())
 	{
 		c := Load(Param("c"), GP64())
@@ -153,45 +155,65 @@ func sgemmRowsKernel() {
 			}
 		}
 	}
-	arow := make([]reg.GPVirtual, rows)
-	for i := range arow {
-		arow[i] = GP64()
-		MOVQ(Mem{Base: ap, Disp: 8 * i}, arow[i])
-	}
 	acc := make([]reg.VecVirtual, 2*rows)
 	for i := range acc {
 		acc[i] = YMM()
 		VXORPS(acc[i], acc[i], acc[i])
 	}
-	off := GP64()
-	XORQ(off, off)
-	b0, b1 := YMM(), YMM()
-	Label("rows_loop")
-	TESTQ(k, k)
-	JZ(LabelRef("rows_store"))
-	VMOVUPS(Mem{Base: b}, b0)
-	VMOVUPS(Mem{Base: b, Disp: 32}, b1)
-	for i := range rows {
-		x := YMM()
-		VBROADCASTSS(Mem{Base: arow[i], Index: off, Scale: 1}, x)
-		VFMADD231PS(b0, x, acc[2*i])
-		VFMADD231PS(b1, x, acc[2*i+1])
+	arow := make([]reg.GPVirtual, rows)
+	for i := range arow {
+		arow[i] = GP64()
 	}
-	ADDQ(Imm(4), off)
+	k, off := GP64(), GP64()
+	b0, b1 := YMM(), YMM()
+	Label("taps_run")
+	TESTQ(n, n)
+	JZ(LabelRef("taps_store"))
+	MOVQ(Mem{Base: rp}, k)
+	for i := range arow {
+		MOVQ(Mem{Base: rp, Disp: 8 * (i + 1)}, arow[i])
+	}
+	XORQ(off, off)
+	step := func(disp int) {
+		VMOVUPS(Mem{Base: b, Disp: disp * 64}, b0)
+		VMOVUPS(Mem{Base: b, Disp: disp*64 + 32}, b1)
+		for i := range rows {
+			x := YMM()
+			VBROADCASTSS(Mem{Base: arow[i], Index: off, Scale: 1, Disp: 4 * disp}, x)
+			VFMADD231PS(b0, x, acc[2*i])
+			VFMADD231PS(b1, x, acc[2*i+1])
+		}
+	}
+	// Two steps per iteration while at least two remain, then one.
+	Label("taps_pair")
+	CMPQ(k, Imm(2))
+	JL(LabelRef("taps_single"))
+	step(0)
+	step(1)
+	ADDQ(Imm(8), off)
+	ADDQ(U32(128), b)
+	SUBQ(Imm(2), k)
+	JMP(LabelRef("taps_pair"))
+	Label("taps_single")
+	TESTQ(k, k)
+	JZ(LabelRef("taps_next"))
+	step(0)
 	ADDQ(U32(64), b)
-	DECQ(k)
-	JMP(LabelRef("rows_loop"))
-	Label("rows_store")
+	Label("taps_next")
+	ADDQ(U32(64), rp)
+	DECQ(n)
+	JMP(LabelRef("taps_run"))
+	Label("taps_store")
 	c := Load(Param("c"), GP64())
 	ldc := Load(Param("ldc"), GP64())
 	SHLQ(Imm(2), ldc)
 	ow := Load(Param("overwrite"), GP8())
 	TESTB(ow, ow)
-	JNZ(LabelRef("rows_overwrite"))
+	JNZ(LabelRef("taps_overwrite"))
 	storeTile(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VADDPS(m, x, x); VMOVUPS(x, m) })
 	VZEROUPPER()
 	RET()
-	Label("rows_overwrite")
+	Label("taps_overwrite")
 	storeTile(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
 	VZEROUPPER()
 	RET()
