@@ -218,6 +218,12 @@ func evalClamp(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Lite
 		clampInt(d, lo.Data().([]uint32), x.Data().([]uint32), hi.Data().([]uint32))
 	case []uint64:
 		clampInt(d, lo.Data().([]uint64), x.Data().([]uint64), hi.Data().([]uint64))
+	case []bool:
+		// false < true: clamp is x || lo, then && hi.
+		l, v, h := lo.Data().([]bool), x.Data().([]bool), hi.Data().([]bool)
+		for i := range d {
+			d[i] = (v[i] || l[i]) && h[i]
+		}
 	default:
 		return nil, errOpType(hlo.OpClamp, t)
 	}
