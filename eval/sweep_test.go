@@ -2,8 +2,8 @@ package eval_test
 
 import (
 	"fmt"
-	"regexp"
 	"math/rand/v2"
+	"regexp"
 	"testing"
 
 	"github.com/axle-ml/axle/eval"
