@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axle-ml/axle/backend/cpu"
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
@@ -30,6 +31,15 @@ func TestInterpCasesOptimized(t *testing.T) {
 		_, err := opt.Standard().RunWith(m, opts)
 		return err
 	}})
+}
+
+// TestCPUCases runs every case on the CPU backend, with the default
+// thread count and with one thread.
+func TestCPUCases(t *testing.T) {
+	t.Run("threads=default", func(t *testing.T) { runAll(t, &conformance.Runner{Backend: &cpu.Backend{}}) })
+	t.Run("threads=1", func(t *testing.T) {
+		runAll(t, &conformance.Runner{Backend: &cpu.Backend{Options: cpu.Options{Threads: 1}}})
+	})
 }
 
 func runAll(t *testing.T, r *conformance.Runner) {

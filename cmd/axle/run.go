@@ -5,11 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/axle-ml/axle/backend/cpu"
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
@@ -22,8 +25,8 @@ import (
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	backend := fs.String("backend", "interp", "backend (interp)")
-	fs.Int("threads", 0, "worker threads (the interp backend runs on one)")
+	backend := fs.String("backend", "interp", "backend (interp, cpu)")
+	threads := fs.Int("threads", 0, "worker threads of the cpu backend (0: GOMAXPROCS; interp runs on one)")
 	warmup := fs.Int("warmup", 0, "untimed runs before the timed ones")
 	repeat := fs.Int("repeat", 1, "timed runs")
 	asJSON := fs.Bool("json", false, "end with one JSON line of the results")
@@ -39,8 +42,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "axle run: give one module file")
 		return 2
 	}
-	if *backend != "interp" {
-		fmt.Fprintf(stderr, "axle run: unknown backend %q (available: interp)\n", *backend)
+	if *backend != "interp" && *backend != "cpu" {
+		fmt.Fprintf(stderr, "axle run: unknown backend %q (available: interp, cpu)\n", *backend)
 		return 2
 	}
 	path := fs.Arg(0)
@@ -68,8 +71,20 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	var b interface {
+		Run(*hlo.Module, []*hlo.Literal) (*hlo.Literal, error)
+	} = &eval.Backend{}
+	if *backend == "cpu" {
+		cb := &cpu.Backend{Options: cpu.Options{Threads: *threads, NoOptimize: *optimize}}
+		x, err := cb.Compile(m)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", path, err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "lowered %s\n", loweringSummary(x.Lowering))
+		b = cb
+	}
 	compile := time.Since(start)
-	b := &eval.Backend{}
 	var result *hlo.Literal
 	var times []time.Duration
 	for i := 0; i < *warmup+max(*repeat, 1); i++ {
@@ -159,4 +174,14 @@ func checksum(l *hlo.Literal) float64 {
 		return math.NaN()
 	}
 	return sum
+}
+
+// loweringSummary says how many instructions went to each kind of thunk
+// ("12 gemm, 30 tile-fusion, 4 evaluator").
+func loweringSummary(counts map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/axle-ml/axle/backend/cpu"
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
@@ -16,7 +17,8 @@ import (
 func cmdTestCases(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("test-cases", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	backend := fs.String("backend", "interp", "backend to run the cases on (interp)")
+	backend := fs.String("backend", "interp", "backend to run the cases on (interp, cpu)")
+	threads := fs.Int("threads", 0, "worker threads of the cpu backend (0: GOMAXPROCS)")
 	optimize := fs.Bool("opt", false, "run the optimization pipeline before executing")
 	var of optFlags
 	of.register(fs)
@@ -31,8 +33,10 @@ func cmdTestCases(args []string, stdout, stderr io.Writer) int {
 	switch *backend {
 	case "interp":
 		r.Backend = &eval.Backend{}
+	case "cpu":
+		r.Backend = &cpu.Backend{Options: cpu.Options{Threads: *threads}}
 	default:
-		fmt.Fprintf(stderr, "axle test-cases: unknown backend %q (available: interp)\n", *backend)
+		fmt.Fprintf(stderr, "axle test-cases: unknown backend %q (available: interp, cpu)\n", *backend)
 		return 2
 	}
 	if *optimize {

@@ -100,3 +100,9 @@ func parallel(threads int, f func(t int)) {
 	}
 	<-g.finished
 }
+
+// Parallel runs f(0), ..., f(threads-1) on the kernels' worker pool (the
+// last on the calling goroutine) and returns when all are done. Other
+// packages of the CPU backend split their loops with it, so the process
+// has one pool.
+func Parallel(threads int, f func(t int)) { parallel(threads, f) }

@@ -1,0 +1,142 @@
+package cpu
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/opt"
+)
+
+// Options control compilation.
+type Options struct {
+	// Threads bounds the goroutines one execution uses (0: GOMAXPROCS).
+	Threads int
+	// NoOptimize skips the standard pass pipeline.
+	NoOptimize bool
+}
+
+// thunk computes one instruction of the entry computation from its
+// operands' values.
+type thunk func(ev *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error)
+
+// Executable is a compiled module: the entry computation's instructions
+// in order, each with its thunk.
+type Executable struct {
+	module   *hlo.Module
+	entry    *hlo.Computation
+	thunks   []thunk
+	operands [][]int // per instruction, its operands' positions
+	root     int
+	threads  int
+	// Lowering counts how the instructions were lowered (for `axle run`).
+	Lowering map[string]int
+}
+
+// Compile optimizes a copy of m (m itself is left alone), fuses it and
+// lowers its entry computation.
+func Compile(m *hlo.Module, opts Options) (*Executable, error) {
+	if m.Entry == nil {
+		return nil, fmt.Errorf("cpu: module %s has no entry computation", m.Name)
+	}
+	if err := hlo.Verify(m); err != nil {
+		return nil, err
+	}
+	mod := m.Clone()
+	if !opts.NoOptimize {
+		if _, err := opt.Standard().Run(mod); err != nil {
+			return nil, fmt.Errorf("cpu: %w", err)
+		}
+	}
+	if _, err := fuseLoops(mod, mod.Entry, hlo.NewNameSet(mod)); err != nil {
+		return nil, fmt.Errorf("cpu: fusion: %w", err)
+	}
+	if err := hlo.Verify(mod); err != nil {
+		return nil, fmt.Errorf("cpu: after fusion: %w", err)
+	}
+	x := &Executable{module: mod, entry: mod.Entry, threads: opts.Threads, Lowering: map[string]int{}}
+	if x.threads <= 0 {
+		x.threads = runtime.GOMAXPROCS(0)
+	}
+	pos := map[*hlo.Instruction]int{}
+	for i, in := range mod.Entry.Instructions {
+		pos[in] = i
+	}
+	for _, in := range mod.Entry.Instructions {
+		ops := make([]int, len(in.Operands))
+		for k, o := range in.Operands {
+			ops[k] = pos[o]
+		}
+		x.operands = append(x.operands, ops)
+		t, how := x.lower(in)
+		x.thunks = append(x.thunks, t)
+		x.Lowering[how]++
+	}
+	x.root = pos[mod.Entry.Root]
+	return x, nil
+}
+
+// Module is the module as compiled (optimized and fused).
+func (x *Executable) Module() *hlo.Module { return x.module }
+
+// lower picks the thunk of one instruction and names the choice.
+func (x *Executable) lower(in *hlo.Instruction) (thunk, string) {
+	switch in.Opcode {
+	case hlo.OpFusion:
+		if p, err := compileLoop(in); err == nil {
+			return func(_ *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error) {
+				out := hlo.NewLiteral(in.Shape)
+				return out, p.run(ops, out.Data().([]float32), x.threads)
+			}, "tile-fusion"
+		}
+	case hlo.OpDot:
+		if t, ok := x.lowerDot(in); ok {
+			return t, "gemm"
+		}
+	case hlo.OpConvolution:
+		if t, ok := x.lowerConv(in); ok {
+			return t, "conv"
+		}
+	}
+	return func(ev *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error) {
+		return ev.Instruction(in, ops)
+	}, "evaluator"
+}
+
+// Execute runs the compiled module on args, one per entry parameter. It
+// may be called from several goroutines at once.
+func (x *Executable) Execute(args ...*hlo.Literal) (*hlo.Literal, error) {
+	if len(args) != len(x.entry.Params) {
+		return nil, fmt.Errorf("cpu: %s takes %d arguments, got %d", x.entry.Name, len(x.entry.Params), len(args))
+	}
+	for i, a := range args {
+		p := x.entry.Params[i]
+		if a == nil || !a.Shape().Compatible(p.Shape) {
+			got := "nil"
+			if a != nil {
+				got = a.Shape().HumanString()
+			}
+			return nil, fmt.Errorf("cpu: argument %d (parameter %s) has shape %s, want %s", i, p.Name, got, p.Shape.HumanString())
+		}
+	}
+	var ev eval.Evaluator
+	vals := make([]*hlo.Literal, len(x.thunks))
+	ops := make([]*hlo.Literal, 0, 8)
+	for i, in := range x.entry.Instructions {
+		if in.Opcode == hlo.OpParameter {
+			vals[i] = args[in.ParamNumber]
+			continue
+		}
+		ops = ops[:0]
+		for _, j := range x.operands[i] {
+			ops = append(ops, vals[j])
+		}
+		v, err := x.thunks[i](&ev, append([]*hlo.Literal(nil), ops...))
+		if err != nil {
+			return nil, fmt.Errorf("cpu: instruction %s: %w", in.Name, err)
+		}
+		vals[i] = v
+	}
+	return vals[x.root], nil
+}

@@ -1,0 +1,190 @@
+package cpu
+
+import (
+	"slices"
+
+	"github.com/axle-ml/axle/hlo"
+)
+
+// Loop fusion: maximal chains of f32 elementwise instructions (with the
+// scalar constants and scalar broadcasts they read) become one fusion
+// instruction of kind kLoop whose fused computation holds the chain, so it
+// prints, dumps and verifies like XLA's fusions. A producer joins its
+// consumer's fusion only when every user of the producer is in that
+// fusion, so nothing is computed twice except scalar broadcasts, which
+// are free in a tile program.
+
+// tileOps are the opcodes tile programs implement (f32).
+var tileOps = map[hlo.Opcode]bool{
+	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true, hlo.OpDivide: true,
+	hlo.OpMaximum: true, hlo.OpMinimum: true, hlo.OpNegate: true, hlo.OpAbs: true,
+	hlo.OpExp: true, hlo.OpLog: true, hlo.OpTanh: true, hlo.OpLogistic: true,
+	hlo.OpSqrt: true, hlo.OpRsqrt: true, hlo.OpFloor: true, hlo.OpCeil: true,
+	hlo.OpSign: true, hlo.OpSin: true, hlo.OpCos: true, hlo.OpPower: true,
+	hlo.OpExpm1: true, hlo.OpLog1p: true, hlo.OpErf: true, hlo.OpCbrt: true,
+}
+
+// fusible is an elementwise f32 instruction a tile program can compute.
+func fusible(in *hlo.Instruction) bool {
+	if !tileOps[in.Opcode] || in.Shape.DType != hlo.F32 || len(in.ControlPredecessors) > 0 || in.Shape.IsDynamic() {
+		return false
+	}
+	for _, o := range in.Operands {
+		if o.Shape.DType != hlo.F32 || !o.Shape.SameDims(in.Shape) {
+			return false
+		}
+	}
+	return true
+}
+
+// scalarSplat is a scalar f32 constant, or a broadcast of a scalar.
+func scalarSplat(in *hlo.Instruction) bool {
+	switch {
+	case in.Shape.DType != hlo.F32:
+		return false
+	case in.Opcode == hlo.OpConstant:
+		return in.Shape.Rank() == 0 && in.Literal != nil && !in.Literal.IsElided()
+	case in.Opcode == hlo.OpBroadcast:
+		return in.Operands[0].Shape.Rank() == 0
+	}
+	return false
+}
+
+// fuseLoops rewrites c, returning the number of fusions made.
+func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, error) {
+	users := c.Users()
+	taken := map[*hlo.Instruction]bool{}
+	var groups [][]*hlo.Instruction
+	for i := len(c.Instructions) - 1; i >= 0; i-- {
+		root := c.Instructions[i]
+		if taken[root] || !fusible(root) {
+			continue
+		}
+		members := []*hlo.Instruction{root}
+		owned := map[*hlo.Instruction]bool{root: true}
+		for k := 0; k < len(members); k++ {
+			for _, o := range members[k].Operands {
+				switch {
+				case owned[o]:
+				case scalarSplat(o): // copied into every fusion that reads it
+					owned[o] = true
+					members = append(members, o)
+				case !taken[o] && fusible(o) && allOwned(users[o], owned):
+					owned[o] = true
+					members = append(members, o)
+				}
+			}
+		}
+		ops := 0
+		for _, in := range members {
+			if fusible(in) {
+				ops++
+			}
+		}
+		if ops < 2 {
+			continue
+		}
+		for _, in := range members {
+			if !scalarSplat(in) {
+				taken[in] = true
+			}
+		}
+		groups = append(groups, members)
+	}
+	for _, members := range groups {
+		if err := buildFusion(m, c, members, names); err != nil {
+			return 0, err
+		}
+	}
+	removeUnusedSplats(c)
+	return len(groups), nil
+}
+
+func allOwned(users []*hlo.Instruction, owned map[*hlo.Instruction]bool) bool {
+	for _, u := range users {
+		if !owned[u] {
+			return false
+		}
+	}
+	return len(users) > 0
+}
+
+// removeUnusedSplats drops scalar splats whose readers were all fused.
+func removeUnusedSplats(c *hlo.Computation) {
+	for {
+		users := c.Users()
+		dead := map[*hlo.Instruction]bool{}
+		for _, in := range c.Instructions {
+			if scalarSplat(in) && len(users[in]) == 0 && in != c.Root {
+				dead[in] = true
+			}
+		}
+		if len(dead) == 0 {
+			return
+		}
+		c.RemoveInstructions(dead)
+	}
+}
+
+// buildFusion moves members (members[0] is the root) into a new fused
+// computation and puts a fusion instruction in the root's place. Scalar
+// splats are copied, not moved.
+func buildFusion(m *hlo.Module, c *hlo.Computation, members []*hlo.Instruction, names *hlo.NameSet) error {
+	root := members[0]
+	owned := map[*hlo.Instruction]bool{}
+	for _, in := range members {
+		owned[in] = true
+	}
+	pos := map[*hlo.Instruction]int{}
+	for i, in := range c.Instructions {
+		pos[in] = i
+	}
+	order := slices.Clone(members)
+	slices.SortFunc(order, func(a, b *hlo.Instruction) int { return pos[a] - pos[b] })
+	fc := &hlo.Computation{Name: names.Unique("fused_computation")}
+	copies := map[*hlo.Instruction]*hlo.Instruction{}
+	var operands []*hlo.Instruction
+	param := func(x *hlo.Instruction) *hlo.Instruction {
+		if p, ok := copies[x]; ok {
+			return p
+		}
+		p := &hlo.Instruction{Name: names.Unique("param_" + x.Name), Opcode: hlo.OpParameter, Shape: x.Shape.Clone(),
+			ParamNumber: int64(len(operands))}
+		fc.AddInstruction(p)
+		fc.Params = append(fc.Params, p)
+		operands = append(operands, x)
+		copies[x] = p
+		return p
+	}
+	for _, in := range order {
+		cp := *in
+		cp.Name = names.Unique(in.Name)
+		cp.Attrs = slices.Clone(in.Attrs)
+		cp.Shape = in.Shape.Clone()
+		cp.ControlPredecessors = nil
+		cp.Operands = make([]*hlo.Instruction, len(in.Operands))
+		for k, o := range in.Operands {
+			if owned[o] {
+				cp.Operands[k] = copies[o]
+			} else {
+				cp.Operands[k] = param(o)
+			}
+		}
+		copies[in] = fc.AddInstruction(&cp)
+	}
+	fc.Root = copies[root]
+	m.Computations = slices.Insert(m.Computations, slices.Index(m.Computations, c), fc)
+	fc.Parent = m
+	fusion := &hlo.Instruction{Name: names.Unique("fusion"), Opcode: hlo.OpFusion, Shape: root.Shape.Clone(), Operands: operands,
+		Attrs: []hlo.Attr{{Name: "kind", Value: hlo.Enum("kLoop")}, {Name: "calls", Value: fc}}, Parent: c}
+	c.Instructions[pos[root]] = fusion
+	c.ReplaceAllUses(root, fusion)
+	dead := map[*hlo.Instruction]bool{}
+	for _, in := range members {
+		if in != root && !scalarSplat(in) {
+			dead[in] = true
+		}
+	}
+	c.RemoveInstructions(dead)
+	return c.SortTopologically()
+}

@@ -1,0 +1,127 @@
+package cpu
+
+import (
+	"slices"
+
+	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+)
+
+func rowMajor(dims []int64) []int {
+	st := make([]int, len(dims))
+	n := 1
+	for i := len(dims) - 1; i >= 0; i-- {
+		st[i] = n
+		n *= int(dims[i])
+	}
+	return st
+}
+
+// lowerDot maps an f32 dot with leading batch dimensions, at most one free
+// and exactly one contracting dimension per operand onto the batched
+// GEMM, reading either operand transposed through its strides.
+func (x *Executable) lowerDot(in *hlo.Instruction) (thunk, bool) {
+	l, r := in.Operands[0].Shape, in.Operands[1].Shape
+	lb, _ := in.Ints("lhs_batch_dims")
+	rb, _ := in.Ints("rhs_batch_dims")
+	lc, _ := in.Ints("lhs_contracting_dims")
+	rc, _ := in.Ints("rhs_contracting_dims")
+	nb := len(lb)
+	if l.DType != hlo.F32 || r.DType != hlo.F32 || in.Shape.DType != hlo.F32 || len(lc) != 1 || len(rc) != 1 ||
+		!leading(lb) || !leading(rb) || l.Rank() > nb+2 || r.Rank() > nb+2 || in.HasAttr("sparsity") {
+		return nil, false
+	}
+	ls, rs := rowMajor(l.Dims), rowMajor(r.Dims)
+	k := int(l.Dims[lc[0]])
+	m, mStride := 1, 0
+	if l.Rank() == nb+2 {
+		free := nb + 1 - (int(lc[0]) - nb) // the other of the last two
+		m, mStride = int(l.Dims[free]), ls[free]
+	}
+	n, nStride := 1, 0
+	if r.Rank() == nb+2 {
+		free := nb + 1 - (int(rc[0]) - nb)
+		n, nStride = int(r.Dims[free]), rs[free]
+	}
+	batch := 1
+	for _, d := range lb {
+		batch *= int(l.Dims[d])
+	}
+	aBatch, bBatch := m*k, k*n
+	a := kernels.Strided[float32]{Row: mStride, Col: ls[lc[0]]}
+	b := kernels.Strided[float32]{Row: rs[rc[0]], Col: nStride}
+	return func(_ *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error) {
+		out := hlo.NewLiteral(in.Shape)
+		a, b := a, b // Execute may run concurrently
+		a.Data, b.Data = ops[0].Data().([]float32), ops[1].Data().([]float32)
+		kernels.GemmBatchF32(batch, m, n, k, a, aBatch, b, bBatch, out.Data().([]float32), n, m*n, false, x.threads)
+		return out, nil
+	}, true
+}
+
+func leading(d []int64) bool {
+	for i, v := range d {
+		if v != int64(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerConv maps an f32 convolution whose output dimensions are in
+// (batch, spatial..., feature) order onto kernels.ConvF32; the operands'
+// dimension numbers become strides. Window reversal and batch groups go
+// to the evaluator.
+func (x *Executable) lowerConv(in *hlo.Instruction) (thunk, bool) {
+	dn, w := in.ConvDims(), in.Window()
+	l, r := in.Operands[0].Shape, in.Operands[1].Shape
+	if dn == nil || l.DType != hlo.F32 || r.DType != hlo.F32 || in.Shape.DType != hlo.F32 {
+		return nil, false
+	}
+	if bg, ok := in.Int("batch_group_count"); ok && bg != 1 {
+		return nil, false
+	}
+	order := append(append([]int64{dn.OutputBatch}, dn.OutputSpatial...), dn.OutputFeature)
+	if !leading(order) {
+		return nil, false
+	}
+	ns := len(dn.InputSpatial)
+	groups := 1
+	if g, ok := in.Int("feature_group_count"); ok {
+		groups = int(g)
+	}
+	ls, rs := rowMajor(l.Dims), rowMajor(r.Dims)
+	p := &kernels.Conv{
+		Batch: int(l.Dims[dn.InputBatch]), InChannels: int(l.Dims[dn.InputFeature]),
+		OutChannels: int(in.Shape.Dims[dn.OutputFeature]), Groups: groups,
+		InBatchStride: ls[dn.InputBatch], InChannelStride: ls[dn.InputFeature],
+		KernelInStride: rs[dn.KernelInput], KernelOutStride: rs[dn.KernelOutput],
+	}
+	for d := range ns {
+		var wd hlo.WindowDim
+		if w != nil && d < len(w.Dims) {
+			wd = w.Dims[d]
+		} else {
+			wd = hlo.WindowDim{Size: r.Dims[dn.KernelSpatial[d]], Stride: 1, LhsDilation: 1, RhsDilation: 1}
+		}
+		if wd.Reversal {
+			return nil, false
+		}
+		p.InSpatial = append(p.InSpatial, int(l.Dims[dn.InputSpatial[d]]))
+		p.OutSpatial = append(p.OutSpatial, int(in.Shape.Dims[dn.OutputSpatial[d]]))
+		p.Kernel = append(p.Kernel, int(r.Dims[dn.KernelSpatial[d]]))
+		p.Stride = append(p.Stride, int(max(wd.Stride, 1)))
+		p.PadLo = append(p.PadLo, int(wd.PadLo))
+		p.LhsDil = append(p.LhsDil, int(max(wd.LhsDilation, 1)))
+		p.RhsDil = append(p.RhsDil, int(max(wd.RhsDilation, 1)))
+		p.InSpatialStrides = append(p.InSpatialStrides, ls[dn.InputSpatial[d]])
+		p.KernelSpatialStrides = append(p.KernelSpatialStrides, rs[dn.KernelSpatial[d]])
+	}
+	p.InSpatial, p.OutSpatial = slices.Clip(p.InSpatial), slices.Clip(p.OutSpatial)
+	return func(_ *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error) {
+		out := hlo.NewLiteral(in.Shape)
+		err := kernels.ConvF32(p, ops[0].Data().([]float32), ops[1].Data().([]float32), out.Data().([]float32), x.threads)
+		return out, err
+	}, true
+}
