@@ -28,7 +28,7 @@ func (x *Executable) lowerDot(in *hlo.Instruction) (thunk, bool) {
 	lc, _ := in.Ints("lhs_contracting_dims")
 	rc, _ := in.Ints("rhs_contracting_dims")
 	nb := len(lb)
-	if l.DType != hlo.F32 || r.DType != hlo.F32 || in.Shape.DType != hlo.F32 || len(lc) != 1 || len(rc) != 1 ||
+	if !onKernels(l.DType, r.DType, in.Shape.DType) || len(lc) != 1 || len(rc) != 1 ||
 		!leading(lb) || !leading(rb) || l.Rank() > nb+2 || r.Rank() > nb+2 || in.HasAttr("sparsity") {
 		return nil, false
 	}
@@ -52,10 +52,11 @@ func (x *Executable) lowerDot(in *hlo.Instruction) (thunk, bool) {
 	a := kernels.Strided[float32]{Row: mStride, Col: ls[lc[0]]}
 	b := kernels.Strided[float32]{Row: rs[rc[0]], Col: nStride}
 	return func(_ *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error) {
-		out := hlo.NewLiteral(in.Shape)
+		out, c, finish := f32Result(in.Shape)
 		a, b := a, b // Execute may run concurrently
-		a.Data, b.Data = ops[0].Data().([]float32), ops[1].Data().([]float32)
-		kernels.GemmBatchF32(batch, m, n, k, a, aBatch, b, bBatch, out.Data().([]float32), n, m*n, false, x.threads)
+		a.Data, b.Data = asF32(ops[0]), asF32(ops[1])
+		kernels.GemmBatchF32(batch, m, n, k, a, aBatch, b, bBatch, c, n, m*n, false, x.threads)
+		finish()
 		return out, nil
 	}, true
 }
@@ -76,7 +77,7 @@ func leading(d []int64) bool {
 func (x *Executable) lowerConv(in *hlo.Instruction) (thunk, bool) {
 	dn, w := in.ConvDims(), in.Window()
 	l, r := in.Operands[0].Shape, in.Operands[1].Shape
-	if dn == nil || l.DType != hlo.F32 || r.DType != hlo.F32 || in.Shape.DType != hlo.F32 {
+	if dn == nil || !onKernels(l.DType, r.DType, in.Shape.DType) {
 		return nil, false
 	}
 	if bg, ok := in.Int("batch_group_count"); ok && bg != 1 {
@@ -120,8 +121,17 @@ func (x *Executable) lowerConv(in *hlo.Instruction) (thunk, bool) {
 	}
 	p.InSpatial, p.OutSpatial = slices.Clip(p.InSpatial), slices.Clip(p.OutSpatial)
 	return func(_ *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error) {
-		out := hlo.NewLiteral(in.Shape)
-		err := kernels.ConvF32(p, ops[0].Data().([]float32), ops[1].Data().([]float32), out.Data().([]float32), x.threads)
+		out, c, finish := f32Result(in.Shape)
+		err := kernels.ConvF32(p, asF32(ops[0]), asF32(ops[1]), c, x.threads)
+		finish()
 		return out, err
 	}, true
+}
+
+// onKernels: operands and result are f32, bf16 or f16 (narrow ones are
+// widened for the f32 kernels), with the operands of one type.
+func onKernels(l, r, out hlo.DType) bool {
+	_, _, okL := kernelType(l)
+	_, _, okO := kernelType(out)
+	return okL && okO && l == r
 }

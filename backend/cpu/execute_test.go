@@ -1,0 +1,86 @@
+package cpu
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo/hlotext"
+)
+
+const mlp = `HloModule mlp
+ENTRY e {
+  x = f32[64,32] parameter(0)
+  w = f32[32,48] parameter(1)
+  b = f32[48] parameter(2)
+  d = f32[64,48] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[64,48] broadcast(b), dimensions={1}
+  s = f32[64,48] add(d, bb)
+  z = f32[] constant(0)
+  zb = f32[64,48] broadcast(z), dimensions={}
+  r = f32[64,48] maximum(s, zb)
+  ROOT t = f32[64,48] tanh(r)
+}`
+
+// One executable, many goroutines executing it at once (run with -race):
+// every result equals the evaluator's.
+func TestConcurrentExecute(t *testing.T) {
+	m, err := hlotext.Parse(mlp, hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := Compile(m, Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Lowering["gemm"] != 1 || x.Lowering["tile-fusion"] != 1 {
+		t.Fatalf("lowering %v, want the dot on the GEMM and one tile fusion", x.Lowering)
+	}
+	args := eval.RandomArguments(m, 3)
+	want, err := eval.Run(m, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				got, err := x.Execute(args...)
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				if msg := closeEnough(got, want); msg != "" {
+					errs <- msg
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+}
+
+// Wrong arguments are errors naming the parameter.
+func TestExecuteChecksArguments(t *testing.T) {
+	m, _ := hlotext.Parse(mlp, hlotext.Options{})
+	x, err := Compile(m, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := eval.RandomArguments(m, 3)
+	if _, err := x.Execute(args[:2]...); err == nil {
+		t.Fatal("two arguments accepted for three parameters")
+	}
+	args[1], args[2] = args[2], args[1]
+	if _, err := x.Execute(args...); err == nil || !strings.Contains(err.Error(), "parameter w") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,58 @@
+package cpu
+
+import (
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/minifloat"
+)
+
+// Narrow floats (bf16, f16) on the f32 kernels: operands are widened
+// exactly, the kernel accumulates in f32, and the result is rounded once
+// to the narrow type — how XLA's CPU backend runs bf16 dots and
+// convolutions.
+
+// kernelType reports whether t runs on the f32 kernels, and its format if
+// it is narrow.
+func kernelType(t hlo.DType) (minifloat.Format, bool, bool) {
+	switch t {
+	case hlo.F32:
+		return minifloat.Format{}, false, true
+	case hlo.BF16:
+		return minifloat.BF16, true, true
+	case hlo.F16:
+		return minifloat.F16, true, true
+	}
+	return minifloat.Format{}, false, false
+}
+
+// asF32 returns l's values as f32: its own storage for f32, a widened copy
+// for bf16 and f16.
+func asF32(l *hlo.Literal) []float32 {
+	if d, ok := l.Data().([]float32); ok {
+		return d
+	}
+	f, _, _ := kernelType(l.DType())
+	tab := f.Values()
+	bits := l.Data().([]uint16)
+	out := make([]float32, len(bits))
+	for i, b := range bits {
+		out[i] = float32(tab[b])
+	}
+	return out
+}
+
+// f32Result returns a literal of shape s and the f32 slice to compute
+// into; finish rounds that slice into the literal when s is narrow.
+func f32Result(s hlo.Shape) (out *hlo.Literal, buf []float32, finish func()) {
+	out = hlo.NewLiteral(s)
+	if d, ok := out.Data().([]float32); ok {
+		return out, d, func() {}
+	}
+	f, _, _ := kernelType(s.DType)
+	bits := out.Data().([]uint16)
+	buf = make([]float32, len(bits))
+	return out, buf, func() {
+		for i, v := range buf {
+			bits[i] = f.FromFloat32(v)
+		}
+	}
+}
