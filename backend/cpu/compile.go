@@ -87,7 +87,7 @@ func (x *Executable) lower(in *hlo.Instruction) (thunk, string) {
 		if p, err := compileLoop(in); err == nil {
 			return func(_ *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error) {
 				out := hlo.NewLiteral(in.Shape)
-				return out, p.run(ops, out.Data().([]float32), x.threads)
+				return out, p.run(ops, out, x.threads)
 			}, "tile-fusion"
 		}
 	case hlo.OpDot:

@@ -14,7 +14,9 @@ import (
 // fusion, so nothing is computed twice except scalar broadcasts, which
 // are free in a tile program.
 
-// tileOps are the opcodes tile programs implement (f32).
+// tileOps are the opcodes tile programs implement (on f32, bf16 and f16,
+// computed in f32 and rounded to the result type after every op, which
+// for +, -, *, / and sqrt equals the evaluator's single rounding).
 var tileOps = map[hlo.Opcode]bool{
 	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true, hlo.OpDivide: true,
 	hlo.OpMaximum: true, hlo.OpMinimum: true, hlo.OpNegate: true, hlo.OpAbs: true,
@@ -22,15 +24,20 @@ var tileOps = map[hlo.Opcode]bool{
 	hlo.OpSqrt: true, hlo.OpRsqrt: true, hlo.OpFloor: true, hlo.OpCeil: true,
 	hlo.OpSign: true, hlo.OpSin: true, hlo.OpCos: true, hlo.OpPower: true,
 	hlo.OpExpm1: true, hlo.OpLog1p: true, hlo.OpErf: true, hlo.OpCbrt: true,
+	hlo.OpClamp: true, hlo.OpConvert: true,
 }
 
-// fusible is an elementwise f32 instruction a tile program can compute.
+// tileType: the element types tile programs hold (as f32 values).
+func tileType(t hlo.DType) bool { return t == hlo.F32 || t == hlo.BF16 || t == hlo.F16 }
+
+// fusible is an elementwise instruction a tile program can compute: its
+// operands have its dimensions or are scalars (clamp's bounds).
 func fusible(in *hlo.Instruction) bool {
-	if !tileOps[in.Opcode] || in.Shape.DType != hlo.F32 || len(in.ControlPredecessors) > 0 || in.Shape.IsDynamic() {
+	if !tileOps[in.Opcode] || !tileType(in.Shape.DType) || len(in.ControlPredecessors) > 0 || in.Shape.IsDynamic() {
 		return false
 	}
 	for _, o := range in.Operands {
-		if o.Shape.DType != hlo.F32 || !o.Shape.SameDims(in.Shape) {
+		if !tileType(o.Shape.DType) || !(o.Shape.SameDims(in.Shape) || o.Shape.Rank() == 0) {
 			return false
 		}
 	}
@@ -40,7 +47,7 @@ func fusible(in *hlo.Instruction) bool {
 // scalarSplat is a scalar f32 constant, or a broadcast of a scalar.
 func scalarSplat(in *hlo.Instruction) bool {
 	switch {
-	case in.Shape.DType != hlo.F32:
+	case !tileType(in.Shape.DType):
 		return false
 	case in.Opcode == hlo.OpConstant:
 		return in.Shape.Rank() == 0 && in.Literal != nil && !in.Literal.IsElided()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/minifloat"
 )
 
 // A tile program computes a loop fusion tile by tile: the flat output
@@ -30,11 +31,12 @@ const (
 
 type slot struct {
 	kind  slotKind
+	t     hlo.DType  // the instruction's element type; values are held as f32
 	param int        // slotParam, and slotSplat of a scalar parameter (else -1)
 	value float32    // slotSplat of a constant
 	from  int        // slotSplat of a broadcast: the scalar's slot
 	op    hlo.Opcode // slotOp
-	args  [2]int
+	args  [3]int
 }
 
 type tileProg struct {
@@ -65,7 +67,7 @@ func compileLoop(in *hlo.Instruction) (*tileProg, error) {
 			if p.slots[s.from].kind != slotSplat {
 				s.kind = slotAlias
 			}
-		case tileOps[x.Opcode] && x.Shape.DType == hlo.F32:
+		case tileOps[x.Opcode] && tileType(x.Shape.DType):
 			s.kind, s.op = slotOp, x.Opcode
 			for k, o := range x.Operands {
 				s.args[k] = index[o]
@@ -73,9 +75,10 @@ func compileLoop(in *hlo.Instruction) (*tileProg, error) {
 		default:
 			return nil, fmt.Errorf("fusion %s: %s %s has no tile form", in.Name, x.Opcode, x.Shape.HumanString())
 		}
-		if x.Shape.DType != hlo.F32 {
-			return nil, fmt.Errorf("fusion %s: %s is not f32", in.Name, x.Name)
+		if !tileType(x.Shape.DType) {
+			return nil, fmt.Errorf("fusion %s: %s is %s", in.Name, x.Name, x.Shape.DType)
 		}
+		s.t = x.Shape.DType
 		index[x] = len(p.slots)
 		p.slots = append(p.slots, s)
 	}
@@ -85,15 +88,55 @@ func compileLoop(in *hlo.Instruction) (*tileProg, error) {
 	return p, nil
 }
 
-// run computes the fusion into out from the operand values.
-func (p *tileProg) run(args []*hlo.Literal, out []float32, threads int) error {
-	params := make([][]float32, len(args))
-	for i, a := range args {
-		d, ok := a.Data().([]float32)
-		if !ok {
-			return fmt.Errorf("fusion operand %d is %s, not f32", i, a.DType())
+// operand is one fusion operand: f32 values, or narrow bit patterns
+// decoded per tile through tab.
+type operand struct {
+	f32  []float32
+	bits []uint16
+	tab  []float64
+}
+
+func newOperand(l *hlo.Literal) (operand, error) {
+	switch d := l.Data().(type) {
+	case []float32:
+		return operand{f32: d}, nil
+	case []uint16:
+		if f, ok := minifloat.ByName(l.DType().String()); ok {
+			return operand{bits: d, tab: f.Values()}, nil
 		}
-		params[i] = d
+	}
+	return operand{}, fmt.Errorf("fusion operand of type %s has no tile form", l.DType())
+}
+
+// tile returns elements [lo, hi) as f32, decoding into buf if narrow.
+func (o operand) tile(lo, hi int, buf []float32) []float32 {
+	if o.f32 != nil {
+		return o.f32[lo:hi]
+	}
+	buf = buf[:hi-lo]
+	for i, b := range o.bits[lo:hi] {
+		buf[i] = float32(o.tab[b])
+	}
+	return buf
+}
+
+func (o operand) at(i int) float32 {
+	if o.f32 != nil {
+		return o.f32[i]
+	}
+	return float32(o.tab[o.bits[i]])
+}
+
+// run computes the fusion into out (f32, bf16 or f16) from the operand
+// values.
+func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error {
+	params := make([]operand, len(args))
+	for i, a := range args {
+		o, err := newOperand(a)
+		if err != nil {
+			return err
+		}
+		params[i] = o
 	}
 	tiles := (p.n + tileSize - 1) / tileSize
 	threads = max(1, min(threads, tiles/8)) // small fusions run inline
@@ -103,16 +146,18 @@ func (p *tileProg) run(args []*hlo.Literal, out []float32, threads int) error {
 	return nil
 }
 
-func (p *tileProg) runTiles(params [][]float32, out []float32, from, to int) {
-	bufs := make([][]float32, len(p.slots))
-	store := make([]float32, len(p.slots)*tileSize)
-	for i, s := range p.slots {
+func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
+	bufs := make([][]float32, len(p.slots)+1)
+	store := make([]float32, (len(p.slots)+1)*tileSize)
+	for i := range bufs {
 		bufs[i] = store[i*tileSize : (i+1)*tileSize]
+	}
+	for i, s := range p.slots {
 		if s.kind == slotSplat {
 			v := s.value
 			switch {
 			case s.param >= 0:
-				v = params[s.param][0]
+				v = params[s.param].at(0)
 			case s.from >= 0:
 				v = bufs[s.from][0]
 			}
@@ -120,6 +165,13 @@ func (p *tileProg) runTiles(params [][]float32, out []float32, from, to int) {
 				bufs[i][k] = v
 			}
 		}
+	}
+	outF32, _ := out.Data().([]float32)
+	var outBits []uint16
+	var outFmt minifloat.Format
+	if outF32 == nil {
+		outBits = out.Data().([]uint16)
+		outFmt, _ = minifloat.ByName(out.DType().String())
 	}
 	view := make([][]float32, len(p.slots))
 	last := len(p.slots) - 1
@@ -129,31 +181,69 @@ func (p *tileProg) runTiles(params [][]float32, out []float32, from, to int) {
 		for i, s := range p.slots {
 			switch s.kind {
 			case slotParam:
-				view[i] = params[s.param][lo:hi]
+				view[i] = params[s.param].tile(lo, hi, bufs[i])
 			case slotSplat:
 				view[i] = bufs[i][:hi-lo]
 			case slotAlias:
 				view[i] = view[s.from]
 			case slotOp:
 				dst := bufs[i][:hi-lo]
-				if i == last {
-					dst = out[lo:hi]
+				if i == last && outF32 != nil {
+					dst = outF32[lo:hi]
 				}
-				applyOp(s.op, dst, view[s.args[0]], view[s.args[1]])
+				applyOp(s.op, dst, view[s.args[0]], view[s.args[1]], view[s.args[2]])
+				roundTo(s.t, dst)
 				view[i] = dst
 			}
 		}
-		if p.slots[last].kind != slotOp {
-			copy(out[lo:hi], view[last])
+		switch {
+		case outF32 == nil:
+			for k, v := range view[last] {
+				outBits[lo+k] = outFmt.FromFloat32(v)
+			}
+		case p.slots[last].kind != slotOp:
+			copy(outF32[lo:hi], view[last])
 		}
 	}
 }
 
+// roundTo rounds f32 values to t's precision in place (nothing for f32),
+// so every fused op's result is the value its element type holds.
+func roundTo(t hlo.DType, v []float32) {
+	switch t {
+	case hlo.BF16:
+		for i, x := range v {
+			v[i] = roundBF16(x)
+		}
+	case hlo.F16:
+		for i, x := range v {
+			v[i] = minifloat.F16.ToFloat32(minifloat.F16.FromFloat32(x))
+		}
+	}
+}
+
+// roundBF16 rounds to the nearest bf16, ties to even, keeping NaN a NaN.
+func roundBF16(x float32) float32 {
+	b := math.Float32bits(x)
+	if b&0x7f800000 == 0x7f800000 && b&0x7fffff != 0 {
+		return math.Float32frombits(b | 0x400000) // quiet NaN, payload's top kept
+	}
+	b += 0x7fff + (b>>16)&1
+	return math.Float32frombits(b &^ 0xffff)
+}
+
 // applyOp computes one instruction over a tile; b is nil or ignored for
 // unary ops.
-func applyOp(op hlo.Opcode, dst, a, b []float32) {
+func applyOp(op hlo.Opcode, dst, a, b, c []float32) {
 	a = a[:len(dst)]
 	switch op {
+	case hlo.OpClamp: // clamp(lo=a, x=b, hi=c)
+		b, c = b[:len(dst)], c[:len(dst)]
+		for i := range dst {
+			dst[i] = nanMin(nanMax(b[i], a[i]), c[i])
+		}
+	case hlo.OpConvert: // between float types: the slot's rounding does it
+		copy(dst, a)
 	case hlo.OpAdd:
 		b = b[:len(dst)]
 		for i := range dst {
