@@ -1,0 +1,45 @@
+package cpu
+
+import (
+	"testing"
+
+	"github.com/axle-ml/axle/conformance"
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo/randhlo"
+)
+
+// FuzzCPUBackend is the backend's differential test: random well-typed
+// modules (elementwise chains, broadcasts, reshapes, transposes, slices,
+// reductions, dots, selects over f32 and s32) run on the CPU backend and
+// on the evaluator and must agree (f32 GEMMs and fused ops round
+// differently from the evaluator's float64, hence the tolerance). `go
+// test` runs the seed corpus; fuzz longer with
+// `go test ./backend/cpu -run XXX -fuzz FuzzCPUBackend`.
+func FuzzCPUBackend(f *testing.F) {
+	for seed := range uint64(64) {
+		f.Add(seed, uint8(16), uint8(2))
+	}
+	f.Fuzz(func(t *testing.T, seed uint64, size, threads uint8) {
+		opts := randhlo.Options{Instructions: 4 + int(size%40), MaxDim: 9}
+		m, err := randhlo.Module(seed, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := eval.RandomArguments(m, seed)
+		want, err := eval.Run(m, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, err := Compile(m, Options{Threads: 1 + int(threads%3)})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, randhlo.Text(seed, opts))
+		}
+		got, err := x.Execute(args...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, randhlo.Text(seed, opts))
+		}
+		if err := conformance.Compare(got, want, conformance.Tolerance{Atol: 1e-4, Rtol: 1e-4}); err != nil {
+			t.Fatalf("cpu and evaluator differ: %v\n%s", err, randhlo.Text(seed, opts))
+		}
+	})
+}
