@@ -17,12 +17,12 @@ func usage() string {
 commands:
   parse [--short] [--replica-count N] FILE...   print modules in XLA's text form
   verify FILE...                                parse and verify modules
-  run [--backend interp] [--opt] [--warmup K] [--repeat N] [--json] [--args FILE] FILE.hlo
+  run [--backend interp|cpu] [--threads T] [--opt] [--warmup K] [--repeat N] [--json] [--args FILE] FILE.hlo
                                                 run a module on seeded random arguments
   opt [--passes p,q] [--skip-passes p] [--verify-each] [--timings]
       [--dump-to DIR] [--dump-pass-re RE] [--dump-format text,dot,html] FILE.hlo
                                                 optimize a module with the standard pipeline and print it
-  test-cases [--backend interp] [--opt] DIR...  run conformance cases: PASS/FAIL per case, then "N passed, M failed"
+  test-cases [--backend interp|cpu] [--opt] DIR... run conformance cases: PASS/FAIL per case, then "N passed, M failed"
 `
 }
 
