@@ -55,18 +55,8 @@ func (e *Evaluator) Run(m *hlo.Module, args ...*hlo.Literal) (*hlo.Literal, erro
 	if m.Entry == nil {
 		return nil, errors.New("eval: module has no entry computation")
 	}
-	if len(args) != len(m.Entry.Params) {
-		return nil, fmt.Errorf("eval: entry computation %s takes %d arguments, got %d", m.Entry.Name, len(m.Entry.Params), len(args))
-	}
-	for i, a := range args {
-		p := m.Entry.Params[i]
-		if a == nil || !a.Shape().Compatible(p.Shape) {
-			got := "nil"
-			if a != nil {
-				got = a.Shape().HumanString()
-			}
-			return nil, fmt.Errorf("eval: argument %d (parameter %s) has shape %s, want %s", i, p.Name, got, p.Shape.HumanString())
-		}
+	if err := m.Entry.CheckArguments(args); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
 	}
 	e.plans = nil // plans refer to the previous module
 	return e.Computation(m.Entry, args...)

@@ -1,5 +1,7 @@
 package hlo
 
+import "fmt"
+
 // Computation is a list of instructions in definition order with one root.
 type Computation struct {
 	Name         string
@@ -58,4 +60,23 @@ func (c *Computation) ResultShape() Shape {
 		return Shape{}
 	}
 	return c.Root.Shape
+}
+
+// CheckArguments reports whether args fit c's parameters: one per
+// parameter, each of a compatible shape. The error names the parameter.
+func (c *Computation) CheckArguments(args []*Literal) error {
+	if len(args) != len(c.Params) {
+		return fmt.Errorf("computation %s takes %d arguments, got %d", c.Name, len(c.Params), len(args))
+	}
+	for i, a := range args {
+		p := c.Params[i]
+		if a == nil || !a.Shape().Compatible(p.Shape) {
+			got := "nil"
+			if a != nil {
+				got = a.Shape().HumanString()
+			}
+			return fmt.Errorf("argument %d (parameter %s) has shape %s, want %s", i, p.Name, got, p.Shape.HumanString())
+		}
+	}
+	return nil
 }

@@ -107,18 +107,8 @@ func (x *Executable) lower(in *hlo.Instruction) (thunk, string) {
 // Execute runs the compiled module on args, one per entry parameter. It
 // may be called from several goroutines at once.
 func (x *Executable) Execute(args ...*hlo.Literal) (*hlo.Literal, error) {
-	if len(args) != len(x.entry.Params) {
-		return nil, fmt.Errorf("cpu: %s takes %d arguments, got %d", x.entry.Name, len(x.entry.Params), len(args))
-	}
-	for i, a := range args {
-		p := x.entry.Params[i]
-		if a == nil || !a.Shape().Compatible(p.Shape) {
-			got := "nil"
-			if a != nil {
-				got = a.Shape().HumanString()
-			}
-			return nil, fmt.Errorf("cpu: argument %d (parameter %s) has shape %s, want %s", i, p.Name, got, p.Shape.HumanString())
-		}
+	if err := x.entry.CheckArguments(args); err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
 	}
 	var ev eval.Evaluator
 	vals := make([]*hlo.Literal, len(x.thunks))

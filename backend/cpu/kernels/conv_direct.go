@@ -157,14 +157,5 @@ func kernelTapsGo(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 			}
 		}
 	}
-	for i := range sgemmMR {
-		row := c[i*ldc : i*ldc+sgemmNR]
-		for j := range row {
-			if overwrite {
-				row[j] = acc[i*sgemmNR+j]
-			} else {
-				row[j] += acc[i*sgemmNR+j]
-			}
-		}
-	}
+	storeAcc(acc[:], c, sgemmMR, sgemmNR, ldc, overwrite)
 }

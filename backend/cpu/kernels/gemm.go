@@ -274,6 +274,11 @@ func kernelGo[T float32 | float64](mr, nr, k int, a, b, c []T, ldc int, overwrit
 			}
 		}
 	}
+	storeAcc(acc[:mr*nr], c, mr, nr, ldc, overwrite)
+}
+
+// storeAcc writes (or adds) an mr×nr accumulator tile into C.
+func storeAcc[T float32 | float64](acc, c []T, mr, nr, ldc int, overwrite bool) {
 	for i := range mr {
 		row := c[i*ldc : i*ldc+nr]
 		for j := range row {
