@@ -283,6 +283,21 @@ func applyOp(op hlo.Opcode, dst, a, b, c []float32) {
 		for i := range dst {
 			dst[i] = float32(math.Pow(float64(a[i]), float64(b[i])))
 		}
+	// The cheap ones get their own loops: math.Abs and math.Sqrt compile
+	// to single instructions, which a call through a function value would
+	// hide.
+	case hlo.OpAbs:
+		for i := range dst {
+			dst[i] = float32(math.Abs(float64(a[i])))
+		}
+	case hlo.OpSqrt:
+		for i := range dst {
+			dst[i] = float32(math.Sqrt(float64(a[i])))
+		}
+	case hlo.OpRsqrt:
+		for i := range dst {
+			dst[i] = float32(1 / math.Sqrt(float64(a[i])))
+		}
 	default:
 		f := unaryFuncs[op]
 		for i := range dst {
