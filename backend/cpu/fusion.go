@@ -44,7 +44,10 @@ func fusible(in *hlo.Instruction) bool {
 	return true
 }
 
-// scalarSplat is a scalar f32 constant, or a broadcast of a scalar.
+// scalarSplat is a scalar constant, or a broadcast of anything: both are
+// copied into every fusion that reads them, since in a tile program they
+// cost an index map, not a pass over memory. (A broadcast's operand stays
+// outside the fusion, as one of its parameters.)
 func scalarSplat(in *hlo.Instruction) bool {
 	switch {
 	case !tileType(in.Shape.DType):
@@ -52,7 +55,7 @@ func scalarSplat(in *hlo.Instruction) bool {
 	case in.Opcode == hlo.OpConstant:
 		return in.Shape.Rank() == 0 && in.Literal != nil && !in.Literal.IsElided()
 	case in.Opcode == hlo.OpBroadcast:
-		return in.Operands[0].Shape.Rank() == 0
+		return tileType(in.Operands[0].Shape.DType) && !in.Shape.IsDynamic()
 	}
 	return false
 }
@@ -70,6 +73,9 @@ func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, erro
 		members := []*hlo.Instruction{root}
 		owned := map[*hlo.Instruction]bool{root: true}
 		for k := 0; k < len(members); k++ {
+			if members[k].Opcode == hlo.OpBroadcast && members[k].Operands[0].Shape.Rank() > 0 {
+				continue // its operand is read through the index map
+			}
 			for _, o := range members[k].Operands {
 				switch {
 				case owned[o]:

@@ -23,6 +23,11 @@ const (
 	slotParam slotKind = iota // a full-size fusion operand, read in place
 	slotSplat                 // one value everywhere (a scalar constant, parameter or broadcast)
 	slotOp                    // computed per tile
+	// slotRaw is a parameter of another shape, read only by broadcasts.
+	slotRaw
+	// slotBroadcast is a broadcast of a fusion parameter: each tile
+	// gathers the operand through an index map.
+	slotBroadcast
 	// slotAlias is a broadcast of a scalar computed inside the fusion:
 	// that scalar's slot already holds its value at every position of the
 	// tile, so the broadcast reads it as it is.
@@ -37,6 +42,9 @@ type slot struct {
 	from  int        // slotSplat of a broadcast: the scalar's slot
 	op    hlo.Opcode // slotOp
 	args  [3]int
+	// slotBroadcast: the output dimensions and, per output dimension, the
+	// operand's element stride (0 along broadcast dimensions).
+	dims, strides []int
 }
 
 type tileProg struct {
@@ -60,8 +68,13 @@ func compileLoop(in *hlo.Instruction) (*tileProg, error) {
 			s.kind, s.param = slotSplat, int(x.ParamNumber)
 		case x.Opcode == hlo.OpParameter && x.Shape.SameDims(in.Shape):
 			s.kind, s.param = slotParam, int(x.ParamNumber)
+		case x.Opcode == hlo.OpParameter && onlyBroadcast(x):
+			s.kind, s.param = slotRaw, int(x.ParamNumber)
 		case x.Opcode == hlo.OpConstant && x.Shape.Rank() == 0:
 			s.kind, s.value = slotSplat, float32(x.Literal.GetFloat64(0))
+		case x.Opcode == hlo.OpBroadcast && x.Operands[0].Shape.Rank() > 0 && x.Operands[0].Opcode == hlo.OpParameter:
+			s.kind, s.param = slotBroadcast, int(x.Operands[0].ParamNumber)
+			s.dims, s.strides = broadcastMap(x)
 		case x.Opcode == hlo.OpBroadcast && x.Operands[0].Shape.Rank() == 0:
 			s.kind, s.from = slotSplat, index[x.Operands[0]]
 			if p.slots[s.from].kind != slotSplat {
@@ -186,6 +199,8 @@ func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
 				view[i] = bufs[i][:hi-lo]
 			case slotAlias:
 				view[i] = view[s.from]
+			case slotBroadcast:
+				view[i] = gather(params[s.param], bufs[i][:hi-lo], lo, s.dims, s.strides)
 			case slotOp:
 				dst := bufs[i][:hi-lo]
 				if i == last && outF32 != nil {
@@ -205,6 +220,60 @@ func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
 			copy(outF32[lo:hi], view[last])
 		}
 	}
+}
+
+// onlyBroadcast reports whether every user of x broadcasts it.
+func onlyBroadcast(x *hlo.Instruction) bool {
+	users := x.Parent.Users()[x]
+	for _, u := range users {
+		if u.Opcode != hlo.OpBroadcast {
+			return false
+		}
+	}
+	return len(users) > 0
+}
+
+// broadcastMap returns a broadcast's output dimensions and the operand
+// stride of each.
+func broadcastMap(x *hlo.Instruction) (dims, strides []int) {
+	op := x.Operands[0].Shape
+	opStrides := rowMajor(op.Dims)
+	dims = make([]int, x.Shape.Rank())
+	strides = make([]int, x.Shape.Rank())
+	for d, n := range x.Shape.Dims {
+		dims[d] = int(n)
+	}
+	for k, d := range x.Dimensions() {
+		strides[d] = opStrides[k]
+	}
+	return dims, strides
+}
+
+// gather fills dst with the operand elements of output positions lo,
+// lo+1, ... through the index map, walking the output index like an
+// odometer so each element costs an add and a compare.
+func gather(src operand, dst []float32, lo int, dims, strides []int) []float32 {
+	r := len(dims)
+	var idx [8]int
+	off, rem := 0, lo
+	for d := r - 1; d >= 0; d-- {
+		idx[d] = rem % dims[d]
+		rem /= dims[d]
+		off += idx[d] * strides[d]
+	}
+	for i := range dst {
+		dst[i] = src.at(off)
+		for d := r - 1; d >= 0; d-- {
+			idx[d]++
+			off += strides[d]
+			if idx[d] < dims[d] {
+				break
+			}
+			off -= idx[d] * strides[d]
+			idx[d] = 0
+		}
+	}
+	return dst
 }
 
 // roundTo rounds f32 values to t's precision in place (nothing for f32),
