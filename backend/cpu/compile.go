@@ -15,6 +15,8 @@ type Options struct {
 	Threads int
 	// NoOptimize skips the standard pass pipeline.
 	NoOptimize bool
+	// Profile labels every kernel for pprof and times it (see Profile).
+	Profile bool
 }
 
 // thunk computes one instruction of the entry computation from its
@@ -32,6 +34,7 @@ type Executable struct {
 	threads  int
 	// Lowering counts how the instructions were lowered (for `axle run`).
 	Lowering map[string]int
+	prof     profile
 }
 
 // Compile optimizes a copy of m (m itself is left alone), fuses it and
@@ -56,6 +59,7 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 		return nil, fmt.Errorf("cpu: after fusion: %w", err)
 	}
 	x := &Executable{module: mod, entry: mod.Entry, threads: opts.Threads, Lowering: map[string]int{}}
+	x.prof.times = map[string]*KernelTime{}
 	if x.threads <= 0 {
 		x.threads = runtime.GOMAXPROCS(0)
 	}
@@ -70,6 +74,9 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 		}
 		x.operands = append(x.operands, ops)
 		t, how := x.lower(in)
+		if opts.Profile {
+			t = x.profiled(in, how, t)
+		}
 		x.thunks = append(x.thunks, t)
 		x.Lowering[how]++
 	}

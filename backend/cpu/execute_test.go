@@ -84,3 +84,28 @@ func TestExecuteChecksArguments(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// With Profile, every executed instruction is timed under its name.
+func TestProfile(t *testing.T) {
+	m, _ := hlotext.Parse(mlp, hlotext.Options{})
+	x, err := Compile(m, Options{Profile: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Execute(eval.RandomArguments(m, 1)...); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, k := range x.Profile() {
+		if k.Calls != 1 {
+			t.Errorf("%s ran %d times", k.Instruction, k.Calls)
+		}
+		kinds[k.Lowering]++
+	}
+	if kinds["gemm"] != 1 || kinds["tile-fusion"] != 1 {
+		t.Fatalf("profile %v", x.Profile())
+	}
+	if !strings.Contains(x.ProfileTable(5), "gemm") {
+		t.Fatal(x.ProfileTable(5))
+	}
+}

@@ -33,6 +33,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	argsFile := fs.String("args", "", "JSON file with a list of argument values (conformance format) instead of random ones")
 	seed := fs.Uint64("seed", 1, "seed of the random arguments and elided constants")
 	optimize := fs.Bool("opt", false, "run the standard optimization pipeline before running")
+	profile := fs.Bool("profile", false, "cpu backend: print the time of each kernel (and label them for pprof)")
 	var of optFlags
 	of.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -75,13 +76,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		Run(*hlo.Module, []*hlo.Literal) (*hlo.Literal, error)
 	} = &eval.Backend{}
 	if *backend == "cpu" {
-		cb := &cpu.Backend{Options: cpu.Options{Threads: *threads, NoOptimize: *optimize}}
+		cb := &cpu.Backend{Options: cpu.Options{Threads: *threads, NoOptimize: *optimize, Profile: *profile}}
 		x, err := cb.Compile(m)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", path, err)
 			return 1
 		}
 		fmt.Fprintf(stdout, "lowered %s\n", loweringSummary(x.Lowering))
+		if *profile {
+			defer func() { fmt.Fprint(stdout, x.ProfileTable(20)) }()
+		}
 		b = cb
 	}
 	compile := time.Since(start)
