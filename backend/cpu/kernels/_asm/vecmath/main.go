@@ -1,0 +1,544 @@
+// Command vecmath generates the AVX2+FMA vector math and reduction
+// kernels of package kernels (vecmath_amd64.s): exp, tanh and logistic
+// over whole 8-lane vectors, and the block sum, max, min and the
+// element-wise accumulate steps the reductions are built from.
+//
+// The elementwise kernels take n, a multiple of 8; the Go side runs the
+// last partial vector through the same kernel via a stack buffer, so
+// every element gets the same arithmetic.
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	. "github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/ir"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+	"github.com/mmcloughlin/avo/x86"
+)
+
+// The constants below are shared with the pure-Go twin in vecmath.go;
+// keep them in step.
+const (
+	log2e = 1.44269504088896340736
+	// ln2Hi+ln2Lo = ln 2; ln2Hi is ln 2 rounded to float32, so with FMA
+	// x - n·ln2Hi is exact for every |n| ≤ 150 we produce, and ln2Lo
+	// carries the rest.
+	ln2Hi = float32(0.693145751953125 + 1.4286068203094173e-06)
+	// round is 1.5·2^23: adding it to |t| < 2^22 rounds t to an integer
+	// that sits in the low mantissa bits.
+	round = 12582912.0
+	// expHi and expLo clamp the argument of exp: e^88.76 > MaxFloat32 so
+	// it still overflows to +Inf, and e^-104 < 2^-150 still rounds to 0;
+	// in between the two-step scaling below is exact or rounds once.
+	expHi = 88.76
+	expLo = -104.0
+	// tanhSmall is where tanh switches from the odd polynomial to
+	// 1 - 2/(e^2|x| + 1); tanhBig is past the point where tanh
+	// rounds to ±1.
+	tanhSmall = 0.625
+	tanhBig   = 10.0
+)
+
+// expPoly approximates e^r on [-ln2/2, ln2/2] (degree 6, fitted at
+// Chebyshev nodes; c0..c2 came out as exactly 1, 1, 1/2).
+var expPoly = []float32{1, 1, 0.5, 0.166664049, 0.0416663401, 0.00837596785, 0.00139421597}
+
+// tanhPoly is q with tanh(x) ≈ x + x³·q(x²) on |x| ≤ 0.625 (degree 5
+// in x², fitted at Chebyshev nodes).
+var tanhPoly = []float32{-0.333333343, 0.133333042, -0.0539592579, 0.0217689183, -0.00834394526, 0.00229274482}
+
+var consts = map[string]Mem{}
+
+// vconst declares a 32-byte constant of eight copies of bits, so that it
+// can be an instruction's memory operand.
+func vconst(name string, bits uint32) {
+	m := GLOBL(name, RODATA|NOPTR)
+	for i := range 8 {
+		DATA(4*i, U32(bits))
+	}
+	consts[name] = m
+}
+
+func f32(name string, v float32) { vconst(name, math.Float32bits(v)) }
+
+// hoisted holds the constants the current function keeps in registers.
+var hoisted = map[string]reg.VecVirtual{}
+
+// k is constant name as an operand: its register if hoisted, else memory.
+func k(name string) Op {
+	if r, ok := hoisted[name]; ok {
+		return r
+	}
+	return consts[name]
+}
+
+// hoist loads constants into registers for the whole function: every
+// constant left in memory costs a load per use, and with 15 or so per
+// vector the load ports, not the FMA units, would set the pace.
+func hoist(names []string) {
+	clear(hoisted)
+	for _, name := range names {
+		r := YMM()
+		VMOVUPS(consts[name], r)
+		hoisted[name] = r
+	}
+}
+
+func declareConsts() {
+	f32("vm_log2e", log2e)
+	f32("vm_round", round)
+	f32("vm_ln2hi", ln2Hi)
+	f32("vm_ln2lo", float32(math.Ln2-float64(ln2Hi)))
+	f32("vm_exphi", expHi)
+	f32("vm_explo", expLo)
+	f32("vm_one", 1)
+	f32("vm_two", 2)
+	f32("vm_sixteenth", 1.0/16)
+	f32("vm_tanhsmall", tanhSmall)
+	f32("vm_tanhbig", tanhBig)
+	vconst("vm_abs", 0x7fffffff)
+	vconst("vm_sign", 0x80000000)
+	// t's bits minus these are n+254 and n+127 (the exponent biases of
+	// two and one powers of two folded into the subtraction).
+	vconst("vm_round254", math.Float32bits(round)-254)
+	vconst("vm_round127", math.Float32bits(round)-127)
+	for i, c := range expPoly {
+		f32(fmt.Sprintf("vm_exp%d", i), c)
+	}
+	for i, c := range tanhPoly {
+		f32(fmt.Sprintf("vm_tanh%d", i), c)
+	}
+}
+
+// The constants each kernel keeps in registers: as many as leave enough
+// of the 16 YMM registers for two interleaved vectors' temporaries. (The
+// allocator would otherwise hand out Y16 and up, which only AVX-512 can
+// encode; TestVecMathAsmRegisters checks the output for them.)
+var (
+	expKeep      = []string{"vm_explo", "vm_exphi", "vm_log2e", "vm_round"}
+	tanhKeep     = []string{}
+	logisticKeep = []string{"vm_log2e"}
+)
+
+// How many vectors each kernel interleaves: 2 (4 do not fit in the
+// registers).
+const (
+	expGroup      = 2
+	tanhGroup     = 2
+	logisticGroup = 2
+)
+
+func main() {
+	ConstraintExpr("amd64,!purego")
+	declareConsts()
+	for _, nt := range []bool{false, true} {
+		unary("expAVX", "%s sets dst[i] = e^x[i] for i < n (n a multiple of 8).", expBody, expKeep, expGroup, nt)
+		unary("tanhAVX", "%s sets dst[i] = tanh(x[i]) for i < n (n a multiple of 8).", tanhBody, tanhKeep, tanhGroup, nt)
+		unary("logisticAVX", "%s sets dst[i] = 1/(1+e^-x[i]) for i < n (n a multiple of 8).", logisticBody, logisticKeep, logisticGroup, nt)
+	}
+	sumKernel()
+	extremeKernel("maxAVX", "maxAVX returns the largest of x[:n] (n a positive multiple of 8), NaN if any is NaN.", true)
+	extremeKernel("minAVX", "minAVX returns the smallest of x[:n] (n a positive multiple of 8), NaN if any is NaN.", false)
+	accumulate("addToAVX", "addToAVX sets dst[i] += x[i] for i < n (n a multiple of 8).", func(d, x reg.VecVirtual) { VADDPS(x, d, d) })
+	accumulate("maxToAVX", "maxToAVX sets dst[i] = max(dst[i], x[i]) for i < n (n a multiple of 8), NaN if either is NaN.", maxNaN)
+	Generate()
+}
+
+// unary emits a loop mapping body over n floats, four vectors per
+// iteration in groups of group whose instructions are interleaved, then
+// one vector at a time. The body functions build their instructions with
+// rec so that unary can interleave them.
+//
+// With nt the stores are non-temporal (dst must be 32-byte aligned): for
+// arrays far larger than the caches this skips reading dst's lines in
+// before overwriting them, a third of the memory traffic, and does not
+// evict useful data for output nobody will read soon.
+func unary(name, doc string, body func(x reg.VecVirtual) reg.VecVirtual, keep []string, group int, nt bool) {
+	storeInst := func(x, m Op) *ir.Instruction { return must(x86.VMOVUPS(x, m)) }
+	if nt {
+		name += "NT"
+		doc += " dst must be 32-byte aligned; the stores are non-temporal."
+		storeInst = func(x, m Op) *ir.Instruction { return must(x86.VMOVNTPS(x, m)) }
+	}
+	TEXT(name, NOSPLIT, "func(dst, x *float32, n int)")
+	Pragma("noescape")
+	Doc(strings.Replace(doc, "%s", name, 1))
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("x"), GP64())
+	n := Load(Param("n"), GP64())
+	hoist(keep)
+	defer clear(hoisted)
+	// one computes the vectors at the given offsets with their
+	// instructions interleaved, so each vector's long dependency chain
+	// is dispatched spread out among the others' instead of all at once
+	// (the chain is ~45 cycles; ops stuck waiting for it fill the
+	// scheduler and starve the FMA units).
+	one := func(offs ...int) {
+		lists := make([][]*ir.Instruction, len(offs))
+		for v, off := range offs {
+			recording = &lists[v]
+			x := YMM()
+			rec(x86.VMOVUPS(Mem{Base: src, Disp: off}, x))
+			y := body(x)
+			recording = nil
+			lists[v] = append(lists[v], storeInst(y, Mem{Base: dst, Disp: off}))
+		}
+		for i := 0; ; i++ {
+			done := true
+			for _, l := range lists {
+				if i < len(l) {
+					Instruction(l[i])
+					done = false
+				}
+			}
+			if done {
+				break
+			}
+		}
+	}
+	Label(name + "_loop4")
+	CMPQ(n, Imm(32))
+	JL(LabelRef(name + "_loop1"))
+	for g := 0; g < 4; g += group {
+		offs := make([]int, group)
+		for i := range offs {
+			offs[i] = 32 * (g + i)
+		}
+		one(offs...)
+	}
+	ADDQ(U32(128), src)
+	ADDQ(U32(128), dst)
+	SUBQ(Imm(32), n)
+	JMP(LabelRef(name + "_loop4"))
+	Label(name + "_loop1")
+	TESTQ(n, n)
+	JZ(LabelRef(name + "_done"))
+	one(0)
+	ADDQ(Imm(32), src)
+	ADDQ(Imm(32), dst)
+	SUBQ(Imm(8), n)
+	JMP(LabelRef(name + "_loop1"))
+	Label(name + "_done")
+	if nt {
+		SFENCE() // order the weakly-ordered stores before anything later
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// recording is where rec puts instructions (nil: emit them at once).
+var recording *[]*ir.Instruction
+
+// rec emits or records an instruction built by package x86.
+func rec(i *ir.Instruction, err error) {
+	if recording == nil {
+		Instruction(must(i, err))
+		return
+	}
+	*recording = append(*recording, must(i, err))
+}
+
+func must(i *ir.Instruction, err error) *ir.Instruction {
+	if err != nil {
+		panic(err)
+	}
+	return i
+}
+
+// clamp limits x to [lo, hi] and keeps NaN: MINPS/MAXPS return their
+// second source when either is NaN, and x is that source here.
+func clamp(x reg.VecVirtual, lo, hi Op) reg.VecVirtual {
+	inReg := func(c Op) Op {
+		if _, ok := c.(Mem); !ok {
+			return c
+		}
+		r := YMM()
+		rec(x86.VMOVUPS(c, r))
+		return r
+	}
+	y := YMM()
+	rec(x86.VMAXPS(x, inReg(lo), y))
+	rec(x86.VMINPS(y, inReg(hi), y))
+	return y
+}
+
+// expCore returns e^x for x already in [expLo, expHi] (or NaN); it
+// overwrites x. x = n·ln2 + r with n = round(x·log2e), |r| ≤ ln2/2; e^r
+// comes from the polynomial, and 2^n is applied as 2^n1·2^n2 with
+// n1 = n>>1 and n2 = n-n1, both normal exponents, so results near the
+// overflow threshold and in the subnormal range need no special case.
+// With small set the caller promises 0 ≤ x ≤ 2·tanhBig, so n ≤ 29 and
+// one multiply by 2^n does.
+func expCore(x reg.VecVirtual, small bool) reg.VecVirtual {
+	t := YMM()
+	rec(x86.VMOVUPS(k("vm_log2e"), t))
+	rec(x86.VFMADD213PS(k("vm_round"), x, t)) // t = x·log2e + round
+	nf := YMM()
+	rec(x86.VSUBPS(k("vm_round"), t, nf)) // n as a float
+	r := x
+	rec(x86.VFNMADD231PS(k("vm_ln2hi"), nf, r))
+	rec(x86.VFNMADD231PS(k("vm_ln2lo"), nf, r))
+	p := expPolyEstrin(r)
+	if small {
+		rec(x86.VPSUBD(k("vm_round127"), t, t)) // n+127
+		rec(x86.VPSLLD(Imm(23), t, t))
+		rec(x86.VMULPS(t, p, p))
+		return p
+	}
+	n1, n2 := YMM(), YMM()
+	rec(x86.VPSUBD(k("vm_round254"), t, n2)) // n+254
+	rec(x86.VPSRAD(Imm(1), n2, n1))          // n1+127
+	rec(x86.VPSUBD(n1, n2, n2))              // n2+127
+	rec(x86.VPSLLD(Imm(23), n1, n1))
+	rec(x86.VPSLLD(Imm(23), n2, n2))
+	// Multiplies, not adds to p's exponent field: they round once into
+	// the subnormals, overflow to +Inf, and keep NaN a NaN.
+	rec(x86.VMULPS(n1, p, p))
+	rec(x86.VMULPS(n2, p, p))
+	return p
+}
+
+// expPolyEstrin evaluates expPoly at r as
+// 1 + ((r + r²·(c2 + c3·r)) + r⁴·((c4 + c5·r) + r²·c6)),
+// a shorter dependency chain than Horner's (c0 = c1 = 1), with the 1
+// added last so that only one rounding happens at the result's scale.
+func expPolyEstrin(r reg.VecVirtual) reg.VecVirtual {
+	r2, r4, a, b := YMM(), YMM(), YMM(), YMM()
+	rec(x86.VMULPS(r, r, r2))
+	rec(x86.VMULPS(r2, r2, r4))
+	rec(x86.VMOVUPS(k("vm_exp3"), a))
+	rec(x86.VFMADD213PS(k("vm_exp2"), r, a))
+	rec(x86.VMOVUPS(k("vm_exp5"), b))
+	rec(x86.VFMADD213PS(k("vm_exp4"), r, b))
+	rec(x86.VFMADD231PS(k("vm_exp6"), r2, b))
+	rec(x86.VFMADD213PS(r, r2, a))
+	rec(x86.VFMADD213PS(a, r4, b))
+	rec(x86.VADDPS(k("vm_one"), b, b))
+	return b
+}
+
+// tanhPolyEstrin evaluates tanhPoly at u as
+// (t0 + t1·u) + u²·((t2 + t3·u) + u²·(t4 + t5·u)).
+func tanhPolyEstrin(u reg.VecVirtual) reg.VecVirtual {
+	u2, a, b, c := YMM(), YMM(), YMM(), YMM()
+	rec(x86.VMULPS(u, u, u2))
+	rec(x86.VMOVUPS(k("vm_tanh1"), a))
+	rec(x86.VFMADD213PS(k("vm_tanh0"), u, a))
+	rec(x86.VMOVUPS(k("vm_tanh3"), b))
+	rec(x86.VFMADD213PS(k("vm_tanh2"), u, b))
+	rec(x86.VMOVUPS(k("vm_tanh5"), c))
+	rec(x86.VFMADD213PS(k("vm_tanh4"), u, c))
+	rec(x86.VFMADD213PS(b, u2, c))
+	rec(x86.VFMADD213PS(a, u2, c))
+	return c
+}
+
+func expBody(x reg.VecVirtual) reg.VecVirtual {
+	return expCore(clamp(x, k("vm_explo"), k("vm_exphi")), false)
+}
+
+// tanhBody: below tanhSmall the odd polynomial (no cancellation near 0);
+// above it 1 - 2/(E+1) with E = e^2|x|, |x| clamped to tanhBig so E stays
+// finite, and the sign put back. (1 - 2/(E+1) measures 1 ULP where the
+// equal (E-1)/(E+1) measures 2: for large E the roundings of E-1 and E+1
+// each cost up to half a ULP, while here E+1's rounding only touches the
+// small term.) NaN fails the "small" test and comes through the exp
+// path.
+func tanhBody(x reg.VecVirtual) reg.VecVirtual {
+	a := YMM()
+	rec(x86.VANDPS(k("vm_abs"), x, a))
+	big := YMM()
+	rec(x86.VMOVUPS(k("vm_tanhbig"), big))
+	rec(x86.VMINPS(a, big, big)) // NaN-keeping: a is the second source
+	rec(x86.VADDPS(big, big, big))
+	e := expCore(big, true)
+	num, den := YMM(), YMM()
+	rec(x86.VADDPS(k("vm_one"), e, den))
+	rec(x86.VMOVUPS(k("vm_two"), num))
+	rec(x86.VDIVPS(den, num, num))
+	one := YMM()
+	rec(x86.VMOVUPS(k("vm_one"), one))
+	rec(x86.VSUBPS(num, one, num))
+	sign := YMM()
+	rec(x86.VANDPS(k("vm_sign"), x, sign))
+	rec(x86.VORPS(sign, num, num))
+	u := YMM()
+	rec(x86.VMULPS(x, x, u))
+	q := tanhPolyEstrin(u)
+	rec(x86.VMULPS(x, u, u)) // x³
+	rec(x86.VFMADD213PS(x, u, q))
+	mask := YMM()
+	rec(x86.VCMPPS(Imm(1), k("vm_tanhsmall"), a, mask)) // a < tanhSmall (false for NaN)
+	rec(x86.VBLENDVPS(mask, q, num, num))
+	return num
+}
+
+// logisticBody computes E = e^-|x| ≤ 1 (never overflows) and returns
+// q = 1/(1+E) for x ≥ 0 and q = E/(1+E) for x < 0, one division either
+// way.
+func logisticBody(x reg.VecVirtual) reg.VecVirtual {
+	a := YMM()
+	rec(x86.VORPS(k("vm_sign"), x, a)) // -|x|
+	// -|x| ≤ 0 needs only the lower clamp; MAXPS returns a, its second
+	// source, if a is NaN.
+	lo := YMM()
+	rec(x86.VMOVUPS(k("vm_explo"), lo))
+	rec(x86.VMAXPS(a, lo, a))
+	e := expCore(a, false)
+	den, num := YMM(), YMM()
+	rec(x86.VADDPS(k("vm_one"), e, den))
+	rec(x86.VMOVUPS(k("vm_one"), num))
+	rec(x86.VBLENDVPS(x, e, num, num)) // by x's sign bit
+	rec(x86.VDIVPS(den, num, num))
+	// For x < 0 with E < 1/16, E/(1+E) = E - E·q: the rounding of 1+E
+	// (up to half a ULP of the result) then only enters through E·q,
+	// at most a fifteenth of the result.
+	small, fix := YMM(), YMM()
+	rec(x86.VCMPPS(Imm(1), k("vm_sixteenth"), e, small)) // E < 1/16
+	rec(x86.VANDPS(x, small, small))                     // sign bit: and x < 0
+	rec(x86.VMOVAPS(e, fix))
+	rec(x86.VFNMADD231PS(num, e, fix)) // E - E·q
+	rec(x86.VBLENDVPS(small, fix, num, num))
+	return num
+}
+
+// hsum adds the eight lanes of v into the low lane of the result.
+func hsum(v reg.VecVirtual) reg.Register {
+	lo, hi := v.AsX(), XMM()
+	VEXTRACTF128(Imm(1), v, hi)
+	VADDPS(hi, lo, lo)
+	VMOVHLPS(lo, hi, hi)
+	VADDPS(hi, lo, lo)
+	VMOVSHDUP(lo, hi)
+	VADDSS(hi, lo, lo)
+	return lo
+}
+
+// sumKernel sums n floats (a multiple of 8) with four vector
+// accumulators; the caller keeps n small (a block) so each lane adds only
+// a few hundred terms.
+func sumKernel() {
+	TEXT("sumAVX", NOSPLIT, "func(x *float32, n int) float32")
+	Pragma("noescape")
+	Doc("sumAVX returns the sum of x[:n] (n a multiple of 8).")
+	src := Load(Param("x"), GP64())
+	n := Load(Param("n"), GP64())
+	acc := make([]reg.VecVirtual, 4)
+	for i := range acc {
+		acc[i] = YMM()
+		VXORPS(acc[i], acc[i], acc[i])
+	}
+	Label("sum_loop4")
+	CMPQ(n, Imm(32))
+	JL(LabelRef("sum_loop1"))
+	for i := range acc {
+		VADDPS(Mem{Base: src, Disp: 32 * i}, acc[i], acc[i])
+	}
+	ADDQ(U32(128), src)
+	SUBQ(Imm(32), n)
+	JMP(LabelRef("sum_loop4"))
+	Label("sum_loop1")
+	TESTQ(n, n)
+	JZ(LabelRef("sum_done"))
+	VADDPS(Mem{Base: src}, acc[0], acc[0])
+	ADDQ(Imm(32), src)
+	SUBQ(Imm(8), n)
+	JMP(LabelRef("sum_loop1"))
+	Label("sum_done")
+	VADDPS(acc[1], acc[0], acc[0])
+	VADDPS(acc[3], acc[2], acc[2])
+	VADDPS(acc[2], acc[0], acc[0])
+	s := hsum(acc[0])
+	Store(s, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// extremeKernel returns the max (or min) of n floats, n ≥ 8 a multiple of
+// 8. MAXPS drops a NaN in one of its operands, so NaNs are collected
+// separately (x unordered with itself) and win at the end.
+func extremeKernel(name, doc string, isMax bool) {
+	TEXT(name, NOSPLIT, "func(x *float32, n int) float32")
+	Pragma("noescape")
+	Doc(doc)
+	op := VMINPS
+	if isMax {
+		op = VMAXPS
+	}
+	src := Load(Param("x"), GP64())
+	n := Load(Param("n"), GP64())
+	acc, nan := YMM(), YMM()
+	VMOVUPS(Mem{Base: src}, acc)
+	VXORPS(nan, nan, nan)
+	Label(name + "_loop")
+	x := YMM()
+	VMOVUPS(Mem{Base: src}, x)
+	op(x, acc, acc)
+	VCMPPS(Imm(3), x, x, x) // unordered: all ones where x is NaN
+	VORPS(x, nan, nan)
+	ADDQ(Imm(32), src)
+	SUBQ(Imm(8), n)
+	JNZ(LabelRef(name + "_loop"))
+	// Fold 8 lanes to 1; an all-ones lane is a NaN, and OR-ing the NaN
+	// mask in makes every lane it touches NaN before the fold.
+	VORPS(nan, acc, acc)
+	lo, hi := acc.AsX(), XMM()
+	VEXTRACTF128(Imm(1), acc, hi)
+	foldNaN(op, hi, lo)
+	VMOVHLPS(lo, hi, hi)
+	foldNaN(op, hi, lo)
+	VMOVSHDUP(lo, hi)
+	foldNaN(op, hi, lo)
+	Store(lo, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// foldNaN sets lo = op(lo, hi), NaN if either is (MINPS/MAXPS return hi
+// if either is NaN; lo's unordered mask, all ones, keeps lo's NaN).
+func foldNaN(op func(...Op), hi, lo reg.Register) {
+	m := XMM()
+	VCMPPS(Imm(3), lo, lo, m)
+	op(hi, lo, lo)
+	VORPS(m, lo, lo)
+}
+
+// accumulate emits dst[i] = f(dst[i], x[i]) over n floats, two vectors
+// per iteration.
+func accumulate(name, doc string, f func(d, x reg.VecVirtual)) {
+	TEXT(name, NOSPLIT, "func(dst, x *float32, n int)")
+	Pragma("noescape")
+	Doc(doc)
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("x"), GP64())
+	n := Load(Param("n"), GP64())
+	Label(name + "_loop")
+	TESTQ(n, n)
+	JZ(LabelRef(name + "_done"))
+	d, x := YMM(), YMM()
+	VMOVUPS(Mem{Base: dst}, d)
+	VMOVUPS(Mem{Base: src}, x)
+	f(d, x)
+	VMOVUPS(d, Mem{Base: dst})
+	ADDQ(Imm(32), src)
+	ADDQ(Imm(32), dst)
+	SUBQ(Imm(8), n)
+	JMP(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// maxNaN sets d = max(d, x), NaN if either is: MAXPS returns x when either
+// is NaN (x is its second source), and OR-ing d's unordered mask keeps a
+// NaN already in d.
+func maxNaN(d, x reg.VecVirtual) {
+	m := YMM()
+	VCMPPS(Imm(3), d, d, m)
+	VMAXPS(x, d, d)
+	VORPS(m, d, d)
+}

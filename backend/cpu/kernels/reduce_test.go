@@ -1,0 +1,129 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// A 16M-element sum must stay close to the float64 sum; a plain float32
+// running sum of the same data is off by about 2e-2 relative.
+func TestSumF32Long(t *testing.T) {
+	if testing.Short() {
+		t.Skip("16M elements")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := make([]float32, 16<<20)
+	var want, abs float64
+	for i := range x {
+		x[i] = rng.Float32()
+		if i%3 == 0 {
+			x[i] = -x[i] / 4
+		}
+		want += float64(x[i])
+		abs += math.Abs(float64(x[i]))
+	}
+	var naive float32
+	for _, v := range x {
+		naive += v
+	}
+	withKernels(t, func(t *testing.T) {
+		got := SumF32(x)
+		rel := math.Abs(float64(got)-want) / abs
+		t.Logf("sum %v, float64 %v: error %.2g of Σ|x| (naive float32 loop %.2g)", got, want, rel,
+			math.Abs(float64(naive)-want)/abs)
+		if rel > 1e-6 {
+			t.Errorf("SumF32 = %v, want %v (relative error %g)", got, want, rel)
+		}
+	})
+}
+
+func TestSumMaxMinShort(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(1, 1))
+		for n := range 80 {
+			x := make([]float32, n)
+			var sum float64
+			mx, mn := math.Inf(-1), math.Inf(1)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+				sum += float64(x[i])
+				mx, mn = max(mx, float64(x[i])), min(mn, float64(x[i]))
+			}
+			if got := SumF32(x); math.Abs(float64(got)-sum) > 1e-5*(1+math.Abs(sum)) {
+				t.Errorf("n=%d: SumF32 = %v, want %v", n, got, sum)
+			}
+			if got := MaxF32(x); float64(got) != mx {
+				t.Errorf("n=%d: MaxF32 = %v, want %v", n, got, mx)
+			}
+			if got := MinF32(x); float64(got) != mn {
+				t.Errorf("n=%d: MinF32 = %v, want %v", n, got, mn)
+			}
+			// A NaN anywhere, including first, last and in the tail, wins.
+			for i := range n {
+				y := append([]float32(nil), x...)
+				y[i] = float32(math.NaN())
+				if got := MaxF32(y); got == got {
+					t.Fatalf("n=%d NaN at %d: MaxF32 = %v", n, i, got)
+				}
+				if got := MinF32(y); got == got {
+					t.Fatalf("n=%d NaN at %d: MinF32 = %v", n, i, got)
+				}
+			}
+		}
+		inf := float32(math.Inf(1))
+		if MaxF32(nil) != -inf || MinF32(nil) != inf {
+			t.Errorf("empty: Max %v, Min %v", MaxF32(nil), MinF32(nil))
+		}
+		x := []float32{1, -inf, 3, inf, 2, 0, 0, 0, 0, 0, 0}
+		if MaxF32(x) != inf || MinF32(x) != -inf {
+			t.Errorf("infinities: Max %v, Min %v", MaxF32(x), MinF32(x))
+		}
+	})
+}
+
+func TestRowColReductions(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(2, 3))
+		for _, sz := range [][2]int{{0, 5}, {5, 0}, {1, 1}, {3, 7}, {7, 8}, {17, 33}, {300, 9}, {600, 40}, {2, 5000}} {
+			rows, cols := sz[0], sz[1]
+			x := make([]float32, rows*cols)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+			}
+			if rows > 1 && cols > 1 {
+				x[cols+1] = float32(math.NaN()) // row 1, column 1
+			}
+			rs, rm := make([]float32, rows), make([]float32, rows)
+			cs, cm := make([]float32, cols), make([]float32, cols)
+			SumRowsF32(rs, x, rows, cols)
+			MaxRowsF32(rm, x, rows, cols)
+			SumColsF32(cs, x, rows, cols)
+			MaxColsF32(cm, x, rows, cols)
+			at := func(i, j int) float64 { return float64(x[i*cols+j]) }
+			for i := range rows {
+				s, m := 0.0, math.Inf(-1)
+				for j := range cols {
+					s, m = s+at(i, j), max(m, at(i, j))
+				}
+				checkReduce(t, "SumRows", rows, cols, i, rs[i], s)
+				checkReduce(t, "MaxRows", rows, cols, i, rm[i], m)
+			}
+			for j := range cols {
+				s, m := 0.0, math.Inf(-1)
+				for i := range rows {
+					s, m = s+at(i, j), max(m, at(i, j))
+				}
+				checkReduce(t, "SumCols", rows, cols, j, cs[j], s)
+				checkReduce(t, "MaxCols", rows, cols, j, cm[j], m)
+			}
+		}
+	})
+}
+
+func checkReduce(t *testing.T, name string, rows, cols, i int, got float32, want float64) {
+	t.Helper()
+	if math.IsNaN(want) != (got != got) || math.Abs(float64(got)-want) > 1e-5*(1+math.Abs(want)) {
+		t.Errorf("%s %dx%d [%d] = %v, want %v", name, rows, cols, i, got, want)
+	}
+}

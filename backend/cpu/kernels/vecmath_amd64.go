@@ -1,0 +1,129 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "unsafe"
+
+// The assembly kernels are called directly (not through a func value)
+// so their noescape stubs keep the tail buffers on the stack.
+const (
+	opExp = iota
+	opTanh
+	opLogistic
+)
+
+func expF32(dst, x []float32) {
+	if !useAsm {
+		mapGo(dst, x, exp32)
+		return
+	}
+	mapAsm(opExp, dst, x)
+}
+
+func tanhF32(dst, x []float32) {
+	if !useAsm {
+		mapGo(dst, x, tanh32)
+		return
+	}
+	mapAsm(opTanh, dst, x)
+}
+
+func logisticF32(dst, x []float32) {
+	if !useAsm {
+		mapGo(dst, x, logistic32)
+		return
+	}
+	mapAsm(opLogistic, dst, x)
+}
+
+// ntMin is the length from which the kernels store non-temporally: the
+// output is then too big to stay in cache for whoever reads it next, and
+// streaming stores save reading dst in first.
+const ntMin = 1 << 21
+
+// mapAsm runs kernel op over x. With a long x it runs the few elements
+// before dst's first 32-byte boundary and the last partial vector through
+// a stack buffer and the rest with non-temporal stores; otherwise only
+// the last partial vector goes through the buffer. Either way every
+// element gets the same arithmetic.
+func mapAsm(op int, dst, x []float32) {
+	if len(x) >= ntMin {
+		head := int((32-uintptr(unsafe.Pointer(&dst[0]))%32)%32) / 4
+		mapAsm(op, dst[:head], x[:head])
+		dst, x = dst[head:], x[head:]
+		n := len(x) &^ 7
+		callAsm(op, true, &dst[0], &x[0], n)
+		dst, x = dst[n:], x[n:]
+	}
+	n := len(x) &^ 7
+	if n > 0 {
+		callAsm(op, false, &dst[0], &x[0], n)
+	}
+	if r := len(x) - n; r > 0 {
+		var buf [8]float32
+		copy(buf[:], x[n:])
+		callAsm(op, false, &buf[0], &buf[0], 8)
+		copy(dst[n:], buf[:r])
+	}
+}
+
+func callAsm(op int, nt bool, dst, x *float32, n int) {
+	switch {
+	case op == opExp && !nt:
+		expAVX(dst, x, n)
+	case op == opExp:
+		expAVXNT(dst, x, n)
+	case op == opTanh && !nt:
+		tanhAVX(dst, x, n)
+	case op == opTanh:
+		tanhAVXNT(dst, x, n)
+	case !nt:
+		logisticAVX(dst, x, n)
+	default:
+		logisticAVXNT(dst, x, n)
+	}
+}
+
+func sumBlockF32(x []float32) float32 {
+	n := len(x) &^ 7
+	if !useAsm || n == 0 {
+		return sumGo(x)
+	}
+	return sumAVX(&x[0], n) + sumGo(x[n:])
+}
+
+func maxF32(x []float32) float32 {
+	n := len(x) &^ 7
+	if !useAsm || n == 0 {
+		return maxGo(x)
+	}
+	return max(maxAVX(&x[0], n), maxGo(x[n:]))
+}
+
+func minF32(x []float32) float32 {
+	n := len(x) &^ 7
+	if !useAsm || n == 0 {
+		return minGo(x)
+	}
+	return min(minAVX(&x[0], n), minGo(x[n:]))
+}
+
+func addTo(dst, x []float32) {
+	n := len(x) &^ 7
+	if !useAsm || n == 0 {
+		addToGo(dst, x)
+		return
+	}
+	addToAVX(&dst[0], &x[0], n)
+	addToGo(dst[n:], x[n:])
+}
+
+func maxTo(dst, x []float32) {
+	n := len(x) &^ 7
+	if !useAsm || n == 0 {
+		maxToGo(dst, x)
+		return
+	}
+	maxToAVX(&dst[0], &x[0], n)
+	maxToGo(dst[n:], x[n:])
+}

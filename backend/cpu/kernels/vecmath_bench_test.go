@@ -1,0 +1,55 @@
+package kernels
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// benchLen is 16M floats (64 MB), far beyond the caches, so every
+// benchmark here streams from memory and copy's GB/s is the ceiling.
+const benchLen = 16 << 20
+
+func benchInput() []float32 {
+	rng := rand.New(rand.NewPCG(7, 8))
+	x := make([]float32, benchLen)
+	for i := range x {
+		x[i] = rng.Float32()*20 - 10
+	}
+	return x
+}
+
+// reportGBs reports bytes read plus written per second.
+func reportGBs(b *testing.B, bytesPerOp int) {
+	b.ReportMetric(float64(bytesPerOp)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+}
+
+// BenchmarkVecMath runs copy first as the bandwidth baseline; the
+// elementwise functions read and write as much as copy does.
+func BenchmarkVecMath(b *testing.B) {
+	x := benchInput()
+	dst := make([]float32, benchLen)
+	for _, c := range []struct {
+		name string
+		f    func(dst, x []float32)
+	}{
+		{"copy", func(dst, x []float32) { copy(dst, x) }},
+		{"exp", ExpF32},
+		{"tanh", TanhF32},
+		{"logistic", LogisticF32},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				c.f(dst, x)
+			}
+			reportGBs(b, 8*benchLen)
+		})
+	}
+	b.Run("sum", func(b *testing.B) {
+		var s float32
+		for b.Loop() {
+			s += SumF32(x)
+		}
+		reportGBs(b, 4*benchLen)
+		_ = s
+	})
+}
