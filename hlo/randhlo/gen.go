@@ -204,9 +204,13 @@ func (g *gen) binary(v value) {
 }
 
 func (g *gen) unary(v value) {
+	// Only functions that do not amplify rounding differences: the
+	// optimizer and the backends may legitimately round sums differently
+	// (reassociation, f32 accumulation), and sine of a large sum or floor
+	// near an integer would turn that into a different answer.
 	ops := []string{"negate", "abs"}
 	if v.t == hlo.F32 {
-		ops = append(ops, "tanh", "sine", "logistic", "floor", "exponential")
+		ops = append(ops, "tanh", "logistic", "exponential")
 	}
 	g.emit(v.t, v.dims, "%s(%s)", ops[g.rng.IntN(len(ops))], v.name)
 }
