@@ -164,6 +164,10 @@ ENTRY e {
 	if code != 0 || !strings.Contains(out, "multiply") {
 		t.Fatalf("--passes dce ran more than dce: exit %d\n%s", code, out)
 	}
+	_, errs, code = runAxle("opt", "--dump-to", dir, "--dump-format", "pdf", src)
+	if code == 0 || !strings.Contains(errs, `unknown dump format "pdf"`) {
+		t.Fatalf("unknown dump format: exit %d: %s", code, errs)
+	}
 	_, errs, code = runAxle("opt", "--passes", "nosuch", src)
 	if code == 0 || !strings.Contains(errs, `no pass "nosuch"`) || !strings.Contains(errs, "algsimp") {
 		t.Fatalf("unknown pass: exit %d: %s", code, errs)

@@ -164,3 +164,17 @@ func TestConvAgainstDefinition(t *testing.T) {
 		}
 	})
 }
+
+// Inconsistent parameters are errors, not panics.
+func TestConvRejectsBadParameters(t *testing.T) {
+	one := []int{1, 1}
+	p := newConv(1, 6, 4, 4, []int{3, 3}, []int{2, 2}, one, []int{0, 0}, []int{0, 0}, one, one, false) // 4 groups do not divide 6 channels
+	if err := ConvF32(p, make([]float32, 54), make([]float32, 16), make([]float32, 16), 1); err == nil {
+		t.Fatal("groups not dividing the channels accepted")
+	}
+	p = newConv(1, 2, 2, 1, []int{3, 3}, []int{2, 2}, one, []int{0, 0}, []int{0, 0}, one, one, false)
+	p.Stride = []int{1}
+	if err := ConvF32(p, make([]float32, 18), make([]float32, 16), make([]float32, 8), 1); err == nil {
+		t.Fatal("a stride list of the wrong length accepted")
+	}
+}
