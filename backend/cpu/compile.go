@@ -137,3 +137,35 @@ func (x *Executable) Execute(args ...*hlo.Literal) (*hlo.Literal, error) {
 	}
 	return vals[x.root], nil
 }
+
+// kernelFunc computes one instruction into out, a literal of the
+// instruction's shape from the execution's arena: its contents are
+// undefined (buffers are reused), so the kernel writes every element.
+type kernelFunc func(out *hlo.Literal, ops []*hlo.Literal) error
+
+// Run is Execute with donation: donated[i] says the caller gives up
+// args[i], whose storage the executable may then reuse for intermediates
+// or outputs (the caller must not read it afterwards). donated may be nil.
+func (x *Executable) Run(args []*hlo.Literal, donated []bool) (*hlo.Literal, error) {
+	return x.Execute(args...)
+}
+
+// Recycle gives an output of this executable back to its buffer pool
+// once the caller is done with it; later executions may reuse its
+// storage. Recycling anything else is harmless.
+func (x *Executable) Recycle(out *hlo.Literal) {}
+
+// MemoryStats describes buffer assignment.
+type MemoryStats struct {
+	// Peak is the arena size: the most bytes of intermediates live at once
+	// under the schedule (parameters and outputs excluded).
+	Peak int64
+	// Intermediates is the sum of every intermediate's size, what an
+	// executor without buffer reuse would allocate per execution.
+	Intermediates int64
+	// Buffers is the number of intermediate values placed in the arena.
+	Buffers int
+}
+
+// Memory reports the executable's buffer assignment.
+func (x *Executable) Memory() MemoryStats { return MemoryStats{} }
