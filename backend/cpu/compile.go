@@ -17,28 +17,53 @@ type Options struct {
 	NoOptimize bool
 	// Profile labels every kernel for pprof and times it (see Profile).
 	Profile bool
+	// Poison fills new arenas and output buffers with NaN bytes, so tests
+	// catch kernels that leave part of their result unwritten.
+	Poison bool
 }
 
-// thunk computes one instruction of the entry computation from its
-// operands' values.
-type thunk func(ev *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error)
+// kernel computes one instruction. out is the instruction's assigned
+// buffer (contents undefined: buffers are reused), or nil when its value
+// has none (tuples, tokens, dynamic shapes); the kernel returns the value
+// it computed: out itself, or a literal of its own, which the executor
+// copies into out.
+type kernel func(ev *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error)
+
+// kernelFunc computes one instruction into out, a literal of the
+// instruction's shape from the execution's arena: its contents are
+// undefined (buffers are reused), so the kernel writes every element.
+type kernelFunc func(out *hlo.Literal, ops []*hlo.Literal) error
+
+// step is one scheduled instruction.
+type step struct {
+	in   *hlo.Instruction
+	k    kernel
+	how  string
+	ops  []int // the steps computing its operands
+	view bool  // its value is operand 0's storage (reshape, bitcast)
+}
 
 // Executable is a compiled module: the entry computation's instructions
-// in order, each with its thunk.
+// in schedule order, each lowered to a kernel, and their buffers.
 type Executable struct {
-	module   *hlo.Module
-	entry    *hlo.Computation
-	thunks   []thunk
-	operands [][]int // per instruction, its operands' positions
-	root     int
-	threads  int
+	module  *hlo.Module
+	entry   *hlo.Computation
+	steps   []step
+	asg     *assignment
+	root    int
+	outIdx  map[int]int // output buffer → its index in asg.outputs
+	threads int
 	// Lowering counts how the instructions were lowered (for `axle run`).
 	Lowering map[string]int
 	prof     profile
+	frames   framePool
+	outs     outputPool
+	poison   bool
 }
 
-// Compile optimizes a copy of m (m itself is left alone), fuses it and
-// lowers its entry computation.
+// Compile optimizes a copy of m (m itself is left alone), fuses it,
+// lowers every instruction of its entry computation to a kernel,
+// schedules them and assigns their buffers.
 func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	if m.Entry == nil {
 		return nil, fmt.Errorf("cpu: module %s has no entry computation", m.Name)
@@ -58,114 +83,147 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	if err := hlo.Verify(mod); err != nil {
 		return nil, fmt.Errorf("cpu: after fusion: %w", err)
 	}
-	x := &Executable{module: mod, entry: mod.Entry, threads: opts.Threads, Lowering: map[string]int{}}
+	x := &Executable{module: mod, entry: mod.Entry, threads: opts.Threads, Lowering: map[string]int{}, poison: opts.Poison}
 	x.prof.times = map[string]*KernelTime{}
+	x.outs.poison = opts.Poison
 	if x.threads <= 0 {
 		x.threads = runtime.GOMAXPROCS(0)
 	}
-	pos := map[*hlo.Instruction]int{}
-	for i, in := range mod.Entry.Instructions {
-		pos[in] = i
-	}
+	lowered := map[*hlo.Instruction]step{}
+	inPlace := map[*hlo.Instruction][]int{}
 	for _, in := range mod.Entry.Instructions {
-		ops := make([]int, len(in.Operands))
-		for k, o := range in.Operands {
-			ops[k] = pos[o]
+		k, how, ip := x.lower(in)
+		if opts.Profile && in.Opcode != hlo.OpParameter && in.Opcode != hlo.OpConstant {
+			k = x.profiled(in, how, k)
 		}
-		x.operands = append(x.operands, ops)
-		t, how := x.lower(in)
-		if opts.Profile {
-			t = x.profiled(in, how, t)
-		}
-		x.thunks = append(x.thunks, t)
+		lowered[in] = step{in: in, k: k, how: how, view: isView(in)}
+		inPlace[in] = ip
 		x.Lowering[how]++
 	}
-	x.root = pos[mod.Entry.Root]
+	order, asg := bestSchedule(mod.Entry, inPlace)
+	pos := map[*hlo.Instruction]int{}
+	for i, in := range order {
+		pos[in] = i
+	}
+	for _, in := range order {
+		s := lowered[in]
+		for _, o := range in.Operands {
+			s.ops = append(s.ops, pos[o])
+		}
+		x.steps = append(x.steps, s)
+	}
+	x.asg, x.root = asg, pos[mod.Entry.Root]
+	x.outIdx = map[int]int{}
+	for i, b := range asg.outputs {
+		x.outIdx[b] = i
+	}
 	return x, nil
+}
+
+// bestSchedule tries the candidate orders and keeps the one needing the
+// smallest arena.
+func bestSchedule(c *hlo.Computation, inPlace map[*hlo.Instruction][]int) ([]*hlo.Instruction, *assignment) {
+	size := func(in *hlo.Instruction) int64 {
+		if in.Opcode == hlo.OpParameter || in.Opcode == hlo.OpConstant || isView(in) {
+			return 0
+		}
+		return max(arrayBytes(in.Shape), 0)
+	}
+	var best []*hlo.Instruction
+	var bestAsg *assignment
+	for _, order := range [][]*hlo.Instruction{c.Instructions, listSchedule(c, size), dfsSchedule(c)} {
+		vals := make([]valueInfo, len(order))
+		for i, in := range order {
+			vals[i] = valueInfo{in: in, view: isView(in), inPlace: inPlace[in]}
+		}
+		a := assign(vals, c.Root)
+		if bestAsg == nil || a.arena < bestAsg.arena {
+			best, bestAsg = order, a
+		}
+	}
+	return best, bestAsg
 }
 
 // Module is the module as compiled (optimized and fused).
 func (x *Executable) Module() *hlo.Module { return x.module }
 
-// lower picks the thunk of one instruction and names the choice.
-func (x *Executable) lower(in *hlo.Instruction) (thunk, string) {
-	switch in.Opcode {
-	case hlo.OpFusion:
-		if p, err := compileLoop(in); err == nil {
-			return func(_ *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error) {
-				out := hlo.NewLiteral(in.Shape)
-				return out, p.run(ops, out, x.threads)
-			}, "tile-fusion"
-		}
-	case hlo.OpDot:
-		if t, ok := x.lowerDot(in); ok {
-			return t, "gemm"
-		}
-	case hlo.OpConvolution:
-		if t, ok := x.lowerConv(in); ok {
-			return t, "conv"
-		}
-	}
-	return func(ev *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error) {
-		return ev.Instruction(in, ops)
-	}, "evaluator"
-}
-
-// Execute runs the compiled module on args, one per entry parameter. It
-// may be called from several goroutines at once.
-func (x *Executable) Execute(args ...*hlo.Literal) (*hlo.Literal, error) {
-	if err := x.entry.CheckArguments(args); err != nil {
-		return nil, fmt.Errorf("cpu: %w", err)
-	}
-	var ev eval.Evaluator
-	vals := make([]*hlo.Literal, len(x.thunks))
-	ops := make([]*hlo.Literal, 0, 8)
-	for i, in := range x.entry.Instructions {
-		if in.Opcode == hlo.OpParameter {
-			vals[i] = args[in.ParamNumber]
-			continue
-		}
-		ops = ops[:0]
-		for _, j := range x.operands[i] {
-			ops = append(ops, vals[j])
-		}
-		v, err := x.thunks[i](&ev, append([]*hlo.Literal(nil), ops...))
-		if err != nil {
-			return nil, fmt.Errorf("cpu: instruction %s: %w", in.Name, err)
-		}
-		vals[i] = v
-	}
-	return vals[x.root], nil
-}
-
-// kernelFunc computes one instruction into out, a literal of the
-// instruction's shape from the execution's arena: its contents are
-// undefined (buffers are reused), so the kernel writes every element.
-type kernelFunc func(out *hlo.Literal, ops []*hlo.Literal) error
-
-// Run is Execute with donation: donated[i] says the caller gives up
-// args[i], whose storage the executable may then reuse for intermediates
-// or outputs (the caller must not read it afterwards). donated may be nil.
-func (x *Executable) Run(args []*hlo.Literal, donated []bool) (*hlo.Literal, error) {
-	return x.Execute(args...)
-}
-
-// Recycle gives an output of this executable back to its buffer pool
-// once the caller is done with it; later executions may reuse its
-// storage. Recycling anything else is harmless.
-func (x *Executable) Recycle(out *hlo.Literal) {}
-
 // MemoryStats describes buffer assignment.
 type MemoryStats struct {
 	// Peak is the arena size: the most bytes of intermediates live at once
-	// under the schedule (parameters and outputs excluded).
+	// under the schedule (arguments and outputs excluded).
 	Peak int64
-	// Intermediates is the sum of every intermediate's size, what an
-	// executor without buffer reuse would allocate per execution.
+	// Intermediates is the sum of every intermediate's size: what an
+	// executor allocating each instruction's result anew would use.
 	Intermediates int64
-	// Buffers is the number of intermediate values placed in the arena.
-	Buffers int
+	// Outputs is the size of the results handed to the caller.
+	Outputs int64
+	// Buffers is the number of arena buffers; InPlace the number of
+	// instructions computed over an operand's buffer.
+	Buffers, InPlace int
 }
 
 // Memory reports the executable's buffer assignment.
-func (x *Executable) Memory() MemoryStats { return MemoryStats{} }
+func (x *Executable) Memory() MemoryStats {
+	s := MemoryStats{Peak: x.asg.arena, Intermediates: x.asg.intermediates, InPlace: x.asg.inPlace}
+	for _, b := range x.asg.bufs {
+		switch b.kind {
+		case bufArena:
+			s.Buffers++
+		case bufOutput:
+			s.Outputs += b.bytes
+		}
+	}
+	return s
+}
+
+// lower picks the kernel of one instruction, names the choice, and says
+// which operands it may compute over.
+func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
+	switch in.Opcode {
+	case hlo.OpParameter:
+		return nil, "parameter", nil
+	case hlo.OpConstant:
+		if in.Literal != nil && !in.Literal.IsElided() {
+			return nil, "constant", nil
+		}
+	case hlo.OpFusion:
+		if p, err := compileLoop(in); err == nil {
+			return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+				if out == nil {
+					out = hlo.NewLiteral(in.Shape)
+				}
+				return out, p.run(ops, out, x.threads)
+			}, "tile-fusion", p.inPlace()
+		}
+	case hlo.OpDot:
+		if k, ok := x.lowerDot(in); ok {
+			return fromFunc(in, k), "gemm", nil
+		}
+	case hlo.OpConvolution:
+		if k, ok := x.lowerConv(in); ok {
+			return fromFunc(in, k), "conv", nil
+		}
+	}
+	if isView(in) {
+		return nil, "view", nil
+	}
+	// The evaluator's result is complete before the executor copies it
+	// into the buffer, so any operand's buffer may be that buffer.
+	all := make([]int, len(in.Operands))
+	for k := range all {
+		all[k] = k
+	}
+	return func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+		return ev.Instruction(in, ops)
+	}, "evaluator", all
+}
+
+// fromFunc adapts a kernel that writes into its output buffer.
+func fromFunc(in *hlo.Instruction, f kernelFunc) kernel {
+	return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+		if out == nil {
+			out = hlo.NewLiteral(in.Shape)
+		}
+		return out, f(out, ops)
+	}
+}

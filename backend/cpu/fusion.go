@@ -94,7 +94,7 @@ func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, erro
 				ops++
 			}
 		}
-		if ops < 2 {
+		if ops == 0 {
 			continue
 		}
 		for _, in := range members {

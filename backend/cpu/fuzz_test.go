@@ -30,16 +30,21 @@ func FuzzCPUBackend(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		x, err := Compile(m, Options{Threads: 1 + int(threads%3)})
+		x, err := Compile(m, Options{Threads: 1 + int(threads%3), Poison: true})
 		if err != nil {
 			t.Fatalf("%v\n%s", err, randhlo.Text(seed, opts))
 		}
-		got, err := x.Execute(args...)
-		if err != nil {
-			t.Fatalf("%v\n%s", err, randhlo.Text(seed, opts))
-		}
-		if err := conformance.Compare(got, want, conformance.Tolerance{Atol: 1e-4, Rtol: 1e-4}); err != nil {
-			t.Fatalf("cpu and evaluator differ: %v\n%s", err, randhlo.Text(seed, opts))
+		// Twice: the second run reuses the first one's arena and, once
+		// recycled, its output buffer.
+		for run := range 2 {
+			got, err := x.Execute(args...)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, randhlo.Text(seed, opts))
+			}
+			if err := conformance.Compare(got, want, conformance.Tolerance{Atol: 1e-4, Rtol: 1e-4}); err != nil {
+				t.Fatalf("run %d: cpu and evaluator differ: %v\n%s", run, err, randhlo.Text(seed, opts))
+			}
+			x.Recycle(got)
 		}
 	})
 }

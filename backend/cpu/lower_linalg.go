@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -21,7 +20,7 @@ func rowMajor(dims []int64) []int {
 // lowerDot maps an f32 dot with leading batch dimensions, at most one free
 // and exactly one contracting dimension per operand onto the batched
 // GEMM, reading either operand transposed through its strides.
-func (x *Executable) lowerDot(in *hlo.Instruction) (thunk, bool) {
+func (x *Executable) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
 	l, r := in.Operands[0].Shape, in.Operands[1].Shape
 	lb, _ := in.Ints("lhs_batch_dims")
 	rb, _ := in.Ints("rhs_batch_dims")
@@ -51,13 +50,13 @@ func (x *Executable) lowerDot(in *hlo.Instruction) (thunk, bool) {
 	aBatch, bBatch := m*k, k*n
 	a := kernels.Strided[float32]{Row: mStride, Col: ls[lc[0]]}
 	b := kernels.Strided[float32]{Row: rs[rc[0]], Col: nStride}
-	return func(_ *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error) {
-		out, c, finish := f32Result(in.Shape)
+	return func(out *hlo.Literal, ops []*hlo.Literal) error {
+		c, finish := f32Into(out)
 		a, b := a, b // Execute may run concurrently
 		a.Data, b.Data = asF32(ops[0]), asF32(ops[1])
 		kernels.GemmBatchF32(batch, m, n, k, a, aBatch, b, bBatch, c, n, m*n, false, x.threads)
 		finish()
-		return out, nil
+		return nil
 	}, true
 }
 
@@ -74,7 +73,7 @@ func leading(d []int64) bool {
 // (batch, spatial..., feature) order onto kernels.ConvF32; the operands'
 // dimension numbers become strides. Window reversal and batch groups go
 // to the evaluator.
-func (x *Executable) lowerConv(in *hlo.Instruction) (thunk, bool) {
+func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
 	dn, w := in.ConvDims(), in.Window()
 	l, r := in.Operands[0].Shape, in.Operands[1].Shape
 	if dn == nil || !onKernels(l.DType, r.DType, in.Shape.DType) {
@@ -120,11 +119,11 @@ func (x *Executable) lowerConv(in *hlo.Instruction) (thunk, bool) {
 		p.KernelSpatialStrides = append(p.KernelSpatialStrides, rs[dn.KernelSpatial[d]])
 	}
 	p.InSpatial, p.OutSpatial = slices.Clip(p.InSpatial), slices.Clip(p.OutSpatial)
-	return func(_ *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error) {
-		out, c, finish := f32Result(in.Shape)
+	return func(out *hlo.Literal, ops []*hlo.Literal) error {
+		c, finish := f32Into(out)
 		err := kernels.ConvF32(p, asF32(ops[0]), asF32(ops[1]), c, x.threads)
 		finish()
-		return out, err
+		return err
 	}, true
 }
 

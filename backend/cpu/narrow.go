@@ -40,17 +40,16 @@ func asF32(l *hlo.Literal) []float32 {
 	return out
 }
 
-// f32Result returns a literal of shape s and the f32 slice to compute
-// into; finish rounds that slice into the literal when s is narrow.
-func f32Result(s hlo.Shape) (out *hlo.Literal, buf []float32, finish func()) {
-	out = hlo.NewLiteral(s)
+// f32Into returns the f32 slice to compute out into: out's own storage
+// for f32; for a narrow type a scratch slice that finish rounds into out.
+func f32Into(out *hlo.Literal) (buf []float32, finish func()) {
 	if d, ok := out.Data().([]float32); ok {
-		return out, d, func() {}
+		return d, func() {}
 	}
-	f, _, _ := kernelType(s.DType)
+	f, _, _ := kernelType(out.DType())
 	bits := out.Data().([]uint16)
 	buf = make([]float32, len(bits))
-	return out, buf, func() {
+	return buf, func() {
 		for i, v := range buf {
 			bits[i] = f.FromFloat32(v)
 		}

@@ -31,11 +31,14 @@ type profile struct {
 }
 
 // profiled wraps t to label and time it.
-func (x *Executable) profiled(in *hlo.Instruction, how string, t thunk) thunk {
+func (x *Executable) profiled(in *hlo.Instruction, how string, k kernel) kernel {
+	if k == nil {
+		return nil
+	}
 	labels := pprof.Labels("hlo", in.Name, "op", in.Opcode.String())
-	return func(ev *eval.Evaluator, ops []*hlo.Literal) (out *hlo.Literal, err error) {
+	return func(ev *eval.Evaluator, dst *hlo.Literal, ops []*hlo.Literal) (out *hlo.Literal, err error) {
 		start := time.Now()
-		pprof.Do(context.Background(), labels, func(context.Context) { out, err = t(ev, ops) })
+		pprof.Do(context.Background(), labels, func(context.Context) { out, err = k(ev, dst, ops) })
 		x.prof.add(in, how, time.Since(start))
 		return out, err
 	}

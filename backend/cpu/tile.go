@@ -101,6 +101,19 @@ func compileLoop(in *hlo.Instruction) (*tileProg, error) {
 	return p, nil
 }
 
+// inPlace lists the fusion operands the program may write its result
+// over: those read only at the output's own positions (a tile reads its
+// operands' tiles before it writes its output's).
+func (p *tileProg) inPlace() []int {
+	var ks []int
+	for _, s := range p.slots {
+		if s.kind == slotParam {
+			ks = append(ks, s.param)
+		}
+	}
+	return ks
+}
+
 // operand is one fusion operand: f32 values, or narrow bit patterns
 // decoded per tile through tab.
 type operand struct {

@@ -1,0 +1,267 @@
+package cpu
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+)
+
+// Execution: each call takes a frame (an arena with the literals that
+// view it, built once per frame) from the executable's pool, draws its
+// output buffers from the output pool (or from donated arguments), runs
+// the steps in schedule order and puts the frame back. Fresh memory costs
+// a page fault per 4 KiB on its first write, more than most kernels, so a
+// steady stream of executions allocates nothing big.
+
+// frame is one execution's working state.
+type frame struct {
+	arena []byte
+	lits  []*hlo.Literal // per step: arena values and constants, built once
+	vals  []*hlo.Literal // per step: this execution's values
+	ops   []*hlo.Literal // operand list scratch
+	ev    eval.Evaluator
+}
+
+type framePool struct {
+	mu   sync.Mutex
+	free []*frame
+}
+
+func (x *Executable) getFrame() *frame {
+	p := &x.frames
+	p.mu.Lock()
+	if n := len(p.free); n > 0 {
+		f := p.free[n-1]
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		return f
+	}
+	p.mu.Unlock()
+	f := &frame{arena: alignedBytes(x.asg.arena), lits: make([]*hlo.Literal, len(x.steps)),
+		vals: make([]*hlo.Literal, len(x.steps)), ops: make([]*hlo.Literal, 0, 8)}
+	if x.poison {
+		poison(f.arena)
+	}
+	for i, s := range x.steps {
+		switch b := x.asg.bufs[x.asg.bufOf[i]]; {
+		case s.in.Opcode == hlo.OpConstant && s.k == nil:
+			f.lits[i] = s.in.Literal
+		case b.kind == bufArena:
+			f.lits[i] = viewBytes(s.in.Shape, f.arena[b.offset:b.offset+b.bytes])
+		}
+	}
+	return f
+}
+
+func (x *Executable) putFrame(f *frame) {
+	clear(f.vals) // drop the caller's arguments and outputs
+	p := &x.frames
+	p.mu.Lock()
+	p.free = append(p.free, f)
+	p.mu.Unlock()
+}
+
+// outputPool keeps recycled output storage by size.
+type outputPool struct {
+	mu     sync.Mutex
+	free   map[int64][][]byte
+	poison bool
+}
+
+const maxPooledOutputs = 4 // per size
+
+func (p *outputPool) get(n int64) []byte {
+	p.mu.Lock()
+	if l := p.free[n]; len(l) > 0 {
+		b := l[len(l)-1]
+		p.free[n] = l[:len(l)-1]
+		p.mu.Unlock()
+		return b
+	}
+	p.mu.Unlock()
+	b := alignedBytes(n)
+	if p.poison {
+		poison(b)
+	}
+	return b
+}
+
+func poison(b []byte) {
+	for i := range b {
+		b[i] = 0xff
+	}
+}
+
+func (p *outputPool) put(b []byte) {
+	n := int64(len(b))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.free == nil {
+		p.free = map[int64][][]byte{}
+	}
+	if len(p.free[n]) < maxPooledOutputs {
+		p.free[n] = append(p.free[n], b)
+	}
+}
+
+// Execute runs the compiled module on args, one per entry parameter. It
+// may be called from several goroutines at once. The result belongs to
+// the caller; Recycle gives its storage back for reuse.
+func (x *Executable) Execute(args ...*hlo.Literal) (*hlo.Literal, error) {
+	return x.Run(args, nil)
+}
+
+// Run is Execute with donation: donated[i] says the caller gives up
+// args[i], whose storage may then hold an output (the caller must not
+// read it afterwards). donated may be nil.
+func (x *Executable) Run(args []*hlo.Literal, donated []bool) (*hlo.Literal, error) {
+	if err := x.entry.CheckArguments(args); err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
+	f := x.getFrame()
+	defer x.putFrame(f)
+	copy(f.vals, f.lits)
+	outs := x.outputBuffers(args, donated)
+	for i := range x.steps {
+		if err := x.runStep(f, i, args, outs); err != nil {
+			return nil, err
+		}
+	}
+	return x.result(f), nil
+}
+
+// outputBuffers picks storage for each output: a donated argument that
+// may hold it, else pooled memory.
+func (x *Executable) outputBuffers(args []*hlo.Literal, donated []bool) [][]byte {
+	outs := make([][]byte, len(x.asg.outputs))
+	var taken []int
+	for i, b := range x.asg.outputs {
+		buf := x.asg.bufs[b]
+		for _, p := range buf.donors {
+			if p < len(donated) && donated[p] && !contains(taken, p) && !sharedArg(args, p) {
+				if mem := bytesOf(args[p]); int64(len(mem)) == buf.bytes {
+					outs[i], taken = mem, append(taken, p)
+					break
+				}
+			}
+		}
+		if outs[i] == nil {
+			outs[i] = x.outs.get(buf.bytes)
+		}
+	}
+	return outs
+}
+
+func contains(xs []int, v int) bool {
+	for _, x := range xs {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// sharedArg reports whether args[p]'s storage is also passed as another
+// argument (then it is read under another name and cannot be reused).
+func sharedArg(args []*hlo.Literal, p int) bool {
+	for i, a := range args {
+		if i != p && a.Shape().IsArray() && sameStorage(a, args[p]) {
+			return true
+		}
+	}
+	return false
+}
+
+// runStep computes step i's value into f.vals[i].
+func (x *Executable) runStep(f *frame, i int, args []*hlo.Literal, outs [][]byte) error {
+	s := &x.steps[i]
+	b := x.asg.bufOf[i]
+	buf := &x.asg.bufs[b]
+	switch {
+	case s.in.Opcode == hlo.OpParameter:
+		f.vals[i] = args[s.in.ParamNumber]
+		return nil
+	case f.vals[i] != nil && s.k == nil: // a constant
+		return nil
+	case buf.kind == bufOutput:
+		f.vals[i] = viewBytes(s.in.Shape, outs[x.outIdx[b]])
+	}
+	if s.view {
+		if f.vals[i] == nil {
+			f.vals[i] = viewBytes(s.in.Shape, bytesOf(f.vals[s.ops[0]]))
+		}
+		return nil
+	}
+	f.ops = f.ops[:0]
+	for _, j := range s.ops {
+		f.ops = append(f.ops, f.vals[j])
+	}
+	out := f.vals[i]
+	v, err := s.k(&f.ev, out, f.ops)
+	if err != nil {
+		return fmt.Errorf("cpu: instruction %s: %w", s.in.Name, err)
+	}
+	switch {
+	case out == nil:
+		f.vals[i] = v
+	case v != out:
+		if v.Len() != out.Len() || v.DType() != out.DType() {
+			return fmt.Errorf("cpu: instruction %s: kernel returned %s for %s", s.in.Name, v.Shape().HumanString(), s.in.Shape.HumanString())
+		}
+		copy(bytesOf(out), bytesOf(v))
+	}
+	return nil
+}
+
+// result assembles the root's value for the caller: output buffers as
+// they are, anything else (an argument, a constant, an arena value, a
+// repeated element, a value the evaluator made) copied, so the caller
+// owns all of it.
+func (x *Executable) result(f *frame) *hlo.Literal {
+	root := x.steps[x.root].in
+	if root.Opcode != hlo.OpTuple {
+		return x.owned(f, x.root, nil)
+	}
+	seen := map[int]bool{}
+	elems := make([]*hlo.Literal, len(root.Operands))
+	for k, j := range x.steps[x.root].ops {
+		elems[k] = x.owned(f, j, seen)
+	}
+	return hlo.MakeTupleLiteral(elems...)
+}
+
+func (x *Executable) owned(f *frame, i int, seen map[int]bool) *hlo.Literal {
+	b := x.asg.bufOf[i]
+	if x.asg.bufs[b].kind == bufOutput && !seen[b] {
+		if seen != nil {
+			seen[b] = true
+		}
+		return f.vals[i]
+	}
+	return f.vals[i].Clone()
+}
+
+// Recycle gives an output of this executable back to its buffer pool
+// once the caller is done with it (a tuple gives back its elements);
+// later executions may reuse its storage, so the caller must not touch it
+// again. Recycling anything else is harmless.
+func (x *Executable) Recycle(out *hlo.Literal) {
+	if out == nil {
+		return
+	}
+	if out.Shape().IsTuple() {
+		for _, e := range out.Elements() {
+			x.Recycle(e)
+		}
+		return
+	}
+	mem := bytesOf(out)
+	for _, b := range x.asg.outputs {
+		if x.asg.bufs[b].bytes == int64(len(mem)) {
+			x.outs.put(mem)
+			return
+		}
+	}
+}

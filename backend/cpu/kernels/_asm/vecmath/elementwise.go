@@ -1,0 +1,192 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// The elementwise kernels of elementwise.go: dst[i] = f(a[i], ...) for
+// i < n, any n ≥ 0. Each must give the bits the plain Go loop gives on
+// amd64, NaN payloads and signed zeros included, so the operand order of
+// every instruction matters: for VADDPS b, a, r (Go order) Intel's first
+// source is a, and a NaN first source is the one returned, as ADDSS does
+// in the Go loop's a + b.
+
+// elementwiseOp is one kernel: its name, the Go names of its inputs and
+// the instructions mapping one vector of each input to the result.
+type elementwiseOp struct {
+	name string
+	doc  string
+	ins  []string
+	body func(in []reg.VecVirtual) reg.VecVirtual
+}
+
+func binaryOp(name, doc string, f func(b, a, r Op)) elementwiseOp {
+	return elementwiseOp{name, doc, []string{"a", "b"}, func(in []reg.VecVirtual) reg.VecVirtual {
+		r := YMM()
+		f(in[1], in[0], r) // Intel: r = a op b, a the first source
+		return r
+	}}
+}
+
+var elementwiseOps = []elementwiseOp{
+	binaryOp("addAVX", "dst[i] = a[i] + b[i]", VADDPS),
+	binaryOp("subAVX", "dst[i] = a[i] - b[i]", VSUBPS),
+	binaryOp("mulAVX", "dst[i] = a[i] * b[i]", VMULPS),
+	binaryOp("divAVX", "dst[i] = a[i] / b[i]", VDIVPS),
+	{"maxAVX2", "dst[i] = nanMax(a[i], b[i])", []string{"a", "b"}, func(in []reg.VecVirtual) reg.VecVirtual {
+		return nanExtreme(VMAXPS, in[0], in[1])
+	}},
+	{"minAVX2", "dst[i] = nanMin(a[i], b[i])", []string{"a", "b"}, func(in []reg.VecVirtual) reg.VecVirtual {
+		return nanExtreme(VMINPS, in[0], in[1])
+	}},
+	{"clampAVX", "dst[i] = nanMin(nanMax(x[i], lo[i]), hi[i])", []string{"lo", "x", "hi"}, func(in []reg.VecVirtual) reg.VecVirtual {
+		return nanExtreme(VMINPS, nanExtreme(VMAXPS, in[1], in[0]), in[2])
+	}},
+	{"negAVX", "dst[i] = -a[i] (the sign bit flipped, NaN too)", []string{"a"}, func(in []reg.VecVirtual) reg.VecVirtual {
+		r := YMM()
+		VXORPS(consts["vm_sign"], in[0], r)
+		return r
+	}},
+	{"absAVX", "dst[i] = |a[i]| (the sign bit cleared, NaN too)", []string{"a"}, func(in []reg.VecVirtual) reg.VecVirtual {
+		r := YMM()
+		VANDPS(consts["vm_abs"], in[0], r)
+		return r
+	}},
+	{"sqrtAVX", "dst[i] = √a[i], correctly rounded", []string{"a"}, func(in []reg.VecVirtual) reg.VecVirtual {
+		r := YMM()
+		VSQRTPS(in[0], r)
+		return r
+	}},
+	{"rsqrtAVX", "dst[i] = float32(1/√float64(a[i]))", []string{"a"}, rsqrtBody},
+}
+
+// elementwiseKernels emits every kernel of elementwiseOps.
+func elementwiseKernels() {
+	// 8 all-ones lanes then 8 zero lanes: the 32 bytes ending 4r bytes
+	// before the middle select the first r lanes.
+	m := GLOBL("vm_tailmask", RODATA|NOPTR)
+	for i := range 16 {
+		DATA(4*i, U32(uint32(0xffffffff)*uint32(1-i/8)))
+	}
+	consts["vm_tailmask"] = m
+	one := GLOBL("vm_one64", RODATA|NOPTR)
+	for i := range 4 {
+		DATA(8*i, U64(math.Float64bits(1)))
+	}
+	consts["vm_one64"] = one
+	for _, op := range elementwiseOps {
+		elementwise(op)
+	}
+}
+
+// elementwise emits op's kernel: four vectors per iteration, then one
+// vector at a time, then the last n%8 lanes with masked loads and
+// stores, which touch nothing past n. Each vector is loaded before its
+// result is stored at the same index, so dst may be any input.
+func elementwise(op elementwiseOp) {
+	params := append([]string{"dst"}, op.ins...)
+	TEXT(op.name, NOSPLIT, fmt.Sprintf("func(%s *float32, n int)", strings.Join(params, ", ")))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets %s for i < n.", op.name, op.doc))
+	dst := Load(Param("dst"), GP64())
+	src := make([]reg.GPVirtual, len(op.ins))
+	for j, name := range op.ins {
+		src[j] = Load(Param(name), GP64())
+	}
+	n := Load(Param("n"), GP64())
+	i, end := GP64(), GP64()
+	XORQ(i, i)
+	vector := func(disp int, load func(m Mem, r reg.VecVirtual), store func(r reg.VecVirtual, m Mem)) {
+		in := make([]reg.VecVirtual, len(src))
+		for j, p := range src {
+			in[j] = YMM()
+			load(Mem{Base: p, Index: i, Scale: 4, Disp: disp}, in[j])
+		}
+		store(op.body(in), Mem{Base: dst, Index: i, Scale: 4, Disp: disp})
+	}
+	load := func(m Mem, r reg.VecVirtual) { VMOVUPS(m, r) }
+	store := func(r reg.VecVirtual, m Mem) { VMOVUPS(r, m) }
+
+	MOVQ(n, end)
+	ANDQ(I32(-32), end)
+	Label(op.name + "_loop4")
+	CMPQ(i, end)
+	JAE(LabelRef(op.name + "_loop1"))
+	for v := range 4 {
+		vector(32*v, load, store)
+	}
+	ADDQ(Imm(32), i)
+	JMP(LabelRef(op.name + "_loop4"))
+
+	Label(op.name + "_loop1")
+	MOVQ(n, end)
+	ANDQ(I32(-8), end)
+	Label(op.name + "_loop1next")
+	CMPQ(i, end)
+	JAE(LabelRef(op.name + "_tail"))
+	vector(0, load, store)
+	ADDQ(Imm(8), i)
+	JMP(LabelRef(op.name + "_loop1next"))
+
+	Label(op.name + "_tail")
+	CMPQ(i, n)
+	JAE(LabelRef(op.name + "_done"))
+	// mask = the 32 bytes at vm_tailmask + 32 - 4·(n-i).
+	mask, p := YMM(), GP64()
+	LEAQ(consts["vm_tailmask"].Offset(32), p)
+	SUBQ(i, n)
+	SHLQ(Imm(2), n)
+	SUBQ(n, p)
+	VMOVUPS(Mem{Base: p}, mask)
+	vector(0,
+		func(m Mem, r reg.VecVirtual) { VMASKMOVPS(m, mask, r) },
+		func(r reg.VecVirtual, m Mem) { VMASKMOVPS(r, mask, m) })
+	Label(op.name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// nanExtreme returns max (VMAXPS) or min (VMINPS) of a and b as nanMax
+// and nanMin define them: a if a is NaN, else b if b is NaN or beyond a,
+// else a (so max(-0, +0) is -0, the first). With b as Intel's first
+// source MAXPS gives (b > a) ? b : a, and a whenever either is NaN;
+// the blends then put a NaN b, and over it a NaN a, in place.
+func nanExtreme(op func(...Op), a, b reg.VecVirtual) reg.VecVirtual {
+	r, m := YMM(), YMM()
+	op(a, b, r)
+	VCMPPS(Imm(3), b, b, m) // unordered: b is NaN
+	VBLENDVPS(m, b, r, r)
+	VCMPPS(Imm(3), a, a, m)
+	VBLENDVPS(m, a, r, r)
+	return r
+}
+
+// rsqrtBody computes 1/√x in float64, as the Go loop does, four lanes
+// at a time: in float32, √ then 1/ rounds twice and differs from the
+// float64 result rounded once on about a quarter of all inputs.
+func rsqrtBody(in []reg.VecVirtual) reg.VecVirtual {
+	x := in[0]
+	hi := XMM()
+	VEXTRACTF128(Imm(1), x, hi)
+	one := YMM()
+	VMOVUPD(consts["vm_one64"], one)
+	r, rhi := YMM(), XMM()
+	for _, h := range []struct {
+		src reg.Register
+		dst reg.Register
+	}{{x.AsX(), r.AsX()}, {hi, rhi}} {
+		d := YMM()
+		VCVTPS2PD(h.src, d)
+		VSQRTPD(d, d)
+		VDIVPD(d, one, d) // Intel: 1/d, 1 the first source as in the Go loop
+		VCVTPD2PSY(d, h.dst)
+	}
+	VINSERTF128(Imm(1), rhi, r, r)
+	return r
+}
