@@ -36,7 +36,9 @@ func TestInterpCasesOptimized(t *testing.T) {
 // TestCPUCases runs every case on the CPU backend, with the default
 // thread count and with one thread.
 func TestCPUCases(t *testing.T) {
-	t.Run("threads=default", func(t *testing.T) { runAll(t, &conformance.Runner{Backend: &cpu.Backend{Options: cpu.Options{Poison: true}}}) })
+	t.Run("threads=default", func(t *testing.T) {
+		runAll(t, &conformance.Runner{Backend: &cpu.Backend{Options: cpu.Options{Poison: true}}})
+	})
 	t.Run("threads=1", func(t *testing.T) {
 		runAll(t, &conformance.Runner{Backend: &cpu.Backend{Options: cpu.Options{Threads: 1, Poison: true}}})
 	})
