@@ -121,7 +121,6 @@ func assign(vals []valueInfo, root *hlo.Instruction) *assignment {
 		case bytes < 0:
 			a.bufOf[i] = newBuf(buffer{kind: bufOwn, first: i, last: lastUse[i], def: i})
 		default:
-			a.intermediates += bytes
 			if b, ok := a.reusable(v, i, bytes, pos); ok {
 				a.bufOf[i] = b
 				a.bufs[b].last = max(a.bufs[b].last, lastUse[i])
@@ -132,6 +131,7 @@ func assign(vals []valueInfo, root *hlo.Instruction) *assignment {
 		}
 	}
 	a.markOutputs(vals, root, pos)
+	a.countIntermediates(vals, root)
 	a.donors(vals, pos)
 	a.place()
 	return a
@@ -164,6 +164,25 @@ func (a *assignment) markOutputs(vals []valueInfo, root *hlo.Instruction, pos ma
 			a.bufs[b].kind = bufOutput
 			a.bufs[b].last = len(vals)
 			a.outputs = append(a.outputs, b)
+		}
+	}
+}
+
+// countIntermediates sums the sizes of the values computed into buffers,
+// the root's excepted: what a fresh buffer per instruction would cost.
+func (a *assignment) countIntermediates(vals []valueInfo, root *hlo.Instruction) {
+	results := map[*hlo.Instruction]bool{root: true}
+	if root.Opcode == hlo.OpTuple {
+		for _, e := range root.Operands {
+			results[e] = true
+		}
+	}
+	for i, v := range vals {
+		switch a.bufs[a.bufOf[i]].kind {
+		case bufArena, bufOutput:
+			if !v.view && !results[v.in] {
+				a.intermediates += arrayBytes(v.in.Shape)
+			}
 		}
 	}
 }

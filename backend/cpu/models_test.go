@@ -44,6 +44,11 @@ func TestModelsInstructionByInstruction(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("lowering: %v", x.Lowering)
+			mem := x.Memory()
+			t.Logf("memory: arena %d bytes, intermediates %d bytes, %d in place", mem.Peak, mem.Intermediates, mem.InPlace)
+			if mem.Peak >= mem.Intermediates {
+				t.Errorf("buffer assignment saves nothing: arena %d bytes, intermediates %d", mem.Peak, mem.Intermediates)
+			}
 			checkInstructions(t, x, args)
 		})
 	}

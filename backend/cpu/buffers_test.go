@@ -1,0 +1,149 @@
+package cpu
+
+import (
+	"testing"
+
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/hlotext"
+)
+
+func compileText(t *testing.T, text string, opts Options) (*hlo.Module, *Executable) {
+	t.Helper()
+	m, err := hlotext.Parse(text, hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := Compile(m, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, x
+}
+
+// A hand-worked assignment. Every value is 64 KiB. a = transpose(x) is
+// read by b and c, so b needs a buffer of its own; c = a + b computes over
+// a (both die there), and d = transpose(c) over c; d is the result, so
+// the buffer a, c and d share is the output and only b's is in the arena.
+func TestAssignmentHandWorked(t *testing.T) {
+	const text = `HloModule m
+ENTRY e {
+  x = f32[128,128] parameter(0)
+  a = f32[128,128] transpose(x), dimensions={1,0}
+  b = f32[128,128] reverse(a), dimensions={0}
+  c = f32[128,128] add(a, b)
+  ROOT d = f32[128,128] transpose(c), dimensions={1,0}
+}`
+	m, x := compileText(t, text, Options{NoOptimize: true, Poison: true})
+	got := x.Memory()
+	want := MemoryStats{Peak: 65536, Intermediates: 3 * 65536, Outputs: 65536, Buffers: 1, InPlace: 2}
+	if got != want {
+		t.Fatalf("memory %+v, want %+v", got, want)
+	}
+	checkAgainstEvaluator(t, m, x, 2)
+}
+
+// checkAgainstEvaluator runs x a few times (reusing its arena and, once
+// recycled, its outputs) and compares with the evaluator.
+func checkAgainstEvaluator(t *testing.T, m *hlo.Module, x *Executable, runs int) {
+	t.Helper()
+	args := eval.RandomArguments(m, 7)
+	want, err := eval.Run(m, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for run := range runs {
+		got, err := x.Execute(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Equal(want) {
+			t.Fatalf("run %d: got %v, want %v", run, got, want)
+		}
+		x.Recycle(got)
+	}
+}
+
+// Values that die make room: in a chain of n big intermediates only two
+// are ever alive, whatever n.
+func TestAssignmentReusesDeadBuffers(t *testing.T) {
+	const text = `HloModule m
+ENTRY e {
+  x = f32[64,64] parameter(0)
+  a = f32[64,64] transpose(x), dimensions={1,0}
+  b = f32[64,64] reverse(a), dimensions={0}
+  c = f32[64,64] transpose(b), dimensions={1,0}
+  d = f32[64,64] reverse(c), dimensions={1}
+  e = f32[64,64] transpose(d), dimensions={1,0}
+  ROOT f = f32[64,64] reverse(e), dimensions={0}
+}`
+	m, x := compileText(t, text, Options{NoOptimize: true, Poison: true})
+	got := x.Memory()
+	if got.Intermediates != 5*16384 || got.Peak > 16384 {
+		t.Fatalf("memory %+v: want 5 intermediates of 16 KiB in at most one 16 KiB buffer", got)
+	}
+	checkAgainstEvaluator(t, m, x, 3)
+}
+
+// A donated argument holds the output computed over it; without
+// donation the output is fresh storage.
+func TestDonation(t *testing.T) {
+	const text = `HloModule m
+ENTRY e {
+  w = f32[1000] parameter(0)
+  g = f32[1000] parameter(1)
+  lr = f32[] constant(0.5)
+  lrb = f32[1000] broadcast(lr), dimensions={}
+  s = f32[1000] multiply(g, lrb)
+  ROOT n = f32[1000] subtract(w, s)
+}`
+	m, x := compileText(t, text, Options{Poison: true})
+	args := eval.RandomArguments(m, 3)
+	want, err := eval.Run(m, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := x.Run(args, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equal(want) || sameStorage(got, args[0]) {
+		t.Fatalf("without donation: equal %v, shares w's storage %v", got.Equal(want), sameStorage(got, args[0]))
+	}
+	w := args[0]
+	got, err = x.Run(args, []bool{true, false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equal(want) || !sameStorage(got, w) {
+		t.Fatalf("with w donated: equal %v, shares w's storage %v", got.Equal(want), sameStorage(got, w))
+	}
+}
+
+// Recycled outputs are reused by the next execution.
+func TestRecycle(t *testing.T) {
+	const text = `HloModule m
+ENTRY e {
+  x = f32[4096] parameter(0)
+  ROOT y = f32[4096] negate(x)
+}`
+	m, x := compileText(t, text, Options{})
+	args := eval.RandomArguments(m, 1)
+	first, err := x.Execute(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := bytesOf(first)
+	x.Recycle(first)
+	second, err := x.Execute(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &bytesOf(second)[0] != &mem[0] {
+		t.Fatal("the recycled output's storage was not reused")
+	}
+	third, _ := x.Execute(args...)
+	if &bytesOf(third)[0] == &bytesOf(second)[0] {
+		t.Fatal("an output still held by the caller was reused")
+	}
+}
