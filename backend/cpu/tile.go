@@ -173,10 +173,13 @@ func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error
 }
 
 func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
+	// Scratch for one tile per slot (less for a small fusion: a scalar
+	// program should not allocate kilobytes per call).
+	size := min(tileSize, p.n)
 	bufs := make([][]float32, len(p.slots)+1)
-	store := make([]float32, (len(p.slots)+1)*tileSize)
+	store := make([]float32, (len(p.slots)+1)*size)
 	for i := range bufs {
-		bufs[i] = store[i*tileSize : (i+1)*tileSize]
+		bufs[i] = store[i*size : (i+1)*size]
 	}
 	for i, s := range p.slots {
 		if s.kind == slotSplat {
