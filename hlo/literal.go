@@ -3,6 +3,7 @@ package hlo
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 
 	"github.com/axle-ml/axle/hlo/minifloat"
@@ -202,7 +203,7 @@ func NewLiteralFromData(s Shape, data any) (*Literal, error) {
 		return nil, fmt.Errorf("literal shape %s has an unbounded dimension", s)
 	}
 	want := makeStorage(s.DType, 0)
-	if fmt.Sprintf("%T", want) != fmt.Sprintf("%T", data) {
+	if reflect.TypeOf(want) != reflect.TypeOf(data) {
 		return nil, fmt.Errorf("literal data for %s must be %T, not %T", s, want, data)
 	}
 	if n := sliceLen(data); n != storageLen(s) {

@@ -51,7 +51,7 @@ type Executable struct {
 	steps   []step
 	asg     *assignment
 	root    int
-	outIdx  map[int]int // output buffer → its index in asg.outputs
+	outIdx  []int // per buffer: its index in asg.outputs (outputs only)
 	threads int
 	// Lowering counts how the instructions were lowered (for `axle run`).
 	Lowering map[string]int
@@ -113,7 +113,7 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 		x.steps = append(x.steps, s)
 	}
 	x.asg, x.root = asg, pos[mod.Entry.Root]
-	x.outIdx = map[int]int{}
+	x.outIdx = make([]int, len(asg.bufs))
 	for i, b := range asg.outputs {
 		x.outIdx[b] = i
 	}

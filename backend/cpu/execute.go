@@ -63,16 +63,22 @@ func (x *Executable) putFrame(f *frame) {
 	p.mu.Unlock()
 }
 
-// outputPool keeps recycled output storage by size.
+// outputPool keeps recycled outputs by size: their storage, and the
+// literal that viewed it, reused as is when the next output has its shape.
 type outputPool struct {
 	mu     sync.Mutex
-	free   map[int64][][]byte
+	free   map[int64][]pooled
 	poison bool
+}
+
+type pooled struct {
+	mem []byte
+	lit *hlo.Literal // nil, or a literal over mem
 }
 
 const maxPooledOutputs = 4 // per size
 
-func (p *outputPool) get(n int64) []byte {
+func (p *outputPool) get(n int64) pooled {
 	p.mu.Lock()
 	if l := p.free[n]; len(l) > 0 {
 		b := l[len(l)-1]
@@ -85,24 +91,24 @@ func (p *outputPool) get(n int64) []byte {
 	if p.poison {
 		poison(b)
 	}
-	return b
+	return pooled{mem: b}
+}
+
+func (p *outputPool) put(b pooled) {
+	n := int64(len(b.mem))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.free == nil {
+		p.free = map[int64][]pooled{}
+	}
+	if len(p.free[n]) < maxPooledOutputs {
+		p.free[n] = append(p.free[n], b)
+	}
 }
 
 func poison(b []byte) {
 	for i := range b {
 		b[i] = 0xff
-	}
-}
-
-func (p *outputPool) put(b []byte) {
-	n := int64(len(b))
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.free == nil {
-		p.free = map[int64][][]byte{}
-	}
-	if len(p.free[n]) < maxPooledOutputs {
-		p.free[n] = append(p.free[n], b)
 	}
 }
 
@@ -134,20 +140,20 @@ func (x *Executable) Run(args []*hlo.Literal, donated []bool) (*hlo.Literal, err
 
 // outputBuffers picks storage for each output: a donated argument that
 // may hold it, else pooled memory.
-func (x *Executable) outputBuffers(args []*hlo.Literal, donated []bool) [][]byte {
-	outs := make([][]byte, len(x.asg.outputs))
+func (x *Executable) outputBuffers(args []*hlo.Literal, donated []bool) []pooled {
+	outs := make([]pooled, len(x.asg.outputs))
 	var taken []int
 	for i, b := range x.asg.outputs {
 		buf := x.asg.bufs[b]
 		for _, p := range buf.donors {
 			if p < len(donated) && donated[p] && !contains(taken, p) && !sharedArg(args, p) {
 				if mem := bytesOf(args[p]); int64(len(mem)) == buf.bytes {
-					outs[i], taken = mem, append(taken, p)
+					outs[i], taken = pooled{mem: mem}, append(taken, p)
 					break
 				}
 			}
 		}
-		if outs[i] == nil {
+		if outs[i].mem == nil {
 			outs[i] = x.outs.get(buf.bytes)
 		}
 	}
@@ -175,7 +181,7 @@ func sharedArg(args []*hlo.Literal, p int) bool {
 }
 
 // runStep computes step i's value into f.vals[i].
-func (x *Executable) runStep(f *frame, i int, args []*hlo.Literal, outs [][]byte) error {
+func (x *Executable) runStep(f *frame, i int, args []*hlo.Literal, outs []pooled) error {
 	s := &x.steps[i]
 	b := x.asg.bufOf[i]
 	buf := &x.asg.bufs[b]
@@ -186,7 +192,12 @@ func (x *Executable) runStep(f *frame, i int, args []*hlo.Literal, outs [][]byte
 	case f.vals[i] != nil && s.k == nil: // a constant
 		return nil
 	case buf.kind == bufOutput:
-		f.vals[i] = viewBytes(s.in.Shape, outs[x.outIdx[b]])
+		o := outs[x.outIdx[b]]
+		if o.lit != nil && o.lit.Shape().Equal(s.in.Shape) {
+			f.vals[i] = o.lit
+		} else {
+			f.vals[i] = viewBytes(s.in.Shape, o.mem)
+		}
 	}
 	if s.view {
 		if f.vals[i] == nil {
@@ -260,7 +271,7 @@ func (x *Executable) Recycle(out *hlo.Literal) {
 	mem := bytesOf(out)
 	for _, b := range x.asg.outputs {
 		if x.asg.bufs[b].bytes == int64(len(mem)) {
-			x.outs.put(mem)
+			x.outs.put(pooled{mem: mem, lit: out})
 			return
 		}
 	}

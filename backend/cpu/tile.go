@@ -3,6 +3,8 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sync"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
@@ -50,6 +52,7 @@ type slot struct {
 type tileProg struct {
 	slots []slot
 	n     int
+	pool  sync.Pool // of *scratch
 }
 
 // compileLoop turns a kLoop fusion of f32 elementwise instructions into a
@@ -156,31 +159,53 @@ func (o operand) at(i int) float32 {
 // run computes the fusion into out (f32, bf16 or f16) from the operand
 // values.
 func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error {
-	params := make([]operand, len(args))
-	for i, a := range args {
+	var small [8]operand
+	params := small[:0]
+	for _, a := range args {
 		o, err := newOperand(a)
 		if err != nil {
 			return err
 		}
-		params[i] = o
+		params = append(params, o)
 	}
 	tiles := (p.n + tileSize - 1) / tileSize
 	threads = max(1, min(threads, tiles/8)) // small fusions run inline
+	if threads == 1 {
+		p.runTiles(params, out, 0, tiles)
+		return nil
+	}
+	shared := slices.Clone(params) // the closure's copy, so small stays on the stack
 	kernels.Parallel(threads, func(t int) {
-		p.runTiles(params, out, t*tiles/threads, (t+1)*tiles/threads)
+		p.runTiles(shared, out, t*tiles/threads, (t+1)*tiles/threads)
 	})
 	return nil
 }
 
-func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
-	// Scratch for one tile per slot (less for a small fusion: a scalar
-	// program should not allocate kilobytes per call).
-	size := min(tileSize, p.n)
-	bufs := make([][]float32, len(p.slots)+1)
-	store := make([]float32, (len(p.slots)+1)*size)
-	for i := range bufs {
-		bufs[i] = store[i*size : (i+1)*size]
+// scratch is one worker's tile buffers, one per slot, pooled per program
+// so a call allocates nothing.
+type scratch struct {
+	bufs, view [][]float32
+}
+
+func (p *tileProg) getScratch() *scratch {
+	if sc, ok := p.pool.Get().(*scratch); ok {
+		return sc
 	}
+	// A tile per slot (less for a small fusion: a scalar program should
+	// not touch kilobytes per call).
+	size := min(tileSize, p.n)
+	sc := &scratch{bufs: make([][]float32, len(p.slots)+1), view: make([][]float32, len(p.slots))}
+	store := make([]float32, (len(p.slots)+1)*size)
+	for i := range sc.bufs {
+		sc.bufs[i] = store[i*size : (i+1)*size]
+	}
+	return sc
+}
+
+func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
+	sc := p.getScratch()
+	defer p.pool.Put(sc)
+	bufs, view := sc.bufs, sc.view
 	for i, s := range p.slots {
 		if s.kind == slotSplat {
 			v := s.value
@@ -202,7 +227,6 @@ func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
 		outBits = out.Data().([]uint16)
 		outFmt, _ = minifloat.ByName(out.DType().String())
 	}
-	view := make([][]float32, len(p.slots))
 	last := len(p.slots) - 1
 	for tile := from; tile < to; tile++ {
 		lo := tile * tileSize
