@@ -100,7 +100,13 @@ func assign(vals []valueInfo, root *hlo.Instruction) *assignment {
 			lastUse[pos[o]] = max(lastUse[pos[o]], i)
 		}
 	}
+	// Results live past the last step, so nothing is computed over them.
 	lastUse[pos[root]] = len(vals)
+	if root.Opcode == hlo.OpTuple {
+		for _, e := range root.Operands {
+			lastUse[pos[e]] = len(vals)
+		}
+	}
 	a := &assignment{bufOf: make([]int, len(vals))}
 	newBuf := func(b buffer) int {
 		a.bufs = append(a.bufs, b)

@@ -21,18 +21,19 @@ func compileText(t *testing.T, text string, opts Options) (*hlo.Module, *Executa
 	return m, x
 }
 
-// A hand-worked assignment. Every value is 64 KiB. a = transpose(x) is
-// read by b and c, so b needs a buffer of its own; c = a + b computes over
-// a (both die there), and d = transpose(c) over c; d is the result, so
-// the buffer a, c and d share is the output and only b's is in the arena.
+// A hand-worked assignment (s32, so nothing fuses). Every value is
+// 64 KiB. a = transpose(x) is read by b and c, so b needs a buffer of its
+// own; c = a + b computes over a (both die there), and d = -c over c; d is
+// the result, so the buffer a, c and d share is the output and only b's is
+// in the arena.
 func TestAssignmentHandWorked(t *testing.T) {
 	const text = `HloModule m
 ENTRY e {
-  x = f32[128,128] parameter(0)
-  a = f32[128,128] transpose(x), dimensions={1,0}
-  b = f32[128,128] reverse(a), dimensions={0}
-  c = f32[128,128] add(a, b)
-  ROOT d = f32[128,128] transpose(c), dimensions={1,0}
+  x = s32[128,128] parameter(0)
+  a = s32[128,128] transpose(x), dimensions={1,0}
+  b = s32[128,128] reverse(a), dimensions={0}
+  c = s32[128,128] add(a, b)
+  ROOT d = s32[128,128] negate(c)
 }`
 	m, x := compileText(t, text, Options{NoOptimize: true, Poison: true})
 	got := x.Memory()

@@ -80,6 +80,11 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	if _, err := fuseLoops(mod, mod.Entry, hlo.NewNameSet(mod)); err != nil {
 		return nil, fmt.Errorf("cpu: fusion: %w", err)
 	}
+	// Fusion copies index ops into their readers and may leave the
+	// originals without users.
+	if _, err := opt.DCE.Run(mod); err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
 	if err := hlo.Verify(mod); err != nil {
 		return nil, fmt.Errorf("cpu: after fusion: %w", err)
 	}

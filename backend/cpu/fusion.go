@@ -7,7 +7,8 @@ import (
 )
 
 // Loop fusion: maximal chains of f32 elementwise instructions (with the
-// scalar constants and scalar broadcasts they read) become one fusion
+// scalar constants and broadcasts they read, and the transposes, slices,
+// reverses and reshapes of their inputs) become one fusion
 // instruction of kind kLoop whose fused computation holds the chain, so it
 // prints, dumps and verifies like XLA's fusions. A producer joins its
 // consumer's fusion only when every user of the producer is in that
@@ -60,6 +61,11 @@ func scalarSplat(in *hlo.Instruction) bool {
 	return false
 }
 
+// viewOp is an index op over an array (a broadcast of a scalar is a splat).
+func viewOp(in *hlo.Instruction) bool {
+	return indexOp(in) && in.Operands[0].Shape.Rank() > 0
+}
+
 // fuseLoops rewrites c, returning the number of fusions made.
 func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, error) {
 	users := c.Users()
@@ -73,16 +79,17 @@ func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, erro
 		members := []*hlo.Instruction{root}
 		owned := map[*hlo.Instruction]bool{root: true}
 		for k := 0; k < len(members); k++ {
-			if members[k].Opcode == hlo.OpBroadcast && members[k].Operands[0].Shape.Rank() > 0 {
-				continue // its operand is read through the index map
-			}
+			// Under an index op only more index ops join: the chain must
+			// end at a fusion parameter to compose into one map.
+			mapped := viewOp(members[k])
 			for _, o := range members[k].Operands {
 				switch {
 				case owned[o]:
+				case mapped && !viewOp(o):
 				case scalarSplat(o): // copied into every fusion that reads it
 					owned[o] = true
 					members = append(members, o)
-				case !taken[o] && fusible(o) && allOwned(users[o], owned):
+				case !taken[o] && (fusible(o) && !anyView(users[o]) || viewOp(o)) && allOwned(users[o], owned):
 					owned[o] = true
 					members = append(members, o)
 				}
@@ -111,6 +118,12 @@ func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, erro
 	}
 	removeUnusedSplats(c)
 	return len(groups), nil
+}
+
+// anyView: a computed value read through an index map stays outside the
+// fusion, as a parameter the map can address.
+func anyView(users []*hlo.Instruction) bool {
+	return slices.ContainsFunc(users, viewOp)
 }
 
 func allOwned(users []*hlo.Instruction, owned map[*hlo.Instruction]bool) bool {

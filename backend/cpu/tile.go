@@ -25,11 +25,13 @@ const (
 	slotParam slotKind = iota // a full-size fusion operand, read in place
 	slotSplat                 // one value everywhere (a scalar constant, parameter or broadcast)
 	slotOp                    // computed per tile
-	// slotRaw is a parameter of another shape, read only by broadcasts.
+	// slotRaw is a parameter or index op read only through index maps:
+	// nothing to do per tile.
 	slotRaw
-	// slotBroadcast is a broadcast of a fusion parameter: each tile
-	// gathers the operand through an index map.
-	slotBroadcast
+	// slotGather reads a fusion parameter through an index map (a chain
+	// of broadcasts, transposes, slices, reverses and reshapes): each tile
+	// gathers its elements.
+	slotGather
 	// slotAlias is a broadcast of a scalar computed inside the fusion:
 	// that scalar's slot already holds its value at every position of the
 	// tile, so the broadcast reads it as it is.
@@ -44,15 +46,17 @@ type slot struct {
 	from  int        // slotSplat of a broadcast: the scalar's slot
 	op    hlo.Opcode // slotOp
 	args  [3]int
-	// slotBroadcast: the output dimensions and, per output dimension, the
-	// operand's element stride (0 along broadcast dimensions).
-	dims, strides []int
+	// slotGather: the parameter's affine index map.
+	m affineMap
 }
 
 type tileProg struct {
 	slots []slot
 	n     int
 	pool  sync.Pool // of *scratch
+	// gathered are the parameters read through index maps: a tile reads
+	// them at other positions than its own, so no output may overwrite them.
+	gathered []int
 }
 
 // compileLoop turns a kLoop fusion of f32 elementwise instructions into a
@@ -71,18 +75,25 @@ func compileLoop(in *hlo.Instruction) (*tileProg, error) {
 			s.kind, s.param = slotSplat, int(x.ParamNumber)
 		case x.Opcode == hlo.OpParameter && x.Shape.SameDims(in.Shape):
 			s.kind, s.param = slotParam, int(x.ParamNumber)
-		case x.Opcode == hlo.OpParameter && onlyBroadcast(x):
+		case x.Opcode == hlo.OpParameter && onlyIndexed(x):
 			s.kind, s.param = slotRaw, int(x.ParamNumber)
 		case x.Opcode == hlo.OpConstant && x.Shape.Rank() == 0:
 			s.kind, s.value = slotSplat, float32(x.Literal.GetFloat64(0))
-		case x.Opcode == hlo.OpBroadcast && x.Operands[0].Shape.Rank() > 0 && x.Operands[0].Opcode == hlo.OpParameter:
-			s.kind, s.param = slotBroadcast, int(x.Operands[0].ParamNumber)
-			s.dims, s.strides = broadcastMap(x)
 		case x.Opcode == hlo.OpBroadcast && x.Operands[0].Shape.Rank() == 0:
 			s.kind, s.from = slotSplat, index[x.Operands[0]]
 			if p.slots[s.from].kind != slotSplat {
 				s.kind = slotAlias
 			}
+		case indexOp(x):
+			param, m, ok := mapOf(x)
+			if !ok {
+				return nil, fmt.Errorf("fusion %s: %s %s is not an affine view of a parameter", in.Name, x.Opcode, x.Name)
+			}
+			s.kind, s.param, s.m = slotGather, param, m
+			if onlyIndexed(x) {
+				s.kind = slotRaw // read through its users' maps
+			}
+			p.gathered = append(p.gathered, param)
 		case tileOps[x.Opcode] && tileType(x.Shape.DType):
 			s.kind, s.op = slotOp, x.Opcode
 			for k, o := range x.Operands {
@@ -106,11 +117,11 @@ func compileLoop(in *hlo.Instruction) (*tileProg, error) {
 
 // inPlace lists the fusion operands the program may write its result
 // over: those read only at the output's own positions (a tile reads its
-// operands' tiles before it writes its output's).
+// operands' tiles before it writes its output's), never through a map.
 func (p *tileProg) inPlace() []int {
 	var ks []int
 	for _, s := range p.slots {
-		if s.kind == slotParam {
+		if s.kind == slotParam && !slices.Contains(p.gathered, s.param) {
 			ks = append(ks, s.param)
 		}
 	}
@@ -239,8 +250,8 @@ func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
 				view[i] = bufs[i][:hi-lo]
 			case slotAlias:
 				view[i] = view[s.from]
-			case slotBroadcast:
-				view[i] = gather(params[s.param], bufs[i][:hi-lo], lo, s.dims, s.strides)
+			case slotGather:
+				view[i] = gather(params[s.param], bufs[i][:hi-lo], lo, s.m)
 			case slotOp:
 				dst := bufs[i][:hi-lo]
 				if i == last && outF32 != nil {
@@ -262,40 +273,31 @@ func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
 	}
 }
 
-// onlyBroadcast reports whether every user of x broadcasts it.
-func onlyBroadcast(x *hlo.Instruction) bool {
+// onlyIndexed reports whether every user of x reads it through an index
+// map (so x itself needs no tile).
+func onlyIndexed(x *hlo.Instruction) bool {
 	users := x.Parent.Users()[x]
 	for _, u := range users {
-		if u.Opcode != hlo.OpBroadcast {
+		if !indexOp(u) || u.Opcode == hlo.OpBroadcast && u.Operands[0].Shape.Rank() == 0 {
 			return false
 		}
 	}
 	return len(users) > 0
 }
 
-// broadcastMap returns a broadcast's output dimensions and the operand
-// stride of each.
-func broadcastMap(x *hlo.Instruction) (dims, strides []int) {
-	op := x.Operands[0].Shape
-	opStrides := rowMajor(op.Dims)
-	dims = make([]int, x.Shape.Rank())
-	strides = make([]int, x.Shape.Rank())
-	for d, n := range x.Shape.Dims {
-		dims[d] = int(n)
-	}
-	for k, d := range x.Dimensions() {
-		strides[d] = opStrides[k]
-	}
-	return dims, strides
-}
-
 // gather fills dst with the operand elements of output positions lo,
 // lo+1, ... through the index map, walking the output index like an
 // odometer so each element costs an add and a compare.
-func gather(src operand, dst []float32, lo int, dims, strides []int) []float32 {
+func gather(src operand, dst []float32, lo int, m affineMap) []float32 {
+	dims, strides := m.dims, m.strides
 	r := len(dims)
-	var idx [8]int
-	off, rem := 0, lo
+	var small [8]int
+	idx := small[:0]
+	if r > len(small) {
+		idx = make([]int, r)
+	}
+	idx = idx[:r]
+	off, rem := m.off, lo
 	for d := r - 1; d >= 0; d-- {
 		idx[d] = rem % dims[d]
 		rem /= dims[d]

@@ -1,0 +1,100 @@
+package cpu
+
+import (
+	"github.com/axle-ml/axle/hlo"
+)
+
+// Index maps: inside a loop fusion, broadcast, transpose, slice, reverse
+// and reshape do not compute anything; they say which operand element
+// each output element reads. A chain of them over a fusion parameter
+// composes into one affine map, operand index = off + Σ idx[d]·strides[d]
+// over the output's dimensions, which a tile walks with an odometer: one
+// add and one compare per element, never a materialized intermediate.
+
+// affineMap maps a multi-index over dims to a linear operand index.
+type affineMap struct {
+	off           int
+	dims, strides []int
+}
+
+// indexOp reports whether a tile program reads in through an index map.
+func indexOp(in *hlo.Instruction) bool {
+	switch in.Opcode {
+	case hlo.OpBroadcast, hlo.OpTranspose, hlo.OpSlice, hlo.OpReverse, hlo.OpReshape:
+	default:
+		return false
+	}
+	o := in.Operands[0].Shape
+	return tileType(in.Shape.DType) && o.DType == in.Shape.DType && !in.Shape.IsDynamic() && !o.IsDynamic() &&
+		defaultLayout(in.Shape) && defaultLayout(o) && len(in.ControlPredecessors) == 0
+}
+
+// mapOf composes the index maps from x down to the fusion parameter its
+// chain reads, or reports that the chain is not affine (a reshape of a
+// transposed or sliced view) or does not end at a parameter.
+func mapOf(x *hlo.Instruction) (param int, m affineMap, ok bool) {
+	if x.Opcode == hlo.OpParameter {
+		return int(x.ParamNumber), affineMap{dims: ints(x.Shape.Dims), strides: rowMajor(x.Shape.Dims)}, true
+	}
+	if !indexOp(x) {
+		return 0, m, false
+	}
+	param, o, ok := mapOf(x.Operands[0])
+	if !ok {
+		return 0, m, false
+	}
+	m = affineMap{off: o.off, dims: ints(x.Shape.Dims), strides: make([]int, x.Shape.Rank())}
+	switch x.Opcode {
+	case hlo.OpBroadcast:
+		for k, d := range x.Dimensions() {
+			m.strides[d] = o.strides[k]
+		}
+	case hlo.OpTranspose:
+		for d, p := range x.Dimensions() {
+			m.strides[d] = o.strides[p]
+		}
+	case hlo.OpSlice:
+		v, _ := x.Attr("slice")
+		sl, _ := v.([]hlo.SliceDim)
+		if len(sl) != len(o.dims) {
+			return 0, m, false
+		}
+		for d, s := range sl {
+			m.off += int(s.Start) * o.strides[d]
+			m.strides[d] = int(max(s.Stride, 1)) * o.strides[d]
+		}
+	case hlo.OpReverse:
+		copy(m.strides, o.strides)
+		for _, d := range x.Dimensions() {
+			m.off += (o.dims[d] - 1) * o.strides[d]
+			m.strides[d] = -o.strides[d]
+		}
+	case hlo.OpReshape:
+		if !contiguous(o) {
+			return 0, m, false
+		}
+		m.strides = rowMajor(x.Shape.Dims)
+	}
+	return param, m, true
+}
+
+// contiguous: the map reads its operand row-major without gaps, so a
+// reshape of it is a reshape of the operand's storage.
+func contiguous(m affineMap) bool {
+	want := 1
+	for d := len(m.dims) - 1; d >= 0; d-- {
+		if m.dims[d] != 1 && m.strides[d] != want {
+			return false
+		}
+		want *= m.dims[d]
+	}
+	return true
+}
+
+func ints(dims []int64) []int {
+	out := make([]int, len(dims))
+	for i, d := range dims {
+		out[i] = int(d)
+	}
+	return out
+}
