@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/axle-ml/axle/backend/cpu"
+	"github.com/axle-ml/axle"
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
@@ -72,34 +72,22 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	var b interface {
-		Run(*hlo.Module, []*hlo.Literal) (*hlo.Literal, error)
-	} = &eval.Backend{}
+	x, err := compileModule(m, *backend, *threads, axle.CompileOptions{NoOptimize: *optimize, Profile: *profile})
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", path, err)
+		return 1
+	}
 	if *backend == "cpu" {
-		cb := &cpu.Backend{Options: cpu.Options{Threads: *threads, NoOptimize: *optimize, Profile: *profile}}
-		x, err := cb.Compile(m)
-		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", path, err)
-			return 1
-		}
-		fmt.Fprintf(stdout, "lowered %s\n", loweringSummary(x.Lowering))
+		fmt.Fprintf(stdout, "lowered %s\n", loweringSummary(x.Lowering()))
 		if *profile {
 			defer func() { fmt.Fprint(stdout, x.ProfileTable(20)) }()
 		}
-		b = cb
 	}
 	compile := time.Since(start)
-	var result *hlo.Literal
-	var times []time.Duration
-	for i := 0; i < *warmup+max(*repeat, 1); i++ {
-		t0 := time.Now()
-		if result, err = b.Run(m, argv); err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", path, err)
-			return 1
-		}
-		if i >= *warmup {
-			times = append(times, time.Since(t0))
-		}
+	result, times, err := timeRuns(x, argv, *warmup, max(*repeat, 1))
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", path, err)
+		return 1
 	}
 	slices.Sort(times)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -108,9 +96,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		Checksum float64 `json:"checksum"`
 	}
 	var outs []output
-	leaves(result, func(l *hlo.Literal) {
-		outs = append(outs, output{l.Shape().HumanString(), checksum(l)})
-	})
+	for _, r := range result {
+		leaves(r, func(l *hlo.Literal) {
+			outs = append(outs, output{l.Shape().HumanString(), checksum(l)})
+		})
+	}
 	for _, o := range outs {
 		fmt.Fprintf(stdout, "result %s checksum %.9g\n", o.Shape, o.Checksum)
 	}
@@ -125,6 +115,58 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, string(line))
 	}
 	return 0
+}
+
+// compileModule compiles m through the runtime API on a client of the
+// backend.
+func compileModule(m *hlo.Module, backend string, threads int, opts axle.CompileOptions) (*axle.Executable, error) {
+	c, err := axle.NewClient(axle.ClientOptions{Backend: backend, Threads: threads})
+	if err != nil {
+		return nil, err
+	}
+	return c.Compile(m, opts)
+}
+
+// timeRuns executes x on args warmup untimed and repeat timed times and
+// returns the last run's results. Each run's outputs are released before
+// the next, so that their storage is reused as in a serving loop.
+func timeRuns(x *axle.Executable, args []*hlo.Literal, warmup, repeat int) ([]*hlo.Literal, []time.Duration, error) {
+	bufs := make([]*axle.Buffer, len(args))
+	for i, a := range args {
+		b, err := x.Client().BufferFromLiteral(a)
+		if err != nil {
+			return nil, nil, fmt.Errorf("argument %d: %w", i, err)
+		}
+		bufs[i] = b
+	}
+	var outs []*axle.Buffer
+	var times []time.Duration
+	for i := range warmup + repeat {
+		release(outs)
+		t0 := time.Now()
+		var err error
+		if outs, err = x.Execute(bufs...); err != nil {
+			return nil, nil, err
+		}
+		if i >= warmup {
+			times = append(times, time.Since(t0))
+		}
+	}
+	result := make([]*hlo.Literal, len(outs))
+	for i, o := range outs {
+		var err error
+		if result[i], err = o.ToLiteral(); err != nil {
+			return nil, nil, err
+		}
+	}
+	release(outs)
+	return result, times, nil
+}
+
+func release(bufs []*axle.Buffer) {
+	for _, b := range bufs {
+		b.Release()
+	}
 }
 
 func readArgs(path string) ([]*hlo.Literal, error) {

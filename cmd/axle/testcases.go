@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/axle-ml/axle/backend/cpu"
+	"github.com/axle-ml/axle"
 	"github.com/axle-ml/axle/conformance"
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/opt"
 )
@@ -29,16 +28,16 @@ func cmdTestCases(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "axle test-cases: no case directories given")
 		return 2
 	}
-	r := &conformance.Runner{}
-	switch *backend {
-	case "interp":
-		r.Backend = &eval.Backend{}
-	case "cpu":
-		r.Backend = &cpu.Backend{Options: cpu.Options{Threads: *threads}}
-	default:
+	if *backend != "interp" && *backend != "cpu" {
 		fmt.Fprintf(stderr, "axle test-cases: unknown backend %q (available: interp, cpu)\n", *backend)
 		return 2
 	}
+	c, err := axle.NewClient(axle.ClientOptions{Backend: *backend, Threads: *threads})
+	if err != nil {
+		fmt.Fprintln(stderr, "axle test-cases:", err)
+		return 2
+	}
+	r := &conformance.Runner{Backend: &axle.ModuleRunner{Client: c}}
 	if *optimize {
 		opts := of.options()
 		r.Prepare = func(m *hlo.Module) error {

@@ -1,0 +1,214 @@
+package axle
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/axle-ml/axle/hlo"
+)
+
+// Buffer is an array (or a tuple) on a client's device. Its contents never
+// change; Release or donation ends its life.
+type Buffer struct {
+	client *Client
+	lit    *hlo.Literal
+	// pool is the program whose output pool takes the storage back on
+	// Release; nil when the storage is the buffer's own.
+	pool program
+	// state packs the number of executions and reads using the buffer
+	// (low bits) with the released and donated flags, so that Release
+	// during an execution defers recycling to the last user and donation
+	// can demand that nobody else holds the buffer.
+	state atomic.Int64
+}
+
+const (
+	flagReleased = int64(1) << 62
+	flagDonated  = int64(1) << 61
+	holdMask     = flagDonated - 1
+)
+
+// Errors of buffers whose life has ended; argument errors wrap them.
+var (
+	ErrReleased = errors.New("axle: buffer was released")
+	ErrDonated  = errors.New("axle: buffer was donated to an execution")
+	// ErrInUse: a buffer can be donated only when no other execution or
+	// read is using it.
+	ErrInUse = errors.New("axle: buffer is in use and cannot be donated")
+)
+
+var errNoBuffer = errors.New("axle: nil buffer")
+
+// BufferFromSlice returns a buffer holding a copy of data with the given
+// dimensions (a vector of len(data) when there are none). The element
+// type is T's natural one (float32: f32, uint16: u16).
+func BufferFromSlice[T hlo.Native](c *Client, data []T, dims ...int64) (*Buffer, error) {
+	if c == nil {
+		return nil, errBadClient
+	}
+	l, err := hlo.LiteralFromSlice(data, dims...)
+	if err != nil {
+		return nil, fmt.Errorf("axle: %w", err)
+	}
+	return &Buffer{client: c, lit: l}, nil
+}
+
+// BufferFromScalar returns a rank-0 buffer holding v.
+func BufferFromScalar[T hlo.Native](c *Client, v T) (*Buffer, error) {
+	return BufferFromSlice(c, []T{v}, []int64{}...)
+}
+
+// BufferFromLiteral returns a buffer holding a copy of l, an array or a
+// tuple with known values.
+func (c *Client) BufferFromLiteral(l *hlo.Literal) (*Buffer, error) {
+	if c == nil {
+		return nil, errBadClient
+	}
+	if err := checkLiteral(l); err != nil {
+		return nil, err
+	}
+	return &Buffer{client: c, lit: l.Clone()}, nil
+}
+
+// checkLiteral rejects what no execution can take: nil and elided values.
+func checkLiteral(l *hlo.Literal) error {
+	if l == nil {
+		return errors.New("axle: nil literal")
+	}
+	if l.IsElided() {
+		return fmt.Errorf("axle: literal of shape %s is elided ({...}): its values are unknown", l.Shape().HumanString())
+	}
+	for _, e := range l.Elements() {
+		if err := checkLiteral(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Shape is the buffer's shape (still known after Release). Callers must
+// not modify it.
+func (b *Buffer) Shape() hlo.Shape {
+	if b == nil {
+		return hlo.Shape{}
+	}
+	return b.lit.Shape()
+}
+
+// DType is the buffer's element type (hlo.Tuple for a tuple).
+func (b *Buffer) DType() hlo.DType { return b.Shape().DType }
+
+// Device is the device holding the buffer.
+func (b *Buffer) Device() *Device {
+	if b == nil {
+		return nil
+	}
+	return b.client.devices[0]
+}
+
+// ToLiteral returns a copy of the buffer's value.
+func (b *Buffer) ToLiteral() (*hlo.Literal, error) {
+	if err := b.hold(); err != nil {
+		return nil, err
+	}
+	defer b.unhold()
+	return b.lit.Clone(), nil
+}
+
+// ToSlice returns a copy of an array buffer's elements in row-major
+// order. T must be the element type's storage type (float32 for f32,
+// uint16 for f16 and bf16 bit patterns).
+func ToSlice[T hlo.Native](b *Buffer) ([]T, error) {
+	if err := b.hold(); err != nil {
+		return nil, err
+	}
+	defer b.unhold()
+	s, err := hlo.LiteralToSlice[T](b.lit)
+	if err != nil {
+		return nil, fmt.Errorf("axle: %w", err)
+	}
+	return s, nil
+}
+
+// IsReleased reports whether the buffer was released or donated.
+func (b *Buffer) IsReleased() bool {
+	return b == nil || b.state.Load()&(flagReleased|flagDonated) != 0
+}
+
+// Release ends the buffer's life: an executable's output goes back to the
+// executable's pool, to hold a later execution's output. A buffer still in
+// use by a running execution is recycled when that execution ends.
+// Releasing twice, or releasing a donated buffer, does nothing.
+func (b *Buffer) Release() {
+	if b == nil {
+		return
+	}
+	for {
+		s := b.state.Load()
+		if s&(flagReleased|flagDonated) != 0 {
+			return
+		}
+		if b.state.CompareAndSwap(s, s|flagReleased) {
+			if s&holdMask == 0 {
+				b.recycle()
+			}
+			return
+		}
+	}
+}
+
+// hold marks the buffer in use, failing if its life has ended.
+func (b *Buffer) hold() error {
+	if b == nil {
+		return errNoBuffer
+	}
+	for {
+		s := b.state.Load()
+		if err := stateErr(s); err != nil {
+			return err
+		}
+		if b.state.CompareAndSwap(s, s+1) {
+			return nil
+		}
+	}
+}
+
+// unhold ends one use; the last use of a released buffer recycles it.
+func (b *Buffer) unhold() {
+	if b.state.Add(-1) == flagReleased {
+		b.recycle()
+	}
+}
+
+// donate ends the buffer's life for an execution that may reuse its
+// storage. Nobody else may be using it.
+func (b *Buffer) donate() error {
+	if b == nil {
+		return errNoBuffer
+	}
+	s := b.state.Load()
+	if err := stateErr(s); err != nil {
+		return err
+	}
+	if s != 0 || !b.state.CompareAndSwap(0, flagDonated) {
+		return ErrInUse
+	}
+	return nil
+}
+
+func stateErr(s int64) error {
+	switch {
+	case s&flagReleased != 0:
+		return ErrReleased
+	case s&flagDonated != 0:
+		return ErrDonated
+	}
+	return nil
+}
+
+func (b *Buffer) recycle() {
+	if b.pool != nil {
+		b.pool.Recycle(b.lit)
+	}
+}

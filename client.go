@@ -1,0 +1,95 @@
+package axle
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+)
+
+// ClientOptions configure a Client.
+type ClientOptions struct {
+	// Backend is "cpu" (the default: the compiled CPU backend) or
+	// "interp" (the reference evaluator).
+	Backend string
+	// Threads bounds the goroutines one execution uses on the cpu backend
+	// (0: GOMAXPROCS). The evaluator runs on the calling goroutine.
+	Threads int
+	// CacheSize is how many compiled executables the compile cache keeps
+	// (0: DefaultCacheSize; negative: no caching).
+	CacheSize int
+}
+
+// DefaultCacheSize is the compile cache's size when ClientOptions leave it 0.
+const DefaultCacheSize = 128
+
+// Client is a connection to one platform: its devices, the buffers placed
+// on them and the executables compiled for them.
+type Client struct {
+	backend string
+	threads int
+	devices []*Device
+	cache   compileCache
+}
+
+// Device is one device of a client's platform. Axle has one CPU device;
+// its executions use up to Threads goroutines.
+type Device struct {
+	ID      int
+	Kind    string
+	Threads int
+}
+
+// String names the device as PJRT's debug strings do ("cpu:0").
+func (d *Device) String() string { return fmt.Sprintf("%s:%d", d.Kind, d.ID) }
+
+// NewClient returns a client of the backend opts names.
+func NewClient(opts ClientOptions) (*Client, error) {
+	backend := opts.Backend
+	if backend == "" {
+		backend = "cpu"
+	}
+	if backend != "cpu" && backend != "interp" {
+		return nil, fmt.Errorf("axle: unknown backend %q (available: cpu, interp)", opts.Backend)
+	}
+	if opts.Threads < 0 {
+		return nil, fmt.Errorf("axle: negative thread count %d", opts.Threads)
+	}
+	threads := opts.Threads
+	if threads == 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	if backend == "interp" {
+		threads = 1
+	}
+	size := opts.CacheSize
+	if size == 0 {
+		size = DefaultCacheSize
+	}
+	c := &Client{backend: backend, threads: threads}
+	c.devices = []*Device{{ID: 0, Kind: "cpu", Threads: threads}}
+	c.cache.init(size)
+	return c, nil
+}
+
+// Platform is the backend's name: "cpu" or "interp".
+func (c *Client) Platform() string { return c.backend }
+
+// Devices lists the client's devices (one CPU device). The caller must
+// not modify them.
+func (c *Client) Devices() []*Device { return c.devices }
+
+// CacheStats counts the compile cache's lookups since the client was made.
+type CacheStats struct {
+	// Hits are compilations answered from the cache (including those that
+	// waited for the same compilation running in another goroutine);
+	// Misses are the ones that compiled.
+	Hits, Misses int64
+	// Entries is the number of executables the cache holds now.
+	Entries int
+}
+
+// CacheStats reports the compile cache's hits and misses.
+func (c *Client) CacheStats() CacheStats { return c.cache.stats() }
+
+// errBadClient is what methods called on a nil client return.
+var errBadClient = errors.New("axle: nil client")

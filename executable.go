@@ -1,0 +1,388 @@
+package axle
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/axle-ml/axle/backend/cpu"
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+)
+
+// program is what a backend compiles a module to. *cpu.Executable is one.
+type program interface {
+	Run(args []*hlo.Literal, donated []bool) (*hlo.Literal, error)
+	Recycle(out *hlo.Literal)
+}
+
+// interpProgram runs a module on the reference evaluator. Each execution
+// gets its own evaluator (it is not safe for concurrent use), so rng draws
+// restart from the same seed on every execution, as on the cpu backend.
+type interpProgram struct{ m *hlo.Module }
+
+func (p interpProgram) Run(args []*hlo.Literal, _ []bool) (*hlo.Literal, error) {
+	var ev eval.Evaluator
+	return ev.Run(p.m, args...)
+}
+
+// Recycle does nothing: the evaluator allocates every value anew.
+func (interpProgram) Recycle(*hlo.Literal) {}
+
+// MemoryStats describes a cpu executable's buffer assignment.
+type MemoryStats = cpu.MemoryStats
+
+// Executable is a module compiled for a client. It may run from many
+// goroutines at once.
+type Executable struct {
+	client *Client
+	prog   program
+	cpu    *cpu.Executable // nil on the interp backend
+	module *hlo.Module     // as compiled
+	params []hlo.Shape
+	names  []string // the parameters' names, for errors
+	entry  string
+	tuple  bool // the result is a tuple, untupled into one buffer per element
+}
+
+// ExecuteOptions modify one execution.
+type ExecuteOptions struct {
+	// Donate lists arguments the caller gives up: the execution may reuse
+	// their storage for its outputs, and the Buffers are unusable after,
+	// even if the execution fails (it may have written over them). A
+	// rejected call (bad arguments) takes nothing.
+	Donate []int
+}
+
+// Execute runs the executable on args, one per entry parameter, and
+// returns its result: one buffer per element of a tuple result (as PJRT
+// untuples), else one buffer. The caller owns the results; Release gives
+// their storage back for reuse.
+func (x *Executable) Execute(args ...*Buffer) ([]*Buffer, error) {
+	return x.ExecuteWith(ExecuteOptions{}, args...)
+}
+
+// ExecuteWith is Execute with options.
+func (x *Executable) ExecuteWith(opts ExecuteOptions, args ...*Buffer) ([]*Buffer, error) {
+	if x == nil {
+		return nil, errNoExecutable
+	}
+	if len(args) != len(x.params) {
+		return nil, x.countError(len(args))
+	}
+	donated, err := x.donation(opts.Donate)
+	if err != nil {
+		return nil, err
+	}
+	one, lits := x.newCall(len(args))
+	if err := x.acquire(args, donated, lits); err != nil {
+		return nil, err
+	}
+	out, err := x.prog.Run(lits, donated)
+	for i, b := range args {
+		if donated == nil || !donated[i] {
+			b.unhold()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("axle: executing %s: %w", x.entry, err)
+	}
+	bufs := x.wrap(one, out, lits, donated)
+	clear(lits) // the result must not keep the arguments alive
+	return bufs, nil
+}
+
+// call is the one allocation of a common execution: the argument list
+// handed to the backend and the buffer of an array result.
+type call struct {
+	buf  Buffer
+	list [1]*Buffer
+	args [4]*hlo.Literal
+}
+
+// newCall returns the execution's call (nil for tuple results) and its
+// argument list.
+func (x *Executable) newCall(n int) (*call, []*hlo.Literal) {
+	if x.tuple {
+		return nil, make([]*hlo.Literal, n)
+	}
+	one := new(call)
+	if n <= len(one.args) {
+		return one, one.args[:n]
+	}
+	return one, make([]*hlo.Literal, n)
+}
+
+// ExecuteLiterals runs the executable on literals (not copied, not
+// modified) and returns its untupled result as literals the caller owns.
+func (x *Executable) ExecuteLiterals(args ...*hlo.Literal) ([]*hlo.Literal, error) {
+	if x == nil {
+		return nil, errNoExecutable
+	}
+	if len(args) != len(x.params) {
+		return nil, x.countError(len(args))
+	}
+	for i, l := range args {
+		if l == nil {
+			return nil, x.argError(i, "is nil")
+		}
+		if err := x.checkShape(i, l.Shape()); err != nil {
+			return nil, err
+		}
+		if err := checkLiteral(l); err != nil {
+			return nil, &ArgumentError{Index: i, Parameter: x.names[i], Err: err}
+		}
+	}
+	out, err := x.prog.Run(args, nil)
+	if err != nil {
+		return nil, fmt.Errorf("axle: executing %s: %w", x.entry, err)
+	}
+	elems := x.untuple(out)
+	for i, e := range elems {
+		if aliased(e, elems[:i], args, nil) {
+			elems[i] = e.Clone()
+		}
+	}
+	return elems, nil
+}
+
+var errNoExecutable = errors.New("axle: nil executable")
+
+// ArgumentError is an argument that cannot be used because of its
+// buffer's state (ErrReleased, ErrDonated, ErrInUse) or its values
+// (an elided literal).
+type ArgumentError struct {
+	Index     int
+	Parameter string
+	Err       error
+}
+
+func (e *ArgumentError) Error() string {
+	return fmt.Sprintf("axle: argument %d (parameter %s): %s", e.Index, e.Parameter, strings.TrimPrefix(e.Err.Error(), "axle: "))
+}
+
+func (e *ArgumentError) Unwrap() error { return e.Err }
+
+// acquire checks each argument and holds it (or, donated, takes it) for
+// the execution, filling lits; on error it lets go of what it took.
+func (x *Executable) acquire(args []*Buffer, donated []bool, lits []*hlo.Literal) error {
+	for i, b := range args {
+		err := x.checkBuffer(i, b)
+		if err == nil {
+			if donated != nil && donated[i] {
+				err = b.donate()
+			} else {
+				err = b.hold()
+			}
+			if err != nil {
+				err = &ArgumentError{Index: i, Parameter: x.names[i], Err: err}
+			}
+		}
+		if err != nil {
+			x.undo(args[:i], donated)
+			return err
+		}
+		lits[i] = b.lit
+	}
+	return nil
+}
+
+// undo gives back the arguments acquire took before failing.
+func (x *Executable) undo(args []*Buffer, donated []bool) {
+	for i, b := range args {
+		if donated != nil && donated[i] {
+			b.state.Store(0) // donation was exclusive: nobody else changed it
+		} else {
+			b.unhold()
+		}
+	}
+}
+
+func (x *Executable) checkBuffer(i int, b *Buffer) error {
+	if b == nil {
+		return x.argError(i, "is nil")
+	}
+	if b.client != x.client {
+		return x.argError(i, "is a buffer of another client")
+	}
+	return x.checkShape(i, b.lit.Shape())
+}
+
+func (x *Executable) checkShape(i int, s hlo.Shape) error {
+	if s.Compatible(x.params[i]) {
+		return nil
+	}
+	return fmt.Errorf("axle: argument %d (parameter %s): %s does not match the parameter's %s",
+		i, x.names[i], s.HumanString(), x.params[i].HumanString())
+}
+
+func (x *Executable) argError(i int, what string) error {
+	return fmt.Errorf("axle: argument %d (parameter %s) %s", i, x.names[i], what)
+}
+
+// countError says how many arguments the entry takes, naming them.
+func (x *Executable) countError(got int) error {
+	plural := "s"
+	if len(x.params) == 1 {
+		plural = ""
+	}
+	return fmt.Errorf("axle: %s expects %d argument%s (%s), got %d",
+		x.entry, len(x.params), plural, strings.Join(x.names, ", "), got)
+}
+
+// donation turns the donated argument indices into Run's flags (nil when
+// nothing is donated, the common case, which then allocates nothing).
+func (x *Executable) donation(idx []int) ([]bool, error) {
+	if len(idx) == 0 {
+		return nil, nil
+	}
+	donated := make([]bool, len(x.params))
+	for _, i := range idx {
+		if i < 0 || i >= len(x.params) {
+			return nil, fmt.Errorf("axle: donated argument %d out of range: %s takes %d arguments", i, x.entry, len(x.params))
+		}
+		donated[i] = true
+	}
+	return donated, nil
+}
+
+// wrap untuples the result into buffers: the call's for an array, one
+// slab for a tuple.
+func (x *Executable) wrap(one *call, out *hlo.Literal, lits []*hlo.Literal, donated []bool) []*Buffer {
+	if !x.tuple {
+		x.own(&one.buf, out, nil, lits, donated)
+		one.list[0] = &one.buf
+		return one.list[:]
+	}
+	elems := out.Elements()
+	bufs := make([]Buffer, len(elems))
+	list := make([]*Buffer, len(elems))
+	for i, e := range elems {
+		x.own(&bufs[i], e, elems[:i], lits, donated)
+		list[i] = &bufs[i]
+	}
+	return list
+}
+
+// own makes b hold the result e. An e that shares storage with an
+// argument or an earlier result is copied, so that releasing one buffer
+// never recycles storage another still shows.
+func (x *Executable) own(b *Buffer, e *hlo.Literal, earlier, lits []*hlo.Literal, donated []bool) {
+	b.client, b.lit, b.pool = x.client, e, x.prog
+	switch {
+	case !e.Shape().IsArray():
+		b.pool = nil // nested tuples: too rare to check their leaves
+	case aliased(e, earlier, lits, donated):
+		b.lit, b.pool = e.Clone(), nil
+	}
+}
+
+func (x *Executable) untuple(out *hlo.Literal) []*hlo.Literal {
+	if x.tuple {
+		return out.Elements()
+	}
+	return []*hlo.Literal{out}
+}
+
+// aliased reports whether the array e shares storage with an earlier
+// result or a kept (not donated) argument.
+func aliased(e *hlo.Literal, earlier, args []*hlo.Literal, donated []bool) bool {
+	p := storage(e)
+	if p == nil {
+		return false
+	}
+	for _, o := range earlier {
+		if storage(o) == p {
+			return true
+		}
+	}
+	for i, a := range args {
+		if (donated == nil || !donated[i]) && storage(a) == p {
+			return true
+		}
+	}
+	return false
+}
+
+// storage is the address of an array literal's first element (nil for
+// tuples and empty arrays).
+func storage(l *hlo.Literal) unsafe.Pointer {
+	if l.Len() == 0 {
+		return nil
+	}
+	switch d := l.Data().(type) {
+	case []bool:
+		return unsafe.Pointer(&d[0])
+	case []int8:
+		return unsafe.Pointer(&d[0])
+	case []int16:
+		return unsafe.Pointer(&d[0])
+	case []int32:
+		return unsafe.Pointer(&d[0])
+	case []int64:
+		return unsafe.Pointer(&d[0])
+	case []uint8:
+		return unsafe.Pointer(&d[0])
+	case []uint16:
+		return unsafe.Pointer(&d[0])
+	case []uint32:
+		return unsafe.Pointer(&d[0])
+	case []uint64:
+		return unsafe.Pointer(&d[0])
+	case []float32:
+		return unsafe.Pointer(&d[0])
+	case []float64:
+		return unsafe.Pointer(&d[0])
+	case []complex64:
+		return unsafe.Pointer(&d[0])
+	case []complex128:
+		return unsafe.Pointer(&d[0])
+	}
+	return nil
+}
+
+// Module is the module as compiled: optimized and fused on the cpu
+// backend, as given on the interp backend. Callers must not modify it.
+func (x *Executable) Module() *hlo.Module { return x.module }
+
+// Client is the client the executable was compiled for.
+func (x *Executable) Client() *Client { return x.client }
+
+// ParameterShapes are the shapes the arguments must have. Callers must not
+// modify them.
+func (x *Executable) ParameterShapes() []hlo.Shape { return x.params }
+
+// Lowering counts how the cpu backend lowered the instructions ("gemm",
+// "tile-fusion", "evaluator", ...); nil on the interp backend.
+func (x *Executable) Lowering() map[string]int {
+	if x.cpu == nil {
+		return nil
+	}
+	return x.cpu.Lowering
+}
+
+// Memory reports the cpu backend's buffer assignment (zero on interp).
+func (x *Executable) Memory() MemoryStats {
+	if x.cpu == nil {
+		return MemoryStats{}
+	}
+	return x.cpu.Memory()
+}
+
+// Profile is the time spent in each kernel over all executions so far,
+// when compiled with CompileOptions.Profile on the cpu backend.
+func (x *Executable) Profile() []cpu.KernelTime {
+	if x.cpu == nil {
+		return nil
+	}
+	return x.cpu.Profile()
+}
+
+// ProfileTable prints the n most expensive kernels of Profile.
+func (x *Executable) ProfileTable(n int) string {
+	if x.cpu == nil {
+		return ""
+	}
+	return x.cpu.ProfileTable(n)
+}
