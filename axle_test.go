@@ -422,6 +422,26 @@ func TestCache(t *testing.T) {
 	}
 }
 
+// Modules differing only in one element of a large constant (hashed as
+// bytes, not printed) are different cache entries.
+func TestCacheLargeConstants(t *testing.T) {
+	c := newClient(t, "cpu")
+	const text = `HloModule k
+ENTRY main {
+  x = f32[12] parameter(0)
+  k = f32[12] constant({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, %s})
+  ROOT y = f32[12] add(x, k)
+}`
+	a := compile(t, c, fmt.Sprintf(text, "12"))
+	b := compile(t, c, fmt.Sprintf(text, "13"))
+	if a == b {
+		t.Fatal("modules with different constants share an executable")
+	}
+	if again := compile(t, c, fmt.Sprintf(text, "12")); again != a {
+		t.Fatal("the same module compiled twice")
+	}
+}
+
 // TestConcurrentCompile: many goroutines compiling one module compile it
 // once and share the executable.
 func TestConcurrentCompile(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"sync"
 
 	"github.com/axle-ml/axle/backend/cpu"
@@ -90,7 +91,18 @@ type cacheKey struct {
 // errors) and the parameter shapes with their layouts.
 func fingerprint(m *hlo.Module) [sha256.Size]byte {
 	h := sha256.New()
-	h.Write([]byte(hlotext.Print(m, hlotext.CanonicalForm)))
+	// Large constants are hashed as raw bytes, not printed: printing a
+	// model's weights as decimal text took seconds.
+	opts := hlotext.CanonicalForm
+	opts.ElideLargeConstants = true
+	h.Write([]byte(hlotext.Print(m, opts)))
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			if in.Opcode == hlo.OpConstant && in.Literal != nil {
+				hashLiteral(h, in.Literal)
+			}
+		}
+	}
 	fmt.Fprintf(h, "\x00entry %s\x00", m.Entry.Name)
 	for _, p := range m.Entry.Params {
 		fmt.Fprintf(h, "%s %s\x00", p.Name, p.Shape.String())
@@ -98,6 +110,13 @@ func fingerprint(m *hlo.Module) [sha256.Size]byte {
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
 	return sum
+}
+
+func hashLiteral(h hash.Hash, l *hlo.Literal) {
+	for _, e := range l.Elements() {
+		hashLiteral(h, e)
+	}
+	h.Write(l.RawBytes())
 }
 
 // compileCache keeps the most recently used executables. A compilation

@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"unsafe"
 
 	"github.com/axle-ml/axle/hlo/minifloat"
 )
@@ -443,4 +444,44 @@ func (l *Literal) bits(i int) [2]uint64 {
 		return [2]uint64{math.Float64bits(real(d[i])), math.Float64bits(imag(d[i]))}
 	}
 	return [2]uint64{l.Bits(i)}
+}
+
+// RawBytes is an array literal's storage as bytes, shared, not copied
+// (nil for tuples, tokens and elided literals): for hashing, and for
+// backends that keep values in untyped buffers.
+func (l *Literal) RawBytes() []byte {
+	switch d := l.data.(type) {
+	case []bool:
+		return rawBytes(d)
+	case []int8:
+		return rawBytes(d)
+	case []int16:
+		return rawBytes(d)
+	case []int32:
+		return rawBytes(d)
+	case []int64:
+		return rawBytes(d)
+	case []uint8:
+		return d
+	case []uint16:
+		return rawBytes(d)
+	case []uint32:
+		return rawBytes(d)
+	case []uint64:
+		return rawBytes(d)
+	case []float32:
+		return rawBytes(d)
+	case []float64:
+		return rawBytes(d)
+	case []complex64:
+		return rawBytes(d)
+	case []complex128:
+		return rawBytes(d)
+	}
+	return nil
+}
+
+func rawBytes[T any](s []T) []byte {
+	var z T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(z)))
 }

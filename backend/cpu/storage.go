@@ -52,42 +52,7 @@ func viewBytes(s hlo.Shape, mem []byte) *hlo.Literal {
 }
 
 // bytesOf returns an array literal's storage as bytes (shared).
-func bytesOf(l *hlo.Literal) []byte {
-	switch d := l.Data().(type) {
-	case []bool:
-		return raw(d)
-	case []int8:
-		return raw(d)
-	case []int16:
-		return raw(d)
-	case []int32:
-		return raw(d)
-	case []int64:
-		return raw(d)
-	case []uint8:
-		return d
-	case []uint16:
-		return raw(d)
-	case []uint32:
-		return raw(d)
-	case []uint64:
-		return raw(d)
-	case []float32:
-		return raw(d)
-	case []float64:
-		return raw(d)
-	case []complex64:
-		return raw(d)
-	case []complex128:
-		return raw(d)
-	}
-	return nil
-}
-
-func raw[T any](s []T) []byte {
-	var z T
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(z)))
-}
+func bytesOf(l *hlo.Literal) []byte { return l.RawBytes() }
 
 // alignedBytes allocates n bytes starting on a 64-byte boundary (cache
 // lines, and the widest vector loads).
