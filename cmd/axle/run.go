@@ -79,9 +79,6 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if *backend == "cpu" {
 		fmt.Fprintf(stdout, "lowered %s\n", loweringSummary(x.Lowering()))
-		if *profile {
-			defer func() { fmt.Fprint(stdout, x.ProfileTable(20)) }()
-		}
 	}
 	compile := time.Since(start)
 	result, times, err := timeRuns(x, argv, *warmup, max(*repeat, 1))
@@ -106,12 +103,22 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "compile %.3f ms; run min %.3f ms, median %.3f ms, max %.3f ms over %d runs\n",
 		ms(compile), ms(times[0]), ms(times[len(times)/2]), ms(times[len(times)-1]), len(times))
+	report := map[string]any{
+		"compile_ms": ms(compile),
+		"run_ms":     map[string]float64{"min": ms(times[0]), "median": ms(times[len(times)/2]), "max": ms(times[len(times)-1])},
+		"outputs":    outs,
+	}
+	if *backend == "cpu" {
+		mem := x.Memory()
+		fmt.Fprintf(stdout, "memory: peak %s of intermediates in one arena (%s if each had its own buffer, %d computed in place); outputs %s\n",
+			byteSize(mem.Peak), byteSize(mem.Intermediates), mem.InPlace, byteSize(mem.Outputs))
+		report["peak_bytes"], report["intermediate_bytes"] = mem.Peak, mem.Intermediates
+		if *profile {
+			fmt.Fprint(stdout, x.ProfileTable(20))
+		}
+	}
 	if *asJSON {
-		line, _ := json.Marshal(map[string]any{
-			"compile_ms": ms(compile),
-			"run_ms":     map[string]float64{"min": ms(times[0]), "median": ms(times[len(times)/2]), "max": ms(times[len(times)-1])},
-			"outputs":    outs,
-		})
+		line, _ := json.Marshal(report)
 		fmt.Fprintln(stdout, string(line))
 	}
 	return 0
@@ -230,4 +237,15 @@ func loweringSummary(counts map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// byteSize formats n bytes for people.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }
