@@ -22,6 +22,11 @@ type CompileOptions struct {
 	// Profile times every kernel of the cpu backend (see
 	// Executable.Profile) and labels it for pprof.
 	Profile bool
+	// ExpectedRuns is how many times the caller expects to execute the
+	// executable (0: many). For a tiny module run a few times, the cpu
+	// backend's cost model may run it on the evaluator rather than
+	// compile it; Executable.Engine says which it chose.
+	ExpectedRuns int
 }
 
 // Compile compiles m for the client's device, or returns the executable
@@ -71,7 +76,8 @@ func (c *Client) compile(m *hlo.Module, opts CompileOptions) (x *Executable, err
 		x.prog = interpProgram{x.module}
 		return x, nil
 	}
-	cx, err := cpu.Compile(m, cpu.Options{Threads: c.threads, NoOptimize: opts.NoOptimize, Profile: opts.Profile})
+	cx, err := cpu.Compile(m, cpu.Options{Threads: c.threads, NoOptimize: opts.NoOptimize, Profile: opts.Profile,
+		ExpectedRuns: opts.ExpectedRuns})
 	if err != nil {
 		return nil, fmt.Errorf("axle: %w", err)
 	}

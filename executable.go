@@ -353,6 +353,15 @@ func (x *Executable) Client() *Client { return x.client }
 // modify them.
 func (x *Executable) ParameterShapes() []hlo.Shape { return x.params }
 
+// Engine says how the executable runs: "compiled", or "evaluator" with
+// the cpu backend's cost-model reason (always "evaluator" on interp).
+func (x *Executable) Engine() string {
+	if x.cpu == nil {
+		return "evaluator"
+	}
+	return x.cpu.Engine
+}
+
 // Lowering counts how the cpu backend lowered the instructions ("gemm",
 // "tile-fusion", "evaluator", ...); nil on the interp backend.
 func (x *Executable) Lowering() map[string]int {

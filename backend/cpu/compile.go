@@ -17,6 +17,10 @@ type Options struct {
 	NoOptimize bool
 	// Profile labels every kernel for pprof and times it (see Profile).
 	Profile bool
+	// ExpectedRuns is how many executions the caller expects (0: many).
+	// With few expected runs of a tiny module, the cost model may choose
+	// to run it on the evaluator rather than compile it (see Engine).
+	ExpectedRuns int
 	// Poison fills new arenas and output buffers with NaN bytes, so tests
 	// catch kernels that leave part of their result unwritten.
 	Poison bool
@@ -59,6 +63,11 @@ type Executable struct {
 	frames   framePool
 	outs     outputPool
 	poison   bool
+	// interp: the cost model chose the evaluator for the whole module.
+	interp bool
+	// Engine says how the module runs: "compiled", or "evaluator" with
+	// the cost model's reason.
+	Engine string
 }
 
 // Compile optimizes a copy of m (m itself is left alone), fuses it,
@@ -72,6 +81,9 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 		return nil, err
 	}
 	mod := m.Clone()
+	if est := estimate(mod); est.interpret(opts.ExpectedRuns) {
+		return interpreted(mod, est), nil
+	}
 	if !opts.NoOptimize {
 		if _, err := opt.Standard().Run(mod); err != nil {
 			return nil, fmt.Errorf("cpu: %w", err)
@@ -88,7 +100,8 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	if err := hlo.Verify(mod); err != nil {
 		return nil, fmt.Errorf("cpu: after fusion: %w", err)
 	}
-	x := &Executable{module: mod, entry: mod.Entry, threads: opts.Threads, Lowering: map[string]int{}, poison: opts.Poison}
+	x := &Executable{module: mod, entry: mod.Entry, threads: opts.Threads, Lowering: map[string]int{}, poison: opts.Poison,
+		Engine: "compiled"}
 	x.prof.times = map[string]*KernelTime{}
 	x.outs.poison = opts.Poison
 	if x.threads <= 0 {

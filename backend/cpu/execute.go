@@ -126,6 +126,10 @@ func (x *Executable) Run(args []*hlo.Literal, donated []bool) (*hlo.Literal, err
 	if err := x.entry.CheckArguments(args); err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}
+	if x.interp {
+		var ev eval.Evaluator
+		return ev.Run(x.module, args...)
+	}
 	f := x.getFrame()
 	defer x.putFrame(f)
 	copy(f.vals, f.lits)

@@ -72,12 +72,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	x, err := compileModule(m, *backend, *threads, axle.CompileOptions{NoOptimize: *optimize, Profile: *profile})
+	x, err := compileModule(m, *backend, *threads, axle.CompileOptions{NoOptimize: *optimize, Profile: *profile,
+		ExpectedRuns: *warmup + max(*repeat, 1)})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", path, err)
 		return 1
 	}
 	if *backend == "cpu" {
+		fmt.Fprintf(stdout, "engine: %s\n", x.Engine())
 		fmt.Fprintf(stdout, "lowered %s\n", loweringSummary(x.Lowering()))
 	}
 	compile := time.Since(start)
