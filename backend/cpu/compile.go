@@ -205,6 +205,17 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 			return nil, "constant", nil
 		}
 	case hlo.OpFusion:
+		if fc := in.Computation("calls"); fc != nil && fc.Root != nil && fc.Root.Opcode == hlo.OpReduce {
+			if p, err := compileReduce(in); err == nil {
+				return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+					if out == nil {
+						out = hlo.NewLiteral(in.Shape)
+					}
+					return out, p.run(ops, out, x.threads)
+				}, "reduce-fusion", nil
+			}
+			break
+		}
 		if p, err := compileLoop(in); err == nil {
 			return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 				if out == nil {

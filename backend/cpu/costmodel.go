@@ -49,7 +49,13 @@ func estimate(m *hlo.Module) Estimate {
 			continue
 		}
 		n++
-		elems += float64(max(elementCount(in.Shape), 1))
+		// An instruction touches its result and its operands (a reduction
+		// reads far more than it writes).
+		touched := elementCount(in.Shape)
+		for _, o := range in.Operands {
+			touched += elementCount(o.Shape)
+		}
+		elems += float64(max(touched, 1))
 	}
 	e.Compile = compileFixed + time.Duration(n)*compilePerInstr
 	e.Evaluator = evalFixed + time.Duration(n)*evalPerInstr + time.Duration(elems*evalPerElement)

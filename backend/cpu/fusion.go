@@ -66,58 +66,95 @@ func viewOp(in *hlo.Instruction) bool {
 	return indexOp(in) && in.Operands[0].Shape.Rank() > 0
 }
 
+// group is one fusion to build: members[0] is its root; copied members
+// are computed in the fusion and also stay where they are for their other
+// readers.
+type group struct {
+	members []*hlo.Instruction
+	copied  map[*hlo.Instruction]bool
+	kind    string
+}
+
+// cheapOps may be recomputed in a second fusion rather than stored and
+// read back: on the vector kernels they cost less than the memory pass
+// a stored intermediate costs. The cost model refuses to duplicate
+// anything else (logs, powers, trigonometry: scalar library calls).
+var cheapOps = map[hlo.Opcode]bool{
+	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true, hlo.OpNegate: true, hlo.OpAbs: true,
+	hlo.OpMaximum: true, hlo.OpMinimum: true, hlo.OpExp: true, hlo.OpConvert: true, hlo.OpClamp: true,
+}
+
+// maxCopied bounds the instructions one fusion recomputes.
+const maxCopied = 6
+
 // fuseLoops rewrites c, returning the number of fusions made.
 func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, error) {
 	users := c.Users()
 	taken := map[*hlo.Instruction]bool{}
-	var groups [][]*hlo.Instruction
+	var groups []group
 	for i := len(c.Instructions) - 1; i >= 0; i-- {
 		root := c.Instructions[i]
-		if taken[root] || !fusible(root) {
+		_, isReduce := rowReduce(root)
+		if taken[root] || !fusible(root) && !isReduce || len(root.ControlPredecessors) > 0 {
 			continue
 		}
-		members := []*hlo.Instruction{root}
-		owned := map[*hlo.Instruction]bool{root: true}
-		for k := 0; k < len(members); k++ {
-			// Under an index op only more index ops join: the chain must
-			// end at a fusion parameter to compose into one map.
-			mapped := viewOp(members[k])
-			for _, o := range members[k].Operands {
-				switch {
-				case owned[o]:
-				case mapped && !viewOp(o):
-				case scalarSplat(o): // copied into every fusion that reads it
-					owned[o] = true
-					members = append(members, o)
-				case !taken[o] && (fusible(o) && !anyView(users[o]) || viewOp(o)) && allOwned(users[o], owned):
-					owned[o] = true
-					members = append(members, o)
-				}
-			}
+		g := grow(root, users, taken)
+		if isReduce {
+			g.kind = "kInput"
 		}
-		ops := 0
-		for _, in := range members {
-			if fusible(in) {
-				ops++
-			}
-		}
-		if ops == 0 {
-			continue
-		}
-		for _, in := range members {
-			if !scalarSplat(in) {
+		for _, in := range g.members {
+			if !scalarSplat(in) && !g.copied[in] {
 				taken[in] = true
 			}
 		}
-		groups = append(groups, members)
+		groups = append(groups, g)
 	}
-	for _, members := range groups {
-		if err := buildFusion(m, c, members, names); err != nil {
+	for _, g := range groups {
+		if err := buildFusion(m, c, g, names); err != nil {
 			return 0, err
 		}
 	}
 	removeUnusedSplats(c)
 	return len(groups), nil
+}
+
+// grow collects root's fusion: producers whose every reader is in the
+// fusion, scalar splats and broadcasts (copied), cheap producers with
+// readers elsewhere (copied, within the budget), and under index ops only
+// more index ops.
+func grow(root *hlo.Instruction, users map[*hlo.Instruction][]*hlo.Instruction, taken map[*hlo.Instruction]bool) group {
+	g := group{members: []*hlo.Instruction{root}, copied: map[*hlo.Instruction]bool{}, kind: "kLoop"}
+	owned := map[*hlo.Instruction]bool{root: true}
+	add := func(o *hlo.Instruction, copied bool) {
+		owned[o] = true
+		g.members = append(g.members, o)
+		if copied {
+			g.copied[o] = true
+		}
+	}
+	for k := 0; k < len(g.members); k++ {
+		member := g.members[k]
+		mapped := viewOp(member)
+		for _, o := range member.Operands {
+			absorbable := fusible(o) && !anyView(users[o]) || viewOp(o)
+			switch {
+			case owned[o]:
+			case mapped && !viewOp(o):
+			case scalarSplat(o): // copied into every fusion that reads it
+				add(o, false)
+			case taken[o] || !absorbable:
+			case g.copied[member]: // under a copy everything is a copy
+				if len(g.copied) < maxCopied && (cheapOps[o.Opcode] || viewOp(o)) {
+					add(o, true)
+				}
+			case allOwned(users[o], owned) && !slices.ContainsFunc(users[o], func(u *hlo.Instruction) bool { return g.copied[u] }):
+				add(o, false) // a copy's original still reads its operands
+			case len(g.copied) < maxCopied && (cheapOps[o.Opcode] || viewOp(o)):
+				add(o, true)
+			}
+		}
+	}
+	return g
 }
 
 // anyView: a computed value read through an index map stays outside the
@@ -155,7 +192,8 @@ func removeUnusedSplats(c *hlo.Computation) {
 // buildFusion moves members (members[0] is the root) into a new fused
 // computation and puts a fusion instruction in the root's place. Scalar
 // splats are copied, not moved.
-func buildFusion(m *hlo.Module, c *hlo.Computation, members []*hlo.Instruction, names *hlo.NameSet) error {
+func buildFusion(m *hlo.Module, c *hlo.Computation, g group, names *hlo.NameSet) error {
+	members := g.members
 	root := members[0]
 	owned := map[*hlo.Instruction]bool{}
 	for _, in := range members {
@@ -202,12 +240,12 @@ func buildFusion(m *hlo.Module, c *hlo.Computation, members []*hlo.Instruction, 
 	m.Computations = slices.Insert(m.Computations, slices.Index(m.Computations, c), fc)
 	fc.Parent = m
 	fusion := &hlo.Instruction{Name: names.Unique("fusion"), Opcode: hlo.OpFusion, Shape: root.Shape.Clone(), Operands: operands,
-		Attrs: []hlo.Attr{{Name: "kind", Value: hlo.Enum("kLoop")}, {Name: "calls", Value: fc}}, Parent: c}
+		Attrs: []hlo.Attr{{Name: "kind", Value: hlo.Enum(g.kind)}, {Name: "calls", Value: fc}}, Parent: c}
 	c.Instructions[pos[root]] = fusion
 	c.ReplaceAllUses(root, fusion)
 	dead := map[*hlo.Instruction]bool{}
 	for _, in := range members {
-		if in != root && !scalarSplat(in) {
+		if in != root && !scalarSplat(in) && !g.copied[in] {
 			dead[in] = true
 		}
 	}

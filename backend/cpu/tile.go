@@ -66,14 +66,20 @@ func compileLoop(in *hlo.Instruction) (*tileProg, error) {
 	if fc == nil || fc.Root == nil {
 		return nil, fmt.Errorf("fusion %s has no fused computation", in.Name)
 	}
-	p := &tileProg{n: int(in.Shape.NumElements())}
+	return compileSlots(in, fc.Instructions, fc.Root, in.Shape)
+}
+
+// compileSlots compiles the instructions xs, ending with root, of a fused
+// computation computing values of shape s tile by tile.
+func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, root *hlo.Instruction, shape hlo.Shape) (*tileProg, error) {
+	p := &tileProg{n: int(shape.NumElements())}
 	index := map[*hlo.Instruction]int{}
-	for _, x := range fc.Instructions {
+	for _, x := range xs {
 		s := slot{param: -1, from: -1}
 		switch {
 		case x.Opcode == hlo.OpParameter && x.Shape.Rank() == 0:
 			s.kind, s.param = slotSplat, int(x.ParamNumber)
-		case x.Opcode == hlo.OpParameter && x.Shape.SameDims(in.Shape):
+		case x.Opcode == hlo.OpParameter && x.Shape.SameDims(shape):
 			s.kind, s.param = slotParam, int(x.ParamNumber)
 		case x.Opcode == hlo.OpParameter && onlyIndexed(x):
 			s.kind, s.param = slotRaw, int(x.ParamNumber)
@@ -109,7 +115,7 @@ func compileLoop(in *hlo.Instruction) (*tileProg, error) {
 		index[x] = len(p.slots)
 		p.slots = append(p.slots, s)
 	}
-	if index[fc.Root] != len(p.slots)-1 {
+	if index[root] != len(p.slots)-1 {
 		return nil, fmt.Errorf("fusion %s: the root is not the last instruction", in.Name)
 	}
 	return p, nil
@@ -214,9 +220,34 @@ func (p *tileProg) getScratch() *scratch {
 }
 
 func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
-	sc := p.getScratch()
+	sc := p.begin(params)
 	defer p.pool.Put(sc)
-	bufs, view := sc.bufs, sc.view
+	outF32, _ := out.Data().([]float32)
+	var outBits []uint16
+	var outFmt minifloat.Format
+	if outF32 == nil {
+		outBits = out.Data().([]uint16)
+		outFmt, _ = minifloat.ByName(out.DType().String())
+	}
+	for tile := from; tile < to; tile++ {
+		lo := tile * tileSize
+		hi := min(lo+tileSize, p.n)
+		if outF32 != nil {
+			if v := p.computeTile(sc, params, lo, hi, outF32[lo:hi]); &v[0] != &outF32[lo] {
+				copy(outF32[lo:hi], v)
+			}
+			continue
+		}
+		for k, v := range p.computeTile(sc, params, lo, hi, nil) {
+			outBits[lo+k] = outFmt.FromFloat32(v)
+		}
+	}
+}
+
+// begin takes a worker's scratch and fills its splat slots.
+func (p *tileProg) begin(params []operand) *scratch {
+	sc := p.getScratch()
+	bufs := sc.bufs
 	for i, s := range p.slots {
 		if s.kind == slotSplat {
 			v := s.value
@@ -231,46 +262,36 @@ func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
 			}
 		}
 	}
-	outF32, _ := out.Data().([]float32)
-	var outBits []uint16
-	var outFmt minifloat.Format
-	if outF32 == nil {
-		outBits = out.Data().([]uint16)
-		outFmt, _ = minifloat.ByName(out.DType().String())
-	}
+	return sc
+}
+
+// computeTile computes elements [lo, hi) (at most a tile) of the root and
+// returns them: in dst when dst is not nil and the root is an op, else in
+// scratch or an operand's storage.
+func (p *tileProg) computeTile(sc *scratch, params []operand, lo, hi int, dst []float32) []float32 {
+	bufs, view := sc.bufs, sc.view
 	last := len(p.slots) - 1
-	for tile := from; tile < to; tile++ {
-		lo := tile * tileSize
-		hi := min(lo+tileSize, p.n)
-		for i, s := range p.slots {
-			switch s.kind {
-			case slotParam:
-				view[i] = params[s.param].tile(lo, hi, bufs[i])
-			case slotSplat:
-				view[i] = bufs[i][:hi-lo]
-			case slotAlias:
-				view[i] = view[s.from]
-			case slotGather:
-				view[i] = gather(params[s.param], bufs[i][:hi-lo], lo, s.m)
-			case slotOp:
-				dst := bufs[i][:hi-lo]
-				if i == last && outF32 != nil {
-					dst = outF32[lo:hi]
-				}
-				applyOp(s.op, dst, view[s.args[0]], view[s.args[1]], view[s.args[2]])
-				roundTo(s.t, dst)
-				view[i] = dst
+	for i, s := range p.slots {
+		switch s.kind {
+		case slotParam:
+			view[i] = params[s.param].tile(lo, hi, bufs[i])
+		case slotSplat:
+			view[i] = bufs[i][:hi-lo]
+		case slotAlias:
+			view[i] = view[s.from]
+		case slotGather:
+			view[i] = gather(params[s.param], bufs[i][:hi-lo], lo, s.m)
+		case slotOp:
+			d := bufs[i][:hi-lo]
+			if i == last && dst != nil {
+				d = dst
 			}
-		}
-		switch {
-		case outF32 == nil:
-			for k, v := range view[last] {
-				outBits[lo+k] = outFmt.FromFloat32(v)
-			}
-		case p.slots[last].kind != slotOp:
-			copy(outF32[lo:hi], view[last])
+			applyOp(s.op, d, view[s.args[0]], view[s.args[1]], view[s.args[2]])
+			roundTo(s.t, d)
+			view[i] = d
 		}
 	}
+	return view[last]
 }
 
 // onlyIndexed reports whether every user of x reads it through an index
@@ -286,11 +307,19 @@ func onlyIndexed(x *hlo.Instruction) bool {
 }
 
 // gather fills dst with the operand elements of output positions lo,
-// lo+1, ... through the index map, walking the output index like an
-// odometer so each element costs an add and a compare.
+// lo+1, ... through the index map. It walks the output index like an
+// odometer one run of the innermost dimension at a time, and a run is a
+// fill (a broadcast dimension), a copy (a contiguous one) or a strided
+// loop.
 func gather(src operand, dst []float32, lo int, m affineMap) []float32 {
 	dims, strides := m.dims, m.strides
 	r := len(dims)
+	if r == 0 {
+		for i := range dst {
+			dst[i] = src.at(m.off)
+		}
+		return dst
+	}
 	var small [8]int
 	idx := small[:0]
 	if r > len(small) {
@@ -303,19 +332,45 @@ func gather(src operand, dst []float32, lo int, m affineMap) []float32 {
 		rem /= dims[d]
 		off += idx[d] * strides[d]
 	}
-	for i := range dst {
-		dst[i] = src.at(off)
-		for d := r - 1; d >= 0; d-- {
-			idx[d]++
-			off += strides[d]
-			if idx[d] < dims[d] {
-				break
-			}
+	inner, step := dims[r-1], strides[r-1]
+	for i := 0; i < len(dst); {
+		n := min(inner-idx[r-1], len(dst)-i)
+		run(src, dst[i:i+n], off, step)
+		i += n
+		// Advance the odometer by n along the innermost dimension.
+		off += n * step
+		idx[r-1] += n
+		for d := r - 1; d > 0 && idx[d] == dims[d]; d-- {
 			off -= idx[d] * strides[d]
 			idx[d] = 0
+			idx[d-1]++
+			off += strides[d-1]
 		}
 	}
 	return dst
+}
+
+// run reads len(dst) operand elements from off with the given stride.
+func run(src operand, dst []float32, off, step int) {
+	switch {
+	case step == 0:
+		v := src.at(off)
+		for i := range dst {
+			dst[i] = v
+		}
+	case step == 1 && src.f32 != nil:
+		copy(dst, src.f32[off:off+len(dst)])
+	case src.f32 != nil:
+		for i := range dst {
+			dst[i] = src.f32[off]
+			off += step
+		}
+	default:
+		for i := range dst {
+			dst[i] = float32(src.tab[src.bits[off]])
+			off += step
+		}
+	}
 }
 
 // roundTo rounds f32 values to t's precision in place (nothing for f32),

@@ -1,0 +1,186 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/hlo"
+)
+
+// Reduction fusion: a fusion whose root reduces the trailing dimensions
+// of an f32 elementwise expression (row sums, row maxima: softmax, norms,
+// means) computes the expression tile by tile, as a loop fusion does, and
+// folds each tile's row segments into the row results at once, so the
+// expression is never stored. Rows are split between threads, and each
+// row's elements are folded in index order whatever the thread count,
+// so results do not depend on it.
+
+// reduceProg is a row reduction over a tile program's root.
+type reduceProg struct {
+	prod   *tileProg
+	op     hlo.Opcode // add, multiply, maximum or minimum
+	rowLen int
+	rows   int
+	init   int // the fusion operand holding the scalar initial value, or -1
+	initV  float32
+}
+
+// rowReduce describes a reduce instruction the fusion can take as its
+// root: one f32 operand, reduced over its trailing dimensions by a body
+// that is one binary op on its two parameters. It returns the op.
+func rowReduce(in *hlo.Instruction) (hlo.Opcode, bool) {
+	if in.Opcode != hlo.OpReduce || len(in.Operands) != 2 || in.Shape.DType != hlo.F32 ||
+		in.Operands[0].Shape.DType != hlo.F32 || in.Operands[0].Shape.IsDynamic() || !defaultLayout(in.Operands[0].Shape) {
+		return 0, false
+	}
+	rank := in.Operands[0].Shape.Rank()
+	dims := in.Dimensions()
+	if len(dims) == 0 {
+		return 0, false
+	}
+	for i, d := range dims {
+		if d != int64(rank-len(dims)+i) {
+			return 0, false
+		}
+	}
+	return reduceBody(in.Computation("to_apply"))
+}
+
+// reduceBody recognizes a reduction computation that applies one of
+// add, multiply, maximum or minimum to its two parameters.
+func reduceBody(c *hlo.Computation) (hlo.Opcode, bool) {
+	if c == nil || len(c.Params) != 2 || c.Root == nil || len(c.Instructions) != 3 {
+		return 0, false
+	}
+	r := c.Root
+	switch r.Opcode {
+	case hlo.OpAdd, hlo.OpMultiply, hlo.OpMaximum, hlo.OpMinimum:
+	default:
+		return 0, false
+	}
+	a, b := r.Operands[0], r.Operands[1]
+	if a.Opcode != hlo.OpParameter || b.Opcode != hlo.OpParameter || a == b {
+		return 0, false
+	}
+	return r.Opcode, true
+}
+
+// compileReduce compiles a fusion whose root is a row reduction.
+func compileReduce(in *hlo.Instruction) (*reduceProg, error) {
+	fc := in.Computation("calls")
+	if fc == nil || fc.Root == nil {
+		return nil, fmt.Errorf("fusion %s has no fused computation", in.Name)
+	}
+	red := fc.Root
+	op, ok := rowReduce(red)
+	if !ok {
+		return nil, fmt.Errorf("fusion %s: root %s is not a row reduction", in.Name, red.Name)
+	}
+	src, init := red.Operands[0], red.Operands[1]
+	// The producer is everything up to src (fused computations are in
+	// topological order: what follows src is the reduce and, perhaps, its
+	// initial value).
+	xs := fc.Instructions
+	for len(xs) > 0 && xs[len(xs)-1] != src {
+		xs = xs[:len(xs)-1]
+	}
+	prod, err := compileSlots(in, xs, src, src.Shape)
+	if err != nil {
+		return nil, err
+	}
+	p := &reduceProg{prod: prod, op: op, rows: int(in.Shape.NumElements()), init: -1}
+	if p.rows > 0 {
+		p.rowLen = prod.n / p.rows
+	}
+	switch {
+	case init.Opcode == hlo.OpParameter:
+		p.init = int(init.ParamNumber)
+	case init.Opcode == hlo.OpConstant && init.Literal != nil && !init.Literal.IsElided():
+		p.initV = float32(init.Literal.GetFloat64(0))
+	default:
+		return nil, fmt.Errorf("fusion %s: reduce %s has a computed initial value", in.Name, red.Name)
+	}
+	return p, nil
+}
+
+// run computes the row results into out (f32).
+func (p *reduceProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error {
+	var small [8]operand
+	params := small[:0]
+	for _, a := range args {
+		o, err := newOperand(a)
+		if err != nil {
+			return err
+		}
+		params = append(params, o)
+	}
+	dst := out.Data().([]float32)
+	init := p.initV
+	if p.init >= 0 {
+		init = params[p.init].at(0)
+	}
+	if p.rowLen == 0 {
+		for i := range dst {
+			dst[i] = init
+		}
+		return nil
+	}
+	threads = max(1, min(threads, p.prod.n/(8*tileSize), p.rows))
+	if threads == 1 {
+		p.runRows(params, dst, init, 0, p.rows)
+		return nil
+	}
+	shared := append([]operand(nil), params...)
+	kernels.Parallel(threads, func(t int) {
+		p.runRows(shared, dst, init, t*p.rows/threads, (t+1)*p.rows/threads)
+	})
+	return nil
+}
+
+// runRows computes rows [from, to). Tiles never straddle a row boundary
+// within a row: a long row is cut into tiles from its own start, short
+// rows are taken whole, several to a tile, so every row is folded from the
+// same segments whichever thread computes it.
+func (p *reduceProg) runRows(params []operand, dst []float32, init float32, from, to int) {
+	if from >= to {
+		return
+	}
+	sc := p.prod.begin(params)
+	defer p.prod.pool.Put(sc)
+	L := p.rowLen
+	if L >= tileSize {
+		for r := from; r < to; r++ {
+			acc := init
+			for lo := r * L; lo < (r+1)*L; lo += tileSize {
+				hi := min(lo+tileSize, (r+1)*L)
+				acc = fold(p.op, acc, p.prod.computeTile(sc, params, lo, hi, nil))
+			}
+			dst[r] = acc
+		}
+		return
+	}
+	per := tileSize / L
+	for r := from; r < to; r += per {
+		n := min(per, to-r)
+		v := p.prod.computeTile(sc, params, r*L, (r+n)*L, nil)
+		for k := range n {
+			dst[r+k] = fold(p.op, init, v[k*L:(k+1)*L])
+		}
+	}
+}
+
+// fold combines acc with the reduction of seg.
+func fold(op hlo.Opcode, acc float32, seg []float32) float32 {
+	switch op {
+	case hlo.OpAdd:
+		return acc + kernels.SumF32(seg)
+	case hlo.OpMaximum:
+		return nanMax(acc, kernels.MaxF32(seg))
+	case hlo.OpMinimum:
+		return nanMin(acc, kernels.MinF32(seg))
+	}
+	for _, x := range seg {
+		acc *= x
+	}
+	return acc
+}
