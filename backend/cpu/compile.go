@@ -236,6 +236,16 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 	if isView(in) {
 		return nil, "view", nil
 	}
+	if k, ok := lowerMovement(in, x.threads); ok {
+		var ip []int
+		if in.Opcode == hlo.OpDynamicUpdateSlice {
+			ip = []int{0} // writes only the update when out is operand 0's buffer
+		}
+		return fromFunc(in, k), "movement", ip
+	}
+	if k, ok := lowerReduce(in, x.threads); ok {
+		return fromFunc(in, k), "reduce", nil
+	}
 	// The evaluator's result is complete before the executor copies it
 	// into the buffer, so any operand's buffer may be that buffer.
 	all := make([]int, len(in.Operands))

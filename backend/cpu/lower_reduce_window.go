@@ -1,0 +1,206 @@
+package cpu
+
+import (
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/minifloat"
+)
+
+// reduce-window with a one-op reducer folds, for each output position,
+// the operand elements under its window in row-major window order from
+// init, skipping padding and base-dilation holes: the evaluator's order,
+// so results are exact for every type. Trailing dimensions the window
+// leaves alone (size 1, stride 1, no padding or dilation — the channels
+// of NHWC pooling) form a contiguous run folded as a vector, so the
+// per-position index work is paid once per run, not once per element.
+
+type windowPlan struct {
+	outDims, winDims []int
+	// tabs[d][o·win + w] is the operand offset of output index o and
+	// window index w along outer dimension d, or -1 in padding or a hole.
+	tabs    [][]int
+	run     int // the length of the shared innermost run
+	empty   bool
+	threads int
+	size    int // operand elements folded, to decide on threads
+}
+
+// newWindowPlan returns false for windows the fold does not cover
+// (reversal, or shapes that do not match).
+func newWindowPlan(w *hlo.Window, dims, out []int64, threads int) (*windowPlan, bool) {
+	rank := len(dims)
+	if w == nil || len(w.Dims) != rank || len(out) != rank {
+		return nil, false
+	}
+	pl := &windowPlan{run: 1, threads: threads}
+	inner := rank
+	for inner > 0 && identityWindow(w.Dims[inner-1], dims[inner-1], out[inner-1]) {
+		inner--
+		pl.run *= int(dims[inner])
+	}
+	strides := rowMajor(dims)
+	pl.size = pl.run
+	for d := range inner {
+		wd := w.Dims[d]
+		if wd.Reversal || wd.Size < 0 {
+			return nil, false
+		}
+		pl.outDims = append(pl.outDims, int(out[d]))
+		pl.winDims = append(pl.winDims, int(wd.Size))
+		pl.tabs = append(pl.tabs, windowTable(wd, dims[d], out[d], strides[d]))
+		pl.size *= int(out[d] * wd.Size)
+	}
+	for d := range rank {
+		pl.empty = pl.empty || out[d] == 0
+	}
+	return pl, true
+}
+
+func identityWindow(wd hlo.WindowDim, n, out int64) bool {
+	return wd.Size == 1 && max(wd.Stride, 1) == 1 && wd.PadLo == 0 && wd.PadHi == 0 &&
+		max(wd.LhsDilation, 1) == 1 && n == out && !wd.Reversal
+}
+
+// windowTable maps (output index, window index) along one dimension to an
+// operand offset, as the evaluator's windowIndexer does.
+func windowTable(wd hlo.WindowDim, n, out int64, stride int) []int {
+	tab := make([]int, out*wd.Size)
+	ld := max(wd.LhsDilation, 1)
+	for o := range out {
+		for k := range wd.Size {
+			pos := o*max(wd.Stride, 1) + k*max(wd.RhsDilation, 1) - wd.PadLo
+			at := -1
+			if pos >= 0 && pos%ld == 0 && pos/ld < n {
+				at = int(pos/ld) * stride
+			}
+			tab[o*wd.Size+k] = at
+		}
+	}
+	return tab
+}
+
+// lowerReduceWindow returns a compiled kernel for a single-input
+// reduce-window whose reducer is one binary op, or false.
+func lowerReduceWindow(in *hlo.Instruction, threads int) (kernelFunc, bool) {
+	if len(in.Operands) != 2 || !plainArray(in.Shape) {
+		return nil, false
+	}
+	x, init := in.Operands[0].Shape, in.Operands[1].Shape
+	t := x.DType
+	if !plainArray(x) || !plainArray(init) || init.Rank() != 0 || init.DType != t || in.Shape.DType != t {
+		return nil, false
+	}
+	op, ok := reducerOp(in.Computation("to_apply"), t)
+	if !ok {
+		return nil, false
+	}
+	pl, ok := newWindowPlan(in.Window(), x.Dims, in.Shape.Dims, threads)
+	if !ok {
+		return nil, false
+	}
+	switch t {
+	case hlo.F32:
+		return windowKernel(pl, floatCombine[float32](op)), true
+	case hlo.F64:
+		return windowKernel(pl, floatCombine[float64](op)), true
+	case hlo.F16:
+		return windowKernel(pl, narrowCombine(op, minifloat.F16)), true
+	case hlo.BF16:
+		return windowKernel(pl, narrowCombine(op, minifloat.BF16)), true
+	case hlo.Pred:
+		return windowKernel(pl, predCombine(op)), true
+	case hlo.S8:
+		return windowKernel(pl, intCombine[int8](op)), true
+	case hlo.S16:
+		return windowKernel(pl, intCombine[int16](op)), true
+	case hlo.S32:
+		return windowKernel(pl, intCombine[int32](op)), true
+	case hlo.S64:
+		return windowKernel(pl, intCombine[int64](op)), true
+	case hlo.U8:
+		return windowKernel(pl, intCombine[uint8](op)), true
+	case hlo.U16:
+		return windowKernel(pl, intCombine[uint16](op)), true
+	case hlo.U32:
+		return windowKernel(pl, intCombine[uint32](op)), true
+	case hlo.U64:
+		return windowKernel(pl, intCombine[uint64](op)), true
+	}
+	return nil, false
+}
+
+func windowKernel[T any](pl *windowPlan, f func(a, b T) T) kernelFunc {
+	return func(out *hlo.Literal, ops []*hlo.Literal) error {
+		if pl.empty {
+			return nil
+		}
+		dst, src := out.Data().([]T), ops[0].Data().([]T)
+		init := ops[1].Data().([]T)[0]
+		outer := 1
+		if len(pl.outDims) > 0 {
+			outer = pl.outDims[0]
+		}
+		splitWork(pl.threads, pl.size, outer, func(lo, hi int) {
+			w := windowWalk[T]{pl: pl, dst: dst, src: src, init: init, f: f, idx: make([]int, len(pl.outDims))}
+			w.outputs(lo, hi)
+		})
+		return nil
+	}
+}
+
+// windowWalk is one thread's fold state (not shared between calls).
+type windowWalk[T any] struct {
+	pl       *windowPlan
+	dst, src []T
+	init     T
+	f        func(a, b T) T
+	idx      []int // the current outer output index
+}
+
+// outputs folds every output whose first outer index is in [lo, hi).
+func (w *windowWalk[T]) outputs(lo, hi int) {
+	if len(w.pl.outDims) == 0 {
+		w.output(0)
+		return
+	}
+	for i := lo; i < hi; i++ {
+		w.idx[0] = i
+		w.outer(1, i)
+	}
+}
+
+// outer walks output dimensions k.. below the outer index prefix o.
+func (w *windowWalk[T]) outer(k, o int) {
+	if k == len(w.pl.outDims) {
+		w.output(o)
+		return
+	}
+	for i := range w.pl.outDims[k] {
+		w.idx[k] = i
+		w.outer(k+1, o*w.pl.outDims[k]+i)
+	}
+}
+
+// output folds the window of outer output o into its run.
+func (w *windowWalk[T]) output(o int) {
+	run := w.dst[o*w.pl.run : (o+1)*w.pl.run]
+	for j := range run {
+		run[j] = w.init
+	}
+	w.window(run, 0, 0)
+}
+
+func (w *windowWalk[T]) window(run []T, d, base int) {
+	if d == len(w.pl.winDims) {
+		for j, v := range w.src[base : base+len(run)] {
+			run[j] = w.f(run[j], v)
+		}
+		return
+	}
+	n := w.pl.winDims[d]
+	tab := w.pl.tabs[d][w.idx[d]*n : (w.idx[d]+1)*n]
+	for _, at := range tab {
+		if at >= 0 {
+			w.window(run, d+1, base+at)
+		}
+	}
+}
