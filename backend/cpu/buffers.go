@@ -80,9 +80,12 @@ func isView(in *hlo.Instruction) bool {
 	if in.Opcode != hlo.OpReshape && in.Opcode != hlo.OpBitcast {
 		return false
 	}
+	// Literals hold elements in logical row-major order, so a reshape is
+	// always a view; a bitcast reinterprets the physical order, which is
+	// the same order only for default layouts.
 	o := in.Operands[0].Shape
 	return arrayBytes(in.Shape) > 0 && arrayBytes(o) == arrayBytes(in.Shape) && o.DType == in.Shape.DType &&
-		defaultLayout(in.Shape) && defaultLayout(o)
+		(in.Opcode == hlo.OpReshape || defaultLayout(in.Shape) && defaultLayout(o))
 }
 
 func defaultLayout(s hlo.Shape) bool { return s.Layout == nil || s.Layout.IsDefault() }

@@ -26,7 +26,7 @@ func indexOp(in *hlo.Instruction) bool {
 	}
 	o := in.Operands[0].Shape
 	return tileType(in.Shape.DType) && o.DType == in.Shape.DType && !in.Shape.IsDynamic() && !o.IsDynamic() &&
-		defaultLayout(in.Shape) && defaultLayout(o) && len(in.ControlPredecessors) == 0
+		len(in.ControlPredecessors) == 0
 }
 
 // mapOf composes the index maps from x down to the fusion parameter its

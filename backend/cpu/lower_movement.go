@@ -319,8 +319,11 @@ func movable(in *hlo.Instruction, operands ...int) bool {
 	return storageWidth(in.Shape.DType) > 0
 }
 
+// plainArray: a static array. Literals hold their elements in logical
+// row-major order whatever the layout says, so only bitcast (which
+// reinterprets the physical order) cares about layouts.
 func plainArray(s hlo.Shape) bool {
-	return s.IsArray() && !s.IsDynamic() && !s.IsUnbounded() && defaultLayout(s)
+	return s.IsArray() && !s.IsDynamic() && !s.IsUnbounded()
 }
 
 // lowerMovement returns a compiled kernel for a data-movement
@@ -331,7 +334,8 @@ func lowerMovement(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 	case hlo.OpCopy, hlo.OpReshape:
 		p = planCopy(in)
 	case hlo.OpBitcast:
-		if movable(in, 0) && in.Operands[0].Shape.NumElements() == in.Shape.NumElements() {
+		if movable(in, 0) && in.Operands[0].Shape.NumElements() == in.Shape.NumElements() &&
+			defaultLayout(in.Shape) && defaultLayout(in.Operands[0].Shape) {
 			p = planCopy(in)
 		}
 	case hlo.OpBroadcast:

@@ -30,7 +30,7 @@ type reduceProg struct {
 // that is one binary op on its two parameters. It returns the op.
 func rowReduce(in *hlo.Instruction) (hlo.Opcode, bool) {
 	if in.Opcode != hlo.OpReduce || len(in.Operands) != 2 || in.Shape.DType != hlo.F32 ||
-		in.Operands[0].Shape.DType != hlo.F32 || in.Operands[0].Shape.IsDynamic() || !defaultLayout(in.Operands[0].Shape) {
+		in.Operands[0].Shape.DType != hlo.F32 || in.Operands[0].Shape.IsDynamic() {
 		return 0, false
 	}
 	rank := in.Operands[0].Shape.Rank()
