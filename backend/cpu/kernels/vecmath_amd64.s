@@ -84,25 +84,15 @@ DATA vm_two<>+24(SB)/4, $0x40000000
 DATA vm_two<>+28(SB)/4, $0x40000000
 GLOBL vm_two<>(SB), RODATA|NOPTR, $32
 
-DATA vm_sixteenth<>+0(SB)/4, $0x3d800000
-DATA vm_sixteenth<>+4(SB)/4, $0x3d800000
-DATA vm_sixteenth<>+8(SB)/4, $0x3d800000
-DATA vm_sixteenth<>+12(SB)/4, $0x3d800000
-DATA vm_sixteenth<>+16(SB)/4, $0x3d800000
-DATA vm_sixteenth<>+20(SB)/4, $0x3d800000
-DATA vm_sixteenth<>+24(SB)/4, $0x3d800000
-DATA vm_sixteenth<>+28(SB)/4, $0x3d800000
-GLOBL vm_sixteenth<>(SB), RODATA|NOPTR, $32
-
-DATA vm_tanhsmall<>+0(SB)/4, $0x3f200000
-DATA vm_tanhsmall<>+4(SB)/4, $0x3f200000
-DATA vm_tanhsmall<>+8(SB)/4, $0x3f200000
-DATA vm_tanhsmall<>+12(SB)/4, $0x3f200000
-DATA vm_tanhsmall<>+16(SB)/4, $0x3f200000
-DATA vm_tanhsmall<>+20(SB)/4, $0x3f200000
-DATA vm_tanhsmall<>+24(SB)/4, $0x3f200000
-DATA vm_tanhsmall<>+28(SB)/4, $0x3f200000
-GLOBL vm_tanhsmall<>(SB), RODATA|NOPTR, $32
+DATA vm_mtwo<>+0(SB)/4, $0xc0000000
+DATA vm_mtwo<>+4(SB)/4, $0xc0000000
+DATA vm_mtwo<>+8(SB)/4, $0xc0000000
+DATA vm_mtwo<>+12(SB)/4, $0xc0000000
+DATA vm_mtwo<>+16(SB)/4, $0xc0000000
+DATA vm_mtwo<>+20(SB)/4, $0xc0000000
+DATA vm_mtwo<>+24(SB)/4, $0xc0000000
+DATA vm_mtwo<>+28(SB)/4, $0xc0000000
+GLOBL vm_mtwo<>(SB), RODATA|NOPTR, $32
 
 DATA vm_tanhbig<>+0(SB)/4, $0x41200000
 DATA vm_tanhbig<>+4(SB)/4, $0x41200000
@@ -224,65 +214,75 @@ DATA vm_exp6<>+24(SB)/4, $0x3ab6be20
 DATA vm_exp6<>+28(SB)/4, $0x3ab6be20
 GLOBL vm_exp6<>(SB), RODATA|NOPTR, $32
 
-DATA vm_tanh0<>+0(SB)/4, $0xbeaaaaab
-DATA vm_tanh0<>+4(SB)/4, $0xbeaaaaab
-DATA vm_tanh0<>+8(SB)/4, $0xbeaaaaab
-DATA vm_tanh0<>+12(SB)/4, $0xbeaaaaab
-DATA vm_tanh0<>+16(SB)/4, $0xbeaaaaab
-DATA vm_tanh0<>+20(SB)/4, $0xbeaaaaab
-DATA vm_tanh0<>+24(SB)/4, $0xbeaaaaab
-DATA vm_tanh0<>+28(SB)/4, $0xbeaaaaab
-GLOBL vm_tanh0<>(SB), RODATA|NOPTR, $32
+DATA vm_expm1_0<>+0(SB)/4, $0x3f000000
+DATA vm_expm1_0<>+4(SB)/4, $0x3f000000
+DATA vm_expm1_0<>+8(SB)/4, $0x3f000000
+DATA vm_expm1_0<>+12(SB)/4, $0x3f000000
+DATA vm_expm1_0<>+16(SB)/4, $0x3f000000
+DATA vm_expm1_0<>+20(SB)/4, $0x3f000000
+DATA vm_expm1_0<>+24(SB)/4, $0x3f000000
+DATA vm_expm1_0<>+28(SB)/4, $0x3f000000
+GLOBL vm_expm1_0<>(SB), RODATA|NOPTR, $32
 
-DATA vm_tanh1<>+0(SB)/4, $0x3e088875
-DATA vm_tanh1<>+4(SB)/4, $0x3e088875
-DATA vm_tanh1<>+8(SB)/4, $0x3e088875
-DATA vm_tanh1<>+12(SB)/4, $0x3e088875
-DATA vm_tanh1<>+16(SB)/4, $0x3e088875
-DATA vm_tanh1<>+20(SB)/4, $0x3e088875
-DATA vm_tanh1<>+24(SB)/4, $0x3e088875
-DATA vm_tanh1<>+28(SB)/4, $0x3e088875
-GLOBL vm_tanh1<>(SB), RODATA|NOPTR, $32
+DATA vm_expm1_1<>+0(SB)/4, $0x3e2aaaab
+DATA vm_expm1_1<>+4(SB)/4, $0x3e2aaaab
+DATA vm_expm1_1<>+8(SB)/4, $0x3e2aaaab
+DATA vm_expm1_1<>+12(SB)/4, $0x3e2aaaab
+DATA vm_expm1_1<>+16(SB)/4, $0x3e2aaaab
+DATA vm_expm1_1<>+20(SB)/4, $0x3e2aaaab
+DATA vm_expm1_1<>+24(SB)/4, $0x3e2aaaab
+DATA vm_expm1_1<>+28(SB)/4, $0x3e2aaaab
+GLOBL vm_expm1_1<>(SB), RODATA|NOPTR, $32
 
-DATA vm_tanh2<>+0(SB)/4, $0xbd5d0462
-DATA vm_tanh2<>+4(SB)/4, $0xbd5d0462
-DATA vm_tanh2<>+8(SB)/4, $0xbd5d0462
-DATA vm_tanh2<>+12(SB)/4, $0xbd5d0462
-DATA vm_tanh2<>+16(SB)/4, $0xbd5d0462
-DATA vm_tanh2<>+20(SB)/4, $0xbd5d0462
-DATA vm_tanh2<>+24(SB)/4, $0xbd5d0462
-DATA vm_tanh2<>+28(SB)/4, $0xbd5d0462
-GLOBL vm_tanh2<>(SB), RODATA|NOPTR, $32
+DATA vm_expm1_2<>+0(SB)/4, $0x3d2aaaab
+DATA vm_expm1_2<>+4(SB)/4, $0x3d2aaaab
+DATA vm_expm1_2<>+8(SB)/4, $0x3d2aaaab
+DATA vm_expm1_2<>+12(SB)/4, $0x3d2aaaab
+DATA vm_expm1_2<>+16(SB)/4, $0x3d2aaaab
+DATA vm_expm1_2<>+20(SB)/4, $0x3d2aaaab
+DATA vm_expm1_2<>+24(SB)/4, $0x3d2aaaab
+DATA vm_expm1_2<>+28(SB)/4, $0x3d2aaaab
+GLOBL vm_expm1_2<>(SB), RODATA|NOPTR, $32
 
-DATA vm_tanh3<>+0(SB)/4, $0x3cb254bb
-DATA vm_tanh3<>+4(SB)/4, $0x3cb254bb
-DATA vm_tanh3<>+8(SB)/4, $0x3cb254bb
-DATA vm_tanh3<>+12(SB)/4, $0x3cb254bb
-DATA vm_tanh3<>+16(SB)/4, $0x3cb254bb
-DATA vm_tanh3<>+20(SB)/4, $0x3cb254bb
-DATA vm_tanh3<>+24(SB)/4, $0x3cb254bb
-DATA vm_tanh3<>+28(SB)/4, $0x3cb254bb
-GLOBL vm_tanh3<>(SB), RODATA|NOPTR, $32
+DATA vm_expm1_3<>+0(SB)/4, $0x3c088889
+DATA vm_expm1_3<>+4(SB)/4, $0x3c088889
+DATA vm_expm1_3<>+8(SB)/4, $0x3c088889
+DATA vm_expm1_3<>+12(SB)/4, $0x3c088889
+DATA vm_expm1_3<>+16(SB)/4, $0x3c088889
+DATA vm_expm1_3<>+20(SB)/4, $0x3c088889
+DATA vm_expm1_3<>+24(SB)/4, $0x3c088889
+DATA vm_expm1_3<>+28(SB)/4, $0x3c088889
+GLOBL vm_expm1_3<>(SB), RODATA|NOPTR, $32
 
-DATA vm_tanh4<>+0(SB)/4, $0xbc08b50b
-DATA vm_tanh4<>+4(SB)/4, $0xbc08b50b
-DATA vm_tanh4<>+8(SB)/4, $0xbc08b50b
-DATA vm_tanh4<>+12(SB)/4, $0xbc08b50b
-DATA vm_tanh4<>+16(SB)/4, $0xbc08b50b
-DATA vm_tanh4<>+20(SB)/4, $0xbc08b50b
-DATA vm_tanh4<>+24(SB)/4, $0xbc08b50b
-DATA vm_tanh4<>+28(SB)/4, $0xbc08b50b
-GLOBL vm_tanh4<>(SB), RODATA|NOPTR, $32
+DATA vm_expm1_4<>+0(SB)/4, $0x3ab60b61
+DATA vm_expm1_4<>+4(SB)/4, $0x3ab60b61
+DATA vm_expm1_4<>+8(SB)/4, $0x3ab60b61
+DATA vm_expm1_4<>+12(SB)/4, $0x3ab60b61
+DATA vm_expm1_4<>+16(SB)/4, $0x3ab60b61
+DATA vm_expm1_4<>+20(SB)/4, $0x3ab60b61
+DATA vm_expm1_4<>+24(SB)/4, $0x3ab60b61
+DATA vm_expm1_4<>+28(SB)/4, $0x3ab60b61
+GLOBL vm_expm1_4<>(SB), RODATA|NOPTR, $32
 
-DATA vm_tanh5<>+0(SB)/4, $0x3b1641e0
-DATA vm_tanh5<>+4(SB)/4, $0x3b1641e0
-DATA vm_tanh5<>+8(SB)/4, $0x3b1641e0
-DATA vm_tanh5<>+12(SB)/4, $0x3b1641e0
-DATA vm_tanh5<>+16(SB)/4, $0x3b1641e0
-DATA vm_tanh5<>+20(SB)/4, $0x3b1641e0
-DATA vm_tanh5<>+24(SB)/4, $0x3b1641e0
-DATA vm_tanh5<>+28(SB)/4, $0x3b1641e0
-GLOBL vm_tanh5<>(SB), RODATA|NOPTR, $32
+DATA vm_expm1_5<>+0(SB)/4, $0x39500d01
+DATA vm_expm1_5<>+4(SB)/4, $0x39500d01
+DATA vm_expm1_5<>+8(SB)/4, $0x39500d01
+DATA vm_expm1_5<>+12(SB)/4, $0x39500d01
+DATA vm_expm1_5<>+16(SB)/4, $0x39500d01
+DATA vm_expm1_5<>+20(SB)/4, $0x39500d01
+DATA vm_expm1_5<>+24(SB)/4, $0x39500d01
+DATA vm_expm1_5<>+28(SB)/4, $0x39500d01
+GLOBL vm_expm1_5<>(SB), RODATA|NOPTR, $32
+
+DATA vm_expm1_6<>+0(SB)/4, $0x37d00d01
+DATA vm_expm1_6<>+4(SB)/4, $0x37d00d01
+DATA vm_expm1_6<>+8(SB)/4, $0x37d00d01
+DATA vm_expm1_6<>+12(SB)/4, $0x37d00d01
+DATA vm_expm1_6<>+16(SB)/4, $0x37d00d01
+DATA vm_expm1_6<>+20(SB)/4, $0x37d00d01
+DATA vm_expm1_6<>+24(SB)/4, $0x37d00d01
+DATA vm_expm1_6<>+28(SB)/4, $0x37d00d01
+GLOBL vm_expm1_6<>(SB), RODATA|NOPTR, $32
 
 // func expAVX(dst *float32, x *float32, n int)
 // Requires: AVX, AVX2, FMA3
@@ -456,185 +456,133 @@ tanhAVX_loop4:
 	CMPQ         DX, $0x20
 	JL           tanhAVX_loop1
 	VMOVUPS      (CX), Y0
-	VMOVUPS      32(CX), Y5
+	VMOVUPS      32(CX), Y4
 	VANDPS       vm_abs<>+0(SB), Y0, Y1
-	VANDPS       vm_abs<>+0(SB), Y5, Y6
+	VANDPS       vm_abs<>+0(SB), Y4, Y5
 	VMOVUPS      vm_tanhbig<>+0(SB), Y2
-	VMOVUPS      vm_tanhbig<>+0(SB), Y7
+	VMOVUPS      vm_tanhbig<>+0(SB), Y6
 	VMINPS       Y1, Y2, Y2
-	VMINPS       Y6, Y7, Y7
-	VADDPS       Y2, Y2, Y2
-	VADDPS       Y7, Y7, Y7
+	VMINPS       Y5, Y6, Y6
+	VMULPS       vm_mtwo<>+0(SB), Y2, Y2
+	VMULPS       vm_mtwo<>+0(SB), Y6, Y6
 	VMOVUPS      vm_log2e<>+0(SB), Y3
-	VMOVUPS      vm_log2e<>+0(SB), Y8
+	VMOVUPS      vm_log2e<>+0(SB), Y7
 	VFMADD213PS  vm_round<>+0(SB), Y2, Y3
-	VFMADD213PS  vm_round<>+0(SB), Y7, Y8
-	VSUBPS       vm_round<>+0(SB), Y3, Y4
-	VSUBPS       vm_round<>+0(SB), Y8, Y9
-	VFNMADD231PS vm_ln2hi<>+0(SB), Y4, Y2
-	VFNMADD231PS vm_ln2hi<>+0(SB), Y9, Y7
-	VFNMADD231PS vm_ln2lo<>+0(SB), Y4, Y2
-	VFNMADD231PS vm_ln2lo<>+0(SB), Y9, Y7
-	VMULPS       Y2, Y2, Y4
-	VMULPS       Y7, Y7, Y12
-	VMULPS       Y4, Y4, Y9
-	VMULPS       Y12, Y12, Y13
-	VMOVUPS      vm_exp3<>+0(SB), Y10
-	VMOVUPS      vm_exp3<>+0(SB), Y14
-	VFMADD213PS  vm_exp2<>+0(SB), Y2, Y10
-	VFMADD213PS  vm_exp2<>+0(SB), Y7, Y14
-	VMOVUPS      vm_exp5<>+0(SB), Y11
-	VMOVUPS      vm_exp5<>+0(SB), Y15
-	VFMADD213PS  vm_exp4<>+0(SB), Y2, Y11
-	VFMADD213PS  vm_exp4<>+0(SB), Y7, Y15
-	VFMADD231PS  vm_exp6<>+0(SB), Y4, Y11
-	VFMADD231PS  vm_exp6<>+0(SB), Y12, Y15
-	VFMADD213PS  Y2, Y4, Y10
-	VFMADD213PS  Y7, Y12, Y14
-	VFMADD213PS  Y10, Y9, Y11
-	VFMADD213PS  Y14, Y13, Y15
-	VADDPS       vm_one<>+0(SB), Y11, Y11
-	VADDPS       vm_one<>+0(SB), Y15, Y15
-	VPSUBD       vm_round127<>+0(SB), Y3, Y3
-	VPSUBD       vm_round127<>+0(SB), Y8, Y8
-	VPSLLD       $0x17, Y3, Y3
-	VPSLLD       $0x17, Y8, Y8
-	VMULPS       Y3, Y11, Y11
-	VMULPS       Y8, Y15, Y15
-	VADDPS       vm_one<>+0(SB), Y11, Y2
-	VADDPS       vm_one<>+0(SB), Y15, Y7
-	VMOVUPS      vm_two<>+0(SB), Y3
-	VMOVUPS      vm_two<>+0(SB), Y4
-	VDIVPS       Y2, Y3, Y3
-	VDIVPS       Y7, Y4, Y4
-	VMOVUPS      vm_one<>+0(SB), Y2
-	VMOVUPS      vm_one<>+0(SB), Y7
-	VSUBPS       Y3, Y2, Y3
-	VSUBPS       Y4, Y7, Y4
-	VANDPS       vm_sign<>+0(SB), Y0, Y2
-	VANDPS       vm_sign<>+0(SB), Y5, Y7
-	VORPS        Y2, Y3, Y3
-	VORPS        Y7, Y4, Y4
-	VMULPS       Y0, Y0, Y2
-	VMULPS       Y5, Y5, Y11
-	VMULPS       Y2, Y2, Y7
+	VFMADD213PS  vm_round<>+0(SB), Y6, Y7
+	VSUBPS       vm_round<>+0(SB), Y3, Y1
+	VSUBPS       vm_round<>+0(SB), Y7, Y5
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y1, Y2
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y5, Y6
+	VMULPS       Y2, Y2, Y1
+	VMULPS       Y6, Y6, Y11
+	VMULPS       Y1, Y1, Y5
 	VMULPS       Y11, Y11, Y12
-	VMOVUPS      vm_tanh1<>+0(SB), Y8
-	VMOVUPS      vm_tanh1<>+0(SB), Y13
-	VFMADD213PS  vm_tanh0<>+0(SB), Y2, Y8
-	VFMADD213PS  vm_tanh0<>+0(SB), Y11, Y13
-	VMOVUPS      vm_tanh3<>+0(SB), Y9
-	VMOVUPS      vm_tanh3<>+0(SB), Y14
-	VFMADD213PS  vm_tanh2<>+0(SB), Y2, Y9
-	VFMADD213PS  vm_tanh2<>+0(SB), Y11, Y14
-	VMOVUPS      vm_tanh5<>+0(SB), Y10
-	VMOVUPS      vm_tanh5<>+0(SB), Y15
-	VFMADD213PS  vm_tanh4<>+0(SB), Y2, Y10
-	VFMADD213PS  vm_tanh4<>+0(SB), Y11, Y15
-	VFMADD213PS  Y9, Y7, Y10
+	VMOVUPS      vm_expm1_1<>+0(SB), Y8
+	VMOVUPS      vm_expm1_1<>+0(SB), Y13
+	VFMADD213PS  vm_expm1_0<>+0(SB), Y2, Y8
+	VFMADD213PS  vm_expm1_0<>+0(SB), Y6, Y13
+	VMOVUPS      vm_expm1_3<>+0(SB), Y9
+	VMOVUPS      vm_expm1_3<>+0(SB), Y14
+	VFMADD213PS  vm_expm1_2<>+0(SB), Y2, Y9
+	VFMADD213PS  vm_expm1_2<>+0(SB), Y6, Y14
+	VMOVUPS      vm_expm1_5<>+0(SB), Y10
+	VMOVUPS      vm_expm1_5<>+0(SB), Y15
+	VFMADD213PS  vm_expm1_4<>+0(SB), Y2, Y10
+	VFMADD213PS  vm_expm1_4<>+0(SB), Y6, Y15
+	VFMADD231PS  vm_expm1_6<>+0(SB), Y1, Y10
+	VFMADD231PS  vm_expm1_6<>+0(SB), Y11, Y15
+	VFMADD213PS  Y8, Y1, Y9
+	VFMADD213PS  Y13, Y11, Y14
+	VFMADD213PS  Y9, Y5, Y10
 	VFMADD213PS  Y14, Y12, Y15
-	VFMADD213PS  Y8, Y7, Y10
-	VFMADD213PS  Y13, Y12, Y15
-	VMULPS       Y0, Y2, Y2
-	VMULPS       Y5, Y11, Y11
-	VFMADD213PS  Y0, Y2, Y10
-	VFMADD213PS  Y5, Y11, Y15
-	VCMPPS       $0x01, vm_tanhsmall<>+0(SB), Y1, Y0
-	VCMPPS       $0x01, vm_tanhsmall<>+0(SB), Y6, Y1
-	VBLENDVPS    Y0, Y10, Y3, Y3
-	VBLENDVPS    Y1, Y15, Y4, Y4
+	VFMADD213PS  Y2, Y1, Y10
+	VFMADD213PS  Y6, Y11, Y15
+	VPSUBD       vm_round127<>+0(SB), Y3, Y3
+	VPSUBD       vm_round127<>+0(SB), Y7, Y7
+	VPSLLD       $0x17, Y3, Y3
+	VPSLLD       $0x17, Y7, Y7
+	VMOVUPS      vm_one<>+0(SB), Y1
+	VMOVUPS      vm_one<>+0(SB), Y2
+	VSUBPS       Y3, Y1, Y1
+	VSUBPS       Y7, Y2, Y2
+	VFNMADD213PS Y1, Y10, Y3
+	VFNMADD213PS Y2, Y15, Y7
+	VMOVUPS      vm_two<>+0(SB), Y1
+	VMOVUPS      vm_two<>+0(SB), Y2
+	VSUBPS       Y3, Y1, Y1
+	VSUBPS       Y7, Y2, Y2
+	VDIVPS       Y1, Y3, Y3
+	VDIVPS       Y2, Y7, Y7
+	VANDPS       vm_sign<>+0(SB), Y0, Y1
+	VANDPS       vm_sign<>+0(SB), Y4, Y5
+	VXORPS       Y1, Y3, Y3
+	VXORPS       Y5, Y7, Y7
 	VMOVUPS      Y3, (AX)
-	VMOVUPS      Y4, 32(AX)
+	VMOVUPS      Y7, 32(AX)
 	VMOVUPS      64(CX), Y0
-	VMOVUPS      96(CX), Y5
+	VMOVUPS      96(CX), Y4
 	VANDPS       vm_abs<>+0(SB), Y0, Y1
-	VANDPS       vm_abs<>+0(SB), Y5, Y6
+	VANDPS       vm_abs<>+0(SB), Y4, Y5
 	VMOVUPS      vm_tanhbig<>+0(SB), Y2
-	VMOVUPS      vm_tanhbig<>+0(SB), Y7
+	VMOVUPS      vm_tanhbig<>+0(SB), Y6
 	VMINPS       Y1, Y2, Y2
-	VMINPS       Y6, Y7, Y7
-	VADDPS       Y2, Y2, Y2
-	VADDPS       Y7, Y7, Y7
+	VMINPS       Y5, Y6, Y6
+	VMULPS       vm_mtwo<>+0(SB), Y2, Y2
+	VMULPS       vm_mtwo<>+0(SB), Y6, Y6
 	VMOVUPS      vm_log2e<>+0(SB), Y3
-	VMOVUPS      vm_log2e<>+0(SB), Y8
+	VMOVUPS      vm_log2e<>+0(SB), Y7
 	VFMADD213PS  vm_round<>+0(SB), Y2, Y3
-	VFMADD213PS  vm_round<>+0(SB), Y7, Y8
-	VSUBPS       vm_round<>+0(SB), Y3, Y4
-	VSUBPS       vm_round<>+0(SB), Y8, Y9
-	VFNMADD231PS vm_ln2hi<>+0(SB), Y4, Y2
-	VFNMADD231PS vm_ln2hi<>+0(SB), Y9, Y7
-	VFNMADD231PS vm_ln2lo<>+0(SB), Y4, Y2
-	VFNMADD231PS vm_ln2lo<>+0(SB), Y9, Y7
-	VMULPS       Y2, Y2, Y4
-	VMULPS       Y7, Y7, Y12
-	VMULPS       Y4, Y4, Y9
-	VMULPS       Y12, Y12, Y13
-	VMOVUPS      vm_exp3<>+0(SB), Y10
-	VMOVUPS      vm_exp3<>+0(SB), Y14
-	VFMADD213PS  vm_exp2<>+0(SB), Y2, Y10
-	VFMADD213PS  vm_exp2<>+0(SB), Y7, Y14
-	VMOVUPS      vm_exp5<>+0(SB), Y11
-	VMOVUPS      vm_exp5<>+0(SB), Y15
-	VFMADD213PS  vm_exp4<>+0(SB), Y2, Y11
-	VFMADD213PS  vm_exp4<>+0(SB), Y7, Y15
-	VFMADD231PS  vm_exp6<>+0(SB), Y4, Y11
-	VFMADD231PS  vm_exp6<>+0(SB), Y12, Y15
-	VFMADD213PS  Y2, Y4, Y10
-	VFMADD213PS  Y7, Y12, Y14
-	VFMADD213PS  Y10, Y9, Y11
-	VFMADD213PS  Y14, Y13, Y15
-	VADDPS       vm_one<>+0(SB), Y11, Y11
-	VADDPS       vm_one<>+0(SB), Y15, Y15
-	VPSUBD       vm_round127<>+0(SB), Y3, Y3
-	VPSUBD       vm_round127<>+0(SB), Y8, Y8
-	VPSLLD       $0x17, Y3, Y3
-	VPSLLD       $0x17, Y8, Y8
-	VMULPS       Y3, Y11, Y11
-	VMULPS       Y8, Y15, Y15
-	VADDPS       vm_one<>+0(SB), Y11, Y2
-	VADDPS       vm_one<>+0(SB), Y15, Y7
-	VMOVUPS      vm_two<>+0(SB), Y3
-	VMOVUPS      vm_two<>+0(SB), Y4
-	VDIVPS       Y2, Y3, Y3
-	VDIVPS       Y7, Y4, Y4
-	VMOVUPS      vm_one<>+0(SB), Y2
-	VMOVUPS      vm_one<>+0(SB), Y7
-	VSUBPS       Y3, Y2, Y3
-	VSUBPS       Y4, Y7, Y4
-	VANDPS       vm_sign<>+0(SB), Y0, Y2
-	VANDPS       vm_sign<>+0(SB), Y5, Y7
-	VORPS        Y2, Y3, Y3
-	VORPS        Y7, Y4, Y4
-	VMULPS       Y0, Y0, Y2
-	VMULPS       Y5, Y5, Y11
-	VMULPS       Y2, Y2, Y7
+	VFMADD213PS  vm_round<>+0(SB), Y6, Y7
+	VSUBPS       vm_round<>+0(SB), Y3, Y1
+	VSUBPS       vm_round<>+0(SB), Y7, Y5
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y1, Y2
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y5, Y6
+	VMULPS       Y2, Y2, Y1
+	VMULPS       Y6, Y6, Y11
+	VMULPS       Y1, Y1, Y5
 	VMULPS       Y11, Y11, Y12
-	VMOVUPS      vm_tanh1<>+0(SB), Y8
-	VMOVUPS      vm_tanh1<>+0(SB), Y13
-	VFMADD213PS  vm_tanh0<>+0(SB), Y2, Y8
-	VFMADD213PS  vm_tanh0<>+0(SB), Y11, Y13
-	VMOVUPS      vm_tanh3<>+0(SB), Y9
-	VMOVUPS      vm_tanh3<>+0(SB), Y14
-	VFMADD213PS  vm_tanh2<>+0(SB), Y2, Y9
-	VFMADD213PS  vm_tanh2<>+0(SB), Y11, Y14
-	VMOVUPS      vm_tanh5<>+0(SB), Y10
-	VMOVUPS      vm_tanh5<>+0(SB), Y15
-	VFMADD213PS  vm_tanh4<>+0(SB), Y2, Y10
-	VFMADD213PS  vm_tanh4<>+0(SB), Y11, Y15
-	VFMADD213PS  Y9, Y7, Y10
+	VMOVUPS      vm_expm1_1<>+0(SB), Y8
+	VMOVUPS      vm_expm1_1<>+0(SB), Y13
+	VFMADD213PS  vm_expm1_0<>+0(SB), Y2, Y8
+	VFMADD213PS  vm_expm1_0<>+0(SB), Y6, Y13
+	VMOVUPS      vm_expm1_3<>+0(SB), Y9
+	VMOVUPS      vm_expm1_3<>+0(SB), Y14
+	VFMADD213PS  vm_expm1_2<>+0(SB), Y2, Y9
+	VFMADD213PS  vm_expm1_2<>+0(SB), Y6, Y14
+	VMOVUPS      vm_expm1_5<>+0(SB), Y10
+	VMOVUPS      vm_expm1_5<>+0(SB), Y15
+	VFMADD213PS  vm_expm1_4<>+0(SB), Y2, Y10
+	VFMADD213PS  vm_expm1_4<>+0(SB), Y6, Y15
+	VFMADD231PS  vm_expm1_6<>+0(SB), Y1, Y10
+	VFMADD231PS  vm_expm1_6<>+0(SB), Y11, Y15
+	VFMADD213PS  Y8, Y1, Y9
+	VFMADD213PS  Y13, Y11, Y14
+	VFMADD213PS  Y9, Y5, Y10
 	VFMADD213PS  Y14, Y12, Y15
-	VFMADD213PS  Y8, Y7, Y10
-	VFMADD213PS  Y13, Y12, Y15
-	VMULPS       Y0, Y2, Y2
-	VMULPS       Y5, Y11, Y11
-	VFMADD213PS  Y0, Y2, Y10
-	VFMADD213PS  Y5, Y11, Y15
-	VCMPPS       $0x01, vm_tanhsmall<>+0(SB), Y1, Y0
-	VCMPPS       $0x01, vm_tanhsmall<>+0(SB), Y6, Y1
-	VBLENDVPS    Y0, Y10, Y3, Y3
-	VBLENDVPS    Y1, Y15, Y4, Y4
+	VFMADD213PS  Y2, Y1, Y10
+	VFMADD213PS  Y6, Y11, Y15
+	VPSUBD       vm_round127<>+0(SB), Y3, Y3
+	VPSUBD       vm_round127<>+0(SB), Y7, Y7
+	VPSLLD       $0x17, Y3, Y3
+	VPSLLD       $0x17, Y7, Y7
+	VMOVUPS      vm_one<>+0(SB), Y1
+	VMOVUPS      vm_one<>+0(SB), Y2
+	VSUBPS       Y3, Y1, Y1
+	VSUBPS       Y7, Y2, Y2
+	VFNMADD213PS Y1, Y10, Y3
+	VFNMADD213PS Y2, Y15, Y7
+	VMOVUPS      vm_two<>+0(SB), Y1
+	VMOVUPS      vm_two<>+0(SB), Y2
+	VSUBPS       Y3, Y1, Y1
+	VSUBPS       Y7, Y2, Y2
+	VDIVPS       Y1, Y3, Y3
+	VDIVPS       Y2, Y7, Y7
+	VANDPS       vm_sign<>+0(SB), Y0, Y1
+	VANDPS       vm_sign<>+0(SB), Y4, Y5
+	VXORPS       Y1, Y3, Y3
+	VXORPS       Y5, Y7, Y7
 	VMOVUPS      Y3, 64(AX)
-	VMOVUPS      Y4, 96(AX)
+	VMOVUPS      Y7, 96(AX)
 	ADDQ         $0x00000080, CX
 	ADDQ         $0x00000080, AX
 	SUBQ         $0x20, DX
@@ -647,47 +595,34 @@ tanhAVX_loop1:
 	VANDPS       vm_abs<>+0(SB), Y0, Y1
 	VMOVUPS      vm_tanhbig<>+0(SB), Y2
 	VMINPS       Y1, Y2, Y2
-	VADDPS       Y2, Y2, Y2
+	VMULPS       vm_mtwo<>+0(SB), Y2, Y2
 	VMOVUPS      vm_log2e<>+0(SB), Y3
 	VFMADD213PS  vm_round<>+0(SB), Y2, Y3
-	VSUBPS       vm_round<>+0(SB), Y3, Y4
-	VFNMADD231PS vm_ln2hi<>+0(SB), Y4, Y2
-	VFNMADD231PS vm_ln2lo<>+0(SB), Y4, Y2
-	VMULPS       Y2, Y2, Y4
-	VMULPS       Y4, Y4, Y5
-	VMOVUPS      vm_exp3<>+0(SB), Y6
-	VFMADD213PS  vm_exp2<>+0(SB), Y2, Y6
-	VMOVUPS      vm_exp5<>+0(SB), Y7
-	VFMADD213PS  vm_exp4<>+0(SB), Y2, Y7
-	VFMADD231PS  vm_exp6<>+0(SB), Y4, Y7
-	VFMADD213PS  Y2, Y4, Y6
-	VFMADD213PS  Y6, Y5, Y7
-	VADDPS       vm_one<>+0(SB), Y7, Y7
+	VSUBPS       vm_round<>+0(SB), Y3, Y1
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y1, Y2
+	VMULPS       Y2, Y2, Y1
+	VMULPS       Y1, Y1, Y4
+	VMOVUPS      vm_expm1_1<>+0(SB), Y5
+	VFMADD213PS  vm_expm1_0<>+0(SB), Y2, Y5
+	VMOVUPS      vm_expm1_3<>+0(SB), Y6
+	VFMADD213PS  vm_expm1_2<>+0(SB), Y2, Y6
+	VMOVUPS      vm_expm1_5<>+0(SB), Y7
+	VFMADD213PS  vm_expm1_4<>+0(SB), Y2, Y7
+	VFMADD231PS  vm_expm1_6<>+0(SB), Y1, Y7
+	VFMADD213PS  Y5, Y1, Y6
+	VFMADD213PS  Y6, Y4, Y7
+	VFMADD213PS  Y2, Y1, Y7
 	VPSUBD       vm_round127<>+0(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
-	VMULPS       Y3, Y7, Y7
-	VADDPS       vm_one<>+0(SB), Y7, Y3
-	VMOVUPS      vm_two<>+0(SB), Y2
-	VDIVPS       Y3, Y2, Y2
-	VMOVUPS      vm_one<>+0(SB), Y3
-	VSUBPS       Y2, Y3, Y2
-	VANDPS       vm_sign<>+0(SB), Y0, Y3
-	VORPS        Y3, Y2, Y2
-	VMULPS       Y0, Y0, Y3
-	VMULPS       Y3, Y3, Y4
-	VMOVUPS      vm_tanh1<>+0(SB), Y5
-	VFMADD213PS  vm_tanh0<>+0(SB), Y3, Y5
-	VMOVUPS      vm_tanh3<>+0(SB), Y6
-	VFMADD213PS  vm_tanh2<>+0(SB), Y3, Y6
-	VMOVUPS      vm_tanh5<>+0(SB), Y7
-	VFMADD213PS  vm_tanh4<>+0(SB), Y3, Y7
-	VFMADD213PS  Y6, Y4, Y7
-	VFMADD213PS  Y5, Y4, Y7
-	VMULPS       Y0, Y3, Y3
-	VFMADD213PS  Y0, Y3, Y7
-	VCMPPS       $0x01, vm_tanhsmall<>+0(SB), Y1, Y0
-	VBLENDVPS    Y0, Y7, Y2, Y2
-	VMOVUPS      Y2, (AX)
+	VMOVUPS      vm_one<>+0(SB), Y1
+	VSUBPS       Y3, Y1, Y1
+	VFNMADD213PS Y1, Y7, Y3
+	VMOVUPS      vm_two<>+0(SB), Y1
+	VSUBPS       Y3, Y1, Y1
+	VDIVPS       Y1, Y3, Y3
+	VANDPS       vm_sign<>+0(SB), Y0, Y1
+	VXORPS       Y1, Y3, Y3
+	VMOVUPS      Y3, (AX)
 	ADDQ         $0x20, CX
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, DX
@@ -768,16 +703,12 @@ logisticAVX_loop4:
 	VBLENDVPS    Y4, Y14, Y6, Y6
 	VDIVPS       Y2, Y3, Y3
 	VDIVPS       Y5, Y6, Y6
-	VCMPPS       $0x01, vm_sixteenth<>+0(SB), Y10, Y2
-	VCMPPS       $0x01, vm_sixteenth<>+0(SB), Y14, Y5
-	VANDPS       Y1, Y2, Y2
-	VANDPS       Y4, Y5, Y5
-	VMOVAPS      Y10, Y1
-	VMOVAPS      Y14, Y4
-	VFNMADD231PS Y3, Y10, Y1
-	VFNMADD231PS Y6, Y14, Y4
-	VBLENDVPS    Y2, Y1, Y3, Y3
-	VBLENDVPS    Y5, Y4, Y6, Y6
+	VMOVAPS      Y10, Y2
+	VMOVAPS      Y14, Y5
+	VFNMADD231PS Y3, Y10, Y2
+	VFNMADD231PS Y6, Y14, Y5
+	VBLENDVPS    Y1, Y2, Y3, Y3
+	VBLENDVPS    Y4, Y5, Y6, Y6
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y6, 32(AX)
 	VMOVUPS      64(CX), Y1
@@ -840,16 +771,12 @@ logisticAVX_loop4:
 	VBLENDVPS    Y4, Y14, Y6, Y6
 	VDIVPS       Y2, Y3, Y3
 	VDIVPS       Y5, Y6, Y6
-	VCMPPS       $0x01, vm_sixteenth<>+0(SB), Y10, Y2
-	VCMPPS       $0x01, vm_sixteenth<>+0(SB), Y14, Y5
-	VANDPS       Y1, Y2, Y2
-	VANDPS       Y4, Y5, Y5
-	VMOVAPS      Y10, Y1
-	VMOVAPS      Y14, Y4
-	VFNMADD231PS Y3, Y10, Y1
-	VFNMADD231PS Y6, Y14, Y4
-	VBLENDVPS    Y2, Y1, Y3, Y3
-	VBLENDVPS    Y5, Y4, Y6, Y6
+	VMOVAPS      Y10, Y2
+	VMOVAPS      Y14, Y5
+	VFNMADD231PS Y3, Y10, Y2
+	VFNMADD231PS Y6, Y14, Y5
+	VBLENDVPS    Y1, Y2, Y3, Y3
+	VBLENDVPS    Y4, Y5, Y6, Y6
 	VMOVUPS      Y3, 64(AX)
 	VMOVUPS      Y6, 96(AX)
 	ADDQ         $0x00000080, CX
@@ -890,11 +817,9 @@ logisticAVX_loop1:
 	VMOVUPS      vm_one<>+0(SB), Y3
 	VBLENDVPS    Y1, Y7, Y3, Y3
 	VDIVPS       Y2, Y3, Y3
-	VCMPPS       $0x01, vm_sixteenth<>+0(SB), Y7, Y2
-	VANDPS       Y1, Y2, Y2
-	VMOVAPS      Y7, Y1
-	VFNMADD231PS Y3, Y7, Y1
-	VBLENDVPS    Y2, Y1, Y3, Y3
+	VMOVAPS      Y7, Y2
+	VFNMADD231PS Y3, Y7, Y2
+	VBLENDVPS    Y1, Y2, Y3, Y3
 	VMOVUPS      Y3, (AX)
 	ADDQ         $0x20, CX
 	ADDQ         $0x20, AX
@@ -1078,185 +1003,133 @@ tanhAVXNT_loop4:
 	CMPQ         DX, $0x20
 	JL           tanhAVXNT_loop1
 	VMOVUPS      (CX), Y0
-	VMOVUPS      32(CX), Y5
+	VMOVUPS      32(CX), Y4
 	VANDPS       vm_abs<>+0(SB), Y0, Y1
-	VANDPS       vm_abs<>+0(SB), Y5, Y6
+	VANDPS       vm_abs<>+0(SB), Y4, Y5
 	VMOVUPS      vm_tanhbig<>+0(SB), Y2
-	VMOVUPS      vm_tanhbig<>+0(SB), Y7
+	VMOVUPS      vm_tanhbig<>+0(SB), Y6
 	VMINPS       Y1, Y2, Y2
-	VMINPS       Y6, Y7, Y7
-	VADDPS       Y2, Y2, Y2
-	VADDPS       Y7, Y7, Y7
+	VMINPS       Y5, Y6, Y6
+	VMULPS       vm_mtwo<>+0(SB), Y2, Y2
+	VMULPS       vm_mtwo<>+0(SB), Y6, Y6
 	VMOVUPS      vm_log2e<>+0(SB), Y3
-	VMOVUPS      vm_log2e<>+0(SB), Y8
+	VMOVUPS      vm_log2e<>+0(SB), Y7
 	VFMADD213PS  vm_round<>+0(SB), Y2, Y3
-	VFMADD213PS  vm_round<>+0(SB), Y7, Y8
-	VSUBPS       vm_round<>+0(SB), Y3, Y4
-	VSUBPS       vm_round<>+0(SB), Y8, Y9
-	VFNMADD231PS vm_ln2hi<>+0(SB), Y4, Y2
-	VFNMADD231PS vm_ln2hi<>+0(SB), Y9, Y7
-	VFNMADD231PS vm_ln2lo<>+0(SB), Y4, Y2
-	VFNMADD231PS vm_ln2lo<>+0(SB), Y9, Y7
-	VMULPS       Y2, Y2, Y4
-	VMULPS       Y7, Y7, Y12
-	VMULPS       Y4, Y4, Y9
-	VMULPS       Y12, Y12, Y13
-	VMOVUPS      vm_exp3<>+0(SB), Y10
-	VMOVUPS      vm_exp3<>+0(SB), Y14
-	VFMADD213PS  vm_exp2<>+0(SB), Y2, Y10
-	VFMADD213PS  vm_exp2<>+0(SB), Y7, Y14
-	VMOVUPS      vm_exp5<>+0(SB), Y11
-	VMOVUPS      vm_exp5<>+0(SB), Y15
-	VFMADD213PS  vm_exp4<>+0(SB), Y2, Y11
-	VFMADD213PS  vm_exp4<>+0(SB), Y7, Y15
-	VFMADD231PS  vm_exp6<>+0(SB), Y4, Y11
-	VFMADD231PS  vm_exp6<>+0(SB), Y12, Y15
-	VFMADD213PS  Y2, Y4, Y10
-	VFMADD213PS  Y7, Y12, Y14
-	VFMADD213PS  Y10, Y9, Y11
-	VFMADD213PS  Y14, Y13, Y15
-	VADDPS       vm_one<>+0(SB), Y11, Y11
-	VADDPS       vm_one<>+0(SB), Y15, Y15
-	VPSUBD       vm_round127<>+0(SB), Y3, Y3
-	VPSUBD       vm_round127<>+0(SB), Y8, Y8
-	VPSLLD       $0x17, Y3, Y3
-	VPSLLD       $0x17, Y8, Y8
-	VMULPS       Y3, Y11, Y11
-	VMULPS       Y8, Y15, Y15
-	VADDPS       vm_one<>+0(SB), Y11, Y2
-	VADDPS       vm_one<>+0(SB), Y15, Y7
-	VMOVUPS      vm_two<>+0(SB), Y3
-	VMOVUPS      vm_two<>+0(SB), Y4
-	VDIVPS       Y2, Y3, Y3
-	VDIVPS       Y7, Y4, Y4
-	VMOVUPS      vm_one<>+0(SB), Y2
-	VMOVUPS      vm_one<>+0(SB), Y7
-	VSUBPS       Y3, Y2, Y3
-	VSUBPS       Y4, Y7, Y4
-	VANDPS       vm_sign<>+0(SB), Y0, Y2
-	VANDPS       vm_sign<>+0(SB), Y5, Y7
-	VORPS        Y2, Y3, Y3
-	VORPS        Y7, Y4, Y4
-	VMULPS       Y0, Y0, Y2
-	VMULPS       Y5, Y5, Y11
-	VMULPS       Y2, Y2, Y7
+	VFMADD213PS  vm_round<>+0(SB), Y6, Y7
+	VSUBPS       vm_round<>+0(SB), Y3, Y1
+	VSUBPS       vm_round<>+0(SB), Y7, Y5
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y1, Y2
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y5, Y6
+	VMULPS       Y2, Y2, Y1
+	VMULPS       Y6, Y6, Y11
+	VMULPS       Y1, Y1, Y5
 	VMULPS       Y11, Y11, Y12
-	VMOVUPS      vm_tanh1<>+0(SB), Y8
-	VMOVUPS      vm_tanh1<>+0(SB), Y13
-	VFMADD213PS  vm_tanh0<>+0(SB), Y2, Y8
-	VFMADD213PS  vm_tanh0<>+0(SB), Y11, Y13
-	VMOVUPS      vm_tanh3<>+0(SB), Y9
-	VMOVUPS      vm_tanh3<>+0(SB), Y14
-	VFMADD213PS  vm_tanh2<>+0(SB), Y2, Y9
-	VFMADD213PS  vm_tanh2<>+0(SB), Y11, Y14
-	VMOVUPS      vm_tanh5<>+0(SB), Y10
-	VMOVUPS      vm_tanh5<>+0(SB), Y15
-	VFMADD213PS  vm_tanh4<>+0(SB), Y2, Y10
-	VFMADD213PS  vm_tanh4<>+0(SB), Y11, Y15
-	VFMADD213PS  Y9, Y7, Y10
+	VMOVUPS      vm_expm1_1<>+0(SB), Y8
+	VMOVUPS      vm_expm1_1<>+0(SB), Y13
+	VFMADD213PS  vm_expm1_0<>+0(SB), Y2, Y8
+	VFMADD213PS  vm_expm1_0<>+0(SB), Y6, Y13
+	VMOVUPS      vm_expm1_3<>+0(SB), Y9
+	VMOVUPS      vm_expm1_3<>+0(SB), Y14
+	VFMADD213PS  vm_expm1_2<>+0(SB), Y2, Y9
+	VFMADD213PS  vm_expm1_2<>+0(SB), Y6, Y14
+	VMOVUPS      vm_expm1_5<>+0(SB), Y10
+	VMOVUPS      vm_expm1_5<>+0(SB), Y15
+	VFMADD213PS  vm_expm1_4<>+0(SB), Y2, Y10
+	VFMADD213PS  vm_expm1_4<>+0(SB), Y6, Y15
+	VFMADD231PS  vm_expm1_6<>+0(SB), Y1, Y10
+	VFMADD231PS  vm_expm1_6<>+0(SB), Y11, Y15
+	VFMADD213PS  Y8, Y1, Y9
+	VFMADD213PS  Y13, Y11, Y14
+	VFMADD213PS  Y9, Y5, Y10
 	VFMADD213PS  Y14, Y12, Y15
-	VFMADD213PS  Y8, Y7, Y10
-	VFMADD213PS  Y13, Y12, Y15
-	VMULPS       Y0, Y2, Y2
-	VMULPS       Y5, Y11, Y11
-	VFMADD213PS  Y0, Y2, Y10
-	VFMADD213PS  Y5, Y11, Y15
-	VCMPPS       $0x01, vm_tanhsmall<>+0(SB), Y1, Y0
-	VCMPPS       $0x01, vm_tanhsmall<>+0(SB), Y6, Y1
-	VBLENDVPS    Y0, Y10, Y3, Y3
-	VBLENDVPS    Y1, Y15, Y4, Y4
+	VFMADD213PS  Y2, Y1, Y10
+	VFMADD213PS  Y6, Y11, Y15
+	VPSUBD       vm_round127<>+0(SB), Y3, Y3
+	VPSUBD       vm_round127<>+0(SB), Y7, Y7
+	VPSLLD       $0x17, Y3, Y3
+	VPSLLD       $0x17, Y7, Y7
+	VMOVUPS      vm_one<>+0(SB), Y1
+	VMOVUPS      vm_one<>+0(SB), Y2
+	VSUBPS       Y3, Y1, Y1
+	VSUBPS       Y7, Y2, Y2
+	VFNMADD213PS Y1, Y10, Y3
+	VFNMADD213PS Y2, Y15, Y7
+	VMOVUPS      vm_two<>+0(SB), Y1
+	VMOVUPS      vm_two<>+0(SB), Y2
+	VSUBPS       Y3, Y1, Y1
+	VSUBPS       Y7, Y2, Y2
+	VDIVPS       Y1, Y3, Y3
+	VDIVPS       Y2, Y7, Y7
+	VANDPS       vm_sign<>+0(SB), Y0, Y1
+	VANDPS       vm_sign<>+0(SB), Y4, Y5
+	VXORPS       Y1, Y3, Y3
+	VXORPS       Y5, Y7, Y7
 	VMOVNTPS     Y3, (AX)
-	VMOVNTPS     Y4, 32(AX)
+	VMOVNTPS     Y7, 32(AX)
 	VMOVUPS      64(CX), Y0
-	VMOVUPS      96(CX), Y5
+	VMOVUPS      96(CX), Y4
 	VANDPS       vm_abs<>+0(SB), Y0, Y1
-	VANDPS       vm_abs<>+0(SB), Y5, Y6
+	VANDPS       vm_abs<>+0(SB), Y4, Y5
 	VMOVUPS      vm_tanhbig<>+0(SB), Y2
-	VMOVUPS      vm_tanhbig<>+0(SB), Y7
+	VMOVUPS      vm_tanhbig<>+0(SB), Y6
 	VMINPS       Y1, Y2, Y2
-	VMINPS       Y6, Y7, Y7
-	VADDPS       Y2, Y2, Y2
-	VADDPS       Y7, Y7, Y7
+	VMINPS       Y5, Y6, Y6
+	VMULPS       vm_mtwo<>+0(SB), Y2, Y2
+	VMULPS       vm_mtwo<>+0(SB), Y6, Y6
 	VMOVUPS      vm_log2e<>+0(SB), Y3
-	VMOVUPS      vm_log2e<>+0(SB), Y8
+	VMOVUPS      vm_log2e<>+0(SB), Y7
 	VFMADD213PS  vm_round<>+0(SB), Y2, Y3
-	VFMADD213PS  vm_round<>+0(SB), Y7, Y8
-	VSUBPS       vm_round<>+0(SB), Y3, Y4
-	VSUBPS       vm_round<>+0(SB), Y8, Y9
-	VFNMADD231PS vm_ln2hi<>+0(SB), Y4, Y2
-	VFNMADD231PS vm_ln2hi<>+0(SB), Y9, Y7
-	VFNMADD231PS vm_ln2lo<>+0(SB), Y4, Y2
-	VFNMADD231PS vm_ln2lo<>+0(SB), Y9, Y7
-	VMULPS       Y2, Y2, Y4
-	VMULPS       Y7, Y7, Y12
-	VMULPS       Y4, Y4, Y9
-	VMULPS       Y12, Y12, Y13
-	VMOVUPS      vm_exp3<>+0(SB), Y10
-	VMOVUPS      vm_exp3<>+0(SB), Y14
-	VFMADD213PS  vm_exp2<>+0(SB), Y2, Y10
-	VFMADD213PS  vm_exp2<>+0(SB), Y7, Y14
-	VMOVUPS      vm_exp5<>+0(SB), Y11
-	VMOVUPS      vm_exp5<>+0(SB), Y15
-	VFMADD213PS  vm_exp4<>+0(SB), Y2, Y11
-	VFMADD213PS  vm_exp4<>+0(SB), Y7, Y15
-	VFMADD231PS  vm_exp6<>+0(SB), Y4, Y11
-	VFMADD231PS  vm_exp6<>+0(SB), Y12, Y15
-	VFMADD213PS  Y2, Y4, Y10
-	VFMADD213PS  Y7, Y12, Y14
-	VFMADD213PS  Y10, Y9, Y11
-	VFMADD213PS  Y14, Y13, Y15
-	VADDPS       vm_one<>+0(SB), Y11, Y11
-	VADDPS       vm_one<>+0(SB), Y15, Y15
-	VPSUBD       vm_round127<>+0(SB), Y3, Y3
-	VPSUBD       vm_round127<>+0(SB), Y8, Y8
-	VPSLLD       $0x17, Y3, Y3
-	VPSLLD       $0x17, Y8, Y8
-	VMULPS       Y3, Y11, Y11
-	VMULPS       Y8, Y15, Y15
-	VADDPS       vm_one<>+0(SB), Y11, Y2
-	VADDPS       vm_one<>+0(SB), Y15, Y7
-	VMOVUPS      vm_two<>+0(SB), Y3
-	VMOVUPS      vm_two<>+0(SB), Y4
-	VDIVPS       Y2, Y3, Y3
-	VDIVPS       Y7, Y4, Y4
-	VMOVUPS      vm_one<>+0(SB), Y2
-	VMOVUPS      vm_one<>+0(SB), Y7
-	VSUBPS       Y3, Y2, Y3
-	VSUBPS       Y4, Y7, Y4
-	VANDPS       vm_sign<>+0(SB), Y0, Y2
-	VANDPS       vm_sign<>+0(SB), Y5, Y7
-	VORPS        Y2, Y3, Y3
-	VORPS        Y7, Y4, Y4
-	VMULPS       Y0, Y0, Y2
-	VMULPS       Y5, Y5, Y11
-	VMULPS       Y2, Y2, Y7
+	VFMADD213PS  vm_round<>+0(SB), Y6, Y7
+	VSUBPS       vm_round<>+0(SB), Y3, Y1
+	VSUBPS       vm_round<>+0(SB), Y7, Y5
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y1, Y2
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y5, Y6
+	VMULPS       Y2, Y2, Y1
+	VMULPS       Y6, Y6, Y11
+	VMULPS       Y1, Y1, Y5
 	VMULPS       Y11, Y11, Y12
-	VMOVUPS      vm_tanh1<>+0(SB), Y8
-	VMOVUPS      vm_tanh1<>+0(SB), Y13
-	VFMADD213PS  vm_tanh0<>+0(SB), Y2, Y8
-	VFMADD213PS  vm_tanh0<>+0(SB), Y11, Y13
-	VMOVUPS      vm_tanh3<>+0(SB), Y9
-	VMOVUPS      vm_tanh3<>+0(SB), Y14
-	VFMADD213PS  vm_tanh2<>+0(SB), Y2, Y9
-	VFMADD213PS  vm_tanh2<>+0(SB), Y11, Y14
-	VMOVUPS      vm_tanh5<>+0(SB), Y10
-	VMOVUPS      vm_tanh5<>+0(SB), Y15
-	VFMADD213PS  vm_tanh4<>+0(SB), Y2, Y10
-	VFMADD213PS  vm_tanh4<>+0(SB), Y11, Y15
-	VFMADD213PS  Y9, Y7, Y10
+	VMOVUPS      vm_expm1_1<>+0(SB), Y8
+	VMOVUPS      vm_expm1_1<>+0(SB), Y13
+	VFMADD213PS  vm_expm1_0<>+0(SB), Y2, Y8
+	VFMADD213PS  vm_expm1_0<>+0(SB), Y6, Y13
+	VMOVUPS      vm_expm1_3<>+0(SB), Y9
+	VMOVUPS      vm_expm1_3<>+0(SB), Y14
+	VFMADD213PS  vm_expm1_2<>+0(SB), Y2, Y9
+	VFMADD213PS  vm_expm1_2<>+0(SB), Y6, Y14
+	VMOVUPS      vm_expm1_5<>+0(SB), Y10
+	VMOVUPS      vm_expm1_5<>+0(SB), Y15
+	VFMADD213PS  vm_expm1_4<>+0(SB), Y2, Y10
+	VFMADD213PS  vm_expm1_4<>+0(SB), Y6, Y15
+	VFMADD231PS  vm_expm1_6<>+0(SB), Y1, Y10
+	VFMADD231PS  vm_expm1_6<>+0(SB), Y11, Y15
+	VFMADD213PS  Y8, Y1, Y9
+	VFMADD213PS  Y13, Y11, Y14
+	VFMADD213PS  Y9, Y5, Y10
 	VFMADD213PS  Y14, Y12, Y15
-	VFMADD213PS  Y8, Y7, Y10
-	VFMADD213PS  Y13, Y12, Y15
-	VMULPS       Y0, Y2, Y2
-	VMULPS       Y5, Y11, Y11
-	VFMADD213PS  Y0, Y2, Y10
-	VFMADD213PS  Y5, Y11, Y15
-	VCMPPS       $0x01, vm_tanhsmall<>+0(SB), Y1, Y0
-	VCMPPS       $0x01, vm_tanhsmall<>+0(SB), Y6, Y1
-	VBLENDVPS    Y0, Y10, Y3, Y3
-	VBLENDVPS    Y1, Y15, Y4, Y4
+	VFMADD213PS  Y2, Y1, Y10
+	VFMADD213PS  Y6, Y11, Y15
+	VPSUBD       vm_round127<>+0(SB), Y3, Y3
+	VPSUBD       vm_round127<>+0(SB), Y7, Y7
+	VPSLLD       $0x17, Y3, Y3
+	VPSLLD       $0x17, Y7, Y7
+	VMOVUPS      vm_one<>+0(SB), Y1
+	VMOVUPS      vm_one<>+0(SB), Y2
+	VSUBPS       Y3, Y1, Y1
+	VSUBPS       Y7, Y2, Y2
+	VFNMADD213PS Y1, Y10, Y3
+	VFNMADD213PS Y2, Y15, Y7
+	VMOVUPS      vm_two<>+0(SB), Y1
+	VMOVUPS      vm_two<>+0(SB), Y2
+	VSUBPS       Y3, Y1, Y1
+	VSUBPS       Y7, Y2, Y2
+	VDIVPS       Y1, Y3, Y3
+	VDIVPS       Y2, Y7, Y7
+	VANDPS       vm_sign<>+0(SB), Y0, Y1
+	VANDPS       vm_sign<>+0(SB), Y4, Y5
+	VXORPS       Y1, Y3, Y3
+	VXORPS       Y5, Y7, Y7
 	VMOVNTPS     Y3, 64(AX)
-	VMOVNTPS     Y4, 96(AX)
+	VMOVNTPS     Y7, 96(AX)
 	ADDQ         $0x00000080, CX
 	ADDQ         $0x00000080, AX
 	SUBQ         $0x20, DX
@@ -1269,47 +1142,34 @@ tanhAVXNT_loop1:
 	VANDPS       vm_abs<>+0(SB), Y0, Y1
 	VMOVUPS      vm_tanhbig<>+0(SB), Y2
 	VMINPS       Y1, Y2, Y2
-	VADDPS       Y2, Y2, Y2
+	VMULPS       vm_mtwo<>+0(SB), Y2, Y2
 	VMOVUPS      vm_log2e<>+0(SB), Y3
 	VFMADD213PS  vm_round<>+0(SB), Y2, Y3
-	VSUBPS       vm_round<>+0(SB), Y3, Y4
-	VFNMADD231PS vm_ln2hi<>+0(SB), Y4, Y2
-	VFNMADD231PS vm_ln2lo<>+0(SB), Y4, Y2
-	VMULPS       Y2, Y2, Y4
-	VMULPS       Y4, Y4, Y5
-	VMOVUPS      vm_exp3<>+0(SB), Y6
-	VFMADD213PS  vm_exp2<>+0(SB), Y2, Y6
-	VMOVUPS      vm_exp5<>+0(SB), Y7
-	VFMADD213PS  vm_exp4<>+0(SB), Y2, Y7
-	VFMADD231PS  vm_exp6<>+0(SB), Y4, Y7
-	VFMADD213PS  Y2, Y4, Y6
-	VFMADD213PS  Y6, Y5, Y7
-	VADDPS       vm_one<>+0(SB), Y7, Y7
+	VSUBPS       vm_round<>+0(SB), Y3, Y1
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y1, Y2
+	VMULPS       Y2, Y2, Y1
+	VMULPS       Y1, Y1, Y4
+	VMOVUPS      vm_expm1_1<>+0(SB), Y5
+	VFMADD213PS  vm_expm1_0<>+0(SB), Y2, Y5
+	VMOVUPS      vm_expm1_3<>+0(SB), Y6
+	VFMADD213PS  vm_expm1_2<>+0(SB), Y2, Y6
+	VMOVUPS      vm_expm1_5<>+0(SB), Y7
+	VFMADD213PS  vm_expm1_4<>+0(SB), Y2, Y7
+	VFMADD231PS  vm_expm1_6<>+0(SB), Y1, Y7
+	VFMADD213PS  Y5, Y1, Y6
+	VFMADD213PS  Y6, Y4, Y7
+	VFMADD213PS  Y2, Y1, Y7
 	VPSUBD       vm_round127<>+0(SB), Y3, Y3
 	VPSLLD       $0x17, Y3, Y3
-	VMULPS       Y3, Y7, Y7
-	VADDPS       vm_one<>+0(SB), Y7, Y3
-	VMOVUPS      vm_two<>+0(SB), Y2
-	VDIVPS       Y3, Y2, Y2
-	VMOVUPS      vm_one<>+0(SB), Y3
-	VSUBPS       Y2, Y3, Y2
-	VANDPS       vm_sign<>+0(SB), Y0, Y3
-	VORPS        Y3, Y2, Y2
-	VMULPS       Y0, Y0, Y3
-	VMULPS       Y3, Y3, Y4
-	VMOVUPS      vm_tanh1<>+0(SB), Y5
-	VFMADD213PS  vm_tanh0<>+0(SB), Y3, Y5
-	VMOVUPS      vm_tanh3<>+0(SB), Y6
-	VFMADD213PS  vm_tanh2<>+0(SB), Y3, Y6
-	VMOVUPS      vm_tanh5<>+0(SB), Y7
-	VFMADD213PS  vm_tanh4<>+0(SB), Y3, Y7
-	VFMADD213PS  Y6, Y4, Y7
-	VFMADD213PS  Y5, Y4, Y7
-	VMULPS       Y0, Y3, Y3
-	VFMADD213PS  Y0, Y3, Y7
-	VCMPPS       $0x01, vm_tanhsmall<>+0(SB), Y1, Y0
-	VBLENDVPS    Y0, Y7, Y2, Y2
-	VMOVNTPS     Y2, (AX)
+	VMOVUPS      vm_one<>+0(SB), Y1
+	VSUBPS       Y3, Y1, Y1
+	VFNMADD213PS Y1, Y7, Y3
+	VMOVUPS      vm_two<>+0(SB), Y1
+	VSUBPS       Y3, Y1, Y1
+	VDIVPS       Y1, Y3, Y3
+	VANDPS       vm_sign<>+0(SB), Y0, Y1
+	VXORPS       Y1, Y3, Y3
+	VMOVNTPS     Y3, (AX)
 	ADDQ         $0x20, CX
 	ADDQ         $0x20, AX
 	SUBQ         $0x08, DX
@@ -1391,16 +1251,12 @@ logisticAVXNT_loop4:
 	VBLENDVPS    Y4, Y14, Y6, Y6
 	VDIVPS       Y2, Y3, Y3
 	VDIVPS       Y5, Y6, Y6
-	VCMPPS       $0x01, vm_sixteenth<>+0(SB), Y10, Y2
-	VCMPPS       $0x01, vm_sixteenth<>+0(SB), Y14, Y5
-	VANDPS       Y1, Y2, Y2
-	VANDPS       Y4, Y5, Y5
-	VMOVAPS      Y10, Y1
-	VMOVAPS      Y14, Y4
-	VFNMADD231PS Y3, Y10, Y1
-	VFNMADD231PS Y6, Y14, Y4
-	VBLENDVPS    Y2, Y1, Y3, Y3
-	VBLENDVPS    Y5, Y4, Y6, Y6
+	VMOVAPS      Y10, Y2
+	VMOVAPS      Y14, Y5
+	VFNMADD231PS Y3, Y10, Y2
+	VFNMADD231PS Y6, Y14, Y5
+	VBLENDVPS    Y1, Y2, Y3, Y3
+	VBLENDVPS    Y4, Y5, Y6, Y6
 	VMOVNTPS     Y3, (AX)
 	VMOVNTPS     Y6, 32(AX)
 	VMOVUPS      64(CX), Y1
@@ -1463,16 +1319,12 @@ logisticAVXNT_loop4:
 	VBLENDVPS    Y4, Y14, Y6, Y6
 	VDIVPS       Y2, Y3, Y3
 	VDIVPS       Y5, Y6, Y6
-	VCMPPS       $0x01, vm_sixteenth<>+0(SB), Y10, Y2
-	VCMPPS       $0x01, vm_sixteenth<>+0(SB), Y14, Y5
-	VANDPS       Y1, Y2, Y2
-	VANDPS       Y4, Y5, Y5
-	VMOVAPS      Y10, Y1
-	VMOVAPS      Y14, Y4
-	VFNMADD231PS Y3, Y10, Y1
-	VFNMADD231PS Y6, Y14, Y4
-	VBLENDVPS    Y2, Y1, Y3, Y3
-	VBLENDVPS    Y5, Y4, Y6, Y6
+	VMOVAPS      Y10, Y2
+	VMOVAPS      Y14, Y5
+	VFNMADD231PS Y3, Y10, Y2
+	VFNMADD231PS Y6, Y14, Y5
+	VBLENDVPS    Y1, Y2, Y3, Y3
+	VBLENDVPS    Y4, Y5, Y6, Y6
 	VMOVNTPS     Y3, 64(AX)
 	VMOVNTPS     Y6, 96(AX)
 	ADDQ         $0x00000080, CX
@@ -1513,11 +1365,9 @@ logisticAVXNT_loop1:
 	VMOVUPS      vm_one<>+0(SB), Y3
 	VBLENDVPS    Y1, Y7, Y3, Y3
 	VDIVPS       Y2, Y3, Y3
-	VCMPPS       $0x01, vm_sixteenth<>+0(SB), Y7, Y2
-	VANDPS       Y1, Y2, Y2
-	VMOVAPS      Y7, Y1
-	VFNMADD231PS Y3, Y7, Y1
-	VBLENDVPS    Y2, Y1, Y3, Y3
+	VMOVAPS      Y7, Y2
+	VFNMADD231PS Y3, Y7, Y2
+	VBLENDVPS    Y1, Y2, Y3, Y3
 	VMOVNTPS     Y3, (AX)
 	ADDQ         $0x20, CX
 	ADDQ         $0x20, AX
@@ -1683,5 +1533,874 @@ maxToAVX_loop:
 	JMP     maxToAVX_loop
 
 maxToAVX_done:
+	VZEROUPPER
+	RET
+
+DATA vm_tailmask<>+0(SB)/4, $0xffffffff
+DATA vm_tailmask<>+4(SB)/4, $0xffffffff
+DATA vm_tailmask<>+8(SB)/4, $0xffffffff
+DATA vm_tailmask<>+12(SB)/4, $0xffffffff
+DATA vm_tailmask<>+16(SB)/4, $0xffffffff
+DATA vm_tailmask<>+20(SB)/4, $0xffffffff
+DATA vm_tailmask<>+24(SB)/4, $0xffffffff
+DATA vm_tailmask<>+28(SB)/4, $0xffffffff
+DATA vm_tailmask<>+32(SB)/4, $0x00000000
+DATA vm_tailmask<>+36(SB)/4, $0x00000000
+DATA vm_tailmask<>+40(SB)/4, $0x00000000
+DATA vm_tailmask<>+44(SB)/4, $0x00000000
+DATA vm_tailmask<>+48(SB)/4, $0x00000000
+DATA vm_tailmask<>+52(SB)/4, $0x00000000
+DATA vm_tailmask<>+56(SB)/4, $0x00000000
+DATA vm_tailmask<>+60(SB)/4, $0x00000000
+GLOBL vm_tailmask<>(SB), RODATA|NOPTR, $64
+
+DATA vm_one64<>+0(SB)/8, $0x3ff0000000000000
+DATA vm_one64<>+8(SB)/8, $0x3ff0000000000000
+DATA vm_one64<>+16(SB)/8, $0x3ff0000000000000
+DATA vm_one64<>+24(SB)/8, $0x3ff0000000000000
+GLOBL vm_one64<>(SB), RODATA|NOPTR, $32
+
+// func addF32AVX(dst *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·addF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+
+addF32AVX_loop4:
+	CMPQ    SI, DI
+	JAE     addF32AVX_loop1
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y0
+	VMOVUPS 32(DX)(SI*4), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y0
+	VMOVUPS 64(DX)(SI*4), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y0
+	VMOVUPS 96(DX)(SI*4), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 96(AX)(SI*4)
+	ADDQ    $0x20, SI
+	JMP     addF32AVX_loop4
+
+addF32AVX_loop1:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+addF32AVX_loop1next:
+	CMPQ    SI, DI
+	JAE     addF32AVX_tail
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	ADDQ    $0x08, SI
+	JMP     addF32AVX_loop1next
+
+addF32AVX_tail:
+	CMPQ       SI, BX
+	JAE        addF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), DI
+	SUBQ       SI, BX
+	SHLQ       $0x02, BX
+	SUBQ       BX, DI
+	VMOVUPS    (DI), Y0
+	VMASKMOVPS (CX)(SI*4), Y0, Y1
+	VMASKMOVPS (DX)(SI*4), Y0, Y2
+	VADDPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(SI*4)
+
+addF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func subF32AVX(dst *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·subF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+
+subF32AVX_loop4:
+	CMPQ    SI, DI
+	JAE     subF32AVX_loop1
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y0
+	VMOVUPS 32(DX)(SI*4), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS Y0, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y0
+	VMOVUPS 64(DX)(SI*4), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS Y0, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y0
+	VMOVUPS 96(DX)(SI*4), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS Y0, 96(AX)(SI*4)
+	ADDQ    $0x20, SI
+	JMP     subF32AVX_loop4
+
+subF32AVX_loop1:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+subF32AVX_loop1next:
+	CMPQ    SI, DI
+	JAE     subF32AVX_tail
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	ADDQ    $0x08, SI
+	JMP     subF32AVX_loop1next
+
+subF32AVX_tail:
+	CMPQ       SI, BX
+	JAE        subF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), DI
+	SUBQ       SI, BX
+	SHLQ       $0x02, BX
+	SUBQ       BX, DI
+	VMOVUPS    (DI), Y0
+	VMASKMOVPS (CX)(SI*4), Y0, Y1
+	VMASKMOVPS (DX)(SI*4), Y0, Y2
+	VSUBPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(SI*4)
+
+subF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func mulF32AVX(dst *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·mulF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+
+mulF32AVX_loop4:
+	CMPQ    SI, DI
+	JAE     mulF32AVX_loop1
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y0
+	VMOVUPS 32(DX)(SI*4), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS Y0, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y0
+	VMOVUPS 64(DX)(SI*4), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS Y0, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y0
+	VMOVUPS 96(DX)(SI*4), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS Y0, 96(AX)(SI*4)
+	ADDQ    $0x20, SI
+	JMP     mulF32AVX_loop4
+
+mulF32AVX_loop1:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+mulF32AVX_loop1next:
+	CMPQ    SI, DI
+	JAE     mulF32AVX_tail
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VMULPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	ADDQ    $0x08, SI
+	JMP     mulF32AVX_loop1next
+
+mulF32AVX_tail:
+	CMPQ       SI, BX
+	JAE        mulF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), DI
+	SUBQ       SI, BX
+	SHLQ       $0x02, BX
+	SUBQ       BX, DI
+	VMOVUPS    (DI), Y0
+	VMASKMOVPS (CX)(SI*4), Y0, Y1
+	VMASKMOVPS (DX)(SI*4), Y0, Y2
+	VMULPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(SI*4)
+
+mulF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func divF32AVX(dst *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·divF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+
+divF32AVX_loop4:
+	CMPQ    SI, DI
+	JAE     divF32AVX_loop1
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VDIVPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y0
+	VMOVUPS 32(DX)(SI*4), Y1
+	VDIVPS  Y1, Y0, Y0
+	VMOVUPS Y0, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y0
+	VMOVUPS 64(DX)(SI*4), Y1
+	VDIVPS  Y1, Y0, Y0
+	VMOVUPS Y0, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y0
+	VMOVUPS 96(DX)(SI*4), Y1
+	VDIVPS  Y1, Y0, Y0
+	VMOVUPS Y0, 96(AX)(SI*4)
+	ADDQ    $0x20, SI
+	JMP     divF32AVX_loop4
+
+divF32AVX_loop1:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+divF32AVX_loop1next:
+	CMPQ    SI, DI
+	JAE     divF32AVX_tail
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VDIVPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	ADDQ    $0x08, SI
+	JMP     divF32AVX_loop1next
+
+divF32AVX_tail:
+	CMPQ       SI, BX
+	JAE        divF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), DI
+	SUBQ       SI, BX
+	SHLQ       $0x02, BX
+	SUBQ       BX, DI
+	VMOVUPS    (DI), Y0
+	VMASKMOVPS (CX)(SI*4), Y0, Y1
+	VMASKMOVPS (DX)(SI*4), Y0, Y2
+	VDIVPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(SI*4)
+
+divF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func maximumF32AVX(dst *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·maximumF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+
+maximumF32AVX_loop4:
+	CMPQ      SI, DI
+	JAE       maximumF32AVX_loop1
+	VMOVUPS   (CX)(SI*4), Y0
+	VMOVUPS   (DX)(SI*4), Y1
+	VMAXPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y2
+	VCMPPS    $0x03, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)(SI*4)
+	VMOVUPS   32(CX)(SI*4), Y0
+	VMOVUPS   32(DX)(SI*4), Y1
+	VMAXPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y2
+	VCMPPS    $0x03, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VMOVUPS   Y2, 32(AX)(SI*4)
+	VMOVUPS   64(CX)(SI*4), Y0
+	VMOVUPS   64(DX)(SI*4), Y1
+	VMAXPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y2
+	VCMPPS    $0x03, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VMOVUPS   Y2, 64(AX)(SI*4)
+	VMOVUPS   96(CX)(SI*4), Y0
+	VMOVUPS   96(DX)(SI*4), Y1
+	VMAXPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y2
+	VCMPPS    $0x03, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VMOVUPS   Y2, 96(AX)(SI*4)
+	ADDQ      $0x20, SI
+	JMP       maximumF32AVX_loop4
+
+maximumF32AVX_loop1:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+maximumF32AVX_loop1next:
+	CMPQ      SI, DI
+	JAE       maximumF32AVX_tail
+	VMOVUPS   (CX)(SI*4), Y0
+	VMOVUPS   (DX)(SI*4), Y1
+	VMAXPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y2
+	VCMPPS    $0x03, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)(SI*4)
+	ADDQ      $0x08, SI
+	JMP       maximumF32AVX_loop1next
+
+maximumF32AVX_tail:
+	CMPQ       SI, BX
+	JAE        maximumF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), DI
+	SUBQ       SI, BX
+	SHLQ       $0x02, BX
+	SUBQ       BX, DI
+	VMOVUPS    (DI), Y0
+	VMASKMOVPS (CX)(SI*4), Y0, Y1
+	VMASKMOVPS (DX)(SI*4), Y0, Y2
+	VMAXPS     Y1, Y2, Y3
+	VCMPPS     $0x03, Y2, Y2, Y4
+	VBLENDVPS  Y4, Y2, Y3, Y3
+	VCMPPS     $0x03, Y1, Y1, Y4
+	VBLENDVPS  Y4, Y1, Y3, Y3
+	VMASKMOVPS Y3, Y0, (AX)(SI*4)
+
+maximumF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func minimumF32AVX(dst *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·minimumF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+
+minimumF32AVX_loop4:
+	CMPQ      SI, DI
+	JAE       minimumF32AVX_loop1
+	VMOVUPS   (CX)(SI*4), Y0
+	VMOVUPS   (DX)(SI*4), Y1
+	VMINPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y2
+	VCMPPS    $0x03, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)(SI*4)
+	VMOVUPS   32(CX)(SI*4), Y0
+	VMOVUPS   32(DX)(SI*4), Y1
+	VMINPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y2
+	VCMPPS    $0x03, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VMOVUPS   Y2, 32(AX)(SI*4)
+	VMOVUPS   64(CX)(SI*4), Y0
+	VMOVUPS   64(DX)(SI*4), Y1
+	VMINPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y2
+	VCMPPS    $0x03, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VMOVUPS   Y2, 64(AX)(SI*4)
+	VMOVUPS   96(CX)(SI*4), Y0
+	VMOVUPS   96(DX)(SI*4), Y1
+	VMINPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y2
+	VCMPPS    $0x03, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VMOVUPS   Y2, 96(AX)(SI*4)
+	ADDQ      $0x20, SI
+	JMP       minimumF32AVX_loop4
+
+minimumF32AVX_loop1:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+minimumF32AVX_loop1next:
+	CMPQ      SI, DI
+	JAE       minimumF32AVX_tail
+	VMOVUPS   (CX)(SI*4), Y0
+	VMOVUPS   (DX)(SI*4), Y1
+	VMINPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y2
+	VCMPPS    $0x03, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VMOVUPS   Y2, (AX)(SI*4)
+	ADDQ      $0x08, SI
+	JMP       minimumF32AVX_loop1next
+
+minimumF32AVX_tail:
+	CMPQ       SI, BX
+	JAE        minimumF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), DI
+	SUBQ       SI, BX
+	SHLQ       $0x02, BX
+	SUBQ       BX, DI
+	VMOVUPS    (DI), Y0
+	VMASKMOVPS (CX)(SI*4), Y0, Y1
+	VMASKMOVPS (DX)(SI*4), Y0, Y2
+	VMINPS     Y1, Y2, Y3
+	VCMPPS     $0x03, Y2, Y2, Y4
+	VBLENDVPS  Y4, Y2, Y3, Y3
+	VCMPPS     $0x03, Y1, Y1, Y4
+	VBLENDVPS  Y4, Y1, Y3, Y3
+	VMASKMOVPS Y3, Y0, (AX)(SI*4)
+
+minimumF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func clampF32AVX(dst *float32, lo *float32, x *float32, hi *float32, n int)
+// Requires: AVX
+TEXT ·clampF32AVX(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ lo+8(FP), CX
+	MOVQ x+16(FP), DX
+	MOVQ hi+24(FP), BX
+	MOVQ n+32(FP), SI
+	XORQ DI, DI
+	MOVQ SI, R8
+	ANDQ $-32, R8
+
+clampF32AVX_loop4:
+	CMPQ      DI, R8
+	JAE       clampF32AVX_loop1
+	VMOVUPS   (CX)(DI*4), Y0
+	VMOVUPS   (DX)(DI*4), Y1
+	VMOVUPS   (BX)(DI*4), Y2
+	VMAXPS    Y1, Y0, Y3
+	VCMPPS    $0x03, Y0, Y0, Y4
+	VBLENDVPS Y4, Y0, Y3, Y3
+	VCMPPS    $0x03, Y1, Y1, Y4
+	VBLENDVPS Y4, Y1, Y3, Y3
+	VMINPS    Y3, Y2, Y0
+	VCMPPS    $0x03, Y2, Y2, Y1
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VCMPPS    $0x03, Y3, Y3, Y1
+	VBLENDVPS Y1, Y3, Y0, Y0
+	VMOVUPS   Y0, (AX)(DI*4)
+	VMOVUPS   32(CX)(DI*4), Y0
+	VMOVUPS   32(DX)(DI*4), Y1
+	VMOVUPS   32(BX)(DI*4), Y2
+	VMAXPS    Y1, Y0, Y3
+	VCMPPS    $0x03, Y0, Y0, Y4
+	VBLENDVPS Y4, Y0, Y3, Y3
+	VCMPPS    $0x03, Y1, Y1, Y4
+	VBLENDVPS Y4, Y1, Y3, Y3
+	VMINPS    Y3, Y2, Y0
+	VCMPPS    $0x03, Y2, Y2, Y1
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VCMPPS    $0x03, Y3, Y3, Y1
+	VBLENDVPS Y1, Y3, Y0, Y0
+	VMOVUPS   Y0, 32(AX)(DI*4)
+	VMOVUPS   64(CX)(DI*4), Y0
+	VMOVUPS   64(DX)(DI*4), Y1
+	VMOVUPS   64(BX)(DI*4), Y2
+	VMAXPS    Y1, Y0, Y3
+	VCMPPS    $0x03, Y0, Y0, Y4
+	VBLENDVPS Y4, Y0, Y3, Y3
+	VCMPPS    $0x03, Y1, Y1, Y4
+	VBLENDVPS Y4, Y1, Y3, Y3
+	VMINPS    Y3, Y2, Y0
+	VCMPPS    $0x03, Y2, Y2, Y1
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VCMPPS    $0x03, Y3, Y3, Y1
+	VBLENDVPS Y1, Y3, Y0, Y0
+	VMOVUPS   Y0, 64(AX)(DI*4)
+	VMOVUPS   96(CX)(DI*4), Y0
+	VMOVUPS   96(DX)(DI*4), Y1
+	VMOVUPS   96(BX)(DI*4), Y2
+	VMAXPS    Y1, Y0, Y3
+	VCMPPS    $0x03, Y0, Y0, Y4
+	VBLENDVPS Y4, Y0, Y3, Y3
+	VCMPPS    $0x03, Y1, Y1, Y4
+	VBLENDVPS Y4, Y1, Y3, Y3
+	VMINPS    Y3, Y2, Y0
+	VCMPPS    $0x03, Y2, Y2, Y1
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VCMPPS    $0x03, Y3, Y3, Y1
+	VBLENDVPS Y1, Y3, Y0, Y0
+	VMOVUPS   Y0, 96(AX)(DI*4)
+	ADDQ      $0x20, DI
+	JMP       clampF32AVX_loop4
+
+clampF32AVX_loop1:
+	MOVQ SI, R8
+	ANDQ $-8, R8
+
+clampF32AVX_loop1next:
+	CMPQ      DI, R8
+	JAE       clampF32AVX_tail
+	VMOVUPS   (CX)(DI*4), Y0
+	VMOVUPS   (DX)(DI*4), Y1
+	VMOVUPS   (BX)(DI*4), Y2
+	VMAXPS    Y1, Y0, Y3
+	VCMPPS    $0x03, Y0, Y0, Y4
+	VBLENDVPS Y4, Y0, Y3, Y3
+	VCMPPS    $0x03, Y1, Y1, Y4
+	VBLENDVPS Y4, Y1, Y3, Y3
+	VMINPS    Y3, Y2, Y0
+	VCMPPS    $0x03, Y2, Y2, Y1
+	VBLENDVPS Y1, Y2, Y0, Y0
+	VCMPPS    $0x03, Y3, Y3, Y1
+	VBLENDVPS Y1, Y3, Y0, Y0
+	VMOVUPS   Y0, (AX)(DI*4)
+	ADDQ      $0x08, DI
+	JMP       clampF32AVX_loop1next
+
+clampF32AVX_tail:
+	CMPQ       DI, SI
+	JAE        clampF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), R8
+	SUBQ       DI, SI
+	SHLQ       $0x02, SI
+	SUBQ       SI, R8
+	VMOVUPS    (R8), Y0
+	VMASKMOVPS (CX)(DI*4), Y0, Y1
+	VMASKMOVPS (DX)(DI*4), Y0, Y2
+	VMASKMOVPS (BX)(DI*4), Y0, Y3
+	VMAXPS     Y2, Y1, Y4
+	VCMPPS     $0x03, Y1, Y1, Y5
+	VBLENDVPS  Y5, Y1, Y4, Y4
+	VCMPPS     $0x03, Y2, Y2, Y5
+	VBLENDVPS  Y5, Y2, Y4, Y4
+	VMINPS     Y4, Y3, Y1
+	VCMPPS     $0x03, Y3, Y3, Y2
+	VBLENDVPS  Y2, Y3, Y1, Y1
+	VCMPPS     $0x03, Y4, Y4, Y2
+	VBLENDVPS  Y2, Y4, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(DI*4)
+
+clampF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func negF32AVX(dst *float32, a *float32, n int)
+// Requires: AVX
+TEXT ·negF32AVX(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	MOVQ DX, SI
+	ANDQ $-32, SI
+
+negF32AVX_loop4:
+	CMPQ    BX, SI
+	JAE     negF32AVX_loop1
+	VMOVUPS (CX)(BX*4), Y0
+	VXORPS  vm_sign<>+0(SB), Y0, Y0
+	VMOVUPS Y0, (AX)(BX*4)
+	VMOVUPS 32(CX)(BX*4), Y0
+	VXORPS  vm_sign<>+0(SB), Y0, Y0
+	VMOVUPS Y0, 32(AX)(BX*4)
+	VMOVUPS 64(CX)(BX*4), Y0
+	VXORPS  vm_sign<>+0(SB), Y0, Y0
+	VMOVUPS Y0, 64(AX)(BX*4)
+	VMOVUPS 96(CX)(BX*4), Y0
+	VXORPS  vm_sign<>+0(SB), Y0, Y0
+	VMOVUPS Y0, 96(AX)(BX*4)
+	ADDQ    $0x20, BX
+	JMP     negF32AVX_loop4
+
+negF32AVX_loop1:
+	MOVQ DX, SI
+	ANDQ $-8, SI
+
+negF32AVX_loop1next:
+	CMPQ    BX, SI
+	JAE     negF32AVX_tail
+	VMOVUPS (CX)(BX*4), Y0
+	VXORPS  vm_sign<>+0(SB), Y0, Y0
+	VMOVUPS Y0, (AX)(BX*4)
+	ADDQ    $0x08, BX
+	JMP     negF32AVX_loop1next
+
+negF32AVX_tail:
+	CMPQ       BX, DX
+	JAE        negF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), SI
+	SUBQ       BX, DX
+	SHLQ       $0x02, DX
+	SUBQ       DX, SI
+	VMOVUPS    (SI), Y0
+	VMASKMOVPS (CX)(BX*4), Y0, Y1
+	VXORPS     vm_sign<>+0(SB), Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(BX*4)
+
+negF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func absF32AVX(dst *float32, a *float32, n int)
+// Requires: AVX
+TEXT ·absF32AVX(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	MOVQ DX, SI
+	ANDQ $-32, SI
+
+absF32AVX_loop4:
+	CMPQ    BX, SI
+	JAE     absF32AVX_loop1
+	VMOVUPS (CX)(BX*4), Y0
+	VANDPS  vm_abs<>+0(SB), Y0, Y0
+	VMOVUPS Y0, (AX)(BX*4)
+	VMOVUPS 32(CX)(BX*4), Y0
+	VANDPS  vm_abs<>+0(SB), Y0, Y0
+	VMOVUPS Y0, 32(AX)(BX*4)
+	VMOVUPS 64(CX)(BX*4), Y0
+	VANDPS  vm_abs<>+0(SB), Y0, Y0
+	VMOVUPS Y0, 64(AX)(BX*4)
+	VMOVUPS 96(CX)(BX*4), Y0
+	VANDPS  vm_abs<>+0(SB), Y0, Y0
+	VMOVUPS Y0, 96(AX)(BX*4)
+	ADDQ    $0x20, BX
+	JMP     absF32AVX_loop4
+
+absF32AVX_loop1:
+	MOVQ DX, SI
+	ANDQ $-8, SI
+
+absF32AVX_loop1next:
+	CMPQ    BX, SI
+	JAE     absF32AVX_tail
+	VMOVUPS (CX)(BX*4), Y0
+	VANDPS  vm_abs<>+0(SB), Y0, Y0
+	VMOVUPS Y0, (AX)(BX*4)
+	ADDQ    $0x08, BX
+	JMP     absF32AVX_loop1next
+
+absF32AVX_tail:
+	CMPQ       BX, DX
+	JAE        absF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), SI
+	SUBQ       BX, DX
+	SHLQ       $0x02, DX
+	SUBQ       DX, SI
+	VMOVUPS    (SI), Y0
+	VMASKMOVPS (CX)(BX*4), Y0, Y1
+	VANDPS     vm_abs<>+0(SB), Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(BX*4)
+
+absF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func sqrtF32AVX(dst *float32, a *float32, n int)
+// Requires: AVX
+TEXT ·sqrtF32AVX(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	MOVQ DX, SI
+	ANDQ $-32, SI
+
+sqrtF32AVX_loop4:
+	CMPQ    BX, SI
+	JAE     sqrtF32AVX_loop1
+	VMOVUPS (CX)(BX*4), Y0
+	VSQRTPS Y0, Y0
+	VMOVUPS Y0, (AX)(BX*4)
+	VMOVUPS 32(CX)(BX*4), Y0
+	VSQRTPS Y0, Y0
+	VMOVUPS Y0, 32(AX)(BX*4)
+	VMOVUPS 64(CX)(BX*4), Y0
+	VSQRTPS Y0, Y0
+	VMOVUPS Y0, 64(AX)(BX*4)
+	VMOVUPS 96(CX)(BX*4), Y0
+	VSQRTPS Y0, Y0
+	VMOVUPS Y0, 96(AX)(BX*4)
+	ADDQ    $0x20, BX
+	JMP     sqrtF32AVX_loop4
+
+sqrtF32AVX_loop1:
+	MOVQ DX, SI
+	ANDQ $-8, SI
+
+sqrtF32AVX_loop1next:
+	CMPQ    BX, SI
+	JAE     sqrtF32AVX_tail
+	VMOVUPS (CX)(BX*4), Y0
+	VSQRTPS Y0, Y0
+	VMOVUPS Y0, (AX)(BX*4)
+	ADDQ    $0x08, BX
+	JMP     sqrtF32AVX_loop1next
+
+sqrtF32AVX_tail:
+	CMPQ       BX, DX
+	JAE        sqrtF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), SI
+	SUBQ       BX, DX
+	SHLQ       $0x02, DX
+	SUBQ       DX, SI
+	VMOVUPS    (SI), Y0
+	VMASKMOVPS (CX)(BX*4), Y0, Y1
+	VSQRTPS    Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(BX*4)
+
+sqrtF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func rsqrtF32AVX(dst *float32, a *float32, n int)
+// Requires: AVX
+TEXT ·rsqrtF32AVX(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	MOVQ DX, SI
+	ANDQ $-32, SI
+
+rsqrtF32AVX_loop4:
+	CMPQ         BX, SI
+	JAE          rsqrtF32AVX_loop1
+	VMOVUPS      (CX)(BX*4), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VMOVUPD      vm_one64<>+0(SB), Y2
+	VCVTPS2PD    X0, Y0
+	VSQRTPD      Y0, Y0
+	VDIVPD       Y0, Y2, Y0
+	VCVTPD2PSY   Y0, X3
+	VCVTPS2PD    X1, Y0
+	VSQRTPD      Y0, Y0
+	VDIVPD       Y0, Y2, Y0
+	VCVTPD2PSY   Y0, X0
+	VINSERTF128  $0x01, X0, Y3, Y3
+	VMOVUPS      Y3, (AX)(BX*4)
+	VMOVUPS      32(CX)(BX*4), Y0
+	VEXTRACTF128 $0x01, Y0, X3
+	VMOVUPD      vm_one64<>+0(SB), Y2
+	VCVTPS2PD    X0, Y0
+	VSQRTPD      Y0, Y0
+	VDIVPD       Y0, Y2, Y0
+	VCVTPD2PSY   Y0, X1
+	VCVTPS2PD    X3, Y0
+	VSQRTPD      Y0, Y0
+	VDIVPD       Y0, Y2, Y0
+	VCVTPD2PSY   Y0, X0
+	VINSERTF128  $0x01, X0, Y1, Y1
+	VMOVUPS      Y1, 32(AX)(BX*4)
+	VMOVUPS      64(CX)(BX*4), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VMOVUPD      vm_one64<>+0(SB), Y2
+	VCVTPS2PD    X0, Y0
+	VSQRTPD      Y0, Y0
+	VDIVPD       Y0, Y2, Y0
+	VCVTPD2PSY   Y0, X4
+	VCVTPS2PD    X1, Y0
+	VSQRTPD      Y0, Y0
+	VDIVPD       Y0, Y2, Y0
+	VCVTPD2PSY   Y0, X0
+	VINSERTF128  $0x01, X0, Y4, Y4
+	VMOVUPS      Y4, 64(AX)(BX*4)
+	VMOVUPS      96(CX)(BX*4), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VMOVUPD      vm_one64<>+0(SB), Y2
+	VCVTPS2PD    X0, Y0
+	VSQRTPD      Y0, Y0
+	VDIVPD       Y0, Y2, Y0
+	VCVTPD2PSY   Y0, X5
+	VCVTPS2PD    X1, Y0
+	VSQRTPD      Y0, Y0
+	VDIVPD       Y0, Y2, Y0
+	VCVTPD2PSY   Y0, X0
+	VINSERTF128  $0x01, X0, Y5, Y5
+	VMOVUPS      Y5, 96(AX)(BX*4)
+	ADDQ         $0x20, BX
+	JMP          rsqrtF32AVX_loop4
+
+rsqrtF32AVX_loop1:
+	MOVQ DX, SI
+	ANDQ $-8, SI
+
+rsqrtF32AVX_loop1next:
+	CMPQ         BX, SI
+	JAE          rsqrtF32AVX_tail
+	VMOVUPS      (CX)(BX*4), Y0
+	VEXTRACTF128 $0x01, Y0, X2
+	VMOVUPD      vm_one64<>+0(SB), Y1
+	VCVTPS2PD    X0, Y0
+	VSQRTPD      Y0, Y0
+	VDIVPD       Y0, Y1, Y0
+	VCVTPD2PSY   Y0, X6
+	VCVTPS2PD    X2, Y0
+	VSQRTPD      Y0, Y0
+	VDIVPD       Y0, Y1, Y0
+	VCVTPD2PSY   Y0, X0
+	VINSERTF128  $0x01, X0, Y6, Y6
+	VMOVUPS      Y6, (AX)(BX*4)
+	ADDQ         $0x08, BX
+	JMP          rsqrtF32AVX_loop1next
+
+rsqrtF32AVX_tail:
+	CMPQ         BX, DX
+	JAE          rsqrtF32AVX_done
+	LEAQ         vm_tailmask<>+32(SB), SI
+	SUBQ         BX, DX
+	SHLQ         $0x02, DX
+	SUBQ         DX, SI
+	VMOVUPS      (SI), Y0
+	VMASKMOVPS   (CX)(BX*4), Y0, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VMOVUPD      vm_one64<>+0(SB), Y3
+	VCVTPS2PD    X1, Y1
+	VSQRTPD      Y1, Y1
+	VDIVPD       Y1, Y3, Y1
+	VCVTPD2PSY   Y1, X7
+	VCVTPS2PD    X2, Y1
+	VSQRTPD      Y1, Y1
+	VDIVPD       Y1, Y3, Y1
+	VCVTPD2PSY   Y1, X1
+	VINSERTF128  $0x01, X1, Y7, Y7
+	VMASKMOVPS   Y7, Y0, (AX)(BX*4)
+
+rsqrtF32AVX_done:
 	VZEROUPPER
 	RET

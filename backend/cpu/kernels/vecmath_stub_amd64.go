@@ -58,3 +58,58 @@ func addToAVX(dst *float32, x *float32, n int)
 //
 //go:noescape
 func maxToAVX(dst *float32, x *float32, n int)
+
+// addF32AVX sets, for i < n, dst[i] = a[i] + b[i].
+//
+//go:noescape
+func addF32AVX(dst *float32, a *float32, b *float32, n int)
+
+// subF32AVX sets, for i < n, dst[i] = a[i] - b[i].
+//
+//go:noescape
+func subF32AVX(dst *float32, a *float32, b *float32, n int)
+
+// mulF32AVX sets, for i < n, dst[i] = a[i] * b[i].
+//
+//go:noescape
+func mulF32AVX(dst *float32, a *float32, b *float32, n int)
+
+// divF32AVX sets, for i < n, dst[i] = a[i] / b[i].
+//
+//go:noescape
+func divF32AVX(dst *float32, a *float32, b *float32, n int)
+
+// maximumF32AVX sets, for i < n, dst[i] = nanMax(a[i], b[i]).
+//
+//go:noescape
+func maximumF32AVX(dst *float32, a *float32, b *float32, n int)
+
+// minimumF32AVX sets, for i < n, dst[i] = nanMin(a[i], b[i]).
+//
+//go:noescape
+func minimumF32AVX(dst *float32, a *float32, b *float32, n int)
+
+// clampF32AVX sets, for i < n, dst[i] = nanMin(nanMax(x[i], lo[i]), hi[i]).
+//
+//go:noescape
+func clampF32AVX(dst *float32, lo *float32, x *float32, hi *float32, n int)
+
+// negF32AVX sets, for i < n, dst[i] = -a[i] (the sign bit flipped, NaN too).
+//
+//go:noescape
+func negF32AVX(dst *float32, a *float32, n int)
+
+// absF32AVX sets, for i < n, dst[i] = |a[i]| (the sign bit cleared, NaN too).
+//
+//go:noescape
+func absF32AVX(dst *float32, a *float32, n int)
+
+// sqrtF32AVX sets, for i < n, dst[i] = √a[i], correctly rounded.
+//
+//go:noescape
+func sqrtF32AVX(dst *float32, a *float32, n int)
+
+// rsqrtF32AVX sets, for i < n, dst[i] = float32(1/√float64(a[i])).
+//
+//go:noescape
+func rsqrtF32AVX(dst *float32, a *float32, n int)

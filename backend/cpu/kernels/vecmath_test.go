@@ -232,3 +232,19 @@ func TestVecMathLongMisaligned(t *testing.T) {
 		}
 	}
 }
+
+// The ULP test counts ±0 as equal; tanh must keep the zero's sign, and
+// saturate to ±1 at the infinities.
+func TestTanhSigns(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		x := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), 20, -20, 1e-30, -1e-30}
+		want := []uint32{0, 1 << 31, 0x3f800000, 0xbf800000, 0x3f800000, 0xbf800000, math.Float32bits(1e-30), math.Float32bits(-1e-30)}
+		got := make([]float32, len(x))
+		TanhF32(got, x)
+		for i := range x {
+			if math.Float32bits(got[i]) != want[i] {
+				t.Errorf("tanh(%v) = %#x, want %#x", x[i], math.Float32bits(got[i]), want[i])
+			}
+		}
+	})
+}

@@ -26,7 +26,7 @@ type elementwiseOp struct {
 	body func(in []reg.VecVirtual) reg.VecVirtual
 }
 
-func binaryOp(name, doc string, f func(b, a, r Op)) elementwiseOp {
+func binaryOp(name, doc string, f func(...Op)) elementwiseOp {
 	return elementwiseOp{name, doc, []string{"a", "b"}, func(in []reg.VecVirtual) reg.VecVirtual {
 		r := YMM()
 		f(in[1], in[0], r) // Intel: r = a op b, a the first source
@@ -35,35 +35,35 @@ func binaryOp(name, doc string, f func(b, a, r Op)) elementwiseOp {
 }
 
 var elementwiseOps = []elementwiseOp{
-	binaryOp("addAVX", "dst[i] = a[i] + b[i]", VADDPS),
-	binaryOp("subAVX", "dst[i] = a[i] - b[i]", VSUBPS),
-	binaryOp("mulAVX", "dst[i] = a[i] * b[i]", VMULPS),
-	binaryOp("divAVX", "dst[i] = a[i] / b[i]", VDIVPS),
-	{"maxAVX2", "dst[i] = nanMax(a[i], b[i])", []string{"a", "b"}, func(in []reg.VecVirtual) reg.VecVirtual {
+	binaryOp("addF32AVX", "dst[i] = a[i] + b[i]", VADDPS),
+	binaryOp("subF32AVX", "dst[i] = a[i] - b[i]", VSUBPS),
+	binaryOp("mulF32AVX", "dst[i] = a[i] * b[i]", VMULPS),
+	binaryOp("divF32AVX", "dst[i] = a[i] / b[i]", VDIVPS),
+	{"maximumF32AVX", "dst[i] = nanMax(a[i], b[i])", []string{"a", "b"}, func(in []reg.VecVirtual) reg.VecVirtual {
 		return nanExtreme(VMAXPS, in[0], in[1])
 	}},
-	{"minAVX2", "dst[i] = nanMin(a[i], b[i])", []string{"a", "b"}, func(in []reg.VecVirtual) reg.VecVirtual {
+	{"minimumF32AVX", "dst[i] = nanMin(a[i], b[i])", []string{"a", "b"}, func(in []reg.VecVirtual) reg.VecVirtual {
 		return nanExtreme(VMINPS, in[0], in[1])
 	}},
-	{"clampAVX", "dst[i] = nanMin(nanMax(x[i], lo[i]), hi[i])", []string{"lo", "x", "hi"}, func(in []reg.VecVirtual) reg.VecVirtual {
+	{"clampF32AVX", "dst[i] = nanMin(nanMax(x[i], lo[i]), hi[i])", []string{"lo", "x", "hi"}, func(in []reg.VecVirtual) reg.VecVirtual {
 		return nanExtreme(VMINPS, nanExtreme(VMAXPS, in[1], in[0]), in[2])
 	}},
-	{"negAVX", "dst[i] = -a[i] (the sign bit flipped, NaN too)", []string{"a"}, func(in []reg.VecVirtual) reg.VecVirtual {
+	{"negF32AVX", "dst[i] = -a[i] (the sign bit flipped, NaN too)", []string{"a"}, func(in []reg.VecVirtual) reg.VecVirtual {
 		r := YMM()
 		VXORPS(consts["vm_sign"], in[0], r)
 		return r
 	}},
-	{"absAVX", "dst[i] = |a[i]| (the sign bit cleared, NaN too)", []string{"a"}, func(in []reg.VecVirtual) reg.VecVirtual {
+	{"absF32AVX", "dst[i] = |a[i]| (the sign bit cleared, NaN too)", []string{"a"}, func(in []reg.VecVirtual) reg.VecVirtual {
 		r := YMM()
 		VANDPS(consts["vm_abs"], in[0], r)
 		return r
 	}},
-	{"sqrtAVX", "dst[i] = √a[i], correctly rounded", []string{"a"}, func(in []reg.VecVirtual) reg.VecVirtual {
+	{"sqrtF32AVX", "dst[i] = √a[i], correctly rounded", []string{"a"}, func(in []reg.VecVirtual) reg.VecVirtual {
 		r := YMM()
 		VSQRTPS(in[0], r)
 		return r
 	}},
-	{"rsqrtAVX", "dst[i] = float32(1/√float64(a[i]))", []string{"a"}, rsqrtBody},
+	{"rsqrtF32AVX", "dst[i] = float32(1/√float64(a[i]))", []string{"a"}, rsqrtBody},
 }
 
 // elementwiseKernels emits every kernel of elementwiseOps.
@@ -72,7 +72,11 @@ func elementwiseKernels() {
 	// before the middle select the first r lanes.
 	m := GLOBL("vm_tailmask", RODATA|NOPTR)
 	for i := range 16 {
-		DATA(4*i, U32(uint32(0xffffffff)*uint32(1-i/8)))
+		bits := U32(0xffffffff)
+		if i >= 8 {
+			bits = 0
+		}
+		DATA(4*i, bits) // in order: the assembler rejects DATA out of order
 	}
 	consts["vm_tailmask"] = m
 	one := GLOBL("vm_one64", RODATA|NOPTR)
@@ -93,9 +97,9 @@ func elementwise(op elementwiseOp) {
 	params := append([]string{"dst"}, op.ins...)
 	TEXT(op.name, NOSPLIT, fmt.Sprintf("func(%s *float32, n int)", strings.Join(params, ", ")))
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s sets %s for i < n.", op.name, op.doc))
+	Doc(fmt.Sprintf("%s sets, for i < n, %s.", op.name, op.doc))
 	dst := Load(Param("dst"), GP64())
-	src := make([]reg.GPVirtual, len(op.ins))
+	src := make([]reg.Register, len(op.ins))
 	for j, name := range op.ins {
 		src[j] = Load(Param(name), GP64())
 	}

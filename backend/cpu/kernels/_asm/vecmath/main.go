@@ -1,11 +1,13 @@
 // Command vecmath generates the AVX2+FMA vector math and reduction
 // kernels of package kernels (vecmath_amd64.s): exp, tanh and logistic
 // over whole 8-lane vectors, and the block sum, max, min and the
-// element-wise accumulate steps the reductions are built from.
+// element-wise accumulate steps the reductions are built from, and the
+// elementwise arithmetic of elementwise.go (add, sub, mul, div, NaN-
+// propagating max, min and clamp, neg, abs, sqrt, rsqrt) over any n.
 //
-// The elementwise kernels take n, a multiple of 8; the Go side runs the
-// last partial vector through the same kernel via a stack buffer, so
-// every element gets the same arithmetic.
+// The exp, tanh and logistic kernels take n, a multiple of 8; the Go
+// side runs the last partial vector through the same kernel via a stack
+// buffer, so every element gets the same arithmetic.
 package main
 
 import (
@@ -36,20 +38,19 @@ const (
 	// in between the two-step scaling below is exact or rounds once.
 	expHi = 88.76
 	expLo = -104.0
-	// tanhSmall is where tanh switches from the odd polynomial to
-	// 1 - 2/(e^2|x| + 1); tanhBig is past the point where tanh
-	// rounds to ±1.
-	tanhSmall = 0.625
-	tanhBig   = 10.0
+	// tanhBig is past the point where tanh rounds to ±1.
+	tanhBig = 10.0
 )
 
 // expPoly approximates e^r on [-ln2/2, ln2/2] (degree 6, fitted at
 // Chebyshev nodes; c0..c2 came out as exactly 1, 1, 1/2).
 var expPoly = []float32{1, 1, 0.5, 0.166664049, 0.0416663401, 0.00837596785, 0.00139421597}
 
-// tanhPoly is q with tanh(x) ≈ x + x³·q(x²) on |x| ≤ 0.625 (degree 5
-// in x², fitted at Chebyshev nodes).
-var tanhPoly = []float32{-0.333333343, 0.133333042, -0.0539592579, 0.0217689183, -0.00834394526, 0.00229274482}
+// expm1Poly is p with e^r - 1 ≈ r + r²·p(r) on |r| ≤ ln2/2: Taylor's
+// 1/k! for k = 2..8, whose truncation error (under r^9/9!, 2e-10
+// relative) is far below a ULP. expPoly, fitted for e^r, is not
+// accurate relative to e^r - 1 near 0, which tanh needs.
+var expm1Poly = []float32{1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320}
 
 var consts = map[string]Mem{}
 
@@ -97,8 +98,7 @@ func declareConsts() {
 	f32("vm_explo", expLo)
 	f32("vm_one", 1)
 	f32("vm_two", 2)
-	f32("vm_sixteenth", 1.0/16)
-	f32("vm_tanhsmall", tanhSmall)
+	f32("vm_mtwo", -2)
 	f32("vm_tanhbig", tanhBig)
 	vconst("vm_abs", 0x7fffffff)
 	vconst("vm_sign", 0x80000000)
@@ -109,8 +109,8 @@ func declareConsts() {
 	for i, c := range expPoly {
 		f32(fmt.Sprintf("vm_exp%d", i), c)
 	}
-	for i, c := range tanhPoly {
-		f32(fmt.Sprintf("vm_tanh%d", i), c)
+	for i, c := range expm1Poly {
+		f32(fmt.Sprintf("vm_expm1_%d", i), c)
 	}
 }
 
@@ -145,6 +145,7 @@ func main() {
 	extremeKernel("minAVX", "minAVX returns the smallest of x[:n] (n a positive multiple of 8), NaN if any is NaN.", false)
 	accumulate("addToAVX", "addToAVX sets dst[i] += x[i] for i < n (n a multiple of 8).", func(d, x reg.VecVirtual) { VADDPS(x, d, d) })
 	accumulate("maxToAVX", "maxToAVX sets dst[i] = max(dst[i], x[i]) for i < n (n a multiple of 8), NaN if either is NaN.", maxNaN)
+	elementwiseKernels()
 	Generate()
 }
 
@@ -266,29 +267,32 @@ func clamp(x reg.VecVirtual, lo, hi Op) reg.VecVirtual {
 	return y
 }
 
-// expCore returns e^x for x already in [expLo, expHi] (or NaN); it
-// overwrites x. x = n·ln2 + r with n = round(x·log2e), |r| ≤ ln2/2; e^r
-// comes from the polynomial, and 2^n is applied as 2^n1·2^n2 with
-// n1 = n>>1 and n2 = n-n1, both normal exponents, so results near the
-// overflow threshold and in the subnormal range need no special case.
-// With small set the caller promises 0 ≤ x ≤ 2·tanhBig, so n ≤ 29 and
-// one multiply by 2^n does.
-func expCore(x reg.VecVirtual, small bool) reg.VecVirtual {
-	t := YMM()
+// expReduce overwrites x (finite and in [expLo, expHi], or NaN) with r
+// and returns t = round + n, where x = n·ln2 + r, n = round(x·log2e) and
+// |r| ≤ ln2/2: n sits in t's low mantissa bits. Without lo, r is
+// x - n·ln2Hi, off by n·ln2Lo (|n|·2e-9), which is enough where 2^n
+// scales the error down as fast as n grows (tanh's e^r - 1).
+func expReduce(x reg.VecVirtual, lo bool) (t reg.VecVirtual) {
+	t = YMM()
 	rec(x86.VMOVUPS(k("vm_log2e"), t))
 	rec(x86.VFMADD213PS(k("vm_round"), x, t)) // t = x·log2e + round
 	nf := YMM()
 	rec(x86.VSUBPS(k("vm_round"), t, nf)) // n as a float
-	r := x
-	rec(x86.VFNMADD231PS(k("vm_ln2hi"), nf, r))
-	rec(x86.VFNMADD231PS(k("vm_ln2lo"), nf, r))
-	p := expPolyEstrin(r)
-	if small {
-		rec(x86.VPSUBD(k("vm_round127"), t, t)) // n+127
-		rec(x86.VPSLLD(Imm(23), t, t))
-		rec(x86.VMULPS(t, p, p))
-		return p
+	rec(x86.VFNMADD231PS(k("vm_ln2hi"), nf, x))
+	if lo {
+		rec(x86.VFNMADD231PS(k("vm_ln2lo"), nf, x))
 	}
+	return t
+}
+
+// expCore returns e^x for x already in [expLo, expHi] (or NaN); it
+// overwrites x. e^r comes from the polynomial, and 2^n is applied as
+// 2^n1·2^n2 with n1 = n>>1 and n2 = n-n1, both normal exponents, so
+// results near the overflow threshold and in the subnormal range need no
+// special case.
+func expCore(x reg.VecVirtual) reg.VecVirtual {
+	t := expReduce(x, true)
+	p := expPolyEstrin(x)
 	n1, n2 := YMM(), YMM()
 	rec(x86.VPSUBD(k("vm_round254"), t, n2)) // n+254
 	rec(x86.VPSRAD(Imm(1), n2, n1))          // n1+127
@@ -321,60 +325,59 @@ func expPolyEstrin(r reg.VecVirtual) reg.VecVirtual {
 	return b
 }
 
-// tanhPolyEstrin evaluates tanhPoly at u as
-// (t0 + t1·u) + u²·((t2 + t3·u) + u²·(t4 + t5·u)).
-func tanhPolyEstrin(u reg.VecVirtual) reg.VecVirtual {
-	u2, a, b, c := YMM(), YMM(), YMM(), YMM()
-	rec(x86.VMULPS(u, u, u2))
-	rec(x86.VMOVUPS(k("vm_tanh1"), a))
-	rec(x86.VFMADD213PS(k("vm_tanh0"), u, a))
-	rec(x86.VMOVUPS(k("vm_tanh3"), b))
-	rec(x86.VFMADD213PS(k("vm_tanh2"), u, b))
-	rec(x86.VMOVUPS(k("vm_tanh5"), c))
-	rec(x86.VFMADD213PS(k("vm_tanh4"), u, c))
-	rec(x86.VFMADD213PS(b, u2, c))
-	rec(x86.VFMADD213PS(a, u2, c))
+// expm1PolyEstrin evaluates e^r - 1 with expm1Poly as
+// r + r²·(((p0 + p1·r) + r²·(p2 + p3·r)) + r⁴·((p4 + p5·r) + r²·p6)).
+func expm1PolyEstrin(r reg.VecVirtual) reg.VecVirtual {
+	r2, r4, a, b, c := YMM(), YMM(), YMM(), YMM(), YMM()
+	rec(x86.VMULPS(r, r, r2))
+	rec(x86.VMULPS(r2, r2, r4))
+	rec(x86.VMOVUPS(k("vm_expm1_1"), a))
+	rec(x86.VFMADD213PS(k("vm_expm1_0"), r, a))
+	rec(x86.VMOVUPS(k("vm_expm1_3"), b))
+	rec(x86.VFMADD213PS(k("vm_expm1_2"), r, b))
+	rec(x86.VMOVUPS(k("vm_expm1_5"), c))
+	rec(x86.VFMADD213PS(k("vm_expm1_4"), r, c))
+	rec(x86.VFMADD231PS(k("vm_expm1_6"), r2, c))
+	rec(x86.VFMADD213PS(a, r2, b)) // b = r2·b + a
+	rec(x86.VFMADD213PS(b, r4, c)) // c = r4·c + b
+	rec(x86.VFMADD213PS(r, r2, c))
 	return c
 }
 
 func expBody(x reg.VecVirtual) reg.VecVirtual {
-	return expCore(clamp(x, k("vm_explo"), k("vm_exphi")), false)
+	return expCore(clamp(x, k("vm_explo"), k("vm_exphi")))
 }
 
-// tanhBody: below tanhSmall the odd polynomial (no cancellation near 0);
-// above it 1 - 2/(E+1) with E = e^2|x|, |x| clamped to tanhBig so E stays
-// finite, and the sign put back. (1 - 2/(E+1) measures 1 ULP where the
-// equal (E-1)/(E+1) measures 2: for large E the roundings of E-1 and E+1
-// each cost up to half a ULP, while here E+1's rounding only touches the
-// small term.) NaN fails the "small" test and comes through the exp
-// path.
+// tanhBody computes N = 1 - e^-2|x| ∈ [0, 1) and returns N/(2-N) with
+// x's sign: one formula for every x, no polynomial in x² for small |x|
+// and no blend. With -2|x| = n·ln2 + r (the exp reduction), N is
+// (1 - 2^n) - 2^n·(e^r - 1), one FMA of the e^r - 1 polynomial and the
+// exact 1 - 2^n, so it keeps its relative accuracy near 0, where
+// 1 - e^-2|x| would cancel. |x| is capped at tanhBig (n ≥ -29, 2^n
+// normal). N/(2-N) ≥ 0 (+0 for ±0), so x's sign goes in with one XOR.
+// NaN stays NaN: the MINPS returns it, its second source.
 func tanhBody(x reg.VecVirtual) reg.VecVirtual {
 	a := YMM()
 	rec(x86.VANDPS(k("vm_abs"), x, a))
-	big := YMM()
-	rec(x86.VMOVUPS(k("vm_tanhbig"), big))
-	rec(x86.VMINPS(a, big, big)) // NaN-keeping: a is the second source
-	rec(x86.VADDPS(big, big, big))
-	e := expCore(big, true)
-	num, den := YMM(), YMM()
-	rec(x86.VADDPS(k("vm_one"), e, den))
-	rec(x86.VMOVUPS(k("vm_two"), num))
-	rec(x86.VDIVPS(den, num, num))
-	one := YMM()
-	rec(x86.VMOVUPS(k("vm_one"), one))
-	rec(x86.VSUBPS(num, one, num))
-	sign := YMM()
-	rec(x86.VANDPS(k("vm_sign"), x, sign))
-	rec(x86.VORPS(sign, num, num))
-	u := YMM()
-	rec(x86.VMULPS(x, x, u))
-	q := tanhPolyEstrin(u)
-	rec(x86.VMULPS(x, u, u)) // x³
-	rec(x86.VFMADD213PS(x, u, q))
-	mask := YMM()
-	rec(x86.VCMPPS(Imm(1), k("vm_tanhsmall"), a, mask)) // a < tanhSmall (false for NaN)
-	rec(x86.VBLENDVPS(mask, q, num, num))
-	return num
+	y := YMM()
+	rec(x86.VMOVUPS(k("vm_tanhbig"), y))
+	rec(x86.VMINPS(a, y, y))
+	rec(x86.VMULPS(k("vm_mtwo"), y, y))
+	t := expReduce(y, false)
+	q := expm1PolyEstrin(y)
+	rec(x86.VPSUBD(k("vm_round127"), t, t)) // n+127
+	rec(x86.VPSLLD(Imm(23), t, t))          // 2^n
+	oms := YMM()
+	rec(x86.VMOVUPS(k("vm_one"), oms))
+	rec(x86.VSUBPS(t, oms, oms))     // 1 - 2^n
+	rec(x86.VFNMADD213PS(oms, q, t)) // N = (1 - 2^n) - 2^n·q
+	den := YMM()
+	rec(x86.VMOVUPS(k("vm_two"), den))
+	rec(x86.VSUBPS(t, den, den))
+	rec(x86.VDIVPS(den, t, t)) // N/(2-N)
+	rec(x86.VANDPS(k("vm_sign"), x, a))
+	rec(x86.VXORPS(a, t, t))
+	return t
 }
 
 // logisticBody computes E = e^-|x| ≤ 1 (never overflows) and returns
@@ -388,21 +391,19 @@ func logisticBody(x reg.VecVirtual) reg.VecVirtual {
 	lo := YMM()
 	rec(x86.VMOVUPS(k("vm_explo"), lo))
 	rec(x86.VMAXPS(a, lo, a))
-	e := expCore(a, false)
+	e := expCore(a)
 	den, num := YMM(), YMM()
 	rec(x86.VADDPS(k("vm_one"), e, den))
 	rec(x86.VMOVUPS(k("vm_one"), num))
 	rec(x86.VBLENDVPS(x, e, num, num)) // by x's sign bit
 	rec(x86.VDIVPS(den, num, num))
-	// For x < 0 with E < 1/16, E/(1+E) = E - E·q: the rounding of 1+E
-	// (up to half a ULP of the result) then only enters through E·q,
-	// at most a fifteenth of the result.
-	small, fix := YMM(), YMM()
-	rec(x86.VCMPPS(Imm(1), k("vm_sixteenth"), e, small)) // E < 1/16
-	rec(x86.VANDPS(x, small, small))                     // sign bit: and x < 0
+	// For x < 0, E/(1+E) = E - E·q: the rounding of 1+E (up to half a
+	// ULP of q) then enters only through E·q, which is E times the
+	// result, so small E (very negative x) get it scaled down.
+	fix := YMM()
 	rec(x86.VMOVAPS(e, fix))
 	rec(x86.VFNMADD231PS(num, e, fix)) // E - E·q
-	rec(x86.VBLENDVPS(small, fix, num, num))
+	rec(x86.VBLENDVPS(x, fix, num, num))
 	return num
 }
 

@@ -1,0 +1,94 @@
+//go:build amd64 && !purego
+
+package kernels
+
+// The elementwise kernels take any n and mask the last partial vector
+// themselves; n = 0 stays in Go, where there is no &dst[0].
+
+func addF32(dst, a, b []float32) {
+	if !useAsm || len(dst) == 0 {
+		addGo(dst, a, b)
+		return
+	}
+	addF32AVX(&dst[0], &a[0], &b[0], len(dst))
+}
+
+func subF32(dst, a, b []float32) {
+	if !useAsm || len(dst) == 0 {
+		subGo(dst, a, b)
+		return
+	}
+	subF32AVX(&dst[0], &a[0], &b[0], len(dst))
+}
+
+func mulF32(dst, a, b []float32) {
+	if !useAsm || len(dst) == 0 {
+		mulGo(dst, a, b)
+		return
+	}
+	mulF32AVX(&dst[0], &a[0], &b[0], len(dst))
+}
+
+func divF32(dst, a, b []float32) {
+	if !useAsm || len(dst) == 0 {
+		divGo(dst, a, b)
+		return
+	}
+	divF32AVX(&dst[0], &a[0], &b[0], len(dst))
+}
+
+func maximumF32(dst, a, b []float32) {
+	if !useAsm || len(dst) == 0 {
+		maximumGo(dst, a, b)
+		return
+	}
+	maximumF32AVX(&dst[0], &a[0], &b[0], len(dst))
+}
+
+func minimumF32(dst, a, b []float32) {
+	if !useAsm || len(dst) == 0 {
+		minimumGo(dst, a, b)
+		return
+	}
+	minimumF32AVX(&dst[0], &a[0], &b[0], len(dst))
+}
+
+func clampF32(dst, lo, x, hi []float32) {
+	if !useAsm || len(dst) == 0 {
+		clampGo(dst, lo, x, hi)
+		return
+	}
+	clampF32AVX(&dst[0], &lo[0], &x[0], &hi[0], len(dst))
+}
+
+func negF32(dst, a []float32) {
+	if !useAsm || len(dst) == 0 {
+		negGo(dst, a)
+		return
+	}
+	negF32AVX(&dst[0], &a[0], len(dst))
+}
+
+func absF32(dst, a []float32) {
+	if !useAsm || len(dst) == 0 {
+		absGo(dst, a)
+		return
+	}
+	absF32AVX(&dst[0], &a[0], len(dst))
+}
+
+func sqrtF32(dst, a []float32) {
+	if !useAsm || len(dst) == 0 {
+		sqrtGo(dst, a)
+		return
+	}
+	sqrtF32AVX(&dst[0], &a[0], len(dst))
+}
+
+func rsqrtF32(dst, a []float32) {
+	if !useAsm || len(dst) == 0 {
+		rsqrtGo(dst, a)
+		return
+	}
+	rsqrtF32AVX(&dst[0], &a[0], len(dst))
+}

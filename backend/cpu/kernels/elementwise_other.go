@@ -1,0 +1,15 @@
+//go:build !amd64 || purego
+
+package kernels
+
+func addF32(dst, a, b []float32)        { addGo(dst, a, b) }
+func subF32(dst, a, b []float32)        { subGo(dst, a, b) }
+func mulF32(dst, a, b []float32)        { mulGo(dst, a, b) }
+func divF32(dst, a, b []float32)        { divGo(dst, a, b) }
+func maximumF32(dst, a, b []float32)    { maximumGo(dst, a, b) }
+func minimumF32(dst, a, b []float32)    { minimumGo(dst, a, b) }
+func clampF32(dst, lo, x, hi []float32) { clampGo(dst, lo, x, hi) }
+func negF32(dst, a []float32)           { negGo(dst, a) }
+func absF32(dst, a []float32)           { absGo(dst, a) }
+func sqrtF32(dst, a []float32)          { sqrtGo(dst, a) }
+func rsqrtF32(dst, a []float32)         { rsqrtGo(dst, a) }

@@ -1,0 +1,166 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// elemCase is one elementwise function, with the plain Go loop whose bits
+// it must reproduce.
+type elemCase struct {
+	name string
+	f    func(dst []float32, in [][]float32)
+	ref  func(dst []float32, in [][]float32)
+	nin  int
+}
+
+func unaryCase(name string, f, ref func(dst, a []float32)) elemCase {
+	return elemCase{name, func(d []float32, in [][]float32) { f(d, in[0]) }, func(d []float32, in [][]float32) { ref(d, in[0]) }, 1}
+}
+
+func binaryCase(name string, f, ref func(dst, a, b []float32)) elemCase {
+	return elemCase{name, func(d []float32, in [][]float32) { f(d, in[0], in[1]) }, func(d []float32, in [][]float32) { ref(d, in[0], in[1]) }, 2}
+}
+
+var elemCases = []elemCase{
+	binaryCase("Add", AddF32, addGo),
+	binaryCase("Sub", SubF32, subGo),
+	binaryCase("Mul", MulF32, mulGo),
+	binaryCase("Div", DivF32, divGo),
+	binaryCase("Maximum", MaximumF32, maximumGo),
+	binaryCase("Minimum", MinimumF32, minimumGo),
+	{"Clamp", func(d []float32, in [][]float32) { ClampF32(d, in[0], in[1], in[2]) }, func(d []float32, in [][]float32) { clampGo(d, in[0], in[1], in[2]) }, 3},
+	unaryCase("Neg", NegF32, negGo),
+	unaryCase("Abs", AbsF32, absGo),
+	unaryCase("Sqrt", func(d, a []float32) { SqrtF32(d, a[:len(d)]) }, sqrtGo),
+	unaryCase("Rsqrt", func(d, a []float32) { RsqrtF32(d, a[:len(d)]) }, rsqrtGo),
+}
+
+// specialBits are ±0, ±Inf, quiet and signaling NaNs of both signs with
+// payloads, subnormals, the normal extremes and a few ordinary values.
+var specialBits = []uint32{
+	0, 0x80000000, 0x7f800000, 0xff800000,
+	0x7fc00000, 0xffc00000, 0x7fc12345, 0xffe54321, 0x7f800001, 0xff812345, 0x7fbfffff,
+	0x00000001, 0x80000001, 0x007fffff, 0x807fffff, 0x00400000, 0x00800000, 0x80800000,
+	0x7f7fffff, 0xff7fffff, 0x3f800000, 0xbf800000, 0x40000000, 0x3f000000, 0xc0490fdb, 0x1e3ce508,
+}
+
+// elemPool returns k inputs of length n: every combination of special
+// values first, then random bit patterns (a sixth of them special).
+func elemPool(rng *rand.Rand, k, n int) [][]float32 {
+	in := make([][]float32, k)
+	for j := range in {
+		in[j] = make([]float32, n)
+	}
+	s := len(specialBits)
+	for i := range n {
+		c := i
+		for j := range in {
+			var bits uint32
+			if c < int(math.Pow(float64(s), float64(k))) {
+				bits = specialBits[c/int(math.Pow(float64(s), float64(j)))%s]
+			} else if rng.IntN(6) == 0 {
+				bits = specialBits[rng.IntN(s)]
+			} else {
+				bits = rng.Uint32()
+			}
+			in[j][i] = math.Float32frombits(bits)
+		}
+	}
+	return in
+}
+
+const sentinel = 0x7fbadbad
+
+// TestElementwise checks every function against its Go loop bit for bit:
+// every length 0..70 and 511, 512, 513, 4096 (whole blocks of four
+// vectors, single vectors, masked tails), dst and inputs starting 0..7
+// elements into their arrays, nothing written outside dst, and dst being
+// each input in turn.
+func TestElementwise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const maxN = 4096
+	pool := elemPool(rng, 3, maxN+16)
+	sizes := []int{511, 512, 513, maxN}
+	for n := range 71 {
+		sizes = append(sizes, n)
+	}
+	withKernels(t, func(t *testing.T) {
+		for _, c := range elemCases {
+			for _, n := range sizes {
+				for off := range 8 {
+					if n > 70 && off%3 != 1 {
+						continue
+					}
+					checkElem(t, c, pool, n, off)
+				}
+			}
+		}
+	})
+}
+
+func checkElem(t *testing.T, c elemCase, pool [][]float32, n, off int) {
+	t.Helper()
+	in := make([][]float32, c.nin)
+	for j := range in {
+		o := (off + 3*j) % 8
+		in[j] = pool[j][o : o+n+j] // longer than dst: only len(dst) counts
+	}
+	want := make([]float32, n)
+	c.ref(want, in)
+	buf := make([]float32, n+16)
+	for i := range buf {
+		buf[i] = math.Float32frombits(sentinel)
+	}
+	dst := buf[off : off+n]
+	c.f(dst, in)
+	where := fmt.Sprintf("%s n=%d off=%d", c.name, n, off)
+	compareBits(t, where, dst, want, in)
+	for i, v := range buf {
+		if (i < off || i >= off+n) && math.Float32bits(v) != sentinel {
+			t.Fatalf("%s: wrote buf[%d] outside dst = buf[%d:%d]", where, i, off, off+n)
+		}
+	}
+	for j := range in {
+		alias := make([]float32, n+8)[off : off+n]
+		copy(alias, in[j])
+		ins := append([][]float32(nil), in...)
+		ins[j] = alias
+		c.f(alias, ins)
+		compareBits(t, fmt.Sprintf("%s dst=input %d", where, j), alias, want, in)
+	}
+}
+
+func compareBits(t *testing.T, where string, got, want []float32, in [][]float32) {
+	t.Helper()
+	for i := range want {
+		if g, w := math.Float32bits(got[i]), math.Float32bits(want[i]); g != w {
+			args := ""
+			for _, x := range in {
+				args += fmt.Sprintf(" %#08x", math.Float32bits(x[i]))
+			}
+			t.Fatalf("%s: [%d] of%s = %#08x, want %#08x", where, i, args, g, w)
+		}
+	}
+}
+
+// The NaN and signed-zero rules of nanMax and nanMin, which the kernels
+// follow (TestElementwise checks them against the loops).
+func TestNaNMaxMin(t *testing.T) {
+	nz := float32(math.Copysign(0, -1))
+	n1, n2 := math.Float32frombits(0x7fc00001), math.Float32frombits(0xffc00002)
+	for _, c := range []struct {
+		f        func(a, b float32) float32
+		a, b, to float32
+	}{
+		{nanMax, nz, 0, nz}, {nanMax, 0, nz, 0}, {nanMin, nz, 0, nz}, {nanMin, 0, nz, 0},
+		{nanMax, n1, n2, n1}, {nanMax, 1, n2, n2}, {nanMax, n1, 1, n1}, {nanMax, 1, 2, 2},
+		{nanMin, n2, n1, n2}, {nanMin, 1, n2, n2}, {nanMin, n1, 1, n1}, {nanMin, 1, 2, 1},
+	} {
+		if got := c.f(c.a, c.b); math.Float32bits(got) != math.Float32bits(c.to) {
+			t.Errorf("(%v, %v) = %#x, want %#x", c.a, c.b, math.Float32bits(got), math.Float32bits(c.to))
+		}
+	}
+}
