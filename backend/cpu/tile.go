@@ -399,81 +399,51 @@ func roundBF16(x float32) float32 {
 }
 
 // applyOp computes one instruction over a tile; b is nil or ignored for
-// unary ops.
+// unary ops. The arithmetic ops run on the vector kernels, which give the
+// bits of plain Go loops; exp, tanh and logistic on the vector math
+// kernels (at most 2 ulp from the correctly rounded value, against the
+// evaluator's 0.5); the rest compute in float64 and round once, as the
+// evaluator does.
 func applyOp(op hlo.Opcode, dst, a, b, c []float32) {
-	a = a[:len(dst)]
 	switch op {
 	case hlo.OpClamp: // clamp(lo=a, x=b, hi=c)
-		b, c = b[:len(dst)], c[:len(dst)]
-		for i := range dst {
-			dst[i] = nanMin(nanMax(b[i], a[i]), c[i])
-		}
+		kernels.ClampF32(dst, a, b, c)
 	case hlo.OpConvert: // between float types: the slot's rounding does it
-		copy(dst, a)
+		copy(dst, a[:len(dst)])
 	case hlo.OpAdd:
-		b = b[:len(dst)]
-		for i := range dst {
-			dst[i] = a[i] + b[i]
-		}
+		kernels.AddF32(dst, a, b)
 	case hlo.OpSubtract:
-		b = b[:len(dst)]
-		for i := range dst {
-			dst[i] = a[i] - b[i]
-		}
+		kernels.SubF32(dst, a, b)
 	case hlo.OpMultiply:
-		b = b[:len(dst)]
-		for i := range dst {
-			dst[i] = a[i] * b[i]
-		}
+		kernels.MulF32(dst, a, b)
 	case hlo.OpDivide:
-		b = b[:len(dst)]
-		for i := range dst {
-			dst[i] = a[i] / b[i]
-		}
+		kernels.DivF32(dst, a, b)
 	case hlo.OpMaximum:
-		b = b[:len(dst)]
-		for i := range dst {
-			dst[i] = nanMax(a[i], b[i])
-		}
+		kernels.MaximumF32(dst, a, b)
 	case hlo.OpMinimum:
-		b = b[:len(dst)]
-		for i := range dst {
-			dst[i] = nanMin(a[i], b[i])
-		}
+		kernels.MinimumF32(dst, a, b)
 	case hlo.OpNegate:
-		for i := range dst {
-			dst[i] = -a[i]
-		}
+		kernels.NegF32(dst, a)
+	case hlo.OpAbs:
+		kernels.AbsF32(dst, a)
+	case hlo.OpSqrt:
+		kernels.SqrtF32(dst, a[:len(dst)])
+	case hlo.OpRsqrt:
+		kernels.RsqrtF32(dst, a[:len(dst)])
+	case hlo.OpExp:
+		kernels.ExpF32(dst, a[:len(dst)])
+	case hlo.OpTanh:
+		kernels.TanhF32(dst, a[:len(dst)])
+	case hlo.OpLogistic:
+		kernels.LogisticF32(dst, a[:len(dst)])
 	case hlo.OpPower:
 		b = b[:len(dst)]
 		for i := range dst {
 			dst[i] = float32(math.Pow(float64(a[i]), float64(b[i])))
 		}
-	// The cheap ones get their own loops: math.Abs and math.Sqrt compile
-	// to single instructions, which a call through a function value would
-	// hide.
-	// exp, tanh and logistic run on the vector kernels (at most 2 ulp
-	// from the correctly rounded value, against the evaluator's 0.5).
-	case hlo.OpExp:
-		kernels.ExpF32(dst, a)
-	case hlo.OpTanh:
-		kernels.TanhF32(dst, a)
-	case hlo.OpLogistic:
-		kernels.LogisticF32(dst, a)
-	case hlo.OpAbs:
-		for i := range dst {
-			dst[i] = float32(math.Abs(float64(a[i])))
-		}
-	case hlo.OpSqrt:
-		for i := range dst {
-			dst[i] = float32(math.Sqrt(float64(a[i])))
-		}
-	case hlo.OpRsqrt:
-		for i := range dst {
-			dst[i] = float32(1 / math.Sqrt(float64(a[i])))
-		}
 	default:
 		f := unaryFuncs[op]
+		a = a[:len(dst)]
 		for i := range dst {
 			dst[i] = float32(f(float64(a[i])))
 		}
