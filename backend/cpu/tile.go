@@ -46,8 +46,11 @@ type slot struct {
 	from  int        // slotSplat of a broadcast: the scalar's slot
 	op    hlo.Opcode // slotOp
 	args  [3]int
+	nargs int
 	// slotGather: the parameter's affine index map.
 	m affineMap
+	// buf is the scratch tile the slot's values live in (-1: none).
+	buf int
 }
 
 type tileProg struct {
@@ -57,6 +60,7 @@ type tileProg struct {
 	// gathered are the parameters read through index maps: a tile reads
 	// them at other positions than its own, so no output may overwrite them.
 	gathered []int
+	nbufs    int // scratch tiles per worker
 }
 
 // compileLoop turns a kLoop fusion of f32 elementwise instructions into a
@@ -101,7 +105,7 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, root *hlo.Instruct
 			}
 			p.gathered = append(p.gathered, param)
 		case tileOps[x.Opcode] && tileType(x.Shape.DType):
-			s.kind, s.op = slotOp, x.Opcode
+			s.kind, s.op, s.nargs = slotOp, x.Opcode, len(x.Operands)
 			for k, o := range x.Operands {
 				s.args[k] = index[o]
 			}
@@ -118,7 +122,58 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, root *hlo.Instruct
 	if index[root] != len(p.slots)-1 {
 		return nil, fmt.Errorf("fusion %s: the root is not the last instruction", in.Name)
 	}
+	p.assignTiles()
 	return p, nil
+}
+
+// assignTiles gives each slot that holds values a scratch tile, reusing
+// the tiles of slots no later slot reads: a chain of ten ops then cycles
+// through a few tiles that stay in L1 instead of ten (plus the streams in
+// and out) that would not. An op may take the tile of an operand it
+// reads last, which the kernels allow (dst may be an input).
+func (p *tileProg) assignTiles() {
+	last := make([]int, len(p.slots))
+	for i, s := range p.slots {
+		last[i] = i
+		for _, a := range s.args[:s.nargs] {
+			last[a] = i
+		}
+	}
+	last[len(p.slots)-1] = len(p.slots)
+	for i := len(p.slots) - 1; i >= 0; i-- { // an alias keeps its source's tile
+		if s := p.slots[i]; s.kind == slotAlias {
+			last[s.from] = max(last[s.from], last[i])
+		}
+	}
+	var free []int
+	for i := range p.slots {
+		s := &p.slots[i]
+		s.buf = -1
+		if s.kind == slotOp {
+			for k, a := range s.args[:s.nargs] {
+				if last[a] == i && p.slots[a].buf >= 0 && p.slots[a].kind != slotSplat && !slices.Contains(s.args[:k], a) {
+					free = append(free, p.slots[a].buf)
+				}
+			}
+		}
+		switch s.kind {
+		case slotSplat, slotGather, slotOp:
+		case slotParam:
+			if s.t == hlo.F32 {
+				continue // read in place
+			}
+		default:
+			continue
+		}
+		// Splats are filled once per worker, before the first tile, so
+		// their tiles are never shared.
+		if n := len(free); n > 0 && s.kind != slotSplat {
+			s.buf, free = free[n-1], free[:n-1]
+		} else {
+			s.buf = p.nbufs
+			p.nbufs++
+		}
+	}
 }
 
 // inPlace lists the fusion operands the program may write its result
@@ -211,8 +266,8 @@ func (p *tileProg) getScratch() *scratch {
 	// A tile per slot (less for a small fusion: a scalar program should
 	// not touch kilobytes per call).
 	size := min(tileSize, p.n)
-	sc := &scratch{bufs: make([][]float32, len(p.slots)+1), view: make([][]float32, len(p.slots))}
-	store := make([]float32, (len(p.slots)+1)*size)
+	sc := &scratch{bufs: make([][]float32, p.nbufs), view: make([][]float32, len(p.slots))}
+	store := make([]float32, p.nbufs*size)
 	for i := range sc.bufs {
 		sc.bufs[i] = store[i*size : (i+1)*size]
 	}
@@ -248,17 +303,17 @@ func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
 func (p *tileProg) begin(params []operand) *scratch {
 	sc := p.getScratch()
 	bufs := sc.bufs
-	for i, s := range p.slots {
+	for _, s := range p.slots {
 		if s.kind == slotSplat {
 			v := s.value
 			switch {
 			case s.param >= 0:
 				v = params[s.param].at(0)
 			case s.from >= 0:
-				v = bufs[s.from][0]
+				v = bufs[p.slots[s.from].buf][0]
 			}
-			for k := range bufs[i] {
-				bufs[i][k] = v
+			for k := range bufs[s.buf] {
+				bufs[s.buf][k] = v
 			}
 		}
 	}
@@ -274,15 +329,19 @@ func (p *tileProg) computeTile(sc *scratch, params []operand, lo, hi int, dst []
 	for i, s := range p.slots {
 		switch s.kind {
 		case slotParam:
-			view[i] = params[s.param].tile(lo, hi, bufs[i])
+			var buf []float32
+			if s.buf >= 0 {
+				buf = bufs[s.buf]
+			}
+			view[i] = params[s.param].tile(lo, hi, buf)
 		case slotSplat:
-			view[i] = bufs[i][:hi-lo]
+			view[i] = bufs[s.buf][:hi-lo]
 		case slotAlias:
 			view[i] = view[s.from]
 		case slotGather:
-			view[i] = gather(params[s.param], bufs[i][:hi-lo], lo, s.m)
+			view[i] = gather(params[s.param], bufs[s.buf][:hi-lo], lo, s.m)
 		case slotOp:
-			d := bufs[i][:hi-lo]
+			d := bufs[s.buf][:hi-lo]
 			if i == last && dst != nil {
 				d = dst
 			}
