@@ -1,13 +1,35 @@
-// Package cpu is Axle's CPU backend: it optimizes a module with the
-// standard pipeline, fuses elementwise chains into loop fusions, and
-// lowers every instruction of the entry computation once, at compile
-// time, to a thunk: fusions to tile programs (each fused instruction
-// computes a whole tile of a few hundred elements with one typed loop),
-// dot and convolution to the kernels of package kernels, everything else
-// to the reference evaluator's handler for that opcode.
+// Package cpu is Axle's CPU backend. Compile optimizes a module with the
+// standard pipeline, fuses it, lowers every instruction of the entry
+// computation once to a kernel, schedules the instructions and assigns
+// their buffers:
 //
-// This is the first slice of the backend: buffers are plain literals
-// (no buffer assignment or arena yet), tile programs cover f32
-// elementwise chains with scalar broadcasts, and control flow runs
-// through the evaluator.
+//   - Loop fusion (fusion.go): elementwise chains over f32/bf16/f16 with
+//     the broadcasts, transposes, slices, reverses and reshapes of their
+//     inputs (read through one composed affine index map, indexmap.go);
+//     reduction fusion: a row reduction with its elementwise producer;
+//     cheap producers (add, multiply, exp, ...) are recomputed in a second
+//     fusion rather than stored, within a budget; nothing else is
+//     duplicated.
+//   - Tile programs (tile.go, tile_reduce.go): a fusion runs tile by tile
+//     (512 elements), each fused instruction one vector kernel call per
+//     tile; reductions fold each tile's row segments.
+//   - Kernels: dot and convolution on the GEMM of package kernels
+//     (lower_linalg.go), data movement, convert, select, reduce and
+//     reduce-window compiled with their index arithmetic resolved at
+//     compile time (lower_movement*.go, lower_reduce*.go); anything else
+//     runs on the evaluator's handler for its opcode.
+//   - Scheduling (schedule.go) and buffer assignment (buffers.go): the
+//     module's order, a memory-greedy list schedule and a depth-first one
+//     are tried and the one needing the smallest arena is kept; reshapes
+//     are views; fusions, dynamic-update-slice and evaluator kernels may
+//     compute over an operand that dies; intermediates share one arena per
+//     execution, placed by decreasing-size best fit.
+//   - Execution (execute.go): arenas and output buffers are pooled across
+//     executions (Recycle), donated arguments may hold outputs (Run), and
+//     an executable may run on many goroutines at once.
+//   - A cost model (costmodel.go) runs tiny modules on the evaluator when
+//     the caller expects too few executions to repay compiling.
+//
+// The runtime API (package axle at the repository root) is the way in
+// for users; this package is its engine.
 package cpu
