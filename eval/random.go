@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/minifloat"
 )
 
 // RandomLiteral fills a shape with seeded values that keep common models
@@ -21,6 +22,22 @@ func RandomLiteral(s hlo.Shape, rng *rand.Rand) *hlo.Literal {
 	l := hlo.NewLiteral(s)
 	if !s.IsArray() {
 		return l
+	}
+	// The common weight types without a per-element type switch (same
+	// values as SetFloat64 gives).
+	switch d := l.Data().(type) {
+	case []float32:
+		for i := range d {
+			d[i] = float32(rng.Float64()*2 - 1)
+		}
+		return l
+	case []uint16:
+		if s.DType == hlo.BF16 {
+			for i := range d {
+				d[i] = minifloat.BF16.FromFloat32(float32(rng.Float64()*2 - 1))
+			}
+			return l
+		}
 	}
 	for i := range l.Len() {
 		switch t := s.DType; {

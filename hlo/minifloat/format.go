@@ -238,7 +238,16 @@ func (f Format) ToFloat32(b uint16) float32 { return float32(f.ToFloat64(b)) }
 
 // FromFloat32 converts x, rounding to nearest even. It is FromFloat64 of the
 // exactly widened value.
-func (f Format) FromFloat32(x float32) uint16 { return f.FromFloat64(float64(x)) }
+func (f Format) FromFloat32(x float32) uint16 {
+	if f.name == "bf16" && x == x {
+		// bf16 is f32's top half: round the low 16 bits to nearest even
+		// (this carries into the exponent exactly as rounding should, and
+		// takes the largest finite values to infinity).
+		b := math.Float32bits(x)
+		return uint16((b + 0x7fff + (b>>16)&1) >> 16)
+	}
+	return f.FromFloat64(float64(x))
+}
 
 // FromFloat64 converts x to the format with a single rounding to nearest,
 // ties to even; see the package documentation for overflow, NaN and zero.

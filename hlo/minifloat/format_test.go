@@ -212,3 +212,25 @@ func TestRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// The bf16 fast path of FromFloat32 agrees with the general conversion
+// on a dense sweep of float32 bit patterns (every 61st, plus every
+// pattern around the rounding ties and the overflow threshold).
+func TestBF16FromFloat32FastPath(t *testing.T) {
+	check := func(b uint32) {
+		x := math.Float32frombits(b)
+		if got, want := BF16.FromFloat32(x), BF16.FromFloat64(float64(x)); got != want {
+			t.Fatalf("FromFloat32(%#08x) = %#04x, want %#04x", b, got, want)
+		}
+	}
+	for b := uint64(0); b < 1<<32; b += 61 {
+		check(uint32(b))
+	}
+	for hi := uint32(0); hi < 1<<16; hi += 7 {
+		for _, lo := range []uint32{0x7fff, 0x8000, 0x8001, 0xffff, 0} {
+			check(hi<<16 | lo)
+		}
+	}
+	check(0x7f7fffff)
+	check(0xff7fffff)
+}
