@@ -195,6 +195,7 @@ type operand struct {
 	f32  []float32
 	bits []uint16
 	tab  []float64
+	bf16 bool // decoded by a shift, not the table
 }
 
 func newOperand(l *hlo.Literal) (operand, error) {
@@ -203,7 +204,7 @@ func newOperand(l *hlo.Literal) (operand, error) {
 		return operand{f32: d}, nil
 	case []uint16:
 		if f, ok := minifloat.ByName(l.DType().String()); ok {
-			return operand{bits: d, tab: f.Values()}, nil
+			return operand{bits: d, tab: f.Values(), bf16: f == minifloat.BF16}, nil
 		}
 	}
 	return operand{}, fmt.Errorf("fusion operand of type %s has no tile form", l.DType())
@@ -215,6 +216,12 @@ func (o operand) tile(lo, hi int, buf []float32) []float32 {
 		return o.f32[lo:hi]
 	}
 	buf = buf[:hi-lo]
+	if o.bf16 {
+		for i, b := range o.bits[lo:hi] {
+			buf[i] = math.Float32frombits(uint32(b) << 16)
+		}
+		return buf
+	}
 	for i, b := range o.bits[lo:hi] {
 		buf[i] = float32(o.tab[b])
 	}
@@ -293,9 +300,7 @@ func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
 			}
 			continue
 		}
-		for k, v := range p.computeTile(sc, params, lo, hi, nil) {
-			outBits[lo+k] = outFmt.FromFloat32(v)
-		}
+		encodeNarrow(outFmt, outBits[lo:hi], p.computeTile(sc, params, lo, hi, nil))
 	}
 }
 
