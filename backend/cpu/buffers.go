@@ -110,6 +110,16 @@ func assign(vals []valueInfo, root *hlo.Instruction) *assignment {
 			lastUse[pos[e]] = len(vals)
 		}
 	}
+	// A value without a buffer of its own (a tuple, a while's state) may
+	// be made of its operands' literals, so their storage lives as long
+	// as it does (walked backwards, so tuples of tuples pass it on).
+	for i := len(vals) - 1; i >= 0; i-- {
+		if in := vals[i].in; arrayBytes(in.Shape) < 0 && in.Opcode != hlo.OpParameter && in.Opcode != hlo.OpConstant {
+			for _, o := range in.Operands {
+				lastUse[pos[o]] = max(lastUse[pos[o]], lastUse[i])
+			}
+		}
+	}
 	a := &assignment{bufOf: make([]int, len(vals))}
 	newBuf := func(b buffer) int {
 		a.bufs = append(a.bufs, b)

@@ -232,6 +232,10 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 		if k, ok := x.lowerConv(in); ok {
 			return fromFunc(in, k), "conv", nil
 		}
+	case hlo.OpWhile, hlo.OpCall, hlo.OpConditional:
+		if k, ok := x.lowerControl(in); ok {
+			return k, in.Opcode.String(), nil
+		}
 	}
 	if isView(in) {
 		return nil, "view", nil

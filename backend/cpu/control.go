@@ -1,0 +1,122 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+)
+
+// Control flow: the computations a while, conditional or call runs are
+// compiled like an entry computation (fused, lowered, scheduled, with an
+// arena of their own), and the instruction's kernel drives them. A while
+// loop recycles each iteration's state into its body's output pool once
+// the next iteration has read it, so a loop allocates nothing after its
+// first iterations.
+
+// lowerControl compiles the computations in calls and returns its kernel.
+func (x *Executable) lowerControl(in *hlo.Instruction) (kernel, bool) {
+	switch in.Opcode {
+	case hlo.OpWhile:
+		cond, err1 := x.sub(in.Computation("condition"))
+		body, err2 := x.sub(in.Computation("body"))
+		if err1 != nil || err2 != nil {
+			return nil, false
+		}
+		return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+			return runWhile(cond, body, ops[0])
+		}, true
+	case hlo.OpCall:
+		c, err := x.sub(in.Computation("to_apply"))
+		if err != nil {
+			return nil, false
+		}
+		return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+			return c.Execute(ops...)
+		}, true
+	case hlo.OpConditional:
+		return x.lowerConditional(in)
+	}
+	return nil, false
+}
+
+// sub compiles a called computation as the entry of a copy of the
+// compiled module (already optimized; compiling it fuses and lowers it,
+// and drops what it does not reach).
+func (x *Executable) sub(c *hlo.Computation) (*Executable, error) {
+	if c == nil {
+		return nil, fmt.Errorf("missing computation")
+	}
+	m := x.module.Clone()
+	m.Name, m.Entry, m.EntryLayout = x.module.Name+"."+c.Name, nil, nil
+	for _, mc := range m.Computations {
+		if mc.Name == c.Name {
+			m.Entry = mc
+		}
+	}
+	if m.Entry == nil {
+		return nil, fmt.Errorf("computation %s not in module %s", c.Name, x.module.Name)
+	}
+	return Compile(m, Options{Threads: x.threads, NoOptimize: true, Poison: x.poison})
+}
+
+func runWhile(cond, body *Executable, state *hlo.Literal) (*hlo.Literal, error) {
+	var owned *hlo.Literal // the state, when it is a body result
+	for {
+		p, err := cond.Execute(state)
+		if err != nil {
+			return nil, fmt.Errorf("while condition: %w", err)
+		}
+		more := p.GetBool(0)
+		cond.Recycle(p)
+		if !more {
+			return state, nil
+		}
+		next, err := body.Execute(state)
+		if err != nil {
+			return nil, fmt.Errorf("while body: %w", err)
+		}
+		if owned != nil {
+			body.Recycle(owned) // the body has read it
+		}
+		state, owned = next, next
+	}
+}
+
+// lowerConditional: a pred picks the true or false computation, an index
+// a branch (out-of-range indices the last one, as the evaluator does).
+func (x *Executable) lowerConditional(in *hlo.Instruction) (kernel, bool) {
+	var comps []*hlo.Computation
+	pred := in.Operands[0].Shape.DType == hlo.Pred
+	if pred {
+		comps = []*hlo.Computation{in.Computation("false_computation"), in.Computation("true_computation")}
+	} else {
+		v, _ := in.Attr("branch_computations")
+		comps, _ = v.([]*hlo.Computation)
+	}
+	if len(comps) == 0 {
+		return nil, false
+	}
+	branches := make([]*Executable, len(comps))
+	for i, c := range comps {
+		b, err := x.sub(c)
+		if err != nil {
+			return nil, false
+		}
+		branches[i] = b
+	}
+	return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+		var i int
+		if pred {
+			if ops[0].GetBool(0) {
+				return branches[1].Execute(ops[1])
+			}
+			return branches[0].Execute(ops[2])
+		}
+		i = int(ops[0].GetInt64(0))
+		if i < 0 || i >= len(branches) {
+			i = len(branches) - 1
+		}
+		return branches[i].Execute(ops[1+i])
+	}, true
+}
