@@ -228,6 +228,17 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 		if k, ok := x.lowerDot(in); ok {
 			return fromFunc(in, k), "gemm", nil
 		}
+		if k, ok := lowerDotGeneric(in, x.threads); ok {
+			return fromFunc(in, k), "dot", nil
+		}
+	case hlo.OpGather:
+		if k, ok := lowerGather(in, x.threads); ok {
+			return fromFunc(in, k), "gather", nil
+		}
+	case hlo.OpScatter:
+		if k, ok := lowerScatter(in, x.threads); ok {
+			return fromFunc(in, k), "scatter", scatterInPlace(in)
+		}
 	case hlo.OpConvolution:
 		if k, ok := x.lowerConv(in); ok {
 			return fromFunc(in, k), "conv", nil
@@ -249,6 +260,9 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 	}
 	if k, ok := lowerReduce(in, x.threads); ok {
 		return fromFunc(in, k), "reduce", nil
+	}
+	if k, ok := lowerElementwise(in, x.threads); ok {
+		return fromFunc(in, k), "elementwise", elementwiseInPlace(in)
 	}
 	// The evaluator's result is complete before the executor copies it
 	// into the buffer, so any operand's buffer may be that buffer.

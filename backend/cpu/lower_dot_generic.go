@@ -1,0 +1,280 @@
+package cpu
+
+import (
+	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/hlo"
+)
+
+// Dots the f32 GEMM path (lowerDot) does not take: f64 on the f64 GEMM
+// when the dimension numbers fit it, and f64 otherwise or integers on a
+// loop over offset tables, which takes any dimension numbers.
+//
+// The evaluator computes integer dots by widening the operands to 64 bits,
+// wrapping products and sums there and truncating to the result width.
+// Truncation commutes with wrapping + and ·, so converting the operands to
+// the result type and computing there gives the same bits.
+
+// dotTables are, per operand, the offset tables of its batch, free and
+// contracting index spaces; the result is batch..., lhs free..., rhs free...
+type dotTables struct {
+	lb, lf, lc []int
+	rb, rf, rc []int
+	// rfStep is the stride of rf when it is an arithmetic progression
+	// (0 when not), so the inner loop walks the right operand directly.
+	rfStep int
+	// wraps: integer results, whose sums may be reordered.
+	wraps   bool
+	threads int
+}
+
+// lowerDotGeneric compiles f64 and integer dots; false for f32/bf16/f16
+// (lowerDot's), complex, pred and mixed float/integer dots.
+func lowerDotGeneric(in *hlo.Instruction, threads int) (kernelFunc, bool) {
+	if in.Opcode != hlo.OpDot || len(in.Operands) != 2 || in.HasAttr("sparsity") || !plainArray(in.Shape) {
+		return nil, false
+	}
+	l, r := in.Operands[0].Shape, in.Operands[1].Shape
+	if !plainArray(l) || !plainArray(r) {
+		return nil, false
+	}
+	t := in.Shape.DType
+	if t == hlo.F64 {
+		if l.DType != hlo.F64 || r.DType != hlo.F64 {
+			return nil, false
+		}
+		if k, ok := gemmDotF64(in, threads); ok {
+			return k, true
+		}
+	} else if !intDotType(t) || !intDotType(l.DType) || !intDotType(r.DType) {
+		return nil, false
+	}
+	p, ok := newDotTables(in)
+	if !ok {
+		return nil, false
+	}
+	p.threads, p.wraps = threads, t != hlo.F64
+	switch t {
+	case hlo.F64:
+		return runDotLoop[float64](p), true
+	case hlo.S8:
+		return runDotLoop[int8](p), true
+	case hlo.S16:
+		return runDotLoop[int16](p), true
+	case hlo.S32:
+		return runDotLoop[int32](p), true
+	case hlo.S64:
+		return runDotLoop[int64](p), true
+	case hlo.U8:
+		return runDotLoop[uint8](p), true
+	case hlo.U16:
+		return runDotLoop[uint16](p), true
+	case hlo.U32:
+		return runDotLoop[uint32](p), true
+	case hlo.U64:
+		return runDotLoop[uint64](p), true
+	}
+	return nil, false
+}
+
+func intDotType(t hlo.DType) bool {
+	switch t {
+	case hlo.S8, hlo.S16, hlo.S32, hlo.S64, hlo.U8, hlo.U16, hlo.U32, hlo.U64:
+		return true
+	}
+	return false
+}
+
+// gemmDotF64 maps an f64 dot with leading batch dimensions, one
+// contracting and at most one free dimension per operand onto GemmF64,
+// reading either operand transposed through its strides (as lowerDot).
+func gemmDotF64(in *hlo.Instruction, threads int) (kernelFunc, bool) {
+	l, r := in.Operands[0].Shape, in.Operands[1].Shape
+	lb, rb := attrInts(in, "lhs_batch_dims"), attrInts(in, "rhs_batch_dims")
+	lc, rc := attrInts(in, "lhs_contracting_dims"), attrInts(in, "rhs_contracting_dims")
+	nb := len(lb)
+	if len(lc) != 1 || len(rc) != 1 || !leading(lb) || !leading(rb) || l.Rank() > nb+2 || r.Rank() > nb+2 ||
+		int(lc[0]) < nb || int(rc[0]) < nb || int(lc[0]) >= l.Rank() || int(rc[0]) >= r.Rank() {
+		return nil, false
+	}
+	ls, rs := rowMajor(l.Dims), rowMajor(r.Dims)
+	k := int(l.Dims[lc[0]])
+	m, mStride := 1, 0
+	if l.Rank() == nb+2 {
+		free := 2*nb + 1 - int(lc[0]) // the other of the last two
+		m, mStride = int(l.Dims[free]), ls[free]
+	}
+	n, nStride := 1, 0
+	if r.Rank() == nb+2 {
+		free := 2*nb + 1 - int(rc[0])
+		n, nStride = int(r.Dims[free]), rs[free]
+	}
+	batch := 1
+	for _, d := range lb {
+		batch *= int(l.Dims[d])
+	}
+	aRow, aCol, bRow, bCol := mStride, ls[lc[0]], rs[rc[0]], nStride
+	return func(out *hlo.Literal, ops []*hlo.Literal) error {
+		x, y, c := ops[0].Data().([]float64), ops[1].Data().([]float64), out.Data().([]float64)
+		for i := range batch {
+			a := kernels.Strided[float64]{Data: x[i*m*k:], Row: aRow, Col: aCol}
+			b := kernels.Strided[float64]{Data: y[i*k*n:], Row: bRow, Col: bCol}
+			kernels.GemmF64(m, n, k, a, b, c[i*m*n:], n, false, threads)
+		}
+		return nil
+	}, true
+}
+
+// newDotTables resolves any dimension numbers into offset tables.
+func newDotTables(in *hlo.Instruction) (*dotTables, bool) {
+	l, r := in.Operands[0].Shape, in.Operands[1].Shape
+	lbd, rbd := attrInts(in, "lhs_batch_dims"), attrInts(in, "rhs_batch_dims")
+	lcd, rcd := attrInts(in, "lhs_contracting_dims"), attrInts(in, "rhs_contracting_dims")
+	if len(lbd) != len(rbd) || len(lcd) != len(rcd) || !distinctIn(l.Rank(), lbd, lcd) || !distinctIn(r.Rank(), rbd, rcd) {
+		return nil, false
+	}
+	for i := range lbd {
+		if l.Dims[lbd[i]] != r.Dims[rbd[i]] {
+			return nil, false
+		}
+	}
+	for i := range lcd {
+		if l.Dims[lcd[i]] != r.Dims[rcd[i]] {
+			return nil, false
+		}
+	}
+	ls, rs := rowMajor(l.Dims), rowMajor(r.Dims)
+	p := &dotTables{
+		lb: offsetTable(lbd, l.Dims, ls), lc: offsetTable(lcd, l.Dims, ls),
+		lf: offsetTable(otherDims(l.Rank(), lbd, lcd), l.Dims, ls),
+		rb: offsetTable(rbd, r.Dims, rs), rc: offsetTable(rcd, r.Dims, rs),
+		rf: offsetTable(otherDims(r.Rank(), rbd, rcd), r.Dims, rs),
+	}
+	if int64(len(p.lb)*len(p.lf)*len(p.rf)) != in.Shape.NumElements() {
+		return nil, false
+	}
+	p.rfStep = progression(p.rf)
+	return p, true
+}
+
+// progression returns s when v[j] = j·s for all j, else 0.
+func progression(v []int) int {
+	if len(v) < 2 {
+		return 1
+	}
+	s := v[1]
+	for j, x := range v {
+		if x != j*s {
+			return 0
+		}
+	}
+	return s
+}
+
+// dotElem are the result types of the loop: integers wrap, f64 sums in
+// contraction order from +0 as the evaluator does, so both match it
+// bit for bit.
+type dotElem interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float64
+}
+
+// runDotLoop computes one result row (a batch and lhs-free position) at a
+// time in i-k-j order, so the right operand streams along its free
+// dimension; rows are split across threads in fixed ranges.
+func runDotLoop[T dotElem](p *dotTables) kernelFunc {
+	nf, nr := len(p.lf), len(p.rf)
+	rows := len(p.lb) * nf
+	return func(out *hlo.Literal, ops []*hlo.Literal) error {
+		c := out.Data().([]T)
+		if len(c) == 0 {
+			return nil
+		}
+		x, y := asElems[T](ops[0]), asElems[T](ops[1])
+		splitRange(rows, rows*nr*max(len(p.lc), 1)/4, p.threads, func(lo, hi int) {
+			for row := lo; row < hi; row++ {
+				b, i := row/nf, row%nf
+				dotRow(p, c[row*nr:(row+1)*nr], x, y, p.lb[b]+p.lf[i], p.rb[b])
+			}
+		})
+		return nil
+	}
+}
+
+// dotRow sets acc[j] = Σ_k x[lo+lc[k]]·y[ro+rc[k]+rf[j]]. Float sums run
+// over k in order from zero, as in the evaluator; integer sums wrap, so
+// their order is free and dotRow4 takes four steps per pass.
+func dotRow[T dotElem](p *dotTables, acc, x, y []T, lo, ro int) {
+	clear(acc)
+	k0 := 0
+	if p.wraps && p.rfStep == 1 {
+		k0 = dotRow4(p, acc, x, y, lo, ro)
+	}
+	for k := k0; k < len(p.lc); k++ {
+		a, r := x[lo+p.lc[k]], ro+p.rc[k]
+		switch s := p.rfStep; {
+		case s == 1:
+			row := y[r:][:len(acc)]
+			for j := range acc {
+				acc[j] += T(a * row[j]) // the conversion forbids FMA fusion, as in the evaluator
+			}
+		case s != 0:
+			for j := range acc {
+				acc[j] += T(a * y[r+j*s])
+			}
+		default:
+			for j, f := range p.rf {
+				acc[j] += T(a * y[r+f])
+			}
+		}
+	}
+}
+
+// dotRow4 adds contraction steps four at a time, one pass over acc each,
+// with contiguous right-operand rows; it returns the first step left.
+func dotRow4[T dotElem](p *dotTables, acc, x, y []T, lo, ro int) int {
+	n, k := len(acc), 0
+	for ; k+4 <= len(p.lc); k += 4 {
+		a0, a1, a2, a3 := x[lo+p.lc[k]], x[lo+p.lc[k+1]], x[lo+p.lc[k+2]], x[lo+p.lc[k+3]]
+		y0, y1 := y[ro+p.rc[k]:][:n], y[ro+p.rc[k+1]:][:n]
+		y2, y3 := y[ro+p.rc[k+2]:][:n], y[ro+p.rc[k+3]:][:n]
+		for j := range acc {
+			acc[j] += a0*y0[j] + a1*y1[j] + a2*y2[j] + a3*y3[j]
+		}
+	}
+	return k
+}
+
+// asElems is l's elements as T: the storage itself when l is of type T,
+// else a converted copy (integers sign- or zero-extend by their own type,
+// as the evaluator's widening does, then wrap to T).
+func asElems[T dotElem](l *hlo.Literal) []T {
+	if d, ok := l.Data().([]T); ok {
+		return d
+	}
+	switch d := l.Data().(type) {
+	case []int8:
+		return convertElems[T](d)
+	case []int16:
+		return convertElems[T](d)
+	case []int32:
+		return convertElems[T](d)
+	case []int64:
+		return convertElems[T](d)
+	case []uint8:
+		return convertElems[T](d)
+	case []uint16:
+		return convertElems[T](d)
+	case []uint32:
+		return convertElems[T](d)
+	case []uint64:
+		return convertElems[T](d)
+	}
+	return nil
+}
+
+func convertElems[T, S dotElem](s []S) []T {
+	out := make([]T, len(s))
+	for i, v := range s {
+		out[i] = T(v)
+	}
+	return out
+}
