@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
@@ -243,6 +244,20 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 		if k, ok := x.lowerConv(in); ok {
 			return fromFunc(in, k), "conv", nil
 		}
+	case hlo.OpTuple:
+		return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+			return hlo.MakeTupleLiteral(slices.Clone(ops)...), nil
+		}, "tuple", nil
+	case hlo.OpGetTupleElement:
+		// An array element is then copied into the value's buffer, so it
+		// does not depend on the tuple's storage.
+		idx, _ := in.Int("index")
+		return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+			if e := ops[0].Elements(); idx >= 0 && int(idx) < len(e) {
+				return e[idx], nil
+			}
+			return nil, fmt.Errorf("tuple index %d out of range", idx)
+		}, "tuple", nil
 	case hlo.OpWhile, hlo.OpCall, hlo.OpConditional:
 		if k, ok := x.lowerControl(in); ok {
 			return k, in.Opcode.String(), nil
