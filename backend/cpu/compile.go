@@ -244,6 +244,27 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 		if k, ok := x.lowerConv(in); ok {
 			return fromFunc(in, k), "conv", nil
 		}
+		if k, ok := lowerConvGeneric(in, x.threads); ok {
+			return fromFunc(in, k), "conv-loop", nil
+		}
+	case hlo.OpSort:
+		if f, ok := lowerSortKernel(in, x.threads); ok {
+			return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+				return f(ops)
+			}, "sort", nil
+		}
+	case hlo.OpBitcastConvert:
+		if k, ok := lowerBitcastConvert(in, x.threads); ok {
+			return fromFunc(in, k), "bitcast-convert", []int{0}
+		}
+	case hlo.OpReducePrecision:
+		if k, ok := lowerReducePrecision(in, x.threads); ok {
+			return fromFunc(in, k), "reduce-precision", []int{0}
+		}
+	case hlo.OpSelectAndScatter:
+		if k, ok := lowerSelectAndScatter(in, x.threads); ok {
+			return fromFunc(in, k), "select-and-scatter", nil
+		}
 	case hlo.OpTuple:
 		return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 			return hlo.MakeTupleLiteral(slices.Clone(ops)...), nil

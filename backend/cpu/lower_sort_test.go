@@ -1,0 +1,254 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/axle-ml/axle/conformance"
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/hlotext"
+)
+
+// Sort (and the other kernels that run the evaluator's less common ops:
+// bitcast-convert, reduce-precision, select-and-scatter, the generic
+// convolution) against the evaluator, bit for bit.
+
+// wholeKernel computes an instruction's whole result.
+type wholeKernel func(ops []*hlo.Literal) (*hlo.Literal, error)
+
+// wholeLowerer lowers to a wholeKernel.
+type wholeLowerer func(in *hlo.Instruction, threads int) (wholeKernel, bool)
+
+// intoWhole adapts a lowerer of kernels that write into a buffer: the
+// buffer starts as garbage.
+func intoWhole(lower lowerFunc) wholeLowerer {
+	return func(in *hlo.Instruction, threads int) (wholeKernel, bool) {
+		k, ok := lower(in, threads)
+		if !ok {
+			return nil, false
+		}
+		return func(ops []*hlo.Literal) (*hlo.Literal, error) {
+			out := poisoned(in.Shape)
+			return out, k(out, ops)
+		}, true
+	}
+}
+
+func sortWhole(in *hlo.Instruction, threads int) (wholeKernel, bool) {
+	k, ok := lowerSortKernel(in, threads)
+	return wholeKernel(k), ok
+}
+
+// sameBits fails unless got and want (arrays or tuples of them) have the
+// same shape and bit patterns.
+func sameBits(t *testing.T, in *hlo.Instruction, got, want *hlo.Literal) {
+	t.Helper()
+	if want.Shape().IsTuple() {
+		g, w := got.Elements(), want.Elements()
+		if len(g) != len(w) {
+			t.Fatalf("%s: %d tuple elements, want %d", in, len(g), len(w))
+		}
+		for i := range w {
+			sameBits(t, in, g[i], w[i])
+		}
+		return
+	}
+	if !got.Shape().Equal(want.Shape()) || got.Len() != want.Len() {
+		t.Fatalf("%s: result %s, want %s", in, got.Shape(), want.Shape())
+	}
+	checkBits(t, in, "", got, want)
+}
+
+// conformanceOps runs every instruction of the given opcode in the
+// shared cases' entry computations through its lowerer, with operand
+// values from the evaluator, and returns how many lowered and declined.
+func conformanceOps(t *testing.T, op hlo.Opcode, lower wholeLowerer) (lowered, declined int) {
+	t.Helper()
+	files, err := conformance.FindCases("/work/shared/conformance/cases", "/work/shared/conformance/xla-tests")
+	if err != nil {
+		t.Skipf("no shared cases: %v", err)
+	}
+	needle := " " + op.String() + "("
+	for _, f := range files {
+		c, err := conformance.LoadCase(f)
+		if err != nil || !strings.Contains(c.HLO, needle) {
+			continue
+		}
+		m, err := hlotext.Parse(c.HLO, hlotext.Options{})
+		if err != nil || hlo.Verify(m) != nil {
+			continue
+		}
+		args := make([]*hlo.Literal, len(c.Args))
+		ok := true
+		for i, a := range c.Args {
+			if args[i], err = a.Literal(); err != nil {
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		var ev eval.Evaluator
+		vals := map[*hlo.Instruction]*hlo.Literal{}
+		for _, in := range m.Entry.Instructions {
+			ops := make([]*hlo.Literal, len(in.Operands))
+			for i, o := range in.Operands {
+				ops[i] = vals[o]
+			}
+			var v *hlo.Literal
+			if in.Opcode == hlo.OpParameter {
+				v = args[in.ParamNumber]
+			} else if v, err = ev.Instruction(in, ops); err != nil {
+				break
+			}
+			vals[in] = v
+			if in.Opcode != op {
+				continue
+			}
+			k, ok := lower(in, 2)
+			if !ok {
+				declined++
+				t.Logf("declined %s: %s", c.Path, in)
+				continue
+			}
+			lowered++
+			got, err := k(ops)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", c.Path, in, err)
+			}
+			sameBits(t, in, got, v)
+		}
+	}
+	t.Logf("%s: %d instructions compiled, %d declined", op, lowered, declined)
+	return lowered, declined
+}
+
+// runWhole lowers in (failing if it cannot) and compares its result
+// with the evaluator's on ops.
+func runWhole(t *testing.T, lower wholeLowerer, in *hlo.Instruction, ops []*hlo.Literal, threads int) {
+	t.Helper()
+	k, ok := lower(in, threads)
+	if !ok {
+		t.Fatalf("%s: no kernel", in)
+	}
+	var ev eval.Evaluator
+	want, err := ev.Instruction(in, ops)
+	if err != nil {
+		t.Fatalf("%s: evaluator: %v", in, err)
+	}
+	got, err := k(ops)
+	if err != nil {
+		t.Fatalf("%s: %v", in, err)
+	}
+	sameBits(t, in, got, want)
+}
+
+func TestSortConformance(t *testing.T) {
+	if n, _ := conformanceOps(t, hlo.OpSort, sortWhole); n == 0 {
+		t.Skip("no sorts")
+	}
+}
+
+// sortKeysLiteral is a random key literal with many duplicates, NaNs of
+// both signs, infinities and signed zeros for floats.
+func sortKeysLiteral(s hlo.Shape, rng *rand.Rand) *hlo.Literal {
+	l := eval.RandomLiteral(s, rng)
+	t := s.DType
+	for i := range l.Len() {
+		switch r := rng.IntN(10); {
+		case t.IsFloat() && r == 0:
+			l.SetFloat64(i, math.NaN())
+			if rng.IntN(2) == 0 {
+				l.SetFloat64(i, math.Copysign(math.NaN(), -1))
+			}
+		case t.IsFloat() && r == 1:
+			l.SetFloat64(i, []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1)}[rng.IntN(4)])
+		case r < 6:
+			l.SetInt64(i, int64(rng.IntN(4)))
+			if t.IsFloat() {
+				l.SetFloat64(i, float64(rng.IntN(4))-1.5)
+			}
+		}
+	}
+	return l
+}
+
+func sortComparatorText(name string, types []hlo.DType, dir, typ string, swap bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s {\n", name)
+	for i, ty := range types {
+		fmt.Fprintf(&b, "  a%d = %s[] parameter(%d)\n  b%d = %s[] parameter(%d)\n", i, ty, 2*i, i, ty, 2*i+1)
+	}
+	x, y := "a0", "b0"
+	if swap {
+		x, y = y, x
+	}
+	fmt.Fprintf(&b, "  ROOT c = pred[] compare(%s, %s), direction=%s%s\n}", x, y, dir, typ)
+	return b.String()
+}
+
+func TestSortRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	keyTypes := []hlo.DType{hlo.F32, hlo.F64, hlo.BF16, hlo.F16, hlo.S32, hlo.S8, hlo.S64, hlo.U8, hlo.U32, hlo.U64, hlo.Pred, hlo.S16, hlo.U16}
+	payloads := []hlo.DType{hlo.S32, hlo.F32, hlo.Pred, hlo.F64, hlo.BF16, hlo.C128}
+	for iter := range 400 {
+		kt := keyTypes[iter%len(keyTypes)]
+		rank := 1 + rng.IntN(3)
+		dims := randDims(rng, rank)
+		if iter%50 == 0 {
+			dims = []int64{3, 700} // past the parallel threshold
+			rank = 2
+		}
+		dim := rng.IntN(rank)
+		types := []hlo.DType{kt}
+		for range rng.IntN(3) {
+			types = append(types, payloads[rng.IntN(len(payloads))])
+		}
+		dir := []string{"LT", "GT", "LE", "GE"}[rng.IntN(4)]
+		typ := ""
+		if kt.IsFloat() && rng.IntN(2) == 0 {
+			typ = ", type=TOTALORDER"
+		}
+		params := make([]string, len(types))
+		opnds := make([]string, len(types))
+		results := make([]string, len(types))
+		for i, ty := range types {
+			params[i] = shapeText(ty, dims)
+			opnds[i] = fmt.Sprintf("p%d", i)
+			results[i] = params[i]
+		}
+		res := results[0]
+		if len(types) > 1 {
+			res = "(" + strings.Join(results, ", ") + ")"
+		}
+		stable := ""
+		if rng.IntN(2) == 0 {
+			stable = ", is_stable=true"
+		}
+		root := fmt.Sprintf("%s sort(%s), dimensions={%d}%s, to_apply=cmp", res, strings.Join(opnds, ", "), dim, stable)
+		in := parseRoot(t, module(params, root, sortComparatorText("cmp", types, dir, typ, rng.IntN(2) == 0)))
+		ops := randomOperands(in, rng)
+		ops[0] = sortKeysLiteral(ops[0].Shape(), rng)
+		runWhole(t, sortWhole, in, ops, 1+rng.IntN(3))
+		if len(types) == 1 {
+			runWhole(t, intoWhole(lowerSort), in, ops, 2)
+		}
+	}
+}
+
+func TestSortDeclines(t *testing.T) {
+	abs := "cmp {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  x = f32[] abs(a)\n  y = f32[] abs(b)\n  ROOT c = pred[] compare(x, y), direction=LT\n}"
+	in := parseRoot(t, module([]string{"f32[5]"}, "f32[5] sort(p0), dimensions={0}, to_apply=cmp", abs))
+	if _, ok := lowerSortKernel(in, 1); ok {
+		t.Fatal("lowered a comparator on abs")
+	}
+	payload := "cmp {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  c = s32[] parameter(2)\n  d = s32[] parameter(3)\n  ROOT r = pred[] compare(c, d), direction=LT\n}"
+	in = parseRoot(t, module([]string{"f32[5]", "s32[5]"}, "(f32[5], s32[5]) sort(p0, p1), dimensions={0}, to_apply=cmp", payload))
+	if _, ok := lowerSortKernel(in, 1); ok {
+		t.Fatal("lowered a comparator on the second operand")
+	}
+}
