@@ -25,7 +25,8 @@ var tileOps = map[hlo.Opcode]bool{
 	hlo.OpSqrt: true, hlo.OpRsqrt: true, hlo.OpFloor: true, hlo.OpCeil: true,
 	hlo.OpSign: true, hlo.OpSin: true, hlo.OpCos: true, hlo.OpPower: true,
 	hlo.OpExpm1: true, hlo.OpLog1p: true, hlo.OpErf: true, hlo.OpCbrt: true,
-	hlo.OpClamp: true, hlo.OpConvert: true,
+	hlo.OpClamp: true, hlo.OpConvert: true, hlo.OpTan: true, hlo.OpRoundNearestAfz: true,
+	hlo.OpRoundNearestEven: true, hlo.OpAtan2: true, hlo.OpRemainder: true,
 }
 
 // tileType: the element types tile programs hold (as f32 values).

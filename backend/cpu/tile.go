@@ -500,10 +500,11 @@ func applyOp(op hlo.Opcode, dst, a, b, c []float32) {
 		kernels.TanhF32(dst, a[:len(dst)])
 	case hlo.OpLogistic:
 		kernels.LogisticF32(dst, a[:len(dst)])
-	case hlo.OpPower:
-		b = b[:len(dst)]
+	case hlo.OpPower, hlo.OpAtan2, hlo.OpRemainder:
+		f := binaryFuncs[op]
+		a, b = a[:len(dst)], b[:len(dst)]
 		for i := range dst {
-			dst[i] = float32(math.Pow(float64(a[i]), float64(b[i])))
+			dst[i] = float32(f(float64(a[i]), float64(b[i])))
 		}
 	default:
 		f := unaryFuncs[op]
@@ -535,13 +536,20 @@ func nanMin(a, b float32) float32 {
 	return a
 }
 
+// binaryFuncs are the binary ops without a vector kernel; XLA's float
+// remainder is C's fmod (the dividend's sign).
+var binaryFuncs = map[hlo.Opcode]func(a, b float64) float64{
+	hlo.OpPower: math.Pow, hlo.OpAtan2: math.Atan2, hlo.OpRemainder: math.Mod,
+}
+
 // unaryFuncs compute in float64 and round once, as the evaluator does, so
 // the two agree exactly on these ops.
 var unaryFuncs = map[hlo.Opcode]func(float64) float64{
 	hlo.OpAbs: math.Abs, hlo.OpExp: math.Exp, hlo.OpLog: math.Log, hlo.OpTanh: math.Tanh,
 	hlo.OpSqrt: math.Sqrt, hlo.OpFloor: math.Floor, hlo.OpCeil: math.Ceil, hlo.OpSin: math.Sin,
 	hlo.OpCos: math.Cos, hlo.OpExpm1: math.Expm1, hlo.OpLog1p: math.Log1p, hlo.OpErf: math.Erf,
-	hlo.OpCbrt:     math.Cbrt,
+	hlo.OpCbrt: math.Cbrt, hlo.OpTan: math.Tan,
+	hlo.OpRoundNearestAfz: math.Round, hlo.OpRoundNearestEven: math.RoundToEven,
 	hlo.OpLogistic: func(x float64) float64 { return 1 / (1 + math.Exp(-x)) },
 	hlo.OpRsqrt:    func(x float64) float64 { return 1 / math.Sqrt(x) },
 	hlo.OpSign: func(x float64) float64 {
