@@ -43,6 +43,7 @@ type gen struct {
 	opts   Options
 	vals   []value
 	body   strings.Builder
+	comps  strings.Builder // while bodies and conditions
 	params int
 	n      int
 }
@@ -76,7 +77,7 @@ func Text(seed uint64, opts Options) string {
 	}
 	root, extra := g.pick(), g.pick()
 	fmt.Fprintf(&g.body, "  ROOT result = (%s, %s) tuple(%s, %s)\n", root.shape(), extra.shape(), root.name, extra.name)
-	return "HloModule randhlo\n\n" + reducers + "ENTRY main {\n" + g.body.String() + "}\n"
+	return "HloModule randhlo\n\n" + reducers + g.comps.String() + "ENTRY main {\n" + g.body.String() + "}\n"
 }
 
 const reducers = `add_f32 {
@@ -170,6 +171,10 @@ func (g *gen) scalarText(t hlo.DType) string {
 
 func (g *gen) step() {
 	v := g.pick()
+	if g.rng.IntN(4) == 0 {
+		g.movement(v)
+		return
+	}
 	switch g.rng.IntN(10) {
 	case 0, 1:
 		g.binary(v)
@@ -325,4 +330,125 @@ func (g *gen) selectOp(v value) {
 	dirs := []string{"LT", "GT", "LE", "GE", "EQ", "NE"}
 	p := g.emit(hlo.Pred, v.dims, "compare(%s, %s), direction=%s", v.name, w.name, dirs[g.rng.IntN(len(dirs))])
 	g.emit(v.t, v.dims, "select(%s, %s, %s)", p.name, w.name, v.name)
+}
+
+// movement emits one of the rarer data-movement and control ops.
+func (g *gen) movement(v value) {
+	if len(v.dims) == 0 {
+		g.unary(v)
+		return
+	}
+	switch g.rng.IntN(6) {
+	case 0:
+		g.concatenate(v)
+	case 1:
+		g.pad(v)
+	case 2:
+		d := g.rng.IntN(len(v.dims))
+		g.emit(v.t, v.dims, "reverse(%s), dimensions={%d}", v.name, d)
+	case 3:
+		g.updateSlice(v)
+	case 4:
+		g.gather(v)
+	default:
+		g.while(v)
+	}
+}
+
+func (g *gen) concatenate(v value) {
+	w := g.like(v)
+	d := g.rng.IntN(len(v.dims))
+	dims := slices.Clone(v.dims)
+	dims[d] *= 2
+	g.emit(v.t, dims, "concatenate(%s, %s), dimensions={%d}", v.name, w.name, d)
+}
+
+// pad with small edges, negative ones included, and interior padding.
+func (g *gen) pad(v value) {
+	c := g.emit(v.t, nil, "constant(%s)", g.scalarText(v.t))
+	dims := make([]int64, len(v.dims))
+	parts := make([]string, len(v.dims))
+	for i, n := range v.dims {
+		lo, hi, in := int64(g.rng.IntN(3)-1), int64(g.rng.IntN(3)-1), int64(g.rng.IntN(2))
+		size := lo + hi + n + max(n-1, 0)*in
+		if size < 1 {
+			lo, hi = 0, 0
+			size = n + max(n-1, 0)*in
+		}
+		dims[i] = size
+		parts[i] = fmt.Sprintf("%d_%d_%d", lo, hi, in)
+	}
+	g.emit(v.t, dims, "pad(%s, %s), padding=%s", v.name, c.name, strings.Join(parts, "x"))
+}
+
+// updateSlice writes a slice of v (or a broadcast constant) back into v
+// at constant starts, out-of-range ones included (they clamp).
+func (g *gen) updateSlice(v value) {
+	sub := make([]int64, len(v.dims))
+	var starts []string
+	for i, n := range v.dims {
+		sub[i] = int64(1 + g.rng.IntN(int(n)))
+		s := g.emit(hlo.S32, nil, "constant(%d)", g.rng.IntN(int(n)+2)-1)
+		starts = append(starts, s.name)
+	}
+	u := g.like(value{t: v.t, dims: sub})
+	g.emit(v.t, v.dims, "dynamic-update-slice(%s, %s, %s)", v.name, u.name, strings.Join(starts, ", "))
+}
+
+// gather looks up rows of v (an embedding lookup) by constant indices,
+// out-of-range ones included.
+func (g *gen) gather(v value) {
+	k := 1 + g.rng.IntN(4)
+	idx := make([]string, k)
+	for i := range idx {
+		idx[i] = fmt.Sprint(g.rng.IntN(int(v.dims[0])+2) - 1)
+	}
+	ix := g.emit(hlo.S32, []int64{int64(k)}, "constant({%s})", strings.Join(idx, ", "))
+	offsets, sizes := []string{}, []string{"1"}
+	for i, d := range v.dims[1:] {
+		offsets = append(offsets, fmt.Sprint(i+1))
+		sizes = append(sizes, fmt.Sprint(d))
+	}
+	dims := append([]int64{int64(k)}, v.dims[1:]...)
+	g.emit(v.t, dims, "gather(%s, %s), offset_dims={%s}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={%s}",
+		v.name, ix.name, strings.Join(offsets, ","), strings.Join(sizes, ","))
+}
+
+// while runs 1 to 3 iterations of x = x·c + w over a counter.
+func (g *gen) while(v value) {
+	w := g.like(v)
+	n := 1 + g.rng.IntN(3)
+	id := g.n
+	st := fmt.Sprintf("(s32[], %s, %s)", v.shape(), v.shape())
+	fmt.Fprintf(&g.comps, `cond_%d {
+  s = %s parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(%d)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body_%d {
+  s = %s parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = %s get-tuple-element(s), index=1
+  w = %s get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  c = %s constant(%s)
+  cb = %s broadcast(c), dimensions={}
+  xc = %s multiply(x, cb)
+  y = %s add(xc, w)
+  ROOT r = %s tuple(j, y, w)
+}
+
+`, id, st, n, id, st, v.shape(), v.shape(), value{t: v.t}.shape(), g.scalarText(v.t), v.shape(), v.shape(), v.shape(), st)
+	zero := g.emit(hlo.S32, nil, "constant(0)")
+	init := fmt.Sprintf("  v%d = %s tuple(%s, %s, %s)\n", g.n, st, zero.name, v.name, w.name)
+	g.body.WriteString(init)
+	t := g.n
+	g.n++
+	loop := g.n
+	fmt.Fprintf(&g.body, "  v%d = %s while(v%d), condition=cond_%d, body=body_%d\n", loop, st, t, id, id)
+	g.n++
+	g.emit(v.t, v.dims, "get-tuple-element(v%d), index=1", loop)
 }
