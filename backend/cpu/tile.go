@@ -331,7 +331,8 @@ func (p *tileProg) begin(params []operand) *scratch {
 func (p *tileProg) computeTile(sc *scratch, params []operand, lo, hi int, dst []float32) []float32 {
 	bufs, view := sc.bufs, sc.view
 	last := len(p.slots) - 1
-	for i, s := range p.slots {
+	for i := range p.slots {
+		s := &p.slots[i] // not a copy: a slot is over a hundred bytes
 		switch s.kind {
 		case slotParam:
 			var buf []float32
