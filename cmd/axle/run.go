@@ -89,7 +89,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	slices.Sort(times)
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 	type output struct {
 		Shape    string  `json:"shape"`
 		Checksum float64 `json:"checksum"`

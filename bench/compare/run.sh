@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Axle against numpy, PyTorch and ONNX Runtime on the benchmark workloads, in one session.
+# Usage: bench/compare/run.sh [BENCH_DIR]   (default ../shared/bench; as root it installs
+# missing peers). Prints a markdown table for BENCHMARKS.md: median time per call and
+# throughput for each engine, with the date, machine and load.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+bench=$(cd "${1:-$root/../shared/bench}" && pwd)
+py=/usr/bin/python3 # Debian's python, where python3-numpy and python3-torch live
+
+# Two threads for every engine; idle pool workers park instead of spinning.
+export OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 MKL_NUM_THREADS=2 GOMAXPROCS=2
+
+$py -c 'import numpy, torch' 2>/dev/null || apt-get install -y python3-numpy python3-torch >&2
+[ -d "$here/node_modules/onnxruntime-node" ] ||
+	npm install --prefix "$here" --ignore-scripts --no-save --no-audit --no-fund onnxruntime-node >&2
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+(cd "$root" && go build -o "$tmp/axle" ./cmd/axle)
+
+uptime >"$tmp/load.before"
+for f in "$bench"/*.hlo; do
+	n=$(basename "$f" .hlo)
+	rep=7
+	[ "$n" = scalar_add ] && rep=2000
+	echo "axle $n" >&2
+	"$tmp/axle" run --backend cpu --threads 2 --warmup 2 --repeat $rep --json "$f" | tail -n 1 >"$tmp/axle.$n.json"
+done
+# axle run --json reports milliseconds with 1 µs resolution: time the scalar call with the
+# runtime's own benchmark as well (mean of 20000 calls; median of 5 counts is used).
+(cd "$root" && go test -run XXX -bench '^BenchmarkExecuteScalarAdd$' -benchtime 20000x -count 5 .) >"$tmp/axle.scalar_bench.txt"
+$py "$here/peers.py" "$tmp"
+node "$here/ort.js" "$tmp" >"$tmp/ort.json"
+uptime >"$tmp/load.after"
+export ORT_VERSION=$(node -p "require('$here/node_modules/onnxruntime-node/package.json').version")
+
+$py - "$tmp" <<'EOF'
+import json, os, re, statistics, subprocess, sys
+import numpy, torch
+d = sys.argv[1]
+peers = json.load(open(f"{d}/peers.json"))
+ort = json.load(open(f"{d}/ort.json"))
+stream = 2 * 4 * 4096 * 4096  # one read and one write of 16M f32
+work = {  # per call: FLOPs (2 per multiply-add) or bytes read + written; None: latency only
+    "gemm_f32_256": (2 * 256**3, "GFLOP/s"),
+    "gemm_f32_1024": (2 * 1024**3, "GFLOP/s"),
+    "gemm_f32_2048": (2 * 2048**3, "GFLOP/s"),
+    "stream_negate_16m": (stream, "GB/s (read + write)"),
+    "gelu_approx_16m": (stream, "GB/s (read + write)"),
+    "chain10_16m": (stream, "GB/s (read + write)"),
+    "rowsum_4096": (4 * 4096 * 4096 + 4 * 4096, "GB/s (read + write)"),
+    "softmax_4096x1024": (2 * 4 * 4096 * 1024, "GB/s (read + write)"),
+    "conv_resnet_b32": (2 * 32 * 56 * 56 * 64 * 64 * 9, "GFLOP/s"),
+    "mlp_b256": (2 * 256 * (784 * 512 + 512 * 512 + 512 * 10), "GFLOP/s"),
+    "scalar_add": (None, "µs per call"),
+}
+def cell(ms, amount):
+    if ms is None:
+        return "—"
+    if amount is None:
+        return f"{ms * 1e3:.2f} µs"
+    t = f"{ms:.3f}" if ms < 1 else f"{ms:.2f}" if ms < 10 else f"{ms:.1f}"
+    return f"{t} ms ({amount / ms / 1e6:.1f})"
+axle = {n: json.load(open(f"{d}/axle.{n}.json"))["run_ms"]["median"] for n in work}
+ns = [float(x) for x in re.findall(r"([\d.]+) ns/op", open(f"{d}/axle.scalar_bench.txt").read())]
+axle_json_scalar = axle["scalar_add"]
+axle["scalar_add"] = statistics.median(ns) / 1e6
+lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+cpu = dict(re.findall(r"^([^:\n]+):\s*(.*)$", lscpu, re.M))
+flags = cpu.get("Flags", "").split()
+simd = "AVX-512" if "avx512f" in flags else "AVX2+FMA, no AVX-512" if "avx2" in flags else "no AVX2"
+machine = (f"{cpu['Model name']} (family {cpu.get('CPU family')} model {cpu.get('Model')}), {cpu['CPU(s)']} CPUs = "
+           f"{cpu.get('Socket(s)')} socket × {cpu.get('Core(s) per socket')} cores × {cpu.get('Thread(s) per core')} thread, {simd}")
+go = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True).stdout.strip()
+date = subprocess.run(["date", "-u", "+%Y-%m-%d %H:%M UTC"], capture_output=True, text=True).stdout.strip()
+print(f"Date: {date}. Machine (lscpu): {machine}, {os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') / 2**30:.0f} GiB.")
+print(f"Engines: Axle ({go}), numpy {numpy.__version__}, PyTorch {torch.__version__}, onnxruntime-node {os.environ.get('ORT_VERSION', '?')}; "
+      "2 threads each, OMP_WAIT_POLICY=passive, ORT session.intra_op.allow_spinning=0.")
+print(f"Load before: {open(f'{d}/load.before').read().strip()}")
+print(f"Load after:  {open(f'{d}/load.after').read().strip()}")
+print()
+print("Median time per call (throughput in the last column's unit):")
+print()
+print("| workload | Axle | numpy | PyTorch | ONNX Runtime | unit |")
+print("|---|---|---|---|---|---|")
+for n, (amount, unit) in work.items():
+    p = peers.get(n, {})
+    print(f"| {n} | {cell(axle[n], amount)} | {cell(p.get('numpy'), amount)} | {cell(p.get('torch'), amount)} | "
+          f"{cell(ort.get(n), amount)} | {unit} |")
+print()
+print(f"Axle's scalar_add is `go test -bench ExecuteScalarAdd` (median of 5 means over 20000 calls); "
+      f"`axle run --json` gave a median of {axle_json_scalar} ms at its 1 µs resolution.")
+print("numpy, PyTorch and ONNX Runtime allocate their outputs on every call, as user code does (the node binding also "
+      "copies ORT's outputs into JS memory); Axle's runs release their outputs, so the storage is reused. "
+      "PyTorch's conv runs channels-last (NHWC memory); ONNX Runtime's takes NCHW/OIHW inputs (ONNX Conv's layout), "
+      "transposed before timing; numpy's is im2col + one matmul.")
+EOF
