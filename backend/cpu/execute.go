@@ -21,6 +21,7 @@ type frame struct {
 	lits  []*hlo.Literal // per step: arena values and constants, built once
 	vals  []*hlo.Literal // per step: this execution's values
 	ops   []*hlo.Literal // operand list scratch
+	outs  []pooled       // this execution's output storage
 	ev    eval.Evaluator
 }
 
@@ -57,6 +58,7 @@ func (x *Executable) getFrame() *frame {
 
 func (x *Executable) putFrame(f *frame) {
 	clear(f.vals) // drop the caller's arguments and outputs
+	clear(f.outs)
 	p := &x.frames
 	p.mu.Lock()
 	p.free = append(p.free, f)
@@ -133,7 +135,7 @@ func (x *Executable) Run(args []*hlo.Literal, donated []bool) (*hlo.Literal, err
 	f := x.getFrame()
 	defer x.putFrame(f)
 	copy(f.vals, f.lits)
-	outs := x.outputBuffers(args, donated)
+	outs := x.outputBuffers(f, args, donated)
 	for i := range x.steps {
 		if err := x.runStep(f, i, args, outs); err != nil {
 			return nil, err
@@ -144,8 +146,12 @@ func (x *Executable) Run(args []*hlo.Literal, donated []bool) (*hlo.Literal, err
 
 // outputBuffers picks storage for each output: a donated argument that
 // may hold it, else pooled memory.
-func (x *Executable) outputBuffers(args []*hlo.Literal, donated []bool) []pooled {
-	outs := make([]pooled, len(x.asg.outputs))
+func (x *Executable) outputBuffers(f *frame, args []*hlo.Literal, donated []bool) []pooled {
+	if len(f.outs) != len(x.asg.outputs) {
+		f.outs = make([]pooled, len(x.asg.outputs))
+	}
+	outs := f.outs // the frame's: an execution allocates no list
+	clear(outs)
 	var taken []int
 	for i, b := range x.asg.outputs {
 		buf := x.asg.bufs[b]
