@@ -149,25 +149,17 @@ const (
 	combineMin
 )
 
-// recogniseCombiner matches single-operand combiners: the update itself
-// (overwrite), or add/multiply/maximum/minimum of the two parameters in
-// either order (all commutative, so the order does not matter).
+// recogniseCombiner matches single-operand combiners (hlo.Combiner): the
+// update itself (overwrite), or add/multiply/maximum/minimum of the two
+// parameters (all commutative, so the order does not matter).
 func recogniseCombiner(c *hlo.Computation) (scatterCombine, bool) {
-	r := c.Root
-	if r == nil || len(c.Params) != 2 {
+	op, ok := hlo.Combiner(c)
+	if !ok {
 		return 0, false
 	}
-	if r.Opcode == hlo.OpParameter {
-		return combineOverwrite, r.ParamNumber == 1
-	}
-	if len(r.Operands) != 2 {
-		return 0, false
-	}
-	a, b := r.Operands[0], r.Operands[1]
-	if a.Opcode != hlo.OpParameter || b.Opcode != hlo.OpParameter || a.ParamNumber == b.ParamNumber {
-		return 0, false
-	}
-	switch r.Opcode {
+	switch op {
+	case hlo.OpParameter:
+		return combineOverwrite, true
 	case hlo.OpAdd:
 		return combineAdd, true
 	case hlo.OpMultiply:

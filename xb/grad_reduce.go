@@ -13,18 +13,6 @@ func init() {
 	registerGrad(gradDot, hlo.OpDot)
 }
 
-// combiner returns the opcode of a reduction body that applies one binary
-// op to its two parameters (in either order).
-func combiner(c *hlo.Computation) (hlo.Opcode, bool) {
-	if c == nil || c.Root == nil || len(c.Root.Operands) != 2 {
-		return hlo.OpInvalid, false
-	}
-	a, b := c.Root.Operands[0], c.Root.Operands[1]
-	if a.Opcode != hlo.OpParameter || b.Opcode != hlo.OpParameter || a.ParamNumber == b.ParamNumber {
-		return hlo.OpInvalid, false
-	}
-	return c.Root.Opcode, true
-}
 
 func gradReduce(z, g *Op) []*Op {
 	if len(z.inputs) != 2 {
@@ -33,7 +21,7 @@ func gradReduce(z, g *Op) []*Op {
 	}
 	x, init := z.inputs[0], z.inputs[1]
 	axes := z.in.Dimensions()
-	op, ok := combiner(z.in.Computation("to_apply"))
+	op, ok := hlo.Combiner(z.in.Computation("to_apply"))
 	back := func(o *Op) *Op { return expandBack(o, x, axes...) }
 	switch {
 	case ok && op == hlo.OpAdd:

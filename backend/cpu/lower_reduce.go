@@ -138,19 +138,11 @@ func splitWork(threads, size, n int, f func(lo, hi int)) {
 // reducerOp recognises a reducer op(parameter(0), parameter(1)), either
 // order, on scalars of type t.
 func reducerOp(c *hlo.Computation, t hlo.DType) (hlo.Opcode, bool) {
-	if c == nil || c.Root == nil || len(c.Params) != 2 || len(c.Root.Operands) != 2 {
+	op, ok := hlo.Combiner(c)
+	if !ok || c.Root.Shape.DType != t {
 		return 0, false
 	}
-	a, b := c.Root.Operands[0], c.Root.Operands[1]
-	if a.Opcode != hlo.OpParameter || b.Opcode != hlo.OpParameter || a.ParamNumber == b.ParamNumber {
-		return 0, false
-	}
-	for _, s := range []hlo.Shape{a.Shape, b.Shape, c.Root.Shape} {
-		if !s.IsScalar() || s.DType != t {
-			return 0, false
-		}
-	}
-	switch op := c.Root.Opcode; op {
+	switch op {
 	case hlo.OpAdd, hlo.OpMultiply, hlo.OpMaximum, hlo.OpMinimum:
 		return op, true
 	case hlo.OpAnd, hlo.OpOr:

@@ -19,22 +19,13 @@ const (
 // fast path: the update itself, or add/multiply/maximum/minimum of the two
 // parameters (commutative, so either order).
 func scatterCombiner(c *hlo.Computation, t hlo.DType) (scatterOp, bool) {
-	if c == nil || c.Root == nil || len(c.Params) != 2 || c.Root.Shape.DType != t || !c.Root.Shape.IsArray() ||
-		c.Root.Shape.Rank() != 0 {
+	op, ok := hlo.Combiner(c)
+	if !ok || c.Root.Shape.DType != t {
 		return 0, false
 	}
-	r := c.Root
-	if r.Opcode == hlo.OpParameter {
-		return scatterOverwrite, r.ParamNumber == 1
-	}
-	if len(r.Operands) != 2 {
-		return 0, false
-	}
-	a, b := r.Operands[0], r.Operands[1]
-	if a.Opcode != hlo.OpParameter || b.Opcode != hlo.OpParameter || a.ParamNumber == b.ParamNumber {
-		return 0, false
-	}
-	switch r.Opcode {
+	switch op {
+	case hlo.OpParameter:
+		return scatterOverwrite, true
 	case hlo.OpAdd:
 		return scatterAdd, true
 	case hlo.OpMultiply:

@@ -49,20 +49,11 @@ func rowReduce(in *hlo.Instruction) (hlo.Opcode, bool) {
 // reduceBody recognizes a reduction computation that applies one of
 // add, multiply, maximum or minimum to its two parameters.
 func reduceBody(c *hlo.Computation) (hlo.Opcode, bool) {
-	if c == nil || len(c.Params) != 2 || c.Root == nil || len(c.Instructions) != 3 {
-		return 0, false
-	}
-	r := c.Root
-	switch r.Opcode {
+	switch op, ok := hlo.Combiner(c); op {
 	case hlo.OpAdd, hlo.OpMultiply, hlo.OpMaximum, hlo.OpMinimum:
-	default:
-		return 0, false
+		return op, ok
 	}
-	a, b := r.Operands[0], r.Operands[1]
-	if a.Opcode != hlo.OpParameter || b.Opcode != hlo.OpParameter || a == b {
-		return 0, false
-	}
-	return r.Opcode, true
+	return 0, false
 }
 
 // compileReduce compiles a fusion whose root is a row reduction.
