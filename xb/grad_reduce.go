@@ -13,7 +13,6 @@ func init() {
 	registerGrad(gradDot, hlo.OpDot)
 }
 
-
 func gradReduce(z, g *Op) []*Op {
 	if len(z.inputs) != 2 {
 		z.b.errorf("grad: no gradient rule for a variadic reduce (instruction %s)", z.in.Name)
