@@ -90,6 +90,9 @@ type im2col struct {
 	p                     *Conv
 	in                    []float32
 	cin, c0, pixels, taps int
+	// tapOffsets, when set, are the taps' offsets from a window's
+	// origin in the image (offsetsOfTaps).
+	tapOffsets []int
 }
 
 // zeros stands in for the image where a kernel tap falls in padding (a

@@ -39,7 +39,7 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int) {
 	if m == 0 || n == 0 {
 		return
 	}
-	im := &im2col{p: p, in: in, cin: cin, c0: g * cin, pixels: pixels, taps: taps}
+	im := &im2col{p: p, in: in, cin: cin, c0: g * cin, pixels: pixels, taps: taps, tapOffsets: offsetsOfTaps(p, taps)}
 	c := out[g*cout:]
 	ldc := p.OutChannels
 	threads = max(1, min(threads, (m+sgemmMR-1)/sgemmMR))
@@ -87,13 +87,19 @@ func (im *im2col) tapRuns(runs []tapRun, i, rows, pc, kb int) []tapRun {
 	var org [sgemmMR][8]int
 	var base [sgemmMR]int
 	var kpos [8]int
+	interior := im.tapOffsets != nil
 	for r := range rows {
 		b, rem := (i+r)/im.pixels, (i+r)%im.pixels
-		for d := ns - 1; d >= 0; d-- {
-			org[r][d] = rem%p.OutSpatial[d]*p.Stride[d] - p.PadLo[d]
-			rem /= p.OutSpatial[d]
-		}
 		base[r] = b*p.InBatchStride + im.c0
+		for d := ns - 1; d >= 0; d-- {
+			o := rem%p.OutSpatial[d]*p.Stride[d] - p.PadLo[d]
+			org[r][d] = o
+			rem /= p.OutSpatial[d]
+			interior = interior && o >= 0 && o+(p.Kernel[d]-1)*p.RhsDil[d] < p.InSpatial[d]
+		}
+	}
+	if interior {
+		return im.interiorRuns(runs, rows, &base, &org, pc, kb)
 	}
 	for q := 0; q < kb; {
 		col := pc + q
@@ -113,6 +119,57 @@ func (im *im2col) tapRuns(runs []tapRun, i, rows, pc, kb int) []tapRun {
 		q += run.k
 	}
 	return runs
+}
+
+// interiorRuns is tapRuns for slivers whose every tap lies inside the
+// image (all of a valid convolution, most of a padded one): a row's run
+// starts at its origin plus the tap's precomputed offset, with no bounds
+// to test and no division per tap. This bookkeeping was a third of the
+// time of a 32-channel 3x3 convolution.
+func (im *im2col) interiorRuns(runs []tapRun, rows int, base *[sgemmMR]int, org *[sgemmMR][8]int, pc, kb int) []tapRun {
+	p := im.p
+	var start [sgemmMR]int
+	for r := range rows {
+		start[r] = base[r]
+		for d := range p.InSpatial {
+			start[r] += org[r][d] * p.InSpatialStrides[d]
+		}
+	}
+	tap, ch := pc/im.cin, pc%im.cin
+	for q := 0; q < kb; tap, ch = tap+1, 0 {
+		run := tapRun{q: q, k: min(im.cin-ch, kb-q)}
+		off := im.tapOffsets[tap] + ch
+		for r := range sgemmMR {
+			run.rows[r] = &zeros[0]
+			if r < rows {
+				run.rows[r] = &im.in[start[r]+off : start[r]+off+run.k][0]
+			}
+		}
+		runs = append(runs, run)
+		q += run.k
+	}
+	return runs
+}
+
+// offsetsOfTaps returns each kernel tap's offset in the image from a
+// window's origin, or nil when input dilation makes taps skip positions
+// (those convolutions take the general path).
+func offsetsOfTaps(p *Conv, taps int) []int {
+	for _, l := range p.LhsDil {
+		if l != 1 {
+			return nil
+		}
+	}
+	out := make([]int, taps)
+	for t := range out {
+		rem, off := t, 0
+		for d := len(p.Kernel) - 1; d >= 0; d-- {
+			off += rem % p.Kernel[d] * p.RhsDil[d] * p.InSpatialStrides[d]
+			rem /= p.Kernel[d]
+		}
+		out[t] = off
+	}
+	return out
 }
 
 // directTile computes the MR×NR tile of C at rows [i, i+rows), columns
