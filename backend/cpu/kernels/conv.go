@@ -198,24 +198,42 @@ func (im *im2col) tapOffset(row bool, base int, org, kpos *[8]int) (int, bool) {
 // kernel shape has InChannels/Groups there), so only the output channel
 // moves with the group.
 func packConvKernel(dst []float32, p *Conv, kernel []float32, co0, cin, pc, kb, nb, from, to int) {
-	ns := len(p.Kernel)
 	o := from * sgemmNR * kb
 	for s := from * sgemmNR; s < min(nb, to*sgemmNR); s += sgemmNR {
 		cols := min(sgemmNR, nb-s)
-		for q := range kb {
-			row := pc + q
-			tap, c := row/cin, row%cin
-			off := c * p.KernelInStride
-			for d := ns - 1; d >= 0; d-- {
-				off += tap % p.Kernel[d] * p.KernelSpatialStrides[d]
-				tap /= p.Kernel[d]
-			}
+		// Walk the rows (tap, channel) incrementally: decoding each row
+		// with divisions cost more than the copy when a K block holds
+		// many channels of one tap (a kernel-gradient convolution).
+		tap, c := pc/cin, pc%cin
+		tapOff := kernelTapOffset(p, tap)
+		col0 := (co0 + s) * p.KernelOutStride
+		for range kb {
+			off := tapOff + c*p.KernelInStride + col0
 			d := dst[o : o+sgemmNR]
-			for j := range cols {
-				d[j] = kernel[off+(co0+s+j)*p.KernelOutStride]
+			if p.KernelOutStride == 1 {
+				copy(d[:cols], kernel[off:off+cols])
+			} else {
+				for j := range cols {
+					d[j] = kernel[off+j*p.KernelOutStride]
+				}
 			}
 			clear(d[cols:])
 			o += sgemmNR
+			if c++; c == cin {
+				c, tap = 0, tap+1
+				tapOff = kernelTapOffset(p, tap)
+			}
 		}
 	}
+}
+
+// kernelTapOffset is the offset of kernel tap t (row-major over the
+// kernel's spatial dimensions) in the kernel array.
+func kernelTapOffset(p *Conv, t int) int {
+	off := 0
+	for d := len(p.Kernel) - 1; d >= 0; d-- {
+		off += t % p.Kernel[d] * p.KernelSpatialStrides[d]
+		t /= p.Kernel[d]
+	}
+	return off
 }
