@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"slices"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
@@ -67,64 +66,6 @@ func leading(d []int64) bool {
 		}
 	}
 	return true
-}
-
-// lowerConv maps an f32 convolution whose output dimensions are in
-// (batch, spatial..., feature) order onto kernels.ConvF32; the operands'
-// dimension numbers become strides. Window reversal and batch groups go
-// to the evaluator.
-func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
-	dn, w := in.ConvDims(), in.Window()
-	l, r := in.Operands[0].Shape, in.Operands[1].Shape
-	if dn == nil || !onKernels(l.DType, r.DType, in.Shape.DType) {
-		return nil, false
-	}
-	if bg, ok := in.Int("batch_group_count"); ok && bg != 1 {
-		return nil, false
-	}
-	order := append(append([]int64{dn.OutputBatch}, dn.OutputSpatial...), dn.OutputFeature)
-	if !leading(order) {
-		return nil, false
-	}
-	ns := len(dn.InputSpatial)
-	groups := 1
-	if g, ok := in.Int("feature_group_count"); ok {
-		groups = int(g)
-	}
-	ls, rs := rowMajor(l.Dims), rowMajor(r.Dims)
-	p := &kernels.Conv{
-		Batch: int(l.Dims[dn.InputBatch]), InChannels: int(l.Dims[dn.InputFeature]),
-		OutChannels: int(in.Shape.Dims[dn.OutputFeature]), Groups: groups,
-		InBatchStride: ls[dn.InputBatch], InChannelStride: ls[dn.InputFeature],
-		KernelInStride: rs[dn.KernelInput], KernelOutStride: rs[dn.KernelOutput],
-	}
-	for d := range ns {
-		var wd hlo.WindowDim
-		if w != nil && d < len(w.Dims) {
-			wd = w.Dims[d]
-		} else {
-			wd = hlo.WindowDim{Size: r.Dims[dn.KernelSpatial[d]], Stride: 1, LhsDilation: 1, RhsDilation: 1}
-		}
-		if wd.Reversal {
-			return nil, false
-		}
-		p.InSpatial = append(p.InSpatial, int(l.Dims[dn.InputSpatial[d]]))
-		p.OutSpatial = append(p.OutSpatial, int(in.Shape.Dims[dn.OutputSpatial[d]]))
-		p.Kernel = append(p.Kernel, int(r.Dims[dn.KernelSpatial[d]]))
-		p.Stride = append(p.Stride, int(max(wd.Stride, 1)))
-		p.PadLo = append(p.PadLo, int(wd.PadLo))
-		p.LhsDil = append(p.LhsDil, int(max(wd.LhsDilation, 1)))
-		p.RhsDil = append(p.RhsDil, int(max(wd.RhsDilation, 1)))
-		p.InSpatialStrides = append(p.InSpatialStrides, ls[dn.InputSpatial[d]])
-		p.KernelSpatialStrides = append(p.KernelSpatialStrides, rs[dn.KernelSpatial[d]])
-	}
-	p.InSpatial, p.OutSpatial = slices.Clip(p.InSpatial), slices.Clip(p.OutSpatial)
-	return func(out *hlo.Literal, ops []*hlo.Literal) error {
-		c, finish := f32Into(out)
-		err := kernels.ConvF32(p, asF32(ops[0]), asF32(ops[1]), c, x.threads)
-		finish()
-		return err
-	}, true
 }
 
 // onKernels: operands and result are f32, bf16 or f16 (narrow ones are

@@ -9,12 +9,12 @@ import "unsafe"
 // kernel (B) is packed, once per K block. This removes im2col packing,
 // which cost a third of the time of a 3x3, 64-channel convolution.
 
-// directMinChannels is the channel count below which a tap's run is too
+// DirectMinChannels is the channel count below which a tap's run is too
 // short to feed the micro-kernel well; such convolutions pack instead.
-const directMinChannels = 16
+const DirectMinChannels = 16
 
 func canConvDirect(p *Conv) bool {
-	return p.InChannelStride == 1 && p.InChannels/p.Groups >= directMinChannels
+	return p.InChannelStride == 1 && p.InChannels/p.Groups >= DirectMinChannels
 }
 
 // tapRun is one kernel tap's slice of a K block: k steps starting at

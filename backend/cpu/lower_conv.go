@@ -1,0 +1,187 @@
+package cpu
+
+import (
+	"slices"
+	"sync"
+	"unsafe"
+
+	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/hlo"
+)
+
+// lowerConv maps an f32 (or narrow-float) convolution onto
+// kernels.ConvF32, which reads its operands through strides, so most
+// dimension numbers cost nothing. Two layouts are copied first:
+//
+//   - an input whose feature dimension is not innermost, when there are
+//     enough channels for the direct kernel: its packers would otherwise
+//     gather one float per cache line. Backprop makes such inputs: the
+//     kernel gradient is a convolution whose "features" are the batch's
+//     examples (JAX's and autodiff's b↔f swapped dimension numbers), and
+//     a copy to channels-last made that convolution 2-3x faster;
+//   - an output not in (batch, spatial..., feature) order, which the
+//     kernel cannot write: it goes through a scratch buffer and a copy.
+//
+// Window reversal and batch groups go to the generic kernel.
+func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
+	dn, w := in.ConvDims(), in.Window()
+	l, r := in.Operands[0].Shape, in.Operands[1].Shape
+	if dn == nil || !onKernels(l.DType, r.DType, in.Shape.DType) {
+		return nil, false
+	}
+	if bg, ok := in.Int("batch_group_count"); ok && bg != 1 {
+		return nil, false
+	}
+	p, ok := convParams(in, dn, w, l, r)
+	if !ok {
+		return nil, false
+	}
+	relayIn := inputRelayout(p, dn, l)
+	relayOut := outputRelayout(dn, in.Shape)
+	threads := x.threads
+	return func(out *hlo.Literal, ops []*hlo.Literal) error {
+		c, finish := f32Into(out)
+		src := asF32(ops[0])
+		if relayIn != nil {
+			buf := getF32(len(src))
+			defer putF32(buf)
+			relayIn.copy(buf, src, threads)
+			src = buf
+		}
+		dst := c
+		if relayOut != nil {
+			dst = getF32(len(c))
+			defer putF32(dst)
+		}
+		err := kernels.ConvF32(relayIn.conv(p), src, asF32(ops[1]), dst, threads)
+		if relayOut != nil {
+			relayOut.copy(c, dst, threads)
+		}
+		finish()
+		return err
+	}, true
+}
+
+// convParams describes the convolution to the kernel with the operands'
+// own strides.
+func convParams(in *hlo.Instruction, dn *hlo.ConvDimNumbers, w *hlo.Window, l, r hlo.Shape) (*kernels.Conv, bool) {
+	ns := len(dn.InputSpatial)
+	groups := 1
+	if g, ok := in.Int("feature_group_count"); ok {
+		groups = int(g)
+	}
+	ls, rs := rowMajor(l.Dims), rowMajor(r.Dims)
+	p := &kernels.Conv{
+		Batch: int(l.Dims[dn.InputBatch]), InChannels: int(l.Dims[dn.InputFeature]),
+		OutChannels: int(in.Shape.Dims[dn.OutputFeature]), Groups: groups,
+		InBatchStride: ls[dn.InputBatch], InChannelStride: ls[dn.InputFeature],
+		KernelInStride: rs[dn.KernelInput], KernelOutStride: rs[dn.KernelOutput],
+	}
+	for d := range ns {
+		var wd hlo.WindowDim
+		if w != nil && d < len(w.Dims) {
+			wd = w.Dims[d]
+		} else {
+			wd = hlo.WindowDim{Size: r.Dims[dn.KernelSpatial[d]], Stride: 1, LhsDilation: 1, RhsDilation: 1}
+		}
+		if wd.Reversal {
+			return nil, false
+		}
+		p.InSpatial = append(p.InSpatial, int(l.Dims[dn.InputSpatial[d]]))
+		p.OutSpatial = append(p.OutSpatial, int(in.Shape.Dims[dn.OutputSpatial[d]]))
+		p.Kernel = append(p.Kernel, int(r.Dims[dn.KernelSpatial[d]]))
+		p.Stride = append(p.Stride, int(max(wd.Stride, 1)))
+		p.PadLo = append(p.PadLo, int(wd.PadLo))
+		p.LhsDil = append(p.LhsDil, int(max(wd.LhsDilation, 1)))
+		p.RhsDil = append(p.RhsDil, int(max(wd.RhsDilation, 1)))
+		p.InSpatialStrides = append(p.InSpatialStrides, ls[dn.InputSpatial[d]])
+		p.KernelSpatialStrides = append(p.KernelSpatialStrides, rs[dn.KernelSpatial[d]])
+	}
+	p.InSpatial, p.OutSpatial = slices.Clip(p.InSpatial), slices.Clip(p.OutSpatial)
+	return p, true
+}
+
+// relayout is a copy of an f32 array into another dimension order, and
+// for an input the convolution parameters that read the copy.
+type relayout struct {
+	b     box
+	empty bool
+	// channelsLast, for an input, is p with the copy's strides.
+	channelsLast *kernels.Conv
+}
+
+func (r *relayout) copy(dst, src []float32, threads int) {
+	if r.empty {
+		return
+	}
+	splitCopy(asWords(dst), asWords(src), &r.b, threads)
+}
+
+// conv returns the parameters to run the kernel with: p itself when the
+// input is read in place.
+func (r *relayout) conv(p *kernels.Conv) *kernels.Conv {
+	if r == nil {
+		return p
+	}
+	return r.channelsLast
+}
+
+func asWords(f []float32) []uint32 {
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
+}
+
+// inputRelayout plans the copy of an input whose feature dimension is not
+// innermost into (batch, spatial..., feature) order; nil when the input
+// is read in place.
+func inputRelayout(p *kernels.Conv, dn *hlo.ConvDimNumbers, l hlo.Shape) *relayout {
+	if p.InChannelStride == 1 || p.InChannels/p.Groups < kernels.DirectMinChannels {
+		return nil
+	}
+	order := append(append([]int64{dn.InputBatch}, dn.InputSpatial...), dn.InputFeature)
+	dims := make([]int64, len(order))
+	src := make([]int, len(order))
+	ls := rowMajor(l.Dims)
+	for i, d := range order {
+		dims[i], src[i] = l.Dims[d], ls[d]
+	}
+	dst := rowMajor(dims)
+	r := &relayout{b: newBox(0, dims, dst, src)}
+	q := *p
+	q.InBatchStride, q.InChannelStride = dst[0], 1
+	q.InSpatialStrides = slices.Clone(dst[1 : len(dst)-1])
+	r.channelsLast = &q
+	r.empty = !r.b.finish()
+	return r
+}
+
+// outputRelayout plans the copy of the kernel's (batch, spatial...,
+// feature) result into the instruction's dimension order; nil when they
+// agree.
+func outputRelayout(dn *hlo.ConvDimNumbers, s hlo.Shape) *relayout {
+	order := append(append([]int64{dn.OutputBatch}, dn.OutputSpatial...), dn.OutputFeature)
+	if leading(order) {
+		return nil
+	}
+	dims := make([]int64, len(order))
+	dst := make([]int, len(order))
+	os := rowMajor(s.Dims)
+	for i, d := range order {
+		dims[i], dst[i] = s.Dims[d], os[d]
+	}
+	r := &relayout{b: newBox(0, dims, dst, rowMajor(dims))}
+	r.empty = !r.b.finish()
+	return r
+}
+
+// f32Scratch pools the relayout buffers: a training step converts the
+// same shapes every step, and fresh memory costs more than the copy.
+var f32Scratch sync.Pool // of *[]float32
+
+func getF32(n int) []float32 {
+	if v, ok := f32Scratch.Get().(*[]float32); ok && cap(*v) >= n {
+		return (*v)[:n]
+	}
+	return make([]float32, n)
+}
+
+func putF32(b []float32) { f32Scratch.Put(&b) }

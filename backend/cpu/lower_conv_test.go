@@ -1,0 +1,107 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/hlotext"
+)
+
+// TestConvLayouts runs f32 convolutions with shuffled dimension labels
+// through the compiled backend: inputs whose feature dimension is not
+// innermost (relaid out when there are 16+ channels), outputs in any
+// order (through scratch), with strides, padding, dilation and feature
+// groups, against the evaluator. Each must lower to the GEMM kernel.
+func TestConvLayouts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for i := range 60 {
+		text := convLayoutCase(rng)
+		m, err := hlotext.Parse(text, hlotext.Options{})
+		if err != nil {
+			t.Fatalf("case %d: %v\n%s", i, err, text)
+		}
+		x, err := Compile(m, Options{NoOptimize: true, Poison: true, Threads: 1 + i%2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x.Lowering["conv"] != 1 {
+			t.Fatalf("case %d lowered as %v, not the conv kernel:\n%s", i, x.Lowering, text)
+		}
+		args := eval.RandomArguments(m, uint64(i))
+		want, err := eval.Run(m, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := x.Execute(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeF32(t, text, got, want)
+	}
+}
+
+// convLayoutCase is a random 2-D f32 convolution module with random
+// dimension orders on all three sides.
+func convLayoutCase(rng *rand.Rand) string {
+	fg := 1 + rng.IntN(2)
+	batch := int64(1 + rng.IntN(3))
+	inF := int64(fg * []int{2, 16, 24}[rng.IntN(3)])
+	outF := int64(fg * (1 + rng.IntN(5)))
+	var sp, kern, outS [2]int64
+	var win [5][2]int64 // stride, lo, hi, rhs dilation
+	for d := range 2 {
+		sp[d], kern[d] = int64(3+rng.IntN(5)), int64(1+rng.IntN(3))
+		st, lo, hi, rd := int64(1+rng.IntN(2)), int64(rng.IntN(2)), int64(rng.IntN(2)), int64(1+rng.IntN(2))
+		k := (kern[d]-1)*rd + 1
+		in := sp[d] + lo + hi
+		if in < k {
+			lo, hi, in = k, k, sp[d]+2*k
+		}
+		outS[d] = (in-k)/st + 1
+		win[0][d], win[1][d], win[2][d], win[3][d] = st, lo, hi, rd
+	}
+	place := func(a, b int64, s [2]int64, p []int, first, second byte) ([]int64, string) {
+		dims, labels := make([]int64, 4), make([]byte, 4)
+		for pos, role := range p {
+			switch role {
+			case 0:
+				dims[pos], labels[pos] = a, first
+			case 1:
+				dims[pos], labels[pos] = b, second
+			default:
+				dims[pos], labels[pos] = s[role-2], byte('0'+role-2)
+			}
+		}
+		return dims, string(labels)
+	}
+	ld, ll := place(batch, inF, sp, rng.Perm(4), 'b', 'f')
+	rd, rl := place(inF/int64(fg), outF, kern, rng.Perm(4), 'i', 'o')
+	od, ol := place(batch, outF, outS, rng.Perm(4), 'b', 'f')
+	window := fmt.Sprintf("size=%dx%d stride=%dx%d pad=%d_%dx%d_%d rhs_dilate=%dx%d",
+		kern[0], kern[1], win[0][0], win[0][1], win[1][0], win[2][0], win[1][1], win[2][1], win[3][0], win[3][1])
+	return fmt.Sprintf(`HloModule conv
+ENTRY e {
+  x = %s parameter(0)
+  k = %s parameter(1)
+  ROOT c = %s convolution(x, k), window={%s}, dim_labels=%s_%s->%s, feature_group_count=%d
+}`, shapeText(hlo.F32, ld), shapeText(hlo.F32, rd), shapeText(hlo.F32, od), window, ll, rl, ol, fg)
+}
+
+// closeF32 compares within f32 accumulation error relative to the
+// largest result.
+func closeF32(t *testing.T, what string, got, want *hlo.Literal) {
+	t.Helper()
+	scale := 1e-30
+	for i := range want.Len() {
+		scale = math.Max(scale, math.Abs(want.GetFloat64(i)))
+	}
+	for i := range want.Len() {
+		if d := math.Abs(got.GetFloat64(i) - want.GetFloat64(i)); d > 1e-5*scale {
+			t.Fatalf("element %d is %v, want %v\n%s", i, got.GetFloat64(i), want.GetFloat64(i), what)
+		}
+	}
+}
