@@ -1,7 +1,6 @@
 package cpu
 
 import (
-
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
 )
