@@ -27,23 +27,40 @@ var tileOps = map[hlo.Opcode]bool{
 	hlo.OpExpm1: true, hlo.OpLog1p: true, hlo.OpErf: true, hlo.OpCbrt: true,
 	hlo.OpClamp: true, hlo.OpConvert: true, hlo.OpTan: true, hlo.OpRoundNearestAfz: true,
 	hlo.OpRoundNearestEven: true, hlo.OpAtan2: true, hlo.OpRemainder: true,
+	hlo.OpCompare: true, hlo.OpSelect: true,
 }
 
 // tileType: the element types tile programs hold (as f32 values).
 func tileType(t hlo.DType) bool { return t == hlo.F32 || t == hlo.BF16 || t == hlo.F16 }
 
 // fusible is an elementwise instruction a tile program can compute: its
-// operands have its dimensions or are scalars (clamp's bounds).
+// operands have its dimensions or are scalars (clamp's bounds). Inside a
+// program predicates are f32 0 or 1: a compare (IEEE, not total order)
+// may feed selects in the fusion, and a select may read a predicate
+// operand, but a fusion's result is always a float (see fusionRoot).
 func fusible(in *hlo.Instruction) bool {
-	if !tileOps[in.Opcode] || !tileType(in.Shape.DType) || len(in.ControlPredecessors) > 0 || in.Shape.IsDynamic() {
+	if !tileOps[in.Opcode] || len(in.ControlPredecessors) > 0 || in.Shape.IsDynamic() {
 		return false
 	}
-	for _, o := range in.Operands {
-		if !tileType(o.Shape.DType) || !(o.Shape.SameDims(in.Shape) || o.Shape.Rank() == 0) {
+	for i, o := range in.Operands {
+		want := tileType(o.Shape.DType)
+		if in.Opcode == hlo.OpSelect && i == 0 {
+			want = o.Shape.DType == hlo.Pred
+		}
+		if !want || !(o.Shape.SameDims(in.Shape) || o.Shape.Rank() == 0) {
 			return false
 		}
 	}
-	return true
+	if in.Opcode == hlo.OpCompare {
+		typ, _ := in.EnumAttr("type")
+		return in.Shape.DType == hlo.Pred && typ != "TOTALORDER"
+	}
+	return tileType(in.Shape.DType)
+}
+
+// fusionRoot: a fusion computes floats; predicates live only inside.
+func fusionRoot(in *hlo.Instruction) bool {
+	return fusible(in) && tileType(in.Shape.DType)
 }
 
 // scalarSplat is a scalar constant, or a broadcast of anything: both are
@@ -83,6 +100,7 @@ type group struct {
 var cheapOps = map[hlo.Opcode]bool{
 	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true, hlo.OpNegate: true, hlo.OpAbs: true,
 	hlo.OpMaximum: true, hlo.OpMinimum: true, hlo.OpExp: true, hlo.OpConvert: true, hlo.OpClamp: true,
+	hlo.OpCompare: true, hlo.OpSelect: true,
 }
 
 // maxCopied bounds the instructions one fusion recomputes.
@@ -96,7 +114,7 @@ func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, erro
 	for i := len(c.Instructions) - 1; i >= 0; i-- {
 		root := c.Instructions[i]
 		_, isReduce := rowReduce(root)
-		if taken[root] || !fusible(root) && !isReduce || len(root.ControlPredecessors) > 0 {
+		if taken[root] || !fusionRoot(root) && !isReduce || len(root.ControlPredecessors) > 0 {
 			continue
 		}
 		g := grow(root, users, taken)

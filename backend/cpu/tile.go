@@ -45,6 +45,7 @@ type slot struct {
 	value float32    // slotSplat of a constant
 	from  int        // slotSplat of a broadcast: the scalar's slot
 	op    hlo.Opcode // slotOp
+	dir   compareDir // slotOp of a compare
 	args  [3]int
 	nargs int
 	// slotGather: the parameter's affine index map.
@@ -104,15 +105,22 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, root *hlo.Instruct
 				s.kind = slotRaw // read through its users' maps
 			}
 			p.gathered = append(p.gathered, param)
-		case tileOps[x.Opcode] && tileType(x.Shape.DType):
+		case tileOps[x.Opcode] && tileValue(x.Shape.DType):
 			s.kind, s.op, s.nargs = slotOp, x.Opcode, len(x.Operands)
 			for k, o := range x.Operands {
 				s.args[k] = index[o]
 			}
+			if x.Opcode == hlo.OpCompare {
+				d, ok := compareDirOf(x)
+				if !ok {
+					return nil, fmt.Errorf("fusion %s: compare %s has no tile form", in.Name, x.Name)
+				}
+				s.dir = d
+			}
 		default:
 			return nil, fmt.Errorf("fusion %s: %s %s has no tile form", in.Name, x.Opcode, x.Shape.HumanString())
 		}
-		if !tileType(x.Shape.DType) {
+		if !tileValue(x.Shape.DType) || x == root && !tileType(x.Shape.DType) {
 			return nil, fmt.Errorf("fusion %s: %s is %s", in.Name, x.Name, x.Shape.DType)
 		}
 		s.t = x.Shape.DType
@@ -162,6 +170,7 @@ func (p *tileProg) assignTiles() {
 			if s.t == hlo.F32 {
 				continue // read in place
 			}
+			// Narrow floats and predicates decode into a tile.
 		default:
 			continue
 		}
@@ -193,6 +202,7 @@ func (p *tileProg) inPlace() []int {
 // decoded per tile through tab.
 type operand struct {
 	f32  []float32
+	pred []bool // held in tiles as masks (see tile_compare.go)
 	bits []uint16
 	tab  []float64
 	bf16 bool // decoded by a shift, not the table
@@ -206,6 +216,8 @@ func newOperand(l *hlo.Literal) (operand, error) {
 		if f, ok := minifloat.ByName(l.DType().String()); ok {
 			return operand{bits: d, tab: f.Values(), bf16: f == minifloat.BF16}, nil
 		}
+	case []bool:
+		return operand{pred: d}, nil
 	}
 	return operand{}, fmt.Errorf("fusion operand of type %s has no tile form", l.DType())
 }
@@ -216,6 +228,12 @@ func (o operand) tile(lo, hi int, buf []float32) []float32 {
 		return o.f32[lo:hi]
 	}
 	buf = buf[:hi-lo]
+	if o.pred != nil {
+		for i, b := range o.pred[lo:hi] {
+			buf[i] = b2f(b)
+		}
+		return buf
+	}
 	if o.bf16 {
 		for i, b := range o.bits[lo:hi] {
 			buf[i] = math.Float32frombits(uint32(b) << 16)
@@ -231,6 +249,9 @@ func (o operand) tile(lo, hi int, buf []float32) []float32 {
 func (o operand) at(i int) float32 {
 	if o.f32 != nil {
 		return o.f32[i]
+	}
+	if o.pred != nil {
+		return b2f(o.pred[i])
 	}
 	return float32(o.tab[o.bits[i]])
 }
@@ -351,7 +372,11 @@ func (p *tileProg) computeTile(sc *scratch, params []operand, lo, hi int, dst []
 			if i == last && dst != nil {
 				d = dst
 			}
-			applyOp(s.op, d, view[s.args[0]], view[s.args[1]], view[s.args[2]])
+			if s.op == hlo.OpCompare {
+				compareTile(s.dir, d, view[s.args[0]], view[s.args[1]])
+			} else {
+				applyOp(s.op, d, view[s.args[0]], view[s.args[1]], view[s.args[2]])
+			}
 			roundTo(s.t, d)
 			view[i] = d
 		}
@@ -432,7 +457,7 @@ func run(src operand, dst []float32, off, step int) {
 		}
 	default:
 		for i := range dst {
-			dst[i] = float32(src.tab[src.bits[off]])
+			dst[i] = src.at(off)
 			off += step
 		}
 	}
@@ -471,6 +496,8 @@ func roundBF16(x float32) float32 {
 // evaluator does.
 func applyOp(op hlo.Opcode, dst, a, b, c []float32) {
 	switch op {
+	case hlo.OpSelect: // select(pred=a, on_true=b, on_false=c)
+		selectTile(dst, a, b, c)
 	case hlo.OpClamp: // clamp(lo=a, x=b, hi=c)
 		kernels.ClampF32(dst, a, b, c)
 	case hlo.OpConvert: // between float types: the slot's rounding does it
