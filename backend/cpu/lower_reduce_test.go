@@ -234,10 +234,13 @@ func TestLowerReduceWindowRandom(t *testing.T) {
 func TestLowerReduceWindowPool(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 19))
 	for _, dt := range []hlo.DType{hlo.F32, hlo.BF16} {
-		text := module([]string{shapeText(dt, []int64{2, 56, 56, 32}), shapeText(dt, nil)},
-			shapeText(dt, []int64{2, 28, 28, 32})+" reduce-window(p0, p1), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0}, to_apply=red",
-			reducer("maximum", dt, false))
-		checkReduce(t, text, "maximum", []int{1, 2}, rng, true)
+		// f32 runs of channels fold on the vector kernels, every op.
+		for _, op := range []string{"maximum", "minimum", "add", "multiply"} {
+			text := module([]string{shapeText(dt, []int64{2, 56, 56, 32}), shapeText(dt, nil)},
+				shapeText(dt, []int64{2, 28, 28, 32})+" reduce-window(p0, p1), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0}, to_apply=red",
+				reducer(op, dt, false))
+			checkReduce(t, text, op, []int{1, 2}, rng, true)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/minifloat"
 )
@@ -99,7 +100,11 @@ func lowerReduceWindow(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 	}
 	switch t {
 	case hlo.F32:
-		return windowKernel(pl, floatCombine[float32](op)), true
+		k := windowKernel(pl, floatCombine[float32](op))
+		if v := vectorCombineF32(op); v != nil && pl.run >= 8 {
+			k = windowKernelVec(pl, v)
+		}
+		return k, true
 	case hlo.F64:
 		return windowKernel(pl, floatCombine[float64](op)), true
 	case hlo.F16:
@@ -129,6 +134,33 @@ func lowerReduceWindow(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 }
 
 func windowKernel[T any](pl *windowPlan, f func(a, b T) T) kernelFunc {
+	return windowKernelWith(pl, f, nil)
+}
+
+// windowKernelVec folds whole runs with a vector kernel: with the channels
+// of NHWC pooling as the run, a call per element (through a func value)
+// cost several times the arithmetic.
+func windowKernelVec[T any](pl *windowPlan, vec func(dst, a, b []T)) kernelFunc {
+	return windowKernelWith(pl, nil, vec)
+}
+
+// vectorCombineF32 is the vector kernel of a reducer op, bit for bit the
+// scalar fold's result (nil for none).
+func vectorCombineF32(op hlo.Opcode) func(dst, a, b []float32) {
+	switch op {
+	case hlo.OpAdd:
+		return kernels.AddF32
+	case hlo.OpMultiply:
+		return kernels.MulF32
+	case hlo.OpMaximum:
+		return kernels.MaximumF32
+	case hlo.OpMinimum:
+		return kernels.MinimumF32
+	}
+	return nil
+}
+
+func windowKernelWith[T any](pl *windowPlan, f func(a, b T) T, vec func(dst, a, b []T)) kernelFunc {
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
 		if pl.empty {
 			return nil
@@ -140,7 +172,7 @@ func windowKernel[T any](pl *windowPlan, f func(a, b T) T) kernelFunc {
 			outer = pl.outDims[0]
 		}
 		splitWork(pl.threads, pl.size, outer, func(lo, hi int) {
-			w := windowWalk[T]{pl: pl, dst: dst, src: src, init: init, f: f, idx: make([]int, len(pl.outDims))}
+			w := windowWalk[T]{pl: pl, dst: dst, src: src, init: init, f: f, vec: vec, idx: make([]int, len(pl.outDims))}
 			w.outputs(lo, hi)
 		})
 		return nil
@@ -153,7 +185,8 @@ type windowWalk[T any] struct {
 	dst, src []T
 	init     T
 	f        func(a, b T) T
-	idx      []int // the current outer output index
+	vec      func(dst, a, b []T) // folds a whole run, when set
+	idx      []int               // the current outer output index
 }
 
 // outputs folds every output whose first outer index is in [lo, hi).
@@ -191,6 +224,10 @@ func (w *windowWalk[T]) output(o int) {
 
 func (w *windowWalk[T]) window(run []T, d, base int) {
 	if d == len(w.pl.winDims) {
+		if w.vec != nil {
+			w.vec(run, run, w.src[base:base+len(run)])
+			return
+		}
 		for j, v := range w.src[base : base+len(run)] {
 			run[j] = w.f(run[j], v)
 		}
