@@ -1,6 +1,9 @@
 package cpu
 
 import (
+	"sync"
+	"unsafe"
+
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -65,15 +68,19 @@ func selectScatterAdd(c *hlo.Computation, t hlo.DType) (swap, ok bool) {
 	return a.ParamNumber == 1, true
 }
 
-// selectPlan is the window walk: per dimension, source index × window
-// index → operand offset (or -1).
+// selectPlan is the window walk (the reduce-window plan over the source's
+// dimensions: trailing dimensions the window leaves alone, such as the
+// channels of NHWC pooling, are a run walked by the innermost loop).
 type selectPlan struct {
-	srcDims, winDims []int
-	tabs             [][]int
-	rule             selectRule
-	swapAdd          bool
-	empty            bool // no window position exists: the result is init
-	threads          int
+	wp      *windowPlan
+	rule    selectRule
+	swapAdd bool
+	// disjoint: no two windows share an operand position (stride at least
+	// the window in every dimension, as in 2x2 pooling), so each source
+	// value lands in its own place and the scatter runs in parallel.
+	disjoint bool
+	empty    bool // no window position exists: the result is init
+	threads  int
 }
 
 // lowerSelectAndScatter returns a kernel for a select-and-scatter of
@@ -97,30 +104,22 @@ func lowerSelectAndScatter(in *hlo.Instruction, threads int) (kernelFunc, bool) 
 		return nil, false
 	}
 	w := in.Window()
-	pl := &selectPlan{rule: rule, swapAdd: swapAdd, threads: threads}
+	pl := &selectPlan{rule: rule, swapAdd: swapAdd, threads: threads, disjoint: true}
 	if w == nil || src.NumElements() == 0 || x.NumElements() == 0 {
 		pl.empty = true
 	} else {
 		if len(w.Dims) != x.Rank() || len(src.Dims) != x.Rank() {
 			return nil, false
 		}
-		stride := 1
-		pl.tabs = make([][]int, x.Rank())
-		for d := x.Rank() - 1; d >= 0; d-- {
-			wd := w.Dims[d]
-			if wd.Reversal {
-				return nil, false
-			}
-			if wd.Size == 0 {
-				pl.empty = true
-			}
-			pl.tabs[d] = windowTable(wd, x.Dims[d], src.Dims[d], stride)
-			stride *= int(x.Dims[d])
+		wp, ok := newWindowPlan(w, x.Dims, src.Dims, threads)
+		if !ok {
+			return nil, false
 		}
-		pl.srcDims = make([]int, x.Rank())
-		pl.winDims = make([]int, x.Rank())
-		for d := range pl.srcDims {
-			pl.srcDims[d], pl.winDims[d] = int(src.Dims[d]), int(w.Dims[d].Size)
+		pl.wp, pl.empty = wp, wp.empty
+		for _, wd := range w.Dims {
+			pl.empty = pl.empty || wd.Size == 0
+			eff := (wd.Size-1)*max(wd.RhsDilation, 1) + 1
+			pl.disjoint = pl.disjoint && max(wd.LhsDilation, 1) == 1 && max(wd.Stride, 1) >= eff
 		}
 	}
 	switch t {
@@ -152,83 +151,219 @@ type addable interface {
 	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64
 }
 
+// bestPool holds the selected positions of overlapping windows between
+// the two phases.
+var bestPool sync.Pool // of *[]int
+
 func selectScatterKernel[T addable](pl *selectPlan) kernelFunc {
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
 		dst := out.Data().([]T)
 		init := ops[2].Data().([]T)[0]
-		for i := range dst {
-			dst[i] = init
-		}
+		splitRange(len(dst), len(dst), pl.threads, func(lo, hi int) {
+			for i := range dst[lo:hi] {
+				dst[lo+i] = init
+			}
+		})
 		if pl.empty {
 			return nil
 		}
 		x, src := ops[0].Data().([]T), ops[1].Data().([]T)
-		best := make([]int, len(src))
-		splitRange(len(src), len(src)*len(x)/max(len(dst), 1), pl.threads, func(lo, hi int) {
-			selectWindows(pl, x, best, lo, hi)
-		})
-		if pl.swapAdd {
-			for o, b := range best {
-				if b >= 0 {
-					dst[b] = src[o] + dst[b]
-				}
+		walk := func(best []int) {
+			outer := 1
+			if len(pl.wp.outDims) > 0 {
+				outer = pl.wp.outDims[0]
 			}
+			splitWork(pl.threads, pl.wp.size, outer, func(lo, hi int) {
+				w := selectWalk[T]{pl: pl, x: x, src: src, dst: dst, best: best, init: init, idx: make([]int, len(pl.wp.outDims))}
+				w.outputs(lo, hi)
+			})
+		}
+		if pl.disjoint {
+			walk(nil)
 			return nil
 		}
+		bp, _ := bestPool.Get().(*[]int)
+		if bp == nil || cap(*bp) < len(src) {
+			b := make([]int, len(src))
+			bp = &b
+		}
+		defer bestPool.Put(bp)
+		best := (*bp)[:len(src)]
+		walk(best)
+		// Overlapping windows may select one position several times: add
+		// in source order, as the evaluator does, for the same bits.
 		for o, b := range best {
 			if b >= 0 {
-				dst[b] += src[o]
+				dst[b] = selectAdd(pl.swapAdd, dst[b], src[o])
 			}
 		}
 		return nil
 	}
 }
 
-// selectWindows sets best[o] for source positions o in [lo, hi).
-func selectWindows[T addable](pl *selectPlan, x []T, best []int, lo, hi int) {
-	rank := len(pl.srcDims)
-	sIdx := make([]int, rank)
-	wIdx := make([]int, rank)
-	// sIdx starts as lo's multi-index.
-	for d, r := rank-1, lo; d >= 0; d-- {
-		sIdx[d] = r % pl.srcDims[d]
-		r /= pl.srcDims[d]
+// selectAdd is the scatter computation: add(current, source), or with
+// swap add(source, current).
+func selectAdd[T addable](swap bool, cur, v T) T {
+	if swap {
+		return v + cur
 	}
-	rule := pl.rule
-	for o := lo; o < hi; o++ {
-		b := -1
-		var bv T
-		clear(wIdx)
-		for {
-			at := 0
-			for d := range rank {
-				p := pl.tabs[d][sIdx[d]*pl.winDims[d]+wIdx[d]]
-				if p < 0 {
-					at = -1
-					break
-				}
-				at += p
-			}
-			if at >= 0 {
-				v := x[at]
-				if b < 0 {
-					b, bv = at, v
-				} else {
-					l, r := bv, v
-					if rule.swap {
-						l, r = v, bv
-					}
-					if !(l > r || !rule.strict && l == r) {
-						b, bv = at, v
-					}
-				}
-			}
-			if !nextWindow(wIdx, pl.winDims) {
-				break
+	return cur + v
+}
+
+// selectWalk is one thread's walk over source positions.
+type selectWalk[T addable] struct {
+	pl          *selectPlan
+	x, src, dst []T
+	best        []int // per source position, for overlapping windows
+	init        T
+	idx         []int   // the current outer source index
+	cands       []int   // the current window's operand offsets, in window order
+	win         []uint8 // per run element, the index in cands selected
+}
+
+func (w *selectWalk[T]) outputs(lo, hi int) {
+	if len(w.pl.wp.outDims) == 0 {
+		w.output(0)
+		return
+	}
+	for i := lo; i < hi; i++ {
+		w.idx[0] = i
+		w.outer(1, i)
+	}
+}
+
+func (w *selectWalk[T]) outer(k, o int) {
+	if k == len(w.pl.wp.outDims) {
+		w.output(o)
+		return
+	}
+	for i := range w.pl.wp.outDims[k] {
+		w.idx[k] = i
+		w.outer(k+1, o*w.pl.wp.outDims[k]+i)
+	}
+}
+
+// output selects, for each element of outer source position o's run, the
+// first valid window position, replaced by each later candidate the
+// select rejects (select(best, candidate) false), in row-major window
+// order as the evaluator walks it.
+func (w *selectWalk[T]) output(o int) {
+	w.cands = w.cands[:0]
+	w.collect(0, 0)
+	if len(w.cands) == 0 {
+		if w.best != nil {
+			for c := range w.pl.wp.run {
+				w.best[o*w.pl.wp.run+c] = -1
 			}
 		}
-		best[o] = b
-		nextWindow(sIdx, pl.srcDims)
+		return
+	}
+	run := w.pl.wp.run
+	if w.win == nil || len(w.win) < run {
+		w.win = make([]uint8, run)
+	}
+	win := w.win[:run]
+	if x, ok := any(w.x).([]float32); ok && len(w.cands) <= 256 {
+		selectRunF32(x, w.cands, w.pl.rule, win)
+	} else {
+		selectRun(w.x, w.cands, w.pl.rule, win)
+	}
+	for c, k := range win {
+		b := w.cands[k] + c
+		if w.best != nil {
+			w.best[o*run+c] = b
+		} else {
+			w.dst[b] = selectAdd(w.pl.swapAdd, w.init, w.src[o*run+c])
+		}
+	}
+}
+
+// selectRun sets win[c] to the index in cands of the position selected
+// for run element c.
+func selectRun[T addable](x []T, cands []int, rule selectRule, win []uint8) {
+	for c := range win {
+		k := 0
+		bv := x[cands[0]+c]
+		for j := 1; j < len(cands); j++ {
+			v := x[cands[j]+c]
+			l, r := bv, v
+			if rule.swap {
+				l, r = v, bv
+			}
+			if !(l > r || !rule.strict && l == r) {
+				k, bv = j, v
+			}
+		}
+		win[c] = uint8(k)
+	}
+}
+
+// selectRunF32 is selectRun without data-dependent branches: candidates
+// in the outer loop, the run inner, each step a compare into a mask and
+// a masked blend. Pooling random activations mispredicts half of all
+// branches, which made the branchy loop several times slower.
+func selectRunF32(x []float32, cands []int, rule selectRule, win []uint8) {
+	var best, mask [64]uint32
+	for lo := 0; lo < len(win); lo += len(best) {
+		hi := min(lo+len(best), len(win))
+		bv, m := best[:hi-lo], mask[:hi-lo]
+		copy(bv, asWords(x[cands[0]+lo:cands[0]+hi]))
+		ws := win[lo:hi]
+		clear(ws)
+		for j := 1; j < len(cands); j++ {
+			xs := x[cands[j]+lo : cands[j]+hi]
+			replaceMask(m, bv, xs, rule)
+			vs := asWords(xs)
+			for c, v := range vs {
+				bv[c] = v&m[c] | bv[c]&^m[c]
+				ws[c] = uint8(j)&uint8(m[c]) | ws[c]&^uint8(m[c])
+			}
+		}
+	}
+}
+
+// replaceMask sets m[c] to all ones where the select rejects the best so
+// far (bits in best) against candidate v[c]: !(best >= v) for GE, and so
+// on. Each rule is its own loop so the loop body has no branch.
+func replaceMask(m, best []uint32, v []float32, rule selectRule) {
+	v = v[:len(m)]
+	b := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(best))), len(m))
+	switch {
+	case !rule.swap && !rule.strict:
+		for c := range m {
+			m[c] = boolMask(!(b[c] >= v[c]))
+		}
+	case !rule.swap:
+		for c := range m {
+			m[c] = boolMask(!(b[c] > v[c]))
+		}
+	case !rule.strict:
+		for c := range m {
+			m[c] = boolMask(!(v[c] >= b[c]))
+		}
+	default:
+		for c := range m {
+			m[c] = boolMask(!(v[c] > b[c]))
+		}
+	}
+}
+
+// boolMask is all ones for true and zero for false, from the bool's byte
+// (0 or 1), which a compiler turns into a flag read, not a branch.
+func boolMask(t bool) uint32 { return -uint32(*(*uint8)(unsafe.Pointer(&t))) }
+
+// collect lists the operand offsets of the current window's positions.
+func (w *selectWalk[T]) collect(d, base int) {
+	wp := w.pl.wp
+	if d == len(wp.winDims) {
+		w.cands = append(w.cands, base)
+		return
+	}
+	n := wp.winDims[d]
+	for _, at := range wp.tabs[d][w.idx[d]*n : (w.idx[d]+1)*n] {
+		if at >= 0 {
+			w.collect(d+1, base+at)
+		}
 	}
 }
 

@@ -82,3 +82,13 @@ func TestSelectAndScatterRandom(t *testing.T) {
 		"f32[8,64,64,16] select-and-scatter(p0, p1, p2), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0}, select=sel, scatter=sc", sel, sc))
 	runWhole(t, intoWhole(lowerSelectAndScatter), in, randomOperands(in, rng), 2)
 }
+
+// BenchmarkMaxPoolGrad is the gradient of a CNN's 2x2 max pool over a
+// batch of 256 26x26x32 images.
+func BenchmarkMaxPoolGrad(b *testing.B) {
+	ge := "ge {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT c = pred[] compare(a, b), direction=GE\n}"
+	add := "add {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b)\n}"
+	in := parseRootB(b, module([]string{"f32[256,26,26,32]", "f32[256,13,13,32]", "f32[]"},
+		"f32[256,26,26,32] select-and-scatter(p0, p1, p2), window={size=1x2x2x1 stride=1x2x2x1}, select=ge, scatter=add", ge, add))
+	benchKernel(b, lowerSelectAndScatter, in, 256*26*26*32*4*2+256*13*13*32*4)
+}
