@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"math"
 
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/minifloat"
@@ -35,16 +34,7 @@ func asF32(l *hlo.Literal) []float32 {
 	f, _, _ := kernelType(l.DType())
 	bits := l.Data().([]uint16)
 	out := make([]float32, len(bits))
-	if f == minifloat.BF16 { // bf16 is f32's top half
-		for i, b := range bits {
-			out[i] = math.Float32frombits(uint32(b) << 16)
-		}
-		return out
-	}
-	tab := f.Values()
-	for i, b := range bits {
-		out[i] = float32(tab[b])
-	}
+	f.DecodeFloat32(out, bits)
 	return out
 }
 
@@ -60,23 +50,5 @@ func f32Into(out *hlo.Literal) (buf []float32, finish func()) {
 	return buf, func() { encodeNarrow(f, bits, buf) }
 }
 
-// encodeNarrow rounds src to the format f into dst: bf16 by rounding the
-// bit pattern (what minifloat does, without a call per element), other
-// formats through minifloat.
-func encodeNarrow(f minifloat.Format, dst []uint16, src []float32) {
-	if f != minifloat.BF16 {
-		for i, v := range src {
-			dst[i] = f.FromFloat32(v)
-		}
-		return
-	}
-	dst = dst[:len(src)]
-	for i, v := range src {
-		b := math.Float32bits(v)
-		if v != v {
-			dst[i] = minifloat.BF16.FromFloat32(v) // the canonical NaN
-			continue
-		}
-		dst[i] = uint16((b + 0x7fff + (b>>16)&1) >> 16)
-	}
-}
+// encodeNarrow rounds src to the format f into dst.
+func encodeNarrow(f minifloat.Format, dst []uint16, src []float32) { f.EncodeFloat32(dst, src) }

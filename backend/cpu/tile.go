@@ -201,11 +201,11 @@ func (p *tileProg) inPlace() []int {
 // operand is one fusion operand: f32 values, or narrow bit patterns
 // decoded per tile through tab.
 type operand struct {
-	f32  []float32
-	pred []bool // held in tiles as masks (see tile_compare.go)
-	bits []uint16
-	tab  []float64
-	bf16 bool // decoded by a shift, not the table
+	f32    []float32
+	pred   []bool // held in tiles as masks (see tile_compare.go)
+	bits   []uint16
+	tab    []float64
+	format minifloat.Format
 }
 
 func newOperand(l *hlo.Literal) (operand, error) {
@@ -214,7 +214,7 @@ func newOperand(l *hlo.Literal) (operand, error) {
 		return operand{f32: d}, nil
 	case []uint16:
 		if f, ok := minifloat.ByName(l.DType().String()); ok {
-			return operand{bits: d, tab: f.Values(), bf16: f == minifloat.BF16}, nil
+			return operand{bits: d, tab: f.Values(), format: f}, nil
 		}
 	case []bool:
 		return operand{pred: d}, nil
@@ -234,15 +234,7 @@ func (o operand) tile(lo, hi int, buf []float32) []float32 {
 		}
 		return buf
 	}
-	if o.bf16 {
-		for i, b := range o.bits[lo:hi] {
-			buf[i] = math.Float32frombits(uint32(b) << 16)
-		}
-		return buf
-	}
-	for i, b := range o.bits[lo:hi] {
-		buf[i] = float32(o.tab[b])
-	}
+	o.format.DecodeFloat32(buf, o.bits[lo:hi])
 	return buf
 }
 
