@@ -1,7 +1,6 @@
 package cpu
 
 import (
-
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/minifloat"
 )
