@@ -42,6 +42,9 @@ func (s Strided[T]) at(i, j int) T { return s.Data[i*s.Row+j*s.Col] }
 // element's sum is accumulated in the same order whatever the thread
 // count, so results do not depend on it.
 func GemmF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int) {
+	if gemmSkinnyF32(m, n, k, a, b, c, ldc, accumulate, threads) {
+		return
+	}
 	gemm(m, n, k, a, b, c, ldc, accumulate, threads, sgemmMR, sgemmNR, kernelF32)
 }
 
@@ -162,6 +165,26 @@ func packA[T float32 | float64](dst []T, a Strided[T], ic, pc, mb, kb, mr int) {
 		if rows == 6 && mr == 6 && a.Col == 1 {
 			packRows6(dst[o:o+6*kb], a, ic+s, pc, kb)
 			o += 6 * kb
+			continue
+		}
+		if a.Row == 1 && rows == 6 && mr == 6 {
+			// A transposed (the weight gradient xᵀ·g): a sliver's rows
+			// are contiguous at every k, one 6-element move per step.
+			for p := range kb {
+				at := ic + s + (pc+p)*a.Col
+				d, v := dst[o:o+6:o+6], a.Data[at:at+6:at+6]
+				d[0], d[1], d[2], d[3], d[4], d[5] = v[0], v[1], v[2], v[3], v[4], v[5]
+				o += 6
+			}
+			continue
+		}
+		if a.Row == 1 {
+			for p := range kb {
+				at := ic + s + (pc+p)*a.Col
+				copy(dst[o:o+rows], a.Data[at:at+rows])
+				clear(dst[o+rows : o+mr])
+				o += mr
+			}
 			continue
 		}
 		for p := range kb {
