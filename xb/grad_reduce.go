@@ -66,37 +66,48 @@ func gradDot(z, g *Op) []*Op {
 }
 
 // dotBack computes one operand's adjoint: contract g's dims gOther with
-// other's free dims, batch on gBatch/otherBatch. The result holds batch,
-// then g's remaining (this operand's free) dims, then other's contracting
-// dims in increasing order; it is transposed to this operand's order,
-// where batch dims sit at myBatch, free dims at myFree and contracting
-// dims at myContract (paired with otherContract).
+// other's free dims, batch on gBatch/otherBatch. With g first, the result
+// holds batch, then g's remaining (this operand's free) dims, then
+// other's contracting dims in increasing order; with other first, those
+// two groups swap. The order that needs no transpose into this operand's
+// layout (batch dims at myBatch, free dims at myFree, contracting dims at
+// myContract, paired with otherContract) is used, so a weight gradient
+// xᵀ·g comes out as [in, out] directly rather than as a product and a
+// transpose.
 func dotBack(g, other *Op, gBatch, gOther, otherBatch, otherFree, otherContract, myBatch, myFree, myContract []int64, rank int) *Op {
+	rest := slices.Clone(otherContract)
+	slices.Sort(rest)
+	positions := func(gFirst bool) []int64 {
+		pos := make([]int64, rank)
+		for i, m := range myBatch {
+			pos[m] = int64(i)
+		}
+		free, contract := int64(len(myBatch)), int64(len(myBatch)+len(myFree))
+		if !gFirst {
+			free, contract = int64(len(myBatch)+len(rest)), int64(len(myBatch))
+		}
+		for j, m := range myFree {
+			pos[m] = free + int64(j)
+		}
+		for i, oc := range otherContract {
+			pos[myContract[i]] = contract + int64(slices.Index(rest, oc))
+		}
+		return pos
+	}
+	if pos := positions(false); isIdentity(pos) {
+		return DotGeneral(other, g, DotDims{
+			LhsBatch: otherBatch, RhsBatch: gBatch,
+			LhsContracting: otherFree, RhsContracting: gOther,
+		})
+	}
 	d := DotGeneral(g, other, DotDims{
 		LhsBatch: gBatch, RhsBatch: otherBatch,
 		LhsContracting: gOther, RhsContracting: otherFree,
 	})
-	// Position in d of each of this operand's dims.
-	pos := make([]int64, rank)
-	for i, m := range myBatch {
-		pos[m] = int64(i)
+	if pos := positions(true); !isIdentity(pos) {
+		return Transpose(d, pos...)
 	}
-	at := int64(len(myBatch))
-	for _, m := range myFree {
-		pos[m] = at
-		at++
-	}
-	// other's remaining dims appear in increasing order of other's dim
-	// index; each is paired with myContract at the same list position.
-	rest := slices.Clone(otherContract)
-	slices.Sort(rest)
-	for i, oc := range otherContract {
-		pos[myContract[i]] = at + int64(slices.Index(rest, oc))
-	}
-	if isIdentity(pos) {
-		return d
-	}
-	return Transpose(d, pos...)
+	return d
 }
 
 // freeDims lists the dims of a rank-r operand that are neither batch nor

@@ -22,7 +22,7 @@ import (
 
 // ewParallelMin is the element count from which a kernel splits its loop
 // over threads: below it the pool's hand-off costs more than it saves.
-const ewParallelMin = 1 << 16
+const ewParallelMin = kernels.MinParallelWork
 
 // ewChunk is the length of the stack buffers chunked loops convert into
 // (decoded narrow floats, total-order keys): small enough for the stack,

@@ -225,7 +225,7 @@ type program struct {
 
 // parallelCopy is the element count from which a box is split across
 // threads: below it the copy is over before the workers wake.
-const parallelCopy = 1 << 18
+const parallelCopy = kernels.MinParallelWork
 
 // compile returns the program's kernel, instantiated for the element width.
 func (p *program) compile(t hlo.DType) (kernelFunc, bool) {

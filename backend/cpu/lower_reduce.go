@@ -32,7 +32,7 @@ type reducePlan struct {
 
 // parallelReduce is the operand size from which a reduce is split across
 // threads: below it the work is over before the workers wake.
-const parallelReduce = 1 << 16
+const parallelReduce = kernels.MinParallelWork
 
 // newReducePlan lists the kept dimensions in increasing order and the
 // reduced ones in the order of the dimensions attribute, which is the

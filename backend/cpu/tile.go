@@ -62,6 +62,7 @@ type tileProg struct {
 	// them at other positions than its own, so no output may overwrite them.
 	gathered []int
 	nbufs    int // scratch tiles per worker
+	ops      int // slots computed or gathered per element, for the work estimate
 }
 
 // compileLoop turns a kLoop fusion of f32 elementwise instructions into a
@@ -131,6 +132,11 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, root *hlo.Instruct
 		return nil, fmt.Errorf("fusion %s: the root is not the last instruction", in.Name)
 	}
 	p.assignTiles()
+	for _, s := range p.slots {
+		if s.kind == slotOp || s.kind == slotGather {
+			p.ops++
+		}
+	}
 	return p, nil
 }
 
@@ -261,7 +267,10 @@ func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error
 		params = append(params, o)
 	}
 	tiles := (p.n + tileSize - 1) / tileSize
-	threads = max(1, min(threads, tiles/8)) // small fusions run inline
+	threads = max(1, min(threads, tiles/8))
+	if p.n*p.ops < kernels.MinParallelWork {
+		threads = 1 // small fusions run inline
+	}
 	if threads == 1 {
 		p.runTiles(params, out, 0, tiles)
 		return nil

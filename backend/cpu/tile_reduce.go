@@ -117,6 +117,9 @@ func (p *reduceProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) err
 		return nil
 	}
 	threads = max(1, min(threads, p.prod.n/(8*tileSize), p.rows))
+	if p.prod.n*(p.prod.ops+1) < kernels.MinParallelWork {
+		threads = 1
+	}
 	if threads == 1 {
 		p.runRows(params, dst, init, 0, p.rows)
 		return nil

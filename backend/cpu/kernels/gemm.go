@@ -88,6 +88,9 @@ func gemmCore[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c 
 		return
 	}
 	threads = max(1, min(threads, (m+mr-1)/mr))
+	if 2*m*n*k < gemmParallelFlops {
+		threads = 1
+	}
 	// Rows per thread, a multiple of MR so slivers never straddle threads.
 	per := ((m+threads-1)/threads + mr - 1) / mr * mr
 	nc := min(gemmNC, (n+nr-1)/nr*nr)
@@ -120,6 +123,11 @@ func gemmCore[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c 
 		}
 	}
 }
+
+// gemmParallelFlops is the work below which a product runs on the
+// calling goroutine: waking a parked worker takes tens of microseconds on
+// these machines, as long as a whole 1-MFLOP product takes.
+const gemmParallelFlops = 1 << 23
 
 // balancedBlock splits n rows into the fewest blocks of at most limit,
 // all about the same size and a multiple of mr: a last block of a few

@@ -15,16 +15,13 @@ package kernels
 //
 // Small products run on one thread: waking the pool costs more than they do.
 
-// skinnyParallelFlops is the work below which a skinny product runs inline.
-const skinnyParallelFlops = 1 << 23
-
 // gemmSkinnyF32 computes C = A·B (or C += A·B) by one of the skinny
 // paths, reporting false when none applies.
 func gemmSkinnyF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int) bool {
 	if n > sgemmNR || m < sgemmMR || k < 8 {
 		return false
 	}
-	if 2*m*n*k < skinnyParallelFlops {
+	if 2*m*n*k < gemmParallelFlops {
 		threads = 1
 	}
 	switch {

@@ -12,6 +12,9 @@ import (
 func BenchmarkGemmSkinny(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	x := randSlice[float32](100*784, rng)
+	for i := range x {
+		x[i] = float32(int(x[i]*1000) % 256)
+	}
 	w := randSlice[float32](784*10, rng)
 	g := randSlice[float32](100*10, rng)
 	for _, c := range []struct {

@@ -13,7 +13,19 @@ import (
 // Workers spin briefly for the next task, then park on a channel (this
 // machine's lesson: pools that spin while idle slow everything else down).
 
+// spinFor is how long an idle worker polls before parking: long enough to
+// catch the next block of one kernel (a convolution hands out hundreds in
+// a row; 10 µs made the kernel-gradient convolution 20% slower), short
+// enough that a run of small inline kernels soon has the machine to
+// itself — on these two vCPUs a spinning worker slows the thread working.
 const spinFor = 50 * time.Microsecond
+
+// MinParallelWork is the number of element operations (an element through
+// one arithmetic op, or one element copied) below which a kernel runs on
+// the calling goroutine. Handing work to a parked worker costs about
+// 25 µs here (BenchmarkParallelWake), and 2^18 element operations take
+// about 100 µs on one core, so smaller work gains nothing from a second.
+const MinParallelWork = 1 << 18
 
 type task struct {
 	f func(t int)
