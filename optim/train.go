@@ -29,8 +29,9 @@ type Trainer struct {
 
 // NewTrainer compiles the training step of loss under opt for parameters
 // starting at params and batches of the given shapes, with the RNG key
-// seeded by seed.
-func NewTrainer(c *axle.Client, opt Optimizer, params []*hlo.Literal, batch []hlo.Shape, loss LossFunc, seed uint64) (*Trainer, error) {
+// seeded by seed. An optional CompileOptions is passed to the compiler
+// (Profile: true makes Executable().ProfileTable useful).
+func NewTrainer(c *axle.Client, opt Optimizer, params []*hlo.Literal, batch []hlo.Shape, loss LossFunc, seed uint64, opts ...axle.CompileOptions) (*Trainer, error) {
 	shapes := make([]hlo.Shape, len(params))
 	for i, p := range params {
 		shapes[i] = p.Shape()
@@ -40,7 +41,11 @@ func NewTrainer(c *axle.Client, opt Optimizer, params []*hlo.Literal, batch []hl
 	if err != nil {
 		return nil, err
 	}
-	exe, err := c.Compile(m, axle.CompileOptions{})
+	var co axle.CompileOptions
+	if len(opts) > 0 {
+		co = opts[0]
+	}
+	exe, err := c.Compile(m, co)
 	if err != nil {
 		return nil, fmt.Errorf("optim: compiling the training step: %w", err)
 	}
@@ -105,6 +110,9 @@ func (t *Trainer) Step(batch ...*axle.Buffer) (float32, error) {
 	copy(t.state, outs[1:])
 	return loss[0], nil
 }
+
+// Executable is the compiled training step.
+func (t *Trainer) Executable() *axle.Executable { return t.exe }
 
 // ParamBuffers returns the current parameter buffers (valid until the
 // next Step, which donates them).
