@@ -28,6 +28,7 @@ var tileOps = map[hlo.Opcode]bool{
 	hlo.OpClamp: true, hlo.OpConvert: true, hlo.OpTan: true, hlo.OpRoundNearestAfz: true,
 	hlo.OpRoundNearestEven: true, hlo.OpAtan2: true, hlo.OpRemainder: true,
 	hlo.OpCompare: true, hlo.OpSelect: true,
+	hlo.OpAnd: true, hlo.OpOr: true, hlo.OpXor: true, hlo.OpNot: true,
 }
 
 // tileType: the element types tile programs hold (as f32 values).
@@ -42,9 +43,10 @@ func fusible(in *hlo.Instruction) bool {
 	if !tileOps[in.Opcode] || len(in.ControlPredecessors) > 0 || in.Shape.IsDynamic() {
 		return false
 	}
+	logical := maskOps[in.Opcode]
 	for i, o := range in.Operands {
 		want := tileType(o.Shape.DType)
-		if in.Opcode == hlo.OpSelect && i == 0 {
+		if in.Opcode == hlo.OpSelect && i == 0 || logical {
 			want = o.Shape.DType == hlo.Pred
 		}
 		if !want || !(o.Shape.SameDims(in.Shape) || o.Shape.Rank() == 0) {
@@ -54,6 +56,9 @@ func fusible(in *hlo.Instruction) bool {
 	if in.Opcode == hlo.OpCompare {
 		typ, _ := in.EnumAttr("type")
 		return in.Shape.DType == hlo.Pred && typ != "TOTALORDER"
+	}
+	if logical {
+		return in.Shape.DType == hlo.Pred
 	}
 	return tileType(in.Shape.DType)
 }
@@ -101,6 +106,7 @@ var cheapOps = map[hlo.Opcode]bool{
 	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true, hlo.OpNegate: true, hlo.OpAbs: true,
 	hlo.OpMaximum: true, hlo.OpMinimum: true, hlo.OpExp: true, hlo.OpConvert: true, hlo.OpClamp: true,
 	hlo.OpCompare: true, hlo.OpSelect: true,
+	hlo.OpAnd: true, hlo.OpOr: true, hlo.OpXor: true, hlo.OpNot: true,
 }
 
 // maxCopied bounds the instructions one fusion recomputes.

@@ -373,9 +373,12 @@ func (p *tileProg) computeTile(sc *scratch, params []operand, lo, hi int, dst []
 			if i == last && dst != nil {
 				d = dst
 			}
-			if s.op == hlo.OpCompare {
+			switch {
+			case s.op == hlo.OpCompare:
 				compareTile(s.dir, d, view[s.args[0]], view[s.args[1]])
-			} else {
+			case isMaskOp(s.op):
+				maskTile(s.op, d, view[s.args[0]], view[s.args[1]])
+			default:
 				applyOp(s.op, d, view[s.args[0]], view[s.args[1]], view[s.args[2]])
 			}
 			roundTo(s.t, d)

@@ -104,3 +104,38 @@ func selectTile(dstF, pF, bF, cF []float32) {
 		dst[i] = b[i]&p[i] | c[i]&^p[i]
 	}
 }
+
+// maskOps are the logical ops on predicates a tile program computes,
+// bitwise on the masks.
+var maskOps = map[hlo.Opcode]bool{hlo.OpAnd: true, hlo.OpOr: true, hlo.OpXor: true, hlo.OpNot: true}
+
+func isMaskOp(op hlo.Opcode) bool {
+	return op == hlo.OpAnd || op == hlo.OpOr || op == hlo.OpXor || op == hlo.OpNot
+}
+
+// maskTile applies a logical op to mask tiles (b unused for not).
+func maskTile(op hlo.Opcode, dstF, aF, bF []float32) {
+	dst := asWords(dstF)
+	a := asWords(aF)[:len(dst)]
+	if op == hlo.OpNot {
+		for i := range dst {
+			dst[i] = ^a[i]
+		}
+		return
+	}
+	b := asWords(bF)[:len(dst)]
+	switch op {
+	case hlo.OpAnd:
+		for i := range dst {
+			dst[i] = a[i] & b[i]
+		}
+	case hlo.OpOr:
+		for i := range dst {
+			dst[i] = a[i] | b[i]
+		}
+	case hlo.OpXor:
+		for i := range dst {
+			dst[i] = a[i] ^ b[i]
+		}
+	}
+}

@@ -40,8 +40,14 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int) {
 		return
 	}
 	im := &im2col{p: p, in: in, cin: cin, c0: g * cin, pixels: pixels, taps: taps, tapOffsets: offsetsOfTaps(p, taps)}
+	d := &directConv{im: im, kernel: kernel, co0: g * cout, cin: cin}
 	c := out[g*cout:]
 	ldc := p.OutChannels
+	kBlocks := (k + gemmKC - 1) / gemmKC
+	if threads > 1 && kBlocks >= 8*threads && m*n <= directSplitKMax {
+		d.splitK(m, n, k, c, ldc, threads)
+		return
+	}
 	threads = max(1, min(threads, (m+sgemmMR-1)/sgemmMR))
 	per := ((m+threads-1)/threads + sgemmMR - 1) / sgemmMR * sgemmMR
 	nc := min(gemmNC, (n+sgemmNR-1)/sgemmNR*sgemmNR)
@@ -53,28 +59,82 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int) {
 			kb := min(gemmKC, k-pc)
 			slivers := (nb + sgemmNR - 1) / sgemmNR
 			parallel(threads, func(t int) {
-				packConvKernel(bp, p, kernel, g*cout+jc, cin, pc, kb, nb, t*slivers/threads, (t+1)*slivers/threads)
+				packConvKernel(bp, p, kernel, d.co0+jc, cin, pc, kb, nb, t*slivers/threads, (t+1)*slivers/threads)
 			})
 			parallel(threads, func(t int) {
-				// Like the packed GEMM, sweep a block of MC output rows
-				// for each B sliver, so the sliver stays in L1 and the
-				// block's image rows in L2; the tap runs of the block's
-				// slivers are worked out once.
-				runs := make([][]tapRun, gemmMC/sgemmMR) // reused across blocks
-				hi := min(m, (t+1)*per)
-				mc := balancedBlock(hi-t*per, gemmMC, sgemmMR)
-				for ic := t * per; ic < hi; ic += mc {
-					mb := min(mc, hi-ic)
-					for s, i := 0, ic; i < ic+mb; s, i = s+1, i+sgemmMR {
-						runs[s] = im.tapRuns(runs[s][:0], i, min(sgemmMR, ic+mb-i), pc, kb)
-					}
-					for j := 0; j < nb; j += sgemmNR {
-						for s, i := 0, ic; i < ic+mb; s, i = s+1, i+sgemmMR {
-							directTile(runs[s], bp, c, ldc, i, min(sgemmMR, ic+mb-i), jc, j, min(sgemmNR, nb-j), kb, pc == 0)
-						}
-					}
-				}
+				d.block(bp, c, ldc, t*per, min(m, (t+1)*per), jc, nb, pc, kb, pc == 0)
 			})
+		}
+	}
+}
+
+// directSplitKMax bounds the output (in elements) for which a direct
+// convolution splits its K blocks between threads, each summing into a
+// private copy of the output: kernel gradients have a small output and a
+// long K (every example at every position), where splitting the rows
+// instead cost two fork-joins per K block.
+const directSplitKMax = 1 << 18
+
+// directConv is one feature group of a direct convolution.
+type directConv struct {
+	im       *im2col
+	kernel   []float32
+	co0, cin int
+}
+
+// block computes output rows [lo, hi), columns [jc, jc+nb) of one K block
+// from packed kernel slivers bp. Like the packed GEMM it sweeps a block
+// of MC output rows for each B sliver, so the sliver stays in L1 and the
+// block's image rows in L2; the tap runs of the block's slivers are
+// worked out once.
+func (d *directConv) block(bp, c []float32, ldc, lo, hi, jc, nb, pc, kb int, first bool) {
+	runs := make([][]tapRun, gemmMC/sgemmMR) // reused across blocks
+	mc := balancedBlock(hi-lo, gemmMC, sgemmMR)
+	for ic := lo; ic < hi; ic += mc {
+		mb := min(mc, hi-ic)
+		for s, i := 0, ic; i < ic+mb; s, i = s+1, i+sgemmMR {
+			runs[s] = d.im.tapRuns(runs[s][:0], i, min(sgemmMR, ic+mb-i), pc, kb)
+		}
+		for j := 0; j < nb; j += sgemmNR {
+			for s, i := 0, ic; i < ic+mb; s, i = s+1, i+sgemmMR {
+				directTile(runs[s], bp, c, ldc, i, min(sgemmMR, ic+mb-i), jc, j, min(sgemmNR, nb-j), kb, first)
+			}
+		}
+	}
+}
+
+// splitK gives each thread a contiguous range of K blocks and a private
+// output (thread 0 writes c itself), then adds the private outputs into
+// c in thread order, so the result depends only on the thread count.
+func (d *directConv) splitK(m, n, k int, c []float32, ldc, threads int) {
+	kBlocks := (k + gemmKC - 1) / gemmKC
+	nc := (n + sgemmNR - 1) / sgemmNR * sgemmNR
+	priv := make([][]float32, threads)
+	for t := 1; t < threads; t++ {
+		priv[t] = getBuf[float32](m * n)
+		defer putBuf(priv[t])
+	}
+	parallel(threads, func(t int) {
+		dst, ld := c, ldc
+		if t > 0 {
+			dst, ld = priv[t][:m*n], n
+		}
+		bp := getBuf[float32](gemmKC * nc)
+		defer putBuf(bp)
+		from, to := t*kBlocks/threads, (t+1)*kBlocks/threads
+		for b := from; b < to; b++ {
+			pc := b * gemmKC
+			kb := min(gemmKC, k-pc)
+			packConvKernel(bp, d.im.p, d.kernel, d.co0, d.cin, pc, kb, n, 0, (n+sgemmNR-1)/sgemmNR)
+			d.block(bp, dst, ld, 0, m, 0, n, pc, kb, b == from)
+		}
+	})
+	for t := 1; t < threads; t++ {
+		for i := range m {
+			row := c[i*ldc : i*ldc+n]
+			for j, v := range priv[t][i*n : (i+1)*n] {
+				row[j] += v
+			}
 		}
 	}
 }

@@ -139,6 +139,8 @@ func TestConvAgainstDefinition(t *testing.T) {
 			// Valid, strided and kernel-dilated: every sliver interior.
 			newConv(2, 16, 17, 1, []int{11, 10}, []int{3, 2}, []int{2, 1}, []int{0, 0}, []int{0, 0}, one(2), []int{2, 3}, false),
 			newConv(2, 130, 5, 1, []int{5, 5}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false), // runs split by KC
+			// A long K and a small output: K blocks split across threads.
+			newConv(2, 1024, 5, 1, []int{5, 5}, []int{3, 3}, one(2), []int{1, 0}, []int{0, 1}, one(2), one(2), false),
 			// Depthwise, channel multiplier 1 and 2, strided and padded.
 			newConv(2, 24, 24, 24, []int{9, 7}, []int{3, 3}, []int{2, 1}, []int{1, 1}, []int{1, 1}, one(2), one(2), false),
 			newConv(1, 5, 10, 5, []int{6, 6}, []int{3, 3}, one(2), []int{0, 1}, []int{2, 1}, []int{1, 2}, []int{2, 1}, false),

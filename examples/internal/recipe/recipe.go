@@ -15,6 +15,7 @@ import (
 	"github.com/axle-ml/axle"
 	"github.com/axle-ml/axle/examples/internal/fashion"
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/hlotext"
 )
 
 // Flags are the examples' common command-line flags.
@@ -64,10 +65,14 @@ func (f *Flags) StartProfile() (stop func(), err error) {
 // CompileOptions are the training step's compile options.
 func (f *Flags) CompileOptions() axle.CompileOptions { return axle.CompileOptions{Profile: f.Profile} }
 
-// PrintProfile prints the step's kernel table when --profile was given.
+// PrintProfile prints the step's kernel table when --profile was given,
+// and writes the step's module to $AXLE_DUMP_STEP when that is set.
 func (f *Flags) PrintProfile(step *axle.Executable) {
 	if f.Profile {
 		fmt.Fprint(os.Stderr, step.ProfileTable(25))
+	}
+	if path := os.Getenv("AXLE_DUMP_STEP"); path != "" {
+		os.WriteFile(path, []byte(hlotext.Print(step.Module(), hlotext.Default)), 0o644)
 	}
 }
 
