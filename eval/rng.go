@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"strings"
+	"sync"
 
 	"github.com/axle-ml/axle/hlo"
 )
@@ -159,18 +160,37 @@ func threefryBits32(key, ctr uint64, dims []int64, out []uint32) uint64 {
 	return ctr + uint64(outer*half*inner)
 }
 
-// philoxBits32 fills out with the words of consecutive blocks.
+// philoxBits32 fills out with the words of consecutive blocks. Blocks
+// are independent (Philox is counter-based), so a large output (a dropout
+// mask) is filled by two goroutines, with the same bits.
 func philoxBits32(key uint64, ctr u128, out []uint32) u128 {
 	k0, k1 := split64(key)
 	blocks := (len(out) + 3) / 4
-	for b := range blocks {
-		w := philox4x32(ctr.add(uint64(b)).words(), k0, k1)
-		for j := 0; j < 4 && 4*b+j < len(out); j++ {
-			out[4*b+j] = w[j]
+	fill := func(from, to int) {
+		for b := from; b < to; b++ {
+			w := philox4x32(ctr.add(uint64(b)).words(), k0, k1)
+			if 4*b+4 <= len(out) {
+				copy(out[4*b:4*b+4], w[:])
+				continue
+			}
+			copy(out[4*b:], w[:len(out)-4*b])
 		}
+	}
+	if blocks < parallelBlocks {
+		fill(0, blocks)
+	} else {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { fill(0, blocks/2); wg.Done() }()
+		fill(blocks/2, blocks)
+		wg.Wait()
 	}
 	return ctr.add(uint64(blocks))
 }
+
+// parallelBlocks is the Philox block count from which two goroutines
+// share the work (about a millisecond of it).
+const parallelBlocks = 1 << 15
 
 // philoxBits64 fills out with word pairs of consecutive blocks.
 func philoxBits64(key uint64, ctr u128, out []uint64) u128 {
@@ -222,6 +242,8 @@ func evalRngBitGenerator(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) 
 		out := make([]uint64, data.Len())
 		rngFill64(alg, key, st, newState, out)
 		storeBits64(data, out)
+	} else if out, ok := data.Data().([]uint32); ok {
+		rngFill32(alg, key, st, newState, data.Shape().Dims, out) // in place
 	} else {
 		out := make([]uint32, data.Len())
 		rngFill32(alg, key, st, newState, data.Shape().Dims, out)

@@ -446,6 +446,15 @@ func colsF32(op hlo.Opcode, d, src []float32, init float32, r, c int) {
 	}
 	n := len(d)
 	row := func(i int) []float32 { return src[i*c : i*c+n : i*c+n] }
+	if vec := vectorCombineF32(op); vec != nil && n >= 8 {
+		// The same fold on the vector kernels, a row at a time: with the
+		// channels of a bias gradient as the columns, the scalar loop
+		// ran at a tenth of the memory bandwidth.
+		for i := range r {
+			vec(d, d, row(i))
+		}
+		return
+	}
 	i := 0
 	for ; i+4 <= r; i += 4 {
 		r0, r1, r2, r3 := row(i), row(i+1), row(i+2), row(i+3)
