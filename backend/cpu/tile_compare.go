@@ -2,7 +2,9 @@ package cpu
 
 import (
 	"math"
+	"unsafe"
 
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -17,6 +19,7 @@ func tileValue(t hlo.DType) bool { return tileType(t) || t == hlo.Pred }
 
 type compareDir uint8
 
+// The directions, in kernels.CmpEQ's order.
 const (
 	cmpEQ compareDir = iota
 	cmpNE
@@ -55,55 +58,17 @@ const trueMask = ^uint32(0)
 
 func b2f(b bool) float32 { return math.Float32frombits(b2m(b)) }
 
-func b2m(b bool) uint32 {
-	var m uint32
-	if b {
-		m = trueMask
-	}
-	return m
-}
+// b2m is a bool's mask, from its byte (0 or 1) without a branch: a
+// comparison of random activations would mispredict half the time.
+func b2m(b bool) uint32 { return -uint32(*(*uint8)(unsafe.Pointer(&b))) }
 
-// compareTile sets dst[i] to the mask of a[i] dir b[i]. Go's float
-// comparisons are IEEE's: any comparison with NaN is false except NE.
-func compareTile(dir compareDir, dstF, a, b []float32) {
-	dst := asWords(dstF)
-	a, b = a[:len(dst)], b[:len(dst)]
-	switch dir {
-	case cmpEQ:
-		for i := range dst {
-			dst[i] = b2m(a[i] == b[i])
-		}
-	case cmpNE:
-		for i := range dst {
-			dst[i] = b2m(a[i] != b[i])
-		}
-	case cmpLT:
-		for i := range dst {
-			dst[i] = b2m(a[i] < b[i])
-		}
-	case cmpLE:
-		for i := range dst {
-			dst[i] = b2m(a[i] <= b[i])
-		}
-	case cmpGT:
-		for i := range dst {
-			dst[i] = b2m(a[i] > b[i])
-		}
-	case cmpGE:
-		for i := range dst {
-			dst[i] = b2m(a[i] >= b[i])
-		}
-	}
-}
+// compareTile sets dst[i] to the mask of a[i] dir b[i] on the vector
+// kernels (compareDir's order is kernels'). IEEE: any comparison with NaN
+// is false except NE.
+func compareTile(dir compareDir, dst, a, b []float32) { kernels.CompareF32(int(dir), dst, a, b) }
 
 // selectTile sets dst[i] = b[i] where the mask p[i] is true, else c[i].
-func selectTile(dstF, pF, bF, cF []float32) {
-	dst := asWords(dstF)
-	p, b, c := asWords(pF)[:len(dst)], asWords(bF)[:len(dst)], asWords(cF)[:len(dst)]
-	for i := range dst {
-		dst[i] = b[i]&p[i] | c[i]&^p[i]
-	}
-}
+func selectTile(dst, p, b, c []float32) { kernels.SelectF32(dst, p, b, c) }
 
 // maskOps are the logical ops on predicates a tile program computes,
 // bitwise on the masks.
@@ -114,28 +79,18 @@ func isMaskOp(op hlo.Opcode) bool {
 }
 
 // maskTile applies a logical op to mask tiles (b unused for not).
-func maskTile(op hlo.Opcode, dstF, aF, bF []float32) {
-	dst := asWords(dstF)
-	a := asWords(aF)[:len(dst)]
-	if op == hlo.OpNot {
-		for i := range dst {
-			dst[i] = ^a[i]
-		}
-		return
-	}
-	b := asWords(bF)[:len(dst)]
+func maskTile(op hlo.Opcode, dst, a, b []float32) {
 	switch op {
 	case hlo.OpAnd:
-		for i := range dst {
-			dst[i] = a[i] & b[i]
-		}
+		kernels.AndF32(dst, a, b)
 	case hlo.OpOr:
-		for i := range dst {
-			dst[i] = a[i] | b[i]
-		}
+		kernels.OrF32(dst, a, b)
 	case hlo.OpXor:
-		for i := range dst {
-			dst[i] = a[i] ^ b[i]
+		kernels.XorF32(dst, a, b)
+	default: // not
+		d, x := asWords(dst), asWords(a)[:len(dst)]
+		for i := range d {
+			d[i] = ^x[i]
 		}
 	}
 }

@@ -24,7 +24,16 @@ func binaryCase(name string, f, ref func(dst, a, b []float32)) elemCase {
 	return elemCase{name, func(d []float32, in [][]float32) { f(d, in[0], in[1]) }, func(d []float32, in [][]float32) { ref(d, in[0], in[1]) }, 2}
 }
 
+func compareCase(name string, dir int) elemCase {
+	return binaryCase(name, func(d, a, b []float32) { CompareF32(dir, d, a, b) }, func(d, a, b []float32) { compareGo(dir, d, a, b) })
+}
+
 var elemCases = []elemCase{
+	compareCase("CmpEQ", CmpEQ), compareCase("CmpNE", CmpNE), compareCase("CmpLT", CmpLT),
+	compareCase("CmpLE", CmpLE), compareCase("CmpGT", CmpGT), compareCase("CmpGE", CmpGE),
+	binaryCase("And", AndF32, andGo), binaryCase("Or", OrF32, orGo), binaryCase("Xor", XorF32, xorGo),
+	{"Select", func(d []float32, in [][]float32) { SelectF32(d, in[0], in[1], in[2]) },
+		func(d []float32, in [][]float32) { selectGo(d, in[0], in[1], in[2]) }, 3},
 	binaryCase("Add", AddF32, addGo),
 	binaryCase("Sub", SubF32, subGo),
 	binaryCase("Mul", MulF32, mulGo),

@@ -2404,3 +2404,650 @@ rsqrtF32AVX_tail:
 rsqrtF32AVX_done:
 	VZEROUPPER
 	RET
+
+// func selectF32AVX(dst *float32, p *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·selectF32AVX(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ p+8(FP), CX
+	MOVQ a+16(FP), DX
+	MOVQ b+24(FP), BX
+	MOVQ n+32(FP), SI
+	XORQ DI, DI
+	MOVQ SI, R8
+	ANDQ $-32, R8
+
+selectF32AVX_loop4:
+	CMPQ      DI, R8
+	JAE       selectF32AVX_loop1
+	VMOVUPS   (CX)(DI*4), Y0
+	VMOVUPS   (DX)(DI*4), Y1
+	VMOVUPS   (BX)(DI*4), Y2
+	VBLENDVPS Y0, Y1, Y2, Y0
+	VMOVUPS   Y0, (AX)(DI*4)
+	VMOVUPS   32(CX)(DI*4), Y0
+	VMOVUPS   32(DX)(DI*4), Y1
+	VMOVUPS   32(BX)(DI*4), Y2
+	VBLENDVPS Y0, Y1, Y2, Y0
+	VMOVUPS   Y0, 32(AX)(DI*4)
+	VMOVUPS   64(CX)(DI*4), Y0
+	VMOVUPS   64(DX)(DI*4), Y1
+	VMOVUPS   64(BX)(DI*4), Y2
+	VBLENDVPS Y0, Y1, Y2, Y0
+	VMOVUPS   Y0, 64(AX)(DI*4)
+	VMOVUPS   96(CX)(DI*4), Y0
+	VMOVUPS   96(DX)(DI*4), Y1
+	VMOVUPS   96(BX)(DI*4), Y2
+	VBLENDVPS Y0, Y1, Y2, Y0
+	VMOVUPS   Y0, 96(AX)(DI*4)
+	ADDQ      $0x20, DI
+	JMP       selectF32AVX_loop4
+
+selectF32AVX_loop1:
+	MOVQ SI, R8
+	ANDQ $-8, R8
+
+selectF32AVX_loop1next:
+	CMPQ      DI, R8
+	JAE       selectF32AVX_tail
+	VMOVUPS   (CX)(DI*4), Y0
+	VMOVUPS   (DX)(DI*4), Y1
+	VMOVUPS   (BX)(DI*4), Y2
+	VBLENDVPS Y0, Y1, Y2, Y0
+	VMOVUPS   Y0, (AX)(DI*4)
+	ADDQ      $0x08, DI
+	JMP       selectF32AVX_loop1next
+
+selectF32AVX_tail:
+	CMPQ       DI, SI
+	JAE        selectF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), R8
+	SUBQ       DI, SI
+	SHLQ       $0x02, SI
+	SUBQ       SI, R8
+	VMOVUPS    (R8), Y0
+	VMASKMOVPS (CX)(DI*4), Y0, Y1
+	VMASKMOVPS (DX)(DI*4), Y0, Y2
+	VMASKMOVPS (BX)(DI*4), Y0, Y3
+	VBLENDVPS  Y1, Y2, Y3, Y1
+	VMASKMOVPS Y1, Y0, (AX)(DI*4)
+
+selectF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func cmpEQF32AVX(dst *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·cmpEQF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+
+cmpEQF32AVX_loop4:
+	CMPQ    SI, DI
+	JAE     cmpEQF32AVX_loop1
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VCMPPS  $0x00, Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y0
+	VMOVUPS 32(DX)(SI*4), Y1
+	VCMPPS  $0x00, Y1, Y0, Y0
+	VMOVUPS Y0, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y0
+	VMOVUPS 64(DX)(SI*4), Y1
+	VCMPPS  $0x00, Y1, Y0, Y0
+	VMOVUPS Y0, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y0
+	VMOVUPS 96(DX)(SI*4), Y1
+	VCMPPS  $0x00, Y1, Y0, Y0
+	VMOVUPS Y0, 96(AX)(SI*4)
+	ADDQ    $0x20, SI
+	JMP     cmpEQF32AVX_loop4
+
+cmpEQF32AVX_loop1:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+cmpEQF32AVX_loop1next:
+	CMPQ    SI, DI
+	JAE     cmpEQF32AVX_tail
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VCMPPS  $0x00, Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	ADDQ    $0x08, SI
+	JMP     cmpEQF32AVX_loop1next
+
+cmpEQF32AVX_tail:
+	CMPQ       SI, BX
+	JAE        cmpEQF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), DI
+	SUBQ       SI, BX
+	SHLQ       $0x02, BX
+	SUBQ       BX, DI
+	VMOVUPS    (DI), Y0
+	VMASKMOVPS (CX)(SI*4), Y0, Y1
+	VMASKMOVPS (DX)(SI*4), Y0, Y2
+	VCMPPS     $0x00, Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(SI*4)
+
+cmpEQF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func cmpNEF32AVX(dst *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·cmpNEF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+
+cmpNEF32AVX_loop4:
+	CMPQ    SI, DI
+	JAE     cmpNEF32AVX_loop1
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VCMPPS  $0x04, Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y0
+	VMOVUPS 32(DX)(SI*4), Y1
+	VCMPPS  $0x04, Y1, Y0, Y0
+	VMOVUPS Y0, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y0
+	VMOVUPS 64(DX)(SI*4), Y1
+	VCMPPS  $0x04, Y1, Y0, Y0
+	VMOVUPS Y0, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y0
+	VMOVUPS 96(DX)(SI*4), Y1
+	VCMPPS  $0x04, Y1, Y0, Y0
+	VMOVUPS Y0, 96(AX)(SI*4)
+	ADDQ    $0x20, SI
+	JMP     cmpNEF32AVX_loop4
+
+cmpNEF32AVX_loop1:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+cmpNEF32AVX_loop1next:
+	CMPQ    SI, DI
+	JAE     cmpNEF32AVX_tail
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VCMPPS  $0x04, Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	ADDQ    $0x08, SI
+	JMP     cmpNEF32AVX_loop1next
+
+cmpNEF32AVX_tail:
+	CMPQ       SI, BX
+	JAE        cmpNEF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), DI
+	SUBQ       SI, BX
+	SHLQ       $0x02, BX
+	SUBQ       BX, DI
+	VMOVUPS    (DI), Y0
+	VMASKMOVPS (CX)(SI*4), Y0, Y1
+	VMASKMOVPS (DX)(SI*4), Y0, Y2
+	VCMPPS     $0x04, Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(SI*4)
+
+cmpNEF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func cmpLTF32AVX(dst *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·cmpLTF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+
+cmpLTF32AVX_loop4:
+	CMPQ    SI, DI
+	JAE     cmpLTF32AVX_loop1
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VCMPPS  $0x01, Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y0
+	VMOVUPS 32(DX)(SI*4), Y1
+	VCMPPS  $0x01, Y1, Y0, Y0
+	VMOVUPS Y0, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y0
+	VMOVUPS 64(DX)(SI*4), Y1
+	VCMPPS  $0x01, Y1, Y0, Y0
+	VMOVUPS Y0, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y0
+	VMOVUPS 96(DX)(SI*4), Y1
+	VCMPPS  $0x01, Y1, Y0, Y0
+	VMOVUPS Y0, 96(AX)(SI*4)
+	ADDQ    $0x20, SI
+	JMP     cmpLTF32AVX_loop4
+
+cmpLTF32AVX_loop1:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+cmpLTF32AVX_loop1next:
+	CMPQ    SI, DI
+	JAE     cmpLTF32AVX_tail
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VCMPPS  $0x01, Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	ADDQ    $0x08, SI
+	JMP     cmpLTF32AVX_loop1next
+
+cmpLTF32AVX_tail:
+	CMPQ       SI, BX
+	JAE        cmpLTF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), DI
+	SUBQ       SI, BX
+	SHLQ       $0x02, BX
+	SUBQ       BX, DI
+	VMOVUPS    (DI), Y0
+	VMASKMOVPS (CX)(SI*4), Y0, Y1
+	VMASKMOVPS (DX)(SI*4), Y0, Y2
+	VCMPPS     $0x01, Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(SI*4)
+
+cmpLTF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func cmpLEF32AVX(dst *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·cmpLEF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+
+cmpLEF32AVX_loop4:
+	CMPQ    SI, DI
+	JAE     cmpLEF32AVX_loop1
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VCMPPS  $0x02, Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y0
+	VMOVUPS 32(DX)(SI*4), Y1
+	VCMPPS  $0x02, Y1, Y0, Y0
+	VMOVUPS Y0, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y0
+	VMOVUPS 64(DX)(SI*4), Y1
+	VCMPPS  $0x02, Y1, Y0, Y0
+	VMOVUPS Y0, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y0
+	VMOVUPS 96(DX)(SI*4), Y1
+	VCMPPS  $0x02, Y1, Y0, Y0
+	VMOVUPS Y0, 96(AX)(SI*4)
+	ADDQ    $0x20, SI
+	JMP     cmpLEF32AVX_loop4
+
+cmpLEF32AVX_loop1:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+cmpLEF32AVX_loop1next:
+	CMPQ    SI, DI
+	JAE     cmpLEF32AVX_tail
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VCMPPS  $0x02, Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	ADDQ    $0x08, SI
+	JMP     cmpLEF32AVX_loop1next
+
+cmpLEF32AVX_tail:
+	CMPQ       SI, BX
+	JAE        cmpLEF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), DI
+	SUBQ       SI, BX
+	SHLQ       $0x02, BX
+	SUBQ       BX, DI
+	VMOVUPS    (DI), Y0
+	VMASKMOVPS (CX)(SI*4), Y0, Y1
+	VMASKMOVPS (DX)(SI*4), Y0, Y2
+	VCMPPS     $0x02, Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(SI*4)
+
+cmpLEF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func cmpGTF32AVX(dst *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·cmpGTF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+
+cmpGTF32AVX_loop4:
+	CMPQ    SI, DI
+	JAE     cmpGTF32AVX_loop1
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VCMPPS  $0x0e, Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y0
+	VMOVUPS 32(DX)(SI*4), Y1
+	VCMPPS  $0x0e, Y1, Y0, Y0
+	VMOVUPS Y0, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y0
+	VMOVUPS 64(DX)(SI*4), Y1
+	VCMPPS  $0x0e, Y1, Y0, Y0
+	VMOVUPS Y0, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y0
+	VMOVUPS 96(DX)(SI*4), Y1
+	VCMPPS  $0x0e, Y1, Y0, Y0
+	VMOVUPS Y0, 96(AX)(SI*4)
+	ADDQ    $0x20, SI
+	JMP     cmpGTF32AVX_loop4
+
+cmpGTF32AVX_loop1:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+cmpGTF32AVX_loop1next:
+	CMPQ    SI, DI
+	JAE     cmpGTF32AVX_tail
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VCMPPS  $0x0e, Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	ADDQ    $0x08, SI
+	JMP     cmpGTF32AVX_loop1next
+
+cmpGTF32AVX_tail:
+	CMPQ       SI, BX
+	JAE        cmpGTF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), DI
+	SUBQ       SI, BX
+	SHLQ       $0x02, BX
+	SUBQ       BX, DI
+	VMOVUPS    (DI), Y0
+	VMASKMOVPS (CX)(SI*4), Y0, Y1
+	VMASKMOVPS (DX)(SI*4), Y0, Y2
+	VCMPPS     $0x0e, Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(SI*4)
+
+cmpGTF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func cmpGEF32AVX(dst *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·cmpGEF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+
+cmpGEF32AVX_loop4:
+	CMPQ    SI, DI
+	JAE     cmpGEF32AVX_loop1
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VCMPPS  $0x0d, Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y0
+	VMOVUPS 32(DX)(SI*4), Y1
+	VCMPPS  $0x0d, Y1, Y0, Y0
+	VMOVUPS Y0, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y0
+	VMOVUPS 64(DX)(SI*4), Y1
+	VCMPPS  $0x0d, Y1, Y0, Y0
+	VMOVUPS Y0, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y0
+	VMOVUPS 96(DX)(SI*4), Y1
+	VCMPPS  $0x0d, Y1, Y0, Y0
+	VMOVUPS Y0, 96(AX)(SI*4)
+	ADDQ    $0x20, SI
+	JMP     cmpGEF32AVX_loop4
+
+cmpGEF32AVX_loop1:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+cmpGEF32AVX_loop1next:
+	CMPQ    SI, DI
+	JAE     cmpGEF32AVX_tail
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VCMPPS  $0x0d, Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	ADDQ    $0x08, SI
+	JMP     cmpGEF32AVX_loop1next
+
+cmpGEF32AVX_tail:
+	CMPQ       SI, BX
+	JAE        cmpGEF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), DI
+	SUBQ       SI, BX
+	SHLQ       $0x02, BX
+	SUBQ       BX, DI
+	VMOVUPS    (DI), Y0
+	VMASKMOVPS (CX)(SI*4), Y0, Y1
+	VMASKMOVPS (DX)(SI*4), Y0, Y2
+	VCMPPS     $0x0d, Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(SI*4)
+
+cmpGEF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func andF32AVX(dst *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·andF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+
+andF32AVX_loop4:
+	CMPQ    SI, DI
+	JAE     andF32AVX_loop1
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VANDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y0
+	VMOVUPS 32(DX)(SI*4), Y1
+	VANDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y0
+	VMOVUPS 64(DX)(SI*4), Y1
+	VANDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y0
+	VMOVUPS 96(DX)(SI*4), Y1
+	VANDPS  Y1, Y0, Y0
+	VMOVUPS Y0, 96(AX)(SI*4)
+	ADDQ    $0x20, SI
+	JMP     andF32AVX_loop4
+
+andF32AVX_loop1:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+andF32AVX_loop1next:
+	CMPQ    SI, DI
+	JAE     andF32AVX_tail
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VANDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	ADDQ    $0x08, SI
+	JMP     andF32AVX_loop1next
+
+andF32AVX_tail:
+	CMPQ       SI, BX
+	JAE        andF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), DI
+	SUBQ       SI, BX
+	SHLQ       $0x02, BX
+	SUBQ       BX, DI
+	VMOVUPS    (DI), Y0
+	VMASKMOVPS (CX)(SI*4), Y0, Y1
+	VMASKMOVPS (DX)(SI*4), Y0, Y2
+	VANDPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(SI*4)
+
+andF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func orF32AVX(dst *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·orF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+
+orF32AVX_loop4:
+	CMPQ    SI, DI
+	JAE     orF32AVX_loop1
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VORPS   Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y0
+	VMOVUPS 32(DX)(SI*4), Y1
+	VORPS   Y1, Y0, Y0
+	VMOVUPS Y0, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y0
+	VMOVUPS 64(DX)(SI*4), Y1
+	VORPS   Y1, Y0, Y0
+	VMOVUPS Y0, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y0
+	VMOVUPS 96(DX)(SI*4), Y1
+	VORPS   Y1, Y0, Y0
+	VMOVUPS Y0, 96(AX)(SI*4)
+	ADDQ    $0x20, SI
+	JMP     orF32AVX_loop4
+
+orF32AVX_loop1:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+orF32AVX_loop1next:
+	CMPQ    SI, DI
+	JAE     orF32AVX_tail
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VORPS   Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	ADDQ    $0x08, SI
+	JMP     orF32AVX_loop1next
+
+orF32AVX_tail:
+	CMPQ       SI, BX
+	JAE        orF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), DI
+	SUBQ       SI, BX
+	SHLQ       $0x02, BX
+	SUBQ       BX, DI
+	VMOVUPS    (DI), Y0
+	VMASKMOVPS (CX)(SI*4), Y0, Y1
+	VMASKMOVPS (DX)(SI*4), Y0, Y2
+	VORPS      Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(SI*4)
+
+orF32AVX_done:
+	VZEROUPPER
+	RET
+
+// func xorF32AVX(dst *float32, a *float32, b *float32, n int)
+// Requires: AVX
+TEXT ·xorF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
+
+xorF32AVX_loop4:
+	CMPQ    SI, DI
+	JAE     xorF32AVX_loop1
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VXORPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y0
+	VMOVUPS 32(DX)(SI*4), Y1
+	VXORPS  Y1, Y0, Y0
+	VMOVUPS Y0, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y0
+	VMOVUPS 64(DX)(SI*4), Y1
+	VXORPS  Y1, Y0, Y0
+	VMOVUPS Y0, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y0
+	VMOVUPS 96(DX)(SI*4), Y1
+	VXORPS  Y1, Y0, Y0
+	VMOVUPS Y0, 96(AX)(SI*4)
+	ADDQ    $0x20, SI
+	JMP     xorF32AVX_loop4
+
+xorF32AVX_loop1:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+xorF32AVX_loop1next:
+	CMPQ    SI, DI
+	JAE     xorF32AVX_tail
+	VMOVUPS (CX)(SI*4), Y0
+	VMOVUPS (DX)(SI*4), Y1
+	VXORPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(SI*4)
+	ADDQ    $0x08, SI
+	JMP     xorF32AVX_loop1next
+
+xorF32AVX_tail:
+	CMPQ       SI, BX
+	JAE        xorF32AVX_done
+	LEAQ       vm_tailmask<>+32(SB), DI
+	SUBQ       SI, BX
+	SHLQ       $0x02, BX
+	SUBQ       BX, DI
+	VMOVUPS    (DI), Y0
+	VMASKMOVPS (CX)(SI*4), Y0, Y1
+	VMASKMOVPS (DX)(SI*4), Y0, Y2
+	VXORPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)(SI*4)
+
+xorF32AVX_done:
+	VZEROUPPER
+	RET

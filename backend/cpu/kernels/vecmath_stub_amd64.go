@@ -113,3 +113,53 @@ func sqrtF32AVX(dst *float32, a *float32, n int)
 //
 //go:noescape
 func rsqrtF32AVX(dst *float32, a *float32, n int)
+
+// selectF32AVX sets, for i < n, dst[i] = a[i] if p[i]'s sign bit is set, else b[i].
+//
+//go:noescape
+func selectF32AVX(dst *float32, p *float32, a *float32, b *float32, n int)
+
+// cmpEQF32AVX sets, for i < n, dst[i] = all ones if a[i] == b[i], else 0.
+//
+//go:noescape
+func cmpEQF32AVX(dst *float32, a *float32, b *float32, n int)
+
+// cmpNEF32AVX sets, for i < n, dst[i] = all ones if a[i] != b[i], else 0.
+//
+//go:noescape
+func cmpNEF32AVX(dst *float32, a *float32, b *float32, n int)
+
+// cmpLTF32AVX sets, for i < n, dst[i] = all ones if a[i] < b[i], else 0.
+//
+//go:noescape
+func cmpLTF32AVX(dst *float32, a *float32, b *float32, n int)
+
+// cmpLEF32AVX sets, for i < n, dst[i] = all ones if a[i] <= b[i], else 0.
+//
+//go:noescape
+func cmpLEF32AVX(dst *float32, a *float32, b *float32, n int)
+
+// cmpGTF32AVX sets, for i < n, dst[i] = all ones if a[i] > b[i], else 0.
+//
+//go:noescape
+func cmpGTF32AVX(dst *float32, a *float32, b *float32, n int)
+
+// cmpGEF32AVX sets, for i < n, dst[i] = all ones if a[i] >= b[i], else 0.
+//
+//go:noescape
+func cmpGEF32AVX(dst *float32, a *float32, b *float32, n int)
+
+// andF32AVX sets, for i < n, dst[i] = a[i] & b[i], bitwise.
+//
+//go:noescape
+func andF32AVX(dst *float32, a *float32, b *float32, n int)
+
+// orF32AVX sets, for i < n, dst[i] = a[i] | b[i], bitwise.
+//
+//go:noescape
+func orF32AVX(dst *float32, a *float32, b *float32, n int)
+
+// xorF32AVX sets, for i < n, dst[i] = a[i] ^ b[i], bitwise.
+//
+//go:noescape
+func xorF32AVX(dst *float32, a *float32, b *float32, n int)

@@ -64,6 +64,33 @@ var elementwiseOps = []elementwiseOp{
 		return r
 	}},
 	{"rsqrtF32AVX", "dst[i] = float32(1/√float64(a[i]))", []string{"a"}, rsqrtBody},
+	// Masks: a comparison's all-one or zero lanes, as the tile programs
+	// hold predicates.
+	{"selectF32AVX", "dst[i] = a[i] if p[i]'s sign bit is set, else b[i]", []string{"p", "a", "b"}, func(in []reg.VecVirtual) reg.VecVirtual {
+		r := YMM()
+		VBLENDVPS(in[0], in[1], in[2], r) // Go order: mask, taken when set, taken when clear
+		return r
+	}},
+	compareOp("cmpEQF32AVX", "==", 0x00), // EQ_OQ: false on NaN
+	compareOp("cmpNEF32AVX", "!=", 0x04), // NEQ_UQ: true on NaN
+	compareOp("cmpLTF32AVX", "<", 0x01),  // LT_OS
+	compareOp("cmpLEF32AVX", "<=", 0x02), // LE_OS
+	compareOp("cmpGTF32AVX", ">", 0x0E),  // GT_OS
+	compareOp("cmpGEF32AVX", ">=", 0x0D), // GE_OS
+	binaryOp("andF32AVX", "dst[i] = a[i] & b[i], bitwise", VANDPS),
+	binaryOp("orF32AVX", "dst[i] = a[i] | b[i], bitwise", VORPS),
+	binaryOp("xorF32AVX", "dst[i] = a[i] ^ b[i], bitwise", VXORPS),
+}
+
+// compareOp is a comparison into a mask: all ones where a[i] op b[i]
+// holds (IEEE: ordered predicates are false on NaN), else zero.
+func compareOp(name, op string, pred uint8) elementwiseOp {
+	return elementwiseOp{name, fmt.Sprintf("dst[i] = all ones if a[i] %s b[i], else 0", op), []string{"a", "b"},
+		func(in []reg.VecVirtual) reg.VecVirtual {
+			r := YMM()
+			VCMPPS(Imm(uint64(pred)), in[1], in[0], r) // Intel: a pred b, a the first source
+			return r
+		}}
 }
 
 // elementwiseKernels emits every kernel of elementwiseOps.
