@@ -97,7 +97,7 @@ type im2col struct {
 
 // zeros stands in for the image where a kernel tap falls in padding (a
 // run is at most one KC block long).
-var zeros [gemmKC]float32
+var zeros [directKCMax]float32
 
 // pack fills MR-row slivers. Within a sliver every row reads the same
 // (kernel tap, channel run) columns, so the tap is decoded once per run

@@ -51,12 +51,19 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int) {
 	threads = max(1, min(threads, (m+sgemmMR-1)/sgemmMR))
 	per := ((m+threads-1)/threads + sgemmMR - 1) / sgemmMR * sgemmMR
 	nc := min(gemmNC, (n+sgemmNR-1)/sgemmNR*sgemmNR)
-	bp := getBuf[float32](gemmKC * nc)
+	// A K a little over one block (3x3 over 32 channels: 288) is taken
+	// whole: a last block of a few channels would pass over all of the
+	// output again for little work. The kernel sliver stays in L1.
+	kc := gemmKC
+	if k <= directKCMax {
+		kc = k
+	}
+	bp := getBuf[float32](kc * nc)
 	defer putBuf(bp)
 	for jc := 0; jc < n; jc += nc {
 		nb := min(nc, n-jc)
-		for pc := 0; pc < k; pc += gemmKC {
-			kb := min(gemmKC, k-pc)
+		for pc := 0; pc < k; pc += kc {
+			kb := min(kc, k-pc)
 			slivers := (nb + sgemmNR - 1) / sgemmNR
 			parallel(threads, func(t int) {
 				packConvKernel(bp, p, kernel, d.co0+jc, cin, pc, kb, nb, t*slivers/threads, (t+1)*slivers/threads)
@@ -67,6 +74,10 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int) {
 		}
 	}
 }
+
+// directKCMax is the longest K a direct convolution takes as one block:
+// its kernel sliver, 16 columns of directKCMax floats, fills most of L1.
+const directKCMax = 2 * gemmKC
 
 // directSplitKMax bounds the output (in elements) for which a direct
 // convolution splits its K blocks between threads, each summing into a
