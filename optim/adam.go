@@ -21,16 +21,19 @@ type Adam struct {
 	LR, Beta1, Beta2, Epsilon float64
 }
 
+// defaults fills in the zero fields.
 func (o Adam) defaults() Adam {
 	return Adam{LR: orDefault(o.LR, 1e-3), Beta1: orDefault(o.Beta1, 0.9), Beta2: orDefault(o.Beta2, 0.999),
 		Epsilon: orDefault(o.Epsilon, 1e-7)}
 }
 
+// Init returns zero m and v per parameter and a zero step counter.
 func (o Adam) Init(params []hlo.Shape) []*hlo.Literal {
 	st := append(zerosLike(params), zerosLike(params)...)
 	return append(st, hlo.NewLiteral(hlo.ScalarShape(hlo.F32)))
 }
 
+// Update adds the Adam step to params' builder.
 func (o Adam) Update(params, grads, state []*xb.Op) ([]*xb.Op, []*xb.Op) {
 	o = o.defaults()
 	n := len(params)

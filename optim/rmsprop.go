@@ -6,7 +6,8 @@ import (
 )
 
 // RMSprop divides each step by a running root mean square of the
-// gradients, in Keras' formulation (ε outside the square root):
+// gradients, in Keras 3's formulation (ε outside the square root; TF 2's
+// fused kernel added it under the root):
 //
 //	s ← ρ·s + (1−ρ)·g²
 //	p ← p − lr·g/(√s + ε)
@@ -19,10 +20,13 @@ type RMSprop struct {
 	LR, Rho, Epsilon, Momentum float64
 }
 
+// defaults fills in the zero fields.
 func (o RMSprop) defaults() RMSprop {
 	return RMSprop{LR: orDefault(o.LR, 1e-3), Rho: orDefault(o.Rho, 0.9), Epsilon: orDefault(o.Epsilon, 1e-7), Momentum: o.Momentum}
 }
 
+// Init returns a zero mean square per parameter, and a zero momentum
+// per parameter when Momentum is set.
 func (o RMSprop) Init(params []hlo.Shape) []*hlo.Literal {
 	if o.Momentum != 0 {
 		return append(zerosLike(params), zerosLike(params)...)
@@ -30,6 +34,7 @@ func (o RMSprop) Init(params []hlo.Shape) []*hlo.Literal {
 	return zerosLike(params)
 }
 
+// Update adds the RMSprop step to params' builder.
 func (o RMSprop) Update(params, grads, state []*xb.Op) ([]*xb.Op, []*xb.Op) {
 	o = o.defaults()
 	n := len(params)

@@ -13,12 +13,15 @@ import (
 //
 // and without momentum simply p ← p − lr·g. (PyTorch accumulates g in v
 // and scales by lr after; for a constant lr the parameters are the same.)
-// The state is one velocity per parameter, none without momentum.
+// A zero LR takes Keras' default, 0.01. The state is one velocity per
+// parameter, none without momentum.
 type SGD struct {
 	LR, Momentum float64
 	Nesterov     bool
 }
 
+// Init returns one zero velocity per parameter, or nothing without
+// momentum.
 func (o SGD) Init(params []hlo.Shape) []*hlo.Literal {
 	if o.Momentum == 0 {
 		return nil
@@ -26,7 +29,9 @@ func (o SGD) Init(params []hlo.Shape) []*hlo.Literal {
 	return zerosLike(params)
 }
 
+// Update adds the SGD step to params' builder.
 func (o SGD) Update(params, grads, state []*xb.Op) ([]*xb.Op, []*xb.Op) {
+	o.LR = orDefault(o.LR, 0.01)
 	newP := make([]*xb.Op, len(params))
 	if o.Momentum == 0 {
 		for i, p := range params {

@@ -2,6 +2,7 @@ package optim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/axle-ml/axle"
 	"github.com/axle-ml/axle/hlo"
@@ -25,6 +26,7 @@ type Trainer struct {
 	// but the batch.
 	donate []int
 	args   []*axle.Buffer
+	err    error // set when a failed step consumed the state
 }
 
 // NewTrainer compiles the training step of loss under opt for parameters
@@ -95,19 +97,28 @@ func buildStep(opt Optimizer, shapes []hlo.Shape, init []*hlo.Literal, batch []h
 	return m, nil
 }
 
-// Step trains on one batch and returns its loss (before the update).
+// Step trains on one batch and returns its loss (before the update). A
+// step that fails after the execution started has consumed the donated
+// parameters and state: every later Step returns that error.
 func (t *Trainer) Step(batch ...*axle.Buffer) (float32, error) {
+	if t.err != nil {
+		return 0, t.err
+	}
 	t.args = append(append(t.args[:0], t.state...), batch...)
 	outs, err := t.exe.ExecuteWith(axle.ExecuteOptions{Donate: t.donate}, t.args...)
 	if err != nil {
+		// A rejected call (bad batch buffers) takes nothing.
+		if slices.ContainsFunc(t.state, (*axle.Buffer).IsReleased) {
+			t.err = fmt.Errorf("optim: the trainer's state was lost in a failed step: %w", err)
+		}
 		return 0, err
 	}
+	copy(t.state, outs[1:])
 	loss, err := axle.ToSlice[float32](outs[0])
 	outs[0].Release()
 	if err != nil {
 		return 0, err
 	}
-	copy(t.state, outs[1:])
 	return loss[0], nil
 }
 

@@ -34,7 +34,6 @@ import (
 )
 
 const (
-	batch    = 256
 	side     = fashion.Side
 	classes  = 10
 	evalSize = 500
@@ -44,8 +43,13 @@ const (
 func main() {
 	f := recipe.Register("cnn.png")
 	lr := flag.Float64("lr", 1e-4, "RMSprop's learning rate")
+	batch := flag.Int("batch", 256, "examples per training step")
 	flag.Parse()
-	if err := run(f, *lr); err != nil {
+	data, err := fashion.Load(f.Data)
+	if err == nil {
+		_, err = run(f, *lr, *batch, data)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "cnn:", err)
 		os.Exit(1)
 	}
@@ -97,14 +101,16 @@ func model(x *xb.Op, p []*xb.Op, key *xb.Op) (logits, next *xb.Op) {
 	return xb.Linear(h, p[10], p[11]), key
 }
 
-func run(f *recipe.Flags, lr float64) error {
-	data, err := fashion.Load(f.Data)
-	if err != nil {
-		return err
-	}
+// summary is what a run reports back to its test.
+type summary struct {
+	firstLoss, lastLoss float32
+	accuracy            float64
+}
+
+func run(f *recipe.Flags, lr float64, batch int, data *fashion.Dataset) (*summary, error) {
 	c, err := axle.NewClient(axle.ClientOptions{Backend: "cpu"})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	loss := func(b *xb.Builder, p, in []*xb.Op, key *xb.Op) (*xb.Op, *xb.Op) {
 		logits, next := model(in[0], p, key)
@@ -112,13 +118,13 @@ func run(f *recipe.Flags, lr float64) error {
 	}
 	start := time.Now()
 	tr, err := optim.NewTrainer(c, optim.RMSprop{LR: lr}, initParams(f.Seed),
-		[]hlo.Shape{hlo.ArrayShape(hlo.F32, batch, side, side, 1), hlo.ArrayShape(hlo.S32, batch)}, loss, f.Seed, f.CompileOptions())
+		[]hlo.Shape{hlo.ArrayShape(hlo.F32, int64(batch), side, side, 1), hlo.ArrayShape(hlo.S32, int64(batch))}, loss, f.Seed, f.CompileOptions())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	forward, err := compileForward(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	batches := recipe.NewBatcher(&data.Train, batch, f.Seed)
 	total := f.TotalSteps(batches.PerEpoch(), 0, 3)
@@ -126,7 +132,7 @@ func run(f *recipe.Flags, lr float64) error {
 
 	stop, err := f.StartProfile()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	x := make([]float32, batch*side*side)
 	labels := make([]int32, batch)
@@ -135,30 +141,35 @@ func run(f *recipe.Flags, lr float64) error {
 	var lossX, lossY, accX, accY []float64
 	sum, n := 0.0, 0
 	acc := 0.0
+	var res summary
 	for step := 1; step <= total; step++ {
 		endOfEpoch := batches.Next(x, labels, scale)
 		t0 := time.Now()
-		xbuf, err := axle.BufferFromSlice(c, x, batch, side, side, 1)
+		xbuf, err := axle.BufferFromSlice(c, x, int64(batch), side, side, 1)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		lbuf, err := axle.BufferFromSlice(c, labels, batch)
+		lbuf, err := axle.BufferFromSlice(c, labels, int64(batch))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		l, err := tr.Step(xbuf, lbuf)
 		train += time.Since(t0)
 		xbuf.Release()
 		lbuf.Release()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sum, n = sum+float64(l), n+1
+		if step == 1 {
+			res.firstLoss = l
+		}
+		res.lastLoss = l
 		bar.Update(step, l)
 		if endOfEpoch || step == total {
 			acc, err = recipe.Accuracy(c, forward, &data.Test, evalSize, []int64{evalSize, side, side, 1}, scale, tr.ParamBuffers())
 			if err != nil {
-				return err
+				return nil, err
 			}
 			bar.Clear()
 			fmt.Printf("epoch %.2f (step %d): loss %.4f  test accuracy %.4f  (%.1f ms per step so far)\n",
@@ -175,12 +186,13 @@ func run(f *recipe.Flags, lr float64) error {
 		err := curves.WritePNG(f.Plot, "CNN, RMSprop", []curves.Series{{Name: "train loss (mean per epoch)", X: lossX, Y: lossY}},
 			[]curves.Series{{Name: "test accuracy", X: accX, Y: accY}})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		fmt.Println("curves written to", f.Plot)
 	}
 	recipe.Result(acc, total, train)
-	return nil
+	res.accuracy = acc
+	return &res, nil
 }
 
 // compileForward compiles the evaluation model (no dropout): logits of

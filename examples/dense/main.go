@@ -4,7 +4,8 @@
 // (the tutorial does not scale them). The training step — forward pass,
 // gradient and Adam update — is one module built with xb and compiled by
 // the CPU backend; the weights and Adam's state stay in device buffers,
-// donated and replaced each step.
+// donated and replaced each step. The weights start Glorot-uniform and the
+// bias at zero, as Keras' Dense layer does.
 //
 // Usage:
 //
@@ -44,23 +45,29 @@ func main() {
 	f := recipe.Register("dense.png")
 	lr := flag.Float64("lr", 1e-3, "Adam's learning rate")
 	flag.Parse()
-	if err := run(f, *lr); err != nil {
+	data, err := fashion.Load(f.Data)
+	if err == nil {
+		_, err = run(f, *lr, data)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "dense:", err)
 		os.Exit(1)
 	}
 }
 
+// summary is what a run reports back to its test.
+type summary struct {
+	firstLoss, lastLoss float32
+	accuracy            float64
+}
+
 // logits is the model: x·W + b.
 func logits(x *xb.Op, params []*xb.Op) *xb.Op { return xb.Linear(x, params[0], params[1]) }
 
-func run(f *recipe.Flags, lr float64) error {
-	data, err := fashion.Load(f.Data)
-	if err != nil {
-		return err
-	}
+func run(f *recipe.Flags, lr float64, data *fashion.Dataset) (*summary, error) {
 	c, err := axle.NewClient(axle.ClientOptions{Backend: "cpu"})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(f.Seed, 1))
 	params := []*hlo.Literal{recipe.Glorot(rng, pixels, classes, pixels, classes), recipe.Zeros(classes)}
@@ -70,11 +77,11 @@ func run(f *recipe.Flags, lr float64) error {
 	tr, err := optim.NewTrainer(c, optim.Adam{LR: lr}, params,
 		[]hlo.Shape{hlo.ArrayShape(hlo.F32, batch, pixels), hlo.ArrayShape(hlo.S32, batch)}, loss, f.Seed, f.CompileOptions())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	forward, err := compileForward(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	batches := recipe.NewBatcher(&data.Train, batch, f.Seed)
 	total := f.TotalSteps(batches.PerEpoch(), 1000, 0)
@@ -84,37 +91,42 @@ func run(f *recipe.Flags, lr float64) error {
 	labels := make([]int32, batch)
 	stop, err := f.StartProfile()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	bar := progress.New(os.Stderr, "train", total)
 	var train time.Duration
 	var lossX, lossY, accX, accY []float64
 	sum := 0.0
+	var res summary
 	for step := 1; step <= total; step++ {
 		batches.Next(x, labels, 1) // raw 0..255, as the tutorial feeds them
 		start := time.Now()
 		xbuf, err := axle.BufferFromSlice(c, x, batch, pixels)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		lbuf, err := axle.BufferFromSlice(c, labels, batch)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		l, err := tr.Step(xbuf, lbuf)
 		train += time.Since(start)
 		xbuf.Release()
 		lbuf.Release()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		sum += float64(l)
+		if step == 1 {
+			res.firstLoss = l
+		}
+		res.lastLoss = l
 		bar.Update(step, l)
 		if step%every == 0 || step == total {
 			n := (step-1)%every + 1
 			acc, err := recipe.Accuracy(c, forward, &data.Test, evalSize, []int64{evalSize, pixels}, 1, tr.ParamBuffers())
 			if err != nil {
-				return err
+				return nil, err
 			}
 			bar.Clear()
 			fmt.Printf("step %4d: loss %.4f (mean of %d steps)  test accuracy %.4f\n", step, sum/float64(n), n, acc)
@@ -131,12 +143,13 @@ func run(f *recipe.Flags, lr float64) error {
 		err := curves.WritePNG(f.Plot, "dense 784-10, Adam", []curves.Series{{Name: "train loss (mean per 100 steps)", X: lossX, Y: lossY}},
 			[]curves.Series{{Name: "test accuracy", X: accX, Y: accY}})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		fmt.Println("curves written to", f.Plot)
 	}
 	recipe.Result(acc, total, train)
-	return nil
+	res.accuracy = acc
+	return &res, nil
 }
 
 // compileForward compiles the evaluation model: logits of evalSize images.

@@ -80,3 +80,15 @@ func TestLoadReal(t *testing.T) {
 		}
 	}
 }
+
+func TestSynthetic(t *testing.T) {
+	d := Synthetic(30, 10, 1)
+	if d.Train.N != 30 || len(d.Train.Pixels) != 30*Side*Side || d.Test.N != 10 || len(d.Test.Labels) != 10 {
+		t.Fatalf("sizes: %d, %d", d.Train.N, d.Test.N)
+	}
+	for i, l := range d.Train.Labels {
+		if l < 0 || l > 9 || d.Train.Pixels[i*Side*Side+2*int(l)*Side] < 200 {
+			t.Fatalf("example %d of class %d is not bright in its rows", i, l)
+		}
+	}
+}
