@@ -124,8 +124,8 @@ func (im *im2col) pack(dst []float32, ic, pc, mb, kb int) {
 			}
 			base[r] = b*p.InBatchStride + im.c0*p.InChannelStride
 		}
-		if im.interior(rows, &org) {
-			im.packInterior(sliver, rows, &base, &org, pc, kb)
+		if im.tapOffsets != nil {
+			im.packRows(sliver, rows, &base, &org, pc, kb)
 			o += sgemmMR * kb
 			continue
 		}
@@ -159,50 +159,55 @@ func (im *im2col) pack(dst []float32, ic, pc, mb, kb int) {
 	}
 }
 
-// interior reports whether every tap of the first rows rows' windows
-// lies inside the image (org holds each row's window origin), when tap
-// offsets are known.
-func (im *im2col) interior(rows int, org *[sgemmMR][8]int) bool {
-	if im.tapOffsets == nil {
-		return false
-	}
+// packRows packs a sliver value by value, each row's way: a row whose
+// window lies inside the image reads its origin plus the tap's
+// precomputed offset plus the channel's, with no bounds to test and no
+// division; a row at the border checks each tap. With few channels (a
+// first layer's one) the run-by-run path's per-column decoding cost ten
+// times the copy.
+func (im *im2col) packRows(sliver []float32, rows int, base *[sgemmMR]int, org *[sgemmMR][8]int, pc, kb int) {
 	p := im.p
-	for r := range rows {
-		for d := range p.InSpatial {
-			o := org[r][d]
-			if o < 0 || o+(p.Kernel[d]-1)*p.RhsDil[d] >= p.InSpatial[d] {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// packInterior packs a sliver whose windows lie inside the image: each
-// packed value is one load at the row's origin plus the tap's offset plus
-// the channel's, with no bounds to test and no division per column. With
-// few channels (a first layer's one) the per-column decoding of the
-// general path cost ten times the copy.
-func (im *im2col) packInterior(sliver []float32, rows int, base *[sgemmMR]int, org *[sgemmMR][8]int, pc, kb int) {
-	p := im.p
+	ns := len(p.InSpatial)
 	var start [sgemmMR]int
+	var inside [sgemmMR]bool
 	for r := range rows {
-		start[r] = base[r]
-		for d := range p.InSpatial {
-			start[r] += org[r][d] * p.InSpatialStrides[d]
+		start[r], inside[r] = base[r], true
+		for d := range ns {
+			o := org[r][d]
+			start[r] += o * p.InSpatialStrides[d]
+			inside[r] = inside[r] && o >= 0 && o+(p.Kernel[d]-1)*p.RhsDil[d] < p.InSpatial[d]
 		}
 	}
 	cs := p.InChannelStride
 	tap, c := pc/im.cin, pc%im.cin
+	var kpos [8]int
+	for d, t := ns-1, tap; d >= 0; d-- {
+		kpos[d] = t % p.Kernel[d]
+		t /= p.Kernel[d]
+	}
 	for q := range kb {
-		off := im.tapOffsets[tap] + c*cs
+		toff := im.tapOffsets[tap] + c*cs
 		d := sliver[q*sgemmMR : q*sgemmMR+sgemmMR]
 		for r := range rows {
-			d[r] = im.in[start[r]+off]
+			switch {
+			case inside[r]:
+				d[r] = im.in[start[r]+toff]
+			default:
+				d[r] = 0
+				if off, ok := im.tapOffset(true, base[r], &org[r], &kpos); ok {
+					d[r] = im.in[off+c*cs]
+				}
+			}
 		}
 		clear(d[rows:])
 		if c++; c == im.cin {
 			c, tap = 0, tap+1
+			for k := ns - 1; k >= 0; k-- { // the tap's position, odometer-style
+				if kpos[k]++; kpos[k] < p.Kernel[k] {
+					break
+				}
+				kpos[k] = 0
+			}
 		}
 	}
 }
