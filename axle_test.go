@@ -3,6 +3,8 @@ package axle_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -595,5 +597,43 @@ func TestReleaseWhileInUse(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// A released slice buffer's storage serves the next buffer of its shape,
+// with the new contents; a buffer still in use is never handed out.
+func TestHostStorageReused(t *testing.T) {
+	c, err := axle.NewClient(axle.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := axle.BufferFromSlice(c, []float32{1, 2, 3, 4}, 2, 2)
+	held, _ := axle.BufferFromSlice(c, []float32{9, 9, 9, 9}, 2, 2)
+	a.Release()
+	b, _ := axle.BufferFromSlice(c, []float32{5, 6, 7, 8}, 2, 2)
+	other, _ := axle.BufferFromSlice(c, []float32{0, 0, 0, 0}, 4) // another shape: fresh
+	for _, tc := range []struct {
+		buf  *axle.Buffer
+		want []float32
+	}{{b, []float32{5, 6, 7, 8}}, {held, []float32{9, 9, 9, 9}}, {other, []float32{0, 0, 0, 0}}} {
+		got, err := axle.ToSlice[float32](tc.buf)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Fatalf("got %v (%v), want %v", got, err, tc.want)
+		}
+	}
+	if _, err := axle.ToSlice[float32](a); !errors.Is(err, axle.ErrReleased) {
+		t.Fatalf("the released buffer reads: %v", err)
+	}
+	// In a loop the 64 KiB of storage are reused, not allocated again.
+	data := make([]float32, 16384)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 100 {
+		buf, _ := axle.BufferFromSlice(c, data, 128, 128)
+		buf.Release()
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / 100; per > 4096 {
+		t.Errorf("BufferFromSlice+Release allocates %d bytes per call; the 64 KiB of storage should be reused", per)
 	}
 }

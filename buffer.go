@@ -16,6 +16,9 @@ type Buffer struct {
 	// pool is the program whose output pool takes the storage back on
 	// Release; nil when the storage is the buffer's own.
 	pool program
+	// host marks storage made by BufferFromSlice, which goes back to the
+	// client's pool of host storage on Release.
+	host bool
 	// state packs the number of executions and reads using the buffer
 	// (low bits) with the released and donated flags, so that Release
 	// during an execution defers recycling to the last user and donation
@@ -47,11 +50,11 @@ func BufferFromSlice[T hlo.Native](c *Client, data []T, dims ...int64) (*Buffer,
 	if c == nil {
 		return nil, errBadClient
 	}
-	l, err := hlo.LiteralFromSlice(data, dims...)
+	l, err := fromSlice(&c.host, data, dims)
 	if err != nil {
 		return nil, fmt.Errorf("axle: %w", err)
 	}
-	return &Buffer{client: c, lit: l}, nil
+	return &Buffer{client: c, lit: l, host: true}, nil
 }
 
 // BufferFromScalar returns a rank-0 buffer holding v.
@@ -208,7 +211,10 @@ func stateErr(s int64) error {
 }
 
 func (b *Buffer) recycle() {
-	if b.pool != nil {
+	switch {
+	case b.pool != nil:
 		b.pool.Recycle(b.lit)
+	case b.host && b.client != nil:
+		b.client.host.put(b.lit)
 	}
 }

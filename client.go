@@ -29,6 +29,7 @@ type Client struct {
 	threads int
 	devices []*Device
 	cache   compileCache
+	host    hostPool
 }
 
 // Device is one device of a client's platform. Axle has one CPU device;

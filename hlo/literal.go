@@ -47,6 +47,10 @@ type Native interface {
 		float32 | float64 | complex64 | complex128
 }
 
+// NativeDType is the element type that stores T naturally (float32: f32,
+// uint16: u16).
+func NativeDType[T Native]() DType { return nativeDType[T]() }
+
 // nativeDType is the element type that stores T naturally.
 func nativeDType[T Native]() DType {
 	var z T

@@ -249,12 +249,24 @@ func packB[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, from,
 // packBRows packs a row-major B row by row: each row of the block is read
 // once, front to back, and dealt out NR values to each sliver.
 func packBRows[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, from, to int) {
-	for p := range kb {
-		row := b.Data[(pc+p)*b.Row+jc : (pc+p)*b.Row+jc+nb]
-		for sl := from; sl < to; sl++ {
-			d := dst[(sl*kb+p)*nr : (sl*kb+p+1)*nr]
-			n := copy(d, row[min(sl*nr, nb):min(sl*nr+nr, nb)])
-			clear(d[n:])
+	// Sliver by sliver, so the writes are sequential; a full sliver row
+	// is an unrolled move rather than a call to copy.
+	for sl := from; sl < to; sl++ {
+		c0, c1 := min(sl*nr, nb), min(sl*nr+nr, nb)
+		d := dst[sl*kb*nr : (sl+1)*kb*nr]
+		src := b.Data[pc*b.Row+jc+c0:]
+		if c1-c0 == 16 && nr == 16 {
+			for p := range kb {
+				s, o := src[p*b.Row:p*b.Row+16:p*b.Row+16], d[p*16:p*16+16:p*16+16]
+				o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
+				o[8], o[9], o[10], o[11], o[12], o[13], o[14], o[15] = s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15]
+			}
+			continue
+		}
+		for p := range kb {
+			o := d[p*nr : (p+1)*nr]
+			n := copy(o, src[p*b.Row:p*b.Row+c1-c0])
+			clear(o[n:])
 		}
 	}
 }
