@@ -72,10 +72,10 @@ func run(f *recipe.Flags, lr float64, data *fashion.Dataset) (*summary, error) {
 	rng := rand.New(rand.NewPCG(f.Seed, 1))
 	params := []*hlo.Literal{recipe.Glorot(rng, pixels, classes, pixels, classes), recipe.Zeros(classes)}
 	loss := func(b *xb.Builder, p, in []*xb.Op, key *xb.Op) (*xb.Op, *xb.Op) {
-		return xb.SparseCrossEntropy(logits(in[0], p), in[1]), key
+		return xb.SparseCrossEntropy(logits(xb.Convert(in[0], hlo.F32), p), in[1]), key
 	}
 	tr, err := optim.NewTrainer(c, optim.Adam{LR: lr}, params,
-		[]hlo.Shape{hlo.ArrayShape(hlo.F32, batch, pixels), hlo.ArrayShape(hlo.S32, batch)}, loss, f.Seed, f.CompileOptions())
+		[]hlo.Shape{hlo.ArrayShape(hlo.U8, batch, pixels), hlo.ArrayShape(hlo.S32, batch)}, loss, f.Seed, f.CompileOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func run(f *recipe.Flags, lr float64, data *fashion.Dataset) (*summary, error) {
 	total := f.TotalSteps(batches.PerEpoch(), 1000, 0)
 	fmt.Printf("dense: 784->10, Adam lr %g, batch %d, %d steps on %d training images\n", lr, batch, total, data.Train.N)
 
-	x := make([]float32, batch*pixels)
+	x := make([]uint8, batch*pixels)
 	labels := make([]int32, batch)
 	stop, err := f.StartProfile()
 	if err != nil {
@@ -99,7 +99,9 @@ func run(f *recipe.Flags, lr float64, data *fashion.Dataset) (*summary, error) {
 	sum := 0.0
 	var res summary
 	for step := 1; step <= total; step++ {
-		batches.Next(x, labels, 1) // raw 0..255, as the tutorial feeds them
+		// The raw pixel bytes: the step converts them to 0..255 floats, as
+		// the tutorial's compiled step casts its uint8 images.
+		batches.NextBytes(x, labels)
 		start := time.Now()
 		xbuf, err := axle.BufferFromSlice(c, x, batch, pixels)
 		if err != nil {

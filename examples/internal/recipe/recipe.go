@@ -145,9 +145,23 @@ func (b *Batcher) shuffle() {
 // Next fills x with the next batch's pixels times scale and labels with
 // its labels, and reports whether the batch ended an epoch.
 func (b *Batcher) Next(x []float32, labels []int32, scale float32) (endOfEpoch bool) {
-	idx := b.order[b.at : b.at+b.size]
-	b.split.Floats(x, idx, scale)
-	for k, i := range idx {
+	b.split.Floats(x, b.order[b.at:b.at+b.size], scale)
+	return b.advance(labels)
+}
+
+// NextBytes is Next for a step that takes the raw pixel bytes (and
+// converts them itself, as the tutorial's compiled step does).
+func (b *Batcher) NextBytes(x []uint8, labels []int32) (endOfEpoch bool) {
+	const n = fashion.Side * fashion.Side
+	for k, i := range b.order[b.at : b.at+b.size] {
+		copy(x[k*n:(k+1)*n], b.split.Pixels[i*n:(i+1)*n])
+	}
+	return b.advance(labels)
+}
+
+// advance fills the current batch's labels and moves to the next batch.
+func (b *Batcher) advance(labels []int32) (endOfEpoch bool) {
+	for k, i := range b.order[b.at : b.at+b.size] {
 		labels[k] = b.split.Labels[i]
 	}
 	b.at += b.size
