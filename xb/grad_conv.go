@@ -17,8 +17,10 @@ import (
 // Both are left in the forward operands' own layouts: the CPU backend
 // reads any dimension order (copying an input whose features are not
 // innermost, and writing an output in any order through scratch), so no
-// transposes are built here. The kernel flip is an explicit reverse, not
-// window reversal, which the fast kernel does not take.
+// transposes are built here (a kernel gradient built with a (batch,
+// spatial..., feature) output and an explicit transpose measured no
+// faster: the transpose is the same copy). The kernel flip is an explicit
+// reverse, not window reversal, which the fast kernel does not take.
 
 func init() {
 	registerGrad(gradConv, hlo.OpConvolution)

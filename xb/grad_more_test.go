@@ -2,6 +2,7 @@ package xb_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/axle-ml/axle"
@@ -39,6 +40,12 @@ func TestGradConv(t *testing.T) {
 			f: conv(xb.ConvConfig{Dims: &xb.ConvDims{InputBatch: 0, InputFeature: 1, InputSpatial: []int64{2, 3},
 				KernelOutput: 0, KernelInput: 1, KernelSpatial: []int64{2, 3},
 				OutputBatch: 0, OutputFeature: 1, OutputSpatial: []int64{2, 3}}, Padding: [][2]int64{{1, 1}, {1, 0}}})},
+		{name: "stride3_wide_padding", shapes: [][]int64{{1, 8, 2}, {2, 2, 2}},
+			// The high padding is wider than the window and the stride
+			// skips input: both adjoints need negative paddings.
+			f: conv(xb.ConvConfig{Dims: &xb.ConvDims{InputBatch: 0, InputFeature: 2, InputSpatial: []int64{1},
+				KernelInput: 1, KernelOutput: 2, KernelSpatial: []int64{0},
+				OutputBatch: 0, OutputFeature: 2, OutputSpatial: []int64{1}}, Strides: []int64{3}, Padding: [][2]int64{{0, 3}}})},
 		{name: "conv1d", shapes: [][]int64{{2, 7, 2}, {3, 2, 2}},
 			f: conv(xb.ConvConfig{Dims: &xb.ConvDims{InputBatch: 0, InputFeature: 2, InputSpatial: []int64{1},
 				KernelInput: 1, KernelOutput: 2, KernelSpatial: []int64{0},
@@ -63,8 +70,8 @@ func TestGradWindows(t *testing.T) {
 		{name: "avg_pool_same", shapes: [][]int64{{1, 5, 4, 2}}, f: func(_ *xb.Builder, x []*xb.Op) *xb.Op {
 			return xb.AvgPool(x[0], []int64{2, 3}, []int64{2, 1}, xb.Same)
 		}},
-		{name: "window_sum_overlapping", shapes: [][]int64{{7, 6}}, f: func(b *xb.Builder, x []*xb.Op) *xb.Op {
-			return xb.ReduceWindow(x[0], b.ScalarOf(hlo.F64, 0), func(_ *xb.Builder, a, c *xb.Op) *xb.Op { return xb.Add(a, c) },
+		{name: "window_sum_overlapping", shapes: [][]int64{{7, 6}, {}}, f: func(b *xb.Builder, x []*xb.Op) *xb.Op {
+			return xb.ReduceWindow(x[0], x[1], func(_ *xb.Builder, a, c *xb.Op) *xb.Op { return xb.Add(a, c) },
 				xb.Window{Sizes: []int64{3, 2}, Strides: []int64{2, 3}, Padding: [][2]int64{{2, 1}, {0, 2}}})
 		}},
 	} {
@@ -87,10 +94,23 @@ func TestGradGatherScatter(t *testing.T) {
 			ids := xb.Const(b, []int32{0, 1, 2, 2, 0, 1}, 3, 2)
 			return xb.Gather(x[0], ids, xb.GatherDims{OffsetDims: []int64{1, 2}, StartIndexMap: []int64{0, 1}, IndexVectorDim: 1}, 2, 3)
 		}},
+		{name: "gather_batching_dims", shapes: [][]int64{{2, 4, 3}}, f: func(b *xb.Builder, x []*xb.Op) *xb.Op {
+			// Row ids[i][j] of batch i: operand and index dimension 0 are
+			// batching dimensions.
+			ids := xb.Const(b, []int32{3, 3, 0, 2}, 2, 2)
+			return xb.Sin(xb.Gather(x[0], ids, xb.GatherDims{OffsetDims: []int64{2}, CollapsedSliceDims: []int64{1}, StartIndexMap: []int64{1},
+				OperandBatchingDims: []int64{0}, StartIndicesBatchingDims: []int64{0}, IndexVectorDim: 2}, 1, 1, 3))
+		}},
 		{name: "scatter_add", shapes: [][]int64{{5, 3}, {4, 3}}, f: func(b *xb.Builder, x []*xb.Op) *xb.Op {
 			ids := xb.Const(b, []int32{1, 3, 1, 0}, 4)
 			dims := xb.ScatterDims{UpdateWindowDims: []int64{1}, InsertedWindowDims: []int64{0}, ScatterDimsToOperandDims: []int64{0}, IndexVectorDim: 1}
 			return xb.Sin(xb.Scatter(xb.Mul(x[0], x[0]), ids, x[1], dims, func(_ *xb.Builder, a, c *xb.Op) *xb.Op { return xb.Add(a, c) }))
+		}},
+		{name: "scatter_add_batching_dims", shapes: [][]int64{{2, 4, 3}, {2, 2, 3}}, f: func(b *xb.Builder, x []*xb.Op) *xb.Op {
+			ids := xb.Const(b, []int32{1, 1, 3, 0}, 2, 2)
+			dims := xb.ScatterDims{UpdateWindowDims: []int64{2}, InsertedWindowDims: []int64{1}, ScatterDimsToOperandDims: []int64{1},
+				InputBatchingDims: []int64{0}, ScatterIndicesBatchingDims: []int64{0}, IndexVectorDim: 2}
+			return xb.Sin(xb.Scatter(x[0], ids, xb.Exp(x[1]), dims, func(_ *xb.Builder, a, c *xb.Op) *xb.Op { return xb.Add(a, c) }))
 		}},
 		{name: "scatter_overwrite", shapes: [][]int64{{5, 3}, {3, 3}}, f: func(b *xb.Builder, x []*xb.Op) *xb.Op {
 			ids := xb.Const(b, []int32{4, 0, 2}, 3)
@@ -99,6 +119,39 @@ func TestGradGatherScatter(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkGrad(t, c) })
+	}
+}
+
+// Forms without a rule record an error naming the unsupported feature.
+func TestGradMoreErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, want string
+		f          func(b *xb.Builder, x *xb.Op) *xb.Op
+	}{
+		{"batch groups", "no gradient rule for a convolution with batch_group_count 2", func(b *xb.Builder, x *xb.Op) *xb.Op {
+			k := b.Param("k", hlo.F32, 2, 1, 2)
+			dims := &xb.ConvDims{InputBatch: 0, InputFeature: 2, InputSpatial: []int64{1},
+				KernelInput: 1, KernelOutput: 2, KernelSpatial: []int64{0},
+				OutputBatch: 0, OutputFeature: 2, OutputSpatial: []int64{1}}
+			return xb.Conv(x, k, xb.ConvConfig{Dims: dims, BatchGroupCount: 2})
+		}},
+		{"multiplying scatter", "no gradient rule for scatter with combiner", func(b *xb.Builder, x *xb.Op) *xb.Op {
+			dims := xb.ScatterDims{UpdateWindowDims: []int64{1, 2}, InsertedWindowDims: []int64{0}, ScatterDimsToOperandDims: []int64{0}, IndexVectorDim: 1}
+			return xb.Scatter(x, xb.Const(b, []int32{1}, 1), xb.Slice(x, []int64{0, 0, 0}, []int64{1, 4, 1}, []int64{1, 1, 1}), dims, func(_ *xb.Builder, a, c *xb.Op) *xb.Op { return xb.Mul(a, c) })
+		}},
+		{"product window", "no gradient rule for reduce-window with body", func(b *xb.Builder, x *xb.Op) *xb.Op {
+			return xb.ReduceWindow(x, b.ScalarOf(hlo.F32, 1), func(_ *xb.Builder, a, c *xb.Op) *xb.Op { return xb.Mul(a, c) },
+				xb.Window{Sizes: []int64{1, 2, 1}})
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := xb.New("m")
+			x := b.Param("x", hlo.F32, 2, 4, 1)
+			g := xb.Grad(xb.ReduceSum(c.f(b, x)), x)
+			if _, err := b.Build(g[0]); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Build: %v, want an error mentioning %q", err, c.want)
+			}
+		})
 	}
 }
 
@@ -128,10 +181,12 @@ func TestGradCNNCompiled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Three forward convolutions' worth: two forward, two kernel
-	// gradients and one input gradient (the first layer's is not needed).
-	if got := exe.Lowering()["conv"]; got != 5 {
-		t.Errorf("lowering %v: want all 5 convolutions on the conv kernel", exe.Lowering())
+	// Five convolutions: two forward, two kernel gradients and one input
+	// gradient (x is not differentiated, so the first layer needs none).
+	// All must take the fast kernel, none the generic loop or evaluator.
+	t.Logf("engine %s, lowering %v", exe.Engine(), exe.Lowering())
+	if l := exe.Lowering(); l["conv"] != 5 || l["conv-loop"] != 0 || l["evaluator"] != 0 {
+		t.Errorf("lowering %v: want all 5 convolutions on the conv kernel", l)
 	}
 	args := eval.RandomArguments(m, 5)
 	want, err := eval.Run(m, args...)

@@ -70,7 +70,8 @@ func gradReduceWindow(z, g *Op) []*Op {
 	op, ok := hlo.Combiner(z.in.Computation("to_apply"))
 	switch {
 	case ok && op == hlo.OpAdd:
-		return []*Op{windowSumGrad(x, g, hw), nil}
+		// The init value is added once into every result element.
+		return []*Op{windowSumGrad(x, g, hw), ReduceSum(g, AllAxes(g)...)}
 	case ok && op == hlo.OpMaximum:
 		return []*Op{SelectAndScatter(x, g, like(g, 0), func(_ *Builder, a, c *Op) *Op { return Ge(a, c) }, addReducer, w), nil}
 	case ok && op == hlo.OpMinimum:
