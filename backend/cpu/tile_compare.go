@@ -53,9 +53,6 @@ func compareDirOf(in *hlo.Instruction) (compareDir, bool) {
 	return 0, false
 }
 
-// trueMask is a true predicate's bits.
-const trueMask = ^uint32(0)
-
 func b2f(b bool) float32 { return math.Float32frombits(b2m(b)) }
 
 // b2m is a bool's mask, from its byte (0 or 1) without a branch: a
