@@ -47,6 +47,22 @@ func gradConv(z, g *Op) []*Op {
 	return []*Op{convInputGrad(z, g, dn, w, fg), convKernelGrad(z, g, dn, w, fg)}
 }
 
+// extents are a forward convolution's spatial extents along one
+// dimension, each spread by its dilation: the input by the input
+// dilation, the window by the kernel dilation, the output by the stride.
+// Both gradients' paddings are worked out from them.
+type extents struct{ lhs, win, out int64 }
+
+func extentsOf(z *Op, dn *hlo.ConvDimNumbers, w *hlo.Window, d int) extents {
+	wd := w.Dims[d]
+	x, k := z.inputs[0], z.inputs[1]
+	return extents{
+		lhs: dilated(x.Shape().Dims[dn.InputSpatial[d]], unit(wd.LhsDilation)),
+		win: dilated(k.Shape().Dims[dn.KernelSpatial[d]], unit(wd.RhsDilation)),
+		out: dilated(z.Shape().Dims[dn.OutputSpatial[d]], unit(wd.Stride)),
+	}
+}
+
 // dilated is the extent of n elements spread d apart.
 func dilated(n, d int64) int64 {
 	if n == 0 {
@@ -60,7 +76,7 @@ func unit(v int64) int64 { return max(v, 1) }
 // convInputGrad: conv(g, flip(kernel)ᵀ) with the output adjoint as input
 // and the forward input's dimension numbers for the result.
 func convInputGrad(z, g *Op, dn *hlo.ConvDimNumbers, w *hlo.Window, fg int64) *Op {
-	x, k := z.inputs[0], z.inputs[1]
+	k := z.inputs[1]
 	kernel := k
 	if fg > 1 {
 		kernel = groupsIntoInput(k, dn.KernelOutput, dn.KernelInput, fg)
@@ -77,13 +93,9 @@ func convInputGrad(z, g *Op, dn *hlo.ConvDimNumbers, w *hlo.Window, fg int64) *O
 		FeatureGroupCount: fg,
 	}
 	for d := range ns {
-		wd := w.Dims[d]
-		in := x.Shape().Dims[dn.InputSpatial[d]]
-		out := z.Shape().Dims[dn.OutputSpatial[d]]
-		win := dilated(k.Shape().Dims[dn.KernelSpatial[d]], unit(wd.RhsDilation))
-		lhs := dilated(in, unit(wd.LhsDilation))
-		before := win - wd.PadLo - 1
-		after := lhs + win - 1 - dilated(out, unit(wd.Stride)) - before
+		wd, e := w.Dims[d], extentsOf(z, dn, w, d)
+		before := e.win - wd.PadLo - 1
+		after := e.lhs + e.win - 1 - e.out - before
 		cfg.Strides = append(cfg.Strides, unit(wd.LhsDilation))
 		cfg.Padding = append(cfg.Padding, [2]int64{before, after})
 		cfg.LhsDilation = append(cfg.LhsDilation, unit(wd.Stride))
@@ -97,7 +109,7 @@ func convInputGrad(z, g *Op, dn *hlo.ConvDimNumbers, w *hlo.Window, fg int64) *O
 // input features; the result has the kernel's dimension numbers. Feature
 // groups become batch groups.
 func convKernelGrad(z, g *Op, dn *hlo.ConvDimNumbers, w *hlo.Window, fg int64) *Op {
-	x, k := z.inputs[0], z.inputs[1]
+	x := z.inputs[0]
 	ns := len(dn.InputSpatial)
 	cfg := ConvConfig{
 		Dims: &ConvDims{
@@ -110,12 +122,8 @@ func convKernelGrad(z, g *Op, dn *hlo.ConvDimNumbers, w *hlo.Window, fg int64) *
 		cfg.BatchGroupCount = fg
 	}
 	for d := range ns {
-		wd := w.Dims[d]
-		in := x.Shape().Dims[dn.InputSpatial[d]]
-		out := z.Shape().Dims[dn.OutputSpatial[d]]
-		win := dilated(k.Shape().Dims[dn.KernelSpatial[d]], unit(wd.RhsDilation))
-		lhs := dilated(in, unit(wd.LhsDilation))
-		hi := dilated(out, unit(wd.Stride)) - lhs + win - wd.PadLo - 1
+		wd, e := w.Dims[d], extentsOf(z, dn, w, d)
+		hi := e.out - e.lhs + e.win - wd.PadLo - 1
 		cfg.Strides = append(cfg.Strides, unit(wd.RhsDilation))
 		cfg.Padding = append(cfg.Padding, [2]int64{wd.PadLo, hi})
 		cfg.LhsDilation = append(cfg.LhsDilation, unit(wd.LhsDilation))
