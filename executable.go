@@ -13,7 +13,9 @@ import (
 
 // program is what a backend compiles a module to. *cpu.Executable is one.
 type program interface {
-	Run(args []*hlo.Literal, donated []bool) (*hlo.Literal, error)
+	// RunChecked runs on arguments the caller has checked against the
+	// entry's parameters.
+	RunChecked(args []*hlo.Literal, donated []bool) (*hlo.Literal, error)
 	Recycle(out *hlo.Literal)
 }
 
@@ -22,7 +24,7 @@ type program interface {
 // restart from the same seed on every execution, as on the cpu backend.
 type interpProgram struct{ m *hlo.Module }
 
-func (p interpProgram) Run(args []*hlo.Literal, _ []bool) (*hlo.Literal, error) {
+func (p interpProgram) RunChecked(args []*hlo.Literal, _ []bool) (*hlo.Literal, error) {
 	var ev eval.Evaluator
 	return ev.Run(p.m, args...)
 }
@@ -79,7 +81,7 @@ func (x *Executable) ExecuteWith(opts ExecuteOptions, args ...*Buffer) ([]*Buffe
 	if err := x.acquire(args, donated, lits); err != nil {
 		return nil, err
 	}
-	out, err := x.prog.Run(lits, donated)
+	out, err := x.prog.RunChecked(lits, donated)
 	for i, b := range args {
 		if donated == nil || !donated[i] {
 			b.unhold()
@@ -134,7 +136,7 @@ func (x *Executable) ExecuteLiterals(args ...*hlo.Literal) ([]*hlo.Literal, erro
 			return nil, &ArgumentError{Index: i, Parameter: x.names[i], Err: err}
 		}
 	}
-	out, err := x.prog.Run(args, nil)
+	out, err := x.prog.RunChecked(args, nil)
 	if err != nil {
 		return nil, fmt.Errorf("axle: executing %s: %w", x.entry, err)
 	}

@@ -128,6 +128,15 @@ func (x *Executable) Run(args []*hlo.Literal, donated []bool) (*hlo.Literal, err
 	if err := x.entry.CheckArguments(args); err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}
+	return x.RunChecked(args, donated)
+}
+
+// RunChecked is Run for a caller that has already checked args against
+// the entry's parameters (count and compatible shapes, as
+// hlo.Computation.CheckArguments does): the runtime API checks them to
+// name the parameter in its errors, and a second check cost as much as a
+// scalar kernel.
+func (x *Executable) RunChecked(args []*hlo.Literal, donated []bool) (*hlo.Literal, error) {
 	if x.interp {
 		var ev eval.Evaluator
 		return ev.Run(x.module, args...)
