@@ -222,3 +222,22 @@ func TestGradCNNCompiled(t *testing.T) {
 		}
 	}
 }
+
+func TestGradCall(t *testing.T) {
+	for _, c := range []gradCase{
+		{name: "call_func", shapes: [][]int64{{2, 3}, {3}}, f: func(_ *xb.Builder, x []*xb.Op) *xb.Op {
+			return xb.CallFunc("layer", func(sb *xb.Builder, p []*xb.Op) *xb.Op {
+				h := xb.Tanh(xb.Add(p[0], xb.BroadcastTo(p[1], 2, 3)))
+				return xb.Mul(h, xb.ReduceSum(xb.Mul(p[0], p[0]), 0, 1))
+			}, x[0], x[1])
+		}},
+		{name: "nested_call_used_twice", shapes: [][]int64{{4}}, f: func(b *xb.Builder, x []*xb.Op) *xb.Op {
+			c := b.Computation("sq", []hlo.Shape{hlo.ArrayShape(hlo.F64, 4)}, func(sb *xb.Builder, p []*xb.Op) *xb.Op {
+				return xb.CallFunc("inner", func(ib *xb.Builder, q []*xb.Op) *xb.Op { return xb.Mul(q[0], xb.Sin(q[0])) }, p[0])
+			})
+			return xb.Add(xb.Call(c, x[0]), xb.Call(c, xb.Exp(x[0])))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) { checkGrad(t, c) })
+	}
+}
