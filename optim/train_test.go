@@ -65,18 +65,7 @@ func TestTrainerLowersLoss(t *testing.T) {
 // A step donates the parameter buffers it was given (their storage now
 // holds the new values) and Params reads the new ones.
 func TestTrainerDonatesAndSwaps(t *testing.T) {
-	c, err := axle.NewClient(axle.ClientOptions{Backend: "cpu"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := hlo.LiteralFromSlice([]float32{1, 2}, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := optim.NewTrainer(c, optim.SGD{LR: 0.5}, []*hlo.Literal{p}, []hlo.Shape{p.Shape()}, quadratic, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, tr := sgdTrainer(t)
 	old := tr.ParamBuffers()[0]
 	batch, err := axle.BufferFromSlice(c, []float32{0, 0}, 2)
 	if err != nil {
@@ -105,18 +94,7 @@ func TestTrainerDonatesAndSwaps(t *testing.T) {
 // A batch of the wrong shape is rejected before anything is donated, so
 // the trainer carries on.
 func TestTrainerSurvivesRejectedBatch(t *testing.T) {
-	c, err := axle.NewClient(axle.ClientOptions{Backend: "cpu"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := hlo.LiteralFromSlice([]float32{1, 2}, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := optim.NewTrainer(c, optim.SGD{LR: 0.5}, []*hlo.Literal{p}, []hlo.Shape{p.Shape()}, quadratic, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, tr := sgdTrainer(t)
 	bad, err := axle.BufferFromSlice(c, []float32{0, 0, 0}, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -131,4 +109,22 @@ func TestTrainerSurvivesRejectedBatch(t *testing.T) {
 	if loss, err := tr.Step(good); err != nil || loss != 2.5 {
 		t.Fatalf("after a rejected batch: loss %v, %v", loss, err)
 	}
+}
+
+// sgdTrainer trains p = [1, 2] on the quadratic loss with SGD at 0.5.
+func sgdTrainer(t *testing.T) (*axle.Client, *optim.Trainer) {
+	t.Helper()
+	c, err := axle.NewClient(axle.ClientOptions{Backend: "cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := hlo.LiteralFromSlice([]float32{1, 2}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := optim.NewTrainer(c, optim.SGD{LR: 0.5}, []*hlo.Literal{p}, []hlo.Shape{p.Shape()}, quadratic, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, tr
 }

@@ -44,6 +44,21 @@ ENTRY e {
 	checkAgainstEvaluator(t, m, x, 2)
 }
 
+// evalAndRun evaluates m on args with the evaluator (want) and runs x on
+// them (got).
+func evalAndRun(t *testing.T, m *hlo.Module, x *Executable, args []*hlo.Literal) (got, want *hlo.Literal) {
+	t.Helper()
+	want, err := eval.Run(m, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = x.Execute(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, want
+}
+
 // checkAgainstEvaluator runs x a few times (reusing its arena and, once
 // recycled, its outputs) and compares with the evaluator.
 func checkAgainstEvaluator(t *testing.T, m *hlo.Module, x *Executable, runs int) {

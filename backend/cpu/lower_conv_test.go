@@ -32,14 +32,7 @@ func TestConvLayouts(t *testing.T) {
 			t.Fatalf("case %d lowered as %v, not the conv kernel:\n%s", i, x.Lowering, text)
 		}
 		args := eval.RandomArguments(m, uint64(i))
-		want, err := eval.Run(m, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := x.Execute(args...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got, want := evalAndRun(t, m, x, args)
 		closeF32(t, text, got, want)
 	}
 }

@@ -173,7 +173,7 @@ func windowKernelWith[T any](pl *windowPlan, f func(a, b T) T, vec func(dst, a, 
 		}
 		splitWork(pl.threads, pl.size, outer, func(lo, hi int) {
 			w := windowWalk[T]{pl: pl, dst: dst, src: src, init: init, f: f, vec: vec, idx: make([]int, len(pl.outDims))}
-			w.outputs(lo, hi)
+			forEachOuter(pl.outDims, w.idx, lo, hi, w.output)
 		})
 		return nil
 	}
@@ -189,27 +189,28 @@ type windowWalk[T any] struct {
 	idx      []int               // the current outer output index
 }
 
-// outputs folds every output whose first outer index is in [lo, hi).
-func (w *windowWalk[T]) outputs(lo, hi int) {
-	if len(w.pl.outDims) == 0 {
-		w.output(0)
+// forEachOuter calls f(o) for every outer output position o whose first
+// index is in [lo, hi), in row-major order, with idx holding o's
+// multi-index: the walk of reduce-window and select-and-scatter.
+func forEachOuter(dims, idx []int, lo, hi int, f func(o int)) {
+	if len(dims) == 0 {
+		f(0)
 		return
+	}
+	var walk func(k, o int)
+	walk = func(k, o int) {
+		if k == len(dims) {
+			f(o)
+			return
+		}
+		for i := range dims[k] {
+			idx[k] = i
+			walk(k+1, o*dims[k]+i)
+		}
 	}
 	for i := lo; i < hi; i++ {
-		w.idx[0] = i
-		w.outer(1, i)
-	}
-}
-
-// outer walks output dimensions k.. below the outer index prefix o.
-func (w *windowWalk[T]) outer(k, o int) {
-	if k == len(w.pl.outDims) {
-		w.output(o)
-		return
-	}
-	for i := range w.pl.outDims[k] {
-		w.idx[k] = i
-		w.outer(k+1, o*w.pl.outDims[k]+i)
+		idx[0] = i
+		walk(1, i)
 	}
 }
 

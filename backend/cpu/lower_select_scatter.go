@@ -175,7 +175,7 @@ func selectScatterKernel[T addable](pl *selectPlan) kernelFunc {
 			}
 			splitWork(pl.threads, pl.wp.size, outer, func(lo, hi int) {
 				w := selectWalk[T]{pl: pl, x: x, src: src, dst: dst, best: best, init: init, idx: make([]int, len(pl.wp.outDims))}
-				w.outputs(lo, hi)
+				forEachOuter(pl.wp.outDims, w.idx, lo, hi, w.output)
 			})
 		}
 		if pl.disjoint {
@@ -219,28 +219,6 @@ type selectWalk[T addable] struct {
 	idx         []int   // the current outer source index
 	cands       []int   // the current window's operand offsets, in window order
 	win         []uint8 // per run element, the index in cands selected
-}
-
-func (w *selectWalk[T]) outputs(lo, hi int) {
-	if len(w.pl.wp.outDims) == 0 {
-		w.output(0)
-		return
-	}
-	for i := lo; i < hi; i++ {
-		w.idx[0] = i
-		w.outer(1, i)
-	}
-}
-
-func (w *selectWalk[T]) outer(k, o int) {
-	if k == len(w.pl.wp.outDims) {
-		w.output(o)
-		return
-	}
-	for i := range w.pl.wp.outDims[k] {
-		w.idx[k] = i
-		w.outer(k+1, o*w.pl.wp.outDims[k]+i)
-	}
 }
 
 // output selects, for each element of outer source position o's run, the

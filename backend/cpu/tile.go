@@ -376,8 +376,6 @@ func (p *tileProg) computeTile(sc *scratch, params []operand, lo, hi int, dst []
 			switch {
 			case s.op == hlo.OpCompare:
 				compareTile(s.dir, d, view[s.args[0]], view[s.args[1]])
-			case isMaskOp(s.op):
-				maskTile(s.op, d, view[s.args[0]], view[s.args[1]])
 			default:
 				applyOp(s.op, d, view[s.args[0]], view[s.args[1]], view[s.args[2]])
 			}
@@ -495,8 +493,16 @@ func roundBF16(x float32) float32 {
 // evaluator does.
 func applyOp(op hlo.Opcode, dst, a, b, c []float32) {
 	switch op {
-	case hlo.OpSelect: // select(pred=a, on_true=b, on_false=c)
-		selectTile(dst, a, b, c)
+	case hlo.OpSelect: // select(pred=a, on_true=b, on_false=c), a mask
+		kernels.SelectF32(dst, a, b, c)
+	case hlo.OpAnd: // masks, bitwise
+		kernels.AndF32(dst, a, b)
+	case hlo.OpOr:
+		kernels.OrF32(dst, a, b)
+	case hlo.OpXor:
+		kernels.XorF32(dst, a, b)
+	case hlo.OpNot:
+		notMask(dst, a)
 	case hlo.OpClamp: // clamp(lo=a, x=b, hi=c)
 		kernels.ClampF32(dst, a, b, c)
 	case hlo.OpConvert: // between float types: the slot's rounding does it

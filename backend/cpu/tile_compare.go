@@ -64,30 +64,14 @@ func b2m(b bool) uint32 { return -uint32(*(*uint8)(unsafe.Pointer(&b))) }
 // is false except NE.
 func compareTile(dir compareDir, dst, a, b []float32) { kernels.CompareF32(int(dir), dst, a, b) }
 
-// selectTile sets dst[i] = b[i] where the mask p[i] is true, else c[i].
-func selectTile(dst, p, b, c []float32) { kernels.SelectF32(dst, p, b, c) }
-
 // maskOps are the logical ops on predicates a tile program computes,
-// bitwise on the masks.
+// bitwise on the masks (applyOp runs them).
 var maskOps = map[hlo.Opcode]bool{hlo.OpAnd: true, hlo.OpOr: true, hlo.OpXor: true, hlo.OpNot: true}
 
-func isMaskOp(op hlo.Opcode) bool {
-	return op == hlo.OpAnd || op == hlo.OpOr || op == hlo.OpXor || op == hlo.OpNot
-}
-
-// maskTile applies a logical op to mask tiles (b unused for not).
-func maskTile(op hlo.Opcode, dst, a, b []float32) {
-	switch op {
-	case hlo.OpAnd:
-		kernels.AndF32(dst, a, b)
-	case hlo.OpOr:
-		kernels.OrF32(dst, a, b)
-	case hlo.OpXor:
-		kernels.XorF32(dst, a, b)
-	default: // not
-		d, x := asWords(dst), asWords(a)[:len(dst)]
-		for i := range d {
-			d[i] = ^x[i]
-		}
+// notMask inverts mask tiles.
+func notMask(dst, a []float32) {
+	d, x := asWords(dst), asWords(a)[:len(dst)]
+	for i := range d {
+		d[i] = ^x[i]
 	}
 }

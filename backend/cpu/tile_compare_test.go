@@ -53,14 +53,7 @@ ENTRY e {
 		for i := 5; i < len(ys); i += 13 {
 			ys[i] = gs[i]
 		}
-		want, err := eval.Run(m, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := x.Execute(args...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got, want := evalAndRun(t, m, x, args)
 		if !got.Equal(want) {
 			t.Fatalf("threads %d: fused predicates differ from the evaluator", threads)
 		}

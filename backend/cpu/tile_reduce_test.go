@@ -82,14 +82,7 @@ ENTRY main {
 					t.Fatalf("lowering %v, want %d reduce fusions", x.Lowering, c.reduces)
 				}
 				args := eval.RandomArguments(m, 5)
-				want, err := eval.Run(m, args...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := x.Execute(args...)
-				if err != nil {
-					t.Fatal(err)
-				}
+				got, want := evalAndRun(t, m, x, args)
 				if err := conformance.Compare(got, want, conformance.Tolerance{Rtol: 1e-5, Atol: c.atol}); err != nil {
 					t.Fatalf("threads=%d: %v", threads, err)
 				}
