@@ -91,6 +91,9 @@ func (x *Executable) ExecuteWith(opts ExecuteOptions, args ...*Buffer) ([]*Buffe
 		return nil, fmt.Errorf("axle: executing %s: %w", x.entry, err)
 	}
 	bufs := x.wrap(one, out, lits, donated)
+	if donated != nil {
+		recycleUntaken(args, lits, donated, bufs)
+	}
 	clear(lits) // the result must not keep the arguments alive
 	return bufs, nil
 }
@@ -305,6 +308,26 @@ func aliased(e *hlo.Literal, earlier, args []*hlo.Literal, donated []bool) bool 
 		}
 	}
 	return false
+}
+
+// recycleUntaken gives back the storage of donated arguments that no
+// result took over: a training step's optimizer state that could not be
+// updated in place would otherwise become garbage each step while the
+// next step allocates its like anew.
+func recycleUntaken(args []*Buffer, lits []*hlo.Literal, donated []bool, results []*Buffer) {
+	for i, d := range donated {
+		p := storage(lits[i])
+		if !d || p == nil {
+			continue
+		}
+		taken := false
+		for _, r := range results {
+			taken = taken || storage(r.lit) == p
+		}
+		if !taken {
+			args[i].recycle()
+		}
+	}
 }
 
 // storage is the address of an array literal's first element (nil for

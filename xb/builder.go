@@ -56,6 +56,8 @@ type Op struct {
 	b      *Builder
 	in     *hlo.Instruction
 	inputs []*Op
+	// stop marks a StopGradient: Grad treats the op as a constant.
+	stop bool
 }
 
 // Error is a shape or usage error found while building, positioned at the

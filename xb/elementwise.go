@@ -96,6 +96,17 @@ func PopCount(x *Op) *Op { return unary(hlo.OpPopulationCount, x) }
 // Copy adds a copy of x.
 func Copy(x *Op) *Op { return unary(hlo.OpCopy, x) }
 
+// StopGradient is x, as a value Grad and VJP treat as a constant: no
+// gradient flows through it to x. It is a copy in the module, which the
+// optimizer removes.
+func StopGradient(x *Op) *Op {
+	c := Copy(x)
+	if c.in != nil {
+		c.stop = true
+	}
+	return c
+}
+
 // binary adds an elementwise op of two operands. HLO forbids implicit
 // broadcasting, so shapes must match; as a convenience a scalar operand
 // is broadcast explicitly to the other's shape.

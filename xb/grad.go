@@ -95,7 +95,7 @@ func backward(b *Builder, y, seed *Op, wrt []*Op) (map[*Op]*Op, bool) {
 		depends[w] = true
 	}
 	for _, o := range ops {
-		if depends[o] || !(differentiable(o) || o.Shape().IsTuple()) {
+		if depends[o] || o.stop || !(differentiable(o) || o.Shape().IsTuple()) {
 			continue
 		}
 		for _, in := range o.inputs {

@@ -344,3 +344,19 @@ func TestGradErrors(t *testing.T) {
 		near(t, "grad w", values[float32](t, out), []float64{0, 0, 0}, 0)
 	})
 }
+
+// StopGradient cuts the gradient: for y = Σ x·stop(x), dy/dx is x (the
+// stopped factor as a constant), not 2x. Worked by hand.
+func TestStopGradient(t *testing.T) {
+	b := xb.New("stop")
+	x := b.Param("x", hlo.F64, 3)
+	y := xb.ReduceSum(xb.Mul(x, xb.StopGradient(x)), 0)
+	m := build(t, b, b.Tuple(y, xb.Grad(y, x)[0]))
+	out := run(t, m, lit(t, []float64{1, -2, 3}, 3))
+	if got := values[float64](t, out.Elements()[0])[0]; got != 14 {
+		t.Fatalf("y = %v, want 14", got)
+	}
+	if got := values[float64](t, out.Elements()[1]); fmt.Sprint(got) != "[1 -2 3]" {
+		t.Fatalf("dy/dx = %v, want [1 -2 3]", got)
+	}
+}

@@ -63,7 +63,10 @@ func Softmax(x *Op, axis int) *Op {
 	if !ok {
 		return poison(builderOf(x))
 	}
-	e := Exp(Sub(x, expandBack(ReduceMax(x, a), x, a)))
+	// The shift by the maximum changes nothing mathematically, so no
+	// gradient flows through it (as in JAX): the backward pass then needs
+	// no tie count of the maximum.
+	e := Exp(Sub(x, expandBack(StopGradient(ReduceMax(x, a)), x, a)))
 	return Div(e, expandBack(ReduceSum(e, a), e, a))
 }
 
@@ -74,7 +77,7 @@ func LogSoftmax(x *Op, axis int) *Op {
 	if !ok {
 		return poison(builderOf(x))
 	}
-	shifted := Sub(x, expandBack(ReduceMax(x, a), x, a))
+	shifted := Sub(x, expandBack(StopGradient(ReduceMax(x, a)), x, a)) // see Softmax
 	lse := Log(ReduceSum(Exp(shifted), a))
 	return Sub(shifted, expandBack(lse, shifted, a))
 }

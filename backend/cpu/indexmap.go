@@ -17,6 +17,24 @@ type affineMap struct {
 	dims, strides []int
 }
 
+// period is the number of elements after which the map's values repeat
+// because every dimension outside the innermost non-broadcast ones has
+// stride 0, or 0 if they do not repeat (or are one value throughout).
+func (m affineMap) period() int {
+	k := 0
+	for k < len(m.strides) && m.strides[k] == 0 {
+		k++
+	}
+	if k == 0 || k == len(m.strides) {
+		return 0
+	}
+	p := 1
+	for _, d := range m.dims[k:] {
+		p *= d
+	}
+	return p
+}
+
 // indexOp reports whether a tile program reads in through an index map.
 func indexOp(in *hlo.Instruction) bool {
 	switch in.Opcode {

@@ -42,6 +42,26 @@ ENTRY e {
   y = f32[32] parameter(1)
   ROOT c = f32[32] maximum(r, y)
 }`,
+		// Broadcasts along outer dimensions repeat with a period that tiles
+		// straddle (37 does not divide 512); a row broadcast makes short runs.
+		"periodic-bias": `HloModule m
+ENTRY e {
+  x = f32[37] parameter(0)
+  b = f32[100,37] broadcast(x), dimensions={1}
+  r = f32[100] parameter(1)
+  c = f32[100,37] broadcast(r), dimensions={0}
+  y = f32[100,37] parameter(2)
+  s = f32[100,37] add(b, y)
+  ROOT d = f32[100,37] subtract(s, c)
+}`,
+		"periodic-transposed-block": `HloModule m
+ENTRY e {
+  x = f32[5,3] parameter(0)
+  t = f32[3,5] transpose(x), dimensions={1,0}
+  b = f32[41,3,5] broadcast(t), dimensions={1,2}
+  y = f32[41,3,5] parameter(1)
+  ROOT c = f32[41,3,5] multiply(b, y)
+}`,
 		"square-transpose-not-in-place": `HloModule m
 ENTRY e {
   x = f32[64,64] parameter(0)

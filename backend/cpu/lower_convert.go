@@ -4,6 +4,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/minifloat"
 )
@@ -108,7 +109,7 @@ func (c *convPlan) run(dst, src any) {
 		convertFrom(dst, 0, s, c)
 	case []uint8:
 		if d, ok := dst.([]float32); ok && !c.sat {
-			bytesToF32(d, s)
+			kernels.U8ToF32(d, s)
 			return
 		}
 		convertFrom(dst, 0, s, c)
@@ -202,21 +203,5 @@ func castInto[D, S number](dst []D, src []S, c *convPlan) {
 		default:
 			dst[i] = D(uint64(x))
 		}
-	}
-}
-
-// u8ToF32 holds every byte's float value: converting images (bytes) to
-// floats is a table lookup, a third of the time of a conversion per byte.
-var u8ToF32 = func() (t [256]float32) {
-	for i := range t {
-		t[i] = float32(i)
-	}
-	return t
-}()
-
-func bytesToF32(dst []float32, src []uint8) {
-	dst = dst[:len(src)]
-	for i, v := range src {
-		dst[i] = u8ToF32[v]
 	}
 }

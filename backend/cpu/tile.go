@@ -300,6 +300,11 @@ func (p *tileProg) getScratch() *scratch {
 	for i := range sc.bufs {
 		sc.bufs[i] = store[i*size : (i+1)*size]
 	}
+	for _, s := range p.slots {
+		if s.kind == slotSplat && s.param < 0 && s.from < 0 {
+			fill(sc.bufs[s.buf], s.value)
+		}
+	}
 	return sc
 }
 
@@ -326,23 +331,23 @@ func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
 	}
 }
 
-// begin takes a worker's scratch and fills its splat slots.
+// begin takes a worker's scratch and fills the splat slots whose value
+// comes from a parameter (constant splats were filled when the scratch
+// was made).
 func (p *tileProg) begin(params []operand) *scratch {
 	sc := p.getScratch()
 	bufs := sc.bufs
 	for _, s := range p.slots {
-		if s.kind == slotSplat {
-			v := s.value
-			switch {
-			case s.param >= 0:
-				v = params[s.param].at(0)
-			case s.from >= 0:
-				v = bufs[p.slots[s.from].buf][0]
-			}
-			for k := range bufs[s.buf] {
-				bufs[s.buf][k] = v
-			}
+		if s.kind != slotSplat || s.param < 0 && s.from < 0 {
+			continue
 		}
+		v := s.value
+		if s.param >= 0 {
+			v = params[s.param].at(0)
+		} else {
+			v = bufs[p.slots[s.from].buf][0]
+		}
+		fill(bufs[s.buf], v)
 	}
 	return sc
 }
@@ -410,6 +415,15 @@ func gather(src operand, dst []float32, lo int, m affineMap) []float32 {
 		fill(dst, src.at(m.off))
 		return dst
 	}
+	// Outer dimensions that are all broadcast repeat the inner ones: gather
+	// one period and copy it (a bias row over a batch, say).
+	if period := m.period(); period > 0 && period < len(dst) {
+		gather(src, dst[:period], lo, m)
+		for n := period; n < len(dst); n *= 2 {
+			copy(dst[n:], dst[:n])
+		}
+		return dst
+	}
 	var small [8]int
 	idx := small[:0]
 	if r > len(small) {
@@ -443,8 +457,18 @@ func gather(src operand, dst []float32, lo int, m affineMap) []float32 {
 // run reads len(dst) operand elements from off with the given stride.
 func run(src operand, dst []float32, off, step int) {
 	switch {
+	case step == 0 && len(dst) <= 32:
+		v := src.at(off)
+		for i := range dst {
+			dst[i] = v
+		}
 	case step == 0:
 		fill(dst, src.at(off))
+	case step == 1 && src.f32 != nil && len(dst) <= 16:
+		s := src.f32[off : off+len(dst)]
+		for i := range dst {
+			dst[i] = s[i]
+		}
 	case step == 1 && src.f32 != nil:
 		copy(dst, src.f32[off:off+len(dst)])
 	case src.f32 != nil:

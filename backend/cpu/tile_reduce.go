@@ -165,6 +165,9 @@ func (p *reduceProg) runRows(params []operand, dst []float32, init float32, from
 
 // fold combines acc with the reduction of seg.
 func fold(op hlo.Opcode, acc float32, seg []float32) float32 {
+	if len(seg) < 16 {
+		return foldShort(op, acc, seg) // a kernel call costs more than these few
+	}
 	switch op {
 	case hlo.OpAdd:
 		return acc + kernels.SumF32(seg)
@@ -175,6 +178,31 @@ func fold(op hlo.Opcode, acc float32, seg []float32) float32 {
 	}
 	for _, x := range seg {
 		acc *= x
+	}
+	return acc
+}
+
+// foldShort folds a short segment element by element, in order.
+func foldShort(op hlo.Opcode, acc float32, seg []float32) float32 {
+	switch op {
+	case hlo.OpAdd:
+		var r float32
+		for _, x := range seg {
+			r += x
+		}
+		return acc + r
+	case hlo.OpMaximum:
+		for _, x := range seg {
+			acc = nanMax(acc, x)
+		}
+	case hlo.OpMinimum:
+		for _, x := range seg {
+			acc = nanMin(acc, x)
+		}
+	default:
+		for _, x := range seg {
+			acc *= x
+		}
 	}
 	return acc
 }

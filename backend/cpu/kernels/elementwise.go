@@ -154,3 +154,21 @@ func rsqrtGo(dst, a []float32) {
 		dst[i] = float32(1 / math.Sqrt(float64(a[i])))
 	}
 }
+
+// U8ToF32 sets dst[i] = float32(src[i]) (exact: every byte is a float32).
+// Converting images from bytes is common enough for a vector kernel; the
+// Go loop looks each byte up in a table, a third of the time of a
+// conversion per byte.
+func U8ToF32(dst []float32, src []uint8) {
+	dst = dst[:len(src)]
+	for i := u8ToF32Vec(dst, src); i < len(src); i++ {
+		dst[i] = byteValues[src[i]]
+	}
+}
+
+var byteValues = func() (t [256]float32) {
+	for i := range t {
+		t[i] = float32(i)
+	}
+	return t
+}()

@@ -92,3 +92,15 @@ func rsqrtF32(dst, a []float32) {
 	}
 	rsqrtF32AVX(&dst[0], &a[0], len(dst))
 }
+
+// u8ToF32Vec converts the whole vectors of src and returns how many
+// elements it did.
+func u8ToF32Vec(dst []float32, src []uint8) int {
+	n := len(src) &^ 7
+	if !useAsm || n == 0 {
+		return 0
+	}
+	_ = dst[n-1]
+	u8ToF32(&dst[0], &src[0], n)
+	return n
+}

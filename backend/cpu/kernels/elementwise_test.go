@@ -173,3 +173,38 @@ func TestNaNMaxMin(t *testing.T) {
 		}
 	}
 }
+
+// U8ToF32 gives every byte's value, at every length (whole vectors, the
+// tail, both) and offset.
+func TestU8ToF32(t *testing.T) {
+	src := make([]uint8, 300)
+	for i := range src {
+		src[i] = uint8(i * 7)
+	}
+	for n := range 70 {
+		for _, off := range []int{0, 1, 5} {
+			dst := make([]float32, n+1)
+			dst[n] = -1
+			U8ToF32(dst[:n], src[off:off+n])
+			for i := range n {
+				if dst[i] != float32(src[off+i]) {
+					t.Fatalf("n=%d off=%d: dst[%d] = %v, want %v", n, off, i, dst[i], src[off+i])
+				}
+			}
+			if dst[n] != -1 {
+				t.Fatalf("n=%d: wrote past the end", n)
+			}
+		}
+	}
+	all := make([]uint8, 256)
+	for i := range all {
+		all[i] = uint8(i)
+	}
+	dst := make([]float32, 256)
+	U8ToF32(dst, all)
+	for i, v := range dst {
+		if v != float32(i) {
+			t.Fatalf("byte %d gives %v", i, v)
+		}
+	}
+}

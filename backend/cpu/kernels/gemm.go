@@ -250,11 +250,17 @@ func packB[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, from,
 // once, front to back, and dealt out NR values to each sliver.
 func packBRows[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, from, to int) {
 	// Sliver by sliver, so the writes are sequential; a full sliver row
-	// is an unrolled move rather than a call to copy.
+	// is two vector moves (or an unrolled move) rather than a call to copy.
+	d32, _ := any(dst).([]float32)
+	s32, _ := any(b.Data).([]float32)
 	for sl := from; sl < to; sl++ {
 		c0, c1 := min(sl*nr, nb), min(sl*nr+nr, nb)
 		d := dst[sl*kb*nr : (sl+1)*kb*nr]
 		src := b.Data[pc*b.Row+jc+c0:]
+		if c1-c0 == 16 && nr == 16 && d32 != nil &&
+			packRows16F32(kb, s32[pc*b.Row+jc+c0:], b.Row, d32[sl*kb*nr:(sl+1)*kb*nr]) {
+			continue
+		}
 		if c1-c0 == 16 && nr == 16 {
 			for p := range kb {
 				s, o := src[p*b.Row:p*b.Row+16:p*b.Row+16], d[p*16:p*16+16:p*16+16]
@@ -263,10 +269,15 @@ func packBRows[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, f
 			}
 			continue
 		}
+		// A partial sliver (the edge, or all of a narrow B): zero it once,
+		// then move each row's few values with a loop, not a call.
+		clear(d)
+		w := c1 - c0
 		for p := range kb {
-			o := d[p*nr : (p+1)*nr]
-			n := copy(o, src[p*b.Row:p*b.Row+c1-c0])
-			clear(o[n:])
+			o, s := d[p*nr:p*nr+w], src[p*b.Row:p*b.Row+w]
+			for q := range o {
+				o[q] = s[q]
+			}
 		}
 	}
 }

@@ -659,3 +659,28 @@ peak_loop:
 	JNZ         peak_loop
 	VZEROUPPER
 	RET
+
+// func packRows16(k int, src *float32, ldb int, dst *float32)
+// Requires: AVX
+TEXT ·packRows16(SB), NOSPLIT, $0-32
+	MOVQ  k+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  ldb+16(FP), DX
+	MOVQ  dst+24(FP), BX
+	SHLQ  $0x02, DX
+	TESTQ AX, AX
+	JZ    pack_done
+
+pack_loop:
+	VMOVUPS (CX), Y0
+	VMOVUPS 32(CX), Y1
+	VMOVUPS Y0, (BX)
+	VMOVUPS Y1, 32(BX)
+	ADDQ    DX, CX
+	ADDQ    $0x40, BX
+	DECQ    AX
+	JNZ     pack_loop
+
+pack_done:
+	VZEROUPPER
+	RET

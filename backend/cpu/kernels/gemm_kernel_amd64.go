@@ -35,3 +35,15 @@ func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 	}
 	kernelTapsGo(runs, b, c, ldc, overwrite)
 }
+
+// packRows16F32 packs k rows of 16 float32, ldb apart, into dst,
+// reporting false when the vector copy is not available.
+func packRows16F32(k int, src []float32, ldb int, dst []float32) bool {
+	if !useAsm || k == 0 {
+		return false
+	}
+	_ = src[(k-1)*ldb+15]
+	_ = dst[k*16-1]
+	packRows16(k, &src[0], ldb, &dst[0])
+	return true
+}

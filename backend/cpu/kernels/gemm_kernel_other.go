@@ -13,3 +13,5 @@ func kernelF64(k int, a, b, c []float64, ldc int, overwrite bool) {
 func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 	kernelTapsGo(runs, b, c, ldc, overwrite)
 }
+
+func packRows16F32(k int, src []float32, ldb int, dst []float32) bool { return false }

@@ -21,3 +21,8 @@ func dgemm6x8(k int, a *float64, b *float64, c *float64, ldc int, overwrite bool
 
 // fmaPeak runs n rounds of 12 independent VFMADD231PS (192 f32 FLOP per round).
 func fmaPeak(n int)
+
+// packRows16 copies k rows of 16 float32 from src, ldb elements apart, to dst, 16 apart.
+//
+//go:noescape
+func packRows16(k int, src *float32, ldb int, dst *float32)

@@ -3051,3 +3051,48 @@ xorF32AVX_tail:
 xorF32AVX_done:
 	VZEROUPPER
 	RET
+
+// func u8ToF32(dst *float32, src *uint8, n int)
+// Requires: AVX, AVX2
+TEXT ·u8ToF32(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	MOVQ DX, SI
+	ANDQ $-32, SI
+
+u8_loop4:
+	CMPQ      BX, SI
+	JAE       u8_loop1
+	VPMOVZXBD (CX)(BX*1), Y0
+	VCVTDQ2PS Y0, Y0
+	VMOVUPS   Y0, (AX)(BX*4)
+	VPMOVZXBD 8(CX)(BX*1), Y0
+	VCVTDQ2PS Y0, Y0
+	VMOVUPS   Y0, 32(AX)(BX*4)
+	VPMOVZXBD 16(CX)(BX*1), Y0
+	VCVTDQ2PS Y0, Y0
+	VMOVUPS   Y0, 64(AX)(BX*4)
+	VPMOVZXBD 24(CX)(BX*1), Y0
+	VCVTDQ2PS Y0, Y0
+	VMOVUPS   Y0, 96(AX)(BX*4)
+	ADDQ      $0x20, BX
+	JMP       u8_loop4
+
+u8_loop1:
+	MOVQ DX, SI
+	ANDQ $-8, SI
+
+u8_loop1next:
+	CMPQ      BX, SI
+	JAE       u8_done
+	VPMOVZXBD (CX)(BX*1), Y0
+	VCVTDQ2PS Y0, Y0
+	VMOVUPS   Y0, (AX)(BX*4)
+	ADDQ      $0x08, BX
+	JMP       u8_loop1next
+
+u8_done:
+	VZEROUPPER
+	RET

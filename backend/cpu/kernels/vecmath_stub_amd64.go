@@ -163,3 +163,8 @@ func orF32AVX(dst *float32, a *float32, b *float32, n int)
 //
 //go:noescape
 func xorF32AVX(dst *float32, a *float32, b *float32, n int)
+
+// u8ToF32 sets dst[i] = float32(src[i]) for i < n rounded down to a multiple of 8.
+//
+//go:noescape
+func u8ToF32(dst *float32, src *uint8, n int)

@@ -114,6 +114,49 @@ func elementwiseKernels() {
 	for _, op := range elementwiseOps {
 		elementwise(op)
 	}
+	u8ToF32()
+}
+
+// u8ToF32 emits the widening of bytes to float32: 32 bytes per iteration
+// (zero-extend 8 bytes to 8 dwords, convert), then 8 at a time. The Go
+// side converts the last n%8.
+func u8ToF32() {
+	TEXT("u8ToF32", NOSPLIT, "func(dst *float32, src *uint8, n int)")
+	Pragma("noescape")
+	Doc("u8ToF32 sets dst[i] = float32(src[i]) for i < n rounded down to a multiple of 8.")
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	n := Load(Param("n"), GP64())
+	i, end := GP64(), GP64()
+	XORQ(i, i)
+	conv := func(disp int) {
+		v := YMM()
+		VPMOVZXBD(Mem{Base: src, Index: i, Scale: 1, Disp: disp}, v)
+		VCVTDQ2PS(v, v)
+		VMOVUPS(v, Mem{Base: dst, Index: i, Scale: 4, Disp: 4 * disp})
+	}
+	MOVQ(n, end)
+	ANDQ(I32(-32), end)
+	Label("u8_loop4")
+	CMPQ(i, end)
+	JAE(LabelRef("u8_loop1"))
+	for v := range 4 {
+		conv(8 * v)
+	}
+	ADDQ(Imm(32), i)
+	JMP(LabelRef("u8_loop4"))
+	Label("u8_loop1")
+	MOVQ(n, end)
+	ANDQ(I32(-8), end)
+	Label("u8_loop1next")
+	CMPQ(i, end)
+	JAE(LabelRef("u8_done"))
+	conv(0)
+	ADDQ(Imm(8), i)
+	JMP(LabelRef("u8_loop1next"))
+	Label("u8_done")
+	VZEROUPPER()
+	RET()
 }
 
 // elementwise emits op's kernel: four vectors per iteration, then one
