@@ -96,6 +96,11 @@ type group struct {
 	members []*hlo.Instruction
 	copied  map[*hlo.Instruction]bool
 	kind    string
+	// elem is the shape of the values the fusion computes element by
+	// element (its root's, or a reduction root's operand's), and rowDims
+	// the trailing dimensions its row reductions fold (0: none yet).
+	elem    hlo.Shape
+	rowDims int
 }
 
 // cheapOps may be recomputed in a second fusion rather than stored and
@@ -123,10 +128,7 @@ func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, erro
 		if taken[root] || !fusionRoot(root) && !isReduce || len(root.ControlPredecessors) > 0 {
 			continue
 		}
-		g := grow(root, users, taken)
-		if isReduce {
-			g.kind = "kInput"
-		}
+		g := grow(root, isReduce, users, taken)
 		for _, in := range g.members {
 			if !scalarSplat(in) && !g.copied[in] {
 				taken[in] = true
@@ -147,8 +149,11 @@ func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, erro
 // fusion, scalar splats and broadcasts (copied), cheap producers with
 // readers elsewhere (copied, within the budget), and under index ops only
 // more index ops.
-func grow(root *hlo.Instruction, users map[*hlo.Instruction][]*hlo.Instruction, taken map[*hlo.Instruction]bool) group {
-	g := group{members: []*hlo.Instruction{root}, copied: map[*hlo.Instruction]bool{}, kind: "kLoop"}
+func grow(root *hlo.Instruction, isReduce bool, users map[*hlo.Instruction][]*hlo.Instruction, taken map[*hlo.Instruction]bool) group {
+	g := group{members: []*hlo.Instruction{root}, copied: map[*hlo.Instruction]bool{}, kind: "kLoop", elem: root.Shape}
+	if isReduce {
+		g.kind, g.elem, g.rowDims = "kInput", root.Operands[0].Shape, len(root.Dimensions())
+	}
 	owned := map[*hlo.Instruction]bool{root: true}
 	add := func(o *hlo.Instruction, copied bool) {
 		owned[o] = true
@@ -164,6 +169,10 @@ func grow(root *hlo.Instruction, users map[*hlo.Instruction][]*hlo.Instruction, 
 			absorbable := fusible(o) && !anyView(users[o]) || viewOp(o)
 			switch {
 			case owned[o]:
+			case !taken[o] && len(g.copied) < maxCopied && g.rowReduction(member, o, users):
+				// Computed again in the fusion, row by row, where its input
+				// is at hand; it stays outside for its other readers.
+				add(o, true)
 			case mapped && !viewOp(o):
 			case scalarSplat(o): // copied into every fusion that reads it
 				add(o, false)
@@ -180,6 +189,30 @@ func grow(root *hlo.Instruction, users map[*hlo.Instruction][]*hlo.Instruction, 
 		}
 	}
 	return g
+}
+
+// rowReduction reports whether o is a row reduction that broadcast b
+// spreads back along the fusion's rows, which the fusion can compute as a
+// row program (tile_row.go), and records the rows' dimensions.
+func (g *group) rowReduction(b, o *hlo.Instruction, users map[*hlo.Instruction][]*hlo.Instruction) bool {
+	// (Spread rows are computed per tile: an index map cannot read them.)
+	if b.Opcode != hlo.OpBroadcast || o.Opcode != hlo.OpReduce || !b.Shape.SameDims(g.elem) || anyView(users[b]) {
+		return false
+	}
+	if _, ok := rowLength(o, g.elem); !ok {
+		return false
+	}
+	for i, d := range b.Dimensions() {
+		if d != int64(i) {
+			return false
+		}
+	}
+	n := len(o.Dimensions())
+	if g.rowDims != 0 && g.rowDims != n {
+		return false
+	}
+	g.rowDims = n
+	return true
 }
 
 // anyView: a computed value read through an index map stays outside the

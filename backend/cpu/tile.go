@@ -36,6 +36,11 @@ const (
 	// that scalar's slot already holds its value at every position of the
 	// tile, so the broadcast reads it as it is.
 	slotAlias
+	// slotReduce and slotRowBcast belong to row programs (tile_row.go): a
+	// row reduction inside the fusion, holding one value per row of the
+	// tile, and its broadcast back along the rows.
+	slotReduce
+	slotRowBcast
 )
 
 type slot struct {
@@ -63,6 +68,10 @@ type tileProg struct {
 	gathered []int
 	nbufs    int // scratch tiles per worker
 	ops      int // slots computed or gathered per element, for the work estimate
+	// tile is the elements per tile: tileSize, or in a row program
+	// (rowLen > 0, the length of the rows its reductions fold) whole rows.
+	tile   int
+	rowLen int
 }
 
 // compileLoop turns a kLoop fusion of f32 elementwise instructions into a
@@ -78,11 +87,18 @@ func compileLoop(in *hlo.Instruction) (*tileProg, error) {
 // compileSlots compiles the instructions xs, ending with root, of a fused
 // computation computing values of shape s tile by tile.
 func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, root *hlo.Instruction, shape hlo.Shape) (*tileProg, error) {
-	p := &tileProg{n: int(shape.NumElements())}
+	p := &tileProg{n: int(shape.NumElements()), tile: tileSize}
+	if err := p.rowMode(in, xs, shape); err != nil {
+		return nil, err
+	}
 	index := map[*hlo.Instruction]int{}
 	for _, x := range xs {
 		s := slot{param: -1, from: -1}
 		switch {
+		case x.Opcode == hlo.OpReduce || x.Opcode == hlo.OpBroadcast && p.readsRowValues(x, index):
+			if err := p.rowSlot(in, x, index, &s); err != nil {
+				return nil, err
+			}
 		case x.Opcode == hlo.OpParameter && x.Shape.Rank() == 0:
 			s.kind, s.param = slotSplat, int(x.ParamNumber)
 		case x.Opcode == hlo.OpParameter && x.Shape.SameDims(shape):
@@ -133,7 +149,7 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, root *hlo.Instruct
 	}
 	p.assignTiles()
 	for _, s := range p.slots {
-		if s.kind == slotOp || s.kind == slotGather {
+		if s.kind == slotOp || s.kind == slotGather || s.kind == slotReduce || s.kind == slotRowBcast {
 			p.ops++
 		}
 	}
@@ -163,15 +179,22 @@ func (p *tileProg) assignTiles() {
 	for i := range p.slots {
 		s := &p.slots[i]
 		s.buf = -1
-		if s.kind == slotOp {
+		var done []int // operand tiles this slot reads last
+		if s.kind == slotOp || s.kind == slotReduce || s.kind == slotRowBcast {
 			for k, a := range s.args[:s.nargs] {
 				if last[a] == i && p.slots[a].buf >= 0 && p.slots[a].kind != slotSplat && !slices.Contains(s.args[:k], a) {
-					free = append(free, p.slots[a].buf)
+					done = append(done, p.slots[a].buf)
 				}
 			}
 		}
+		// Spreading row values over the rows would overwrite values not
+		// yet spread if it shared their tile, so a spread's operand tile
+		// is freed only after it has its own.
+		if s.kind != slotRowBcast {
+			free, done = append(free, done...), nil
+		}
 		switch s.kind {
-		case slotSplat, slotGather, slotOp:
+		case slotSplat, slotGather, slotOp, slotReduce, slotRowBcast:
 		case slotParam:
 			if s.t == hlo.F32 {
 				continue // read in place
@@ -188,6 +211,7 @@ func (p *tileProg) assignTiles() {
 			s.buf = p.nbufs
 			p.nbufs++
 		}
+		free = append(free, done...)
 	}
 }
 
@@ -266,7 +290,7 @@ func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error
 		}
 		params = append(params, o)
 	}
-	tiles := (p.n + tileSize - 1) / tileSize
+	tiles := (p.n + p.tile - 1) / p.tile
 	threads = max(1, min(threads, tiles/8))
 	if p.n*p.ops < kernels.MinParallelWork {
 		threads = 1 // small fusions run inline
@@ -294,7 +318,7 @@ func (p *tileProg) getScratch() *scratch {
 	}
 	// A tile per slot (less for a small fusion: a scalar program should
 	// not touch kilobytes per call).
-	size := min(tileSize, p.n)
+	size := min(p.tile, p.n)
 	sc := &scratch{bufs: make([][]float32, p.nbufs), view: make([][]float32, len(p.slots))}
 	store := make([]float32, p.nbufs*size)
 	for i := range sc.bufs {
@@ -319,8 +343,8 @@ func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
 		outFmt, _ = minifloat.ByName(out.DType().String())
 	}
 	for tile := from; tile < to; tile++ {
-		lo := tile * tileSize
-		hi := min(lo+tileSize, p.n)
+		lo := tile * p.tile
+		hi := min(lo+p.tile, p.n)
 		if outF32 != nil {
 			if v := p.computeTile(sc, params, lo, hi, outF32[lo:hi]); &v[0] != &outF32[lo] {
 				copy(outF32[lo:hi], v)
@@ -386,6 +410,10 @@ func (p *tileProg) computeTile(sc *scratch, params []operand, lo, hi int, dst []
 			}
 			roundTo(s.t, d)
 			view[i] = d
+		case slotReduce:
+			view[i] = p.reduceRows(s, bufs[s.buf], view, hi-lo)
+		case slotRowBcast:
+			view[i] = p.spreadRows(view[s.args[0]], bufs[s.buf][:hi-lo])
 		}
 	}
 	return view[last]

@@ -83,6 +83,9 @@ func compileReduce(in *hlo.Instruction) (*reduceProg, error) {
 	if p.rows > 0 {
 		p.rowLen = prod.n / p.rows
 	}
+	if prod.rowLen != 0 && prod.rowLen != p.rowLen {
+		return nil, fmt.Errorf("fusion %s: its reductions fold rows of %d and %d", in.Name, prod.rowLen, p.rowLen)
+	}
 	switch {
 	case init.Opcode == hlo.OpParameter:
 		p.init = int(init.ParamNumber)
@@ -142,7 +145,7 @@ func (p *reduceProg) runRows(params []operand, dst []float32, init float32, from
 	sc := p.prod.begin(params)
 	defer p.prod.pool.Put(sc)
 	L := p.rowLen
-	if L >= tileSize {
+	if L >= tileSize && p.prod.rowLen == 0 {
 		for r := from; r < to; r++ {
 			acc := init
 			for lo := r * L; lo < (r+1)*L; lo += tileSize {
@@ -153,7 +156,7 @@ func (p *reduceProg) runRows(params []operand, dst []float32, init float32, from
 		}
 		return
 	}
-	per := tileSize / L
+	per := p.prod.tile / L // whole rows (one at least, in a row program)
 	for r := from; r < to; r += per {
 		n := min(per, to-r)
 		v := p.prod.computeTile(sc, params, r*L, (r+n)*L, nil)

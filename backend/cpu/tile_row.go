@@ -1,0 +1,112 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/axle-ml/axle/hlo"
+)
+
+// Row programs: a fusion may hold row reductions of its own values and
+// read their results back along the rows, as softmax does (the row's
+// maximum subtracted, the sum of exponentials divided by). Its tiles are
+// then whole rows, so each tile first folds its rows into one value per
+// row (a reduce slot) and spreads them back (a spread slot) before the
+// ops that read them: the input is read from memory once, not once per
+// reduction, and what the reductions and the rest share (the
+// exponentials) is computed once.
+
+// maxRowLen bounds the rows of a row program: a tile holds at least one
+// row per slot, and a few of them should stay in L1 and L2.
+const maxRowLen = 4096
+
+// rowMode finds the row reductions among xs (not counting a reduction
+// root, which compileReduce handles) and makes p's tiles whole rows.
+// They must all fold the same trailing dimensions of values of the
+// program's shape.
+func (p *tileProg) rowMode(in *hlo.Instruction, xs []*hlo.Instruction, shape hlo.Shape) error {
+	for _, x := range xs {
+		if x.Opcode != hlo.OpReduce {
+			continue
+		}
+		L, ok := rowLength(x, shape)
+		if !ok || p.rowLen != 0 && L != p.rowLen {
+			return fmt.Errorf("fusion %s: reduce %s is not a row reduction of the fusion's rows", in.Name, x.Name)
+		}
+		p.rowLen = L
+	}
+	if p.rowLen > 0 {
+		p.tile = max(1, tileSize/p.rowLen) * p.rowLen
+	}
+	return nil
+}
+
+// rowLength is the length of the rows reduce x folds when it is a row
+// reduction of a value of the given shape.
+func rowLength(x *hlo.Instruction, shape hlo.Shape) (int, bool) {
+	if _, ok := rowReduce(x); !ok || !x.Operands[0].Shape.SameDims(shape) {
+		return 0, false
+	}
+	L := 1
+	for _, d := range x.Dimensions() {
+		L *= int(shape.Dims[d])
+	}
+	return L, L > 0 && L <= maxRowLen
+}
+
+// readsRowValues reports whether broadcast x spreads a reduce slot.
+func (p *tileProg) readsRowValues(x *hlo.Instruction, index map[*hlo.Instruction]int) bool {
+	k, ok := index[x.Operands[0]]
+	return ok && p.slots[k].kind == slotReduce
+}
+
+// rowSlot compiles a row reduction or the broadcast of one.
+func (p *tileProg) rowSlot(in, x *hlo.Instruction, index map[*hlo.Instruction]int, s *slot) error {
+	if x.Opcode == hlo.OpReduce {
+		op, _ := rowReduce(x)
+		init, ok := index[x.Operands[1]]
+		if p.rowLen == 0 || !ok || p.slots[init].kind != slotSplat {
+			return fmt.Errorf("fusion %s: reduce %s has no row-program form", in.Name, x.Name)
+		}
+		s.kind, s.op, s.nargs = slotReduce, op, 2
+		s.args[0], s.args[1] = index[x.Operands[0]], init
+		return nil
+	}
+	// The broadcast must put the row values' dimensions first, in order:
+	// row r of the reduction is then row r of the tile.
+	for i, d := range x.Dimensions() {
+		if d != int64(i) {
+			return fmt.Errorf("fusion %s: broadcast %s does not spread a reduction along its rows", in.Name, x.Name)
+		}
+	}
+	s.kind, s.nargs = slotRowBcast, 1
+	s.args[0] = index[x.Operands[0]]
+	return nil
+}
+
+// reduceRows folds each of the tile's n/rowLen rows of its operand,
+// from the initial value, into buf.
+func (p *tileProg) reduceRows(s *slot, buf []float32, view [][]float32, n int) []float32 {
+	L := p.rowLen
+	src, init := view[s.args[0]], view[s.args[1]][0]
+	rows := buf[:n/L]
+	for r := range rows {
+		rows[r] = fold(s.op, init, src[r*L:(r+1)*L])
+	}
+	return rows
+}
+
+// spreadRows fills each row of dst with its row's value.
+func (p *tileProg) spreadRows(rows, dst []float32) []float32 {
+	L := p.rowLen
+	for r, v := range rows {
+		seg := dst[r*L : (r+1)*L]
+		if L <= 32 {
+			for k := range seg {
+				seg[k] = v
+			}
+			continue
+		}
+		fill(seg, v)
+	}
+	return dst
+}

@@ -1,0 +1,132 @@
+package cpu
+
+import (
+	"testing"
+
+	"github.com/axle-ml/axle/conformance"
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+)
+
+// Row reductions read back along their rows join their reader's fusion
+// as a row program: softmax and its relatives become one fusion that
+// reads its input once, agree with the evaluator, and give the same bits
+// for any thread count.
+func TestRowPrograms(t *testing.T) {
+	cases := map[string]struct {
+		text          string
+		tiles, reduce int // fusions of each kind expected
+		rowLen        int // of the program that computes the root
+	}{
+		// Rows longer than a tile: one row per tile.
+		"softmax, long rows": {`HloModule softmax` + reductionBodies + `
+ENTRY main {
+  a = f32[9,1000] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[9] reduce(a, ninf), dimensions={1}, to_apply=max
+  mb = f32[9,1000] broadcast(m), dimensions={0}
+  d = f32[9,1000] subtract(a, mb)
+  e = f32[9,1000] exponential(d)
+  zero = f32[] constant(0)
+  s = f32[9] reduce(e, zero), dimensions={1}, to_apply=add
+  sb = f32[9,1000] broadcast(s), dimensions={0}
+  ROOT p = f32[9,1000] divide(e, sb)
+}`, 1, 0, 1000},
+		// Short rows, several to a tile (51 of 10 in 510), and a row
+		// count that does not fill the last tile.
+		"log-softmax, short rows": {`HloModule logsoftmax` + reductionBodies + `
+ENTRY main {
+  a = f32[103,10] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[103] reduce(a, ninf), dimensions={1}, to_apply=max
+  mb = f32[103,10] broadcast(m), dimensions={0}
+  d = f32[103,10] subtract(a, mb)
+  e = f32[103,10] exponential(d)
+  zero = f32[] constant(0)
+  s = f32[103] reduce(e, zero), dimensions={1}, to_apply=add
+  l = f32[103] log(s)
+  lb = f32[103,10] broadcast(l), dimensions={0}
+  ROOT r = f32[103,10] subtract(d, lb)
+}`, 2, 1, 10}, // log(s) is computed outside, over the 103 sums
+		// Rows of two trailing dimensions of a rank-3 value, centred.
+		"two trailing dims": {`HloModule centre` + reductionBodies + `
+ENTRY main {
+  a = f32[6,20,30] parameter(0)
+  zero = f32[] constant(0)
+  s = f32[6] reduce(a, zero), dimensions={1,2}, to_apply=add
+  sb = f32[6,20,30] broadcast(s), dimensions={0}
+  k = f32[] constant(0.0016666667)
+  kb = f32[6,20,30] broadcast(k), dimensions={}
+  mean = f32[6,20,30] multiply(sb, kb)
+  ROOT c = f32[6,20,30] subtract(a, mean)
+}`, 1, 0, 600},
+		// A reduction root whose producer holds another row reduction:
+		// log-sum-exp's sum with the maximum subtracted inside.
+		"reduction of a row program": {`HloModule lse` + reductionBodies + `
+ENTRY main {
+  a = f32[4,5,600] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[4,5] reduce(a, ninf), dimensions={2}, to_apply=max
+  mb = f32[4,5,600] broadcast(m), dimensions={0,1}
+  d = f32[4,5,600] subtract(a, mb)
+  e = f32[4,5,600] exponential(d)
+  zero = f32[] constant(0)
+  ROOT s = f32[4,5] reduce(e, zero), dimensions={2}, to_apply=add
+}`, 0, 1, 600},
+		// A broadcast along other dimensions than the rows' is not a row
+		// spread: the maximum stays its own fusion.
+		"column broadcast": {`HloModule col` + reductionBodies + `
+ENTRY main {
+  a = f32[30,30] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[30] reduce(a, ninf), dimensions={1}, to_apply=max
+  mb = f32[30,30] broadcast(m), dimensions={1}
+  ROOT d = f32[30,30] subtract(a, mb)
+}`, 1, 1, 0},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			var first *hlo.Literal
+			for threads := 1; threads <= 3; threads++ {
+				m, x := compileText(t, c.text, Options{Threads: threads, Poison: true})
+				if x.Lowering["tile-fusion"] != c.tiles || x.Lowering["reduce-fusion"] != c.reduce {
+					t.Fatalf("lowering %v, want %d tile and %d reduce fusions", x.Lowering, c.tiles, c.reduce)
+				}
+				if got := rootRowLen(x); got != c.rowLen {
+					t.Fatalf("the root's program folds rows of %d, want %d", got, c.rowLen)
+				}
+				args := eval.RandomArguments(m, 5)
+				got, want := evalAndRun(t, m, x, args)
+				if err := conformance.Compare(got, want, conformance.Tolerance{Rtol: 1e-5, Atol: 1e-6}); err != nil {
+					t.Fatalf("threads=%d: %v", threads, err)
+				}
+				if first == nil {
+					first = got
+				} else if !got.Equal(first) {
+					t.Fatalf("threads=%d gives other bits than threads=1", threads)
+				}
+			}
+		})
+	}
+}
+
+// rootRowLen is the row length of the tile program computing the entry's
+// root (0 when it is not a row program).
+func rootRowLen(x *Executable) int {
+	root := x.entry.Root
+	if root.Opcode != hlo.OpFusion {
+		return 0
+	}
+	p, err := compileLoop(root)
+	if fc := root.Computation("calls"); fc != nil && fc.Root.Opcode == hlo.OpReduce {
+		r, rerr := compileReduce(root)
+		if rerr != nil {
+			return -1
+		}
+		return r.prod.rowLen
+	}
+	if err != nil {
+		return -1
+	}
+	return p.rowLen
+}
