@@ -345,6 +345,9 @@ func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
 	for tile := from; tile < to; tile++ {
 		lo := tile * p.tile
 		hi := min(lo+p.tile, p.n)
+		if tile+1 < to {
+			p.prefetch(params, hi, min(hi+p.tile, p.n))
+		}
 		if outF32 != nil {
 			if v := p.computeTile(sc, params, lo, hi, outF32[lo:hi]); &v[0] != &outF32[lo] {
 				copy(outF32[lo:hi], v)
@@ -352,6 +355,18 @@ func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
 			continue
 		}
 		encodeNarrow(outFmt, outBits[lo:hi], p.computeTile(sc, params, lo, hi, nil))
+	}
+}
+
+// prefetch starts loading elements [lo, hi) of the operands read in
+// place while the tile before them is computed.
+func (p *tileProg) prefetch(params []operand, lo, hi int) {
+	for i := range p.slots {
+		if s := &p.slots[i]; s.kind == slotParam {
+			if x := params[s.param].f32; x != nil {
+				kernels.Prefetch(x[lo:hi])
+			}
+		}
 	}
 }
 

@@ -684,3 +684,20 @@ pack_loop:
 pack_done:
 	VZEROUPPER
 	RET
+
+// func prefetchT0(p *byte, n int)
+// Requires: MMX+
+TEXT ·prefetchT0(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), AX
+	MOVQ n+8(FP), CX
+	LEAQ (AX)(CX*1), CX
+
+prefetch_loop:
+	CMPQ       AX, CX
+	JAE        prefetch_done
+	PREFETCHT0 (AX)
+	ADDQ       $0x40, AX
+	JMP        prefetch_loop
+
+prefetch_done:
+	RET

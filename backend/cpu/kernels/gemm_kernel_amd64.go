@@ -2,6 +2,8 @@
 
 package kernels
 
+import "unsafe"
+
 func kernelF32(k int, a, b, c []float32, ldc int, overwrite bool) {
 	if useAsm {
 		_ = c[5*ldc+15] // the tile must be inside c
@@ -46,4 +48,13 @@ func packRows16F32(k int, src []float32, ldb int, dst []float32) bool {
 	_ = dst[k*16-1]
 	packRows16(k, &src[0], ldb, &dst[0])
 	return true
+}
+
+// Prefetch asks for x's cache lines to be brought into L1 ahead of use:
+// rows of 4 KiB, each its own page, start where the hardware prefetcher
+// (which stays within a page) has nothing to go on.
+func Prefetch(x []float32) {
+	if len(x) > 0 {
+		prefetchT0((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
+	}
 }

@@ -26,3 +26,8 @@ func fmaPeak(n int)
 //
 //go:noescape
 func packRows16(k int, src *float32, ldb int, dst *float32)
+
+// prefetchT0 asks for the cache lines of the n bytes at p to be brought into L1.
+//
+//go:noescape
+func prefetchT0(p *byte, n int)

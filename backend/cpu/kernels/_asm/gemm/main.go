@@ -17,6 +17,7 @@ func main() {
 	dgemmKernel()
 	fmaPeak()
 	packRows16()
+	prefetch()
 	Generate()
 }
 
@@ -271,5 +272,24 @@ func packRows16() {
 	JNZ(LabelRef("pack_loop"))
 	Label("pack_done")
 	VZEROUPPER()
+	RET()
+}
+
+// prefetch emits a loop of PREFETCHT0 over n bytes, one per 64-byte line.
+func prefetch() {
+	TEXT("prefetchT0", NOSPLIT, "func(p *byte, n int)")
+	Pragma("noescape")
+	Doc("prefetchT0 asks for the cache lines of the n bytes at p to be brought into L1.")
+	p := Load(Param("p"), GP64())
+	n := Load(Param("n"), GP64())
+	end := GP64()
+	LEAQ(Mem{Base: p, Index: n, Scale: 1}, end)
+	Label("prefetch_loop")
+	CMPQ(p, end)
+	JAE(LabelRef("prefetch_done"))
+	PREFETCHT0(Mem{Base: p})
+	ADDQ(Imm(64), p)
+	JMP(LabelRef("prefetch_loop"))
+	Label("prefetch_done")
 	RET()
 }
