@@ -145,3 +145,21 @@ func maxToGo(dst, x []float32) {
 		dst[i] = max(dst[i], v)
 	}
 }
+
+// AccumulateColsF32 adds rows rows of len(d) values, stride apart in src, into
+// d: d[j] += src[j] + src[stride+j] + ..., in row order, so each column
+// sums exactly as a loop over the rows does (a bias gradient, a column
+// of a batch).
+func AccumulateColsF32(d, src []float32, rows, stride int) {
+	j := colSumVec(d, src, rows, stride)
+	if j == len(d) {
+		return
+	}
+	rest := d[j:]
+	for i := range rows {
+		row := src[i*stride+j : i*stride+len(d)]
+		for k, v := range row {
+			rest[k] += v
+		}
+	}
+}

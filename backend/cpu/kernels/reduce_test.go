@@ -127,3 +127,35 @@ func checkReduce(t *testing.T, name string, rows, cols, i int, got float32, want
 		t.Errorf("%s %dx%d [%d] = %v, want %v", name, rows, cols, i, got, want)
 	}
 }
+
+// AccumulateColsF32 adds the rows in order, so every column's sum has the
+// bits of the plain loop's, for every width (the 32-, 16- and 8-column
+// kernels and the rest) and a stride wider than the columns.
+func TestAccumulateColsF32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 2))
+	for _, width := range []int{1, 7, 8, 9, 16, 24, 31, 32, 33, 56, 70} {
+		for _, rows := range []int{0, 1, 5, 300} {
+			stride := width + 3
+			src := make([]float32, rows*stride)
+			for i := range src {
+				src[i] = float32(rng.NormFloat64() * 1e3)
+			}
+			got, want := make([]float32, width), make([]float32, width)
+			for j := range got {
+				got[j] = float32(j) * 0.1
+				want[j] = got[j]
+			}
+			AccumulateColsF32(got, src, rows, stride)
+			for i := range rows {
+				for j := range want {
+					want[j] += src[i*stride+j]
+				}
+			}
+			for j := range want {
+				if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+					t.Fatalf("width %d rows %d: column %d is %v, want %v", width, rows, j, got[j], want[j])
+				}
+			}
+		}
+	}
+}

@@ -127,3 +127,25 @@ func maxTo(dst, x []float32) {
 	maxToAVX(&dst[0], &x[0], n)
 	maxToGo(dst[n:], x[n:])
 }
+
+// colSumVec adds whole 8-column blocks of rows rows (stride apart) into
+// d and returns how many columns it did.
+func colSumVec(d, src []float32, rows, stride int) int {
+	if !useAsm || rows == 0 {
+		return 0
+	}
+	_ = src[(rows-1)*stride+len(d)-1]
+	j := 0
+	for ; j+32 <= len(d); j += 32 {
+		colSumF32x32(&d[j], &src[j], rows, stride)
+	}
+	if j+16 <= len(d) {
+		colSumF32x16(&d[j], &src[j], rows, stride)
+		j += 16
+	}
+	if j+8 <= len(d) {
+		colSumF32x8(&d[j], &src[j], rows, stride)
+		j += 8
+	}
+	return j
+}

@@ -3096,3 +3096,84 @@ u8_loop1next:
 u8_done:
 	VZEROUPPER
 	RET
+
+// func colSumF32x8(d *float32, src *float32, rows int, stride int)
+// Requires: AVX
+TEXT ·colSumF32x8(SB), NOSPLIT, $0-32
+	MOVQ    d+0(FP), AX
+	MOVQ    src+8(FP), CX
+	MOVQ    rows+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x02, BX
+	VMOVUPS (AX), Y0
+	TESTQ   DX, DX
+	JZ      colSumF32x8_done
+
+colSumF32x8_loop:
+	VADDPS (CX), Y0, Y0
+	ADDQ   BX, CX
+	DECQ   DX
+	JNZ    colSumF32x8_loop
+
+colSumF32x8_done:
+	VMOVUPS Y0, (AX)
+	VZEROUPPER
+	RET
+
+// func colSumF32x16(d *float32, src *float32, rows int, stride int)
+// Requires: AVX
+TEXT ·colSumF32x16(SB), NOSPLIT, $0-32
+	MOVQ    d+0(FP), AX
+	MOVQ    src+8(FP), CX
+	MOVQ    rows+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x02, BX
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	TESTQ   DX, DX
+	JZ      colSumF32x16_done
+
+colSumF32x16_loop:
+	VADDPS (CX), Y0, Y0
+	VADDPS 32(CX), Y1, Y1
+	ADDQ   BX, CX
+	DECQ   DX
+	JNZ    colSumF32x16_loop
+
+colSumF32x16_done:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+// func colSumF32x32(d *float32, src *float32, rows int, stride int)
+// Requires: AVX
+TEXT ·colSumF32x32(SB), NOSPLIT, $0-32
+	MOVQ    d+0(FP), AX
+	MOVQ    src+8(FP), CX
+	MOVQ    rows+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x02, BX
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	TESTQ   DX, DX
+	JZ      colSumF32x32_done
+
+colSumF32x32_loop:
+	VADDPS (CX), Y0, Y0
+	VADDPS 32(CX), Y1, Y1
+	VADDPS 64(CX), Y2, Y2
+	VADDPS 96(CX), Y3, Y3
+	ADDQ   BX, CX
+	DECQ   DX
+	JNZ    colSumF32x32_loop
+
+colSumF32x32_done:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	VZEROUPPER
+	RET

@@ -10,3 +10,5 @@ func maxF32(x []float32) float32      { return maxGo(x) }
 func minF32(x []float32) float32      { return minGo(x) }
 func addTo(dst, x []float32)          { addToGo(dst, x) }
 func maxTo(dst, x []float32)          { maxToGo(dst, x) }
+
+func colSumVec(d, src []float32, rows, stride int) int { return 0 }

@@ -168,3 +168,18 @@ func xorF32AVX(dst *float32, a *float32, b *float32, n int)
 //
 //go:noescape
 func u8ToF32(dst *float32, src *uint8, n int)
+
+// colSumF32x8 adds each of rows rows of 8 float32, stride apart, into d, in row order.
+//
+//go:noescape
+func colSumF32x8(d *float32, src *float32, rows int, stride int)
+
+// colSumF32x16 adds each of rows rows of 16 float32, stride apart, into d, in row order.
+//
+//go:noescape
+func colSumF32x16(d *float32, src *float32, rows int, stride int)
+
+// colSumF32x32 adds each of rows rows of 32 float32, stride apart, into d, in row order.
+//
+//go:noescape
+func colSumF32x32(d *float32, src *float32, rows int, stride int)
