@@ -151,39 +151,59 @@ func (d *directConv) splitK(m, n, k int, c []float32, ldc, threads int) {
 }
 
 // tapRuns lists the runs of K block [pc, pc+kb) for output rows
-// [i, i+rows): rows past the end and taps in padding read zeros.
+// [i, i+rows): rows past the end and taps in padding read zeros. A row
+// whose whole window lies inside the image finds each tap at its origin
+// plus the tap's precomputed offset; only rows at the border test bounds
+// tap by tap (that test, for every row, was a tenth of a CNN step).
 func (im *im2col) tapRuns(runs []tapRun, i, rows, pc, kb int) []tapRun {
 	p := im.p
 	ns := len(p.InSpatial)
 	var org [sgemmMR][8]int
-	var base [sgemmMR]int
+	var base, start [sgemmMR]int
+	var inside [sgemmMR]bool
 	var kpos [8]int
 	interior := im.tapOffsets != nil
 	for r := range rows {
 		b, rem := (i+r)/im.pixels, (i+r)%im.pixels
 		base[r] = b*p.InBatchStride + im.c0
+		in := im.tapOffsets != nil
 		for d := ns - 1; d >= 0; d-- {
 			o := rem%p.OutSpatial[d]*p.Stride[d] - p.PadLo[d]
 			org[r][d] = o
 			rem /= p.OutSpatial[d]
-			interior = interior && o >= 0 && o+(p.Kernel[d]-1)*p.RhsDil[d] < p.InSpatial[d]
+			in = in && o >= 0 && o+(p.Kernel[d]-1)*p.RhsDil[d] < p.InSpatial[d]
+		}
+		inside[r], interior = in, interior && in
+		if in {
+			start[r] = base[r]
+			for d := range ns {
+				start[r] += org[r][d] * p.InSpatialStrides[d]
+			}
 		}
 	}
 	if interior {
-		return im.interiorRuns(runs, rows, &base, &org, pc, kb)
+		return im.interiorRuns(runs, rows, &start, pc, kb)
 	}
 	for q := 0; q < kb; {
 		col := pc + q
 		tap, ch := col/im.cin, col%im.cin
 		run := tapRun{q: q, k: min(im.cin-ch, kb-q)}
+		t := tap
 		for d := ns - 1; d >= 0; d-- {
-			kpos[d] = tap % p.Kernel[d]
-			tap /= p.Kernel[d]
+			kpos[d] = t % p.Kernel[d]
+			t /= p.Kernel[d]
 		}
 		for r := range sgemmMR {
 			run.rows[r] = &zeros[0]
-			if off, ok := im.tapOffset(r < rows, base[r], &org[r], &kpos); ok {
-				run.rows[r] = &im.in[off+ch : off+ch+run.k][0]
+			switch {
+			case r >= rows:
+			case inside[r]:
+				off := start[r] + im.tapOffsets[tap] + ch
+				run.rows[r] = &im.in[off : off+run.k][0]
+			default:
+				if off, ok := im.tapOffset(true, base[r], &org[r], &kpos); ok {
+					run.rows[r] = &im.in[off+ch : off+ch+run.k][0]
+				}
 			}
 		}
 		runs = append(runs, run)
@@ -194,18 +214,9 @@ func (im *im2col) tapRuns(runs []tapRun, i, rows, pc, kb int) []tapRun {
 
 // interiorRuns is tapRuns for slivers whose every tap lies inside the
 // image (all of a valid convolution, most of a padded one): a row's run
-// starts at its origin plus the tap's precomputed offset, with no bounds
-// to test and no division per tap. This bookkeeping was a third of the
-// time of a 32-channel 3x3 convolution.
-func (im *im2col) interiorRuns(runs []tapRun, rows int, base *[sgemmMR]int, org *[sgemmMR][8]int, pc, kb int) []tapRun {
-	p := im.p
-	var start [sgemmMR]int
-	for r := range rows {
-		start[r] = base[r]
-		for d := range p.InSpatial {
-			start[r] += org[r][d] * p.InSpatialStrides[d]
-		}
-	}
+// starts at its origin (start) plus the tap's precomputed offset, with no
+// bounds to test and no division per tap.
+func (im *im2col) interiorRuns(runs []tapRun, rows int, start *[sgemmMR]int, pc, kb int) []tapRun {
 	tap, ch := pc/im.cin, pc%im.cin
 	for q := 0; q < kb; tap, ch = tap+1, 0 {
 		run := tapRun{q: q, k: min(im.cin-ch, kb-q)}
