@@ -282,3 +282,12 @@ func TestThreefryLayoutMatchesIREE(t *testing.T) {
 		}
 	}
 }
+
+// Philox bits for a dropout mask of the CNN example (256×13×13×32 words).
+func BenchmarkPhiloxBits32(b *testing.B) {
+	out := make([]uint32, 256*13*13*32)
+	b.SetBytes(int64(4 * len(out)))
+	for b.Loop() {
+		philoxBits32(7, u128{1, 2}, out)
+	}
+}
