@@ -114,8 +114,10 @@ var cheapOps = map[hlo.Opcode]bool{
 	hlo.OpAnd: true, hlo.OpOr: true, hlo.OpXor: true, hlo.OpNot: true,
 }
 
-// maxCopied bounds the instructions one fusion recomputes.
-const maxCopied = 6
+// maxCopied bounds the instructions one fusion recomputes (eight: a
+// layer norm's row program recomputes its two reductions, the ops on
+// their row values and two cheap producers).
+const maxCopied = 8
 
 // fuseLoops rewrites c, returning the number of fusions made.
 func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, error) {
@@ -167,12 +169,22 @@ func grow(root *hlo.Instruction, isReduce bool, users map[*hlo.Instruction][]*hl
 		mapped := viewOp(member)
 		for _, o := range member.Operands {
 			absorbable := fusible(o) && !anyView(users[o]) || viewOp(o)
+			if !owned[o] && g.spreadsRows(member, users) {
+				// Row values (reductions, and ops on them) are computed
+				// again in the fusion, row by row, where their input is at
+				// hand; they stay outside for their other readers.
+				if nodes, n, ok := g.rowTree(o, taken); ok && (g.rowDims == 0 || g.rowDims == n) && len(g.copied)+len(nodes) <= maxCopied {
+					g.rowDims = n
+					for _, x := range nodes {
+						if !owned[x] {
+							add(x, true)
+						}
+					}
+					continue
+				}
+			}
 			switch {
 			case owned[o]:
-			case !taken[o] && len(g.copied) < maxCopied && g.rowReduction(member, o, users):
-				// Computed again in the fusion, row by row, where its input
-				// is at hand; it stays outside for its other readers.
-				add(o, true)
 			case mapped && !viewOp(o):
 			case scalarSplat(o): // copied into every fusion that reads it
 				add(o, false)
@@ -191,15 +203,12 @@ func grow(root *hlo.Instruction, isReduce bool, users map[*hlo.Instruction][]*hl
 	return g
 }
 
-// rowReduction reports whether o is a row reduction that broadcast b
-// spreads back along the fusion's rows, which the fusion can compute as a
-// row program (tile_row.go), and records the rows' dimensions.
-func (g *group) rowReduction(b, o *hlo.Instruction, users map[*hlo.Instruction][]*hlo.Instruction) bool {
-	// (Spread rows are computed per tile: an index map cannot read them.)
-	if b.Opcode != hlo.OpBroadcast || o.Opcode != hlo.OpReduce || !b.Shape.SameDims(g.elem) || anyView(users[b]) {
-		return false
-	}
-	if _, ok := rowLength(o, g.elem); !ok {
+// spreadsRows reports whether b broadcasts row values (of the fusion's
+// rows, its leading dimensions) along the rows, which a row program
+// (tile_row.go) computes per tile. (An index map cannot read them, so a
+// broadcast read through one does not qualify.)
+func (g *group) spreadsRows(b *hlo.Instruction, users map[*hlo.Instruction][]*hlo.Instruction) bool {
+	if b.Opcode != hlo.OpBroadcast || !b.Shape.SameDims(g.elem) || anyView(users[b]) {
 		return false
 	}
 	for i, d := range b.Dimensions() {
@@ -207,12 +216,42 @@ func (g *group) rowReduction(b, o *hlo.Instruction, users map[*hlo.Instruction][
 			return false
 		}
 	}
-	n := len(o.Dimensions())
-	if g.rowDims != 0 && g.rowDims != n {
-		return false
-	}
-	g.rowDims = n
 	return true
+}
+
+// rowTree collects the row values o is made of: row reductions of values
+// of the fusion's shape, and float elementwise ops on row values and
+// scalars (log of a sum, in log-softmax). n is the number of trailing
+// dimensions the reductions fold.
+func (g *group) rowTree(o *hlo.Instruction, taken map[*hlo.Instruction]bool) (nodes []*hlo.Instruction, n int, ok bool) {
+	if taken[o] {
+		return nil, 0, false
+	}
+	if o.Opcode == hlo.OpReduce {
+		if _, ok := rowLength(o, g.elem); !ok {
+			return nil, 0, false
+		}
+		return []*hlo.Instruction{o}, len(o.Dimensions()), true
+	}
+	if !fusionRoot(o) {
+		return nil, 0, false
+	}
+	nodes = []*hlo.Instruction{o}
+	for _, x := range o.Operands {
+		if x.Shape.Rank() == 0 || x.Opcode == hlo.OpBroadcast && x.Operands[0].Shape.Rank() == 0 {
+			continue // a splat
+		}
+		sub, m, ok := g.rowTree(x, taken)
+		if !ok || n != 0 && m != n {
+			return nil, 0, false
+		}
+		nodes, n = append(nodes, sub...), m
+	}
+	rank := g.elem.Rank()
+	if n == 0 || !slices.Equal(o.Shape.Dims, g.elem.Dims[:rank-n]) {
+		return nil, 0, false
+	}
+	return nodes, n, true
 }
 
 // anyView: a computed value read through an index map stays outside the

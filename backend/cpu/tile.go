@@ -51,6 +51,7 @@ type slot struct {
 	from  int        // slotSplat of a broadcast: the scalar's slot
 	op    hlo.Opcode // slotOp
 	dir   compareDir // slotOp of a compare
+	rows  bool       // slotOp on row values (tile_row.go): one per row of the tile
 	args  [3]int
 	nargs int
 	// slotGather: the parameter's affine index map.
@@ -72,6 +73,7 @@ type tileProg struct {
 	// (rowLen > 0, the length of the rows its reductions fold) whole rows.
 	tile   int
 	rowLen int
+	shape  hlo.Shape // of the values computed element by element
 }
 
 // compileLoop turns a kLoop fusion of f32 elementwise instructions into a
@@ -87,7 +89,7 @@ func compileLoop(in *hlo.Instruction) (*tileProg, error) {
 // compileSlots compiles the instructions xs, ending with root, of a fused
 // computation computing values of shape s tile by tile.
 func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, root *hlo.Instruction, shape hlo.Shape) (*tileProg, error) {
-	p := &tileProg{n: int(shape.NumElements()), tile: tileSize}
+	p := &tileProg{n: int(shape.NumElements()), tile: tileSize, shape: shape}
 	if err := p.rowMode(in, xs, shape); err != nil {
 		return nil, err
 	}
@@ -126,6 +128,9 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, root *hlo.Instruct
 			s.kind, s.op, s.nargs = slotOp, x.Opcode, len(x.Operands)
 			for k, o := range x.Operands {
 				s.args[k] = index[o]
+			}
+			if err := p.markRowOp(in, x, &s); err != nil {
+				return nil, err
 			}
 			if x.Opcode == hlo.OpCompare {
 				d, ok := compareDirOf(x)
@@ -414,6 +419,9 @@ func (p *tileProg) computeTile(sc *scratch, params []operand, lo, hi int, dst []
 			view[i] = gather(params[s.param], bufs[s.buf][:hi-lo], lo, s.m)
 		case slotOp:
 			d := bufs[s.buf][:hi-lo]
+			if s.rows {
+				d = d[:(hi-lo)/p.rowLen]
+			}
 			if i == last && dst != nil {
 				d = dst
 			}

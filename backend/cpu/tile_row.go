@@ -53,10 +53,31 @@ func rowLength(x *hlo.Instruction, shape hlo.Shape) (int, bool) {
 	return L, L > 0 && L <= maxRowLen
 }
 
-// readsRowValues reports whether broadcast x spreads a reduce slot.
+// readsRowValues reports whether broadcast x spreads row values.
 func (p *tileProg) readsRowValues(x *hlo.Instruction, index map[*hlo.Instruction]int) bool {
 	k, ok := index[x.Operands[0]]
-	return ok && p.slots[k].kind == slotReduce
+	return ok && p.rowValued(k)
+}
+
+// rowValued: slot k holds one value per row of the tile.
+func (p *tileProg) rowValued(k int) bool {
+	s := &p.slots[k]
+	return s.kind == slotReduce || s.kind == slotOp && s.rows
+}
+
+// markRowOp marks an elementwise op on row values (not of the program's
+// shape); its operands must be row values or splats.
+func (p *tileProg) markRowOp(in, x *hlo.Instruction, s *slot) error {
+	if p.rowLen == 0 || x.Shape.SameDims(p.shape) {
+		return nil
+	}
+	for _, a := range s.args[:s.nargs] {
+		if !p.rowValued(a) && p.slots[a].kind != slotSplat {
+			return fmt.Errorf("fusion %s: %s %s mixes row values with other operands", in.Name, x.Opcode, x.Name)
+		}
+	}
+	s.rows = true
+	return nil
 }
 
 // rowSlot compiles a row reduction or the broadcast of one.

@@ -47,7 +47,7 @@ ENTRY main {
   l = f32[103] log(s)
   lb = f32[103,10] broadcast(l), dimensions={0}
   ROOT r = f32[103,10] subtract(d, lb)
-}`, 2, 1, 10}, // log(s) is computed outside, over the 103 sums
+}`, 1, 0, 10}, // log(s) too, per row of the tile
 		// Rows of two trailing dimensions of a rank-3 value, centred.
 		"two trailing dims": {`HloModule centre` + reductionBodies + `
 ENTRY main {
@@ -73,6 +73,40 @@ ENTRY main {
   zero = f32[] constant(0)
   ROOT s = f32[4,5] reduce(e, zero), dimensions={2}, to_apply=add
 }`, 0, 1, 600},
+		// Layer normalization: the variance's reduction reads the mean
+		// spread over the rows, and rsqrt(var·k + ε) is an op on row values.
+		"layer norm": {`HloModule layernorm` + reductionBodies + `
+ENTRY main {
+  a = f32[50,300] parameter(0)
+  zero = f32[] constant(0)
+  s = f32[50] reduce(a, zero), dimensions={1}, to_apply=add
+  k = f32[] constant(0.0033333334)
+  kb = f32[50] broadcast(k), dimensions={}
+  mean = f32[50] multiply(s, kb)
+  mb = f32[50,300] broadcast(mean), dimensions={0}
+  d = f32[50,300] subtract(a, mb)
+  sq = f32[50,300] multiply(d, d)
+  v = f32[50] reduce(sq, zero), dimensions={1}, to_apply=add
+  var = f32[50] multiply(v, kb)
+  eps = f32[] constant(1e-5)
+  eb = f32[50] broadcast(eps), dimensions={}
+  ve = f32[50] add(var, eb)
+  r = f32[50] rsqrt(ve)
+  rb = f32[50,300] broadcast(r), dimensions={0}
+  ROOT y = f32[50,300] multiply(d, rb)
+}`, 1, 0, 300},
+		// A row value that also reads an array from outside is not a row
+		// program's: it is computed on its own and read back as usual.
+		"row value with an outside operand": {`HloModule outside` + reductionBodies + `
+ENTRY main {
+  a = f32[20,30] parameter(0)
+  p = f32[20] parameter(1)
+  zero = f32[] constant(0)
+  s = f32[20] reduce(a, zero), dimensions={1}, to_apply=add
+  t = f32[20] add(s, p)
+  tb = f32[20,30] broadcast(t), dimensions={0}
+  ROOT y = f32[20,30] subtract(a, tb)
+}`, 2, 1, 0},
 		// A broadcast along other dimensions than the rows' is not a row
 		// spread: the maximum stays its own fusion.
 		"column broadcast": {`HloModule col` + reductionBodies + `
