@@ -385,13 +385,11 @@ func (p *tileProg) begin(params []operand) *scratch {
 		if s.kind != slotSplat || s.param < 0 && s.from < 0 {
 			continue
 		}
-		v := s.value
 		if s.param >= 0 {
-			v = params[s.param].at(0)
+			fill(bufs[s.buf], params[s.param].at(0))
 		} else {
-			v = bufs[p.slots[s.from].buf][0]
+			fill(bufs[s.buf], bufs[p.slots[s.from].buf][0])
 		}
-		fill(bufs[s.buf], v)
 	}
 	return sc
 }
