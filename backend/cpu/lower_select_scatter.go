@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"math"
 	"sync"
 	"unsafe"
 
@@ -15,6 +16,8 @@ import (
 // order as the evaluator walks it. Then, sequentially in source order,
 // the source values are added at their positions into a result filled
 // with init — the evaluator's order, so float sums are bit-identical.
+// Disjoint f32 windows, the gradient of 2x2 stride-2 pooling, take the
+// one-pass path of lower_select_scatter_fast.go instead.
 
 // selectRule is select(best, candidate) = a ≥ b (or a > b with strict),
 // where (a, b) is (best, candidate), or (candidate, best) with swap:
@@ -86,6 +89,42 @@ type selectPlan struct {
 // lowerSelectAndScatter returns a kernel for a select-and-scatter of
 // f32, f64 or integers with a compare select and an add scatter, or false.
 func lowerSelectAndScatter(in *hlo.Instruction, threads int) (kernelFunc, bool) {
+	pl, ok := newSelectPlan(in, threads)
+	if !ok {
+		return nil, false
+	}
+	x := in.Operands[0].Shape
+	switch x.DType {
+	case hlo.F32:
+		if fp := newFastSelectPlan(pl, x.Dims); fp != nil {
+			return fastSelectScatterF32(fp), true
+		}
+		return selectScatterKernel[float32](pl), true
+	case hlo.F64:
+		return selectScatterKernel[float64](pl), true
+	case hlo.S8:
+		return selectScatterKernel[int8](pl), true
+	case hlo.S16:
+		return selectScatterKernel[int16](pl), true
+	case hlo.S32:
+		return selectScatterKernel[int32](pl), true
+	case hlo.S64:
+		return selectScatterKernel[int64](pl), true
+	case hlo.U8:
+		return selectScatterKernel[uint8](pl), true
+	case hlo.U16:
+		return selectScatterKernel[uint16](pl), true
+	case hlo.U32:
+		return selectScatterKernel[uint32](pl), true
+	case hlo.U64:
+		return selectScatterKernel[uint64](pl), true
+	}
+	return nil, false
+}
+
+// newSelectPlan returns the plan of a select-and-scatter with a compare
+// select and an add scatter on arrays of one type, or false.
+func newSelectPlan(in *hlo.Instruction, threads int) (*selectPlan, bool) {
 	if in.Opcode != hlo.OpSelectAndScatter || len(in.Operands) != 3 || !plainArray(in.Shape) {
 		return nil, false
 	}
@@ -122,29 +161,7 @@ func lowerSelectAndScatter(in *hlo.Instruction, threads int) (kernelFunc, bool) 
 			pl.disjoint = pl.disjoint && max(wd.LhsDilation, 1) == 1 && max(wd.Stride, 1) >= eff
 		}
 	}
-	switch t {
-	case hlo.F32:
-		return selectScatterKernel[float32](pl), true
-	case hlo.F64:
-		return selectScatterKernel[float64](pl), true
-	case hlo.S8:
-		return selectScatterKernel[int8](pl), true
-	case hlo.S16:
-		return selectScatterKernel[int16](pl), true
-	case hlo.S32:
-		return selectScatterKernel[int32](pl), true
-	case hlo.S64:
-		return selectScatterKernel[int64](pl), true
-	case hlo.U8:
-		return selectScatterKernel[uint8](pl), true
-	case hlo.U16:
-		return selectScatterKernel[uint16](pl), true
-	case hlo.U32:
-		return selectScatterKernel[uint32](pl), true
-	case hlo.U64:
-		return selectScatterKernel[uint64](pl), true
-	}
-	return nil, false
+	return pl, true
 }
 
 type addable interface {
@@ -202,12 +219,36 @@ func selectScatterKernel[T addable](pl *selectPlan) kernelFunc {
 }
 
 // selectAdd is the scatter computation: add(current, source), or with
-// swap add(source, current).
+// swap add(source, current). Addition commutes unless both are NaN.
 func selectAdd[T addable](swap bool, cur, v T) T {
-	if swap {
-		return v + cur
+	if s := cur + v; s == s {
+		return s
 	}
-	return cur + v
+	return nanAdd(swap, cur, v)
+}
+
+// nanAdd is selectAdd for a NaN sum. The sum of two NaNs keeps the first
+// operand's payload, quieted (as SSE and the evaluator give); Go takes
+// float + as commutative and may swap its operands, which made the
+// kernel keep the source's whatever the order, so that case is explicit.
+// Not inlined: it is rare, and selectAdd must stay small enough to inline.
+//
+//go:noinline
+func nanAdd[T addable](swap bool, cur, v T) T {
+	a, b := cur, v
+	if swap {
+		a, b = v, cur
+	}
+	if a == a || b == b {
+		return a + b
+	}
+	switch p := any(&a).(type) {
+	case *float32:
+		*p = math.Float32frombits(math.Float32bits(*p) | 1<<22)
+	case *float64:
+		*p = math.Float64frombits(math.Float64bits(*p) | 1<<51)
+	}
+	return a
 }
 
 // selectWalk is one thread's walk over source positions.
