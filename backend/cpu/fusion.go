@@ -13,7 +13,9 @@ import (
 // prints, dumps and verifies like XLA's fusions. A producer joins its
 // consumer's fusion only when every user of the producer is in that
 // fusion, so nothing is computed twice except scalar broadcasts, which
-// are free in a tile program.
+// are free in a tile program, and cheap producers within a budget. A row
+// reduction that the fusion reads back along its rows (softmax's max and
+// sum) is computed in the fusion too, as a row program (tile_row.go).
 
 // tileOps are the opcodes tile programs implement (on f32, bf16 and f16,
 // computed in f32 and rounded to the result type after every op, which
