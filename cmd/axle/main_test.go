@@ -125,6 +125,18 @@ func TestRun(t *testing.T) {
 	if _, ok := js.RunMS["median"]; !ok {
 		t.Errorf("json lacks run_ms.median")
 	}
+	// --cpuprofile writes a pprof profile (gzip-compressed protobuf) of
+	// the timed runs; a path that cannot be created is an error.
+	prof := filepath.Join(dir, "cpu.prof")
+	if _, errs, code := runAxle("run", "--repeat", "3", "--args", args, "--cpuprofile", prof, mod); code != 0 {
+		t.Fatalf("--cpuprofile: exit %d: %s", code, errs)
+	}
+	if b, err := os.ReadFile(prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("--cpuprofile wrote %d bytes (%v), not a gzip stream", len(b), err)
+	}
+	if _, errs, code := runAxle("run", "--args", args, "--cpuprofile", filepath.Join(dir, "no", "such", "dir", "p"), mod); code == 0 || !strings.Contains(errs, "--cpuprofile") {
+		t.Errorf("unwritable --cpuprofile: exit %d, %q", code, errs)
+	}
 	// A wrong argument shape names the parameter.
 	os.WriteFile(args, []byte(`[{"shape": "f32[3]", "data": "AACAPwAAAMAAAAAA"}]`), 0o644)
 	if _, errs, code := runAxle("run", "--args", args, mod); code == 0 || !strings.Contains(errs, "parameter p") {

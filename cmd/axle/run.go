@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -21,7 +22,7 @@ import (
 
 // cmdRun compiles (for interp: verifies) a module, feeds seeded random
 // arguments and runs it, printing result shapes, checksums and timing:
-// axle run [--backend interp] [--opt] [--threads T] [--warmup K] [--repeat N] [--json] [--args FILE] FILE.hlo
+// axle run [--backend interp] [--opt] [--threads T] [--warmup K] [--repeat N] [--json] [--args FILE] [--cpuprofile FILE] FILE.hlo
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -34,6 +35,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "seed of the random arguments and elided constants")
 	optimize := fs.Bool("opt", false, "run the standard optimization pipeline before running")
 	profile := fs.Bool("profile", false, "cpu backend: print the time of each kernel (and label them for pprof)")
+	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed runs to this file (go tool pprof)")
 	var of optFlags
 	of.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -83,7 +85,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "lowered %s\n", loweringSummary(x.Lowering()))
 	}
 	compile := time.Since(start)
-	result, times, err := timeRuns(x, argv, *warmup, max(*repeat, 1))
+	result, times, err := timeRuns(x, argv, *warmup, max(*repeat, 1), *cpuProfile)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", path, err)
 		return 1
@@ -138,8 +140,9 @@ func compileModule(m *hlo.Module, backend string, threads int, opts axle.Compile
 
 // timeRuns executes x on args warmup untimed and repeat timed times and
 // returns the last run's results. Each run's outputs are released before
-// the next, so that their storage is reused as in a serving loop.
-func timeRuns(x *axle.Executable, args []*hlo.Literal, warmup, repeat int) ([]*hlo.Literal, []time.Duration, error) {
+// the next, so that their storage is reused as in a serving loop. With a
+// profile path, the timed runs are profiled (pprof CPU profile).
+func timeRuns(x *axle.Executable, args []*hlo.Literal, warmup, repeat int, profile string) ([]*hlo.Literal, []time.Duration, error) {
 	bufs := make([]*axle.Buffer, len(args))
 	for i, a := range args {
 		b, err := x.Client().BufferFromLiteral(a)
@@ -151,6 +154,13 @@ func timeRuns(x *axle.Executable, args []*hlo.Literal, warmup, repeat int) ([]*h
 	var outs []*axle.Buffer
 	var times []time.Duration
 	for i := range warmup + repeat {
+		if i == warmup && profile != "" {
+			stop, err := startCPUProfile(profile)
+			if err != nil {
+				return nil, nil, err
+			}
+			defer stop()
+		}
 		release(outs)
 		t0 := time.Now()
 		var err error
@@ -170,6 +180,19 @@ func timeRuns(x *axle.Executable, args []*hlo.Literal, warmup, repeat int) ([]*h
 	}
 	release(outs)
 	return result, times, nil
+}
+
+// startCPUProfile starts a pprof CPU profile written to path.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func release(bufs []*axle.Buffer) {
