@@ -506,11 +506,6 @@ func gather(src operand, dst []float32, lo int, m affineMap) []float32 {
 // run reads len(dst) operand elements from off with the given stride.
 func run(src operand, dst []float32, off, step int) {
 	switch {
-	case step == 0 && len(dst) <= 32:
-		v := src.at(off)
-		for i := range dst {
-			dst[i] = v
-		}
 	case step == 0:
 		fill(dst, src.at(off))
 	case step == 1 && src.f32 != nil && len(dst) <= 16:
@@ -673,7 +668,10 @@ var unaryFuncs = map[hlo.Opcode]func(float64) float64{
 // vector moves: a broadcast row of softmax's max or sum fills half of
 // every tile, and the one-element loop took a third of its time.
 func fill(dst []float32, v float32) {
-	if len(dst) == 0 {
+	if len(dst) <= 32 { // a short run: a loop costs less than the copies
+		for i := range dst {
+			dst[i] = v
+		}
 		return
 	}
 	dst[0] = v

@@ -120,14 +120,7 @@ func (p *tileProg) reduceRows(s *slot, buf []float32, view [][]float32, n int) [
 func (p *tileProg) spreadRows(rows, dst []float32) []float32 {
 	L := p.rowLen
 	for r, v := range rows {
-		seg := dst[r*L : (r+1)*L]
-		if L <= 32 {
-			for k := range seg {
-				seg[k] = v
-			}
-			continue
-		}
-		fill(seg, v)
+		fill(dst[r*L:(r+1)*L], v)
 	}
 	return dst
 }
