@@ -452,6 +452,11 @@ func colsF32(op hlo.Opcode, d, src []float32, init float32, r, c int) {
 	for j := range d {
 		d[j] = init
 	}
+	if op == hlo.OpAdd {
+		// Sums keep their accumulators in registers over all the rows.
+		kernels.AccumulateColsF32(d, src, r, c)
+		return
+	}
 	n := len(d)
 	row := func(i int) []float32 { return src[i*c : i*c+n : i*c+n] }
 	if vec := vectorCombineF32(op); vec != nil && n >= 8 {
@@ -467,10 +472,6 @@ func colsF32(op hlo.Opcode, d, src []float32, init float32, r, c int) {
 	for ; i+4 <= r; i += 4 {
 		r0, r1, r2, r3 := row(i), row(i+1), row(i+2), row(i+3)
 		switch op {
-		case hlo.OpAdd:
-			for j := range d {
-				d[j] = d[j] + r0[j] + r1[j] + r2[j] + r3[j]
-			}
 		case hlo.OpMaximum:
 			for j := range d {
 				d[j] = floatMax(floatMax(floatMax(floatMax(d[j], r0[j]), r1[j]), r2[j]), r3[j])
@@ -484,8 +485,6 @@ func colsF32(op hlo.Opcode, d, src []float32, init float32, r, c int) {
 	for ; i < r; i++ {
 		for j, v := range row(i) {
 			switch op {
-			case hlo.OpAdd:
-				d[j] += v
 			case hlo.OpMaximum:
 				d[j] = floatMax(d[j], v)
 			default:
