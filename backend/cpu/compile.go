@@ -218,12 +218,16 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 			break
 		}
 		if p, err := compileLoop(in); err == nil {
+			how := "tile-fusion"
+			if p.jit != nil {
+				how = "jit-fusion"
+			}
 			return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 				if out == nil {
 					out = hlo.NewLiteral(in.Shape)
 				}
 				return out, p.run(ops, out, x.threads)
-			}, "tile-fusion", p.inPlace()
+			}, how, p.inPlace()
 		}
 	case hlo.OpDot:
 		if k, ok := x.lowerDot(in); ok {

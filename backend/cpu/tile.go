@@ -74,6 +74,8 @@ type tileProg struct {
 	tile   int
 	rowLen int
 	shape  hlo.Shape // of the values computed element by element
+	// jit is the program's generated code, if it has any (tile_jit.go).
+	jit *jitProg
 }
 
 // compileLoop turns a kLoop fusion of f32 elementwise instructions into a
@@ -158,6 +160,7 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, root *hlo.Instruct
 			p.ops++
 		}
 	}
+	p.jit = p.compileJIT()
 	return p, nil
 }
 
@@ -299,6 +302,10 @@ func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error
 	threads = max(1, min(threads, tiles/8))
 	if p.n*p.ops < kernels.MinParallelWork {
 		threads = 1 // small fusions run inline
+	}
+	if outF32, ok := out.Data().([]float32); ok && p.jit != nil {
+		p.runJIT(params, outF32, threads)
+		return nil
 	}
 	if threads == 1 {
 		p.runTiles(params, out, 0, tiles)

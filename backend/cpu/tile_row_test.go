@@ -123,7 +123,7 @@ ENTRY main {
 			var first *hlo.Literal
 			for threads := 1; threads <= 3; threads++ {
 				m, x := compileText(t, c.text, Options{Threads: threads, Poison: true})
-				if x.Lowering["tile-fusion"] != c.tiles || x.Lowering["reduce-fusion"] != c.reduce {
+				if x.Lowering["tile-fusion"]+x.Lowering["jit-fusion"] != c.tiles || x.Lowering["reduce-fusion"] != c.reduce {
 					t.Fatalf("lowering %v, want %d tile and %d reduce fusions", x.Lowering, c.tiles, c.reduce)
 				}
 				if got := rootRowLen(x); got != c.rowLen {

@@ -70,6 +70,12 @@ var (
 // ExpF32 sets dst[i] = e^x[i].
 func ExpF32(dst, x []float32) { expF32(dst[:len(x)], x) }
 
+// StreamMin is the output size (in floats) from which kernels store
+// non-temporally: far beyond the caches, so whoever reads it next will
+// find it in memory anyway, and skipping the read of dst's lines before
+// they are overwritten saves a third of a streaming pass's traffic.
+const StreamMin = 1 << 21
+
 // TanhF32 sets dst[i] = tanh(x[i]).
 func TanhF32(dst, x []float32) { tanhF32(dst[:len(x)], x) }
 

@@ -39,7 +39,7 @@ func logisticF32(dst, x []float32) {
 // ntMin is the length from which the kernels store non-temporally: the
 // output is then too big to stay in cache for whoever reads it next, and
 // streaming stores save reading dst in first.
-const ntMin = 1 << 21
+const ntMin = StreamMin
 
 // mapAsm runs kernel op over x. With a long x it runs the few elements
 // before dst's first 32-byte boundary and the last partial vector through

@@ -1,0 +1,225 @@
+package jit
+
+import "encoding/binary"
+
+// An x86-64 encoder for the few instructions the generated loops use:
+// AVX2/FMA on YMM registers with VEX prefixes, and the scalar moves,
+// adds, compares and jumps of the loop around them. Operands follow
+// Intel's order (destination first) throughout.
+
+// General-purpose registers, by their encoding numbers.
+const (
+	rax = 0
+	rcx = 1
+	rdx = 2
+	rbx = 3
+	rsi = 6
+	rdi = 7
+	r8  = 8
+	r9  = 9
+	r10 = 10
+	r11 = 11
+	r12 = 12
+	r13 = 13
+)
+
+// mem is the address base + index·1 + disp (index < 0: none).
+type mem struct {
+	base, index int
+	disp        int32
+}
+
+// rm is an instruction's ModRM operand: a register, or memory.
+type rm struct {
+	reg   int
+	m     mem
+	isMem bool
+}
+
+func ymm(r int) rm { return rm{reg: r} }
+func at(m mem) rm  { return rm{m: m, isMem: true} }
+func bit(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+type asm struct{ b []byte }
+
+func (a *asm) byte(bs ...byte) { a.b = append(a.b, bs...) }
+
+// modrm appends the ModRM byte (and SIB and disp32 for memory) for the
+// register field reg and operand o. Memory always takes a 32-bit
+// displacement: that sidesteps RBP/R13's no-displacement special case.
+func (a *asm) modrm(reg int, o rm) {
+	if !o.isMem {
+		a.byte(0xC0 | byte(reg&7)<<3 | byte(o.reg&7))
+		return
+	}
+	m := o.m
+	if m.index < 0 && m.base&7 != 4 {
+		a.byte(0x80 | byte(reg&7)<<3 | byte(m.base&7))
+	} else {
+		idx := 4 // none
+		if m.index >= 0 {
+			idx = m.index & 7
+		}
+		a.byte(0x80|byte(reg&7)<<3|4, byte(idx)<<3|byte(m.base&7))
+	}
+	a.b = binary.LittleEndian.AppendUint32(a.b, uint32(m.disp))
+}
+
+// Opcode maps and mandatory prefixes of the VEX encoding.
+const (
+	map0F   = 1
+	map0F38 = 2
+	map0F3A = 3
+	ppNone  = 0
+	pp66    = 1
+)
+
+// vex appends a 256-bit VEX instruction (three-byte form): reg is the
+// ModRM reg field, v the VEX.vvvv source (0 when unused, encoded 1111),
+// o the ModRM r/m operand.
+func (a *asm) vex(mapSel, pp byte, w bool, op byte, reg, v int, o rm) {
+	x, b := 0, o.reg>>3
+	if o.isMem {
+		b = o.m.base >> 3
+		if o.m.index >= 0 {
+			x = o.m.index >> 3
+		}
+	}
+	a.byte(0xC4,
+		byte(1-reg>>3)<<7|byte(1-x)<<6|byte(1-b)<<5|mapSel,
+		byte(bit(w))<<7|byte(^v&15)<<3|1<<2|pp,
+		op)
+	a.modrm(reg, o)
+}
+
+// Packed single-precision arithmetic: dst = src1 op src2.
+const (
+	opSqrt  = 0x51
+	opAnd   = 0x54
+	opAndN  = 0x55
+	opOr    = 0x56
+	opXor   = 0x57
+	opAdd   = 0x58
+	opMul   = 0x59
+	opSub   = 0x5C
+	opMin   = 0x5D
+	opDiv   = 0x5E
+	opMax   = 0x5F
+	opPSubD = 0xFA // 66 0F
+	opPAddD = 0xFE // 66 0F
+)
+
+func (a *asm) ps(op byte, dst, src1 int, src2 rm) { a.vex(map0F, ppNone, false, op, dst, src1, src2) }
+
+// pd is a packed-integer op of the 66 0F map (VPSUBD, VPADDD).
+func (a *asm) pd(op byte, dst, src1 int, src2 rm) { a.vex(map0F, pp66, false, op, dst, src1, src2) }
+
+func (a *asm) sqrt(dst int, src rm) { a.vex(map0F, ppNone, false, opSqrt, dst, 0, src) }
+
+func (a *asm) load(dst int, m mem)  { a.vex(map0F, ppNone, false, 0x10, dst, 0, at(m)) }
+func (a *asm) store(m mem, src int) { a.vex(map0F, ppNone, false, 0x11, src, 0, at(m)) }
+
+// storeNT is VMOVNTPS: m must be 32-byte aligned.
+func (a *asm) storeNT(m mem, src int) { a.vex(map0F, ppNone, false, 0x2B, src, 0, at(m)) }
+
+func (a *asm) mov(dst, src int) { a.vex(map0F, ppNone, false, 0x28, dst, 0, ymm(src)) } // VMOVAPS
+
+// cmp is VCMPPS with predicate pred: dst = src1 pred src2, as a mask.
+func (a *asm) cmp(pred byte, dst, src1 int, src2 rm) {
+	a.vex(map0F, ppNone, false, 0xC2, dst, src1, src2)
+	a.byte(pred)
+}
+
+// blendv is VBLENDVPS: dst = mask's sign bit ? src2 : src1.
+func (a *asm) blendv(dst, src1 int, src2 rm, mask int) {
+	a.vex(map0F3A, pp66, false, 0x4A, dst, src1, src2)
+	a.byte(byte(mask) << 4)
+}
+
+// FMA forms (VEX.66.0F38.W0): 213 is dst = src1·dst + src2, 231 is
+// dst = src1·src2 + dst; the N forms negate the product.
+const (
+	fmadd213  = 0xA8
+	fmadd231  = 0xB8
+	fnmadd213 = 0xAC
+	fnmadd231 = 0xBC
+)
+
+func (a *asm) fma(op byte, dst, src1 int, src2 rm) { a.vex(map0F38, pp66, false, op, dst, src1, src2) }
+
+// shift is VPSRAD (ext 4) or VPSLLD (ext 6) by an immediate: dst = src
+// shifted, dst in VEX.vvvv.
+func (a *asm) shift(ext int, dst, src int, n byte) {
+	a.vex(map0F, pp66, false, 0x72, ext, dst, ymm(src))
+	a.byte(n)
+}
+
+const (
+	shiftRightArith = 4
+	shiftLeft       = 6
+)
+
+// rex appends a REX prefix with W set for reg and rm register numbers.
+func (a *asm) rex(w bool, reg, index, base int) {
+	a.byte(0x40 | byte(bit(w))<<3 | byte(reg>>3)<<2 | byte(index>>3&1)<<1 | byte(base>>3))
+}
+
+// loadGP is MOV dst, QWORD [m] (m without index).
+func (a *asm) loadGP(dst int, m mem) {
+	a.rex(true, dst, 0, m.base)
+	a.byte(0x8B)
+	a.modrm(dst, at(m))
+}
+
+// addImm is ADD dst, imm32.
+func (a *asm) addImm(dst int, imm int32) {
+	a.rex(true, 0, 0, dst)
+	a.byte(0x81, 0xC0|byte(dst&7))
+	a.b = binary.LittleEndian.AppendUint32(a.b, uint32(imm))
+}
+
+// cmpGP is CMP x, y (flags of x - y).
+func (a *asm) cmpGP(x, y int) {
+	a.rex(true, y, 0, x)
+	a.byte(0x39, 0xC0|byte(y&7)<<3|byte(x&7))
+}
+
+// movGP is MOV dst, src.
+func (a *asm) movGP(dst, src int) {
+	a.rex(true, src, 0, dst)
+	a.byte(0x89, 0xC0|byte(src&7)<<3|byte(dst&7))
+}
+
+// zero is XOR r32, r32 (clearing the whole register).
+func (a *asm) zero(r int) {
+	if r >= 8 {
+		a.rex(false, r, 0, r)
+	}
+	a.byte(0x31, 0xC0|byte(r&7)<<3|byte(r&7))
+}
+
+// jae and jmp append a jump with a 32-bit displacement to be patched
+// and return the displacement's offset.
+func (a *asm) jae() int { a.byte(0x0F, 0x83, 0, 0, 0, 0); return len(a.b) - 4 }
+func (a *asm) jge() int { a.byte(0x0F, 0x8D, 0, 0, 0, 0); return len(a.b) - 4 }
+func (a *asm) jmp() int { a.byte(0xE9, 0, 0, 0, 0); return len(a.b) - 4 }
+
+// patch points the jump whose displacement is at off to target.
+func (a *asm) patch(off, target int) {
+	binary.LittleEndian.PutUint32(a.b[off:], uint32(int32(target-(off+4))))
+}
+
+func (a *asm) prefetch(m mem) { // PREFETCHT0
+	a.rex(false, 0, 0, m.base)
+	a.byte(0x0F, 0x18)
+	a.modrm(1, at(m))
+}
+
+func (a *asm) ret()        { a.byte(0xC3) }
+func (a *asm) vzeroupper() { a.byte(0xC5, 0xF8, 0x77) }
+func (a *asm) sfence()     { a.byte(0x0F, 0xAE, 0xF8) }

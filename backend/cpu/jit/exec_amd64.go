@@ -1,0 +1,141 @@
+//go:build linux && amd64 && !purego
+
+package jit
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// Available says whether generated code runs here.
+var Available = cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv("AXLE_JIT") != "off"
+
+//go:noescape
+func call(code uintptr, args unsafe.Pointer)
+
+// args is the block the generated code reads (gen.go's arg offsets).
+type args struct {
+	out   unsafe.Pointer
+	n     uintptr
+	pool  unsafe.Pointer
+	ins   [MaxInputs]unsafe.Pointer
+	splat [MaxScalars][8]float32
+	spill [maxSpill][8]float32
+}
+
+// Func is a compiled program: its code in executable memory (released
+// when the Func is garbage), and its constants.
+type Func struct {
+	code    []byte // the mapping, read-only and executable
+	codeNT  []byte // the same loop with non-temporal stores
+	pool    []uint32
+	poolNT  []uint32
+	inputs  int
+	scalars int
+}
+
+// Compile generates p's code.
+func Compile(p *Program) (*Func, error) {
+	if !Available {
+		return nil, ErrUnsupported
+	}
+	f := &Func{inputs: p.Inputs, scalars: p.Scalars}
+	var err error
+	if f.code, f.pool, err = load(p, false); err != nil {
+		return nil, err
+	}
+	if f.codeNT, f.poolNT, err = load(p, true); err != nil {
+		syscall.Munmap(f.code)
+		return nil, err
+	}
+	runtime.SetFinalizer(f, func(f *Func) {
+		syscall.Munmap(f.code)
+		syscall.Munmap(f.codeNT)
+	})
+	return f, nil
+}
+
+// load generates p's code into a new read-only executable mapping.
+func load(p *Program, nt bool) ([]byte, []uint32, error) {
+	code, pool, err := generate(p, nt)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := syscall.Mmap(-1, 0, len(code), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return nil, nil, fmt.Errorf("jit: mmap: %w", err)
+	}
+	copy(m, code)
+	if err := syscall.Mprotect(m, syscall.PROT_READ|syscall.PROT_EXEC); err != nil {
+		syscall.Munmap(m)
+		return nil, nil, fmt.Errorf("jit: mprotect: %w", err)
+	}
+	return m, pool, nil
+}
+
+// Run sets out[i] to the program's value at i, reading ins[k][i] for
+// its inputs and scalars[k] for its splats. Every ins[k] must be at
+// least as long as out. With stream, whole aligned vectors of out are
+// stored non-temporally (for results far larger than the caches).
+func (f *Func) Run(out []float32, ins [][]float32, scalars []float32, stream bool) {
+	if len(out) == 0 {
+		return
+	}
+	var a args
+	for k := range f.inputs {
+		_ = ins[k][len(out)-1]
+	}
+	for k := range f.scalars {
+		for j := range a.splat[k] {
+			a.splat[k][j] = scalars[k]
+		}
+	}
+	n := len(out)
+	head := 0
+	if stream {
+		// Non-temporal stores need 32-byte alignment.
+		head = min(n, int((32-uintptr(unsafe.Pointer(unsafe.SliceData(out)))%32)%32)/4)
+		f.tail(&a, out[:head], ins, 0)
+	}
+	body := head + (n-head)&^7
+	if body > head {
+		code, pool := f.code, f.pool
+		if stream {
+			code, pool = f.codeNT, f.poolNT
+		}
+		a.out = unsafe.Pointer(&out[head])
+		a.n = uintptr(4 * (body - head))
+		a.pool = unsafe.Pointer(&pool[0])
+		for k := range f.inputs {
+			a.ins[k] = unsafe.Pointer(&ins[k][head])
+		}
+		call(uintptr(unsafe.Pointer(&code[0])), unsafe.Pointer(&a))
+	}
+	f.tail(&a, out[body:], ins, body)
+	runtime.KeepAlive(f)
+}
+
+// tail computes out (fewer than 8 elements, at offset off) through
+// vector-sized buffers, so they get the same instructions.
+func (f *Func) tail(splat *args, out []float32, ins [][]float32, off int) {
+	if len(out) == 0 {
+		return
+	}
+	var buf [MaxInputs + 1][8]float32
+	var a args
+	a.splat = splat.splat
+	for k := range f.inputs {
+		copy(buf[k][:], ins[k][off:off+len(out)])
+		a.ins[k] = unsafe.Pointer(&buf[k])
+	}
+	a.out = unsafe.Pointer(&buf[MaxInputs])
+	a.n = 32
+	a.pool = unsafe.Pointer(&f.pool[0])
+	call(uintptr(unsafe.Pointer(&f.code[0])), unsafe.Pointer(&a))
+	copy(out, buf[MaxInputs][:len(out)])
+}

@@ -1,0 +1,22 @@
+//go:build !linux || !amd64 || purego
+
+package jit
+
+// Available says whether generated code runs here: not on this platform
+// or build.
+const Available = false
+
+// Func is a compiled program; none exist on this platform.
+type Func struct{}
+
+// Compile reports ErrUnsupported here (after checking p, so callers'
+// mistakes show on every platform).
+func Compile(p *Program) (*Func, error) {
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	return nil, ErrUnsupported
+}
+
+// Run is never called: Compile returns no Func here.
+func (f *Func) Run(out []float32, ins [][]float32, scalars []float32, stream bool) {}

@@ -1,0 +1,242 @@
+package jit
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/axle-ml/axle/backend/cpu/kernels"
+)
+
+// specials are inputs where the ops' edge cases live.
+var specials = []float32{0, float32(math.Copysign(0, -1)), 1, -1, 0.5, -2, 1e-40, -1e-40, 1e-7, 88.7, 88.8, -103, -105, 9.5, -12,
+	float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.Float32frombits(0xffc01234), math.MaxFloat32, -math.MaxFloat32}
+
+func testInput(rng *rand.Rand, n int, scale float32) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		if rng.IntN(5) == 0 {
+			x[i] = specials[rng.IntN(len(specials))]
+		} else {
+			x[i] = (rng.Float32()*2 - 1) * scale
+		}
+	}
+	return x
+}
+
+// masks are compare results, the only values selects read.
+func testMask(rng *rand.Rand, n int) []float32 {
+	m := make([]float32, n)
+	for i := range m {
+		m[i] = math.Float32frombits(-uint32(rng.IntN(2)))
+	}
+	return m
+}
+
+func sameBits(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s: element %d of %d: got %v (%#x), want %v (%#x)", what, i, len(want), got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+		}
+	}
+}
+
+// TestOpsMatchKernels runs each op alone, as a program, against the
+// kernel the tile programs call, for lengths covering the tail and
+// misaligned outputs, with ordinary and streaming stores.
+func TestOpsMatchKernels(t *testing.T) {
+	if !Available {
+		t.Skip("no code generation here")
+	}
+	type ref func(dst []float32, in [][]float32)
+	un := func(f func(dst, a []float32)) ref { return func(d []float32, in [][]float32) { f(d, in[0]) } }
+	bin := func(f func(dst, a, b []float32)) ref { return func(d []float32, in [][]float32) { f(d, in[0], in[1]) } }
+	cmp := func(dir int) ref {
+		return func(d []float32, in [][]float32) { kernels.CompareF32(dir, d, in[0], in[1]) }
+	}
+	cases := []struct {
+		op   Op
+		ref  ref
+		mask bool // Args[0] is a mask
+	}{
+		{Add, bin(kernels.AddF32), false}, {Sub, bin(kernels.SubF32), false}, {Mul, bin(kernels.MulF32), false},
+		{Div, bin(kernels.DivF32), false}, {Max, bin(kernels.MaximumF32), false}, {Min, bin(kernels.MinimumF32), false},
+		{Neg, un(kernels.NegF32), false}, {Abs, un(kernels.AbsF32), false}, {Sqrt, un(kernels.SqrtF32), false},
+		{Exp, un(kernels.ExpF32), false}, {Tanh, un(kernels.TanhF32), false}, {Logistic, un(kernels.LogisticF32), false},
+		{And, bin(kernels.AndF32), false}, {Or, bin(kernels.OrF32), false}, {Xor, bin(kernels.XorF32), false},
+		{CmpEQ, cmp(0), false}, {CmpNE, cmp(1), false}, {CmpLT, cmp(2), false},
+		{CmpLE, cmp(3), false}, {CmpGT, cmp(4), false}, {CmpGE, cmp(5), false},
+		{Clamp, func(d []float32, in [][]float32) { kernels.ClampF32(d, in[0], in[1], in[2]) }, false},
+		{Select, func(d []float32, in [][]float32) { kernels.SelectF32(d, in[0], in[1], in[2]) }, true},
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range cases {
+		k := c.op.arity()
+		p := &Program{Inputs: k}
+		for i := range k {
+			p.Values = append(p.Values, Value{Op: Input, Arg: i})
+		}
+		p.Values = append(p.Values, Value{Op: c.op, Args: [3]int{0, 1, 2}})
+		f, err := Compile(p)
+		if err != nil {
+			t.Fatalf("%s: %v", c.op, err)
+		}
+		for _, n := range []int{1, 7, 8, 9, 31, 64, 100, 1001} {
+			for _, off := range []int{0, 1, 3} {
+				ins := make([][]float32, k)
+				for i := range ins {
+					ins[i] = testInput(rng, n, 20)
+				}
+				if c.mask {
+					ins[0] = testMask(rng, n)
+				}
+				want := make([]float32, n)
+				c.ref(want, ins)
+				for _, stream := range []bool{false, true} {
+					got := make([]float32, n+off)[off:]
+					f.Run(got, ins, nil, stream)
+					sameBits(t, c.op.String(), got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestChainMatchesKernels runs a chain10-like program with a splat, a
+// constant operand in each position and an unused input against the
+// kernels applied one at a time.
+func TestChainMatchesKernels(t *testing.T) {
+	if !Available {
+		t.Skip("no code generation here")
+	}
+	p := &Program{Inputs: 3, Scalars: 1, Values: []Value{
+		{Op: Input, Arg: 0},              // 0 x
+		{Op: Splat, Arg: 0},              // 1 c
+		{Op: Mul, Args: [3]int{0, 1}},    // 2 a1 = x*c
+		{Op: Add, Args: [3]int{2, 0}},    // 3 a2 = a1+x
+		{Op: Tanh, Args: [3]int{3}},      // 4
+		{Op: Mul, Args: [3]int{4, 4}},    // 5
+		{Op: Sub, Args: [3]int{5, 1}},    // 6
+		{Op: Exp, Args: [3]int{6}},       // 7
+		{Op: Mul, Args: [3]int{7, 4}},    // 8
+		{Op: Abs, Args: [3]int{8}},       // 9
+		{Op: Sqrt, Args: [3]int{9}},      // 10
+		{Op: Const, Value: 3},            // 11
+		{Op: Sub, Args: [3]int{11, 10}},  // 12 const first
+		{Op: Input, Arg: 1},              // 13 y
+		{Op: Max, Args: [3]int{12, 13}},  // 14
+		{Op: Logistic, Args: [3]int{14}}, // 15
+		{Op: Input, Arg: 2},              // 16 unused
+		{Op: Sub, Args: [3]int{15, 2}},   // 17 a1 read again late
+	}}
+	f, err := Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n = 4099
+	x, y, z := testInput(rng, n, 4), testInput(rng, n, 4), testInput(rng, n, 4)
+	c := float32(0.5)
+	cs := make([]float32, n)
+	three := make([]float32, n)
+	for i := range cs {
+		cs[i], three[i] = c, 3
+	}
+	v := make([][]float32, 18)
+	for i := range v {
+		v[i] = make([]float32, n)
+	}
+	kernels.MulF32(v[2], x, cs)
+	kernels.AddF32(v[3], v[2], x)
+	kernels.TanhF32(v[4], v[3])
+	kernels.MulF32(v[5], v[4], v[4])
+	kernels.SubF32(v[6], v[5], cs)
+	kernels.ExpF32(v[7], v[6])
+	kernels.MulF32(v[8], v[7], v[4])
+	kernels.AbsF32(v[9], v[8])
+	kernels.SqrtF32(v[10], v[9])
+	kernels.SubF32(v[12], three, v[10])
+	kernels.MaximumF32(v[14], v[12], y)
+	kernels.LogisticF32(v[15], v[14])
+	kernels.SubF32(v[17], v[15], v[2])
+	for _, stream := range []bool{false, true} {
+		got := make([]float32, n)
+		f.Run(got, [][]float32{x, y, z}, []float32{c}, stream)
+		sameBits(t, "chain", got, v[17])
+	}
+}
+
+// TestRefusals checks that programs the generator cannot take are
+// refused with an error, not miscompiled.
+func TestRefusals(t *testing.T) {
+	wide := &Program{Inputs: 1}
+	wide.Values = append(wide.Values, Value{Op: Input})
+	const live = numYMM + maxSpill + 4 // more than the registers and spill slots hold
+	for i := 1; i < live; i++ {
+		wide.Values = append(wide.Values, Value{Op: Add, Args: [3]int{i - 1, 0}})
+	}
+	sum := len(wide.Values) - 1
+	for i := 1; i < live; i++ {
+		wide.Values = append(wide.Values, Value{Op: Add, Args: [3]int{sum, i}})
+		sum = len(wide.Values) - 1
+	}
+	for name, p := range map[string]*Program{
+		"empty":        {},
+		"forward read": {Inputs: 1, Values: []Value{{Op: Add, Args: [3]int{0, 1}}, {Op: Input}}},
+		"input range":  {Inputs: 1, Values: []Value{{Op: Input, Arg: 1}}},
+		"scalar range": {Values: []Value{{Op: Splat, Arg: 0}}},
+		"inputs":       {Inputs: MaxInputs + 1, Values: []Value{{Op: Input}}},
+		"registers":    wide,
+	} {
+		if _, err := Compile(p); err == nil {
+			t.Errorf("%s: compiled", name)
+		} else if !Available && err == ErrUnsupported && name != "registers" {
+			t.Errorf("%s: %v, want the program's error", name, err)
+		}
+	}
+}
+
+// TestSpills runs a program with more live values than registers (so
+// the allocator spills, and the two-vector loop falls back to one) against
+// the same arithmetic in Go.
+func TestSpills(t *testing.T) {
+	if !Available {
+		t.Skip("no code generation here")
+	}
+	const live = 40
+	p := &Program{Inputs: 1, Values: []Value{{Op: Input}}}
+	var kept []int
+	for k := range live { // a_k = x·(k+1.5), all read at the end
+		p.Values = append(p.Values, Value{Op: Const, Value: float32(k) + 1.5})
+		p.Values = append(p.Values, Value{Op: Mul, Args: [3]int{0, len(p.Values) - 1}})
+		kept = append(kept, len(p.Values)-1)
+	}
+	sum := kept[live-1]
+	for k := live - 2; k >= 0; k-- {
+		p.Values = append(p.Values, Value{Op: Sub, Args: [3]int{sum, kept[k]}})
+		sum = len(p.Values) - 1
+	}
+	f, err := Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	const n = 77
+	x := testInput(rng, n, 1)
+	want := make([]float32, n)
+	for e := range want {
+		a := make([]float32, live)
+		for k := range a {
+			a[k] = x[e] * (float32(k) + 1.5)
+		}
+		s := a[live-1]
+		for k := live - 2; k >= 0; k-- {
+			s -= a[k]
+		}
+		want[e] = s
+	}
+	got := make([]float32, n)
+	f.Run(got, [][]float32{x}, nil, false)
+	sameBits(t, "spills", got, want)
+}

@@ -1,0 +1,325 @@
+package jit
+
+import (
+	"fmt"
+	"math"
+)
+
+// The generated function takes one argument, in RDI, the address of an
+// argument block laid out as args (exec_amd64.go): the result's address,
+// its length in bytes (a multiple of 32), the constant pool, the inputs
+// and the splatted scalars. Registers: RSI is the byte offset of the
+// current vector, RCX the end, RDX the pool, R8 the result, and the
+// inputs RAX, RBX, R9–R12. RSP, RBP, R14 and R15 (Go's) are not touched.
+const (
+	argOut   = 0
+	argN     = 8
+	argPool  = 16
+	argIns   = 24
+	argSplat = argIns + 8*MaxInputs
+	argSpill = argSplat + 32*MaxScalars
+)
+
+var inputRegs = [MaxInputs]int{rax, rbx, r9, r10, r11, r12}
+
+// The constants of the math expansions: the values package kernels'
+// generator (kernels/_asm/vecmath) uses, which its tests tie to the
+// pure-Go twins in kernels/vecmath.go.
+const (
+	log2e   = 1.44269504088896340736
+	ln2Hi   = float32(0.693145751953125 + 1.4286068203094173e-06)
+	round   = 12582912.0
+	expHi   = 88.76
+	expLo   = -104.0
+	tanhBig = 10.0
+)
+
+var (
+	ln2Lo     = float32(math.Ln2 - float64(ln2Hi))
+	expPoly   = []float32{1, 1, 0.5, 0.166664049, 0.0416663401, 0.00837596785, 0.00139421597}
+	expm1Poly = []float32{1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320}
+)
+
+// gen generates one program's loop.
+type gen struct {
+	a     *vasm
+	p     *Program
+	pool  []uint32         // eight copies of each constant, in order
+	at    map[uint32]int32 // a constant's bits → its byte offset in pool
+	loc   []rm             // where each value is, in the stream being generated
+	nregs int              // virtual registers used
+	nt    bool             // store the result non-temporally
+	// unroll is how many vectors the main loop computes at a time.
+	unroll int
+}
+
+// generate returns p's machine code and constant pool.
+func generate(p *Program, nt bool) ([]byte, []uint32, error) {
+	if err := p.validate(); err != nil {
+		return nil, nil, err
+	}
+	g := &gen{p: p, at: map[uint32]int32{}, nt: nt, unroll: 2}
+	var a asm
+	err := g.loop(&a)
+	if err == errSpill {
+		// Two vectors' values do not fit: one at a time.
+		g.unroll, a.b = 1, nil
+		err = g.loop(&a)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(g.pool) == 0 {
+		g.constant(0) // the caller passes the pool's address
+	}
+	return a.b, g.pool, nil
+}
+
+// loop emits the function: unroll vectors at a time while as many
+// remain, then one at a time.
+func (g *gen) loop(a *asm) error {
+	a.loadGP(r8, mem{base: rdi, index: -1, disp: argOut})
+	a.loadGP(rcx, mem{base: rdi, index: -1, disp: argN})
+	a.loadGP(rdx, mem{base: rdi, index: -1, disp: argPool})
+	for k := range g.p.Inputs {
+		a.loadGP(inputRegs[k], mem{base: rdi, index: -1, disp: argIns + 8*int32(k)})
+	}
+	a.zero(rsi)
+	// R13 = n - 32·(unroll-1): the main loop runs while RSI < R13
+	// (signed, as R13 may be negative).
+	a.movGP(r13, rcx)
+	a.addImm(r13, -32*int32(g.unroll-1))
+	main := len(a.b)
+	a.cmpGP(rsi, r13)
+	toRest := a.jge()
+	if err := g.block(a, g.unroll); err != nil {
+		return err
+	}
+	a.addImm(rsi, 32*int32(g.unroll))
+	a.patch(a.jmp(), main)
+	a.patch(toRest, len(a.b))
+	rest := len(a.b)
+	a.cmpGP(rsi, rcx)
+	exit := a.jae()
+	if err := g.block(a, 1); err != nil {
+		return err
+	}
+	a.addImm(rsi, 32)
+	a.patch(a.jmp(), rest)
+	a.patch(exit, len(a.b))
+	if g.nt {
+		a.sfence() // order the weakly-ordered stores before anything later
+	}
+	a.vzeroupper()
+	a.ret()
+	return nil
+}
+
+// block emits the code for n consecutive vectors, interleaved.
+func (g *gen) block(a *asm, n int) error {
+	lists := make([][]vinst, n)
+	for s := range n {
+		g.a = &vasm{nregs: &g.nregs}
+		if err := g.body(int32(32 * s)); err != nil {
+			return err
+		}
+		lists[s] = g.a.ins
+	}
+	return allocate(a, interleave(lists), g.nregs)
+}
+
+// body records one vector's worth of the program, at byte offset off
+// from the current position.
+func (g *gen) body(off int32) error {
+	g.loc = make([]rm, len(g.p.Values))
+	for i, v := range g.p.Values {
+		if err := g.value(i, v, off); err != nil {
+			return fmt.Errorf("jit: value %d (%s): %w", i, v.Op, err)
+		}
+	}
+	r, err := g.inReg(g.loc[len(g.p.Values)-1])
+	if err != nil {
+		return err
+	}
+	g.a.store(mem{base: r8, index: rsi, disp: off}, r, g.nt)
+	return nil
+}
+
+// alloc returns a new virtual register.
+func (g *gen) alloc() (int, error) { return g.a.reg(), nil }
+
+// release is a no-op: the allocator finds where values die.
+func (g *gen) release(int) {}
+
+// constant returns the pool address of eight copies of bits.
+func (g *gen) constant(bits uint32) rm {
+	off, ok := g.at[bits]
+	if !ok {
+		off = int32(4 * len(g.pool))
+		for range 8 {
+			g.pool = append(g.pool, bits)
+		}
+		g.at[bits] = off
+	}
+	return at(mem{base: rdx, index: -1, disp: off})
+}
+
+func (g *gen) f32(v float32) rm { return g.constant(math.Float32bits(v)) }
+
+// inReg returns a register holding o, loading a memory operand into a
+// new one (tmp: the caller releases it).
+func (g *gen) inReg(o rm) (r int, err error) {
+	if !o.isMem {
+		return o.reg, nil
+	}
+	r = g.a.reg()
+	g.a.load(r, o.m)
+	return r, nil
+}
+
+// value records value i and where it is.
+func (g *gen) value(i int, v Value, off int32) error {
+	switch v.Op {
+	case Input:
+		r := g.a.reg()
+		g.a.load(r, mem{base: inputRegs[v.Arg], index: rsi, disp: off})
+		g.loc[i] = ymm(r)
+		return nil
+	case Splat:
+		g.loc[i] = at(mem{base: rdi, index: -1, disp: argSplat + 32*int32(v.Arg)})
+		return nil
+	case Const:
+		g.loc[i] = g.f32(v.Value)
+		return nil
+	}
+	args := make([]rm, v.Op.arity())
+	for k := range args {
+		args[k] = g.loc[v.Args[k]]
+	}
+	r := g.a.reg()
+	if err := g.emit(v.Op, r, args); err != nil {
+		return err
+	}
+	g.loc[i] = ymm(r)
+	return nil
+}
+
+// binary ops: the kernels compute a op b with a as Intel's first source.
+var psOps = map[Op]byte{Add: opAdd, Sub: opSub, Mul: opMul, Div: opDiv, And: opAnd, Or: opOr, Xor: opXor}
+
+// Comparison predicates, as kernels' compare kernels use them.
+var cmpPreds = map[Op]byte{CmpEQ: 0x00, CmpNE: 0x04, CmpLT: 0x01, CmpLE: 0x02, CmpGT: 0x0E, CmpGE: 0x0D}
+
+const unordered = 3
+
+// emit computes op of args into register r.
+func (g *gen) emit(op Op, r int, args []rm) error {
+	a := g.a
+	// first gets args[0] into a register for ops that need it as the
+	// first source (a memory operand can only be the second).
+	first := func() (int, func(), error) {
+		x, err := g.inReg(args[0])
+		return x, func() {}, err
+	}
+	switch op {
+	case Add, Sub, Mul, Div, And, Or, Xor:
+		x, done, err := first()
+		if err != nil {
+			return err
+		}
+		a.ps(psOps[op], r, x, args[1])
+		done()
+	case CmpEQ, CmpNE, CmpLT, CmpLE, CmpGT, CmpGE:
+		x, done, err := first()
+		if err != nil {
+			return err
+		}
+		a.cmp(cmpPreds[op], r, x, args[1])
+		done()
+	case Neg, Abs:
+		x, done, err := first()
+		if err != nil {
+			return err
+		}
+		if op == Abs {
+			a.ps(opAnd, r, x, g.constant(0x7fffffff))
+		} else {
+			a.ps(opXor, r, x, g.constant(0x80000000))
+		}
+		done()
+	case Sqrt:
+		a.sqrt(r, args[0])
+	case Max, Min:
+		return g.extreme(op, r, args[0], args[1])
+	case Clamp:
+		return g.clamp(r, args)
+	case Select:
+		return g.selectOp(r, args)
+	case Exp, Tanh, Logistic:
+		x, done, err := first()
+		if err != nil {
+			return err
+		}
+		defer done()
+		return g.math(op, r, x)
+	default:
+		return fmt.Errorf("no code for %s", op)
+	}
+	return nil
+}
+
+// extreme is XLA's maximum or minimum as kernels' nanExtreme computes
+// it: MAXPS with b first, then a NaN b blended in, then a NaN a over it.
+func (g *gen) extreme(op Op, r int, ao, bo rm) error {
+	a := g.a
+	x, err := g.inReg(ao)
+	if err != nil {
+		return err
+	}
+	y, err := g.inReg(bo)
+	if err != nil {
+		return err
+	}
+	m, err := g.alloc()
+	if err != nil {
+		return err
+	}
+	code := byte(opMax)
+	if op == Min {
+		code = opMin
+	}
+	a.ps(code, r, y, ymm(x))
+	a.cmp(unordered, m, y, ymm(y))
+	a.blendv(r, r, ymm(y), m)
+	a.cmp(unordered, m, x, ymm(x))
+	a.blendv(r, r, ymm(x), m)
+	return nil
+}
+
+// clamp is nanMin(nanMax(x, lo), hi), as kernels.ClampF32.
+func (g *gen) clamp(r int, args []rm) error {
+	t, err := g.alloc()
+	if err != nil {
+		return err
+	}
+	if err := g.extreme(Max, t, args[1], args[0]); err != nil {
+		return err
+	}
+	err = g.extreme(Min, r, ymm(t), args[2])
+	g.release(t)
+	return err
+}
+
+// selectOp is VBLENDVPS with the mask in a register.
+func (g *gen) selectOp(r int, args []rm) error {
+	m, err := g.inReg(args[0])
+	if err != nil {
+		return err
+	}
+	f, err := g.inReg(args[2])
+	if err != nil {
+		return err
+	}
+	g.a.blendv(r, f, args[1], m)
+	return nil
+}

@@ -1,0 +1,132 @@
+// Package jit compiles small elementwise float32 programs (a loop
+// fusion's body) to x86-64 machine code with AVX2 and FMA, and runs them.
+//
+// A tile program (package cpu) runs a fusion one instruction at a time
+// over tiles in L1: every op loads its operands' tiles and stores its
+// own, and the math kernels each take their turn. That is a pass through
+// L1 per op. Here the whole fusion becomes one loop over 8-lane vectors
+// whose values stay in the 16 YMM registers: a fusion of ten ops costs
+// its arithmetic and one read of each input and one write of the result,
+// as XLA's LLVM-compiled loops do.
+//
+// Every op computes exactly the instructions the assembly kernels of
+// package kernels run for it (the same operand order, the same
+// polynomials and constants), so a program's results are bit-identical
+// to the tile program's. Programs that do not fit (an unsupported op,
+// more live values than registers, too many inputs) are refused, and the
+// caller keeps its tile program. Code runs only on linux/amd64 with AVX2
+// and FMA, outside the purego build, and not when AXLE_JIT=off.
+package jit
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Op is what a value of a program is.
+type Op uint8
+
+const (
+	Input    Op = iota // Arg: which input array, read at the output's index
+	Splat              // Arg: which per-call scalar
+	Const              // Value, everywhere
+	Add                // Args[0] + Args[1]
+	Sub                // Args[0] - Args[1]
+	Mul                // Args[0] * Args[1]
+	Div                // Args[0] / Args[1]
+	Max                // XLA's maximum: NaN if either is (kernels.MaximumF32)
+	Min                // XLA's minimum
+	Neg                // the sign bit flipped
+	Abs                // the sign bit cleared
+	Sqrt               // correctly rounded
+	Exp                // kernels.ExpF32
+	Tanh               // kernels.TanhF32
+	Logistic           // kernels.LogisticF32
+	Select             // Args[0] (a mask) ? Args[1] : Args[2]
+	Clamp              // clamp(lo=Args[0], x=Args[1], hi=Args[2]) as kernels.ClampF32
+	And                // bitwise (masks)
+	Or
+	Xor
+	CmpEQ // a mask of all ones or zero, as kernels.CompareF32
+	CmpNE
+	CmpLT
+	CmpLE
+	CmpGT
+	CmpGE
+)
+
+var opNames = [...]string{"input", "splat", "const", "add", "sub", "mul", "div", "max", "min", "neg", "abs", "sqrt",
+	"exp", "tanh", "logistic", "select", "clamp", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge"}
+
+func (o Op) String() string {
+	if int(o) < len(opNames) {
+		return opNames[o]
+	}
+	return fmt.Sprintf("op%d", o)
+}
+
+// arity is the number of Args an op reads.
+func (o Op) arity() int {
+	switch o {
+	case Input, Splat, Const:
+		return 0
+	case Neg, Abs, Sqrt, Exp, Tanh, Logistic:
+		return 1
+	case Select, Clamp:
+		return 3
+	}
+	return 2
+}
+
+// Value is one instruction of a program; Args index earlier values.
+type Value struct {
+	Op    Op
+	Args  [3]int
+	Arg   int     // Input, Splat
+	Value float32 // Const
+}
+
+// Program is a list of values in dependency order; the last is the
+// result.
+type Program struct {
+	Values  []Value
+	Inputs  int // arrays, each as long as the result
+	Scalars int // per-call values (Splat)
+}
+
+// Limits of the generated code: inputs each hold a general register for
+// the whole loop, and splats live in the per-call argument block.
+const (
+	MaxInputs  = 6
+	MaxScalars = 8
+)
+
+// ErrUnsupported says this machine or build runs no generated code.
+var ErrUnsupported = errors.New("jit: no code generation on this platform")
+
+// validate checks p's structure, so generation can trust it.
+func (p *Program) validate() error {
+	if len(p.Values) == 0 {
+		return errors.New("jit: empty program")
+	}
+	if p.Inputs > MaxInputs || p.Scalars > MaxScalars {
+		return fmt.Errorf("jit: %d inputs and %d scalars (at most %d and %d)", p.Inputs, p.Scalars, MaxInputs, MaxScalars)
+	}
+	for i, v := range p.Values {
+		if int(v.Op) >= len(opNames) {
+			return fmt.Errorf("jit: value %d: unknown op %d", i, v.Op)
+		}
+		for _, a := range v.Args[:v.Op.arity()] {
+			if a < 0 || a >= i {
+				return fmt.Errorf("jit: value %d (%s) reads %d, not an earlier value", i, v.Op, a)
+			}
+		}
+		switch {
+		case v.Op == Input && (v.Arg < 0 || v.Arg >= p.Inputs):
+			return fmt.Errorf("jit: value %d reads input %d of %d", i, v.Arg, p.Inputs)
+		case v.Op == Splat && (v.Arg < 0 || v.Arg >= p.Scalars):
+			return fmt.Errorf("jit: value %d reads scalar %d of %d", i, v.Arg, p.Scalars)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,266 @@
+package jit
+
+import (
+	"errors"
+	"math"
+	"sort"
+)
+
+// Register allocation for straight-line code: virtual registers are
+// variables (an FMA reads and writes its destination; an expansion may
+// write a temporary more than once), each kept in a YMM register from a
+// write to its last read before the next write. When all 16 are taken,
+// the variable whose next read is farthest away is evicted (Belady's
+// rule), stored to its spill slot in the argument block first if its
+// value is still needed. A spilled variable read as an instruction's
+// last source is read from its slot directly, as a memory operand.
+
+const (
+	numYMM   = 16
+	maxSpill = 64 // 32-byte slots in the argument block
+)
+
+var errSpill = errors.New("jit: too many spilled values")
+
+type event struct {
+	pos         int
+	read, write bool
+}
+
+type allocator struct {
+	a      *asm
+	ins    []vinst
+	events [][]event // per variable, in order
+	phys   []int     // variable → YMM register, or -1
+	slot   []int     // variable → spill slot, or -1
+	saved  []bool    // the slot holds the variable's current value
+	owner  [numYMM]int
+	slots  int   // slots handed out
+	free   []int // slots of variables that died
+}
+
+// allocate emits ins with physical registers into a.
+func allocate(a *asm, ins []vinst, nregs int) error {
+	al := &allocator{a: a, ins: ins, events: make([][]event, nregs),
+		phys: make([]int, nregs), slot: make([]int, nregs), saved: make([]bool, nregs)}
+	for v := range nregs {
+		al.phys[v], al.slot[v] = -1, -1
+	}
+	for r := range al.owner {
+		al.owner[r] = -1
+	}
+	for pos := range ins {
+		regs, src2 := ins[pos].reads()
+		note := func(v int, read, write bool) {
+			e := al.events[v]
+			if n := len(e); n > 0 && e[n-1].pos == pos {
+				e[n-1].read, e[n-1].write = e[n-1].read || read, e[n-1].write || write
+				return
+			}
+			al.events[v] = append(e, event{pos, read, write})
+		}
+		for _, v := range regs {
+			note(v, true, false)
+		}
+		if src2 >= 0 {
+			note(src2, true, false)
+		}
+		if w := ins[pos].writes(); w >= 0 {
+			note(w, false, true)
+		}
+	}
+	for pos := range ins {
+		if err := al.step(pos); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// next returns v's first event after pos (ok false: none).
+func (al *allocator) next(v, pos int) (event, bool) {
+	e := al.events[v]
+	c := sort.Search(len(e), func(k int) bool { return e[k].pos > pos })
+	if c == len(e) {
+		return event{}, false
+	}
+	return e[c], true
+}
+
+// needed reports whether v's value at pos is read later (before being
+// overwritten).
+func (al *allocator) needed(v, pos int) bool {
+	e, ok := al.next(v, pos)
+	return ok && e.read
+}
+
+// reg returns a free YMM register, evicting a variable if none is;
+// the registers in keep are not evicted.
+func (al *allocator) reg(pos int, keep []int) (int, error) {
+	for r, v := range al.owner {
+		if v < 0 {
+			return r, nil
+		}
+	}
+	victim, far := -1, -1
+	for r, v := range al.owner {
+		if contains(keep, r) {
+			continue
+		}
+		d := math.MaxInt
+		if e, ok := al.next(v, pos); ok && e.read {
+			d = e.pos
+		}
+		if d > far {
+			victim, far = r, d
+		}
+	}
+	v := al.owner[victim]
+	if al.needed(v, pos-1) && !al.saved[v] {
+		if al.slot[v] < 0 {
+			switch n := len(al.free); {
+			case n > 0:
+				al.slot[v], al.free = al.free[n-1], al.free[:n-1]
+			case al.slots == maxSpill:
+				return 0, errSpill
+			default:
+				al.slot[v] = al.slots
+				al.slots++
+			}
+		}
+		al.a.store(al.spillAt(v), victim)
+		al.saved[v] = true
+	}
+	al.phys[v], al.owner[victim] = -1, -1
+	return victim, nil
+}
+
+func (al *allocator) spillAt(v int) mem {
+	return mem{base: rdi, index: -1, disp: argSpill + 32*int32(al.slot[v])}
+}
+
+func contains(rs []int, r int) bool {
+	for _, x := range rs {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
+
+// inReg makes sure variable v is in a register (reloading it) and
+// returns the register.
+func (al *allocator) inReg(v, pos int, keep *[]int) (int, error) {
+	if r := al.phys[v]; r >= 0 {
+		return r, nil
+	}
+	r, err := al.reg(pos, *keep)
+	if err != nil {
+		return 0, err
+	}
+	if al.slot[v] < 0 || !al.saved[v] {
+		return 0, errors.New("jit: read of a variable that holds no value")
+	}
+	al.a.load(r, al.spillAt(v))
+	al.phys[v], al.owner[r] = r, v
+	*keep = append(*keep, r)
+	return r, nil
+}
+
+func (al *allocator) step(pos int) error {
+	in := al.ins[pos]
+	regs, src2 := in.reads()
+	var keep []int
+	for _, v := range append(regs, src2) {
+		if v >= 0 && al.phys[v] >= 0 {
+			keep = append(keep, al.phys[v])
+		}
+	}
+	phys := map[int]int{}
+	for _, v := range regs {
+		r, err := al.inReg(v, pos, &keep)
+		if err != nil {
+			return err
+		}
+		phys[v] = r
+	}
+	op2 := in.src2
+	if src2 >= 0 {
+		if r := al.phys[src2]; r >= 0 {
+			op2 = ymm(r)
+		} else {
+			op2 = at(al.spillAt(src2))
+		}
+	}
+	// Sources whose values die here free their registers, which the
+	// result may then take: every instruction reads its sources before
+	// it writes.
+	w := in.writes()
+	for _, v := range append(regs, src2) {
+		if v >= 0 && v != w && !al.needed(v, pos) {
+			al.drop(v)
+		}
+	}
+	dst := -1
+	if w >= 0 {
+		if r := al.phys[w]; r >= 0 {
+			dst = r
+		} else {
+			r, err := al.reg(pos, keep)
+			if err != nil {
+				return err
+			}
+			dst = r
+			al.phys[w], al.owner[r] = r, w
+		}
+		al.saved[w] = false
+	}
+	al.emit(in, dst, phys, op2)
+	if w >= 0 && !al.needed(w, pos) {
+		al.drop(w)
+	}
+	return nil
+}
+
+// drop frees the register and spill slot of a variable whose value is
+// read no more.
+func (al *allocator) drop(v int) {
+	if r := al.phys[v]; r >= 0 {
+		al.owner[r], al.phys[v] = -1, -1
+	}
+	if s := al.slot[v]; s >= 0 {
+		al.free = append(al.free, s)
+		al.slot[v], al.saved[v] = -1, false
+	}
+}
+
+func (al *allocator) emit(in vinst, dst int, phys map[int]int, op2 rm) {
+	a := al.a
+	src1 := phys[in.src1]
+	switch in.kind {
+	case kPS:
+		a.ps(in.op, dst, src1, op2)
+	case kPD:
+		a.pd(in.op, dst, src1, op2)
+	case kFMA:
+		a.fma(in.op, dst, src1, op2)
+	case kCmp:
+		a.cmp(in.op, dst, src1, op2)
+	case kBlend:
+		a.blendv(dst, src1, op2, phys[in.mask])
+	case kShift:
+		a.shift(int(in.op), dst, src1, in.imm)
+	case kSqrt:
+		a.sqrt(dst, op2)
+	case kLoad:
+		a.load(dst, in.m)
+	case kStore:
+		if in.op != 0 {
+			a.storeNT(in.m, src1)
+		} else {
+			a.store(in.m, src1)
+		}
+	case kMov:
+		a.mov(dst, src1)
+	}
+}

@@ -1,0 +1,116 @@
+package jit
+
+// Code is generated in two steps. The program's values and the math
+// expansions are first written as instructions on virtual registers
+// (vasm), one list per vector the loop computes at a time; the lists are
+// interleaved, so the long dependency chains of two vectors (exp's and
+// tanh's run for dozens of cycles) overlap instead of each filling the
+// out-of-order window on its own; then the allocator (regalloc.go) maps
+// the virtual registers onto the 16 YMM registers, spilling to the
+// argument block's scratch area when more are live.
+
+type ikind uint8
+
+const (
+	kPS    ikind = iota // dst = src1 op src2 (packed single: 0F map)
+	kPD                 // the same in the 66 0F map (integer ops)
+	kFMA                // dst = fma(dst, src1, src2) by form
+	kCmp                // dst = src1 pred src2, a mask
+	kBlend              // dst = mask ? src2 : src1
+	kShift              // dst = src1 shifted by imm
+	kSqrt               // dst = √src2
+	kLoad               // dst = [m]
+	kStore              // [m] = src1 (op 1: non-temporal)
+	kMov                // dst = src1
+)
+
+// vinst is one instruction on virtual registers; src2 is a virtual
+// register (isMem false) or memory.
+type vinst struct {
+	kind            ikind
+	op              byte // opcode, FMA form, predicate or shift extension
+	imm             byte // shift count
+	dst, src1, mask int
+	src2            rm
+	m               mem // kLoad, kStore
+}
+
+// vasm records instructions with the encoder's signatures, so the
+// generators read like the assembly they produce.
+type vasm struct {
+	ins   []vinst
+	nregs *int // the virtual register counter, shared by the streams
+}
+
+func (a *vasm) reg() int { r := *a.nregs; *a.nregs++; return r }
+
+func (a *vasm) add(i vinst) { a.ins = append(a.ins, i) }
+
+func (a *vasm) ps(op byte, dst, src1 int, src2 rm) {
+	a.add(vinst{kind: kPS, op: op, dst: dst, src1: src1, src2: src2})
+}
+func (a *vasm) pd(op byte, dst, src1 int, src2 rm) {
+	a.add(vinst{kind: kPD, op: op, dst: dst, src1: src1, src2: src2})
+}
+func (a *vasm) fma(op byte, dst, src1 int, src2 rm) {
+	a.add(vinst{kind: kFMA, op: op, dst: dst, src1: src1, src2: src2})
+}
+func (a *vasm) cmp(pred byte, dst, src1 int, src2 rm) {
+	a.add(vinst{kind: kCmp, op: pred, dst: dst, src1: src1, src2: src2})
+}
+func (a *vasm) blendv(dst, src1 int, src2 rm, mask int) {
+	a.add(vinst{kind: kBlend, dst: dst, src1: src1, src2: src2, mask: mask})
+}
+func (a *vasm) shift(ext int, dst, src int, n byte) {
+	a.add(vinst{kind: kShift, op: byte(ext), imm: n, dst: dst, src1: src})
+}
+func (a *vasm) sqrt(dst int, src rm) { a.add(vinst{kind: kSqrt, dst: dst, src2: src}) }
+func (a *vasm) load(dst int, m mem)  { a.add(vinst{kind: kLoad, dst: dst, m: m}) }
+func (a *vasm) mov(dst, src int)     { a.add(vinst{kind: kMov, dst: dst, src1: src}) }
+func (a *vasm) store(m mem, src int, nt bool) {
+	a.add(vinst{kind: kStore, op: byte(bit(nt)), src1: src, m: m})
+}
+
+// reads lists the virtual registers i reads in a register, and the one
+// it reads as src2 (which may stay in memory), or -1.
+func (i *vinst) reads() (regs []int, src2 int) {
+	src2 = -1
+	if (i.kind == kPS || i.kind == kPD || i.kind == kFMA || i.kind == kCmp || i.kind == kBlend || i.kind == kSqrt) && !i.src2.isMem {
+		src2 = i.src2.reg
+	}
+	switch i.kind {
+	case kPS, kPD, kCmp, kShift, kStore, kMov:
+		regs = []int{i.src1}
+	case kFMA:
+		regs = []int{i.dst, i.src1}
+	case kBlend:
+		regs = []int{i.src1, i.mask}
+	}
+	return regs, src2
+}
+
+// writes is the virtual register i writes, or -1.
+func (i *vinst) writes() int {
+	if i.kind == kStore {
+		return -1
+	}
+	return i.dst
+}
+
+// interleave merges the streams' lists one instruction from each in
+// turn.
+func interleave(lists [][]vinst) []vinst {
+	var out []vinst
+	for k := 0; ; k++ {
+		done := true
+		for _, l := range lists {
+			if k < len(l) {
+				out = append(out, l[k])
+				done = false
+			}
+		}
+		if done {
+			return out
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package cpu
+
+import (
+	"slices"
+
+	"github.com/axle-ml/axle/backend/cpu/jit"
+	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/hlo"
+)
+
+// A loop fusion of f32 elementwise ops over same-shaped f32 operands and
+// scalars is also compiled to machine code (package jit): one loop whose
+// values stay in registers, instead of a pass through L1 per op. The
+// tile program stays the definition and the fallback: the generated code
+// runs each op's kernel instructions, so the results are the same bits.
+
+// useJIT turns generated code on (tests compare with it off).
+var useJIT = jit.Available
+
+// jitOps maps the opcodes with generated code to their jit ops.
+var jitOps = map[hlo.Opcode]jit.Op{
+	hlo.OpAdd: jit.Add, hlo.OpSubtract: jit.Sub, hlo.OpMultiply: jit.Mul, hlo.OpDivide: jit.Div,
+	hlo.OpMaximum: jit.Max, hlo.OpMinimum: jit.Min, hlo.OpNegate: jit.Neg, hlo.OpAbs: jit.Abs,
+	hlo.OpSqrt: jit.Sqrt, hlo.OpExp: jit.Exp, hlo.OpTanh: jit.Tanh, hlo.OpLogistic: jit.Logistic,
+	hlo.OpSelect: jit.Select, hlo.OpClamp: jit.Clamp, hlo.OpAnd: jit.And, hlo.OpOr: jit.Or, hlo.OpXor: jit.Xor,
+}
+
+var jitCompares = [...]jit.Op{cmpEQ: jit.CmpEQ, cmpNE: jit.CmpNE, cmpLT: jit.CmpLT, cmpLE: jit.CmpLE, cmpGT: jit.CmpGT, cmpGE: jit.CmpGE}
+
+// jitProg is a tile program's generated code and how to feed it.
+type jitProg struct {
+	f *jit.Func
+	// inputs and scalars are the fusion operands read as arrays and as
+	// splatted scalars, in the generated code's order.
+	inputs, scalars []int
+}
+
+// compileJIT generates code for p, or returns nil when p has a part the
+// generator does not take (gathers, row programs, narrow types, ops
+// without code) or the platform runs none.
+func (p *tileProg) compileJIT() *jitProg {
+	if !useJIT || p.rowLen > 0 || p.slots[len(p.slots)-1].t != hlo.F32 {
+		return nil
+	}
+	prog := &jit.Program{}
+	j := &jitProg{}
+	value := make([]int, len(p.slots)) // slot → jit value
+	inputOf := map[int]int{}           // fusion operand → jit input
+	for i, s := range p.slots {
+		if s.t != hlo.F32 && !(s.t == hlo.Pred && s.kind == slotOp) {
+			return nil
+		}
+		v, ok := jit.Value{}, true
+		switch s.kind {
+		case slotParam:
+			k, seen := inputOf[s.param]
+			if !seen {
+				k = len(j.inputs)
+				inputOf[s.param] = k
+				j.inputs = append(j.inputs, s.param)
+			}
+			v = jit.Value{Op: jit.Input, Arg: k}
+		case slotSplat:
+			switch {
+			case s.from >= 0:
+				value[i] = value[s.from]
+				continue
+			case s.param >= 0:
+				v = jit.Value{Op: jit.Splat, Arg: len(j.scalars)}
+				j.scalars = append(j.scalars, s.param)
+			default:
+				v = jit.Value{Op: jit.Const, Value: s.value}
+			}
+		case slotOp:
+			v.Op, ok = jitOps[s.op]
+			if s.op == hlo.OpCompare {
+				v.Op, ok = jitCompares[s.dir], true
+			}
+			for k := range s.nargs {
+				v.Args[k] = value[s.args[k]]
+			}
+		default:
+			ok = false
+		}
+		if !ok {
+			return nil
+		}
+		value[i] = len(prog.Values)
+		prog.Values = append(prog.Values, v)
+	}
+	prog.Inputs, prog.Scalars = len(j.inputs), len(j.scalars)
+	if prog.Inputs > jit.MaxInputs || prog.Scalars > jit.MaxScalars {
+		return nil
+	}
+	f, err := jit.Compile(prog)
+	if err != nil {
+		return nil // too many live values, say: the tile program runs
+	}
+	j.f = f
+	return j
+}
+
+// runJIT computes elements [lo, hi) of out with the generated code.
+func (j *jitProg) run(params []operand, out []float32, lo, hi int, stream bool) {
+	var insArr [jit.MaxInputs][]float32
+	var scalarArr [jit.MaxScalars]float32
+	ins := insArr[:len(j.inputs)]
+	for k, a := range j.inputs {
+		ins[k] = params[a].f32[lo:hi]
+	}
+	for k, a := range j.scalars {
+		scalarArr[k] = params[a].at(0)
+	}
+	j.f.Run(out[lo:hi], ins, scalarArr[:len(j.scalars)], stream)
+}
+
+// runJIT is run for a program with generated code: the output split
+// into one range per worker, each computed by one call.
+func (p *tileProg) runJIT(params []operand, out []float32, threads int) {
+	stream := p.n >= kernels.StreamMin
+	if threads == 1 {
+		p.jit.run(params, out, 0, p.n, stream)
+		return
+	}
+	// Ranges start on multiples of 16 elements, 64 bytes: a cache line
+	// is never written by two workers. The closure gets its own copy of
+	// params, so the caller's stays on its stack.
+	shared := slices.Clone(params)
+	kernels.Parallel(threads, func(t int) {
+		lo := t * p.n / threads &^ 15
+		hi := (t + 1) * p.n / threads &^ 15
+		if t == threads-1 {
+			hi = p.n
+		}
+		p.jit.run(shared, out, lo, hi, stream)
+	})
+}
