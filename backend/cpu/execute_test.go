@@ -34,7 +34,7 @@ func TestConcurrentExecute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x.Lowering["gemm"] != 1 || x.Lowering["tile-fusion"] != 1 {
+	if x.Lowering["gemm"] != 1 || x.Lowering["tile-fusion"]+x.Lowering["jit-fusion"] != 1 {
 		t.Fatalf("lowering %v, want the dot on the GEMM and one tile fusion", x.Lowering)
 	}
 	args := eval.RandomArguments(m, 3)
@@ -102,7 +102,7 @@ func TestProfile(t *testing.T) {
 		}
 		kinds[k.Lowering]++
 	}
-	if kinds["gemm"] != 1 || kinds["tile-fusion"] != 1 {
+	if kinds["gemm"] != 1 || kinds["tile-fusion"]+kinds["jit-fusion"] != 1 {
 		t.Fatalf("profile %v", x.Profile())
 	}
 	if !strings.Contains(x.ProfileTable(5), "gemm") {

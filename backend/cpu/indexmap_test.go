@@ -3,7 +3,7 @@ package cpu
 import (
 	"testing"
 
-	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/backend/cpu/jit"
 )
 
 // Index ops over fusion inputs fuse and read through composed maps; each
@@ -73,17 +73,18 @@ ENTRY e {
 	}
 	for name, text := range cases {
 		t.Run(name, func(t *testing.T) {
-			m, x := compileText(t, text, Options{NoOptimize: true, Poison: true})
-			fusions := 0
-			for _, s := range x.steps {
-				if s.in.Opcode == hlo.OpFusion && s.how == "tile-fusion" {
-					fusions++
+			// The tile program's gathers, and the same gathers feeding
+			// generated code.
+			for _, how := range []string{"tile-fusion", "jit-fusion"} {
+				useJIT = how == "jit-fusion" && jit.Available
+				m, x := compileText(t, text, Options{NoOptimize: true, Poison: true})
+				useJIT = jit.Available
+				// (bf16 fusions keep their tile programs either way.)
+				if x.Lowering["tile-fusion"]+x.Lowering["jit-fusion"] == 0 || how == "tile-fusion" && x.Lowering["jit-fusion"] > 0 {
+					t.Fatalf("%s: lowering %v", how, x.Lowering)
 				}
+				checkAgainstEvaluator(t, m, x, 2)
 			}
-			if fusions == 0 {
-				t.Fatalf("no tile fusion: %v", x.Lowering)
-			}
-			checkAgainstEvaluator(t, m, x, 2)
 		})
 	}
 }

@@ -38,7 +38,7 @@ ENTRY e {
 }`
 	for _, threads := range []int{1, 2} {
 		m, x := compileText(t, text, Options{Poison: true, Threads: threads})
-		if x.Lowering["tile-fusion"] != 1 || len(x.Lowering) > 2 {
+		if x.Lowering["tile-fusion"]+x.Lowering["jit-fusion"] != 1 || len(x.Lowering) > 2 {
 			t.Fatalf("lowered as %v: want everything in one tile fusion", x.Lowering)
 		}
 		args := eval.RandomArguments(m, 3)

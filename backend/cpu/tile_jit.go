@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/axle-ml/axle/backend/cpu/jit"
 	"github.com/axle-ml/axle/backend/cpu/kernels"
@@ -30,14 +31,24 @@ var jitCompares = [...]jit.Op{cmpEQ: jit.CmpEQ, cmpNE: jit.CmpNE, cmpLT: jit.Cmp
 // jitProg is a tile program's generated code and how to feed it.
 type jitProg struct {
 	f *jit.Func
-	// inputs and scalars are the fusion operands read as arrays and as
-	// splatted scalars, in the generated code's order.
-	inputs, scalars []int
+	// inputs are the arrays the code reads, in its order; scalars the
+	// fusion operands it reads splatted.
+	inputs  []jitInput
+	scalars []int
+	gathers int       // inputs gathered per chunk
+	pool    sync.Pool // of *[]float32: a worker's gather buffers
+}
+
+// jitInput is an array the generated code reads: a fusion operand in
+// place, or (gather ≥ 0) the values the tile program's slot gather reads
+// through an index map, gathered into a buffer chunk by chunk.
+type jitInput struct {
+	param, gather int
 }
 
 // compileJIT generates code for p, or returns nil when p has a part the
-// generator does not take (gathers, row programs, narrow types, ops
-// without code) or the platform runs none.
+// generator does not take (row programs, narrow types, ops without
+// code) or the platform runs none.
 func (p *tileProg) compileJIT() *jitProg {
 	if !useJIT || p.rowLen > 0 || p.slots[len(p.slots)-1].t != hlo.F32 {
 		return nil
@@ -57,9 +68,18 @@ func (p *tileProg) compileJIT() *jitProg {
 			if !seen {
 				k = len(j.inputs)
 				inputOf[s.param] = k
-				j.inputs = append(j.inputs, s.param)
+				j.inputs = append(j.inputs, jitInput{param: s.param, gather: -1})
 			}
 			v = jit.Value{Op: jit.Input, Arg: k}
+		case slotGather:
+			v = jit.Value{Op: jit.Input, Arg: len(j.inputs)}
+			j.inputs = append(j.inputs, jitInput{param: s.param, gather: i})
+			j.gathers++
+		case slotRaw: // read only through the gathers' maps
+			continue
+		case slotAlias:
+			value[i] = value[s.from]
+			continue
 		case slotSplat:
 			switch {
 			case s.from >= 0:
@@ -100,35 +120,61 @@ func (p *tileProg) compileJIT() *jitProg {
 	return j
 }
 
-// runJIT computes elements [lo, hi) of out with the generated code.
-func (j *jitProg) run(params []operand, out []float32, lo, hi int, stream bool) {
+// run computes elements [lo, hi) of out with the generated code.
+func (j *jitProg) run(p *tileProg, params []operand, out []float32, lo, hi int, stream bool) {
 	var insArr [jit.MaxInputs][]float32
 	var scalarArr [jit.MaxScalars]float32
 	ins := insArr[:len(j.inputs)]
 	for k, a := range j.scalars {
 		scalarArr[k] = params[a].at(0)
 	}
+	chunk := jitChunk
+	var bufs []float32
+	if j.gathers > 0 {
+		chunk = jitGatherChunk
+		bufs = j.buffers()
+		defer j.pool.Put(&bufs)
+	}
 	// Calls of a bounded length: generated code cannot be preempted, so
 	// a garbage collection waits for the call in progress to return.
-	for c := lo; c < hi; c += jitChunk {
-		e := min(c+jitChunk, hi)
-		for k, a := range j.inputs {
-			ins[k] = params[a].f32[c:e]
+	for c := lo; c < hi; c += chunk {
+		e := min(c+chunk, hi)
+		g := 0
+		for k, in := range j.inputs {
+			if in.gather < 0 {
+				ins[k] = params[in.param].f32[c:e]
+				continue
+			}
+			buf := bufs[g*jitGatherChunk : g*jitGatherChunk+e-c]
+			ins[k] = gather(params[in.param], buf, c, p.slots[in.gather].m)
+			g++
 		}
 		j.f.Run(out[c:e], ins, scalarArr[:len(j.scalars)], stream)
 	}
 }
 
+// buffers returns a worker's gather buffers, one chunk per gathered input.
+func (j *jitProg) buffers() []float32 {
+	if b, ok := j.pool.Get().(*[]float32); ok {
+		return *b
+	}
+	return make([]float32, j.gathers*jitGatherChunk)
+}
+
 // jitChunk is the elements per call of generated code (≈ 0.1 ms of the
-// heaviest fusions).
-const jitChunk = 1 << 16
+// heaviest fusions); with gathered inputs a call takes jitGatherChunk,
+// so their buffers stay in L1 and L2.
+const (
+	jitChunk       = 1 << 16
+	jitGatherChunk = 1 << 12
+)
 
 // runJIT is run for a program with generated code: the output split
 // into one range per worker, each computed by one call.
 func (p *tileProg) runJIT(params []operand, out []float32, threads int) {
 	stream := p.n >= kernels.StreamMin
 	if threads == 1 {
-		p.jit.run(params, out, 0, p.n, stream)
+		p.jit.run(p, params, out, 0, p.n, stream)
 		return
 	}
 	// Ranges start on multiples of 16 elements, 64 bytes: a cache line
@@ -141,6 +187,6 @@ func (p *tileProg) runJIT(params []operand, out []float32, threads int) {
 		if t == threads-1 {
 			hi = p.n
 		}
-		p.jit.run(shared, out, lo, hi, stream)
+		p.jit.run(p, shared, out, lo, hi, stream)
 	})
 }

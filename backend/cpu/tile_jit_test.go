@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -67,15 +68,10 @@ ENTRY main {
   d = f32[3,5,7] divide(n, y)
   ROOT r = f32[3,5,7] negate(d)
 }`, 1},
-		// A transposed operand is a gather: the tile program keeps it.
-		"gather": {`HloModule gather
-ENTRY main {
-  x = f32[30,40] parameter(0)
-  y = f32[40,30] parameter(1)
-  yt = f32[30,40] transpose(y), dimensions={1,0}
-  e = f32[30,40] exponential(x)
-  ROOT r = f32[30,40] add(e, yt)
-}`, 0},
+		// Operands read through index maps (a transpose, a bias row
+		// broadcast over a batch, a column broadcast, a slice, a reverse)
+		// are gathered chunk by chunk into buffers the code reads.
+		"gathers": {gathersModule(30, 40), 1},
 		// bf16 values round after every op: the tile program keeps them.
 		"bf16": {`HloModule narrow
 ENTRY main {
@@ -89,6 +85,10 @@ ENTRY main {
 	big := cases["chain"]
 	big.text = strings.ReplaceAll(big.text, "37,111", "301,1001")
 	cases["chain, split across workers"] = big
+	cases["gathers, split across workers"] = struct {
+		text string
+		jit  int
+	}{gathersModule(300, 401), 1}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			m, ref := compileWithoutJIT(t, c.text)
@@ -124,4 +124,29 @@ func compileWithoutJIT(t *testing.T, text string) (*hlo.Module, *Executable) {
 		t.Fatalf("lowering %v with generated code off", x.Lowering)
 	}
 	return m, x
+}
+
+// gathersModule reads operands of an r×c fusion through index maps (a
+// transpose, a bias row broadcast over a batch, a column broadcast, a
+// slice, a reverse): they are gathered chunk by chunk into buffers the
+// generated code reads.
+func gathersModule(r, c int) string {
+	return fmt.Sprintf(`HloModule gathers
+ENTRY main {
+  x = f32[%[1]d,%[2]d] parameter(0)
+  y = f32[%[2]d,%[1]d] parameter(1)
+  b = f32[%[2]d] parameter(2)
+  c = f32[%[1]d] parameter(3)
+  z = f32[%[3]d,%[4]d] parameter(4)
+  yt = f32[%[1]d,%[2]d] transpose(y), dimensions={1,0}
+  bb = f32[%[1]d,%[2]d] broadcast(b), dimensions={1}
+  cb = f32[%[1]d,%[2]d] broadcast(c), dimensions={0}
+  zs = f32[%[1]d,%[2]d] slice(z), slice={[1:%[5]d], [2:%[6]d]}
+  zr = f32[%[1]d,%[2]d] reverse(zs), dimensions={1}
+  e = f32[%[1]d,%[2]d] exponential(x)
+  s1 = f32[%[1]d,%[2]d] add(e, yt)
+  s2 = f32[%[1]d,%[2]d] multiply(s1, bb)
+  s3 = f32[%[1]d,%[2]d] subtract(s2, cb)
+  ROOT r = f32[%[1]d,%[2]d] maximum(s3, zr)
+}`, r, c, r+2, c+4, r+1, c+2)
 }
