@@ -61,16 +61,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\n", path, err)
 		return 1
 	}
-	argv := eval.RandomArguments(m, *seed)
 	if *optimize {
 		if _, err := opt.Standard().RunWith(m, of.options()); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", path, err)
-			return 1
-		}
-	}
-	if *argsFile != "" {
-		if argv, err = readArgs(*argsFile); err != nil {
-			fmt.Fprintf(stderr, "axle run: --args: %v\n", err)
 			return 1
 		}
 	}
@@ -84,7 +77,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "engine: %s\n", x.Engine())
 		fmt.Fprintf(stdout, "lowered %s\n", loweringSummary(x.Lowering()))
 	}
+	// Compile time is parsing, optimizing and compiling; making up the
+	// arguments (64 MB of random floats for some workloads) is not.
 	compile := time.Since(start)
+	argv := eval.RandomArguments(m, *seed)
+	if *argsFile != "" {
+		if argv, err = readArgs(*argsFile); err != nil {
+			fmt.Fprintf(stderr, "axle run: --args: %v\n", err)
+			return 1
+		}
+	}
 	result, times, err := timeRuns(x, argv, *warmup, max(*repeat, 1), *cpuProfile)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", path, err)
