@@ -20,7 +20,7 @@ func call(code uintptr, args unsafe.Pointer)
 
 // args is the block the generated code reads (gen.go's arg offsets).
 type args struct {
-	out   unsafe.Pointer
+	outs  [MaxOutputs]unsafe.Pointer
 	n     uintptr
 	pool  unsafe.Pointer
 	ins   [MaxInputs]unsafe.Pointer
@@ -36,6 +36,7 @@ type Func struct {
 	pool    []uint32
 	poolNT  []uint32
 	inputs  int
+	outputs int
 	scalars int
 }
 
@@ -44,7 +45,7 @@ func Compile(p *Program) (*Func, error) {
 	if !Available {
 		return nil, ErrUnsupported
 	}
-	f := &Func{inputs: p.Inputs, scalars: p.Scalars}
+	f := &Func{inputs: p.Inputs, outputs: len(p.outputs()), scalars: p.Scalars}
 	var err error
 	if f.code, f.pool, err = load(p, false); err != nil {
 		return nil, err
@@ -78,29 +79,40 @@ func load(p *Program, nt bool) ([]byte, []uint32, error) {
 	return m, pool, nil
 }
 
-// Run sets out[i] to the program's value at i, reading ins[k][i] for
-// its inputs and scalars[k] for its splats. Every ins[k] must be at
-// least as long as out. With stream, whole aligned vectors of out are
-// stored non-temporally (for results far larger than the caches).
-func (f *Func) Run(out []float32, ins [][]float32, scalars []float32, stream bool) {
-	if len(out) == 0 {
+// Run sets outs[k][i] to the program's k-th output at i, reading
+// ins[k][i] for its inputs and scalars[k] for its splats. The outputs
+// have one length; every input is at least as long. With stream, whole
+// aligned vectors of the outputs are stored non-temporally (for results
+// far larger than the caches).
+func (f *Func) Run(outs, ins [][]float32, scalars []float32, stream bool) {
+	n := len(outs[0])
+	if n == 0 {
 		return
 	}
 	var a args
+	for k := range f.outputs {
+		_ = outs[k][n-1]
+	}
 	for k := range f.inputs {
-		_ = ins[k][len(out)-1]
+		_ = ins[k][n-1]
 	}
 	for k := range f.scalars {
 		for j := range a.splat[k] {
 			a.splat[k][j] = scalars[k]
 		}
 	}
-	n := len(out)
 	head := 0
 	if stream {
-		// Non-temporal stores need 32-byte alignment.
-		head = min(n, int((32-uintptr(unsafe.Pointer(unsafe.SliceData(out)))%32)%32)/4)
-		f.tail(&a, out[:head], ins, 0)
+		// Non-temporal stores need 32-byte alignment, at the same element
+		// in every output.
+		mis := func(k int) int { return int(uintptr(unsafe.Pointer(unsafe.SliceData(outs[k]))) % 32) }
+		for k := 1; k < f.outputs; k++ {
+			stream = stream && mis(k) == mis(0)
+		}
+		if stream {
+			head = min(n, (32-mis(0))%32/4)
+			f.tail(&a, outs, ins, 0, head)
+		}
 	}
 	body := head + (n-head)&^7
 	if body > head {
@@ -108,7 +120,9 @@ func (f *Func) Run(out []float32, ins [][]float32, scalars []float32, stream boo
 		if stream {
 			code, pool = f.codeNT, f.poolNT
 		}
-		a.out = unsafe.Pointer(&out[head])
+		for k := range f.outputs {
+			a.outs[k] = unsafe.Pointer(&outs[k][head])
+		}
 		a.n = uintptr(4 * (body - head))
 		a.pool = unsafe.Pointer(&pool[0])
 		for k := range f.inputs {
@@ -116,26 +130,31 @@ func (f *Func) Run(out []float32, ins [][]float32, scalars []float32, stream boo
 		}
 		call(uintptr(unsafe.Pointer(&code[0])), unsafe.Pointer(&a))
 	}
-	f.tail(&a, out[body:], ins, body)
+	f.tail(&a, outs, ins, body, n)
 	runtime.KeepAlive(f)
 }
 
-// tail computes out (fewer than 8 elements, at offset off) through
-// vector-sized buffers, so they get the same instructions.
-func (f *Func) tail(splat *args, out []float32, ins [][]float32, off int) {
-	if len(out) == 0 {
+// tail computes elements [lo, hi) (fewer than 8) through vector-sized
+// buffers, so they get the same instructions.
+func (f *Func) tail(splat *args, outs, ins [][]float32, lo, hi int) {
+	if lo == hi {
 		return
 	}
-	var buf [MaxInputs + 1][8]float32
+	var in [MaxInputs][8]float32
+	var out [MaxOutputs][8]float32
 	var a args
 	a.splat = splat.splat
 	for k := range f.inputs {
-		copy(buf[k][:], ins[k][off:off+len(out)])
-		a.ins[k] = unsafe.Pointer(&buf[k])
+		copy(in[k][:], ins[k][lo:hi])
+		a.ins[k] = unsafe.Pointer(&in[k])
 	}
-	a.out = unsafe.Pointer(&buf[MaxInputs])
+	for k := range f.outputs {
+		a.outs[k] = unsafe.Pointer(&out[k])
+	}
 	a.n = 32
 	a.pool = unsafe.Pointer(&f.pool[0])
 	call(uintptr(unsafe.Pointer(&f.code[0])), unsafe.Pointer(&a))
-	copy(out, buf[MaxInputs][:len(out)])
+	for k := range f.outputs {
+		copy(outs[k][lo:hi], out[k][:hi-lo])
+	}
 }

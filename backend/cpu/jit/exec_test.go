@@ -95,7 +95,7 @@ func TestOpsMatchKernels(t *testing.T) {
 				c.ref(want, ins)
 				for _, stream := range []bool{false, true} {
 					got := make([]float32, n+off)[off:]
-					f.Run(got, ins, nil, stream)
+					f.Run([][]float32{got}, ins, nil, stream)
 					sameBits(t, c.op.String(), got, want)
 				}
 			}
@@ -162,7 +162,7 @@ func TestChainMatchesKernels(t *testing.T) {
 	kernels.SubF32(v[17], v[15], v[2])
 	for _, stream := range []bool{false, true} {
 		got := make([]float32, n)
-		f.Run(got, [][]float32{x, y, z}, []float32{c}, stream)
+		f.Run([][]float32{got}, [][]float32{x, y, z}, []float32{c}, stream)
 		sameBits(t, "chain", got, v[17])
 	}
 }
@@ -237,6 +237,80 @@ func TestSpills(t *testing.T) {
 		want[e] = s
 	}
 	got := make([]float32, n)
-	f.Run(got, [][]float32{x}, nil, false)
+	f.Run([][]float32{got}, [][]float32{x}, nil, false)
 	sameBits(t, "spills", got, want)
+}
+
+// TestOutputs runs an Adam-like update with three outputs (the moments
+// and the weights, which read the new moments) against the same
+// arithmetic through the kernels, with outputs at equal and at different
+// alignments (streaming stores then fall back to ordinary ones).
+func TestOutputs(t *testing.T) {
+	if !Available {
+		t.Skip("no code generation here")
+	}
+	const b1, b2, lr = 0.9, 0.999, 1e-3
+	p := &Program{Inputs: 4, Values: []Value{
+		{Op: Input, Arg: 0},             // 0 g
+		{Op: Input, Arg: 1},             // 1 m
+		{Op: Input, Arg: 2},             // 2 v
+		{Op: Input, Arg: 3},             // 3 w
+		{Op: Const, Value: b1},          // 4
+		{Op: Const, Value: 1 - b1},      // 5
+		{Op: Mul, Args: [3]int{1, 4}},   // 6 b1·m
+		{Op: Mul, Args: [3]int{0, 5}},   // 7 (1-b1)·g
+		{Op: Add, Args: [3]int{6, 7}},   // 8 m'
+		{Op: Const, Value: b2},          // 9
+		{Op: Const, Value: 1 - b2},      // 10
+		{Op: Mul, Args: [3]int{2, 9}},   // 11 b2·v
+		{Op: Mul, Args: [3]int{0, 0}},   // 12 g²
+		{Op: Mul, Args: [3]int{12, 10}}, // 13
+		{Op: Add, Args: [3]int{11, 13}}, // 14 v'
+		{Op: Sqrt, Args: [3]int{14}},    // 15
+		{Op: Const, Value: 1e-8},        // 16
+		{Op: Add, Args: [3]int{15, 16}}, // 17
+		{Op: Div, Args: [3]int{8, 17}},  // 18
+		{Op: Const, Value: lr},          // 19
+		{Op: Mul, Args: [3]int{18, 19}}, // 20
+		{Op: Sub, Args: [3]int{3, 20}},  // 21 w'
+	}, Outputs: []int{8, 14, 21}}
+	f, err := Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	const n = 1003
+	g, m, v, w := testInput(rng, n, 1), testInput(rng, n, 1), testInput(rng, n, 1), testInput(rng, n, 1)
+	splat := func(c float32) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = c
+		}
+		return s
+	}
+	t1, t2, m2, v2, w2, q := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+	kernels.MulF32(t1, m, splat(b1))
+	kernels.MulF32(t2, g, splat(1-b1))
+	kernels.AddF32(m2, t1, t2)
+	kernels.MulF32(t1, v, splat(b2))
+	kernels.MulF32(t2, g, g)
+	kernels.MulF32(t2, t2, splat(1-b2))
+	kernels.AddF32(v2, t1, t2)
+	kernels.SqrtF32(q, v2)
+	kernels.AddF32(q, q, splat(1e-8))
+	kernels.DivF32(q, m2, q)
+	kernels.MulF32(q, q, splat(lr))
+	kernels.SubF32(w2, w, q)
+	for _, offs := range [][3]int{{0, 0, 0}, {1, 1, 1}, {0, 3, 5}} {
+		for _, stream := range []bool{false, true} {
+			outs := make([][]float32, 3)
+			for k := range outs {
+				outs[k] = make([]float32, n+offs[k])[offs[k]:]
+			}
+			f.Run(outs, [][]float32{g, m, v, w}, nil, stream)
+			sameBits(t, "m'", outs[0], m2)
+			sameBits(t, "v'", outs[1], v2)
+			sameBits(t, "w'", outs[2], w2)
+		}
+	}
 }

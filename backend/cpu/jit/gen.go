@@ -6,21 +6,27 @@ import (
 )
 
 // The generated function takes one argument, in RDI, the address of an
-// argument block laid out as args (exec_amd64.go): the result's address,
-// its length in bytes (a multiple of 32), the constant pool, the inputs
-// and the splatted scalars. Registers: RSI is the byte offset of the
-// current vector, RCX the end, RDX the pool, R8 the result, and the
-// inputs RAX, RBX, R9–R12. RSP, RBP, R14 and R15 (Go's) are not touched.
+// argument block laid out as args (exec_amd64.go): the outputs'
+// addresses, their length in bytes (a multiple of 32), the constant
+// pool, the inputs, the splatted scalars and the spill slots. Registers:
+// RSI is the byte offset of the current vector, RCX the end, RDX the
+// pool, R13 the main loop's end; the outputs and then the inputs take
+// R8, RAX, RBX and R9–R12. RSP, RBP, R14 and R15 (Go's) are not touched.
 const (
-	argOut   = 0
-	argN     = 8
-	argPool  = 16
-	argIns   = 24
+	argOuts  = 0
+	argN     = argOuts + 8*MaxOutputs
+	argPool  = argN + 8
+	argIns   = argPool + 8
 	argSplat = argIns + 8*MaxInputs
 	argSpill = argSplat + 32*MaxScalars
 )
 
-var inputRegs = [MaxInputs]int{rax, rbx, r9, r10, r11, r12}
+var arrayRegs = [MaxArrays]int{r8, rax, rbx, r9, r10, r11, r12}
+
+// outReg and inReg are the registers holding output k's and input k's
+// addresses.
+func (g *gen) outReg(k int) int   { return arrayRegs[k] }
+func (g *gen) inputReg(k int) int { return arrayRegs[len(g.p.outputs())+k] }
 
 // The constants of the math expansions: the values package kernels'
 // generator (kernels/_asm/vecmath) uses, which its tests tie to the
@@ -78,11 +84,13 @@ func generate(p *Program, nt bool) ([]byte, []uint32, error) {
 // loop emits the function: unroll vectors at a time while as many
 // remain, then one at a time.
 func (g *gen) loop(a *asm) error {
-	a.loadGP(r8, mem{base: rdi, index: -1, disp: argOut})
+	for k := range g.p.outputs() {
+		a.loadGP(g.outReg(k), mem{base: rdi, index: -1, disp: argOuts + 8*int32(k)})
+	}
 	a.loadGP(rcx, mem{base: rdi, index: -1, disp: argN})
 	a.loadGP(rdx, mem{base: rdi, index: -1, disp: argPool})
 	for k := range g.p.Inputs {
-		a.loadGP(inputRegs[k], mem{base: rdi, index: -1, disp: argIns + 8*int32(k)})
+		a.loadGP(g.inputReg(k), mem{base: rdi, index: -1, disp: argIns + 8*int32(k)})
 	}
 	a.zero(rsi)
 	// R13 = n - 32·(unroll-1): the main loop runs while RSI < R13
@@ -137,11 +145,13 @@ func (g *gen) body(off int32) error {
 			return fmt.Errorf("jit: value %d (%s): %w", i, v.Op, err)
 		}
 	}
-	r, err := g.inReg(g.loc[len(g.p.Values)-1])
-	if err != nil {
-		return err
+	for k, v := range g.p.outputs() {
+		r, err := g.inReg(g.loc[v])
+		if err != nil {
+			return err
+		}
+		g.a.store(mem{base: g.outReg(k), index: rsi, disp: off}, r, g.nt)
 	}
-	g.a.store(mem{base: r8, index: rsi, disp: off}, r, g.nt)
 	return nil
 }
 
@@ -182,7 +192,7 @@ func (g *gen) value(i int, v Value, off int32) error {
 	switch v.Op {
 	case Input:
 		r := g.a.reg()
-		g.a.load(r, mem{base: inputRegs[v.Arg], index: rsi, disp: off})
+		g.a.load(r, mem{base: g.inputReg(v.Arg), index: rsi, disp: off})
 		g.loc[i] = ymm(r)
 		return nil
 	case Splat:

@@ -86,18 +86,30 @@ type Value struct {
 	Value float32 // Const
 }
 
-// Program is a list of values in dependency order; the last is the
-// result.
+// Program is a list of values in dependency order. Outputs lists the
+// values stored, one array each (none: the last value).
 type Program struct {
 	Values  []Value
-	Inputs  int // arrays, each as long as the result
+	Inputs  int // arrays, each as long as the outputs
 	Scalars int // per-call values (Splat)
+	Outputs []int
 }
 
-// Limits of the generated code: inputs each hold a general register for
-// the whole loop, and splats live in the per-call argument block.
+// outputs is p's stored values.
+func (p *Program) outputs() []int {
+	if len(p.Outputs) == 0 {
+		return []int{len(p.Values) - 1}
+	}
+	return p.Outputs
+}
+
+// Limits of the generated code: input and output arrays each hold a
+// general register for the whole loop (seven are free), and splats live
+// in the per-call argument block.
 const (
+	MaxArrays  = 7 // inputs and outputs together
 	MaxInputs  = 6
+	MaxOutputs = 4
 	MaxScalars = 8
 )
 
@@ -109,8 +121,15 @@ func (p *Program) validate() error {
 	if len(p.Values) == 0 {
 		return errors.New("jit: empty program")
 	}
-	if p.Inputs > MaxInputs || p.Scalars > MaxScalars {
-		return fmt.Errorf("jit: %d inputs and %d scalars (at most %d and %d)", p.Inputs, p.Scalars, MaxInputs, MaxScalars)
+	outs := p.outputs()
+	if p.Inputs > MaxInputs || len(outs) > MaxOutputs || p.Inputs+len(outs) > MaxArrays || p.Scalars > MaxScalars {
+		return fmt.Errorf("jit: %d inputs, %d outputs and %d scalars (at most %d, %d, %d arrays in all, and %d)",
+			p.Inputs, len(outs), p.Scalars, MaxInputs, MaxOutputs, MaxArrays, MaxScalars)
+	}
+	for _, o := range outs {
+		if o < 0 || o >= len(p.Values) {
+			return fmt.Errorf("jit: output %d is not a value", o)
+		}
 	}
 	for i, v := range p.Values {
 		if int(v.Op) >= len(opNames) {
