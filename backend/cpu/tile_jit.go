@@ -149,7 +149,7 @@ func (j *jitProg) run(p *tileProg, params []operand, out []float32, lo, hi int, 
 			ins[k] = gather(params[in.param], buf, c, p.slots[in.gather].m)
 			g++
 		}
-		j.f.Run(out[c:e], ins, scalarArr[:len(j.scalars)], stream)
+		j.f.Run([][]float32{out[c:e]}, ins, scalarArr[:len(j.scalars)], stream)
 	}
 }
 
