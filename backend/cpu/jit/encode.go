@@ -1,3 +1,5 @@
+//go:build linux && amd64 && !purego
+
 package jit
 
 import "encoding/binary"

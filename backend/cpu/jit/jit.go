@@ -113,6 +113,14 @@ const (
 	MaxScalars = 8
 )
 
+// The register file and the spill slots (32 bytes each, in the argument
+// block) the generated code has: a program whose live values need more
+// is refused.
+const (
+	numYMM   = 16
+	maxSpill = 64
+)
+
 // ErrUnsupported says this machine or build runs no generated code.
 var ErrUnsupported = errors.New("jit: no code generation on this platform")
 

@@ -1,3 +1,5 @@
+//go:build linux && amd64 && !purego
+
 package jit
 
 import (
@@ -14,11 +16,6 @@ import (
 // rule), stored to its spill slot in the argument block first if its
 // value is still needed. A spilled variable read as an instruction's
 // last source is read from its slot directly, as a memory operand.
-
-const (
-	numYMM   = 16
-	maxSpill = 64 // 32-byte slots in the argument block
-)
 
 var errSpill = errors.New("jit: too many spilled values")
 

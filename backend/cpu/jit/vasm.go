@@ -1,3 +1,5 @@
+//go:build linux && amd64 && !purego
+
 package jit
 
 // Code is generated in two steps. The program's values and the math
