@@ -210,6 +210,11 @@ func (a *assignment) assignParts(v valueInfo, step, last int, pos map[*hlo.Instr
 	bufs := make([]int, len(v.parts))
 	for k, ks := range v.parts {
 		bytes := arrayBytes(v.in.Shape.Tuple[k])
+		// An element nobody reads still lives only this step: keep a
+		// buffer one element took from the next one.
+		ks = slices.DeleteFunc(slices.Clone(ks), func(j int) bool {
+			return slices.Contains(bufs[:k], a.bufOf[pos[v.in.Operands[j]]])
+		})
 		if b, ok := a.reusable(v.in, ks, step, bytes, pos); ok {
 			bufs[k] = b
 			a.bufs[b].last = max(a.bufs[b].last, last)
