@@ -28,10 +28,11 @@ type Options struct {
 }
 
 // kernel computes one instruction. out is the instruction's assigned
-// buffer (contents undefined: buffers are reused), or nil when its value
-// has none (tuples, tokens, dynamic shapes); the kernel returns the value
-// it computed: out itself, or a literal of its own, which the executor
-// copies into out.
+// buffer (contents undefined: buffers are reused), a tuple of its
+// elements' buffers when they have one each (valueInfo.parts), or nil
+// when its value has none (other tuples, tokens, dynamic shapes); the
+// kernel returns the value it computed: out itself, or a literal of its
+// own, which the executor copies into out.
 type kernel func(ev *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error)
 
 // kernelFunc computes one instruction into out, a literal of the
