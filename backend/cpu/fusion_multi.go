@@ -244,65 +244,85 @@ func groupOutputs(c *hlo.Computation, members []*hlo.Instruction, users map[*hlo
 // that member's root, equal instructions kept once) and the fusion
 // instruction calling it, neither yet in the module.
 func buildMulti(c *hlo.Computation, g *multiGroup, names *hlo.NameSet) (*hlo.Computation, *hlo.Instruction, error) {
-	fc := &hlo.Computation{Name: names.Unique("fused_computation")}
-	var operands []*hlo.Instruction
-	params := map[*hlo.Instruction]*hlo.Instruction{} // outer operand → parameter
-	roots := map[*hlo.Instruction]*hlo.Instruction{}  // member → its root's copy
-	seen := map[string]*hlo.Instruction{}
+	b := &multiBuilder{fc: &hlo.Computation{Name: names.Unique("fused_computation")}, names: names,
+		params: map[*hlo.Instruction]*hlo.Instruction{}, roots: map[*hlo.Instruction]*hlo.Instruction{}, seen: map[string]*hlo.Instruction{}}
 	for _, member := range g.members {
-		mapped := map[*hlo.Instruction]*hlo.Instruction{}
-		for _, x := range member.Computation("calls").Instructions {
-			if x.Opcode == hlo.OpParameter {
-				outer := member.Operands[x.ParamNumber]
-				if r, ok := roots[outer]; ok {
-					mapped[x] = r
-					continue
-				}
-				if _, ok := params[outer]; !ok {
-					p := &hlo.Instruction{Name: names.Unique("param_" + outer.Name), Opcode: hlo.OpParameter,
-						Shape: outer.Shape.Clone(), ParamNumber: int64(len(operands))}
-					fc.AddInstruction(p)
-					fc.Params = append(fc.Params, p)
-					operands = append(operands, outer)
-					params[outer] = p
-				}
-				mapped[x] = params[outer]
-				continue
-			}
-			cp := *x
-			cp.Operands = make([]*hlo.Instruction, len(x.Operands))
-			for k, o := range x.Operands {
-				cp.Operands[k] = mapped[o]
-			}
-			key := fusedKey(&cp)
-			if prev, ok := seen[key]; ok && key != "" {
-				mapped[x] = prev
-				continue
-			}
-			cp.Name = names.Unique(x.Name)
-			cp.Attrs = slices.Clone(x.Attrs)
-			cp.Shape = x.Shape.Clone()
-			mapped[x] = fc.AddInstruction(&cp)
-			if key != "" {
-				seen[key] = mapped[x]
-			}
+		if err := b.add(member); err != nil {
+			return nil, nil, err
 		}
-		root := member.Computation("calls").Root
-		if mapped[root] == nil {
-			return nil, nil, fmt.Errorf("fusion %s: root not mapped", member.Name)
-		}
-		roots[member] = mapped[root]
 	}
 	elems := make([]*hlo.Instruction, len(g.outputs))
 	shapes := make([]hlo.Shape, len(g.outputs))
 	for k, o := range g.outputs {
-		elems[k], shapes[k] = roots[o], o.Shape.Clone()
+		elems[k], shapes[k] = b.roots[o], o.Shape.Clone()
 	}
 	tuple := &hlo.Instruction{Name: names.Unique("tuple"), Opcode: hlo.OpTuple, Shape: hlo.TupleShape(shapes...), Operands: elems}
-	fc.Root = fc.AddInstruction(tuple)
+	b.fc.Root = b.fc.AddInstruction(tuple)
 	fusion := &hlo.Instruction{Name: names.Unique("fusion"), Opcode: hlo.OpFusion, Shape: hlo.TupleShape(hlo.CloneShapes(shapes)...),
-		Operands: operands, Attrs: []hlo.Attr{{Name: "kind", Value: hlo.Enum("kLoop")}, {Name: "calls", Value: fc}}, Parent: c}
-	return fc, fusion, nil
+		Operands: b.operands, Attrs: []hlo.Attr{{Name: "kind", Value: hlo.Enum("kLoop")}, {Name: "calls", Value: b.fc}}, Parent: c}
+	return b.fc, fusion, nil
+}
+
+// multiBuilder accumulates a merged fused computation.
+type multiBuilder struct {
+	fc       *hlo.Computation
+	names    *hlo.NameSet
+	operands []*hlo.Instruction                    // the fusion's, one per parameter
+	params   map[*hlo.Instruction]*hlo.Instruction // outer operand → parameter
+	roots    map[*hlo.Instruction]*hlo.Instruction // member → its root's copy
+	seen     map[string]*hlo.Instruction           // fusedKey → the instruction computing it
+}
+
+// add copies member's fused instructions into the merged computation.
+func (b *multiBuilder) add(member *hlo.Instruction) error {
+	fused := member.Computation("calls")
+	mapped := map[*hlo.Instruction]*hlo.Instruction{}
+	for _, x := range fused.Instructions {
+		if x.Opcode == hlo.OpParameter {
+			mapped[x] = b.input(member.Operands[x.ParamNumber])
+			continue
+		}
+		cp := *x
+		cp.Operands = make([]*hlo.Instruction, len(x.Operands))
+		for k, o := range x.Operands {
+			cp.Operands[k] = mapped[o]
+		}
+		key := fusedKey(&cp)
+		if prev, ok := b.seen[key]; ok && key != "" {
+			mapped[x] = prev
+			continue
+		}
+		cp.Name = b.names.Unique(x.Name)
+		cp.Attrs = slices.Clone(x.Attrs)
+		cp.Shape = x.Shape.Clone()
+		mapped[x] = b.fc.AddInstruction(&cp)
+		if key != "" {
+			b.seen[key] = mapped[x]
+		}
+	}
+	if mapped[fused.Root] == nil {
+		return fmt.Errorf("fusion %s: root not mapped", member.Name)
+	}
+	b.roots[member] = mapped[fused.Root]
+	return nil
+}
+
+// input is what the merged computation reads for the outer operand: an
+// earlier member's root, or a parameter (one per operand).
+func (b *multiBuilder) input(outer *hlo.Instruction) *hlo.Instruction {
+	if r, ok := b.roots[outer]; ok {
+		return r
+	}
+	if p, ok := b.params[outer]; ok {
+		return p
+	}
+	p := &hlo.Instruction{Name: b.names.Unique("param_" + outer.Name), Opcode: hlo.OpParameter,
+		Shape: outer.Shape.Clone(), ParamNumber: int64(len(b.operands))}
+	b.fc.AddInstruction(p)
+	b.fc.Params = append(b.fc.Params, p)
+	b.operands = append(b.operands, outer)
+	b.params[outer] = p
+	return p
 }
 
 // fusedKey identifies a fused instruction by what it computes (XLA's
