@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -404,4 +405,42 @@ ENTRY e {
 		t.Fatalf("body lowered as %v: want one multi-output fusion", bx.Lowering)
 	}
 	checkAgainstEvaluator(t, m, x, 3)
+}
+
+// BenchmarkAdamSiblings times an Adam step over f32[784,10] (the dense
+// example's weights) with the updates as separate fusions and merged,
+// with fresh outputs and with W, m and v donated and the results fed
+// back, as the trainers do: `go test ./backend/cpu -run XXX -bench
+// AdamSiblings -cpu 1`.
+func BenchmarkAdamSiblings(b *testing.B) {
+	m, err := hlotext.Parse(adamText("784,10"), hlotext.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, merged := range []bool{false, true} {
+		multiOutput = merged
+		x, err := Compile(m, Options{Threads: 1})
+		multiOutput = true
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, donate := range []bool{false, true} {
+			b.Run(fmt.Sprintf("merged=%v/donated=%v", merged, donate), func(b *testing.B) {
+				args := eval.RandomArguments(m, 1)
+				donated := []bool{donate, donate, donate, false, false}
+				for b.Loop() {
+					out, err := x.Run(args, donated)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if !donate {
+						x.Recycle(out)
+						continue
+					}
+					e := out.Elements()
+					args[0], args[1], args[2] = e[0], e[1], e[2]
+				}
+			})
+		}
+	}
 }
