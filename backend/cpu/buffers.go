@@ -14,6 +14,12 @@ import (
 // so that buffers alive at the same time never overlap (XLA's heap
 // simulator with the decreasing-size best-fit policy). The root's
 // buffers are outputs: they belong to the caller, drawn from a pool.
+//
+// A tuple whose kernel writes each array element into storage of its own
+// (a multi-output fusion) gets a buffer per element instead of one for
+// the tuple, each placed, reused and made an output like any value's, and
+// a get-tuple-element of it is a view of its element's buffer: the kernel
+// writes straight where the element's readers, or the caller, read it.
 
 type bufKind uint8
 
@@ -34,10 +40,14 @@ type buffer struct {
 	// donors are the parameters whose storage may hold this output when
 	// donated: each dies before (or, computed in place, at) its first write.
 	donors []int
+	// part is the tuple element the buffer holds when def's value has a
+	// buffer per element (valueInfo.parts).
+	part int
 }
 
 type assignment struct {
-	bufOf         []int // per step, its value's buffer
+	bufOf         []int   // per step, its value's buffer
+	partsOf       [][]int // per step with valueInfo.parts: each element's buffer
 	bufs          []buffer
 	outputs       []int // output buffers, in root order
 	arena         int64
@@ -53,6 +63,34 @@ type valueInfo struct {
 	// inPlace lists operand indices whose storage the kernel may write
 	// the result over.
 	inPlace []int
+	// parts, for a tuple whose kernel writes each array element into a
+	// buffer of its own, lists per element the operand indices whose
+	// storage the kernel may write that element over (nil: one value).
+	parts [][]int
+	// part is the element of operand 0's parts this value is a view of
+	// (a get-tuple-element of such a tuple), or -1.
+	part int
+}
+
+// plainValue is a value with no per-element buffers.
+func plainValue(in *hlo.Instruction, view bool, inPlace []int) valueInfo {
+	return valueInfo{in: in, view: view, inPlace: inPlace, part: -1}
+}
+
+// valueBytes is the storage a value's kernel writes: an array's, or a
+// tuple's with per-element buffers (0 for the rest, and for views).
+func valueBytes(v valueInfo) int64 {
+	if v.view || v.part >= 0 || v.in.Opcode == hlo.OpParameter || v.in.Opcode == hlo.OpConstant {
+		return 0
+	}
+	if v.parts == nil {
+		return max(arrayBytes(v.in.Shape), 0)
+	}
+	var n int64
+	for _, e := range v.in.Shape.Tuple {
+		n += max(arrayBytes(e), 0)
+	}
+	return n
 }
 
 // storageBytes is the size of one stored element of t (sub-byte types
@@ -113,14 +151,16 @@ func assign(vals []valueInfo, root *hlo.Instruction) *assignment {
 	// A value without a buffer of its own (a tuple, a while's state) may
 	// be made of its operands' literals, so their storage lives as long
 	// as it does (walked backwards, so tuples of tuples pass it on).
+	// (A tuple with per-element buffers is made of those, not of its
+	// operands.)
 	for i := len(vals) - 1; i >= 0; i-- {
-		if in := vals[i].in; arrayBytes(in.Shape) < 0 && in.Opcode != hlo.OpParameter && in.Opcode != hlo.OpConstant {
+		if in := vals[i].in; arrayBytes(in.Shape) < 0 && in.Opcode != hlo.OpParameter && in.Opcode != hlo.OpConstant && vals[i].parts == nil {
 			for _, o := range in.Operands {
 				lastUse[pos[o]] = max(lastUse[pos[o]], lastUse[i])
 			}
 		}
 	}
-	a := &assignment{bufOf: make([]int, len(vals))}
+	a := &assignment{bufOf: make([]int, len(vals)), partsOf: make([][]int, len(vals))}
 	newBuf := func(b buffer) int {
 		a.bufs = append(a.bufs, b)
 		return len(a.bufs) - 1
@@ -133,6 +173,13 @@ func assign(vals []valueInfo, root *hlo.Instruction) *assignment {
 			a.bufOf[i] = newBuf(buffer{kind: bufParam, bytes: bytes, first: i, last: lastUse[i], def: i})
 		case in.Opcode == hlo.OpConstant:
 			a.bufOf[i] = newBuf(buffer{kind: bufConst, bytes: bytes, first: i, last: lastUse[i], def: i})
+		case v.part >= 0:
+			b := a.partsOf[pos[in.Operands[0]]][v.part]
+			a.bufOf[i] = b
+			a.bufs[b].last = max(a.bufs[b].last, lastUse[i])
+		case v.parts != nil:
+			a.bufOf[i] = newBuf(buffer{kind: bufOwn, first: i, last: lastUse[i], def: i})
+			a.partsOf[i] = a.assignParts(v, i, lastUse[i], pos)
 		case v.view:
 			b := a.bufOf[pos[in.Operands[0]]]
 			a.bufOf[i] = b
@@ -140,7 +187,7 @@ func assign(vals []valueInfo, root *hlo.Instruction) *assignment {
 		case bytes < 0:
 			a.bufOf[i] = newBuf(buffer{kind: bufOwn, first: i, last: lastUse[i], def: i})
 		default:
-			if b, ok := a.reusable(v, i, bytes, pos); ok {
+			if b, ok := a.reusable(v.in, v.inPlace, i, bytes, pos); ok {
 				a.bufOf[i] = b
 				a.bufs[b].last = max(a.bufs[b].last, lastUse[i])
 				a.inPlace++
@@ -156,12 +203,37 @@ func assign(vals []valueInfo, root *hlo.Instruction) *assignment {
 	return a
 }
 
-// reusable finds an operand buffer the value can be computed over: one
-// the kernel may overwrite, of the same size, in the arena, whose last
-// use is this step.
-func (a *assignment) reusable(v valueInfo, step int, bytes int64, pos map[*hlo.Instruction]int) (int, bool) {
-	for _, k := range v.inPlace {
-		b := a.bufOf[pos[v.in.Operands[k]]]
+// assignParts gives each element of a tuple with per-element buffers its
+// buffer: an operand's it may be computed over, or a new one. They live
+// as long as the tuple (and, see assign, its views).
+func (a *assignment) assignParts(v valueInfo, step, last int, pos map[*hlo.Instruction]int) []int {
+	bufs := make([]int, len(v.parts))
+	for k, ks := range v.parts {
+		bytes := arrayBytes(v.in.Shape.Tuple[k])
+		// An element nobody reads still lives only this step: keep a
+		// buffer one element took from the next one.
+		ks = slices.DeleteFunc(slices.Clone(ks), func(j int) bool {
+			return slices.Contains(bufs[:k], a.bufOf[pos[v.in.Operands[j]]])
+		})
+		if b, ok := a.reusable(v.in, ks, step, bytes, pos); ok {
+			bufs[k] = b
+			a.bufs[b].last = max(a.bufs[b].last, last)
+			a.inPlace++
+			continue
+		}
+		a.bufs = append(a.bufs, buffer{kind: bufArena, bytes: bytes, first: step, last: last, def: step, part: k})
+		bufs[k] = len(a.bufs) - 1
+	}
+	return bufs
+}
+
+// reusable finds an operand buffer in's kernel can compute a value of the
+// given size over: one of the operands ks, in the arena, whose last use
+// is this step (once taken, its last use moves on, so no other value
+// takes it).
+func (a *assignment) reusable(in *hlo.Instruction, ks []int, step int, bytes int64, pos map[*hlo.Instruction]int) (int, bool) {
+	for _, k := range ks {
+		b := a.bufOf[pos[in.Operands[k]]]
 		if buf := a.bufs[b]; buf.kind == bufArena && buf.bytes == bytes && buf.last == step {
 			return b, true
 		}
@@ -199,8 +271,13 @@ func (a *assignment) countIntermediates(vals []valueInfo, root *hlo.Instruction)
 	for i, v := range vals {
 		switch a.bufs[a.bufOf[i]].kind {
 		case bufArena, bufOutput:
-			if !v.view && !results[v.in] {
+			if !v.view && v.part < 0 && !results[v.in] {
 				a.intermediates += arrayBytes(v.in.Shape)
+			}
+		}
+		for _, b := range a.partsOf[i] {
+			if a.bufs[b].kind == bufArena {
+				a.intermediates += a.bufs[b].bytes
 			}
 		}
 	}
@@ -223,7 +300,11 @@ func (a *assignment) donors(vals []valueInfo, pos map[*hlo.Instruction]int) {
 				continue
 			}
 			ok := p.last < out.def
-			for _, k := range def.inPlace {
+			ks := def.inPlace
+			if def.parts != nil {
+				ks = def.parts[out.part]
+			}
+			for _, k := range ks {
 				ok = ok || p.last == out.def && a.bufOf[pos[def.in.Operands[k]]] == a.bufOf[i]
 			}
 			if ok {

@@ -28,10 +28,11 @@ type Options struct {
 }
 
 // kernel computes one instruction. out is the instruction's assigned
-// buffer (contents undefined: buffers are reused), or nil when its value
-// has none (tuples, tokens, dynamic shapes); the kernel returns the value
-// it computed: out itself, or a literal of its own, which the executor
-// copies into out.
+// buffer (contents undefined: buffers are reused), a tuple of its
+// elements' buffers when they have one each (valueInfo.parts), or nil
+// when its value has none (other tuples, tokens, dynamic shapes); the
+// kernel returns the value it computed: out itself, or a literal of its
+// own, which the executor copies into out.
 type kernel func(ev *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error)
 
 // kernelFunc computes one instruction into out, a literal of the
@@ -46,6 +47,9 @@ type step struct {
 	how  string
 	ops  []int // the steps computing its operands
 	view bool  // its value is operand 0's storage (reshape, bitcast)
+	// part is the element of operand 0's value this value is (a
+	// get-tuple-element of a tuple with per-element buffers), or -1.
+	part int
 }
 
 // Executable is a compiled module: the entry computation's instructions
@@ -90,13 +94,23 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 			return nil, fmt.Errorf("cpu: %w", err)
 		}
 	}
-	if _, err := fuseLoops(mod, mod.Entry, hlo.NewNameSet(mod)); err != nil {
+	names := hlo.NewNameSet(mod)
+	if _, err := fuseLoops(mod, mod.Entry, names); err != nil {
 		return nil, fmt.Errorf("cpu: fusion: %w", err)
 	}
 	// Fusion copies index ops into their readers and may leave the
 	// originals without users.
 	if _, err := opt.DCE.Run(mod); err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
+	}
+	// Sibling fusions are merged once dead ones are gone (a merged dead
+	// value would still be computed).
+	if n, err := fuseMultiOutput(mod, mod.Entry, names); err != nil {
+		return nil, fmt.Errorf("cpu: multi-output fusion: %w", err)
+	} else if n > 0 {
+		if _, err := opt.DCE.Run(mod); err != nil { // the members' fused computations
+			return nil, fmt.Errorf("cpu: %w", err)
+		}
 	}
 	if err := hlo.Verify(mod); err != nil {
 		return nil, fmt.Errorf("cpu: after fusion: %w", err)
@@ -109,17 +123,16 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 		x.threads = runtime.GOMAXPROCS(0)
 	}
 	lowered := map[*hlo.Instruction]step{}
-	inPlace := map[*hlo.Instruction][]int{}
+	infos := map[*hlo.Instruction]valueInfo{}
 	for _, in := range mod.Entry.Instructions {
-		k, how, ip := x.lower(in)
-		if opts.Profile && in.Opcode != hlo.OpParameter && in.Opcode != hlo.OpConstant {
-			k = x.profiled(in, how, k)
+		s, info := x.lowerValue(in, infos)
+		if opts.Profile && s.k != nil && in.Opcode != hlo.OpParameter && in.Opcode != hlo.OpConstant {
+			s.k = x.profiled(in, s.how, s.k)
 		}
-		lowered[in] = step{in: in, k: k, how: how, view: isView(in)}
-		inPlace[in] = ip
-		x.Lowering[how]++
+		lowered[in], infos[in] = s, info
+		x.Lowering[s.how]++
 	}
-	order, asg := bestSchedule(mod.Entry, inPlace)
+	order, asg := bestSchedule(mod.Entry, infos)
 	pos := map[*hlo.Instruction]int{}
 	for i, in := range order {
 		pos[in] = i
@@ -139,21 +152,65 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	return x, nil
 }
 
+// lowerValue lowers one instruction to its step and says what buffer
+// assignment needs to know of its value. A multi-output fusion's tuple
+// gets a buffer per element, and a get-tuple-element of it is a view.
+func (x *Executable) lowerValue(in *hlo.Instruction, infos map[*hlo.Instruction]valueInfo) (step, valueInfo) {
+	if in.Opcode == hlo.OpGetTupleElement && infos[in.Operands[0]].parts != nil {
+		if idx, _ := in.Int("index"); idx >= 0 && int(idx) < len(infos[in.Operands[0]].parts) {
+			return step{in: in, how: "element-view", part: int(idx)}, valueInfo{in: in, part: int(idx)}
+		}
+	}
+	if k, parts, ok := x.lowerMulti(in); ok {
+		return step{in: in, k: k, how: "multi-output-fusion", part: -1}, valueInfo{in: in, parts: parts, part: -1}
+	}
+	k, how, ip := x.lower(in)
+	return step{in: in, k: k, how: how, view: isView(in), part: -1}, plainValue(in, isView(in), ip)
+}
+
+// lowerMulti compiles a loop fusion with several outputs (a tuple of
+// arrays at its root) to a multi-output tile program writing each output
+// into its element's buffer.
+func (x *Executable) lowerMulti(in *hlo.Instruction) (kernel, [][]int, bool) {
+	if in.Opcode != hlo.OpFusion || !in.Shape.IsTuple() {
+		return nil, nil, false
+	}
+	for _, e := range in.Shape.Tuple {
+		if arrayBytes(e) <= 0 {
+			return nil, nil, false // every element needs a buffer
+		}
+	}
+	p, err := compileMulti(in)
+	if err != nil {
+		return nil, nil, false
+	}
+	return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+		if out == nil {
+			out = newTuple(in.Shape)
+		}
+		return out, p.runMulti(ops, out.Elements(), x.threads)
+	}, p.outputInPlace(), true
+}
+
+// newTuple allocates a tuple of fresh arrays of shape s.
+func newTuple(s hlo.Shape) *hlo.Literal {
+	elems := make([]*hlo.Literal, len(s.Tuple))
+	for k, e := range s.Tuple {
+		elems[k] = hlo.NewLiteral(e)
+	}
+	return hlo.MakeTupleLiteral(elems...)
+}
+
 // bestSchedule tries the candidate orders and keeps the one needing the
 // smallest arena.
-func bestSchedule(c *hlo.Computation, inPlace map[*hlo.Instruction][]int) ([]*hlo.Instruction, *assignment) {
-	size := func(in *hlo.Instruction) int64 {
-		if in.Opcode == hlo.OpParameter || in.Opcode == hlo.OpConstant || isView(in) {
-			return 0
-		}
-		return max(arrayBytes(in.Shape), 0)
-	}
+func bestSchedule(c *hlo.Computation, infos map[*hlo.Instruction]valueInfo) ([]*hlo.Instruction, *assignment) {
+	size := func(in *hlo.Instruction) int64 { return valueBytes(infos[in]) }
 	var best []*hlo.Instruction
 	var bestAsg *assignment
 	for _, order := range [][]*hlo.Instruction{c.Instructions, listSchedule(c, size), dfsSchedule(c)} {
 		vals := make([]valueInfo, len(order))
 		for i, in := range order {
-			vals[i] = valueInfo{in: in, view: isView(in), inPlace: inPlace[in]}
+			vals[i] = infos[in]
 		}
 		a := assign(vals, c.Root)
 		if bestAsg == nil || a.arena < bestAsg.arena {

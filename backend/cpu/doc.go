@@ -10,9 +10,15 @@
 //     cheap producers (add, multiply, exp, ...) are recomputed in a second
 //     fusion rather than stored, within a budget; nothing else is
 //     duplicated.
-//   - Tile programs (tile.go, tile_reduce.go): a fusion runs tile by tile
-//     (512 elements), each fused instruction one vector kernel call per
-//     tile; reductions fold each tile's row segments.
+//   - Multi-output fusion (fusion_multi.go): loop fusions of the same
+//     dimensions that read a full-size operand in common (an optimizer's
+//     m', v' and W' all read the gradient), or a fusion and its producer
+//     whose value is also read elsewhere, merge into one fusion whose
+//     fused root is a tuple; its readers read get-tuple-elements of it.
+//   - Tile programs (tile.go, tile_reduce.go, tile_multi.go): a fusion
+//     runs tile by tile (512 elements), each fused instruction one vector
+//     kernel call per tile; reductions fold each tile's row segments; a
+//     multi-output program leaves each output's tile in its own buffer.
 //   - Kernels: dot and convolution on the GEMM of package kernels
 //     (lower_linalg.go), data movement, convert, select, reduce and
 //     reduce-window compiled with their index arithmetic resolved at
@@ -22,8 +28,10 @@
 //     module's order, a memory-greedy list schedule and a depth-first one
 //     are tried and the one needing the smallest arena is kept; reshapes
 //     are views; fusions, dynamic-update-slice and evaluator kernels may
-//     compute over an operand that dies; intermediates share one arena per
-//     execution, placed by decreasing-size best fit.
+//     compute over an operand that dies; a multi-output fusion's tuple has
+//     a buffer per element, which its get-tuple-elements view;
+//     intermediates share one arena per execution, placed by
+//     decreasing-size best fit.
 //   - Execution (execute.go): arenas and output buffers are pooled across
 //     executions (Recycle), donated arguments may hold outputs (Run), and
 //     an executable may run on many goroutines at once.

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/axle-ml/axle/eval"
@@ -19,6 +20,9 @@ import (
 type frame struct {
 	arena []byte
 	lits  []*hlo.Literal // per step: arena values and constants, built once
+	// parts are, per step with per-element buffers, the views of its
+	// arena elements (nil at outputs), built once.
+	parts [][]*hlo.Literal
 	vals  []*hlo.Literal // per step: this execution's values
 	ops   []*hlo.Literal // operand list scratch
 	outs  []pooled       // this execution's output storage
@@ -41,7 +45,7 @@ func (x *Executable) getFrame() *frame {
 	}
 	p.mu.Unlock()
 	f := &frame{arena: alignedBytes(x.asg.arena), lits: make([]*hlo.Literal, len(x.steps)),
-		vals: make([]*hlo.Literal, len(x.steps)), ops: make([]*hlo.Literal, 0, 8)}
+		vals: make([]*hlo.Literal, len(x.steps)), ops: make([]*hlo.Literal, 0, 8), parts: make([][]*hlo.Literal, len(x.steps))}
 	if x.poison {
 		poison(f.arena)
 	}
@@ -49,11 +53,55 @@ func (x *Executable) getFrame() *frame {
 		switch b := x.asg.bufs[x.asg.bufOf[i]]; {
 		case s.in.Opcode == hlo.OpConstant && s.k == nil:
 			f.lits[i] = s.in.Literal
+		case s.part >= 0: // a view of its tuple's element, set per execution
 		case b.kind == bufArena:
 			f.lits[i] = viewBytes(s.in.Shape, f.arena[b.offset:b.offset+b.bytes])
+		case x.asg.partsOf[i] != nil:
+			f.lits[i], f.parts[i] = x.partViews(f, i)
 		}
 	}
 	return f
+}
+
+// partViews builds the views of step i's arena elements and, when none
+// is an output, the tuple of them (else runStep builds it per execution).
+func (x *Executable) partViews(f *frame, i int) (*hlo.Literal, []*hlo.Literal) {
+	shapes := x.steps[i].in.Shape.Tuple
+	views := make([]*hlo.Literal, len(shapes))
+	all := true
+	for k, b := range x.asg.partsOf[i] {
+		if buf := x.asg.bufs[b]; buf.kind == bufArena {
+			views[k] = viewBytes(shapes[k], f.arena[buf.offset:buf.offset+buf.bytes])
+		} else {
+			all = false
+		}
+	}
+	if all {
+		return hlo.MakeTupleLiteral(views...), views
+	}
+	return nil, views
+}
+
+// partsTuple is step i's tuple over its element buffers this execution:
+// arena views, and output storage.
+func (x *Executable) partsTuple(f *frame, i int, outs []pooled) *hlo.Literal {
+	shapes := x.steps[i].in.Shape.Tuple
+	elems := slices.Clone(f.parts[i])
+	for k, b := range x.asg.partsOf[i] {
+		if elems[k] == nil {
+			elems[k] = outputView(shapes[k], outs[x.outIdx[b]])
+		}
+	}
+	return hlo.MakeTupleLiteral(elems...)
+}
+
+// outputView is a literal of shape s over an output's storage (the
+// pooled one when it has that shape).
+func outputView(s hlo.Shape, o pooled) *hlo.Literal {
+	if o.lit != nil && o.lit.Shape().Equal(s) {
+		return o.lit
+	}
+	return viewBytes(s, o.mem)
 }
 
 func (x *Executable) putFrame(f *frame) {
@@ -210,13 +258,13 @@ func (x *Executable) runStep(f *frame, i int, args []*hlo.Literal, outs []pooled
 		return nil
 	case f.vals[i] != nil && s.k == nil: // a constant
 		return nil
+	case s.part >= 0: // the element the tuple's kernel wrote
+		f.vals[i] = f.vals[s.ops[0]].Elements()[s.part]
+		return nil
 	case buf.kind == bufOutput:
-		o := outs[x.outIdx[b]]
-		if o.lit != nil && o.lit.Shape().Equal(s.in.Shape) {
-			f.vals[i] = o.lit
-		} else {
-			f.vals[i] = viewBytes(s.in.Shape, o.mem)
-		}
+		f.vals[i] = outputView(s.in.Shape, outs[x.outIdx[b]])
+	case f.vals[i] == nil && x.asg.partsOf[i] != nil:
+		f.vals[i] = x.partsTuple(f, i, outs)
 	}
 	if s.view {
 		if f.vals[i] == nil {
@@ -237,11 +285,34 @@ func (x *Executable) runStep(f *frame, i int, args []*hlo.Literal, outs []pooled
 	case out == nil:
 		f.vals[i] = v
 	case v != out:
-		if v.Len() != out.Len() || v.DType() != out.DType() {
-			return fmt.Errorf("cpu: instruction %s: kernel returned %s for %s", s.in.Name, v.Shape().HumanString(), s.in.Shape.HumanString())
+		if err := copyValue(out, v); err != nil {
+			return fmt.Errorf("cpu: instruction %s: %w", s.in.Name, err)
 		}
-		copy(bytesOf(out), bytesOf(v))
 	}
+	return nil
+}
+
+// copyValue copies a kernel's own result into the value's buffers (each
+// element's, for a tuple with per-element buffers).
+func copyValue(out, v *hlo.Literal) error {
+	if out.Shape().IsTuple() {
+		oe, ve := out.Elements(), v.Elements()
+		if len(oe) != len(ve) {
+			return fmt.Errorf("kernel returned %s for %s", v.Shape().HumanString(), out.Shape().HumanString())
+		}
+		for k := range oe {
+			if oe[k] != ve[k] {
+				if err := copyValue(oe[k], ve[k]); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if v.Len() != out.Len() || v.DType() != out.DType() {
+		return fmt.Errorf("kernel returned %s for %s", v.Shape().HumanString(), out.Shape().HumanString())
+	}
+	copy(bytesOf(out), bytesOf(v))
 	return nil
 }
 

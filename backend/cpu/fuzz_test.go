@@ -19,6 +19,11 @@ func FuzzCPUBackend(f *testing.F) {
 	for seed := range uint64(64) {
 		f.Add(seed, uint8(16), uint8(2))
 	}
+	// Modules whose compiled form has multi-output fusions (few random
+	// ones do), on their thread counts.
+	for _, seed := range []uint64{27, 46, 65, 74, 76, 91, 354, 359} {
+		f.Add(seed, uint8(seed%40), uint8(seed%3))
+	}
 	f.Fuzz(func(t *testing.T, seed uint64, size, threads uint8) {
 		opts := randhlo.Options{Instructions: 4 + int(size%40), MaxDim: 9}
 		m, err := randhlo.Module(seed, opts)

@@ -58,6 +58,9 @@ type slot struct {
 	m affineMap
 	// buf is the scratch tile the slot's values live in (-1: none).
 	buf int
+	// dst is the program output whose storage an op slot computes its
+	// tile straight into, when the runner passes that storage (-1: none).
+	dst int
 }
 
 type tileProg struct {
@@ -74,6 +77,9 @@ type tileProg struct {
 	tile   int
 	rowLen int
 	shape  hlo.Shape // of the values computed element by element
+	// outs are the slots whose values leave the program: the root's, or
+	// a multi-output fusion's (tile_multi.go) in tuple order.
+	outs []int
 	// jit is the program's generated code, if it has any (tile_jit.go).
 	jit *jitProg
 }
@@ -85,19 +91,20 @@ func compileLoop(in *hlo.Instruction) (*tileProg, error) {
 	if fc == nil || fc.Root == nil {
 		return nil, fmt.Errorf("fusion %s has no fused computation", in.Name)
 	}
-	return compileSlots(in, fc.Instructions, fc.Root, in.Shape)
+	return compileSlots(in, fc.Instructions, []*hlo.Instruction{fc.Root}, in.Shape)
 }
 
-// compileSlots compiles the instructions xs, ending with root, of a fused
-// computation computing values of shape s tile by tile.
-func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, root *hlo.Instruction, shape hlo.Shape) (*tileProg, error) {
+// compileSlots compiles the instructions xs of a fused computation
+// computing values of shape s tile by tile; roots are its outputs, and
+// the last of xs must be one of them (anything after it would be dead).
+func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instruction, shape hlo.Shape) (*tileProg, error) {
 	p := &tileProg{n: int(shape.NumElements()), tile: tileSize, shape: shape}
 	if err := p.rowMode(in, xs, shape); err != nil {
 		return nil, err
 	}
 	index := map[*hlo.Instruction]int{}
 	for _, x := range xs {
-		s := slot{param: -1, from: -1}
+		s := slot{param: -1, from: -1, dst: -1}
 		switch {
 		case x.Opcode == hlo.OpReduce || x.Opcode == hlo.OpBroadcast && p.readsRowValues(x, index):
 			if err := p.rowSlot(in, x, index, &s); err != nil {
@@ -144,15 +151,15 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, root *hlo.Instruct
 		default:
 			return nil, fmt.Errorf("fusion %s: %s %s has no tile form", in.Name, x.Opcode, x.Shape.HumanString())
 		}
-		if !tileValue(x.Shape.DType) || x == root && !tileType(x.Shape.DType) {
+		if !tileValue(x.Shape.DType) {
 			return nil, fmt.Errorf("fusion %s: %s is %s", in.Name, x.Name, x.Shape.DType)
 		}
 		s.t = x.Shape.DType
 		index[x] = len(p.slots)
 		p.slots = append(p.slots, s)
 	}
-	if index[root] != len(p.slots)-1 {
-		return nil, fmt.Errorf("fusion %s: the root is not the last instruction", in.Name)
+	if err := p.markOutputs(in, roots, index); err != nil {
+		return nil, err
 	}
 	p.assignTiles()
 	for _, s := range p.slots {
@@ -162,6 +169,25 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, root *hlo.Instruct
 	}
 	p.jit = p.compileJIT()
 	return p, nil
+}
+
+// markOutputs records the output slots. An op slot computes its tile
+// straight into the first output it is (a repeated root is copied).
+func (p *tileProg) markOutputs(in *hlo.Instruction, roots []*hlo.Instruction, index map[*hlo.Instruction]int) error {
+	for k, r := range roots {
+		i, ok := index[r]
+		if !ok || !tileType(r.Shape.DType) {
+			return fmt.Errorf("fusion %s: output %s is not a float value of the program", in.Name, r.Name)
+		}
+		if s := &p.slots[i]; s.kind == slotOp && s.dst < 0 && !s.rows {
+			s.dst = k
+		}
+		p.outs = append(p.outs, i)
+	}
+	if len(p.slots) == 0 || !slices.Contains(p.outs, len(p.slots)-1) {
+		return fmt.Errorf("fusion %s: the last instruction is not an output", in.Name)
+	}
+	return nil
 }
 
 // assignTiles gives each slot that holds values a scratch tile, reusing
@@ -177,7 +203,9 @@ func (p *tileProg) assignTiles() {
 			last[a] = i
 		}
 	}
-	last[len(p.slots)-1] = len(p.slots)
+	for _, o := range p.outs { // outputs are read after the last slot
+		last[o] = len(p.slots)
+	}
 	for i := len(p.slots) - 1; i >= 0; i-- { // an alias keeps its source's tile
 		if s := p.slots[i]; s.kind == slotAlias {
 			last[s.from] = max(last[s.from], last[i])
@@ -304,7 +332,8 @@ func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error
 		threads = 1 // small fusions run inline
 	}
 	if outF32, ok := out.Data().([]float32); ok && p.jit != nil {
-		p.runJIT(params, outF32, threads)
+		outs := [1][]float32{outF32}
+		p.runJIT(params, outs[:], threads)
 		return nil
 	}
 	if threads == 1 {
@@ -322,6 +351,9 @@ func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error
 // so a call allocates nothing.
 type scratch struct {
 	bufs, view [][]float32
+	// dsts are the current tile of each output's storage, or nil where
+	// the output is computed in scratch (see slot.dst).
+	dsts [][]float32
 }
 
 func (p *tileProg) getScratch() *scratch {
@@ -331,7 +363,8 @@ func (p *tileProg) getScratch() *scratch {
 	// A tile per slot (less for a small fusion: a scalar program should
 	// not touch kilobytes per call).
 	size := min(p.tile, p.n)
-	sc := &scratch{bufs: make([][]float32, p.nbufs), view: make([][]float32, len(p.slots))}
+	sc := &scratch{bufs: make([][]float32, p.nbufs), view: make([][]float32, len(p.slots)),
+		dsts: make([][]float32, len(p.outs))}
 	store := make([]float32, p.nbufs*size)
 	for i := range sc.bufs {
 		sc.bufs[i] = store[i*size : (i+1)*size]
@@ -361,7 +394,8 @@ func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
 			p.prefetch(params, hi, min(hi+p.tile, p.n))
 		}
 		if outF32 != nil {
-			if v := p.computeTile(sc, params, lo, hi, outF32[lo:hi]); &v[0] != &outF32[lo] {
+			sc.dsts[0] = outF32[lo:hi]
+			if v := p.computeTile(sc, params, lo, hi, sc.dsts); &v[0] != &outF32[lo] {
 				copy(outF32[lo:hi], v)
 			}
 			continue
@@ -401,10 +435,11 @@ func (p *tileProg) begin(params []operand) *scratch {
 	return sc
 }
 
-// computeTile computes elements [lo, hi) (at most a tile) of the root and
-// returns them: in dst when dst is not nil and the root is an op, else in
-// scratch or an operand's storage.
-func (p *tileProg) computeTile(sc *scratch, params []operand, lo, hi int, dst []float32) []float32 {
+// computeTile computes elements [lo, hi) (at most a tile) of every slot
+// and returns the last slot's: an op slot that is an output computes into
+// dsts[slot.dst] when that is not nil, others into scratch, and parameters
+// stay in their operand's storage. (dsts is nil or one tile per output.)
+func (p *tileProg) computeTile(sc *scratch, params []operand, lo, hi int, dsts [][]float32) []float32 {
 	bufs, view := sc.bufs, sc.view
 	last := len(p.slots) - 1
 	for i := range p.slots {
@@ -427,8 +462,8 @@ func (p *tileProg) computeTile(sc *scratch, params []operand, lo, hi int, dst []
 			if s.rows {
 				d = d[:(hi-lo)/p.rowLen]
 			}
-			if i == last && dst != nil {
-				d = dst
+			if s.dst >= 0 && s.dst < len(dsts) && dsts[s.dst] != nil {
+				d = dsts[s.dst]
 			}
 			switch {
 			case s.op == hlo.OpCompare:

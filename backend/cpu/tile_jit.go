@@ -50,8 +50,13 @@ type jitInput struct {
 // generator does not take (row programs, narrow types, ops without
 // code) or the platform runs none.
 func (p *tileProg) compileJIT() *jitProg {
-	if !useJIT || p.rowLen > 0 || p.slots[len(p.slots)-1].t != hlo.F32 {
+	if !useJIT || p.rowLen > 0 || len(p.outs) > jit.MaxOutputs {
 		return nil
+	}
+	for _, o := range p.outs {
+		if p.slots[o].t != hlo.F32 {
+			return nil
+		}
 	}
 	prog := &jit.Program{}
 	j := &jitProg{}
@@ -109,8 +114,11 @@ func (p *tileProg) compileJIT() *jitProg {
 		prog.Values = append(prog.Values, v)
 	}
 	prog.Inputs, prog.Scalars = len(j.inputs), len(j.scalars)
-	if prog.Inputs > jit.MaxInputs || prog.Scalars > jit.MaxScalars {
-		return nil
+	for _, o := range p.outs {
+		if k := p.slots[o].kind; k == slotRaw {
+			return nil
+		}
+		prog.Outputs = append(prog.Outputs, value[o])
 	}
 	f, err := jit.Compile(prog)
 	if err != nil {
@@ -120,9 +128,11 @@ func (p *tileProg) compileJIT() *jitProg {
 	return j
 }
 
-// run computes elements [lo, hi) of out with the generated code.
-func (j *jitProg) run(p *tileProg, params []operand, out []float32, lo, hi int, stream bool) {
+// run computes elements [lo, hi) of the outputs with the generated code.
+func (j *jitProg) run(p *tileProg, params []operand, outs [][]float32, lo, hi int, stream bool) {
 	var insArr [jit.MaxInputs][]float32
+	var outsArr [jit.MaxOutputs][]float32
+	chunkOuts := outsArr[:len(outs)]
 	var scalarArr [jit.MaxScalars]float32
 	ins := insArr[:len(j.inputs)]
 	for k, a := range j.scalars {
@@ -149,7 +159,10 @@ func (j *jitProg) run(p *tileProg, params []operand, out []float32, lo, hi int, 
 			ins[k] = gather(params[in.param], buf, c, p.slots[in.gather].m)
 			g++
 		}
-		j.f.Run([][]float32{out[c:e]}, ins, scalarArr[:len(j.scalars)], stream)
+		for k, o := range outs {
+			chunkOuts[k] = o[c:e]
+		}
+		j.f.Run(chunkOuts, ins, scalarArr[:len(j.scalars)], stream)
 	}
 }
 
@@ -169,24 +182,24 @@ const (
 	jitGatherChunk = 1 << 12
 )
 
-// runJIT is run for a program with generated code: the output split
-// into one range per worker, each computed by one call.
-func (p *tileProg) runJIT(params []operand, out []float32, threads int) {
+// runJIT is run for a program with generated code: the outputs (f32,
+// in the program's order) split into one range per worker.
+func (p *tileProg) runJIT(params []operand, outs [][]float32, threads int) {
 	stream := p.n >= kernels.StreamMin
 	if threads == 1 {
-		p.jit.run(p, params, out, 0, p.n, stream)
+		p.jit.run(p, params, outs, 0, p.n, stream)
 		return
 	}
 	// Ranges start on multiples of 16 elements, 64 bytes: a cache line
-	// is never written by two workers. The closure gets its own copy of
-	// params, so the caller's stays on its stack.
-	shared := slices.Clone(params)
+	// is never written by two workers. The closure gets its own copies of
+	// params and outs, so the caller's stay on its stack.
+	shared, sharedOuts := slices.Clone(params), slices.Clone(outs)
 	kernels.Parallel(threads, func(t int) {
 		lo := t * p.n / threads &^ 15
 		hi := (t + 1) * p.n / threads &^ 15
 		if t == threads-1 {
 			hi = p.n
 		}
-		p.jit.run(p, shared, out, lo, hi, stream)
+		p.jit.run(p, shared, sharedOuts, lo, hi, stream)
 	})
 }

@@ -150,3 +150,9 @@ ENTRY main {
   ROOT r = f32[%[1]d,%[2]d] maximum(s3, zr)
 }`, r, c, r+2, c+4, r+1, c+2)
 }
+
+// loopFusions counts the single-output loop fusions of a lowering, run
+// as tile programs or as generated code.
+func loopFusions(lowering map[string]int) int {
+	return lowering["tile-fusion"] + lowering["jit-fusion"]
+}

@@ -75,7 +75,7 @@ func compileReduce(in *hlo.Instruction) (*reduceProg, error) {
 	for len(xs) > 0 && xs[len(xs)-1] != src {
 		xs = xs[:len(xs)-1]
 	}
-	prod, err := compileSlots(in, xs, src, src.Shape)
+	prod, err := compileSlots(in, xs, []*hlo.Instruction{src}, src.Shape)
 	if err != nil {
 		return nil, err
 	}

@@ -137,6 +137,15 @@ func TestRun(t *testing.T) {
 	if _, errs, code := runAxle("run", "--args", args, "--cpuprofile", filepath.Join(dir, "no", "such", "dir", "p"), mod); code == 0 || !strings.Contains(errs, "--cpuprofile") {
 		t.Errorf("unwritable --cpuprofile: exit %d, %q", code, errs)
 	}
+	// A constant elided in the text ({...}, as real dumps have them) gets
+	// made-up values on both backends, before compiling.
+	elided := filepath.Join(dir, "elided.hlo")
+	os.WriteFile(elided, []byte("HloModule m\nENTRY e {\n  p = f32[3] parameter(0)\n  c = f32[3] constant({...})\n  ROOT a = f32[3] add(p, c)\n}\n"), 0o644)
+	for _, backend := range []string{"cpu", "interp"} {
+		if _, errs, code := runAxle("run", "--backend", backend, elided); code != 0 {
+			t.Errorf("elided constant on %s: exit %d: %s", backend, code, errs)
+		}
+	}
 	// A wrong argument shape names the parameter.
 	os.WriteFile(args, []byte(`[{"shape": "f32[3]", "data": "AACAPwAAAMAAAAAA"}]`), 0o644)
 	if _, errs, code := runAxle("run", "--args", args, mod); code == 0 || !strings.Contains(errs, "parameter p") {

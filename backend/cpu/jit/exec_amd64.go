@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -31,13 +32,18 @@ type args struct {
 // Func is a compiled program: its code in executable memory (released
 // when the Func is garbage), and its constants.
 type Func struct {
+	prog    *Program
 	code    []byte // the mapping, read-only and executable
-	codeNT  []byte // the same loop with non-temporal stores
 	pool    []uint32
-	poolNT  []uint32
 	inputs  int
 	outputs int
 	scalars int
+	// The same loop with non-temporal stores, generated on the first call
+	// that streams (most programs never do).
+	ntOnce sync.Once
+	codeNT []byte
+	poolNT []uint32
+	ntErr  error
 }
 
 // Compile generates p's code.
@@ -45,20 +51,24 @@ func Compile(p *Program) (*Func, error) {
 	if !Available {
 		return nil, ErrUnsupported
 	}
-	f := &Func{inputs: p.Inputs, outputs: len(p.outputs()), scalars: p.Scalars}
+	f := &Func{prog: p, inputs: p.Inputs, outputs: len(p.outputs()), scalars: p.Scalars}
 	var err error
 	if f.code, f.pool, err = load(p, false); err != nil {
 		return nil, err
 	}
-	if f.codeNT, f.poolNT, err = load(p, true); err != nil {
-		syscall.Munmap(f.code)
-		return nil, err
-	}
 	runtime.SetFinalizer(f, func(f *Func) {
 		syscall.Munmap(f.code)
-		syscall.Munmap(f.codeNT)
+		if f.codeNT != nil {
+			syscall.Munmap(f.codeNT)
+		}
 	})
 	return f, nil
+}
+
+// streaming returns the non-temporal loop, generating it on first use.
+func (f *Func) streaming() ([]byte, []uint32, error) {
+	f.ntOnce.Do(func() { f.codeNT, f.poolNT, f.ntErr = load(f.prog, true) })
+	return f.codeNT, f.poolNT, f.ntErr
 }
 
 // load generates p's code into a new read-only executable mapping.
@@ -101,6 +111,13 @@ func (f *Func) Run(outs, ins [][]float32, scalars []float32, stream bool) {
 			a.splat[k][j] = scalars[k]
 		}
 	}
+	var codeNT []byte
+	var poolNT []uint32
+	if stream {
+		var err error
+		codeNT, poolNT, err = f.streaming()
+		stream = err == nil // ordinary stores, then
+	}
 	head := 0
 	if stream {
 		// Non-temporal stores need 32-byte alignment, at the same element
@@ -118,7 +135,7 @@ func (f *Func) Run(outs, ins [][]float32, scalars []float32, stream bool) {
 	if body > head {
 		code, pool := f.code, f.pool
 		if stream {
-			code, pool = f.codeNT, f.poolNT
+			code, pool = codeNT, poolNT
 		}
 		for k := range f.outputs {
 			a.outs[k] = unsafe.Pointer(&outs[k][head])

@@ -53,3 +53,39 @@ func BenchmarkVecMath(b *testing.B) {
 		_ = s
 	})
 }
+
+// BenchmarkVecMathParallel is BenchmarkVecMath with the array split
+// between two workers for every function, copy included: the machine's
+// memory bandwidth is what two cores reach, and the functions are to be
+// measured against it as the backend runs them (an elementwise op over
+// 16M elements is split across the worker pool).
+func BenchmarkVecMathParallel(b *testing.B) {
+	const threads = 2
+	x := benchInput()
+	dst := make([]float32, benchLen)
+	split := func(f func(dst, x []float32)) func() {
+		return func() {
+			Parallel(threads, func(t int) {
+				lo, hi := t*benchLen/threads, (t+1)*benchLen/threads
+				f(dst[lo:hi], x[lo:hi])
+			})
+		}
+	}
+	for _, c := range []struct {
+		name string
+		f    func(dst, x []float32)
+	}{
+		{"copy", func(dst, x []float32) { copy(dst, x) }},
+		{"exp", ExpF32},
+		{"tanh", TanhF32},
+		{"logistic", LogisticF32},
+	} {
+		run := split(c.f)
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				run()
+			}
+			reportGBs(b, 8*benchLen)
+		})
+	}
+}
