@@ -8,7 +8,7 @@ import (
 	"github.com/axle-ml/axle/hlo/hlotext"
 )
 
-func compileText(t *testing.T, text string, opts Options) (*hlo.Module, *Executable) {
+func compileText(t testing.TB, text string, opts Options) (*hlo.Module, *Executable) {
 	t.Helper()
 	m, err := hlotext.Parse(text, hlotext.Options{})
 	if err != nil {

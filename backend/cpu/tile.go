@@ -80,8 +80,13 @@ type tileProg struct {
 	// outs are the slots whose values leave the program: the root's, or
 	// a multi-output fusion's (tile_multi.go) in tuple order.
 	outs []int
-	// jit is the program's generated code, if it has any (tile_jit.go).
-	jit *jitProg
+	// jit is the program's generated code, if it has any (tile_jit.go);
+	// segs are runs of its ops that have, when the whole program has not
+	// (tile_seg.go), and segStart maps a slot to the segment starting
+	// there (-1: none).
+	jit      *jitProg
+	segs     []segment
+	segStart []int
 }
 
 // compileLoop turns a kLoop fusion of f32 elementwise instructions into a
@@ -91,7 +96,12 @@ func compileLoop(in *hlo.Instruction) (*tileProg, error) {
 	if fc == nil || fc.Root == nil {
 		return nil, fmt.Errorf("fusion %s has no fused computation", in.Name)
 	}
-	return compileSlots(in, fc.Instructions, []*hlo.Instruction{fc.Root}, in.Shape)
+	p, err := compileSlots(in, fc.Instructions, []*hlo.Instruction{fc.Root}, in.Shape)
+	if err != nil {
+		return nil, err
+	}
+	p.generate()
+	return p, nil
 }
 
 // compileSlots compiles the instructions xs of a fused computation
@@ -167,7 +177,6 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instr
 			p.ops++
 		}
 	}
-	p.jit = p.compileJIT()
 	return p, nil
 }
 
@@ -440,46 +449,60 @@ func (p *tileProg) begin(params []operand) *scratch {
 // dsts[slot.dst] when that is not nil, others into scratch, and parameters
 // stay in their operand's storage. (dsts is nil or one tile per output.)
 func (p *tileProg) computeTile(sc *scratch, params []operand, lo, hi int, dsts [][]float32) []float32 {
-	bufs, view := sc.bufs, sc.view
 	last := len(p.slots) - 1
-	for i := range p.slots {
-		s := &p.slots[i] // not a copy: a slot is over a hundred bytes
-		switch s.kind {
-		case slotParam:
-			var buf []float32
-			if s.buf >= 0 {
-				buf = bufs[s.buf]
+	for i := 0; i < len(p.slots); i++ {
+		if p.segStart != nil && p.segStart[i] >= 0 {
+			g := &p.segs[p.segStart[i]]
+			for _, k := range g.pre {
+				p.computeSlot(k, sc, params, lo, hi, dsts)
 			}
-			view[i] = params[s.param].tile(lo, hi, buf)
-		case slotSplat:
-			view[i] = bufs[s.buf][:hi-lo]
-		case slotAlias:
-			view[i] = view[s.from]
-		case slotGather:
-			view[i] = gather(params[s.param], bufs[s.buf][:hi-lo], lo, s.m)
-		case slotOp:
-			d := bufs[s.buf][:hi-lo]
-			if s.rows {
-				d = d[:(hi-lo)/p.rowLen]
-			}
-			if s.dst >= 0 && s.dst < len(dsts) && dsts[s.dst] != nil {
-				d = dsts[s.dst]
-			}
-			switch {
-			case s.op == hlo.OpCompare:
-				compareTile(s.dir, d, view[s.args[0]], view[s.args[1]])
-			default:
-				applyOp(s.op, d, view[s.args[0]], view[s.args[1]], view[s.args[2]])
-			}
-			roundTo(s.t, d)
-			view[i] = d
-		case slotReduce:
-			view[i] = p.reduceRows(s, bufs[s.buf], view, hi-lo)
-		case slotRowBcast:
-			view[i] = p.spreadRows(view[s.args[0]], bufs[s.buf][:hi-lo])
+			p.runSegment(g, sc, hi-lo, dsts)
+			i = g.end - 1
+			continue
 		}
+		p.computeSlot(i, sc, params, lo, hi, dsts)
 	}
-	return view[last]
+	return sc.view[last]
+}
+
+// computeSlot computes slot i's values for elements [lo, hi).
+func (p *tileProg) computeSlot(i int, sc *scratch, params []operand, lo, hi int, dsts [][]float32) {
+	bufs, view := sc.bufs, sc.view
+	s := &p.slots[i] // not a copy: a slot is over a hundred bytes
+	switch s.kind {
+	case slotParam:
+		var buf []float32
+		if s.buf >= 0 {
+			buf = bufs[s.buf]
+		}
+		view[i] = params[s.param].tile(lo, hi, buf)
+	case slotSplat:
+		view[i] = bufs[s.buf][:hi-lo]
+	case slotAlias:
+		view[i] = view[s.from]
+	case slotGather:
+		view[i] = gather(params[s.param], bufs[s.buf][:hi-lo], lo, s.m)
+	case slotOp:
+		d := bufs[s.buf][:hi-lo]
+		if s.rows {
+			d = d[:(hi-lo)/p.rowLen]
+		}
+		if s.dst >= 0 && s.dst < len(dsts) && dsts[s.dst] != nil {
+			d = dsts[s.dst]
+		}
+		switch {
+		case s.op == hlo.OpCompare:
+			compareTile(s.dir, d, view[s.args[0]], view[s.args[1]])
+		default:
+			applyOp(s.op, d, view[s.args[0]], view[s.args[1]], view[s.args[2]])
+		}
+		roundTo(s.t, d)
+		view[i] = d
+	case slotReduce:
+		view[i] = p.reduceRows(s, bufs[s.buf], view, hi-lo)
+	case slotRowBcast:
+		view[i] = p.spreadRows(view[s.args[0]], bufs[s.buf][:hi-lo])
+	}
 }
 
 // onlyIndexed reports whether every user of x reads it through an index

@@ -28,6 +28,15 @@ var jitOps = map[hlo.Opcode]jit.Op{
 
 var jitCompares = [...]jit.Op{cmpEQ: jit.CmpEQ, cmpNE: jit.CmpNE, cmpLT: jit.CmpLT, cmpLE: jit.CmpLE, cmpGT: jit.CmpGT, cmpGE: jit.CmpGE}
 
+// jitOpOf is the generated-code op computing op slot s.
+func jitOpOf(s *slot) (jit.Op, bool) {
+	if s.op == hlo.OpCompare {
+		return jitCompares[s.dir], true
+	}
+	op, ok := jitOps[s.op]
+	return op, ok
+}
+
 // jitProg is a tile program's generated code and how to feed it.
 type jitProg struct {
 	f *jit.Func
@@ -97,10 +106,7 @@ func (p *tileProg) compileJIT() *jitProg {
 				v = jit.Value{Op: jit.Const, Value: s.value}
 			}
 		case slotOp:
-			v.Op, ok = jitOps[s.op]
-			if s.op == hlo.OpCompare {
-				v.Op, ok = jitCompares[s.dir], true
-			}
+			v.Op, ok = jitOpOf(&s)
 			for k := range s.nargs {
 				v.Args[k] = value[s.args[k]]
 			}

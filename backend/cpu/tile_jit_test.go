@@ -156,3 +156,134 @@ ENTRY main {
 func loopFusions(lowering map[string]int) int {
 	return lowering["tile-fusion"] + lowering["jit-fusion"]
 }
+
+// Fusions without generated code as a whole run their runs of f32 ops
+// as generated segments: a row program (softmax), the producer of a
+// reduction fusion, and a loop fusion with an op the generator does not
+// take (log). They agree with the evaluator and give the bits of the
+// tile programs without segments, on any thread count.
+func TestJITSegments(t *testing.T) {
+	if !jit.Available {
+		t.Skip("no code generation on this platform")
+	}
+	cases := map[string]struct {
+		text string
+		segs int // segments of the fusion computing the root
+	}{
+		"softmax": {`HloModule softmax` + reductionBodies + `
+ENTRY main {
+  a = f32[64,1000] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[64] reduce(a, ninf), dimensions={1}, to_apply=max
+  mb = f32[64,1000] broadcast(m), dimensions={0}
+  d = f32[64,1000] subtract(a, mb)
+  e = f32[64,1000] exponential(d)
+  zero = f32[] constant(0)
+  s = f32[64] reduce(e, zero), dimensions={1}, to_apply=add
+  sb = f32[64,1000] broadcast(s), dimensions={0}
+  ROOT p = f32[64,1000] divide(e, sb)
+}`, 1},
+		"reduction of products": {`HloModule dotlike` + reductionBodies + `
+ENTRY main {
+  a = f32[300,500] parameter(0)
+  b = f32[300,500] parameter(1)
+  e = f32[300,500] exponential(a)
+  p = f32[300,500] multiply(e, b)
+  zero = f32[] constant(0)
+  ROOT s = f32[300] reduce(p, zero), dimensions={1}, to_apply=add
+}`, 1},
+		"log in the middle": {`HloModule logmid
+ENTRY main {
+  a = f32[700,300] parameter(0)
+  b = f32[700,300] parameter(1)
+  x = f32[700,300] multiply(a, a)
+  y = f32[700,300] add(x, b)
+  l = f32[700,300] log(y)
+  z = f32[700,300] tanh(l)
+  ROOT w = f32[700,300] multiply(z, a)
+}`, 2},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			m, ref := compileWithoutJIT(t, c.text)
+			args := eval.RandomArguments(m, 13)
+			tile, err := ref.Execute(args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for threads := 1; threads <= 3; threads++ {
+				m, x := compileText(t, c.text, Options{Threads: threads, Poison: true})
+				if got := rootSegments(t, x); got != c.segs {
+					t.Fatalf("the root's fusion has %d segments, want %d", got, c.segs)
+				}
+				got, want := evalAndRun(t, m, x, args)
+				// (A sum of 500 products of either sign cancels: f32 sums
+				// are compared with the evaluator's loosely, with the tile
+				// programs' exactly.)
+				if err := conformance.Compare(got, want, conformance.Tolerance{Rtol: 1e-4, Atol: 1e-4}); err != nil {
+					t.Fatalf("threads=%d against the evaluator: %v", threads, err)
+				}
+				if !got.Equal(tile) {
+					t.Fatalf("threads=%d: other bits than the tile programs", threads)
+				}
+			}
+		})
+	}
+}
+
+// rootSegments compiles the fusion computing x's root again and counts
+// its program's generated segments.
+func rootSegments(t *testing.T, x *Executable) int {
+	t.Helper()
+	root := x.entry.Root
+	if root.Opcode != hlo.OpFusion {
+		t.Fatalf("the root is %s, not a fusion", root.Opcode)
+	}
+	if fc := root.Computation("calls"); fc.Root.Opcode == hlo.OpReduce {
+		p, err := compileReduce(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(p.prod.segs)
+	}
+	p, err := compileLoop(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(p.segs)
+}
+
+// BenchmarkSoftmaxSegments runs a softmax row program over 64 rows of
+// 1024 (in cache) on one thread with tile programs only and with its
+// subtract-and-exponential run as a generated segment.
+func BenchmarkSoftmaxSegments(b *testing.B) {
+	text := `HloModule softmax` + reductionBodies + `
+ENTRY main {
+  a = f32[64,1024] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[64] reduce(a, ninf), dimensions={1}, to_apply=max
+  mb = f32[64,1024] broadcast(m), dimensions={0}
+  d = f32[64,1024] subtract(a, mb)
+  e = f32[64,1024] exponential(d)
+  zero = f32[] constant(0)
+  s = f32[64] reduce(e, zero), dimensions={1}, to_apply=add
+  sb = f32[64,1024] broadcast(s), dimensions={0}
+  ROOT p = f32[64,1024] divide(e, sb)
+}`
+	for _, on := range []bool{false, true} {
+		useJIT = on
+		m, x := compileText(b, text, Options{Threads: 1})
+		useJIT = jit.Available
+		args := eval.RandomArguments(m, 1)
+		name := "tile"
+		if on {
+			name = "seg"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				r, _ := x.Execute(args...)
+				_ = r
+			}
+		})
+	}
+}

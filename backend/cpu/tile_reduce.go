@@ -79,6 +79,7 @@ func compileReduce(in *hlo.Instruction) (*reduceProg, error) {
 	if err != nil {
 		return nil, err
 	}
+	prod.compileSegments() // (computeTile runs it, never the whole-program code)
 	p := &reduceProg{prod: prod, op: op, rows: int(in.Shape.NumElements()), init: -1}
 	if p.rows > 0 {
 		p.rowLen = prod.n / p.rows

@@ -1,0 +1,168 @@
+package cpu
+
+import (
+	"slices"
+
+	"github.com/axle-ml/axle/backend/cpu/jit"
+	"github.com/axle-ml/axle/hlo"
+)
+
+// Segments: when a tile program as a whole has no generated code (a row
+// program, with its reductions; an op like log that the generator does
+// not take; the producer of a reduction fusion), its runs of consecutive
+// f32 ops that do have it still run as generated code, one call per run
+// per tile: the run reads the tiles of the slots before it and writes
+// only the values read after it, instead of one pass through L1 per op.
+// Softmax's subtract and exponential become one pass, layer norm's
+// centring, scaling and shifting another.
+
+// segment is a run of slots [start, end) whose op slots are computed by
+// one function reading the views of slots ins and writing slots outs.
+// The other slots in the run (pre: parameters, splats and gathers, which
+// the instruction order puts between the ops) get their views first.
+type segment struct {
+	start, end int
+	f          *jit.Func
+	ins, outs  []int
+	pre        []int
+}
+
+// generate gives p generated code: for the whole program, or failing
+// that for its segments.
+func (p *tileProg) generate() {
+	if p.jit = p.compileJIT(); p.jit == nil {
+		p.compileSegments()
+	}
+}
+
+// isSegOp reports whether slot i is an op a segment computes.
+func (p *tileProg) isSegOp(i int) bool {
+	s := &p.slots[i]
+	if s.kind != slotOp || s.rows || s.t != hlo.F32 && s.t != hlo.Pred {
+		return false
+	}
+	_, ok := jitOpOf(s)
+	return ok
+}
+
+// inRun reports whether slot i may sit in a segment: an op it computes,
+// or a view it gets first.
+func (p *tileProg) inRun(i int) bool {
+	switch p.slots[i].kind {
+	case slotParam, slotSplat, slotGather, slotRaw:
+		return true
+	}
+	return p.isSegOp(i)
+}
+
+// compileSegments finds the runs holding two or more ops and compiles
+// each (shortened from its end until it fits the generator's limits).
+func (p *tileProg) compileSegments() {
+	if !useJIT {
+		return
+	}
+	for i := 0; i < len(p.slots); {
+		for i < len(p.slots) && !p.isSegOp(i) {
+			i++
+		}
+		j := i
+		for j < len(p.slots) && p.inRun(j) {
+			j++
+		}
+		for end := j; end > i; end-- {
+			if !p.isSegOp(end - 1) {
+				continue
+			}
+			if g, ok := p.segment(i, end); ok {
+				if p.segStart == nil {
+					p.segStart = slices.Repeat([]int{-1}, len(p.slots))
+				}
+				p.segStart[i] = len(p.segs)
+				p.segs = append(p.segs, g)
+				break
+			}
+		}
+		i = max(j, i+1)
+	}
+}
+
+// segment compiles slots [start, end) as one function, if it fits.
+func (p *tileProg) segment(start, end int) (segment, bool) {
+	g := segment{start: start, end: end}
+	prog := &jit.Program{}
+	value := map[int]int{} // slot → jit value
+	ops := 0
+	for i := start; i < end; i++ {
+		if !p.isSegOp(i) {
+			g.pre = append(g.pre, i)
+			continue
+		}
+		ops++
+		s := &p.slots[i]
+		op, _ := jitOpOf(s)
+		v := jit.Value{Op: op}
+		for k, a := range s.args[:s.nargs] {
+			if _, ok := value[a]; !ok { // a slot before the segment
+				value[a] = len(prog.Values)
+				prog.Values = append(prog.Values, jit.Value{Op: jit.Input, Arg: len(g.ins)})
+				g.ins = append(g.ins, a)
+			}
+			v.Args[k] = value[a]
+		}
+		value[i] = len(prog.Values)
+		prog.Values = append(prog.Values, v)
+	}
+	for i := start; i < end; i++ {
+		if p.isSegOp(i) && p.readAfterSlot(i, end) {
+			g.outs = append(g.outs, i)
+			prog.Outputs = append(prog.Outputs, value[i])
+		}
+	}
+	prog.Inputs = len(g.ins)
+	if ops < 2 || len(g.outs) == 0 || len(g.ins) > jit.MaxInputs || len(g.outs) > jit.MaxOutputs || len(g.ins)+len(g.outs) > jit.MaxArrays {
+		return g, false
+	}
+	f, err := jit.Compile(prog)
+	if err != nil {
+		return g, false
+	}
+	g.f = f
+	return g, true
+}
+
+// readAfterSlot reports whether slot i's value is needed from slot end
+// on: read by a later slot, or an output of the program.
+func (p *tileProg) readAfterSlot(i, end int) bool {
+	if slices.Contains(p.outs, i) {
+		return true
+	}
+	for m := end; m < len(p.slots); m++ {
+		s := &p.slots[m]
+		if slices.Contains(s.args[:s.nargs], i) || (s.kind == slotAlias || s.kind == slotSplat) && s.from == i {
+			return true
+		}
+	}
+	return false
+}
+
+// runSegment computes segment g over a tile of n elements: its outputs
+// go where the slots' own values would (their scratch tile, or the
+// program output's storage).
+func (p *tileProg) runSegment(g *segment, sc *scratch, n int, dsts [][]float32) {
+	var insArr [jit.MaxInputs][]float32
+	var outsArr [jit.MaxOutputs][]float32
+	ins, outs := insArr[:len(g.ins)], outsArr[:len(g.outs)]
+	for k, a := range g.ins {
+		ins[k] = sc.view[a]
+	}
+	for k, o := range g.outs {
+		s := &p.slots[o]
+		d := sc.bufs[s.buf][:n]
+		if s.dst >= 0 && s.dst < len(dsts) && dsts[s.dst] != nil {
+			d = dsts[s.dst]
+		}
+		outs[k] = d
+		sc.view[o] = d
+	}
+	g.f.Run(outs, ins, nil, false)
+}
