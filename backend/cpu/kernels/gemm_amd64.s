@@ -1001,6 +1001,63 @@ pairs_done:
 	VZEROUPPER
 	RET
 
+// func packRows6S8(chunks int, src *int8, lda int, dst *int16)
+// Requires: AVX, AVX2
+TEXT ·packRows6S8(SB), NOSPLIT, $0-32
+	MOVQ  chunks+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  lda+16(FP), DX
+	MOVQ  dst+24(FP), BX
+	LEAQ  (DX)(DX*2), SI
+	ADDQ  CX, SI
+	TESTQ AX, AX
+	JZ    rows6_done
+
+rows6_loop:
+	VPMOVSXBW    (CX), Y0
+	VPMOVSXBW    (CX)(DX*1), Y1
+	VPMOVSXBW    (CX)(DX*2), Y2
+	VPMOVSXBW    (SI), Y3
+	VPMOVSXBW    (SI)(DX*1), Y4
+	VPMOVSXBW    (SI)(DX*2), Y5
+	VPUNPCKLDQ   Y1, Y0, Y6
+	VPUNPCKHDQ   Y1, Y0, Y0
+	VPUNPCKLDQ   Y3, Y2, Y1
+	VPUNPCKHDQ   Y3, Y2, Y2
+	VPUNPCKLDQ   Y5, Y4, Y3
+	VPUNPCKHDQ   Y5, Y4, Y4
+	VPUNPCKLQDQ  Y1, Y6, Y5
+	VPUNPCKHQDQ  Y1, Y6, Y1
+	VPUNPCKLQDQ  Y2, Y0, Y6
+	VPUNPCKHQDQ  Y2, Y0, Y0
+	VMOVDQU      X5, (BX)
+	VEXTRACTI128 $0x01, Y5, 96(BX)
+	VMOVDQU      X1, 24(BX)
+	VEXTRACTI128 $0x01, Y1, 120(BX)
+	VMOVDQU      X6, 48(BX)
+	VEXTRACTI128 $0x01, Y6, 144(BX)
+	VMOVDQU      X0, 72(BX)
+	VEXTRACTI128 $0x01, Y0, 168(BX)
+	VMOVQ        X3, 16(BX)
+	VPEXTRQ      $0x01, X3, 40(BX)
+	VMOVQ        X4, 64(BX)
+	VPEXTRQ      $0x01, X4, 88(BX)
+	VEXTRACTI128 $0x01, Y3, X0
+	VMOVQ        X0, 112(BX)
+	VPEXTRQ      $0x01, X0, 136(BX)
+	VEXTRACTI128 $0x01, Y4, X0
+	VMOVQ        X0, 160(BX)
+	VPEXTRQ      $0x01, X0, 184(BX)
+	ADDQ         $0x10, CX
+	ADDQ         $0x10, SI
+	ADDQ         $0x000000c0, BX
+	DECQ         AX
+	JNZ          rows6_loop
+
+rows6_done:
+	VZEROUPPER
+	RET
+
 // func packRows16(k int, src *float32, ldb int, dst *float32)
 // Requires: AVX
 TEXT ·packRows16(SB), NOSPLIT, $0-32

@@ -83,3 +83,16 @@ func packRows16S8(pairs int, src []int8, ldb int, dst []int16) bool {
 	packPairs16S8(pairs, &src[0], ldb, &dst[0])
 	return true
 }
+
+// packA6S8 packs the first 16·chunks values of six rows of a row-major s8
+// A (src at row 0, rows lda apart) into dst, reporting false when the
+// vector code is not available.
+func packA6S8(chunks int, src []int8, lda int, dst []int16) bool {
+	if !useAsm || chunks == 0 {
+		return false
+	}
+	_ = src[5*lda+16*chunks-1]
+	_ = dst[chunks*8*2*s8MR-1]
+	packRows6S8(chunks, &src[0], lda, &dst[0])
+	return true
+}

@@ -148,8 +148,15 @@ func packAS8(dst []int16, a Strided[int8], ic, pc, mb, kb int) {
 		if rows < s8MR {
 			clear(d)
 		}
+		done := 0 // values of each row packed by the vector code
+		if rows == s8MR && a.Col == 1 && packA6S8(kb/16, a.Data[(ic+s)*a.Row+pc:], a.Row, d) {
+			done = kb / 16 * 16
+		}
+		if done == kb {
+			continue
+		}
 		for r := range rows {
-			packRowPairs(d[2*r:], a, ic+s+r, pc, kb, 2*s8MR)
+			packRowPairs(d[done*s8MR+2*r:], a, ic+s+r, pc+done, kb-done, 2*s8MR)
 		}
 	}
 }

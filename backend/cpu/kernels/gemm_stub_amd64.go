@@ -35,6 +35,11 @@ func maddPeak(n int)
 //go:noescape
 func packPairs16S8(pairs int, src *int8, ldb int, dst *int16)
 
+// packRows6S8 packs 16·chunks values of 6 rows of s8, lda apart, as 8·chunks steps of 6 s16 pairs at dst.
+//
+//go:noescape
+func packRows6S8(chunks int, src *int8, lda int, dst *int16)
+
 // packRows16 copies k rows of 16 float32 from src, ldb elements apart, to dst, 16 apart.
 //
 //go:noescape

@@ -19,6 +19,7 @@ func main() {
 	fmaPeak()
 	maddPeak()
 	packPairs16S8()
+	packRows6S8()
 	packRows16()
 	prefetch()
 	Generate()
@@ -209,6 +210,76 @@ func packPairs16S8() {
 	DECQ(n)
 	JNZ(LabelRef("pairs_loop"))
 	Label("pairs_done")
+	VZEROUPPER()
+	RET()
+}
+
+// packRows6S8 packs six rows of a row-major s8 A, 16 values (8 pairs)
+// per round: each row's 16 values are sign-extended to s16 (VPMOVSXBW),
+// which makes them 8 dwords, one per pair; the 6×8 dword block is then
+// turned around with dword and qword unpacks so each pair's six dwords
+// (24 bytes: rows 0-3 as 16, rows 4-5 as 8) are stored together.
+func packRows6S8() {
+	TEXT("packRows6S8", NOSPLIT, "func(chunks int, src *int8, lda int, dst *int16)")
+	Pragma("noescape")
+	Doc("packRows6S8 packs 16·chunks values of 6 rows of s8, lda apart, as 8·chunks steps of 6 s16 pairs at dst.")
+	n := Load(Param("chunks"), GP64())
+	p := Load(Param("src"), GP64())
+	lda := Load(Param("lda"), GP64())
+	dst := Load(Param("dst"), GP64())
+	p3 := GP64()
+	LEAQ(Mem{Base: lda, Index: lda, Scale: 2}, p3)
+	ADDQ(p, p3)
+	TESTQ(n, n)
+	JZ(LabelRef("rows6_done"))
+	Label("rows6_loop")
+	rows := make([]reg.VecVirtual, 6)
+	for i := range rows {
+		rows[i] = YMM()
+		base := p
+		if i >= 3 {
+			base = p3
+		}
+		m := Mem{Base: base}
+		if i%3 > 0 {
+			m = Mem{Base: base, Index: lda, Scale: uint8(i % 3)}
+		}
+		VPMOVSXBW(m, rows[i])
+	}
+	// lo[h] holds pairs 0,1 | 4,5 of rows 2h, 2h+1 as qwords; hi[h] 2,3 | 6,7.
+	lo, hi := make([]reg.VecVirtual, 3), make([]reg.VecVirtual, 3)
+	for h := range 3 {
+		lo[h], hi[h] = YMM(), YMM()
+		VPUNPCKLDQ(rows[2*h+1], rows[2*h], lo[h])
+		VPUNPCKHDQ(rows[2*h+1], rows[2*h], hi[h])
+	}
+	// Rows 0-3 of pair q as one 16-byte vector: q0|q4, q1|q5, q2|q6, q3|q7.
+	q := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	VPUNPCKLQDQ(lo[1], lo[0], q[0])
+	VPUNPCKHQDQ(lo[1], lo[0], q[1])
+	VPUNPCKLQDQ(hi[1], hi[0], q[2])
+	VPUNPCKHQDQ(hi[1], hi[0], q[3])
+	store45 := func(x reg.Register, pair int) {
+		VMOVQ(x, Mem{Base: dst, Disp: 24*pair + 16})
+		VPEXTRQ(Imm(1), x, Mem{Base: dst, Disp: 24*(pair+1) + 16})
+	}
+	for i := range 4 {
+		VMOVDQU(q[i].AsX(), Mem{Base: dst, Disp: 24 * i})
+		VEXTRACTI128(Imm(1), q[i], Mem{Base: dst, Disp: 24 * (i + 4)})
+	}
+	store45(lo[2].AsX(), 0)
+	store45(hi[2].AsX(), 2)
+	for i, v := range []reg.VecVirtual{lo[2], hi[2]} {
+		x := XMM()
+		VEXTRACTI128(Imm(1), v, x)
+		store45(x, 4+2*i)
+	}
+	ADDQ(Imm(16), p)
+	ADDQ(Imm(16), p3)
+	ADDQ(U32(192), dst)
+	DECQ(n)
+	JNZ(LabelRef("rows6_loop"))
+	Label("rows6_done")
 	VZEROUPPER()
 	RET()
 }
