@@ -3,6 +3,7 @@ package kernels
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 )
 
@@ -51,13 +52,18 @@ func GemmS8(m, n, k int, a, b Strided[int8], c []int32, ldc int, accumulate bool
 }
 
 func checkGemmS8(m, n, k int, a, b Strided[int8], c []int32, ldc int) error {
-	if m < 0 || n < 0 || k < 0 {
-		return fmt.Errorf("%w: sizes %d×%d×%d", ErrGemmArgs, m, n, k)
+	for _, v := range []int{m, n, k, ldc, a.Row, a.Col, b.Row, b.Col} {
+		// Sizes and strides below 2^31 keep the extents below in int64
+		// range on every platform, so a huge argument cannot wrap past
+		// the checks.
+		if v < 0 || int64(v) > math.MaxInt32 {
+			return fmt.Errorf("%w: sizes %d×%d×%d, strides A %d,%d B %d,%d, ldc %d", ErrGemmArgs, m, n, k, a.Row, a.Col, b.Row, b.Col, ldc)
+		}
 	}
 	if m == 0 || n == 0 {
 		return nil
 	}
-	if ldc < n || len(c) < (m-1)*ldc+n {
+	if ldc < n || int64(len(c)) < extent(m, n, ldc, 1) {
 		return fmt.Errorf("%w: C of %d elements, row stride %d, for %d×%d", ErrGemmArgs, len(c), ldc, m, n)
 	}
 	if k == 0 {
@@ -73,9 +79,14 @@ func checkGemmS8(m, n, k int, a, b Strided[int8], c []int32, ldc int) error {
 }
 
 // viewFits says whether every element of a rows×cols view (both
-// positive) is inside its data; strides must not be negative.
-func viewFits[T float32 | float64 | int8](v Strided[T], rows, cols int) bool {
-	return v.Row >= 0 && v.Col >= 0 && (rows-1)*v.Row+(cols-1)*v.Col < len(v.Data)
+// positive, strides checked not negative) is inside its data.
+func viewFits(v Strided[int8], rows, cols int) bool {
+	return extent(rows, cols, v.Row, v.Col) <= int64(len(v.Data))
+}
+
+// extent is the elements a rows×cols view with these strides spans.
+func extent(rows, cols, row, col int) int64 {
+	return int64(rows-1)*int64(row) + int64(cols-1)*int64(col) + 1
 }
 
 // gemmS8 is gemmCore's loop nest for packed s16 operands and an s32 C.

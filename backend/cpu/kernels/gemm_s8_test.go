@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -204,6 +205,7 @@ func TestGemmS8BadArgs(t *testing.T) {
 		{"short C", 3, 6, 4, a, Strided[int8]{Data: make([]int8, 24), Row: 6, Col: 1}, 6},
 		{"ldc < n", 3, 5, 4, a, b, 4},
 		{"negative stride", 3, 5, 4, Strided[int8]{Data: a.Data, Row: -4, Col: 1}, b, 5},
+		{"huge stride", 3, 5, 4, Strided[int8]{Data: a.Data, Row: math.MaxInt, Col: 1}, b, 5},
 	}
 	for _, x := range bad {
 		if err := GemmS8(x.m, x.n, x.k, x.a, x.b, c, x.ldc, false, 1); !errors.Is(err, ErrGemmArgs) {
