@@ -22,8 +22,9 @@ import (
 // Sums wrap modulo 2^32, as XLA's s32 accumulation (preferred_element_type
 // s32) does: wrapping addition is associative, so the result is the exact
 // integer sum reduced to s32 whatever the blocking, thread count or
-// kernel, and the assembly and Go kernels agree bit for bit. A sum leaves
-// the s32 range only when k exceeds 2^31/2^14 = 131072.
+// kernel, and the assembly and Go kernels agree bit for bit. A sum can
+// leave the s32 range only once k reaches 2^31/2^14 = 131072 (all
+// products (-128)·(-128)).
 
 // Blocking: a k block of KC values is KC/2 pairs of s16, so the packed
 // blocks take the same bytes as the f32 GEMM's (an MC×KC A block of
@@ -40,9 +41,9 @@ var ErrGemmArgs = errors.New("kernels: bad GEMM arguments")
 // A (m×k) and B (k×n) given as strided views and s32 C, row-major with
 // row stride ldc. Products and sums are exact, wrapping modulo 2^32 (XLA's
 // s32 accumulation). threads > 1 splits the rows of C across that many
-// goroutines; the result does not depend on it. It returns an error,
-// touching nothing, when a size or stride is negative or a view or C is
-// too short for the product.
+// goroutines; the result does not depend on it. It returns an error
+// wrapping ErrGemmArgs, touching nothing, when a size, stride or ldc is
+// negative or 2^31 or more, or a view or C is too short for the product.
 func GemmS8(m, n, k int, a, b Strided[int8], c []int32, ldc int, accumulate bool, threads int) error {
 	if err := checkGemmS8(m, n, k, a, b, c, ldc); err != nil {
 		return err
