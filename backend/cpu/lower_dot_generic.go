@@ -6,8 +6,9 @@ import (
 )
 
 // Dots the f32 GEMM path (lowerDot) does not take: f64 on the f64 GEMM
-// when the dimension numbers fit it, and f64 otherwise or integers on a
-// loop over offset tables, which takes any dimension numbers.
+// and s8×s8→s32 on the s8 GEMM when the dimension numbers fit them, and
+// f64 otherwise or integers on a loop over offset tables, which takes any
+// dimension numbers.
 //
 // The evaluator computes integer dots by widening the operands to 64 bits,
 // wrapping products and sums there and truncating to the result width.
@@ -47,6 +48,10 @@ func lowerDotGeneric(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 		}
 	} else if !intDotType(t) || !intDotType(l.DType) || !intDotType(r.DType) {
 		return nil, false
+	} else if t == hlo.S32 && l.DType == hlo.S8 && r.DType == hlo.S8 {
+		if k, ok := gemmDotS8(in, threads); ok {
+			return k, true
+		}
 	}
 	p, ok := newDotTables(in)
 	if !ok {
@@ -84,43 +89,72 @@ func intDotType(t hlo.DType) bool {
 	return false
 }
 
-// gemmDotF64 maps an f64 dot with leading batch dimensions, one
-// contracting and at most one free dimension per operand onto GemmF64,
-// reading either operand transposed through its strides (as lowerDot).
-func gemmDotF64(in *hlo.Instruction, threads int) (kernelFunc, bool) {
+// dotGemm is a dot as a batch of GEMMs: C_i (m×n, row-major) = A_i·B_i
+// with A_i and B_i read through strides from the operands at offsets
+// i·m·k and i·k·n.
+type dotGemm struct {
+	batch, m, n, k         int
+	aRow, aCol, bRow, bCol int
+}
+
+// dotAsGemm maps a dot with leading batch dimensions, one contracting and
+// at most one free dimension per operand onto a batched GEMM, reading
+// either operand transposed through its strides (as lowerDot does for f32).
+func dotAsGemm(in *hlo.Instruction) (dotGemm, bool) {
 	l, r := in.Operands[0].Shape, in.Operands[1].Shape
 	lb, rb := attrInts(in, "lhs_batch_dims"), attrInts(in, "rhs_batch_dims")
 	lc, rc := attrInts(in, "lhs_contracting_dims"), attrInts(in, "rhs_contracting_dims")
 	nb := len(lb)
 	if len(lc) != 1 || len(rc) != 1 || !leading(lb) || !leading(rb) || l.Rank() > nb+2 || r.Rank() > nb+2 ||
 		int(lc[0]) < nb || int(rc[0]) < nb || int(lc[0]) >= l.Rank() || int(rc[0]) >= r.Rank() {
-		return nil, false
+		return dotGemm{}, false
 	}
 	ls, rs := rowMajor(l.Dims), rowMajor(r.Dims)
-	k := int(l.Dims[lc[0]])
-	m, mStride := 1, 0
+	g := dotGemm{batch: 1, m: 1, n: 1, k: int(l.Dims[lc[0]]), aCol: ls[lc[0]], bRow: rs[rc[0]]}
 	if l.Rank() == nb+2 {
 		free := 2*nb + 1 - int(lc[0]) // the other of the last two
-		m, mStride = int(l.Dims[free]), ls[free]
+		g.m, g.aRow = int(l.Dims[free]), ls[free]
 	}
-	n, nStride := 1, 0
 	if r.Rank() == nb+2 {
 		free := 2*nb + 1 - int(rc[0])
-		n, nStride = int(r.Dims[free]), rs[free]
+		g.n, g.bCol = int(r.Dims[free]), rs[free]
 	}
-	batch := 1
 	for _, d := range lb {
-		batch *= int(l.Dims[d])
+		g.batch *= int(l.Dims[d])
 	}
-	aRow, aCol, bRow, bCol := mStride, ls[lc[0]], rs[rc[0]], nStride
+	return g, true
+}
+
+// gemmDotF64 runs an f64 dot that dotAsGemm maps on GemmF64.
+func gemmDotF64(in *hlo.Instruction, threads int) (kernelFunc, bool) {
+	g, ok := dotAsGemm(in)
+	if !ok {
+		return nil, false
+	}
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
 		x, y, c := ops[0].Data().([]float64), ops[1].Data().([]float64), out.Data().([]float64)
-		for i := range batch {
-			a := kernels.Strided[float64]{Data: x[i*m*k:], Row: aRow, Col: aCol}
-			b := kernels.Strided[float64]{Data: y[i*k*n:], Row: bRow, Col: bCol}
-			kernels.GemmF64(m, n, k, a, b, c[i*m*n:], n, false, threads)
+		for i := range g.batch {
+			a := kernels.Strided[float64]{Data: x[i*g.m*g.k:], Row: g.aRow, Col: g.aCol}
+			b := kernels.Strided[float64]{Data: y[i*g.k*g.n:], Row: g.bRow, Col: g.bCol}
+			kernels.GemmF64(g.m, g.n, g.k, a, b, c[i*g.m*g.n:], g.n, false, threads)
 		}
 		return nil
+	}, true
+}
+
+// gemmDotS8 runs an s8×s8→s32 dot that dotAsGemm maps on GemmS8 (the
+// quantized matmul): its s32 sums wrap as the evaluator's truncated
+// 64-bit ones do, so the result is the same bits.
+func gemmDotS8(in *hlo.Instruction, threads int) (kernelFunc, bool) {
+	g, ok := dotAsGemm(in)
+	if !ok {
+		return nil, false
+	}
+	return func(out *hlo.Literal, ops []*hlo.Literal) error {
+		x, y, c := ops[0].Data().([]int8), ops[1].Data().([]int8), out.Data().([]int32)
+		a := kernels.Strided[int8]{Data: x, Row: g.aRow, Col: g.aCol}
+		b := kernels.Strided[int8]{Data: y, Row: g.bRow, Col: g.bCol}
+		return kernels.GemmBatchS8(g.batch, g.m, g.n, g.k, a, g.m*g.k, b, g.k*g.n, c, g.n, g.m*g.n, false, threads)
 	}, true
 }
 

@@ -59,3 +59,41 @@ func BenchmarkMicroKernelF32K64(b *testing.B) {
 	}
 	b.ReportMetric(2*6*16*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// BenchmarkMaddPeak measures the VPMADDWD+VPADDD throughput (the s8
+// kernel's inner pair) with the assembly probe, on 1 and 2 goroutines:
+// the integer peak the s8 GEMM is compared against.
+func BenchmarkMaddPeak(b *testing.B) {
+	if !useAsm {
+		b.Skip("no AVX2 assembly")
+	}
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			const rounds = 1 << 20
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for range threads {
+					wg.Add(1)
+					go func() { defer wg.Done(); maddPeak(rounds) }()
+				}
+				wg.Wait()
+			}
+			ops := float64(256*rounds*threads) * float64(b.N)
+			b.ReportMetric(ops/b.Elapsed().Seconds()/1e9, "GOP/s")
+		})
+	}
+}
+
+func BenchmarkMicroKernelS8(b *testing.B) {
+	if !useAsm {
+		b.Skip("no assembly")
+	}
+	const kp = 256 // 512 values of k
+	a := make([]int16, 2*6*kp)
+	bb := make([]int16, 2*16*kp)
+	c := make([]int32, 6*16)
+	for b.Loop() {
+		s8gemm6x16(kp, &a[0], &bb[0], &c[0], 16, false)
+	}
+	b.ReportMetric(2*6*16*2*kp*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+}

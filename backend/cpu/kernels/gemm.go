@@ -29,7 +29,7 @@ const (
 )
 
 // Strided is a 2-D view: element (i, j) is Data[i*Row + j*Col].
-type Strided[T float32 | float64] struct {
+type Strided[T float32 | float64 | int8] struct {
 	Data     []T
 	Row, Col int
 }
@@ -332,7 +332,7 @@ func kernelGo[T float32 | float64](mr, nr, k int, a, b, c []T, ldc int, overwrit
 }
 
 // storeAcc writes (or adds) an mr×nr accumulator tile into C.
-func storeAcc[T float32 | float64](acc, c []T, mr, nr, ldc int, overwrite bool) {
+func storeAcc[T float32 | float64 | int32](acc, c []T, mr, nr, ldc int, overwrite bool) {
 	for i := range mr {
 		row := c[i*ldc : i*ldc+nr]
 		for j := range row {

@@ -22,3 +22,24 @@ func BenchmarkGemmF32(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGemmS8 is BenchmarkGemmF32's sizes for s8×s8→s32, in integer
+// ops (2·m·n·k per product).
+func BenchmarkGemmS8(b *testing.B) {
+	for _, sz := range []int{256, 1024} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("n=%d/threads=%d", sz, threads), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(1, 1))
+				a := Strided[int8]{Data: randS8(sz*sz, rng), Row: sz, Col: 1}
+				bm := Strided[int8]{Data: randS8(sz*sz, rng), Row: sz, Col: 1}
+				c := make([]int32, sz*sz)
+				for b.Loop() {
+					if err := GemmS8(sz, sz, sz, a, bm, c, sz, false, threads); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(2*float64(sz*sz*sz)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+			})
+		}
+	}
+}

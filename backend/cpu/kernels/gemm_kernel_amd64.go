@@ -58,3 +58,41 @@ func Prefetch(x []float32) {
 		prefetchT0((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
 	}
 }
+
+// kernelS8 runs the s8 micro-kernel on kp packed steps (pairs of k).
+func kernelS8(kp int, a, b []int16, c []int32, ldc int, overwrite bool) {
+	if useAsm {
+		_ = c[(s8MR-1)*ldc+s8NR-1]
+		_ = a[kp*2*s8MR-1]
+		_ = b[kp*2*s8NR-1]
+		s8gemm6x16(kp, &a[0], &b[0], &c[0], ldc, overwrite)
+		return
+	}
+	kernelS8Go(kp, a, b, c, ldc, overwrite)
+}
+
+// packRows16S8 packs pairs of rows of 16 s8, ldb apart, interleaved and
+// widened to s16, into dst, reporting false when the vector code is not
+// available.
+func packRows16S8(pairs int, src []int8, ldb int, dst []int16) bool {
+	if !useAsm || pairs == 0 {
+		return false
+	}
+	_ = src[(2*pairs-1)*ldb+15]
+	_ = dst[pairs*2*s8NR-1]
+	packPairs16S8(pairs, &src[0], ldb, &dst[0])
+	return true
+}
+
+// packA6S8 packs the first 16·chunks values of six rows of a row-major s8
+// A (src at row 0, rows lda apart) into dst, reporting false when the
+// vector code is not available.
+func packA6S8(chunks int, src []int8, lda int, dst []int16) bool {
+	if !useAsm || chunks == 0 {
+		return false
+	}
+	_ = src[5*lda+16*chunks-1]
+	_ = dst[chunks*8*2*s8MR-1]
+	packRows6S8(chunks, &src[0], lda, &dst[0])
+	return true
+}

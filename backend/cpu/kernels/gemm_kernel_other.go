@@ -18,3 +18,11 @@ func packRows16F32(k int, src []float32, ldb int, dst []float32) bool { return f
 
 // Prefetch does nothing without the assembly kernels.
 func Prefetch(x []float32) {}
+
+func kernelS8(kp int, a, b []int16, c []int32, ldc int, overwrite bool) {
+	kernelS8Go(kp, a, b, c, ldc, overwrite)
+}
+
+func packRows16S8(pairs int, src []int8, ldb int, dst []int16) bool { return false }
+
+func packA6S8(chunks int, src []int8, lda int, dst []int16) bool { return false }

@@ -19,8 +19,26 @@ func sgemm6x16taps(runs *int, n int, b *float32, c *float32, ldc int, overwrite 
 //go:noescape
 func dgemm6x8(k int, a *float64, b *float64, c *float64, ldc int, overwrite bool)
 
+// s8gemm6x16 computes C[6x16] += A·B (C = A·B if overwrite), s32 wrapping, over k steps of s16 pairs (A packed 6 pairs per step, B packed 16 pairs per step).
+//
+//go:noescape
+func s8gemm6x16(k int, a *int16, b *int16, c *int32, ldc int, overwrite bool)
+
 // fmaPeak runs n rounds of 12 independent VFMADD231PS (192 f32 FLOP per round).
 func fmaPeak(n int)
+
+// maddPeak runs n rounds of 8 independent VPMADDWD+VPADDD (256 integer ops per round).
+func maddPeak(n int)
+
+// packPairs16S8 packs pairs of rows of 16 s8 from src, ldb apart, into 32 interleaved s16 per pair at dst.
+//
+//go:noescape
+func packPairs16S8(pairs int, src *int8, ldb int, dst *int16)
+
+// packRows6S8 packs 16·chunks values of 6 rows of s8, lda apart, as 8·chunks steps of 6 s16 pairs at dst.
+//
+//go:noescape
+func packRows6S8(chunks int, src *int8, lda int, dst *int16)
 
 // packRows16 copies k rows of 16 float32 from src, ldb elements apart, to dst, 16 apart.
 //

@@ -15,7 +15,11 @@ func main() {
 	sgemmKernel()
 	sgemmTapsKernel()
 	dgemmKernel()
+	s8gemmKernel()
 	fmaPeak()
+	maddPeak()
+	packPairs16S8()
+	packRows6S8()
 	packRows16()
 	prefetch()
 	Generate()
@@ -29,9 +33,16 @@ func main() {
 func microKernel(name string, rows, size int, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
 	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
 	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int, overwrite bool)", map[int]string{4: "float32", 8: "float64"}[size]))
-	Pragma("noescape")
 	Doc(fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps (A packed %d per step, B packed %d per step).",
 		name, rows, 64/size, rows, 64/size))
+	microKernelBody(name, rows, size, bcast, load, fma, add, store)
+}
+
+// microKernelBody is microKernel after the TEXT and Doc lines: size is
+// the bytes of one packed A value per row and step and of one C element.
+func microKernelBody(name string, rows, size int, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
+	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
+	Pragma("noescape")
 	k := Load(Param("k"), GP64())
 	a := Load(Param("a"), GP64())
 	b := Load(Param("b"), GP64())
@@ -121,6 +132,156 @@ func sgemmKernel() {
 		func(b, x, acc Op) { VFMADD231PS(b, x, acc) },
 		func(m, x, dst Op) { VADDPS(m, x, dst) },
 		func(x, m Op) { VMOVUPS(x, m) })
+}
+
+// s8gemmKernel is the integer micro-kernel: packed A holds, per step, a
+// pair of s16 (two consecutive k) for each of 6 rows, read as one 32-bit
+// broadcast; packed B holds 16 such pairs, two vectors. VPMADDWD forms
+// each lane's two products and their exact s32 sum; VPADDD accumulates
+// (AVX2 has no fused form). 12 accumulators, two B vectors, the
+// broadcast and one product register are all 16 YMM registers.
+func s8gemmKernel() {
+	TEXT("s8gemm6x16", NOSPLIT, "func(k int, a, b *int16, c *int32, ldc int, overwrite bool)")
+	Doc("s8gemm6x16 computes C[6x16] += A·B (C = A·B if overwrite), s32 wrapping, over k steps of s16 pairs (A packed 6 pairs per step, B packed 16 pairs per step).")
+	microKernelBody("s8gemm6x16", 6, 4,
+		func(m Op, x reg.VecVirtual) { VPBROADCASTD(m, x) },
+		func(m Op, x reg.VecVirtual) { VMOVDQU(m, x) },
+		func(b, x, acc Op) { t := YMM(); VPMADDWD(b, x, t); VPADDD(t, acc, acc) },
+		func(m, x, dst Op) { VPADDD(m, x, dst) },
+		func(x, m Op) { VMOVDQU(x, m) })
+}
+
+// maddPeak issues n rounds of 8 independent VPMADDWD + VPADDD pairs, the
+// s8 kernel's inner operation (8·16 s16 multiply-adds, 256 integer ops
+// per round), so it runs at the machine's throughput for that pair.
+func maddPeak() {
+	TEXT("maddPeak", NOSPLIT, "func(n int)")
+	Doc("maddPeak runs n rounds of 8 independent VPMADDWD+VPADDD (256 integer ops per round).")
+	n := Load(Param("n"), GP64())
+	acc := make([]reg.VecVirtual, 8)
+	for i := range acc {
+		acc[i] = YMM()
+		VPXOR(acc[i], acc[i], acc[i])
+	}
+	x, y := YMM(), YMM()
+	VPXOR(x, x, x)
+	VPXOR(y, y, y)
+	Label("madd_loop")
+	for i := range acc {
+		t := YMM()
+		VPMADDWD(x, y, t)
+		VPADDD(t, acc[i], acc[i])
+	}
+	DECQ(n)
+	JNZ(LabelRef("madd_loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// packPairs16S8 packs one B sliver of a row-major s8 B: per pair of rows,
+// the 16 values of each are interleaved byte by byte (VPUNPCKL/HBW) and
+// sign-extended to s16 (VPMOVSXBW), giving the kernel's 16 (b[2p,j],
+// b[2p+1,j]) pairs in two stores.
+func packPairs16S8() {
+	TEXT("packPairs16S8", NOSPLIT, "func(pairs int, src *int8, ldb int, dst *int16)")
+	Pragma("noescape")
+	Doc("packPairs16S8 packs pairs of rows of 16 s8 from src, ldb apart, into 32 interleaved s16 per pair at dst.")
+	n := Load(Param("pairs"), GP64())
+	src := Load(Param("src"), GP64())
+	ldb := Load(Param("ldb"), GP64())
+	dst := Load(Param("dst"), GP64())
+	ldb2 := GP64()
+	LEAQ(Mem{Base: ldb, Index: ldb, Scale: 1}, ldb2)
+	TESTQ(n, n)
+	JZ(LabelRef("pairs_done"))
+	r0, r1, lo, hi := XMM(), XMM(), XMM(), XMM()
+	wlo, whi := YMM(), YMM()
+	Label("pairs_loop")
+	VMOVDQU(Mem{Base: src}, r0)
+	VMOVDQU(Mem{Base: src, Index: ldb, Scale: 1}, r1)
+	VPUNPCKLBW(r1, r0, lo)
+	VPUNPCKHBW(r1, r0, hi)
+	VPMOVSXBW(lo, wlo)
+	VPMOVSXBW(hi, whi)
+	VMOVDQU(wlo, Mem{Base: dst})
+	VMOVDQU(whi, Mem{Base: dst, Disp: 32})
+	ADDQ(ldb2, src)
+	ADDQ(Imm(64), dst)
+	DECQ(n)
+	JNZ(LabelRef("pairs_loop"))
+	Label("pairs_done")
+	VZEROUPPER()
+	RET()
+}
+
+// packRows6S8 packs six rows of a row-major s8 A, 16 values (8 pairs)
+// per round: each row's 16 values are sign-extended to s16 (VPMOVSXBW),
+// which makes them 8 dwords, one per pair; the 6×8 dword block is then
+// turned around with dword and qword unpacks so each pair's six dwords
+// (24 bytes: rows 0-3 as 16, rows 4-5 as 8) are stored together.
+func packRows6S8() {
+	TEXT("packRows6S8", NOSPLIT, "func(chunks int, src *int8, lda int, dst *int16)")
+	Pragma("noescape")
+	Doc("packRows6S8 packs 16·chunks values of 6 rows of s8, lda apart, as 8·chunks steps of 6 s16 pairs at dst.")
+	n := Load(Param("chunks"), GP64())
+	p := Load(Param("src"), GP64())
+	lda := Load(Param("lda"), GP64())
+	dst := Load(Param("dst"), GP64())
+	p3 := GP64()
+	LEAQ(Mem{Base: lda, Index: lda, Scale: 2}, p3)
+	ADDQ(p, p3)
+	TESTQ(n, n)
+	JZ(LabelRef("rows6_done"))
+	Label("rows6_loop")
+	rows := make([]reg.VecVirtual, 6)
+	for i := range rows {
+		rows[i] = YMM()
+		base := p
+		if i >= 3 {
+			base = p3
+		}
+		m := Mem{Base: base}
+		if i%3 > 0 {
+			m = Mem{Base: base, Index: lda, Scale: uint8(i % 3)}
+		}
+		VPMOVSXBW(m, rows[i])
+	}
+	// lo[h] holds pairs 0,1 | 4,5 of rows 2h, 2h+1 as qwords; hi[h] 2,3 | 6,7.
+	lo, hi := make([]reg.VecVirtual, 3), make([]reg.VecVirtual, 3)
+	for h := range 3 {
+		lo[h], hi[h] = YMM(), YMM()
+		VPUNPCKLDQ(rows[2*h+1], rows[2*h], lo[h])
+		VPUNPCKHDQ(rows[2*h+1], rows[2*h], hi[h])
+	}
+	// Rows 0-3 of pair q as one 16-byte vector: q0|q4, q1|q5, q2|q6, q3|q7.
+	q := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	VPUNPCKLQDQ(lo[1], lo[0], q[0])
+	VPUNPCKHQDQ(lo[1], lo[0], q[1])
+	VPUNPCKLQDQ(hi[1], hi[0], q[2])
+	VPUNPCKHQDQ(hi[1], hi[0], q[3])
+	store45 := func(x reg.Register, pair int) {
+		VMOVQ(x, Mem{Base: dst, Disp: 24*pair + 16})
+		VPEXTRQ(Imm(1), x, Mem{Base: dst, Disp: 24*(pair+1) + 16})
+	}
+	for i := range 4 {
+		VMOVDQU(q[i].AsX(), Mem{Base: dst, Disp: 24 * i})
+		VEXTRACTI128(Imm(1), q[i], Mem{Base: dst, Disp: 24 * (i + 4)})
+	}
+	store45(lo[2].AsX(), 0)
+	store45(hi[2].AsX(), 2)
+	for i, v := range []reg.VecVirtual{lo[2], hi[2]} {
+		x := XMM()
+		VEXTRACTI128(Imm(1), v, x)
+		store45(x, 4+2*i)
+	}
+	ADDQ(Imm(16), p)
+	ADDQ(Imm(16), p3)
+	ADDQ(U32(192), dst)
+	DECQ(n)
+	JNZ(LabelRef("rows6_loop"))
+	Label("rows6_done")
+	VZEROUPPER()
+	RET()
 }
 
 func dgemmKernel() {

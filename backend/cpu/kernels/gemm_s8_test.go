@@ -1,0 +1,218 @@
+package kernels
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func randS8(n int, rng *rand.Rand) []int8 {
+	s := make([]int8, n)
+	for i := range s {
+		s[i] = int8(rng.IntN(256) - 128)
+	}
+	return s
+}
+
+// refGemmS8 is the textbook triple loop, summing in int64 and then
+// truncating to s32 (the evaluator's semantics).
+func refGemmS8(m, n, k int, a, b Strided[int8]) []int32 {
+	out := make([]int32, m*n)
+	for i := range m {
+		for j := range n {
+			var s int64
+			for p := range k {
+				s += int64(a.at(i, p)) * int64(b.at(p, j))
+			}
+			out[i*n+j] = int32(s)
+		}
+	}
+	return out
+}
+
+// s8Case lays out A (m×k) and B (k×n) as asked: A transposed or not, B
+// transposed or not, with an extra column stride so that neither is
+// contiguous along a row when bCol > 1.
+func s8Case(rng *rand.Rand, m, n, k int, transA, transB bool, bCol int, fill func(int, *rand.Rand) []int8) (Strided[int8], Strided[int8]) {
+	a := Strided[int8]{Data: fill(m*k, rng), Row: k, Col: 1}
+	if transA {
+		a = Strided[int8]{Data: a.Data, Row: 1, Col: m}
+	}
+	b := Strided[int8]{Data: fill(k*n*bCol, rng), Row: n * bCol, Col: bCol}
+	if transB {
+		b = Strided[int8]{Data: b.Data, Row: bCol, Col: k * bCol}
+	}
+	return a, b
+}
+
+func checkGemmS8Case(t *testing.T, m, n, k int, a, b Strided[int8], threads []int) {
+	t.Helper()
+	want := refGemmS8(m, n, k, a, b)
+	for _, th := range threads {
+		ldc := n + 3
+		c := make([]int32, m*ldc)
+		for i := range c {
+			c[i] = 99 // overwritten (accumulate=false), except the padding
+		}
+		if err := GemmS8(m, n, k, a, b, c, ldc, false, th); err != nil {
+			t.Fatal(err)
+		}
+		for i := range m {
+			for j := range n {
+				if g, w := c[i*ldc+j], want[i*n+j]; g != w {
+					t.Fatalf("m=%d n=%d k=%d strides A %d,%d B %d,%d threads=%d: C[%d,%d] = %d, want %d",
+						m, n, k, a.Row, a.Col, b.Row, b.Col, th, i, j, g, w)
+				}
+			}
+			for j := n; j < ldc; j++ {
+				if c[i*ldc+j] != 99 {
+					t.Fatalf("m=%d n=%d k=%d: wrote outside C at [%d,%d]", m, n, k, i, j)
+				}
+			}
+		}
+	}
+}
+
+// Every size 1..17 in each of m, n and k, A and B transposed or not and
+// B with odd column strides, exactly equal to the reference loop.
+func TestGemmS8Sizes(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		for m := 1; m <= 17; m++ {
+			for n := 1; n <= 17; n++ {
+				for k := 1; k <= 17; k++ {
+					a, b := s8Case(rng, m, n, k, (m+k)%2 == 0, (n+k)%3 == 0, 1+(m+n)%3, randS8)
+					checkGemmS8Case(t, m, n, k, a, b, []int{1})
+				}
+			}
+		}
+	})
+}
+
+// Several k blocks (odd and even totals), rows across threads, with 1, 2
+// and 3 threads giving the same (exact) result.
+func TestGemmS8BlocksAndThreads(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(3, 4))
+		for _, sz := range [][3]int{{131, 45, 1025}, {70, 97, 511}, {250, 33, 512}, {37, 3100, 40}, {200, 200, 300}} {
+			m, n, k := sz[0], sz[1], sz[2]
+			for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}} {
+				a, b := s8Case(rng, m, n, k, tr[0], tr[1], 1, randS8)
+				checkGemmS8Case(t, m, n, k, a, b, []int{1, 2, 3})
+			}
+		}
+	})
+}
+
+// Extremes: all -128 (each product 2^14, the largest) and a mix of -128
+// and 127, with k deep enough for sums near 2^26 but no s32 overflow.
+func TestGemmS8Extremes(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		fills := map[string]func(int, *rand.Rand) []int8{
+			"-128": func(n int, _ *rand.Rand) []int8 {
+				s := make([]int8, n)
+				for i := range s {
+					s[i] = -128
+				}
+				return s
+			},
+			"±": func(n int, rng *rand.Rand) []int8 {
+				s := make([]int8, n)
+				for i := range s {
+					s[i] = [2]int8{-128, 127}[rng.IntN(2)]
+				}
+				return s
+			},
+		}
+		for name, fill := range fills {
+			for _, k := range []int{1, 2, 3, 4097} {
+				a, b := s8Case(rng, 13, 35, k, false, false, 1, fill)
+				t.Run(name, func(t *testing.T) { checkGemmS8Case(t, 13, 35, k, a, b, []int{1, 2}) })
+			}
+		}
+	})
+}
+
+// Past 131072 products of -128·-128 the s32 sum wraps, as XLA's s32
+// accumulation does: the result is the exact sum modulo 2^32.
+func TestGemmS8Wraps(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		k := 140001
+		a := Strided[int8]{Data: make([]int8, 7*k), Row: k, Col: 1}
+		b := Strided[int8]{Data: make([]int8, k*17), Row: 17, Col: 1}
+		for i := range a.Data {
+			a.Data[i] = -128
+		}
+		for i := range b.Data {
+			b.Data[i] = -128
+		}
+		c := make([]int32, 7*17)
+		if err := GemmS8(7, 17, k, a, b, c, 17, false, 2); err != nil {
+			t.Fatal(err)
+		}
+		want := int32(int64(k) << 14) // 2293776384 wraps to -2001190912
+		for i, g := range c {
+			if g != want || g >= 0 {
+				t.Fatalf("C[%d] = %d, want %d (wrapped)", i, g, want)
+			}
+		}
+	})
+}
+
+func TestGemmS8Accumulate(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(7, 8))
+		m, n, k := 19, 23, 700
+		a, b := s8Case(rng, m, n, k, false, true, 1, randS8)
+		want := refGemmS8(m, n, k, a, b)
+		c := make([]int32, m*n)
+		for i := range c {
+			c[i] = int32(i) - 100
+		}
+		if err := GemmS8(m, n, k, a, b, c, n, true, 2); err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range want {
+			if c[i] != w+int32(i)-100 {
+				t.Fatalf("C[%d] = %d, want %d", i, c[i], w+int32(i)-100)
+			}
+		}
+		// k = 0 leaves an accumulated C alone and clears an overwritten one.
+		if err := GemmS8(m, n, 0, a, b, c, n, false, 1); err != nil || c[5] != 0 {
+			t.Fatalf("k=0: C[5] = %d, err %v", c[5], err)
+		}
+	})
+}
+
+func TestGemmS8BadArgs(t *testing.T) {
+	a := Strided[int8]{Data: make([]int8, 12), Row: 4, Col: 1}
+	b := Strided[int8]{Data: make([]int8, 20), Row: 5, Col: 1}
+	c := make([]int32, 15)
+	if err := GemmS8(3, 5, 4, a, b, c, 5, false, 1); err != nil {
+		t.Fatalf("fitting arguments: %v", err)
+	}
+	bad := []struct {
+		name    string
+		m, n, k int
+		a, b    Strided[int8]
+		ldc     int
+	}{
+		{"negative m", -1, 5, 4, a, b, 5},
+		{"short A", 4, 5, 4, a, b, 5},
+		{"short B", 3, 5, 5, Strided[int8]{Data: make([]int8, 15), Row: 5, Col: 1}, b, 5},
+		{"short C", 3, 6, 4, a, Strided[int8]{Data: make([]int8, 24), Row: 6, Col: 1}, 6},
+		{"ldc < n", 3, 5, 4, a, b, 4},
+		{"negative stride", 3, 5, 4, Strided[int8]{Data: a.Data, Row: -4, Col: 1}, b, 5},
+		{"huge stride", 3, 5, 4, Strided[int8]{Data: a.Data, Row: math.MaxInt, Col: 1}, b, 5},
+	}
+	for _, x := range bad {
+		if err := GemmS8(x.m, x.n, x.k, x.a, x.b, c, x.ldc, false, 1); !errors.Is(err, ErrGemmArgs) {
+			t.Errorf("%s: err = %v, want ErrGemmArgs", x.name, err)
+		}
+	}
+	if err := GemmBatchS8(2, 3, 5, 4, a, 12, b, 20, c, 5, 15, false, 1); !errors.Is(err, ErrGemmArgs) {
+		t.Errorf("batch past the data: err = %v, want ErrGemmArgs", err)
+	}
+}
