@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/axle-ml/axle/backend/cpu/jit"
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/minifloat"
@@ -340,8 +341,8 @@ func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error
 	if p.n*p.ops < kernels.MinParallelWork {
 		threads = 1 // small fusions run inline
 	}
-	if outF32, ok := out.Data().([]float32); ok && p.jit != nil {
-		outs := [1][]float32{outF32}
+	if a, ok := literalArray(out); ok && p.jit != nil {
+		outs := [1]jit.Array{a}
 		p.runJIT(params, outs[:], threads)
 		return nil
 	}

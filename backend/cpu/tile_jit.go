@@ -56,38 +56,43 @@ type jitInput struct {
 }
 
 // compileJIT generates code for p, or returns nil when p has a part the
-// generator does not take (row programs, narrow types, ops without
-// code) or the platform runs none.
+// generator does not take (row programs, f16 or predicate operands, ops
+// without code) or the platform runs none.
 func (p *tileProg) compileJIT() *jitProg {
 	if !useJIT || p.rowLen > 0 || len(p.outs) > jit.MaxOutputs {
 		return nil
 	}
-	for _, o := range p.outs {
-		if p.slots[o].t != hlo.F32 {
-			return nil
-		}
-	}
 	prog := &jit.Program{}
 	j := &jitProg{}
+	for _, o := range p.outs {
+		t, ok := jitType(p.slots[o].t)
+		if !ok {
+			return nil
+		}
+		prog.OutputTypes = append(prog.OutputTypes, t)
+	}
 	value := make([]int, len(p.slots)) // slot → jit value
 	inputOf := map[int]int{}           // fusion operand → jit input
 	for i, s := range p.slots {
-		if s.t != hlo.F32 && !(s.t == hlo.Pred && s.kind == slotOp) {
-			return nil
-		}
 		v, ok := jit.Value{}, true
 		switch s.kind {
 		case slotParam:
+			t, ok := jitType(s.t)
+			if !ok {
+				return nil
+			}
 			k, seen := inputOf[s.param]
 			if !seen {
 				k = len(j.inputs)
 				inputOf[s.param] = k
 				j.inputs = append(j.inputs, jitInput{param: s.param, gather: -1})
+				prog.InputTypes = append(prog.InputTypes, t)
 			}
 			v = jit.Value{Op: jit.Input, Arg: k}
-		case slotGather:
+		case slotGather: // gathered as f32, whatever the operand's type
 			v = jit.Value{Op: jit.Input, Arg: len(j.inputs)}
 			j.inputs = append(j.inputs, jitInput{param: s.param, gather: i})
+			prog.InputTypes = append(prog.InputTypes, jit.F32)
 			j.gathers++
 		case slotRaw: // read only through the gathers' maps
 			continue
@@ -106,10 +111,14 @@ func (p *tileProg) compileJIT() *jitProg {
 				v = jit.Value{Op: jit.Const, Value: s.value}
 			}
 		case slotOp:
-			v.Op, ok = jitOpOf(&s)
-			for k := range s.nargs {
-				v.Args[k] = value[s.args[k]]
+			args := make([]int, s.nargs)
+			for k := range args {
+				args[k] = value[s.args[k]]
 			}
+			if value[i], ok = p.jitOp(prog, &s, args); !ok {
+				return nil
+			}
+			continue
 		default:
 			ok = false
 		}
@@ -134,10 +143,52 @@ func (p *tileProg) compileJIT() *jitProg {
 	return j
 }
 
+// jitType is the generated code's array type for t.
+func jitType(t hlo.DType) (jit.Type, bool) {
+	switch t {
+	case hlo.F32:
+		return jit.F32, true
+	case hlo.BF16:
+		return jit.BF16, true
+	}
+	return 0, false
+}
+
+// jitOp appends the values computing op slot s from values args and
+// returns the last: the op, then its rounding to bf16 for a bf16 result.
+// A convert between float types is only that rounding (or nothing).
+func (p *tileProg) jitOp(prog *jit.Program, s *slot, args []int) (int, bool) {
+	if s.t != hlo.F32 && s.t != hlo.BF16 && s.t != hlo.Pred {
+		return 0, false
+	}
+	v := -1
+	switch {
+	case s.op == hlo.OpConvert:
+		if from := p.slots[s.args[0]].t; from != hlo.F32 && from != hlo.BF16 || s.t == hlo.Pred {
+			return 0, false
+		}
+		v = args[0]
+	default:
+		op, ok := jitOpOf(s)
+		if !ok {
+			return 0, false
+		}
+		val := jit.Value{Op: op}
+		copy(val.Args[:], args)
+		v = len(prog.Values)
+		prog.Values = append(prog.Values, val)
+	}
+	if s.t == hlo.BF16 {
+		prog.Values = append(prog.Values, jit.Value{Op: jit.RoundBF16, Args: [3]int{v}})
+		v = len(prog.Values) - 1
+	}
+	return v, true
+}
+
 // run computes elements [lo, hi) of the outputs with the generated code.
-func (j *jitProg) run(p *tileProg, params []operand, outs [][]float32, lo, hi int, stream bool) {
-	var insArr [jit.MaxInputs][]float32
-	var outsArr [jit.MaxOutputs][]float32
+func (j *jitProg) run(p *tileProg, params []operand, outs []jit.Array, lo, hi int, stream bool) {
+	var insArr [jit.MaxInputs]jit.Array
+	var outsArr [jit.MaxOutputs]jit.Array
 	chunkOuts := outsArr[:len(outs)]
 	var scalarArr [jit.MaxScalars]float32
 	ins := insArr[:len(j.inputs)]
@@ -158,18 +209,43 @@ func (j *jitProg) run(p *tileProg, params []operand, outs [][]float32, lo, hi in
 		g := 0
 		for k, in := range j.inputs {
 			if in.gather < 0 {
-				ins[k] = params[in.param].f32[c:e]
+				ins[k] = arraySlice(params[in.param].array(), c, e)
 				continue
 			}
 			buf := bufs[g*jitGatherChunk : g*jitGatherChunk+e-c]
-			ins[k] = gather(params[in.param], buf, c, p.slots[in.gather].m)
+			ins[k] = jit.Array{F32: gather(params[in.param], buf, c, p.slots[in.gather].m)}
 			g++
 		}
 		for k, o := range outs {
-			chunkOuts[k] = o[c:e]
+			chunkOuts[k] = arraySlice(o, c, e)
 		}
 		j.f.Run(chunkOuts, ins, scalarArr[:len(j.scalars)], stream)
 	}
+}
+
+// array is the operand's storage as the generated code reads it (f32
+// values or bf16 bits; compileJIT took no other type).
+func (o operand) array() jit.Array { return jit.Array{F32: o.f32, BF16: o.bits} }
+
+// arraySlice is elements [lo, hi) of a.
+func arraySlice(a jit.Array, lo, hi int) jit.Array {
+	if a.F32 != nil {
+		return jit.Array{F32: a.F32[lo:hi]}
+	}
+	return jit.Array{BF16: a.BF16[lo:hi]}
+}
+
+// literalArray is an f32 or bf16 literal's storage as an array.
+func literalArray(l *hlo.Literal) (jit.Array, bool) {
+	switch d := l.Data().(type) {
+	case []float32:
+		return jit.Array{F32: d}, true
+	case []uint16:
+		if l.DType() == hlo.BF16 {
+			return jit.Array{BF16: d}, true
+		}
+	}
+	return jit.Array{}, false
 }
 
 // buffers returns a worker's gather buffers, one chunk per gathered input.
@@ -188,9 +264,9 @@ const (
 	jitGatherChunk = 1 << 12
 )
 
-// runJIT is run for a program with generated code: the outputs (f32,
-// in the program's order) split into one range per worker.
-func (p *tileProg) runJIT(params []operand, outs [][]float32, threads int) {
+// runJIT is run for a program with generated code: the outputs (in the
+// program's order) split into one range per worker.
+func (p *tileProg) runJIT(params []operand, outs []jit.Array, threads int) {
 	stream := p.n >= kernels.StreamMin
 	if threads == 1 {
 		p.jit.run(p, params, outs, 0, p.n, stream)

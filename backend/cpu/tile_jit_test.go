@@ -72,12 +72,32 @@ ENTRY main {
 		// broadcast over a batch, a column broadcast, a slice, a reverse)
 		// are gathered chunk by chunk into buffers the code reads.
 		"gathers": {gathersModule(30, 40), 1},
-		// bf16 values round after every op: the tile program keeps them.
+		// bf16 values round to bf16 after every op, in generated code as
+		// in the tile program: bf16 operands read, bf16 results stored.
 		"bf16": {`HloModule narrow
 ENTRY main {
   x = bf16[300] parameter(0)
   e = bf16[300] exponential(x)
   ROOT r = bf16[300] multiply(e, x)
+}`, 1},
+		// Converts between f32 and bf16 are that rounding, or nothing.
+		"bf16 and f32": {`HloModule mixed
+ENTRY main {
+  x = bf16[20,33] parameter(0)
+  y = f32[20,33] parameter(1)
+  xf = f32[20,33] convert(x)
+  s = f32[20,33] add(xf, y)
+  t = f32[20,33] tanh(s)
+  tb = bf16[20,33] convert(t)
+  u = bf16[20,33] multiply(tb, x)
+  ROOT r = f32[20,33] convert(u)
+}`, 1},
+		// f16 has no generated form: the tile program keeps it.
+		"f16": {`HloModule half
+ENTRY main {
+  x = f16[300] parameter(0)
+  e = f16[300] exponential(x)
+  ROOT r = f16[300] multiply(e, x)
 }`, 0},
 	}
 	// Big enough to split across workers, at ranges that are not whole
@@ -183,6 +203,36 @@ ENTRY main {
   sb = f32[64,1000] broadcast(s), dimensions={0}
   ROOT p = f32[64,1000] divide(e, sb)
 }`, 1},
+		// Layer norm with a scale and a shift: their broadcasts are
+		// gathers among the last ops, computed before the segment runs, so
+		// they must not take a tile an earlier op of the segment reads (as
+		// the tile program's order lets them).
+		"layer norm with scale and shift": {`HloModule layernorm` + reductionBodies + `
+ENTRY main {
+  a = f32[40,48] parameter(0)
+  gamma = f32[48] parameter(1)
+  beta = f32[48] parameter(2)
+  zero = f32[] constant(0)
+  s = f32[40] reduce(a, zero), dimensions={1}, to_apply=add
+  n = f32[] constant(48)
+  nb = f32[40] broadcast(n), dimensions={}
+  mean = f32[40] divide(s, nb)
+  mb = f32[40,48] broadcast(mean), dimensions={0}
+  d = f32[40,48] subtract(a, mb)
+  sq = f32[40,48] multiply(d, d)
+  v = f32[40] reduce(sq, zero), dimensions={1}, to_apply=add
+  var = f32[40] divide(v, nb)
+  eps = f32[] constant(1e-5)
+  eb = f32[40] broadcast(eps), dimensions={}
+  ve = f32[40] add(var, eb)
+  r = f32[40] rsqrt(ve)
+  rb = f32[40,48] broadcast(r), dimensions={0}
+  y = f32[40,48] multiply(d, rb)
+  gb = f32[40,48] broadcast(gamma), dimensions={1}
+  yg = f32[40,48] multiply(y, gb)
+  bb = f32[40,48] broadcast(beta), dimensions={1}
+  ROOT o = f32[40,48] add(yg, bb)
+}`, 2},
 		"reduction of products": {`HloModule dotlike` + reductionBodies + `
 ENTRY main {
   a = f32[300,500] parameter(0)

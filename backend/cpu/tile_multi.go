@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/axle-ml/axle/backend/cpu/jit"
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/minifloat"
@@ -126,13 +127,17 @@ func (p *tileProg) runMulti(args, outs []*hlo.Literal, threads int) error {
 	if p.n*p.ops < kernels.MinParallelWork {
 		threads = 1
 	}
-	if p.jit != nil && !slices.ContainsFunc(dsts, func(o output) bool { return o.f32 == nil }) {
-		var smallF32 [4][]float32
-		f32 := smallF32[:0]
-		for _, o := range dsts {
-			f32 = append(f32, o.f32)
+	if p.jit != nil {
+		var smallArr [jit.MaxOutputs]jit.Array
+		arrs := smallArr[:0]
+		for _, l := range outs {
+			a, ok := literalArray(l)
+			if !ok || len(arrs) == len(smallArr) {
+				return fmt.Errorf("fusion output of type %s has no generated form", l.DType())
+			}
+			arrs = append(arrs, a)
 		}
-		p.runJIT(params, f32, threads)
+		p.runJIT(params, arrs, threads)
 		return nil
 	}
 	if threads == 1 {

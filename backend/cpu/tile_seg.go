@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/axle-ml/axle/backend/cpu/jit"
-	"github.com/axle-ml/axle/hlo"
 )
 
 // Segments: when a tile program as a whole has no generated code (a row
@@ -38,10 +37,10 @@ func (p *tileProg) generate() {
 // isSegOp reports whether slot i is an op a segment computes.
 func (p *tileProg) isSegOp(i int) bool {
 	s := &p.slots[i]
-	if s.kind != slotOp || s.rows || s.t != hlo.F32 && s.t != hlo.Pred {
+	if s.kind != slotOp || s.rows {
 		return false
 	}
-	_, ok := jitOpOf(s)
+	_, ok := p.jitOp(&jit.Program{}, s, make([]int, s.nargs))
 	return ok
 }
 
@@ -92,25 +91,27 @@ func (p *tileProg) segment(start, end int) (segment, bool) {
 	prog := &jit.Program{}
 	value := map[int]int{} // slot → jit value
 	ops := 0
+	var rebuf []int // view slots that need tiles of their own
 	for i := start; i < end; i++ {
 		if !p.isSegOp(i) {
+			if p.clobbers(i, start) {
+				rebuf = append(rebuf, i)
+			}
 			g.pre = append(g.pre, i)
 			continue
 		}
 		ops++
 		s := &p.slots[i]
-		op, _ := jitOpOf(s)
-		v := jit.Value{Op: op}
+		args := make([]int, s.nargs)
 		for k, a := range s.args[:s.nargs] {
 			if _, ok := value[a]; !ok { // a slot before the segment
 				value[a] = len(prog.Values)
 				prog.Values = append(prog.Values, jit.Value{Op: jit.Input, Arg: len(g.ins)})
 				g.ins = append(g.ins, a)
 			}
-			v.Args[k] = value[a]
+			args[k] = value[a]
 		}
-		value[i] = len(prog.Values)
-		prog.Values = append(prog.Values, v)
+		value[i], _ = p.jitOp(prog, s, args)
 	}
 	for i := start; i < end; i++ {
 		if p.isSegOp(i) && p.readAfterSlot(i, end) {
@@ -126,8 +127,33 @@ func (p *tileProg) segment(start, end int) (segment, bool) {
 	if err != nil {
 		return g, false
 	}
+	for _, k := range rebuf {
+		p.slots[k].buf = p.nbufs
+		p.nbufs++
+	}
 	g.f = f
 	return g, true
+}
+
+// clobbers reports whether view slot k, computed before the segment's
+// ops, would overwrite a tile an op before it in the segment still reads:
+// the tile program computes k after those ops, so assignTiles may have
+// given k the tile of a value they read last. Such a slot gets a tile of
+// its own.
+func (p *tileProg) clobbers(k, start int) bool {
+	b := p.slots[k].buf
+	if b < 0 {
+		return false
+	}
+	for m := start; m < k; m++ {
+		s := &p.slots[m]
+		for _, a := range s.args[:s.nargs] {
+			if p.slots[a].buf == b {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readAfterSlot reports whether slot i's value is needed from slot end
@@ -149,11 +175,11 @@ func (p *tileProg) readAfterSlot(i, end int) bool {
 // go where the slots' own values would (their scratch tile, or the
 // program output's storage).
 func (p *tileProg) runSegment(g *segment, sc *scratch, n int, dsts [][]float32) {
-	var insArr [jit.MaxInputs][]float32
-	var outsArr [jit.MaxOutputs][]float32
+	var insArr [jit.MaxInputs]jit.Array
+	var outsArr [jit.MaxOutputs]jit.Array
 	ins, outs := insArr[:len(g.ins)], outsArr[:len(g.outs)]
 	for k, a := range g.ins {
-		ins[k] = sc.view[a]
+		ins[k] = jit.Array{F32: sc.view[a]}
 	}
 	for k, o := range g.outs {
 		s := &p.slots[o]
@@ -161,7 +187,7 @@ func (p *tileProg) runSegment(g *segment, sc *scratch, n int, dsts [][]float32) 
 		if s.dst >= 0 && s.dst < len(dsts) && dsts[s.dst] != nil {
 			d = dsts[s.dst]
 		}
-		outs[k] = d
+		outs[k] = jit.Array{F32: d}
 		sc.view[o] = d
 	}
 	g.f.Run(outs, ins, nil, false)

@@ -30,7 +30,7 @@ func BenchmarkUnary(b *testing.B) {
 		ins := [][]float32{x}
 		b.Run(c.op.String()+"/jit", func(b *testing.B) {
 			for b.Loop() {
-				f.Run([][]float32{dst}, ins, nil, false)
+				f.Run(f32s(dst), f32s(ins...), nil, false)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(x)/8), "ns/vector")
 		})

@@ -25,10 +25,25 @@ const (
 	r13 = 13
 )
 
-// mem is the address base + index·1 + disp (index < 0: none).
+// mem is the address base + index·scale + disp (index < 0: none; a
+// zero scale is 1).
 type mem struct {
 	base, index int
+	scale       int
 	disp        int32
+}
+
+// scaleBits is the SIB encoding of m's scale.
+func (m mem) scaleBits() byte {
+	switch m.scale {
+	case 2:
+		return 1
+	case 4:
+		return 2
+	case 8:
+		return 3
+	}
+	return 0
 }
 
 // rm is an instruction's ModRM operand: a register, or memory.
@@ -67,7 +82,7 @@ func (a *asm) modrm(reg int, o rm) {
 		if m.index >= 0 {
 			idx = m.index & 7
 		}
-		a.byte(0x80|byte(reg&7)<<3|4, byte(idx)<<3|byte(m.base&7))
+		a.byte(0x80|byte(reg&7)<<3|4, m.scaleBits()<<6|byte(idx)<<3|byte(m.base&7))
 	}
 	a.b = binary.LittleEndian.AppendUint32(a.b, uint32(m.disp))
 }
@@ -79,12 +94,18 @@ const (
 	map0F3A = 3
 	ppNone  = 0
 	pp66    = 1
+	ppF3    = 2
 )
 
 // vex appends a 256-bit VEX instruction (three-byte form): reg is the
 // ModRM reg field, v the VEX.vvvv source (0 when unused, encoded 1111),
 // o the ModRM r/m operand.
 func (a *asm) vex(mapSel, pp byte, w bool, op byte, reg, v int, o rm) {
+	a.vexL(mapSel, pp, w, true, op, reg, v, o)
+}
+
+// vexL is vex with the vector length chosen: 256 bits, or 128.
+func (a *asm) vexL(mapSel, pp byte, w, l256 bool, op byte, reg, v int, o rm) {
 	x, b := 0, o.reg>>3
 	if o.isMem {
 		b = o.m.base >> 3
@@ -94,7 +115,7 @@ func (a *asm) vex(mapSel, pp byte, w bool, op byte, reg, v int, o rm) {
 	}
 	a.byte(0xC4,
 		byte(1-reg>>3)<<7|byte(1-x)<<6|byte(1-b)<<5|mapSel,
-		byte(bit(w))<<7|byte(^v&15)<<3|1<<2|pp,
+		byte(bit(w))<<7|byte(^v&15)<<3|byte(bit(l256))<<2|pp,
 		op)
 	a.modrm(reg, o)
 }
@@ -114,6 +135,7 @@ const (
 	opMax   = 0x5F
 	opPSubD = 0xFA // 66 0F
 	opPAddD = 0xFE // 66 0F
+	opPAnd  = 0xDB // 66 0F
 )
 
 func (a *asm) ps(op byte, dst, src1 int, src2 rm) { a.vex(map0F, ppNone, false, op, dst, src1, src2) }
@@ -143,6 +165,25 @@ func (a *asm) blendv(dst, src1 int, src2 rm, mask int) {
 	a.byte(byte(mask) << 4)
 }
 
+// loadWords is VPMOVZXWD: eight 16-bit words at m, zero-extended to
+// the eight lanes of dst.
+func (a *asm) loadWords(dst int, m mem) { a.vex(map0F38, pp66, false, 0x33, dst, 0, at(m)) }
+
+// extractHigh is VEXTRACTI128 dst(xmm), src(ymm), 1: src's upper half.
+func (a *asm) extractHigh(dst, src int) {
+	a.vex(map0F3A, pp66, false, 0x39, src, 0, ymm(dst))
+	a.byte(1)
+}
+
+// packWords is VPACKUSDW on xmm registers: dst's four low words from
+// src1's dwords, four high from src2's, saturated unsigned.
+func (a *asm) packWords(dst, src1, src2 int) {
+	a.vexL(map0F38, pp66, false, false, 0x2B, dst, src1, ymm(src2))
+}
+
+// store128 is VMOVDQU [m], xmm src: sixteen bytes.
+func (a *asm) store128(m mem, src int) { a.vexL(map0F, ppF3, false, false, 0x7F, src, 0, at(m)) }
+
 // FMA forms (VEX.66.0F38.W0): 213 is dst = src1·dst + src2, 231 is
 // dst = src1·src2 + dst; the N forms negate the product.
 const (
@@ -162,8 +203,9 @@ func (a *asm) shift(ext int, dst, src int, n byte) {
 }
 
 const (
-	shiftRightArith = 4
-	shiftLeft       = 6
+	shiftRightLogical = 2
+	shiftRightArith   = 4
+	shiftLeft         = 6
 )
 
 // rex appends a REX prefix with W set for reg and rm register numbers.

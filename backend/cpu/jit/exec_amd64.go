@@ -89,22 +89,23 @@ func load(p *Program, nt bool) ([]byte, []uint32, error) {
 	return m, pool, nil
 }
 
-// Run sets outs[k][i] to the program's k-th output at i, reading
-// ins[k][i] for its inputs and scalars[k] for its splats. The outputs
-// have one length; every input is at least as long. With stream, whole
-// aligned vectors of the outputs are stored non-temporally (for results
-// far larger than the caches).
-func (f *Func) Run(outs, ins [][]float32, scalars []float32, stream bool) {
-	n := len(outs[0])
+// Run sets outs[k] at i to the program's k-th output at i, reading ins[k]
+// at i for its inputs and scalars[k] for its splats. Each array holds the
+// element type the program gives it; the outputs have one length and
+// every input is at least as long. With stream, whole aligned vectors of
+// f32 outputs are stored non-temporally (for results far larger than the
+// caches).
+func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {
+	n := outs[0].len()
 	if n == 0 {
 		return
 	}
 	var a args
 	for k := range f.outputs {
-		_ = outs[k][n-1]
+		_ = outs[k].ptr(n - 1)
 	}
 	for k := range f.inputs {
-		_ = ins[k][n-1]
+		_ = ins[k].ptr(n - 1)
 	}
 	for k := range f.scalars {
 		for j := range a.splat[k] {
@@ -121,13 +122,20 @@ func (f *Func) Run(outs, ins [][]float32, scalars []float32, stream bool) {
 	head := 0
 	if stream {
 		// Non-temporal stores need 32-byte alignment, at the same element
-		// in every output.
-		mis := func(k int) int { return int(uintptr(unsafe.Pointer(unsafe.SliceData(outs[k]))) % 32) }
-		for k := 1; k < f.outputs; k++ {
-			stream = stream && mis(k) == mis(0)
+		// in every f32 output.
+		mis := -1
+		for k := range f.outputs {
+			if outs[k].F32 == nil {
+				continue
+			}
+			m := int(uintptr(outs[k].ptr(0)) % 32)
+			if mis >= 0 && m != mis {
+				stream = false
+			}
+			mis = m
 		}
-		if stream {
-			head = min(n, (32-mis(0))%32/4)
+		if stream && mis >= 0 {
+			head = min(n, (32-mis)%32/4)
 			f.tail(&a, outs, ins, 0, head)
 		}
 	}
@@ -138,12 +146,12 @@ func (f *Func) Run(outs, ins [][]float32, scalars []float32, stream bool) {
 			code, pool = codeNT, poolNT
 		}
 		for k := range f.outputs {
-			a.outs[k] = unsafe.Pointer(&outs[k][head])
+			a.outs[k] = outs[k].ptr(head)
 		}
-		a.n = uintptr(4 * (body - head))
+		a.n = uintptr(body - head)
 		a.pool = unsafe.Pointer(&pool[0])
 		for k := range f.inputs {
-			a.ins[k] = unsafe.Pointer(&ins[k][head])
+			a.ins[k] = ins[k].ptr(head)
 		}
 		call(uintptr(unsafe.Pointer(&code[0])), unsafe.Pointer(&a))
 	}
@@ -151,27 +159,42 @@ func (f *Func) Run(outs, ins [][]float32, scalars []float32, stream bool) {
 	runtime.KeepAlive(f)
 }
 
+// ptr is the address of element i.
+func (x Array) ptr(i int) unsafe.Pointer {
+	if x.F32 != nil {
+		return unsafe.Pointer(&x.F32[i])
+	}
+	return unsafe.Pointer(&x.BF16[i])
+}
+
 // tail computes elements [lo, hi) (fewer than 8) through vector-sized
 // buffers, so they get the same instructions.
-func (f *Func) tail(splat *args, outs, ins [][]float32, lo, hi int) {
+func (f *Func) tail(splat *args, outs, ins []Array, lo, hi int) {
 	if lo == hi {
 		return
 	}
-	var in [MaxInputs][8]float32
-	var out [MaxOutputs][8]float32
+	var in, out [MaxArrays][8]float32 // f32, or bf16 in the first half
 	var a args
 	a.splat = splat.splat
 	for k := range f.inputs {
-		copy(in[k][:], ins[k][lo:hi])
+		if x := ins[k]; x.F32 != nil {
+			copy(in[k][:], x.F32[lo:hi])
+		} else {
+			copy(unsafe.Slice((*uint16)(unsafe.Pointer(&in[k])), 8), x.BF16[lo:hi])
+		}
 		a.ins[k] = unsafe.Pointer(&in[k])
 	}
 	for k := range f.outputs {
 		a.outs[k] = unsafe.Pointer(&out[k])
 	}
-	a.n = 32
+	a.n = 8
 	a.pool = unsafe.Pointer(&f.pool[0])
 	call(uintptr(unsafe.Pointer(&f.code[0])), unsafe.Pointer(&a))
 	for k := range f.outputs {
-		copy(outs[k][lo:hi], out[k][:hi-lo])
+		if x := outs[k]; x.F32 != nil {
+			copy(x.F32[lo:hi], out[k][:hi-lo])
+		} else {
+			copy(x.BF16[lo:hi], unsafe.Slice((*uint16)(unsafe.Pointer(&out[k])), 8)[:hi-lo])
+		}
 	}
 }

@@ -19,4 +19,4 @@ func Compile(p *Program) (*Func, error) {
 }
 
 // Run is never called: Compile returns no Func here.
-func (f *Func) Run(outs, ins [][]float32, scalars []float32, stream bool) {}
+func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {}

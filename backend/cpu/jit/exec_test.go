@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/hlo/minifloat"
 )
 
 // specials are inputs where the ops' edge cases live.
@@ -95,7 +96,7 @@ func TestOpsMatchKernels(t *testing.T) {
 				c.ref(want, ins)
 				for _, stream := range []bool{false, true} {
 					got := make([]float32, n+off)[off:]
-					f.Run([][]float32{got}, ins, nil, stream)
+					f.Run(f32s(got), f32s(ins...), nil, stream)
 					sameBits(t, c.op.String(), got, want)
 				}
 			}
@@ -162,7 +163,7 @@ func TestChainMatchesKernels(t *testing.T) {
 	kernels.SubF32(v[17], v[15], v[2])
 	for _, stream := range []bool{false, true} {
 		got := make([]float32, n)
-		f.Run([][]float32{got}, [][]float32{x, y, z}, []float32{c}, stream)
+		f.Run(f32s(got), f32s(x, y, z), []float32{c}, stream)
 		sameBits(t, "chain", got, v[17])
 	}
 }
@@ -237,7 +238,7 @@ func TestSpills(t *testing.T) {
 		want[e] = s
 	}
 	got := make([]float32, n)
-	f.Run([][]float32{got}, [][]float32{x}, nil, false)
+	f.Run(f32s(got), f32s(x), nil, false)
 	sameBits(t, "spills", got, want)
 }
 
@@ -307,10 +308,71 @@ func TestOutputs(t *testing.T) {
 			for k := range outs {
 				outs[k] = make([]float32, n+offs[k])[offs[k]:]
 			}
-			f.Run(outs, [][]float32{g, m, v, w}, nil, stream)
+			f.Run(f32s(outs...), f32s(g, m, v, w), nil, stream)
 			sameBits(t, "m'", outs[0], m2)
 			sameBits(t, "v'", outs[1], v2)
 			sameBits(t, "w'", outs[2], w2)
+		}
+	}
+}
+
+// f32s wraps f32 slices as arrays.
+func f32s(xs ...[]float32) []Array {
+	a := make([]Array, len(xs))
+	for i, x := range xs {
+		a[i].F32 = x
+	}
+	return a
+}
+
+// TestBF16 reads a bf16 input, rounds a product to bf16 precision and
+// stores a bf16 output and an f32 one, against minifloat's conversions
+// (and, for the rounding of NaNs, the tile programs' rule: quieted, the
+// other bits kept), at lengths with tails.
+func TestBF16(t *testing.T) {
+	if !Available {
+		t.Skip("no code generation here")
+	}
+	p := &Program{Inputs: 2, Values: []Value{
+		{Op: Input, Arg: 0},              // 0 a (bf16)
+		{Op: Input, Arg: 1},              // 1 b
+		{Op: Mul, Args: [3]int{0, 1}},    // 2
+		{Op: RoundBF16, Args: [3]int{2}}, // 3
+		{Op: Exp, Args: [3]int{3}},       // 4
+	}, Outputs: []int{4, 3}, InputTypes: []Type{BF16, F32}, OutputTypes: []Type{BF16, F32}}
+	f, err := Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{1, 8, 13, 64, 1001} {
+		a := make([]uint16, n)
+		minifloat.BF16.EncodeFloat32(a, testInput(rng, n, 3))
+		b := testInput(rng, n, 3)
+		af := make([]float32, n)
+		minifloat.BF16.DecodeFloat32(af, a)
+		round := make([]float32, n)
+		for i := range round {
+			m := af[i] * b[i]
+			if m != m {
+				round[i] = math.Float32frombits(math.Float32bits(m) | 0x400000)
+				continue
+			}
+			var h [1]uint16
+			minifloat.BF16.EncodeFloat32(h[:], []float32{m})
+			minifloat.BF16.DecodeFloat32(round[i:i+1], h[:])
+		}
+		e := make([]float32, n)
+		kernels.ExpF32(e, round)
+		want := make([]uint16, n)
+		minifloat.BF16.EncodeFloat32(want, e)
+		got, gotRound := make([]uint16, n), make([]float32, n)
+		f.Run([]Array{{BF16: got}, {F32: gotRound}}, []Array{{BF16: a}, {F32: b}}, nil, false)
+		sameBits(t, "rounded", gotRound, round)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("n=%d: bf16 output %d: got %#04x, want %#04x (from %v)", n, i, got[i], want[i], e[i])
+			}
 		}
 	}
 }

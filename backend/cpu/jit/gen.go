@@ -94,18 +94,19 @@ func (g *gen) loop(a *asm) error {
 	for k := range g.p.Inputs {
 		a.loadGP(g.inputReg(k), mem{base: rdi, index: -1, disp: argIns + 8*int32(k)})
 	}
+	// RSI counts elements: f32 arrays are addressed with scale 4, bf16
+	// ones with scale 2. R13 = n - 8·(unroll-1): the main loop runs while
+	// RSI < R13 (signed, as R13 may be negative).
 	a.zero(rsi)
-	// R13 = n - 32·(unroll-1): the main loop runs while RSI < R13
-	// (signed, as R13 may be negative).
 	a.movGP(r13, rcx)
-	a.addImm(r13, -32*int32(g.unroll-1))
+	a.addImm(r13, -8*int32(g.unroll-1))
 	main := len(a.b)
 	a.cmpGP(rsi, r13)
 	toRest := a.jge()
 	if err := g.block(a, g.unroll); err != nil {
 		return err
 	}
-	a.addImm(rsi, 32*int32(g.unroll))
+	a.addImm(rsi, 8*int32(g.unroll))
 	a.patch(a.jmp(), main)
 	a.patch(toRest, len(a.b))
 	rest := len(a.b)
@@ -114,7 +115,7 @@ func (g *gen) loop(a *asm) error {
 	if err := g.block(a, 1); err != nil {
 		return err
 	}
-	a.addImm(rsi, 32)
+	a.addImm(rsi, 8)
 	a.patch(a.jmp(), rest)
 	a.patch(exit, len(a.b))
 	if g.nt {
@@ -130,7 +131,7 @@ func (g *gen) block(a *asm, n int) error {
 	lists := make([][]vinst, n)
 	for s := range n {
 		g.a = &vasm{nregs: &g.nregs}
-		if err := g.body(int32(32 * s)); err != nil {
+		if err := g.body(int32(8 * s)); err != nil {
 			return err
 		}
 		lists[s] = g.a.ins
@@ -138,7 +139,7 @@ func (g *gen) block(a *asm, n int) error {
 	return allocate(a, interleave(lists), g.nregs)
 }
 
-// body records one vector's worth of the program, at byte offset off
+// body records one vector's worth of the program, at element offset off
 // from the current position.
 func (g *gen) body(off int32) error {
 	g.loc = make([]rm, len(g.p.Values))
@@ -152,7 +153,11 @@ func (g *gen) body(off int32) error {
 		if err != nil {
 			return err
 		}
-		g.a.store(mem{base: g.outReg(k), index: rsi, disp: off}, r, g.nt)
+		if g.p.outputType(k) == BF16 {
+			g.storeBF16(mem{base: g.outReg(k), index: rsi, scale: 2, disp: 2 * off}, r)
+			continue
+		}
+		g.a.store(mem{base: g.outReg(k), index: rsi, scale: 4, disp: 4 * off}, r, g.nt)
 	}
 	return nil
 }
@@ -194,7 +199,13 @@ func (g *gen) value(i int, v Value, off int32) error {
 	switch v.Op {
 	case Input:
 		r := g.a.reg()
-		g.a.load(r, mem{base: g.inputReg(v.Arg), index: rsi, disp: off})
+		if g.p.inputType(v.Arg) == BF16 {
+			// A bf16 value is the top half of its f32.
+			g.a.loadWords(r, mem{base: g.inputReg(v.Arg), index: rsi, scale: 2, disp: 2 * off})
+			g.a.shift(shiftLeft, r, r, 16)
+		} else {
+			g.a.load(r, mem{base: g.inputReg(v.Arg), index: rsi, scale: 4, disp: 4 * off})
+		}
 		g.loc[i] = ymm(r)
 		return nil
 	case Splat:
@@ -267,6 +278,12 @@ func (g *gen) emit(op Op, r int, args []rm) error {
 		return g.clamp(r, args)
 	case Select:
 		return g.selectOp(r, args)
+	case RoundBF16:
+		x, err := g.inReg(args[0])
+		if err != nil {
+			return err
+		}
+		g.roundBF16(r, x)
 	case Exp, Tanh, Logistic:
 		x, done, err := first()
 		if err != nil {
@@ -342,3 +359,41 @@ func (g *gen) selectOp(r int, args []rm) error {
 // chains (tanh's and exp's run for dozens of cycles each), the fourth by
 // the FMA and divide pipes, and more spill more.
 const defaultUnroll = 3
+
+// bf16 rounding, as the tile programs' roundBF16 and minifloat's BF16
+// encoding do it: add 0x7fff plus the bit above the cut, then cut.
+
+// roundBF16 sets r to x rounded to bf16 precision (still an f32); a NaN
+// is quieted with its other bits kept.
+func (g *gen) roundBF16(r, x int) {
+	a := g.a
+	lsb, q, m := a.reg(), a.reg(), a.reg()
+	a.shift(shiftRightLogical, lsb, x, 16)
+	a.pd(opPAnd, lsb, lsb, g.constant(1))
+	a.pd(opPAddD, r, x, g.constant(0x7fff))
+	a.pd(opPAddD, r, r, ymm(lsb))
+	a.pd(opPAnd, r, r, g.constant(0xffff0000))
+	a.cmp(unordered, m, x, ymm(x))
+	a.ps(opOr, q, x, g.constant(0x400000))
+	a.blendv(r, r, ymm(q), m)
+}
+
+// storeBF16 stores the eight lanes of x as bf16 at m: rounded to
+// nearest even, a NaN as the canonical quiet NaN with x's sign.
+func (g *gen) storeBF16(m mem, x int) {
+	a := g.a
+	lsb, r, n, nan, hi := a.reg(), a.reg(), a.reg(), a.reg(), a.reg()
+	a.shift(shiftRightLogical, lsb, x, 16)
+	a.pd(opPAnd, lsb, lsb, g.constant(1))
+	a.pd(opPAddD, r, x, g.constant(0x7fff))
+	a.pd(opPAddD, r, r, ymm(lsb))
+	a.shift(shiftRightLogical, r, r, 16)
+	a.pd(opPAnd, n, x, g.constant(0x80000000))
+	a.shift(shiftRightLogical, n, n, 16)
+	a.ps(opOr, n, n, g.constant(0x7fc0))
+	a.cmp(unordered, nan, x, ymm(x))
+	a.blendv(r, r, ymm(n), nan)
+	a.extractHigh(hi, r)
+	a.packWords(r, r, hi)
+	a.store128(m, r)
+}

@@ -53,10 +53,11 @@ const (
 	CmpLE
 	CmpGT
 	CmpGE
+	RoundBF16 // Args[0] rounded to bf16 precision (nearest even), still an f32
 )
 
 var opNames = [...]string{"input", "splat", "const", "add", "sub", "mul", "div", "max", "min", "neg", "abs", "sqrt",
-	"exp", "tanh", "logistic", "select", "clamp", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge"}
+	"exp", "tanh", "logistic", "select", "clamp", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge", "round-bf16"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) {
@@ -70,7 +71,7 @@ func (o Op) arity() int {
 	switch o {
 	case Input, Splat, Const:
 		return 0
-	case Neg, Abs, Sqrt, Exp, Tanh, Logistic:
+	case Neg, Abs, Sqrt, Exp, Tanh, Logistic, RoundBF16:
 		return 1
 	case Select, Clamp:
 		return 3
@@ -87,12 +88,53 @@ type Value struct {
 }
 
 // Program is a list of values in dependency order. Outputs lists the
-// values stored, one array each (none: the last value).
+// values stored, one array each (none: the last value). Arrays are f32
+// unless InputTypes or OutputTypes say bf16 (nil: all f32); values are
+// f32 throughout, a bf16 input read exactly and an output rounded to
+// nearest even.
 type Program struct {
-	Values  []Value
-	Inputs  int // arrays, each as long as the outputs
-	Scalars int // per-call values (Splat)
-	Outputs []int
+	Values      []Value
+	Inputs      int // arrays, each as long as the outputs
+	Scalars     int // per-call values (Splat)
+	Outputs     []int
+	InputTypes  []Type
+	OutputTypes []Type
+}
+
+// Array is an input or output array of a call: f32 values, or bf16 bit
+// patterns, as the program's types say.
+type Array struct {
+	F32  []float32
+	BF16 []uint16
+}
+
+func (x Array) len() int {
+	if x.F32 != nil {
+		return len(x.F32)
+	}
+	return len(x.BF16)
+}
+
+// Type is an array's element type.
+type Type uint8
+
+const (
+	F32  Type = iota
+	BF16      // bit patterns, in []uint16
+)
+
+func (p *Program) inputType(k int) Type {
+	if k < len(p.InputTypes) {
+		return p.InputTypes[k]
+	}
+	return F32
+}
+
+func (p *Program) outputType(k int) Type {
+	if k < len(p.OutputTypes) {
+		return p.OutputTypes[k]
+	}
+	return F32
 }
 
 // outputs is p's stored values.

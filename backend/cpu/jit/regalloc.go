@@ -259,5 +259,13 @@ func (al *allocator) emit(in vinst, dst int, phys map[int]int, op2 rm) {
 		}
 	case kMov:
 		a.mov(dst, src1)
+	case kLoadWords:
+		a.loadWords(dst, in.m)
+	case kExtract:
+		a.extractHigh(dst, src1)
+	case kPack:
+		a.packWords(dst, src1, phys[in.mask])
+	case kStore128:
+		a.store128(in.m, src1)
 	}
 }

@@ -14,16 +14,20 @@ package jit
 type ikind uint8
 
 const (
-	kPS    ikind = iota // dst = src1 op src2 (packed single: 0F map)
-	kPD                 // the same in the 66 0F map (integer ops)
-	kFMA                // dst = fma(dst, src1, src2) by form
-	kCmp                // dst = src1 pred src2, a mask
-	kBlend              // dst = mask ? src2 : src1
-	kShift              // dst = src1 shifted by imm
-	kSqrt               // dst = √src2
-	kLoad               // dst = [m]
-	kStore              // [m] = src1 (op 1: non-temporal)
-	kMov                // dst = src1
+	kPS        ikind = iota // dst = src1 op src2 (packed single: 0F map)
+	kPD                     // the same in the 66 0F map (integer ops)
+	kFMA                    // dst = fma(dst, src1, src2) by form
+	kCmp                    // dst = src1 pred src2, a mask
+	kBlend                  // dst = mask ? src2 : src1
+	kShift                  // dst = src1 shifted by imm
+	kSqrt                   // dst = √src2
+	kLoad                   // dst = [m]
+	kStore                  // [m] = src1 (op 1: non-temporal)
+	kMov                    // dst = src1
+	kLoadWords              // dst = eight words at m, zero-extended
+	kExtract                // dst (xmm) = src1's upper 128 bits
+	kPack                   // dst (xmm) = words of src1's and mask's dwords
+	kStore128               // [m] = src1's lower 128 bits
 )
 
 // vinst is one instruction on virtual registers; src2 is a virtual
@@ -69,6 +73,16 @@ func (a *vasm) shift(ext int, dst, src int, n byte) {
 func (a *vasm) sqrt(dst int, src rm) { a.add(vinst{kind: kSqrt, dst: dst, src2: src}) }
 func (a *vasm) load(dst int, m mem)  { a.add(vinst{kind: kLoad, dst: dst, m: m}) }
 func (a *vasm) mov(dst, src int)     { a.add(vinst{kind: kMov, dst: dst, src1: src}) }
+func (a *vasm) loadWords(dst int, m mem) {
+	a.add(vinst{kind: kLoadWords, dst: dst, m: m})
+}
+func (a *vasm) extractHigh(dst, src int) { a.add(vinst{kind: kExtract, dst: dst, src1: src}) }
+func (a *vasm) packWords(dst, src1, src2 int) {
+	a.add(vinst{kind: kPack, dst: dst, src1: src1, mask: src2})
+}
+func (a *vasm) store128(m mem, src int) {
+	a.add(vinst{kind: kStore128, src1: src, m: m})
+}
 func (a *vasm) store(m mem, src int, nt bool) {
 	a.add(vinst{kind: kStore, op: byte(bit(nt)), src1: src, m: m})
 }
@@ -81,8 +95,10 @@ func (i *vinst) reads() (regs []int, src2 int) {
 		src2 = i.src2.reg
 	}
 	switch i.kind {
-	case kPS, kPD, kCmp, kShift, kStore, kMov:
+	case kPS, kPD, kCmp, kShift, kStore, kMov, kExtract, kStore128:
 		regs = []int{i.src1}
+	case kPack:
+		regs = []int{i.src1, i.mask}
 	case kFMA:
 		regs = []int{i.dst, i.src1}
 	case kBlend:
@@ -93,7 +109,7 @@ func (i *vinst) reads() (regs []int, src2 int) {
 
 // writes is the virtual register i writes, or -1.
 func (i *vinst) writes() int {
-	if i.kind == kStore {
+	if i.kind == kStore || i.kind == kStore128 {
 		return -1
 	}
 	return i.dst
