@@ -189,6 +189,10 @@ func (g *gen) step() {
 	case 6:
 		g.slice(v)
 	case 7:
+		if g.rng.IntN(2) == 0 {
+			g.rowNorm(v)
+			return
+		}
 		g.reduce(v)
 	case 8:
 		g.dot(v)
@@ -310,6 +314,40 @@ func (g *gen) reduce(v value) {
 	}
 	c := g.emit(v.t, nil, "constant(%s)", init)
 	g.emit(v.t, keep, "reduce(%s, %s), dimensions={%s}, to_apply=%s_%s", v.name, c.name, strings.Join(redNames, ","), comp, v.t)
+}
+
+// rowNorm reduces v's trailing dimensions and reads the result back
+// along them (v minus its row maximum or sum, perhaps scaled by a
+// parameter broadcast over the rows): the shape of softmax and layer
+// norm, which backends fuse into one row program.
+func (g *gen) rowNorm(v value) {
+	if len(v.dims) == 0 {
+		g.unary(v)
+		return
+	}
+	k := 1 + g.rng.IntN(len(v.dims)) // trailing dimensions folded
+	lead := len(v.dims) - k
+	var red, keep []string
+	for i := range v.dims {
+		if i >= lead {
+			red = append(red, fmt.Sprint(i))
+		} else {
+			keep = append(keep, fmt.Sprint(i))
+		}
+	}
+	comp, init := "add", "0"
+	if g.rng.IntN(2) == 0 {
+		comp, init = "max", map[hlo.DType]string{hlo.F32: "-inf", hlo.S32: "-2147483648"}[v.t]
+	}
+	c := g.emit(v.t, nil, "constant(%s)", init)
+	r := g.emit(v.t, v.dims[:lead], "reduce(%s, %s), dimensions={%s}, to_apply=%s_%s", v.name, c.name, strings.Join(red, ","), comp, v.t)
+	b := g.emit(v.t, v.dims, "broadcast(%s), dimensions={%s}", r.name, strings.Join(keep, ","))
+	d := g.emit(v.t, v.dims, "subtract(%s, %s)", v.name, b.name)
+	if g.rng.IntN(2) == 0 {
+		p := g.param(v.t, v.dims[lead:])
+		pb := g.emit(v.t, v.dims, "broadcast(%s), dimensions={%s}", p.name, strings.Join(red, ","))
+		g.emit(v.t, v.dims, "multiply(%s, %s)", d.name, pb.name)
+	}
 }
 
 // dot contracts v's last dimension with a new or existing operand.
