@@ -22,6 +22,9 @@ type Options struct {
 	// With few expected runs of a tiny module, the cost model may choose
 	// to run it on the evaluator rather than compile it (see Engine).
 	ExpectedRuns int
+	// NoOutputFusion keeps dots and convolutions apart from their
+	// elementwise readers (for A/B runs and tests of output fusion).
+	NoOutputFusion bool
 	// Poison fills new arenas and output buffers with NaN bytes, so tests
 	// catch kernels that leave part of their result unwritten.
 	Poison bool
@@ -64,6 +67,8 @@ type Executable struct {
 	frames   framePool
 	outs     outputPool
 	poison   bool
+	// noOutputFusion is Options.NoOutputFusion, for compiled bodies.
+	noOutputFusion bool
 	// interp: the cost model chose the evaluator for the whole module.
 	interp bool
 	// Engine says how the module runs: "compiled", or "evaluator" with
@@ -90,8 +95,14 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 			return nil, fmt.Errorf("cpu: %w", err)
 		}
 	}
-	if _, err := fuseLoops(mod, mod.Entry, hlo.NewNameSet(mod)); err != nil {
+	names := hlo.NewNameSet(mod)
+	if _, err := fuseLoops(mod, mod.Entry, names); err != nil {
 		return nil, fmt.Errorf("cpu: fusion: %w", err)
+	}
+	if !opts.NoOutputFusion {
+		if _, err := fuseEpilogues(mod.Entry, names, effectiveThreads(opts.Threads)); err != nil {
+			return nil, fmt.Errorf("cpu: output fusion: %w", err)
+		}
 	}
 	// Fusion copies index ops into their readers and may leave the
 	// originals without users.
@@ -102,12 +113,10 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 		return nil, fmt.Errorf("cpu: after fusion: %w", err)
 	}
 	x := &Executable{module: mod, entry: mod.Entry, threads: opts.Threads, Lowering: map[string]int{}, poison: opts.Poison,
-		Engine: "compiled"}
+		noOutputFusion: opts.NoOutputFusion, Engine: "compiled"}
 	x.prof.times = map[string]*KernelTime{}
 	x.outs.poison = opts.Poison
-	if x.threads <= 0 {
-		x.threads = runtime.GOMAXPROCS(0)
-	}
+	x.threads = effectiveThreads(opts.Threads)
 	lowered := map[*hlo.Instruction]step{}
 	inPlace := map[*hlo.Instruction][]int{}
 	for _, in := range mod.Entry.Instructions {
@@ -137,6 +146,14 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 		x.outIdx[b] = i
 	}
 	return x, nil
+}
+
+// effectiveThreads is the thread count an executable runs with.
+func effectiveThreads(n int) int {
+	if n <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return n
 }
 
 // bestSchedule tries the candidate orders and keeps the one needing the
@@ -206,6 +223,12 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 			return nil, "constant", nil
 		}
 	case hlo.OpFusion:
+		if kind, _ := in.EnumAttr("kind"); kind == kOutput {
+			if k, how, err := x.lowerOutputFusion(in); err == nil {
+				return fromFunc(in, k), how, nil
+			}
+			break
+		}
 		if fc := in.Computation("calls"); fc != nil && fc.Root != nil && fc.Root.Opcode == hlo.OpReduce {
 			if p, err := compileReduce(in); err == nil {
 				return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {

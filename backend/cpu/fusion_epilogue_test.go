@@ -1,0 +1,215 @@
+package cpu
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/hlotext"
+)
+
+// checkEpilogue compiles text with output fusion, checks the lowering
+// counts, and compares the results with the evaluator (to rounding: the
+// GEMM sums in f32) and, bit for bit, with the same module compiled
+// without output fusion, for 1 to 3 threads. It returns the fused module.
+func checkEpilogue(t *testing.T, text string, lowering map[string]int) *hlo.Module {
+	t.Helper()
+	m, err := hlotext.Parse(text, hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := eval.RandomArguments(m, 11)
+	want, err := eval.Run(m, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fused *hlo.Module
+	for threads := 1; threads <= 3; threads++ {
+		x, err := Compile(m, Options{Threads: threads, Poison: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for how, n := range lowering {
+			if x.Lowering[how] != n {
+				t.Fatalf("lowering %v, want %d %s", x.Lowering, n, how)
+			}
+		}
+		plain, err := Compile(m, Options{Threads: threads, Poison: true, NoOutputFusion: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := x.Execute(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := plain.Execute(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := closeEnough(got, want); msg != "" {
+			t.Fatalf("threads %d: against the evaluator: %s", threads, msg)
+		}
+		if !got.Equal(ref) {
+			t.Fatalf("threads %d: output fusion changed bits:\n%s", threads, firstDiff(got, ref))
+		}
+		fused = x.Module()
+	}
+	return fused
+}
+
+func firstDiff(a, b *hlo.Literal) string {
+	for i := range a.Len() {
+		if x, y := a.GetFloat64(i), b.GetFloat64(i); x != y {
+			return fmt.Sprintf("element %d: %g, unfused %g", i, x, y)
+		}
+	}
+	return "shapes differ"
+}
+
+const mlpLayer = `HloModule layer
+ENTRY e {
+  x = f32[%[1]d,%[3]d] parameter(0)
+  w = f32[%[3]d,%[2]d] parameter(1)
+  b = f32[%[2]d] parameter(2)
+  d = f32[%[1]d,%[2]d] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[%[1]d,%[2]d] broadcast(b), dimensions={1}
+  s = f32[%[1]d,%[2]d] add(d, bb)
+  z = f32[] constant(0)
+  zb = f32[%[1]d,%[2]d] broadcast(z), dimensions={}
+  ROOT h = f32[%[1]d,%[2]d] maximum(s, zb)
+}`
+
+// An MLP layer becomes one kOutput fusion holding the dot, which prints,
+// verifies and runs on the evaluator with the original's results.
+func TestEpilogueMLPLayer(t *testing.T) {
+	text := fmt.Sprintf(mlpLayer, 64, 48, 40)
+	fm := checkEpilogue(t, text, map[string]int{"gemm+epilogue": 1, "gemm": 0, "tile-fusion": 0})
+	if err := hlo.Verify(fm); err != nil {
+		t.Fatal(err)
+	}
+	out := hlotext.Print(fm, hlotext.PrintOptions{})
+	if !strings.Contains(out, "kind=kOutput") || !strings.Contains(out, " dot(") {
+		t.Fatalf("no kOutput fusion with the dot:\n%s", out)
+	}
+	back, err := hlotext.Parse(out, hlotext.Options{})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	m, _ := hlotext.Parse(text, hlotext.Options{})
+	args := eval.RandomArguments(m, 3)
+	want, _ := eval.Run(m, args...)
+	got, err := eval.Run(back, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equal(want) {
+		t.Fatal("the fused module evaluates differently")
+	}
+}
+
+// m and n around the micro-kernel's 6×16 tile, K below, at and over the
+// skinny path's 8 and the 256-deep K block.
+func TestEpilogueEdgeSizes(t *testing.T) {
+	for _, k := range []int{2, 9, 300} {
+		for _, m := range []int{1, 2, 5, 6, 7, 12, 13, 17} {
+			for _, n := range []int{1, 3, 15, 16, 17} {
+				t.Run(fmt.Sprintf("%dx%dx%d", m, n, k), func(t *testing.T) {
+					checkEpilogue(t, fmt.Sprintf(mlpLayer, m, n, k), map[string]int{"gemm+epilogue": 1})
+				})
+			}
+		}
+	}
+}
+
+// Several blocks in every direction: two NC column blocks (n > 3072),
+// two K blocks, MC row blocks split across threads.
+func TestEpilogueBlocks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 130×3100×260 product on the evaluator")
+	}
+	checkEpilogue(t, fmt.Sprintf(mlpLayer, 130, 3100, 260), map[string]int{"gemm+epilogue": 1})
+}
+
+// An epilogue reading several operands: a bias row, a residual, a scalar
+// parameter and the dot's own left operand (square, so it has the
+// result's dimensions), with a transcendental op.
+func TestEpilogueOperands(t *testing.T) {
+	const text = `HloModule several
+ENTRY e {
+  x = f32[37,37] parameter(0)
+  w = f32[37,37] parameter(1)
+  b = f32[37] parameter(2)
+  r = f32[37,37] parameter(3)
+  a = f32[] parameter(4)
+  d = f32[37,37] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[37,37] broadcast(b), dimensions={0}
+  s = f32[37,37] add(d, bb)
+  ab = f32[37,37] broadcast(a), dimensions={}
+  t = f32[37,37] multiply(s, ab)
+  u = f32[37,37] add(t, r)
+  v = f32[37,37] tanh(u)
+  ROOT y = f32[37,37] subtract(v, x)
+}`
+	checkEpilogue(t, text, map[string]int{"gemm+epilogue": 1, "tile-fusion": 0})
+}
+
+// Transposed operands are read through their strides.
+func TestEpilogueTransposed(t *testing.T) {
+	const text = `HloModule transposed
+ENTRY e {
+  x = f32[%[3]d,%[1]d] parameter(0)
+  w = f32[%[2]d,%[3]d] parameter(1)
+  b = f32[%[2]d] parameter(2)
+  d = f32[%[1]d,%[2]d] dot(x, w), lhs_contracting_dims={0}, rhs_contracting_dims={1}
+  bb = f32[%[1]d,%[2]d] broadcast(b), dimensions={1}
+  ROOT s = f32[%[1]d,%[2]d] add(d, bb)
+}`
+	for _, size := range [][3]int{{70, 33, 20}, {100, 10, 50}, {7, 5, 3}} {
+		checkEpilogue(t, fmt.Sprintf(text, size[0], size[1], size[2]), map[string]int{"gemm+epilogue": 1})
+	}
+}
+
+// Where folding would cost work or cannot read the value in place, the
+// dot stays a GEMM of its own.
+func TestEpilogueRefused(t *testing.T) {
+	cases := []struct{ name, body string }{
+		{"read twice", `
+  s = f32[16,24] add(d, bb)
+  n = f32[16,24] negate(d)
+  ROOT t = (f32[16,24], f32[16,24]) tuple(s, n)`},
+		{"an output", `
+  s = f32[16,24] add(d, bb)
+  ROOT t = (f32[16,24], f32[16,24]) tuple(s, d)`},
+		{"reversed", `
+  rv = f32[16,24] reverse(d), dimensions={1}
+  ROOT n = f32[16,24] add(rv, bb)`},
+		{"row program", `
+  e = f32[16,24] exponential(d)
+  z = f32[] constant(0)
+  r = f32[16] reduce(e, z), dimensions={1}, to_apply=add
+  rb = f32[16,24] broadcast(r), dimensions={0}
+  ROOT q = f32[16,24] divide(e, rb)`},
+		{"narrowed", `
+  s = f32[16,24] add(d, bb)
+  ROOT c = bf16[16,24] convert(s)`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			text := `HloModule refused
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+ENTRY e {
+  x = f32[16,32] parameter(0)
+  w = f32[32,24] parameter(1)
+  b = f32[24] parameter(2)
+  d = f32[16,24] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[16,24] broadcast(b), dimensions={1}` + c.body + "\n}"
+			checkEpilogue(t, text, map[string]int{"gemm+epilogue": 0, "gemm": 1})
+		})
+	}
+}
