@@ -213,3 +213,71 @@ ENTRY e {
 		})
 	}
 }
+
+// convLayer is a convolution with a bias on its output features and a
+// ReLU: %[1]s the input shape, %[2]s the kernel's, %[3]s the output's,
+// %[4]s its feature count, %[5]s the convolution's attributes, %[6]d the
+// output's feature dimension.
+const convLayer = `HloModule conv
+ENTRY e {
+  x = f32%[1]s parameter(0)
+  k = f32%[2]s parameter(1)
+  b = f32[%[4]d] parameter(2)
+  c = f32%[3]s convolution(x, k), %[5]s
+  bb = f32%[3]s broadcast(b), dimensions={%[6]d}
+  s = f32%[3]s add(c, bb)
+  z = f32[] constant(0)
+  zb = f32%[3]s broadcast(z), dimensions={}
+  ROOT h = f32%[3]s maximum(s, zb)
+}`
+
+// Convolution with bias and ReLU on every path of the conv kernel: the
+// direct kernel (16+ channels), implicit im2col (3 channels), feature
+// groups, depthwise, split K, and a channels-first input copied first.
+// A channels-first output, which the kernel cannot write in place, is
+// refused.
+func TestEpilogueConv(t *testing.T) {
+	cases := []struct {
+		name, in, kernel, out string
+		features              int
+		attrs                 string
+		featureDim            int
+		fused                 int
+	}{
+		{"direct", "[2,9,7,16]", "[3,3,16,20]", "[2,9,7,20]", 20, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 3, 1},
+		{"im2col", "[3,8,8,3]", "[3,3,3,17]", "[3,6,6,17]", 17, "window={size=3x3}, dim_labels=b01f_01io->b01f", 3, 1},
+		{"groups", "[1,6,6,32]", "[3,3,16,24]", "[1,6,6,24]", 24, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=2", 3, 1},
+		{"depthwise", "[2,10,10,8]", "[3,3,1,8]", "[2,10,10,8]", 8, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=8", 3, 1},
+		{"split K", "[1,4,4,704]", "[3,3,704,8]", "[1,4,4,8]", 8, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 3, 1},
+		{"channels-first input", "[2,16,6,6]", "[3,3,16,5]", "[2,6,6,5]", 5, "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_01io->b01f", 3, 1},
+		{"channels-first output", "[2,6,6,16]", "[3,3,16,5]", "[2,5,6,6]", 5, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->bf01", 1, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			text := fmt.Sprintf(convLayer, c.in, c.kernel, c.out, c.features, c.attrs, c.featureDim)
+			checkEpilogue(t, text, map[string]int{"conv+epilogue": c.fused, "conv": 1 - c.fused})
+		})
+	}
+}
+
+// A product small enough to run on one thread keeps an epilogue big
+// enough for several threads as a fusion of its own, but folds it when
+// the executable has one thread anyway.
+func TestEpilogueKeepsThreads(t *testing.T) {
+	m, err := hlotext.Parse(fmt.Sprintf(mlpLayer, 512, 512, 2), hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for threads, want := range []int{1: 1, 2: 0} {
+		if threads == 0 {
+			continue
+		}
+		x, err := Compile(m, Options{Threads: threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x.Lowering["gemm+epilogue"] != want {
+			t.Errorf("%d threads: lowering %v, want %d gemm+epilogue", threads, x.Lowering, want)
+		}
+	}
+}
