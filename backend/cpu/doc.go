@@ -10,6 +10,12 @@
 //     cheap producers (add, multiply, exp, ...) are recomputed in a second
 //     fusion rather than stored, within a budget; nothing else is
 //     duplicated.
+//   - Output fusion (fusion_epilogue.go, lower_epilogue.go): a dot or
+//     convolution read only by one loop fusion, element for element
+//     (bias, activation), joins it as a kOutput fusion; the GEMM or conv
+//     kernel hands each block of its output to the fusion's tile program
+//     as soon as the block is final, so the product is finished in cache
+//     rather than written out and read back.
 //   - Tile programs (tile.go, tile_reduce.go): a fusion runs tile by tile
 //     (512 elements), each fused instruction one vector kernel call per
 //     tile; reductions fold each tile's row segments.

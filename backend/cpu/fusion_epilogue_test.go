@@ -281,3 +281,34 @@ func TestEpilogueKeepsThreads(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEpilogue times an MLP layer (256×784 by 784×512, bias, ReLU)
+// and a 3×3 convolution (32 → 32 channels, 32×32 images, batch 8) with
+// bias and ReLU, with and without output fusion; -count interleaves the
+// two, which on a shared machine compares them better than two runs.
+func BenchmarkEpilogue(b *testing.B) {
+	conv := fmt.Sprintf(convLayer, "[8,32,32,32]", "[3,3,32,32]", "[8,32,32,32]", 32,
+		"window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 3)
+	for _, c := range []struct{ name, text string }{{"mlp", fmt.Sprintf(mlpLayer, 256, 512, 784)}, {"conv", conv}} {
+		m, err := hlotext.Parse(c.text, hlotext.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		args := eval.RandomArguments(m, 1)
+		for _, fused := range []bool{true, false} {
+			b.Run(fmt.Sprintf("%s/fused=%v", c.name, fused), func(b *testing.B) {
+				x, err := Compile(m, Options{Threads: 2, NoOutputFusion: !fused})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					out, err := x.Execute(args...)
+					if err != nil {
+						b.Fatal(err)
+					}
+					x.Recycle(out)
+				}
+			})
+		}
+	}
+}
