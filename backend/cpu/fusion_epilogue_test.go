@@ -5,9 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/hlotext"
+	"github.com/axle-ml/axle/hlo/randhlo"
 )
 
 // checkEpilogue compiles text with output fusion, checks the lowering
@@ -311,4 +313,58 @@ func BenchmarkEpilogue(b *testing.B) {
 			})
 		}
 	}
+}
+
+// Random modules (the fuzzer's generator) where output fusion fires: the
+// results equal those compiled without it, bit for bit, and the
+// evaluator's to rounding.
+func TestEpilogueRandomModules(t *testing.T) {
+	seeds, folds := uint64(1500), 0
+	if testing.Short() {
+		seeds = 300
+	}
+	for seed := range seeds {
+		opts := randhlo.Options{Instructions: 4 + int(seed%40), MaxDim: 9}
+		m, err := randhlo.Module(seed, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		threads := 1 + int(seed%3)
+		x, err := Compile(m, Options{Threads: threads, Poison: true})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, randhlo.Text(seed, opts))
+		}
+		n := x.Lowering["gemm+epilogue"] + x.Lowering["conv+epilogue"]
+		if n == 0 {
+			continue
+		}
+		folds += n
+		plain, err := Compile(m, Options{Threads: threads, Poison: true, NoOutputFusion: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := eval.RandomArguments(m, seed)
+		want, err := eval.Run(m, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := x.Execute(args...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, randhlo.Text(seed, opts))
+		}
+		ref, err := plain.Execute(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Equal(ref) {
+			t.Fatalf("seed %d: output fusion changed bits\n%s", seed, randhlo.Text(seed, opts))
+		}
+		if err := conformance.Compare(got, want, conformance.Tolerance{Atol: 1e-4, Rtol: 1e-4}); err != nil {
+			t.Fatalf("seed %d: against the evaluator: %v\n%s", seed, err, randhlo.Text(seed, opts))
+		}
+	}
+	if folds == 0 {
+		t.Fatal("no module had a product to fold: the test tests nothing")
+	}
+	t.Logf("%d products folded", folds)
 }
