@@ -99,15 +99,16 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	if _, err := fuseLoops(mod, mod.Entry, names); err != nil {
 		return nil, fmt.Errorf("cpu: fusion: %w", err)
 	}
-	if !opts.NoOutputFusion {
-		if _, err := fuseEpilogues(mod.Entry, names, effectiveThreads(opts.Threads)); err != nil {
-			return nil, fmt.Errorf("cpu: output fusion: %w", err)
-		}
-	}
 	// Fusion copies index ops into their readers and may leave the
 	// originals without users.
 	if _, err := opt.DCE.Run(mod); err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
+	}
+	// After DCE: a product's dead readers would keep it from folding.
+	if !opts.NoOutputFusion {
+		if _, err := fuseEpilogues(mod.Entry, names, effectiveThreads(opts.Threads)); err != nil {
+			return nil, fmt.Errorf("cpu: output fusion: %w", err)
+		}
 	}
 	if err := hlo.Verify(mod); err != nil {
 		return nil, fmt.Errorf("cpu: after fusion: %w", err)

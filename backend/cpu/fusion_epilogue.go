@@ -17,15 +17,16 @@ import (
 // the product is never written out and read back.
 //
 // The product is folded only when
-//   - it runs on the GEMM (2-D, f32, no batch dimensions) or the
-//     convolution kernel with a channels-last output, so the fusion's
-//     flat index is the kernel's C index;
+//   - it runs on the (batched) GEMM in f32, or on the convolution kernel
+//     with a channels-last output, so the fusion's flat index is the
+//     kernel's C index;
 //   - the fusion is its only reader (its value is not needed elsewhere,
 //     and nothing computes it twice) and has its dimensions and type f32,
 //     so the fusion's buffer can be C;
 //   - the fusion reads it only at the output's own position (not through
-//     a broadcast, transpose or slice, and not in a row program, whose
-//     rows a GEMM block may split);
+//     a broadcast, transpose or slice), and if the fusion is a row
+//     program (softmax), its rows are the kernel's rows and the kernel
+//     hands over whole rows;
 //   - the epilogue would not lose threads: a product small enough to run
 //     on one thread keeps a big epilogue as its own parallel fusion.
 //
@@ -80,7 +81,7 @@ func epilogueOperand(d, u *hlo.Instruction, threads int) (int, bool) {
 	}
 	k := slices.Index(u.Operands, d)
 	p, err := compileLoop(u)
-	if k < 0 || err != nil || p.rowLen > 0 || slices.Contains(p.gathered, k) {
+	if k < 0 || err != nil || !epilogueFits(d, p, k) {
 		return 0, false
 	}
 	if d.Opcode == hlo.OpDot && threads > 1 {
@@ -90,6 +91,28 @@ func epilogueOperand(d, u *hlo.Instruction, threads int) (int, bool) {
 		}
 	}
 	return k, true
+}
+
+// epilogueFits reports whether program p can finish product d's blocks
+// as the kernel hands them over: it reads d (its parameter k) only at
+// the output's own positions, and a row program (softmax over the
+// product's rows) only gets whole rows.
+func epilogueFits(d *hlo.Instruction, p *tileProg, k int) bool {
+	if slices.Contains(p.gathered, k) {
+		return false
+	}
+	if p.rowLen == 0 {
+		return true
+	}
+	switch d.Opcode {
+	case hlo.OpDot:
+		g, _ := planDot(d)
+		return p.rowLen == g.n && kernels.GemmWholeRows(g.n)
+	case hlo.OpConvolution:
+		c, _, _, _ := planConv(d)
+		return p.rowLen == c.OutChannels && kernels.ConvWholeRows(c)
+	}
+	return false
 }
 
 // outputProducer: a product whose kernel can hand its output blocks to
@@ -105,8 +128,8 @@ func outputProducer(d *hlo.Instruction) bool {
 	}
 	switch d.Opcode {
 	case hlo.OpDot:
-		g, ok := planDot(d)
-		return ok && g.batch == 1 && d.Shape.Rank() <= 2
+		_, ok := planDot(d)
+		return ok
 	case hlo.OpConvolution:
 		_, _, relayOut, ok := planConv(d)
 		return ok && relayOut == nil

@@ -157,6 +157,23 @@ ENTRY e {
 	checkEpilogue(t, text, map[string]int{"gemm+epilogue": 1, "tile-fusion": 0})
 }
 
+// A batched product (attention's scores) finishes each product's blocks
+// at its own rows of the output.
+func TestEpilogueBatched(t *testing.T) {
+	const text = `HloModule batched
+ENTRY e {
+  q = f32[3,%[1]d,%[3]d] parameter(0)
+  k = f32[3,%[3]d,%[2]d] parameter(1)
+  s = f32[] parameter(2)
+  d = f32[3,%[1]d,%[2]d] dot(q, k), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  sb = f32[3,%[1]d,%[2]d] broadcast(s), dimensions={}
+  ROOT y = f32[3,%[1]d,%[2]d] multiply(d, sb)
+}`
+	for _, size := range [][3]int{{17, 33, 20}, {40, 7, 50}} {
+		checkEpilogue(t, fmt.Sprintf(text, size[0], size[1], size[2]), map[string]int{"gemm+epilogue": 1})
+	}
+}
+
 // Transposed operands are read through their strides.
 func TestEpilogueTransposed(t *testing.T) {
 	const text = `HloModule transposed
@@ -170,6 +187,48 @@ ENTRY e {
 }`
 	for _, size := range [][3]int{{70, 33, 20}, {100, 10, 50}, {7, 5, 3}} {
 		checkEpilogue(t, fmt.Sprintf(text, size[0], size[1], size[2]), map[string]int{"gemm+epilogue": 1})
+	}
+}
+
+// softmax is a row program over the product's rows: %[1]d×%[3]d by
+// %[3]d×%[2]d, a bias, softmax along the rows.
+const softmaxLayer = `HloModule softmax
+max {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT m = f32[] maximum(p, q)
+}
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+ENTRY e {
+  x = f32[%[1]d,%[3]d] parameter(0)
+  w = f32[%[3]d,%[2]d] parameter(1)
+  b = f32[%[2]d] parameter(2)
+  d = f32[%[1]d,%[2]d] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[%[1]d,%[2]d] broadcast(b), dimensions={1}
+  l = f32[%[1]d,%[2]d] add(d, bb)
+  ninf = f32[] constant(-inf)
+  mx = f32[%[1]d] reduce(l, ninf), dimensions={1}, to_apply=max
+  mb = f32[%[1]d,%[2]d] broadcast(mx), dimensions={0}
+  z = f32[%[1]d,%[2]d] subtract(l, mb)
+  e = f32[%[1]d,%[2]d] exponential(z)
+  zero = f32[] constant(0)
+  s = f32[%[1]d] reduce(e, zero), dimensions={1}, to_apply=add
+  sb = f32[%[1]d,%[2]d] broadcast(s), dimensions={0}
+  ROOT p = f32[%[1]d,%[2]d] divide(e, sb)
+}`
+
+// A row program (softmax) finishes whole rows: on the skinny GEMM (n ≤
+// 16, six rows at a time) and the packed one (one column block); rows
+// split across two column blocks (n over 3072) are refused.
+func TestEpilogueRows(t *testing.T) {
+	for _, c := range []struct{ m, n, k, fused int }{{256, 10, 512, 1}, {13, 7, 9, 1}, {20, 100, 300, 1}, {4, 3100, 8, 0}} {
+		t.Run(fmt.Sprintf("%dx%dx%d", c.m, c.n, c.k), func(t *testing.T) {
+			checkEpilogue(t, fmt.Sprintf(softmaxLayer, c.m, c.n, c.k), map[string]int{"gemm+epilogue": c.fused, "gemm": 1 - c.fused})
+		})
 	}
 }
 
@@ -187,12 +246,6 @@ func TestEpilogueRefused(t *testing.T) {
 		{"reversed", `
   rv = f32[16,24] reverse(d), dimensions={1}
   ROOT n = f32[16,24] add(rv, bb)`},
-		{"row program", `
-  e = f32[16,24] exponential(d)
-  z = f32[] constant(0)
-  r = f32[16] reduce(e, z), dimensions={1}, to_apply=add
-  rb = f32[16,24] broadcast(r), dimensions={0}
-  ROOT q = f32[16,24] divide(e, rb)`},
 		{"narrowed", `
   s = f32[16,24] add(d, bb)
   ROOT c = bf16[16,24] convert(s)`},

@@ -56,19 +56,31 @@ func (x *Executable) lowerOutputFusion(in *hlo.Instruction) (kernelFunc, string,
 	return x.convEpilogue(p, relayIn, ops, e), "conv+epilogue", nil
 }
 
-// gemmEpilogue runs a 2-D product finished by e.
+// gemmEpilogue runs a (batched) product finished by e.
 func (x *Executable) gemmEpilogue(g gemmPlan, ops []int, e *epilogue) kernelFunc {
 	return func(out *hlo.Literal, args []*hlo.Literal) error {
 		c := out.Data().([]float32)
-		a, b := g.a, g.b // Execute may run concurrently
-		a.Data, b.Data = asF32(args[ops[0]]), asF32(args[ops[1]])
 		epi, err := e.bind(args, c, g.n)
 		if err != nil {
 			return err
 		}
-		kernels.GemmEpilogueF32(g.m, g.n, g.k, a, b, c, g.n, x.threads, epi)
+		la, lb := asF32(args[ops[0]]), asF32(args[ops[1]])
+		a, b := g.a, g.b // Execute may run concurrently
+		for i := range g.batch {
+			a.Data, b.Data = la[i*g.m*g.k:], lb[i*g.k*g.n:]
+			kernels.GemmEpilogueF32(g.m, g.n, g.k, a, b, c[i*g.m*g.n:], g.n, x.threads, shiftRows(epi, i*g.m))
+		}
 		return nil
 	}
+}
+
+// shiftRows makes one product of a batch's epilogue: its C starts at
+// row r0 of the batch's.
+func shiftRows(epi kernels.Epilogue, r0 int) kernels.Epilogue {
+	if r0 == 0 {
+		return epi
+	}
+	return func(i, j, rows, cols int) { epi(r0+i, j, rows, cols) }
 }
 
 // convEpilogue runs a convolution with a channels-last output (the
@@ -132,7 +144,7 @@ func compileEpilogue(in *hlo.Instruction, fc *hlo.Computation, d *hlo.Instructio
 	if err != nil {
 		return nil, err
 	}
-	if p.rowLen > 0 || slices.Contains(p.gathered, cParam) {
+	if !epilogueFits(d, p, cParam) {
 		return nil, fmt.Errorf("fusion %s: the epilogue reads %s other than element for element", in.Name, d.Name)
 	}
 	return &epilogue{prog: p, cParam: cParam}, nil
@@ -155,7 +167,7 @@ func (e *epilogue) bind(args []*hlo.Literal, c []float32, ldc int) (kernels.Epil
 	return func(i, j, rows, cols int) {
 		sc := p.begin(params)
 		defer p.pool.Put(sc)
-		if j == 0 && cols == ldc { // whole rows: one span, whole tiles
+		if j == 0 && cols == ldc { // whole rows (always, for a row program): one span
 			p.runSpan(sc, params, c, i*ldc, (i+rows)*ldc)
 			return
 		}

@@ -92,6 +92,12 @@ func ConvEpilogueF32(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 	return nil
 }
 
+// ConvWholeRows reports whether ConvEpilogueF32 hands its epilogue only
+// whole rows (every output channel of a pixel) for convolution p.
+func ConvWholeRows(p *Conv) bool {
+	return canConvDepthwise(p) || p.Groups == 1 && GemmWholeRows(p.OutChannels)
+}
+
 // shiftColumns makes a group's epilogue: its GEMM's C starts at the
 // group's first output channel.
 func shiftColumns(epi Epilogue, j0 int) Epilogue {

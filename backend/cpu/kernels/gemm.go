@@ -59,6 +59,10 @@ func GemmEpilogueF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, t
 	gemmF32(m, n, k, a, b, c, ldc, false, threads, epi)
 }
 
+// GemmWholeRows reports whether GemmEpilogueF32 hands its epilogue only
+// whole rows of an n-column C: it does when one column block spans them.
+func GemmWholeRows(n int) bool { return n <= gemmNC }
+
 func gemmF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int, epi Epilogue) {
 	if gemmSkinnyF32(m, n, k, a, b, c, ldc, accumulate, threads, epi) {
 		return
