@@ -15,8 +15,17 @@ import (
 // checkEpilogue compiles text with output fusion, checks the lowering
 // counts, and compares the results with the evaluator (to rounding: the
 // GEMM sums in f32) and, bit for bit, with the same module compiled
-// without output fusion, for 1 to 3 threads. It returns the fused module.
+// without output fusion, for 1 to 3 threads, and across those thread
+// counts. It returns the fused module.
 func checkEpilogue(t *testing.T, text string, lowering map[string]int) *hlo.Module {
+	t.Helper()
+	return checkEpilogueThreads(t, text, lowering, true)
+}
+
+// checkEpilogueThreads is checkEpilogue; with sameBits false the results
+// may differ between thread counts (a split-K convolution sums its
+// partial outputs per thread), but not from the unfused ones.
+func checkEpilogueThreads(t *testing.T, text string, lowering map[string]int, sameBits bool) *hlo.Module {
 	t.Helper()
 	m, err := hlotext.Parse(text, hlotext.Options{})
 	if err != nil {
@@ -28,6 +37,7 @@ func checkEpilogue(t *testing.T, text string, lowering map[string]int) *hlo.Modu
 		t.Fatal(err)
 	}
 	var fused *hlo.Module
+	var first *hlo.Literal // the one-thread result
 	for threads := 1; threads <= 3; threads++ {
 		x, err := Compile(m, Options{Threads: threads, Poison: true})
 		if err != nil {
@@ -55,6 +65,11 @@ func checkEpilogue(t *testing.T, text string, lowering map[string]int) *hlo.Modu
 		}
 		if !got.Equal(ref) {
 			t.Fatalf("threads %d: output fusion changed bits:\n%s", threads, firstDiff(got, ref))
+		}
+		if first == nil {
+			first = got
+		} else if sameBits && !got.Equal(first) {
+			t.Fatalf("threads %d: bits differ from one thread's:\n%s", threads, firstDiff(got, first))
 		}
 		fused = x.Module()
 	}
@@ -298,19 +313,20 @@ func TestEpilogueConv(t *testing.T) {
 		attrs                 string
 		featureDim            int
 		fused                 int
+		threadVariant         bool // split K: partial sums per thread
 	}{
-		{"direct", "[2,9,7,16]", "[3,3,16,20]", "[2,9,7,20]", 20, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 3, 1},
-		{"im2col", "[3,8,8,3]", "[3,3,3,17]", "[3,6,6,17]", 17, "window={size=3x3}, dim_labels=b01f_01io->b01f", 3, 1},
-		{"groups", "[1,6,6,32]", "[3,3,16,24]", "[1,6,6,24]", 24, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=2", 3, 1},
-		{"depthwise", "[2,10,10,8]", "[3,3,1,8]", "[2,10,10,8]", 8, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=8", 3, 1},
-		{"split K", "[1,4,4,704]", "[3,3,704,8]", "[1,4,4,8]", 8, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 3, 1},
-		{"channels-first input", "[2,16,6,6]", "[3,3,16,5]", "[2,6,6,5]", 5, "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_01io->b01f", 3, 1},
-		{"channels-first output", "[2,6,6,16]", "[3,3,16,5]", "[2,5,6,6]", 5, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->bf01", 1, 0},
+		{"direct", "[2,9,7,16]", "[3,3,16,20]", "[2,9,7,20]", 20, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 3, 1, false},
+		{"im2col", "[3,8,8,3]", "[3,3,3,17]", "[3,6,6,17]", 17, "window={size=3x3}, dim_labels=b01f_01io->b01f", 3, 1, false},
+		{"groups", "[1,6,6,32]", "[3,3,16,24]", "[1,6,6,24]", 24, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=2", 3, 1, false},
+		{"depthwise", "[2,10,10,8]", "[3,3,1,8]", "[2,10,10,8]", 8, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=8", 3, 1, false},
+		{"split K", "[1,4,4,704]", "[3,3,704,8]", "[1,4,4,8]", 8, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 3, 1, true},
+		{"channels-first input", "[2,16,6,6]", "[3,3,16,5]", "[2,6,6,5]", 5, "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_01io->b01f", 3, 1, false},
+		{"channels-first output", "[2,6,6,16]", "[3,3,16,5]", "[2,5,6,6]", 5, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->bf01", 1, 0, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			text := fmt.Sprintf(convLayer, c.in, c.kernel, c.out, c.features, c.attrs, c.featureDim)
-			checkEpilogue(t, text, map[string]int{"conv+epilogue": c.fused, "conv": 1 - c.fused})
+			checkEpilogueThreads(t, text, map[string]int{"conv+epilogue": c.fused, "conv": 1 - c.fused}, !c.threadVariant)
 		})
 	}
 }
