@@ -437,3 +437,75 @@ func TestEpilogueRandomModules(t *testing.T) {
 	}
 	t.Logf("%d products folded", folds)
 }
+
+// The pass on HLO text: the dot moves into the kLoop fusion reading it,
+// which becomes kOutput and reads the dot's operands; with the dot also
+// an output of the module nothing changes.
+func TestFuseEpiloguesText(t *testing.T) {
+	const fused = `fused_computation {
+  param_d = f32[4,3] parameter(0)
+  param_b = f32[3] parameter(1)
+  bb = f32[4,3] broadcast(param_b), dimensions={1}
+  s = f32[4,3] add(param_d, bb)
+  z = f32[] constant(0)
+  zb = f32[4,3] broadcast(z), dimensions={}
+  ROOT h = f32[4,3] maximum(s, zb)
+}
+
+ENTRY e {
+  x = f32[4,5] parameter(0)
+  w = f32[5,3] parameter(1)
+  b = f32[3] parameter(2)
+  d = f32[4,3] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+`
+	const want = `HloModule layer, entry_computation_layout={(f32[4,5]{1,0}, f32[5,3]{1,0}, f32[3]{0})->f32[4,3]{1,0}}
+
+fused_computation {
+  param_b = f32[3]{0} parameter(2)
+  bb = f32[4,3]{1,0} broadcast(param_b), dimensions={1}
+  param_x = f32[4,5]{1,0} parameter(0)
+  param_w = f32[5,3]{1,0} parameter(1)
+  d = f32[4,3]{1,0} dot(param_x, param_w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  s = f32[4,3]{1,0} add(d, bb)
+  z = f32[] constant(0)
+  zb = f32[4,3]{1,0} broadcast(z), dimensions={}
+  ROOT h = f32[4,3]{1,0} maximum(s, zb)
+}
+
+ENTRY e {
+  x = f32[4,5]{1,0} parameter(0)
+  w = f32[5,3]{1,0} parameter(1)
+  b = f32[3]{0} parameter(2)
+  ROOT f = f32[4,3]{1,0} fusion(x, w, b), kind=kOutput, calls=fused_computation
+}
+
+`
+	const f = "f = f32[4,3] fusion(d, b), kind=kLoop, calls=fused_computation\n"
+	for _, c := range []struct{ name, tail, want string }{
+		{"folds", "  ROOT " + f + "}", want},
+		{"dot is an output", "  " + f + "  ROOT t = (f32[4,3], f32[4,3]) tuple(f, d)\n}", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := hlotext.Parse("HloModule layer\n\n"+fused+c.tail, hlotext.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := hlotext.Print(m, hlotext.Short)
+			n, err := fuseEpilogues(m.Entry, hlo.NewNameSet(m), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := hlo.Verify(m); err != nil {
+				t.Fatal(err)
+			}
+			got := hlotext.Print(m, hlotext.Short)
+			want := c.want
+			if want == "" {
+				want = before // must not fire, and must change nothing
+			}
+			if got != want || (n == 0) != (c.want == "") {
+				t.Fatalf("%d folded; got\n%s\nwant\n%s", n, got, want)
+			}
+		})
+	}
+}
