@@ -49,6 +49,11 @@ func gemmSkinnyF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, acc
 	return false
 }
 
+// skinnyEpilogueMin is the elements of C (4 KiB, in L1) a skinny product
+// computes before finishing them: a sliver is only 6×n ≤ 96, too little
+// to pay for an epilogue call each.
+const skinnyEpilogueMin = 1024
+
 // gemmRowsDirect is the product with A read in place through row
 // pointers and B packed per K block.
 func gemmRowsDirect(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int, epi Epilogue) {
@@ -62,7 +67,9 @@ func gemmRowsDirect(m, n, k int, a, b Strided[float32], c []float32, ldc int, ac
 		first, last := !accumulate && pc == 0, pc+kb == k
 		parallel(threads, func(t int) {
 			runs := make([]tapRun, 1)
-			for s := t * slivers / threads; s < (t+1)*slivers/threads; s++ {
+			from, to := t*slivers/threads, (t+1)*slivers/threads
+			done := from * sgemmMR // rows before done have been finished
+			for s := from; s < to; s++ {
 				i := s * sgemmMR
 				rows := min(sgemmMR, m-i)
 				run := &runs[0]
@@ -74,8 +81,9 @@ func gemmRowsDirect(m, n, k int, a, b Strided[float32], c []float32, ldc int, ac
 					}
 				}
 				directTile(runs, bp, c, ldc, i, rows, 0, 0, n, kb, first)
-				if last && epi != nil {
-					epi(i, 0, rows, n)
+				if last && epi != nil && ((i+rows-done)*n >= skinnyEpilogueMin || s == to-1) {
+					epi(done, 0, i+rows-done, n)
+					done = i + rows
 				}
 			}
 		})
