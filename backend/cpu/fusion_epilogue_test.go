@@ -509,3 +509,35 @@ ENTRY e {
 		})
 	}
 }
+
+// A softmax over a convolution's output channels folds when the kernel
+// hands over whole pixels (one feature group), not with two groups.
+func TestEpilogueConvRows(t *testing.T) {
+	const text = `HloModule convsoftmax
+max {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT m = f32[] maximum(p, q)
+}
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+ENTRY e {
+  x = f32[2,6,6,32] parameter(0)
+  k = f32[3,3,%[1]d,10] parameter(1)
+  c = f32[2,6,6,10] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=%[2]d
+  ninf = f32[] constant(-inf)
+  mx = f32[2,6,6] reduce(c, ninf), dimensions={3}, to_apply=max
+  mb = f32[2,6,6,10] broadcast(mx), dimensions={0,1,2}
+  z = f32[2,6,6,10] subtract(c, mb)
+  e = f32[2,6,6,10] exponential(z)
+  zero = f32[] constant(0)
+  s = f32[2,6,6] reduce(e, zero), dimensions={3}, to_apply=add
+  sb = f32[2,6,6,10] broadcast(s), dimensions={0,1,2}
+  ROOT p = f32[2,6,6,10] divide(e, sb)
+}`
+	checkEpilogue(t, fmt.Sprintf(text, 32, 1), map[string]int{"conv+epilogue": 1})
+	checkEpilogue(t, fmt.Sprintf(text, 16, 2), map[string]int{"conv+epilogue": 0, "conv": 1})
+}
