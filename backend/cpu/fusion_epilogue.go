@@ -84,11 +84,8 @@ func epilogueOperand(d, u *hlo.Instruction, threads int) (int, bool) {
 	if k < 0 || err != nil || !epilogueFits(d, p, k) {
 		return 0, false
 	}
-	if d.Opcode == hlo.OpDot && threads > 1 {
-		g, _ := planDot(d)
-		if kernels.GemmRunsInline(g.m, g.n, g.k) && p.n*p.ops >= kernels.MinParallelWork {
-			return 0, false // the fusion alone would run on all threads
-		}
+	if threads > 1 && runsInline(d) && p.n*p.ops >= kernels.MinParallelWork {
+		return 0, false // the fusion alone would run on all threads
 	}
 	return k, true
 }
@@ -113,6 +110,17 @@ func epilogueFits(d *hlo.Instruction, p *tileProg, k int) bool {
 		return p.rowLen == c.OutChannels && kernels.ConvWholeRows(c)
 	}
 	return false
+}
+
+// runsInline reports whether product d's kernel runs on one goroutine,
+// and so would its epilogue.
+func runsInline(d *hlo.Instruction) bool {
+	if d.Opcode == hlo.OpDot {
+		g, _ := planDot(d)
+		return kernels.GemmRunsInline(g.m, g.n, g.k)
+	}
+	p, relayIn, _, _ := planConv(d)
+	return kernels.ConvRunsInline(relayIn.conv(p))
 }
 
 // outputProducer: a product whose kernel can hand its output blocks to

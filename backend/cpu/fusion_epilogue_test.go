@@ -335,20 +335,27 @@ func TestEpilogueConv(t *testing.T) {
 // enough for several threads as a fusion of its own, but folds it when
 // the executable has one thread anyway.
 func TestEpilogueKeepsThreads(t *testing.T) {
-	m, err := hlotext.Parse(fmt.Sprintf(mlpLayer, 512, 512, 2), hlotext.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for threads, want := range []int{1: 1, 2: 0} {
-		if threads == 0 {
-			continue
-		}
-		x, err := Compile(m, Options{Threads: threads})
+	conv := fmt.Sprintf(convLayer, "[1,130,130,1]", "[3,3,1,16]", "[1,128,128,16]", 16,
+		"window={size=3x3}, dim_labels=b01f_01io->b01f", 3)
+	for _, c := range []struct{ text, how string }{
+		{fmt.Sprintf(mlpLayer, 512, 512, 2), "gemm+epilogue"},
+		{conv, "conv+epilogue"},
+	} {
+		m, err := hlotext.Parse(c.text, hlotext.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if x.Lowering["gemm+epilogue"] != want {
-			t.Errorf("%d threads: lowering %v, want %d gemm+epilogue", threads, x.Lowering, want)
+		for threads, want := range []int{1: 1, 2: 0} {
+			if threads == 0 {
+				continue
+			}
+			x, err := Compile(m, Options{Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x.Lowering[c.how] != want {
+				t.Errorf("%d threads: lowering %v, want %d %s", threads, x.Lowering, want, c.how)
+			}
 		}
 	}
 }

@@ -98,6 +98,21 @@ func ConvWholeRows(p *Conv) bool {
 	return canConvDepthwise(p) || p.Groups == 1 && GemmWholeRows(p.OutChannels)
 }
 
+// ConvRunsInline reports whether convolution p runs on the calling
+// goroutine alone, whatever the thread count: a small one on the packed
+// GEMM does.
+func ConvRunsInline(p *Conv) bool {
+	if canConvDepthwise(p) || canConvDirect(p) {
+		return false
+	}
+	m, k := p.Batch, p.InChannels/p.Groups
+	for d := range p.OutSpatial {
+		m *= p.OutSpatial[d]
+		k *= p.Kernel[d]
+	}
+	return GemmRunsInline(m, p.OutChannels/p.Groups, k)
+}
+
 // shiftColumns makes a group's epilogue: its GEMM's C starts at the
 // group's first output channel.
 func shiftColumns(epi Epilogue, j0 int) Epilogue {
