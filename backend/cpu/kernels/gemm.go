@@ -46,10 +46,12 @@ func GemmF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulat
 }
 
 // Epilogue finishes a block of C whose values are final: rows [i,
-// i+rows) and columns [j, j+cols), rewritten in place. A GEMM calls it
-// once for every block, right after the block's last K slice, from the
-// goroutine that computed it, so the block is still in cache; blocks are
-// disjoint, and different ones may be finished concurrently.
+// i+rows) and columns [j, j+cols), rewritten in place. A kernel calls it
+// once for every element of C, block by block, as soon as the block is
+// final: mostly right after its last K slice, on the goroutine that
+// computed it, so the block is still in cache (paths that sum or turn C
+// around at the end call it after that). Blocks are disjoint, and
+// different ones may be finished concurrently.
 type Epilogue func(i, j, rows, cols int)
 
 // GemmEpilogueF32 sets C = A·B like GemmF32 and hands every block of C to
