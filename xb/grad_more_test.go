@@ -183,9 +183,10 @@ func TestGradCNNCompiled(t *testing.T) {
 	}
 	// Five convolutions: two forward, two kernel gradients and one input
 	// gradient (x is not differentiated, so the first layer needs none).
-	// All must take the fast kernel, none the generic loop or evaluator.
+	// All must take the fast kernel (alone or with an epilogue fused),
+	// none the generic loop or evaluator.
 	t.Logf("engine %s, lowering %v", exe.Engine(), exe.Lowering())
-	if l := exe.Lowering(); l["conv"] != 5 || l["conv-loop"] != 0 || l["evaluator"] != 0 {
+	if l := exe.Lowering(); l["conv"]+l["conv+epilogue"] != 5 || l["conv-loop"] != 0 || l["evaluator"] != 0 {
 		t.Errorf("lowering %v: want all 5 convolutions on the conv kernel", l)
 	}
 	args := eval.RandomArguments(m, 5)

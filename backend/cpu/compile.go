@@ -22,6 +22,9 @@ type Options struct {
 	// With few expected runs of a tiny module, the cost model may choose
 	// to run it on the evaluator rather than compile it (see Engine).
 	ExpectedRuns int
+	// NoOutputFusion keeps dots and convolutions apart from their
+	// elementwise readers (for A/B runs and tests of output fusion).
+	NoOutputFusion bool
 	// Poison fills new arenas and output buffers with NaN bytes, so tests
 	// catch kernels that leave part of their result unwritten.
 	Poison bool
@@ -68,6 +71,8 @@ type Executable struct {
 	frames   framePool
 	outs     outputPool
 	poison   bool
+	// noOutputFusion is Options.NoOutputFusion, for compiled bodies.
+	noOutputFusion bool
 	// interp: the cost model chose the evaluator for the whole module.
 	interp bool
 	// Engine says how the module runs: "compiled", or "evaluator" with
@@ -103,6 +108,14 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	if _, err := opt.DCE.Run(mod); err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}
+	// After DCE: a product's dead readers would keep it from folding.
+	// Before multi-output fusion, which takes only kLoop fusions: a dot's
+	// epilogue stays with its dot.
+	if !opts.NoOutputFusion {
+		if _, err := fuseEpilogues(mod.Entry, names, effectiveThreads(opts.Threads)); err != nil {
+			return nil, fmt.Errorf("cpu: output fusion: %w", err)
+		}
+	}
 	// Sibling fusions are merged once dead ones are gone (a merged dead
 	// value would still be computed).
 	if n, err := fuseMultiOutput(mod, mod.Entry, names); err != nil {
@@ -116,12 +129,10 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 		return nil, fmt.Errorf("cpu: after fusion: %w", err)
 	}
 	x := &Executable{module: mod, entry: mod.Entry, threads: opts.Threads, Lowering: map[string]int{}, poison: opts.Poison,
-		Engine: "compiled"}
+		noOutputFusion: opts.NoOutputFusion, Engine: "compiled"}
 	x.prof.times = map[string]*KernelTime{}
 	x.outs.poison = opts.Poison
-	if x.threads <= 0 {
-		x.threads = runtime.GOMAXPROCS(0)
-	}
+	x.threads = effectiveThreads(opts.Threads)
 	lowered := map[*hlo.Instruction]step{}
 	infos := map[*hlo.Instruction]valueInfo{}
 	for _, in := range mod.Entry.Instructions {
@@ -201,6 +212,14 @@ func newTuple(s hlo.Shape) *hlo.Literal {
 	return hlo.MakeTupleLiteral(elems...)
 }
 
+// effectiveThreads is the thread count an executable runs with.
+func effectiveThreads(n int) int {
+	if n <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return n
+}
+
 // bestSchedule tries the candidate orders and keeps the one needing the
 // smallest arena.
 func bestSchedule(c *hlo.Computation, infos map[*hlo.Instruction]valueInfo) ([]*hlo.Instruction, *assignment) {
@@ -263,6 +282,12 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 			return nil, "constant", nil
 		}
 	case hlo.OpFusion:
+		if kind, _ := in.EnumAttr("kind"); kind == kOutput {
+			if k, how, err := x.lowerOutputFusion(in); err == nil {
+				return fromFunc(in, k), how, nil
+			}
+			break
+		}
 		if fc := in.Computation("calls"); fc != nil && fc.Root != nil && fc.Root.Opcode == hlo.OpReduce {
 			if p, err := compileReduce(in); err == nil {
 				return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {

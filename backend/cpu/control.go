@@ -57,7 +57,7 @@ func (x *Executable) sub(c *hlo.Computation) (*Executable, error) {
 	if m.Entry == nil {
 		return nil, fmt.Errorf("computation %s not in module %s", c.Name, x.module.Name)
 	}
-	return Compile(m, Options{Threads: x.threads, NoOptimize: true, Poison: x.poison})
+	return Compile(m, Options{Threads: x.threads, NoOptimize: true, Poison: x.poison, NoOutputFusion: x.noOutputFusion})
 }
 
 func runWhile(cond, body *Executable, state *hlo.Literal) (*hlo.Literal, error) {

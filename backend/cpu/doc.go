@@ -10,6 +10,12 @@
 //     cheap producers (add, multiply, exp, ...) are recomputed in a second
 //     fusion rather than stored, within a budget; nothing else is
 //     duplicated.
+//   - Output fusion (fusion_epilogue.go, lower_epilogue.go): a dot or
+//     convolution read only by one loop fusion, element for element
+//     (bias, activation), joins it as a kOutput fusion; the GEMM or conv
+//     kernel hands each block of its output to the fusion's tile program
+//     as soon as the block is final, so the product is finished in cache
+//     rather than written out and read back.
 //   - Multi-output fusion (fusion_multi.go): loop fusions of the same
 //     dimensions that read a full-size operand in common (an optimizer's
 //     m', v' and W' all read the gradient), or a fusion and its producer
@@ -19,6 +25,11 @@
 //     runs tile by tile (512 elements), each fused instruction one vector
 //     kernel call per tile; reductions fold each tile's row segments; a
 //     multi-output program leaves each output's tile in its own buffer.
+//   - Generated code (tile_jit.go, tile_seg.go, package jit): a loop
+//     fusion whose ops all have x86-64 code runs as one generated loop
+//     over vectors, values in registers; other programs run their runs
+//     of such ops as generated segments. Same instructions as the
+//     kernels, so the same bits as the tile programs.
 //   - Kernels: dot and convolution on the GEMM of package kernels
 //     (lower_linalg.go), data movement, convert, select, reduce and
 //     reduce-window compiled with their index arithmetic resolved at

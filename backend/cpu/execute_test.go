@@ -34,8 +34,8 @@ func TestConcurrentExecute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x.Lowering["gemm"] != 1 || x.Lowering["tile-fusion"]+x.Lowering["jit-fusion"] != 1 {
-		t.Fatalf("lowering %v, want the dot on the GEMM and one tile fusion", x.Lowering)
+	if x.Lowering["gemm+epilogue"] != 1 || len(x.Lowering) != 2 {
+		t.Fatalf("lowering %v, want the dot on the GEMM with its epilogue", x.Lowering)
 	}
 	args := eval.RandomArguments(m, 3)
 	want, err := eval.Run(m, args...)
@@ -102,7 +102,7 @@ func TestProfile(t *testing.T) {
 		}
 		kinds[k.Lowering]++
 	}
-	if kinds["gemm"] != 1 || kinds["tile-fusion"]+kinds["jit-fusion"] != 1 {
+	if kinds["gemm+epilogue"] != 1 || len(kinds) != 1 {
 		t.Fatalf("profile %v", x.Profile())
 	}
 	if !strings.Contains(x.ProfileTable(5), "gemm") {

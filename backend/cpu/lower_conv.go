@@ -24,20 +24,10 @@ import (
 //
 // Window reversal and batch groups go to the generic kernel.
 func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
-	dn, w := in.ConvDims(), in.Window()
-	l, r := in.Operands[0].Shape, in.Operands[1].Shape
-	if dn == nil || !onKernels(l.DType, r.DType, in.Shape.DType) {
-		return nil, false
-	}
-	if bg, ok := in.Int("batch_group_count"); ok && bg != 1 {
-		return nil, false
-	}
-	p, ok := convParams(in, dn, w, l, r)
+	p, relayIn, relayOut, ok := planConv(in)
 	if !ok {
 		return nil, false
 	}
-	relayIn := inputRelayout(p, dn, l)
-	relayOut := outputRelayout(dn, in.Shape)
 	threads := x.threads
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
 		c, finish := f32Into(out)
@@ -60,6 +50,23 @@ func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
 		finish()
 		return err
 	}, true
+}
+
+// planConv describes a convolution lowerConv takes to the kernel, with
+// the copies its input and output need (nil: none).
+func planConv(in *hlo.Instruction) (p *kernels.Conv, relayIn, relayOut *relayout, ok bool) {
+	dn, w := in.ConvDims(), in.Window()
+	l, r := in.Operands[0].Shape, in.Operands[1].Shape
+	if dn == nil || !onKernels(l.DType, r.DType, in.Shape.DType) {
+		return nil, nil, nil, false
+	}
+	if bg, ok := in.Int("batch_group_count"); ok && bg != 1 {
+		return nil, nil, nil, false
+	}
+	if p, ok = convParams(in, dn, w, l, r); !ok {
+		return nil, nil, nil, false
+	}
+	return p, inputRelayout(p, dn, l), outputRelayout(dn, in.Shape), true
 }
 
 // convParams describes the convolution to the kernel with the operands'

@@ -15,10 +15,17 @@ func rowMajor(dims []int64) []int {
 	return st
 }
 
-// lowerDot maps an f32 dot with leading batch dimensions, at most one free
+// gemmPlan is a dot as the batched GEMM sees it: batch products of
+// m×k by k×n, the operands read through strides (Data unset).
+type gemmPlan struct {
+	batch, m, n, k int
+	a, b           kernels.Strided[float32]
+}
+
+// planDot maps an f32 dot with leading batch dimensions, at most one free
 // and exactly one contracting dimension per operand onto the batched
 // GEMM, reading either operand transposed through its strides.
-func (x *Executable) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
+func planDot(in *hlo.Instruction) (gemmPlan, bool) {
 	l, r := in.Operands[0].Shape, in.Operands[1].Shape
 	lb, _ := in.Ints("lhs_batch_dims")
 	rb, _ := in.Ints("rhs_batch_dims")
@@ -27,32 +34,38 @@ func (x *Executable) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
 	nb := len(lb)
 	if !onKernels(l.DType, r.DType, in.Shape.DType) || len(lc) != 1 || len(rc) != 1 ||
 		!leading(lb) || !leading(rb) || l.Rank() > nb+2 || r.Rank() > nb+2 || in.HasAttr("sparsity") {
-		return nil, false
+		return gemmPlan{}, false
 	}
 	ls, rs := rowMajor(l.Dims), rowMajor(r.Dims)
-	k := int(l.Dims[lc[0]])
-	m, mStride := 1, 0
+	g := gemmPlan{batch: 1, m: 1, n: 1, k: int(l.Dims[lc[0]])}
+	mStride, nStride := 0, 0
 	if l.Rank() == nb+2 {
 		free := nb + 1 - (int(lc[0]) - nb) // the other of the last two
-		m, mStride = int(l.Dims[free]), ls[free]
+		g.m, mStride = int(l.Dims[free]), ls[free]
 	}
-	n, nStride := 1, 0
 	if r.Rank() == nb+2 {
 		free := nb + 1 - (int(rc[0]) - nb)
-		n, nStride = int(r.Dims[free]), rs[free]
+		g.n, nStride = int(r.Dims[free]), rs[free]
 	}
-	batch := 1
 	for _, d := range lb {
-		batch *= int(l.Dims[d])
+		g.batch *= int(l.Dims[d])
 	}
-	aBatch, bBatch := m*k, k*n
-	a := kernels.Strided[float32]{Row: mStride, Col: ls[lc[0]]}
-	b := kernels.Strided[float32]{Row: rs[rc[0]], Col: nStride}
+	g.a = kernels.Strided[float32]{Row: mStride, Col: ls[lc[0]]}
+	g.b = kernels.Strided[float32]{Row: rs[rc[0]], Col: nStride}
+	return g, true
+}
+
+// lowerDot runs a dot planDot accepts on the batched GEMM.
+func (x *Executable) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
+	g, ok := planDot(in)
+	if !ok {
+		return nil, false
+	}
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
 		c, finish := f32Into(out)
-		a, b := a, b // Execute may run concurrently
+		a, b := g.a, g.b // Execute may run concurrently
 		a.Data, b.Data = asF32(ops[0]), asF32(ops[1])
-		kernels.GemmBatchF32(batch, m, n, k, a, aBatch, b, bBatch, c, n, m*n, false, x.threads)
+		kernels.GemmBatchF32(g.batch, g.m, g.n, g.k, a, g.m*g.k, b, g.k*g.n, c, g.n, g.m*g.n, false, x.threads)
 		finish()
 		return nil
 	}, true

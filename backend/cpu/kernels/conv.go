@@ -52,6 +52,13 @@ func (p *Conv) check() error {
 // gathers im2col rows straight from the input (implicit im2col), the B
 // packer reads the kernel through its strides.
 func ConvF32(p *Conv, in, kernel, out []float32, threads int) error {
+	return ConvEpilogueF32(p, in, kernel, out, threads, nil)
+}
+
+// ConvEpilogueF32 is ConvF32 handing every block of the output, seen as
+// the matrix [Batch·pixels, OutChannels], to epi (nil: none) as soon as
+// its values are final (see Epilogue).
+func ConvEpilogueF32(p *Conv, in, kernel, out []float32, threads int, epi Epilogue) error {
 	if err := p.check(); err != nil {
 		return err
 	}
@@ -66,12 +73,13 @@ func ConvF32(p *Conv, in, kernel, out []float32, threads int) error {
 	}
 	m, k := p.Batch*pixels, taps*cin
 	if canConvDepthwise(p) {
-		convDepthwise(p, in, kernel, out, threads)
+		convDepthwise(p, in, kernel, out, threads, epi)
 		return nil
 	}
 	for g := range p.Groups {
+		gepi := shiftColumns(epi, g*cout)
 		if canConvDirect(p) {
-			convDirect(p, in, kernel, out, threads, g)
+			convDirect(p, in, kernel, out, threads, g, gepi)
 			continue
 		}
 		im := &im2col{p: p, in: in, cin: cin, c0: g * cin, pixels: pixels, taps: taps, tapOffsets: offsetsOfTaps(p, taps)}
@@ -79,9 +87,39 @@ func ConvF32(p *Conv, in, kernel, out []float32, threads int) error {
 		pb := func(dst []float32, pc, jc, kb, nb, from, to int) {
 			packConvKernel(dst, p, kernel, g*cout+jc, cin, pc, kb, nb, from, to)
 		}
-		gemmCore(m, cout, k, pa, pb, out[g*cout:], p.OutChannels, false, threads, sgemmMR, sgemmNR, kernelF32)
+		gemmCore(m, cout, k, pa, pb, out[g*cout:], p.OutChannels, false, threads, sgemmMR, sgemmNR, kernelF32, gepi)
 	}
 	return nil
+}
+
+// ConvWholeRows reports whether ConvEpilogueF32 hands its epilogue only
+// whole rows (every output channel of a pixel) for convolution p.
+func ConvWholeRows(p *Conv) bool {
+	return canConvDepthwise(p) || p.Groups == 1 && GemmWholeRows(p.OutChannels)
+}
+
+// ConvRunsInline reports whether convolution p runs on the calling
+// goroutine alone, whatever the thread count: a small one on the packed
+// GEMM does.
+func ConvRunsInline(p *Conv) bool {
+	if canConvDepthwise(p) || canConvDirect(p) {
+		return false
+	}
+	m, k := p.Batch, p.InChannels/p.Groups
+	for d := range p.OutSpatial {
+		m *= p.OutSpatial[d]
+		k *= p.Kernel[d]
+	}
+	return GemmRunsInline(m, p.OutChannels/p.Groups, k)
+}
+
+// shiftColumns makes a group's epilogue: its GEMM's C starts at the
+// group's first output channel.
+func shiftColumns(epi Epilogue, j0 int) Epilogue {
+	if epi == nil || j0 == 0 {
+		return epi
+	}
+	return func(i, j, rows, cols int) { epi(i, j0+j, rows, cols) }
 }
 
 // im2col packs rows of the implicit im2col matrix: row i is output pixel

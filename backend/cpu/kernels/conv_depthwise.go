@@ -10,7 +10,7 @@ func canConvDepthwise(p *Conv) bool {
 	return p.Groups == p.InChannels && p.Groups > 1 && p.InChannelStride == 1 && p.KernelOutStride == 1
 }
 
-func convDepthwise(p *Conv, in, kernel, out []float32, threads int) {
+func convDepthwise(p *Conv, in, kernel, out []float32, threads int, epi Epilogue) {
 	mult := p.OutChannels / p.Groups
 	pixels, taps := 1, 1
 	for d := range p.OutSpatial {
@@ -26,7 +26,13 @@ func convDepthwise(p *Conv, in, kernel, out []float32, threads int) {
 	parallel(threads, func(t int) {
 		var org [8]int
 		var kpos [8]int
-		for i := t * m / threads; i < (t+1)*m/threads; i++ {
+		lo, hi := t*m/threads, (t+1)*m/threads
+		done := lo // rows before done have been through the epilogue
+		for i := lo; i < hi; i++ {
+			if epi != nil && (i-done)*p.OutChannels >= depthwiseEpilogueBlock {
+				epi(done, 0, i-done, p.OutChannels)
+				done = i
+			}
 			acc := out[i*p.OutChannels : (i+1)*p.OutChannels]
 			clear(acc)
 			b, rem := i/pixels, i%pixels
@@ -58,8 +64,15 @@ func convDepthwise(p *Conv, in, kernel, out []float32, threads int) {
 				}
 			}
 		}
+		if epi != nil && hi > done {
+			epi(done, 0, hi-done, p.OutChannels)
+		}
 	})
 }
+
+// depthwiseEpilogueBlock is the output elements (16 KiB) a depthwise
+// convolution computes before finishing them, so they are still in L1.
+const depthwiseEpilogueBlock = 4096
 
 // axpyVec is acc[i] += x[i]*w[i].
 func axpyVec(acc, x, w []float32) {

@@ -28,7 +28,7 @@ type tapRun struct {
 	q    int
 }
 
-func convDirect(p *Conv, in, kernel, out []float32, threads, g int) {
+func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue) {
 	cin, cout := p.InChannels/p.Groups, p.OutChannels/p.Groups
 	pixels, taps := 1, 1
 	for d := range p.OutSpatial {
@@ -40,12 +40,18 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int) {
 		return
 	}
 	im := &im2col{p: p, in: in, cin: cin, c0: g * cin, pixels: pixels, taps: taps, tapOffsets: offsetsOfTaps(p, taps)}
-	d := &directConv{im: im, kernel: kernel, co0: g * cout, cin: cin}
+	d := &directConv{im: im, kernel: kernel, co0: g * cout, cin: cin, epi: epi}
 	c := out[g*cout:]
 	ldc := p.OutChannels
 	kBlocks := (k + gemmKC - 1) / gemmKC
 	if threads > 1 && kBlocks >= 8*threads && m*n <= directSplitKMax {
 		d.splitK(m, n, k, c, ldc, threads)
+		if epi != nil {
+			parallel(threads, func(t int) { // the output is final only once summed
+				lo, hi := t*m/threads, (t+1)*m/threads
+				epi(lo, 0, hi-lo, n)
+			})
+		}
 		return
 	}
 	threads = max(1, min(threads, (m+sgemmMR-1)/sgemmMR))
@@ -69,7 +75,7 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int) {
 				packConvKernel(bp, p, kernel, d.co0+jc, cin, pc, kb, nb, t*slivers/threads, (t+1)*slivers/threads)
 			})
 			parallel(threads, func(t int) {
-				d.block(bp, c, ldc, t*per, min(m, (t+1)*per), jc, nb, pc, kb, pc == 0)
+				d.block(bp, c, ldc, t*per, min(m, (t+1)*per), jc, nb, pc, kb, pc == 0, d.epi != nil && pc+kb == k)
 			})
 		}
 	}
@@ -91,14 +97,18 @@ type directConv struct {
 	im       *im2col
 	kernel   []float32
 	co0, cin int
+	// epi finishes output blocks (nil: none); splitK's partial sums
+	// never reach it.
+	epi Epilogue
 }
 
 // block computes output rows [lo, hi), columns [jc, jc+nb) of one K block
 // from packed kernel slivers bp. Like the packed GEMM it sweeps a block
 // of MC output rows for each B sliver, so the sliver stays in L1 and the
 // block's image rows in L2; the tap runs of the block's slivers are
-// worked out once.
-func (d *directConv) block(bp, c []float32, ldc, lo, hi, jc, nb, pc, kb int, first bool) {
+// worked out once. With last (the final K block) each MC block goes to
+// the epilogue while it is in cache.
+func (d *directConv) block(bp, c []float32, ldc, lo, hi, jc, nb, pc, kb int, first, last bool) {
 	runs := make([][]tapRun, gemmMC/sgemmMR) // reused across blocks
 	mc := balancedBlock(hi-lo, gemmMC, sgemmMR)
 	for ic := lo; ic < hi; ic += mc {
@@ -110,6 +120,9 @@ func (d *directConv) block(bp, c []float32, ldc, lo, hi, jc, nb, pc, kb int, fir
 			for s, i := 0, ic; i < ic+mb; s, i = s+1, i+sgemmMR {
 				directTile(runs[s], bp, c, ldc, i, min(sgemmMR, ic+mb-i), jc, j, min(sgemmNR, nb-j), kb, first)
 			}
+		}
+		if last {
+			d.epi(ic, jc, mb, nb)
 		}
 	}
 }
@@ -137,7 +150,7 @@ func (d *directConv) splitK(m, n, k int, c []float32, ldc, threads int) {
 			pc := b * gemmKC
 			kb := min(gemmKC, k-pc)
 			packConvKernel(bp, d.im.p, d.kernel, d.co0, d.cin, pc, kb, n, 0, (n+sgemmNR-1)/sgemmNR)
-			d.block(bp, dst, ld, 0, m, 0, n, pc, kb, b == from)
+			d.block(bp, dst, ld, 0, m, 0, n, pc, kb, b == from, false)
 		}
 	})
 	for t := 1; t < threads; t++ {

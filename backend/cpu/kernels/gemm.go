@@ -42,15 +42,39 @@ func (s Strided[T]) at(i, j int) T { return s.Data[i*s.Row+j*s.Col] }
 // element's sum is accumulated in the same order whatever the thread
 // count, so results do not depend on it.
 func GemmF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int) {
-	if gemmSkinnyF32(m, n, k, a, b, c, ldc, accumulate, threads) {
+	gemmF32(m, n, k, a, b, c, ldc, accumulate, threads, nil)
+}
+
+// Epilogue finishes a block of C whose values are final: rows [i,
+// i+rows) and columns [j, j+cols), rewritten in place. A kernel calls it
+// once for every element of C, block by block, as soon as the block is
+// final: mostly right after its last K slice, on the goroutine that
+// computed it, so the block is still in cache (paths that sum or turn C
+// around at the end call it after that). Blocks are disjoint, and
+// different ones may be finished concurrently.
+type Epilogue func(i, j, rows, cols int)
+
+// GemmEpilogueF32 sets C = A·B like GemmF32 and hands every block of C to
+// epi (nil: none) as soon as it is final: an elementwise consumer of the
+// product (bias, activation) then reads C from cache instead of memory.
+func GemmEpilogueF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, threads int, epi Epilogue) {
+	gemmF32(m, n, k, a, b, c, ldc, false, threads, epi)
+}
+
+// GemmWholeRows reports whether GemmEpilogueF32 hands its epilogue only
+// whole rows of an n-column C: it does when one column block spans them.
+func GemmWholeRows(n int) bool { return n <= gemmNC }
+
+func gemmF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int, epi Epilogue) {
+	if gemmSkinnyF32(m, n, k, a, b, c, ldc, accumulate, threads, epi) {
 		return
 	}
-	gemm(m, n, k, a, b, c, ldc, accumulate, threads, sgemmMR, sgemmNR, kernelF32)
+	gemm(m, n, k, a, b, c, ldc, accumulate, threads, sgemmMR, sgemmNR, kernelF32, epi)
 }
 
 // GemmF64 is GemmF32 for float64 (6×8 micro-kernel).
 func GemmF64(m, n, k int, a, b Strided[float64], c []float64, ldc int, accumulate bool, threads int) {
-	gemm(m, n, k, a, b, c, ldc, accumulate, threads, dgemmMR, dgemmNR, kernelF64)
+	gemm(m, n, k, a, b, c, ldc, accumulate, threads, dgemmMR, dgemmNR, kernelF64, nil)
 }
 
 // microKernel computes an MR×NR tile: C += A·B, or C = A·B when
@@ -58,10 +82,10 @@ func GemmF64(m, n, k int, a, b Strided[float64], c []float64, ldc int, accumulat
 // be cleared first).
 type microKernel[T float32 | float64] func(k int, a, b, c []T, ldc int, overwrite bool)
 
-func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T]) {
+func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue) {
 	pa := func(dst []T, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, mr) }
 	pb := func(dst []T, pc, jc, kb, nb, from, to int) { packB(dst, b, pc, jc, kb, nb, nr, from, to) }
-	gemmCore(m, n, k, pa, pb, c, ldc, accumulate, threads, mr, nr, kern)
+	gemmCore(m, n, k, pa, pb, c, ldc, accumulate, threads, mr, nr, kern, epi)
 }
 
 // aPacker packs rows [ic, ic+mb) and columns [pc, pc+kb) of the left
@@ -75,7 +99,9 @@ type (
 	bPacker[T float32 | float64] func(dst []T, pc, jc, kb, nb, from, to int)
 )
 
-func gemmCore[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T]) {
+// gemmCore drives the blocked product; epi (nil: none) finishes each
+// (ic, jc) block after its last K slice.
+func gemmCore[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue) {
 	if m <= 0 || n <= 0 {
 		return
 	}
@@ -84,6 +110,9 @@ func gemmCore[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c 
 			for i := range m {
 				clear(c[i*ldc : i*ldc+n])
 			}
+		}
+		if epi != nil {
+			epi(0, 0, m, n)
 		}
 		return
 	}
@@ -118,6 +147,9 @@ func gemmCore[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c 
 					mb := min(mc, hi-ic)
 					pa(aps[t], ic, pc, mb, kb)
 					macroKernel(aps[t], bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, !accumulate && pc == 0)
+					if epi != nil && pc+kb == k {
+						epi(ic, jc, mb, nb)
+					}
 				}
 			})
 		}
@@ -128,6 +160,10 @@ func gemmCore[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c 
 // calling goroutine: waking a parked worker takes tens of microseconds on
 // these machines, as long as a whole 1-MFLOP product takes.
 const gemmParallelFlops = 1 << 23
+
+// GemmRunsInline reports whether an m×k by k×n product runs on the
+// calling goroutine alone, whatever the thread count.
+func GemmRunsInline(m, n, k int) bool { return 2*m*n*k < gemmParallelFlops }
 
 // balancedBlock splits n rows into the fewest blocks of at most limit,
 // all about the same size and a multiple of mr: a last block of a few

@@ -17,7 +17,7 @@ package kernels
 
 // gemmSkinnyF32 computes C = A·B (or C += A·B) by one of the skinny
 // paths, reporting false when none applies.
-func gemmSkinnyF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int) bool {
+func gemmSkinnyF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int, epi Epilogue) bool {
 	if n > sgemmNR || m < sgemmMR || k < 8 {
 		return false
 	}
@@ -26,7 +26,7 @@ func gemmSkinnyF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, acc
 	}
 	switch {
 	case a.Col == 1:
-		gemmRowsDirect(m, n, k, a, b, c, ldc, accumulate, threads)
+		gemmRowsDirect(m, n, k, a, b, c, ldc, accumulate, threads, epi)
 		return true
 	case a.Row == 1 && !accumulate && m >= 4*sgemmNR:
 		// Cᵀ (n×m) = Bᵀ (n×k) · Aᵀ (k×m), Aᵀ row-major.
@@ -34,21 +34,29 @@ func gemmSkinnyF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, acc
 		defer putBuf(ct)
 		bt := Strided[float32]{Data: b.Data, Row: b.Col, Col: b.Row}
 		at := Strided[float32]{Data: a.Data, Row: a.Col, Col: 1}
-		gemm(n, m, k, bt, at, ct, m, false, threads, sgemmMR, sgemmNR, kernelF32)
+		gemm(n, m, k, bt, at, ct, m, false, threads, sgemmMR, sgemmNR, kernelF32, nil)
 		for i := range n {
 			row := ct[i*m : (i+1)*m]
 			for j, v := range row {
 				c[j*ldc+i] = v
 			}
 		}
+		if epi != nil { // C is final only once turned around
+			epi(0, 0, m, n)
+		}
 		return true
 	}
 	return false
 }
 
+// skinnyEpilogueMin is the elements of C (4 KiB, in L1) a skinny product
+// computes before finishing them: a sliver is only 6×n ≤ 96, too little
+// to pay for an epilogue call each.
+const skinnyEpilogueMin = 1024
+
 // gemmRowsDirect is the product with A read in place through row
 // pointers and B packed per K block.
-func gemmRowsDirect(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int) {
+func gemmRowsDirect(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int, epi Epilogue) {
 	bp := getBuf[float32](gemmKC * sgemmNR)
 	defer putBuf(bp)
 	slivers := (m + sgemmMR - 1) / sgemmMR
@@ -56,10 +64,12 @@ func gemmRowsDirect(m, n, k int, a, b Strided[float32], c []float32, ldc int, ac
 	for pc := 0; pc < k; pc += gemmKC {
 		kb := min(gemmKC, k-pc)
 		packB(bp, b, pc, 0, kb, n, sgemmNR, 0, 1)
-		first := !accumulate && pc == 0
+		first, last := !accumulate && pc == 0, pc+kb == k
 		parallel(threads, func(t int) {
 			runs := make([]tapRun, 1)
-			for s := t * slivers / threads; s < (t+1)*slivers/threads; s++ {
+			from, to := t*slivers/threads, (t+1)*slivers/threads
+			done := from * sgemmMR // rows before done have been finished
+			for s := from; s < to; s++ {
 				i := s * sgemmMR
 				rows := min(sgemmMR, m-i)
 				run := &runs[0]
@@ -71,6 +81,10 @@ func gemmRowsDirect(m, n, k int, a, b Strided[float32], c []float32, ldc int, ac
 					}
 				}
 				directTile(runs, bp, c, ldc, i, rows, 0, 0, n, kb, first)
+				if last && epi != nil && ((i+rows-done)*n >= skinnyEpilogueMin || s == to-1) {
+					epi(done, 0, i+rows-done, n)
+					done = i + rows
+				}
 			}
 		})
 	}

@@ -1,0 +1,550 @@
+package cpu
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/axle-ml/axle/conformance"
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/hlotext"
+	"github.com/axle-ml/axle/hlo/randhlo"
+)
+
+// checkEpilogue compiles text with output fusion, checks the lowering
+// counts, and compares the results with the evaluator (to rounding: the
+// GEMM sums in f32) and, bit for bit, with the same module compiled
+// without output fusion, for 1 to 3 threads, and across those thread
+// counts. It returns the fused module.
+func checkEpilogue(t *testing.T, text string, lowering map[string]int) *hlo.Module {
+	t.Helper()
+	return checkEpilogueThreads(t, text, lowering, true)
+}
+
+// checkEpilogueThreads is checkEpilogue; with sameBits false the results
+// may differ between thread counts (a split-K convolution sums its
+// partial outputs per thread), but not from the unfused ones.
+func checkEpilogueThreads(t *testing.T, text string, lowering map[string]int, sameBits bool) *hlo.Module {
+	t.Helper()
+	m, err := hlotext.Parse(text, hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := eval.RandomArguments(m, 11)
+	want, err := eval.Run(m, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fused *hlo.Module
+	var first *hlo.Literal // the one-thread result
+	for threads := 1; threads <= 3; threads++ {
+		x, err := Compile(m, Options{Threads: threads, Poison: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for how, n := range lowering {
+			if x.Lowering[how] != n {
+				t.Fatalf("lowering %v, want %d %s", x.Lowering, n, how)
+			}
+		}
+		plain, err := Compile(m, Options{Threads: threads, Poison: true, NoOutputFusion: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := x.Execute(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := plain.Execute(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := closeEnough(got, want); msg != "" {
+			t.Fatalf("threads %d: against the evaluator: %s", threads, msg)
+		}
+		if !got.Equal(ref) {
+			t.Fatalf("threads %d: output fusion changed bits:\n%s", threads, firstDiff(got, ref))
+		}
+		if first == nil {
+			first = got
+		} else if sameBits && !got.Equal(first) {
+			t.Fatalf("threads %d: bits differ from one thread's:\n%s", threads, firstDiff(got, first))
+		}
+		fused = x.Module()
+	}
+	return fused
+}
+
+func firstDiff(a, b *hlo.Literal) string {
+	for i := range a.Len() {
+		if x, y := a.GetFloat64(i), b.GetFloat64(i); x != y {
+			return fmt.Sprintf("element %d: %g, unfused %g", i, x, y)
+		}
+	}
+	return "shapes differ"
+}
+
+const mlpLayer = `HloModule layer
+ENTRY e {
+  x = f32[%[1]d,%[3]d] parameter(0)
+  w = f32[%[3]d,%[2]d] parameter(1)
+  b = f32[%[2]d] parameter(2)
+  d = f32[%[1]d,%[2]d] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[%[1]d,%[2]d] broadcast(b), dimensions={1}
+  s = f32[%[1]d,%[2]d] add(d, bb)
+  z = f32[] constant(0)
+  zb = f32[%[1]d,%[2]d] broadcast(z), dimensions={}
+  ROOT h = f32[%[1]d,%[2]d] maximum(s, zb)
+}`
+
+// An MLP layer becomes one kOutput fusion holding the dot, which prints,
+// verifies and runs on the evaluator with the original's results.
+func TestEpilogueMLPLayer(t *testing.T) {
+	text := fmt.Sprintf(mlpLayer, 64, 48, 40)
+	fm := checkEpilogue(t, text, map[string]int{"gemm+epilogue": 1, "gemm": 0, "tile-fusion": 0})
+	if err := hlo.Verify(fm); err != nil {
+		t.Fatal(err)
+	}
+	out := hlotext.Print(fm, hlotext.PrintOptions{})
+	if !strings.Contains(out, "kind=kOutput") || !strings.Contains(out, " dot(") {
+		t.Fatalf("no kOutput fusion with the dot:\n%s", out)
+	}
+	back, err := hlotext.Parse(out, hlotext.Options{})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	m, _ := hlotext.Parse(text, hlotext.Options{})
+	args := eval.RandomArguments(m, 3)
+	want, _ := eval.Run(m, args...)
+	got, err := eval.Run(back, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Equal(want) {
+		t.Fatal("the fused module evaluates differently")
+	}
+}
+
+// m and n around the micro-kernel's 6×16 tile, K below, at and over the
+// skinny path's 8 and the 256-deep K block.
+func TestEpilogueEdgeSizes(t *testing.T) {
+	for _, k := range []int{2, 9, 300} {
+		for _, m := range []int{1, 2, 5, 6, 7, 12, 13, 17} {
+			for _, n := range []int{1, 3, 15, 16, 17} {
+				t.Run(fmt.Sprintf("%dx%dx%d", m, n, k), func(t *testing.T) {
+					checkEpilogue(t, fmt.Sprintf(mlpLayer, m, n, k), map[string]int{"gemm+epilogue": 1})
+				})
+			}
+		}
+	}
+}
+
+// Several blocks in every direction: two NC column blocks (n > 3072),
+// two K blocks, MC row blocks split across threads.
+func TestEpilogueBlocks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 130×3100×260 product on the evaluator")
+	}
+	checkEpilogue(t, fmt.Sprintf(mlpLayer, 130, 3100, 260), map[string]int{"gemm+epilogue": 1})
+}
+
+// An epilogue reading several operands: a bias row, a residual, a scalar
+// parameter and the dot's own left operand (square, so it has the
+// result's dimensions), with a transcendental op.
+func TestEpilogueOperands(t *testing.T) {
+	const text = `HloModule several
+ENTRY e {
+  x = f32[37,37] parameter(0)
+  w = f32[37,37] parameter(1)
+  b = f32[37] parameter(2)
+  r = f32[37,37] parameter(3)
+  a = f32[] parameter(4)
+  d = f32[37,37] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[37,37] broadcast(b), dimensions={0}
+  s = f32[37,37] add(d, bb)
+  ab = f32[37,37] broadcast(a), dimensions={}
+  t = f32[37,37] multiply(s, ab)
+  u = f32[37,37] add(t, r)
+  v = f32[37,37] tanh(u)
+  ROOT y = f32[37,37] subtract(v, x)
+}`
+	checkEpilogue(t, text, map[string]int{"gemm+epilogue": 1, "tile-fusion": 0})
+}
+
+// A batched product (attention's scores) finishes each product's blocks
+// at its own rows of the output.
+func TestEpilogueBatched(t *testing.T) {
+	const text = `HloModule batched
+ENTRY e {
+  q = f32[3,%[1]d,%[3]d] parameter(0)
+  k = f32[3,%[3]d,%[2]d] parameter(1)
+  s = f32[] parameter(2)
+  d = f32[3,%[1]d,%[2]d] dot(q, k), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  sb = f32[3,%[1]d,%[2]d] broadcast(s), dimensions={}
+  ROOT y = f32[3,%[1]d,%[2]d] multiply(d, sb)
+}`
+	for _, size := range [][3]int{{17, 33, 20}, {40, 7, 50}} {
+		checkEpilogue(t, fmt.Sprintf(text, size[0], size[1], size[2]), map[string]int{"gemm+epilogue": 1})
+	}
+}
+
+// Transposed operands are read through their strides.
+func TestEpilogueTransposed(t *testing.T) {
+	const text = `HloModule transposed
+ENTRY e {
+  x = f32[%[3]d,%[1]d] parameter(0)
+  w = f32[%[2]d,%[3]d] parameter(1)
+  b = f32[%[2]d] parameter(2)
+  d = f32[%[1]d,%[2]d] dot(x, w), lhs_contracting_dims={0}, rhs_contracting_dims={1}
+  bb = f32[%[1]d,%[2]d] broadcast(b), dimensions={1}
+  ROOT s = f32[%[1]d,%[2]d] add(d, bb)
+}`
+	for _, size := range [][3]int{{70, 33, 20}, {100, 10, 50}, {7, 5, 3}} {
+		checkEpilogue(t, fmt.Sprintf(text, size[0], size[1], size[2]), map[string]int{"gemm+epilogue": 1})
+	}
+}
+
+// softmax is a row program over the product's rows: %[1]d×%[3]d by
+// %[3]d×%[2]d, a bias, softmax along the rows.
+const softmaxLayer = `HloModule softmax
+max {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT m = f32[] maximum(p, q)
+}
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+ENTRY e {
+  x = f32[%[1]d,%[3]d] parameter(0)
+  w = f32[%[3]d,%[2]d] parameter(1)
+  b = f32[%[2]d] parameter(2)
+  d = f32[%[1]d,%[2]d] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[%[1]d,%[2]d] broadcast(b), dimensions={1}
+  l = f32[%[1]d,%[2]d] add(d, bb)
+  ninf = f32[] constant(-inf)
+  mx = f32[%[1]d] reduce(l, ninf), dimensions={1}, to_apply=max
+  mb = f32[%[1]d,%[2]d] broadcast(mx), dimensions={0}
+  z = f32[%[1]d,%[2]d] subtract(l, mb)
+  e = f32[%[1]d,%[2]d] exponential(z)
+  zero = f32[] constant(0)
+  s = f32[%[1]d] reduce(e, zero), dimensions={1}, to_apply=add
+  sb = f32[%[1]d,%[2]d] broadcast(s), dimensions={0}
+  ROOT p = f32[%[1]d,%[2]d] divide(e, sb)
+}`
+
+// A row program (softmax) finishes whole rows: on the skinny GEMM (n ≤
+// 16, six rows at a time) and the packed one (one column block); rows
+// split across two column blocks (n over 3072) are refused.
+func TestEpilogueRows(t *testing.T) {
+	for _, c := range []struct{ m, n, k, fused int }{{256, 10, 512, 1}, {13, 7, 9, 1}, {20, 100, 300, 1}, {4, 3100, 8, 0}} {
+		t.Run(fmt.Sprintf("%dx%dx%d", c.m, c.n, c.k), func(t *testing.T) {
+			checkEpilogue(t, fmt.Sprintf(softmaxLayer, c.m, c.n, c.k), map[string]int{"gemm+epilogue": c.fused, "gemm": 1 - c.fused})
+		})
+	}
+}
+
+// Where folding would cost work or cannot read the value in place, the
+// dot stays a GEMM of its own.
+func TestEpilogueRefused(t *testing.T) {
+	cases := []struct{ name, body string }{
+		{"read twice", `
+  s = f32[16,24] add(d, bb)
+  n = f32[16,24] negate(d)
+  ROOT t = (f32[16,24], f32[16,24]) tuple(s, n)`},
+		{"an output", `
+  s = f32[16,24] add(d, bb)
+  ROOT t = (f32[16,24], f32[16,24]) tuple(s, d)`},
+		{"reversed", `
+  rv = f32[16,24] reverse(d), dimensions={1}
+  ROOT n = f32[16,24] add(rv, bb)`},
+		{"narrowed", `
+  s = f32[16,24] add(d, bb)
+  ROOT c = bf16[16,24] convert(s)`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			text := `HloModule refused
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+ENTRY e {
+  x = f32[16,32] parameter(0)
+  w = f32[32,24] parameter(1)
+  b = f32[24] parameter(2)
+  d = f32[16,24] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[16,24] broadcast(b), dimensions={1}` + c.body + "\n}"
+			checkEpilogue(t, text, map[string]int{"gemm+epilogue": 0, "gemm": 1})
+		})
+	}
+}
+
+// convLayer is a convolution with a bias on its output features and a
+// ReLU: %[1]s the input shape, %[2]s the kernel's, %[3]s the output's,
+// %[4]s its feature count, %[5]s the convolution's attributes, %[6]d the
+// output's feature dimension.
+const convLayer = `HloModule conv
+ENTRY e {
+  x = f32%[1]s parameter(0)
+  k = f32%[2]s parameter(1)
+  b = f32[%[4]d] parameter(2)
+  c = f32%[3]s convolution(x, k), %[5]s
+  bb = f32%[3]s broadcast(b), dimensions={%[6]d}
+  s = f32%[3]s add(c, bb)
+  z = f32[] constant(0)
+  zb = f32%[3]s broadcast(z), dimensions={}
+  ROOT h = f32%[3]s maximum(s, zb)
+}`
+
+// Convolution with bias and ReLU on every path of the conv kernel: the
+// direct kernel (16+ channels), implicit im2col (3 channels), feature
+// groups, depthwise, split K, and a channels-first input copied first.
+// A channels-first output, which the kernel cannot write in place, is
+// refused.
+func TestEpilogueConv(t *testing.T) {
+	cases := []struct {
+		name, in, kernel, out string
+		features              int
+		attrs                 string
+		featureDim            int
+		fused                 int
+		threadVariant         bool // split K: partial sums per thread
+	}{
+		{"direct", "[2,9,7,16]", "[3,3,16,20]", "[2,9,7,20]", 20, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 3, 1, false},
+		{"im2col", "[3,8,8,3]", "[3,3,3,17]", "[3,6,6,17]", 17, "window={size=3x3}, dim_labels=b01f_01io->b01f", 3, 1, false},
+		{"groups", "[1,6,6,32]", "[3,3,16,24]", "[1,6,6,24]", 24, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=2", 3, 1, false},
+		{"depthwise", "[2,10,10,8]", "[3,3,1,8]", "[2,10,10,8]", 8, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=8", 3, 1, false},
+		{"split K", "[1,4,4,704]", "[3,3,704,8]", "[1,4,4,8]", 8, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 3, 1, true},
+		{"channels-first input", "[2,16,6,6]", "[3,3,16,5]", "[2,6,6,5]", 5, "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_01io->b01f", 3, 1, false},
+		{"channels-first output", "[2,6,6,16]", "[3,3,16,5]", "[2,5,6,6]", 5, "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->bf01", 1, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			text := fmt.Sprintf(convLayer, c.in, c.kernel, c.out, c.features, c.attrs, c.featureDim)
+			checkEpilogueThreads(t, text, map[string]int{"conv+epilogue": c.fused, "conv": 1 - c.fused}, !c.threadVariant)
+		})
+	}
+}
+
+// A product small enough to run on one thread keeps an epilogue big
+// enough for several threads as a fusion of its own, but folds it when
+// the executable has one thread anyway.
+func TestEpilogueKeepsThreads(t *testing.T) {
+	conv := fmt.Sprintf(convLayer, "[1,130,130,1]", "[3,3,1,16]", "[1,128,128,16]", 16,
+		"window={size=3x3}, dim_labels=b01f_01io->b01f", 3)
+	for _, c := range []struct{ text, how string }{
+		{fmt.Sprintf(mlpLayer, 512, 512, 2), "gemm+epilogue"},
+		{conv, "conv+epilogue"},
+	} {
+		m, err := hlotext.Parse(c.text, hlotext.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for threads, want := range []int{1: 1, 2: 0} {
+			if threads == 0 {
+				continue
+			}
+			x, err := Compile(m, Options{Threads: threads})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x.Lowering[c.how] != want {
+				t.Errorf("%d threads: lowering %v, want %d %s", threads, x.Lowering, want, c.how)
+			}
+		}
+	}
+}
+
+// BenchmarkEpilogue times an MLP layer (256×784 by 784×512, bias, ReLU)
+// and a 3×3 convolution (32 → 32 channels, 32×32 images, batch 8) with
+// bias and ReLU, with and without output fusion; -count interleaves the
+// two, which on a shared machine compares them better than two runs.
+func BenchmarkEpilogue(b *testing.B) {
+	conv := fmt.Sprintf(convLayer, "[8,32,32,32]", "[3,3,32,32]", "[8,32,32,32]", 32,
+		"window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 3)
+	for _, c := range []struct{ name, text string }{{"mlp", fmt.Sprintf(mlpLayer, 256, 512, 784)}, {"conv", conv}} {
+		m, err := hlotext.Parse(c.text, hlotext.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		args := eval.RandomArguments(m, 1)
+		for _, fused := range []bool{true, false} {
+			b.Run(fmt.Sprintf("%s/fused=%v", c.name, fused), func(b *testing.B) {
+				x, err := Compile(m, Options{Threads: 2, NoOutputFusion: !fused})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					out, err := x.Execute(args...)
+					if err != nil {
+						b.Fatal(err)
+					}
+					x.Recycle(out)
+				}
+			})
+		}
+	}
+}
+
+// Random modules (the fuzzer's generator) where output fusion fires: the
+// results equal those compiled without it, bit for bit, and the
+// evaluator's to rounding.
+func TestEpilogueRandomModules(t *testing.T) {
+	seeds, folds := uint64(1500), 0
+	if testing.Short() {
+		seeds = 300
+	}
+	for seed := range seeds {
+		opts := randhlo.Options{Instructions: 4 + int(seed%40), MaxDim: 9}
+		m, err := randhlo.Module(seed, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		threads := 1 + int(seed%3)
+		x, err := Compile(m, Options{Threads: threads, Poison: true})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, randhlo.Text(seed, opts))
+		}
+		n := x.Lowering["gemm+epilogue"] + x.Lowering["conv+epilogue"]
+		if n == 0 {
+			continue
+		}
+		folds += n
+		plain, err := Compile(m, Options{Threads: threads, Poison: true, NoOutputFusion: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := eval.RandomArguments(m, seed)
+		want, err := eval.Run(m, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := x.Execute(args...)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, randhlo.Text(seed, opts))
+		}
+		ref, err := plain.Execute(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Equal(ref) {
+			t.Fatalf("seed %d: output fusion changed bits\n%s", seed, randhlo.Text(seed, opts))
+		}
+		if err := conformance.Compare(got, want, conformance.Tolerance{Atol: 1e-4, Rtol: 1e-4}); err != nil {
+			t.Fatalf("seed %d: against the evaluator: %v\n%s", seed, err, randhlo.Text(seed, opts))
+		}
+	}
+	if folds == 0 {
+		t.Fatal("no module had a product to fold: the test tests nothing")
+	}
+	t.Logf("%d products folded", folds)
+}
+
+// The pass on HLO text: the dot moves into the kLoop fusion reading it,
+// which becomes kOutput and reads the dot's operands; with the dot also
+// an output of the module nothing changes.
+func TestFuseEpiloguesText(t *testing.T) {
+	const fused = `fused_computation {
+  param_d = f32[4,3] parameter(0)
+  param_b = f32[3] parameter(1)
+  bb = f32[4,3] broadcast(param_b), dimensions={1}
+  s = f32[4,3] add(param_d, bb)
+  z = f32[] constant(0)
+  zb = f32[4,3] broadcast(z), dimensions={}
+  ROOT h = f32[4,3] maximum(s, zb)
+}
+
+ENTRY e {
+  x = f32[4,5] parameter(0)
+  w = f32[5,3] parameter(1)
+  b = f32[3] parameter(2)
+  d = f32[4,3] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+`
+	const want = `HloModule layer, entry_computation_layout={(f32[4,5]{1,0}, f32[5,3]{1,0}, f32[3]{0})->f32[4,3]{1,0}}
+
+fused_computation {
+  param_b = f32[3]{0} parameter(2)
+  bb = f32[4,3]{1,0} broadcast(param_b), dimensions={1}
+  param_x = f32[4,5]{1,0} parameter(0)
+  param_w = f32[5,3]{1,0} parameter(1)
+  d = f32[4,3]{1,0} dot(param_x, param_w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  s = f32[4,3]{1,0} add(d, bb)
+  z = f32[] constant(0)
+  zb = f32[4,3]{1,0} broadcast(z), dimensions={}
+  ROOT h = f32[4,3]{1,0} maximum(s, zb)
+}
+
+ENTRY e {
+  x = f32[4,5]{1,0} parameter(0)
+  w = f32[5,3]{1,0} parameter(1)
+  b = f32[3]{0} parameter(2)
+  ROOT f = f32[4,3]{1,0} fusion(x, w, b), kind=kOutput, calls=fused_computation
+}
+
+`
+	const f = "f = f32[4,3] fusion(d, b), kind=kLoop, calls=fused_computation\n"
+	for _, c := range []struct{ name, tail, want string }{
+		{"folds", "  ROOT " + f + "}", want},
+		{"dot is an output", "  " + f + "  ROOT t = (f32[4,3], f32[4,3]) tuple(f, d)\n}", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := hlotext.Parse("HloModule layer\n\n"+fused+c.tail, hlotext.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := hlotext.Print(m, hlotext.Short)
+			n, err := fuseEpilogues(m.Entry, hlo.NewNameSet(m), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := hlo.Verify(m); err != nil {
+				t.Fatal(err)
+			}
+			got := hlotext.Print(m, hlotext.Short)
+			want := c.want
+			if want == "" {
+				want = before // must not fire, and must change nothing
+			}
+			if got != want || (n == 0) != (c.want == "") {
+				t.Fatalf("%d folded; got\n%s\nwant\n%s", n, got, want)
+			}
+		})
+	}
+}
+
+// A softmax over a convolution's output channels folds when the kernel
+// hands over whole pixels (one feature group), not with two groups.
+func TestEpilogueConvRows(t *testing.T) {
+	const text = `HloModule convsoftmax
+max {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT m = f32[] maximum(p, q)
+}
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+ENTRY e {
+  x = f32[2,6,6,32] parameter(0)
+  k = f32[3,3,%[1]d,10] parameter(1)
+  c = f32[2,6,6,10] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=%[2]d
+  ninf = f32[] constant(-inf)
+  mx = f32[2,6,6] reduce(c, ninf), dimensions={3}, to_apply=max
+  mb = f32[2,6,6,10] broadcast(mx), dimensions={0,1,2}
+  z = f32[2,6,6,10] subtract(c, mb)
+  e = f32[2,6,6,10] exponential(z)
+  zero = f32[] constant(0)
+  s = f32[2,6,6] reduce(e, zero), dimensions={3}, to_apply=add
+  sb = f32[2,6,6,10] broadcast(s), dimensions={0,1,2}
+  ROOT p = f32[2,6,6,10] divide(e, sb)
+}`
+	checkEpilogue(t, fmt.Sprintf(text, 32, 1), map[string]int{"conv+epilogue": 1})
+	checkEpilogue(t, fmt.Sprintf(text, 16, 2), map[string]int{"conv+epilogue": 0, "conv": 1})
+}
