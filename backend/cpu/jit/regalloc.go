@@ -5,6 +5,7 @@ package jit
 import (
 	"errors"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -192,10 +193,17 @@ func (al *allocator) step(pos int) error {
 	// Sources whose values die here free their registers, which the
 	// result may then take: every instruction reads its sources before
 	// it writes.
+	// Their spill slots are released only after the instruction: an
+	// eviction made to find the result a register may store into a freed
+	// slot, and the instruction may still read a dying source there.
 	w := in.writes()
+	var dying []int
 	for _, v := range append(regs, src2) {
-		if v >= 0 && v != w && !al.needed(v, pos) {
-			al.drop(v)
+		if v >= 0 && v != w && !al.needed(v, pos) && !slices.Contains(dying, v) {
+			dying = append(dying, v)
+			if r := al.phys[v]; r >= 0 {
+				al.owner[r], al.phys[v] = -1, -1
+			}
 		}
 	}
 	dst := -1
@@ -213,6 +221,9 @@ func (al *allocator) step(pos int) error {
 		al.saved[w] = false
 	}
 	al.emit(in, dst, phys, op2)
+	for _, v := range dying {
+		al.drop(v)
+	}
 	if w >= 0 && !al.needed(w, pos) {
 		al.drop(w)
 	}

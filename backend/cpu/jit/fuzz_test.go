@@ -1,0 +1,219 @@
+//go:build linux && amd64 && !purego
+
+package jit
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/hlo/minifloat"
+)
+
+// FuzzPrograms generates random programs (every op, f32 and bf16 arrays,
+// splats and constants, up to four outputs, and often more live values
+// than registers, so the allocator spills) and compares the generated
+// code bit for bit with the kernels applied one op at a time over whole
+// arrays, which is what the tile programs do.
+func FuzzPrograms(f *testing.F) {
+	if !Available {
+		f.Skip("no code generation here")
+	}
+	// 206 spilled a dying operand's slot to make room for the result
+	// before the instruction read the operand there.
+	for _, seed := range []uint64{1, 2, 3, 4, 5, 6, 7, 8, 40, 77, 206} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		rng := rand.New(rand.NewPCG(seed, 0xf00d))
+		p := randomProgram(rng)
+		fn, err := Compile(p)
+		if err != nil {
+			if err == errSpill {
+				return // more live values than registers and slots: refused
+			}
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		n := 1 + rng.IntN(90)
+		ins, scalars := randomArguments(rng, p, n)
+		want := reference(p, ins, scalars, n)
+		outs := make([]Array, len(p.outputs()))
+		for k := range outs {
+			if p.outputType(k) == BF16 {
+				outs[k].BF16 = make([]uint16, n)
+			} else {
+				outs[k].F32 = make([]float32, n)
+			}
+		}
+		fn.Run(outs, ins, scalars, rng.IntN(2) == 0)
+		for k := range outs {
+			for i := range n {
+				g, w := arrayBits(outs[k], i), arrayBits(want[k], i)
+				if g != w {
+					t.Fatalf("seed %d: output %d (value %d, %s), element %d of %d: got %#x, want %#x\nprogram: %+v",
+						seed, k, p.outputs()[k], p.Values[p.outputs()[k]].Op, i, n, g, w, p)
+				}
+			}
+		}
+	})
+}
+
+func arrayBits(a Array, i int) uint32 {
+	if a.F32 != nil {
+		return math.Float32bits(a.F32[i])
+	}
+	return uint32(a.BF16[i])
+}
+
+// randomProgram makes a well-formed program: selects read masks (compare
+// results), everything else reads any earlier value.
+func randomProgram(rng *rand.Rand) *Program {
+	p := &Program{Inputs: 1 + rng.IntN(MaxInputs-1), Scalars: rng.IntN(3)}
+	for k := range p.Inputs {
+		p.InputTypes = append(p.InputTypes, Type(rng.IntN(2)))
+		p.Values = append(p.Values, Value{Op: Input, Arg: k})
+	}
+	for k := range p.Scalars {
+		p.Values = append(p.Values, Value{Op: Splat, Arg: k})
+	}
+	p.Values = append(p.Values, Value{Op: Const, Value: float32(rng.IntN(9)-4) / 2})
+	var masks []int
+	pick := func() int { // recent values more often: longer chains
+		n := len(p.Values)
+		return n - 1 - min(rng.IntN(n)*rng.IntN(2), n-1)
+	}
+	ops := []Op{Add, Sub, Mul, Div, Max, Min, Neg, Abs, Sqrt, Exp, Tanh, Logistic, Clamp, And, Or, Xor,
+		CmpEQ, CmpNE, CmpLT, CmpLE, CmpGT, CmpGE, RoundBF16, Select}
+	for range 4 + rng.IntN(40) {
+		op := ops[rng.IntN(len(ops))]
+		v := Value{Op: op}
+		for k := range op.arity() {
+			v.Args[k] = pick()
+		}
+		if op == Select {
+			if len(masks) == 0 {
+				continue
+			}
+			v.Args[0] = masks[rng.IntN(len(masks))]
+		}
+		if op >= CmpEQ && op <= CmpGE {
+			masks = append(masks, len(p.Values))
+		}
+		p.Values = append(p.Values, v)
+	}
+	nOut := 1 + rng.IntN(min(MaxOutputs, MaxArrays-p.Inputs))
+	for range nOut {
+		p.Outputs = append(p.Outputs, p.Inputs+rng.IntN(len(p.Values)-p.Inputs))
+		p.OutputTypes = append(p.OutputTypes, Type(rng.IntN(2)))
+	}
+	return p
+}
+
+func randomArguments(rng *rand.Rand, p *Program, n int) ([]Array, []float32) {
+	ins := make([]Array, p.Inputs)
+	for k := range ins {
+		x := testInput(rng, n, 4)
+		if p.inputType(k) == BF16 {
+			ins[k].BF16 = make([]uint16, n)
+			minifloat.BF16.EncodeFloat32(ins[k].BF16, x)
+		} else {
+			ins[k].F32 = x
+		}
+	}
+	scalars := testInput(rng, p.Scalars, 2)
+	return ins, scalars
+}
+
+// reference computes p's outputs with the kernels, one op over the whole
+// arrays at a time; bf16 rounding as the tile programs' roundBF16 (a NaN
+// quieted, its other bits kept) and bf16 storage through minifloat.
+func reference(p *Program, ins []Array, scalars []float32, n int) []Array {
+	vals := make([][]float32, len(p.Values))
+	splat := func(c float32) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = c
+		}
+		return s
+	}
+	for i, v := range p.Values {
+		d := make([]float32, n)
+		a := func(k int) []float32 { return vals[v.Args[k]] }
+		switch v.Op {
+		case Input:
+			if x := ins[v.Arg]; x.F32 != nil {
+				copy(d, x.F32)
+			} else {
+				minifloat.BF16.DecodeFloat32(d, x.BF16)
+			}
+		case Splat:
+			d = splat(scalars[v.Arg])
+		case Const:
+			d = splat(v.Value)
+		case Add:
+			kernels.AddF32(d, a(0), a(1))
+		case Sub:
+			kernels.SubF32(d, a(0), a(1))
+		case Mul:
+			kernels.MulF32(d, a(0), a(1))
+		case Div:
+			kernels.DivF32(d, a(0), a(1))
+		case Max:
+			kernels.MaximumF32(d, a(0), a(1))
+		case Min:
+			kernels.MinimumF32(d, a(0), a(1))
+		case Neg:
+			kernels.NegF32(d, a(0))
+		case Abs:
+			kernels.AbsF32(d, a(0))
+		case Sqrt:
+			kernels.SqrtF32(d, a(0))
+		case Exp:
+			kernels.ExpF32(d, a(0))
+		case Tanh:
+			kernels.TanhF32(d, a(0))
+		case Logistic:
+			kernels.LogisticF32(d, a(0))
+		case Clamp:
+			kernels.ClampF32(d, a(0), a(1), a(2))
+		case And:
+			kernels.AndF32(d, a(0), a(1))
+		case Or:
+			kernels.OrF32(d, a(0), a(1))
+		case Xor:
+			kernels.XorF32(d, a(0), a(1))
+		case CmpEQ, CmpNE, CmpLT, CmpLE, CmpGT, CmpGE:
+			kernels.CompareF32(int(v.Op-CmpEQ), d, a(0), a(1))
+		case Select:
+			kernels.SelectF32(d, a(0), a(1), a(2))
+		case RoundBF16:
+			for j, x := range a(0) {
+				d[j] = roundBF16Ref(x)
+			}
+		}
+		vals[i] = d
+	}
+	outs := make([]Array, len(p.outputs()))
+	for k, o := range p.outputs() {
+		if p.outputType(k) == BF16 {
+			outs[k].BF16 = make([]uint16, n)
+			minifloat.BF16.EncodeFloat32(outs[k].BF16, vals[o])
+		} else {
+			outs[k].F32 = vals[o]
+		}
+	}
+	return outs
+}
+
+// roundBF16Ref is x rounded to bf16 precision, as an f32.
+func roundBF16Ref(x float32) float32 {
+	if x != x {
+		return math.Float32frombits(math.Float32bits(x) | 0x400000)
+	}
+	var h [1]uint16
+	var r [1]float32
+	minifloat.BF16.EncodeFloat32(h[:], []float32{x})
+	minifloat.BF16.DecodeFloat32(r[:], h[:])
+	return r[0]
+}
