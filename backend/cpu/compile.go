@@ -195,6 +195,7 @@ func (x *Executable) lowerMulti(in *hlo.Instruction) (kernel, [][]int, bool) {
 	if err != nil {
 		return nil, nil, false
 	}
+	p.generate()
 	return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		if out == nil {
 			out = newTuple(in.Shape)
@@ -290,6 +291,7 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 		}
 		if fc := in.Computation("calls"); fc != nil && fc.Root != nil && fc.Root.Opcode == hlo.OpReduce {
 			if p, err := compileReduce(in); err == nil {
+				p.prod.compileSegments() // (computeTile runs it, never whole-program code)
 				return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 					if out == nil {
 						out = hlo.NewLiteral(in.Shape)
@@ -300,6 +302,7 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 			break
 		}
 		if p, err := compileLoop(in); err == nil {
+			p.generate()
 			how := "tile-fusion"
 			if p.jit != nil {
 				how = "jit-fusion"

@@ -125,3 +125,37 @@ func closeEnough(got, want *hlo.Literal) string {
 
 func itoa(i int) string     { return strconv.Itoa(i) }
 func ftoa(f float64) string { return strconv.FormatFloat(f, 'g', 9, 64) }
+
+// BenchmarkCompileModels times Compile (optimization, fusion, generated
+// code, lowering, scheduling, buffer assignment) on each corpus model,
+// and reports it per 1000 instructions of the module as parsed.
+func BenchmarkCompileModels(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join(modelDir, "*.hlo"))
+	if len(files) == 0 {
+		b.Skip("corpus not found: clone with ../shared beside the repository")
+	}
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m, err := hlotext.Parse(string(text), hlotext.Options{File: f})
+		if err != nil {
+			b.Fatal(err)
+		}
+		eval.RandomArguments(m, 1) // fills the elided constants
+		n := 0
+		for _, c := range m.Computations {
+			n += len(c.Instructions)
+		}
+		b.Run(filepath.Base(f), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Compile(m, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1000/float64(b.N)*1000/float64(n), "ms/1000-instructions")
+			b.ReportMetric(float64(n), "instructions")
+		})
+	}
+}

@@ -97,12 +97,7 @@ func compileLoop(in *hlo.Instruction) (*tileProg, error) {
 	if fc == nil || fc.Root == nil {
 		return nil, fmt.Errorf("fusion %s has no fused computation", in.Name)
 	}
-	p, err := compileSlots(in, fc.Instructions, []*hlo.Instruction{fc.Root}, in.Shape)
-	if err != nil {
-		return nil, err
-	}
-	p.generate()
-	return p, nil
+	return compileSlots(in, fc.Instructions, []*hlo.Instruction{fc.Root}, in.Shape)
 }
 
 // compileSlots compiles the instructions xs of a fused computation

@@ -294,12 +294,14 @@ func rootSegments(t *testing.T, x *Executable) int {
 		if err != nil {
 			t.Fatal(err)
 		}
+		p.prod.compileSegments()
 		return len(p.prod.segs)
 	}
 	p, err := compileLoop(root)
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.generate()
 	return len(p.segs)
 }
 

@@ -41,7 +41,6 @@ func compileMulti(in *hlo.Instruction) (*tileProg, error) {
 	if p.rowLen > 0 {
 		return nil, fmt.Errorf("fusion %s: row programs have one output", in.Name)
 	}
-	p.generate()
 	return p, nil
 }
 

@@ -79,7 +79,6 @@ func compileReduce(in *hlo.Instruction) (*reduceProg, error) {
 	if err != nil {
 		return nil, err
 	}
-	prod.compileSegments() // (computeTile runs it, never the whole-program code)
 	p := &reduceProg{prod: prod, op: op, rows: int(in.Shape.NumElements()), init: -1}
 	if p.rows > 0 {
 		p.rowLen = prod.n / p.rows
@@ -143,9 +142,23 @@ func (p *reduceProg) runRows(params []operand, dst []float32, init float32, from
 	if from >= to {
 		return
 	}
+	L := p.rowLen
+	if src := p.direct(params); src != nil && L >= tileSize {
+		// A reduction of an operand itself: no program to run per tile.
+		for r := from; r < to; r++ {
+			if r+1 < to {
+				kernels.Prefetch(src[(r+1)*L : (r+2)*L])
+			}
+			acc := init
+			for lo := r * L; lo < (r+1)*L; lo += tileSize {
+				acc = fold(p.op, acc, src[lo:min(lo+tileSize, (r+1)*L)])
+			}
+			dst[r] = acc
+		}
+		return
+	}
 	sc := p.prod.begin(params)
 	defer p.prod.pool.Put(sc)
-	L := p.rowLen
 	if L >= tileSize && p.prod.rowLen == 0 {
 		for r := from; r < to; r++ {
 			acc := init
@@ -165,6 +178,15 @@ func (p *reduceProg) runRows(params []operand, dst []float32, init float32, from
 			dst[r+k] = fold(p.op, init, v[k*L:(k+1)*L])
 		}
 	}
+}
+
+// direct returns the operand a reduction folds when its producer is that
+// f32 operand itself, read in place (else nil).
+func (p *reduceProg) direct(params []operand) []float32 {
+	if len(p.prod.slots) != 1 || p.prod.slots[0].kind != slotParam {
+		return nil
+	}
+	return params[p.prod.slots[0].param].f32
 }
 
 // fold combines acc with the reduction of seg.

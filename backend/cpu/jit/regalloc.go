@@ -48,7 +48,8 @@ func allocate(a *asm, ins []vinst, nregs int) error {
 		al.owner[r] = -1
 	}
 	for pos := range ins {
-		regs, src2 := ins[pos].reads()
+		ops := ins[pos].reads()
+		regs, src2 := ops.list(), ops.src2
 		note := func(v int, read, write bool) {
 			e := al.events[v]
 			if n := len(e); n > 0 && e[n-1].pos == pos {
@@ -166,21 +167,25 @@ func (al *allocator) inReg(v, pos int, keep *[]int) (int, error) {
 }
 
 func (al *allocator) step(pos int) error {
-	in := al.ins[pos]
-	regs, src2 := in.reads()
-	var keep []int
-	for _, v := range append(regs, src2) {
+	in := &al.ins[pos]
+	ops := in.reads()
+	regs, src2 := ops.list(), ops.src2
+	var allArr [3]int
+	all := append(append(allArr[:0], regs...), src2)
+	var keepArr [4]int
+	keep := keepArr[:0]
+	for _, v := range all {
 		if v >= 0 && al.phys[v] >= 0 {
 			keep = append(keep, al.phys[v])
 		}
 	}
-	phys := map[int]int{}
-	for _, v := range regs {
+	var phys [2]int // the registers of regs
+	for k, v := range regs {
 		r, err := al.inReg(v, pos, &keep)
 		if err != nil {
 			return err
 		}
-		phys[v] = r
+		phys[k] = r
 	}
 	op2 := in.src2
 	if src2 >= 0 {
@@ -192,13 +197,14 @@ func (al *allocator) step(pos int) error {
 	}
 	// Sources whose values die here free their registers, which the
 	// result may then take: every instruction reads its sources before
-	// it writes.
-	// Their spill slots are released only after the instruction: an
-	// eviction made to find the result a register may store into a freed
-	// slot, and the instruction may still read a dying source there.
+	// it writes. Their spill slots are released only after the
+	// instruction: an eviction made to find the result a register may
+	// store into a freed slot, and the instruction may still read a dying
+	// source there.
 	w := in.writes()
-	var dying []int
-	for _, v := range append(regs, src2) {
+	var dyingArr [3]int
+	dying := dyingArr[:0]
+	for _, v := range all {
 		if v >= 0 && v != w && !al.needed(v, pos) && !slices.Contains(dying, v) {
 			dying = append(dying, v)
 			if r := al.phys[v]; r >= 0 {
@@ -242,20 +248,23 @@ func (al *allocator) drop(v int) {
 	}
 }
 
-func (al *allocator) emit(in vinst, dst int, phys map[int]int, op2 rm) {
+// emit writes in with physical registers: phys holds those of the
+// variables in.reads() lists, in its order.
+func (al *allocator) emit(in *vinst, dst int, phys [2]int, op2 rm) {
 	a := al.a
-	src1 := phys[in.src1]
+	src1 := phys[0]
+	mask := phys[1] // kBlend and kPack: their second register operand
 	switch in.kind {
 	case kPS:
 		a.ps(in.op, dst, src1, op2)
 	case kPD:
 		a.pd(in.op, dst, src1, op2)
 	case kFMA:
-		a.fma(in.op, dst, src1, op2)
+		a.fma(in.op, dst, phys[1], op2) // reads lists dst, then src1
 	case kCmp:
 		a.cmp(in.op, dst, src1, op2)
 	case kBlend:
-		a.blendv(dst, src1, op2, phys[in.mask])
+		a.blendv(dst, src1, op2, mask)
 	case kShift:
 		a.shift(int(in.op), dst, src1, in.imm)
 	case kSqrt:
@@ -275,7 +284,7 @@ func (al *allocator) emit(in vinst, dst int, phys map[int]int, op2 rm) {
 	case kExtract:
 		a.extractHigh(dst, src1)
 	case kPack:
-		a.packWords(dst, src1, phys[in.mask])
+		a.packWords(dst, src1, mask)
 	case kStore128:
 		a.store128(in.m, src1)
 	}

@@ -87,24 +87,32 @@ func (a *vasm) store(m mem, src int, nt bool) {
 	a.add(vinst{kind: kStore, op: byte(bit(nt)), src1: src, m: m})
 }
 
-// reads lists the virtual registers i reads in a register, and the one
-// it reads as src2 (which may stay in memory), or -1.
-func (i *vinst) reads() (regs []int, src2 int) {
-	src2 = -1
+// operands is what one instruction reads: up to two variables it needs
+// in registers, and the one it reads as src2, which may stay in memory
+// (-1: none). A fixed array, so the allocator's walk allocates nothing.
+type operands struct {
+	regs [2]int
+	n    int
+	src2 int
+}
+
+func (o *operands) list() []int { return o.regs[:o.n] }
+
+// reads returns the variables i reads.
+func (i *vinst) reads() operands {
+	o := operands{src2: -1}
 	if (i.kind == kPS || i.kind == kPD || i.kind == kFMA || i.kind == kCmp || i.kind == kBlend || i.kind == kSqrt) && !i.src2.isMem {
-		src2 = i.src2.reg
+		o.src2 = i.src2.reg
 	}
 	switch i.kind {
 	case kPS, kPD, kCmp, kShift, kStore, kMov, kExtract, kStore128:
-		regs = []int{i.src1}
-	case kPack:
-		regs = []int{i.src1, i.mask}
+		o.regs[0], o.n = i.src1, 1
+	case kPack, kBlend:
+		o.regs, o.n = [2]int{i.src1, i.mask}, 2
 	case kFMA:
-		regs = []int{i.dst, i.src1}
-	case kBlend:
-		regs = []int{i.src1, i.mask}
+		o.regs, o.n = [2]int{i.dst, i.src1}, 2
 	}
-	return regs, src2
+	return o
 }
 
 // writes is the virtual register i writes, or -1.
