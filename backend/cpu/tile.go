@@ -319,17 +319,26 @@ func (o operand) at(i int) float32 {
 	return float32(o.tab[o.bits[i]])
 }
 
+// newOperands appends the operands of args to dst (a caller's array, so
+// that a call allocates nothing).
+func newOperands(dst []operand, args []*hlo.Literal) ([]operand, error) {
+	for _, a := range args {
+		o, err := newOperand(a)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, o)
+	}
+	return dst, nil
+}
+
 // run computes the fusion into out (f32, bf16 or f16) from the operand
 // values.
 func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error {
 	var small [8]operand
-	params := small[:0]
-	for _, a := range args {
-		o, err := newOperand(a)
-		if err != nil {
-			return err
-		}
-		params = append(params, o)
+	params, err := newOperands(small[:0], args)
+	if err != nil {
+		return err
 	}
 	tiles := (p.n + p.tile - 1) / p.tile
 	threads = max(1, min(threads, tiles/8))

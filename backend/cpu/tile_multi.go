@@ -104,13 +104,9 @@ func (p *tileProg) runMulti(args, outs []*hlo.Literal, threads int) error {
 		return fmt.Errorf("fusion has %d outputs, got %d buffers", len(p.outs), len(outs))
 	}
 	var small [8]operand
-	params := small[:0]
-	for _, a := range args {
-		o, err := newOperand(a)
-		if err != nil {
-			return err
-		}
-		params = append(params, o)
+	params, err := newOperands(small[:0], args)
+	if err != nil {
+		return err
 	}
 	var smallOut [4]output
 	dsts := smallOut[:0]

@@ -100,13 +100,9 @@ func compileReduce(in *hlo.Instruction) (*reduceProg, error) {
 // run computes the row results into out (f32).
 func (p *reduceProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error {
 	var small [8]operand
-	params := small[:0]
-	for _, a := range args {
-		o, err := newOperand(a)
-		if err != nil {
-			return err
-		}
-		params = append(params, o)
+	params, err := newOperands(small[:0], args)
+	if err != nil {
+		return err
 	}
 	dst := out.Data().([]float32)
 	init := p.initV

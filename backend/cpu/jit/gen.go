@@ -5,6 +5,8 @@ package jit
 import (
 	"fmt"
 	"math"
+
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 )
 
 // The generated function takes one argument, in RDI, the address of an
@@ -30,22 +32,19 @@ var arrayRegs = [MaxArrays]int{r8, rax, rbx, r9, r10, r11, r12}
 func (g *gen) outReg(k int) int   { return arrayRegs[k] }
 func (g *gen) inputReg(k int) int { return arrayRegs[len(g.p.outputs())+k] }
 
-// The constants of the math expansions: the values package kernels'
-// generator (kernels/_asm/vecmath) uses, which its tests tie to the
-// pure-Go twins in kernels/vecmath.go.
-const (
-	log2e   = 1.44269504088896340736
-	ln2Hi   = float32(0.693145751953125 + 1.4286068203094173e-06)
-	round   = 12582912.0
-	expHi   = 88.76
-	expLo   = -104.0
-	tanhBig = 10.0
-)
-
+// The constants of the math expansions: the kernels' own, so that the
+// two compute the same bits.
 var (
-	ln2Lo     = float32(math.Ln2 - float64(ln2Hi))
-	expPoly   = []float32{1, 1, 0.5, 0.166664049, 0.0416663401, 0.00837596785, 0.00139421597}
-	expm1Poly = []float32{1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320}
+	mc        = kernels.MathConstants
+	log2e     = mc.Log2e
+	ln2Hi     = mc.Ln2Hi
+	ln2Lo     = mc.Ln2Lo
+	round     = mc.Round
+	expHi     = mc.ExpHi
+	expLo     = mc.ExpLo
+	tanhBig   = mc.TanhBig
+	expPoly   = mc.ExpPoly
+	expm1Poly = mc.Expm1Poly
 )
 
 // gen generates one program's loop.

@@ -67,6 +67,13 @@ var (
 	expm1Poly = [...]float32{1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320}
 )
 
+// MathConstants are the exp, tanh and logistic kernels' constants, for
+// code generators that must compute the same bits (package jit).
+var MathConstants = struct {
+	Log2e, Ln2Hi, Ln2Lo, Round, ExpHi, ExpLo, TanhBig float32
+	ExpPoly, Expm1Poly                                [7]float32
+}{log2e, ln2Hi, ln2Lo, expRound, expHi, expLo, tanhBig, expPoly, expm1Poly}
+
 // ExpF32 sets dst[i] = e^x[i].
 func ExpF32(dst, x []float32) { expF32(dst[:len(x)], x) }
 
