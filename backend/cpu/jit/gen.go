@@ -148,10 +148,7 @@ func (g *gen) body(off int32) error {
 		}
 	}
 	for k, v := range g.p.outputs() {
-		r, err := g.inReg(g.loc[v])
-		if err != nil {
-			return err
-		}
+		r := g.inReg(g.loc[v])
 		if g.p.outputType(k) == BF16 {
 			g.storeBF16(mem{base: g.outReg(k), index: rsi, scale: 2, disp: 2 * off}, r)
 			continue
@@ -160,12 +157,6 @@ func (g *gen) body(off int32) error {
 	}
 	return nil
 }
-
-// alloc returns a new virtual register.
-func (g *gen) alloc() (int, error) { return g.a.reg(), nil }
-
-// release is a no-op: the allocator finds where values die.
-func (g *gen) release(int) {}
 
 // constant returns the pool address of eight copies of bits.
 func (g *gen) constant(bits uint32) rm {
@@ -183,14 +174,14 @@ func (g *gen) constant(bits uint32) rm {
 func (g *gen) f32(v float32) rm { return g.constant(math.Float32bits(v)) }
 
 // inReg returns a register holding o, loading a memory operand into a
-// new one (tmp: the caller releases it).
-func (g *gen) inReg(o rm) (r int, err error) {
+// new one.
+func (g *gen) inReg(o rm) int {
 	if !o.isMem {
-		return o.reg, nil
+		return o.reg
 	}
-	r = g.a.reg()
+	r := g.a.reg()
 	g.a.load(r, o.m)
-	return r, nil
+	return r
 }
 
 // value records value i and where it is.
@@ -237,59 +228,30 @@ const unordered = 3
 // emit computes op of args into register r.
 func (g *gen) emit(op Op, r int, args []rm) error {
 	a := g.a
-	// first gets args[0] into a register for ops that need it as the
-	// first source (a memory operand can only be the second).
-	first := func() (int, func(), error) {
-		x, err := g.inReg(args[0])
-		return x, func() {}, err
-	}
 	switch op {
 	case Add, Sub, Mul, Div, And, Or, Xor:
-		x, done, err := first()
-		if err != nil {
-			return err
-		}
-		a.ps(psOps[op], r, x, args[1])
-		done()
+		// A memory operand can only be the second source.
+		a.ps(psOps[op], r, g.inReg(args[0]), args[1])
 	case CmpEQ, CmpNE, CmpLT, CmpLE, CmpGT, CmpGE:
-		x, done, err := first()
-		if err != nil {
-			return err
-		}
-		a.cmp(cmpPreds[op], r, x, args[1])
-		done()
-	case Neg, Abs:
-		x, done, err := first()
-		if err != nil {
-			return err
-		}
-		if op == Abs {
-			a.ps(opAnd, r, x, g.constant(0x7fffffff))
-		} else {
-			a.ps(opXor, r, x, g.constant(0x80000000))
-		}
-		done()
+		a.cmp(cmpPreds[op], r, g.inReg(args[0]), args[1])
+	case Abs:
+		a.ps(opAnd, r, g.inReg(args[0]), g.constant(0x7fffffff))
+	case Neg:
+		a.ps(opXor, r, g.inReg(args[0]), g.constant(0x80000000))
 	case Sqrt:
 		a.sqrt(r, args[0])
 	case Max, Min:
-		return g.extreme(op, r, args[0], args[1])
-	case Clamp:
-		return g.clamp(r, args)
-	case Select:
-		return g.selectOp(r, args)
+		g.extreme(op, r, args[0], args[1])
+	case Clamp: // nanMin(nanMax(x, lo), hi), as kernels.ClampF32
+		t := a.reg()
+		g.extreme(Max, t, args[1], args[0])
+		g.extreme(Min, r, ymm(t), args[2])
+	case Select: // VBLENDVPS with the mask in a register
+		a.blendv(r, g.inReg(args[2]), args[1], g.inReg(args[0]))
 	case RoundBF16:
-		x, err := g.inReg(args[0])
-		if err != nil {
-			return err
-		}
-		g.roundBF16(r, x)
+		g.roundBF16(r, g.inReg(args[0]))
 	case Exp, Tanh, Logistic:
-		x, done, err := first()
-		if err != nil {
-			return err
-		}
-		defer done()
-		return g.math(op, r, x)
+		g.math(op, r, g.inReg(args[0]))
 	default:
 		return fmt.Errorf("no code for %s", op)
 	}
@@ -298,20 +260,9 @@ func (g *gen) emit(op Op, r int, args []rm) error {
 
 // extreme is XLA's maximum or minimum as kernels' nanExtreme computes
 // it: MAXPS with b first, then a NaN b blended in, then a NaN a over it.
-func (g *gen) extreme(op Op, r int, ao, bo rm) error {
+func (g *gen) extreme(op Op, r int, ao, bo rm) {
 	a := g.a
-	x, err := g.inReg(ao)
-	if err != nil {
-		return err
-	}
-	y, err := g.inReg(bo)
-	if err != nil {
-		return err
-	}
-	m, err := g.alloc()
-	if err != nil {
-		return err
-	}
+	x, y, m := g.inReg(ao), g.inReg(bo), a.reg()
 	code := byte(opMax)
 	if op == Min {
 		code = opMin
@@ -321,43 +272,7 @@ func (g *gen) extreme(op Op, r int, ao, bo rm) error {
 	a.blendv(r, r, ymm(y), m)
 	a.cmp(unordered, m, x, ymm(x))
 	a.blendv(r, r, ymm(x), m)
-	return nil
 }
-
-// clamp is nanMin(nanMax(x, lo), hi), as kernels.ClampF32.
-func (g *gen) clamp(r int, args []rm) error {
-	t, err := g.alloc()
-	if err != nil {
-		return err
-	}
-	if err := g.extreme(Max, t, args[1], args[0]); err != nil {
-		return err
-	}
-	err = g.extreme(Min, r, ymm(t), args[2])
-	g.release(t)
-	return err
-}
-
-// selectOp is VBLENDVPS with the mask in a register.
-func (g *gen) selectOp(r int, args []rm) error {
-	m, err := g.inReg(args[0])
-	if err != nil {
-		return err
-	}
-	f, err := g.inReg(args[2])
-	if err != nil {
-		return err
-	}
-	g.a.blendv(r, f, args[1], m)
-	return nil
-}
-
-// defaultUnroll is how many vectors the main loop interleaves. For
-// chain10's body llvm-mca's Zen 3 model gives 57, 46, 39 and 39 cycles a
-// vector for one to four: the first three are bound by the dependency
-// chains (tanh's and exp's run for dozens of cycles each), the fourth by
-// the FMA and divide pipes, and more spill more.
-const defaultUnroll = 3
 
 // bf16 rounding, as the tile programs' roundBF16 and minifloat's BF16
 // encoding do it: add 0x7fff plus the bit above the cut, then cut.
@@ -396,3 +311,10 @@ func (g *gen) storeBF16(m mem, x int) {
 	a.packWords(r, r, hi)
 	a.store128(m, r)
 }
+
+// defaultUnroll is how many vectors the main loop interleaves. For
+// chain10's body llvm-mca's Zen 3 model gives 57, 46, 39 and 39 cycles a
+// vector for one to four: the first three are bound by the dependency
+// chains (tanh's and exp's run for dozens of cycles each), the fourth by
+// the FMA and divide pipes, and more spill more.
+const defaultUnroll = 3

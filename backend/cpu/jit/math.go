@@ -9,69 +9,45 @@ import "math"
 // logisticBody) emits, so the bits match the tile programs'. Comments
 // there say why each step is as it is.
 
-// temps allocates n registers.
-func (g *gen) temps(n int) ([]int, error) {
+// temps returns n new virtual registers.
+func (g *gen) temps(n int) []int {
 	rs := make([]int, n)
 	for i := range rs {
-		r, err := g.alloc()
-		if err != nil {
-			for _, q := range rs[:i] {
-				g.release(q)
-			}
-			return nil, err
-		}
-		rs[i] = r
+		rs[i] = g.a.reg()
 	}
-	return rs, nil
-}
-
-func (g *gen) releaseAll(rs ...int) {
-	for _, r := range rs {
-		g.release(r)
-	}
+	return rs
 }
 
 // math computes op of the register x into r (r != x; x is not changed).
-func (g *gen) math(op Op, r, x int) error {
+func (g *gen) math(op Op, r, x int) {
 	switch op {
 	case Exp:
-		return g.exp(r, x)
+		g.exp(r, x)
 	case Tanh:
-		return g.tanh(r, x)
+		g.tanh(r, x)
+	default:
+		g.logistic(r, x)
 	}
-	return g.logistic(r, x)
 }
 
 // exp: e^clamp(x) into r.
-func (g *gen) exp(r, x int) error {
+func (g *gen) exp(r, x int) {
 	a := g.a
-	t, err := g.temps(1)
-	if err != nil {
-		return err
-	}
-	y := t[0]
+	y := a.reg()
 	a.load(y, g.f32(expLo).m)
 	a.ps(opMax, y, y, ymm(x)) // max(lo, x): x, the second source, if NaN
 	a.load(r, g.f32(expHi).m)
 	a.ps(opMin, y, r, ymm(y))
-	err = g.expCore(r, y)
-	g.release(y)
-	return err
+	g.expCore(r, y)
 }
 
 // expCore computes e^x into r for x clamped (x is overwritten).
-func (g *gen) expCore(r, x int) error {
+func (g *gen) expCore(r, x int) {
 	a := g.a
-	ts, err := g.temps(2)
-	if err != nil {
-		return err
-	}
+	ts := g.temps(2)
 	t, nf := ts[0], ts[1]
 	g.expReduce(x, t, nf, true)
-	if err := g.expPoly(r, x); err != nil {
-		g.releaseAll(ts...)
-		return err
-	}
+	g.expPoly(r, x)
 	n1, n2 := nf, x // free now
 	a.pd(opPSubD, n2, t, g.constant(math.Float32bits(round)-254))
 	a.shift(shiftRightArith, n1, n2, 1)
@@ -80,8 +56,6 @@ func (g *gen) expCore(r, x int) error {
 	a.shift(shiftLeft, n2, n2, 23)
 	a.ps(opMul, r, r, ymm(n1))
 	a.ps(opMul, r, r, ymm(n2))
-	g.releaseAll(ts...)
-	return nil
 }
 
 // expReduce sets t = x·log2e + round, nf = t - round and x = x - nf·ln2
@@ -98,12 +72,9 @@ func (g *gen) expReduce(x, t, nf int, lo bool) {
 }
 
 // expPoly evaluates expPoly at r (kept) into p, Estrin's scheme.
-func (g *gen) expPoly(p, r int) error {
+func (g *gen) expPoly(p, r int) {
 	a := g.a
-	ts, err := g.temps(3)
-	if err != nil {
-		return err
-	}
+	ts := g.temps(3)
 	r2, r4, c := ts[0], ts[1], ts[2]
 	a.ps(opMul, r2, r, ymm(r))
 	a.ps(opMul, r4, r2, ymm(r2))
@@ -115,17 +86,12 @@ func (g *gen) expPoly(p, r int) error {
 	a.fma(fmadd213, c, r2, ymm(r))
 	a.fma(fmadd213, p, r4, ymm(c))
 	a.ps(opAdd, p, p, g.f32(1))
-	g.releaseAll(ts...)
-	return nil
 }
 
 // expm1Poly evaluates e^r - 1 at r (kept) into c.
-func (g *gen) expm1Poly(c, r int) error {
+func (g *gen) expm1Poly(c, r int) {
 	a := g.a
-	ts, err := g.temps(4)
-	if err != nil {
-		return err
-	}
+	ts := g.temps(4)
 	r2, r4, p, q := ts[0], ts[1], ts[2], ts[3]
 	a.ps(opMul, r2, r, ymm(r))
 	a.ps(opMul, r4, r2, ymm(r2))
@@ -139,28 +105,20 @@ func (g *gen) expm1Poly(c, r int) error {
 	a.fma(fmadd213, q, r2, ymm(p))
 	a.fma(fmadd213, c, r4, ymm(q))
 	a.fma(fmadd213, c, r2, ymm(r))
-	g.releaseAll(ts...)
-	return nil
 }
 
 // tanh: N = 1 - e^-2|x| from the exp reduction, then N/(2-N) with x's
 // sign.
-func (g *gen) tanh(r, x int) error {
+func (g *gen) tanh(r, x int) {
 	a := g.a
-	ts, err := g.temps(3)
-	if err != nil {
-		return err
-	}
+	ts := g.temps(3)
 	y, t, nf := ts[0], ts[1], ts[2]
 	a.ps(opAnd, nf, x, g.constant(0x7fffffff))
 	a.load(y, g.f32(tanhBig).m)
 	a.ps(opMin, y, y, ymm(nf))
 	a.ps(opMul, y, y, g.f32(-2))
 	g.expReduce(y, t, nf, false)
-	if err := g.expm1Poly(r, y); err != nil {
-		g.releaseAll(ts...)
-		return err
-	}
+	g.expm1Poly(r, y)
 	a.pd(opPSubD, t, t, g.constant(math.Float32bits(round)-127))
 	a.shift(shiftLeft, t, t, 23) // 2^n
 	oms := nf
@@ -173,25 +131,17 @@ func (g *gen) tanh(r, x int) error {
 	a.ps(opDiv, t, t, ymm(den))
 	a.ps(opAnd, den, x, g.constant(0x80000000))
 	a.ps(opXor, r, t, ymm(den))
-	g.releaseAll(ts...)
-	return nil
 }
 
 // logistic: E = e^-|x|, then 1/(1+E) or E/(1+E) by x's sign.
-func (g *gen) logistic(r, x int) error {
+func (g *gen) logistic(r, x int) {
 	a := g.a
-	ts, err := g.temps(3)
-	if err != nil {
-		return err
-	}
+	ts := g.temps(3)
 	y, e, den := ts[0], ts[1], ts[2]
 	a.ps(opOr, y, x, g.constant(0x80000000)) // -|x|
 	a.load(den, g.f32(expLo).m)
 	a.ps(opMax, y, den, ymm(y))
-	if err := g.expCore(e, y); err != nil {
-		g.releaseAll(ts...)
-		return err
-	}
+	g.expCore(e, y)
 	a.ps(opAdd, den, e, g.f32(1))
 	a.load(r, g.f32(1).m)
 	a.blendv(r, r, ymm(e), x)
@@ -200,6 +150,4 @@ func (g *gen) logistic(r, x int) error {
 	a.mov(fix, e)
 	a.fma(fnmadd231, fix, e, ymm(r))
 	a.blendv(r, r, ymm(fix), x)
-	g.releaseAll(ts...)
-	return nil
 }
