@@ -81,6 +81,9 @@ type tileProg struct {
 	// outs are the slots whose values leave the program: the root's, or
 	// a multi-output fusion's (tile_multi.go) in tuple order.
 	outs []int
+	// inPlaceParams are the operands read in place, which tiles prefetch
+	// one tile ahead.
+	inPlaceParams []int
 	// jit is the program's generated code, if it has any (tile_jit.go);
 	// segs are runs of its ops that have, when the whole program has not
 	// (tile_seg.go), and segStart maps a slot to the segment starting
@@ -171,6 +174,9 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instr
 	for _, s := range p.slots {
 		if s.kind == slotOp || s.kind == slotGather || s.kind == slotReduce || s.kind == slotRowBcast {
 			p.ops++
+		}
+		if s.kind == slotParam && !slices.Contains(p.inPlaceParams, s.param) {
+			p.inPlaceParams = append(p.inPlaceParams, s.param)
 		}
 	}
 	return p, nil
@@ -421,11 +427,9 @@ func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
 // prefetch starts loading elements [lo, hi) of the operands read in
 // place while the tile before them is computed.
 func (p *tileProg) prefetch(params []operand, lo, hi int) {
-	for i := range p.slots {
-		if s := &p.slots[i]; s.kind == slotParam {
-			if x := params[s.param].f32; x != nil {
-				kernels.Prefetch(x[lo:hi])
-			}
+	for _, k := range p.inPlaceParams {
+		if x := params[k].f32; x != nil {
+			kernels.Prefetch(x[lo:hi])
 		}
 	}
 }
