@@ -59,6 +59,9 @@ type slot struct {
 	m affineMap
 	// buf is the scratch tile the slot's values live in (-1: none).
 	buf int
+	// skip: no tile needs the slot's values (a row broadcast that only
+	// generated segments read, as row scalars).
+	skip bool
 	// dst is the program output whose storage an op slot computes its
 	// tile straight into, when the runner passes that storage (-1: none).
 	dst int
@@ -469,7 +472,9 @@ func (p *tileProg) computeTile(sc *scratch, params []operand, lo, hi int, dsts [
 			i = g.end - 1
 			continue
 		}
-		p.computeSlot(i, sc, params, lo, hi, dsts)
+		if !p.slots[i].skip {
+			p.computeSlot(i, sc, params, lo, hi, dsts)
+		}
 	}
 	return sc.view[last]
 }

@@ -202,7 +202,26 @@ ENTRY main {
   s = f32[64] reduce(e, zero), dimensions={1}, to_apply=add
   sb = f32[64,1000] broadcast(s), dimensions={0}
   ROOT p = f32[64,1000] divide(e, sb)
-}`, 1},
+}`, 2}, // subtract and exp; the divide, reading the sum as a row scalar
+		// Two row reductions: the first's row values take a tile the
+		// second segment's outputs would otherwise be given, since
+		// assignTiles frees it once the (now skipped) spread has read it.
+		"variance scaling": {`HloModule var` + reductionBodies + `
+ENTRY main {
+  a = f32[24,48] parameter(0)
+  zero = f32[] constant(0)
+  s = f32[24] reduce(a, zero), dimensions={1}, to_apply=add
+  n = f32[] constant(48)
+  nb = f32[24] broadcast(n), dimensions={}
+  mean = f32[24] divide(s, nb)
+  mb = f32[24,48] broadcast(mean), dimensions={0}
+  d = f32[24,48] subtract(a, mb)
+  sq = f32[24,48] multiply(d, d)
+  v = f32[24] reduce(sq, zero), dimensions={1}, to_apply=add
+  var = f32[24] divide(v, nb)
+  rb = f32[24,48] broadcast(var), dimensions={0}
+  ROOT y = f32[24,48] multiply(d, rb)
+}`, 2},
 		// Layer norm with a scale and a shift: their broadcasts are
 		// gathers among the last ops, computed before the segment runs, so
 		// they must not take a tile an earlier op of the segment reads (as

@@ -18,12 +18,15 @@ import (
 // segment is a run of slots [start, end) whose op slots are computed by
 // one function reading the views of slots ins and writing slots outs.
 // The other slots in the run (pre: parameters, splats and gathers, which
-// the instruction order puts between the ops) get their views first.
+// the instruction order puts between the ops) get their views first. In
+// a row program the row-broadcast slots spreads are read as row scalars
+// instead, from the row values of slots rowIns.
 type segment struct {
-	start, end int
-	f          *jit.Func
-	ins, outs  []int
-	pre        []int
+	start, end      int
+	f               *jit.Func
+	ins, outs       []int
+	pre             []int
+	rowIns, spreads []int
 }
 
 // generate gives p generated code: for the whole program, or failing
@@ -83,6 +86,7 @@ func (p *tileProg) compileSegments() {
 		}
 		i = max(j, i+1)
 	}
+	p.skipSpreads()
 }
 
 // segment compiles slots [start, end) as one function, if it fits.
@@ -91,7 +95,7 @@ func (p *tileProg) segment(start, end int) (segment, bool) {
 	prog := &jit.Program{}
 	value := map[int]int{} // slot → jit value
 	ops := 0
-	var rebuf []int // view slots that need tiles of their own
+	var rebuf []int // slots that need tiles of their own
 	for i := start; i < end; i++ {
 		if !p.isSegOp(i) {
 			if p.clobbers(i, start) {
@@ -106,8 +110,18 @@ func (p *tileProg) segment(start, end int) (segment, bool) {
 		for k, a := range s.args[:s.nargs] {
 			if _, ok := value[a]; !ok { // a slot before the segment
 				value[a] = len(prog.Values)
-				prog.Values = append(prog.Values, jit.Value{Op: jit.Input, Arg: len(g.ins)})
-				g.ins = append(g.ins, a)
+				if p.rowScalar(a) {
+					// Row values read back along the rows: a scalar the
+					// code takes afresh for each row, no spread tile.
+					prog.RowScalars = append(prog.RowScalars, prog.Scalars)
+					prog.Values = append(prog.Values, jit.Value{Op: jit.Splat, Arg: prog.Scalars})
+					prog.Scalars++
+					g.rowIns = append(g.rowIns, p.slots[a].args[0])
+					g.spreads = append(g.spreads, a)
+				} else {
+					prog.Values = append(prog.Values, jit.Value{Op: jit.Input, Arg: len(g.ins)})
+					g.ins = append(g.ins, a)
+				}
 			}
 			args[k] = value[a]
 		}
@@ -117,10 +131,32 @@ func (p *tileProg) segment(start, end int) (segment, bool) {
 		if p.isSegOp(i) && p.readAfterSlot(i, end) {
 			g.outs = append(g.outs, i)
 			prog.Outputs = append(prog.Outputs, value[i])
+			// Row values are read row by row while the outputs are
+			// written: an output must not be given their tile, which
+			// assignTiles may do once the spread (now skipped) has read
+			// them.
+			for _, r := range g.rowIns {
+				if p.slots[r].buf == p.slots[i].buf {
+					rebuf = append(rebuf, i)
+					break
+				}
+			}
 		}
 	}
 	prog.Inputs = len(g.ins)
-	if ops < 2 || len(g.outs) == 0 || len(g.ins) > jit.MaxInputs || len(g.outs) > jit.MaxOutputs || len(g.ins)+len(g.outs) > jit.MaxArrays {
+	if len(prog.RowScalars) > 0 {
+		prog.RowLen = p.rowLen
+	}
+	// Nor may a view computed ahead of the ops take the row values' tile.
+	for _, k := range g.pre {
+		for _, r := range g.rowIns {
+			if b := p.slots[k].buf; b >= 0 && b == p.slots[r].buf && !slices.Contains(rebuf, k) {
+				rebuf = append(rebuf, k)
+			}
+		}
+	}
+	// One op is a segment only where it saves spreading row values.
+	if ops < 2 && len(g.rowIns) == 0 || len(g.outs) == 0 || prog.Scalars > jit.MaxScalars || len(g.ins) > jit.MaxInputs || len(g.outs) > jit.MaxOutputs || len(g.ins)+len(g.outs) > jit.MaxArrays {
 		return g, false
 	}
 	f, err := jit.Compile(prog)
@@ -156,6 +192,49 @@ func (p *tileProg) clobbers(k, start int) bool {
 	return false
 }
 
+// rowScalar reports whether slot a, read by a segment, is a spread of
+// row values the code can take as a per-row scalar: rows a multiple of
+// 8 long, so that a vector never straddles two.
+func (p *tileProg) rowScalar(a int) bool {
+	return p.slots[a].kind == slotRowBcast && p.rowLen > 0 && p.rowLen%8 == 0
+}
+
+// skipSpreads marks the row-broadcast slots that only segments read,
+// as row scalars: nothing needs their tiles.
+func (p *tileProg) skipSpreads() {
+	inSeg := map[int]bool{} // spread slot → read as a row scalar somewhere
+	for _, g := range p.segs {
+		for _, a := range g.spreads {
+			inSeg[a] = true
+		}
+	}
+	for a := range inSeg {
+		if slices.Contains(p.outs, a) {
+			continue
+		}
+		skip := true
+		for m := a + 1; m < len(p.slots) && skip; m++ {
+			s := &p.slots[m]
+			if !slices.Contains(s.args[:s.nargs], a) && !((s.kind == slotAlias || s.kind == slotSplat) && s.from == a) {
+				continue
+			}
+			skip = p.segStart != nil && p.readsAsRowScalar(m, a)
+		}
+		p.slots[a].skip = skip
+	}
+}
+
+// readsAsRowScalar reports whether slot m lies in a segment that reads
+// slot a as a row scalar.
+func (p *tileProg) readsAsRowScalar(m, a int) bool {
+	for _, g := range p.segs {
+		if m >= g.start && m < g.end && slices.Contains(g.spreads, a) && p.isSegOp(m) {
+			return true
+		}
+	}
+	return false
+}
+
 // readAfterSlot reports whether slot i's value is needed from slot end
 // on: read by a later slot, or an output of the program.
 func (p *tileProg) readAfterSlot(i, end int) bool {
@@ -181,6 +260,24 @@ func (p *tileProg) runSegment(g *segment, sc *scratch, n int, dsts [][]float32) 
 	for k, a := range g.ins {
 		ins[k] = jit.Array{F32: sc.view[a]}
 	}
+	if len(g.rowIns) > 0 {
+		var rowArr [jit.MaxScalars][]float32
+		var scalars [jit.MaxScalars]float32 // all row scalars: set per row
+		rows := rowArr[:len(g.rowIns)]
+		for k, a := range g.rowIns {
+			rows[k] = sc.view[a]
+		}
+		p.segOutputs(g, sc, n, dsts, outs)
+		g.f.RunRows(outs, ins, scalars[:len(g.rowIns)], rows)
+		return
+	}
+	p.segOutputs(g, sc, n, dsts, outs)
+	g.f.Run(outs, ins, nil, false)
+}
+
+// segOutputs sets outs to where g's outputs go (their scratch tiles, or
+// the program output's storage) and points the slots' views there.
+func (p *tileProg) segOutputs(g *segment, sc *scratch, n int, dsts [][]float32, outs []jit.Array) {
 	for k, o := range g.outs {
 		s := &p.slots[o]
 		d := sc.bufs[s.buf][:n]
@@ -190,5 +287,4 @@ func (p *tileProg) runSegment(g *segment, sc *scratch, n int, dsts [][]float32) 
 		outs[k] = jit.Array{F32: d}
 		sc.view[o] = d
 	}
-	g.f.Run(outs, ins, nil, false)
 }

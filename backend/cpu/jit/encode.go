@@ -251,7 +251,34 @@ func (a *asm) zero(r int) {
 // and return the displacement's offset.
 func (a *asm) jae() int { a.byte(0x0F, 0x83, 0, 0, 0, 0); return len(a.b) - 4 }
 func (a *asm) jge() int { a.byte(0x0F, 0x8D, 0, 0, 0, 0); return len(a.b) - 4 }
-func (a *asm) jmp() int { a.byte(0xE9, 0, 0, 0, 0); return len(a.b) - 4 }
+func (a *asm) je() int  { a.byte(0x0F, 0x84, 0, 0, 0, 0); return len(a.b) - 4 }
+
+// cmpMemZero is CMP QWORD [m], 0.
+func (a *asm) cmpMemZero(m mem) {
+	a.rex(true, 0, 0, m.base)
+	a.byte(0x83)
+	a.modrm(7, at(m))
+	a.byte(0)
+}
+
+// addMem is ADD QWORD [m], imm8.
+func (a *asm) addMem(m mem, imm int8) {
+	a.rex(true, 0, 0, m.base)
+	a.byte(0x83)
+	a.modrm(0, at(m))
+	a.byte(byte(imm))
+}
+
+// decMem is DEC QWORD [m].
+func (a *asm) decMem(m mem) {
+	a.rex(true, 0, 0, m.base)
+	a.byte(0xFF)
+	a.modrm(1, at(m))
+}
+
+// broadcast is VBROADCASTSS dst, DWORD [m].
+func (a *asm) broadcast(dst int, m mem) { a.vex(map0F38, pp66, false, 0x18, dst, 0, at(m)) }
+func (a *asm) jmp() int                 { a.byte(0xE9, 0, 0, 0, 0); return len(a.b) - 4 }
 
 // patch points the jump whose displacement is at off to target.
 func (a *asm) patch(off, target int) {

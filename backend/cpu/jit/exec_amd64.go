@@ -21,12 +21,14 @@ func call(code uintptr, args unsafe.Pointer)
 
 // args is the block the generated code reads (gen.go's arg offsets).
 type args struct {
-	outs  [MaxOutputs]unsafe.Pointer
-	n     uintptr
-	pool  unsafe.Pointer
-	ins   [MaxInputs]unsafe.Pointer
-	splat [MaxScalars][8]float32
-	spill [maxSpill][8]float32
+	outs    [MaxOutputs]unsafe.Pointer
+	n       uintptr
+	pool    unsafe.Pointer
+	ins     [MaxInputs]unsafe.Pointer
+	splat   [MaxScalars][8]float32
+	spill   [maxSpill][8]float32
+	rows    uintptr
+	rowPtrs [MaxScalars]unsafe.Pointer
 }
 
 // Func is a compiled program: its code in executable memory (released
@@ -38,6 +40,8 @@ type Func struct {
 	inputs  int
 	outputs int
 	scalars int
+	rowLen  int
+	rowVals []int // the row scalars, in RunRows' order
 	// The same loop with non-temporal stores, generated on the first call
 	// that streams (most programs never do).
 	ntOnce sync.Once
@@ -51,7 +55,8 @@ func Compile(p *Program) (*Func, error) {
 	if !Available {
 		return nil, ErrUnsupported
 	}
-	f := &Func{prog: p, inputs: p.Inputs, outputs: len(p.outputs()), scalars: p.Scalars}
+	f := &Func{prog: p, inputs: p.Inputs, outputs: len(p.outputs()), scalars: p.Scalars,
+		rowLen: p.RowLen, rowVals: p.RowScalars}
 	var err error
 	if f.code, f.pool, err = load(p, false); err != nil {
 		return nil, err
@@ -156,6 +161,39 @@ func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {
 		call(uintptr(unsafe.Pointer(&code[0])), unsafe.Pointer(&a))
 	}
 	f.tail(&a, outs, ins, body, n)
+	runtime.KeepAlive(f)
+}
+
+// RunRows runs a program with rows (Program.RowLen): the arrays hold
+// whole rows, and rowVals[j] holds, for each row, the value of scalar
+// RowScalars[j] (the other scalars are as in Run).
+func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32) {
+	n := outs[0].len()
+	rows := n / f.rowLen
+	if rows == 0 {
+		return
+	}
+	var a args
+	for k := range f.outputs {
+		_ = outs[k].ptr(rows*f.rowLen - 1)
+		a.outs[k] = outs[k].ptr(0)
+	}
+	for k := range f.inputs {
+		_ = ins[k].ptr(rows*f.rowLen - 1)
+		a.ins[k] = ins[k].ptr(0)
+	}
+	for k := range f.scalars {
+		for j := range a.splat[k] {
+			a.splat[k][j] = scalars[k]
+		}
+	}
+	for j, k := range f.rowVals {
+		_ = rowVals[j][rows-1]
+		a.rowPtrs[k] = unsafe.Pointer(&rowVals[j][0])
+	}
+	a.n, a.rows = uintptr(f.rowLen), uintptr(rows)
+	a.pool = unsafe.Pointer(&f.pool[0])
+	call(uintptr(unsafe.Pointer(&f.code[0])), unsafe.Pointer(&a))
 	runtime.KeepAlive(f)
 }
 

@@ -20,3 +20,6 @@ func Compile(p *Program) (*Func, error) {
 
 // Run is never called: Compile returns no Func here.
 func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {}
+
+// RunRows is never called: Compile returns no Func here.
+func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32) {}

@@ -376,3 +376,53 @@ func TestBF16(t *testing.T) {
 		}
 	}
 }
+
+// TestRows runs a softmax-like program over rows, with two row scalars
+// (each row's maximum and sum) and an ordinary scalar, against the
+// kernels applied row by row with the scalars splatted.
+func TestRows(t *testing.T) {
+	if !Available {
+		t.Skip("no code generation here")
+	}
+	p := &Program{Inputs: 1, Scalars: 3, RowLen: 40, RowScalars: []int{0, 2}, Values: []Value{
+		{Op: Input},                   // 0 x
+		{Op: Splat, Arg: 0},           // 1 the row's maximum
+		{Op: Splat, Arg: 1},           // 2 a per-call scalar
+		{Op: Splat, Arg: 2},           // 3 the row's sum
+		{Op: Sub, Args: [3]int{0, 1}}, // 4
+		{Op: Exp, Args: [3]int{4}},    // 5
+		{Op: Div, Args: [3]int{5, 3}}, // 6
+		{Op: Mul, Args: [3]int{6, 2}}, // 7
+	}, Outputs: []int{7, 5}}
+	f, err := Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, rows := range []int{1, 2, 7} {
+		n := rows * p.RowLen
+		x := testInput(rng, n, 3)
+		mx, sum := testInput(rng, rows, 3), testInput(rng, rows, 3)
+		c := float32(1.5)
+		want, wantE := make([]float32, n), make([]float32, n)
+		for r := range rows {
+			lo, hi := r*p.RowLen, (r+1)*p.RowLen
+			sp := func(v float32) []float32 {
+				s := make([]float32, p.RowLen)
+				for i := range s {
+					s[i] = v
+				}
+				return s
+			}
+			d := make([]float32, p.RowLen)
+			kernels.SubF32(d, x[lo:hi], sp(mx[r]))
+			kernels.ExpF32(wantE[lo:hi], d)
+			kernels.DivF32(d, wantE[lo:hi], sp(sum[r]))
+			kernels.MulF32(want[lo:hi], d, sp(c))
+		}
+		got, gotE := make([]float32, n), make([]float32, n)
+		f.RunRows(f32s(got, gotE), f32s(x), []float32{0, c, 0}, [][]float32{mx, sum})
+		sameBits(t, "rows", got, want)
+		sameBits(t, "rows, exp", gotE, wantE)
+	}
+}

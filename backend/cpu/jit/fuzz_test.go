@@ -5,6 +5,7 @@ package jit
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
@@ -36,8 +37,15 @@ func FuzzPrograms(f *testing.F) {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 		n := 1 + rng.IntN(90)
+		var rowVals [][]float32
+		if p.RowLen > 0 {
+			n = p.RowLen * (1 + rng.IntN(5))
+			for range p.RowScalars {
+				rowVals = append(rowVals, testInput(rng, n/p.RowLen, 3))
+			}
+		}
 		ins, scalars := randomArguments(rng, p, n)
-		want := reference(p, ins, scalars, n)
+		want := reference(p, ins, scalars, rowVals, n)
 		outs := make([]Array, len(p.outputs()))
 		for k := range outs {
 			if p.outputType(k) == BF16 {
@@ -46,7 +54,11 @@ func FuzzPrograms(f *testing.F) {
 				outs[k].F32 = make([]float32, n)
 			}
 		}
-		fn.Run(outs, ins, scalars, rng.IntN(2) == 0)
+		if p.RowLen > 0 {
+			fn.RunRows(outs, ins, scalars, rowVals)
+		} else {
+			fn.Run(outs, ins, scalars, rng.IntN(2) == 0)
+		}
 		for k := range outs {
 			for i := range n {
 				g, w := arrayBits(outs[k], i), arrayBits(want[k], i)
@@ -102,6 +114,14 @@ func randomProgram(rng *rand.Rand) *Program {
 		}
 		p.Values = append(p.Values, v)
 	}
+	if p.Scalars > 0 && rng.IntN(3) == 0 { // rows, some scalars per row
+		p.RowLen = 8 * (1 + rng.IntN(4))
+		for k := range p.Scalars {
+			if rng.IntN(2) == 0 {
+				p.RowScalars = append(p.RowScalars, k)
+			}
+		}
+	}
 	nOut := 1 + rng.IntN(min(MaxOutputs, MaxArrays-p.Inputs))
 	for range nOut {
 		p.Outputs = append(p.Outputs, p.Inputs+rng.IntN(len(p.Values)-p.Inputs))
@@ -127,8 +147,9 @@ func randomArguments(rng *rand.Rand, p *Program, n int) ([]Array, []float32) {
 
 // reference computes p's outputs with the kernels, one op over the whole
 // arrays at a time; bf16 rounding as the tile programs' roundBF16 (a NaN
-// quieted, its other bits kept) and bf16 storage through minifloat.
-func reference(p *Program, ins []Array, scalars []float32, n int) []Array {
+// quieted, its other bits kept) and bf16 storage through minifloat; a row
+// scalar spread over its rows.
+func reference(p *Program, ins []Array, scalars []float32, rowVals [][]float32, n int) []Array {
 	vals := make([][]float32, len(p.Values))
 	splat := func(c float32) []float32 {
 		s := make([]float32, n)
@@ -149,6 +170,11 @@ func reference(p *Program, ins []Array, scalars []float32, n int) []Array {
 			}
 		case Splat:
 			d = splat(scalars[v.Arg])
+			if j := slices.Index(p.RowScalars, v.Arg); j >= 0 {
+				for e := range d {
+					d[e] = rowVals[j][e/p.RowLen]
+				}
+			}
 		case Const:
 			d = splat(v.Value)
 		case Add:

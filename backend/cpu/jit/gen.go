@@ -17,12 +17,14 @@ import (
 // pool, R13 the main loop's end; the outputs and then the inputs take
 // R8, RAX, RBX and R9–R12. RSP, RBP, R14 and R15 (Go's) are not touched.
 const (
-	argOuts  = 0
-	argN     = argOuts + 8*MaxOutputs
-	argPool  = argN + 8
-	argIns   = argPool + 8
-	argSplat = argIns + 8*MaxInputs
-	argSpill = argSplat + 32*MaxScalars
+	argOuts    = 0
+	argN       = argOuts + 8*MaxOutputs
+	argPool    = argN + 8
+	argIns     = argPool + 8
+	argSplat   = argIns + 8*MaxInputs
+	argSpill   = argSplat + 32*MaxScalars
+	argRows    = argSpill + 32*maxSpill
+	argRowPtrs = argRows + 8
 )
 
 var arrayRegs = [MaxArrays]int{r8, rax, rbx, r9, r10, r11, r12}
@@ -96,9 +98,23 @@ func (g *gen) loop(a *asm) error {
 	// RSI counts elements: f32 arrays are addressed with scale 4, bf16
 	// ones with scale 2. R13 = n - 8·(unroll-1): the main loop runs while
 	// RSI < R13 (signed, as R13 may be negative).
-	a.zero(rsi)
 	a.movGP(r13, rcx)
 	a.addImm(r13, -8*int32(g.unroll-1))
+	// With rows, the loops below run once per row: first each row scalar's
+	// value is broadcast into its splat slot.
+	rowTop, rowExit := len(a.b), -1
+	if g.p.RowLen > 0 {
+		a.cmpMemZero(mem{base: rdi, index: -1, disp: argRows})
+		rowExit = a.je()
+		for _, k := range g.p.RowScalars {
+			ptr := mem{base: rdi, index: -1, disp: argRowPtrs + 8*int32(k)}
+			a.loadGP(rsi, ptr)
+			a.broadcast(0, mem{base: rsi, index: -1})
+			a.store(mem{base: rdi, index: -1, disp: argSplat + 32*int32(k)}, 0)
+			a.addMem(ptr, 4)
+		}
+	}
+	a.zero(rsi)
 	main := len(a.b)
 	a.cmpGP(rsi, r13)
 	toRest := a.jge()
@@ -117,6 +133,17 @@ func (g *gen) loop(a *asm) error {
 	a.addImm(rsi, 8)
 	a.patch(a.jmp(), rest)
 	a.patch(exit, len(a.b))
+	if g.p.RowLen > 0 { // the next row: every array moves on by one
+		for k := range g.p.outputs() {
+			a.addImm(g.outReg(k), int32(g.p.RowLen*g.p.outputType(k).size()))
+		}
+		for k := range g.p.Inputs {
+			a.addImm(g.inputReg(k), int32(g.p.RowLen*g.p.inputType(k).size()))
+		}
+		a.decMem(mem{base: rdi, index: -1, disp: argRows})
+		a.patch(a.jmp(), rowTop)
+		a.patch(rowExit, len(a.b))
+	}
 	if g.nt {
 		a.sfence() // order the weakly-ordered stores before anything later
 	}

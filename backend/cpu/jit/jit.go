@@ -92,6 +92,11 @@ type Value struct {
 // unless InputTypes or OutputTypes say bf16 (nil: all f32); values are
 // f32 throughout, a bf16 input read exactly and an output rounded to
 // nearest even.
+//
+// With RowLen > 0 (a multiple of 8) the arrays are rows of RowLen
+// elements, run by RunRows, and the scalars listed in RowScalars take a
+// new value for each row (a row reduction's result, read back along its
+// row): no array need spread them over the rows first.
 type Program struct {
 	Values      []Value
 	Inputs      int // arrays, each as long as the outputs
@@ -99,6 +104,8 @@ type Program struct {
 	Outputs     []int
 	InputTypes  []Type
 	OutputTypes []Type
+	RowLen      int
+	RowScalars  []int
 }
 
 // Array is an input or output array of a call: f32 values, or bf16 bit
@@ -122,6 +129,14 @@ const (
 	F32  Type = iota
 	BF16      // bit patterns, in []uint16
 )
+
+// size is the bytes of an element.
+func (t Type) size() int {
+	if t == BF16 {
+		return 2
+	}
+	return 4
+}
 
 func (p *Program) inputType(k int) Type {
 	if k < len(p.InputTypes) {
@@ -179,6 +194,14 @@ func (p *Program) validate() error {
 	for _, o := range outs {
 		if o < 0 || o >= len(p.Values) {
 			return fmt.Errorf("jit: output %d is not a value", o)
+		}
+	}
+	if p.RowLen < 0 || p.RowLen%8 != 0 || len(p.RowScalars) > 0 && p.RowLen == 0 {
+		return fmt.Errorf("jit: rows of %d elements (a multiple of 8 is needed)", p.RowLen)
+	}
+	for _, k := range p.RowScalars {
+		if k < 0 || k >= p.Scalars {
+			return fmt.Errorf("jit: row scalar %d of %d", k, p.Scalars)
 		}
 	}
 	for i, v := range p.Values {
