@@ -154,25 +154,31 @@ func jitType(t hlo.DType) (jit.Type, bool) {
 	return 0, false
 }
 
+// hasCode reports whether op slot s has generated code: an f32, bf16
+// or predicate result of an op with code, or a convert between f32 and
+// bf16.
+func (p *tileProg) hasCode(s *slot) bool {
+	if s.t != hlo.F32 && s.t != hlo.BF16 && s.t != hlo.Pred {
+		return false
+	}
+	if s.op == hlo.OpConvert {
+		from := p.slots[s.args[0]].t
+		return (from == hlo.F32 || from == hlo.BF16) && s.t != hlo.Pred
+	}
+	_, ok := jitOpOf(s)
+	return ok
+}
+
 // jitOp appends the values computing op slot s from values args and
 // returns the last: the op, then its rounding to bf16 for a bf16 result.
 // A convert between float types is only that rounding (or nothing).
 func (p *tileProg) jitOp(prog *jit.Program, s *slot, args []int) (int, bool) {
-	if s.t != hlo.F32 && s.t != hlo.BF16 && s.t != hlo.Pred {
+	if !p.hasCode(s) {
 		return 0, false
 	}
-	v := -1
-	switch {
-	case s.op == hlo.OpConvert:
-		if from := p.slots[s.args[0]].t; from != hlo.F32 && from != hlo.BF16 || s.t == hlo.Pred {
-			return 0, false
-		}
-		v = args[0]
-	default:
-		op, ok := jitOpOf(s)
-		if !ok {
-			return 0, false
-		}
+	v := args[0] // a convert
+	if s.op != hlo.OpConvert {
+		op, _ := jitOpOf(s)
 		val := jit.Value{Op: op}
 		copy(val.Args[:], args)
 		v = len(prog.Values)

@@ -40,11 +40,7 @@ func (p *tileProg) generate() {
 // isSegOp reports whether slot i is an op a segment computes.
 func (p *tileProg) isSegOp(i int) bool {
 	s := &p.slots[i]
-	if s.kind != slotOp || s.rows {
-		return false
-	}
-	_, ok := p.jitOp(&jit.Program{}, s, make([]int, s.nargs))
-	return ok
+	return s.kind == slotOp && !s.rows && p.hasCode(s)
 }
 
 // inRun reports whether slot i may sit in a segment: an op it computes,

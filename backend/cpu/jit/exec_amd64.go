@@ -106,17 +106,7 @@ func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {
 		return
 	}
 	var a args
-	for k := range f.outputs {
-		_ = outs[k].ptr(n - 1)
-	}
-	for k := range f.inputs {
-		_ = ins[k].ptr(n - 1)
-	}
-	for k := range f.scalars {
-		for j := range a.splat[k] {
-			a.splat[k][j] = scalars[k]
-		}
-	}
+	f.prepare(&a, outs, ins, scalars, n)
 	var codeNT []byte
 	var poolNT []uint32
 	if stream {
@@ -168,24 +158,17 @@ func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {
 // whole rows, and rowVals[j] holds, for each row, the value of scalar
 // RowScalars[j] (the other scalars are as in Run).
 func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32) {
-	n := outs[0].len()
-	rows := n / f.rowLen
+	rows := outs[0].len() / f.rowLen
 	if rows == 0 {
 		return
 	}
 	var a args
+	f.prepare(&a, outs, ins, scalars, rows*f.rowLen)
 	for k := range f.outputs {
-		_ = outs[k].ptr(rows*f.rowLen - 1)
 		a.outs[k] = outs[k].ptr(0)
 	}
 	for k := range f.inputs {
-		_ = ins[k].ptr(rows*f.rowLen - 1)
 		a.ins[k] = ins[k].ptr(0)
-	}
-	for k := range f.scalars {
-		for j := range a.splat[k] {
-			a.splat[k][j] = scalars[k]
-		}
 	}
 	for j, k := range f.rowVals {
 		_ = rowVals[j][rows-1]
@@ -195,6 +178,22 @@ func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32
 	a.pool = unsafe.Pointer(&f.pool[0])
 	call(uintptr(unsafe.Pointer(&f.code[0])), unsafe.Pointer(&a))
 	runtime.KeepAlive(f)
+}
+
+// prepare checks that every array holds n elements and splats the
+// scalars into a's slots.
+func (f *Func) prepare(a *args, outs, ins []Array, scalars []float32, n int) {
+	for k := range f.outputs {
+		_ = outs[k].ptr(n - 1)
+	}
+	for k := range f.inputs {
+		_ = ins[k].ptr(n - 1)
+	}
+	for k := range f.scalars {
+		for j := range a.splat[k] {
+			a.splat[k][j] = scalars[k]
+		}
+	}
 }
 
 // ptr is the address of element i.

@@ -11,9 +11,13 @@ import (
 // BenchmarkFMAPeak measures the machine's f32 FMA throughput with the
 // assembly probe (12 independent 8-lane FMA chains per round), on 1 and 2
 // goroutines: the peak every GEMM figure is compared against.
-func BenchmarkFMAPeak(b *testing.B) {
+func BenchmarkFMAPeak(b *testing.B) { benchPeak(b, fmaPeak, 192, "GFLOP/s") }
+
+// benchPeak runs an assembly throughput probe (rounds of opsPerRound
+// operations) on 1 and 2 goroutines and reports its rate in unit.
+func benchPeak(b *testing.B, probe func(rounds int), opsPerRound int, unit string) {
 	if !useAsm {
-		b.Skip("no AVX2+FMA assembly")
+		b.Skip("no AVX2 assembly")
 	}
 	for _, threads := range []int{1, 2} {
 		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
@@ -22,12 +26,12 @@ func BenchmarkFMAPeak(b *testing.B) {
 				var wg sync.WaitGroup
 				for range threads {
 					wg.Add(1)
-					go func() { defer wg.Done(); fmaPeak(rounds) }()
+					go func() { defer wg.Done(); probe(rounds) }()
 				}
 				wg.Wait()
 			}
-			flops := float64(192*rounds*threads) * float64(b.N)
-			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			ops := float64(opsPerRound*rounds*threads) * float64(b.N)
+			b.ReportMetric(ops/b.Elapsed().Seconds()/1e9, unit)
 		})
 	}
 }
@@ -63,26 +67,7 @@ func BenchmarkMicroKernelF32K64(b *testing.B) {
 // BenchmarkMaddPeak measures the VPMADDWD+VPADDD throughput (the s8
 // kernel's inner pair) with the assembly probe, on 1 and 2 goroutines:
 // the integer peak the s8 GEMM is compared against.
-func BenchmarkMaddPeak(b *testing.B) {
-	if !useAsm {
-		b.Skip("no AVX2 assembly")
-	}
-	for _, threads := range []int{1, 2} {
-		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
-			const rounds = 1 << 20
-			for b.Loop() {
-				var wg sync.WaitGroup
-				for range threads {
-					wg.Add(1)
-					go func() { defer wg.Done(); maddPeak(rounds) }()
-				}
-				wg.Wait()
-			}
-			ops := float64(256*rounds*threads) * float64(b.N)
-			b.ReportMetric(ops/b.Elapsed().Seconds()/1e9, "GOP/s")
-		})
-	}
-}
+func BenchmarkMaddPeak(b *testing.B) { benchPeak(b, maddPeak, 256, "GOP/s") }
 
 func BenchmarkMicroKernelS8(b *testing.B) {
 	if !useAsm {
