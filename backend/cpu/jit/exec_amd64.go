@@ -19,16 +19,70 @@ var Available = cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv("AXLE_JIT") != "o
 //go:noescape
 func call(code uintptr, args unsafe.Pointer)
 
-// args is the block the generated code reads (gen.go's arg offsets).
+// args is the block the generated code reads (gen.go's arg offsets). The
+// code reads splats and spills as whole 32-byte vectors, which must not
+// straddle cache lines (on the stack, 8-byte aligned, the block made
+// gelu's loop five times slower), so a block lives in a pointer-free
+// buffer at a 32-byte boundary (a frame's), and its addresses are
+// uintptrs whose Go pointers the frame keeps.
 type args struct {
-	outs    [MaxOutputs]unsafe.Pointer
+	outs    [MaxOutputs]uintptr
 	n       uintptr
-	pool    unsafe.Pointer
-	ins     [MaxInputs]unsafe.Pointer
+	pool    uintptr
+	ins     [MaxInputs]uintptr
 	splat   [MaxScalars][8]float32
 	spill   [maxSpill][8]float32
 	rows    uintptr
-	rowPtrs [MaxScalars]unsafe.Pointer
+	rowPtrs [MaxScalars]uintptr
+	// tailIn and tailOut stage the last partial vector.
+	tailIn, tailOut [MaxArrays][8]float32
+}
+
+// The vector slots sit at multiples of 32 bytes from the block's start.
+var (
+	_ [-(unsafe.Offsetof(args{}.splat) % 32)]struct{}
+	_ [-(unsafe.Offsetof(args{}.spill) % 32)]struct{}
+)
+
+// frame is one call's argument block and the Go pointers behind its
+// addresses: holding them here keeps the arrays alive and, as a frame is
+// on the heap, makes escape analysis keep them off goroutine stacks,
+// which move.
+type frame struct {
+	a    *args
+	raw  []byte
+	keep [MaxOutputs + MaxInputs + MaxScalars + 1]unsafe.Pointer
+}
+
+const (
+	keepOut  = 0
+	keepIn   = keepOut + MaxOutputs
+	keepRow  = keepIn + MaxInputs
+	keepPool = keepRow + MaxScalars
+)
+
+var frames = sync.Pool{New: func() any {
+	raw := make([]byte, unsafe.Sizeof(args{})+32)
+	off := (32 - uintptr(unsafe.Pointer(&raw[0]))%32) % 32
+	return &frame{a: (*args)(unsafe.Pointer(&raw[off])), raw: raw}
+}}
+
+func getFrame() *frame { return frames.Get().(*frame) }
+
+// put returns fr to the pool without its pointers, which would keep the
+// caller's arrays alive while it waits there.
+func (fr *frame) put() {
+	fr.keep = [len(fr.keep)]unsafe.Pointer{}
+	frames.Put(fr)
+}
+
+func (fr *frame) setOut(k int, p unsafe.Pointer) { fr.keep[keepOut+k], fr.a.outs[k] = p, uintptr(p) }
+func (fr *frame) setIn(k int, p unsafe.Pointer)  { fr.keep[keepIn+k], fr.a.ins[k] = p, uintptr(p) }
+func (fr *frame) setRowPtr(k int, p unsafe.Pointer) {
+	fr.keep[keepRow+k], fr.a.rowPtrs[k] = p, uintptr(p)
+}
+func (fr *frame) setPool(p []uint32) {
+	fr.keep[keepPool], fr.a.pool = unsafe.Pointer(&p[0]), uintptr(unsafe.Pointer(&p[0]))
 }
 
 // Func is a compiled program: its code in executable memory (released
@@ -105,8 +159,9 @@ func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {
 	if n == 0 {
 		return
 	}
-	var a args
-	f.prepare(&a, outs, ins, scalars, n)
+	fr := getFrame()
+	defer fr.put()
+	f.prepare(fr.a, outs, ins, scalars, n)
 	var codeNT []byte
 	var poolNT []uint32
 	if stream {
@@ -131,7 +186,7 @@ func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {
 		}
 		if stream && mis >= 0 {
 			head = min(n, (32-mis)%32/4)
-			f.tail(&a, outs, ins, 0, head)
+			f.tail(fr, outs, ins, 0, head)
 		}
 	}
 	body := head + (n-head)&^7
@@ -141,16 +196,16 @@ func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {
 			code, pool = codeNT, poolNT
 		}
 		for k := range f.outputs {
-			a.outs[k] = outs[k].ptr(head)
+			fr.setOut(k, outs[k].ptr(head))
 		}
-		a.n = uintptr(body - head)
-		a.pool = unsafe.Pointer(&pool[0])
+		fr.a.n = uintptr(body - head)
+		fr.setPool(pool)
 		for k := range f.inputs {
-			a.ins[k] = ins[k].ptr(head)
+			fr.setIn(k, ins[k].ptr(head))
 		}
-		call(uintptr(unsafe.Pointer(&code[0])), unsafe.Pointer(&a))
+		call(uintptr(unsafe.Pointer(&code[0])), unsafe.Pointer(fr.a))
 	}
-	f.tail(&a, outs, ins, body, n)
+	f.tail(fr, outs, ins, body, n)
 	runtime.KeepAlive(f)
 }
 
@@ -162,21 +217,22 @@ func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32
 	if rows == 0 {
 		return
 	}
-	var a args
-	f.prepare(&a, outs, ins, scalars, rows*f.rowLen)
+	fr := getFrame()
+	defer fr.put()
+	f.prepare(fr.a, outs, ins, scalars, rows*f.rowLen)
 	for k := range f.outputs {
-		a.outs[k] = outs[k].ptr(0)
+		fr.setOut(k, outs[k].ptr(0))
 	}
 	for k := range f.inputs {
-		a.ins[k] = ins[k].ptr(0)
+		fr.setIn(k, ins[k].ptr(0))
 	}
 	for j, k := range f.rowVals {
 		_ = rowVals[j][rows-1]
-		a.rowPtrs[k] = unsafe.Pointer(&rowVals[j][0])
+		fr.setRowPtr(k, unsafe.Pointer(&rowVals[j][0]))
 	}
-	a.n, a.rows = uintptr(f.rowLen), uintptr(rows)
-	a.pool = unsafe.Pointer(&f.pool[0])
-	call(uintptr(unsafe.Pointer(&f.code[0])), unsafe.Pointer(&a))
+	fr.a.n, fr.a.rows = uintptr(f.rowLen), uintptr(rows)
+	fr.setPool(f.pool)
+	call(uintptr(unsafe.Pointer(&f.code[0])), unsafe.Pointer(fr.a))
 	runtime.KeepAlive(f)
 }
 
@@ -204,34 +260,33 @@ func (x Array) ptr(i int) unsafe.Pointer {
 	return unsafe.Pointer(&x.BF16[i])
 }
 
-// tail computes elements [lo, hi) (fewer than 8) through vector-sized
-// buffers, so they get the same instructions.
-func (f *Func) tail(splat *args, outs, ins []Array, lo, hi int) {
+// tail computes elements [lo, hi) (fewer than 8) through the frame's
+// staging vectors, so they get the same instructions; it leaves the
+// frame's array addresses and length for the caller to set again.
+func (f *Func) tail(fr *frame, outs, ins []Array, lo, hi int) {
 	if lo == hi {
 		return
 	}
-	var in, out [MaxArrays][8]float32 // f32, or bf16 in the first half
-	var a args
-	a.splat = splat.splat
-	for k := range f.inputs {
+	a := fr.a
+	for k := range f.inputs { // f32, or bf16 in the first half
 		if x := ins[k]; x.F32 != nil {
-			copy(in[k][:], x.F32[lo:hi])
+			copy(a.tailIn[k][:], x.F32[lo:hi])
 		} else {
-			copy(unsafe.Slice((*uint16)(unsafe.Pointer(&in[k])), 8), x.BF16[lo:hi])
+			copy(unsafe.Slice((*uint16)(unsafe.Pointer(&a.tailIn[k])), 8), x.BF16[lo:hi])
 		}
-		a.ins[k] = unsafe.Pointer(&in[k])
+		fr.setIn(k, unsafe.Pointer(&a.tailIn[k]))
 	}
 	for k := range f.outputs {
-		a.outs[k] = unsafe.Pointer(&out[k])
+		fr.setOut(k, unsafe.Pointer(&a.tailOut[k]))
 	}
 	a.n = 8
-	a.pool = unsafe.Pointer(&f.pool[0])
-	call(uintptr(unsafe.Pointer(&f.code[0])), unsafe.Pointer(&a))
+	fr.setPool(f.pool)
+	call(uintptr(unsafe.Pointer(&f.code[0])), unsafe.Pointer(a))
 	for k := range f.outputs {
 		if x := outs[k]; x.F32 != nil {
-			copy(x.F32[lo:hi], out[k][:hi-lo])
+			copy(x.F32[lo:hi], a.tailOut[k][:hi-lo])
 		} else {
-			copy(x.BF16[lo:hi], unsafe.Slice((*uint16)(unsafe.Pointer(&out[k])), 8)[:hi-lo])
+			copy(x.BF16[lo:hi], unsafe.Slice((*uint16)(unsafe.Pointer(&a.tailOut[k])), 8)[:hi-lo])
 		}
 	}
 }
