@@ -104,6 +104,26 @@ DATA vm_tanhbig<>+24(SB)/4, $0x41200000
 DATA vm_tanhbig<>+28(SB)/4, $0x41200000
 GLOBL vm_tanhbig<>(SB), RODATA|NOPTR, $32
 
+DATA vm_roundfast<>+0(SB)/4, $0x4b3fffc0
+DATA vm_roundfast<>+4(SB)/4, $0x4b3fffc0
+DATA vm_roundfast<>+8(SB)/4, $0x4b3fffc0
+DATA vm_roundfast<>+12(SB)/4, $0x4b3fffc0
+DATA vm_roundfast<>+16(SB)/4, $0x4b3fffc0
+DATA vm_roundfast<>+20(SB)/4, $0x4b3fffc0
+DATA vm_roundfast<>+24(SB)/4, $0x4b3fffc0
+DATA vm_roundfast<>+28(SB)/4, $0x4b3fffc0
+GLOBL vm_roundfast<>(SB), RODATA|NOPTR, $32
+
+DATA vm_fastmask<>+0(SB)/4, $0xffffff80
+DATA vm_fastmask<>+4(SB)/4, $0xffffff80
+DATA vm_fastmask<>+8(SB)/4, $0xffffff80
+DATA vm_fastmask<>+12(SB)/4, $0xffffff80
+DATA vm_fastmask<>+16(SB)/4, $0xffffff80
+DATA vm_fastmask<>+20(SB)/4, $0xffffff80
+DATA vm_fastmask<>+24(SB)/4, $0xffffff80
+DATA vm_fastmask<>+28(SB)/4, $0xffffff80
+GLOBL vm_fastmask<>(SB), RODATA|NOPTR, $32
+
 DATA vm_abs<>+0(SB)/4, $0x7fffffff
 DATA vm_abs<>+4(SB)/4, $0x7fffffff
 DATA vm_abs<>+8(SB)/4, $0x7fffffff
@@ -299,6 +319,138 @@ expAVX_loop4:
 	CMPQ         DX, $0x20
 	JL           expAVX_loop1
 	VMOVUPS      (CX), Y4
+	VMOVUPS      32(CX), Y7
+	VMOVUPS      Y2, Y5
+	VMOVUPS      Y2, Y8
+	VFMADD213PS  Y3, Y4, Y5
+	VFMADD213PS  Y3, Y7, Y8
+	VSUBPS       Y3, Y5, Y6
+	VSUBPS       Y3, Y8, Y9
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y6, Y4
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y6, Y4
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y9, Y7
+	VPSUBD       vm_roundfast<>+0(SB), Y5, Y6
+	VPSUBD       vm_roundfast<>+0(SB), Y8, Y9
+	VPOR         Y9, Y6, Y6
+	VPTEST       vm_fastmask<>+0(SB), Y6
+	JNZ          expAVX_slow0
+	VMULPS       Y4, Y4, Y6
+	VMULPS       Y7, Y7, Y12
+	VMULPS       Y6, Y6, Y9
+	VMULPS       Y12, Y12, Y13
+	VMOVUPS      vm_exp3<>+0(SB), Y10
+	VMOVUPS      vm_exp3<>+0(SB), Y14
+	VFMADD213PS  vm_exp2<>+0(SB), Y4, Y10
+	VFMADD213PS  vm_exp2<>+0(SB), Y7, Y14
+	VMOVUPS      vm_exp5<>+0(SB), Y11
+	VMOVUPS      vm_exp5<>+0(SB), Y15
+	VFMADD213PS  vm_exp4<>+0(SB), Y4, Y11
+	VFMADD213PS  vm_exp4<>+0(SB), Y7, Y15
+	VFMADD231PS  vm_exp6<>+0(SB), Y6, Y11
+	VFMADD231PS  vm_exp6<>+0(SB), Y12, Y15
+	VFMADD213PS  Y4, Y6, Y10
+	VFMADD213PS  Y7, Y12, Y14
+	VFMADD213PS  Y10, Y9, Y11
+	VFMADD213PS  Y14, Y13, Y15
+	VADDPS       vm_one<>+0(SB), Y11, Y11
+	VADDPS       vm_one<>+0(SB), Y15, Y15
+	VPSLLD       $0x17, Y5, Y5
+	VPSLLD       $0x17, Y8, Y8
+	VPADDD       Y5, Y11, Y11
+	VPADDD       Y8, Y15, Y15
+	VMOVUPS      Y11, (AX)
+	VMOVUPS      Y15, 32(AX)
+
+expAVX_slow0_back:
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      96(CX), Y7
+	VMOVUPS      Y2, Y5
+	VMOVUPS      Y2, Y8
+	VFMADD213PS  Y3, Y4, Y5
+	VFMADD213PS  Y3, Y7, Y8
+	VSUBPS       Y3, Y5, Y6
+	VSUBPS       Y3, Y8, Y9
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y6, Y4
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y6, Y4
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y9, Y7
+	VPSUBD       vm_roundfast<>+0(SB), Y5, Y6
+	VPSUBD       vm_roundfast<>+0(SB), Y8, Y9
+	VPOR         Y9, Y6, Y6
+	VPTEST       vm_fastmask<>+0(SB), Y6
+	JNZ          expAVX_slow1
+	VMULPS       Y4, Y4, Y6
+	VMULPS       Y7, Y7, Y12
+	VMULPS       Y6, Y6, Y9
+	VMULPS       Y12, Y12, Y13
+	VMOVUPS      vm_exp3<>+0(SB), Y10
+	VMOVUPS      vm_exp3<>+0(SB), Y14
+	VFMADD213PS  vm_exp2<>+0(SB), Y4, Y10
+	VFMADD213PS  vm_exp2<>+0(SB), Y7, Y14
+	VMOVUPS      vm_exp5<>+0(SB), Y11
+	VMOVUPS      vm_exp5<>+0(SB), Y15
+	VFMADD213PS  vm_exp4<>+0(SB), Y4, Y11
+	VFMADD213PS  vm_exp4<>+0(SB), Y7, Y15
+	VFMADD231PS  vm_exp6<>+0(SB), Y6, Y11
+	VFMADD231PS  vm_exp6<>+0(SB), Y12, Y15
+	VFMADD213PS  Y4, Y6, Y10
+	VFMADD213PS  Y7, Y12, Y14
+	VFMADD213PS  Y10, Y9, Y11
+	VFMADD213PS  Y14, Y13, Y15
+	VADDPS       vm_one<>+0(SB), Y11, Y11
+	VADDPS       vm_one<>+0(SB), Y15, Y15
+	VPSLLD       $0x17, Y5, Y5
+	VPSLLD       $0x17, Y8, Y8
+	VPADDD       Y5, Y11, Y11
+	VPADDD       Y8, Y15, Y15
+	VMOVUPS      Y11, 64(AX)
+	VMOVUPS      Y15, 96(AX)
+
+expAVX_slow1_back:
+	ADDQ $0x00000080, CX
+	ADDQ $0x00000080, AX
+	SUBQ $0x20, DX
+	JMP  expAVX_loop4
+
+expAVX_loop1:
+	TESTQ        DX, DX
+	JZ           expAVX_done
+	VMOVUPS      (CX), Y4
+	VMOVUPS      Y2, Y5
+	VFMADD213PS  Y3, Y4, Y5
+	VSUBPS       Y3, Y5, Y6
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y6, Y4
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y6, Y4
+	VPSUBD       vm_roundfast<>+0(SB), Y5, Y6
+	VPTEST       vm_fastmask<>+0(SB), Y6
+	JNZ          expAVX_slow2
+	VMULPS       Y4, Y4, Y6
+	VMULPS       Y6, Y6, Y7
+	VMOVUPS      vm_exp3<>+0(SB), Y8
+	VFMADD213PS  vm_exp2<>+0(SB), Y4, Y8
+	VMOVUPS      vm_exp5<>+0(SB), Y9
+	VFMADD213PS  vm_exp4<>+0(SB), Y4, Y9
+	VFMADD231PS  vm_exp6<>+0(SB), Y6, Y9
+	VFMADD213PS  Y4, Y6, Y8
+	VFMADD213PS  Y8, Y7, Y9
+	VADDPS       vm_one<>+0(SB), Y9, Y9
+	VPSLLD       $0x17, Y5, Y5
+	VPADDD       Y5, Y9, Y9
+	VMOVUPS      Y9, (AX)
+
+expAVX_slow2_back:
+	ADDQ $0x20, CX
+	ADDQ $0x20, AX
+	SUBQ $0x08, DX
+	JMP  expAVX_loop1
+
+expAVX_done:
+	VZEROUPPER
+	RET
+
+expAVX_slow0:
+	VMOVUPS      (CX), Y4
 	VMOVUPS      32(CX), Y5
 	VMAXPS       Y4, Y0, Y4
 	VMAXPS       Y5, Y0, Y7
@@ -350,6 +502,9 @@ expAVX_loop4:
 	VMULPS       Y7, Y15, Y15
 	VMOVUPS      Y11, (AX)
 	VMOVUPS      Y15, 32(AX)
+	JMP          expAVX_slow0_back
+
+expAVX_slow1:
 	VMOVUPS      64(CX), Y4
 	VMOVUPS      96(CX), Y5
 	VMAXPS       Y4, Y0, Y4
@@ -402,14 +557,9 @@ expAVX_loop4:
 	VMULPS       Y7, Y15, Y15
 	VMOVUPS      Y11, 64(AX)
 	VMOVUPS      Y15, 96(AX)
-	ADDQ         $0x00000080, CX
-	ADDQ         $0x00000080, AX
-	SUBQ         $0x20, DX
-	JMP          expAVX_loop4
+	JMP          expAVX_slow1_back
 
-expAVX_loop1:
-	TESTQ        DX, DX
-	JZ           expAVX_done
+expAVX_slow2:
 	VMOVUPS      (CX), Y4
 	VMAXPS       Y4, Y0, Y4
 	VMINPS       Y4, Y1, Y4
@@ -436,14 +586,7 @@ expAVX_loop1:
 	VMULPS       Y4, Y9, Y9
 	VMULPS       Y5, Y9, Y9
 	VMOVUPS      Y9, (AX)
-	ADDQ         $0x20, CX
-	ADDQ         $0x20, AX
-	SUBQ         $0x08, DX
-	JMP          expAVX_loop1
-
-expAVX_done:
-	VZEROUPPER
-	RET
+	JMP          expAVX_slow2_back
 
 // func tanhAVX(dst *float32, x *float32, n int)
 // Requires: AVX, AVX2, FMA3
@@ -644,6 +787,178 @@ logisticAVX_loop4:
 	CMPQ         DX, $0x20
 	JL           logisticAVX_loop1
 	VMOVUPS      (CX), Y1
+	VMOVUPS      32(CX), Y5
+	VORPS        vm_sign<>+0(SB), Y1, Y2
+	VORPS        vm_sign<>+0(SB), Y5, Y6
+	VMOVUPS      Y0, Y3
+	VMOVUPS      Y0, Y7
+	VFMADD213PS  vm_round<>+0(SB), Y2, Y3
+	VFMADD213PS  vm_round<>+0(SB), Y6, Y7
+	VSUBPS       vm_round<>+0(SB), Y3, Y4
+	VSUBPS       vm_round<>+0(SB), Y7, Y8
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y4, Y2
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y8, Y6
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y4, Y2
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y8, Y6
+	VPSUBD       vm_roundfast<>+0(SB), Y3, Y4
+	VPSUBD       vm_roundfast<>+0(SB), Y7, Y8
+	VPOR         Y8, Y4, Y4
+	VPTEST       vm_fastmask<>+0(SB), Y4
+	JNZ          logisticAVX_slow0
+	VMULPS       Y2, Y2, Y4
+	VMULPS       Y6, Y6, Y11
+	VMULPS       Y4, Y4, Y8
+	VMULPS       Y11, Y11, Y12
+	VMOVUPS      vm_exp3<>+0(SB), Y9
+	VMOVUPS      vm_exp3<>+0(SB), Y13
+	VFMADD213PS  vm_exp2<>+0(SB), Y2, Y9
+	VFMADD213PS  vm_exp2<>+0(SB), Y6, Y13
+	VMOVUPS      vm_exp5<>+0(SB), Y10
+	VMOVUPS      vm_exp5<>+0(SB), Y14
+	VFMADD213PS  vm_exp4<>+0(SB), Y2, Y10
+	VFMADD213PS  vm_exp4<>+0(SB), Y6, Y14
+	VFMADD231PS  vm_exp6<>+0(SB), Y4, Y10
+	VFMADD231PS  vm_exp6<>+0(SB), Y11, Y14
+	VFMADD213PS  Y2, Y4, Y9
+	VFMADD213PS  Y6, Y11, Y13
+	VFMADD213PS  Y9, Y8, Y10
+	VFMADD213PS  Y13, Y12, Y14
+	VADDPS       vm_one<>+0(SB), Y10, Y10
+	VADDPS       vm_one<>+0(SB), Y14, Y14
+	VPSLLD       $0x17, Y3, Y3
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       Y3, Y10, Y10
+	VPADDD       Y7, Y14, Y14
+	VADDPS       vm_one<>+0(SB), Y10, Y2
+	VADDPS       vm_one<>+0(SB), Y14, Y4
+	VMOVUPS      vm_one<>+0(SB), Y3
+	VMOVUPS      vm_one<>+0(SB), Y6
+	VBLENDVPS    Y1, Y10, Y3, Y3
+	VBLENDVPS    Y5, Y14, Y6, Y6
+	VDIVPS       Y2, Y3, Y3
+	VDIVPS       Y4, Y6, Y6
+	VMOVAPS      Y10, Y2
+	VMOVAPS      Y14, Y4
+	VFNMADD231PS Y3, Y10, Y2
+	VFNMADD231PS Y6, Y14, Y4
+	VBLENDVPS    Y1, Y2, Y3, Y3
+	VBLENDVPS    Y5, Y4, Y6, Y6
+	VMOVUPS      Y3, (AX)
+	VMOVUPS      Y6, 32(AX)
+
+logisticAVX_slow0_back:
+	VMOVUPS      64(CX), Y1
+	VMOVUPS      96(CX), Y5
+	VORPS        vm_sign<>+0(SB), Y1, Y2
+	VORPS        vm_sign<>+0(SB), Y5, Y6
+	VMOVUPS      Y0, Y3
+	VMOVUPS      Y0, Y7
+	VFMADD213PS  vm_round<>+0(SB), Y2, Y3
+	VFMADD213PS  vm_round<>+0(SB), Y6, Y7
+	VSUBPS       vm_round<>+0(SB), Y3, Y4
+	VSUBPS       vm_round<>+0(SB), Y7, Y8
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y4, Y2
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y8, Y6
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y4, Y2
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y8, Y6
+	VPSUBD       vm_roundfast<>+0(SB), Y3, Y4
+	VPSUBD       vm_roundfast<>+0(SB), Y7, Y8
+	VPOR         Y8, Y4, Y4
+	VPTEST       vm_fastmask<>+0(SB), Y4
+	JNZ          logisticAVX_slow1
+	VMULPS       Y2, Y2, Y4
+	VMULPS       Y6, Y6, Y11
+	VMULPS       Y4, Y4, Y8
+	VMULPS       Y11, Y11, Y12
+	VMOVUPS      vm_exp3<>+0(SB), Y9
+	VMOVUPS      vm_exp3<>+0(SB), Y13
+	VFMADD213PS  vm_exp2<>+0(SB), Y2, Y9
+	VFMADD213PS  vm_exp2<>+0(SB), Y6, Y13
+	VMOVUPS      vm_exp5<>+0(SB), Y10
+	VMOVUPS      vm_exp5<>+0(SB), Y14
+	VFMADD213PS  vm_exp4<>+0(SB), Y2, Y10
+	VFMADD213PS  vm_exp4<>+0(SB), Y6, Y14
+	VFMADD231PS  vm_exp6<>+0(SB), Y4, Y10
+	VFMADD231PS  vm_exp6<>+0(SB), Y11, Y14
+	VFMADD213PS  Y2, Y4, Y9
+	VFMADD213PS  Y6, Y11, Y13
+	VFMADD213PS  Y9, Y8, Y10
+	VFMADD213PS  Y13, Y12, Y14
+	VADDPS       vm_one<>+0(SB), Y10, Y10
+	VADDPS       vm_one<>+0(SB), Y14, Y14
+	VPSLLD       $0x17, Y3, Y3
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       Y3, Y10, Y10
+	VPADDD       Y7, Y14, Y14
+	VADDPS       vm_one<>+0(SB), Y10, Y2
+	VADDPS       vm_one<>+0(SB), Y14, Y4
+	VMOVUPS      vm_one<>+0(SB), Y3
+	VMOVUPS      vm_one<>+0(SB), Y6
+	VBLENDVPS    Y1, Y10, Y3, Y3
+	VBLENDVPS    Y5, Y14, Y6, Y6
+	VDIVPS       Y2, Y3, Y3
+	VDIVPS       Y4, Y6, Y6
+	VMOVAPS      Y10, Y2
+	VMOVAPS      Y14, Y4
+	VFNMADD231PS Y3, Y10, Y2
+	VFNMADD231PS Y6, Y14, Y4
+	VBLENDVPS    Y1, Y2, Y3, Y3
+	VBLENDVPS    Y5, Y4, Y6, Y6
+	VMOVUPS      Y3, 64(AX)
+	VMOVUPS      Y6, 96(AX)
+
+logisticAVX_slow1_back:
+	ADDQ $0x00000080, CX
+	ADDQ $0x00000080, AX
+	SUBQ $0x20, DX
+	JMP  logisticAVX_loop4
+
+logisticAVX_loop1:
+	TESTQ        DX, DX
+	JZ           logisticAVX_done
+	VMOVUPS      (CX), Y1
+	VORPS        vm_sign<>+0(SB), Y1, Y2
+	VMOVUPS      Y0, Y3
+	VFMADD213PS  vm_round<>+0(SB), Y2, Y3
+	VSUBPS       vm_round<>+0(SB), Y3, Y4
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y4, Y2
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y4, Y2
+	VPSUBD       vm_roundfast<>+0(SB), Y3, Y4
+	VPTEST       vm_fastmask<>+0(SB), Y4
+	JNZ          logisticAVX_slow2
+	VMULPS       Y2, Y2, Y4
+	VMULPS       Y4, Y4, Y5
+	VMOVUPS      vm_exp3<>+0(SB), Y6
+	VFMADD213PS  vm_exp2<>+0(SB), Y2, Y6
+	VMOVUPS      vm_exp5<>+0(SB), Y7
+	VFMADD213PS  vm_exp4<>+0(SB), Y2, Y7
+	VFMADD231PS  vm_exp6<>+0(SB), Y4, Y7
+	VFMADD213PS  Y2, Y4, Y6
+	VFMADD213PS  Y6, Y5, Y7
+	VADDPS       vm_one<>+0(SB), Y7, Y7
+	VPSLLD       $0x17, Y3, Y3
+	VPADDD       Y3, Y7, Y7
+	VADDPS       vm_one<>+0(SB), Y7, Y2
+	VMOVUPS      vm_one<>+0(SB), Y3
+	VBLENDVPS    Y1, Y7, Y3, Y3
+	VDIVPS       Y2, Y3, Y3
+	VMOVAPS      Y7, Y2
+	VFNMADD231PS Y3, Y7, Y2
+	VBLENDVPS    Y1, Y2, Y3, Y3
+	VMOVUPS      Y3, (AX)
+
+logisticAVX_slow2_back:
+	ADDQ $0x20, CX
+	ADDQ $0x20, AX
+	SUBQ $0x08, DX
+	JMP  logisticAVX_loop1
+
+logisticAVX_done:
+	VZEROUPPER
+	RET
+
+logisticAVX_slow0:
+	VMOVUPS      (CX), Y1
 	VMOVUPS      32(CX), Y4
 	VORPS        vm_sign<>+0(SB), Y1, Y2
 	VORPS        vm_sign<>+0(SB), Y4, Y5
@@ -711,6 +1026,9 @@ logisticAVX_loop4:
 	VBLENDVPS    Y4, Y5, Y6, Y6
 	VMOVUPS      Y3, (AX)
 	VMOVUPS      Y6, 32(AX)
+	JMP          logisticAVX_slow0_back
+
+logisticAVX_slow1:
 	VMOVUPS      64(CX), Y1
 	VMOVUPS      96(CX), Y4
 	VORPS        vm_sign<>+0(SB), Y1, Y2
@@ -779,14 +1097,9 @@ logisticAVX_loop4:
 	VBLENDVPS    Y4, Y5, Y6, Y6
 	VMOVUPS      Y3, 64(AX)
 	VMOVUPS      Y6, 96(AX)
-	ADDQ         $0x00000080, CX
-	ADDQ         $0x00000080, AX
-	SUBQ         $0x20, DX
-	JMP          logisticAVX_loop4
+	JMP          logisticAVX_slow1_back
 
-logisticAVX_loop1:
-	TESTQ        DX, DX
-	JZ           logisticAVX_done
+logisticAVX_slow2:
 	VMOVUPS      (CX), Y1
 	VORPS        vm_sign<>+0(SB), Y1, Y2
 	VMOVUPS      vm_explo<>+0(SB), Y3
@@ -821,14 +1134,7 @@ logisticAVX_loop1:
 	VFNMADD231PS Y3, Y7, Y2
 	VBLENDVPS    Y1, Y2, Y3, Y3
 	VMOVUPS      Y3, (AX)
-	ADDQ         $0x20, CX
-	ADDQ         $0x20, AX
-	SUBQ         $0x08, DX
-	JMP          logisticAVX_loop1
-
-logisticAVX_done:
-	VZEROUPPER
-	RET
+	JMP          logisticAVX_slow2_back
 
 // func expAVXNT(dst *float32, x *float32, n int)
 // Requires: AVX, AVX2, FMA3, MMX+
@@ -844,6 +1150,139 @@ TEXT ·expAVXNT(SB), NOSPLIT, $0-24
 expAVXNT_loop4:
 	CMPQ         DX, $0x20
 	JL           expAVXNT_loop1
+	VMOVUPS      (CX), Y4
+	VMOVUPS      32(CX), Y7
+	VMOVUPS      Y2, Y5
+	VMOVUPS      Y2, Y8
+	VFMADD213PS  Y3, Y4, Y5
+	VFMADD213PS  Y3, Y7, Y8
+	VSUBPS       Y3, Y5, Y6
+	VSUBPS       Y3, Y8, Y9
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y6, Y4
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y6, Y4
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y9, Y7
+	VPSUBD       vm_roundfast<>+0(SB), Y5, Y6
+	VPSUBD       vm_roundfast<>+0(SB), Y8, Y9
+	VPOR         Y9, Y6, Y6
+	VPTEST       vm_fastmask<>+0(SB), Y6
+	JNZ          expAVXNT_slow0
+	VMULPS       Y4, Y4, Y6
+	VMULPS       Y7, Y7, Y12
+	VMULPS       Y6, Y6, Y9
+	VMULPS       Y12, Y12, Y13
+	VMOVUPS      vm_exp3<>+0(SB), Y10
+	VMOVUPS      vm_exp3<>+0(SB), Y14
+	VFMADD213PS  vm_exp2<>+0(SB), Y4, Y10
+	VFMADD213PS  vm_exp2<>+0(SB), Y7, Y14
+	VMOVUPS      vm_exp5<>+0(SB), Y11
+	VMOVUPS      vm_exp5<>+0(SB), Y15
+	VFMADD213PS  vm_exp4<>+0(SB), Y4, Y11
+	VFMADD213PS  vm_exp4<>+0(SB), Y7, Y15
+	VFMADD231PS  vm_exp6<>+0(SB), Y6, Y11
+	VFMADD231PS  vm_exp6<>+0(SB), Y12, Y15
+	VFMADD213PS  Y4, Y6, Y10
+	VFMADD213PS  Y7, Y12, Y14
+	VFMADD213PS  Y10, Y9, Y11
+	VFMADD213PS  Y14, Y13, Y15
+	VADDPS       vm_one<>+0(SB), Y11, Y11
+	VADDPS       vm_one<>+0(SB), Y15, Y15
+	VPSLLD       $0x17, Y5, Y5
+	VPSLLD       $0x17, Y8, Y8
+	VPADDD       Y5, Y11, Y11
+	VPADDD       Y8, Y15, Y15
+	VMOVNTPS     Y11, (AX)
+	VMOVNTPS     Y15, 32(AX)
+
+expAVXNT_slow0_back:
+	VMOVUPS      64(CX), Y4
+	VMOVUPS      96(CX), Y7
+	VMOVUPS      Y2, Y5
+	VMOVUPS      Y2, Y8
+	VFMADD213PS  Y3, Y4, Y5
+	VFMADD213PS  Y3, Y7, Y8
+	VSUBPS       Y3, Y5, Y6
+	VSUBPS       Y3, Y8, Y9
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y6, Y4
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y9, Y7
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y6, Y4
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y9, Y7
+	VPSUBD       vm_roundfast<>+0(SB), Y5, Y6
+	VPSUBD       vm_roundfast<>+0(SB), Y8, Y9
+	VPOR         Y9, Y6, Y6
+	VPTEST       vm_fastmask<>+0(SB), Y6
+	JNZ          expAVXNT_slow1
+	VMULPS       Y4, Y4, Y6
+	VMULPS       Y7, Y7, Y12
+	VMULPS       Y6, Y6, Y9
+	VMULPS       Y12, Y12, Y13
+	VMOVUPS      vm_exp3<>+0(SB), Y10
+	VMOVUPS      vm_exp3<>+0(SB), Y14
+	VFMADD213PS  vm_exp2<>+0(SB), Y4, Y10
+	VFMADD213PS  vm_exp2<>+0(SB), Y7, Y14
+	VMOVUPS      vm_exp5<>+0(SB), Y11
+	VMOVUPS      vm_exp5<>+0(SB), Y15
+	VFMADD213PS  vm_exp4<>+0(SB), Y4, Y11
+	VFMADD213PS  vm_exp4<>+0(SB), Y7, Y15
+	VFMADD231PS  vm_exp6<>+0(SB), Y6, Y11
+	VFMADD231PS  vm_exp6<>+0(SB), Y12, Y15
+	VFMADD213PS  Y4, Y6, Y10
+	VFMADD213PS  Y7, Y12, Y14
+	VFMADD213PS  Y10, Y9, Y11
+	VFMADD213PS  Y14, Y13, Y15
+	VADDPS       vm_one<>+0(SB), Y11, Y11
+	VADDPS       vm_one<>+0(SB), Y15, Y15
+	VPSLLD       $0x17, Y5, Y5
+	VPSLLD       $0x17, Y8, Y8
+	VPADDD       Y5, Y11, Y11
+	VPADDD       Y8, Y15, Y15
+	VMOVNTPS     Y11, 64(AX)
+	VMOVNTPS     Y15, 96(AX)
+
+expAVXNT_slow1_back:
+	ADDQ $0x00000080, CX
+	ADDQ $0x00000080, AX
+	SUBQ $0x20, DX
+	JMP  expAVXNT_loop4
+
+expAVXNT_loop1:
+	TESTQ        DX, DX
+	JZ           expAVXNT_done
+	VMOVUPS      (CX), Y4
+	VMOVUPS      Y2, Y5
+	VFMADD213PS  Y3, Y4, Y5
+	VSUBPS       Y3, Y5, Y6
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y6, Y4
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y6, Y4
+	VPSUBD       vm_roundfast<>+0(SB), Y5, Y6
+	VPTEST       vm_fastmask<>+0(SB), Y6
+	JNZ          expAVXNT_slow2
+	VMULPS       Y4, Y4, Y6
+	VMULPS       Y6, Y6, Y7
+	VMOVUPS      vm_exp3<>+0(SB), Y8
+	VFMADD213PS  vm_exp2<>+0(SB), Y4, Y8
+	VMOVUPS      vm_exp5<>+0(SB), Y9
+	VFMADD213PS  vm_exp4<>+0(SB), Y4, Y9
+	VFMADD231PS  vm_exp6<>+0(SB), Y6, Y9
+	VFMADD213PS  Y4, Y6, Y8
+	VFMADD213PS  Y8, Y7, Y9
+	VADDPS       vm_one<>+0(SB), Y9, Y9
+	VPSLLD       $0x17, Y5, Y5
+	VPADDD       Y5, Y9, Y9
+	VMOVNTPS     Y9, (AX)
+
+expAVXNT_slow2_back:
+	ADDQ $0x20, CX
+	ADDQ $0x20, AX
+	SUBQ $0x08, DX
+	JMP  expAVXNT_loop1
+
+expAVXNT_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
+expAVXNT_slow0:
 	VMOVUPS      (CX), Y4
 	VMOVUPS      32(CX), Y5
 	VMAXPS       Y4, Y0, Y4
@@ -896,6 +1335,9 @@ expAVXNT_loop4:
 	VMULPS       Y7, Y15, Y15
 	VMOVNTPS     Y11, (AX)
 	VMOVNTPS     Y15, 32(AX)
+	JMP          expAVXNT_slow0_back
+
+expAVXNT_slow1:
 	VMOVUPS      64(CX), Y4
 	VMOVUPS      96(CX), Y5
 	VMAXPS       Y4, Y0, Y4
@@ -948,14 +1390,9 @@ expAVXNT_loop4:
 	VMULPS       Y7, Y15, Y15
 	VMOVNTPS     Y11, 64(AX)
 	VMOVNTPS     Y15, 96(AX)
-	ADDQ         $0x00000080, CX
-	ADDQ         $0x00000080, AX
-	SUBQ         $0x20, DX
-	JMP          expAVXNT_loop4
+	JMP          expAVXNT_slow1_back
 
-expAVXNT_loop1:
-	TESTQ        DX, DX
-	JZ           expAVXNT_done
+expAVXNT_slow2:
 	VMOVUPS      (CX), Y4
 	VMAXPS       Y4, Y0, Y4
 	VMINPS       Y4, Y1, Y4
@@ -982,15 +1419,7 @@ expAVXNT_loop1:
 	VMULPS       Y4, Y9, Y9
 	VMULPS       Y5, Y9, Y9
 	VMOVNTPS     Y9, (AX)
-	ADDQ         $0x20, CX
-	ADDQ         $0x20, AX
-	SUBQ         $0x08, DX
-	JMP          expAVXNT_loop1
-
-expAVXNT_done:
-	SFENCE
-	VZEROUPPER
-	RET
+	JMP          expAVXNT_slow2_back
 
 // func tanhAVXNT(dst *float32, x *float32, n int)
 // Requires: AVX, AVX2, FMA3, MMX+
@@ -1192,6 +1621,179 @@ logisticAVXNT_loop4:
 	CMPQ         DX, $0x20
 	JL           logisticAVXNT_loop1
 	VMOVUPS      (CX), Y1
+	VMOVUPS      32(CX), Y5
+	VORPS        vm_sign<>+0(SB), Y1, Y2
+	VORPS        vm_sign<>+0(SB), Y5, Y6
+	VMOVUPS      Y0, Y3
+	VMOVUPS      Y0, Y7
+	VFMADD213PS  vm_round<>+0(SB), Y2, Y3
+	VFMADD213PS  vm_round<>+0(SB), Y6, Y7
+	VSUBPS       vm_round<>+0(SB), Y3, Y4
+	VSUBPS       vm_round<>+0(SB), Y7, Y8
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y4, Y2
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y8, Y6
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y4, Y2
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y8, Y6
+	VPSUBD       vm_roundfast<>+0(SB), Y3, Y4
+	VPSUBD       vm_roundfast<>+0(SB), Y7, Y8
+	VPOR         Y8, Y4, Y4
+	VPTEST       vm_fastmask<>+0(SB), Y4
+	JNZ          logisticAVXNT_slow0
+	VMULPS       Y2, Y2, Y4
+	VMULPS       Y6, Y6, Y11
+	VMULPS       Y4, Y4, Y8
+	VMULPS       Y11, Y11, Y12
+	VMOVUPS      vm_exp3<>+0(SB), Y9
+	VMOVUPS      vm_exp3<>+0(SB), Y13
+	VFMADD213PS  vm_exp2<>+0(SB), Y2, Y9
+	VFMADD213PS  vm_exp2<>+0(SB), Y6, Y13
+	VMOVUPS      vm_exp5<>+0(SB), Y10
+	VMOVUPS      vm_exp5<>+0(SB), Y14
+	VFMADD213PS  vm_exp4<>+0(SB), Y2, Y10
+	VFMADD213PS  vm_exp4<>+0(SB), Y6, Y14
+	VFMADD231PS  vm_exp6<>+0(SB), Y4, Y10
+	VFMADD231PS  vm_exp6<>+0(SB), Y11, Y14
+	VFMADD213PS  Y2, Y4, Y9
+	VFMADD213PS  Y6, Y11, Y13
+	VFMADD213PS  Y9, Y8, Y10
+	VFMADD213PS  Y13, Y12, Y14
+	VADDPS       vm_one<>+0(SB), Y10, Y10
+	VADDPS       vm_one<>+0(SB), Y14, Y14
+	VPSLLD       $0x17, Y3, Y3
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       Y3, Y10, Y10
+	VPADDD       Y7, Y14, Y14
+	VADDPS       vm_one<>+0(SB), Y10, Y2
+	VADDPS       vm_one<>+0(SB), Y14, Y4
+	VMOVUPS      vm_one<>+0(SB), Y3
+	VMOVUPS      vm_one<>+0(SB), Y6
+	VBLENDVPS    Y1, Y10, Y3, Y3
+	VBLENDVPS    Y5, Y14, Y6, Y6
+	VDIVPS       Y2, Y3, Y3
+	VDIVPS       Y4, Y6, Y6
+	VMOVAPS      Y10, Y2
+	VMOVAPS      Y14, Y4
+	VFNMADD231PS Y3, Y10, Y2
+	VFNMADD231PS Y6, Y14, Y4
+	VBLENDVPS    Y1, Y2, Y3, Y3
+	VBLENDVPS    Y5, Y4, Y6, Y6
+	VMOVNTPS     Y3, (AX)
+	VMOVNTPS     Y6, 32(AX)
+
+logisticAVXNT_slow0_back:
+	VMOVUPS      64(CX), Y1
+	VMOVUPS      96(CX), Y5
+	VORPS        vm_sign<>+0(SB), Y1, Y2
+	VORPS        vm_sign<>+0(SB), Y5, Y6
+	VMOVUPS      Y0, Y3
+	VMOVUPS      Y0, Y7
+	VFMADD213PS  vm_round<>+0(SB), Y2, Y3
+	VFMADD213PS  vm_round<>+0(SB), Y6, Y7
+	VSUBPS       vm_round<>+0(SB), Y3, Y4
+	VSUBPS       vm_round<>+0(SB), Y7, Y8
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y4, Y2
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y8, Y6
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y4, Y2
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y8, Y6
+	VPSUBD       vm_roundfast<>+0(SB), Y3, Y4
+	VPSUBD       vm_roundfast<>+0(SB), Y7, Y8
+	VPOR         Y8, Y4, Y4
+	VPTEST       vm_fastmask<>+0(SB), Y4
+	JNZ          logisticAVXNT_slow1
+	VMULPS       Y2, Y2, Y4
+	VMULPS       Y6, Y6, Y11
+	VMULPS       Y4, Y4, Y8
+	VMULPS       Y11, Y11, Y12
+	VMOVUPS      vm_exp3<>+0(SB), Y9
+	VMOVUPS      vm_exp3<>+0(SB), Y13
+	VFMADD213PS  vm_exp2<>+0(SB), Y2, Y9
+	VFMADD213PS  vm_exp2<>+0(SB), Y6, Y13
+	VMOVUPS      vm_exp5<>+0(SB), Y10
+	VMOVUPS      vm_exp5<>+0(SB), Y14
+	VFMADD213PS  vm_exp4<>+0(SB), Y2, Y10
+	VFMADD213PS  vm_exp4<>+0(SB), Y6, Y14
+	VFMADD231PS  vm_exp6<>+0(SB), Y4, Y10
+	VFMADD231PS  vm_exp6<>+0(SB), Y11, Y14
+	VFMADD213PS  Y2, Y4, Y9
+	VFMADD213PS  Y6, Y11, Y13
+	VFMADD213PS  Y9, Y8, Y10
+	VFMADD213PS  Y13, Y12, Y14
+	VADDPS       vm_one<>+0(SB), Y10, Y10
+	VADDPS       vm_one<>+0(SB), Y14, Y14
+	VPSLLD       $0x17, Y3, Y3
+	VPSLLD       $0x17, Y7, Y7
+	VPADDD       Y3, Y10, Y10
+	VPADDD       Y7, Y14, Y14
+	VADDPS       vm_one<>+0(SB), Y10, Y2
+	VADDPS       vm_one<>+0(SB), Y14, Y4
+	VMOVUPS      vm_one<>+0(SB), Y3
+	VMOVUPS      vm_one<>+0(SB), Y6
+	VBLENDVPS    Y1, Y10, Y3, Y3
+	VBLENDVPS    Y5, Y14, Y6, Y6
+	VDIVPS       Y2, Y3, Y3
+	VDIVPS       Y4, Y6, Y6
+	VMOVAPS      Y10, Y2
+	VMOVAPS      Y14, Y4
+	VFNMADD231PS Y3, Y10, Y2
+	VFNMADD231PS Y6, Y14, Y4
+	VBLENDVPS    Y1, Y2, Y3, Y3
+	VBLENDVPS    Y5, Y4, Y6, Y6
+	VMOVNTPS     Y3, 64(AX)
+	VMOVNTPS     Y6, 96(AX)
+
+logisticAVXNT_slow1_back:
+	ADDQ $0x00000080, CX
+	ADDQ $0x00000080, AX
+	SUBQ $0x20, DX
+	JMP  logisticAVXNT_loop4
+
+logisticAVXNT_loop1:
+	TESTQ        DX, DX
+	JZ           logisticAVXNT_done
+	VMOVUPS      (CX), Y1
+	VORPS        vm_sign<>+0(SB), Y1, Y2
+	VMOVUPS      Y0, Y3
+	VFMADD213PS  vm_round<>+0(SB), Y2, Y3
+	VSUBPS       vm_round<>+0(SB), Y3, Y4
+	VFNMADD231PS vm_ln2hi<>+0(SB), Y4, Y2
+	VFNMADD231PS vm_ln2lo<>+0(SB), Y4, Y2
+	VPSUBD       vm_roundfast<>+0(SB), Y3, Y4
+	VPTEST       vm_fastmask<>+0(SB), Y4
+	JNZ          logisticAVXNT_slow2
+	VMULPS       Y2, Y2, Y4
+	VMULPS       Y4, Y4, Y5
+	VMOVUPS      vm_exp3<>+0(SB), Y6
+	VFMADD213PS  vm_exp2<>+0(SB), Y2, Y6
+	VMOVUPS      vm_exp5<>+0(SB), Y7
+	VFMADD213PS  vm_exp4<>+0(SB), Y2, Y7
+	VFMADD231PS  vm_exp6<>+0(SB), Y4, Y7
+	VFMADD213PS  Y2, Y4, Y6
+	VFMADD213PS  Y6, Y5, Y7
+	VADDPS       vm_one<>+0(SB), Y7, Y7
+	VPSLLD       $0x17, Y3, Y3
+	VPADDD       Y3, Y7, Y7
+	VADDPS       vm_one<>+0(SB), Y7, Y2
+	VMOVUPS      vm_one<>+0(SB), Y3
+	VBLENDVPS    Y1, Y7, Y3, Y3
+	VDIVPS       Y2, Y3, Y3
+	VMOVAPS      Y7, Y2
+	VFNMADD231PS Y3, Y7, Y2
+	VBLENDVPS    Y1, Y2, Y3, Y3
+	VMOVNTPS     Y3, (AX)
+
+logisticAVXNT_slow2_back:
+	ADDQ $0x20, CX
+	ADDQ $0x20, AX
+	SUBQ $0x08, DX
+	JMP  logisticAVXNT_loop1
+
+logisticAVXNT_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
+logisticAVXNT_slow0:
+	VMOVUPS      (CX), Y1
 	VMOVUPS      32(CX), Y4
 	VORPS        vm_sign<>+0(SB), Y1, Y2
 	VORPS        vm_sign<>+0(SB), Y4, Y5
@@ -1259,6 +1861,9 @@ logisticAVXNT_loop4:
 	VBLENDVPS    Y4, Y5, Y6, Y6
 	VMOVNTPS     Y3, (AX)
 	VMOVNTPS     Y6, 32(AX)
+	JMP          logisticAVXNT_slow0_back
+
+logisticAVXNT_slow1:
 	VMOVUPS      64(CX), Y1
 	VMOVUPS      96(CX), Y4
 	VORPS        vm_sign<>+0(SB), Y1, Y2
@@ -1327,14 +1932,9 @@ logisticAVXNT_loop4:
 	VBLENDVPS    Y4, Y5, Y6, Y6
 	VMOVNTPS     Y3, 64(AX)
 	VMOVNTPS     Y6, 96(AX)
-	ADDQ         $0x00000080, CX
-	ADDQ         $0x00000080, AX
-	SUBQ         $0x20, DX
-	JMP          logisticAVXNT_loop4
+	JMP          logisticAVXNT_slow1_back
 
-logisticAVXNT_loop1:
-	TESTQ        DX, DX
-	JZ           logisticAVXNT_done
+logisticAVXNT_slow2:
 	VMOVUPS      (CX), Y1
 	VORPS        vm_sign<>+0(SB), Y1, Y2
 	VMOVUPS      vm_explo<>+0(SB), Y3
@@ -1369,15 +1969,7 @@ logisticAVXNT_loop1:
 	VFNMADD231PS Y3, Y7, Y2
 	VBLENDVPS    Y1, Y2, Y3, Y3
 	VMOVNTPS     Y3, (AX)
-	ADDQ         $0x20, CX
-	ADDQ         $0x20, AX
-	SUBQ         $0x08, DX
-	JMP          logisticAVXNT_loop1
-
-logisticAVXNT_done:
-	SFENCE
-	VZEROUPPER
-	RET
+	JMP          logisticAVXNT_slow2_back
 
 // func sumAVX(x *float32, n int) float32
 // Requires: AVX, SSE

@@ -248,3 +248,40 @@ func TestTanhSigns(t *testing.T) {
 		}
 	})
 }
+
+// TestVecMathShortcutExact checks that the assembly's shortcut for
+// vectors inside its window (exp and logistic add 2^n into the exponent
+// field instead of multiplying) gives the bits of the full body: each
+// group of eight values runs once as is and once beside a NaN, which
+// sends its vector down the full body. The values cover both sides of
+// the window's edges (|x| ≈ 44) and the whole range in between.
+func TestVecMathShortcutExact(t *testing.T) {
+	var xs []float32
+	for x := float32(-50); x <= 50; x += 0.0037 {
+		xs = append(xs, x)
+	}
+	for _, v := range sweep(12) {
+		if !math.IsNaN(float64(v)) {
+			xs = append(xs, v)
+		}
+	}
+	for _, c := range vecMathCases[:3] {
+		var fast, full [16]float32
+		for i := 0; i+7 <= len(xs); i += 7 {
+			var a, b [16]float32
+			copy(a[:7], xs[i:i+7])
+			copy(b[:7], xs[i:i+7])
+			a[7] = 0.5
+			b[7] = float32(math.NaN())
+			copy(a[8:], a[:8])
+			copy(b[8:], b[:8])
+			c.f(fast[:], a[:])
+			c.f(full[:], b[:])
+			for j := range 7 {
+				if math.Float32bits(fast[j]) != math.Float32bits(full[j]) {
+					t.Fatalf("%s(%v) = %v alone, %v beside a NaN", c.name, a[j], fast[j], full[j])
+				}
+			}
+		}
+	}
+}

@@ -40,6 +40,15 @@ const (
 	expLo = -104.0
 	// tanhBig is past the point where tanh rounds to ±1.
 	tanhBig = 10.0
+	// fastLo is the least n = round(x·log2e) of exp's shortcut, which
+	// takes n in [fastLo, fastLo+127]: e^r·2^n (e^r in [0.70, 1.42]) is then
+	// a normal float (n ≥ -125 and ≤ 127), so 2^n can go straight into
+	// its exponent field with an integer add, exact like the two
+	// multiplies it replaces. The window is 128 wide so that one test of
+	// the high bits checks it; it covers x in [-44.0, 43.6] (logistic's
+	// |x| ≤ 44), where nearly all of ML's arguments fall. A group with a
+	// lane outside (an overflow, a -Inf mask, a NaN) takes the full body.
+	fastLo = -64
 )
 
 // expPoly approximates e^r on [-ln2/2, ln2/2] (degree 6, fitted at
@@ -100,6 +109,10 @@ func declareConsts() {
 	f32("vm_two", 2)
 	f32("vm_mtwo", -2)
 	f32("vm_tanhbig", tanhBig)
+	// t's bits minus vm_roundfast are n - fastLo, in [0, 127] exactly
+	// when n is in the shortcut's window (t NaN or ±Inf: far outside).
+	vconst("vm_roundfast", math.Float32bits(round)-uint32(-fastLo))
+	vconst("vm_fastmask", ^uint32(127))
 	vconst("vm_abs", 0x7fffffff)
 	vconst("vm_sign", 0x80000000)
 	// t's bits minus these are n+254 and n+127 (the exponent biases of
@@ -136,9 +149,9 @@ func main() {
 	ConstraintExpr("amd64,!purego")
 	declareConsts()
 	for _, nt := range []bool{false, true} {
-		unary("expAVX", "%s sets dst[i] = e^x[i] for i < n (n a multiple of 8).", expBody, expKeep, expGroup, nt)
-		unary("tanhAVX", "%s sets dst[i] = tanh(x[i]) for i < n (n a multiple of 8).", tanhBody, tanhKeep, tanhGroup, nt)
-		unary("logisticAVX", "%s sets dst[i] = 1/(1+e^-x[i]) for i < n (n a multiple of 8).", logisticBody, logisticKeep, logisticGroup, nt)
+		unary("expAVX", "%s sets dst[i] = e^x[i] for i < n (n a multiple of 8).", expBody, &fastPath{expFirst, expRest}, expKeep, expGroup, nt)
+		unary("tanhAVX", "%s sets dst[i] = tanh(x[i]) for i < n (n a multiple of 8).", tanhBody, nil, tanhKeep, tanhGroup, nt)
+		unary("logisticAVX", "%s sets dst[i] = 1/(1+e^-x[i]) for i < n (n a multiple of 8).", logisticBody, &fastPath{logisticFirst, logisticRest}, logisticKeep, logisticGroup, nt)
 	}
 	sumKernel()
 	extremeKernel("maxAVX", "maxAVX returns the largest of x[:n] (n a positive multiple of 8), NaN if any is NaN.", true)
@@ -161,7 +174,7 @@ func main() {
 // arrays far larger than the caches this skips reading dst's lines in
 // before overwriting them, a third of the memory traffic, and does not
 // evict useful data for output nobody will read soon.
-func unary(name, doc string, body func(x reg.VecVirtual) reg.VecVirtual, keep []string, group int, nt bool) {
+func unary(name, doc string, body func(x reg.VecVirtual) reg.VecVirtual, fast *fastPath, keep []string, group int, nt bool) {
 	storeInst := func(x, m Op) *ir.Instruction { return must(x86.VMOVUPS(x, m)) }
 	if nt {
 		name += "NT"
@@ -176,12 +189,13 @@ func unary(name, doc string, body func(x reg.VecVirtual) reg.VecVirtual, keep []
 	n := Load(Param("n"), GP64())
 	hoist(keep)
 	defer clear(hoisted)
-	// one computes the vectors at the given offsets with their
+	// interleave computes the vectors at the given offsets with their
 	// instructions interleaved, so each vector's long dependency chain
 	// is dispatched spread out among the others' instead of all at once
 	// (the chain is ~45 cycles; ops stuck waiting for it fill the
-	// scheduler and starve the FMA units).
-	one := func(offs ...int) {
+	// scheduler and starve the FMA units). xs are the vectors already
+	// loaded (nil: load them).
+	interleave := func(body func(x reg.VecVirtual) reg.VecVirtual, offs []int) {
 		lists := make([][]*ir.Instruction, len(offs))
 		for v, off := range offs {
 			recording = &lists[v]
@@ -191,18 +205,49 @@ func unary(name, doc string, body func(x reg.VecVirtual) reg.VecVirtual, keep []
 			recording = nil
 			lists[v] = append(lists[v], storeInst(y, Mem{Base: dst, Disp: off}))
 		}
-		for i := 0; ; i++ {
-			done := true
-			for _, l := range lists {
-				if i < len(l) {
-					Instruction(l[i])
-					done = false
-				}
-			}
-			if done {
-				break
-			}
+		emitInterleaved(lists)
+	}
+	// one computes the vectors at offs. With a fast path, a group whose
+	// lanes are all inside its range takes it, and any other group the
+	// full body, out of line (slow collects those blocks, emitted after
+	// the loops).
+	var slow []func()
+	one := func(offs ...int) {
+		if fast == nil {
+			interleave(body, offs)
+			return
 		}
+		// First every vector's reduction and its window test, then one
+		// branch for the group, then the rest.
+		firsts := make([][]*ir.Instruction, len(offs))
+		rests := make([][]*ir.Instruction, len(offs))
+		var us []reg.VecVirtual
+		for v, off := range offs {
+			recording = &firsts[v]
+			x := YMM()
+			rec(x86.VMOVUPS(Mem{Base: src, Disp: off}, x))
+			st, u := fast.first(x)
+			us = append(us, u)
+			recording = &rests[v]
+			y := fast.rest(x, st)
+			recording = nil
+			rests[v] = append(rests[v], storeInst(y, Mem{Base: dst, Disp: off}))
+		}
+		emitInterleaved(firsts)
+		for _, u := range us[1:] {
+			VPOR(u, us[0], us[0])
+		}
+		label := fmt.Sprintf("%s_slow%d", name, len(slow))
+		VPTEST(k("vm_fastmask"), us[0])
+		JNZ(LabelRef(label))
+		emitInterleaved(rests)
+		back := label + "_back"
+		Label(back)
+		slow = append(slow, func() {
+			Label(label)
+			interleave(body, offs)
+			JMP(LabelRef(back))
+		})
 	}
 	Label(name + "_loop4")
 	CMPQ(n, Imm(32))
@@ -232,6 +277,35 @@ func unary(name, doc string, body func(x reg.VecVirtual) reg.VecVirtual, keep []
 	}
 	VZEROUPPER()
 	RET()
+	for _, f := range slow {
+		f()
+	}
+}
+
+// emitInterleaved emits the lists' instructions round-robin.
+func emitInterleaved(lists [][]*ir.Instruction) {
+	for i := 0; ; i++ {
+		done := true
+		for _, l := range lists {
+			if i < len(l) {
+				Instruction(l[i])
+				done = false
+			}
+		}
+		if done {
+			break
+		}
+	}
+}
+
+// fastPath is a kernel's shortcut for vectors whose lanes all lie in a
+// range where it gives the full body's bits with fewer instructions.
+// first starts the shortcut on x and returns its state and a vector
+// whose lanes have bits outside vm_fastmask's complement clear only if
+// they are in the range (NaN is not); rest finishes it.
+type fastPath struct {
+	first func(x reg.VecVirtual) (st []reg.VecVirtual, u reg.VecVirtual)
+	rest  func(x reg.VecVirtual, st []reg.VecVirtual) reg.VecVirtual
 }
 
 // recording is where rec puts instructions (nil: emit them at once).
@@ -351,6 +425,26 @@ func expBody(x reg.VecVirtual) reg.VecVirtual {
 	return expCore(clamp(x, k("vm_explo"), k("vm_exphi")))
 }
 
+// expFirst is the shortcut's range reduction: x becomes r, st holds t
+// (round + n) and u is n - fastLo as an integer.
+func expFirst(x reg.VecVirtual) ([]reg.VecVirtual, reg.VecVirtual) {
+	t := expReduce(x, true)
+	u := YMM()
+	rec(x86.VPSUBD(k("vm_roundfast"), t, u))
+	return []reg.VecVirtual{t}, u
+}
+
+// expRest finishes the shortcut: e^r·2^n with n added into e^r's
+// exponent field. t = round + n holds n in its low bits and round's are
+// zero from bit 9 up, so t << 23 is n << 23.
+func expRest(r reg.VecVirtual, st []reg.VecVirtual) reg.VecVirtual {
+	t := st[0]
+	p := expPolyEstrin(r)
+	rec(x86.VPSLLD(Imm(23), t, t))
+	rec(x86.VPADDD(t, p, p))
+	return p
+}
+
 // tanhBody computes N = 1 - e^-2|x| ∈ [0, 1) and returns N/(2-N) with
 // x's sign: one formula for every x, no polynomial in x² for small |x|
 // and no blend. With -2|x| = n·ln2 + r (the exp reduction), N is
@@ -394,7 +488,11 @@ func logisticBody(x reg.VecVirtual) reg.VecVirtual {
 	lo := YMM()
 	rec(x86.VMOVUPS(k("vm_explo"), lo))
 	rec(x86.VMAXPS(a, lo, a))
-	e := expCore(a)
+	return logisticFinish(x, expCore(a))
+}
+
+// logisticFinish returns logistic(x) given e = e^-|x|.
+func logisticFinish(x, e reg.VecVirtual) reg.VecVirtual {
 	den, num := YMM(), YMM()
 	rec(x86.VADDPS(k("vm_one"), e, den))
 	rec(x86.VMOVUPS(k("vm_one"), num))
@@ -408,6 +506,19 @@ func logisticBody(x reg.VecVirtual) reg.VecVirtual {
 	rec(x86.VFNMADD231PS(num, e, fix)) // E - E·q
 	rec(x86.VBLENDVPS(x, fix, num, num))
 	return num
+}
+
+// logisticFirst starts logistic's shortcut: e^-|x| by expFirst.
+func logisticFirst(x reg.VecVirtual) ([]reg.VecVirtual, reg.VecVirtual) {
+	a := YMM()
+	rec(x86.VORPS(k("vm_sign"), x, a)) // -|x|
+	st, u := expFirst(a)
+	return append(st, a), u
+}
+
+// logisticRest finishes it as logisticBody does.
+func logisticRest(x reg.VecVirtual, st []reg.VecVirtual) reg.VecVirtual {
+	return logisticFinish(x, expRest(st[1], st[:1]))
 }
 
 // hsum adds the eight lanes of v into the low lane of the result.
