@@ -62,7 +62,12 @@ func bit(b bool) int {
 	return 0
 }
 
-type asm struct{ b []byte }
+type asm struct {
+	b []byte
+	// jumps are the displacements of the shortcut tests' JNZs, for the
+	// generator to point at the full block.
+	jumps []int
+}
 
 func (a *asm) byte(bs ...byte) { a.b = append(a.b, bs...) }
 
@@ -279,6 +284,10 @@ func (a *asm) decMem(m mem) {
 // broadcast is VBROADCASTSS dst, DWORD [m].
 func (a *asm) broadcast(dst int, m mem) { a.vex(map0F38, pp66, false, 0x18, dst, 0, at(m)) }
 func (a *asm) jmp() int                 { a.byte(0xE9, 0, 0, 0, 0); return len(a.b) - 4 }
+func (a *asm) jnz() int                 { a.byte(0x0F, 0x85, 0, 0, 0, 0); return len(a.b) - 4 }
+
+// ptest sets ZF when x AND o is all zeros (VPTEST).
+func (a *asm) ptest(x int, o rm) { a.vex(map0F38, pp66, false, 0x17, x, 0, o) }
 
 // patch points the jump whose displacement is at off to target.
 func (a *asm) patch(off, target int) {

@@ -426,3 +426,50 @@ func TestRows(t *testing.T) {
 		sameBits(t, "rows, exp", gotE, wantE)
 	}
 }
+
+// TestShortcutMatchesKernels runs exp and logistic, alone and inside a
+// chain, on inputs without special values (testInput's specials send
+// nearly every block down the full path): blocks inside the shortcut's
+// window (|x| ≲ 44), blocks with a lane just outside it, and blocks that
+// mix. Programs with a shortcut generate it and the full block beside
+// it, and must give the kernels' bits either way.
+func TestShortcutMatchesKernels(t *testing.T) {
+	if !Available {
+		t.Skip("no code generation here")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []struct {
+		op  Op
+		ref func(dst, x []float32)
+	}{{Exp, kernels.ExpF32}, {Logistic, kernels.LogisticF32}} {
+		// op(x) alone, and op(x)·x + op(x), whose second use of op(x)
+		// and of x outlive the window test.
+		alone := &Program{Inputs: 1, Values: []Value{{Op: Input}, {Op: c.op, Args: [3]int{0}}}}
+		chain := &Program{Inputs: 1, Values: []Value{{Op: Input}, {Op: c.op, Args: [3]int{0}},
+			{Op: Mul, Args: [3]int{1, 0}}, {Op: Add, Args: [3]int{2, 1}}}}
+		for _, p := range []*Program{alone, chain} {
+			f, err := Compile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, scale := range []float32{1, 10, 40, 44, 45, 60} {
+				for _, n := range []int{8, 24, 1001, 4096} {
+					x := make([]float32, n)
+					for i := range x {
+						x[i] = (rng.Float32()*2 - 1) * scale
+					}
+					want := make([]float32, n)
+					c.ref(want, x)
+					if p == chain {
+						for i := range want {
+							want[i] = float32(want[i]*x[i]) + want[i]
+						}
+					}
+					got := make([]float32, n)
+					f.Run(f32s(got), f32s(x), nil, false)
+					sameBits(t, c.op.String(), got, want)
+				}
+			}
+		}
+	}
+}

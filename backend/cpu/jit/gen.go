@@ -60,6 +60,12 @@ type gen struct {
 	nt    bool             // store the result non-temporally
 	// unroll is how many vectors the main loop computes at a time.
 	unroll int
+	// fast is set while the shortcut block is recorded: exp and logistic
+	// skip their clamps, test that n is in the window (jumping to the full
+	// block if not) and scale by an integer add (see expFast); the stores
+	// go to stores, to follow every test.
+	fast   bool
+	stores []vinst
 }
 
 // generate returns p's machine code and constant pool.
@@ -154,6 +160,49 @@ func (g *gen) loop(a *asm) error {
 
 // block emits the code for n consecutive vectors, interleaved.
 func (g *gen) block(a *asm, n int) error {
+	if !g.hasShortcut() {
+		return g.blockWith(a, n, false)
+	}
+	// The shortcut block, then out of its way the full one, which its
+	// test jumps to when a lane is outside the window.
+	if err := g.blockWith(a, n, true); err != nil {
+		return err
+	}
+	jumps := a.jumps
+	a.jumps = nil
+	over := a.jmp()
+	for _, j := range jumps {
+		a.patch(j, len(a.b))
+	}
+	if err := g.blockWith(a, n, false); err != nil {
+		return err
+	}
+	a.patch(over, len(a.b))
+	return nil
+}
+
+// shortcuts turns the shortcut blocks on (off: for benchmarks' A/B).
+var shortcuts = true
+
+// hasShortcut reports whether p has an op with a shortcut (exp and
+// logistic: the kernels' fast path for arguments in a window).
+func (g *gen) hasShortcut() bool {
+	if !shortcuts {
+		return false
+	}
+	for _, v := range g.p.Values {
+		if v.Op == Exp || v.Op == Logistic {
+			return true
+		}
+	}
+	return false
+}
+
+// blockWith emits n vectors interleaved; with fast, the shortcut
+// versions, then the stores.
+func (g *gen) blockWith(a *asm, n int, fast bool) error {
+	g.fast, g.stores = fast, nil
+	defer func() { g.fast, g.stores = false, nil }()
 	lists := make([][]vinst, n)
 	for s := range n {
 		g.a = &vasm{nregs: &g.nregs}
@@ -162,7 +211,7 @@ func (g *gen) block(a *asm, n int) error {
 		}
 		lists[s] = g.a.ins
 	}
-	return allocate(a, interleave(lists), g.nregs)
+	return allocate(a, append(interleave(lists), g.stores...), g.nregs)
 }
 
 // body records one vector's worth of the program, at element offset off
@@ -173,6 +222,11 @@ func (g *gen) body(off int32) error {
 		if err := g.value(i, v, off); err != nil {
 			return fmt.Errorf("jit: value %d (%s): %w", i, v.Op, err)
 		}
+	}
+	if g.fast { // the stores go after the window test
+		body := g.a
+		g.a = &vasm{nregs: &g.nregs}
+		defer func() { g.stores, g.a = append(g.stores, g.a.ins...), body }()
 	}
 	for k, v := range g.p.outputs() {
 		r := g.inReg(g.loc[v])

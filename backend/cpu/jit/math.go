@@ -20,10 +20,16 @@ func (g *gen) temps(n int) []int {
 
 // math computes op of the register x into r (r != x; x is not changed).
 func (g *gen) math(op Op, r, x int) {
-	switch op {
-	case Exp:
+	switch {
+	case g.fast && op == Exp:
+		y := g.a.reg()
+		g.a.mov(y, x)
+		g.expFast(r, y)
+	case g.fast && op == Logistic:
+		g.logisticFast(r, x)
+	case op == Exp:
 		g.exp(r, x)
-	case Tanh:
+	case op == Tanh:
 		g.tanh(r, x)
 	default:
 		g.logistic(r, x)
@@ -56,6 +62,33 @@ func (g *gen) expCore(r, x int) {
 	a.shift(shiftLeft, n2, n2, 23)
 	a.ps(opMul, r, r, ymm(n1))
 	a.ps(opMul, r, r, ymm(n2))
+}
+
+// shortcutWindow is the width of the kernels' exp shortcut window:
+// n = round(x·log2e) in [shortcutLo, shortcutLo+shortcutWindow), where
+// e^r·2^n is a normal float and 2^n goes into its exponent field with an
+// integer add (kernels' _asm/vecmath: fastLo). One test of the bits
+// above the window's checks all lanes at once.
+const (
+	shortcutLo     = -64
+	shortcutWindow = 128
+)
+
+// expFast is expCore's shortcut, for x unclamped (overwritten): the
+// block's test (blockWith) sends any vector with n outside the window,
+// or a NaN, to the full block: it tests its n at once, as a value kept
+// for a test at the block's end would take a register all the way. t = round + n holds n in its low bits and
+// round's are zero from bit 9 up, so t << 23 is n << 23.
+func (g *gen) expFast(r, x int) {
+	a := g.a
+	ts := g.temps(3)
+	t, nf, u := ts[0], ts[1], ts[2]
+	g.expReduce(x, t, nf, true)
+	a.pd(opPSubD, u, t, g.constant(math.Float32bits(round)-uint32(-shortcutLo)))
+	a.testJump(u, g.constant(^uint32(shortcutWindow-1)))
+	g.expPoly(r, x)
+	a.shift(shiftLeft, t, t, 23)
+	a.pd(opPAddD, r, r, ymm(t))
 }
 
 // expReduce sets t = x·log2e + round, nf = t - round and x = x - nf·ln2
@@ -142,6 +175,23 @@ func (g *gen) logistic(r, x int) {
 	a.load(den, g.f32(expLo).m)
 	a.ps(opMax, y, den, ymm(y))
 	g.expCore(e, y)
+	g.logisticFinish(r, x, y, e, den)
+}
+
+// logisticFast is logistic with expFast's shortcut (no clamp).
+func (g *gen) logisticFast(r, x int) {
+	a := g.a
+	ts := g.temps(3)
+	y, e, den := ts[0], ts[1], ts[2]
+	a.ps(opOr, y, x, g.constant(0x80000000)) // -|x|
+	g.expFast(e, y)
+	g.logisticFinish(r, x, y, e, den)
+}
+
+// logisticFinish computes logistic(x) into r from e = e^-|x|; y and den
+// are free temporaries.
+func (g *gen) logisticFinish(r, x, y, e, den int) {
+	a := g.a
 	a.ps(opAdd, den, e, g.f32(1))
 	a.load(r, g.f32(1).m)
 	a.blendv(r, r, ymm(e), x)

@@ -278,7 +278,9 @@ func (al *allocator) emit(in *vinst, dst int, phys [2]int, op2 rm) {
 			a.store(in.m, src1)
 		}
 	case kMov:
-		a.mov(dst, src1)
+		if dst != src1 { // the allocator gave both the same register
+			a.mov(dst, src1)
+		}
 	case kLoadWords:
 		a.loadWords(dst, in.m)
 	case kExtract:
@@ -287,5 +289,8 @@ func (al *allocator) emit(in *vinst, dst int, phys [2]int, op2 rm) {
 		a.packWords(dst, src1, mask)
 	case kStore128:
 		a.store128(in.m, src1)
+	case kTestJump:
+		a.ptest(src1, in.src2)
+		a.jumps = append(a.jumps, a.jnz())
 	}
 }

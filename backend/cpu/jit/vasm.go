@@ -28,6 +28,7 @@ const (
 	kExtract                // dst (xmm) = src1's upper 128 bits
 	kPack                   // dst (xmm) = words of src1's and mask's dwords
 	kStore128               // [m] = src1's lower 128 bits
+	kTestJump               // jump (to the full block) unless src1 AND src2 is zero
 )
 
 // vinst is one instruction on virtual registers; src2 is a virtual
@@ -83,6 +84,7 @@ func (a *vasm) packWords(dst, src1, src2 int) {
 func (a *vasm) store128(m mem, src int) {
 	a.add(vinst{kind: kStore128, src1: src, m: m})
 }
+func (a *vasm) testJump(x int, m rm) { a.add(vinst{kind: kTestJump, src1: x, src2: m}) }
 func (a *vasm) store(m mem, src int, nt bool) {
 	a.add(vinst{kind: kStore, op: byte(bit(nt)), src1: src, m: m})
 }
@@ -105,7 +107,7 @@ func (i *vinst) reads() operands {
 		o.src2 = i.src2.reg
 	}
 	switch i.kind {
-	case kPS, kPD, kCmp, kShift, kStore, kMov, kExtract, kStore128:
+	case kPS, kPD, kCmp, kShift, kStore, kMov, kExtract, kStore128, kTestJump:
 		o.regs[0], o.n = i.src1, 1
 	case kPack, kBlend:
 		o.regs, o.n = [2]int{i.src1, i.mask}, 2
@@ -117,7 +119,7 @@ func (i *vinst) reads() operands {
 
 // writes is the virtual register i writes, or -1.
 func (i *vinst) writes() int {
-	if i.kind == kStore || i.kind == kStore128 {
+	if i.kind == kStore || i.kind == kStore128 || i.kind == kTestJump {
 		return -1
 	}
 	return i.dst
