@@ -393,9 +393,10 @@ func (g *gen) storeBF16(m mem, x int) {
 	a.store128(m, r)
 }
 
-// defaultUnroll is how many vectors the main loop interleaves. For
-// chain10's body llvm-mca's Zen 3 model gives 57, 46, 39 and 39 cycles a
-// vector for one to four: the first three are bound by the dependency
-// chains (tanh's and exp's run for dozens of cycles each), the fourth by
-// the FMA and divide pipes, and more spill more.
+// defaultUnroll is how many vectors the main loop interleaves. Measured
+// on chain10's body in L1 (BenchmarkShortcut): 13.6–14.1, 12.0–12.8,
+// 12.5–15.2, 13.7–14.2 and 15.2–16.9 ns a vector for two to six; the
+// dependency chains (tanh's, exp's) want more vectors in flight, and from
+// four on the values spill. (llvm-mca's Zen 3 model, used first, charges
+// a ymm FMA two cycles of one pipe, half this machine's rate.)
 const defaultUnroll = 3
