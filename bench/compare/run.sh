@@ -36,7 +36,7 @@ node "$here/ort.js" "$tmp" >"$tmp/ort.json"
 uptime >"$tmp/load.after"
 export ORT_VERSION=$(node -p "require('$here/node_modules/onnxruntime-node/package.json').version")
 
-$py - "$tmp" <<'EOF'
+HERE="$here" $py - "$tmp" <<'EOF'
 import json, os, re, statistics, subprocess, sys
 import numpy, torch
 d = sys.argv[1]
@@ -96,4 +96,26 @@ print("numpy, PyTorch and ONNX Runtime allocate their outputs on every call, as 
       "copies ORT's outputs into JS memory); Axle's runs release their outputs, so the storage is reused. "
       "PyTorch's conv runs channels-last (NHWC memory); ONNX Runtime's takes NCHW/OIHW inputs (ONNX Conv's layout), "
       "transposed before timing; numpy's is im2col + one matmul.")
+
+# A regression check that the host's noise does not drown: Axle's time over the fastest
+# peer's, in this run, against the best that ratio has been in bench/compare/RESULTS.md.
+def ms_of(text):
+    m = re.match(r"\s*([\d.]+) (ms|µs)", text)
+    return None if m is None else float(m.group(1)) / (1e3 if m.group(2) == "µs" else 1)
+best = {}
+results = os.path.join(os.environ["HERE"], "RESULTS.md")
+for line in open(results) if os.path.exists(results) else []:
+    cols = [c.strip() for c in line.strip().strip("|").split("|")]
+    if len(cols) == 6 and cols[0] in work:
+        a, peer = ms_of(cols[1]), [t for t in map(ms_of, cols[2:4]) if t]
+        if a and peer:
+            best[cols[0]] = min(best.get(cols[0], float("inf")), a / min(peer))
+slower = []
+for n in work:
+    peer = [t for t in (peers.get(n, {}).get("numpy"), peers.get(n, {}).get("torch")) if t]
+    if n in best and peer and axle[n] / min(peer) > 2 * best[n]:
+        slower.append(f"{n} ({axle[n] / min(peer) / best[n]:.1f}× its best)")
+print()
+print("Against the fastest of numpy and PyTorch in the same run, compared with bench/compare/RESULTS.md: " +
+      (("more than 2× worse than ever before: " + ", ".join(slower) + ".") if slower else "no workload is more than 2× worse than its best."))
 EOF
