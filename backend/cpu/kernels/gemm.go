@@ -245,6 +245,17 @@ func packA[T float32 | float64](dst []T, a Strided[T], ic, pc, mb, kb, mr int) {
 // packRows6 is packA's common case: six full rows of a row-major A, read
 // as contiguous row slices and interleaved six values per step.
 func packRows6[T float32 | float64](dst []T, a Strided[T], i, pc, kb int) {
+	if d, ok := any(dst).([]float32); ok {
+		// Whole chunks of eight steps by the vector transpose.
+		src := any(a.Data).([]float32)[i*a.Row+pc:]
+		if chunks := kb / 8; packA6F32(chunks, src, a.Row, d) {
+			done := 8 * chunks
+			dst, pc, kb = dst[6*done:], pc+done, kb-done
+			if kb == 0 {
+				return
+			}
+		}
+	}
 	row := func(r int) []T { o := (i+r)*a.Row + pc; return a.Data[o : o+kb] }
 	r0 := row(0)
 	r1, r2, r3, r4, r5 := row(1)[:len(r0)], row(2)[:len(r0)], row(3)[:len(r0)], row(4)[:len(r0)], row(5)[:len(r0)]

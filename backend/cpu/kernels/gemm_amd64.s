@@ -1058,6 +1058,65 @@ rows6_done:
 	VZEROUPPER
 	RET
 
+// func packRows6F32(chunks int, src *float32, lda int, dst *float32)
+// Requires: AVX
+TEXT ·packRows6F32(SB), NOSPLIT, $0-32
+	MOVQ  chunks+0(FP), AX
+	MOVQ  src+8(FP), CX
+	MOVQ  lda+16(FP), DX
+	MOVQ  dst+24(FP), BX
+	LEAQ  (DX)(DX*2), SI
+	ADDQ  CX, SI
+	TESTQ AX, AX
+	JZ    rows6f_done
+
+rows6f_loop:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (CX)(DX*1), Y1
+	VMOVUPS      (CX)(DX*2), Y2
+	VMOVUPS      (SI), Y3
+	VMOVUPS      (SI)(DX*1), Y4
+	VMOVUPS      (SI)(DX*2), Y5
+	VUNPCKLPS    Y1, Y0, Y6
+	VUNPCKHPS    Y1, Y0, Y0
+	VUNPCKLPS    Y3, Y2, Y1
+	VUNPCKHPS    Y3, Y2, Y2
+	VUNPCKLPS    Y5, Y4, Y3
+	VUNPCKHPS    Y5, Y4, Y4
+	VSHUFPS      $0x44, Y1, Y6, Y5
+	VSHUFPS      $0xee, Y1, Y6, Y1
+	VSHUFPS      $0x44, Y2, Y0, Y6
+	VSHUFPS      $0xee, Y2, Y0, Y0
+	VSHUFPS      $0xee, Y3, Y3, Y2
+	VSHUFPS      $0xee, Y4, Y4, Y7
+	VPERM2F128   $0x20, Y3, Y5, Y8
+	VMOVUPS      Y8, (BX)
+	VPERM2F128   $0x20, Y2, Y1, Y8
+	VMOVUPS      Y8, 24(BX)
+	VPERM2F128   $0x20, Y4, Y6, Y8
+	VMOVUPS      Y8, 48(BX)
+	VPERM2F128   $0x20, Y7, Y0, Y8
+	VMOVUPS      Y8, 72(BX)
+	VPERM2F128   $0x31, Y3, Y5, Y3
+	VMOVUPS      Y3, 96(BX)
+	VPERM2F128   $0x31, Y2, Y1, Y1
+	VMOVUPS      Y1, 120(BX)
+	VPERM2F128   $0x31, Y4, Y6, Y1
+	VMOVUPS      Y1, 144(BX)
+	VPERM2F128   $0x31, Y7, Y0, Y0
+	VMOVUPS      X0, 168(BX)
+	VEXTRACTF128 $0x01, Y0, X0
+	VMOVQ        X0, 184(BX)
+	ADDQ         $0x20, CX
+	ADDQ         $0x20, SI
+	ADDQ         $0x000000c0, BX
+	DECQ         AX
+	JNZ          rows6f_loop
+
+rows6f_done:
+	VZEROUPPER
+	RET
+
 // func packRows16(k int, src *float32, ldb int, dst *float32)
 // Requires: AVX
 TEXT ·packRows16(SB), NOSPLIT, $0-32

@@ -96,3 +96,16 @@ func packA6S8(chunks int, src []int8, lda int, dst []int16) bool {
 	packRows6S8(chunks, &src[0], lda, &dst[0])
 	return true
 }
+
+// packA6F32 packs the first 8·chunks values of six rows of a row-major
+// f32 A (src at row 0, rows lda apart) into dst as 6-value steps,
+// reporting false when the vector code is not available.
+func packA6F32(chunks int, src []float32, lda int, dst []float32) bool {
+	if !useAsm || chunks == 0 {
+		return false
+	}
+	_ = src[5*lda+8*chunks-1]
+	_ = dst[chunks*8*6-1]
+	packRows6F32(chunks, &src[0], 4*lda, &dst[0])
+	return true
+}

@@ -26,3 +26,5 @@ func kernelS8(kp int, a, b []int16, c []int32, ldc int, overwrite bool) {
 func packRows16S8(pairs int, src []int8, ldb int, dst []int16) bool { return false }
 
 func packA6S8(chunks int, src []int8, lda int, dst []int16) bool { return false }
+
+func packA6F32(chunks int, src []float32, lda int, dst []float32) bool { return false }

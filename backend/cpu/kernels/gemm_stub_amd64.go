@@ -40,6 +40,11 @@ func packPairs16S8(pairs int, src *int8, ldb int, dst *int16)
 //go:noescape
 func packRows6S8(chunks int, src *int8, lda int, dst *int16)
 
+// packRows6F32 packs 8·chunks values of 6 rows of f32, lda bytes apart, as 8·chunks steps of 6 values at dst.
+//
+//go:noescape
+func packRows6F32(chunks int, src *float32, lda int, dst *float32)
+
 // packRows16 copies k rows of 16 float32 from src, ldb elements apart, to dst, 16 apart.
 //
 //go:noescape

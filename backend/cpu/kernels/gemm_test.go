@@ -145,3 +145,43 @@ func TestGemmBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestPackRows6 checks the A packer (its vector transpose for whole
+// chunks of eight steps, and the rest) against the definition, for
+// every depth up to 70 and long ones, at odd offsets and strides, and
+// that it writes nothing past its six rows' steps.
+func TestPackRows6(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, kb := range append(seq(1, 70), 255, 256, 257) {
+		for _, ld := range []int{kb + 3, 2*kb + 5} {
+			pc := rng.IntN(3)
+			a := Strided[float32]{Data: randSlice[float32](8*ld+pc+kb, rng), Row: ld, Col: 1}
+			i := 1 + rng.IntN(2)
+			dst := make([]float32, 6*kb+8)
+			for j := range dst {
+				dst[j] = -7
+			}
+			packRows6(dst[:6*kb], a, i, pc, kb)
+			for p := range kb {
+				for r := range 6 {
+					if got, want := dst[6*p+r], a.Data[(i+r)*ld+pc+p]; got != want {
+						t.Fatalf("kb=%d ld=%d: step %d row %d = %v, want %v", kb, ld, p, r, got, want)
+					}
+				}
+			}
+			for j := 6 * kb; j < len(dst); j++ {
+				if dst[j] != -7 {
+					t.Fatalf("kb=%d: wrote dst[%d] past the %d steps", kb, j, kb)
+				}
+			}
+		}
+	}
+}
+
+func seq(lo, hi int) []int {
+	var s []int
+	for i := lo; i <= hi; i++ {
+		s = append(s, i)
+	}
+	return s
+}

@@ -20,6 +20,7 @@ func main() {
 	maddPeak()
 	packPairs16S8()
 	packRows6S8()
+	packRows6F32()
 	packRows16()
 	prefetch()
 	Generate()
@@ -452,5 +453,81 @@ func prefetch() {
 	ADDQ(Imm(64), p)
 	JMP(LabelRef("prefetch_loop"))
 	Label("prefetch_done")
+	RET()
+}
+
+// packRows6F32 emits the f32 A packer: 8·chunks values of six rows, lda
+// bytes apart, as 8·chunks steps of the six rows' values. Each chunk is
+// an 8×8 transpose with two empty rows: unpack pairs of rows, shuffle to
+// columns of rows 0-3 (s) and pairs of rows 4-5 (t, u), and join a
+// column's four and two with one lane permute. A step's six values are
+// stored as eight, the two extra overwritten by the next step's store;
+// the chunk's last step is stored as four and two, so nothing is written
+// past it.
+func packRows6F32() {
+	TEXT("packRows6F32", NOSPLIT, "func(chunks int, src *float32, lda int, dst *float32)")
+	Pragma("noescape")
+	Doc("packRows6F32 packs 8·chunks values of 6 rows of f32, lda bytes apart, as 8·chunks steps of 6 values at dst.")
+	n := Load(Param("chunks"), GP64())
+	p := Load(Param("src"), GP64())
+	lda := Load(Param("lda"), GP64())
+	dst := Load(Param("dst"), GP64())
+	p3 := GP64()
+	LEAQ(Mem{Base: lda, Index: lda, Scale: 2}, p3)
+	ADDQ(p, p3)
+	TESTQ(n, n)
+	JZ(LabelRef("rows6f_done"))
+	Label("rows6f_loop")
+	r := make([]reg.VecVirtual, 6)
+	for i := range r {
+		r[i] = YMM()
+		base := p
+		if i >= 3 {
+			base = p3
+		}
+		m := Mem{Base: base}
+		if i%3 > 0 {
+			m = Mem{Base: base, Index: lda, Scale: uint8(i % 3)}
+		}
+		VMOVUPS(m, r[i])
+	}
+	// t[2h] = r(2h)0 r(2h+1)0 r(2h)1 r(2h+1)1 | the same for steps 4, 5;
+	// t[2h+1] likewise for steps 2, 3 | 6, 7.
+	t := make([]reg.VecVirtual, 6)
+	for h := range 3 {
+		t[2*h], t[2*h+1] = YMM(), YMM()
+		VUNPCKLPS(r[2*h+1], r[2*h], t[2*h])
+		VUNPCKHPS(r[2*h+1], r[2*h], t[2*h+1])
+	}
+	// s[j]: rows 0-3 of step j | of step j+4.
+	s := []reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
+	VSHUFPS(Imm(0x44), t[2], t[0], s[0])
+	VSHUFPS(Imm(0xEE), t[2], t[0], s[1])
+	VSHUFPS(Imm(0x44), t[3], t[1], s[2])
+	VSHUFPS(Imm(0xEE), t[3], t[1], s[3])
+	// rows 4-5 of step j (| j+4) in the low quarter of pair[j].
+	u4, u5 := YMM(), YMM()
+	VSHUFPS(Imm(0xEE), t[4], t[4], u4)
+	VSHUFPS(Imm(0xEE), t[5], t[5], u5)
+	pair := []reg.VecVirtual{t[4], u4, t[5], u5}
+	for j := range 8 {
+		o := YMM()
+		VPERM2F128(Imm(map[bool]uint64{false: 0x20, true: 0x31}[j >= 4]), pair[j%4], s[j%4], o)
+		if j < 7 {
+			VMOVUPS(o, Mem{Base: dst, Disp: 24 * j})
+			continue
+		}
+		VMOVUPS(o.AsX(), Mem{Base: dst, Disp: 24 * j})
+		hi := XMM()
+		VEXTRACTF128(Imm(1), o, hi)
+		VMOVQ(hi, Mem{Base: dst, Disp: 24*j + 16})
+	}
+	ADDQ(Imm(32), p)
+	ADDQ(Imm(32), p3)
+	ADDQ(U32(192), dst)
+	DECQ(n)
+	JNZ(LabelRef("rows6f_loop"))
+	Label("rows6f_done")
+	VZEROUPPER()
 	RET()
 }
