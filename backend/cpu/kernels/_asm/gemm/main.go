@@ -224,29 +224,7 @@ func packRows6S8() {
 	TEXT("packRows6S8", NOSPLIT, "func(chunks int, src *int8, lda int, dst *int16)")
 	Pragma("noescape")
 	Doc("packRows6S8 packs 16·chunks values of 6 rows of s8, lda apart, as 8·chunks steps of 6 s16 pairs at dst.")
-	n := Load(Param("chunks"), GP64())
-	p := Load(Param("src"), GP64())
-	lda := Load(Param("lda"), GP64())
-	dst := Load(Param("dst"), GP64())
-	p3 := GP64()
-	LEAQ(Mem{Base: lda, Index: lda, Scale: 2}, p3)
-	ADDQ(p, p3)
-	TESTQ(n, n)
-	JZ(LabelRef("rows6_done"))
-	Label("rows6_loop")
-	rows := make([]reg.VecVirtual, 6)
-	for i := range rows {
-		rows[i] = YMM()
-		base := p
-		if i >= 3 {
-			base = p3
-		}
-		m := Mem{Base: base}
-		if i%3 > 0 {
-			m = Mem{Base: base, Index: lda, Scale: uint8(i % 3)}
-		}
-		VPMOVSXBW(m, rows[i])
-	}
+	n, p, p3, dst, rows := sixRows("rows6", func(m Op, r reg.VecVirtual) { VPMOVSXBW(m, r) })
 	// lo[h] holds pairs 0,1 | 4,5 of rows 2h, 2h+1 as qwords; hi[h] 2,3 | 6,7.
 	lo, hi := make([]reg.VecVirtual, 3), make([]reg.VecVirtual, 3)
 	for h := range 3 {
@@ -468,29 +446,7 @@ func packRows6F32() {
 	TEXT("packRows6F32", NOSPLIT, "func(chunks int, src *float32, lda int, dst *float32)")
 	Pragma("noescape")
 	Doc("packRows6F32 packs 8·chunks values of 6 rows of f32, lda bytes apart, as 8·chunks steps of 6 values at dst.")
-	n := Load(Param("chunks"), GP64())
-	p := Load(Param("src"), GP64())
-	lda := Load(Param("lda"), GP64())
-	dst := Load(Param("dst"), GP64())
-	p3 := GP64()
-	LEAQ(Mem{Base: lda, Index: lda, Scale: 2}, p3)
-	ADDQ(p, p3)
-	TESTQ(n, n)
-	JZ(LabelRef("rows6f_done"))
-	Label("rows6f_loop")
-	r := make([]reg.VecVirtual, 6)
-	for i := range r {
-		r[i] = YMM()
-		base := p
-		if i >= 3 {
-			base = p3
-		}
-		m := Mem{Base: base}
-		if i%3 > 0 {
-			m = Mem{Base: base, Index: lda, Scale: uint8(i % 3)}
-		}
-		VMOVUPS(m, r[i])
-	}
+	n, p, p3, dst, r := sixRows("rows6f", func(m Op, r reg.VecVirtual) { VMOVUPS(m, r) })
 	// t[2h] = r(2h)0 r(2h+1)0 r(2h)1 r(2h+1)1 | the same for steps 4, 5;
 	// t[2h+1] likewise for steps 2, 3 | 6, 7.
 	t := make([]reg.VecVirtual, 6)
@@ -530,4 +486,34 @@ func packRows6F32() {
 	Label("rows6f_done")
 	VZEROUPPER()
 	RET()
+}
+
+// sixRows loads the chunks, src, lda and dst parameters, opens the loop
+// named label (exiting at once for no chunks) and loads six rows, lda
+// bytes apart from src, with load: the head of the A packers.
+func sixRows(label string, load func(Op, reg.VecVirtual)) (n, p, p3, dst reg.Register, rows []reg.VecVirtual) {
+	n = Load(Param("chunks"), GP64())
+	p = Load(Param("src"), GP64())
+	lda := Load(Param("lda"), GP64())
+	dst = Load(Param("dst"), GP64())
+	p3 = GP64()
+	LEAQ(Mem{Base: lda, Index: lda, Scale: 2}, p3)
+	ADDQ(p, p3)
+	TESTQ(n, n)
+	JZ(LabelRef(label + "_done"))
+	Label(label + "_loop")
+	rows = make([]reg.VecVirtual, 6)
+	for i := range rows {
+		rows[i] = YMM()
+		base := p
+		if i >= 3 {
+			base = p3
+		}
+		m := Mem{Base: base}
+		if i%3 > 0 {
+			m = Mem{Base: base, Index: lda, Scale: uint8(i % 3)}
+		}
+		load(m, rows[i])
+	}
+	return
 }
