@@ -115,15 +115,7 @@ func TestEpilogueMLPLayer(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	m, _ := hlotext.Parse(text, hlotext.Options{})
-	args := eval.RandomArguments(m, 3)
-	want, _ := eval.Run(m, args...)
-	got, err := eval.Run(back, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !got.Equal(want) {
-		t.Fatal("the fused module evaluates differently")
-	}
+	evaluatesAlike(t, m, back, 3)
 }
 
 // m and n around the micro-kernel's 6×16 tile, K below, at and over the

@@ -66,7 +66,15 @@ func checkCompiledModule(t *testing.T, m *hlo.Module, x *Executable) {
 	if again := hlotext.Print(back, hlotext.Default); again != text {
 		t.Fatalf("compiled module does not print back the same:\n%s\n---\n%s", text, again)
 	}
-	args := eval.RandomArguments(m, 5)
+	evaluatesAlike(t, m, back, 5)
+}
+
+// evaluatesAlike checks that the evaluator gives back (a compiled or
+// fused module read back from its text) the original m's result on
+// m's seeded random arguments.
+func evaluatesAlike(t *testing.T, m, back *hlo.Module, seed uint64) {
+	t.Helper()
+	args := eval.RandomArguments(m, seed)
 	want, err := eval.Run(m, args...)
 	if err != nil {
 		t.Fatal(err)
