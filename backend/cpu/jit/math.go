@@ -74,11 +74,11 @@ const (
 	shortcutWindow = 128
 )
 
-// expFast is expCore's shortcut, for x unclamped (overwritten): the
-// block's test (blockWith) sends any vector with n outside the window,
-// or a NaN, to the full block: it tests its n at once, as a value kept
-// for a test at the block's end would take a register all the way. t = round + n holds n in its low bits and
-// round's are zero from bit 9 up, so t << 23 is n << 23.
+// expFast is expCore's shortcut, for x unclamped (overwritten). It tests
+// its n as soon as it has it and jumps to the full block (see block) if
+// any lane is outside the window or NaN: a value kept for one test at the
+// block's end would hold a register all the way. t = round + n holds n in
+// its low bits and round's are zero from bit 9 up, so t << 23 is n << 23.
 func (g *gen) expFast(r, x int) {
 	a := g.a
 	ts := g.temps(3)
