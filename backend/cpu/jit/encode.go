@@ -71,25 +71,40 @@ type asm struct {
 
 func (a *asm) byte(bs ...byte) { a.b = append(a.b, bs...) }
 
-// modrm appends the ModRM byte (and SIB and disp32 for memory) for the
-// register field reg and operand o. Memory always takes a 32-bit
-// displacement: that sidesteps RBP/R13's no-displacement special case.
+// modrm appends the ModRM byte (and SIB and displacement for memory)
+// for the register field reg and operand o. The displacement is the
+// shortest that holds it: none when zero (except from RBP or R13, whose
+// no-displacement encoding means something else), a byte, or 32 bits.
+// With the two-byte VEX form (vexL) this makes chain10's loops a fifth
+// shorter: less to fetch and to hold in the instruction caches.
 func (a *asm) modrm(reg int, o rm) {
 	if !o.isMem {
 		a.byte(0xC0 | byte(reg&7)<<3 | byte(o.reg&7))
 		return
 	}
 	m := o.m
+	mod := byte(0x80)
+	switch {
+	case m.disp == 0 && m.base&7 != 5:
+		mod = 0
+	case m.disp >= -128 && m.disp <= 127:
+		mod = 0x40
+	}
 	if m.index < 0 && m.base&7 != 4 {
-		a.byte(0x80 | byte(reg&7)<<3 | byte(m.base&7))
+		a.byte(mod | byte(reg&7)<<3 | byte(m.base&7))
 	} else {
 		idx := 4 // none
 		if m.index >= 0 {
 			idx = m.index & 7
 		}
-		a.byte(0x80|byte(reg&7)<<3|4, m.scaleBits()<<6|byte(idx)<<3|byte(m.base&7))
+		a.byte(mod|byte(reg&7)<<3|4, m.scaleBits()<<6|byte(idx)<<3|byte(m.base&7))
 	}
-	a.b = binary.LittleEndian.AppendUint32(a.b, uint32(m.disp))
+	switch mod {
+	case 0x40:
+		a.byte(byte(int8(m.disp)))
+	case 0x80:
+		a.b = binary.LittleEndian.AppendUint32(a.b, uint32(m.disp))
+	}
 }
 
 // Opcode maps and mandatory prefixes of the VEX encoding.
@@ -118,10 +133,15 @@ func (a *asm) vexL(mapSel, pp byte, w, l256 bool, op byte, reg, v int, o rm) {
 			x = o.m.index >> 3
 		}
 	}
-	a.byte(0xC4,
-		byte(1-reg>>3)<<7|byte(1-x)<<6|byte(1-b)<<5|mapSel,
-		byte(bit(w))<<7|byte(^v&15)<<3|byte(bit(l256))<<2|pp,
-		op)
+	if mapSel == map0F && !w && x == 0 && b == 0 {
+		// The two-byte form, a byte shorter, has no X, B, W or map.
+		a.byte(0xC5, byte(1-reg>>3)<<7|byte(^v&15)<<3|byte(bit(l256))<<2|pp, op)
+	} else {
+		a.byte(0xC4,
+			byte(1-reg>>3)<<7|byte(1-x)<<6|byte(1-b)<<5|mapSel,
+			byte(bit(w))<<7|byte(^v&15)<<3|byte(bit(l256))<<2|pp,
+			op)
+	}
 	a.modrm(reg, o)
 }
 

@@ -25,7 +25,7 @@ func TestEncodingDisassembles(t *testing.T) {
 	}{
 		{func(a *asm) { a.ps(opAdd, 3, 5, ymm(9)) }, "vaddps ymm3,ymm5,ymm9"},
 		{func(a *asm) { a.ps(opAdd, 12, 1, at(mem{base: rdx, index: -1, disp: 0x40})) }, "vaddps ymm12,ymm1,YMMWORD PTR [rdx+0x40]"},
-		{func(a *asm) { a.ps(opSub, 0, 15, at(mem{base: r12, index: rsi})) }, "vsubps ymm0,ymm15,YMMWORD PTR [r12+rsi*1+0x0]"},
+		{func(a *asm) { a.ps(opSub, 0, 15, at(mem{base: r12, index: rsi})) }, "vsubps ymm0,ymm15,YMMWORD PTR [r12+rsi*1]"},
 		{func(a *asm) { a.ps(opMul, 7, 7, at(mem{base: rdi, index: -1, disp: 0x58})) }, "vmulps ymm7,ymm7,YMMWORD PTR [rdi+0x58]"},
 		{func(a *asm) { a.ps(opDiv, 1, 2, ymm(3)) }, "vdivps ymm1,ymm2,ymm3"},
 		{func(a *asm) { a.ps(opMax, 1, 2, ymm(3)) }, "vmaxps ymm1,ymm2,ymm3"},
@@ -33,10 +33,10 @@ func TestEncodingDisassembles(t *testing.T) {
 		{func(a *asm) { a.ps(opAnd, 1, 2, at(mem{base: rdx, index: -1, disp: 0x80})) }, "vandps ymm1,ymm2,YMMWORD PTR [rdx+0x80]"},
 		{func(a *asm) { a.ps(opOr, 1, 2, ymm(3)) }, "vorps  ymm1,ymm2,ymm3"},
 		{func(a *asm) { a.ps(opXor, 1, 2, ymm(3)) }, "vxorps ymm1,ymm2,ymm3"},
-		{func(a *asm) { a.load(2, mem{base: rax, index: rsi}) }, "vmovups ymm2,YMMWORD PTR [rax+rsi*1+0x0]"},
+		{func(a *asm) { a.load(2, mem{base: rax, index: rsi}) }, "vmovups ymm2,YMMWORD PTR [rax+rsi*1]"},
 		{func(a *asm) { a.load(10, mem{base: r13, index: -1, disp: 8}) }, "vmovups ymm10,YMMWORD PTR [r13+0x8]"},
-		{func(a *asm) { a.store(mem{base: r8, index: rsi}, 11) }, "vmovups YMMWORD PTR [r8+rsi*1+0x0],ymm11"},
-		{func(a *asm) { a.storeNT(mem{base: r8, index: rsi}, 4) }, "vmovntps YMMWORD PTR [r8+rsi*1+0x0],ymm4"},
+		{func(a *asm) { a.store(mem{base: r8, index: rsi}, 11) }, "vmovups YMMWORD PTR [r8+rsi*1],ymm11"},
+		{func(a *asm) { a.storeNT(mem{base: r8, index: rsi}, 4) }, "vmovntps YMMWORD PTR [r8+rsi*1],ymm4"},
 		{func(a *asm) { a.mov(9, 2) }, "vmovaps ymm9,ymm2"},
 		{func(a *asm) { a.sqrt(1, ymm(14)) }, "vsqrtps ymm1,ymm14"},
 		{func(a *asm) { a.cmp(unordered, 3, 4, ymm(4)) }, "vcmpunordps ymm3,ymm4,ymm4"},
@@ -46,7 +46,7 @@ func TestEncodingDisassembles(t *testing.T) {
 		{func(a *asm) { a.fma(fmadd231, 10, 11, ymm(12)) }, "vfmadd231ps ymm10,ymm11,ymm12"},
 		{func(a *asm) { a.fma(fnmadd231, 3, 4, at(mem{base: rdx, index: -1, disp: 0x20})) }, "vfnmadd231ps ymm3,ymm4,YMMWORD PTR [rdx+0x20]"},
 		{func(a *asm) { a.fma(fnmadd213, 3, 9, ymm(2)) }, "vfnmadd213ps ymm3,ymm9,ymm2"},
-		{func(a *asm) { a.pd(opPSubD, 1, 2, at(mem{base: rdx, index: -1})) }, "vpsubd ymm1,ymm2,YMMWORD PTR [rdx+0x0]"},
+		{func(a *asm) { a.pd(opPSubD, 1, 2, at(mem{base: rdx, index: -1})) }, "vpsubd ymm1,ymm2,YMMWORD PTR [rdx]"},
 		{func(a *asm) { a.pd(opPSubD, 9, 9, ymm(1)) }, "vpsubd ymm9,ymm9,ymm1"},
 		{func(a *asm) { a.shift(shiftRightArith, 3, 12, 1) }, "vpsrad ymm3,ymm12,0x1"},
 		{func(a *asm) { a.shift(shiftLeft, 10, 10, 23) }, "vpslld ymm10,ymm10,0x17"},
@@ -58,7 +58,7 @@ func TestEncodingDisassembles(t *testing.T) {
 		{func(a *asm) { a.extractHigh(1, 12) }, "vextracti128 xmm1,ymm12,0x1"},
 		{func(a *asm) { a.packWords(9, 2, 13) }, "vpackusdw xmm9,xmm2,xmm13"},
 		{func(a *asm) { a.store128(mem{base: r12, index: rsi, scale: 2, disp: 0x20}, 10) }, "vmovdqu XMMWORD PTR [r12+rsi*2+0x20],xmm10"},
-		{func(a *asm) { a.loadGP(r8, mem{base: rdi, index: -1}) }, "mov    r8,QWORD PTR [rdi+0x0]"},
+		{func(a *asm) { a.loadGP(r8, mem{base: rdi, index: -1}) }, "mov    r8,QWORD PTR [rdi]"},
 		{func(a *asm) { a.loadGP(r12, mem{base: rdi, index: -1, disp: 0x40}) }, "mov    r12,QWORD PTR [rdi+0x40]"},
 		{func(a *asm) { a.addImm(rsi, 32) }, "add    rsi,0x20"},
 		{func(a *asm) { a.cmpGP(rsi, rcx) }, "cmp    rsi,rcx"},
@@ -70,9 +70,19 @@ func TestEncodingDisassembles(t *testing.T) {
 		{func(a *asm) { a.cmpMemZero(mem{base: rdi, index: -1, disp: 0x90}) }, "cmp    QWORD PTR [rdi+0x90],0x0"},
 		{func(a *asm) { a.addMem(mem{base: rdi, index: -1, disp: 0x98}, 4) }, "add    QWORD PTR [rdi+0x98],0x4"},
 		{func(a *asm) { a.decMem(mem{base: rdi, index: -1, disp: 0x88}) }, "dec    QWORD PTR [rdi+0x88]"},
-		{func(a *asm) { a.broadcast(0, mem{base: rsi, index: -1}) }, "vbroadcastss ymm0,DWORD PTR [rsi+0x0]"},
+		{func(a *asm) { a.broadcast(0, mem{base: rsi, index: -1}) }, "vbroadcastss ymm0,DWORD PTR [rsi]"},
 		{func(a *asm) { a.ptest(11, at(mem{base: rdx, index: -1, disp: 0x40})) }, "vptest ymm11,YMMWORD PTR [rdx+0x40]"},
 		{func(a *asm) { a.ptest(2, ymm(9)) }, "vptest ymm2,ymm9"},
+		// Displacements: none, a byte (either sign, and R13's zero, which
+		// cannot go without), 32 bits; a base needing a SIB byte.
+		{func(a *asm) { a.load(4, mem{base: r13, index: -1}) }, "vmovups ymm4,YMMWORD PTR [r13+0x0]"},
+		{func(a *asm) { a.load(4, mem{base: r12, index: -1, disp: 8}) }, "vmovups ymm4,YMMWORD PTR [r12+0x8]"},
+		{func(a *asm) { a.load(4, mem{base: r12, index: -1}) }, "vmovups ymm4,YMMWORD PTR [r12]"},
+		{func(a *asm) { a.ps(opMul, 9, 3, at(mem{base: rdx, index: -1, disp: -128})) }, "vmulps ymm9,ymm3,YMMWORD PTR [rdx-0x80]"},
+		{func(a *asm) { a.ps(opMul, 9, 3, at(mem{base: rdx, index: -1, disp: 127})) }, "vmulps ymm9,ymm3,YMMWORD PTR [rdx+0x7f]"},
+		{func(a *asm) { a.ps(opMul, 9, 3, at(mem{base: rdx, index: -1, disp: 128})) }, "vmulps ymm9,ymm3,YMMWORD PTR [rdx+0x80]"},
+		{func(a *asm) { a.ps(opMul, 9, 3, at(mem{base: rdx, index: -1, disp: -129})) }, "vmulps ymm9,ymm3,YMMWORD PTR [rdx-0x81]"},
+		{func(a *asm) { a.store(mem{base: r9, index: r11, scale: 4, disp: -4}, 14) }, "vmovups YMMWORD PTR [r9+r11*4-0x4],ymm14"},
 		{func(a *asm) { a.vzeroupper() }, "vzeroupper"},
 		{func(a *asm) { a.sfence() }, "sfence"},
 		{func(a *asm) { a.ret() }, "ret"},
@@ -102,6 +112,33 @@ func TestEncodingDisassembles(t *testing.T) {
 	for i, c := range cases {
 		if got[i] != c.want {
 			t.Errorf("instruction %d: disassembles to %q, want %q", i, got[i], c.want)
+		}
+	}
+}
+
+// TestEncodingShortest checks that the encoder picks the short forms:
+// the two-byte VEX prefix where it can, and no displacement or a
+// one-byte one where that holds it.
+func TestEncodingShortest(t *testing.T) {
+	cases := []struct {
+		name string
+		emit func(a *asm)
+		want int
+	}{
+		{"vaddps ymm1,ymm2,[rdx+0x40]", func(a *asm) { a.ps(opAdd, 1, 2, at(mem{base: rdx, index: -1, disp: 0x40})) }, 5},
+		{"vaddps ymm12,ymm1,ymm3", func(a *asm) { a.ps(opAdd, 12, 1, ymm(3)) }, 4},
+		{"vaddps ymm1,ymm2,ymm9 (VEX.B)", func(a *asm) { a.ps(opAdd, 1, 2, ymm(9)) }, 5},
+		{"vaddps ymm1,ymm2,[rdx+0x100]", func(a *asm) { a.ps(opAdd, 1, 2, at(mem{base: rdx, index: -1, disp: 0x100})) }, 8},
+		{"vfmadd213ps ymm1,ymm2,[rdx-0x80]", func(a *asm) { a.fma(fmadd213, 1, 2, at(mem{base: rdx, index: -1, disp: -128})) }, 6},
+		{"vmovups ymm2,[rax+rsi*4]", func(a *asm) { a.load(2, mem{base: rax, index: rsi, scale: 4}) }, 5},
+		{"vmovups ymm2,[r13+0]", func(a *asm) { a.load(2, mem{base: r13, index: -1}) }, 6},
+		{"vmovups ymm2,[r8+rsi*4+0x20]", func(a *asm) { a.load(2, mem{base: r8, index: rsi, scale: 4, disp: 0x20}) }, 7},
+	}
+	for _, c := range cases {
+		var a asm
+		c.emit(&a)
+		if len(a.b) != c.want {
+			t.Errorf("%s: %d bytes (% x), want %d", c.name, len(a.b), a.b, c.want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ package jit
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 )
@@ -49,12 +50,17 @@ var (
 	expm1Poly = mc.Expm1Poly
 )
 
+// poolBias is how far past the pool's start RDX points, so that one-byte
+// displacements (-128 to 127) reach its first eight constants.
+const poolBias = 128
+
 // gen generates one program's loop.
 type gen struct {
 	a     *vasm
 	p     *Program
 	pool  []uint32         // eight copies of each constant, in order
 	at    map[uint32]int32 // a constant's bits → its byte offset in pool
+	uses  map[uint32]int   // how often each constant is read
 	loc   []rm             // where each value is, in the stream being generated
 	nregs int              // virtual registers used
 	nt    bool             // store the result non-temporally
@@ -68,12 +74,36 @@ type gen struct {
 	stores []vinst
 }
 
-// generate returns p's machine code and constant pool.
+// generate returns p's machine code and constant pool. It generates
+// twice: the first time only to count each constant's uses, so that the
+// second can put the most used first in the pool, where a one-byte
+// displacement reaches them (see poolBias).
 func generate(p *Program, nt bool) ([]byte, []uint32, error) {
 	if err := p.validate(); err != nil {
 		return nil, nil, err
 	}
-	g := &gen{p: p, at: map[uint32]int32{}, nt: nt, unroll: defaultUnroll}
+	count := newGen(p, nt, nil)
+	if _, err := count.function(); err != nil {
+		return nil, nil, err
+	}
+	g := newGen(p, nt, count.byUse())
+	code, err := g.function()
+	return code, g.pool, err
+}
+
+// newGen returns a generator for p whose pool starts with the constants
+// listed in order.
+func newGen(p *Program, nt bool, order []uint32) *gen {
+	g := &gen{p: p, at: map[uint32]int32{}, uses: map[uint32]int{}, nt: nt, unroll: defaultUnroll}
+	for _, bits := range order {
+		g.constant(bits)
+	}
+	return g
+}
+
+// function generates the whole function: unroll vectors at a time, or
+// one if their values do not fit.
+func (g *gen) function() ([]byte, error) {
 	var a asm
 	err := g.loop(&a)
 	if err == errSpill {
@@ -82,12 +112,23 @@ func generate(p *Program, nt bool) ([]byte, []uint32, error) {
 		err = g.loop(&a)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if len(g.pool) == 0 {
 		g.constant(0) // the caller passes the pool's address
 	}
-	return a.b, g.pool, nil
+	return a.b, nil
+}
+
+// byUse lists the constants of the pool, most used first (ties: in the
+// order they were first used).
+func (g *gen) byUse() []uint32 {
+	order := make([]uint32, 0, len(g.pool)/8)
+	for k := 0; k < len(g.pool); k += 8 {
+		order = append(order, g.pool[k])
+	}
+	slices.SortStableFunc(order, func(x, y uint32) int { return g.uses[y] - g.uses[x] })
+	return order
 }
 
 // loop emits the function: unroll vectors at a time while as many
@@ -98,6 +139,7 @@ func (g *gen) loop(a *asm) error {
 	}
 	a.loadGP(rcx, mem{base: rdi, index: -1, disp: argN})
 	a.loadGP(rdx, mem{base: rdi, index: -1, disp: argPool})
+	a.addImm(rdx, poolBias)
 	for k := range g.p.Inputs {
 		a.loadGP(g.inputReg(k), mem{base: rdi, index: -1, disp: argIns + 8*int32(k)})
 	}
@@ -241,6 +283,7 @@ func (g *gen) body(off int32) error {
 
 // constant returns the pool address of eight copies of bits.
 func (g *gen) constant(bits uint32) rm {
+	g.uses[bits]++
 	off, ok := g.at[bits]
 	if !ok {
 		off = int32(4 * len(g.pool))
@@ -249,7 +292,7 @@ func (g *gen) constant(bits uint32) rm {
 		}
 		g.at[bits] = off
 	}
-	return at(mem{base: rdx, index: -1, disp: off})
+	return at(mem{base: rdx, index: -1, disp: off - poolBias})
 }
 
 func (g *gen) f32(v float32) rm { return g.constant(math.Float32bits(v)) }
