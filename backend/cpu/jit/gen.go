@@ -94,7 +94,7 @@ func generate(p *Program, nt bool) ([]byte, []uint32, error) {
 // newGen returns a generator for p whose pool starts with the constants
 // listed in order.
 func newGen(p *Program, nt bool, order []uint32) *gen {
-	g := &gen{p: p, at: map[uint32]int32{}, uses: map[uint32]int{}, nt: nt, unroll: defaultUnroll}
+	g := &gen{p: p, at: map[uint32]int32{}, uses: map[uint32]int{}, nt: nt, unroll: unrollFor(p)}
 	for _, bits := range order {
 		g.constant(bits)
 	}
@@ -436,10 +436,23 @@ func (g *gen) storeBF16(m mem, x int) {
 	a.store128(m, r)
 }
 
-// defaultUnroll is how many vectors the main loop interleaves. Measured
-// on chain10's body in L1 (BenchmarkShortcut): 13.6–14.1, 12.0–12.8,
-// 12.5–15.2, 13.7–14.2 and 15.2–16.9 ns a vector for two to six; the
-// dependency chains (tanh's, exp's) want more vectors in flight, and from
-// four on the values spill. (llvm-mca's Zen 3 model, used first, charges
-// a ymm FMA two cycles of one pipe, half this machine's rate.)
-const defaultUnroll = 3
+// unrollFor is how many vectors the main loop interleaves for p: three
+// when it has two or more of exp, tanh and logistic, two otherwise. More
+// vectors in flight hide longer dependency chains, fewer spill less and
+// keep the loop short. Medians of five runs in L1, ns a vector, two
+// against three: exp 3.32/3.73, gelu 6.23/6.91, softmax's e^(x-m)
+// 3.65/3.96, tanh 5.29/5.45, logistic 5.45/5.29; tanh then exp
+// 10.24/9.76, chain10 13.61/12.61. From four on chain10's values spill
+// and it gets slower (15.2–16.9 at six).
+func unrollFor(p *Program) int {
+	long := 0
+	for _, v := range p.Values {
+		if v.Op == Exp || v.Op == Tanh || v.Op == Logistic {
+			long++
+		}
+	}
+	if long >= 2 {
+		return 3
+	}
+	return 2
+}
