@@ -140,16 +140,15 @@ func (p *reduceProg) runRows(params []operand, dst []float32, init float32, from
 	}
 	L := p.rowLen
 	if src := p.direct(params); src != nil && L >= tileSize {
-		// A reduction of an operand itself: no program to run per tile.
+		// A reduction of an operand itself: no program to run per tile, so
+		// each row is folded by one kernel call. Measured on rowsum_4096's
+		// rows (2 threads, medians of six runs): 25.4 GB/s, against 19.1
+		// with a call per 512 elements and the next row prefetched, 21.4
+		// with the calls alone, 22.2 with the prefetch alone: the hardware
+		// prefetcher follows the rows by itself, and software prefetches
+		// of a whole row only compete with it.
 		for r := from; r < to; r++ {
-			if r+1 < to {
-				kernels.Prefetch(src[(r+1)*L : (r+2)*L])
-			}
-			acc := init
-			for lo := r * L; lo < (r+1)*L; lo += tileSize {
-				acc = fold(p.op, acc, src[lo:min(lo+tileSize, (r+1)*L)])
-			}
-			dst[r] = acc
+			dst[r] = fold(p.op, init, src[r*L:(r+1)*L])
 		}
 		return
 	}
@@ -177,12 +176,18 @@ func (p *reduceProg) runRows(params []operand, dst []float32, init float32, from
 }
 
 // direct returns the operand a reduction folds when its producer is that
-// f32 operand itself, read in place (else nil).
+// f32 operand itself, read in place (else nil). Other slots, such as the
+// reduce's initial value, which the fused computation may list first, need
+// no computing then.
 func (p *reduceProg) direct(params []operand) []float32 {
-	if len(p.prod.slots) != 1 || p.prod.slots[0].kind != slotParam {
+	if len(p.prod.outs) != 1 {
 		return nil
 	}
-	return params[p.prod.slots[0].param].f32
+	s := &p.prod.slots[p.prod.outs[0]]
+	if s.kind != slotParam {
+		return nil
+	}
+	return params[s.param].f32
 }
 
 // fold combines acc with the reduction of seg.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
@@ -113,5 +114,34 @@ ENTRY main {
 	}
 	if err := conformance.Compare(got, want, conformance.Tolerance{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A row sum of a parameter folds each row in place with one kernel call
+// (blocked summation over the whole row), whichever order the fused
+// computation lists the parameter and the initial value in: the result
+// is, bit for bit, kernels.SumF32 of each row, for any thread count. (A
+// constant listed first once sent it through the per-tile path, which
+// folds 512 elements a call and ran rowsum_4096 at 3.3 ms, not 2.5.)
+func TestReductionOfParameterFoldsWholeRows(t *testing.T) {
+	text := `HloModule rs` + reductionBodies + `
+ENTRY main {
+  zero = f32[] constant(0)
+  a = f32[64,20000] parameter(0)
+  ROOT r = f32[64] reduce(a, zero), dimensions={1}, to_apply=add
+}`
+	for threads := 1; threads <= 2; threads++ {
+		m, x := compileText(t, text, Options{Threads: threads})
+		args := eval.RandomArguments(m, 3)
+		got, err := x.Execute(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, sums := args[0].Data().([]float32), got.Data().([]float32)
+		for r := range sums {
+			if want := kernels.SumF32(a[r*20000 : (r+1)*20000]); sums[r] != want {
+				t.Fatalf("threads=%d: row %d sums to %v, want %v (one kernel call over the row)", threads, r, sums[r], want)
+			}
+		}
 	}
 }
