@@ -3,6 +3,8 @@ package cpu
 import (
 	"slices"
 
+	"github.com/axle-ml/axle/backend/cpu/kernels"
+
 	"github.com/axle-ml/axle/backend/cpu/jit"
 )
 
@@ -263,8 +265,11 @@ func (p *tileProg) runSegment(g *segment, sc *scratch, n int, dsts [][]float32) 
 		for k, a := range g.rowIns {
 			rows[k] = sc.view[a]
 		}
-		p.segOutputs(g, sc, n, dsts, outs)
-		g.f.RunRows(outs, ins, scalars[:len(g.rowIns)], rows)
+		// Outputs all bound for the program's result, far larger than the
+		// caches, bypass them: nothing reads them again here, and a
+		// streaming store saves reading each line before writing it.
+		stream := p.segOutputs(g, sc, n, dsts, outs) && p.n >= kernels.StreamMin
+		g.f.RunRows(outs, ins, scalars[:len(g.rowIns)], rows, stream)
 		return
 	}
 	p.segOutputs(g, sc, n, dsts, outs)
@@ -272,15 +277,20 @@ func (p *tileProg) runSegment(g *segment, sc *scratch, n int, dsts [][]float32) 
 }
 
 // segOutputs sets outs to where g's outputs go (their scratch tiles, or
-// the program output's storage) and points the slots' views there.
-func (p *tileProg) segOutputs(g *segment, sc *scratch, n int, dsts [][]float32, outs []jit.Array) {
+// the program output's storage) and points the slots' views there. It
+// reports whether they all go to the program's output.
+func (p *tileProg) segOutputs(g *segment, sc *scratch, n int, dsts [][]float32, outs []jit.Array) bool {
+	all := true
 	for k, o := range g.outs {
 		s := &p.slots[o]
 		d := sc.bufs[s.buf][:n]
 		if s.dst >= 0 && s.dst < len(dsts) && dsts[s.dst] != nil {
 			d = dsts[s.dst]
+		} else {
+			all = false
 		}
 		outs[k] = jit.Array{F32: d}
 		sc.view[o] = d
 	}
+	return all
 }

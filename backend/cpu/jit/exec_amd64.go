@@ -211,8 +211,11 @@ func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {
 
 // RunRows runs a program with rows (Program.RowLen): the arrays hold
 // whole rows, and rowVals[j] holds, for each row, the value of scalar
-// RowScalars[j] (the other scalars are as in Run).
-func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32) {
+// RowScalars[j] (the other scalars are as in Run). With stream, the
+// outputs are stored non-temporally when they are all f32 and start at
+// 32-byte boundaries (rows are whole vectors, so every store is then
+// aligned); otherwise ordinarily.
+func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32, stream bool) {
 	rows := outs[0].len() / f.rowLen
 	if rows == 0 {
 		return
@@ -220,6 +223,12 @@ func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32
 	fr := getFrame()
 	defer fr.put()
 	f.prepare(fr.a, outs, ins, scalars, rows*f.rowLen)
+	code, pool := f.code, f.pool
+	if stream && alignedF32(outs[:f.outputs]) {
+		if c, p, err := f.streaming(); err == nil {
+			code, pool = c, p
+		}
+	}
 	for k := range f.outputs {
 		fr.setOut(k, outs[k].ptr(0))
 	}
@@ -231,9 +240,20 @@ func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32
 		fr.setRowPtr(k, unsafe.Pointer(&rowVals[j][0]))
 	}
 	fr.a.n, fr.a.rows = uintptr(f.rowLen), uintptr(rows)
-	fr.setPool(f.pool)
-	call(uintptr(unsafe.Pointer(&f.code[0])), unsafe.Pointer(fr.a))
+	fr.setPool(pool)
+	call(uintptr(unsafe.Pointer(&code[0])), unsafe.Pointer(fr.a))
 	runtime.KeepAlive(f)
+}
+
+// alignedF32 reports whether every array is f32 and starts at a 32-byte
+// boundary.
+func alignedF32(xs []Array) bool {
+	for _, x := range xs {
+		if x.F32 == nil || uintptr(x.ptr(0))%32 != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // prepare checks that every array holds n elements and splats the

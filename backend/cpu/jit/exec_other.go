@@ -22,4 +22,4 @@ func Compile(p *Program) (*Func, error) {
 func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {}
 
 // RunRows is never called: Compile returns no Func here.
-func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32) {}
+func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32, stream bool) {}

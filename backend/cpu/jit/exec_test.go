@@ -1,9 +1,11 @@
 package jit
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo/minifloat"
@@ -420,11 +422,24 @@ func TestRows(t *testing.T) {
 			kernels.DivF32(d, wantE[lo:hi], sp(sum[r]))
 			kernels.MulF32(want[lo:hi], d, sp(c))
 		}
-		got, gotE := make([]float32, n), make([]float32, n)
-		f.RunRows(f32s(got, gotE), f32s(x), []float32{0, c, 0}, [][]float32{mx, sum})
-		sameBits(t, "rows", got, want)
-		sameBits(t, "rows, exp", gotE, wantE)
+		for _, stream := range []bool{false, true} {
+			// Outputs at 32-byte boundaries: streaming stores need them.
+			got, gotE := aligned32(n), aligned32(n)
+			f.RunRows(f32s(got, gotE), f32s(x), []float32{0, c, 0}, [][]float32{mx, sum}, stream)
+			sameBits(t, fmt.Sprintf("rows, stream %v", stream), got, want)
+			sameBits(t, fmt.Sprintf("rows, exp, stream %v", stream), gotE, wantE)
+			if stream && f.codeNT == nil {
+				t.Fatal("aligned outputs with stream set did not run the streaming loop")
+			}
+		}
 	}
+}
+
+// aligned32 returns n zero floats starting at a 32-byte boundary.
+func aligned32(n int) []float32 {
+	buf := make([]float32, n+8)
+	off := (32 - int(uintptr(unsafe.Pointer(&buf[0]))%32)) % 32 / 4
+	return buf[off : off+n]
 }
 
 // TestShortcutMatchesKernels runs exp and logistic, alone and inside a

@@ -51,11 +51,13 @@ func FuzzPrograms(f *testing.F) {
 			if p.outputType(k) == BF16 {
 				outs[k].BF16 = make([]uint16, n)
 			} else {
-				outs[k].F32 = make([]float32, n)
+				// At a 32-byte boundary or 4 bytes past one: streaming
+				// stores take the first, and the second has a head.
+				outs[k].F32 = aligned32(n + 1)[rng.IntN(2):][:n]
 			}
 		}
 		if p.RowLen > 0 {
-			fn.RunRows(outs, ins, scalars, rowVals)
+			fn.RunRows(outs, ins, scalars, rowVals, rng.IntN(2) == 0)
 		} else {
 			fn.Run(outs, ins, scalars, rng.IntN(2) == 0)
 		}
