@@ -15,6 +15,12 @@ import (
 // row's elements are folded in index order whatever the thread count,
 // so results do not depend on it.
 
+// reduceChunk is the elements a reduction fusion's producer computes, and
+// a kernel folds, per call. A sum of squares over rows of 4096 took 4.3
+// ms on 2 threads in chunks of tileSize (512), against 2.4 for the plain
+// row sum, which folds each row in one call: the calls were the cost.
+const reduceChunk = 4096
+
 // reduceProg is a row reduction over a tile program's root.
 type reduceProg struct {
 	prod   *tileProg
@@ -82,6 +88,16 @@ func compileReduce(in *hlo.Instruction) (*reduceProg, error) {
 	p := &reduceProg{prod: prod, op: op, rows: int(in.Shape.NumElements()), init: -1}
 	if p.rows > 0 {
 		p.rowLen = prod.n / p.rows
+	}
+	if prod.rowLen == 0 && p.rowLen > 0 {
+		// Each tile costs a call of the producer's code and one of the
+		// fold kernel: take long rows in chunks of reduceChunk, short ones
+		// that many elements' worth at a time.
+		if p.rowLen >= reduceChunk {
+			prod.tile = reduceChunk
+		} else {
+			prod.tile = reduceChunk / p.rowLen * p.rowLen
+		}
 	}
 	if prod.rowLen != 0 && prod.rowLen != p.rowLen {
 		return nil, fmt.Errorf("fusion %s: its reductions fold rows of %d and %d", in.Name, prod.rowLen, p.rowLen)
@@ -154,11 +170,11 @@ func (p *reduceProg) runRows(params []operand, dst []float32, init float32, from
 	}
 	sc := p.prod.begin(params)
 	defer p.prod.pool.Put(sc)
-	if L >= tileSize && p.prod.rowLen == 0 {
+	if L >= p.prod.tile && p.prod.rowLen == 0 {
 		for r := from; r < to; r++ {
 			acc := init
-			for lo := r * L; lo < (r+1)*L; lo += tileSize {
-				hi := min(lo+tileSize, (r+1)*L)
+			for lo := r * L; lo < (r+1)*L; lo += p.prod.tile {
+				hi := min(lo+p.prod.tile, (r+1)*L)
 				acc = fold(p.op, acc, p.prod.computeTile(sc, params, lo, hi, nil))
 			}
 			dst[r] = acc
