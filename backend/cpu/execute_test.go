@@ -68,6 +68,60 @@ func TestConcurrentExecute(t *testing.T) {
 	}
 }
 
+// bf16 dots and convolutions widen their operands into pooled scratch
+// and round their results from it: many goroutines at once must each
+// get the bits a lone call gets (run with -race).
+func TestConcurrentExecuteBF16(t *testing.T) {
+	m, err := hlotext.Parse(`HloModule bf16
+ENTRY main {
+  x = bf16[2,9,9,8] parameter(0)
+  w = bf16[3,3,8,16] parameter(1)
+  v = bf16[16,24] parameter(2)
+  c = bf16[2,9,9,16] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  r = bf16[162,16] reshape(c)
+  ROOT d = bf16[162,24] dot(r, v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`, hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := Compile(m, Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Lowering["conv"] != 1 || x.Lowering["gemm"] != 1 {
+		t.Fatalf("lowering %v, want the convolution and the dot on the kernels", x.Lowering)
+	}
+	args := eval.RandomArguments(m, 4)
+	want, err := x.Execute(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				got, err := x.Execute(args...)
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				if !got.Equal(want) {
+					errs <- "a concurrent call's result differs from a lone call's"
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+}
+
 // Wrong arguments are errors naming the parameter.
 func TestExecuteChecksArguments(t *testing.T) {
 	m, _ := hlotext.Parse(mlp, hlotext.Options{})

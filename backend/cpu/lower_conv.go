@@ -30,8 +30,11 @@ func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
 	}
 	threads := x.threads
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
-		c, finish := f32Into(out)
-		src := asF32(ops[0])
+		c, finish := f32Into(out, threads)
+		src, release := asF32(ops[0], threads)
+		defer release()
+		w, releaseW := asF32(ops[1], threads)
+		defer releaseW()
 		if relayIn != nil {
 			buf := getF32(len(src))
 			defer putF32(buf)
@@ -43,7 +46,7 @@ func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
 			dst = getF32(len(c))
 			defer putF32(dst)
 		}
-		err := kernels.ConvF32(relayIn.conv(p), src, asF32(ops[1]), dst, threads)
+		err := kernels.ConvF32(relayIn.conv(p), src, w, dst, threads)
 		if relayOut != nil {
 			relayOut.copy(c, dst, threads)
 		}

@@ -65,7 +65,10 @@ func (x *Executable) gemmEpilogue(g gemmPlan, ops []int, e *epilogue) kernelFunc
 		if err != nil {
 			return err
 		}
-		la, lb := asF32(args[ops[0]]), asF32(args[ops[1]])
+		la, releaseA := asF32(args[ops[0]], x.threads)
+		defer releaseA()
+		lb, releaseB := asF32(args[ops[1]], x.threads)
+		defer releaseB()
 		a, b := g.a, g.b // Execute may run concurrently
 		for i := range g.batch {
 			a.Data, b.Data = la[i*g.m*g.k:], lb[i*g.k*g.n:]
@@ -90,7 +93,10 @@ func (x *Executable) convEpilogue(p *kernels.Conv, relayIn *relayout, ops []int,
 	threads := x.threads
 	return func(out *hlo.Literal, args []*hlo.Literal) error {
 		c := out.Data().([]float32)
-		src := asF32(args[ops[0]])
+		src, release := asF32(args[ops[0]], threads)
+		defer release()
+		w, releaseW := asF32(args[ops[1]], threads)
+		defer releaseW()
 		if relayIn != nil {
 			buf := getF32(len(src))
 			defer putF32(buf)
@@ -101,7 +107,7 @@ func (x *Executable) convEpilogue(p *kernels.Conv, relayIn *relayout, ops []int,
 		if err != nil {
 			return err
 		}
-		return kernels.ConvEpilogueF32(relayIn.conv(p), src, asF32(args[ops[1]]), c, threads, epi)
+		return kernels.ConvEpilogueF32(relayIn.conv(p), src, w, c, threads, epi)
 	}
 }
 

@@ -62,9 +62,13 @@ func (x *Executable) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
 		return nil, false
 	}
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
-		c, finish := f32Into(out)
+		c, finish := f32Into(out, x.threads)
 		a, b := g.a, g.b // Execute may run concurrently
-		a.Data, b.Data = asF32(ops[0]), asF32(ops[1])
+		var releaseA, releaseB func()
+		a.Data, releaseA = asF32(ops[0], x.threads)
+		defer releaseA()
+		b.Data, releaseB = asF32(ops[1], x.threads)
+		defer releaseB()
 		kernels.GemmBatchF32(g.batch, g.m, g.n, g.k, a, g.m*g.k, b, g.k*g.n, c, g.n, g.m*g.n, false, x.threads)
 		finish()
 		return nil

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/minifloat"
 )
@@ -24,30 +25,62 @@ func kernelType(t hlo.DType) (minifloat.Format, bool, bool) {
 	return minifloat.Format{}, false, false
 }
 
-// asF32 returns l's values as f32: its own storage for f32, a widened copy
-// for bf16 and f16.
-func asF32(l *hlo.Literal) []float32 {
+// asF32 returns l's values as f32: its own storage for f32; for bf16 and
+// f16 a widened copy in pooled scratch, which release hands back once the
+// kernel is done with it.
+func asF32(l *hlo.Literal, threads int) (vals []float32, release func()) {
 	if d, ok := l.Data().([]float32); ok {
-		return d
+		return d, func() {}
 	}
 	f, _, _ := kernelType(l.DType())
 	bits := l.Data().([]uint16)
-	out := make([]float32, len(bits))
-	f.DecodeFloat32(out, bits)
-	return out
+	buf := getF32(len(bits))
+	convertInParallel(len(bits), threads, func(lo, hi int) { decodeNarrow(f, buf[lo:hi], bits[lo:hi]) })
+	return buf, func() { putF32(buf) }
 }
 
 // f32Into returns the f32 slice to compute out into: out's own storage
-// for f32; for a narrow type a scratch slice that finish rounds into out.
-func f32Into(out *hlo.Literal) (buf []float32, finish func()) {
+// for f32; for a narrow type pooled scratch that finish rounds into out
+// (and hands back).
+func f32Into(out *hlo.Literal, threads int) (buf []float32, finish func()) {
 	if d, ok := out.Data().([]float32); ok {
 		return d, func() {}
 	}
 	f, _, _ := kernelType(out.DType())
 	bits := out.Data().([]uint16)
-	buf = make([]float32, len(bits))
-	return buf, func() { encodeNarrow(f, bits, buf) }
+	buf = getF32(len(bits))
+	return buf, func() {
+		convertInParallel(len(bits), threads, func(lo, hi int) { encodeNarrow(f, bits[lo:hi], buf[lo:hi]) })
+		putF32(buf)
+	}
 }
 
-// encodeNarrow rounds src to the format f into dst.
-func encodeNarrow(f minifloat.Format, dst []uint16, src []float32) { f.EncodeFloat32(dst, src) }
+// encodeNarrow rounds src to the format f into dst (bf16 by the vector
+// kernel).
+func encodeNarrow(f minifloat.Format, dst []uint16, src []float32) {
+	if f == minifloat.BF16 {
+		kernels.F32ToBF16(dst, src)
+		return
+	}
+	f.EncodeFloat32(dst, src)
+}
+
+// decodeNarrow widens the format f's bits src into dst (bf16 by the
+// vector kernel).
+func decodeNarrow(f minifloat.Format, dst []float32, src []uint16) {
+	if f == minifloat.BF16 {
+		kernels.BF16ToF32(dst, src)
+		return
+	}
+	f.DecodeFloat32(dst, src)
+}
+
+// convertInParallel runs convert over [0, n) in one piece per thread when
+// n is large enough to pay for waking them (kernels.MinParallelWork).
+func convertInParallel(n, threads int, convert func(lo, hi int)) {
+	if threads <= 1 || n < kernels.MinParallelWork {
+		convert(0, n)
+		return
+	}
+	kernels.Parallel(threads, func(t int) { convert(t*n/threads, (t+1)*n/threads) })
+}

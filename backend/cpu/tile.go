@@ -314,7 +314,7 @@ func (o operand) tile(lo, hi int, buf []float32) []float32 {
 		}
 		return buf
 	}
-	o.format.DecodeFloat32(buf, o.bits[lo:hi])
+	decodeNarrow(o.format, buf, o.bits[lo:hi])
 	return buf
 }
 

@@ -1,6 +1,10 @@
 package kernels
 
-import "math"
+import (
+	"math"
+
+	"github.com/axle-ml/axle/hlo/minifloat"
+)
 
 // Elementwise arithmetic over float32 slices, for the fused tile
 // programs of the CPU backend (tiles of a few hundred floats, in L1).
@@ -163,6 +167,26 @@ func U8ToF32(dst []float32, src []uint8) {
 	dst = dst[:len(src)]
 	for i := u8ToF32Vec(dst, src); i < len(src); i++ {
 		dst[i] = byteValues[src[i]]
+	}
+}
+
+// BF16ToF32 sets dst[i] to the value of the bf16 bit pattern src[i]
+// (exact: the bits shifted up).
+func BF16ToF32(dst []float32, src []uint16) {
+	dst = dst[:len(src)]
+	for i := bf16ToF32Vec(dst, src); i < len(src); i++ {
+		dst[i] = math.Float32frombits(uint32(src[i]) << 16)
+	}
+}
+
+// F32ToBF16 sets dst[i] to src[i] rounded to bf16, nearest even, bit for
+// bit as minifloat.BF16 encodes it (a NaN as the quiet NaN with its sign).
+// Models stored in bf16 convert every convolution's and dot's operands
+// and result: the scalar loop took a sixth of ssd_mobilenet's time.
+func F32ToBF16(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i := f32ToBF16Vec(dst, src); i < len(src); i++ {
+		dst[i] = minifloat.BF16.FromFloat32(src[i])
 	}
 }
 

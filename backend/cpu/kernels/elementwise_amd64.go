@@ -104,3 +104,27 @@ func u8ToF32Vec(dst []float32, src []uint8) int {
 	u8ToF32(&dst[0], &src[0], n)
 	return n
 }
+
+// bf16ToF32Vec widens the whole vectors of src and returns how many
+// elements it did.
+func bf16ToF32Vec(dst []float32, src []uint16) int {
+	n := len(src) &^ 7
+	if !useAsm || n == 0 {
+		return 0
+	}
+	_ = dst[n-1]
+	bf16ToF32(&dst[0], &src[0], n)
+	return n
+}
+
+// f32ToBF16Vec rounds the whole vectors of src and returns how many
+// elements it did.
+func f32ToBF16Vec(dst []uint16, src []float32) int {
+	n := len(src) &^ 7
+	if !useAsm || n == 0 {
+		return 0
+	}
+	_ = dst[n-1]
+	f32ToBF16(&dst[0], &src[0], n)
+	return n
+}

@@ -14,4 +14,6 @@ func absF32(dst, a []float32)           { absGo(dst, a) }
 func sqrtF32(dst, a []float32)          { sqrtGo(dst, a) }
 func rsqrtF32(dst, a []float32)         { rsqrtGo(dst, a) }
 
-func u8ToF32Vec(dst []float32, src []uint8) int { return 0 }
+func u8ToF32Vec(dst []float32, src []uint8) int    { return 0 }
+func bf16ToF32Vec(dst []float32, src []uint16) int { return 0 }
+func f32ToBF16Vec(dst []uint16, src []float32) int { return 0 }

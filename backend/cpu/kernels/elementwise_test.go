@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/axle-ml/axle/hlo/minifloat"
 )
 
 // elemCase is one elementwise function, with the plain Go loop whose bits
@@ -205,6 +207,47 @@ func TestU8ToF32(t *testing.T) {
 	for i, v := range dst {
 		if v != float32(i) {
 			t.Fatalf("byte %d gives %v", i, v)
+		}
+	}
+}
+
+// The bf16 conversions agree bit for bit with minifloat's BF16 on every
+// special the rounding meets: ties both ways, the largest finite values
+// (which round to infinity), subnormals, zeros, infinities and NaNs of
+// both signs with payloads, at every length to 40 (the vector kernel's
+// whole vectors and the Go tail) and at offsets into the slices.
+func TestBF16Conversions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 9))
+	specials := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001, 0xff812345,
+		0x7f7fffff, 0xff7fffff, 0x7f7f8000, 0x3f808000, 0x3f818000, 0x3f807fff, 0x3f808001, 0x00000001, 0x80008000, 0x0001ffff}
+	for n := range 41 {
+		for off := range 3 {
+			src := make([]float32, n+off)
+			for i := range src {
+				if rng.IntN(3) == 0 {
+					src[i] = math.Float32frombits(specials[rng.IntN(len(specials))])
+				} else {
+					src[i] = math.Float32frombits(rng.Uint32())
+				}
+			}
+			src = src[off:]
+			got, want := make([]uint16, n+1), make([]uint16, n+1)
+			got[n], want[n] = 0xabcd, 0xabcd // not written past the end
+			F32ToBF16(got[:n], src)
+			minifloat.BF16.EncodeFloat32(want[:n], src)
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("n=%d off=%d: F32ToBF16 of %#x at %d = %#x, want %#x", n, off, math.Float32bits(src[min(i, n-1)]), i, got[i], want[i])
+				}
+			}
+			wide, wantWide := make([]float32, n+1), make([]float32, n+1)
+			BF16ToF32(wide[:n], got[:n])
+			minifloat.BF16.DecodeFloat32(wantWide[:n], got[:n])
+			for i := range wide {
+				if math.Float32bits(wide[i]) != math.Float32bits(wantWide[i]) {
+					t.Fatalf("n=%d off=%d: BF16ToF32 of %#x = %#x, want %#x", n, off, got[i], math.Float32bits(wide[i]), math.Float32bits(wantWide[i]))
+				}
+			}
 		}
 	}
 }

@@ -3689,6 +3689,91 @@ u8_done:
 	VZEROUPPER
 	RET
 
+DATA vm_bf16_round<>+0(SB)/4, $0x00007fff
+DATA vm_bf16_round<>+4(SB)/4, $0x00007fff
+DATA vm_bf16_round<>+8(SB)/4, $0x00007fff
+DATA vm_bf16_round<>+12(SB)/4, $0x00007fff
+DATA vm_bf16_round<>+16(SB)/4, $0x00007fff
+DATA vm_bf16_round<>+20(SB)/4, $0x00007fff
+DATA vm_bf16_round<>+24(SB)/4, $0x00007fff
+DATA vm_bf16_round<>+28(SB)/4, $0x00007fff
+GLOBL vm_bf16_round<>(SB), RODATA|NOPTR, $32
+
+DATA vm_one_int<>+0(SB)/4, $0x00000001
+DATA vm_one_int<>+4(SB)/4, $0x00000001
+DATA vm_one_int<>+8(SB)/4, $0x00000001
+DATA vm_one_int<>+12(SB)/4, $0x00000001
+DATA vm_one_int<>+16(SB)/4, $0x00000001
+DATA vm_one_int<>+20(SB)/4, $0x00000001
+DATA vm_one_int<>+24(SB)/4, $0x00000001
+DATA vm_one_int<>+28(SB)/4, $0x00000001
+GLOBL vm_one_int<>(SB), RODATA|NOPTR, $32
+
+DATA vm_bf16_nan<>+0(SB)/4, $0x00007fc0
+DATA vm_bf16_nan<>+4(SB)/4, $0x00007fc0
+DATA vm_bf16_nan<>+8(SB)/4, $0x00007fc0
+DATA vm_bf16_nan<>+12(SB)/4, $0x00007fc0
+DATA vm_bf16_nan<>+16(SB)/4, $0x00007fc0
+DATA vm_bf16_nan<>+20(SB)/4, $0x00007fc0
+DATA vm_bf16_nan<>+24(SB)/4, $0x00007fc0
+DATA vm_bf16_nan<>+28(SB)/4, $0x00007fc0
+GLOBL vm_bf16_nan<>(SB), RODATA|NOPTR, $32
+
+// func bf16ToF32(dst *float32, src *uint16, n int)
+// Requires: AVX, AVX2
+TEXT ·bf16ToF32(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	ANDQ $-8, DX
+
+bf16w_loop:
+	CMPQ      BX, DX
+	JAE       bf16w_done
+	VPMOVZXWD (CX)(BX*2), Y0
+	VPSLLD    $0x10, Y0, Y0
+	VMOVUPS   Y0, (AX)(BX*4)
+	ADDQ      $0x08, BX
+	JMP       bf16w_loop
+
+bf16w_done:
+	VZEROUPPER
+	RET
+
+// func f32ToBF16(dst *uint16, src *float32, n int)
+// Requires: AVX, AVX2
+TEXT ·f32ToBF16(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	ANDQ $-8, DX
+
+bf16n_loop:
+	CMPQ         BX, DX
+	JAE          bf16n_done
+	VMOVUPS      (CX)(BX*4), Y0
+	VPSRLD       $0x10, Y0, Y1
+	VPAND        vm_one_int<>+0(SB), Y1, Y1
+	VPADDD       vm_bf16_round<>+0(SB), Y0, Y2
+	VPADDD       Y1, Y2, Y2
+	VPSRLD       $0x10, Y2, Y2
+	VPAND        vm_sign<>+0(SB), Y0, Y1
+	VPSRLD       $0x10, Y1, Y1
+	VPOR         vm_bf16_nan<>+0(SB), Y1, Y1
+	VCMPPS       $0x03, Y0, Y0, Y0
+	VBLENDVPS    Y0, Y1, Y2, Y2
+	VEXTRACTI128 $0x01, Y2, X0
+	VPACKUSDW    X0, X2, X2
+	VMOVDQU      X2, (AX)(BX*2)
+	ADDQ         $0x08, BX
+	JMP          bf16n_loop
+
+bf16n_done:
+	VZEROUPPER
+	RET
+
 // func colSumF32x8(d *float32, src *float32, rows int, stride int)
 // Requires: AVX
 TEXT ·colSumF32x8(SB), NOSPLIT, $0-32

@@ -169,6 +169,16 @@ func xorF32AVX(dst *float32, a *float32, b *float32, n int)
 //go:noescape
 func u8ToF32(dst *float32, src *uint8, n int)
 
+// bf16ToF32 sets dst[i] to the float32 of the bf16 bits src[i] for i < n rounded down to a multiple of 8.
+//
+//go:noescape
+func bf16ToF32(dst *float32, src *uint16, n int)
+
+// f32ToBF16 sets dst[i] to src[i] rounded to bf16 (nearest even; NaN as 0x7fc0 with its sign) for i < n rounded down to a multiple of 8.
+//
+//go:noescape
+func f32ToBF16(dst *uint16, src *float32, n int)
+
 // colSumF32x8 adds each of rows rows of 8 float32, stride apart, into d, in row order.
 //
 //go:noescape

@@ -115,6 +115,75 @@ func elementwiseKernels() {
 		elementwise(op)
 	}
 	u8ToF32()
+	bf16Kernels()
+}
+
+// bf16Kernels emits the widening of bf16 to float32 (the bits shifted
+// up: exact) and the rounding of float32 to bf16: nearest even by adding
+// 0x7fff plus the bit above the cut, and a NaN as the quiet NaN 0x7fc0
+// with its sign, as the Go loops (minifloat's BF16 encoding) do. Both
+// take 8 values a step; the Go side does the last n%8.
+func bf16Kernels() {
+	vconst("vm_bf16_round", 0x7fff)
+	vconst("vm_one_int", 1)
+	vconst("vm_bf16_nan", 0x7fc0)
+
+	TEXT("bf16ToF32", NOSPLIT, "func(dst *float32, src *uint16, n int)")
+	Pragma("noescape")
+	Doc("bf16ToF32 sets dst[i] to the float32 of the bf16 bits src[i] for i < n rounded down to a multiple of 8.")
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	n := Load(Param("n"), GP64())
+	i, end := GP64(), GP64()
+	XORQ(i, i)
+	MOVQ(n, end)
+	ANDQ(I32(-8), end)
+	Label("bf16w_loop")
+	CMPQ(i, end)
+	JAE(LabelRef("bf16w_done"))
+	v := YMM()
+	VPMOVZXWD(Mem{Base: src, Index: i, Scale: 2}, v)
+	VPSLLD(Imm(16), v, v)
+	VMOVUPS(v, Mem{Base: dst, Index: i, Scale: 4})
+	ADDQ(Imm(8), i)
+	JMP(LabelRef("bf16w_loop"))
+	Label("bf16w_done")
+	VZEROUPPER()
+	RET()
+
+	TEXT("f32ToBF16", NOSPLIT, "func(dst *uint16, src *float32, n int)")
+	Pragma("noescape")
+	Doc("f32ToBF16 sets dst[i] to src[i] rounded to bf16 (nearest even; NaN as 0x7fc0 with its sign) for i < n rounded down to a multiple of 8.")
+	dst = Load(Param("dst"), GP64())
+	src = Load(Param("src"), GP64())
+	n = Load(Param("n"), GP64())
+	i, end = GP64(), GP64()
+	XORQ(i, i)
+	MOVQ(n, end)
+	ANDQ(I32(-8), end)
+	Label("bf16n_loop")
+	CMPQ(i, end)
+	JAE(LabelRef("bf16n_done"))
+	x, lsb, r, nan, q, hi := YMM(), YMM(), YMM(), YMM(), YMM(), YMM()
+	VMOVUPS(Mem{Base: src, Index: i, Scale: 4}, x)
+	VPSRLD(Imm(16), x, lsb)
+	VPAND(consts["vm_one_int"], lsb, lsb)
+	VPADDD(consts["vm_bf16_round"], x, r)
+	VPADDD(lsb, r, r)
+	VPSRLD(Imm(16), r, r)
+	VPAND(consts["vm_sign"], x, q) // the NaN: x's sign, shifted down, with 0x7fc0
+	VPSRLD(Imm(16), q, q)
+	VPOR(consts["vm_bf16_nan"], q, q)
+	VCMPPS(Imm(3), x, x, nan) // unordered: x is NaN
+	VBLENDVPS(nan, q, r, r)
+	VEXTRACTI128(Imm(1), r, hi.AsX())
+	VPACKUSDW(hi.AsX(), r.AsX(), r.AsX())
+	VMOVDQU(r.AsX(), Mem{Base: dst, Index: i, Scale: 2})
+	ADDQ(Imm(8), i)
+	JMP(LabelRef("bf16n_loop"))
+	Label("bf16n_done")
+	VZEROUPPER()
+	RET()
 }
 
 // u8ToF32 emits the widening of bytes to float32: 32 bytes per iteration
