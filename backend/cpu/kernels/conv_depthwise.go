@@ -26,6 +26,7 @@ func convDepthwise(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 	parallel(threads, func(t int) {
 		var org [8]int
 		var kpos [8]int
+		offs, woffs := make([]int, 0, taps), make([]int, 0, taps) // the pixel's valid taps
 		lo, hi := t*m/threads, (t+1)*m/threads
 		done := lo // rows before done have been through the epilogue
 		for i := lo; i < hi; i++ {
@@ -34,12 +35,12 @@ func convDepthwise(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 				done = i
 			}
 			acc := out[i*p.OutChannels : (i+1)*p.OutChannels]
-			clear(acc)
 			b, rem := i/pixels, i%pixels
 			for d := len(p.OutSpatial) - 1; d >= 0; d-- {
 				org[d] = rem%p.OutSpatial[d]*p.Stride[d] - p.PadLo[d]
 				rem /= p.OutSpatial[d]
 			}
+			offs, woffs = offs[:0], woffs[:0]
 			for tap := range taps {
 				koff, tp := 0, tap
 				for d := len(p.Kernel) - 1; d >= 0; d-- {
@@ -47,22 +48,11 @@ func convDepthwise(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 					koff += kpos[d] * p.KernelSpatialStrides[d]
 					tp /= p.Kernel[d]
 				}
-				off, ok := im.tapOffset(true, b*p.InBatchStride, &org, &kpos)
-				if !ok {
-					continue
-				}
-				x := in[off : off+p.InChannels]
-				w := kernel[koff : koff+p.OutChannels]
-				if mult == 1 {
-					axpyVec(acc, x, w)
-					continue
-				}
-				for c, xc := range x {
-					for j := range mult {
-						acc[c*mult+j] += xc * w[c*mult+j]
-					}
+				if off, ok := im.tapOffset(true, b*p.InBatchStride, &org, &kpos); ok {
+					offs, woffs = append(offs, off), append(woffs, koff)
 				}
 			}
+			depthwiseTaps(acc, in, kernel, offs, woffs, p.InChannels, mult)
 		}
 		if epi != nil && hi > done {
 			epi(done, 0, hi-done, p.OutChannels)
@@ -73,6 +63,31 @@ func convDepthwise(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 // depthwiseEpilogueBlock is the output elements (16 KiB) a depthwise
 // convolution computes before finishing them, so they are still in L1.
 const depthwiseEpilogueBlock = 4096
+
+// depthwiseTaps sets one output pixel's channels acc to the sum, tap by
+// tap in order, of the input's channels at offs[t] times the kernel's at
+// woffs[t] (mult output channels per input channel).
+func depthwiseTaps(acc, in, kernel []float32, offs, woffs []int, channels, mult int) {
+	c0 := 0
+	if mult == 1 {
+		c0 = depthwisePixelVec(acc, in, kernel, offs, woffs)
+	}
+	clear(acc[c0*mult:])
+	for t, off := range offs {
+		x := in[off+c0 : off+channels]
+		w := kernel[woffs[t]+c0*mult : woffs[t]+channels*mult]
+		a := acc[c0*mult:]
+		if mult == 1 {
+			axpyVec(a, x, w)
+			continue
+		}
+		for c, xc := range x {
+			for j := range mult {
+				a[c*mult+j] += xc * w[c*mult+j]
+			}
+		}
+	}
+}
 
 // axpyVec is acc[i] += x[i]*w[i].
 func axpyVec(acc, x, w []float32) {

@@ -183,3 +183,47 @@ func TestConvRejectsBadParameters(t *testing.T) {
 		t.Fatal("a stride list of the wrong length accepted")
 	}
 }
+
+// The depthwise kernel's vector path gives, bit for bit, what its Go
+// loop gives (each tap's product rounded, then added, in tap order), for
+// channel counts across the 32- and 8-wide blocks and the Go tail, with
+// padding (taps outside the image), strides, a channel multiplier of 2
+// (Go only) and NaN/Inf among the inputs.
+func TestConvDepthwiseBitsMatchGo(t *testing.T) {
+	if useAsmVar == nil || !*useAsmVar {
+		t.Skip("no vector kernel here")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	two := []int{1, 1}
+	for _, c := range []int{2, 7, 8, 9, 16, 31, 32, 33, 40, 64, 71} {
+		for _, mult := range []int{1, 2} {
+			p := newConv(2, c, c*mult, c, []int{7, 6}, []int{3, 3}, []int{2, 1}, []int{1, 1}, []int{1, 0}, two, two, false)
+			if !canConvDepthwise(p) {
+				t.Fatalf("channels %d, multiplier %d: not on the depthwise kernel", c, mult)
+			}
+			in := randSlice[float32](inputLen(p), rng)
+			in[rng.IntN(len(in))] = float32(math.NaN())
+			in[rng.IntN(len(in))] = float32(math.Inf(-1))
+			kern := randSlice[float32](kernelLen(p), rng)
+			pixels := 1
+			for _, o := range p.OutSpatial {
+				pixels *= o
+			}
+			got, want := make([]float32, p.Batch*pixels*p.OutChannels), make([]float32, p.Batch*pixels*p.OutChannels)
+			if err := ConvF32(p, in, kern, got, 2); err != nil {
+				t.Fatal(err)
+			}
+			*useAsmVar = false
+			err := ConvF32(p, in, kern, want, 2)
+			*useAsmVar = true
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+					t.Fatalf("channels %d, multiplier %d: out[%d] = %v, Go loop %v", c, mult, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}

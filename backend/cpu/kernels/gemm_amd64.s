@@ -1158,3 +1158,88 @@ prefetch_loop:
 
 prefetch_done:
 	RET
+
+// func depthwisePixel(acc *float32, in *float32, w *float32, offs *int, woffs *int, ntaps int, n int)
+// Requires: AVX
+TEXT ·depthwisePixel(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), AX
+	MOVQ in+8(FP), CX
+	MOVQ w+16(FP), DX
+	MOVQ offs+24(FP), BX
+	MOVQ woffs+32(FP), SI
+	MOVQ ntaps+40(FP), DI
+	MOVQ n+48(FP), R8
+	XORQ R9, R9
+	MOVQ R8, R10
+	ANDQ $-32, R10
+
+dw4_next:
+	CMPQ   R9, R10
+	JAE    dw4_done
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   R11, R11
+
+dw4_tap:
+	CMPQ    R11, DI
+	JAE     dw4_store
+	MOVQ    (BX)(R11*8), R12
+	MOVQ    (SI)(R11*8), R13
+	ADDQ    R9, R12
+	ADDQ    R9, R13
+	VMOVUPS (CX)(R12*4), Y4
+	VMULPS  (DX)(R13*4), Y4, Y4
+	VADDPS  Y4, Y0, Y0
+	VMOVUPS 32(CX)(R12*4), Y4
+	VMULPS  32(DX)(R13*4), Y4, Y4
+	VADDPS  Y4, Y1, Y1
+	VMOVUPS 64(CX)(R12*4), Y4
+	VMULPS  64(DX)(R13*4), Y4, Y4
+	VADDPS  Y4, Y2, Y2
+	VMOVUPS 96(CX)(R12*4), Y4
+	VMULPS  96(DX)(R13*4), Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	INCQ    R11
+	JMP     dw4_tap
+
+dw4_store:
+	VMOVUPS Y0, (AX)(R9*4)
+	VMOVUPS Y1, 32(AX)(R9*4)
+	VMOVUPS Y2, 64(AX)(R9*4)
+	VMOVUPS Y3, 96(AX)(R9*4)
+	ADDQ    $0x20, R9
+	JMP     dw4_next
+
+dw4_done:
+	MOVQ R8, R10
+	ANDQ $-8, R10
+
+dw1_next:
+	CMPQ   R9, R10
+	JAE    dw1_done
+	VXORPS Y0, Y0, Y0
+	XORQ   R11, R11
+
+dw1_tap:
+	CMPQ    R11, DI
+	JAE     dw1_store
+	MOVQ    (BX)(R11*8), R12
+	MOVQ    (SI)(R11*8), R13
+	ADDQ    R9, R12
+	ADDQ    R9, R13
+	VMOVUPS (CX)(R12*4), Y1
+	VMULPS  (DX)(R13*4), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	INCQ    R11
+	JMP     dw1_tap
+
+dw1_store:
+	VMOVUPS Y0, (AX)(R9*4)
+	ADDQ    $0x08, R9
+	JMP     dw1_next
+
+dw1_done:
+	VZEROUPPER
+	RET

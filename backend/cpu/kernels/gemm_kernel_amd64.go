@@ -109,3 +109,22 @@ func packA6F32(chunks int, src []float32, lda int, dst []float32) bool {
 	packRows6F32(chunks, &src[0], 4*lda, &dst[0])
 	return true
 }
+
+// depthwisePixelVec computes the whole vectors of one depthwise output
+// pixel's channels (see depthwiseTaps) and returns how many channels it
+// did. Every tap's slices must hold len(acc) values.
+func depthwisePixelVec(acc, in, kernel []float32, offs, woffs []int) int {
+	n := len(acc) &^ 7
+	if !useAsm || n == 0 {
+		return 0
+	}
+	for t, off := range offs {
+		_, _ = in[off+n-1], kernel[woffs[t]+n-1]
+	}
+	var o, wo *int
+	if len(offs) > 0 {
+		o, wo = &offs[0], &woffs[0]
+	}
+	depthwisePixel(&acc[0], &in[0], &kernel[0], o, wo, len(offs), n)
+	return n
+}

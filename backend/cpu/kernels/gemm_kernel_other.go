@@ -28,3 +28,5 @@ func packRows16S8(pairs int, src []int8, ldb int, dst []int16) bool { return fal
 func packA6S8(chunks int, src []int8, lda int, dst []int16) bool { return false }
 
 func packA6F32(chunks int, src []float32, lda int, dst []float32) bool { return false }
+
+func depthwisePixelVec(acc, in, kernel []float32, offs, woffs []int) int { return 0 }

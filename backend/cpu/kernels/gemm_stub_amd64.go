@@ -54,3 +54,8 @@ func packRows16(k int, src *float32, ldb int, dst *float32)
 //
 //go:noescape
 func prefetchT0(p *byte, n int)
+
+// depthwisePixel sets acc[c] to the sum over taps t < ntaps of in[offs[t]+c]*w[woffs[t]+c], for c < n rounded down to a multiple of 8.
+//
+//go:noescape
+func depthwisePixel(acc *float32, in *float32, w *float32, offs *int, woffs *int, ntaps int, n int)

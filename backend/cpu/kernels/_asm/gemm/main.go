@@ -23,6 +23,7 @@ func main() {
 	packRows6F32()
 	packRows16()
 	prefetch()
+	depthwisePixel()
 	Generate()
 }
 
@@ -516,4 +517,63 @@ func sixRows(label string, load func(Op, reg.VecVirtual)) (n, p, p3, dst reg.Reg
 		load(m, rows[i])
 	}
 	return
+}
+
+// depthwisePixel emits one output pixel of a depthwise convolution: for
+// the whole vectors of n channels, acc = Σ_t in[offs[t]+c]·w[woffs[t]+c]
+// over the ntaps taps in order, each product rounded and added as the Go
+// loop does (VMULPS then VADDPS, no fusing), so the bits match it. 32
+// channels are kept in registers across the taps, then 8 at a time.
+func depthwisePixel() {
+	TEXT("depthwisePixel", NOSPLIT, "func(acc, in, w *float32, offs, woffs *int, ntaps, n int)")
+	Pragma("noescape")
+	Doc("depthwisePixel sets acc[c] to the sum over taps t < ntaps of in[offs[t]+c]*w[woffs[t]+c], for c < n rounded down to a multiple of 8.")
+	acc := Load(Param("acc"), GP64())
+	in := Load(Param("in"), GP64())
+	w := Load(Param("w"), GP64())
+	offs := Load(Param("offs"), GP64())
+	woffs := Load(Param("woffs"), GP64())
+	ntaps := Load(Param("ntaps"), GP64())
+	n := Load(Param("n"), GP64())
+	c, end, t, o, wo := GP64(), GP64(), GP64(), GP64(), GP64()
+	XORQ(c, c)
+	block := func(label string, vecs int) {
+		MOVQ(n, end)
+		ANDQ(I32(-8*vecs), end)
+		Label(label + "_next")
+		CMPQ(c, end)
+		JAE(LabelRef(label + "_done"))
+		r := make([]reg.VecVirtual, vecs)
+		for v := range r {
+			r[v] = YMM()
+			VXORPS(r[v], r[v], r[v])
+		}
+		XORQ(t, t)
+		Label(label + "_tap")
+		CMPQ(t, ntaps)
+		JAE(LabelRef(label + "_store"))
+		MOVQ(Mem{Base: offs, Index: t, Scale: 8}, o)
+		MOVQ(Mem{Base: woffs, Index: t, Scale: 8}, wo)
+		ADDQ(c, o)
+		ADDQ(c, wo)
+		for v := range r {
+			x := YMM()
+			VMOVUPS(Mem{Base: in, Index: o, Scale: 4, Disp: 32 * v}, x)
+			VMULPS(Mem{Base: w, Index: wo, Scale: 4, Disp: 32 * v}, x, x)
+			VADDPS(x, r[v], r[v])
+		}
+		INCQ(t)
+		JMP(LabelRef(label + "_tap"))
+		Label(label + "_store")
+		for v := range r {
+			VMOVUPS(r[v], Mem{Base: acc, Index: c, Scale: 4, Disp: 32 * v})
+		}
+		ADDQ(Imm(uint64(8*vecs)), c)
+		JMP(LabelRef(label + "_next"))
+		Label(label + "_done")
+	}
+	block("dw4", 4)
+	block("dw1", 1)
+	VZEROUPPER()
+	RET()
 }
