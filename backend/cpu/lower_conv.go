@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"math/bits"
 	"slices"
 	"sync"
 	"unsafe"
@@ -183,15 +184,24 @@ func outputRelayout(dn *hlo.ConvDimNumbers, s hlo.Shape) *relayout {
 	return r
 }
 
-// f32Scratch pools the relayout buffers: a training step converts the
-// same shapes every step, and fresh memory costs more than the copy.
-var f32Scratch sync.Pool // of *[]float32
+// f32Scratch pools scratch buffers (relayouts, widened narrow operands,
+// results before rounding) by size class, capacities of 2^k floats: a
+// model converts the same shapes on every call, and fresh memory costs
+// more than the conversion (on these machines the first touch of a page
+// runs at about 2 GB/s). One pool for all sizes handed a small buffer to
+// a large request, which then allocated afresh.
+var f32Scratch [64]sync.Pool // of *[]float32, by log2 of the capacity
 
 func getF32(n int) []float32 {
-	if v, ok := f32Scratch.Get().(*[]float32); ok && cap(*v) >= n {
+	k := bits.Len(uint(max(n, 1) - 1)) // 2^k >= n
+	if v, ok := f32Scratch[k].Get().(*[]float32); ok {
 		return (*v)[:n]
 	}
-	return make([]float32, n)
+	return make([]float32, n, 1<<k)
 }
 
-func putF32(b []float32) { f32Scratch.Put(&b) }
+func putF32(b []float32) {
+	if c := cap(b); c > 0 && c&(c-1) == 0 {
+		f32Scratch[bits.Len(uint(c))-1].Put(&b)
+	}
+}

@@ -119,7 +119,9 @@ func depthwisePixelVec(acc, in, kernel []float32, offs, woffs []int) int {
 		return 0
 	}
 	for t, off := range offs {
-		_, _ = in[off+n-1], kernel[woffs[t]+n-1]
+		if off < 0 || off+n > len(in) || woffs[t] < 0 || woffs[t]+n > len(kernel) {
+			panic("kernels: depthwise tap out of range")
+		}
 	}
 	var o, wo *int
 	if len(offs) > 0 {
