@@ -54,7 +54,7 @@ func (x *Executable) lowerOutputFusion(in *hlo.Instruction) (kernelFunc, string,
 		return x.gemmEpilogue(g, ops, e), "gemm+epilogue", nil
 	}
 	p, relayIn, _, _ := planConv(d)
-	return x.convEpilogue(p, relayIn, ops, e), "conv+epilogue", nil
+	return x.convEpilogue(p, relayIn, ops, e, constantWeights(in.Operands[ops[1]])), "conv+epilogue", nil
 }
 
 // gemmEpilogue runs a (batched) product finished by e.
@@ -89,13 +89,13 @@ func shiftRows(epi kernels.Epilogue, r0 int) kernels.Epilogue {
 
 // convEpilogue runs a convolution with a channels-last output (the
 // matrix [pixels, channels]) finished by e.
-func (x *Executable) convEpilogue(p *kernels.Conv, relayIn *relayout, ops []int, e *epilogue) kernelFunc {
+func (x *Executable) convEpilogue(p *kernels.Conv, relayIn *relayout, ops []int, e *epilogue, cw *constWeights) kernelFunc {
 	threads := x.threads
 	return func(out *hlo.Literal, args []*hlo.Literal) error {
 		c := out.Data().([]float32)
 		src, release := asF32(args[ops[0]], threads)
 		defer release()
-		w, releaseW := asF32(args[ops[1]], threads)
+		w, cache, releaseW := cw.weights(args[ops[1]], threads)
 		defer releaseW()
 		if relayIn != nil {
 			buf := getF32(len(src))
@@ -107,7 +107,7 @@ func (x *Executable) convEpilogue(p *kernels.Conv, relayIn *relayout, ops []int,
 		if err != nil {
 			return err
 		}
-		return kernels.ConvEpilogueF32(relayIn.conv(p), src, w, c, threads, epi)
+		return kernels.ConvPackedF32(relayIn.conv(p), src, w, c, threads, epi, cache)
 	}
 }
 

@@ -59,6 +59,15 @@ func ConvF32(p *Conv, in, kernel, out []float32, threads int) error {
 // the matrix [Batch·pixels, OutChannels], to epi (nil: none) as soon as
 // its values are final (see Epilogue).
 func ConvEpilogueF32(p *Conv, in, kernel, out []float32, threads int, epi Epilogue) error {
+	return ConvPackedF32(p, in, kernel, out, threads, epi, nil)
+}
+
+// ConvPackedF32 is ConvEpilogueF32 with a cache of the kernel's packed
+// panels (nil: none), for a kernel that is the same on every call, such
+// as a model's constant weights: each panel is packed on first use and
+// reused after. The cache holds the panels of one kernel array; handed
+// another (a new address or length), it starts afresh.
+func ConvPackedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilogue, cache *ConvKernelCache) error {
 	if err := p.check(); err != nil {
 		return err
 	}
@@ -79,7 +88,7 @@ func ConvEpilogueF32(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 	for g := range p.Groups {
 		gepi := shiftColumns(epi, g*cout)
 		if canConvDirect(p) {
-			convDirect(p, in, kernel, out, threads, g, gepi)
+			convDirect(p, in, kernel, out, threads, g, gepi, cache.forKernel(kernel))
 			continue
 		}
 		im := &im2col{p: p, in: in, cin: cin, c0: g * cin, pixels: pixels, taps: taps, tapOffsets: offsetsOfTaps(p, taps)}

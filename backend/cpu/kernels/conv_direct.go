@@ -1,6 +1,9 @@
 package kernels
 
-import "unsafe"
+import (
+	"sync"
+	"unsafe"
+)
 
 // Direct convolution for channels-last images: the GEMM's A operand is
 // never packed. Six output pixels form a sliver; for each kernel tap, the
@@ -28,7 +31,7 @@ type tapRun struct {
 	q    int
 }
 
-func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue) {
+func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue, cache *ConvKernelCache) {
 	cin, cout := p.InChannels/p.Groups, p.OutChannels/p.Groups
 	pixels, taps := 1, 1
 	for d := range p.OutSpatial {
@@ -40,7 +43,7 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue
 		return
 	}
 	im := &im2col{p: p, in: in, cin: cin, c0: g * cin, pixels: pixels, taps: taps, tapOffsets: offsetsOfTaps(p, taps)}
-	d := &directConv{im: im, kernel: kernel, co0: g * cout, cin: cin, epi: epi}
+	d := &directConv{im: im, kernel: kernel, co0: g * cout, cin: cin, epi: epi, cache: cache}
 	c := out[g*cout:]
 	ldc := p.OutChannels
 	kBlocks := (k + gemmKC - 1) / gemmKC
@@ -64,16 +67,13 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue
 	if k <= directKCMax {
 		kc = k
 	}
-	bp := getBuf[float32](kc * nc)
-	defer putBuf(bp)
+	scratch := getBuf[float32](kc * nc)
+	defer putBuf(scratch)
 	for jc := 0; jc < n; jc += nc {
 		nb := min(nc, n-jc)
 		for pc := 0; pc < k; pc += kc {
 			kb := min(kc, k-pc)
-			slivers := (nb + sgemmNR - 1) / sgemmNR
-			parallel(threads, func(t int) {
-				packConvKernel(bp, p, kernel, d.co0+jc, cin, pc, kb, nb, t*slivers/threads, (t+1)*slivers/threads)
-			})
+			bp := d.panel(scratch, jc, pc, kb, nb, threads)
 			parallel(threads, func(t int) {
 				d.block(bp, c, ldc, t*per, min(m, (t+1)*per), jc, nb, pc, kb, pc == 0, d.epi != nil && pc+kb == k)
 			})
@@ -99,7 +99,69 @@ type directConv struct {
 	co0, cin int
 	// epi finishes output blocks (nil: none); splitK's partial sums
 	// never reach it.
-	epi Epilogue
+	epi   Epilogue
+	cache *ConvKernelCache // packed panels kept across calls (nil: none)
+}
+
+// panel returns the packed kernel slivers of K block [pc, pc+kb),
+// output columns [jc, jc+nb): from the cache, or packed (into scratch
+// without one; into a new panel the cache keeps with one).
+func (d *directConv) panel(scratch []float32, jc, pc, kb, nb, threads int) []float32 {
+	key := [4]int{d.co0 + jc, pc, kb, nb}
+	if bp := d.cache.get(key); bp != nil {
+		return bp
+	}
+	slivers := (nb + sgemmNR - 1) / sgemmNR
+	bp := scratch[:slivers*sgemmNR*kb]
+	if d.cache != nil {
+		bp = make([]float32, slivers*sgemmNR*kb)
+	}
+	parallel(threads, func(t int) {
+		packConvKernel(bp, d.im.p, d.kernel, d.co0+jc, d.cin, pc, kb, nb, t*slivers/threads, (t+1)*slivers/threads)
+	})
+	d.cache.put(key, bp)
+	return bp
+}
+
+// ConvKernelCache keeps a convolution kernel's packed panels across
+// calls (see ConvPackedF32). Its zero value is ready; it is safe for
+// concurrent calls.
+type ConvKernelCache struct {
+	mu     sync.RWMutex
+	kernel *float32 // the array the panels were packed from
+	n      int
+	panels map[[4]int][]float32 // (first output channel, pc, kb, nb)
+}
+
+// forKernel returns c after dropping panels packed from another array.
+func (c *ConvKernelCache) forKernel(kernel []float32) *ConvKernelCache {
+	if c == nil || len(kernel) == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.kernel != &kernel[0] || c.n != len(kernel) {
+		c.kernel, c.n, c.panels = &kernel[0], len(kernel), map[[4]int][]float32{}
+	}
+	return c
+}
+
+func (c *ConvKernelCache) get(key [4]int) []float32 {
+	if c == nil {
+		return nil
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.panels[key]
+}
+
+func (c *ConvKernelCache) put(key [4]int, panel []float32) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.panels[key] = panel
 }
 
 // block computes output rows [lo, hi), columns [jc, jc+nb) of one K block
@@ -143,13 +205,13 @@ func (d *directConv) splitK(m, n, k int, c []float32, ldc, threads int) {
 		if t > 0 {
 			dst, ld = priv[t][:m*n], n
 		}
-		bp := getBuf[float32](gemmKC * nc)
-		defer putBuf(bp)
+		scratch := getBuf[float32](gemmKC * nc)
+		defer putBuf(scratch)
 		from, to := t*kBlocks/threads, (t+1)*kBlocks/threads
 		for b := from; b < to; b++ {
 			pc := b * gemmKC
 			kb := min(gemmKC, k-pc)
-			packConvKernel(bp, d.im.p, d.kernel, d.co0, d.cin, pc, kb, n, 0, (n+sgemmNR-1)/sgemmNR)
+			bp := d.panel(scratch, 0, pc, kb, n, 1)
 			d.block(bp, dst, ld, 0, m, 0, n, pc, kb, b == from, false)
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 )
 
@@ -223,6 +224,59 @@ func TestConvDepthwiseBitsMatchGo(t *testing.T) {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
 					t.Fatalf("channels %d, multiplier %d: out[%d] = %v, Go loop %v", c, mult, i, got[i], want[i])
 				}
+			}
+		}
+	}
+}
+
+// A kernel cache changes no bits: calls that pack the panels, calls that
+// reuse them (from several goroutines at once), and a call with another
+// kernel array, which must not be served the first one's panels. The
+// shapes take the direct path's ordinary blocks and its split-K one.
+func TestConvKernelCache(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	one := []int{1, 1}
+	for _, p := range []*Conv{
+		newConv(2, 24, 40, 1, []int{9, 8}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
+		newConv(2, 1024, 5, 1, []int{5, 5}, []int{3, 3}, one, []int{1, 0}, []int{0, 1}, one, one, false),
+	} {
+		if !canConvDirect(p) {
+			t.Fatal("not on the direct path")
+		}
+		in := randSlice[float32](inputLen(p), rng)
+		kernels := [][]float32{randSlice[float32](kernelLen(p), rng), randSlice[float32](kernelLen(p), rng)}
+		pixels := p.OutSpatial[0] * p.OutSpatial[1]
+		var cache ConvKernelCache
+		for _, kern := range kernels {
+			want := make([]float32, p.Batch*pixels*p.OutChannels)
+			if err := ConvF32(p, in, kern, want, 2); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			errs := make(chan string, 8)
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range 2 {
+						got := make([]float32, len(want))
+						if err := ConvPackedF32(p, in, kern, got, 2, nil, &cache); err != nil {
+							errs <- err.Error()
+							return
+						}
+						for i := range got {
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+								errs <- fmt.Sprintf("out[%d] = %v with the cache, %v without", i, got[i], want[i])
+								return
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for e := range errs {
+				t.Fatal(e)
 			}
 		}
 	}
