@@ -33,3 +33,7 @@ func TestArgsAligned(t *testing.T) {
 		fr.put()
 	}
 }
+
+// streamed reports whether f has generated its non-temporal loop, which
+// it does on the first call that streams.
+func streamed(f *Func) bool { return f.codeNT != nil }
