@@ -53,7 +53,7 @@ func sweep(shift uint) []float32 {
 	n := 1 << (32 - shift)
 	x := make([]float32, 0, n+len(edgeValues))
 	for i := range n {
-		low := uint32(i*2654435761) >> (32 - shift)
+		low := uint32(i) * 2654435761 >> (32 - shift)
 		x = append(x, math.Float32frombits(uint32(i)<<shift|low))
 	}
 	return append(x, edgeValues...)
