@@ -52,7 +52,7 @@ func run(t *testing.T, opt optim.Optimizer, p0, target []float32, steps int) []f
 func closeTo(t *testing.T, what string, got []float32, want []float64) {
 	t.Helper()
 	for i := range want {
-		if math.Abs(float64(got[i])-want[i]) > 1e-6*(1+math.Abs(want[i])) {
+		if !(math.Abs(float64(got[i])-want[i]) <= 1e-6*(1+math.Abs(want[i]))) {
 			t.Fatalf("%s: got %v, want %v", what, got, want)
 		}
 	}

@@ -105,7 +105,7 @@ func checkGrad(t *testing.T, c gradCase) {
 		args[i] = lit(t, v, c.shapes[i]...)
 	}
 	out := run(t, m, args...)
-	if got, want := values[float64](t, out.Elements()[0])[0], eval(xs); math.Abs(got-want) > 1e-12*(1+math.Abs(want)) {
+	if got, want := values[float64](t, out.Elements()[0])[0], eval(xs); !(math.Abs(got-want) <= 1e-12*(1+math.Abs(want))) {
 		t.Fatalf("%s: the gradient module's value %v differs from the function's %v", c.name, got, want)
 	}
 	for i := range xs {
@@ -118,7 +118,7 @@ func checkGrad(t *testing.T, c gradCase) {
 			down := eval(xs)
 			xs[i][j] = orig
 			fd := (up - down) / (2 * step)
-			if math.Abs(g[j]-fd) > tol*(1+math.Abs(fd)) {
+			if !(math.Abs(g[j]-fd) <= tol*(1+math.Abs(fd))) {
 				t.Fatalf("%s: d/dx%d[%d] is %.10g, finite differences give %.10g", c.name, i, j, g[j], fd)
 			}
 		}

@@ -78,7 +78,7 @@ func near(t *testing.T, what string, got []float32, want []float64, tol float64)
 		t.Fatalf("%s: got %d values %v, want %d %v", what, len(got), got, len(want), want)
 	}
 	for i := range got {
-		if math.Abs(float64(got[i])-want[i]) > tol {
+		if !(math.Abs(float64(got[i])-want[i]) <= tol) {
 			t.Fatalf("%s: element %d is %v, want %v (all: %v)", what, i, got[i], want[i], got)
 		}
 	}

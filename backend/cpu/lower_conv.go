@@ -32,7 +32,6 @@ func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
 	threads := x.threads
 	cw := constantWeights(in.Operands[1])
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
-		c, finish := f32Into(out, threads)
 		src, release := asF32(ops[0], threads)
 		defer release()
 		w, cache, releaseW := cw.weights(ops[1], threads)
@@ -43,6 +42,22 @@ func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
 			relayIn.copy(buf, src, threads)
 			src = buf
 		}
+		if f, narrow, _ := kernelType(out.DType()); narrow && relayOut == nil {
+			// Each block of the f32 result is rounded into out as soon as
+			// it is final, while it is in cache, not in a pass after.
+			bits := out.Data().([]uint16)
+			dst := getF32(len(bits))
+			defer putF32(dst)
+			ldc := p.OutChannels
+			round := func(i, j, rows, cols int) {
+				for r := i; r < i+rows; r++ {
+					o := r*ldc + j
+					encodeNarrow(f, bits[o:o+cols], dst[o:o+cols])
+				}
+			}
+			return kernels.ConvPackedF32(relayIn.conv(p), src, w, dst, threads, round, cache)
+		}
+		c, finish := f32Into(out, threads)
 		dst := c
 		if relayOut != nil {
 			dst = getF32(len(c))

@@ -51,7 +51,7 @@ func closeDot(t *testing.T, in *hlo.Instruction, got, want *hlo.Literal) {
 	}
 	for i := range got.Len() {
 		x, y := got.GetFloat64(i), want.GetFloat64(i)
-		if x != y && !(x != x && y != y) && math.Abs(x-y) > 1e-12*scale {
+		if x != y && !(x != x && y != y) && !(math.Abs(x-y) <= 1e-12*scale) {
 			t.Fatalf("%s: element %d is %v, want %v", in, i, x, y)
 		}
 	}

@@ -116,7 +116,9 @@ func closeEnough(got, want *hlo.Literal) string {
 		if math.IsNaN(w) && math.IsNaN(g) || g == w {
 			continue
 		}
-		if math.Abs(g-w) > ulp*math.Abs(w)+1e-5*scale {
+		// A NaN against a number is a difference (the comparison below
+		// is false for NaN: a kernel leaving poison behind passed it).
+		if math.IsNaN(g) || math.IsNaN(w) || math.Abs(g-w) > ulp*math.Abs(w)+1e-5*scale {
 			return "element " + itoa(i) + ": got " + ftoa(g) + ", want " + ftoa(w)
 		}
 	}

@@ -161,7 +161,7 @@ func TestConvAgainstDefinition(t *testing.T) {
 					}
 					want := refConv(p, in, kern)
 					for i, w := range want {
-						if math.Abs(float64(out[i])-w) > 1e-4 {
+						if !(math.Abs(float64(out[i])-w) <= 1e-4) {
 							t.Fatalf("out[%d] = %v, want %v", i, out[i], w)
 						}
 					}

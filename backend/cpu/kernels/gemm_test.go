@@ -77,7 +77,7 @@ func checkGemm(t *testing.T, rng *rand.Rand, m, n, k int, transA bool, bCol int)
 		for i := range m {
 			for j := range n {
 				g, w := float64(c[i*ldc+j]), want[i*n+j]
-				if math.Abs(g-w) > 1e-5*float64(k)+1e-6 {
+				if !(math.Abs(g-w) <= 1e-5*float64(k)+1e-6) {
 					t.Fatalf("m=%d n=%d k=%d transA=%v bCol=%d threads=%d: C[%d,%d] = %v, want %v", m, n, k, transA, bCol, threads, i, j, g, w)
 				}
 			}
@@ -104,7 +104,7 @@ func TestGemmF64AndAccumulate(t *testing.T) {
 			}
 			GemmF64(m, n, k, a, b, c, n, true, 2)
 			for i, w := range want {
-				if math.Abs(c[i]-(w+1)) > 1e-12*float64(k) {
+				if !(math.Abs(c[i]-(w+1)) <= 1e-12*float64(k)) {
 					t.Fatalf("%v: C[%d] = %v, want %v", sz, i, c[i], w+1)
 				}
 			}
@@ -139,7 +139,7 @@ func TestGemmBatch(t *testing.T) {
 	for i := range batch {
 		want := refGemm(m, n, k, Strided[float32]{Data: a[i*m*k:], Row: k, Col: 1}, Strided[float32]{Data: b[i*k*n:], Row: n, Col: 1})
 		for j, w := range want {
-			if g := float64(c[i*m*n+j]); math.Abs(g-w) > 1e-5 {
+			if g := float64(c[i*m*n+j]); !(math.Abs(g-w) <= 1e-5) {
 				t.Fatalf("batch %d element %d = %v, want %v", i, j, g, w)
 			}
 		}

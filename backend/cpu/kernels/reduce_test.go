@@ -50,7 +50,7 @@ func TestSumMaxMinShort(t *testing.T) {
 				sum += float64(x[i])
 				mx, mn = max(mx, float64(x[i])), min(mn, float64(x[i]))
 			}
-			if got := SumF32(x); math.Abs(float64(got)-sum) > 1e-5*(1+math.Abs(sum)) {
+			if got := SumF32(x); !(math.Abs(float64(got)-sum) <= 1e-5*(1+math.Abs(sum))) {
 				t.Errorf("n=%d: SumF32 = %v, want %v", n, got, sum)
 			}
 			if got := MaxF32(x); float64(got) != mx {
