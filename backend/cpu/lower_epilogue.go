@@ -71,7 +71,8 @@ func (x *Executable) gemmEpilogue(g gemmPlan, ops []int, e *epilogue) kernelFunc
 		defer releaseB()
 		a, b := g.a, g.b // Execute may run concurrently
 		for i := range g.batch {
-			a.Data, b.Data = la[i*g.m*g.k:], lb[i*g.k*g.n:]
+			ao, bo := g.offsets(i)
+			a.Data, b.Data = la[ao:], lb[bo:]
 			kernels.GemmEpilogueF32(g.m, g.n, g.k, a, b, c[i*g.m*g.n:], g.n, x.threads, shiftRows(epi, i*g.m))
 		}
 		return nil

@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"slices"
+
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
 )
@@ -16,43 +18,110 @@ func rowMajor(dims []int64) []int {
 }
 
 // gemmPlan is a dot as the batched GEMM sees it: batch products of
-// m×k by k×n, the operands read through strides (Data unset).
+// m×k by k×n, the operands read through strides (Data unset). The batch
+// dimensions (sizes batchDims, row-major in the result) may sit anywhere
+// in the operands: aBatch and bBatch are their strides there.
 type gemmPlan struct {
 	batch, m, n, k int
 	a, b           kernels.Strided[float32]
+	batchDims      []int
+	aBatch, bBatch []int
 }
 
-// planDot maps an f32 dot with leading batch dimensions, at most one free
-// and exactly one contracting dimension per operand onto the batched
-// GEMM, reading either operand transposed through its strides.
+// offsets returns where product i of the batch starts in A and in B.
+func (g *gemmPlan) offsets(i int) (a, b int) {
+	for d := len(g.batchDims) - 1; d >= 0; d-- {
+		j := i % g.batchDims[d]
+		i /= g.batchDims[d]
+		a += j * g.aBatch[d]
+		b += j * g.bBatch[d]
+	}
+	return a, b
+}
+
+// planDot maps an f32 dot onto the batched GEMM, reading the operands
+// through strides: each operand's free dimensions and its contracting
+// dimensions must each collapse into one index (their strides nest, as a
+// row-major array's run of adjacent dimensions does), wherever they sit;
+// batch dimensions may sit anywhere. So a dense layer over a sequence,
+// [B,T,D]·[D,F], is one GEMM of B·T rows, and attention's [B,T,H,D]
+// scores are B·H products. The result's order (batch, lhs free, rhs
+// free) is the GEMM's C.
 func planDot(in *hlo.Instruction) (gemmPlan, bool) {
 	l, r := in.Operands[0].Shape, in.Operands[1].Shape
 	lb, _ := in.Ints("lhs_batch_dims")
 	rb, _ := in.Ints("rhs_batch_dims")
 	lc, _ := in.Ints("lhs_contracting_dims")
 	rc, _ := in.Ints("rhs_contracting_dims")
-	nb := len(lb)
-	if !onKernels(l.DType, r.DType, in.Shape.DType) || len(lc) != 1 || len(rc) != 1 ||
-		!leading(lb) || !leading(rb) || l.Rank() > nb+2 || r.Rank() > nb+2 || in.HasAttr("sparsity") {
+	if !onKernels(l.DType, r.DType, in.Shape.DType) || len(lb) != len(rb) || len(lc) != len(rc) || in.HasAttr("sparsity") {
 		return gemmPlan{}, false
 	}
 	ls, rs := rowMajor(l.Dims), rowMajor(r.Dims)
-	g := gemmPlan{batch: 1, m: 1, n: 1, k: int(l.Dims[lc[0]])}
-	mStride, nStride := 0, 0
-	if l.Rank() == nb+2 {
-		free := nb + 1 - (int(lc[0]) - nb) // the other of the last two
-		g.m, mStride = int(l.Dims[free]), ls[free]
+	g := gemmPlan{batch: 1}
+	var ok [4]bool
+	var kA, kB int
+	g.k, kA, ok[0] = collapse(l.Dims, ls, lc)
+	_, kB, ok[1] = collapse(r.Dims, rs, rc)
+	var mStride, nStride int
+	g.m, mStride, ok[2] = collapse(l.Dims, ls, freeDims(l.Rank(), lb, lc))
+	g.n, nStride, ok[3] = collapse(r.Dims, rs, freeDims(r.Rank(), rb, rc))
+	for i := range lc {
+		if l.Dims[lc[i]] != r.Dims[rc[i]] {
+			return gemmPlan{}, false
+		}
 	}
-	if r.Rank() == nb+2 {
-		free := nb + 1 - (int(rc[0]) - nb)
-		g.n, nStride = int(r.Dims[free]), rs[free]
+	for i := range lb {
+		if l.Dims[lb[i]] != r.Dims[rb[i]] {
+			return gemmPlan{}, false
+		}
+		g.batch *= int(l.Dims[lb[i]])
+		g.batchDims = append(g.batchDims, int(l.Dims[lb[i]]))
+		g.aBatch = append(g.aBatch, ls[lb[i]])
+		g.bBatch = append(g.bBatch, rs[rb[i]])
 	}
-	for _, d := range lb {
-		g.batch *= int(l.Dims[d])
+	for _, good := range ok {
+		if !good {
+			return gemmPlan{}, false
+		}
 	}
-	g.a = kernels.Strided[float32]{Row: mStride, Col: ls[lc[0]]}
-	g.b = kernels.Strided[float32]{Row: rs[rc[0]], Col: nStride}
+	g.a = kernels.Strided[float32]{Row: mStride, Col: kA}
+	g.b = kernels.Strided[float32]{Row: kB, Col: nStride}
 	return g, true
+}
+
+// freeDims lists, in order, the dimensions of a rank-n operand that are
+// neither batch nor contracting.
+func freeDims(n int, batch, contracting []int64) []int64 {
+	var free []int64
+	for d := range int64(n) {
+		if !slices.Contains(batch, d) && !slices.Contains(contracting, d) {
+			free = append(free, d)
+		}
+	}
+	return free
+}
+
+// collapse reads dimensions ds (in that order) of an array with the given
+// dims and strides as one index: it returns their element count and the
+// stride of that index, ok false when their strides do not nest (each
+// dimension's stride the next one's times its size). Dimensions of size 1
+// take no part (they move no address); none left make one index of size 1.
+func collapse(dims []int64, strides []int, ds []int64) (size, stride int, ok bool) {
+	size, last := 1, int64(-1)
+	for _, d := range ds {
+		if dims[d] == 1 {
+			continue
+		}
+		if last >= 0 && strides[last] != strides[d]*int(dims[d]) {
+			return 0, 0, false
+		}
+		size *= int(dims[d])
+		last = d
+	}
+	if last >= 0 {
+		stride = strides[last]
+	}
+	return size, stride, true
 }
 
 // lowerDot runs a dot planDot accepts on the batched GEMM.
@@ -69,7 +138,12 @@ func (x *Executable) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
 		defer releaseA()
 		b.Data, releaseB = asF32(ops[1], x.threads)
 		defer releaseB()
-		kernels.GemmBatchF32(g.batch, g.m, g.n, g.k, a, g.m*g.k, b, g.k*g.n, c, g.n, g.m*g.n, false, x.threads)
+		la, lb := a.Data, b.Data
+		for i := range g.batch {
+			ao, bo := g.offsets(i)
+			a.Data, b.Data = la[ao:], lb[bo:]
+			kernels.GemmF32(g.m, g.n, g.k, a, b, c[i*g.m*g.n:], g.n, false, x.threads)
+		}
 		finish()
 		return nil
 	}, true
