@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/hlotext"
 )
 
@@ -42,6 +43,13 @@ func TestConcurrentExecute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	executeConcurrently(t, x, args, func(got *hlo.Literal) string { return closeEnough(got, want) })
+}
+
+// executeConcurrently runs x on args from 16 goroutines, 5 calls each,
+// and fails with the first message check returns for a result.
+func executeConcurrently(t *testing.T, x *Executable, args []*hlo.Literal, check func(*hlo.Literal) string) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan string, 16)
 	for range 16 {
@@ -54,7 +62,7 @@ func TestConcurrentExecute(t *testing.T) {
 					errs <- err.Error()
 					return
 				}
-				if msg := closeEnough(got, want); msg != "" {
+				if msg := check(got); msg != "" {
 					errs <- msg
 					return
 				}
@@ -96,30 +104,12 @@ ENTRY main {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	errs := make(chan string, 16)
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 5 {
-				got, err := x.Execute(args...)
-				if err != nil {
-					errs <- err.Error()
-					return
-				}
-				if !got.Equal(want) {
-					errs <- "a concurrent call's result differs from a lone call's"
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Fatal(e)
-	}
+	executeConcurrently(t, x, args, func(got *hlo.Literal) string {
+		if !got.Equal(want) {
+			return "a concurrent call's result differs from a lone call's"
+		}
+		return ""
+	})
 }
 
 // Wrong arguments are errors naming the parameter.

@@ -21,17 +21,7 @@ func TestConvLayouts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	for i := range 60 {
 		text := convLayoutCase(rng)
-		m, err := hlotext.Parse(text, hlotext.Options{})
-		if err != nil {
-			t.Fatalf("case %d: %v\n%s", i, err, text)
-		}
-		x, err := Compile(m, Options{NoOptimize: true, Poison: true, Threads: 1 + i%2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if x.Lowering["conv"] != 1 {
-			t.Fatalf("case %d lowered as %v, not the conv kernel:\n%s", i, x.Lowering, text)
-		}
+		m, x := compileConvCase(t, i, text)
 		args := eval.RandomArguments(m, uint64(i))
 		got, want := evalAndRun(t, m, x, args)
 		closeF32(t, text, got, want)
@@ -46,23 +36,31 @@ func TestConvLayoutsBF16(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
 	for i := range 40 {
 		text := strings.ReplaceAll(convLayoutCase(rng), "f32", "bf16")
-		m, err := hlotext.Parse(text, hlotext.Options{})
-		if err != nil {
-			t.Fatalf("case %d: %v\n%s", i, err, text)
-		}
-		x, err := Compile(m, Options{NoOptimize: true, Poison: true, Threads: 1 + i%2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if x.Lowering["conv"] != 1 {
-			t.Fatalf("case %d lowered as %v, not the conv kernel:\n%s", i, x.Lowering, text)
-		}
+		m, x := compileConvCase(t, i, text)
 		args := eval.RandomArguments(m, uint64(i))
 		got, want := evalAndRun(t, m, x, args)
 		if msg := closeEnough(got, want); msg != "" {
 			t.Fatalf("case %d: %s\n%s", i, msg, text)
 		}
 	}
+}
+
+// compileConvCase compiles case i's module (1 or 2 threads, poisoned
+// buffers) and checks that its convolution lowers to the conv kernel.
+func compileConvCase(t *testing.T, i int, text string) (*hlo.Module, *Executable) {
+	t.Helper()
+	m, err := hlotext.Parse(text, hlotext.Options{})
+	if err != nil {
+		t.Fatalf("case %d: %v\n%s", i, err, text)
+	}
+	x, err := Compile(m, Options{NoOptimize: true, Poison: true, Threads: 1 + i%2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Lowering["conv"] != 1 {
+		t.Fatalf("case %d lowered as %v, not the conv kernel:\n%s", i, x.Lowering, text)
+	}
+	return m, x
 }
 
 // convLayoutCase is a random 2-D f32 convolution module with random

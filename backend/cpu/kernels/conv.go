@@ -85,7 +85,7 @@ func ConvPackedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 		convDepthwise(p, in, kernel, out, threads, epi)
 		return nil
 	}
-	if denseMatrix(p) && k <= pointwiseGemmMaxK {
+	if pointwiseAsGemm(p) {
 		// The image is the [pixels, channels] matrix A itself.
 		a := Strided[float32]{Data: in, Row: cin, Col: 1}
 		pa := func(dst []float32, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, sgemmMR) }
@@ -118,6 +118,10 @@ func ConvPackedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 // 102/78.
 const pointwiseGemmMaxK = 256
 
+// pointwiseAsGemm reports whether convolution p runs as a plain GEMM of
+// its image matrix.
+func pointwiseAsGemm(p *Conv) bool { return denseMatrix(p) && p.InChannels <= pointwiseGemmMaxK }
+
 // denseMatrix reports whether convolution p is a product of its input,
 // read as the row-major matrix [pixels, channels], with its kernel: a
 // 1×1 window, unit strides, no padding or dilation, one group, and an
@@ -147,7 +151,7 @@ func ConvWholeRows(p *Conv) bool {
 // goroutine alone, whatever the thread count: a small one on the packed
 // GEMM does.
 func ConvRunsInline(p *Conv) bool {
-	if canConvDepthwise(p) || canConvDirect(p) && !(denseMatrix(p) && p.InChannels <= pointwiseGemmMaxK) {
+	if canConvDepthwise(p) || canConvDirect(p) && !pointwiseAsGemm(p) {
 		return false
 	}
 	m, k := p.Batch, p.InChannels/p.Groups
