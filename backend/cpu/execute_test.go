@@ -104,6 +104,13 @@ ENTRY main {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ref, err := eval.Run(m, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := closeEnough(want, ref); msg != "" {
+		t.Fatalf("a lone call against the evaluator: %s", msg)
+	}
 	executeConcurrently(t, x, args, func(got *hlo.Literal) string {
 		if !got.Equal(want) {
 			return "a concurrent call's result differs from a lone call's"
