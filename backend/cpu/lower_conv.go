@@ -32,16 +32,8 @@ func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
 	threads := x.threads
 	cw := constantWeights(in.Operands[1])
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
-		src, release := asF32(ops[0], threads)
+		src, w, cache, release := convOperands(ops[0], ops[1], relayIn, cw, threads)
 		defer release()
-		w, cache, releaseW := cw.weights(ops[1], threads)
-		defer releaseW()
-		if relayIn != nil {
-			buf := getF32(len(src))
-			defer putF32(buf)
-			relayIn.copy(buf, src, threads)
-			src = buf
-		}
 		if f, narrow, _ := kernelType(out.DType()); narrow && relayOut == nil {
 			// Each block of the f32 result is rounded into out as soon as
 			// it is final, while it is in cache, not in a pass after.
@@ -70,6 +62,22 @@ func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
 		finish()
 		return err
 	}, true
+}
+
+// convOperands returns a convolution's input and kernel as f32 (the input
+// relaid out if relayIn says so) and the kernel's panel cache; release
+// hands back the scratch they took.
+func convOperands(in, kernel *hlo.Literal, relayIn *relayout, cw *constWeights, threads int) (src, w []float32, cache *kernels.ConvKernelCache, release func()) {
+	src, releaseIn := asF32(in, threads)
+	w, cache, releaseW := cw.weights(kernel, threads)
+	release = func() { releaseIn(); releaseW() }
+	if relayIn != nil {
+		buf := getF32(len(src))
+		relayIn.copy(buf, src, threads)
+		releaseIn()
+		src, release = buf, func() { putF32(buf); releaseW() }
+	}
+	return src, w, cache, release
 }
 
 // constWeights keeps what a convolution derives from a constant kernel

@@ -94,16 +94,8 @@ func (x *Executable) convEpilogue(p *kernels.Conv, relayIn *relayout, ops []int,
 	threads := x.threads
 	return func(out *hlo.Literal, args []*hlo.Literal) error {
 		c := out.Data().([]float32)
-		src, release := asF32(args[ops[0]], threads)
+		src, w, cache, release := convOperands(args[ops[0]], args[ops[1]], relayIn, cw, threads)
 		defer release()
-		w, cache, releaseW := cw.weights(args[ops[1]], threads)
-		defer releaseW()
-		if relayIn != nil {
-			buf := getF32(len(src))
-			defer putF32(buf)
-			relayIn.copy(buf, src, threads)
-			src = buf
-		}
 		epi, err := e.bind(args, c, p.OutChannels)
 		if err != nil {
 			return err
