@@ -314,9 +314,24 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 				return out, p.run(ops, out, x.threads)
 			}, how, p.inPlace()
 		}
+	case hlo.OpFft:
+		if k, ok := lowerFFT(in, x.threads); ok {
+			return fromFunc(in, k), "fft", nil
+		}
+	case hlo.OpTriangularSolve:
+		if k, ok := lowerTriangularSolve(in, x.threads); ok {
+			return fromFunc(in, k), "triangular-solve", nil
+		}
+	case hlo.OpCholesky:
+		if k, ok := lowerCholesky(in, x.threads); ok {
+			return fromFunc(in, k), "cholesky", nil
+		}
 	case hlo.OpDot:
 		if k, ok := x.lowerDot(in); ok {
 			return fromFunc(in, k), "gemm", nil
+		}
+		if k, ok := lowerDotComplex(in, x.threads); ok {
+			return fromFunc(in, k), "complex-dot", nil
 		}
 		if k, ok := lowerDotGeneric(in, x.threads); ok {
 			return fromFunc(in, k), "dot", nil

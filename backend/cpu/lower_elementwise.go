@@ -43,6 +43,9 @@ func lowerElementwise(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 	if !ewShapesOK(in) {
 		return nil, false
 	}
+	if k, ok := lowerComplex(in, threads); ok {
+		return k, true
+	}
 	switch in.Opcode {
 	case hlo.OpCompare:
 		return lowerCompare(in, threads)
