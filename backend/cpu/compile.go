@@ -67,6 +67,10 @@ type Executable struct {
 	threads int
 	// Lowering counts how the instructions were lowered (for `axle run`).
 	Lowering map[string]int
+	// Fallbacks lists, as "opcode shape", the instructions that run on the
+	// evaluator because no kernel takes them, here and in the
+	// computations this one calls.
+	Fallbacks []string
 	prof     profile
 	frames   framePool
 	outs     outputPool
@@ -176,6 +180,9 @@ func (x *Executable) lowerValue(in *hlo.Instruction, infos map[*hlo.Instruction]
 		return step{in: in, k: k, how: "multi-output-fusion", part: -1}, valueInfo{in: in, parts: parts, part: -1}
 	}
 	k, how, ip := x.lower(in)
+	if how == "evaluator" {
+		x.Fallbacks = append(x.Fallbacks, fmt.Sprintf("%s %s", in.Opcode, in.Shape))
+	}
 	return step{in: in, k: k, how: how, view: isView(in), part: -1}, plainValue(in, isView(in), ip)
 }
 
@@ -403,6 +410,16 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 	}
 	if k, ok := lowerElementwise(in, x.threads); ok {
 		return fromFunc(in, k), "elementwise", elementwiseInPlace(in)
+	}
+	if f, ok := lowerReduceWindowLanes(in, x.threads); ok {
+		return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+			return f(ops)
+		}, "reduce-window-lanes", nil
+	}
+	if f, ok := lowerReduceLanes(in, x.threads); ok {
+		return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+			return f(ops)
+		}, "reduce-lanes", nil
 	}
 	// The evaluator's result is complete before the executor copies it
 	// into the buffer, so any operand's buffer may be that buffer.

@@ -57,7 +57,11 @@ func (x *Executable) sub(c *hlo.Computation) (*Executable, error) {
 	if m.Entry == nil {
 		return nil, fmt.Errorf("computation %s not in module %s", c.Name, x.module.Name)
 	}
-	return Compile(m, Options{Threads: x.threads, NoOptimize: true, Poison: x.poison, NoOutputFusion: x.noOutputFusion})
+	sub, err := Compile(m, Options{Threads: x.threads, NoOptimize: true, Poison: x.poison, NoOutputFusion: x.noOutputFusion})
+	if err == nil {
+		x.Fallbacks = append(x.Fallbacks, sub.Fallbacks...)
+	}
+	return sub, err
 }
 
 func runWhile(cond, body *Executable, state *hlo.Literal) (*hlo.Literal, error) {

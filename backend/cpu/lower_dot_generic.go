@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
 )
@@ -46,6 +47,11 @@ func lowerDotGeneric(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 		if k, ok := gemmDotF64(in, threads); ok {
 			return k, true
 		}
+	} else if t == hlo.F32 {
+		if l.DType != hlo.F32 || r.DType != hlo.F32 {
+			return nil, false
+		}
+		return f32DotLoop(in, threads)
 	} else if !intDotType(t) || !intDotType(l.DType) || !intDotType(r.DType) {
 		return nil, false
 	} else if t == hlo.S32 && l.DType == hlo.S8 && r.DType == hlo.S8 {
@@ -208,7 +214,7 @@ func progression(v []int) int {
 // contraction order from +0 as the evaluator does, so both match it
 // bit for bit.
 type dotElem interface {
-	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float64
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
 }
 
 // runDotLoop computes one result row (a batch and lhs-free position) at a
@@ -285,6 +291,8 @@ func asElems[T dotElem](l *hlo.Literal) []T {
 		return d
 	}
 	switch d := l.Data().(type) {
+	case []float32:
+		return convertElems[T](d)
 	case []int8:
 		return convertElems[T](d)
 	case []int16:
@@ -311,4 +319,32 @@ func convertElems[T, S dotElem](s []S) []T {
 		out[i] = T(v)
 	}
 	return out
+}
+
+// f32DotLoop is an f32 dot the GEMM declines (contracting dimensions
+// that do not nest into one index): the table loop in float64, rounded
+// once, as the evaluator computes every float dot — so the bits are its.
+func f32DotLoop(in *hlo.Instruction, threads int) (kernelFunc, bool) {
+	p, ok := newDotTables(in)
+	if !ok {
+		return nil, false
+	}
+	p.threads = threads
+	wide := in.Shape.Clone()
+	wide.DType = hlo.F64
+	k := runDotLoop[float64](p)
+	return func(out *hlo.Literal, ops []*hlo.Literal) error {
+		acc := hlo.NewLiteral(wide)
+		if err := k(acc, ops); err != nil {
+			return err
+		}
+		dst, ok := out.Data().([]float32)
+		if !ok || len(dst) != acc.Len() {
+			return fmt.Errorf("dot: result storage does not match %s", in.Shape)
+		}
+		for i, v := range acc.Data().([]float64) {
+			dst[i] = float32(v)
+		}
+		return nil
+	}, true
 }

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
@@ -40,6 +41,9 @@ type ewNum interface {
 // tuple shapes, scalar operands standing in for arrays, and ops the
 // evaluator rejects for the type.
 func lowerElementwise(in *hlo.Instruction, threads int) (kernelFunc, bool) {
+	if k, ok := lowerStretched(in, threads); ok {
+		return k, true
+	}
 	if !ewShapesOK(in) {
 		return nil, false
 	}
@@ -197,4 +201,47 @@ func negLoop[T ewNum](dst, src []T) {
 	for i, v := range src {
 		dst[i] = -v
 	}
+}
+
+// lowerStretched compiles a clamp with scalar bounds beside an array
+// operand (HLO allows them; select's scalar predicate is lowerSelect's):
+// the kernel of the all-array form, run on the scalars repeated to the
+// result's size (a fill per call; the fused forms splat them instead).
+func lowerStretched(in *hlo.Instruction, threads int) (kernelFunc, bool) {
+	if in.Opcode != hlo.OpClamp || !plainArray(in.Shape) || in.Shape.IsScalar() {
+		return nil, false
+	}
+	full := *in
+	full.Operands = slices.Clone(in.Operands)
+	var stretch []int
+	for k, o := range in.Operands {
+		if plainArray(o.Shape) && o.Shape.IsScalar() {
+			s := in.Shape.Clone()
+			s.DType = o.Shape.DType
+			full.Operands[k] = &hlo.Instruction{Name: o.Name, Opcode: hlo.OpParameter, Shape: s}
+			stretch = append(stretch, k)
+		}
+	}
+	if len(stretch) == 0 {
+		return nil, false
+	}
+	k, ok := lowerElementwise(&full, threads)
+	if !ok {
+		return nil, false
+	}
+	n := int(in.Shape.NumElements())
+	return func(out *hlo.Literal, ops []*hlo.Literal) error {
+		wide := slices.Clone(ops)
+		zero := make([]int, n)
+		for _, i := range stretch {
+			if i >= len(ops) || ops[i].Len() != 1 {
+				return errEwStorage(in.String())
+			}
+			wide[i] = hlo.NewLiteral(full.Operands[i].Shape)
+			if !gatherLanes(wide[i].Data(), ops[i].Data(), zero) {
+				return errEwStorage(in.String())
+			}
+		}
+		return k(out, wide)
+	}, true
 }

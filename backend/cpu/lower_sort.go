@@ -68,6 +68,7 @@ type sortPlan struct {
 	outer, n, inner int
 	keys            func(l *hlo.Literal) any
 	ord             sortOrder
+	lanes           *laneProg // the comparator, when it is not one compare
 	moves           []func(dst, src *hlo.Literal, perm []int, base int)
 	threads         int
 }
@@ -85,7 +86,9 @@ func lowerSortKernel(in *hlo.Instruction, threads int) (func(ops []*hlo.Literal)
 		for i, s := range leaves {
 			outs[i] = hlo.NewLiteral(s)
 		}
-		pl.run(outs, ops)
+		if err := pl.run(outs, ops); err != nil {
+			return nil, err
+		}
 		if in.Shape.IsTuple() {
 			return hlo.MakeTupleLiteral(outs...), nil
 		}
@@ -104,8 +107,7 @@ func lowerSort(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 		return nil, false
 	}
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
-		pl.run([]*hlo.Literal{out}, ops)
-		return nil
+		return pl.run([]*hlo.Literal{out}, ops)
 	}, true
 }
 
@@ -135,15 +137,17 @@ func planSort(in *hlo.Instruction, threads int) (*sortPlan, []hlo.Shape, bool) {
 		return nil, nil, false
 	}
 	t := s.DType
-	ord, total, ok := sortComparator(in.Computation("to_apply"), t)
-	if !ok {
-		return nil, nil, false
+	pl := &sortPlan{outer: 1, n: 1, inner: 1, threads: threads}
+	if ord, total, ok := sortComparator(in.Computation("to_apply"), t); ok {
+		pl.ord, pl.keys = ord, sortKeys(t, total)
 	}
-	keys := sortKeys(t, total)
-	if keys == nil {
-		return nil, nil, false
+	if pl.keys == nil {
+		p, ok := sortLanes(in)
+		if !ok {
+			return nil, nil, false
+		}
+		pl.lanes = p
 	}
-	pl := &sortPlan{outer: 1, n: 1, inner: 1, keys: keys, ord: ord, threads: threads}
 	for i, d := range s.Dims {
 		switch {
 		case i < dim:
@@ -279,10 +283,13 @@ func moveRow[W word](inner int) func(dst, src *hlo.Literal, perm []int, base int
 }
 
 // run sorts every row of ops into outs.
-func (pl *sortPlan) run(outs, ops []*hlo.Literal) {
+func (pl *sortPlan) run(outs, ops []*hlo.Literal) error {
 	rows := pl.outer * pl.inner
 	if rows == 0 || pl.n == 0 {
-		return
+		return nil
+	}
+	if pl.lanes != nil {
+		return sortRowsLanes(pl, outs, ops, rows)
 	}
 	switch k := pl.keys(ops[0]).(type) {
 	case []int64:
@@ -292,6 +299,7 @@ func (pl *sortPlan) run(outs, ops []*hlo.Literal) {
 	case []float64:
 		sortRows(pl, outs, ops, k, rows)
 	}
+	return nil
 }
 
 func sortRows[K int64 | uint64 | float64](pl *sortPlan, outs, ops []*hlo.Literal, keys []K, rows int) {

@@ -1,0 +1,309 @@
+package cpu
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/hlo"
+)
+
+// A reduce whose reducer is not one recognised op (argmax's pair of
+// value and index, a variadic sum-and-max) runs its reducer as a lane
+// program over a block of output positions at a time: each lane folds
+// one output position, in the evaluator's order (the reduced dimensions
+// row-major, in the order the instruction lists them, from the init
+// values), so results match it bit for bit.
+
+// reduceLanesBlock is the most output positions one lane program folds
+// together: enough to amortise a kernel call per instruction, few enough
+// that a block's values stay in L1.
+const reduceLanesBlock = 256
+
+// lowerReduceLanes returns a kernel for any reduce whose reducer
+// compiles to a lane program; it builds its own result (a tuple for
+// several inputs).
+func lowerReduceLanes(in *hlo.Instruction, threads int) (func(ops []*hlo.Literal) (*hlo.Literal, error), bool) {
+	if in.Opcode != hlo.OpReduce || len(in.Operands) == 0 || len(in.Operands)%2 != 0 {
+		return nil, false
+	}
+	n := len(in.Operands) / 2
+	leaves := []hlo.Shape{in.Shape}
+	if in.Shape.IsTuple() {
+		leaves = in.Shape.Tuple
+	}
+	if len(leaves) != n {
+		return nil, false
+	}
+	x := in.Operands[0].Shape
+	dims := in.Dimensions()
+	for i := range n {
+		s, init := in.Operands[i].Shape, in.Operands[n+i].Shape
+		if !plainArray(s) || !slices.Equal(s.Dims, x.Dims) || !plainArray(init) || init.Rank() != 0 ||
+			init.DType != s.DType || !plainArray(leaves[i]) || leaves[i].DType != s.DType {
+			return nil, false
+		}
+	}
+	seen := make([]bool, x.Rank())
+	for _, d := range dims {
+		if d < 0 || int(d) >= x.Rank() || seen[d] {
+			return nil, false
+		}
+		seen[d] = true
+	}
+	keptDims := otherDims(x.Rank(), dims)
+	for i := range n {
+		if leaves[i].Rank() != len(keptDims) {
+			return nil, false
+		}
+		for j, d := range keptDims {
+			if leaves[i].Dims[j] != x.Dims[d] {
+				return nil, false
+			}
+		}
+	}
+	st := rowMajor(x.Dims)
+	kept, red := offsetTable(keptDims, x.Dims, st), offsetTable(dims, x.Dims, st)
+	lanes := max(1, min(len(kept), reduceLanesBlock))
+	prog, ok := compileLanes(in.Computation("to_apply"), lanes)
+	if !ok || len(prog.params) != 2*n || len(prog.roots) != n {
+		return nil, false
+	}
+	for i := range n {
+		t := x.DType
+		if i > 0 {
+			t = in.Operands[i].Shape.DType
+		}
+		if prog.params[i].DType != t || prog.params[n+i].DType != t || prog.shapeOf(prog.roots[i]).DType != t {
+			return nil, false
+		}
+	}
+	r := &reduceLanes{n: n, outs: len(kept), steps: len(red), prog: prog, leaves: leaves, tuple: in.Shape.IsTuple(),
+		threads: threads, at: func(o, s int) int { return kept[o] + red[s] }}
+	return r.run, true
+}
+
+// shapeOf is value v's shape over lanes.
+func (p *laneProg) shapeOf(v int) hlo.Shape {
+	if v < len(p.params) {
+		return p.params[v]
+	}
+	return p.vals[v-len(p.params)]
+}
+
+// reduceLanes folds outs output positions over steps each: at(o, s) is
+// the operand offset output o folds at step s, or -1 to skip the step
+// (a window over padding).
+type reduceLanes struct {
+	n           int
+	outs, steps int
+	at          func(o, s int) int
+	prog        *laneProg
+	leaves      []hlo.Shape
+	tuple       bool
+	threads     int
+}
+
+func (r *reduceLanes) run(ops []*hlo.Literal) (*hlo.Literal, error) {
+	if len(ops) != 2*r.n {
+		return nil, fmt.Errorf("reduce has %d operands, got %d", 2*r.n, len(ops))
+	}
+	outs := make([]*hlo.Literal, r.n)
+	for i := range outs {
+		outs[i] = hlo.NewLiteral(r.leaves[i])
+	}
+	lanes := r.prog.lanes
+	blocks := (r.outs + lanes - 1) / lanes
+	threads := max(1, min(r.threads, blocks))
+	if r.outs*r.steps < 1<<14 {
+		threads = 1
+	}
+	errs := make([]error, threads)
+	kernels.Parallel(threads, func(t int) {
+		errs[t] = r.blocks(ops, outs, t*blocks/threads, (t+1)*blocks/threads)
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if r.tuple {
+		return hlo.MakeTupleLiteral(outs...), nil
+	}
+	return outs[0], nil
+}
+
+// blocks folds output blocks [from, to).
+func (r *reduceLanes) blocks(ops, outs []*hlo.Literal, from, to int) error {
+	p, n, lanes := r.prog, r.n, r.prog.lanes
+	f := p.frame()
+	tmp := make([]*hlo.Literal, n)
+	for i := range tmp {
+		tmp[i] = hlo.NewLiteral(p.params[i])
+	}
+	offs, zero, pos := make([]int, lanes), make([]int, lanes), make([]int, lanes)
+	valid := make([]bool, lanes)
+	for b := from; b < to; b++ {
+		o0 := b * lanes
+		cnt := min(lanes, r.outs-o0)
+		for j := range pos {
+			pos[j] = o0 + min(j, cnt-1) // spare lanes repeat the last position
+		}
+		for i := range n {
+			gatherLanes(f.vals[i].Data(), ops[n+i].Data(), zero)
+		}
+		for s := range r.steps {
+			some, all := -1, true
+			for j, o := range pos {
+				offs[j] = r.at(o, s)
+				valid[j] = offs[j] >= 0
+				if valid[j] {
+					some = offs[j]
+				} else {
+					all = false
+				}
+			}
+			if some < 0 {
+				continue
+			}
+			for j := range offs {
+				if !valid[j] {
+					offs[j] = some // computed, then dropped
+				}
+			}
+			for i := range n {
+				gatherLanes(f.vals[n+i].Data(), ops[i].Data(), offs)
+			}
+			if err := p.run(f); err != nil {
+				return err
+			}
+			for i := range n { // through tmp: a result may be another accumulator
+				copyLanes(tmp[i].Data(), p.result(f, i).Data(), nil)
+			}
+			for i := range n {
+				if all {
+					copyLanes(f.vals[i].Data(), tmp[i].Data(), nil)
+				} else {
+					copyLanes(f.vals[i].Data(), tmp[i].Data(), valid)
+				}
+			}
+		}
+		for i := range n {
+			scatterLanes(outs[i].Data(), f.vals[i].Data(), pos[:cnt])
+		}
+	}
+	return nil
+}
+
+// lowerReduceWindowLanes returns a kernel for a reduce-window whose
+// reducer compiles to a lane program: each lane folds one output
+// position over its window in row-major order, skipping padding and
+// holes, as the evaluator does.
+func lowerReduceWindowLanes(in *hlo.Instruction, threads int) (func(ops []*hlo.Literal) (*hlo.Literal, error), bool) {
+	if in.Opcode != hlo.OpReduceWindow || len(in.Operands) == 0 || len(in.Operands)%2 != 0 {
+		return nil, false
+	}
+	n := len(in.Operands) / 2
+	leaves := []hlo.Shape{in.Shape}
+	if in.Shape.IsTuple() {
+		leaves = in.Shape.Tuple
+	}
+	w := in.Window()
+	x := in.Operands[0].Shape
+	if len(leaves) != n || w == nil || len(w.Dims) != x.Rank() {
+		return nil, false
+	}
+	for i := range n {
+		s, init := in.Operands[i].Shape, in.Operands[n+i].Shape
+		if !plainArray(s) || !slices.Equal(s.Dims, x.Dims) || !plainArray(init) || init.Rank() != 0 ||
+			init.DType != s.DType || !plainArray(leaves[i]) || leaves[i].DType != s.DType ||
+			!slices.Equal(leaves[i].Dims, leaves[0].Dims) || leaves[i].Rank() != x.Rank() {
+			return nil, false
+		}
+	}
+	st := rowMajor(x.Dims)
+	out := leaves[0].Dims
+	var tabs [][]int
+	var win []int
+	steps := 1
+	for d, wd := range w.Dims {
+		if wd.Reversal || wd.Size < 0 {
+			return nil, false
+		}
+		tabs = append(tabs, windowTable(wd, x.Dims[d], out[d], st[d]))
+		win = append(win, int(wd.Size))
+		steps *= int(wd.Size)
+	}
+	outs := int(leaves[0].NumElements())
+	lanes := max(1, min(outs, reduceLanesBlock))
+	prog, ok := compileLanes(in.Computation("to_apply"), lanes)
+	if !ok || len(prog.params) != 2*n || len(prog.roots) != n {
+		return nil, false
+	}
+	for i := range n {
+		t := in.Operands[i].Shape.DType
+		if prog.params[i].DType != t || prog.params[n+i].DType != t || prog.shapeOf(prog.roots[i]).DType != t {
+			return nil, false
+		}
+	}
+	at := func(o, s int) int {
+		off := 0
+		for d := len(win) - 1; d >= 0; d-- {
+			od, wd := o%int(out[d]), s%win[d]
+			o, s = o/int(out[d]), s/win[d]
+			v := tabs[d][od*win[d]+wd]
+			if v < 0 {
+				return -1
+			}
+			off += v
+		}
+		return off
+	}
+	r := &reduceLanes{n: n, outs: outs, steps: steps, at: at, prog: prog, leaves: leaves,
+		tuple: in.Shape.IsTuple(), threads: threads}
+	return r.run, true
+}
+
+// copyLanes sets dst[j] = src[j] where mask[j] (every j for a nil mask).
+func copyLanes(dst, src any, mask []bool) {
+	switch d := dst.(type) {
+	case []float32:
+		copyMasked(d, src.([]float32), mask)
+	case []float64:
+		copyMasked(d, src.([]float64), mask)
+	case []int32:
+		copyMasked(d, src.([]int32), mask)
+	case []int64:
+		copyMasked(d, src.([]int64), mask)
+	case []uint32:
+		copyMasked(d, src.([]uint32), mask)
+	case []uint64:
+		copyMasked(d, src.([]uint64), mask)
+	case []int8:
+		copyMasked(d, src.([]int8), mask)
+	case []uint8:
+		copyMasked(d, src.([]uint8), mask)
+	case []int16:
+		copyMasked(d, src.([]int16), mask)
+	case []uint16:
+		copyMasked(d, src.([]uint16), mask)
+	case []bool:
+		copyMasked(d, src.([]bool), mask)
+	case []complex64:
+		copyMasked(d, src.([]complex64), mask)
+	case []complex128:
+		copyMasked(d, src.([]complex128), mask)
+	}
+}
+
+func copyMasked[T any](dst, src []T, mask []bool) {
+	if mask == nil {
+		copy(dst, src)
+		return
+	}
+	for j, m := range mask {
+		if m {
+			dst[j] = src[j]
+		}
+	}
+}
