@@ -345,3 +345,32 @@ ENTRY e {
 		}
 	}
 }
+
+// In the standard pipeline a call in a map body is inlined first, so the
+// map itself can be.
+func TestStandardPipelineInlinesMapThroughCall(t *testing.T) {
+	m, err := hlotext.Parse(hloModule(`
+neg {
+  a = f32[] parameter(0)
+  ROOT n = f32[] negate(a)
+}
+f {
+  x = f32[] parameter(0)
+  c = f32[] call(x), to_apply=neg
+  ROOT e = f32[] exponential(c)
+}
+ENTRY e {
+  p = f32[4] parameter(0)
+  ROOT map = f32[4] map(p), dimensions={0}, to_apply=f
+}`), hlotext.Options{File: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := opt.Standard().RunWith(m, pass.Options{Verify: true, CheckUnchanged: true}); err != nil {
+		t.Fatal(err)
+	}
+	got := hlotext.Print(m, hlotext.Short)
+	if strings.Contains(got, " map(") || !strings.Contains(got, "f32[4]{0} exponential(") {
+		t.Errorf("the map was not inlined:\n%s", got)
+	}
+}
