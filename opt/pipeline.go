@@ -3,7 +3,8 @@ package opt
 import "github.com/axle-ml/axle/pass"
 
 // Standard returns the target-independent pipeline `axle opt` and
-// `axle test-cases --opt` run: inline calls, simplify to a fixed point
+// `axle test-cases --opt` run: inline calls and maps, expand batch-norm
+// into reductions and elementwise ops, simplify to a fixed point
 // (rules, folding, the structural simplifiers, CSE and DCE feed each
 // other), then fold transposes into their consumers and clean up.
 func Standard() *pass.Pipeline {
@@ -11,6 +12,8 @@ func Standard() *pass.Pipeline {
 		Label: "standard",
 		Passes: []pass.Pass{
 			CallInliner,
+			MapInliner,
+			BatchNormExpander,
 			pass.Rename("early-dce", DCE),
 			&pass.Fix{Label: "simplification", Passes: []pass.Pass{
 				Simplify,
@@ -33,6 +36,9 @@ func Standard() *pass.Pipeline {
 		},
 		Orders: []pass.Order{
 			{Before: "call-inliner", After: "simplification", Reason: "the simplifiers see through calls only once they are inlined"},
+			{Before: "call-inliner", After: "map-inliner", Reason: "a call in a map body is inlined first, which can leave the body elementwise"},
+			{Before: "map-inliner", After: "simplification", Reason: "an inlined map body is elementwise code the simplifiers and fusion can work on"},
+			{Before: "batch-norm-expander", After: "simplification", Reason: "the expansion's tuple and get-tuple-element pairs are left for the tuple simplifier, its constants and broadcasts for the simplifier and CSE"},
 			{Before: "simplification", After: "transpose-folding", Reason: "the simplifier cancels transpose pairs first; folding one would hide the pair"},
 			{Before: "transpose-folding", After: "late-dce", Reason: "folded transposes are left dead"},
 		},
