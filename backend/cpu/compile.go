@@ -71,10 +71,10 @@ type Executable struct {
 	// evaluator because no kernel takes them, here and in the
 	// computations this one calls.
 	Fallbacks []string
-	prof     profile
-	frames   framePool
-	outs     outputPool
-	poison   bool
+	prof      profile
+	frames    framePool
+	outs      outputPool
+	poison    bool
 	// noOutputFusion is Options.NoOutputFusion, for compiled bodies.
 	noOutputFusion bool
 	// interp: the cost model chose the evaluator for the whole module.
