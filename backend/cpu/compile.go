@@ -411,6 +411,15 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 	if k, ok := lowerElementwise(in, x.threads); ok {
 		return fromFunc(in, k), "elementwise", elementwiseInPlace(in)
 	}
+	if k, ok := lowerRandom(in, x.threads); ok {
+		return k, in.Opcode.String(), nil
+	}
+	if k, ok := lowerTopK(in, x.threads); ok {
+		return k, "topk", nil
+	}
+	if k, how, ok := lowerSingleDevice(in, x.threads); ok {
+		return k, how, nil
+	}
 	if f, ok := lowerReduceWindowLanes(in, x.threads); ok {
 		return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 			return f(ops)
