@@ -420,6 +420,11 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 	if k, how, ok := lowerSingleDevice(in, x.threads); ok {
 		return k, how, nil
 	}
+	if f, ok := lowerScatterLanes(in, x.threads); ok {
+		return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+			return f(ops)
+		}, "scatter-lanes", nil
+	}
 	if f, ok := lowerReduceWindowLanes(in, x.threads); ok {
 		return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 			return f(ops)

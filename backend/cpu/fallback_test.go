@@ -13,7 +13,7 @@ import (
 // that may still fall back to the evaluator in the shared cases; every
 // other instruction must compile to a kernel.
 var stillOnEvaluator = []string{
-	"fft ", "triangular-solve ", "cholesky ", "scatter (f32[5]{0}, s32[5]{0})",
+	"fft ", "triangular-solve ", "cholesky ",
 	"convolution pred[", "real ", "imag ", "complex ",
 }
 

@@ -271,3 +271,54 @@ func movementOrElementwise(in *hlo.Instruction, threads int) (kernelFunc, bool) 
 	}
 	return lowerElementwise(in, threads)
 }
+
+func scatterLanesWhole(in *hlo.Instruction, threads int) (wholeKernel, bool) {
+	k, ok := lowerScatterLanes(in, threads)
+	return wholeKernel(k), ok
+}
+
+// TestScatterLanesRandom scatters rows (and single elements) with
+// duplicate and out-of-bounds indices through a two-operand combiner and
+// a one-operand combiner that is not one op.
+func TestScatterLanesRandom(t *testing.T) {
+	pair := `pair {
+  a = f32[] parameter(0)
+  m = s32[] parameter(1)
+  b = f32[] parameter(2)
+  n = s32[] parameter(3)
+  s = f32[] add(a, b)
+  c = f32[] constant(0.5)
+  h = f32[] multiply(s, c)
+  x = s32[] maximum(m, n)
+  ROOT t = (f32[], s32[]) tuple(h, x)
+}`
+	blend := `blend {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = f32[] constant(0.25)
+  d = f32[] multiply(a, c)
+  ROOT r = f32[] add(d, b)
+}`
+	dims := "update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1"
+	elems := "update_window_dims={}, inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1"
+	cases := []struct {
+		params []string
+		root   string
+		comp   string
+	}{
+		{[]string{"f32[6,300]", "s32[6,300]", "s32[9,1]", "f32[9,300]", "s32[9,300]"},
+			"(f32[6,300], s32[6,300]) scatter(p0, p1, p2, p3, p4), " + dims + ", to_apply=pair", pair},
+		{[]string{"f32[6,4]", "s32[5,1]", "f32[5,4]"}, "f32[6,4] scatter(p0, p1, p2), " + dims + ", to_apply=blend", blend},
+		{[]string{"f32[6,4]", "s32[7,2]", "f32[7]"}, "f32[6,4] scatter(p0, p1, p2), " + elems + ", to_apply=blend", blend},
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, c := range cases {
+		in := parseRoot(t, module(c.params, c.root, c.comp))
+		idx := (len(in.Operands) - 1) / 2
+		for range 20 {
+			ops := randomOperands(in, rng)
+			setIndices(ops[idx], rng, -1, 7)
+			runWhole(t, scatterLanesWhole, in, ops, 2)
+		}
+	}
+}

@@ -116,13 +116,19 @@ func lowerScatter(in *hlo.Instruction, _ int) (kernelFunc, bool) {
 // operand dimensions that are neither inserted nor batching, whose window
 // extent is the update's; the others have extent 1.
 func planScatter(in *hlo.Instruction) (*scatterPlan, bool) {
-	xs, us := in.Operands[0].Shape, in.Operands[2].Shape
+	return planScatterOf(in, in.Operands[0].Shape, in.Operands[1].Shape, in.Operands[2].Shape, in.Shape)
+}
+
+// planScatterOf plans a scatter of operands shaped xs by indices shaped
+// is and updates shaped us into a result shaped res (a variadic
+// scatter's operands share these).
+func planScatterOf(in *hlo.Instruction, xs, is, us, res hlo.Shape) (*scatterPlan, bool) {
 	updWin := attrInts(in, "update_window_dims")
 	inserted := attrInts(in, "inserted_window_dims")
 	opBatch := attrInts(in, "input_batching_dims")
 	ivd, _ := in.Int("index_vector_dim") // absent reads as 0, as in the evaluator
 	if !distinctIn(xs.Rank(), inserted, opBatch) || !distinctIn(us.Rank(), updWin) ||
-		!in.Shape.SameDims(xs) {
+		!res.SameDims(xs) {
 		return nil, false
 	}
 	opWin := otherDims(xs.Rank(), inserted, opBatch)
@@ -137,7 +143,7 @@ func planScatter(in *hlo.Instruction) (*scatterPlan, bool) {
 		win[d] = us.Dims[updWin[k]]
 	}
 	xStrides, uStrides := rowMajor(xs.Dims), rowMajor(us.Dims)
-	idx, ok := newIndexVectors(in.Operands[1].Shape, ivd, attrInts(in, "scatter_dims_to_operand_dims"), opBatch,
+	idx, ok := newIndexVectors(is, ivd, attrInts(in, "scatter_dims_to_operand_dims"), opBatch,
 		attrInts(in, "scatter_indices_batching_dims"), xs.Dims, win, xStrides)
 	if !ok {
 		return nil, false
