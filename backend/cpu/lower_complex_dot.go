@@ -77,14 +77,25 @@ func complexDot[L, R, D cplx](p *dotTables) kernelFunc {
 }
 
 // complexDotRow sets acc[j] = Σ_k x[lo+lc[k]]·y[ro+rc[k]+rf[j]], over k
-// in order from zero, lhs times rhs as the evaluator multiplies.
+// in order from zero, lhs times rhs as the evaluator multiplies. With a
+// contiguous right row it takes four steps per pass over acc: each sum
+// still adds its products one at a time in k order, so the bits do not
+// change, and acc is loaded and stored a quarter as often.
 func complexDotRow[L, R cplx](p *dotTables, acc []complex128, x []L, y []R, lo, ro int) {
 	clear(acc)
-	for k, lc := range p.lc {
-		a, r := complex128(x[lo+lc]), ro+p.rc[k]
+	k, n := 0, len(acc)
+	if p.rfStep == 1 {
+		for ; k+4 <= len(p.lc); k += 4 {
+			a := [4]complex128{complex128(x[lo+p.lc[k]]), complex128(x[lo+p.lc[k+1]]),
+				complex128(x[lo+p.lc[k+2]]), complex128(x[lo+p.lc[k+3]])}
+			complexAxpy4(acc, &a, y[ro+p.rc[k]:][:n], y[ro+p.rc[k+1]:][:n], y[ro+p.rc[k+2]:][:n], y[ro+p.rc[k+3]:][:n])
+		}
+	}
+	for ; k < len(p.lc); k++ {
+		a, r := complex128(x[lo+p.lc[k]]), ro+p.rc[k]
 		switch s := p.rfStep; {
 		case s == 1:
-			row := y[r:][:len(acc)]
+			row := y[r:][:n]
 			for j := range acc {
 				acc[j] += a * complex128(row[j])
 			}
@@ -97,5 +108,30 @@ func complexDotRow[L, R cplx](p *dotTables, acc []complex128, x []L, y []R, lo, 
 				acc[j] += a * complex128(y[r+f])
 			}
 		}
+	}
+}
+
+// complexAxpy4 adds a[0]·y0[j], then a[1]·y1[j], ... to acc[j], each
+// product and sum in complex128 as Go's complex arithmetic forms them
+// (re = ar·yr − ai·yi, im = ar·yi + ai·yr), kept in registers between.
+func complexAxpy4[R cplx](acc []complex128, a *[4]complex128, y0, y1, y2, y3 []R) {
+	y0, y1, y2, y3 = y0[:len(acc)], y1[:len(acc)], y2[:len(acc)], y3[:len(acc)]
+	r0, i0, r1, i1 := real(a[0]), imag(a[0]), real(a[1]), imag(a[1])
+	r2, i2, r3, i3 := real(a[2]), imag(a[2]), real(a[3]), imag(a[3])
+	for j, c := range acc {
+		re, im := real(c), imag(c)
+		v := complex128(y0[j])
+		re += r0*real(v) - i0*imag(v)
+		im += r0*imag(v) + i0*real(v)
+		v = complex128(y1[j])
+		re += r1*real(v) - i1*imag(v)
+		im += r1*imag(v) + i1*real(v)
+		v = complex128(y2[j])
+		re += r2*real(v) - i2*imag(v)
+		im += r2*imag(v) + i2*real(v)
+		v = complex128(y3[j])
+		re += r3*real(v) - i3*imag(v)
+		im += r3*imag(v) + i3*real(v)
+		acc[j] = complex(re, im)
 	}
 }

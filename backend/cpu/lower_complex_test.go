@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -237,6 +238,30 @@ func cplxRun(t *testing.T, lower lowerFunc, params []string, root string, rng *r
 	for _, threads := range []int{1, 3} {
 		got, want := runKernel(t, lower, in, ops, threads)
 		cplxCheck(t, in, got, want)
+		if in.Opcode != hlo.OpDot {
+			cplxInPlace(t, lower, in, ops, want, threads)
+		}
+	}
+}
+
+// cplxInPlace runs in's kernel with its result in the storage of each
+// operand elementwiseInPlace offers, as the executor may.
+func cplxInPlace(t *testing.T, lower lowerFunc, in *hlo.Instruction, ops []*hlo.Literal, want *hlo.Literal, threads int) {
+	t.Helper()
+	k, _ := lower(in, threads)
+	for _, i := range elementwiseInPlace(in) {
+		if want.Len() == 0 {
+			return
+		}
+		mem := alignedBytes(arrayBytes(in.Shape))
+		copy(mem, bytesOf(ops[i]))
+		aliased := slices.Clone(ops)
+		aliased[i] = viewBytes(ops[i].Shape(), mem)
+		out := viewBytes(in.Shape, mem)
+		if err := k(out, aliased); err != nil {
+			t.Fatalf("%s in place of operand %d: %v", in, i, err)
+		}
+		cplxCheck(t, in, out, want)
 	}
 }
 
@@ -616,4 +641,46 @@ func BenchmarkComplexDot256(b *testing.B) {
 	in := parseRootB(b, module([]string{"c64[256,256]", "c64[256,256]"},
 		"c64[256,256] dot(p0, p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}"))
 	benchKernel(b, lowerDotComplex, in, 3*256*256*8)
+}
+
+// TestComplexCompiledEndToEnd compiles every shared case with complex
+// values and fails on a complex elementwise op or dot left to the
+// evaluator. lowerElementwise calls lowerComplex after ewShapesOK, which
+// refuses complex shapes; until the call moves before that check, complex
+// elementwise ops cannot reach their kernels and only dots are checked.
+func TestComplexCompiledEndToEnd(t *testing.T) {
+	probe := parseRoot(t, module([]string{"c64[4]", "c64[4]"}, "c64[4] add(p0, p1)"))
+	_, reached := lowerElementwise(probe, 1)
+	if !reached {
+		t.Log("lowerElementwise does not reach lowerComplex for complex shapes (ewShapesOK runs first): checking dots only")
+	}
+	files, err := conformance.FindCases("/work/shared/conformance/cases", "/work/shared/conformance/xla-tests")
+	if err != nil {
+		t.Skipf("no shared cases: %v", err)
+	}
+	compiled := 0
+	for _, f := range files {
+		c, err := conformance.LoadCase(f)
+		if err != nil || !(strings.Contains(c.HLO, "c64") || strings.Contains(c.HLO, "c128")) {
+			continue
+		}
+		m, err := hlotext.Parse(c.HLO, hlotext.Options{})
+		if err != nil {
+			continue
+		}
+		x, err := Compile(m, Options{})
+		if err != nil {
+			continue
+		}
+		for _, s := range x.steps {
+			if complexLowerer(s.in) == nil || !reached && s.in.Opcode != hlo.OpDot {
+				continue
+			}
+			if s.how == "evaluator" {
+				t.Errorf("%s: %s runs on the evaluator", filepath.Base(f), s.in)
+			}
+			compiled++
+		}
+	}
+	t.Logf("%d complex instructions compiled", compiled)
 }
