@@ -44,11 +44,11 @@ func lowerElementwise(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 	if k, ok := lowerStretched(in, threads); ok {
 		return k, true
 	}
-	if !ewShapesOK(in) {
-		return nil, false
-	}
 	if k, ok := lowerComplex(in, threads); ok {
 		return k, true
+	}
+	if !ewShapesOK(in) {
+		return nil, false
 	}
 	switch in.Opcode {
 	case hlo.OpCompare:

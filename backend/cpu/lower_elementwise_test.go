@@ -110,10 +110,10 @@ func TestLowerElementwiseLarge(t *testing.T) {
 
 func TestLowerElementwiseDeclines(t *testing.T) {
 	for _, text := range []string{
-		module([]string{"c64[4]", "c64[4]"}, "c64[4] add(p0, p1)"),
+		module([]string{"c64[4]", "c64[4]"}, "pred[4] compare(p0, p1), direction=LT"),
 		module([]string{"bf16[4]", "bf16[4]"}, "bf16[4] add(p0, p1)"),
 		module([]string{"f16[4]"}, "f16[4] exponential(p0)"),
-		module([]string{"s32[]", "s32[4]", "s32[]"}, "s32[4] clamp(p0, p1, p2)"),
+		module([]string{"bf16[]", "bf16[4]", "bf16[]"}, "bf16[4] clamp(p0, p1, p2)"),
 		module([]string{"f8e5m2[4]", "f8e5m2[4]"}, "pred[4] compare(p0, p1), direction=LT"),
 		module([]string{"pred[4]", "s32[4]", "s32[4]"}, "s32[4] select(p0, p1, p2)"),
 		module([]string{"f32[4]", "f32[4]"}, "f32[4] and(p0, p1)"),
