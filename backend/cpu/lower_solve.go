@@ -18,9 +18,9 @@ import (
 // handling.
 
 // blockedMinN is the matrix size from which real solves and
-// factorizations run blocked: below it a GEMM update would have fewer
-// than two blocks to work on.
-const blockedMinN = 2 * kernels.SolveBlock
+// factorizations run blocked (on the GEMM, but no longer bit-identical
+// to the evaluator): one outer block.
+const blockedMinN = kernels.SolveBlock
 
 // triSolvePlan is a triangular-solve as its kernel sees it: each of
 // batch systems solves M·y = c for every column (left side) or row

@@ -282,7 +282,7 @@ func wellConditioned(a *hlo.Literal, n int, rng *rand.Rand) {
 // one and two threads agree exactly.
 func TestSolveBlocked(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	const n = blockedMinN + 37
+	const n = blockedMinN + 101
 	for _, dt := range []hlo.DType{hlo.F32, hlo.F64} {
 		for _, left := range []bool{true, false} {
 			for _, lower := range []bool{true, false} {
@@ -396,12 +396,12 @@ func TestTriangularSolveNonFinite(t *testing.T) {
 		got, want := runKernel(t, lowerTriangularSolve, in, ops, 1)
 		checkSolveBits(t, in, got, want)
 	}
-	const n = blockedMinN + 5
+	const n = blockedMinN + 60
 	for _, lower := range []bool{true, false} {
 		in := parseRoot(t, triSolveText(hlo.F32, nil, n, 9, true, lower, false, "NO_TRANSPOSE", ""))
 		ops := randomOperands(in, rng)
 		wellConditioned(ops[0], n, rng)
-		ops[0].SetFloat64(150*n+150, 0)
+		ops[0].SetFloat64(150*n+150, 0) // in the second outer block
 		got, want := runKernel(t, lowerTriangularSolve, in, ops, 2)
 		closeScaled(t, in, got, want)
 	}

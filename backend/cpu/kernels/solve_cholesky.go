@@ -75,13 +75,22 @@ func sqrtPivot[T Scalar](d T) (T, bool) {
 // that block's transpose (TrsmRows, rows split across threads), and
 // subtract the panel's outer product from the trailing lower triangle
 // with GEMMs, one per block column so the upper triangle is skipped.
+// Diagonal blocks and panels are done the same way with smaller blocks.
 func CholeskyBlocked[T float32 | float64](a []T, lda, n, threads int) bool {
+	return choleskyBlocked(a, lda, n, threads, SolveBlock)
+}
+
+func choleskyBlocked[T float32 | float64](a []T, lda, n, threads, nb int) bool {
+	if n <= minSolveBlock {
+		return Cholesky(a, lda, n)
+	}
 	gemm := gemmOf[T]()
-	panel := make([]T, n*SolveBlock)
-	for k0 := 0; k0 < n; k0 += SolveBlock {
-		k1 := min(n, k0+SolveBlock)
+	panel := make([]T, n*nb)
+	inner := max(minSolveBlock, nb/4)
+	for k0 := 0; k0 < n; k0 += nb {
+		k1 := min(n, k0+nb)
 		kb := k1 - k0
-		if !Cholesky(a[k0*lda+k0:], lda, kb) {
+		if !choleskyBlocked(a[k0*lda+k0:], lda, kb, 1, inner) {
 			return false
 		}
 		if k1 == n {
@@ -90,13 +99,13 @@ func CholeskyBlocked[T float32 | float64](a []T, lda, n, threads int) bool {
 		// L[i, K]·L[K, K]ᵀ = A[i, K]  ⇔  L[K, K]·L[i, K]ᵀ = A[i, K]ᵀ.
 		rows := n - k1
 		ParallelRange(threads, rows, kb*kb*rows, func(r0, r1 int) {
-			TrsmRows(a[k0*lda+k0:], lda, kb, true, a[(k1+r0)*lda+k0:], lda, r1-r0)
+			trsmRowsBlocked(a[k0*lda+k0:], lda, kb, true, a[(k1+r0)*lda+k0:], lda, r1-r0, 1, inner)
 		})
 		for i := k1; i < n; i++ {
 			negate(panel[(i-k1)*kb:(i-k1+1)*kb], a[i*lda+k0:i*lda+k1])
 		}
-		for j0 := k1; j0 < n; j0 += SolveBlock {
-			jb := min(SolveBlock, n-j0)
+		for j0 := k1; j0 < n; j0 += nb {
+			jb := min(nb, n-j0)
 			// A[j0:, j0:j0+jb] += (-L[j0:, K])·L[j0:j0+jb, K]ᵀ
 			gemm(n-j0, jb, kb, Strided[T]{Data: panel[(j0-k1)*kb:], Row: kb, Col: 1},
 				Strided[T]{Data: a[j0*lda+k0:], Row: 1, Col: lda}, a[j0*lda+j0:], lda, true, threads)

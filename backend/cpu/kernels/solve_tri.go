@@ -14,9 +14,14 @@ package kernels
 type Scalar interface{ float32 | float64 | complex128 }
 
 // SolveBlock is the block size of the blocked kernels: the K dimension
-// of their GEMM updates, deep enough for the micro-kernel to amortize
-// packing, small enough that the unblocked diagonal work stays minor.
-const SolveBlock = 96
+// of their outer GEMM updates, deep enough for the micro-kernel to
+// amortize packing. Diagonal blocks are solved the same way with blocks
+// a quarter the size, down to minSolveBlock: the unblocked loops, scalar
+// Go, then do about n·minSolveBlock/2 of the n²/2 steps per column.
+const (
+	SolveBlock    = 128
+	minSolveBlock = 16
+)
 
 // TrsmLeft solves M·X = B in place: m is n×n (row stride ldm), read only
 // in its lower or upper triangle; x (n×cols, row stride ldx) holds B on
@@ -33,6 +38,7 @@ func TrsmLeft[T Scalar](m []T, ldm, n int, lower bool, x []T, ldx, cols int) {
 		mi := m[i*ldm : i*ldm+n]
 		for j := lo; j < hi; j++ {
 			mij, xj := mi[j], x[j*ldx:j*ldx+cols]
+			xj = xj[:len(xi)]
 			for r := range xi {
 				xi[r] -= mij * xj[r]
 			}
@@ -77,26 +83,34 @@ func gemmOf[T float32 | float64]() gemmFunc[T] {
 
 // blockRange is diagonal block s of n in substitution order: forward
 // for a lower triangle, backward for an upper one.
-func blockRange(s, n int, lower bool) (k0, k1 int) {
+func blockRange(s, n, nb int, lower bool) (k0, k1 int) {
 	if lower {
-		return s, min(n, s+SolveBlock)
+		return s, min(n, s+nb)
 	}
-	return max(0, n-s-SolveBlock), n - s
+	return max(0, n-s-nb), n - s
 }
 
 // TrsmLeftBlocked is TrsmLeft for large n: it substitutes a block of
-// SolveBlock rows with TrsmLeft (columns split across threads), then
-// subtracts that block's contribution from every row still to come with
-// one GEMM. The GEMM only adds, so it multiplies a negated copy of M's
-// panel.
+// SolveBlock rows (columns split across threads, the block itself
+// solved the same way with smaller blocks), then subtracts that block's
+// contribution from every row still to come with one GEMM. The GEMM only
+// adds, so it multiplies a negated copy of M's panel.
 func TrsmLeftBlocked[T float32 | float64](m []T, ldm, n int, lower bool, x []T, ldx, cols, threads int) {
+	trsmLeftBlocked(m, ldm, n, lower, x, ldx, cols, threads, SolveBlock)
+}
+
+func trsmLeftBlocked[T float32 | float64](m []T, ldm, n int, lower bool, x []T, ldx, cols, threads, nb int) {
+	if n <= minSolveBlock {
+		TrsmLeft(m, ldm, n, lower, x, ldx, cols)
+		return
+	}
 	gemm := gemmOf[T]()
-	panel := make([]T, n*SolveBlock)
-	for s := 0; s < n; s += SolveBlock {
-		k0, k1 := blockRange(s, n, lower)
+	panel := make([]T, n*nb)
+	for s := 0; s < n; s += nb {
+		k0, k1 := blockRange(s, n, nb, lower)
 		kb := k1 - k0
 		ParallelRange(threads, cols, kb*kb*cols, func(c0, c1 int) {
-			TrsmLeft(m[k0*ldm+k0:], ldm, kb, lower, x[k0*ldx+c0:], ldx, c1-c0)
+			trsmLeftBlocked(m[k0*ldm+k0:], ldm, kb, lower, x[k0*ldx+c0:], ldx, c1-c0, 1, max(minSolveBlock, nb/4))
 		})
 		i0, i1 := k1, n // rows still to come
 		if !lower {
@@ -116,13 +130,21 @@ func TrsmLeftBlocked[T float32 | float64](m []T, ldm, n int, lower bool, x []T, 
 // TrsmRowsBlocked is TrsmRows for large n: the same block substitution
 // on the columns of x, whose rows are split across threads.
 func TrsmRowsBlocked[T float32 | float64](m []T, ldm, n int, lower bool, x []T, ldx, rows, threads int) {
+	trsmRowsBlocked(m, ldm, n, lower, x, ldx, rows, threads, SolveBlock)
+}
+
+func trsmRowsBlocked[T float32 | float64](m []T, ldm, n int, lower bool, x []T, ldx, rows, threads, nb int) {
+	if n <= minSolveBlock {
+		TrsmRows(m, ldm, n, lower, x, ldx, rows)
+		return
+	}
 	gemm := gemmOf[T]()
-	panel := make([]T, n*SolveBlock)
-	for s := 0; s < n; s += SolveBlock {
-		k0, k1 := blockRange(s, n, lower)
+	panel := make([]T, n*nb)
+	for s := 0; s < n; s += nb {
+		k0, k1 := blockRange(s, n, nb, lower)
 		kb := k1 - k0
 		ParallelRange(threads, rows, kb*kb*rows, func(r0, r1 int) {
-			TrsmRows(m[k0*ldm+k0:], ldm, kb, lower, x[r0*ldx+k0:], ldx, r1-r0)
+			trsmRowsBlocked(m[k0*ldm+k0:], ldm, kb, lower, x[r0*ldx+k0:], ldx, r1-r0, 1, max(minSolveBlock, nb/4))
 		})
 		i0, i1 := k1, n // columns still to come
 		if !lower {
