@@ -194,7 +194,7 @@ type fftPlanner[F float32 | float64] struct {
 
 // fftChunk is the number of elements a chunk of lines aims at: a few
 // lines' worth of split scratch and Stockham buffers stay in L1/L2.
-const fftChunk = 4096
+const fftChunk = 1024
 
 // pass is the complex-to-complex transform along axis d of an array of
 // dimensions dims (the callers adjust the ends for RFFT and IRFFT).

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -113,5 +114,19 @@ func BenchmarkFFTPlan1024(b *testing.B) {
 	b.SetBytes(1024 * 8)
 	for b.Loop() {
 		pl.Transform(re, im, 1, scratch)
+	}
+}
+
+func BenchmarkFFTPlanBatch(b *testing.B) {
+	for _, batch := range []int{1, 4, 16} {
+		b.Run(fmt.Sprint(batch), func(b *testing.B) {
+			pl := NewFFTPlan[float32](1024)
+			re, im := make([]float32, 1024*batch), make([]float32, 1024*batch)
+			scratch := make([]float32, pl.ScratchLen(batch))
+			b.SetBytes(int64(1024 * 8 * batch))
+			for b.Loop() {
+				pl.Transform(re, im, batch, scratch)
+			}
+		})
 	}
 }
