@@ -28,8 +28,14 @@ import (
 // 2^-53 for c128/f64). Measured errors stay below a fifth of that.
 func closeFFT(t *testing.T, in *hlo.Instruction, got, want *hlo.Literal) {
 	t.Helper()
+	if msg := fftMismatch(in, got, want); msg != "" {
+		t.Fatal(msg)
+	}
+}
+
+func fftMismatch(in *hlo.Instruction, got, want *hlo.Literal) string {
 	if got.Len() != want.Len() {
-		t.Fatalf("%s: %d elements, want %d", in, got.Len(), want.Len())
+		return fmt.Sprintf("%s: %d elements, want %d", in, got.Len(), want.Len())
 	}
 	lens, _ := in.Ints("fft_length")
 	n := 1.0
@@ -48,9 +54,10 @@ func closeFFT(t *testing.T, in *hlo.Instruction, got, want *hlo.Literal) {
 	for i := range got.Len() {
 		x, y := got.GetComplex128(i), want.GetComplex128(i)
 		if d := cmplx.Abs(x - y); !(d <= tol) {
-			t.Fatalf("%s: element %d is %v, want %v (error %.3g, tolerance %.3g)", in, i, x, y, d, tol)
+			return fmt.Sprintf("%s: element %d is %v, want %v (error %.3g, tolerance %.3g)", in, i, x, y, d, tol)
 		}
 	}
+	return ""
 }
 
 // TestFFTConformance runs every fft of the shared cases' entry
@@ -197,6 +204,23 @@ func TestFFTLarge(t *testing.T) {
 			closeFFT(t, in, got, want)
 		}
 	}
+}
+
+// TestFFTExecuteConcurrently compiles a module whose fft runs on the
+// workers and needs a temporary (a 2-D IRFFT), and executes it from many
+// goroutines at once (run with -race): scratch is per call.
+func TestFFTExecuteConcurrently(t *testing.T) {
+	m, x := compileText(t, module([]string{"c64[8,32,33]"},
+		"f32[8,32,64] fft(p0), fft_type=IRFFT, fft_length={32,64}"), Options{Threads: 2})
+	if x.Lowering["fft"] != 1 {
+		t.Fatalf("lowering %v, want the fft compiled", x.Lowering)
+	}
+	args := eval.RandomArguments(m, 5)
+	want, err := eval.Run(m, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	executeConcurrently(t, x, args, func(got *hlo.Literal) string { return fftMismatch(m.Entry.Root, got, want) })
 }
 
 // TestFFTDeclines: shapes that do not fit the attributes, and types the
