@@ -32,9 +32,12 @@ import (
 type fftIO int
 
 const (
-	fftComplex   fftIO = iota // interleaved complex elements
-	fftReal                   // real elements: RFFT's input, IRFFT's output
-	fftHermitian              // IRFFT's half spectrum, extended to length n
+	fftComplex        fftIO = iota // interleaved complex elements
+	fftReal                        // real elements: RFFT's input, IRFFT's output
+	fftHermitian                   // IRFFT's half spectrum, extended to length n
+	fftRealPairs                   // a real row of even length as complex pairs
+	fftHalfSpectrum                // RFFT's X_0..X_h unpacked from the pairs' transform
+	fftHermitianPairs              // IRFFT's half spectrum packed for the pairs' inverse
 )
 
 // fftBuffer names a pass's source or destination.
@@ -59,6 +62,7 @@ type fftPass[F float32 | float64] struct {
 	scale        F
 	batch        int // lines per chunk
 	work         int // estimated flops, to decide on threads
+	wr, wi       []F // exp(-2πi·k/L), k ≤ L/2, for the packed real forms
 }
 
 // fftKernel is a compiled fft: its passes and the operand, result and
@@ -106,7 +110,11 @@ func fftTypes(typ string, c, r, in, out hlo.DType) bool {
 func buildFFT[F float32 | float64](in *hlo.Instruction, typ string, lens []int64, threads int) (kernelFunc, bool) {
 	inDims, outDims := ints(in.Operands[0].Shape.Dims), ints(in.Shape.Dims)
 	rank, r := len(inDims), len(lens)
-	if r < 1 || r > 3 || r > rank || !sameInts(fftResultDims(typ, inDims, int(lens[r-1])), outDims) {
+	if r < 1 || r > 3 || r > rank {
+		return nil, false
+	}
+	l := int(lens[r-1])
+	if !sameInts(fftResultDims(typ, inDims, l), outDims) {
 		return nil, false
 	}
 	k := &fftKernel[F]{inType: in.Operands[0].Shape.DType, threads: threads,
@@ -125,6 +133,9 @@ func buildFFT[F float32 | float64](in *hlo.Instruction, typ string, lens []int64
 	case "RFFT":
 		p := b.pass(inDims, last, false, fftInput, fftOutput)
 		p.in, p.dstN = fftReal, outDims[last]
+		if l >= 2 && l%2 == 0 {
+			p = packRealPass(&b, p, l, false)
+		}
 		k.passes = append(k.passes, p)
 		for d := last - 1; d >= first; d-- {
 			k.passes = append(k.passes, b.pass(outDims, d, false, fftOutput, fftOutput))
@@ -137,6 +148,9 @@ func buildFFT[F float32 | float64](in *hlo.Instruction, typ string, lens []int64
 		}
 		p := b.pass(outDims, last, true, src, fftOutput)
 		p.in, p.out, p.srcN = fftHermitian, fftReal, inDims[last]
+		if l >= 2 && l%2 == 0 {
+			p = packRealPass(&b, p, l, true)
+		}
 		k.passes = append(k.passes, p)
 	default:
 		return nil, false
@@ -192,6 +206,16 @@ type fftPlanner[F float32 | float64] struct {
 	plans map[int]*kernels.FFTPlan[F]
 }
 
+// plan is the length-n plan, made once.
+func (b *fftPlanner[F]) plan(n int) *kernels.FFTPlan[F] {
+	pl := b.plans[n]
+	if pl == nil {
+		pl = kernels.NewFFTPlan[F](n)
+		b.plans[n] = pl
+	}
+	return pl
+}
+
 // fftChunk is the number of elements a chunk of lines aims at: a few
 // lines' worth of split scratch and Stockham buffers stay in L1/L2.
 const fftChunk = 1024
@@ -200,11 +224,6 @@ const fftChunk = 1024
 // dimensions dims (the callers adjust the ends for RFFT and IRFFT).
 func (b *fftPlanner[F]) pass(dims []int, d int, inverse bool, src, dst fftBuffer) fftPass[F] {
 	n := dims[d]
-	plan := b.plans[n]
-	if plan == nil {
-		plan = kernels.NewFFTPlan[F](n)
-		b.plans[n] = plan
-	}
 	outer, inner := 1, 1
 	for _, x := range dims[:d] {
 		outer *= x
@@ -222,7 +241,7 @@ func (b *fftPlanner[F]) pass(dims []int, d int, inverse bool, src, dst fftBuffer
 		scale = F(1 / float64(n))
 	}
 	flops := 5 * n * (int(math.Log2(float64(max(n, 1)))) + 1)
-	return fftPass[F]{plan: plan, lines: outer * inner, inner: inner, srcN: n, dstN: n,
+	return fftPass[F]{plan: b.plan(n), lines: outer * inner, inner: inner, srcN: n, dstN: n,
 		in: fftComplex, out: fftComplex, src: src, dst: dst, inverse: inverse, scale: scale,
 		batch: batch, work: outer * inner * flops}
 }

@@ -63,6 +63,10 @@ func (p *fftPass[F]) gather(src []F, l0, nb int, re, im []F) {
 			}
 		case fftHermitian:
 			p.gatherHermitian(src[2*base:2*(base+p.srcN)], n, b, nb, re, im)
+		case fftRealPairs:
+			gatherPairs(src[base:base+p.srcN], n, b, nb, re, im)
+		case fftHermitianPairs:
+			gatherHermitianPairs(p, src[2*base:2*(base+p.srcN)], b, nb, re, im)
 		}
 	}
 }
@@ -98,6 +102,10 @@ func (p *fftPass[F]) scatter(dst []F, l0, nb int, re, im []F) {
 			for t := range p.dstN {
 				dst[base+t*st] = re[t*nb+b] * s
 			}
+		case fftHalfSpectrum:
+			scatterHalfSpectrum(p, dst[2*base:2*(base+p.dstN)], b, nb, re, im)
+		case fftRealPairs:
+			scatterPairs(dst[base:base+p.dstN], s, b, nb, re, im)
 		}
 	}
 }

@@ -153,11 +153,14 @@ func fftCase(rng *rand.Rand, typ string, ct hlo.DType) (params []string, root st
 		outT = ct.ComplexComponent()
 		inDims[last] = half
 	}
-	p := shapeText(inT, inDims)
+	p, o := shapeText(inT, inDims), shapeText(outT, outDims)
 	if rng.IntN(2) == 0 {
 		p += intsText(permutation(rng, len(inDims)))
 	}
-	return []string{p}, fmt.Sprintf("%s fft(p0), fft_type=%s, fft_length=%s", shapeText(outT, outDims), typ, intsText(lens))
+	if rng.IntN(4) == 0 {
+		o += intsText(permutation(rng, len(outDims)))
+	}
+	return []string{p}, fmt.Sprintf("%s fft(p0), fft_type=%s, fft_length=%s", o, typ, intsText(lens))
 }
 
 func permutation(rng *rand.Rand, n int) []int64 {
@@ -185,6 +188,42 @@ func TestFFTRandom(t *testing.T) {
 	}
 }
 
+// TestFFTHandWorked: x = (1, 2, 3, 4) has the spectrum (10, -2+2i, -2,
+// -2-2i); IRFFT ignores the imaginary parts of X_0 and X_2 (they multiply
+// sin 0 and sin πj), and IFFT divides by 4.
+func TestFFTHandWorked(t *testing.T) {
+	for _, c := range []struct {
+		param, root string
+		in          any
+		want        []complex128
+	}{
+		{"f32[4]", "c64[3] fft(p0), fft_type=RFFT, fft_length={4}", []float32{1, 2, 3, 4}, []complex128{10, -2 + 2i, -2}},
+		{"f64[4]", "c128[3] fft(p0), fft_type=RFFT, fft_length={4}", []float64{1, 2, 3, 4}, []complex128{10, -2 + 2i, -2}},
+		{"c64[3]", "f32[4] fft(p0), fft_type=IRFFT, fft_length={4}", []complex64{10 + 5i, -2 + 2i, -2 + 7i}, []complex128{1, 2, 3, 4}},
+		{"c128[4]", "c128[4] fft(p0), fft_type=FFT, fft_length={4}", []complex128{1, 2, 3, 4}, []complex128{10, -2 + 2i, -2, -2 - 2i}},
+		{"c64[4]", "c64[4] fft(p0), fft_type=IFFT, fft_length={4}", []complex64{10, -2 + 2i, -2, -2 - 2i}, []complex128{1, 2, 3, 4}},
+	} {
+		in := parseRoot(t, module([]string{c.param}, c.root))
+		x := hlo.NewLiteral(in.Operands[0].Shape)
+		switch v := c.in.(type) {
+		case []float32:
+			copy(x.Data().([]float32), v)
+		case []float64:
+			copy(x.Data().([]float64), v)
+		case []complex64:
+			copy(x.Data().([]complex64), v)
+		case []complex128:
+			copy(x.Data().([]complex128), v)
+		}
+		got, _ := runKernel(t, lowerFFT, in, []*hlo.Literal{x}, 1)
+		for i, w := range c.want {
+			if g := got.GetComplex128(i); cmplx.Abs(g-w) > 1e-6 {
+				t.Errorf("%s: element %d is %v, want %v", in, i, g, w)
+			}
+		}
+	}
+}
+
 // TestFFTLarge runs batches big enough to be split across workers, and
 // long rows of lengths that need Bluestein and mixed radices.
 func TestFFTLarge(t *testing.T) {
@@ -194,6 +233,8 @@ func TestFFTLarge(t *testing.T) {
 		module([]string{"c128[96,96]{0,1}"}, "c128[96,96] fft(p0), fft_type=IFFT, fft_length={96,96}"),
 		module([]string{"c64[8,1009]"}, "c64[8,1009] fft(p0), fft_type=FFT, fft_length={1009}"),
 		module([]string{"f32[16,1000]"}, "c64[16,501] fft(p0), fft_type=RFFT, fft_length={1000}"),
+		module([]string{"f64[6,999]"}, "c128[6,500] fft(p0), fft_type=RFFT, fft_length={999}"),
+		module([]string{"c128[6,500]"}, "f64[6,999] fft(p0), fft_type=IRFFT, fft_length={999}"),
 		module([]string{"c64[4,64,65]"}, "f32[4,64,128] fft(p0), fft_type=IRFFT, fft_length={64,128}"),
 		module([]string{"c128[3,30,21,10]"}, "c128[3,30,21,10] fft(p0), fft_type=FFT, fft_length={30,21,10}"),
 	} {

@@ -90,24 +90,24 @@ func newFFTStage[F float32 | float64](p, n int) fftStage[F] {
 	st := fftStage[F]{p: p, m: m, twr: make([]F, m*(p-1)), twi: make([]F, m*(p-1))}
 	for j := range m {
 		for k := 1; k < p; k++ {
-			c, s := unitRoot(j*k, n)
+			c, s := UnitRoot(j*k, n)
 			st.twr[j*(p-1)+k-1], st.twi[j*(p-1)+k-1] = F(c), F(s)
 		}
 	}
 	if p != 2 && p != 3 && p != 4 {
 		st.wr, st.wi = make([]F, p), make([]F, p)
 		for k := range p {
-			c, s := unitRoot(k, p)
+			c, s := UnitRoot(k, p)
 			st.wr[k], st.wi[k] = F(c), F(s)
 		}
 	}
 	return st
 }
 
-// unitRoot is exp(-2πi·t/n) in float64. The angle is reduced exactly in
+// UnitRoot is exp(-2πi·t/n) in float64. The angle is reduced exactly in
 // integers to the nearest quarter turn plus a remainder of at most π/4,
 // so large t/n lose nothing to a rounded 2π·t/n.
-func unitRoot(t, n int) (c, s float64) {
+func UnitRoot(t, n int) (c, s float64) {
 	t %= n
 	if t < 0 {
 		t += n

@@ -21,7 +21,7 @@ func newBluestein[F float32 | float64](n int) *bluestein[F] {
 	kr, ki := make([]float64, m), make([]float64, m)
 	for t := range n {
 		// t² mod 2n keeps the angle exact for any n.
-		c, s := unitRoot(t*t%(2*n), 2*n)
+		c, s := UnitRoot(t*t%(2*n), 2*n)
 		b.cr[t], b.ci[t] = F(c), F(s)
 		kr[t], ki[t] = c, -s
 		if t > 0 {

@@ -31,6 +31,10 @@ func radix2[F float32 | float64](st *fftStage[F], s int, xr, xi, yr, yi []F) {
 }
 
 func radix4[F float32 | float64](st *fftStage[F], s int, xr, xi, yr, yi []F) {
+	if s == 1 {
+		radix4Unit(st, xr, xi, yr, yi)
+		return
+	}
 	m := st.m
 	for j := range m {
 		tw := 3 * j
@@ -58,6 +62,30 @@ func radix4[F float32 | float64](st *fftStage[F], s int, xr, xi, yr, yi []F) {
 			b2r[q], b2i[q] = twiddle(t0r-t2r, t0i-t2i, w2r, w2i)
 			b3r[q], b3i[q] = twiddle(t1r-t3i, t1i+t3r, w3r, w3i)
 		}
+	}
+}
+
+// radix4Unit is radix4 at stride 1 (the first pass of a lone sequence),
+// where re-slicing the eight runs for every one-element group would cost
+// more than the butterfly.
+func radix4Unit[F float32 | float64](st *fftStage[F], xr, xi, yr, yi []F) {
+	m := st.m
+	x0r, x0i := xr[:m], xi[:m]
+	x1r, x1i := xr[m:2*m], xi[m:2*m]
+	x2r, x2i := xr[2*m:3*m], xi[2*m:3*m]
+	x3r, x3i := xr[3*m:4*m], xi[3*m:4*m]
+	twr, twi := st.twr[:3*m], st.twi[:3*m]
+	yr, yi = yr[:4*m], yi[:4*m]
+	for j := range x0r {
+		t0r, t0i := x0r[j]+x2r[j], x0i[j]+x2i[j]
+		t1r, t1i := x0r[j]-x2r[j], x0i[j]-x2i[j]
+		t2r, t2i := x1r[j]+x3r[j], x1i[j]+x3i[j]
+		t3r, t3i := x1r[j]-x3r[j], x1i[j]-x3i[j]
+		o, w := 4*j, 3*j
+		yr[o], yi[o] = t0r+t2r, t0i+t2i
+		yr[o+1], yi[o+1] = twiddle(t1r+t3i, t1i-t3r, twr[w], twi[w])
+		yr[o+2], yi[o+2] = twiddle(t0r-t2r, t0i-t2i, twr[w+1], twi[w+1])
+		yr[o+3], yi[o+3] = twiddle(t1r-t3i, t1i+t3r, twr[w+2], twi[w+2])
 	}
 }
 

@@ -15,7 +15,7 @@ func naiveDFT(xr, xi []float64, n, batch int) (yr, yi []float64) {
 		for k := range n {
 			var sr, si float64
 			for t := range n {
-				c, s := unitRoot(t*k%n, n)
+				c, s := UnitRoot(t*k%n, n)
 				sr += xr[t*batch+b]*c - xi[t*batch+b]*s
 				si += xr[t*batch+b]*s + xi[t*batch+b]*c
 			}
@@ -95,10 +95,10 @@ func TestFFTPlanPicksAlgorithm(t *testing.T) {
 func TestUnitRoot(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 8, 12, 1000, 1 << 20} {
 		for _, tt := range []int{0, 1, n / 8, n / 4, n / 3, n / 2, n - 1, 3 * n / 4, n + 1, -1} {
-			c, s := unitRoot(tt, n)
+			c, s := UnitRoot(tt, n)
 			a := -2 * math.Pi * float64(tt) / float64(n)
 			if math.Abs(c-math.Cos(a)) > 1e-15 || math.Abs(s-math.Sin(a)) > 1e-15 {
-				t.Errorf("unitRoot(%d,%d) = (%v,%v), want (%v,%v)", tt, n, c, s, math.Cos(a), math.Sin(a))
+				t.Errorf("UnitRoot(%d,%d) = (%v,%v), want (%v,%v)", tt, n, c, s, math.Cos(a), math.Sin(a))
 			}
 		}
 	}
