@@ -24,8 +24,8 @@ import (
 // L/2+1 outputs; IRFFT runs the inverse over the leading axes of the half
 // spectrum, then extends each last-axis row to its Hermitian spectrum of
 // length L exactly as the evaluator does (reading x[k] for k ≤ L/2 and
-// conj(x[L-k]) above) and keeps the real part. IFFT divides by n on
-// every axis. Literals are row-major whatever their layout, so layouts
+// conj(x[L-k]) above) and keeps the real part; an even L runs at half
+// length (lower_fft_real.go). IFFT divides by n on every axis. Literals are row-major whatever their layout, so layouts
 // need no handling.
 
 // fftIO is how a pass reads or writes its lines.
