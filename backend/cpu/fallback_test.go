@@ -13,7 +13,6 @@ import (
 // that may still fall back to the evaluator in the shared cases; every
 // other instruction must compile to a kernel.
 var stillOnEvaluator = []string{
-	"fft ",
 	"convolution pred[",
 }
 
