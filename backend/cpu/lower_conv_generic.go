@@ -41,7 +41,7 @@ func lowerConvGeneric(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 	}
 	l, r := in.Operands[0].Shape, in.Operands[1].Shape
 	t := in.Shape.DType
-	if !plainArray(l) || !plainArray(r) || t.IsPred() || storageWidth(t) == 0 {
+	if !plainArray(l) || !plainArray(r) || storageWidth(t) == 0 {
 		return nil, false
 	}
 	cg, ok := planConvGeneric(in, l, r, threads)
@@ -59,7 +59,7 @@ func lowerConvGeneric(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 			return nil, false
 		}
 		return convKernel(cg, loadF64, storeF64), true
-	case t.IsInteger():
+	case t.IsInteger() || t.IsPred(): // pred: the count of true products, then != 0, as the evaluator
 		if l.DType.IsComplex() || r.DType.IsComplex() || l.DType.IsFloat() || r.DType.IsFloat() {
 			return nil, false
 		}
@@ -265,6 +265,10 @@ func loadI64(l *hlo.Literal) []int64 {
 
 func storeI64(out *hlo.Literal, v []int64) {
 	switch d := out.Data().(type) {
+	case []bool:
+		for i, x := range v {
+			d[i] = x != 0
+		}
 	case []int64:
 		copy(d, v)
 	case []int32:
