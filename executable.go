@@ -396,6 +396,17 @@ func (x *Executable) Lowering() map[string]int {
 	return x.cpu.Lowering
 }
 
+// Fallbacks lists, as "opcode shape", the instructions the cpu backend
+// left to the evaluator because no kernel takes them (including those
+// of the computations the module calls); nil on the interp backend and
+// when the cost model ran the whole module on the evaluator.
+func (x *Executable) Fallbacks() []string {
+	if x.cpu == nil {
+		return nil
+	}
+	return x.cpu.Fallbacks
+}
+
 // Memory reports the cpu backend's buffer assignment (zero on interp).
 func (x *Executable) Memory() MemoryStats {
 	if x.cpu == nil {

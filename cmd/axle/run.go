@@ -82,6 +82,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *backend == "cpu" {
 		fmt.Fprintf(stdout, "engine: %s\n", x.Engine())
 		fmt.Fprintf(stdout, "lowered %s\n", loweringSummary(x.Lowering()))
+		if fb := x.Fallbacks(); len(fb) > 0 {
+			fmt.Fprintf(stdout, "on the evaluator (no kernel): %s\n", strings.Join(fb, "; "))
+		}
 	}
 	compile := time.Since(start)
 	if *argsFile != "" {
