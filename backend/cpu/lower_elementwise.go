@@ -136,6 +136,10 @@ func unaryKernel[D, S any](in *hlo.Instruction, loop func(dst []D, src []S), thr
 		if !ok0 || !ok1 || len(a) != len(dst) {
 			return errEwStorage(name)
 		}
+		if len(dst) < ewParallelMin || threads <= 1 { // no closure: small calls allocate nothing
+			loop(dst, a)
+			return nil
+		}
 		ewSplit(len(dst), threads, func(lo, hi int) { loop(dst[lo:hi], a[lo:hi]) })
 		return nil
 	}
@@ -150,6 +154,10 @@ func binaryKernel[D, S any](in *hlo.Instruction, loop func(dst []D, a, b []S), t
 		b, ok2 := ops[1].Data().([]S)
 		if !ok0 || !ok1 || !ok2 || len(a) != len(dst) || len(b) != len(dst) {
 			return errEwStorage(name)
+		}
+		if len(dst) < ewParallelMin || threads <= 1 {
+			loop(dst, a, b)
+			return nil
 		}
 		ewSplit(len(dst), threads, func(lo, hi int) { loop(dst[lo:hi], a[lo:hi], b[lo:hi]) })
 		return nil
@@ -167,6 +175,10 @@ func ternaryKernel[T any](in *hlo.Instruction, loop func(dst, a, b, c []T), thre
 		c, ok3 := ops[2].Data().([]T)
 		if !ok0 || !ok1 || !ok2 || !ok3 || len(a) != len(dst) || len(b) != len(dst) || len(c) != len(dst) {
 			return errEwStorage(name)
+		}
+		if len(dst) < ewParallelMin || threads <= 1 {
+			loop(dst, a, b, c)
+			return nil
 		}
 		ewSplit(len(dst), threads, func(lo, hi int) { loop(dst[lo:hi], a[lo:hi], b[lo:hi], c[lo:hi]) })
 		return nil
