@@ -79,7 +79,7 @@ func lowerReduceLanes(in *hlo.Instruction, threads int) (func(ops []*hlo.Literal
 		}
 	}
 	r := &reduceLanes{n: n, outs: len(kept), steps: len(red), prog: prog, leaves: leaves, tuple: in.Shape.IsTuple(),
-		threads: threads, at: func(o, s int) int { return kept[o] + red[s] }}
+		threads: threads, kept: kept, red: red}
 	return r.run, true
 }
 
@@ -98,10 +98,12 @@ type reduceLanes struct {
 	n           int
 	outs, steps int
 	at          func(o, s int) int
-	prog        *laneProg
-	leaves      []hlo.Shape
-	tuple       bool
-	threads     int
+	// kept and red, for a reduce, stand for at: kept[o] + red[s].
+	kept, red []int
+	prog      *laneProg
+	leaves    []hlo.Shape
+	tuple     bool
+	threads   int
 }
 
 func (r *reduceLanes) run(ops []*hlo.Literal) (*hlo.Literal, error) {
@@ -153,6 +155,15 @@ func (r *reduceLanes) blocks(ops, outs []*hlo.Literal, from, to int) error {
 			gatherLanes(f.vals[i].Data(), ops[n+i].Data(), zero)
 		}
 		for s := range r.steps {
+			if r.at == nil {
+				for j, o := range pos {
+					offs[j] = r.kept[o] + r.red[s]
+				}
+				if err := r.step(f, tmp, ops, offs, nil); err != nil {
+					return err
+				}
+				continue
+			}
 			some, all := -1, true
 			for j, o := range pos {
 				offs[j] = r.at(o, s)
@@ -171,26 +182,36 @@ func (r *reduceLanes) blocks(ops, outs []*hlo.Literal, from, to int) error {
 					offs[j] = some // computed, then dropped
 				}
 			}
-			for i := range n {
-				gatherLanes(f.vals[n+i].Data(), ops[i].Data(), offs)
+			mask := valid
+			if all {
+				mask = nil
 			}
-			if err := p.run(f); err != nil {
+			if err := r.step(f, tmp, ops, offs, mask); err != nil {
 				return err
-			}
-			for i := range n { // through tmp: a result may be another accumulator
-				copyLanes(tmp[i].Data(), p.result(f, i).Data(), nil)
-			}
-			for i := range n {
-				if all {
-					copyLanes(f.vals[i].Data(), tmp[i].Data(), nil)
-				} else {
-					copyLanes(f.vals[i].Data(), tmp[i].Data(), valid)
-				}
 			}
 		}
 		for i := range n {
 			scatterLanes(outs[i].Data(), f.vals[i].Data(), pos[:cnt])
 		}
+	}
+	return nil
+}
+
+// step folds the inputs at offs into the accumulators of the lanes mask
+// keeps (all for nil).
+func (r *reduceLanes) step(f *laneFrame, tmp, ops []*hlo.Literal, offs []int, mask []bool) error {
+	p, n := r.prog, r.n
+	for i := range n {
+		gatherLanes(f.vals[n+i].Data(), ops[i].Data(), offs)
+	}
+	if err := p.run(f); err != nil {
+		return err
+	}
+	for i := range n { // through tmp: a result may be another accumulator
+		copyLanes(tmp[i].Data(), p.result(f, i).Data(), nil)
+	}
+	for i := range n {
+		copyLanes(f.vals[i].Data(), tmp[i].Data(), mask)
 	}
 	return nil
 }
