@@ -26,7 +26,7 @@ var identityTargets = map[string]bool{
 // which is the top-k instruction's (lowerTopK runs first).
 func lowerCustomCall(in *hlo.Instruction, threads int) (kernel, string, bool) {
 	target, _ := in.StringAttr("custom_call_target")
-	how := "custom-call " + target
+	how := "custom-call:" + target
 	switch {
 	case identityTargets[target]:
 		ok := len(in.Operands) == 1 && in.Shape.IsArray() && in.Shape.SameDims(in.Operands[0].Shape) && copyable(in, 0)
