@@ -329,6 +329,16 @@ ENTRY e {
   p0 = f32[2] parameter(0)
   ROOT s = f32[2] custom-call(p0), custom_call_target="my_kernel"
 }`, "custom-call"},
+		{`HloModule m
+wrapped {
+  x = f32[2] parameter(0)
+  ROOT s = f32[2] custom-call(x), custom_call_target="my_kernel"
+}
+ENTRY e {
+  p0 = f32[2] parameter(0)
+  s = ((f32[2]), f32[2], s32[]) async-start(p0), calls=wrapped
+  ROOT d = f32[2] async-done(s), calls=wrapped
+}`, "async-start"}, // what the wrapped computation leaves is not hidden
 	} {
 		m, err := hlotext.Parse(c.text, hlotext.Options{})
 		if err != nil {
@@ -455,23 +465,25 @@ func BenchmarkSingleDevice(b *testing.B) {
 			}},
 	} {
 		in := parseRootB(b, c.text)
-		k, _, ok := lowerSingleDevice(in, 2)
-		if !ok {
-			b.Fatalf("%s: declined", c.name)
-		}
 		ops := c.args()
 		var out *hlo.Literal
 		if arrayBytes(in.Shape) > 0 {
 			out = hlo.NewLiteral(in.Shape)
 		}
 		var ev eval.Evaluator
-		b.Run(c.name+"/kernel", func(b *testing.B) {
-			for b.Loop() {
-				if _, err := k(&ev, out, ops); err != nil {
-					b.Fatal(err)
-				}
+		for _, threads := range []int{1, 2} {
+			k, _, ok := lowerSingleDevice(in, threads)
+			if !ok {
+				b.Fatalf("%s: declined", c.name)
 			}
-		})
+			b.Run(fmt.Sprintf("%s/kernel-threads%d", c.name, threads), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := k(&ev, out, ops); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 		b.Run(c.name+"/evaluator", func(b *testing.B) {
 			for b.Loop() {
 				v, err := ev.Instruction(in, ops)
