@@ -107,6 +107,19 @@ ENTRY main {
   tb = f32[20,30] broadcast(t), dimensions={0}
   ROOT y = f32[20,30] subtract(a, tb)
 }`, 2, 1, 0},
+		// A gather read by the same op as the row values, computed after
+		// their (skipped) spread: it must not take their tile (found by
+		// FuzzCPUBackend; with rows of 8, the values are row scalars).
+		"gather beside row values": {`HloModule beside` + reductionBodies + `
+ENTRY main {
+  a = f32[7,6,8] parameter(0)
+  c = f32[7,6] parameter(1)
+  ninf = f32[] constant(-inf)
+  m = f32[7] reduce(a, ninf), dimensions={1,2}, to_apply=max
+  mb = f32[7,6,8] broadcast(m), dimensions={0}
+  cb = f32[7,6,8] broadcast(c), dimensions={0,1}
+  ROOT d = f32[7,6,8] subtract(mb, cb)
+}`, 1, 0, 48},
 		// A broadcast along other dimensions than the rows' is not a row
 		// spread: the maximum stays its own fusion.
 		"column broadcast": {`HloModule col` + reductionBodies + `

@@ -129,28 +129,20 @@ func (p *tileProg) segment(start, end int) (segment, bool) {
 		if p.isSegOp(i) && p.readAfterSlot(i, end) {
 			g.outs = append(g.outs, i)
 			prog.Outputs = append(prog.Outputs, value[i])
-			// Row values are read row by row while the outputs are
-			// written: an output must not be given their tile, which
-			// assignTiles may do once the spread (now skipped) has read
-			// them.
-			for _, r := range g.rowIns {
-				if p.slots[r].buf == p.slots[i].buf {
-					rebuf = append(rebuf, i)
-					break
-				}
-			}
 		}
 	}
 	prog.Inputs = len(g.ins)
 	if len(prog.RowScalars) > 0 {
 		prog.RowLen = p.rowLen
 	}
-	// Nor may a view computed ahead of the ops take the row values' tile.
-	for _, k := range g.pre {
-		for _, r := range g.rowIns {
-			if b := p.slots[k].buf; b >= 0 && b == p.slots[r].buf && !slices.Contains(rebuf, k) {
-				rebuf = append(rebuf, k)
-			}
+	// The row values are read here, not where the skipped spread would
+	// have read them, so assignTiles's liveness ends too early for them:
+	// any slot computed between the spread and the segment's end (a
+	// gather feeding it, an output, a view computed ahead) could have been
+	// given their tile. A tile of their own is safe from all of them.
+	for _, r := range g.rowIns {
+		if !slices.Contains(rebuf, r) {
+			rebuf = append(rebuf, r)
 		}
 	}
 	// One op is a segment only where it saves spreading row values.

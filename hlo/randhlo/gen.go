@@ -104,6 +104,64 @@ max_s32 {
   ROOT s = s32[] maximum(a, b)
 }
 
+argmax_f32 {
+  a = f32[] parameter(0)
+  i = s32[] parameter(1)
+  b = f32[] parameter(2)
+  j = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  nan = pred[] compare(a, a), direction=NE
+  keep = pred[] or(gt, nan)
+  eq = pred[] compare(a, b), direction=EQ
+  lt = pred[] compare(i, j), direction=LT
+  tie = pred[] and(eq, lt)
+  k = pred[] or(keep, tie)
+  v = f32[] select(k, a, b)
+  x = s32[] select(k, i, j)
+  ROOT r = (f32[], s32[]) tuple(v, x)
+}
+
+by_two_keys_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  lt = pred[] compare(a, b), direction=LT
+  eq = pred[] compare(a, b), direction=EQ
+  gt2 = pred[] compare(c, d), direction=GT
+  tie = pred[] and(eq, gt2)
+  ROOT r = pred[] or(lt, tie)
+}
+
+argmax_s32 {
+  a = s32[] parameter(0)
+  i = s32[] parameter(1)
+  b = s32[] parameter(2)
+  j = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  nan = pred[] compare(a, a), direction=NE
+  keep = pred[] or(gt, nan)
+  eq = pred[] compare(a, b), direction=EQ
+  lt = pred[] compare(i, j), direction=LT
+  tie = pred[] and(eq, lt)
+  k = pred[] or(keep, tie)
+  v = s32[] select(k, a, b)
+  x = s32[] select(k, i, j)
+  ROOT r = (s32[], s32[]) tuple(v, x)
+}
+
+by_two_keys_s32 {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+  lt = pred[] compare(a, b), direction=LT
+  eq = pred[] compare(a, b), direction=EQ
+  gt2 = pred[] compare(c, d), direction=GT
+  tie = pred[] and(eq, gt2)
+  ROOT r = pred[] or(lt, tie)
+}
+
 `
 
 func (g *gen) randType() hlo.DType {
@@ -189,11 +247,14 @@ func (g *gen) step() {
 	case 6:
 		g.slice(v)
 	case 7:
-		if g.rng.IntN(2) == 0 {
+		switch g.rng.IntN(6) {
+		case 0, 1, 2:
 			g.rowNorm(v)
-			return
+		case 3:
+			g.sortPair(v)
+		default:
+			g.reduce(v)
 		}
-		g.reduce(v)
 	case 8:
 		g.dot(v)
 	default:
@@ -308,12 +369,55 @@ func (g *gen) reduce(v value) {
 			keep = append(keep, d)
 		}
 	}
+	if g.rng.IntN(4) == 0 {
+		g.argmax(v, red, redNames, keep)
+		return
+	}
 	comp, init := "add", "0"
 	if g.rng.IntN(2) == 0 {
 		comp, init = "max", map[hlo.DType]string{hlo.F32: "-inf", hlo.S32: "-2147483648"}[v.t]
 	}
 	c := g.emit(v.t, nil, "constant(%s)", init)
 	g.emit(v.t, keep, "reduce(%s, %s), dimensions={%s}, to_apply=%s_%s", v.name, c.name, strings.Join(redNames, ","), comp, v.t)
+}
+
+// argmax folds a new parameter shaped like v and an iota along one of
+// the reduced dimensions with JAX's argmax reducer (a variadic reduce
+// whose reducer is a dozen ops). The values are a parameter so that both
+// backends see the same bits: a tie broken by rounding would move the
+// index anywhere.
+func (g *gen) argmax(v value, red []int64, redNames []string, keep []int64) {
+	x := g.param(v.t, v.dims)
+	io := g.emit(hlo.S32, v.dims, "iota(), iota_dimension=%d", red[g.rng.IntN(len(red))])
+	lowest := map[hlo.DType]string{hlo.F32: "-inf", hlo.S32: "-2147483648"}[v.t]
+	init := g.emit(v.t, nil, "constant(%s)", lowest)
+	zero := g.emit(hlo.S32, nil, "constant(0)")
+	name := fmt.Sprintf("v%d", g.n)
+	g.n++
+	vals, idx := value{t: v.t, dims: keep}, value{t: hlo.S32, dims: keep}
+	fmt.Fprintf(&g.body, "  %s = (%s, %s) reduce(%s, %s, %s, %s), dimensions={%s}, to_apply=argmax_%s\n",
+		name, vals.shape(), idx.shape(), x.name, io.name, init.name, zero.name, strings.Join(redNames, ","), v.t)
+	g.emit(v.t, keep, "get-tuple-element(%s), index=0", name)
+	g.emit(hlo.S32, keep, "get-tuple-element(%s), index=1", name)
+}
+
+// sortPair sorts a new parameter shaped like v, with an s32 payload,
+// along one dimension by a comparator on both (the keys first, then the
+// payload descending): a sort no one-compare kernel takes. New
+// parameters, as in argmax, so equal keys are equal on both backends.
+func (g *gen) sortPair(v value) {
+	if len(v.dims) == 0 {
+		g.unary(v)
+		return
+	}
+	x, y := g.param(v.t, v.dims), g.param(hlo.S32, v.dims)
+	name := fmt.Sprintf("v%d", g.n)
+	g.n++
+	pay := value{t: hlo.S32, dims: v.dims}
+	fmt.Fprintf(&g.body, "  %s = (%s, %s) sort(%s, %s), dimensions={%d}, to_apply=by_two_keys_%s\n",
+		name, v.shape(), pay.shape(), x.name, y.name, g.rng.IntN(len(v.dims)), v.t)
+	g.emit(v.t, v.dims, "get-tuple-element(%s), index=0", name)
+	g.emit(hlo.S32, v.dims, "get-tuple-element(%s), index=1", name)
 }
 
 // rowNorm reduces v's trailing dimensions and reads the result back
