@@ -295,8 +295,8 @@ func TestRngKernelDistributions(t *testing.T) {
 	const n = 20000
 	for _, c := range []struct {
 		typ, dist, a, b string
-		lo, hi         float64 // the range, or mean and sigma for normal
-		discrete       bool
+		lo, hi          float64 // the range, or mean and sigma for normal
+		discrete        bool
 	}{
 		{"f32", "rng_uniform", "2", "3", 2, 3, false},
 		{"f64", "rng_uniform", "-1", "1", -1, 1, false},
