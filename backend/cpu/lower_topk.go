@@ -172,26 +172,17 @@ func topkKeys(t hlo.DType, largest bool) func(dst []uint64, x *hlo.Literal, at i
 	if !largest {
 		flip = math.MaxUint64
 	}
-	const sign = 1 << 63
-	// floatKey is the evaluator's key of a float64 value.
-	floatKey := func(v float64) uint64 {
-		b := math.Float64bits(v)
-		if b&sign != 0 {
-			return ^b ^ flip
-		}
-		return b | sign ^ flip
-	}
 	switch t {
 	case hlo.F32:
 		return func(dst []uint64, x *hlo.Literal, at int) {
 			for j, v := range x.Data().([]float32)[at : at+len(dst)] {
-				dst[j] = floatKey(float64(v))
+				dst[j] = floatKey(float64(v), flip)
 			}
 		}
 	case hlo.F64:
 		return func(dst []uint64, x *hlo.Literal, at int) {
 			for j, v := range x.Data().([]float64)[at : at+len(dst)] {
-				dst[j] = floatKey(v)
+				dst[j] = floatKey(v, flip)
 			}
 		}
 	case hlo.Pred:
@@ -213,7 +204,7 @@ func topkKeys(t hlo.DType, largest bool) func(dst []uint64, x *hlo.Literal, at i
 		tab := f.Values()
 		kt := make([]uint64, len(tab))
 		for b, v := range tab {
-			kt[b] = floatKey(v)
+			kt[b] = floatKey(v, flip)
 		}
 		if storageWidth(t) == 2 {
 			return tableKeys[uint16](kt)
@@ -223,7 +214,7 @@ func topkKeys(t hlo.DType, largest bool) func(dst []uint64, x *hlo.Literal, at i
 	// Signed values order as unsigned ones once the sign bit is flipped.
 	off := flip
 	if t.IsSigned() {
-		off ^= sign
+		off ^= 1 << 63
 	}
 	switch t {
 	case hlo.S2, hlo.S4, hlo.S8:
@@ -244,6 +235,13 @@ func topkKeys(t hlo.DType, largest bool) func(dst []uint64, x *hlo.Literal, at i
 		return intKeys[uint64](off)
 	}
 	return nil
+}
+
+// floatKey is the evaluator's key of a float64 value (negative values'
+// bits complemented, positive ones' sign bit set), xor flip.
+func floatKey(v float64, flip uint64) uint64 {
+	b := math.Float64bits(v)
+	return b ^ (uint64(int64(b)>>63) | 1<<63) ^ flip
 }
 
 // tableKeys looks the keys of narrow float patterns up.
