@@ -244,9 +244,7 @@ ENTRY e {
 	}
 }
 
-// rngCase draws `dist` rng of shape over constant operands a and b
-// through the kernel, with the given seed, on a fresh kernel unless k
-// is given.
+// rngKernel lowers `dist` rng of shape over constant operands a and b.
 func rngKernel(t *testing.T, shape, dist, a, b string, threads int) (*hlo.Instruction, kernel) {
 	t.Helper()
 	text := fmt.Sprintf("HloModule m\nENTRY e {\n  a = %s constant(%s)\n  b = %s constant(%s)\n  ROOT r = %s rng(a, b), distribution=%s\n}\n",

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/hlotext"
@@ -251,4 +252,37 @@ func BenchmarkTopK(b *testing.B) {
 			})
 		}
 	}
+}
+
+// TestRandomTopKConformance compiles every shared case that has an rng,
+// rng-bit-generator or topk (none so far) and checks that they are
+// lowered to kernels, not left to the evaluator (`axle test-cases`
+// checks their values).
+func TestRandomTopKConformance(t *testing.T) {
+	files, err := conformance.FindCases("/work/shared/conformance/cases", "/work/shared/conformance/xla-tests")
+	if err != nil {
+		t.Skipf("no shared cases: %v", err)
+	}
+	n := 0
+	for _, f := range files {
+		c, err := conformance.LoadCase(f)
+		if err != nil || !(strings.Contains(c.HLO, " rng(") || strings.Contains(c.HLO, "rng-bit-generator(") || strings.Contains(c.HLO, "topk(")) {
+			continue
+		}
+		m, err := hlotext.Parse(c.HLO, hlotext.Options{})
+		if err != nil || hlo.Verify(m) != nil {
+			continue
+		}
+		x, err := Compile(m, Options{Threads: 2})
+		if err != nil {
+			continue
+		}
+		n++
+		for _, fb := range x.Fallbacks {
+			if strings.HasPrefix(fb, "rng") || strings.HasPrefix(fb, "topk") {
+				t.Errorf("%s: %s runs on the evaluator", c.Path, fb)
+			}
+		}
+	}
+	t.Logf("%d cases with rng or topk", n)
 }
