@@ -60,12 +60,22 @@ func evalDynamicReshape(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (
 // as XLA's stateful rng expansion does.
 func evalRngGetAndUpdateState(e *Evaluator, in *hlo.Instruction, _ []*hlo.Literal) (*hlo.Literal, error) {
 	delta, _ := in.Int("delta")
+	state := e.RngGetAndUpdateState(delta)
+	out := hlo.NewLiteral(in.Shape)
+	out.SetUint64(0, state[0])
+	out.SetUint64(1, state[1])
+	return out, nil
+}
+
+// RngGetAndUpdateState returns e's 128-bit rng state (seeded from Seed
+// at first use) and advances its low word by delta, as the instruction
+// rng-get-and-update-state does; compiled backends call it so that
+// their runs share the evaluator's state.
+func (e *Evaluator) RngGetAndUpdateState(delta int64) [2]uint64 {
 	if !e.rngStateSet {
 		e.rngState, e.rngStateSet = [2]uint64{e.Seed, 0}, true
 	}
-	out := hlo.NewLiteral(in.Shape)
-	out.SetUint64(0, e.rngState[0])
-	out.SetUint64(1, e.rngState[1])
+	state := e.rngState
 	e.rngState[0] += uint64(delta)
-	return out, nil
+	return state
 }

@@ -25,8 +25,29 @@ func lowerRandom(in *hlo.Instruction, threads int) (kernel, bool) {
 		return lowerRngBitGenerator(in, threads)
 	case hlo.OpRng:
 		return lowerRng(in, threads)
+	case hlo.OpRngGetAndUpdateState:
+		return lowerRngState(in)
 	}
 	return nil, false
+}
+
+// lowerRngState returns the execution's rng state (two words, from its
+// evaluator: the state lives as long as the execution's evaluator, as
+// on the interp backend) and advances it by delta.
+func lowerRngState(in *hlo.Instruction) (kernel, bool) {
+	if !plainArray(in.Shape) || in.Shape.NumElements() != 2 || storageWidth(in.Shape.DType) != 8 {
+		return nil, false
+	}
+	delta, _ := in.Int("delta")
+	return func(ev *eval.Evaluator, out *hlo.Literal, _ []*hlo.Literal) (*hlo.Literal, error) {
+		if out == nil || out.Len() != 2 {
+			out = hlo.NewLiteral(in.Shape)
+		}
+		state := ev.RngGetAndUpdateState(delta)
+		out.SetUint64(0, state[0])
+		out.SetUint64(1, state[1])
+		return out, nil
+	}, true
 }
 
 // bitGenPlan is one rng-bit-generator, resolved at compile time.
