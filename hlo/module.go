@@ -1,5 +1,7 @@
 package hlo
 
+import "slices"
+
 // ProgramShape is a computation's signature: parameter shapes and result.
 type ProgramShape struct {
 	Params     []Shape
@@ -76,4 +78,29 @@ func (m *Module) ComputeEntryLayout() *ProgramShape {
 		}
 	}
 	return ps
+}
+
+// RemoveUnreachableComputations drops the computations the entry does
+// not reach through called computations, and reports whether any went.
+func (m *Module) RemoveUnreachableComputations() bool {
+	if m.Entry == nil {
+		return false
+	}
+	reached := map[*Computation]bool{}
+	var walk func(c *Computation)
+	walk = func(c *Computation) {
+		if c == nil || reached[c] {
+			return
+		}
+		reached[c] = true
+		for _, in := range c.Instructions {
+			for _, cc := range in.CalledComputations() {
+				walk(cc)
+			}
+		}
+	}
+	walk(m.Entry)
+	n := len(m.Computations)
+	m.Computations = slices.DeleteFunc(m.Computations, func(c *Computation) bool { return !reached[c] })
+	return len(m.Computations) != n
 }

@@ -1,8 +1,6 @@
 package opt
 
 import (
-	"slices"
-
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/pass"
 )
@@ -65,28 +63,7 @@ func removeDeadInstructions(c *hlo.Computation, fx *effects) bool {
 }
 
 // removeDeadComputations drops computations not reachable from the entry.
-func removeDeadComputations(m *hlo.Module) bool {
-	if m.Entry == nil {
-		return false
-	}
-	reached := map[*hlo.Computation]bool{}
-	var walk func(c *hlo.Computation)
-	walk = func(c *hlo.Computation) {
-		if c == nil || reached[c] {
-			return
-		}
-		reached[c] = true
-		for _, in := range c.Instructions {
-			for _, cc := range in.CalledComputations() {
-				walk(cc)
-			}
-		}
-	}
-	walk(m.Entry)
-	n := len(m.Computations)
-	m.Computations = slices.DeleteFunc(m.Computations, func(c *hlo.Computation) bool { return !reached[c] })
-	return len(m.Computations) != n
-}
+func removeDeadComputations(m *hlo.Module) bool { return m.RemoveUnreachableComputations() }
 
 // removeDeadParameters drops unused parameters of computations whose
 // every caller is a call or fusion instruction, renumbering the rest.

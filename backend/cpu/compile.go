@@ -28,6 +28,10 @@ type Options struct {
 	// Poison fills new arenas and output buffers with NaN bytes, so tests
 	// catch kernels that leave part of their result unwritten.
 	Poison bool
+	// noFusion lowers each instruction alone: the body of a fusion that
+	// no fused kernel takes (fusionBody), which fusing again could only
+	// rebuild.
+	noFusion bool
 }
 
 // kernel computes one instruction. out is the instruction's assigned
@@ -103,37 +107,12 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 			return nil, fmt.Errorf("cpu: %w", err)
 		}
 	}
-	names := hlo.NewNameSet(mod)
-	if _, err := fuseLoops(mod, mod.Entry, names); err != nil {
-		return nil, fmt.Errorf("cpu: fusion: %w", err)
-	}
-	// Fusion copies index ops into their readers and may leave the
-	// originals without users.
-	if _, err := opt.DCE.Run(mod); err != nil {
-		return nil, fmt.Errorf("cpu: %w", err)
-	}
-	// After DCE: a product's dead readers would keep it from folding.
-	// Before multi-output fusion, which takes only kLoop fusions: a dot's
-	// epilogue stays with its dot.
-	if !opts.NoOutputFusion {
-		if _, err := fuseEpilogues(mod.Entry, names, effectiveThreads(opts.Threads)); err != nil {
-			return nil, fmt.Errorf("cpu: output fusion: %w", err)
-		}
-	}
-	// Sibling fusions are merged once dead ones are gone (a merged dead
-	// value would still be computed).
-	if n, err := fuseMultiOutput(mod, mod.Entry, names); err != nil {
-		return nil, fmt.Errorf("cpu: multi-output fusion: %w", err)
-	} else if n > 0 {
-		if _, err := opt.DCE.Run(mod); err != nil { // the members' fused computations
-			return nil, fmt.Errorf("cpu: %w", err)
-		}
-	}
-	if err := hlo.Verify(mod); err != nil {
-		return nil, fmt.Errorf("cpu: after fusion: %w", err)
+	if err := fuse(mod, opts); err != nil {
+		return nil, err
 	}
 	x := &Executable{module: mod, entry: mod.Entry, threads: opts.Threads, Lowering: map[string]int{}, poison: opts.Poison,
 		noOutputFusion: opts.NoOutputFusion, Engine: "compiled"}
+
 	x.prof.times = map[string]*KernelTime{}
 	x.outs.poison = opts.Poison
 	x.threads = effectiveThreads(opts.Threads)
@@ -218,6 +197,44 @@ func newTuple(s hlo.Shape) *hlo.Literal {
 		elems[k] = hlo.NewLiteral(e)
 	}
 	return hlo.MakeTupleLiteral(elems...)
+}
+
+// fuse runs the backend's fusion passes over mod's entry computation
+// (none with opts.noFusion) and verifies the result.
+func fuse(mod *hlo.Module, opts Options) error {
+	if opts.noFusion {
+		return nil
+	}
+	names := hlo.NewNameSet(mod)
+	if _, err := fuseLoops(mod, mod.Entry, names); err != nil {
+		return fmt.Errorf("cpu: fusion: %w", err)
+	}
+	// Fusion copies index ops into their readers and may leave the
+	// originals without users.
+	if _, err := opt.DCE.Run(mod); err != nil {
+		return fmt.Errorf("cpu: %w", err)
+	}
+	// After DCE: a product's dead readers would keep it from folding.
+	// Before multi-output fusion, which takes only kLoop fusions: a dot's
+	// epilogue stays with its dot.
+	if !opts.NoOutputFusion {
+		if _, err := fuseEpilogues(mod.Entry, names, effectiveThreads(opts.Threads)); err != nil {
+			return fmt.Errorf("cpu: output fusion: %w", err)
+		}
+	}
+	// Sibling fusions are merged once dead ones are gone (a merged dead
+	// value would still be computed).
+	if n, err := fuseMultiOutput(mod, mod.Entry, names); err != nil {
+		return fmt.Errorf("cpu: multi-output fusion: %w", err)
+	} else if n > 0 {
+		if _, err := opt.DCE.Run(mod); err != nil { // the members' fused computations
+			return fmt.Errorf("cpu: %w", err)
+		}
+	}
+	if err := hlo.Verify(mod); err != nil {
+		return fmt.Errorf("cpu: after fusion: %w", err)
+	}
+	return nil
 }
 
 // effectiveThreads is the thread count an executable runs with.
@@ -410,6 +427,9 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 	}
 	if k, ok := lowerElementwise(in, x.threads); ok {
 		return fromFunc(in, k), "elementwise", elementwiseInPlace(in)
+	}
+	if k, ok := x.fusionBody(in); ok {
+		return k, "fusion-body", nil
 	}
 	if k, ok := lowerRandom(in, x.threads); ok {
 		return k, in.Opcode.String(), nil

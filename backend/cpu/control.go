@@ -44,6 +44,11 @@ func (x *Executable) lowerControl(in *hlo.Instruction) (kernel, bool) {
 // compiled module (already optimized; compiling it fuses and lowers it,
 // and drops what it does not reach).
 func (x *Executable) sub(c *hlo.Computation) (*Executable, error) {
+	return x.subWith(c, Options{})
+}
+
+// subWith is sub with the extra options in o (noFusion).
+func (x *Executable) subWith(c *hlo.Computation, o Options) (*Executable, error) {
 	if c == nil {
 		return nil, fmt.Errorf("missing computation")
 	}
@@ -57,7 +62,9 @@ func (x *Executable) sub(c *hlo.Computation) (*Executable, error) {
 	if m.Entry == nil {
 		return nil, fmt.Errorf("computation %s not in module %s", c.Name, x.module.Name)
 	}
-	sub, err := Compile(m, Options{Threads: x.threads, NoOptimize: true, Poison: x.poison, NoOutputFusion: x.noOutputFusion})
+	m.RemoveUnreachableComputations() // a fused computation may be an entry only once its fusion is gone
+	sub, err := Compile(m, Options{Threads: x.threads, NoOptimize: true, Poison: x.poison, NoOutputFusion: x.noOutputFusion,
+		noFusion: o.noFusion})
 	if err == nil {
 		x.Fallbacks = append(x.Fallbacks, sub.Fallbacks...)
 	}
@@ -122,5 +129,22 @@ func (x *Executable) lowerConditional(in *hlo.Instruction) (kernel, bool) {
 			i = len(branches) - 1
 		}
 		return branches[i].Execute(ops[1+i])
+	}, true
+}
+
+// fusionBody compiles a fusion that no fused kernel takes (one written
+// by another compiler's pipeline: XLA's GPU fusions hold dots, concats
+// and integer ops our tile programs do not) as a call of its fused
+// computation, each instruction of which gets its own kernel.
+func (x *Executable) fusionBody(in *hlo.Instruction) (kernel, bool) {
+	if in.Opcode != hlo.OpFusion {
+		return nil, false
+	}
+	c, err := x.subWith(in.Computation("calls"), Options{noFusion: true})
+	if err != nil {
+		return nil, false
+	}
+	return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+		return c.Execute(ops...)
 	}, true
 }

@@ -1,0 +1,62 @@
+package cpu
+
+import (
+	"testing"
+
+	"github.com/axle-ml/axle/conformance"
+	"github.com/axle-ml/axle/eval"
+)
+
+// TestRngStateCompiled: rng-get-and-update-state runs as a kernel (not
+// on the evaluator) and returns the evaluator's state sequence: the
+// second instruction sees the first one's delta.
+func TestRngStateCompiled(t *testing.T) {
+	m, x := compileText(t, `HloModule state
+ENTRY main {
+  a = u64[2] rng-get-and-update-state(), delta=5
+  b = u64[2] rng-get-and-update-state(), delta=7
+  ROOT t = (u64[2], u64[2]) tuple(a, b)
+}`, Options{Threads: 2, Poison: true})
+	if len(x.Fallbacks) != 0 || x.Lowering["rng-get-and-update-state"] != 2 {
+		t.Fatalf("lowering %v, fallbacks %v", x.Lowering, x.Fallbacks)
+	}
+	got, want := evalAndRun(t, m, x, nil)
+	if !got.Equal(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	a, b := got.Elements()[0], got.Elements()[1]
+	if b.GetUint64(0)-a.GetUint64(0) != 5 && a.GetUint64(0)-b.GetUint64(0) != 7 {
+		t.Fatalf("states %v and %v are not one delta apart", a, b)
+	}
+}
+
+// TestFusionBody: a fusion no fused kernel takes (XLA's GPU pipeline
+// puts dots and concatenates in loop fusions) runs its fused computation
+// with a kernel per instruction, not on the evaluator.
+func TestFusionBody(t *testing.T) {
+	m, x := compileText(t, `HloModule prefused
+fused {
+  a = f32[16,8] parameter(0)
+  b = f32[8,4] parameter(1)
+  d = f32[16,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  c = f32[16,8] concatenate(d, d), dimensions={1}
+  i = s32[16,8] iota(), iota_dimension=1
+  f = f32[16,8] convert(i)
+  ROOT r = f32[16,8] add(c, f)
+}
+ENTRY main {
+  a = f32[16,8] parameter(0)
+  b = f32[8,4] parameter(1)
+  ROOT f = f32[16,8] fusion(a, b), kind=kLoop, calls=fused
+}`, Options{Threads: 2, Poison: true})
+	if len(x.Fallbacks) != 0 || x.Lowering["fusion-body"] != 1 {
+		t.Fatalf("lowering %v, fallbacks %v", x.Lowering, x.Fallbacks)
+	}
+	args := eval.RandomArguments(m, 3)
+	for range 2 {
+		got, want := evalAndRun(t, m, x, args)
+		if err := conformance.Compare(got, want, conformance.Tolerance{Rtol: 1e-5, Atol: 1e-5}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
