@@ -428,6 +428,9 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 	if k, ok := lowerElementwise(in, x.threads); ok {
 		return fromFunc(in, k), "elementwise", elementwiseInPlace(in)
 	}
+	if k, ok := lowerConvertAny(in); ok {
+		return fromFunc(in, k), "convert", nil
+	}
 	if k, ok := x.fusionBody(in); ok {
 		return k, "fusion-body", nil
 	}

@@ -1,10 +1,12 @@
 package cpu
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
 )
 
 // TestRngStateCompiled: rng-get-and-update-state runs as a kernel (not
@@ -57,6 +59,23 @@ ENTRY main {
 		got, want := evalAndRun(t, m, x, args)
 		if err := conformance.Compare(got, want, conformance.Tolerance{Rtol: 1e-5, Atol: 1e-5}); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestConvertAny converts between sub-byte integers, f4 and f8 and the
+// common types with the literal library's conversion: the evaluator's
+// bits.
+func TestConvertAny(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	types := []hlo.DType{hlo.S2, hlo.S4, hlo.U4, hlo.F4E2M1FN, hlo.F8E4M3FN, hlo.F8E5M2, hlo.S8, hlo.S32, hlo.F32, hlo.BF16}
+	for _, from := range types {
+		for _, to := range types {
+			in := parseRoot(t, module([]string{shapeText(from, []int64{3, 17})}, shapeText(to, []int64{3, 17})+" convert(p0)"))
+			for range 3 {
+				runWhole(t, intoWhole(func(in *hlo.Instruction, _ int) (kernelFunc, bool) { return lowerConvertAny(in) }),
+					in, randomOperands(in, rng), 1)
+			}
 		}
 	}
 }

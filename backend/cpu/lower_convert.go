@@ -1,7 +1,9 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
+	"reflect"
 	"unsafe"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
@@ -204,4 +206,33 @@ func castInto[D, S number](dst []D, src []S, c *convPlan) {
 			dst[i] = D(uint64(x))
 		}
 	}
+}
+
+// lowerConvertAny converts between the types lowerConvert leaves out
+// (sub-byte integers, f4 and other narrow floats, complex to real) with
+// the literal library's conversion, the one the evaluator calls for
+// them: the same bits, one allocation per call. Those types are rare
+// enough that a faster path has not paid.
+func lowerConvertAny(in *hlo.Instruction) (kernelFunc, bool) {
+	if in.Opcode != hlo.OpConvert || len(in.Operands) != 1 || !plainArray(in.Shape) ||
+		!plainArray(in.Operands[0].Shape) || !in.Shape.SameDims(in.Operands[0].Shape) || in.Shape.IsDynamic() {
+		return nil, false
+	}
+	t := in.Shape.DType
+	return func(out *hlo.Literal, ops []*hlo.Literal) error {
+		l, err := ops[0].Convert(t)
+		if err != nil {
+			return fmt.Errorf("%s: %w", in.Name, err)
+		}
+		if l.Len() != out.Len() || !sameStorageType(l, out) {
+			return fmt.Errorf("%s: converted storage does not match %s", in.Name, in.Shape)
+		}
+		copyLanes(out.Data(), l.Data(), nil)
+		return nil
+	}, true
+}
+
+// sameStorageType reports whether a and b store their elements alike.
+func sameStorageType(a, b *hlo.Literal) bool {
+	return reflect.TypeOf(a.Data()) == reflect.TypeOf(b.Data())
 }
