@@ -1,9 +1,11 @@
 package eval
 
 import (
+	"maps"
 	"math"
 	"math/bits"
 	"math/cmplx"
+	"slices"
 
 	"github.com/axle-ml/axle/hlo"
 )
@@ -217,6 +219,18 @@ func unaryPred(op hlo.Opcode, dst, src []bool) error {
 		dst[i] = !v
 	}
 	return nil
+}
+
+// ComplexUnary returns the evaluator's formula for the unary op on
+// complex values (compiled backends call it for the same bits).
+func ComplexUnary(op hlo.Opcode) (func(complex128) complex128, bool) {
+	f, ok := complexFuncs[op]
+	return f, ok
+}
+
+// ComplexUnaryOps lists the ops ComplexUnary knows, in opcode order.
+func ComplexUnaryOps() []hlo.Opcode {
+	return slices.Sorted(maps.Keys(complexFuncs))
 }
 
 var complexFuncs = map[hlo.Opcode]func(complex128) complex128{

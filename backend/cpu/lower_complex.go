@@ -3,6 +3,7 @@ package cpu
 import (
 	"math/cmplx"
 
+	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/minifloat"
 )
@@ -97,7 +98,7 @@ func complexArith[T cplx](in *hlo.Instruction, threads int) (kernelFunc, bool) {
 		if in.Opcode == hlo.OpNegate {
 			return unaryKernel(in, negComplex[T], threads), true
 		}
-		if f, ok := complexFuncs[in.Opcode]; ok {
+		if f, ok := eval.ComplexUnary(in.Opcode); ok {
 			return unaryKernel(in, func(dst, src []T) { mapComplex(dst, src, f) }, threads), true
 		}
 	case 2:
@@ -106,39 +107,6 @@ func complexArith[T cplx](in *hlo.Instruction, threads int) (kernelFunc, bool) {
 		}
 	}
 	return nil, false
-}
-
-// complexFuncs are eval's complexFuncs (elementwise_unary.go), the same
-// formulas on complex128 (negate has its own loop).
-var complexFuncs = map[hlo.Opcode]func(complex128) complex128{
-	hlo.OpExp:   cmplx.Exp,
-	hlo.OpExpm1: func(x complex128) complex128 { return cmplx.Exp(x) - 1 },
-	hlo.OpLog:   cmplx.Log,
-	hlo.OpLog1p: func(x complex128) complex128 { return cmplx.Log(1 + x) },
-	hlo.OpSqrt:  cmplx.Sqrt,
-	hlo.OpRsqrt: func(x complex128) complex128 { return 1 / cmplx.Sqrt(x) },
-	hlo.OpSin:   cmplx.Sin,
-	hlo.OpCos:   cmplx.Cos,
-	hlo.OpTan:   cmplx.Tan,
-	hlo.OpTanh:  cmplx.Tanh,
-	hlo.OpSinh:  cmplx.Sinh,
-	hlo.OpCosh:  cmplx.Cosh,
-	hlo.OpAtan:  cmplx.Atan,
-	hlo.OpAtanh: cmplx.Atanh,
-	hlo.OpAcos:  cmplx.Acos,
-	hlo.OpAcosh: cmplx.Acosh,
-	hlo.OpAsin:  cmplx.Asin,
-	hlo.OpAsinh: cmplx.Asinh,
-	hlo.OpLogistic: func(x complex128) complex128 {
-		return 1 / (1 + cmplx.Exp(-x))
-	},
-	// sign(z) = z/|z|, 0 for 0 (operation_semantics).
-	hlo.OpSign: func(x complex128) complex128 {
-		if x == 0 {
-			return 0
-		}
-		return x / complex(cmplx.Abs(x), 0)
-	},
 }
 
 // negComplex is exact in any width, so it needs no widening.

@@ -77,7 +77,7 @@ func Text(seed uint64, opts Options) string {
 	}
 	root, extra := g.pick(), g.pick()
 	fmt.Fprintf(&g.body, "  ROOT result = (%s, %s) tuple(%s, %s)\n", root.shape(), extra.shape(), root.name, extra.name)
-	return "HloModule randhlo\n\n" + reducers + g.comps.String() + "ENTRY main {\n" + g.body.String() + "}\n"
+	return "HloModule randhlo\n\n" + reducers + fmt.Sprintf(perType, "f32") + fmt.Sprintf(perType, "s32") + g.comps.String() + "ENTRY main {\n" + g.body.String() + "}\n"
 }
 
 const reducers = `add_f32 {
@@ -104,10 +104,14 @@ max_s32 {
   ROOT s = s32[] maximum(a, b)
 }
 
-argmax_f32 {
-  a = f32[] parameter(0)
+`
+
+// perType holds the computations written once per element type (%[1]s):
+// JAX's argmax reducer and a comparator on a key and an s32 payload.
+const perType = `argmax_%[1]s {
+  a = %[1]s[] parameter(0)
   i = s32[] parameter(1)
-  b = f32[] parameter(2)
+  b = %[1]s[] parameter(2)
   j = s32[] parameter(3)
   gt = pred[] compare(a, b), direction=GT
   nan = pred[] compare(a, a), direction=NE
@@ -116,43 +120,14 @@ argmax_f32 {
   lt = pred[] compare(i, j), direction=LT
   tie = pred[] and(eq, lt)
   k = pred[] or(keep, tie)
-  v = f32[] select(k, a, b)
+  v = %[1]s[] select(k, a, b)
   x = s32[] select(k, i, j)
-  ROOT r = (f32[], s32[]) tuple(v, x)
+  ROOT r = (%[1]s[], s32[]) tuple(v, x)
 }
 
-by_two_keys_f32 {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  c = s32[] parameter(2)
-  d = s32[] parameter(3)
-  lt = pred[] compare(a, b), direction=LT
-  eq = pred[] compare(a, b), direction=EQ
-  gt2 = pred[] compare(c, d), direction=GT
-  tie = pred[] and(eq, gt2)
-  ROOT r = pred[] or(lt, tie)
-}
-
-argmax_s32 {
-  a = s32[] parameter(0)
-  i = s32[] parameter(1)
-  b = s32[] parameter(2)
-  j = s32[] parameter(3)
-  gt = pred[] compare(a, b), direction=GT
-  nan = pred[] compare(a, a), direction=NE
-  keep = pred[] or(gt, nan)
-  eq = pred[] compare(a, b), direction=EQ
-  lt = pred[] compare(i, j), direction=LT
-  tie = pred[] and(eq, lt)
-  k = pred[] or(keep, tie)
-  v = s32[] select(k, a, b)
-  x = s32[] select(k, i, j)
-  ROOT r = (s32[], s32[]) tuple(v, x)
-}
-
-by_two_keys_s32 {
-  a = s32[] parameter(0)
-  b = s32[] parameter(1)
+by_two_keys_%[1]s {
+  a = %[1]s[] parameter(0)
+  b = %[1]s[] parameter(1)
   c = s32[] parameter(2)
   d = s32[] parameter(3)
   lt = pred[] compare(a, b), direction=LT
