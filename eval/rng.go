@@ -2,8 +2,8 @@ package eval
 
 import (
 	"fmt"
+	"github.com/axle-ml/axle/cbrng"
 	"math"
-	"math/bits"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -55,90 +55,14 @@ func init() {
 //     i is even, (2,3) when odd, low word first.
 //   - The counter advances by the number of blocks.
 
-// threefry2x32 is Threefry-2x32 with 20 rounds (Salmon et al., SC'11):
-// counter words (x0, x1), key words (k0, k1).
-func threefry2x32(x0, x1, k0, k1 uint32) (uint32, uint32) {
-	rot := [8]int{13, 15, 26, 6, 17, 29, 16, 24}
-	ks := [3]uint32{k0, k1, k0 ^ k1 ^ 0x1BD11BDA}
-	x0 += ks[0]
-	x1 += ks[1]
-	for r := range 20 {
-		x0 += x1
-		x1 = bits.RotateLeft32(x1, rot[r%8]) ^ x0
-		if r%4 == 3 {
-			// Key injection s = 1..5 after every fourth round.
-			s := uint32(r/4 + 1)
-			x0 += ks[s%3]
-			x1 += ks[(s+1)%3] + s
-		}
-	}
-	return x0, x1
-}
-
-// philox4x32 is Philox-4x32 with 10 rounds: counter words c, key words
-// (k0, k1), bumped by the Weyl constants after every round.
-func philox4x32(c [4]uint32, k0, k1 uint32) [4]uint32 {
-	c0, c1, c2, c3 := c[0], c[1], c[2], c[3]
-	for range 10 {
-		p0 := uint64(philoxM0) * uint64(c0)
-		p1 := uint64(philoxM1) * uint64(c2)
-		c0, c1, c2, c3 = uint32(p1>>32)^c1^k0, uint32(p1), uint32(p0>>32)^c3^k1, uint32(p0)
-		k0 += philoxW0
-		k1 += philoxW1
-	}
-	return [4]uint32{c0, c1, c2, c3}
-}
-
-// philox4x32x2 is philox4x32 of two counters at once: the rounds of one
-// block are a chain of dependent multiplies, so two interleaved chains
-// keep the multiplier busy (twice the blocks per second of one at a
-// time). Words in locals, not arrays, stay in registers.
-func philox4x32x2(a, b [4]uint32, k0, k1 uint32) ([4]uint32, [4]uint32) {
-	a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
-	b0, b1, b2, b3 := b[0], b[1], b[2], b[3]
-	for range 10 {
-		pa0 := uint64(philoxM0) * uint64(a0)
-		pb0 := uint64(philoxM0) * uint64(b0)
-		pa1 := uint64(philoxM1) * uint64(a2)
-		pb1 := uint64(philoxM1) * uint64(b2)
-		a0, a1, a2, a3 = uint32(pa1>>32)^a1^k0, uint32(pa1), uint32(pa0>>32)^a3^k1, uint32(pa0)
-		b0, b1, b2, b3 = uint32(pb1>>32)^b1^k0, uint32(pb1), uint32(pb0>>32)^b3^k1, uint32(pb0)
-		k0 += philoxW0
-		k1 += philoxW1
-	}
-	return [4]uint32{a0, a1, a2, a3}, [4]uint32{b0, b1, b2, b3}
-}
-
-// Philox-4x32's multipliers and Weyl key increments (Salmon et al. 2011).
-const (
-	philoxM0 = 0xD2511F53
-	philoxM1 = 0xCD9E8D57
-	philoxW0 = 0x9E3779B9
-	philoxW1 = 0xBB67AE85
-)
-
 func split64(v uint64) (lo, hi uint32) { return uint32(v), uint32(v >> 32) }
-
-// u128 is a 128-bit counter.
-type u128 struct{ lo, hi uint64 }
-
-func (c u128) add(n uint64) u128 {
-	lo, carry := bits.Add64(c.lo, n, 0)
-	return u128{lo, c.hi + carry}
-}
-
-func (c u128) words() [4]uint32 {
-	a, b := split64(c.lo)
-	d, e := split64(c.hi)
-	return [4]uint32{a, b, d, e}
-}
 
 // threefryBits64 fills out from consecutive counters.
 func threefryBits64(key, ctr uint64, out []uint64) uint64 {
 	k0, k1 := split64(key)
 	for i := range out {
 		x0, x1 := split64(ctr + uint64(i))
-		o0, o1 := threefry2x32(x0, x1, k0, k1)
+		o0, o1 := cbrng.Threefry2x32(x0, x1, k0, k1)
 		out[i] = uint64(o0) | uint64(o1)<<32
 	}
 	return ctr + uint64(len(out))
@@ -178,7 +102,7 @@ func threefryBits32(key, ctr uint64, dims []int64, out []uint32) uint64 {
 		for h := range half {
 			for i := range inner {
 				x0, x1 := split64(ctr + uint64((o*half+h)*inner+i))
-				o0, o1 := threefry2x32(x0, x1, k0, k1)
+				o0, o1 := cbrng.Threefry2x32(x0, x1, k0, k1)
 				out[(o*mid+2*h)*inner+i] = o0
 				if 2*h+1 < mid {
 					out[(o*mid+2*h+1)*inner+i] = o1
@@ -192,20 +116,20 @@ func threefryBits32(key, ctr uint64, dims []int64, out []uint32) uint64 {
 // philoxBits32 fills out with the words of consecutive blocks. Blocks
 // are independent (Philox is counter-based), so a large output (a dropout
 // mask) is filled by two goroutines, with the same bits.
-func philoxBits32(key uint64, ctr u128, out []uint32) u128 {
+func philoxBits32(key uint64, ctr cbrng.U128, out []uint32) cbrng.U128 {
 	k0, k1 := split64(key)
 	blocks := (len(out) + 3) / 4
 	full := len(out) / 4 // blocks whose four words all land in out
 	fill := func(from, to int) {
 		b := from
 		for ; b+2 <= min(to, full); b += 2 {
-			w, v := philox4x32x2(ctr.add(uint64(b)).words(), ctr.add(uint64(b+1)).words(), k0, k1)
+			w, v := cbrng.Philox4x32x2(ctr.Add(uint64(b)).Words(), ctr.Add(uint64(b+1)).Words(), k0, k1)
 			o := out[4*b : 4*b+8 : 4*b+8]
 			o[0], o[1], o[2], o[3] = w[0], w[1], w[2], w[3]
 			o[4], o[5], o[6], o[7] = v[0], v[1], v[2], v[3]
 		}
 		for ; b < to; b++ {
-			w := philox4x32(ctr.add(uint64(b)).words(), k0, k1)
+			w := cbrng.Philox4x32(ctr.Add(uint64(b)).Words(), k0, k1)
 			copy(out[4*b:], w[:min(4, len(out)-4*b)])
 		}
 	}
@@ -218,7 +142,7 @@ func philoxBits32(key uint64, ctr u128, out []uint32) u128 {
 		fill(blocks/2, blocks)
 		wg.Wait()
 	}
-	return ctr.add(uint64(blocks))
+	return ctr.Add(uint64(blocks))
 }
 
 // parallelBlocks is the Philox block count from which two goroutines
@@ -226,17 +150,17 @@ func philoxBits32(key uint64, ctr u128, out []uint32) u128 {
 const parallelBlocks = 1 << 15
 
 // philoxBits64 fills out with word pairs of consecutive blocks.
-func philoxBits64(key uint64, ctr u128, out []uint64) u128 {
+func philoxBits64(key uint64, ctr cbrng.U128, out []uint64) cbrng.U128 {
 	k0, k1 := split64(key)
 	blocks := (len(out) + 1) / 2
 	for b := range blocks {
-		w := philox4x32(ctr.add(uint64(b)).words(), k0, k1)
+		w := cbrng.Philox4x32(ctr.Add(uint64(b)).Words(), k0, k1)
 		out[2*b] = uint64(w[0]) | uint64(w[1])<<32
 		if 2*b+1 < len(out) {
 			out[2*b+1] = uint64(w[2]) | uint64(w[3])<<32
 		}
 	}
-	return ctr.add(uint64(blocks))
+	return ctr.Add(uint64(blocks))
 }
 
 // rngAlgorithm resolves the algorithm attribute; rng_default is philox,
@@ -286,17 +210,17 @@ func evalRngBitGenerator(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) 
 }
 
 // philoxCounter reads the 128-bit counter (see the state notes above).
-func philoxCounter(st *hlo.Literal) u128 {
+func philoxCounter(st *hlo.Literal) cbrng.U128 {
 	if st.Len() >= 3 {
-		return u128{st.Bits(1), st.Bits(2)}
+		return cbrng.U128{Lo: st.Bits(1), Hi: st.Bits(2)}
 	}
-	return u128{st.Bits(1), st.Bits(0)}
+	return cbrng.U128{Lo: st.Bits(1), Hi: st.Bits(0)}
 }
 
-func writePhiloxCounter(ns *hlo.Literal, c u128) {
-	ns.SetBits(1, c.lo)
+func writePhiloxCounter(ns *hlo.Literal, c cbrng.U128) {
+	ns.SetBits(1, c.Lo)
 	if ns.Len() >= 3 {
-		ns.SetBits(2, c.hi)
+		ns.SetBits(2, c.Hi)
 	}
 }
 

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"github.com/axle-ml/axle/cbrng"
 	"testing"
 
 	"github.com/axle-ml/axle/hlo"
@@ -34,17 +35,17 @@ func join64(lo, hi uint32) uint64 { return uint64(lo) | uint64(hi)<<32 }
 
 func TestThreefry2x32KnownAnswers(t *testing.T) {
 	for _, v := range threefryKAT {
-		a, b := threefry2x32(v.ctr[0], v.ctr[1], v.key[0], v.key[1])
+		a, b := cbrng.Threefry2x32(v.ctr[0], v.ctr[1], v.key[0], v.key[1])
 		if a != v.out[0] || b != v.out[1] {
-			t.Errorf("threefry2x32(%x, %x) = %x %x, want %x", v.ctr, v.key, a, b, v.out)
+			t.Errorf("cbrng.Threefry2x32(%x, %x) = %x %x, want %x", v.ctr, v.key, a, b, v.out)
 		}
 	}
 }
 
 func TestPhilox4x32KnownAnswers(t *testing.T) {
 	for _, v := range philoxKAT {
-		if got := philox4x32(v.ctr, v.key[0], v.key[1]); got != v.out {
-			t.Errorf("philox4x32(%x, %x) = %x, want %x", v.ctr, v.key, got, v.out)
+		if got := cbrng.Philox4x32(v.ctr, v.key[0], v.key[1]); got != v.out {
+			t.Errorf("cbrng.Philox4x32(%x, %x) = %x, want %x", v.ctr, v.key, got, v.out)
 		}
 	}
 }
@@ -162,7 +163,7 @@ func TestRngBitGeneratorThreeFryLayout(t *testing.T) {
 	var e Evaluator
 	key, ctr := uint64(0x0123456789abcdef), uint64(40)
 	blk := func(i uint64) [2]uint32 {
-		a, b := threefry2x32(uint32(ctr+i), 0, uint32(key), uint32(key>>32))
+		a, b := cbrng.Threefry2x32(uint32(ctr+i), 0, uint32(key), uint32(key>>32))
 		return [2]uint32{a, b}
 	}
 	b0, b1, b2 := blk(0), blk(1), blk(2)
@@ -181,8 +182,8 @@ func TestRngBitGeneratorPhiloxLayout(t *testing.T) {
 	var e Evaluator
 	key := uint64(0xfeedface12345678)
 	k0, k1 := uint32(key), uint32(key>>32)
-	w0 := philox4x32([4]uint32{7, 0, 0, 0}, k0, k1)
-	w1 := philox4x32([4]uint32{8, 0, 0, 0}, k0, k1)
+	w0 := cbrng.Philox4x32([4]uint32{7, 0, 0, 0}, k0, k1)
+	w1 := cbrng.Philox4x32([4]uint32{8, 0, 0, 0}, k0, k1)
 	r := rngRun(t, &e, "u64[3]", "(u64[3], s32[2,3])", "rng-bit-generator(s), algorithm=rng_philox", rngState(t, key, 7, 0))
 	rngWant(t, "s32[2,3]", r.Elements()[1], int32(w0[0]), int32(w0[1]), int32(w0[2]), int32(w0[3]), int32(w1[0]), int32(w1[1]))
 }
@@ -288,6 +289,6 @@ func BenchmarkPhiloxBits32(b *testing.B) {
 	out := make([]uint32, 256*13*13*32)
 	b.SetBytes(int64(4 * len(out)))
 	for b.Loop() {
-		philoxBits32(7, u128{1, 2}, out)
+		philoxBits32(7, cbrng.U128{Lo: 1, Hi: 2}, out)
 	}
 }

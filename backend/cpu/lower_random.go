@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"github.com/axle-ml/axle/cbrng"
 	"slices"
 	"strings"
 
@@ -202,18 +203,18 @@ func (p *bitGenPlan) run(ns, bits, st *hlo.Literal) {
 		}
 		return
 	}
-	ctr := u128{s[1], s[0]} // a two-word state: the key is the counter's high word
+	ctr := cbrng.U128{Lo: s[1], Hi: s[0]} // a two-word state: the key is the counter's high word
 	if len(s) >= 3 {
-		ctr.hi = s[2]
+		ctr.Hi = s[2]
 	}
 	if p.wide {
 		ctr = p.philox64(key, ctr, wordsOf[uint64](bits))
 	} else {
 		ctr = p.philox32(key, ctr, bits)
 	}
-	n[1] = ctr.lo
+	n[1] = ctr.Lo
 	if len(n) >= 3 {
-		n[2] = ctr.hi // (with two words the carry out of the low one is lost, as in XLA)
+		n[2] = ctr.Hi // (with two words the carry out of the low one is lost, as in XLA)
 	}
 }
 
@@ -235,12 +236,12 @@ func (p *bitGenPlan) threefry64(key, ctr uint64, out []uint64) uint64 {
 		i := lo
 		for ; i+2 <= hi; i += 2 {
 			a, b := ctr+uint64(i), ctr+uint64(i+1)
-			a0, a1, b0, b1 := threefry2x32x2(uint32(a), uint32(a>>32), uint32(b), uint32(b>>32), k0, k1)
+			a0, a1, b0, b1 := cbrng.Threefry2x32x2(uint32(a), uint32(a>>32), uint32(b), uint32(b>>32), k0, k1)
 			out[i], out[i+1] = uint64(a0)|uint64(a1)<<32, uint64(b0)|uint64(b1)<<32
 		}
 		for ; i < hi; i++ {
 			c := ctr + uint64(i)
-			o0, o1 := threefry2x32(uint32(c), uint32(c>>32), k0, k1)
+			o0, o1 := cbrng.Threefry2x32(uint32(c), uint32(c>>32), k0, k1)
 			out[i] = uint64(o0) | uint64(o1)<<32
 		}
 	})
@@ -278,16 +279,16 @@ func threefryRange(k0, k1 uint32, ctr uint64, w0, w1 []uint32) {
 	j := 0
 	for ; j+2 <= len(w0); j += 2 {
 		a, b := ctr+uint64(j), ctr+uint64(j+1)
-		w0[j], w1[j], w0[j+1], w1[j+1] = threefry2x32x2(uint32(a), uint32(a>>32), uint32(b), uint32(b>>32), k0, k1)
+		w0[j], w1[j], w0[j+1], w1[j+1] = cbrng.Threefry2x32x2(uint32(a), uint32(a>>32), uint32(b), uint32(b>>32), k0, k1)
 	}
 	for ; j < len(w0); j++ {
 		c := ctr + uint64(j)
-		w0[j], w1[j] = threefry2x32(uint32(c), uint32(c>>32), k0, k1)
+		w0[j], w1[j] = cbrng.Threefry2x32(uint32(c), uint32(c>>32), k0, k1)
 	}
 }
 
 // philox32: element i is word i%4 of block ctr+i/4.
-func (p *bitGenPlan) philox32(key uint64, ctr u128, bits *hlo.Literal) u128 {
+func (p *bitGenPlan) philox32(key uint64, ctr cbrng.U128, bits *hlo.Literal) cbrng.U128 {
 	k0, k1 := uint32(key), uint32(key>>32)
 	blocks := (p.n + 3) / 4
 	p.split(blocks, func(lo, hi int) {
@@ -295,50 +296,50 @@ func (p *bitGenPlan) philox32(key uint64, ctr u128, bits *hlo.Literal) u128 {
 		for b := lo; b < hi; {
 			c := min(hi-b, genChunk/4)
 			words := w[:min(4*c, p.n-4*b)]
-			philoxRange(k0, k1, ctr.add(uint64(b)), words)
+			philoxRange(k0, k1, ctr.Add(uint64(b)), words)
 			p.store(bits, 4*b, words)
 			b += c
 		}
 	})
-	return ctr.add(uint64(blocks))
+	return ctr.Add(uint64(blocks))
 }
 
 // philoxRange fills w with the words of blocks ctr, ctr+1, ... (the last
 // one possibly cut short).
-func philoxRange(k0, k1 uint32, ctr u128, w []uint32) {
+func philoxRange(k0, k1 uint32, ctr cbrng.U128, w []uint32) {
 	b := 0
 	for ; 4*b+8 <= len(w); b += 2 {
-		x, y := philox4x32x2(ctr.add(uint64(b)).words(), ctr.add(uint64(b+1)).words(), k0, k1)
+		x, y := cbrng.Philox4x32x2(ctr.Add(uint64(b)).Words(), ctr.Add(uint64(b+1)).Words(), k0, k1)
 		o := w[4*b : 4*b+8 : 4*b+8]
 		o[0], o[1], o[2], o[3] = x[0], x[1], x[2], x[3]
 		o[4], o[5], o[6], o[7] = y[0], y[1], y[2], y[3]
 	}
 	for ; 4*b < len(w); b++ {
-		x := philox4x32(ctr.add(uint64(b)).words(), k0, k1)
+		x := cbrng.Philox4x32(ctr.Add(uint64(b)).Words(), k0, k1)
 		copy(w[4*b:], x[:])
 	}
 }
 
 // philox64: element i is words (0,1) of block ctr+i/2 when i is even,
 // (2,3) when odd, low word first.
-func (p *bitGenPlan) philox64(key uint64, ctr u128, out []uint64) u128 {
+func (p *bitGenPlan) philox64(key uint64, ctr cbrng.U128, out []uint64) cbrng.U128 {
 	k0, k1 := uint32(key), uint32(key>>32)
 	blocks := (len(out) + 1) / 2
 	p.split(blocks, func(lo, hi int) {
 		b := lo
 		for ; b+2 <= hi && 2*b+4 <= len(out); b += 2 {
-			x, y := philox4x32x2(ctr.add(uint64(b)).words(), ctr.add(uint64(b+1)).words(), k0, k1)
+			x, y := cbrng.Philox4x32x2(ctr.Add(uint64(b)).Words(), ctr.Add(uint64(b+1)).Words(), k0, k1)
 			o := out[2*b : 2*b+4 : 2*b+4]
 			o[0], o[1] = uint64(x[0])|uint64(x[1])<<32, uint64(x[2])|uint64(x[3])<<32
 			o[2], o[3] = uint64(y[0])|uint64(y[1])<<32, uint64(y[2])|uint64(y[3])<<32
 		}
 		for ; b < hi; b++ {
-			x := philox4x32(ctr.add(uint64(b)).words(), k0, k1)
+			x := cbrng.Philox4x32(ctr.Add(uint64(b)).Words(), k0, k1)
 			out[2*b] = uint64(x[0]) | uint64(x[1])<<32
 			if 2*b+1 < len(out) {
 				out[2*b+1] = uint64(x[2]) | uint64(x[3])<<32
 			}
 		}
 	})
-	return ctr.add(uint64(blocks))
+	return ctr.Add(uint64(blocks))
 }

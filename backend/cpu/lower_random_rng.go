@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"github.com/axle-ml/axle/cbrng"
 	"hash/fnv"
 	"math"
 	"math/bits"
@@ -280,7 +281,7 @@ type stream struct {
 
 // word64 is the t-th pair of 64-bit draws of element i.
 func (s stream) word64(i, t int) (uint64, uint64) {
-	w := philox4x32(u128{uint64(i) + uint64(t)<<48, s.call}.words(), s.k0, s.k1)
+	w := cbrng.Philox4x32(cbrng.U128{Lo: uint64(i) + uint64(t)<<48, Hi: s.call}.Words(), s.k0, s.k1)
 	return uint64(w[0]) | uint64(w[1])<<32, uint64(w[2]) | uint64(w[3])<<32
 }
 

@@ -1,15 +1,18 @@
-package cpu
+// Package cbrng holds the counter-based random bit generators XLA's
+// rng-bit-generator uses: Threefry-2x32-20 and Philox-4x32-10 (Salmon et
+// al., "Parallel random numbers: as easy as 1, 2, 3", SC'11). A block is
+// a pure function of its counter and key, so any range of a stream can be
+// computed on its own, in parallel. The evaluator and the CPU backend
+// both call these, so they agree bit for bit; the tests check the
+// Random123 known answers.
+//
+// The rounds are written out so that the rotation counts and key
+// injections are constants, and the x2 forms run two independent blocks
+// side by side: one block is a chain of dependent adds (three-fry) or
+// multiplies (philox), so two chains keep the ALUs busy.
+package cbrng
 
 import "math/bits"
-
-// The counter-based block generators of rng-bit-generator (and of rng's
-// stream): Threefry-2x32-20 and Philox-4x32-10 (Salmon et al., SC'11),
-// the same functions as eval/rng.go, which checks them against the
-// Random123 known answers. The rounds are written out so that the
-// rotation counts and key injections are constants, and the x2 forms run
-// two independent blocks side by side: one block is a chain of dependent
-// adds (three-fry) or multiplies (philox), so two chains keep the ALUs
-// busy.
 
 // threefryParity is Threefry's key-schedule constant.
 const threefryParity = 0x1BD11BDA
@@ -40,9 +43,9 @@ func threefry4b(x0, x1 uint32) (uint32, uint32) {
 	return x0, x1
 }
 
-// threefry2x32 is one block: counter words (x0, x1), key words (k0, k1);
+// Threefry2x32 is one block: counter words (x0, x1), key words (k0, k1);
 // a key injection follows every four rounds.
-func threefry2x32(x0, x1, k0, k1 uint32) (uint32, uint32) {
+func Threefry2x32(x0, x1, k0, k1 uint32) (uint32, uint32) {
 	k2 := k0 ^ k1 ^ threefryParity
 	x0, x1 = x0+k0, x1+k1
 	x0, x1 = threefry4a(x0, x1)
@@ -57,8 +60,8 @@ func threefry2x32(x0, x1, k0, k1 uint32) (uint32, uint32) {
 	return x0 + k2, x1 + k0 + 5
 }
 
-// threefry2x32x2 is two blocks (a0, a1) and (b0, b1) under one key.
-func threefry2x32x2(a0, a1, b0, b1, k0, k1 uint32) (uint32, uint32, uint32, uint32) {
+// Threefry2x32x2 is two blocks (a0, a1) and (b0, b1) under one key.
+func Threefry2x32x2(a0, a1, b0, b1, k0, k1 uint32) (uint32, uint32, uint32, uint32) {
 	k2 := k0 ^ k1 ^ threefryParity
 	a0, a1, b0, b1 = a0+k0, a1+k1, b0+k0, b1+k1
 	a0, a1 = threefry4a(a0, a1)
@@ -86,8 +89,8 @@ const (
 	philoxW1 = 0xBB67AE85
 )
 
-// philox4x32 is one block of counter words c under key (k0, k1).
-func philox4x32(c [4]uint32, k0, k1 uint32) [4]uint32 {
+// Philox4x32 is one block of counter words c under key (k0, k1).
+func Philox4x32(c [4]uint32, k0, k1 uint32) [4]uint32 {
 	c0, c1, c2, c3 := c[0], c[1], c[2], c[3]
 	for range 10 {
 		p0 := uint64(philoxM0) * uint64(c0)
@@ -99,9 +102,9 @@ func philox4x32(c [4]uint32, k0, k1 uint32) [4]uint32 {
 	return [4]uint32{c0, c1, c2, c3}
 }
 
-// philox4x32x2 is two blocks under one key. Words in locals, not arrays,
+// Philox4x32x2 is two blocks under one key. Words in locals, not arrays,
 // stay in registers.
-func philox4x32x2(a, b [4]uint32, k0, k1 uint32) ([4]uint32, [4]uint32) {
+func Philox4x32x2(a, b [4]uint32, k0, k1 uint32) ([4]uint32, [4]uint32) {
 	a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
 	b0, b1, b2, b3 := b[0], b[1], b[2], b[3]
 	for range 10 {
@@ -117,15 +120,16 @@ func philox4x32x2(a, b [4]uint32, k0, k1 uint32) ([4]uint32, [4]uint32) {
 	return [4]uint32{a0, a1, a2, a3}, [4]uint32{b0, b1, b2, b3}
 }
 
-// u128 is Philox's 128-bit counter.
-type u128 struct{ lo, hi uint64 }
+// U128 is Philox's 128-bit counter.
+type U128 struct{ Lo, Hi uint64 }
 
-func (c u128) add(n uint64) u128 {
-	lo, carry := bits.Add64(c.lo, n, 0)
-	return u128{lo, c.hi + carry}
+// Add is c + n, with the carry into the high half.
+func (c U128) Add(n uint64) U128 {
+	lo, carry := bits.Add64(c.Lo, n, 0)
+	return U128{lo, c.Hi + carry}
 }
 
-// words are the counter's 32-bit words, lowest first.
-func (c u128) words() [4]uint32 {
-	return [4]uint32{uint32(c.lo), uint32(c.lo >> 32), uint32(c.hi), uint32(c.hi >> 32)}
+// Words are the counter's 32-bit words, lowest first.
+func (c U128) Words() [4]uint32 {
+	return [4]uint32{uint32(c.Lo), uint32(c.Lo >> 32), uint32(c.Hi), uint32(c.Hi >> 32)}
 }
