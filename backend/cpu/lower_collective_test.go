@@ -322,10 +322,6 @@ ENTRY e {
 }`, "all-gather"},
 		{`HloModule m
 ENTRY e {
-  ROOT s = u64[2] rng-get-and-update-state(), delta=16
-}`, "rng-get-and-update-state"},
-		{`HloModule m
-ENTRY e {
   p0 = f32[2] parameter(0)
   ROOT s = f32[2] custom-call(p0), custom_call_target="my_kernel"
 }`, "custom-call"},
