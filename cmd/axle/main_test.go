@@ -146,6 +146,19 @@ func TestRun(t *testing.T) {
 			t.Errorf("elided constant on %s: exit %d: %s", backend, code, errs)
 		}
 	}
+	// An instruction no kernel takes (an f8 dot) is named as left to the
+	// evaluator; a module without one has no such line.
+	f8 := filepath.Join(dir, "f8.hlo")
+	os.WriteFile(f8, []byte("HloModule m\nENTRY e {\n  a = f8e4m3fn[4,8] parameter(0)\n  b = f8e4m3fn[8,2] parameter(1)\n"+
+		"  ROOT d = f8e4m3fn[4,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n"), 0o644)
+	out, errs, code = runAxle("run", "--backend", "cpu", "--repeat", "1000", f8)
+	if code != 0 || !strings.Contains(out, "on the evaluator (no kernel): dot f8e4m3fn[4,2]") {
+		t.Errorf("f8 dot: exit %d, %s\n%s", code, errs, out)
+	}
+	out, _, _ = runAxle("run", "--backend", "cpu", "--repeat", "1000", elided)
+	if strings.Contains(out, "on the evaluator") {
+		t.Errorf("a module with kernels for everything names fallbacks:\n%s", out)
+	}
 	// A wrong argument shape names the parameter.
 	os.WriteFile(args, []byte(`[{"shape": "f32[3]", "data": "AACAPwAAAMAAAAAA"}]`), 0o644)
 	if _, errs, code := runAxle("run", "--args", args, mod); code == 0 || !strings.Contains(errs, "parameter p") {
