@@ -322,3 +322,17 @@ func TestScatterLanesRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestFloatDotLoop runs dots of f8, f16 and mixed float types that the
+// GEMM declines: float64 sums rounded once, the evaluator's bits.
+func TestFloatDotLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	for _, ty := range [][3]hlo.DType{{hlo.F8E4M3FN, hlo.F8E4M3FN, hlo.F8E4M3FN}, {hlo.F8E5M2, hlo.F8E5M2, hlo.F32},
+		{hlo.F16, hlo.F16, hlo.F16}, {hlo.BF16, hlo.F32, hlo.F32}} {
+		in := parseRoot(t, module([]string{shapeText(ty[0], []int64{2, 5, 7}), shapeText(ty[1], []int64{2, 7, 3})},
+			shapeText(ty[2], []int64{2, 5, 3})+" dot(p0, p1), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}"))
+		for range 3 {
+			runWhole(t, intoWhole(floatDotLoop), in, randomOperands(in, rng), 2)
+		}
+	}
+}

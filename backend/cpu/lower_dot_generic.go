@@ -47,11 +47,13 @@ func lowerDotGeneric(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 		if k, ok := gemmDotF64(in, threads); ok {
 			return k, true
 		}
-	} else if t == hlo.F32 {
-		if l.DType != hlo.F32 || r.DType != hlo.F32 {
+	} else if t == hlo.F32 && l.DType == hlo.F32 && r.DType == hlo.F32 {
+		return f32DotLoop(in, threads)
+	} else if t.IsFloat() {
+		if !l.DType.IsFloat() || !r.DType.IsFloat() {
 			return nil, false
 		}
-		return f32DotLoop(in, threads)
+		return floatDotLoop(in, threads)
 	} else if !intDotType(t) || !intDotType(l.DType) || !intDotType(r.DType) {
 		return nil, false
 	} else if t == hlo.S32 && l.DType == hlo.S8 && r.DType == hlo.S8 {
@@ -347,4 +349,46 @@ func f32DotLoop(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 		}
 		return nil
 	}, true
+}
+
+// floatDotLoop is a dot of other float types (f8, f16, mixed widths) the
+// GEMM declines: operands widened to float64 exactly, the table loop, and
+// each sum rounded once into the result type by the literal library, as
+// the evaluator does.
+func floatDotLoop(in *hlo.Instruction, threads int) (kernelFunc, bool) {
+	p, ok := newDotTables(in)
+	if !ok {
+		return nil, false
+	}
+	p.threads = threads
+	wide := func(s hlo.Shape) hlo.Shape {
+		s = s.Clone()
+		s.DType = hlo.F64
+		return s
+	}
+	acc, ls, rs := wide(in.Shape), wide(in.Operands[0].Shape), wide(in.Operands[1].Shape)
+	k := runDotLoop[float64](p)
+	return func(out *hlo.Literal, ops []*hlo.Literal) error {
+		if len(ops) != 2 || ops[0].Len() != int(ls.NumElements()) || ops[1].Len() != int(rs.NumElements()) {
+			return fmt.Errorf("dot: operand storage does not match %s", in)
+		}
+		l, r, a := hlo.NewLiteral(ls), hlo.NewLiteral(rs), hlo.NewLiteral(acc)
+		widenFloats(l, ops[0])
+		widenFloats(r, ops[1])
+		if err := k(a, []*hlo.Literal{l, r}); err != nil {
+			return err
+		}
+		for i, v := range a.Data().([]float64) {
+			out.SetFloat64(i, v)
+		}
+		return nil
+	}, true
+}
+
+// widenFloats sets the f64 literal dst to the values of src.
+func widenFloats(dst, src *hlo.Literal) {
+	d := dst.Data().([]float64)
+	for i := range d {
+		d[i] = src.GetFloat64(i)
+	}
 }

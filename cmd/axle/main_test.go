@@ -146,14 +146,14 @@ func TestRun(t *testing.T) {
 			t.Errorf("elided constant on %s: exit %d: %s", backend, code, errs)
 		}
 	}
-	// An instruction no kernel takes (an f8 dot) is named as left to the
-	// evaluator; a module without one has no such line.
-	f8 := filepath.Join(dir, "f8.hlo")
-	os.WriteFile(f8, []byte("HloModule m\nENTRY e {\n  a = f8e4m3fn[4,8] parameter(0)\n  b = f8e4m3fn[8,2] parameter(1)\n"+
-		"  ROOT d = f8e4m3fn[4,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n"), 0o644)
-	out, errs, code = runAxle("run", "--backend", "cpu", "--repeat", "1000", f8)
-	if code != 0 || !strings.Contains(out, "on the evaluator (no kernel): dot f8e4m3fn[4,2]") {
-		t.Errorf("f8 dot: exit %d, %s\n%s", code, errs, out)
+	// An instruction no kernel takes (a bf16 triangular solve) is named as
+	// left to the evaluator; a module without one has no such line.
+	bf := filepath.Join(dir, "bf16.hlo")
+	os.WriteFile(bf, []byte("HloModule m\nENTRY e {\n  a = bf16[4,4] parameter(0)\n  b = bf16[4,3] parameter(1)\n"+
+		"  ROOT x = bf16[4,3] triangular-solve(a, b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE\n}\n"), 0o644)
+	out, errs, code = runAxle("run", "--backend", "cpu", "--repeat", "1000", bf)
+	if code != 0 || !strings.Contains(out, "on the evaluator (no kernel): triangular-solve bf16[4,3]") {
+		t.Errorf("bf16 triangular-solve: exit %d, %s\n%s", code, errs, out)
 	}
 	out, _, _ = runAxle("run", "--backend", "cpu", "--repeat", "1000", elided)
 	if strings.Contains(out, "on the evaluator") {
