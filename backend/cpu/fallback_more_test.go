@@ -79,3 +79,21 @@ func TestConvertAny(t *testing.T) {
 		}
 	}
 }
+
+// TestBitcastRelayout: bitcasts whose layouts are not both row-major
+// reinterpret the physical order, as the evaluator does.
+func TestBitcastRelayout(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	for _, c := range [][2]string{
+		{"f32[4,6]{0,1}", "f32[6,4]{1,0}"},
+		{"f16[512,12]{0,1}", "f16[12,512]{1,0}"},
+		{"s8[2,3,5]{0,2,1}", "s8[30]{0}"},
+		{"f64[3,4]{1,0}", "f64[2,6]{0,1}"},
+		{"bf16[2,3,4]{1,0,2}", "bf16[4,6]{0,1}"},
+	} {
+		in := parseRoot(t, module([]string{c[0]}, c[1]+" bitcast(p0)"))
+		for range 3 {
+			runWhole(t, intoWhole(movementOrElementwise), in, randomOperands(in, rng), 2)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"slices"
 	"unsafe"
 
@@ -337,6 +338,8 @@ func lowerMovement(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 		if movable(in, 0) && in.Operands[0].Shape.NumElements() == in.Shape.NumElements() &&
 			defaultLayout(in.Shape) && defaultLayout(in.Operands[0].Shape) {
 			p = planCopy(in)
+		} else {
+			return lowerBitcastRelayout(in)
 		}
 	case hlo.OpBroadcast:
 		p = planBroadcast(in)
@@ -519,4 +522,69 @@ func selectKernel[W word](ps, as, bs int) kernelFunc {
 		}
 		return nil
 	}
+}
+
+// lowerBitcastRelayout compiles a bitcast between layouts that are not
+// both row-major: it reinterprets the physical order, so the elements go
+// operand logical → physical (one box copy into scratch) → result logical
+// (another), as the evaluator moves them.
+func lowerBitcastRelayout(in *hlo.Instruction) (kernelFunc, bool) {
+	if len(in.Operands) != 1 || !movable(in, 0) {
+		return nil, false
+	}
+	o := in.Operands[0].Shape
+	if o.DType != in.Shape.DType || o.NumElements() != in.Shape.NumElements() {
+		return nil, false
+	}
+	toPhys := newBox(0, o.Dims, physStrides(o), rowMajor(o.Dims))
+	fromPhys := newBox(0, in.Shape.Dims, rowMajor(in.Shape.Dims), physStrides(in.Shape))
+	n := int(o.NumElements())
+	switch storageWidth(o.DType) {
+	case 1:
+		return bitcastMove[uint8](toPhys, fromPhys, n), true
+	case 2:
+		return bitcastMove[uint16](toPhys, fromPhys, n), true
+	case 4:
+		return bitcastMove[uint32](toPhys, fromPhys, n), true
+	case 8:
+		return bitcastMove[uint64](toPhys, fromPhys, n), true
+	case 16:
+		return bitcastMove[[2]uint64](toPhys, fromPhys, n), true
+	}
+	return nil, false
+}
+
+func bitcastMove[W word](toPhys, fromPhys box, n int) kernelFunc {
+	return func(out *hlo.Literal, ops []*hlo.Literal) error {
+		src, dst := wordsOf[W](ops[0]), wordsOf[W](out)
+		if len(src) != n || len(dst) != n {
+			return fmt.Errorf("bitcast: storage does not match %d elements", n)
+		}
+		if n == 0 {
+			return nil
+		}
+		buf := make([]W, n)
+		a, b := toPhys, fromPhys // per call: copyBox moves the offsets
+		copyBox(buf, src, &a)
+		copyBox(dst, buf, &b)
+		return nil
+	}
+}
+
+// physStrides gives each logical dimension's stride in the shape's
+// physical (layout) order; without a complete layout, row-major.
+func physStrides(s hlo.Shape) []int {
+	if s.Layout == nil || len(s.Layout.MinorToMajor) != len(s.Dims) {
+		return rowMajor(s.Dims)
+	}
+	st := make([]int, len(s.Dims))
+	n := 1
+	for _, d := range s.Layout.MinorToMajor {
+		if d < 0 || int(d) >= len(s.Dims) {
+			return rowMajor(s.Dims)
+		}
+		st[d] = n
+		n *= int(s.Dims[d])
+	}
+	return st
 }
