@@ -8,6 +8,7 @@ import (
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/opt"
+	"github.com/axle-ml/axle/pass"
 )
 
 // Options control compilation.
@@ -105,6 +106,14 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	if !opts.NoOptimize {
 		if _, err := opt.Standard().Run(mod); err != nil {
 			return nil, fmt.Errorf("cpu: %w", err)
+		}
+	} else if !opts.noFusion {
+		// Without the pipeline, still the two passes that give map and
+		// batch-norm their kernels: they lower, not optimize.
+		for _, p := range []pass.Pass{opt.MapInliner, opt.BatchNormExpander} {
+			if _, err := p.Run(mod); err != nil {
+				return nil, fmt.Errorf("cpu: %s: %w", p.Name(), err)
+			}
 		}
 	}
 	if err := fuse(mod, opts); err != nil {

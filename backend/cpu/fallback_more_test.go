@@ -97,3 +97,28 @@ func TestBitcastRelayout(t *testing.T) {
 		}
 	}
 }
+
+// TestLoweringPassesWithoutOptimize: with NoOptimize, map and
+// batch-norm are still expanded into ops with kernels.
+func TestLoweringPassesWithoutOptimize(t *testing.T) {
+	m, x := compileText(t, `HloModule bn
+sq {
+  a = f32[] parameter(0)
+  ROOT m = f32[] multiply(a, a)
+}
+ENTRY main {
+  x = f32[4,3,2] parameter(0)
+  s = f32[2] parameter(1)
+  o = f32[2] parameter(2)
+  bn = (f32[4,3,2], f32[2], f32[2]) batch-norm-training(x, s, o), epsilon=0.001, feature_index=2
+  y = f32[4,3,2] get-tuple-element(bn), index=0
+  ROOT z = f32[4,3,2] map(y), dimensions={0,1,2}, to_apply=sq
+}`, Options{Threads: 2, NoOptimize: true})
+	if len(x.Fallbacks) != 0 {
+		t.Fatalf("fallbacks %v", x.Fallbacks)
+	}
+	got, want := evalAndRun(t, m, x, eval.RandomArguments(m, 9))
+	if err := conformance.Compare(got, want, conformance.Tolerance{Rtol: 1e-4, Atol: 1e-5}); err != nil {
+		t.Fatal(err)
+	}
+}
