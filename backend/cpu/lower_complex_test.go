@@ -77,39 +77,16 @@ func TestComplexConformance(t *testing.T) {
 
 func cplxCase(t *testing.T, c *conformance.Case, lowered map[hlo.Opcode]int) {
 	t.Helper()
-	m, err := hlotext.Parse(c.HLO, hlotext.Options{})
-	if err != nil || hlo.Verify(m) != nil {
-		return
-	}
-	args := make([]*hlo.Literal, len(c.Args))
-	for i, a := range c.Args {
-		if args[i], err = a.Literal(); err != nil {
-			return
-		}
-	}
-	var ev eval.Evaluator
-	vals := map[*hlo.Instruction]*hlo.Literal{}
-	for _, in := range m.Entry.Instructions {
-		ops := make([]*hlo.Literal, len(in.Operands))
-		for i, o := range in.Operands {
-			ops[i] = vals[o]
-		}
-		var v *hlo.Literal
-		if in.Opcode == hlo.OpParameter {
-			v = args[in.ParamNumber]
-		} else if v, err = ev.Instruction(in, ops); err != nil {
-			return
-		}
-		vals[in] = v
+	evalCaseSteps(c, func(in *hlo.Instruction, ops []*hlo.Literal, want *hlo.Literal) {
 		lower := complexLowerer(in)
 		if lower == nil {
-			continue
+			return
 		}
 		k, ok := lower(in, 2)
 		if !ok {
 			if in.Opcode != hlo.OpDot && !complexShapesOK(in) {
 				t.Logf("declined %s: %s (scalar operand)", filepath.Base(c.Path), in)
-				continue
+				return
 			}
 			t.Fatalf("%s: %s declined", c.Path, in)
 		}
@@ -118,8 +95,8 @@ func cplxCase(t *testing.T, c *conformance.Case, lowered map[hlo.Opcode]int) {
 		if err := k(got, ops); err != nil {
 			t.Fatalf("%s: %s: %v", c.Path, in, err)
 		}
-		cplxCheck(t, in, got, v)
-	}
+		cplxCheck(t, in, got, want)
+	})
 }
 
 // cplxBits is element i's bit patterns (real and imaginary parts of complex

@@ -84,28 +84,9 @@ func TestFFTConformance(t *testing.T) {
 
 func fftConformanceCase(t *testing.T, c *conformance.Case) (lowered int) {
 	t.Helper()
-	m, err := hlotext.Parse(c.HLO, hlotext.Options{})
-	if err != nil || hlo.Verify(m) != nil {
-		t.Fatalf("%s: does not parse or verify: %v", c.Path, err)
-	}
-	vals := map[*hlo.Instruction]*hlo.Literal{}
-	var ev eval.Evaluator
-	for _, in := range m.Entry.Instructions {
-		ops := make([]*hlo.Literal, len(in.Operands))
-		for i, o := range in.Operands {
-			ops[i] = vals[o]
-		}
-		if in.Opcode == hlo.OpParameter {
-			if vals[in], err = c.Args[in.ParamNumber].Literal(); err != nil {
-				t.Fatalf("%s: %v", c.Path, err)
-			}
-			continue
-		}
-		if vals[in], err = ev.Instruction(in, ops); err != nil {
-			t.Fatalf("%s: %s: %v", c.Path, in, err)
-		}
+	err := evalCaseSteps(c, func(in *hlo.Instruction, ops []*hlo.Literal, want *hlo.Literal) {
 		if in.Opcode != hlo.OpFft {
-			continue
+			return
 		}
 		for _, threads := range []int{1, 2} {
 			k, ok := lowerFFT(in, threads)
@@ -116,9 +97,12 @@ func fftConformanceCase(t *testing.T, c *conformance.Case) (lowered int) {
 			if err := k(got, ops); err != nil {
 				t.Fatalf("%s: %s: %v", c.Path, in, err)
 			}
-			closeFFT(t, in, got, vals[in])
+			closeFFT(t, in, got, want)
 		}
 		lowered++
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", c.Path, err)
 	}
 	return lowered
 }

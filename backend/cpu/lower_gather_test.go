@@ -86,47 +86,24 @@ func TestGatherScatterDotGenericConformance(t *testing.T) {
 
 func conformanceCase(t *testing.T, c *conformance.Case, lowered, declined map[hlo.Opcode]int) {
 	t.Helper()
-	m, err := hlotext.Parse(c.HLO, hlotext.Options{})
-	if err != nil || hlo.Verify(m) != nil {
-		return
-	}
-	args := make([]*hlo.Literal, len(c.Args))
-	for i, a := range c.Args {
-		if args[i], err = a.Literal(); err != nil {
-			return
-		}
-	}
-	var ev eval.Evaluator
-	vals := map[*hlo.Instruction]*hlo.Literal{}
-	for _, in := range m.Entry.Instructions {
-		ops := make([]*hlo.Literal, len(in.Operands))
-		for i, o := range in.Operands {
-			ops[i] = vals[o]
-		}
-		var v *hlo.Literal
-		if in.Opcode == hlo.OpParameter {
-			v = args[in.ParamNumber]
-		} else if v, err = ev.Instruction(in, ops); err != nil {
-			return
-		}
-		vals[in] = v
+	evalCaseSteps(c, func(in *hlo.Instruction, ops []*hlo.Literal, want *hlo.Literal) {
 		lower := conformanceLowerers[in.Opcode]
 		if lower == nil {
-			continue
+			return
 		}
 		k, ok := lower(in, 2)
 		if !ok {
 			declined[in.Opcode]++
 			t.Logf("declined %s: %s %s", filepath.Base(c.Path), in.Opcode, in.Shape)
-			continue
+			return
 		}
 		lowered[in.Opcode]++
 		got := poisoned(in.Shape)
 		if err := k(got, ops); err != nil {
 			t.Fatalf("%s: %s: %v", c.Path, in, err)
 		}
-		closeDot(t, in, got, v)
-	}
+		closeDot(t, in, got, want)
+	})
 }
 
 // runBoth runs root (over parameters of the given shapes) on the kernel

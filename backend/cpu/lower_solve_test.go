@@ -12,7 +12,6 @@ import (
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
-	"github.com/axle-ml/axle/hlo/hlotext"
 )
 
 // Triangular-solve and cholesky against the evaluator: the shared
@@ -49,38 +48,10 @@ func TestSolveConformance(t *testing.T) {
 
 func solveConformanceCase(t *testing.T, c *conformance.Case, lowered map[hlo.Opcode]int) {
 	t.Helper()
-	m, err := hlotext.Parse(c.HLO, hlotext.Options{})
-	if err == nil {
-		err = hlo.Verify(m)
-	}
-	if err != nil {
-		t.Fatalf("%s: %v", c.Path, err)
-	}
-	args := make([]*hlo.Literal, len(c.Args))
-	for i, a := range c.Args {
-		if args[i], err = a.Literal(); err != nil {
-			t.Fatalf("%s: %v", c.Path, err)
-		}
-	}
-	var ev eval.Evaluator
-	vals := map[*hlo.Instruction]*hlo.Literal{}
-	for _, in := range m.Entry.Instructions {
-		ops := make([]*hlo.Literal, len(in.Operands))
-		for i, o := range in.Operands {
-			ops[i] = vals[o]
-		}
-		var v *hlo.Literal
-		if in.Opcode == hlo.OpParameter {
-			v = args[in.ParamNumber]
-		} else {
-			if v, err = ev.Instruction(in, ops); err != nil {
-				t.Fatalf("%s: %s: %v", c.Path, in, err)
-			}
-		}
-		vals[in] = v
+	err := evalCaseSteps(c, func(in *hlo.Instruction, ops []*hlo.Literal, want *hlo.Literal) {
 		lower := solveLowerers[in.Opcode]
 		if lower == nil {
-			continue
+			return
 		}
 		k, ok := lower(in, 2)
 		if !ok {
@@ -91,7 +62,10 @@ func solveConformanceCase(t *testing.T, c *conformance.Case, lowered map[hlo.Opc
 		if err := k(got, ops); err != nil {
 			t.Fatalf("%s: %s: %v", c.Path, in, err)
 		}
-		checkSolveBits(t, in, got, v)
+		checkSolveBits(t, in, got, want)
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", c.Path, err)
 	}
 }
 

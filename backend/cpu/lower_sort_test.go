@@ -10,7 +10,6 @@ import (
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
-	"github.com/axle-ml/axle/hlo/hlotext"
 )
 
 // Sort (and the other kernels that run the evaluator's less common ops:
@@ -78,50 +77,23 @@ func conformanceOps(t *testing.T, op hlo.Opcode, lower wholeLowerer) (lowered, d
 		if err != nil || !strings.Contains(c.HLO, needle) {
 			continue
 		}
-		m, err := hlotext.Parse(c.HLO, hlotext.Options{})
-		if err != nil || hlo.Verify(m) != nil {
-			continue
-		}
-		args := make([]*hlo.Literal, len(c.Args))
-		ok := true
-		for i, a := range c.Args {
-			if args[i], err = a.Literal(); err != nil {
-				ok = false
-			}
-		}
-		if !ok {
-			continue
-		}
-		var ev eval.Evaluator
-		vals := map[*hlo.Instruction]*hlo.Literal{}
-		for _, in := range m.Entry.Instructions {
-			ops := make([]*hlo.Literal, len(in.Operands))
-			for i, o := range in.Operands {
-				ops[i] = vals[o]
-			}
-			var v *hlo.Literal
-			if in.Opcode == hlo.OpParameter {
-				v = args[in.ParamNumber]
-			} else if v, err = ev.Instruction(in, ops); err != nil {
-				break
-			}
-			vals[in] = v
+		evalCaseSteps(c, func(in *hlo.Instruction, ops []*hlo.Literal, want *hlo.Literal) {
 			if in.Opcode != op {
-				continue
+				return
 			}
 			k, ok := lower(in, 2)
 			if !ok {
 				declined++
 				t.Logf("declined %s: %s", c.Path, in)
-				continue
+				return
 			}
 			lowered++
 			got, err := k(ops)
 			if err != nil {
 				t.Fatalf("%s: %s: %v", c.Path, in, err)
 			}
-			sameBits(t, in, got, v)
-		}
+			sameBits(t, in, got, want)
+		})
 	}
 	t.Logf("%s: %d instructions compiled, %d declined", op, lowered, declined)
 	return lowered, declined
