@@ -141,7 +141,7 @@ func laneConstant(in *hlo.Instruction, s hlo.Shape) (*hlo.Literal, bool) {
 	}
 	l := hlo.NewLiteral(s)
 	offs := make([]int, s.Dims[0])
-	return l, gatherLanes(l.Data(), in.Literal.Data(), offs)
+	return l, gatherLanes(l, in.Literal, offs)
 }
 
 // frame returns fresh values for one goroutine's runs.
@@ -179,81 +179,76 @@ func (p *laneProg) run(f *laneFrame) error {
 // result is the literal holding result r after run.
 func (p *laneProg) result(f *laneFrame, r int) *hlo.Literal { return f.vals[p.roots[r]] }
 
-// gatherLanes sets dst[j] = src[offs[j]] for slices of the same storage
-// type, and reports whether it knew the type.
-func gatherLanes(dst, src any, offs []int) bool {
-	switch d := dst.(type) {
-	case []float32:
-		gatherT(d, src.([]float32), offs)
-	case []float64:
-		gatherT(d, src.([]float64), offs)
-	case []int32:
-		gatherT(d, src.([]int32), offs)
-	case []int64:
-		gatherT(d, src.([]int64), offs)
-	case []uint32:
-		gatherT(d, src.([]uint32), offs)
-	case []uint64:
-		gatherT(d, src.([]uint64), offs)
-	case []int8:
-		gatherT(d, src.([]int8), offs)
-	case []uint8:
-		gatherT(d, src.([]uint8), offs)
-	case []int16:
-		gatherT(d, src.([]int16), offs)
-	case []uint16:
-		gatherT(d, src.([]uint16), offs)
-	case []bool:
-		gatherT(d, src.([]bool), offs)
-	case []complex64:
-		gatherT(d, src.([]complex64), offs)
-	case []complex128:
-		gatherT(d, src.([]complex128), offs)
+// gatherLanes sets dst[j] = src[offs[j]] for array literals storing
+// elements of one width (copied as words), and reports whether they do.
+func gatherLanes(dst, src *hlo.Literal, offs []int) bool {
+	switch sameWidth(dst, src) {
+	case 1:
+		gatherT(wordsOf[uint8](dst), wordsOf[uint8](src), offs)
+	case 2:
+		gatherT(wordsOf[uint16](dst), wordsOf[uint16](src), offs)
+	case 4:
+		gatherT(wordsOf[uint32](dst), wordsOf[uint32](src), offs)
+	case 8:
+		gatherT(wordsOf[uint64](dst), wordsOf[uint64](src), offs)
+	case 16:
+		gatherT(wordsOf[[2]uint64](dst), wordsOf[[2]uint64](src), offs)
 	default:
 		return false
 	}
 	return true
+}
+
+// scatterLanes sets dst[offs[j]] = src[j] (the inverse of gatherLanes).
+func scatterLanes(dst, src *hlo.Literal, offs []int) bool {
+	switch sameWidth(dst, src) {
+	case 1:
+		scatterT(wordsOf[uint8](dst), wordsOf[uint8](src), offs)
+	case 2:
+		scatterT(wordsOf[uint16](dst), wordsOf[uint16](src), offs)
+	case 4:
+		scatterT(wordsOf[uint32](dst), wordsOf[uint32](src), offs)
+	case 8:
+		scatterT(wordsOf[uint64](dst), wordsOf[uint64](src), offs)
+	case 16:
+		scatterT(wordsOf[[2]uint64](dst), wordsOf[[2]uint64](src), offs)
+	default:
+		return false
+	}
+	return true
+}
+
+// copyLanes sets dst[j] = src[j] where mask[j] (every j for a nil mask).
+func copyLanes(dst, src *hlo.Literal, mask []bool) {
+	w := sameWidth(dst, src)
+	if w == 0 {
+		return
+	}
+	d, s := bytesOf(dst), bytesOf(src)
+	if mask == nil {
+		copy(d, s)
+		return
+	}
+	for j, m := range mask {
+		if m {
+			copy(d[j*w:(j+1)*w], s[j*w:(j+1)*w])
+		}
+	}
+}
+
+// sameWidth is the storage width of dst and src's elements, or 0 when
+// they differ or are not arrays.
+func sameWidth(dst, src *hlo.Literal) int {
+	if w := storageWidth(dst.DType()); w > 0 && storageWidth(src.DType()) == w {
+		return w
+	}
+	return 0
 }
 
 func gatherT[T any](dst, src []T, offs []int) {
 	for j, o := range offs {
 		dst[j] = src[o]
 	}
-}
-
-// scatterLanes sets dst[offs[j]] = src[j] (the inverse of gatherLanes).
-func scatterLanes(dst, src any, offs []int) bool {
-	switch d := dst.(type) {
-	case []float32:
-		scatterT(d, src.([]float32), offs)
-	case []float64:
-		scatterT(d, src.([]float64), offs)
-	case []int32:
-		scatterT(d, src.([]int32), offs)
-	case []int64:
-		scatterT(d, src.([]int64), offs)
-	case []uint32:
-		scatterT(d, src.([]uint32), offs)
-	case []uint64:
-		scatterT(d, src.([]uint64), offs)
-	case []int8:
-		scatterT(d, src.([]int8), offs)
-	case []uint8:
-		scatterT(d, src.([]uint8), offs)
-	case []int16:
-		scatterT(d, src.([]int16), offs)
-	case []uint16:
-		scatterT(d, src.([]uint16), offs)
-	case []bool:
-		scatterT(d, src.([]bool), offs)
-	case []complex64:
-		scatterT(d, src.([]complex64), offs)
-	case []complex128:
-		scatterT(d, src.([]complex128), offs)
-	default:
-		return false
-	}
-	return true
 }
 
 func scatterT[T any](dst, src []T, offs []int) {

@@ -227,7 +227,7 @@ func lowerConvertAny(in *hlo.Instruction) (kernelFunc, bool) {
 		if l.Len() != out.Len() || !sameStorageType(l, out) {
 			return fmt.Errorf("%s: converted storage does not match %s", in.Name, in.Shape)
 		}
-		copyLanes(out.Data(), l.Data(), nil)
+		copyLanes(out, l, nil)
 		return nil
 	}, true
 }

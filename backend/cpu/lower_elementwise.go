@@ -250,7 +250,7 @@ func lowerStretched(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 				return errEwStorage(in.String())
 			}
 			wide[i] = hlo.NewLiteral(full.Operands[i].Shape)
-			if !gatherLanes(wide[i].Data(), ops[i].Data(), zero) {
+			if !gatherLanes(wide[i], ops[i], zero) {
 				return errEwStorage(in.String())
 			}
 		}

@@ -152,7 +152,7 @@ func (r *reduceLanes) blocks(ops, outs []*hlo.Literal, from, to int) error {
 			pos[j] = o0 + min(j, cnt-1) // spare lanes repeat the last position
 		}
 		for i := range n {
-			gatherLanes(f.vals[i].Data(), ops[n+i].Data(), zero)
+			gatherLanes(f.vals[i], ops[n+i], zero)
 		}
 		for s := range r.steps {
 			if r.at == nil {
@@ -191,7 +191,7 @@ func (r *reduceLanes) blocks(ops, outs []*hlo.Literal, from, to int) error {
 			}
 		}
 		for i := range n {
-			scatterLanes(outs[i].Data(), f.vals[i].Data(), pos[:cnt])
+			scatterLanes(outs[i], f.vals[i], pos[:cnt])
 		}
 	}
 	return nil
@@ -202,16 +202,16 @@ func (r *reduceLanes) blocks(ops, outs []*hlo.Literal, from, to int) error {
 func (r *reduceLanes) step(f *laneFrame, tmp, ops []*hlo.Literal, offs []int, mask []bool) error {
 	p, n := r.prog, r.n
 	for i := range n {
-		gatherLanes(f.vals[n+i].Data(), ops[i].Data(), offs)
+		gatherLanes(f.vals[n+i], ops[i], offs)
 	}
 	if err := p.run(f); err != nil {
 		return err
 	}
 	for i := range n { // through tmp: a result may be another accumulator
-		copyLanes(tmp[i].Data(), p.result(f, i).Data(), nil)
+		copyLanes(tmp[i], p.result(f, i), nil)
 	}
 	for i := range n {
-		copyLanes(f.vals[i].Data(), tmp[i].Data(), mask)
+		copyLanes(f.vals[i], tmp[i], mask)
 	}
 	return nil
 }
@@ -283,48 +283,4 @@ func lowerReduceWindowLanes(in *hlo.Instruction, threads int) (func(ops []*hlo.L
 	r := &reduceLanes{n: n, outs: outs, steps: steps, at: at, prog: prog, leaves: leaves,
 		tuple: in.Shape.IsTuple(), threads: threads}
 	return r.run, true
-}
-
-// copyLanes sets dst[j] = src[j] where mask[j] (every j for a nil mask).
-func copyLanes(dst, src any, mask []bool) {
-	switch d := dst.(type) {
-	case []float32:
-		copyMasked(d, src.([]float32), mask)
-	case []float64:
-		copyMasked(d, src.([]float64), mask)
-	case []int32:
-		copyMasked(d, src.([]int32), mask)
-	case []int64:
-		copyMasked(d, src.([]int64), mask)
-	case []uint32:
-		copyMasked(d, src.([]uint32), mask)
-	case []uint64:
-		copyMasked(d, src.([]uint64), mask)
-	case []int8:
-		copyMasked(d, src.([]int8), mask)
-	case []uint8:
-		copyMasked(d, src.([]uint8), mask)
-	case []int16:
-		copyMasked(d, src.([]int16), mask)
-	case []uint16:
-		copyMasked(d, src.([]uint16), mask)
-	case []bool:
-		copyMasked(d, src.([]bool), mask)
-	case []complex64:
-		copyMasked(d, src.([]complex64), mask)
-	case []complex128:
-		copyMasked(d, src.([]complex128), mask)
-	}
-}
-
-func copyMasked[T any](dst, src []T, mask []bool) {
-	if mask == nil {
-		copy(dst, src)
-		return
-	}
-	for j, m := range mask {
-		if m {
-			dst[j] = src[j]
-		}
-	}
 }

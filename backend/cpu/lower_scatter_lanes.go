@@ -66,7 +66,7 @@ func lowerScatterLanes(in *hlo.Instruction, _ int) (func(ops []*hlo.Literal) (*h
 		outs := make([]*hlo.Literal, n)
 		for k := range outs {
 			outs[k] = hlo.NewLiteral(leaves[k])
-			copyLanes(outs[k].Data(), ops[k].Data(), nil)
+			copyLanes(outs[k], ops[k], nil)
 		}
 		if len(dRel) == 0 {
 			return scatterResult(in, outs), nil
@@ -86,14 +86,14 @@ func lowerScatterLanes(in *hlo.Instruction, _ int) (func(ops []*hlo.Literal) (*h
 					dst[j], src[j] = db+dRel[w], sb+sRel[w]
 				}
 				for k := range n {
-					gatherLanes(f.vals[k].Data(), outs[k].Data(), dst)
-					gatherLanes(f.vals[n+k].Data(), ops[n+1+k].Data(), src)
+					gatherLanes(f.vals[k], outs[k], dst)
+					gatherLanes(f.vals[n+k], ops[n+1+k], src)
 				}
 				if err := prog.run(f); err != nil {
 					return nil, err
 				}
 				for k := range n {
-					scatterLanes(outs[k].Data(), prog.result(f, k).Data(), dst[:cnt])
+					scatterLanes(outs[k], prog.result(f, k), dst[:cnt])
 				}
 			}
 		}

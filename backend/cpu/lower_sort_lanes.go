@@ -39,9 +39,9 @@ func sortRowsLanes(pl *sortPlan, outs, ops []*hlo.Literal, rows int) error {
 		less := func(a, b int) bool {
 			for k, o := range ops {
 				at[0] = a
-				gatherLanes(f.vals[2*k].Data(), o.Data(), at)
+				gatherLanes(f.vals[2*k], o, at)
 				at[0] = b
-				gatherLanes(f.vals[2*k+1].Data(), o.Data(), at)
+				gatherLanes(f.vals[2*k+1], o, at)
 			}
 			if e := pl.lanes.run(f); e != nil {
 				err = e

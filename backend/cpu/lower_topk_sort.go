@@ -68,9 +68,9 @@ func topkLaneRows(p *topkPlan, lp *laneProg, x *hlo.Literal, emit func(row int, 
 		at := make([]int, 1)
 		less := func(a, b int) bool {
 			at[0] = a
-			gatherLanes(f.vals[0].Data(), x.Data(), at)
+			gatherLanes(f.vals[0], x, at)
 			at[0] = b
-			gatherLanes(f.vals[1].Data(), x.Data(), at)
+			gatherLanes(f.vals[1], x, at)
 			if e := lp.run(f); e != nil {
 				err = e
 				return false
