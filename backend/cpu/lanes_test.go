@@ -336,3 +336,28 @@ func TestFloatDotLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestLanesKernelErrors: a lane kernel given the wrong operands returns
+// an error naming the count, not a panic.
+func TestLanesKernelErrors(t *testing.T) {
+	in := parseRoot(t, module([]string{"f32[4,5]", "s32[4,5]", "f32[]", "s32[]"},
+		"(f32[4], s32[4]) reduce(p0, p1, p2, p3), dimensions={1}, to_apply=argmax", argmaxText))
+	k, ok := lowerReduceLanes(in, 1)
+	if !ok {
+		t.Fatal("no kernel")
+	}
+	ops := randomOperands(in, rand.New(rand.NewPCG(1, 1)))
+	if _, err := k(ops[:3]); err == nil || !strings.Contains(err.Error(), "4 operands, got 3") {
+		t.Errorf("reduce: %v", err)
+	}
+	in = parseRoot(t, module([]string{"f32[6,4]", "s32[5,1]", "f32[5,4]"},
+		"f32[6,4] scatter(p0, p1, p2), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=blend",
+		"blend {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT r = f32[] subtract(a, b)\n}"))
+	ks, ok := lowerScatterLanes(in, 1)
+	if !ok {
+		t.Fatal("no scatter kernel")
+	}
+	if _, err := ks(ops[:2]); err == nil || !strings.Contains(err.Error(), "3 operands, got 2") {
+		t.Errorf("scatter: %v", err)
+	}
+}
