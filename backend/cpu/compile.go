@@ -462,6 +462,11 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 			return f(ops)
 		}, "reduce-window-lanes", nil
 	}
+	if f, ok := lowerReduceSelect(in, x.threads); ok {
+		return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+			return f(ops)
+		}, "reduce-select", nil
+	}
 	if f, ok := lowerReduceLanes(in, x.threads); ok {
 		return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 			return f(ops)

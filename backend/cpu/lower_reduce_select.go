@@ -1,0 +1,521 @@
+package cpu
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/hlo"
+)
+
+// A selection reducer (argmax, argmin, with any NaN and tie rules) only
+// compares each accumulator with its element, or either with itself, and
+// selects among them: no arithmetic, no constants. What it keeps then
+// depends on nothing but how each accumulator orders against its element
+// (less, equal, greater, or which of them is NaN). Working the reducer
+// out once, at compile time, for every combination of those orders gives
+// a table of what each slot keeps; the kernel folds with that table, in
+// the evaluator's order, so its results are the evaluator's bit for bit.
+// The lane programs ran JAX's argmax over f32[4096,1000] in 97 ms.
+
+// The orders of an accumulator x against its element y.
+const (
+	ordLess = iota
+	ordEqual
+	ordGreater
+	ordAccNaN  // x is NaN, y is not
+	ordElemNaN // y is NaN, x is not
+	ordBothNaN
+	numOrders
+)
+
+// selectSlots is the most slots (inputs) a selection reduce may have:
+// its table has numOrders^slots entries.
+const selectSlots = 2
+
+// selectionTable works out c, a reducer over n slots, for every
+// combination of orders: entry Σ order(slot i)·numOrders^i has bit i set
+// when slot i keeps the element. It reports false unless c is a
+// selection reducer.
+func selectionTable(c *hlo.Computation, n int) ([]uint8, bool) {
+	if c == nil || n < 1 || n > selectSlots || len(c.Params) != 2*n {
+		return nil, false
+	}
+	for i, p := range c.Params {
+		if p == nil || p.Shape.IsTuple() || p.Shape.Rank() != 0 || p.Shape.DType != c.Params[i%n].Shape.DType {
+			return nil, false
+		}
+	}
+	size := 1
+	for range n {
+		size *= numOrders
+	}
+	table := make([]uint8, size)
+	orders := make([]int, n)
+	for k := range table {
+		for i, r := 0, k; i < n; i, r = i+1, r/numOrders {
+			orders[i] = r % numOrders
+		}
+		keep, ok := selectionRun(c, n, orders)
+		if !ok {
+			return nil, false
+		}
+		table[k] = keep
+	}
+	return table, true
+}
+
+// selVal is a reducer value worked out symbolically: a truth value, or
+// which parameter it is.
+type selVal struct {
+	pred  bool
+	param int // -1 for a truth value
+}
+
+// selectionRun works c out for one combination of orders and returns
+// which slots keep their element.
+func selectionRun(c *hlo.Computation, n int, orders []int) (uint8, bool) {
+	vals := make(map[*hlo.Instruction]selVal, len(c.Instructions))
+	for _, in := range c.Instructions {
+		v, ok := selectionStep(in, vals, n, orders)
+		if !ok {
+			return 0, false
+		}
+		vals[in] = v
+	}
+	roots := []*hlo.Instruction{c.Root}
+	if c.Root.Opcode == hlo.OpTuple {
+		roots = c.Root.Operands
+	} else if n != 1 {
+		return 0, false
+	}
+	if len(roots) != n {
+		return 0, false
+	}
+	var keep uint8
+	for i, r := range roots {
+		v, ok := vals[r]
+		switch {
+		case !ok || v.param < 0:
+			return 0, false
+		case v.param == n+i:
+			keep |= 1 << i
+		case v.param != i:
+			return 0, false // a slot's result taken from another slot
+		}
+	}
+	return keep, true
+}
+
+// selectionStep works out one instruction of a selection reducer.
+func selectionStep(in *hlo.Instruction, vals map[*hlo.Instruction]selVal, n int, orders []int) (selVal, bool) {
+	truth := func(k int) (bool, bool) {
+		v, ok := vals[in.Operands[k]]
+		return v.pred, ok && v.param < 0
+	}
+	switch in.Opcode {
+	case hlo.OpParameter:
+		return selVal{param: int(in.ParamNumber)}, true
+	case hlo.OpTuple:
+		return selVal{param: -1}, in.IsRoot()
+	case hlo.OpCompare:
+		return selectionCompare(in, vals, n, orders)
+	case hlo.OpNot:
+		a, ok := truth(0)
+		return selVal{pred: !a, param: -1}, ok && in.Shape.DType == hlo.Pred
+	case hlo.OpAnd, hlo.OpOr, hlo.OpXor:
+		a, ok1 := truth(0)
+		b, ok2 := truth(1)
+		if !ok1 || !ok2 || in.Shape.DType != hlo.Pred {
+			return selVal{}, false
+		}
+		r := a && b
+		if in.Opcode == hlo.OpOr {
+			r = a || b
+		} else if in.Opcode == hlo.OpXor {
+			r = a != b
+		}
+		return selVal{pred: r, param: -1}, true
+	case hlo.OpSelect:
+		p, ok := truth(0)
+		x, okx := vals[in.Operands[1]]
+		y, oky := vals[in.Operands[2]]
+		if !ok || !okx || !oky || x.param < 0 || y.param < 0 {
+			return selVal{}, false
+		}
+		if p {
+			return x, true
+		}
+		return y, true
+	}
+	return selVal{}, false
+}
+
+// selectionCompare works out a compare of two parameters of one slot
+// from that slot's order.
+func selectionCompare(in *hlo.Instruction, vals map[*hlo.Instruction]selVal, n int, orders []int) (selVal, bool) {
+	a, oka := vals[in.Operands[0]]
+	b, okb := vals[in.Operands[1]]
+	t := in.Operands[0].Shape.DType
+	if typ, _ := in.EnumAttr("type"); typ == "TOTALORDER" && t.IsFloat() {
+		return selVal{}, false // orders ±0 and NaNs apart
+	}
+	if !oka || !okb || a.param < 0 || b.param < 0 || a.param%n != b.param%n || !selectableType(t) {
+		return selVal{}, false
+	}
+	o := orders[a.param%n]
+	nan := func(p int) bool {
+		if p < n {
+			return o == ordAccNaN || o == ordBothNaN
+		}
+		return o == ordElemNaN || o == ordBothNaN
+	}
+	var lt, eq, gt bool
+	switch {
+	case nan(a.param) || nan(b.param):
+	case a.param == b.param:
+		eq = true
+	default:
+		lt, eq, gt = o == ordLess, o == ordEqual, o == ordGreater
+		if a.param >= n { // the element against the accumulator
+			lt, gt = gt, lt
+		}
+	}
+	dir, _ := in.EnumAttr("direction")
+	var r bool
+	switch dir {
+	case "EQ":
+		r = eq
+	case "NE":
+		r = !eq
+	case "LT":
+		r = lt
+	case "LE":
+		r = lt || eq
+	case "GT":
+		r = gt
+	case "GE":
+		r = gt || eq
+	default:
+		return selVal{}, false
+	}
+	return selVal{pred: r, param: -1}, true
+}
+
+// selectableType reports whether the kernel folds elements of t: Go's
+// own number types, whose comparisons are HLO's.
+func selectableType(t hlo.DType) bool {
+	switch t {
+	case hlo.F32, hlo.F64, hlo.S8, hlo.S16, hlo.S32, hlo.S64, hlo.U8, hlo.U16, hlo.U32, hlo.U64:
+		return true
+	}
+	return false
+}
+
+// lowerReduceSelect returns a kernel for a reduce of one or two inputs
+// whose reducer is a selection reducer.
+func lowerReduceSelect(in *hlo.Instruction, threads int) (func(ops []*hlo.Literal) (*hlo.Literal, error), bool) {
+	if in.Opcode != hlo.OpReduce || len(in.Operands) != 2 && len(in.Operands) != 4 {
+		return nil, false
+	}
+	n := len(in.Operands) / 2
+	leaves := []hlo.Shape{in.Shape}
+	if in.Shape.IsTuple() {
+		leaves = in.Shape.Tuple
+	}
+	x := in.Operands[0].Shape
+	if len(leaves) != n || !plainArray(x) {
+		return nil, false
+	}
+	for i := range n {
+		s, init := in.Operands[i].Shape, in.Operands[n+i].Shape
+		if !plainArray(s) || !slices.Equal(s.Dims, x.Dims) || !plainArray(init) || init.Rank() != 0 ||
+			init.DType != s.DType || !plainArray(leaves[i]) || leaves[i].DType != s.DType || !selectableType(s.DType) {
+			return nil, false
+		}
+	}
+	dims := in.Dimensions()
+	seen := make([]bool, x.Rank())
+	for _, d := range dims {
+		if d < 0 || int(d) >= x.Rank() || seen[d] {
+			return nil, false
+		}
+		seen[d] = true
+	}
+	keptDims := otherDims(x.Rank(), dims)
+	for i := range n {
+		if leaves[i].Rank() != len(keptDims) {
+			return nil, false
+		}
+		for j, d := range keptDims {
+			if leaves[i].Dims[j] != x.Dims[d] {
+				return nil, false
+			}
+		}
+	}
+	table, ok := selectionTable(in.Computation("to_apply"), n)
+	if !ok {
+		return nil, false
+	}
+	st := rowMajor(x.Dims)
+	r := &reduceSelect{n: n, table: table, byValue: byFirstSlot(table, n), leaves: leaves, tuple: in.Shape.IsTuple(), threads: threads,
+		kept: offsetTable(keptDims, x.Dims, st), red: offsetTable(dims, x.Dims, st)}
+	return r.run, true
+}
+
+// mixed marks a byValue entry whose keep depends on the second slot.
+const mixed = 0xff
+
+// byFirstSlot is, for each order of the first slot, what the slots keep
+// if that does not depend on the second slot's order (argmax consults
+// the indices only on a tie), or mixed.
+func byFirstSlot(table []uint8, n int) [numOrders]uint8 {
+	var by [numOrders]uint8
+	for o := range by {
+		by[o] = table[o]
+		for o2 := 1; n > 1 && o2 < numOrders; o2++ {
+			if table[o+numOrders*o2] != by[o] {
+				by[o] = mixed
+			}
+		}
+	}
+	return by
+}
+
+// reduceSelect folds each output position o over the operand offsets
+// kept[o] + red[s], s in order.
+type reduceSelect struct {
+	n         int
+	table     []uint8
+	byValue   [numOrders]uint8 // what the slots keep by the first slot's order alone, or mixed
+	leaves    []hlo.Shape
+	tuple     bool
+	threads   int
+	kept, red []int
+}
+
+func (r *reduceSelect) run(ops []*hlo.Literal) (*hlo.Literal, error) {
+	if len(ops) != 2*r.n {
+		return nil, fmt.Errorf("reduce has %d operands, got %d", 2*r.n, len(ops))
+	}
+	outs := make([]*hlo.Literal, r.n)
+	for i := range outs {
+		outs[i] = hlo.NewLiteral(r.leaves[i])
+	}
+	fold := selectFolder(r, ops, outs)
+	if fold == nil {
+		return nil, fmt.Errorf("reduce: operands of %v and %v, not the compiled types", ops[0].DType(), ops[len(ops)-1].DType())
+	}
+	threads := max(1, min(r.threads, len(r.kept)))
+	if len(r.kept)*len(r.red) < 1<<14 {
+		threads = 1
+	}
+	kernels.Parallel(threads, func(t int) {
+		fold(t*len(r.kept)/threads, (t+1)*len(r.kept)/threads)
+	})
+	if r.tuple {
+		return hlo.MakeTupleLiteral(outs...), nil
+	}
+	return outs[0], nil
+}
+
+// orderOf is the order of accumulator x against element y. Its
+// branches follow the data, which in a reduce mostly repeat (the
+// accumulator stays the maximum): they are predicted, and no chain of
+// flags runs through the fold.
+func orderOf[T number](x, y T) int {
+	switch {
+	case x > y:
+		return ordGreater
+	case x < y:
+		return ordLess
+	case x == y:
+		return ordEqual
+	case x != x && y != y:
+		return ordBothNaN
+	case x != x:
+		return ordAccNaN
+	}
+	return ordElemNaN
+}
+
+// pick is c ? a : b.
+func pick[T any](c bool, a, b T) T {
+	if c {
+		return a
+	}
+	return b
+}
+
+// selectFolder returns the fold over output positions [from, to) for
+// the operands' element types, or nil if the literals do not hold them.
+func selectFolder(r *reduceSelect, ops, outs []*hlo.Literal) func(from, to int) {
+	switch a := ops[0].Data().(type) {
+	case []float32:
+		return selectFolderB(r, a, ops, outs)
+	case []float64:
+		return selectFolderB(r, a, ops, outs)
+	case []int8:
+		return selectFolderB(r, a, ops, outs)
+	case []int16:
+		return selectFolderB(r, a, ops, outs)
+	case []int32:
+		return selectFolderB(r, a, ops, outs)
+	case []int64:
+		return selectFolderB(r, a, ops, outs)
+	case []uint8:
+		return selectFolderB(r, a, ops, outs)
+	case []uint16:
+		return selectFolderB(r, a, ops, outs)
+	case []uint32:
+		return selectFolderB(r, a, ops, outs)
+	case []uint64:
+		return selectFolderB(r, a, ops, outs)
+	}
+	return nil
+}
+
+// selectFolderB picks the fold for the second input's type (argmax's
+// index), or the one-input fold.
+func selectFolderB[A number](r *reduceSelect, a []A, ops, outs []*hlo.Literal) func(from, to int) {
+	if r.n == 1 {
+		return selectFold1(r, a, ops, outs)
+	}
+	switch b := ops[1].Data().(type) {
+	case []int32:
+		return selectFold2(r, a, b, ops, outs)
+	case []int64:
+		return selectFold2(r, a, b, ops, outs)
+	case []uint32:
+		return selectFold2(r, a, b, ops, outs)
+	case []uint64:
+		return selectFold2(r, a, b, ops, outs)
+	case []float32:
+		return selectFold2(r, a, b, ops, outs)
+	case []float64:
+		return selectFold2(r, a, b, ops, outs)
+	case []int8:
+		return selectFold2(r, a, b, ops, outs)
+	case []int16:
+		return selectFold2(r, a, b, ops, outs)
+	case []uint8:
+		return selectFold2(r, a, b, ops, outs)
+	case []uint16:
+		return selectFold2(r, a, b, ops, outs)
+	}
+	return nil
+}
+
+// elemsOf is l's elements as T, or nil.
+func elemsOf[T number](l *hlo.Literal) []T {
+	s, _ := l.Data().([]T)
+	return s
+}
+
+func selectFold1[A number](r *reduceSelect, a []A, ops, outs []*hlo.Literal) func(from, to int) {
+	init, out := elemsOf[A](ops[1]), elemsOf[A](outs[0])
+	if len(init) != 1 || out == nil {
+		return nil
+	}
+	guard := r.guard()
+	return func(from, to int) {
+		for o := from; o < to; o++ {
+			out[o] = fold1(a, init[0], r.kept[o], r.red, &r.byValue, guard)
+		}
+	}
+}
+
+// guard is the order of the first slot (greater for argmax, less for
+// argmin) for which the slots keep nothing whatever the others' orders,
+// or -1: elements that order so, nearly all of them, are passed over
+// with one compare.
+func (r *reduceSelect) guard() int {
+	switch {
+	case r.byValue[ordGreater] == 0:
+		return ordGreater
+	case r.byValue[ordLess] == 0:
+		return ordLess
+	}
+	return -1
+}
+
+// passOver reports whether an element y that orders against accumulator
+// x as guard says can be passed over.
+func passOver[T number](x, y T, guard int) bool {
+	return guard == ordGreater && x > y || guard == ordLess && x < y
+}
+
+// fold1 folds one output position of a one-input selection reduce.
+func fold1[A number](a []A, x A, base int, red []int, by *[numOrders]uint8, guard int) A {
+	for _, off := range red {
+		y := a[base+off]
+		if !passOver(x, y, guard) && by[orderOf(x, y)%numOrders] != 0 {
+			x = y
+		}
+	}
+	return x
+}
+
+func selectFold2[A, B number](r *reduceSelect, a []A, b []B, ops, outs []*hlo.Literal) func(from, to int) {
+	ia, ib := elemsOf[A](ops[2]), elemsOf[B](ops[3])
+	oa, ob := elemsOf[A](outs[0]), elemsOf[B](outs[1])
+	if len(ia) != 1 || len(ib) != 1 || oa == nil || ob == nil || len(b) != len(a) {
+		return nil
+	}
+	var table [64]uint8
+	copy(table[:], r.table)
+	row := len(r.red) > 0 && r.red[len(r.red)-1] == len(r.red)-1 // a contiguous run from its base
+	guard := r.guard()
+	return func(from, to int) {
+		for o := from; o < to; o++ {
+			base := r.kept[o]
+			if row {
+				oa[o], ob[o] = fold2Row(a[base:base+len(r.red)], b[base:base+len(r.red)], ia[0], ib[0], &table, &r.byValue, guard)
+			} else {
+				oa[o], ob[o] = fold2(a, b, ia[0], ib[0], base, r.red, &table, &r.byValue, guard)
+			}
+		}
+	}
+}
+
+// fold2 folds one output position of a two-input selection reduce
+// (argmax: value and index).
+func fold2[A, B number](a []A, b []B, x A, i B, base int, red []int, table *[64]uint8, by *[numOrders]uint8, guard int) (A, B) {
+	for _, off := range red {
+		y := a[base+off]
+		if passOver(x, y, guard) {
+			continue
+		}
+		j := b[base+off]
+		o := orderOf(x, y)
+		keep := by[o%numOrders]
+		if keep == mixed {
+			keep = table[(o+numOrders*orderOf(i, j))&63]
+		}
+		if keep != 0 { // rare and predicted: no chain through the accumulators
+			x, i = pick(keep&1 != 0, y, x), pick(keep&2 != 0, j, i)
+		}
+	}
+	return x, i
+}
+
+// fold2Row is fold2 over a contiguous run, the common case (argmax along
+// the last dimension), without offsets or bounds checks.
+func fold2Row[A, B number](a []A, b []B, x A, i B, table *[64]uint8, by *[numOrders]uint8, guard int) (A, B) {
+	b = b[:len(a)]
+	for k, y := range a {
+		if passOver(x, y, guard) {
+			continue
+		}
+		j := b[k]
+		o := orderOf(x, y)
+		keep := by[o%numOrders]
+		if keep == mixed {
+			keep = table[(o+numOrders*orderOf(i, j))&63]
+		}
+		if keep != 0 {
+			x, i = pick(keep&1 != 0, y, x), pick(keep&2 != 0, j, i)
+		}
+	}
+	return x, i
+}
