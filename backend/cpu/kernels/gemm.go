@@ -85,6 +85,10 @@ type microKernel[T float32 | float64] func(k int, a, b, c []T, ldc int, overwrit
 func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue) {
 	pa := func(dst []T, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, mr) }
 	pb := func(dst []T, pc, jc, kb, nb, from, to int) { packB(dst, b, pc, jc, kb, nb, nr, from, to) }
+	if t := splitThreads(m, n, k, threads, mr); t > 1 && columnSplit && (n+nr-1)/nr >= 4*t {
+		gemmColumns(m, n, k, pa, pb, c, ldc, accumulate, t, mr, nr, kern, epi)
+		return
+	}
 	gemmCore(m, n, k, pa, pb, c, ldc, accumulate, threads, mr, nr, kern, epi)
 }
 
@@ -116,10 +120,7 @@ func gemmCore[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c 
 		}
 		return
 	}
-	threads = max(1, min(threads, (m+mr-1)/mr))
-	if 2*m*n*k < gemmParallelFlops {
-		threads = 1
-	}
+	threads = splitThreads(m, n, k, threads, mr)
 	// Rows per thread, a multiple of MR so slivers never straddle threads.
 	per := ((m+threads-1)/threads + mr - 1) / mr * mr
 	nc := min(gemmNC, (n+nr-1)/nr*nr)
@@ -154,6 +155,50 @@ func gemmCore[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c 
 			})
 		}
 	}
+}
+
+// splitThreads is how many threads a product of this size runs on.
+func splitThreads(m, n, k, threads, mr int) int {
+	if 2*m*n*k < gemmParallelFlops {
+		return 1
+	}
+	return max(1, min(threads, (m+mr-1)/mr))
+}
+
+// columnSplit lets tests run the row split where gemm would split columns.
+var columnSplit = true
+
+// gemmColumns is gemmCore with C's columns, not its rows, split across
+// the threads: each packs the B slivers of its own columns and all of A,
+// so the threads never wait for one another before the end. Splitting
+// rows shares one packed B and so needs every thread to finish packing
+// before any computes, twice per KC slice; on a product of 256³ those
+// waits cost as much as packing A again on each thread.
+func gemmColumns[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue) {
+	slivers := (n + nr - 1) / nr
+	parallel(threads, func(t int) {
+		j0, j1 := t*slivers/threads*nr, min(n, (t+1)*slivers/threads*nr)
+		nc := min(gemmNC, (j1-j0+nr-1)/nr*nr)
+		bp, ap := getBuf[T](gemmKC*nc), getBuf[T](gemmMC*gemmKC)
+		defer putBuf(bp)
+		defer putBuf(ap)
+		mc := balancedBlock(m, gemmMC, mr)
+		for jc := j0; jc < j1; jc += nc {
+			nb := min(nc, j1-jc)
+			for pc := 0; pc < k; pc += gemmKC {
+				kb := min(gemmKC, k-pc)
+				pb(bp, pc, jc, kb, nb, 0, (nb+nr-1)/nr)
+				for ic := 0; ic < m; ic += mc {
+					mb := min(mc, m-ic)
+					pa(ap, ic, pc, mb, kb)
+					macroKernel(ap, bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, !accumulate && pc == 0)
+					if epi != nil && pc+kb == k {
+						epi(ic, jc, mb, nb)
+					}
+				}
+			}
+		}
+	})
 }
 
 // gemmParallelFlops is the work below which a product runs on the

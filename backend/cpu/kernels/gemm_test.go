@@ -185,3 +185,39 @@ func seq(lo, hi int) []int {
 	}
 	return s
 }
+
+// Both ways of splitting a product across threads, C's rows and C's
+// columns, give the one-thread result bit for bit: over edges in every
+// dimension, several KC slices, and accumulating into C.
+func TestGemmSplitsMatchOneThread(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(7, 8))
+		for _, s := range [][3]int{{97, 301, 513}, {250, 200, 300}, {40, 700, 257}} {
+			m, n, k := s[0], s[1], s[2]
+			a := Strided[float32]{Data: randSlice[float32](m*k, rng), Row: k, Col: 1}
+			b := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
+			init := randSlice[float32](m*(n+5), rng)
+			for _, acc := range []bool{false, true} {
+				run := func(threads int, cols bool) []float32 {
+					defer func(v bool) { columnSplit = v }(columnSplit)
+					columnSplit = cols
+					c := append([]float32(nil), init...)
+					GemmF32(m, n, k, a, b, c, n+5, acc, threads)
+					return c
+				}
+				want := run(1, false)
+				for _, threads := range []int{2, 3} {
+					for _, cols := range []bool{false, true} {
+						got := run(threads, cols)
+						for i := range want {
+							if got[i] != want[i] {
+								t.Fatalf("%v accumulate=%v threads=%d columns=%v: element %d = %v, one thread %v",
+									s, acc, threads, cols, i, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
