@@ -303,7 +303,7 @@ func binaryComplex[T nativeCplx](op hlo.Opcode, dst, a, b []T) bool {
 		case hlo.OpDivide:
 			dst[i] = T(x / y)
 		case hlo.OpPower:
-			dst[i] = T(cmplx.Pow(x, y))
+			dst[i] = T(ComplexPow(x, y))
 		default:
 			return false
 		}
@@ -329,4 +329,16 @@ func evalComplex(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Li
 		return nil, errOpType(hlo.OpComplex, in.Shape.DType)
 	}
 	return out, nil
+}
+
+// ComplexPow is x^y as the evaluator computes it (compiled backends call
+// it for the same bits): cmplx.Pow, except for a zero base with an
+// exponent whose real part is NaN and imaginary part infinite, where
+// cmplx.Pow panics ("not reached") and the answer is the NaN its other
+// NaN exponents give.
+func ComplexPow(x, y complex128) complex128 {
+	if x == 0 && real(y) != real(y) {
+		return cmplx.NaN()
+	}
+	return cmplx.Pow(x, y)
 }

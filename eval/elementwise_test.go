@@ -159,3 +159,22 @@ func TestBitCounts(t *testing.T) {
 	laWant(t, laRunHLO(t, ewModule(`  a = s8[2] constant({-1, 6})
   ROOT c = s8[2] popcnt(a)`)), int8(8), 2)
 }
+
+// Go's cmplx.Pow panics on a zero base with an exponent of NaN real part
+// and infinite imaginary part; the evaluator returns NaN there, as it
+// does for the other NaN exponents of a zero base, and an error-free run.
+func TestComplexPowerZeroBaseNaNExponent(t *testing.T) {
+	base := laLit(t, []complex128{0, 0, 2}, 3)
+	exp := laLit(t, []complex128{complex(math.NaN(), math.Inf(1)), complex(math.NaN(), 0), 2}, 3)
+	got := laRunHLO(t, ewModule(`  a = c128[3] parameter(0)
+  b = c128[3] parameter(1)
+  ROOT p = c128[3] power(a, b)`), base, exp)
+	for i := range 2 {
+		if z := got.GetComplex128(i); real(z) == real(z) || imag(z) == imag(z) {
+			t.Errorf("0**%v = %v, want NaN", exp.GetComplex128(i), z)
+		}
+	}
+	if z := got.GetComplex128(2); z != 4 {
+		t.Errorf("2**2 = %v, want 4", z)
+	}
+}

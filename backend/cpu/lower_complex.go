@@ -171,19 +171,8 @@ func divComplex[T cplx](dst, a, b []T) {
 func powComplex[T cplx](dst, a, b []T) {
 	b, dst = b[:len(a)], dst[:len(a)]
 	for i := range a {
-		dst[i] = T(powC128(complex128(a[i]), complex128(b[i])))
+		dst[i] = T(eval.ComplexPow(complex128(a[i]), complex128(b[i])))
 	}
-}
-
-// powC128 is cmplx.Pow, except for a zero base with an exponent whose
-// real part is NaN and imaginary part infinite: cmplx.Pow panics there
-// ("not reached"; the evaluator does too), and NaN is the answer its
-// other NaN exponents get.
-func powC128(x, y complex128) complex128 {
-	if x == 0 && real(y) != real(y) {
-		return cmplx.NaN()
-	}
-	return cmplx.Pow(x, y)
 }
 
 // lowerComplexPart compiles real, imag and abs of complex values into f32
