@@ -215,6 +215,9 @@ func fuse(mod *hlo.Module, opts Options) error {
 		return nil
 	}
 	names := hlo.NewNameSet(mod)
+	if _, err := fuseReduceIotas(mod, mod.Entry, names); err != nil {
+		return fmt.Errorf("cpu: index fusion: %w", err)
+	}
 	if _, err := fuseLoops(mod, mod.Entry, names); err != nil {
 		return fmt.Errorf("cpu: fusion: %w", err)
 	}
@@ -321,6 +324,11 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 				return fromFunc(in, k), how, nil
 			}
 			break
+		}
+		if f, ok := lowerReduceSelectFusion(in, x.threads); ok {
+			return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+				return f(ops)
+			}, "reduce-select", nil
 		}
 		if fc := in.Computation("calls"); fc != nil && fc.Root != nil && fc.Root.Opcode == hlo.OpReduce {
 			if p, err := compileReduce(in); err == nil {

@@ -10,7 +10,7 @@ import (
 
 // A selection reducer (argmax, argmin, with any NaN and tie rules) only
 // compares each accumulator with its element, or either with itself, and
-// selects among them: no arithmetic, no constants. What it keeps then
+// selects among them: no arithmetic, no constants but truth values. What it keeps then
 // depends on nothing but how each accumulator orders against its element
 // (less, equal, greater, or which of them is NaN). Working the reducer
 // out once, at compile time, for every combination of those orders gives
@@ -120,6 +120,14 @@ func selectionStep(in *hlo.Instruction, vals map[*hlo.Instruction]selVal, n int,
 		return selVal{param: -1}, in.IsRoot()
 	case hlo.OpCompare:
 		return selectionCompare(in, vals, n, orders)
+	case hlo.OpConstant: // a truth value folded by the simplifier (x != x on integers)
+		if in.Literal == nil {
+			return selVal{}, false
+		}
+		if b, ok := in.Literal.Data().([]bool); ok && len(b) == 1 && in.Shape.Rank() == 0 {
+			return selVal{pred: b[0], param: -1}, true
+		}
+		return selVal{}, false
 	case hlo.OpNot:
 		a, ok := truth(0)
 		return selVal{pred: !a, param: -1}, ok && in.Shape.DType == hlo.Pred
@@ -215,7 +223,53 @@ func selectableType(t hlo.DType) bool {
 // lowerReduceSelect returns a kernel for a reduce of one or two inputs
 // whose reducer is a selection reducer.
 func lowerReduceSelect(in *hlo.Instruction, threads int) (func(ops []*hlo.Literal) (*hlo.Literal, error), bool) {
-	if in.Opcode != hlo.OpReduce || len(in.Operands) != 2 && len(in.Operands) != 4 {
+	if in.Opcode != hlo.OpReduce {
+		return nil, false
+	}
+	args := make([]int, len(in.Operands))
+	for k := range args {
+		args[k] = k
+	}
+	r, ok := newReduceSelect(in, args, threads)
+	if !ok {
+		return nil, false
+	}
+	return r.run, true
+}
+
+// lowerReduceSelectFusion returns a kernel for a fusion of a selection
+// reduce with the iota it folds as its second input (JAX's argmax: the
+// indices are computed as the fold needs them, never stored).
+func lowerReduceSelectFusion(in *hlo.Instruction, threads int) (func(ops []*hlo.Literal) (*hlo.Literal, error), bool) {
+	fc := in.Computation("calls")
+	if in.Opcode != hlo.OpFusion || fc == nil || fc.Root == nil || fc.Root.Opcode != hlo.OpReduce {
+		return nil, false
+	}
+	root := fc.Root
+	args := make([]int, len(root.Operands))
+	for k, o := range root.Operands {
+		switch {
+		case o.Opcode == hlo.OpParameter:
+			args[k] = int(o.ParamNumber)
+		case o.Opcode == hlo.OpIota && k == 1 && len(root.Operands) == 4:
+			args[k] = -1
+		default:
+			return nil, false
+		}
+	}
+	r, ok := newReduceSelect(root, args, threads)
+	if !ok || len(in.Operands) != len(fc.Params) {
+		return nil, false
+	}
+	r.operands = len(in.Operands)
+	return r.run, true
+}
+
+// newReduceSelect plans reduce in: args[k] is the kernel operand holding
+// in's operand k, or -1 for an iota computed in the fold (the second
+// input only).
+func newReduceSelect(in *hlo.Instruction, args []int, threads int) (*reduceSelect, bool) {
+	if len(in.Operands) != 2 && len(in.Operands) != 4 {
 		return nil, false
 	}
 	n := len(in.Operands) / 2
@@ -259,8 +313,21 @@ func lowerReduceSelect(in *hlo.Instruction, threads int) (func(ops []*hlo.Litera
 	}
 	st := rowMajor(x.Dims)
 	r := &reduceSelect{n: n, table: table, byValue: byFirstSlot(table, n), leaves: leaves, tuple: in.Shape.IsTuple(), threads: threads,
-		kept: offsetTable(keptDims, x.Dims, st), red: offsetTable(dims, x.Dims, st)}
-	return r.run, true
+		kept: offsetTable(keptDims, x.Dims, st), red: offsetTable(dims, x.Dims, st), args: args, operands: 2 * n}
+	r.contiguous = len(r.red) > 0
+	for s, off := range r.red {
+		r.contiguous = r.contiguous && off == s
+	}
+	if args[1] < 0 { // the iota's value is its position's coordinate along its dimension
+		d, ok := in.Operands[1].Int("iota_dimension")
+		if !ok || d < 0 || int(d) >= x.Rank() {
+			return nil, false
+		}
+		along := make([]int, x.Rank())
+		along[d] = 1
+		r.iotaKept, r.iotaRed = offsetTable(keptDims, x.Dims, along), offsetTable(dims, x.Dims, along)
+	}
+	return r, true
 }
 
 // mixed marks a byValue entry whose keep depends on the second slot.
@@ -292,11 +359,50 @@ type reduceSelect struct {
 	tuple     bool
 	threads   int
 	kept, red []int
+	// args[k] is the kernel operand holding the reduce's operand k, or -1
+	// for the iota of a fusion, whose value at offset kept[o] + red[s] is
+	// iotaKept[o] + iotaRed[s].
+	args              []int
+	operands          int
+	iotaKept, iotaRed []int
+	// contiguous: red[s] == s, the fold runs along memory from its base.
+	contiguous bool
+}
+
+// slot is the data of the reduce's operand k: the kernel operand's, or
+// for an iota a nil slice of its type.
+func (r *reduceSelect) slot(ops []*hlo.Literal, k int) any {
+	if r.args[k] >= 0 {
+		return ops[r.args[k]].Data()
+	}
+	switch r.leaves[k%r.n].DType {
+	case hlo.F32:
+		return []float32(nil)
+	case hlo.F64:
+		return []float64(nil)
+	case hlo.S8:
+		return []int8(nil)
+	case hlo.S16:
+		return []int16(nil)
+	case hlo.S32:
+		return []int32(nil)
+	case hlo.S64:
+		return []int64(nil)
+	case hlo.U8:
+		return []uint8(nil)
+	case hlo.U16:
+		return []uint16(nil)
+	case hlo.U32:
+		return []uint32(nil)
+	case hlo.U64:
+		return []uint64(nil)
+	}
+	return nil
 }
 
 func (r *reduceSelect) run(ops []*hlo.Literal) (*hlo.Literal, error) {
-	if len(ops) != 2*r.n {
-		return nil, fmt.Errorf("reduce has %d operands, got %d", 2*r.n, len(ops))
+	if len(ops) != r.operands {
+		return nil, fmt.Errorf("reduce has %d operands, got %d", r.operands, len(ops))
 	}
 	outs := make([]*hlo.Literal, r.n)
 	for i := range outs {
@@ -350,7 +456,7 @@ func pick[T any](c bool, a, b T) T {
 // selectFolder returns the fold over output positions [from, to) for
 // the operands' element types, or nil if the literals do not hold them.
 func selectFolder(r *reduceSelect, ops, outs []*hlo.Literal) func(from, to int) {
-	switch a := ops[0].Data().(type) {
+	switch a := r.slot(ops, 0).(type) {
 	case []float32:
 		return selectFolderB(r, a, ops, outs)
 	case []float64:
@@ -381,7 +487,7 @@ func selectFolderB[A number](r *reduceSelect, a []A, ops, outs []*hlo.Literal) f
 	if r.n == 1 {
 		return selectFold1(r, a, ops, outs)
 	}
-	switch b := ops[1].Data().(type) {
+	switch b := r.slot(ops, 1).(type) {
 	case []int32:
 		return selectFold2(r, a, b, ops, outs)
 	case []int64:
@@ -413,7 +519,7 @@ func elemsOf[T number](l *hlo.Literal) []T {
 }
 
 func selectFold1[A number](r *reduceSelect, a []A, ops, outs []*hlo.Literal) func(from, to int) {
-	init, out := elemsOf[A](ops[1]), elemsOf[A](outs[0])
+	init, out := elemsOf[A](ops[r.args[1]]), elemsOf[A](outs[0])
 	if len(init) != 1 || out == nil {
 		return nil
 	}
@@ -457,19 +563,24 @@ func fold1[A number](a []A, x A, base int, red []int, by *[numOrders]uint8, guar
 }
 
 func selectFold2[A, B number](r *reduceSelect, a []A, b []B, ops, outs []*hlo.Literal) func(from, to int) {
-	ia, ib := elemsOf[A](ops[2]), elemsOf[B](ops[3])
+	ia, ib := elemsOf[A](ops[r.args[2]]), elemsOf[B](ops[r.args[3]])
 	oa, ob := elemsOf[A](outs[0]), elemsOf[B](outs[1])
-	if len(ia) != 1 || len(ib) != 1 || oa == nil || ob == nil || len(b) != len(a) {
+	iota := r.args[1] < 0
+	if len(ia) != 1 || len(ib) != 1 || oa == nil || ob == nil || !iota && len(b) != len(a) {
 		return nil
 	}
 	var table [64]uint8
 	copy(table[:], r.table)
-	row := len(r.red) > 0 && r.red[len(r.red)-1] == len(r.red)-1 // a contiguous run from its base
+	row := r.contiguous
 	guard := r.guard()
 	return func(from, to int) {
 		for o := from; o < to; o++ {
 			base := r.kept[o]
-			if row {
+			if iota && row {
+				oa[o], ob[o] = fold2Iota(a[base:base+len(r.red)], ia[0], ib[0], 0, nil, B(r.iotaKept[o]), r.iotaRed, &table, &r.byValue, guard)
+			} else if iota {
+				oa[o], ob[o] = fold2Iota(a, ia[0], ib[0], base, r.red, B(r.iotaKept[o]), r.iotaRed, &table, &r.byValue, guard)
+			} else if row {
 				oa[o], ob[o] = fold2Row(a[base:base+len(r.red)], b[base:base+len(r.red)], ia[0], ib[0], &table, &r.byValue, guard)
 			} else {
 				oa[o], ob[o] = fold2(a, b, ia[0], ib[0], base, r.red, &table, &r.byValue, guard)
@@ -508,6 +619,39 @@ func fold2Row[A, B number](a []A, b []B, x A, i B, table *[64]uint8, by *[numOrd
 			continue
 		}
 		j := b[k]
+		o := orderOf(x, y)
+		keep := by[o%numOrders]
+		if keep == mixed {
+			keep = table[(o+numOrders*orderOf(i, j))&63]
+		}
+		if keep != 0 {
+			x, i = pick(keep&1 != 0, y, x), pick(keep&2 != 0, j, i)
+		}
+	}
+	return x, i
+}
+
+// fold2Iota is fold2 with the second input an iota: element s (at a[s],
+// or at a[base+red[s]] for red not nil) has index k0 + iota[s], computed
+// only for the elements that need it.
+func fold2Iota[A, B number](a []A, x A, i B, base int, red []int, k0 B, iota []int, table *[64]uint8, by *[numOrders]uint8, guard int) (A, B) {
+	n := len(iota)
+	if red == nil {
+		a = a[:n]
+	} else {
+		red = red[:n]
+	}
+	for s := range n {
+		var y A
+		if red == nil {
+			y = a[s]
+		} else {
+			y = a[base+red[s]]
+		}
+		if passOver(x, y, guard) {
+			continue
+		}
+		j := k0 + B(iota[s])
 		o := orderOf(x, y)
 		keep := by[o%numOrders]
 		if keep == mixed {

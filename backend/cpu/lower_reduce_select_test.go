@@ -57,6 +57,24 @@ var selectionReducers = map[string]string{
   x = I[] select(k, j, i)
   ROOT t = (V[], I[]) tuple(v, x)
 }`,
+	// JAX's argmax on integers after the simplifier: x != x folded to a
+	// constant.
+	"folded": `r {
+  a = V[] parameter(0)
+  i = I[] parameter(1)
+  b = V[] parameter(2)
+  j = I[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  nan = pred[] constant(false)
+  keep = pred[] or(gt, nan)
+  eq = pred[] compare(a, b), direction=EQ
+  lt = pred[] compare(i, j), direction=LT
+  tie = pred[] and(eq, lt)
+  k = pred[] or(keep, tie)
+  v = V[] select(k, a, b)
+  x = I[] select(k, i, j)
+  ROOT t = (V[], I[]) tuple(v, x)
+}`,
 	// Value and index chosen by different rules: the value is the
 	// maximum, the index the larger one.
 	"split": `r {
@@ -89,7 +107,7 @@ const maxNaNText = `r {
 
 func TestReduceSelectRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
-	names := []string{"jax-argmax", "elem-first", "argmin-last", "split", "max-nan"}
+	names := []string{"jax-argmax", "elem-first", "argmin-last", "split", "max-nan", "folded"}
 	types := [][2]hlo.DType{{hlo.F32, hlo.S32}, {hlo.F64, hlo.S64}, {hlo.S32, hlo.U32}, {hlo.U8, hlo.S32}, {hlo.F32, hlo.F32}}
 	for iter := range 150 {
 		name, ty := names[iter%len(names)], types[rng.IntN(len(types))]
@@ -129,6 +147,7 @@ func TestReduceSelectRandom(t *testing.T) {
 				ops[k] = sortKeysLiteral(ops[k].Shape(), rng)
 			}
 		}
+		t.Logf("iteration %d: %s %v over %v folding %v", iter, name, ty, dims, red)
 		runWhole(t, reduceSelectWhole, in, ops, 1+rng.IntN(3))
 	}
 }
@@ -197,5 +216,58 @@ func BenchmarkReduceSelectArgmax(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestReduceSelectIotaFusion compiles JAX-style argmax modules, whose
+// index input is an iota, and checks that the iota is fused into the
+// reduce (computed in the fold, never stored) and that results are the
+// evaluator's, bit for bit: iotas along the folded dimension, along a
+// kept one, along one of several folded ones, with other readers; row
+// and strided folds; on 1 and 2 threads.
+func TestReduceSelectIotaFusion(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	cases := []struct {
+		x, kept, red string
+		iotaDim      int
+		v, i         hlo.DType
+		iotaOut      bool
+	}{
+		{"[300,70]", "[300]", "1", 1, hlo.F32, hlo.S32, false},
+		{"[40,30]", "[30]", "0", 0, hlo.F32, hlo.S32, false},
+		{"[20,30]", "[20]", "1", 0, hlo.F32, hlo.S32, false},
+		{"[6,7,8]", "[7]", "0,2", 2, hlo.F64, hlo.S64, false},
+		{"[64,33]", "[64]", "1", 1, hlo.F32, hlo.S32, true},
+		{"[9,1000]", "[9]", "1", 1, hlo.S32, hlo.U32, false},
+		{"[30,40]", "[]", "1,0", 0, hlo.F32, hlo.S32, false}, // a transposed walk, not a row
+		{"[0,5,3]", "[5]", "0,2", 2, hlo.F32, hlo.S32, false},
+	}
+	for k, c := range cases {
+		v, i := c.v.String(), c.i.String()
+		comp := selectionReducer("jax-argmax", c.v, c.i)
+		root := "ROOT idx = " + i + c.kept + " get-tuple-element(r), index=1"
+		if c.iotaOut {
+			root = "g = " + i + c.kept + " get-tuple-element(r), index=1\n  ROOT t = (" + i + c.kept + ", " + i + c.x + ") tuple(g, iota)"
+		}
+		text := fmt.Sprintf(`HloModule m%d
+
+%s
+
+ENTRY main {
+  p = %s%s parameter(0)
+  iota = %s%s iota(), iota_dimension=%d
+  init = %s[] constant(-1)
+  zero = %s[] constant(0)
+  r = (%s%s, %s%s) reduce(p, iota, init, zero), dimensions={%s}, to_apply=argmax
+  %s
+}`, k, comp, v, c.x, i, c.x, c.iotaDim, v, i, v, c.kept, i, c.kept, c.red, root)
+		for _, threads := range []int{1, 2} {
+			m, x := compileSingle(t, text, threads, "reduce-select")
+			if !c.iotaOut && x.Lowering["movement"] > 0 {
+				t.Fatalf("case %d: the iota was computed on its own (lowering %v)", k, x.Lowering)
+			}
+			arg := sortKeysLiteral(m.Entry.Params[0].Shape, rng)
+			runSingle(t, text, []*hlo.Literal{arg}, rng, threads, "reduce-select")
+		}
 	}
 }
