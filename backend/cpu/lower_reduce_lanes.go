@@ -24,46 +24,11 @@ const reduceLanesBlock = 256
 // compiles to a lane program; it builds its own result (a tuple for
 // several inputs).
 func lowerReduceLanes(in *hlo.Instruction, threads int) (func(ops []*hlo.Literal) (*hlo.Literal, error), bool) {
-	if in.Opcode != hlo.OpReduce || len(in.Operands) == 0 || len(in.Operands)%2 != 0 {
+	rp, ok := planVariadic(in)
+	if !ok {
 		return nil, false
 	}
-	n := len(in.Operands) / 2
-	leaves := []hlo.Shape{in.Shape}
-	if in.Shape.IsTuple() {
-		leaves = in.Shape.Tuple
-	}
-	if len(leaves) != n {
-		return nil, false
-	}
-	x := in.Operands[0].Shape
-	dims := in.Dimensions()
-	for i := range n {
-		s, init := in.Operands[i].Shape, in.Operands[n+i].Shape
-		if !plainArray(s) || !slices.Equal(s.Dims, x.Dims) || !plainArray(init) || init.Rank() != 0 ||
-			init.DType != s.DType || !plainArray(leaves[i]) || leaves[i].DType != s.DType {
-			return nil, false
-		}
-	}
-	seen := make([]bool, x.Rank())
-	for _, d := range dims {
-		if d < 0 || int(d) >= x.Rank() || seen[d] {
-			return nil, false
-		}
-		seen[d] = true
-	}
-	keptDims := otherDims(x.Rank(), dims)
-	for i := range n {
-		if leaves[i].Rank() != len(keptDims) {
-			return nil, false
-		}
-		for j, d := range keptDims {
-			if leaves[i].Dims[j] != x.Dims[d] {
-				return nil, false
-			}
-		}
-	}
-	st := rowMajor(x.Dims)
-	kept, red := offsetTable(keptDims, x.Dims, st), offsetTable(dims, x.Dims, st)
+	n, x, leaves, kept, red := rp.n, rp.x, rp.leaves, rp.kept, rp.red
 	lanes := max(1, min(len(kept), reduceLanesBlock))
 	prog, ok := compileLanes(in.Computation("to_apply"), lanes)
 	if !ok || len(prog.params) != 2*n || len(prog.roots) != n {
@@ -81,6 +46,62 @@ func lowerReduceLanes(in *hlo.Instruction, threads int) (func(ops []*hlo.Literal
 	r := &reduceLanes{n: n, outs: len(kept), steps: len(red), prog: prog, leaves: leaves, tuple: in.Shape.IsTuple(),
 		threads: threads, kept: kept, red: red}
 	return r.run, true
+}
+
+// variadicPlan is a variadic reduce's layout: n inputs shaped like x, the
+// results' shapes (leaves), and the operand offsets output o folds,
+// kept[o] + red[s], s in the evaluator's order (the reduced dimensions
+// row-major in the order the instruction lists them).
+type variadicPlan struct {
+	n         int
+	x         hlo.Shape
+	leaves    []hlo.Shape
+	kept, red []int
+}
+
+// planVariadic checks that in is a reduce of n plain arrays of one shape,
+// with scalar inits and results of their types, and lays it out.
+func planVariadic(in *hlo.Instruction) (variadicPlan, bool) {
+	if in.Opcode != hlo.OpReduce || len(in.Operands) == 0 || len(in.Operands)%2 != 0 {
+		return variadicPlan{}, false
+	}
+	n := len(in.Operands) / 2
+	leaves := []hlo.Shape{in.Shape}
+	if in.Shape.IsTuple() {
+		leaves = in.Shape.Tuple
+	}
+	x := in.Operands[0].Shape
+	if len(leaves) != n || !plainArray(x) {
+		return variadicPlan{}, false
+	}
+	for i := range n {
+		s, init := in.Operands[i].Shape, in.Operands[n+i].Shape
+		if !plainArray(s) || !slices.Equal(s.Dims, x.Dims) || !plainArray(init) || init.Rank() != 0 ||
+			init.DType != s.DType || !plainArray(leaves[i]) || leaves[i].DType != s.DType {
+			return variadicPlan{}, false
+		}
+	}
+	dims := in.Dimensions()
+	seen := make([]bool, x.Rank())
+	for _, d := range dims {
+		if d < 0 || int(d) >= x.Rank() || seen[d] {
+			return variadicPlan{}, false
+		}
+		seen[d] = true
+	}
+	keptDims := otherDims(x.Rank(), dims)
+	for i := range n {
+		if leaves[i].Rank() != len(keptDims) {
+			return variadicPlan{}, false
+		}
+		for j, d := range keptDims {
+			if leaves[i].Dims[j] != x.Dims[d] {
+				return variadicPlan{}, false
+			}
+		}
+	}
+	st := rowMajor(x.Dims)
+	return variadicPlan{n: n, x: x, leaves: leaves, kept: offsetTable(keptDims, x.Dims, st), red: offsetTable(dims, x.Dims, st)}, true
 }
 
 // shapeOf is value v's shape over lanes.

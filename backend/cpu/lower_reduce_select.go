@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
@@ -269,51 +268,22 @@ func lowerReduceSelectFusion(in *hlo.Instruction, threads int) (func(ops []*hlo.
 // in's operand k, or -1 for an iota computed in the fold (the second
 // input only).
 func newReduceSelect(in *hlo.Instruction, args []int, threads int) (*reduceSelect, bool) {
-	if len(in.Operands) != 2 && len(in.Operands) != 4 {
+	rp, ok := planVariadic(in)
+	if !ok || rp.n > selectSlots {
 		return nil, false
 	}
-	n := len(in.Operands) / 2
-	leaves := []hlo.Shape{in.Shape}
-	if in.Shape.IsTuple() {
-		leaves = in.Shape.Tuple
-	}
-	x := in.Operands[0].Shape
-	if len(leaves) != n || !plainArray(x) {
-		return nil, false
-	}
-	for i := range n {
-		s, init := in.Operands[i].Shape, in.Operands[n+i].Shape
-		if !plainArray(s) || !slices.Equal(s.Dims, x.Dims) || !plainArray(init) || init.Rank() != 0 ||
-			init.DType != s.DType || !plainArray(leaves[i]) || leaves[i].DType != s.DType || !selectableType(s.DType) {
+	n, x := rp.n, rp.x
+	for _, l := range rp.leaves {
+		if !selectableType(l.DType) {
 			return nil, false
-		}
-	}
-	dims := in.Dimensions()
-	seen := make([]bool, x.Rank())
-	for _, d := range dims {
-		if d < 0 || int(d) >= x.Rank() || seen[d] {
-			return nil, false
-		}
-		seen[d] = true
-	}
-	keptDims := otherDims(x.Rank(), dims)
-	for i := range n {
-		if leaves[i].Rank() != len(keptDims) {
-			return nil, false
-		}
-		for j, d := range keptDims {
-			if leaves[i].Dims[j] != x.Dims[d] {
-				return nil, false
-			}
 		}
 	}
 	table, ok := selectionTable(in.Computation("to_apply"), n)
 	if !ok {
 		return nil, false
 	}
-	st := rowMajor(x.Dims)
-	r := &reduceSelect{n: n, table: table, byValue: byFirstSlot(table, n), leaves: leaves, tuple: in.Shape.IsTuple(), threads: threads,
-		kept: offsetTable(keptDims, x.Dims, st), red: offsetTable(dims, x.Dims, st), args: args, operands: 2 * n}
+	r := &reduceSelect{n: n, table: table, byValue: byFirstSlot(table, n), leaves: rp.leaves, tuple: in.Shape.IsTuple(),
+		threads: threads, kept: rp.kept, red: rp.red, args: args, operands: 2 * n}
 	r.contiguous = len(r.red) > 0
 	for s, off := range r.red {
 		r.contiguous = r.contiguous && off == s
@@ -325,6 +295,7 @@ func newReduceSelect(in *hlo.Instruction, args []int, threads int) (*reduceSelec
 		}
 		along := make([]int, x.Rank())
 		along[d] = 1
+		keptDims, dims := otherDims(x.Rank(), in.Dimensions()), in.Dimensions()
 		r.iotaKept, r.iotaRed = offsetTable(keptDims, x.Dims, along), offsetTable(dims, x.Dims, along)
 	}
 	return r, true
@@ -370,34 +341,12 @@ type reduceSelect struct {
 }
 
 // slot is the data of the reduce's operand k: the kernel operand's, or
-// for an iota a nil slice of its type.
+// for an iota an empty slice of its type.
 func (r *reduceSelect) slot(ops []*hlo.Literal, k int) any {
 	if r.args[k] >= 0 {
 		return ops[r.args[k]].Data()
 	}
-	switch r.leaves[k%r.n].DType {
-	case hlo.F32:
-		return []float32(nil)
-	case hlo.F64:
-		return []float64(nil)
-	case hlo.S8:
-		return []int8(nil)
-	case hlo.S16:
-		return []int16(nil)
-	case hlo.S32:
-		return []int32(nil)
-	case hlo.S64:
-		return []int64(nil)
-	case hlo.U8:
-		return []uint8(nil)
-	case hlo.U16:
-		return []uint16(nil)
-	case hlo.U32:
-		return []uint32(nil)
-	case hlo.U64:
-		return []uint64(nil)
-	}
-	return nil
+	return hlo.NewLiteral(hlo.Shape{DType: r.leaves[k%r.n].DType, Dims: []int64{0}}).Data()
 }
 
 func (r *reduceSelect) run(ops []*hlo.Literal) (*hlo.Literal, error) {
