@@ -9,13 +9,15 @@ import (
 
 // A selection reducer (argmax, argmin, with any NaN and tie rules) only
 // compares each accumulator with its element, or either with itself, and
-// selects among them: no arithmetic, no constants but truth values. What it keeps then
-// depends on nothing but how each accumulator orders against its element
-// (less, equal, greater, or which of them is NaN). Working the reducer
-// out once, at compile time, for every combination of those orders gives
-// a table of what each slot keeps; the kernel folds with that table, in
-// the evaluator's order, so its results are the evaluator's bit for bit.
-// The lane programs ran JAX's argmax over f32[4096,1000] in 97 ms.
+// selects among them: no arithmetic, no constants but truth values. What
+// it keeps then depends on nothing but how each accumulator orders
+// against its element (less, equal, greater, or which of them is NaN).
+// Working the reducer out once, at compile time, for every combination
+// of those orders gives a table of what each slot keeps; the kernel folds
+// with that table, in the evaluator's order, so its results are the
+// evaluator's bit for bit. JAX's argmax over f32[4096,1000] took 97 ms as
+// a lane program (lanes.go), 3.6 ms this way, and with its iota fused
+// (fusion_reduce_iota.go) about 2–3 ms on two threads.
 
 // The orders of an accumulator x against its element y.
 const (
