@@ -106,24 +106,36 @@ func trsmLeftBlocked[T float32 | float64](m []T, ldm, n int, lower bool, x []T, 
 	}
 	gemm := gemmOf[T]()
 	panel := make([]T, n*nb)
-	for s := 0; s < n; s += nb {
-		k0, k1 := blockRange(s, n, nb, lower)
+	blockSubstitute(n, nb, lower, func(k0, k1 int) {
 		kb := k1 - k0
 		ParallelRange(threads, cols, kb*kb*cols, func(c0, c1 int) {
 			trsmLeftBlocked(m[k0*ldm+k0:], ldm, kb, lower, x[k0*ldx+c0:], ldx, c1-c0, 1, max(minSolveBlock, nb/4))
 		})
-		i0, i1 := k1, n // rows still to come
-		if !lower {
-			i0, i1 = 0, k0
-		}
-		if i0 == i1 {
-			continue
-		}
+	}, func(k0, k1, i0, i1 int) { // rows i0..i1 still to come
+		kb := k1 - k0
 		for i := i0; i < i1; i++ {
 			negate(panel[(i-i0)*kb:(i-i0+1)*kb], m[i*ldm+k0:i*ldm+k1])
 		}
 		gemm(i1-i0, cols, kb, Strided[T]{Data: panel, Row: kb, Col: 1}, Strided[T]{Data: x[k0*ldx:], Row: ldx, Col: 1},
 			x[i0*ldx:], ldx, true, threads)
+	})
+}
+
+// blockSubstitute runs a blocked substitution over n unknowns in blocks
+// of nb, in substitution order: solve(k0, k1) solves diagonal block
+// [k0, k1) in place, then update(k0, k1, i0, i1) subtracts its
+// contribution from the unknowns [i0, i1) still to come.
+func blockSubstitute(n, nb int, lower bool, solve func(k0, k1 int), update func(k0, k1, i0, i1 int)) {
+	for s := 0; s < n; s += nb {
+		k0, k1 := blockRange(s, n, nb, lower)
+		solve(k0, k1)
+		i0, i1 := k1, n
+		if !lower {
+			i0, i1 = 0, k0
+		}
+		if i0 < i1 {
+			update(k0, k1, i0, i1)
+		}
 	}
 }
 
@@ -140,21 +152,14 @@ func trsmRowsBlocked[T float32 | float64](m []T, ldm, n int, lower bool, x []T, 
 	}
 	gemm := gemmOf[T]()
 	panel := make([]T, n*nb)
-	for s := 0; s < n; s += nb {
-		k0, k1 := blockRange(s, n, nb, lower)
+	blockSubstitute(n, nb, lower, func(k0, k1 int) {
 		kb := k1 - k0
 		ParallelRange(threads, rows, kb*kb*rows, func(r0, r1 int) {
 			trsmRowsBlocked(m[k0*ldm+k0:], ldm, kb, lower, x[r0*ldx+k0:], ldx, r1-r0, 1, max(minSolveBlock, nb/4))
 		})
-		i0, i1 := k1, n // columns still to come
-		if !lower {
-			i0, i1 = 0, k0
-		}
-		if i0 == i1 {
-			continue
-		}
+	}, func(k0, k1, i0, i1 int) { // columns i0..i1 still to come
 		// x[:, i] -= Σ_p x[:, k0+p]·M[i][k0+p]: panel[p][i-i0] = -M[i][k0+p].
-		w := i1 - i0
+		kb, w := k1-k0, i1-i0
 		for i := i0; i < i1; i++ {
 			for p := range kb {
 				panel[p*w+i-i0] = -m[i*ldm+k0+p]
@@ -162,7 +167,7 @@ func trsmRowsBlocked[T float32 | float64](m []T, ldm, n int, lower bool, x []T, 
 		}
 		gemm(rows, w, kb, Strided[T]{Data: x[k0:], Row: ldx, Col: 1}, Strided[T]{Data: panel, Row: w, Col: 1},
 			x[i0:], ldx, true, threads)
-	}
+	})
 }
 
 func negate[T float32 | float64](dst, src []T) {
