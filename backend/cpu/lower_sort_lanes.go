@@ -49,15 +49,7 @@ func sortRowsLanes(pl *sortPlan, outs, ops []*hlo.Literal, rows int) error {
 			}
 			return res[0]
 		}
-		cmp := func(a, b int) int {
-			switch {
-			case less(a, b):
-				return -1
-			case less(b, a):
-				return 1
-			}
-			return 0
-		}
+		cmp := threeWay(less)
 		perm := make([]int, pl.n)
 		for r := lo; r < hi && err == nil; r++ {
 			base := r/pl.inner*pl.n*pl.inner + r%pl.inner
@@ -78,4 +70,19 @@ func sortRowsLanes(pl *sortPlan, outs, ops []*hlo.Literal, rows int) error {
 		}
 	})
 	return first
+}
+
+// threeWay turns a comparator's "a before b" into the -1/0/1 order that
+// slices.SortStableFunc takes: neither before the other is a tie, kept
+// in input order, as the evaluator's stable sort keeps it.
+func threeWay(less func(a, b int) bool) func(a, b int) int {
+	return func(a, b int) int {
+		switch {
+		case less(a, b):
+			return -1
+		case less(b, a):
+			return 1
+		}
+		return 0
+	}
 }

@@ -77,15 +77,7 @@ func topkLaneRows(p *topkPlan, lp *laneProg, x *hlo.Literal, emit func(row int, 
 			}
 			return res[0]
 		}
-		cmp := func(a, b int) int {
-			switch {
-			case less(a, b):
-				return -1
-			case less(b, a):
-				return 1
-			}
-			return 0
-		}
+		cmp := threeWay(less)
 		perm := make([]int, p.n)
 		for row := lo; row < hi && err == nil; row++ {
 			for i := range perm {
