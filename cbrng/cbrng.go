@@ -133,3 +133,20 @@ func (c U128) Add(n uint64) U128 {
 func (c U128) Words() [4]uint32 {
 	return [4]uint32{uint32(c.Lo), uint32(c.Lo >> 32), uint32(c.Hi), uint32(c.Hi >> 32)}
 }
+
+// ThreefrySplitDim is the dimension XLA's Threefry bit generator splits a
+// shape at (its SplitShapeIntoHalves choice): the first even dimension,
+// else the first of the largest. Each half's elements take one of a
+// counter pair's two output words.
+func ThreefrySplitDim(dims []int64) int {
+	best := 0
+	for d, n := range dims {
+		if n%2 == 0 {
+			return d
+		}
+		if n > dims[best] {
+			best = d
+		}
+	}
+	return best
+}

@@ -45,3 +45,16 @@ func TestU128(t *testing.T) {
 		t.Fatalf("words %v", w)
 	}
 }
+
+// XLA splits at the first even dimension, else at the first of the
+// largest (hand-worked).
+func TestThreefrySplitDim(t *testing.T) {
+	for _, c := range []struct {
+		dims []int64
+		want int
+	}{{[]int64{3, 5, 4, 6}, 2}, {[]int64{3, 7, 5, 7}, 1}, {[]int64{9}, 0}, {nil, 0}} {
+		if got := ThreefrySplitDim(c.dims); got != c.want {
+			t.Errorf("ThreefrySplitDim(%v) = %d, want %d", c.dims, got, c.want)
+		}
+	}
+}

@@ -68,28 +68,13 @@ func threefryBits64(key, ctr uint64, out []uint64) uint64 {
 	return ctr + uint64(len(out))
 }
 
-// threefrySplitDim is XLA's SplitShapeIntoHalves choice: the first even
-// dimension, else the first of the largest.
-func threefrySplitDim(dims []int64) int {
-	best := 0
-	for d, n := range dims {
-		if n%2 == 0 {
-			return d
-		}
-		if n > dims[best] {
-			best = d
-		}
-	}
-	return best
-}
-
 // threefryBits32 fills out (row-major over dims) by the halved layout.
 func threefryBits32(key, ctr uint64, dims []int64, out []uint32) uint64 {
 	k0, k1 := split64(key)
 	if len(dims) == 0 {
 		dims = []int64{1} // a scalar is generated as [1] and keeps out0
 	}
-	s := threefrySplitDim(dims)
+	s := cbrng.ThreefrySplitDim(dims)
 	outer, inner := 1, 1
 	for _, n := range dims[:s] {
 		outer *= int(n)

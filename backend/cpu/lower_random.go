@@ -116,7 +116,7 @@ func planBitGen(in *hlo.Instruction, threads int) (*bitGenPlan, bool) {
 		if len(dims) == 0 {
 			dims = []int64{1} // a scalar is generated as [1]
 		}
-		s := threefrySplit(dims)
+		s := cbrng.ThreefrySplitDim(dims)
 		p.outer, p.inner = 1, 1
 		for _, d := range dims[:s] {
 			p.outer *= int(d)
@@ -127,21 +127,6 @@ func planBitGen(in *hlo.Instruction, threads int) (*bitGenPlan, bool) {
 		p.mid, p.half = int(dims[s]), int(dims[s]+1)/2
 	}
 	return p, true
-}
-
-// threefrySplit is XLA's SplitShapeIntoHalves choice: the first even
-// dimension, else the first of the largest.
-func threefrySplit(dims []int64) int {
-	best := 0
-	for d, n := range dims {
-		if n%2 == 0 {
-			return d
-		}
-		if n > dims[best] {
-			best = d
-		}
-	}
-	return best
 }
 
 // wordStore returns the function writing 32-bit words into elements of
