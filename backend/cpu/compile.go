@@ -343,6 +343,7 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 			break
 		}
 		if p, err := compileLoop(in); err == nil {
+			p.streamAhead = true
 			p.generate()
 			how := "tile-fusion"
 			if p.jit != nil {

@@ -84,6 +84,9 @@ type tileProg struct {
 	// outs are the slots whose values leave the program: the root's, or
 	// a multi-output fusion's (tile_multi.go) in tuple order.
 	outs []int
+	// streamAhead says the tiles run in order (runTiles), so that a
+	// segment may prefetch the next tile of what it reads (tile_seg.go).
+	streamAhead bool
 	// inPlaceParams are the operands read in place, which tiles prefetch
 	// one tile ahead.
 	inPlaceParams []int

@@ -1,8 +1,10 @@
 package cpu
 
 import (
+	"slices"
 	"testing"
 
+	"github.com/axle-ml/axle/backend/cpu/jit"
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
@@ -176,4 +178,61 @@ func rootRowLen(x *Executable) int {
 		return -1
 	}
 	return p.rowLen
+}
+
+// TestSegmentsStreamInputs checks which segments prefetch the next tile
+// of an operand they read in place: in a loop fusion run tile by tile,
+// the first segment reading an f32 parameter, PrefetchAhead one tile;
+// then the tile runner's own burst prefetch leaves that parameter alone
+// (it skips non-f32 operands when it runs).
+// A bf16 parameter (decoded into a tile, not read in place) is not
+// streamed, nor is anything when the tiles may run out of order.
+func TestSegmentsStreamInputs(t *testing.T) {
+	if !jit.Available {
+		t.Skip("no generated code here")
+	}
+	softmax := func(dt string) string {
+		return `HloModule softmax` + reductionBodies + `
+ENTRY main {
+  a = ` + dt + `[64,1024] parameter(0)
+  b = f32[64,1024] convert(a)
+  ninf = f32[] constant(-inf)
+  m = f32[64] reduce(b, ninf), dimensions={1}, to_apply=max
+  mb = f32[64,1024] broadcast(m), dimensions={0}
+  d = f32[64,1024] subtract(b, mb)
+  e = f32[64,1024] exponential(d)
+  zero = f32[] constant(0)
+  s = f32[64] reduce(e, zero), dimensions={1}, to_apply=add
+  sb = f32[64,1024] broadcast(s), dimensions={0}
+  ROOT p = f32[64,1024] divide(e, sb)
+}`
+	}
+	for _, c := range []struct {
+		dt      string
+		stream  bool
+		streams [][]int // per segment
+	}{
+		{"f32", true, [][]int{{0}, nil}},
+		{"f32", false, [][]int{nil, nil}},
+		{"bf16", true, [][]int{nil, nil}},
+	} {
+		_, x := compileText(t, softmax(c.dt), Options{Threads: 1})
+		p, err := compileLoop(x.entry.Root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.streamAhead = c.stream
+		p.generate()
+		if len(p.segs) != len(c.streams) {
+			t.Fatalf("%s stream=%v: %d segments, want %d", c.dt, c.stream, len(p.segs), len(c.streams))
+		}
+		for i, g := range p.segs {
+			if !slices.Equal(g.streams, c.streams[i]) {
+				t.Errorf("%s stream=%v: segment %d streams %v, want %v", c.dt, c.stream, i, g.streams, c.streams[i])
+			}
+		}
+		if inPlace := slices.Contains(p.inPlaceParams, 0); inPlace != (c.dt != "f32" || !c.stream) {
+			t.Errorf("%s stream=%v: tile prefetch of parameter 0 %v", c.dt, c.stream, inPlace)
+		}
+	}
 }

@@ -3,6 +3,8 @@ package cpu
 import (
 	"slices"
 
+	"github.com/axle-ml/axle/hlo"
+
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 
 	"github.com/axle-ml/axle/backend/cpu/jit"
@@ -29,6 +31,8 @@ type segment struct {
 	ins, outs       []int
 	pre             []int
 	rowIns, spreads []int
+	// streams are the parameters whose next tile the code prefetches.
+	streams []int
 }
 
 // generate gives p generated code: for the whole program, or failing
@@ -149,9 +153,14 @@ func (p *tileProg) segment(start, end int) (segment, bool) {
 	if ops < 2 && len(g.rowIns) == 0 || len(g.outs) == 0 || prog.Scalars > jit.MaxScalars || len(g.ins) > jit.MaxInputs || len(g.outs) > jit.MaxOutputs || len(g.ins)+len(g.outs) > jit.MaxArrays {
 		return g, false
 	}
+	streamed := p.streamInputs(prog, g.ins)
 	f, err := jit.Compile(prog)
 	if err != nil {
 		return g, false
+	}
+	g.streams = streamed
+	for _, k := range streamed {
+		p.inPlaceParams = slices.DeleteFunc(p.inPlaceParams, func(q int) bool { return q == k })
 	}
 	for _, k := range rebuf {
 		p.slots[k].buf = p.nbufs
@@ -159,6 +168,30 @@ func (p *tileProg) segment(start, end int) (segment, bool) {
 	}
 	g.f = f
 	return g, true
+}
+
+// streamInputs has the segment's code prefetch the next tile of each
+// operand it reads in place that no earlier segment prefetches, as it
+// goes (jit.Program.PrefetchInputs), and returns those parameters. A row
+// program's tiles are otherwise fetched at once when the tile before
+// starts (tileProg.prefetch), a burst that stalls the core until enough
+// of it has arrived; spread over the segment's loop, the fetches overlap
+// its arithmetic. Only for programs whose tiles run in order
+// (streamAhead).
+func (p *tileProg) streamInputs(prog *jit.Program, ins []int) []int {
+	if !p.streamAhead {
+		return nil
+	}
+	var params []int
+	for k, a := range ins {
+		s := &p.slots[a]
+		if s.kind == slotParam && s.t == hlo.F32 && slices.Contains(p.inPlaceParams, s.param) && !slices.Contains(params, s.param) {
+			prog.PrefetchInputs = append(prog.PrefetchInputs, k)
+			params = append(params, s.param)
+		}
+	}
+	prog.PrefetchAhead = p.tile
+	return params
 }
 
 // clobbers reports whether view slot k, computed before the segment's

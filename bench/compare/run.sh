@@ -19,6 +19,10 @@ $py -c 'import numpy, torch' 2>/dev/null || apt-get install -y python3-numpy pyt
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$root" && go build -o "$tmp/axle" ./cmd/axle)
+# The machine's limits, in the same session: STREAM-style bandwidth (stream.c, gcc's vectorized
+# loops with ordinary stores, OpenMP on 2 threads) and the FMA peak (the kernels' probe).
+gcc -O2 -march=native -fopenmp "$here/stream.c" -o "$tmp/stream"
+(cd "$root" && go test -run XXX -bench '^BenchmarkFMAPeak$' -count 3 ./backend/cpu/kernels) >"$tmp/peak.txt"
 
 uptime >"$tmp/load.before"
 for f in "$bench"/*.hlo; do
@@ -33,6 +37,7 @@ done
 (cd "$root" && go test -run XXX -bench '^BenchmarkExecuteScalarAdd$' -benchtime 20000x -count 5 .) >"$tmp/axle.scalar_bench.txt"
 $py "$here/peers.py" "$tmp"
 node "$here/ort.js" "$tmp" >"$tmp/ort.json"
+"$tmp/stream" >"$tmp/stream.json"
 uptime >"$tmp/load.after"
 export ORT_VERSION=$(node -p "require('$here/node_modules/onnxruntime-node/package.json').version")
 
@@ -89,6 +94,31 @@ for n, (amount, unit) in work.items():
     p = peers.get(n, {})
     print(f"| {n} | {cell(axle[n], amount)} | {cell(p.get('numpy'), amount)} | {cell(p.get('torch'), amount)} | "
           f"{cell(ort.get(n), amount)} | {unit} |")
+print()
+# The issue's must-shows, against the limits measured above (peak: the best of three probe runs
+# on 2 threads; STREAM: stream.c's Scale, one read and one write counted, as STREAM counts).
+st = json.load(open(f"{d}/stream.json"))
+peak2 = max(float(x) for x in re.findall(r"threads=2\S*\s+\d+\s+\d+ ns/op\s+([\d.]+) GFLOP/s", open(f"{d}/peak.txt").read()))
+peak1 = max(float(x) for x in re.findall(r"threads=1\S*\s+\d+\s+\d+ ns/op\s+([\d.]+) GFLOP/s", open(f"{d}/peak.txt").read()))
+neg = work["stream_negate_16m"][0] / axle["stream_negate_16m"] / 1e6
+print(f"Limits in this run: FMA peak {peak1:.0f} GFLOP/s on one thread, {peak2:.0f} on two; STREAM-style (stream.c, 2 threads, "
+      f"16M f32) Copy {st['copy_gbs']:.1f} GB/s, Scale {st['scale_gbs']:.1f} GB/s; Axle's stream_negate (streaming stores) {neg:.1f} GB/s.")
+print()
+print("| workload | Axle | against | ratio | target |")
+print("|---|---|---|---|---|")
+np_ms = lambda n: peers.get(n, {}).get("numpy")
+for n, target in (("gemm_f32_256", 0.65), ("gemm_f32_1024", 0.85), ("gemm_f32_2048", 0.85), ("conv_resnet_b32", 0.70)):
+    g = work[n][0] / axle[n] / 1e6
+    print(f"| {n} | {g:.1f} GFLOP/s | FMA peak {peak2:.0f} | {g / peak2:.2f} | ≥ {target} |")
+for n, target in (("gelu_approx_16m", 0.65), ("rowsum_4096", 0.85), ("softmax_4096x1024", 0.58)):
+    g = work[n][0] / axle[n] / 1e6
+    print(f"| {n} | {g:.1f} GB/s | STREAM Scale {st['scale_gbs']:.1f} (stream_negate {neg:.1f}) | "
+          f"{g / st['scale_gbs']:.2f} ({g / neg:.2f}) | ≥ {target} |")
+for n in ("gemm_f32_1024", "gemm_f32_2048"):
+    if np_ms(n):
+        print(f"| {n} | {axle[n]:.2f} ms | numpy {np_ms(n):.2f} ms | {np_ms(n) / axle[n]:.2f} of numpy's speed | ≥ 1 |")
+if np_ms("mlp_b256"):
+    print(f"| mlp_b256 | {axle['mlp_b256']:.2f} ms | numpy {np_ms('mlp_b256'):.2f} ms | {axle['mlp_b256'] / np_ms('mlp_b256'):.2f} of numpy's time | ≤ 0.75 |")
 print()
 print(f"Axle's scalar_add is `go test -bench ExecuteScalarAdd` (median of 5 means over 20000 calls); "
       f"`axle run --json` gave a median of {axle_json_scalar} ms at its 1 µs resolution.")

@@ -314,10 +314,13 @@ func (a *asm) patch(off, target int) {
 	binary.LittleEndian.PutUint32(a.b[off:], uint32(int32(target-(off+4))))
 }
 
-func (a *asm) prefetch(m mem) { // PREFETCHT0
-	a.rex(false, 0, 0, m.base)
+// prefetch is PREFETCHT0 (hint 1) or PREFETCHT1 (2) [m].
+func (a *asm) prefetch(m mem, hint int) {
+	if m.base >= 8 || m.index >= 8 {
+		a.rex(false, 0, max(m.index, 0), m.base)
+	}
 	a.byte(0x0F, 0x18)
-	a.modrm(1, at(m))
+	a.modrm(hint, at(m))
 }
 
 func (a *asm) ret()        { a.byte(0xC3) }

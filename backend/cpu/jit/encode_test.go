@@ -66,7 +66,9 @@ func TestEncodingDisassembles(t *testing.T) {
 		{func(a *asm) { a.movGP(r13, rcx) }, "mov    r13,rcx"},
 		{func(a *asm) { a.addImm(r13, -32) }, "add    r13,0xffffffffffffffe0"},
 		{func(a *asm) { a.zero(r9) }, "xor    r9d,r9d"},
-		{func(a *asm) { a.prefetch(mem{base: r9, index: rsi, disp: 0x200}) }, "prefetcht0 BYTE PTR [r9+rsi*1+0x200]"},
+		{func(a *asm) { a.prefetch(mem{base: r9, index: rsi, disp: 0x200}, 1) }, "prefetcht0 BYTE PTR [r9+rsi*1+0x200]"},
+		{func(a *asm) { a.prefetch(mem{base: rax, index: rsi, scale: 4, disp: 0x4000}, 1) }, "prefetcht0 BYTE PTR [rax+rsi*4+0x4000]"},
+		{func(a *asm) { a.prefetch(mem{base: r10, index: rsi, scale: 2, disp: 0x40}, 2) }, "prefetcht1 BYTE PTR [r10+rsi*2+0x40]"},
 		{func(a *asm) { a.cmpMemZero(mem{base: rdi, index: -1, disp: 0x90}) }, "cmp    QWORD PTR [rdi+0x90],0x0"},
 		{func(a *asm) { a.addMem(mem{base: rdi, index: -1, disp: 0x98}, 4) }, "add    QWORD PTR [rdi+0x98],0x4"},
 		{func(a *asm) { a.decMem(mem{base: rdi, index: -1, disp: 0x88}) }, "dec    QWORD PTR [rdi+0x88]"},
@@ -91,8 +93,23 @@ func TestEncodingDisassembles(t *testing.T) {
 	for _, c := range cases {
 		c.emit(&a)
 	}
+	got := disassemble(t, objdump, a.b)
+	if len(got) != len(cases) {
+		t.Fatalf("objdump found %d instructions, want %d:\n%s", len(got), len(cases), strings.Join(got, "\n"))
+	}
+	for i, c := range cases {
+		if got[i] != c.want {
+			t.Errorf("instruction %d: disassembles to %q, want %q", i, got[i], c.want)
+		}
+	}
+}
+
+// disassemble returns the instructions of code as objdump (Intel
+// syntax) prints them.
+func disassemble(t *testing.T, objdump string, code []byte) []string {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "code.bin")
-	if err := os.WriteFile(file, a.b, 0o644); err != nil {
+	if err := os.WriteFile(file, code, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(objdump, "-D", "-b", "binary", "-m", "i386:x86-64", "-M", "intel", file).CombinedOutput()
@@ -106,14 +123,7 @@ func TestEncodingDisassembles(t *testing.T) {
 			got = append(got, strings.TrimSpace(m[1]))
 		}
 	}
-	if len(got) != len(cases) {
-		t.Fatalf("objdump found %d instructions, want %d:\n%s", len(got), len(cases), out)
-	}
-	for i, c := range cases {
-		if got[i] != c.want {
-			t.Errorf("instruction %d: disassembles to %q, want %q", i, got[i], c.want)
-		}
-	}
+	return got
 }
 
 // TestEncodingShortest checks that the encoder picks the short forms:

@@ -169,6 +169,7 @@ func (g *gen) loop(a *asm) error {
 	if err := g.block(a, g.unroll); err != nil {
 		return err
 	}
+	g.prefetch(a)
 	a.addImm(rsi, 8*int32(g.unroll))
 	a.patch(a.jmp(), main)
 	a.patch(toRest, len(a.b))
@@ -198,6 +199,23 @@ func (g *gen) loop(a *asm) error {
 	a.vzeroupper()
 	a.ret()
 	return nil
+}
+
+// prefetchHint is the PREFETCH variant: 1 is T0 (into L1), 2 is T1 (L2).
+var prefetchHint = 1
+
+// prefetch asks for the lines PrefetchAhead elements past the unroll
+// vectors the main loop's iteration reads, of each input listed: one line
+// per 64 bytes read, rounded up, so a stream is covered whatever the
+// unroll.
+func (g *gen) prefetch(a *asm) {
+	for _, k := range g.p.PrefetchInputs {
+		size := int32(g.p.inputType(k).size())
+		bytes := 8 * size * int32(g.unroll)
+		for off := int32(0); off < bytes; off += 64 {
+			a.prefetch(mem{base: g.inputReg(k), index: rsi, scale: int(size), disp: size*int32(g.p.PrefetchAhead) + off}, prefetchHint)
+		}
+	}
 }
 
 // block emits the code for n consecutive vectors, interleaved.

@@ -106,6 +106,14 @@ type Program struct {
 	OutputTypes []Type
 	RowLen      int
 	RowScalars  []int
+	// PrefetchInputs lists inputs whose elements PrefetchAhead further on
+	// the loop asks into the cache as it goes, about one cache line for
+	// each it reads: a tile program's segment reading its operand in
+	// place fetches the next tile while it computes this one, so the
+	// memory's latency hides behind the arithmetic. (PREFETCH never
+	// faults: reaching past an array's end is harmless.)
+	PrefetchInputs []int
+	PrefetchAhead  int
 }
 
 // Array is an input or output array of a call: f32 values, or bf16 bit
@@ -178,6 +186,10 @@ const (
 	maxSpill = 64
 )
 
+// maxPrefetchAhead bounds PrefetchAhead, so that its byte offset is a
+// 32-bit displacement.
+const maxPrefetchAhead = 1 << 28
+
 // ErrUnsupported says this machine or build runs no generated code.
 var ErrUnsupported = errors.New("jit: no code generation on this platform")
 
@@ -203,6 +215,14 @@ func (p *Program) validate() error {
 		if k < 0 || k >= p.Scalars {
 			return fmt.Errorf("jit: row scalar %d of %d", k, p.Scalars)
 		}
+	}
+	for _, k := range p.PrefetchInputs {
+		if k < 0 || k >= p.Inputs {
+			return fmt.Errorf("jit: prefetch of input %d of %d", k, p.Inputs)
+		}
+	}
+	if p.PrefetchAhead < 0 || p.PrefetchAhead > maxPrefetchAhead {
+		return fmt.Errorf("jit: prefetch %d elements ahead (at most %d)", p.PrefetchAhead, maxPrefetchAhead)
 	}
 	for i, v := range p.Values {
 		if int(v.Op) >= len(opNames) {
