@@ -21,11 +21,15 @@ const maxRowLen = 4096
 
 // rowTileSize is the elements a row program's tile aims at: whole rows,
 // more of them than tileSize would hold, since each tile pays a kernel
-// call per reduction and a generated-code call per segment. Softmax over
-// 4096×1024 on 2 threads, medians of five runs of 30: 3.97 ms with
-// tiles of 512 elements (one row), 3.31 with 2048, 3.24 with 4096, 3.20
-// with 8192; 4096 keeps two tiles of a slot in L1.
-const rowTileSize = 4096
+// call per reduction and a generated-code call per segment. Since the
+// first segment prefetches the next tile as it goes (tile_seg.go), a
+// tile's slots live in L2 rather than L1, and larger tiles pay: softmax
+// over 4096×1024 on 2 threads, medians of 40 runs in five alternations,
+// median of those: 2.46 ms with tiles of 4096 elements, 2.38 with 8192,
+// 2.22 with 16384, 2.33 with 32768 (2048: 2.97, 4096: 2.81 in another
+// round). Without that prefetch: 3.97 with 512, 3.31 with 2048, 3.24
+// with 4096, 3.20 with 8192.
+const rowTileSize = 16384
 
 // rowMode finds the row reductions among xs (not counting a reduction
 // root, which compileReduce handles) and makes p's tiles whole rows.
