@@ -141,11 +141,11 @@ func gemmDotF64(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 	}
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
 		x, y, c := ops[0].Data().([]float64), ops[1].Data().([]float64), out.Data().([]float64)
-		for i := range g.batch {
+		runBatch(g.batch, g.m, g.n, g.k, threads, func(i, threads int) {
 			a := kernels.Strided[float64]{Data: x[i*g.m*g.k:], Row: g.aRow, Col: g.aCol}
 			b := kernels.Strided[float64]{Data: y[i*g.k*g.n:], Row: g.bRow, Col: g.bCol}
 			kernels.GemmF64(g.m, g.n, g.k, a, b, c[i*g.m*g.n:], g.n, false, threads)
-		}
+		})
 		return nil
 	}, true
 }

@@ -121,3 +121,86 @@ func orderedFree(dims, bd, cd []int64) []int64 {
 	}
 	return free
 }
+
+// batchThreads hands whole products to the workers when each is too
+// small to split or the batch divides evenly, and not when the whole
+// batch is too little work or one product runs alone.
+func TestBatchThreads(t *testing.T) {
+	for _, c := range []struct{ batch, m, n, k, threads, want int }{
+		{96, 128, 128, 64, 2, 2}, // attention: 2 MFLOP products, 403 MFLOP in all
+		{5, 128, 128, 64, 2, 2},  // small products, an uneven batch: still
+		{8, 16, 16, 16, 2, 1},    // 65 kFLOP in all: inline
+		{2, 1024, 1024, 1024, 2, 2},
+		{3, 1024, 1024, 1024, 2, 1}, // big and uneven: each product split
+		{1, 1024, 1024, 1024, 2, 1},
+		{96, 128, 128, 64, 1, 1},
+		{4, 128, 128, 64, 8, 4}, // no more workers than products
+	} {
+		if got := batchThreads(c.batch, c.m, c.n, c.k, c.threads); got != c.want {
+			t.Errorf("%+v: %d workers, want %d", c, got, c.want)
+		}
+	}
+}
+
+// A batch of small products split across the workers (each product on
+// one of them) gives the evaluator's results and the same bits for any
+// thread count, with and without a fused epilogue, in f32 and f64.
+func TestDotBatchAcrossThreads(t *testing.T) {
+	// 24 products of 64×64 by 64×64 (0.5 MFLOP each): on one thread each,
+	// and together worth splitting.
+	if batchThreads(24, 64, 64, 64, 2) != 2 {
+		t.Fatal("the batches here would not be split")
+	}
+	for _, c := range []struct{ name, text, lowering string }{
+		{"attention scores", `HloModule att
+ENTRY e {
+  q = f32[2,64,12,64] parameter(0)
+  k = f32[2,64,12,64] parameter(1)
+  ROOT s = f32[2,12,64,64] dot(q, k), lhs_batch_dims={0,2}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={3}
+}`, "gemm"},
+		{"with an epilogue", `HloModule att
+ENTRY e {
+  a = f32[24,64,64] parameter(0)
+  b = f32[24,64,64] parameter(1)
+  c = f32[24,64,64] parameter(2)
+  d = f32[24,64,64] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  z = f32[] constant(0)
+  zb = f32[24,64,64] broadcast(z), dimensions={}
+  s = f32[24,64,64] add(d, c)
+  ROOT r = f32[24,64,64] maximum(s, zb)
+}`, "gemm+epilogue"},
+		{"f64", `HloModule att
+ENTRY e {
+  a = f64[24,64,64] parameter(0)
+  b = f64[24,64,64] parameter(1)
+  ROOT d = f64[24,64,64] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+}`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := hlotext.Parse(c.text, hlotext.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := eval.RandomArguments(m, 9)
+			var first *hlo.Literal
+			for threads := 1; threads <= 3; threads++ {
+				x, err := Compile(m, Options{Threads: threads, Poison: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.lowering != "" && x.Lowering[c.lowering] != 1 {
+					t.Fatalf("lowered as %v, want one %s", x.Lowering, c.lowering)
+				}
+				got, want := evalAndRun(t, m, x, args)
+				if msg := closeEnough(got, want); msg != "" {
+					t.Fatalf("threads=%d: %s", threads, msg)
+				}
+				if first == nil {
+					first = got
+				} else if !got.Equal(first) {
+					t.Fatalf("threads=%d gives other bits than threads=1", threads)
+				}
+			}
+		})
+	}
+}

@@ -69,12 +69,12 @@ func (x *Executable) gemmEpilogue(g gemmPlan, ops []int, e *epilogue) kernelFunc
 		defer releaseA()
 		lb, releaseB := asF32(args[ops[1]], x.threads)
 		defer releaseB()
-		a, b := g.a, g.b // Execute may run concurrently
-		for i := range g.batch {
+		runBatch(g.batch, g.m, g.n, g.k, x.threads, func(i, threads int) {
+			a, b := g.a, g.b // Execute may run concurrently
 			ao, bo := g.offsets(i)
 			a.Data, b.Data = la[ao:], lb[bo:]
-			kernels.GemmEpilogueF32(g.m, g.n, g.k, a, b, c[i*g.m*g.n:], g.n, x.threads, shiftRows(epi, i*g.m))
-		}
+			kernels.GemmEpilogueF32(g.m, g.n, g.k, a, b, c[i*g.m*g.n:], g.n, threads, shiftRows(epi, i*g.m))
+		})
 		return nil
 	}
 }

@@ -139,14 +139,51 @@ func (x *Executable) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
 		b.Data, releaseB = asF32(ops[1], x.threads)
 		defer releaseB()
 		la, lb := a.Data, b.Data
-		for i := range g.batch {
+		runBatch(g.batch, g.m, g.n, g.k, x.threads, func(i, threads int) {
 			ao, bo := g.offsets(i)
+			a, b := a, b
 			a.Data, b.Data = la[ao:], lb[bo:]
-			kernels.GemmF32(g.m, g.n, g.k, a, b, c[i*g.m*g.n:], g.n, false, x.threads)
-		}
+			kernels.GemmF32(g.m, g.n, g.k, a, b, c[i*g.m*g.n:], g.n, false, threads)
+		})
 		finish()
 		return nil
 	}, true
+}
+
+// runBatch runs product(i, t) for each product i of a batch of m×k by
+// k×n products, t the threads it may use. Products too small to split
+// (the GEMM runs them on one thread: attention's per-head scores) or a
+// batch that divides evenly among the threads go out whole to the
+// workers, each on one thread: no product waits for another, and no
+// thread packs what another packed too. Other batches run one product at
+// a time, each split across all the threads. A product's bits do not
+// depend on its thread count, so neither do the batch's.
+func runBatch(batch, m, n, k, threads int, product func(i, threads int)) {
+	t := batchThreads(batch, m, n, k, threads)
+	if t <= 1 {
+		for i := range batch {
+			product(i, threads)
+		}
+		return
+	}
+	kernels.Parallel(t, func(w int) {
+		for i := w * batch / t; i < (w+1)*batch/t; i++ {
+			product(i, 1)
+		}
+	})
+}
+
+// batchThreads is how many workers runBatch hands whole products to (1:
+// none; the products run in turn).
+func batchThreads(batch, m, n, k, threads int) int {
+	t := min(threads, batch)
+	if t <= 1 || kernels.GemmRunsInline(batch*m, n, k) {
+		return 1 // the whole batch is too little work to wake a worker for
+	}
+	if kernels.GemmRunsInline(m, n, k) || batch%t == 0 {
+		return t
+	}
+	return 1
 }
 
 func leading(d []int64) bool {

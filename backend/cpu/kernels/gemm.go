@@ -326,6 +326,10 @@ func packB[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, from,
 		packBRows(dst, b, pc, jc, kb, nb, nr, from, to)
 		return
 	}
+	if b.Row == 1 {
+		packBCols(dst, b, pc, jc, kb, nb, nr, from, to)
+		return
+	}
 	o := from * nr * kb
 	for s := from * nr; s < to*nr; s += nr {
 		cols := min(nr, nb-s)
@@ -336,6 +340,28 @@ func packB[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, from,
 			}
 			clear(dst[o+cols : o+nr])
 			o += nr
+		}
+	}
+}
+
+// packBCols packs a B whose columns are contiguous (a transposed
+// operand: attention's keys, Q·Kᵀ) column by column: each column's kb
+// values are read front to back and dealt into the sliver 16 apart,
+// rather than gathered 16 columns at a time a column stride apart.
+func packBCols[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, from, to int) {
+	for sl := from; sl < to; sl++ {
+		c0, c1 := sl*nr, min(sl*nr+nr, nb)
+		d := dst[sl*kb*nr : (sl+1)*kb*nr]
+		if c1-c0 < nr {
+			clear(d)
+		}
+		for j := c0; j < c1; j++ {
+			src := b.Data[(jc+j)*b.Col+pc:]
+			src = src[:kb]
+			col := d[j-c0:]
+			for p, v := range src {
+				col[p*nr] = v
+			}
 		}
 	}
 }

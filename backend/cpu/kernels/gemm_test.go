@@ -41,20 +41,22 @@ func withKernels(t *testing.T, f func(t *testing.T)) {
 }
 
 // Every size 1..17 in each dimension, A transposed or not, B with an odd
-// column stride, 1 and 3 threads, against the float64 triple loop.
+// column stride or transposed (bCol 0), 1 and 3 threads, against the
+// float64 triple loop.
 func TestGemmSizesAndStrides(t *testing.T) {
 	withKernels(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
 		for m := 1; m <= 17; m++ {
 			for n := 1; n <= 17; n++ {
 				for _, k := range []int{1, 2, 5, 16, 17} {
-					checkGemm(t, rng, m, n, k, m%2 == 0, 1+n%3)
+					checkGemm(t, rng, m, n, k, m%2 == 0, n%4)
 				}
 			}
 		}
 		for _, k := range []int{1, 7, 255, 256, 257, 600} {
 			checkGemm(t, rng, 31, 45, k, false, 1)
 			checkGemm(t, rng, 130, 19, k, true, 3)
+			checkGemm(t, rng, 40, 37, k, false, 0)
 		}
 	})
 }
@@ -66,6 +68,9 @@ func checkGemm(t *testing.T, rng *rand.Rand, m, n, k int, transA bool, bCol int)
 		a = Strided[float32]{Data: a.Data, Row: 1, Col: m}
 	}
 	b := Strided[float32]{Data: randSlice[float32](k*n*bCol, rng), Row: n * bCol, Col: bCol}
+	if bCol == 0 { // B transposed: columns contiguous, k+1 apart
+		b = Strided[float32]{Data: randSlice[float32]((k+1)*n, rng), Row: 1, Col: k + 1}
+	}
 	want := refGemm(m, n, k, a, b)
 	for _, threads := range []int{1, 3} {
 		ldc := n + 3
