@@ -135,7 +135,7 @@ func gemmCore[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c 
 	defer putBuf(bp)
 	aps := make([][]T, threads)
 	for t := range aps {
-		aps[t] = getBuf[T](gemmMC * gemmKC)
+		aps[t] = getBuf[T](gemmMC*gemmKC + edgeTile)
 		defer putBuf(aps[t])
 	}
 	for jc := 0; jc < n; jc += nc {
@@ -184,7 +184,7 @@ func gemmColumns[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T],
 	parallel(threads, func(t int) {
 		j0, j1 := t*slivers/threads*nr, min(n, (t+1)*slivers/threads*nr)
 		nc := min(gemmNC, (j1-j0+nr-1)/nr*nr)
-		bp, ap := getBuf[T](gemmKC*nc), getBuf[T](gemmMC*gemmKC)
+		bp, ap := getBuf[T](gemmKC*nc), getBuf[T](gemmMC*gemmKC+edgeTile)
 		defer putBuf(bp)
 		defer putBuf(ap)
 		mc := balancedBlock(m, gemmMC, mr)
@@ -402,10 +402,17 @@ func packBRows[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, f
 	}
 }
 
+// edgeTile is the room for one MR×NR tile that the A packing buffers
+// keep after their MC×KC block: macroKernel's scratch tile (a local
+// array would escape to the heap through the kernel's func value, an
+// allocation per call).
+const edgeTile = sgemmMR * sgemmNR
+
 // macroKernel runs the micro-kernel over every MR×NR tile of a packed
-// block; tiles past the edge of C go through a scratch tile.
+// block; tiles past the edge of C go through a scratch tile, the
+// edgeTile elements at the end of ap's buffer.
 func macroKernel[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr, nr int, kern microKernel[T], overwrite bool) {
-	var scratch [sgemmMR * sgemmNR]T
+	scratch := ap[len(ap)-edgeTile:]
 	for j := 0; j < nb; j += nr {
 		bs := bp[j*kb : (j+nr)*kb]
 		cols := min(nr, nb-j)
