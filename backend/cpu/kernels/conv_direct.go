@@ -60,13 +60,7 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue
 	threads = max(1, min(threads, (m+sgemmMR-1)/sgemmMR))
 	per := ((m+threads-1)/threads + sgemmMR - 1) / sgemmMR * sgemmMR
 	nc := min(gemmNC, (n+sgemmNR-1)/sgemmNR*sgemmNR)
-	// A K a little over one block (3x3 over 32 channels: 288) is taken
-	// whole: a last block of a few channels would pass over all of the
-	// output again for little work. The kernel sliver stays in L1.
-	kc := gemmKC
-	if k <= directKCMax {
-		kc = k
-	}
+	kc := directDepth(k)
 	scratch := getBuf[float32](kc * nc)
 	defer putBuf(scratch)
 	for jc := 0; jc < n; jc += nc {
@@ -82,8 +76,23 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue
 }
 
 // directKCMax is the longest K a direct convolution takes as one block:
-// its kernel sliver, 16 columns of directKCMax floats, fills most of L1.
-const directKCMax = 2 * gemmKC
+// its kernel sliver, 16 columns of directKCMax floats, is 256 KiB, half
+// of L2.
+const directKCMax = 16 * gemmKC
+
+// directDepth is the K block of a direct convolution of depth k: all of
+// it up to directKCMax, else the fewest blocks of equal depth. Each block
+// passes over the whole output, read and written back (from memory, for
+// a batch's activations), which costs more than a kernel sliver that
+// outgrows L1 and is read from L2: ResNet's 3x3 layers at batch 32, 2
+// threads, medians of 7 runs, GFLOP/s with blocks of 256 (the sliver in
+// L1) against K whole: 56²×64 (K 576) 104 → 142, 28²×128 (1152)
+// 127 → 152, 14²×256 (2304) 129 → 142, 7²×512 (4608, two blocks here)
+// 127 → 141.
+func directDepth(k int) int {
+	blocks := (k + directKCMax - 1) / directKCMax
+	return (k + blocks - 1) / blocks
+}
 
 // directSplitKMax bounds the output (in elements) for which a direct
 // convolution splits its K blocks between threads, each summing into a

@@ -136,10 +136,13 @@ func TestConvAgainstDefinition(t *testing.T) {
 			// Channels-last with >= 16 channels per group: the direct path.
 			newConv(2, 16, 19, 1, []int{7, 9}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
 			newConv(1, 40, 24, 2, []int{8, 5}, []int{3, 2}, []int{2, 1}, []int{1, 0}, []int{2, 1}, []int{1, 2}, []int{2, 1}, false),
-			newConv(3, 300, 7, 1, []int{4, 4}, []int{2, 2}, one(2), []int{0, 1}, []int{1, 0}, one(2), one(2), false), // K blocks split taps
+			newConv(3, 300, 7, 1, []int{4, 4}, []int{2, 2}, one(2), []int{0, 1}, []int{1, 0}, one(2), one(2), false), // K 1200: one block
 			// Valid, strided and kernel-dilated: every sliver interior.
 			newConv(2, 16, 17, 1, []int{11, 10}, []int{3, 2}, []int{2, 1}, []int{0, 0}, []int{0, 0}, one(2), []int{2, 3}, false),
-			newConv(2, 130, 5, 1, []int{5, 5}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false), // runs split by KC
+			newConv(2, 130, 5, 1, []int{5, 5}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false), // K 1170: one block
+			// K 5400 over directKCMax: two blocks of 2700, the second
+			// starting halfway through a tap's run of 600 channels.
+			newConv(1, 600, 6, 1, []int{4, 4}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
 			// A long K and a small output: K blocks split across threads.
 			newConv(2, 1024, 5, 1, []int{5, 5}, []int{3, 3}, one(2), []int{1, 0}, []int{0, 1}, one(2), one(2), false),
 			// Depthwise, channel multiplier 1 and 2, strided and padded.
