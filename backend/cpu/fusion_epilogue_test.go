@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
@@ -139,6 +140,15 @@ func TestEpilogueBlocks(t *testing.T) {
 		t.Skip("a 130×3100×260 product on the evaluator")
 	}
 	checkEpilogue(t, fmt.Sprintf(mlpLayer, 130, 3100, 260), map[string]int{"gemm+epilogue": 1})
+}
+
+// A product big enough for the threads to split C's columns: the
+// epilogue then gets parts of rows (the bias read from its column on).
+func TestEpiloguePartRows(t *testing.T) {
+	if kernels.GemmRunsInline(128, 256, 200) {
+		t.Fatal("the product here would run on one thread")
+	}
+	checkEpilogue(t, fmt.Sprintf(mlpLayer, 128, 256, 200), map[string]int{"gemm+epilogue": 1})
 }
 
 // An epilogue reading several operands: a bias row, a residual, a scalar

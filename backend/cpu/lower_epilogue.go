@@ -73,7 +73,7 @@ func (x *Executable) gemmEpilogue(g gemmPlan, ops []int, e *epilogue) kernelFunc
 			a, b := g.a, g.b // Execute may run concurrently
 			ao, bo := g.offsets(i)
 			a.Data, b.Data = la[ao:], lb[bo:]
-			kernels.GemmEpilogueF32(g.m, g.n, g.k, a, b, c[i*g.m*g.n:], g.n, threads, shiftRows(epi, i*g.m))
+			kernels.GemmEpilogueF32(g.m, g.n, g.k, a, b, c[i*g.m*g.n:], g.n, threads, shiftRows(epi, i*g.m), e.prog.rowLen > 0)
 		})
 		return nil
 	}

@@ -15,13 +15,20 @@ type finisher struct {
 	c      []float32
 	ldc    int
 	visits []atomic.Int32
+	parts  atomic.Int32 // blocks that were not whole rows
 }
+
+// wholeRows reports whether every block handed over spanned whole rows.
+func (f *finisher) wholeRows() bool { return f.parts.Load() == 0 }
 
 func newFinisher(c []float32, ldc, m, n int) *finisher {
 	return &finisher{c: c, ldc: ldc, visits: make([]atomic.Int32, m*n)}
 }
 
 func (f *finisher) epi(i, j, rows, cols int) {
+	if j != 0 || cols != f.ldc {
+		f.parts.Add(1)
+	}
 	for r := i; r < i+rows; r++ {
 		for q := j; q < j+cols; q++ {
 			f.c[r*f.ldc+q] = 2*f.c[r*f.ldc+q] + 1
@@ -49,24 +56,29 @@ func (f *finisher) check(t *testing.T, plain []float32, m, n int) {
 func TestGemmEpilogue(t *testing.T) {
 	withKernels(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, 4))
-		sizes := [][3]int{{1, 1, 1}, {7, 17, 9}, {13, 16, 300}, {100, 10, 40}, {301, 16, 20}, {1000, 7, 9}, {130, 40, 600}, {250, 3100, 20}, {5, 6, 0}}
+		sizes := [][3]int{{1, 1, 1}, {7, 17, 9}, {13, 16, 300}, {100, 10, 40}, {301, 16, 20}, {1000, 7, 9}, {130, 40, 600}, {300, 200, 100}, {250, 3100, 20}, {5, 6, 0}}
 		for _, s := range sizes {
 			for _, transA := range []bool{false, true} {
 				for _, threads := range []int{1, 3} {
-					m, n, k := s[0], s[1], s[2]
-					t.Run(fmt.Sprintf("%dx%dx%d/transA=%v/threads=%d", m, n, k, transA, threads), func(t *testing.T) {
-						a := Strided[float32]{Data: randSlice[float32](m*k, rng), Row: k, Col: 1}
-						if transA {
-							a.Row, a.Col = 1, m
-						}
-						b := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
-						plain := make([]float32, m*n)
-						GemmF32(m, n, k, a, b, plain, n, false, threads)
-						c := make([]float32, m*n)
-						f := newFinisher(c, n, m, n)
-						GemmEpilogueF32(m, n, k, a, b, c, n, threads, f.epi)
-						f.check(t, plain, m, n)
-					})
+					for _, wholeRows := range []bool{false, true} {
+						m, n, k := s[0], s[1], s[2]
+						t.Run(fmt.Sprintf("%dx%dx%d/transA=%v/threads=%d/wholeRows=%v", m, n, k, transA, threads, wholeRows), func(t *testing.T) {
+							a := Strided[float32]{Data: randSlice[float32](m*k, rng), Row: k, Col: 1}
+							if transA {
+								a.Row, a.Col = 1, m
+							}
+							b := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
+							plain := make([]float32, m*n)
+							GemmF32(m, n, k, a, b, plain, n, false, threads)
+							c := make([]float32, m*n)
+							f := newFinisher(c, n, m, n)
+							GemmEpilogueF32(m, n, k, a, b, c, n, threads, f.epi, wholeRows)
+							f.check(t, plain, m, n)
+							if wholeRows && GemmWholeRows(n) && !f.wholeRows() {
+								t.Fatal("an epilogue asking for whole rows got part of one")
+							}
+						})
+					}
 				}
 			}
 		}

@@ -57,8 +57,15 @@ type Epilogue func(i, j, rows, cols int)
 // GemmEpilogueF32 sets C = A·B like GemmF32 and hands every block of C to
 // epi (nil: none) as soon as it is final: an elementwise consumer of the
 // product (bias, activation) then reads C from cache instead of memory.
-func GemmEpilogueF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, threads int, epi Epilogue) {
-	gemmF32(m, n, k, a, b, c, ldc, false, threads, epi)
+// With wholeRows, every block spans whole rows of C when
+// GemmWholeRows(n) (a row program's epilogue: softmax over the rows);
+// otherwise the threads may split C's columns and hand over parts of
+// rows.
+func GemmEpilogueF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, threads int, epi Epilogue, wholeRows bool) {
+	if gemmSkinnyF32(m, n, k, a, b, c, ldc, false, threads, epi) {
+		return
+	}
+	gemm(m, n, k, a, b, c, ldc, false, threads, sgemmMR, sgemmNR, kernelF32, epi, wholeRows)
 }
 
 // GemmWholeRows reports whether GemmEpilogueF32 hands its epilogue only
@@ -69,12 +76,12 @@ func gemmF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulat
 	if gemmSkinnyF32(m, n, k, a, b, c, ldc, accumulate, threads, epi) {
 		return
 	}
-	gemm(m, n, k, a, b, c, ldc, accumulate, threads, sgemmMR, sgemmNR, kernelF32, epi)
+	gemm(m, n, k, a, b, c, ldc, accumulate, threads, sgemmMR, sgemmNR, kernelF32, epi, true)
 }
 
 // GemmF64 is GemmF32 for float64 (6×8 micro-kernel).
 func GemmF64(m, n, k int, a, b Strided[float64], c []float64, ldc int, accumulate bool, threads int) {
-	gemm(m, n, k, a, b, c, ldc, accumulate, threads, dgemmMR, dgemmNR, kernelF64, nil)
+	gemm(m, n, k, a, b, c, ldc, accumulate, threads, dgemmMR, dgemmNR, kernelF64, nil, true)
 }
 
 // microKernel computes an MR×NR tile: C += A·B, or C = A·B when
@@ -82,16 +89,17 @@ func GemmF64(m, n, k int, a, b Strided[float64], c []float64, ldc int, accumulat
 // be cleared first).
 type microKernel[T float32 | float64] func(k int, a, b, c []T, ldc int, overwrite bool)
 
-func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue) {
+func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue, wholeRows bool) {
 	pa := func(dst []T, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, mr) }
 	pb := func(dst []T, pc, jc, kb, nb, from, to int) { packB(dst, b, pc, jc, kb, nb, nr, from, to) }
-	// With an epilogue, rows stay split: a thread's columns are part rows,
-	// and the epilogue then runs row by row (a call per row) instead of
-	// over whole blocks of rows (mlp_b256's three layers, fastest of 40
-	// runs in four alternations: 2.7–3.1 ms with rows split, 3.1–3.6 with
-	// columns).
-	if t := splitThreads(m, n, k, threads, mr); t > 1 && columnSplit && epi == nil && (n+nr-1)/nr >= 4*t {
-		gemmColumns(m, n, k, pa, pb, c, ldc, accumulate, t, mr, nr, kern)
+	// An epilogue that needs whole rows keeps the rows split; others take
+	// part rows (each block's rows, one call per row, from the generated
+	// code's epilogue: a cost the split pays for where B is wide, as in
+	// a transformer's MLP up-projection with its GELU, 1024×3072×768:
+	// 109 GFLOP/s with rows split against 156 with columns, the product
+	// alone).
+	if t := splitThreads(m, n, k, threads, mr); t > 1 && columnSplit && (epi == nil || !wholeRows) && (n+nr-1)/nr >= 4*t {
+		gemmColumns(m, n, k, pa, pb, c, ldc, accumulate, t, mr, nr, kern, epi)
 		return
 	}
 	gemmCore(m, n, k, pa, pb, c, ldc, accumulate, threads, mr, nr, kern, epi)
@@ -179,7 +187,7 @@ var columnSplit = true
 // rows shares one packed B and so needs every thread to finish packing
 // before any computes, twice per KC slice; on a product of 256³ those
 // waits cost as much as packing A again on each thread.
-func gemmColumns[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T]) {
+func gemmColumns[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue) {
 	slivers := (n + nr - 1) / nr
 	parallel(threads, func(t int) {
 		j0, j1 := t*slivers/threads*nr, min(n, (t+1)*slivers/threads*nr)
@@ -197,6 +205,9 @@ func gemmColumns[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T],
 					mb := min(mc, m-ic)
 					pa(ap, ic, pc, mb, kb)
 					macroKernel(ap, bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, !accumulate && pc == 0)
+					if epi != nil && pc+kb == k {
+						epi(ic, jc, mb, nb)
+					}
 				}
 			}
 		}

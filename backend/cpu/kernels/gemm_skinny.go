@@ -34,7 +34,7 @@ func gemmSkinnyF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, acc
 		defer putBuf(ct)
 		bt := Strided[float32]{Data: b.Data, Row: b.Col, Col: b.Row}
 		at := Strided[float32]{Data: a.Data, Row: a.Col, Col: 1}
-		gemm(n, m, k, bt, at, ct, m, false, threads, sgemmMR, sgemmNR, kernelF32, nil)
+		gemm(n, m, k, bt, at, ct, m, false, threads, sgemmMR, sgemmNR, kernelF32, nil, true)
 		for i := range n {
 			row := ct[i*m : (i+1)*m]
 			for j, v := range row {
