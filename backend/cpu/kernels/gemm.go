@@ -1,6 +1,9 @@
 package kernels
 
-import "sync"
+import (
+	"math/bits"
+	"sync"
+)
 
 // GEMM in the BLIS / OpenBLAS design. C (m×n) = A (m×k) · B (k×n):
 //
@@ -234,26 +237,40 @@ func balancedBlock(n, limit, mr int) int {
 	return min(limit, ((n+blocks-1)/blocks+mr-1)/mr*mr)
 }
 
-var bufPools struct{ f32, f64 sync.Pool }
+// bufPools pool scratch buffers by size class: class c holds buffers of
+// exactly 1<<c elements. One pool for all sizes handed a request
+// whatever buffer came first, and one too small was dropped and a new
+// one made (fresh memory: a page fault per 4 KiB): a model whose
+// products pack blocks of several sizes did that on every run.
+var bufPools struct{ f32, f64 [bits.UintSize]sync.Pool }
 
-// getBuf returns a buffer of at least n elements (contents undefined).
+// bufClass is the size class of a request for n elements.
+func bufClass(n int) int { return bits.Len(uint(max(n, 1) - 1)) }
+
+// getBuf returns a buffer of n elements (contents undefined).
 func getBuf[T float32 | float64](n int) []T {
-	pool := &bufPools.f32
+	c := bufClass(n)
+	pool := &bufPools.f32[c]
 	var z T
 	if any(z) == any(float64(0)) {
-		pool = &bufPools.f64
+		pool = &bufPools.f64[c]
 	}
-	if b, ok := pool.Get().(*[]T); ok && cap(*b) >= n {
+	if b, ok := pool.Get().(*[]T); ok {
 		return (*b)[:n]
 	}
-	return make([]T, n)
+	return make([]T, n, 1<<c)
 }
 
+// putBuf returns a buffer from getBuf to its pool.
 func putBuf[T float32 | float64](b []T) {
-	pool := &bufPools.f32
+	c := bufClass(cap(b))
+	if cap(b) != 1<<c {
+		return // not one of getBuf's
+	}
+	pool := &bufPools.f32[c]
 	var z T
 	if any(z) == any(float64(0)) {
-		pool = &bufPools.f64
+		pool = &bufPools.f64[c]
 	}
 	pool.Put(&b)
 }

@@ -226,3 +226,48 @@ func TestGemmSplitsMatchOneThread(t *testing.T) {
 		}
 	})
 }
+
+// Scratch buffers of mixed sizes cycling through the pools: every
+// request gets exactly its length, from a buffer of its size class, in
+// f32 and f64 alike; a buffer getBuf did not make is not pooled.
+func TestBufPools(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var held32 [][]float32
+	var held64 [][]float64
+	for range 2000 {
+		n := rng.IntN(1 << uint(rng.IntN(18)+1))
+		switch rng.IntN(4) {
+		case 0:
+			b := getBuf[float32](n)
+			if len(b) != n || cap(b) < n || cap(b) != 1<<bufClass(n) {
+				t.Fatalf("getBuf(%d): len %d cap %d", n, len(b), cap(b))
+			}
+			held32 = append(held32, b)
+		case 1:
+			b := getBuf[float64](n)
+			if len(b) != n || cap(b) != 1<<bufClass(n) {
+				t.Fatalf("getBuf[float64](%d): len %d cap %d", n, len(b), cap(b))
+			}
+			held64 = append(held64, b)
+		case 2:
+			if len(held32) > 0 {
+				putBuf(held32[0])
+				held32 = held32[1:]
+			}
+		default:
+			if len(held64) > 0 {
+				putBuf(held64[0])
+				held64 = held64[1:]
+			}
+		}
+	}
+	putBuf(make([]float32, 100)) // not a size class: dropped
+	for range 100 {
+		if b := getBuf[float32](100); cap(b) != 128 {
+			t.Fatalf("getBuf(100) has cap %d, want 128", cap(b))
+		}
+	}
+	if bufClass(0) != 0 || bufClass(1) != 0 || bufClass(2) != 1 || bufClass(3) != 2 || bufClass(4) != 2 || bufClass(5) != 3 {
+		t.Fatal("size classes are not the powers of two at or above n")
+	}
+}
