@@ -344,6 +344,12 @@ func newOperands(dst []operand, args []*hlo.Literal) ([]operand, error) {
 	return dst, nil
 }
 
+// jitMinElements is the fewest elements a fusion with generated code
+// runs it for: below one vector the code works on a staged copy (a
+// call's frame, the staging copies in and out: 0.3–0.4 µs), and the
+// tile's kernels take a few nanoseconds an op.
+const jitMinElements = 8
+
 // run computes the fusion into out (f32, bf16 or f16) from the operand
 // values.
 func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error {
@@ -357,7 +363,7 @@ func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error
 	if p.n*p.ops < kernels.MinParallelWork {
 		threads = 1 // small fusions run inline
 	}
-	if a, ok := literalArray(out); ok && p.jit != nil {
+	if a, ok := literalArray(out); ok && p.jit != nil && p.n >= jitMinElements {
 		outs := [1]jit.Array{a}
 		p.runJIT(params, outs[:], threads)
 		return nil

@@ -358,3 +358,33 @@ ENTRY main {
 		})
 	}
 }
+
+// A fusion of fewer elements than one vector runs on the tile kernels,
+// not generated code (whose call would stage the few elements through a
+// frame), and says so; from one vector on it runs generated code. Both
+// give the evaluator's bits.
+func TestJITMinElements(t *testing.T) {
+	if !jit.Available {
+		t.Skip("no generated code here")
+	}
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{1, "tile-fusion"}, {7, "tile-fusion"}, {8, "jit-fusion"}, {13, "jit-fusion"}} {
+		text := fmt.Sprintf(`HloModule small
+ENTRY e {
+  a = f32[%[1]d] parameter(0)
+  b = f32[%[1]d] parameter(1)
+  s = f32[%[1]d] add(a, b)
+  ROOT m = f32[%[1]d] multiply(s, a)
+}`, c.n)
+		m, x := compileText(t, text, Options{Threads: 1})
+		if x.Lowering[c.want] != 1 {
+			t.Fatalf("n=%d: lowered as %v, want one %s", c.n, x.Lowering, c.want)
+		}
+		got, want := evalAndRun(t, m, x, eval.RandomArguments(m, 4))
+		if !got.Equal(want) {
+			t.Fatalf("n=%d: %v, the evaluator gives %v", c.n, got, want)
+		}
+	}
+}
