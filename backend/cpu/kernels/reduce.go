@@ -36,6 +36,9 @@ func MinF32(x []float32) float32 { return minF32(x) }
 // matrix x.
 func SumRowsF32(dst, x []float32, rows, cols int) {
 	x, dst = x[:rows*cols], dst[:rows]
+	if rowsVec(opSumRows, dst, x, cols) {
+		return
+	}
 	for i := range dst {
 		dst[i] = SumF32(x[i*cols : (i+1)*cols])
 	}
@@ -44,10 +47,31 @@ func SumRowsF32(dst, x []float32, rows, cols int) {
 // MaxRowsF32 sets dst[i] to the largest element of row i (as MaxF32).
 func MaxRowsF32(dst, x []float32, rows, cols int) {
 	x, dst = x[:rows*cols], dst[:rows]
+	if rowsVec(opMaxRows, dst, x, cols) {
+		return
+	}
 	for i := range dst {
 		dst[i] = maxF32(x[i*cols : (i+1)*cols])
 	}
 }
+
+// MinRowsF32 sets dst[i] to the smallest element of row i (as MinF32).
+func MinRowsF32(dst, x []float32, rows, cols int) {
+	x, dst = x[:rows*cols], dst[:rows]
+	if rowsVec(opMinRows, dst, x, cols) {
+		return
+	}
+	for i := range dst {
+		dst[i] = minF32(x[i*cols : (i+1)*cols])
+	}
+}
+
+// The row folds rowsVec runs.
+const (
+	opSumRows = iota
+	opMaxRows
+	opMinRows
+)
 
 // SumColsF32 sets dst[j] to the sum of column j of the row-major
 // rows×cols matrix x, adding whole rows at a time (vectorized across

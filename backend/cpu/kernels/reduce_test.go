@@ -159,3 +159,41 @@ func TestAccumulateColsF32(t *testing.T) {
 		}
 	}
 }
+
+// The row folds give, row by row, the bits of SumF32, MaxF32 and MinF32
+// on that row: on the vector path (rows of whole vectors up to a sum
+// block) as on the others, with NaNs, signed zeros and infinities about.
+func TestRowFoldsMatchWholeFolds(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(4, 5))
+		specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e30, -1e30}
+		for _, cols := range []int{8, 13, 16, 128, 1000, 4096, 4104} {
+			rows := 9
+			x := make([]float32, rows*cols)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+				if rng.IntN(50) == 0 {
+					x[i] = specials[rng.IntN(len(specials))]
+				}
+			}
+			for j := range cols { // a row of negative zeros
+				x[2*cols+j] = float32(math.Copysign(0, -1))
+			}
+			s, mx, mn := make([]float32, rows), make([]float32, rows), make([]float32, rows)
+			SumRowsF32(s, x, rows, cols)
+			MaxRowsF32(mx, x, rows, cols)
+			MinRowsF32(mn, x, rows, cols)
+			for i := range rows {
+				row := x[i*cols : (i+1)*cols]
+				for _, c := range []struct {
+					name      string
+					got, want float32
+				}{{"sum", s[i], SumF32(row)}, {"max", mx[i], MaxF32(row)}, {"min", mn[i], MinF32(row)}} {
+					if math.Float32bits(c.got) != math.Float32bits(c.want) && !(c.got != c.got && c.want != c.want) {
+						t.Errorf("cols=%d row %d: %s of the rows %v, of the row alone %v", cols, i, c.name, c.got, c.want)
+					}
+				}
+			}
+		}
+	})
+}

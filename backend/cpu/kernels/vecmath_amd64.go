@@ -100,6 +100,30 @@ func maxF32(x []float32) float32 {
 	return max(maxAVX(&x[0], n), maxGo(x[n:]))
 }
 
+// rowsVec folds each cols-long row of x into dst with one assembly call
+// a row, for rows of whole vectors no longer than a sum block: exactly
+// the calls SumF32, maxF32 and minF32 make for such a row (their scalar
+// tails are empty), without their layers around it, which cost as much
+// as a short row's arithmetic (attention's 128-wide softmax). It reports
+// false, doing nothing, for other rows.
+func rowsVec(op int, dst, x []float32, cols int) bool {
+	if !useAsm || cols == 0 || cols%8 != 0 || cols > sumBlock {
+		return false
+	}
+	for i := range dst {
+		row := &x[i*cols]
+		switch op {
+		case opSumRows:
+			dst[i] = sumAVX(row, cols)
+		case opMaxRows:
+			dst[i] = maxAVX(row, cols)
+		default:
+			dst[i] = minAVX(row, cols)
+		}
+	}
+	return true
+}
+
 func minF32(x []float32) float32 {
 	n := len(x) &^ 7
 	if !useAsm || n == 0 {

@@ -12,3 +12,5 @@ func addTo(dst, x []float32)          { addToGo(dst, x) }
 func maxTo(dst, x []float32)          { maxToGo(dst, x) }
 
 func colSumVec(d, src []float32, rows, stride int) int { return 0 }
+
+func rowsVec(op int, dst, x []float32, cols int) bool { return false }
