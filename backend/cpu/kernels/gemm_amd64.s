@@ -42,6 +42,7 @@ TEXT ·sgemm6x16(SB), NOSPLIT, $0-41
 	VXORPS     Y9, Y9, Y9
 	VXORPS     Y10, Y10, Y10
 	VXORPS     Y11, Y11, Y11
+	PCALIGN    $0x20
 
 sgemm6x16_loop4:
 	CMPQ         AX, $0x04
@@ -446,6 +447,7 @@ TEXT ·dgemm6x8(SB), NOSPLIT, $0-41
 	VXORPS     Y9, Y9, Y9
 	VXORPS     Y10, Y10, Y10
 	VXORPS     Y11, Y11, Y11
+	PCALIGN    $0x20
 
 dgemm6x8_loop4:
 	CMPQ         AX, $0x04
@@ -661,6 +663,7 @@ TEXT ·s8gemm6x16(SB), NOSPLIT, $0-41
 	VXORPS     Y9, Y9, Y9
 	VXORPS     Y10, Y10, Y10
 	VXORPS     Y11, Y11, Y11
+	PCALIGN    $0x20
 
 s8gemm6x16_loop4:
 	CMPQ         AX, $0x04
@@ -938,17 +941,18 @@ peak_loop:
 // func maddPeak(n int)
 // Requires: AVX, AVX2
 TEXT ·maddPeak(SB), NOSPLIT, $0-8
-	MOVQ  n+0(FP), AX
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
-	VPXOR Y2, Y2, Y2
-	VPXOR Y3, Y3, Y3
-	VPXOR Y4, Y4, Y4
-	VPXOR Y5, Y5, Y5
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
-	VPXOR Y8, Y8, Y8
-	VPXOR Y9, Y9, Y9
+	MOVQ    n+0(FP), AX
+	VPXOR   Y0, Y0, Y0
+	VPXOR   Y1, Y1, Y1
+	VPXOR   Y2, Y2, Y2
+	VPXOR   Y3, Y3, Y3
+	VPXOR   Y4, Y4, Y4
+	VPXOR   Y5, Y5, Y5
+	VPXOR   Y6, Y6, Y6
+	VPXOR   Y7, Y7, Y7
+	VPXOR   Y8, Y8, Y8
+	VPXOR   Y9, Y9, Y9
+	PCALIGN $0x20
 
 madd_loop:
 	VPMADDWD Y8, Y9, Y10
@@ -975,13 +979,14 @@ madd_loop:
 // func packPairs16S8(pairs int, src *int8, ldb int, dst *int16)
 // Requires: AVX, AVX2
 TEXT ·packPairs16S8(SB), NOSPLIT, $0-32
-	MOVQ  pairs+0(FP), AX
-	MOVQ  src+8(FP), CX
-	MOVQ  ldb+16(FP), DX
-	MOVQ  dst+24(FP), BX
-	LEAQ  (DX)(DX*1), SI
-	TESTQ AX, AX
-	JZ    pairs_done
+	MOVQ    pairs+0(FP), AX
+	MOVQ    src+8(FP), CX
+	MOVQ    ldb+16(FP), DX
+	MOVQ    dst+24(FP), BX
+	LEAQ    (DX)(DX*1), SI
+	TESTQ   AX, AX
+	JZ      pairs_done
+	PCALIGN $0x20
 
 pairs_loop:
 	VMOVDQU    (CX), X0
@@ -1004,14 +1009,15 @@ pairs_done:
 // func packRows6S8(chunks int, src *int8, lda int, dst *int16)
 // Requires: AVX, AVX2
 TEXT ·packRows6S8(SB), NOSPLIT, $0-32
-	MOVQ  chunks+0(FP), AX
-	MOVQ  src+8(FP), CX
-	MOVQ  lda+16(FP), DX
-	MOVQ  dst+24(FP), BX
-	LEAQ  (DX)(DX*2), SI
-	ADDQ  CX, SI
-	TESTQ AX, AX
-	JZ    rows6_done
+	MOVQ    chunks+0(FP), AX
+	MOVQ    src+8(FP), CX
+	MOVQ    lda+16(FP), DX
+	MOVQ    dst+24(FP), BX
+	LEAQ    (DX)(DX*2), SI
+	ADDQ    CX, SI
+	TESTQ   AX, AX
+	JZ      rows6_done
+	PCALIGN $0x20
 
 rows6_loop:
 	VPMOVSXBW    (CX), Y0
@@ -1061,14 +1067,15 @@ rows6_done:
 // func packRows6F32(chunks int, src *float32, lda int, dst *float32)
 // Requires: AVX
 TEXT ·packRows6F32(SB), NOSPLIT, $0-32
-	MOVQ  chunks+0(FP), AX
-	MOVQ  src+8(FP), CX
-	MOVQ  lda+16(FP), DX
-	MOVQ  dst+24(FP), BX
-	LEAQ  (DX)(DX*2), SI
-	ADDQ  CX, SI
-	TESTQ AX, AX
-	JZ    rows6f_done
+	MOVQ    chunks+0(FP), AX
+	MOVQ    src+8(FP), CX
+	MOVQ    lda+16(FP), DX
+	MOVQ    dst+24(FP), BX
+	LEAQ    (DX)(DX*2), SI
+	ADDQ    CX, SI
+	TESTQ   AX, AX
+	JZ      rows6f_done
+	PCALIGN $0x20
 
 rows6f_loop:
 	VMOVUPS      (CX), Y0
@@ -1120,13 +1127,14 @@ rows6f_done:
 // func packRows16(k int, src *float32, ldb int, dst *float32)
 // Requires: AVX
 TEXT ·packRows16(SB), NOSPLIT, $0-32
-	MOVQ  k+0(FP), AX
-	MOVQ  src+8(FP), CX
-	MOVQ  ldb+16(FP), DX
-	MOVQ  dst+24(FP), BX
-	SHLQ  $0x02, DX
-	TESTQ AX, AX
-	JZ    pack_done
+	MOVQ    k+0(FP), AX
+	MOVQ    src+8(FP), CX
+	MOVQ    ldb+16(FP), DX
+	MOVQ    dst+24(FP), BX
+	SHLQ    $0x02, DX
+	TESTQ   AX, AX
+	JZ      pack_done
+	PCALIGN $0x20
 
 pack_loop:
 	VMOVUPS (CX), Y0

@@ -314,6 +314,7 @@ TEXT ·expAVX(SB), NOSPLIT, $0-24
 	VMOVUPS vm_exphi<>+0(SB), Y1
 	VMOVUPS vm_log2e<>+0(SB), Y2
 	VMOVUPS vm_round<>+0(SB), Y3
+	PCALIGN $0x20
 
 expAVX_loop4:
 	CMPQ         DX, $0x20
@@ -412,6 +413,7 @@ expAVX_slow1_back:
 	ADDQ $0x00000080, AX
 	SUBQ $0x20, DX
 	JMP  expAVX_loop4
+	PCALIGN $0x20
 
 expAVX_loop1:
 	TESTQ        DX, DX
@@ -591,9 +593,10 @@ expAVX_slow2:
 // func tanhAVX(dst *float32, x *float32, n int)
 // Requires: AVX, AVX2, FMA3
 TEXT ·tanhAVX(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), AX
-	MOVQ x+8(FP), CX
-	MOVQ n+16(FP), DX
+	MOVQ    dst+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    n+16(FP), DX
+	PCALIGN $0x20
 
 tanhAVX_loop4:
 	CMPQ         DX, $0x20
@@ -730,6 +733,7 @@ tanhAVX_loop4:
 	ADDQ         $0x00000080, AX
 	SUBQ         $0x20, DX
 	JMP          tanhAVX_loop4
+	PCALIGN $0x20
 
 tanhAVX_loop1:
 	TESTQ        DX, DX
@@ -782,6 +786,7 @@ TEXT ·logisticAVX(SB), NOSPLIT, $0-24
 	MOVQ    x+8(FP), CX
 	MOVQ    n+16(FP), DX
 	VMOVUPS vm_log2e<>+0(SB), Y0
+	PCALIGN $0x20
 
 logisticAVX_loop4:
 	CMPQ         DX, $0x20
@@ -912,6 +917,7 @@ logisticAVX_slow1_back:
 	ADDQ $0x00000080, AX
 	SUBQ $0x20, DX
 	JMP  logisticAVX_loop4
+	PCALIGN $0x20
 
 logisticAVX_loop1:
 	TESTQ        DX, DX
@@ -1146,6 +1152,7 @@ TEXT ·expAVXNT(SB), NOSPLIT, $0-24
 	VMOVUPS vm_exphi<>+0(SB), Y1
 	VMOVUPS vm_log2e<>+0(SB), Y2
 	VMOVUPS vm_round<>+0(SB), Y3
+	PCALIGN $0x20
 
 expAVXNT_loop4:
 	CMPQ         DX, $0x20
@@ -1244,6 +1251,7 @@ expAVXNT_slow1_back:
 	ADDQ $0x00000080, AX
 	SUBQ $0x20, DX
 	JMP  expAVXNT_loop4
+	PCALIGN $0x20
 
 expAVXNT_loop1:
 	TESTQ        DX, DX
@@ -1424,9 +1432,10 @@ expAVXNT_slow2:
 // func tanhAVXNT(dst *float32, x *float32, n int)
 // Requires: AVX, AVX2, FMA3, MMX+
 TEXT ·tanhAVXNT(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), AX
-	MOVQ x+8(FP), CX
-	MOVQ n+16(FP), DX
+	MOVQ    dst+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    n+16(FP), DX
+	PCALIGN $0x20
 
 tanhAVXNT_loop4:
 	CMPQ         DX, $0x20
@@ -1563,6 +1572,7 @@ tanhAVXNT_loop4:
 	ADDQ         $0x00000080, AX
 	SUBQ         $0x20, DX
 	JMP          tanhAVXNT_loop4
+	PCALIGN $0x20
 
 tanhAVXNT_loop1:
 	TESTQ        DX, DX
@@ -1616,6 +1626,7 @@ TEXT ·logisticAVXNT(SB), NOSPLIT, $0-24
 	MOVQ    x+8(FP), CX
 	MOVQ    n+16(FP), DX
 	VMOVUPS vm_log2e<>+0(SB), Y0
+	PCALIGN $0x20
 
 logisticAVXNT_loop4:
 	CMPQ         DX, $0x20
@@ -1746,6 +1757,7 @@ logisticAVXNT_slow1_back:
 	ADDQ $0x00000080, AX
 	SUBQ $0x20, DX
 	JMP  logisticAVXNT_loop4
+	PCALIGN $0x20
 
 logisticAVXNT_loop1:
 	TESTQ        DX, DX
@@ -1974,12 +1986,13 @@ logisticAVXNT_slow2:
 // func sumAVX(x *float32, n int) float32
 // Requires: AVX, SSE
 TEXT ·sumAVX(SB), NOSPLIT, $0-20
-	MOVQ   x+0(FP), AX
-	MOVQ   n+8(FP), CX
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
+	MOVQ    x+0(FP), AX
+	MOVQ    n+8(FP), CX
+	VXORPS  Y0, Y0, Y0
+	VXORPS  Y1, Y1, Y1
+	VXORPS  Y2, Y2, Y2
+	VXORPS  Y3, Y3, Y3
+	PCALIGN $0x20
 
 sum_loop4:
 	CMPQ   CX, $0x20
@@ -1991,6 +2004,7 @@ sum_loop4:
 	ADDQ   $0x00000080, AX
 	SUBQ   $0x20, CX
 	JMP    sum_loop4
+	PCALIGN $0x20
 
 sum_loop1:
 	TESTQ  CX, CX
@@ -2021,6 +2035,7 @@ TEXT ·maxAVX(SB), NOSPLIT, $0-20
 	MOVQ    n+8(FP), CX
 	VMOVUPS (AX), Y0
 	VXORPS  Y1, Y1, Y1
+	PCALIGN $0x20
 
 maxAVX_loop:
 	VMOVUPS      (AX), Y2
@@ -2054,6 +2069,7 @@ TEXT ·minAVX(SB), NOSPLIT, $0-20
 	MOVQ    n+8(FP), CX
 	VMOVUPS (AX), Y0
 	VXORPS  Y1, Y1, Y1
+	PCALIGN $0x20
 
 minAVX_loop:
 	VMOVUPS      (AX), Y2
@@ -2083,9 +2099,10 @@ minAVX_loop:
 // func addToAVX(dst *float32, x *float32, n int)
 // Requires: AVX
 TEXT ·addToAVX(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), AX
-	MOVQ x+8(FP), CX
-	MOVQ n+16(FP), DX
+	MOVQ    dst+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    n+16(FP), DX
+	PCALIGN $0x20
 
 addToAVX_loop:
 	TESTQ   DX, DX
@@ -2106,9 +2123,10 @@ addToAVX_done:
 // func maxToAVX(dst *float32, x *float32, n int)
 // Requires: AVX
 TEXT ·maxToAVX(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), AX
-	MOVQ x+8(FP), CX
-	MOVQ n+16(FP), DX
+	MOVQ    dst+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    n+16(FP), DX
+	PCALIGN $0x20
 
 maxToAVX_loop:
 	TESTQ   DX, DX
@@ -3785,6 +3803,7 @@ TEXT ·colSumF32x8(SB), NOSPLIT, $0-32
 	VMOVUPS (AX), Y0
 	TESTQ   DX, DX
 	JZ      colSumF32x8_done
+	PCALIGN $0x20
 
 colSumF32x8_loop:
 	VADDPS (CX), Y0, Y0
@@ -3809,6 +3828,7 @@ TEXT ·colSumF32x16(SB), NOSPLIT, $0-32
 	VMOVUPS 32(AX), Y1
 	TESTQ   DX, DX
 	JZ      colSumF32x16_done
+	PCALIGN $0x20
 
 colSumF32x16_loop:
 	VADDPS (CX), Y0, Y0
@@ -3837,6 +3857,7 @@ TEXT ·colSumF32x32(SB), NOSPLIT, $0-32
 	VMOVUPS 96(AX), Y3
 	TESTQ   DX, DX
 	JZ      colSumF32x32_done
+	PCALIGN $0x20
 
 colSumF32x32_loop:
 	VADDPS (CX), Y0, Y0
