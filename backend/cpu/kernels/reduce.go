@@ -34,35 +34,24 @@ func MinF32(x []float32) float32 { return minF32(x) }
 
 // SumRowsF32 sets dst[i] to the sum of row i of the row-major rows×cols
 // matrix x.
-func SumRowsF32(dst, x []float32, rows, cols int) {
-	x, dst = x[:rows*cols], dst[:rows]
-	if rowsVec(opSumRows, dst, x, cols) {
-		return
-	}
-	for i := range dst {
-		dst[i] = SumF32(x[i*cols : (i+1)*cols])
-	}
-}
+func SumRowsF32(dst, x []float32, rows, cols int) { foldEachRow(opSumRows, SumF32, dst, x, rows, cols) }
 
 // MaxRowsF32 sets dst[i] to the largest element of row i (as MaxF32).
-func MaxRowsF32(dst, x []float32, rows, cols int) {
-	x, dst = x[:rows*cols], dst[:rows]
-	if rowsVec(opMaxRows, dst, x, cols) {
-		return
-	}
-	for i := range dst {
-		dst[i] = maxF32(x[i*cols : (i+1)*cols])
-	}
-}
+func MaxRowsF32(dst, x []float32, rows, cols int) { foldEachRow(opMaxRows, maxF32, dst, x, rows, cols) }
 
 // MinRowsF32 sets dst[i] to the smallest element of row i (as MinF32).
-func MinRowsF32(dst, x []float32, rows, cols int) {
+func MinRowsF32(dst, x []float32, rows, cols int) { foldEachRow(opMinRows, minF32, dst, x, rows, cols) }
+
+// foldEachRow sets dst[i] to fold of row i of x: one assembly call a
+// row where rowsVec takes the rows, fold itself otherwise (the same
+// bits either way).
+func foldEachRow(op int, fold func([]float32) float32, dst, x []float32, rows, cols int) {
 	x, dst = x[:rows*cols], dst[:rows]
-	if rowsVec(opMinRows, dst, x, cols) {
+	if rowsVec(op, dst, x, cols) {
 		return
 	}
 	for i := range dst {
-		dst[i] = minF32(x[i*cols : (i+1)*cols])
+		dst[i] = fold(x[i*cols : (i+1)*cols])
 	}
 }
 
