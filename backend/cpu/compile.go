@@ -346,7 +346,7 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 			p.streamAhead = true
 			p.generate()
 			how := "tile-fusion"
-			if p.jit != nil && p.n >= jitMinElements {
+			if p.runsJIT() {
 				how = "jit-fusion"
 			}
 			return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {

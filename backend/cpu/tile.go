@@ -350,6 +350,10 @@ func newOperands(dst []operand, args []*hlo.Literal) ([]operand, error) {
 // tile's kernels take a few nanoseconds an op.
 const jitMinElements = 8
 
+// runsJIT reports whether run computes the fusion with its generated
+// code.
+func (p *tileProg) runsJIT() bool { return p.jit != nil && p.n >= jitMinElements }
+
 // run computes the fusion into out (f32, bf16 or f16) from the operand
 // values.
 func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error {
@@ -363,7 +367,7 @@ func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error
 	if p.n*p.ops < kernels.MinParallelWork {
 		threads = 1 // small fusions run inline
 	}
-	if a, ok := literalArray(out); ok && p.jit != nil && p.n >= jitMinElements {
+	if a, ok := literalArray(out); ok && p.runsJIT() {
 		outs := [1]jit.Array{a}
 		p.runJIT(params, outs[:], threads)
 		return nil

@@ -206,9 +206,13 @@ func (p *reduceProg) direct(params []operand) []float32 {
 	return params[s.param].f32
 }
 
+// foldKernelMin is the shortest segment fold hands to a kernel; shorter
+// ones are folded element by element, in order.
+const foldKernelMin = 16
+
 // fold combines acc with the reduction of seg.
 func fold(op hlo.Opcode, acc float32, seg []float32) float32 {
-	if len(seg) < 16 {
+	if len(seg) < foldKernelMin {
 		return foldShort(op, acc, seg) // a kernel call costs more than these few
 	}
 	switch op {

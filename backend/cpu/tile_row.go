@@ -123,7 +123,7 @@ func (p *tileProg) reduceRows(s *slot, buf []float32, view [][]float32, n int) [
 	L := p.rowLen
 	src, init := view[s.args[0]], view[s.args[1]][0]
 	rows := buf[:n/L]
-	if L >= 16 && foldTileRows(s.op, init, rows, src, L) {
+	if L >= foldKernelMin && foldTileRows(s.op, init, rows, src, L) {
 		return rows
 	}
 	for r := range rows {
@@ -133,7 +133,7 @@ func (p *tileProg) reduceRows(s *slot, buf []float32, view [][]float32, n int) [
 }
 
 // foldTileRows is fold over every L-long row of src into rows, one kernel
-// call for all of them (fold's own results for L ≥ 16, bit for bit):
+// call for all of them (fold's own results for L ≥ foldKernelMin, bit for bit):
 // short rows paid fold's call layers for each (softmax over attention's
 // 128-wide rows, 2 threads, medians of four alternations: 1.52 →
 // 1.27–1.37 ms). It reports false for ops fold has no kernel for.

@@ -98,8 +98,8 @@ print()
 # The must-shows, against the limits measured above (peak: the best of three probe runs
 # on 2 threads; STREAM: stream.c's Scale, one read and one write counted, as STREAM counts).
 st = json.load(open(f"{d}/stream.json"))
-peak2 = max(float(x) for x in re.findall(r"threads=2\S*\s+\d+\s+\d+ ns/op\s+([\d.]+) GFLOP/s", open(f"{d}/peak.txt").read()))
-peak1 = max(float(x) for x in re.findall(r"threads=1\S*\s+\d+\s+\d+ ns/op\s+([\d.]+) GFLOP/s", open(f"{d}/peak.txt").read()))
+probe = open(f"{d}/peak.txt").read()
+peak1, peak2 = (max(float(x) for x in re.findall(rf"threads={t}\S*\s+\d+\s+\d+ ns/op\s+([\d.]+) GFLOP/s", probe)) for t in (1, 2))
 neg = work["stream_negate_16m"][0] / axle["stream_negate_16m"] / 1e6
 print(f"Limits in this run: FMA peak {peak1:.0f} GFLOP/s on one thread, {peak2:.0f} on two; STREAM-style (stream.c, 2 threads, "
       f"16M f32) Copy {st['copy_gbs']:.1f} GB/s, Scale {st['scale_gbs']:.1f} GB/s; Axle's stream_negate (streaming stores) {neg:.1f} GB/s.")

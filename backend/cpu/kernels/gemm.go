@@ -45,7 +45,7 @@ func (s Strided[T]) at(i, j int) T { return s.Data[i*s.Row+j*s.Col] }
 // element's sum is accumulated in the same order whatever the thread
 // count, so results do not depend on it.
 func GemmF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int) {
-	gemmF32(m, n, k, a, b, c, ldc, accumulate, threads, nil)
+	gemmF32(m, n, k, a, b, c, ldc, accumulate, threads, nil, true)
 }
 
 // Epilogue finishes a block of C whose values are final: rows [i,
@@ -65,21 +65,18 @@ type Epilogue func(i, j, rows, cols int)
 // otherwise the threads may split C's columns and hand over parts of
 // rows.
 func GemmEpilogueF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, threads int, epi Epilogue, wholeRows bool) {
-	if gemmSkinnyF32(m, n, k, a, b, c, ldc, false, threads, epi) {
-		return
-	}
-	gemm(m, n, k, a, b, c, ldc, false, threads, sgemmMR, sgemmNR, kernelF32, epi, wholeRows)
+	gemmF32(m, n, k, a, b, c, ldc, false, threads, epi, wholeRows)
 }
 
 // GemmWholeRows reports whether GemmEpilogueF32 hands its epilogue only
 // whole rows of an n-column C: it does when one column block spans them.
 func GemmWholeRows(n int) bool { return n <= gemmNC }
 
-func gemmF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int, epi Epilogue) {
+func gemmF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int, epi Epilogue, wholeRows bool) {
 	if gemmSkinnyF32(m, n, k, a, b, c, ldc, accumulate, threads, epi) {
 		return
 	}
-	gemm(m, n, k, a, b, c, ldc, accumulate, threads, sgemmMR, sgemmNR, kernelF32, epi, true)
+	gemm(m, n, k, a, b, c, ldc, accumulate, threads, sgemmMR, sgemmNR, kernelF32, epi, wholeRows)
 }
 
 // GemmF64 is GemmF32 for float64 (6×8 micro-kernel).
