@@ -9,9 +9,20 @@ import (
 )
 
 // BenchmarkFMAPeak measures the machine's f32 FMA throughput with the
-// assembly probe (12 independent 8-lane FMA chains per round), on 1 and 2
-// goroutines: the peak every GEMM figure is compared against.
-func BenchmarkFMAPeak(b *testing.B) { benchPeak(b, fmaPeak, 192, "GFLOP/s") }
+// assembly probe (12 independent FMA chains per round) at the widest
+// vectors the kernels use here (16 lanes with AVX-512, else 8), on 1 and
+// 2 goroutines: the peak every GEMM figure is compared against.
+func BenchmarkFMAPeak(b *testing.B) {
+	if useAVX512 {
+		benchPeak(b, fmaPeak512, 384, "GFLOP/s")
+		return
+	}
+	benchPeak(b, fmaPeak, 192, "GFLOP/s")
+}
+
+// BenchmarkFMAPeakAVX2 is the probe at 8 lanes on any machine: the peak
+// of the AVX2 kernels (AXLE_KERNELS=avx2).
+func BenchmarkFMAPeakAVX2(b *testing.B) { benchPeak(b, fmaPeak, 192, "GFLOP/s") }
 
 // benchPeak runs an assembly throughput probe (rounds of opsPerRound
 // operations) on 1 and 2 goroutines and reports its rate in unit.

@@ -10,3 +10,8 @@ import (
 
 // useAsm says whether the AVX2+FMA kernels run.
 var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv("AXLE_KERNELS") != "purego"
+
+// useAVX512 says whether the AVX-512 kernels run as well: on a machine
+// with AVX-512F (whose OS saves the ZMM state) unless AXLE_KERNELS=avx2
+// asks for the AVX2 kernels alone, for A/B runs.
+var useAVX512 = useAsm && cpu.X86.HasAVX512F && os.Getenv("AXLE_KERNELS") != "avx2"

@@ -3,3 +3,5 @@
 package kernels
 
 const useAsm = false
+
+const useAVX512 = false

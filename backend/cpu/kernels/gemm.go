@@ -435,31 +435,78 @@ const edgeTile = sgemmMR * sgemmNR
 
 // macroKernel runs the micro-kernel over every MR×NR tile of a packed
 // block; tiles past the edge of C go through a scratch tile, the
-// edgeTile elements at the end of ap's buffer.
+// edgeTile elements at the end of ap's buffer. With AVX-512 it takes
+// two B slivers (and two A slivers) at a time where they are whole.
 func macroKernel[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr, nr int, kern microKernel[T], overwrite bool) {
-	scratch := ap[len(ap)-edgeTile:]
-	for j := 0; j < nb; j += nr {
-		bs := bp[j*kb : (j+nr)*kb]
-		cols := min(nr, nb-j)
-		for i := 0; i < mb; i += mr {
-			as := ap[i*kb : (i+mr)*kb]
-			rows := min(mr, mb-i)
-			off := (ic+i)*ldc + jc + j
-			if rows == mr && cols == nr {
-				kern(kb, as, bs, c[off:], ldc, overwrite)
-				continue
-			}
-			tile := scratch[:mr*nr]
-			kern(kb, as, bs, tile, nr, true)
-			for r := range rows {
-				row := c[off+r*ldc : off+r*ldc+cols]
-				for q := range row {
-					if overwrite {
-						row[q] = tile[r*nr+q]
-					} else {
-						row[q] += tile[r*nr+q]
-					}
+	j := 0
+	if pair := pairKernel[T](mr, nr); pair != nil {
+		for ; j+2*nr <= nb; j += 2 * nr {
+			bs := bp[j*kb : (j+2*nr)*kb]
+			i := 0
+			for ; i+mr <= mb; i += mr {
+				blocks := 1
+				if i+2*mr <= mb {
+					blocks = 2
 				}
+				pair(blocks, kb, ap[i*kb:(i+blocks*mr)*kb], bs, c[(ic+i)*ldc+jc+j:], ldc, overwrite)
+				i += (blocks - 1) * mr
+			}
+			if i < mb {
+				microTile(ap, bp, c, ldc, ic, jc, i, j, mb, nb, kb, mr, nr, kern, overwrite)
+				microTile(ap, bp, c, ldc, ic, jc, i, j+nr, mb, nb, kb, mr, nr, kern, overwrite)
+			}
+		}
+	}
+	for ; j < nb; j += nr {
+		for i := 0; i < mb; i += mr {
+			microTile(ap, bp, c, ldc, ic, jc, i, j, mb, nb, kb, mr, nr, kern, overwrite)
+		}
+	}
+}
+
+// pairKernel returns the AVX-512 kernel for T's layout, or nil where
+// there is none: it computes a (6·blocks)×2NR tile from blocks (1 or 2)
+// A slivers and two B slivers, each the kernel's packing.
+func pairKernel[T float32 | float64](mr, nr int) func(blocks, k int, a, b, c []T, ldc int, overwrite bool) {
+	if !useAsm || !useAVX512 || mr != 6 {
+		return nil
+	}
+	var f any
+	var z T
+	switch any(z).(type) {
+	case float32:
+		if nr == sgemmNR {
+			f = pairKernelF32
+		}
+	case float64:
+		if nr == dgemmNR {
+			f = pairKernelF64
+		}
+	}
+	k, _ := f.(func(blocks, k int, a, b, c []T, ldc int, overwrite bool))
+	return k
+}
+
+// microTile runs the micro-kernel on the tile at row i and column j of
+// the block, through the scratch tile where it crosses C's edge.
+func microTile[T float32 | float64](ap, bp, c []T, ldc, ic, jc, i, j, mb, nb, kb, mr, nr int, kern microKernel[T], overwrite bool) {
+	bs := bp[j*kb : (j+nr)*kb]
+	as := ap[i*kb : (i+mr)*kb]
+	rows, cols := min(mr, mb-i), min(nr, nb-j)
+	off := (ic+i)*ldc + jc + j
+	if rows == mr && cols == nr {
+		kern(kb, as, bs, c[off:], ldc, overwrite)
+		return
+	}
+	tile := ap[len(ap)-edgeTile:][:mr*nr]
+	kern(kb, as, bs, tile, nr, true)
+	for r := range rows {
+		row := c[off+r*ldc : off+r*ldc+cols]
+		for q := range row {
+			if overwrite {
+				row[q] = tile[r*nr+q]
+			} else {
+				row[q] += tile[r*nr+q]
 			}
 		}
 	}

@@ -22,6 +22,32 @@ func kernelF64(k int, a, b, c []float64, ldc int, overwrite bool) {
 	kernelGo(dgemmMR, dgemmNR, k, a, b, c, ldc, overwrite)
 }
 
+// pairKernelF32 computes a (6·blocks)×32 tile, blocks (1 or 2) A slivers
+// by two B slivers, with the AVX-512 kernel: a holds the A slivers back
+// to back, each 6·k long, and b the two B slivers, each 16·k long.
+func pairKernelF32(blocks, k int, a, b, c []float32, ldc int, overwrite bool) {
+	_ = c[(6*blocks-1)*ldc+31]
+	_ = a[blocks*6*k-1]
+	_ = b[32*k-1]
+	if blocks == 2 {
+		sgemm12x32z(k, &a[0], &b[0], &c[0], ldc, overwrite)
+	} else {
+		sgemm6x32z(k, &a[0], &b[0], &c[0], ldc, overwrite)
+	}
+}
+
+// pairKernelF64 is pairKernelF32 for float64: B slivers of 8 columns.
+func pairKernelF64(blocks, k int, a, b, c []float64, ldc int, overwrite bool) {
+	_ = c[(6*blocks-1)*ldc+15]
+	_ = a[blocks*6*k-1]
+	_ = b[16*k-1]
+	if blocks == 2 {
+		dgemm12x16z(k, &a[0], &b[0], &c[0], ldc, overwrite)
+	} else {
+		dgemm6x16z(k, &a[0], &b[0], &c[0], ldc, overwrite)
+	}
+}
+
 // kernelTapsF32 runs a tile's tap runs; the runs' row pointers come from
 // slices of the image (or zeros), each at least k long, and b holds
 // every run's steps.

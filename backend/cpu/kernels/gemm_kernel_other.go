@@ -10,6 +10,16 @@ func kernelF64(k int, a, b, c []float64, ldc int, overwrite bool) {
 	kernelGo(dgemmMR, dgemmNR, k, a, b, c, ldc, overwrite)
 }
 
+// pairKernelF32 and pairKernelF64 are the AVX-512 kernels' entries; there
+// are none without the assembly.
+func pairKernelF32(blocks, k int, a, b, c []float32, ldc int, overwrite bool) {
+	panic("kernels: no AVX-512 kernel")
+}
+
+func pairKernelF64(blocks, k int, a, b, c []float64, ldc int, overwrite bool) {
+	panic("kernels: no AVX-512 kernel")
+}
+
 func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 	kernelTapsGo(runs, b, c, ldc, overwrite)
 }

@@ -19,6 +19,26 @@ func sgemm6x16taps(runs *int, n int, b *float32, c *float32, ldc int, overwrite 
 //go:noescape
 func dgemm6x8(k int, a *float64, b *float64, c *float64, ldc int, overwrite bool)
 
+// sgemm12x32z computes C[12x32] += A·B (C = A·B if overwrite) over k steps from 2 packed 6-row A sliver(s), k apart, and two packed 16-column B slivers, k apart (AVX-512).
+//
+//go:noescape
+func sgemm12x32z(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool)
+
+// sgemm6x32z computes C[6x32] += A·B (C = A·B if overwrite) over k steps from 1 packed 6-row A sliver(s), k apart, and two packed 16-column B slivers, k apart (AVX-512).
+//
+//go:noescape
+func sgemm6x32z(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool)
+
+// dgemm12x16z computes C[12x16] += A·B (C = A·B if overwrite) over k steps from 2 packed 6-row A sliver(s), k apart, and two packed 8-column B slivers, k apart (AVX-512).
+//
+//go:noescape
+func dgemm12x16z(k int, a *float64, b *float64, c *float64, ldc int, overwrite bool)
+
+// dgemm6x16z computes C[6x16] += A·B (C = A·B if overwrite) over k steps from 1 packed 6-row A sliver(s), k apart, and two packed 8-column B slivers, k apart (AVX-512).
+//
+//go:noescape
+func dgemm6x16z(k int, a *float64, b *float64, c *float64, ldc int, overwrite bool)
+
 // s8gemm6x16 computes C[6x16] += A·B (C = A·B if overwrite), s32 wrapping, over k steps of s16 pairs (A packed 6 pairs per step, B packed 16 pairs per step).
 //
 //go:noescape
@@ -26,6 +46,9 @@ func s8gemm6x16(k int, a *int16, b *int16, c *int32, ldc int, overwrite bool)
 
 // fmaPeak runs n rounds of 12 independent VFMADD231PS (192 f32 FLOP per round).
 func fmaPeak(n int)
+
+// fmaPeak512 runs n rounds of 12 independent 16-lane VFMADD231PS (384 f32 FLOP per round).
+func fmaPeak512(n int)
 
 // maddPeak runs n rounds of 8 independent VPMADDWD+VPADDD (256 integer ops per round).
 func maddPeak(n int)

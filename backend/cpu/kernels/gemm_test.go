@@ -29,10 +29,16 @@ func refGemm[T float32 | float64](m, n, k int, a, b Strided[T]) []float64 {
 	return out
 }
 
-// withKernels runs f with the assembly kernels and again with the pure-Go
-// ones (where the assembly exists).
+// withKernels runs f with the assembly kernels, again with the AVX2 ones
+// alone (where AVX-512 runs too), and again with the pure-Go ones (where
+// the assembly exists).
 func withKernels(t *testing.T, f func(t *testing.T)) {
 	t.Run("default", f)
+	if useAVX512Var != nil && *useAVX512Var {
+		*useAVX512Var = false
+		t.Run("avx2", f)
+		*useAVX512Var = true
+	}
 	if useAsmVar != nil && *useAsmVar {
 		*useAsmVar = false
 		defer func() { *useAsmVar = true }()
@@ -269,5 +275,68 @@ func TestBufPools(t *testing.T) {
 	}
 	if bufClass(0) != 0 || bufClass(1) != 0 || bufClass(2) != 1 || bufClass(3) != 2 || bufClass(4) != 2 || bufClass(5) != 3 {
 		t.Fatal("size classes are not the powers of two at or above n")
+	}
+}
+
+// The AVX-512 kernels take B slivers in pairs and A slivers in pairs
+// where they are whole; sizes on each side of those boundaries (12 rows,
+// 32 f32 or 16 f64 columns), with accumulation, match the float64 triple
+// loop and, bit for bit, the AVX2 kernels (the same FMAs in the same
+// order).
+func TestGemmPairKernels(t *testing.T) {
+	if useAVX512Var == nil || !*useAVX512Var {
+		t.Skip("no AVX-512 kernels on this machine")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, m := range []int{5, 6, 11, 12, 13, 18, 24, 25, 121} {
+		for _, n := range []int{15, 16, 31, 32, 33, 48, 63, 64, 65, 97} {
+			for _, k := range []int{1, 3, 4, 5, 300} {
+				checkPair(t, rng, m, n, k)
+			}
+		}
+	}
+}
+
+func checkPair(t *testing.T, rng *rand.Rand, m, n, k int) {
+	t.Helper()
+	a32 := Strided[float32]{Data: randSlice[float32](m*k, rng), Row: k, Col: 1}
+	b32 := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
+	a64 := Strided[float64]{Data: randSlice[float64](m*k, rng), Row: 1, Col: m}
+	b64 := Strided[float64]{Data: randSlice[float64](k*n, rng), Row: n, Col: 1}
+	want32, want64 := refGemm(m, n, k, a32, b32), refGemm(m, n, k, a64, b64)
+	ldc := n + 1
+	run := func(avx512 bool) ([]float32, []float64) {
+		*useAVX512Var = avx512
+		defer func() { *useAVX512Var = true }()
+		c32, c64 := make([]float32, m*ldc), make([]float64, m*ldc)
+		for i := range c32 {
+			c32[i], c64[i] = 0.5, 0.5
+		}
+		GemmF32(m, n, k, a32, b32, c32, ldc, true, 2)
+		GemmF64(m, n, k, a64, b64, c64, ldc, true, 2)
+		return c32, c64
+	}
+	got32, got64 := run(true)
+	ref32, ref64 := run(false)
+	for i := range m {
+		for j := range ldc {
+			at := i*ldc + j
+			if j == n {
+				if got32[at] != 0.5 || got64[at] != 0.5 {
+					t.Fatalf("%dx%dx%d: wrote outside C at [%d,%d]", m, n, k, i, j)
+				}
+				continue
+			}
+			w := want32[i*n+j] + 0.5
+			if g := float64(got32[at]); !(math.Abs(g-w) <= 1e-5*float64(k)+1e-6) {
+				t.Fatalf("%dx%dx%d f32: C[%d,%d] = %v, want %v", m, n, k, i, j, g, w)
+			}
+			if w := want64[i*n+j] + 0.5; !(math.Abs(got64[at]-w) <= 1e-12*float64(k)) {
+				t.Fatalf("%dx%dx%d f64: C[%d,%d] = %v, want %v", m, n, k, i, j, got64[at], w)
+			}
+			if math.Float32bits(got32[at]) != math.Float32bits(ref32[at]) || got64[at] != ref64[at] {
+				t.Fatalf("%dx%dx%d: C[%d,%d] = %v / %v, AVX2 kernels %v / %v", m, n, k, i, j, got32[at], got64[at], ref32[at], ref64[at])
+			}
+		}
 	}
 }

@@ -3,3 +3,5 @@
 package kernels
 
 var useAsmVar = &useAsm
+
+var useAVX512Var = &useAVX512

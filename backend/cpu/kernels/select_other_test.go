@@ -3,3 +3,5 @@
 package kernels
 
 var useAsmVar *bool
+
+var useAVX512Var *bool

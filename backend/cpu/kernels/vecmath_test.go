@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -118,16 +119,31 @@ func checkULP(t *testing.T, name string, f func(dst, x []float32), ref func(floa
 }
 
 // avo allocates from all 32 vector registers, but Y16-Y31 (and X16-X31)
-// exist only with AVX-512, and the kernels must run on AVX2 machines.
+// exist only with AVX-512, and the AVX2 kernels must run on AVX2
+// machines: only a function that requires AVX512F may use them (or Z
+// registers).
 func TestVecMathAsmRegisters(t *testing.T) {
 	for _, f := range []string{"vecmath_amd64.s", "gemm_amd64.s"} {
 		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m := regexp.MustCompile(`\b[XYZ](1[6-9]|2[0-9]|3[01])\b|\bZ\d+\b`).Find(src); m != nil {
-			t.Errorf("%s uses %s, an AVX-512 register: avo's allocator ran out of the 16 AVX2 ones", f, m)
+		funcs := regexp.MustCompile(`(?m)^// func `).Split(string(src), -1)
+		avx512 := 0
+		for _, fn := range funcs[1:] {
+			if regexp.MustCompile(`(?m)^// Requires:.*\bAVX512F\b`).MatchString(fn) {
+				avx512++
+				continue
+			}
+			if m := regexp.MustCompile(`\b[XYZ](1[6-9]|2[0-9]|3[01])\b|\bZ\d+\b`).FindString(fn); m != "" {
+				t.Errorf("%s: %s uses %s, an AVX-512 register, without requiring AVX512F: avo's allocator ran out of the 16 AVX2 ones",
+					f, strings.Fields(fn)[0], m)
+			}
 		}
+		if len(funcs) < 2 {
+			t.Errorf("%s: no functions found", f)
+		}
+		t.Logf("%s: %d functions, %d of them AVX-512", f, len(funcs)-1, avx512)
 	}
 }
 

@@ -16,8 +16,13 @@ func main() {
 	sgemmKernel()
 	sgemmTapsKernel()
 	dgemmKernel()
+	pairKernel("sgemm12x32z", 2, 4)
+	pairKernel("sgemm6x32z", 1, 4)
+	pairKernel("dgemm12x16z", 2, 8)
+	pairKernel("dgemm6x16z", 1, 8)
 	s8gemmKernel()
 	fmaPeak()
+	fmaPeak512()
 	maddPeak()
 	packPairs16S8()
 	packRows6S8()
@@ -391,6 +396,29 @@ func fmaPeak() {
 	RET()
 }
 
+// fmaPeak512 is fmaPeak with 16-lane (AVX-512) FMAs.
+func fmaPeak512() {
+	TEXT("fmaPeak512", NOSPLIT, "func(n int)")
+	Doc("fmaPeak512 runs n rounds of 12 independent 16-lane VFMADD231PS (384 f32 FLOP per round).")
+	n := Load(Param("n"), GP64())
+	acc := make([]reg.VecVirtual, 12)
+	for i := range acc {
+		acc[i] = ZMM()
+		VPXORD(acc[i], acc[i], acc[i])
+	}
+	x, y := ZMM(), ZMM()
+	VPXORD(x, x, x)
+	VPXORD(y, y, y)
+	Label("peak512_loop")
+	for i := range acc {
+		VFMADD231PS(x, y, acc[i])
+	}
+	DECQ(n)
+	JNZ(LabelRef("peak512_loop"))
+	VZEROUPPER()
+	RET()
+}
+
 // packRows16 emits the copy of k rows of 16 float32, ldb elements apart,
 // into consecutive 64-byte rows: one B sliver of a row-major B, packed
 // with two vector moves per row instead of sixteen scalar ones.
@@ -591,4 +619,126 @@ func depthwisePixel() {
 // builds that differed elsewhere.
 func alignLoop() {
 	Instruction(&ir.Instruction{Opcode: "PCALIGN", Operands: []Op{Imm(32)}})
+}
+
+// pairKernel emits the AVX-512 micro-kernel over the AVX2 kernels' packed
+// layout: ablocks (1 or 2) consecutive 6-row A slivers by two consecutive
+// B slivers, each B sliver one 64-byte vector per step (16 f32 or 8 f64).
+// The packing stays the same on every machine; an AVX-512 machine just
+// takes the slivers two (or four) at a time. With two A slivers the tile
+// is 12 rows: 24 accumulators, each step two B loads, twelve broadcasts
+// and 24 FMAs, so the FMA ports and not the loads set the pace.
+func pairKernel(name string, ablocks, size int) {
+	typ := map[int]string{4: "float32", 8: "float64"}[size]
+	rows, lanes := 6*ablocks, 64/size
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int, overwrite bool)", typ))
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps from %d packed 6-row A sliver(s), k apart, and two packed %d-column B slivers, k apart (AVX-512).",
+		name, rows, 2*lanes, ablocks, lanes))
+	k := Load(Param("k"), GP64())
+	a := Load(Param("a"), GP64())
+	b := Load(Param("b"), GP64())
+	// The second B sliver starts 64·k bytes on, the second A sliver
+	// 6·size·k.
+	b1 := GP64()
+	MOVQ(k, b1)
+	SHLQ(Imm(6), b1)
+	ADDQ(b, b1)
+	as := []reg.Register{a}
+	if ablocks == 2 {
+		a1 := GP64()
+		LEAQ(Mem{Base: k, Index: k, Scale: 2}, a1)
+		SHLQ(Imm(uint64(map[int]int{4: 3, 8: 4}[size])), a1)
+		ADDQ(a, a1)
+		as = append(as, a1)
+	}
+	{
+		c := Load(Param("c"), GP64())
+		ldc := Load(Param("ldc"), GP64())
+		SHLQ(Imm(uint64(map[int]int{4: 2, 8: 3}[size])), ldc)
+		for i := range rows {
+			PREFETCHT0(Mem{Base: c})
+			PREFETCHT0(Mem{Base: c, Disp: 64})
+			PREFETCHT0(Mem{Base: c, Disp: 127})
+			if i < rows-1 {
+				ADDQ(ldc, c)
+			}
+		}
+	}
+	acc := make([]reg.VecVirtual, 2*rows)
+	for i := range acc {
+		acc[i] = ZMM()
+		VPXORD(acc[i], acc[i], acc[i])
+	}
+	bcast := func(m Op, x reg.VecVirtual) { VBROADCASTSS(m, x) }
+	fma := func(b, x, acc Op) { VFMADD231PS(b, x, acc) }
+	add := func(m, x, dst Op) { VADDPS(m, x, dst) }
+	if size == 8 {
+		bcast = func(m Op, x reg.VecVirtual) { VBROADCASTSD(m, x) }
+		fma = func(b, x, acc Op) { VFMADD231PD(b, x, acc) }
+		add = func(m, x, dst Op) { VADDPD(m, x, dst) }
+	}
+	v0, v1 := ZMM(), ZMM()
+	step := func(s int) {
+		VMOVUPS(Mem{Base: b, Disp: s * 64}, v0)
+		VMOVUPS(Mem{Base: b1, Disp: s * 64}, v1)
+		for blk, base := range as {
+			for i := range 6 {
+				x := ZMM()
+				bcast(Mem{Base: base, Disp: (s*6 + i) * size}, x)
+				fma(v0, x, acc[2*(6*blk+i)])
+				fma(v1, x, acc[2*(6*blk+i)+1])
+			}
+		}
+	}
+	advance := func(steps int) {
+		for _, base := range as {
+			ADDQ(U32(steps*6*size), base)
+		}
+		ADDQ(U32(steps*64), b)
+		ADDQ(U32(steps*64), b1)
+	}
+	alignLoop()
+	Label(name + "_loop4")
+	CMPQ(k, Imm(4))
+	JL(LabelRef(name + "_tail"))
+	for s := range 4 {
+		step(s)
+	}
+	advance(4)
+	SUBQ(Imm(4), k)
+	JMP(LabelRef(name + "_loop4"))
+	Label(name + "_tail")
+	TESTQ(k, k)
+	JZ(LabelRef(name + "_store"))
+	step(0)
+	advance(1)
+	DECQ(k)
+	JMP(LabelRef(name + "_tail"))
+	Label(name + "_store")
+	c := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(Imm(uint64(map[int]int{4: 2, 8: 3}[size])), ldc)
+	ow := Load(Param("overwrite"), GP8())
+	TESTB(ow, ow)
+	JNZ(LabelRef(name + "_overwrite"))
+	storeTile512(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { add(m, x, x); VMOVUPS(x, m) })
+	VZEROUPPER()
+	RET()
+	Label(name + "_overwrite")
+	storeTile512(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
+	VZEROUPPER()
+	RET()
+}
+
+// storeTile512 is storeTile for rows of two 64-byte vectors.
+func storeTile512(rows int, c, ldc reg.Register, acc []reg.VecVirtual, put func(Mem, reg.VecVirtual)) {
+	for i := range rows {
+		for h := range 2 {
+			put(Mem{Base: c, Disp: 64 * h}, acc[2*i+h])
+		}
+		if i < rows-1 {
+			ADDQ(ldc, c)
+		}
+	}
 }
