@@ -187,7 +187,20 @@ func (d *directConv) block(bp, c []float32, ldc, lo, hi, jc, nb, pc, kb int, fir
 		for s, i := 0, ic; i < ic+mb; s, i = s+1, i+sgemmMR {
 			runs[s] = d.im.tapRuns(runs[s][:0], i, min(sgemmMR, ic+mb-i), pc, kb)
 		}
-		for j := 0; j < nb; j += sgemmNR {
+		j := 0
+		if useAsm && useAVX512 { // two B slivers at a time where both are whole
+			for ; j+2*sgemmNR <= nb; j += 2 * sgemmNR {
+				for s, i := 0, ic; i < ic+mb; s, i = s+1, i+sgemmMR {
+					if rows := min(sgemmMR, ic+mb-i); rows < sgemmMR {
+						directTile(runs[s], bp, c, ldc, i, rows, jc, j, sgemmNR, kb, first)
+						directTile(runs[s], bp, c, ldc, i, rows, jc, j+sgemmNR, sgemmNR, kb, first)
+						continue
+					}
+					kernelTapsPairF32(runs[s], bp[j*kb:(j+2*sgemmNR)*kb], c[i*ldc+jc+j:], ldc, kb, first)
+				}
+			}
+		}
+		for ; j < nb; j += sgemmNR {
 			for s, i := 0, ic; i < ic+mb; s, i = s+1, i+sgemmMR {
 				directTile(runs[s], bp, c, ldc, i, min(sgemmMR, ic+mb-i), jc, j, min(sgemmNR, nb-j), kb, first)
 			}

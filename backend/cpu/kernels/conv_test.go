@@ -145,6 +145,11 @@ func TestConvAgainstDefinition(t *testing.T) {
 			newConv(1, 600, 6, 1, []int{4, 4}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
 			// A long K and a small output: K blocks split across threads.
 			newConv(2, 1024, 5, 1, []int{5, 5}, []int{3, 3}, one(2), []int{1, 0}, []int{0, 1}, one(2), one(2), false),
+			// Output channels in pairs of B slivers (the AVX-512 taps
+			// kernel), a partial sliver after them and a partial last
+			// row sliver; then exactly one pair, every sliver interior.
+			newConv(2, 16, 70, 1, []int{7, 5}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+			newConv(1, 32, 32, 1, []int{8, 8}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
 			// Depthwise, channel multiplier 1 and 2, strided and padded.
 			newConv(2, 24, 24, 24, []int{9, 7}, []int{3, 3}, []int{2, 1}, []int{1, 1}, []int{1, 1}, one(2), one(2), false),
 			newConv(1, 5, 10, 5, []int{6, 6}, []int{3, 3}, one(2), []int{0, 1}, []int{2, 1}, []int{1, 2}, []int{2, 1}, false),

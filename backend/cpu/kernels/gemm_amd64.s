@@ -259,9 +259,9 @@ TEXT ·sgemm6x16taps(SB), NOSPLIT, $0-41
 	VXORPS     Y10, Y10, Y10
 	VXORPS     Y11, Y11, Y11
 
-taps_run:
+sgemm6x16taps_run:
 	TESTQ CX, CX
-	JZ    taps_store
+	JZ    sgemm6x16taps_store
 	MOVQ  (AX), R11
 	MOVQ  8(AX), BX
 	MOVQ  16(AX), SI
@@ -271,9 +271,9 @@ taps_run:
 	MOVQ  48(AX), R10
 	XORQ  R12, R12
 
-taps_pair:
+sgemm6x16taps_pair:
 	CMPQ         R11, $0x02
-	JL           taps_single
+	JL           sgemm6x16taps_single
 	VMOVUPS      (DX), Y12
 	VMOVUPS      32(DX), Y13
 	VBROADCASTSS (BX)(R12*1), Y14
@@ -317,11 +317,11 @@ taps_pair:
 	ADDQ         $0x08, R12
 	ADDQ         $0x00000080, DX
 	SUBQ         $0x02, R11
-	JMP          taps_pair
+	JMP          sgemm6x16taps_pair
 
-taps_single:
+sgemm6x16taps_single:
 	TESTQ        R11, R11
-	JZ           taps_next
+	JZ           sgemm6x16taps_next
 	VMOVUPS      (DX), Y12
 	VMOVUPS      32(DX), Y13
 	VBROADCASTSS (BX)(R12*1), Y14
@@ -344,18 +344,18 @@ taps_single:
 	VFMADD231PS  Y13, Y14, Y11
 	ADDQ         $0x00000040, DX
 
-taps_next:
+sgemm6x16taps_next:
 	ADDQ $0x00000040, AX
 	DECQ CX
-	JMP  taps_run
+	JMP  sgemm6x16taps_run
 
-taps_store:
+sgemm6x16taps_store:
 	MOVQ    c+24(FP), AX
 	MOVQ    ldc+32(FP), CX
 	SHLQ    $0x02, CX
 	MOVB    overwrite+40(FP), DL
 	TESTB   DL, DL
-	JNZ     taps_overwrite
+	JNZ     sgemm6x16taps_overwrite
 	VADDPS  (AX), Y0, Y0
 	VMOVUPS Y0, (AX)
 	VADDPS  32(AX), Y1, Y1
@@ -388,7 +388,7 @@ taps_store:
 	VZEROUPPER
 	RET
 
-taps_overwrite:
+sgemm6x16taps_overwrite:
 	VMOVUPS Y0, (AX)
 	VMOVUPS Y1, 32(AX)
 	ADDQ    CX, AX
@@ -1871,6 +1871,206 @@ dgemm6x16z_store:
 	RET
 
 dgemm6x16z_overwrite:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z2, (AX)
+	VMOVUPS Z3, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z6, (AX)
+	VMOVUPS Z7, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z8, (AX)
+	VMOVUPS Z9, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z10, (AX)
+	VMOVUPS Z11, 64(AX)
+	VZEROUPPER
+	RET
+
+// func sgemm6x32tapsz(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, kb int)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·sgemm6x32tapsz(SB), NOSPLIT, $0-56
+	MOVQ       runs+0(FP), AX
+	MOVQ       n+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       kb+48(FP), BX
+	SHLQ       $0x06, BX
+	ADDQ       DX, BX
+	MOVQ       c+24(FP), SI
+	MOVQ       ldc+32(FP), DI
+	SHLQ       $0x02, DI
+	PREFETCHT0 (SI)
+	PREFETCHT0 127(SI)
+	PREFETCHT0 64(SI)
+	ADDQ       DI, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 127(SI)
+	PREFETCHT0 64(SI)
+	ADDQ       DI, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 127(SI)
+	PREFETCHT0 64(SI)
+	ADDQ       DI, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 127(SI)
+	PREFETCHT0 64(SI)
+	ADDQ       DI, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 127(SI)
+	PREFETCHT0 64(SI)
+	ADDQ       DI, SI
+	PREFETCHT0 (SI)
+	PREFETCHT0 127(SI)
+	PREFETCHT0 64(SI)
+	VPXORD     Z0, Z0, Z0
+	VPXORD     Z1, Z1, Z1
+	VPXORD     Z2, Z2, Z2
+	VPXORD     Z3, Z3, Z3
+	VPXORD     Z4, Z4, Z4
+	VPXORD     Z5, Z5, Z5
+	VPXORD     Z6, Z6, Z6
+	VPXORD     Z7, Z7, Z7
+	VPXORD     Z8, Z8, Z8
+	VPXORD     Z9, Z9, Z9
+	VPXORD     Z10, Z10, Z10
+	VPXORD     Z11, Z11, Z11
+
+sgemm6x32tapsz_run:
+	TESTQ CX, CX
+	JZ    sgemm6x32tapsz_store
+	MOVQ  (AX), R12
+	MOVQ  8(AX), SI
+	MOVQ  16(AX), DI
+	MOVQ  24(AX), R8
+	MOVQ  32(AX), R9
+	MOVQ  40(AX), R10
+	MOVQ  48(AX), R11
+	XORQ  R13, R13
+
+sgemm6x32tapsz_pair:
+	CMPQ         R12, $0x02
+	JL           sgemm6x32tapsz_single
+	VMOVUPS      (DX), Z12
+	VMOVUPS      (BX), Z13
+	VBROADCASTSS (SI)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z1
+	VBROADCASTSS (DI)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z3
+	VBROADCASTSS (R8)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS (R9)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z6
+	VFMADD231PS  Z13, Z14, Z7
+	VBROADCASTSS (R10)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z8
+	VFMADD231PS  Z13, Z14, Z9
+	VBROADCASTSS (R11)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z10
+	VFMADD231PS  Z13, Z14, Z11
+	VMOVUPS      64(DX), Z12
+	VMOVUPS      64(BX), Z13
+	VBROADCASTSS 4(SI)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z1
+	VBROADCASTSS 4(DI)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z3
+	VBROADCASTSS 4(R8)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS 4(R9)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z6
+	VFMADD231PS  Z13, Z14, Z7
+	VBROADCASTSS 4(R10)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z8
+	VFMADD231PS  Z13, Z14, Z9
+	VBROADCASTSS 4(R11)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z10
+	VFMADD231PS  Z13, Z14, Z11
+	ADDQ         $0x08, R13
+	ADDQ         $0x00000080, DX
+	ADDQ         $0x00000080, BX
+	SUBQ         $0x02, R12
+	JMP          sgemm6x32tapsz_pair
+
+sgemm6x32tapsz_single:
+	TESTQ        R12, R12
+	JZ           sgemm6x32tapsz_next
+	VMOVUPS      (DX), Z12
+	VMOVUPS      (BX), Z13
+	VBROADCASTSS (SI)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z1
+	VBROADCASTSS (DI)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z3
+	VBROADCASTSS (R8)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS (R9)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z6
+	VFMADD231PS  Z13, Z14, Z7
+	VBROADCASTSS (R10)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z8
+	VFMADD231PS  Z13, Z14, Z9
+	VBROADCASTSS (R11)(R13*1), Z14
+	VFMADD231PS  Z12, Z14, Z10
+	VFMADD231PS  Z13, Z14, Z11
+	ADDQ         $0x00000040, DX
+	ADDQ         $0x00000040, BX
+
+sgemm6x32tapsz_next:
+	ADDQ $0x00000040, AX
+	DECQ CX
+	JMP  sgemm6x32tapsz_run
+
+sgemm6x32tapsz_store:
+	MOVQ    c+24(FP), AX
+	MOVQ    ldc+32(FP), CX
+	SHLQ    $0x02, CX
+	MOVB    overwrite+40(FP), DL
+	TESTB   DL, DL
+	JNZ     sgemm6x32tapsz_overwrite
+	VADDPS  (AX), Z0, Z0
+	VMOVUPS Z0, (AX)
+	VADDPS  64(AX), Z1, Z1
+	VMOVUPS Z1, 64(AX)
+	ADDQ    CX, AX
+	VADDPS  (AX), Z2, Z2
+	VMOVUPS Z2, (AX)
+	VADDPS  64(AX), Z3, Z3
+	VMOVUPS Z3, 64(AX)
+	ADDQ    CX, AX
+	VADDPS  (AX), Z4, Z4
+	VMOVUPS Z4, (AX)
+	VADDPS  64(AX), Z5, Z5
+	VMOVUPS Z5, 64(AX)
+	ADDQ    CX, AX
+	VADDPS  (AX), Z6, Z6
+	VMOVUPS Z6, (AX)
+	VADDPS  64(AX), Z7, Z7
+	VMOVUPS Z7, 64(AX)
+	ADDQ    CX, AX
+	VADDPS  (AX), Z8, Z8
+	VMOVUPS Z8, (AX)
+	VADDPS  64(AX), Z9, Z9
+	VMOVUPS Z9, 64(AX)
+	ADDQ    CX, AX
+	VADDPS  (AX), Z10, Z10
+	VMOVUPS Z10, (AX)
+	VADDPS  64(AX), Z11, Z11
+	VMOVUPS Z11, 64(AX)
+	VZEROUPPER
+	RET
+
+sgemm6x32tapsz_overwrite:
 	VMOVUPS Z0, (AX)
 	VMOVUPS Z1, 64(AX)
 	ADDQ    CX, AX

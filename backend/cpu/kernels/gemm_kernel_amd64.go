@@ -64,6 +64,23 @@ func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 	kernelTapsGo(runs, b, c, ldc, overwrite)
 }
 
+// kernelTapsPairF32 is kernelTapsF32 over two B slivers at once, with
+// the AVX-512 kernel: b holds the first sliver's kb steps, then the
+// second's, and the tile is 6×32.
+func kernelTapsPairF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite bool) {
+	_ = c[5*ldc+31]
+	_ = b[2*kb*sgemmNR-1]
+	if len(runs) > 0 {
+		last := runs[len(runs)-1]
+		if last.q+last.k > kb {
+			panic("kernels: tap runs past the K block")
+		}
+		sgemm6x32tapsz(&runs[0].k, len(runs), &b[0], &c[0], ldc, overwrite, kb)
+		return
+	}
+	sgemm6x32tapsz(nil, 0, &b[0], &c[0], ldc, overwrite, kb)
+}
+
 // packRows16F32 packs k rows of 16 float32, ldb apart, into dst,
 // reporting false when the vector copy is not available.
 func packRows16F32(k int, src []float32, ldb int, dst []float32) bool {

@@ -20,6 +20,10 @@ func pairKernelF64(blocks, k int, a, b, c []float64, ldc int, overwrite bool) {
 	panic("kernels: no AVX-512 kernel")
 }
 
+func kernelTapsPairF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite bool) {
+	panic("kernels: no AVX-512 kernel")
+}
+
 func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 	kernelTapsGo(runs, b, c, ldc, overwrite)
 }

@@ -39,6 +39,11 @@ func dgemm12x16z(k int, a *float64, b *float64, c *float64, ldc int, overwrite b
 //go:noescape
 func dgemm6x16z(k int, a *float64, b *float64, c *float64, ldc int, overwrite bool)
 
+// sgemm6x32tapsz computes C[6x32] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, B two slivers kb steps apart (AVX-512).
+//
+//go:noescape
+func sgemm6x32tapsz(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, kb int)
+
 // s8gemm6x16 computes C[6x16] += A·B (C = A·B if overwrite), s32 wrapping, over k steps of s16 pairs (A packed 6 pairs per step, B packed 16 pairs per step).
 //
 //go:noescape

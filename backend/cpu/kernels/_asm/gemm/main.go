@@ -20,6 +20,7 @@ func main() {
 	pairKernel("sgemm6x32z", 1, 4)
 	pairKernel("dgemm12x16z", 2, 8)
 	pairKernel("dgemm6x16z", 1, 8)
+	tapsKernel("sgemm6x32tapsz", true)
 	s8gemmKernel()
 	fmaPeak()
 	fmaPeak512()
@@ -287,21 +288,43 @@ func dgemmKernel() {
 // and stored once per tile rather than once per tap. runs points to n
 // records of 8 words: k, six row pointers, and a word the kernel ignores;
 // B holds the runs' steps back to back, 16 per step.
-func sgemmTapsKernel() {
+func sgemmTapsKernel() { tapsKernel("sgemm6x16taps", false) }
+
+// tapsKernel emits sgemmTapsKernel's kernel; wide, the AVX-512 one that
+// runs the same runs against two B slivers, the second kb steps after
+// the first: a 6×32 tile in 12 ZMM accumulators.
+func tapsKernel(name string, wide bool) {
 	const rows = 6
-	TEXT("sgemm6x16taps", NOSPLIT, "func(runs *int, n int, b, c *float32, ldc int, overwrite bool)")
+	sig := "func(runs *int, n int, b, c *float32, ldc int, overwrite bool)"
+	doc := name + " computes C[6x16] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers."
+	vec, zero, width := YMM, func(x reg.VecVirtual) { VXORPS(x, x, x) }, 32
+	if wide {
+		sig = "func(runs *int, n int, b, c *float32, ldc int, overwrite bool, kb int)"
+		doc = name + " computes C[6x32] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, B two slivers kb steps apart (AVX-512)."
+		vec, zero, width = ZMM, func(x reg.VecVirtual) { VPXORD(x, x, x) }, 64
+	}
+	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
-	Doc("sgemm6x16taps computes C[6x16] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers.")
+	Doc(doc)
 	rp := Load(Param("runs"), GP64())
 	n := Load(Param("n"), GP64())
 	b := Load(Param("b"), GP64())
+	var bHi reg.Register // the second B sliver, wide only
+	if wide {
+		bHi = Load(Param("kb"), GP64())
+		SHLQ(Imm(6), bHi)
+		ADDQ(b, bHi)
+	}
 	{
 		c := Load(Param("c"), GP64())
 		ldc := Load(Param("ldc"), GP64())
 		SHLQ(Imm(2), ldc)
 		for i := range rows {
 			PREFETCHT0(Mem{Base: c})
-			PREFETCHT0(Mem{Base: c, Disp: 63})
+			PREFETCHT0(Mem{Base: c, Disp: 2*width - 1})
+			if wide {
+				PREFETCHT0(Mem{Base: c, Disp: 64})
+			}
 			if i < rows-1 {
 				ADDQ(ldc, c)
 			}
@@ -309,64 +332,79 @@ func sgemmTapsKernel() {
 	}
 	acc := make([]reg.VecVirtual, 2*rows)
 	for i := range acc {
-		acc[i] = YMM()
-		VXORPS(acc[i], acc[i], acc[i])
+		acc[i] = vec()
+		zero(acc[i])
 	}
 	arow := make([]reg.GPVirtual, rows)
 	for i := range arow {
 		arow[i] = GP64()
 	}
 	k, off := GP64(), GP64()
-	b0, b1 := YMM(), YMM()
-	Label("taps_run")
+	b0, b1 := vec(), vec()
+	Label(name + "_run")
 	TESTQ(n, n)
-	JZ(LabelRef("taps_store"))
+	JZ(LabelRef(name + "_store"))
 	MOVQ(Mem{Base: rp}, k)
 	for i := range arow {
 		MOVQ(Mem{Base: rp, Disp: 8 * (i + 1)}, arow[i])
 	}
 	XORQ(off, off)
 	step := func(disp int) {
-		VMOVUPS(Mem{Base: b, Disp: disp * 64}, b0)
-		VMOVUPS(Mem{Base: b, Disp: disp*64 + 32}, b1)
+		if wide {
+			VMOVUPS(Mem{Base: b, Disp: disp * 64}, b0)
+			VMOVUPS(Mem{Base: bHi, Disp: disp * 64}, b1)
+		} else {
+			VMOVUPS(Mem{Base: b, Disp: disp * 64}, b0)
+			VMOVUPS(Mem{Base: b, Disp: disp*64 + 32}, b1)
+		}
 		for i := range rows {
-			x := YMM()
+			x := vec()
 			VBROADCASTSS(Mem{Base: arow[i], Index: off, Scale: 1, Disp: 4 * disp}, x)
 			VFMADD231PS(b0, x, acc[2*i])
 			VFMADD231PS(b1, x, acc[2*i+1])
 		}
 	}
+	advance := func(steps int) {
+		ADDQ(U32(64*steps), b)
+		if wide {
+			ADDQ(U32(64*steps), bHi)
+		}
+	}
 	// Two steps per iteration while at least two remain, then one.
-	Label("taps_pair")
+	Label(name + "_pair")
 	CMPQ(k, Imm(2))
-	JL(LabelRef("taps_single"))
+	JL(LabelRef(name + "_single"))
 	step(0)
 	step(1)
 	ADDQ(Imm(8), off)
-	ADDQ(U32(128), b)
+	advance(2)
 	SUBQ(Imm(2), k)
-	JMP(LabelRef("taps_pair"))
-	Label("taps_single")
+	JMP(LabelRef(name + "_pair"))
+	Label(name + "_single")
 	TESTQ(k, k)
-	JZ(LabelRef("taps_next"))
+	JZ(LabelRef(name + "_next"))
 	step(0)
-	ADDQ(U32(64), b)
-	Label("taps_next")
+	advance(1)
+	Label(name + "_next")
 	ADDQ(U32(64), rp)
 	DECQ(n)
-	JMP(LabelRef("taps_run"))
-	Label("taps_store")
+	JMP(LabelRef(name + "_run"))
+	Label(name + "_store")
 	c := Load(Param("c"), GP64())
 	ldc := Load(Param("ldc"), GP64())
 	SHLQ(Imm(2), ldc)
 	ow := Load(Param("overwrite"), GP8())
 	TESTB(ow, ow)
-	JNZ(LabelRef("taps_overwrite"))
-	storeTile(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VADDPS(m, x, x); VMOVUPS(x, m) })
+	JNZ(LabelRef(name + "_overwrite"))
+	store := storeTile
+	if wide {
+		store = storeTile512
+	}
+	store(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VADDPS(m, x, x); VMOVUPS(x, m) })
 	VZEROUPPER()
 	RET()
-	Label("taps_overwrite")
-	storeTile(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
+	Label(name + "_overwrite")
+	store(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
 	VZEROUPPER()
 	RET()
 }
