@@ -12,6 +12,7 @@ import (
 var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv("AXLE_KERNELS") != "purego"
 
 // useAVX512 says whether the AVX-512 kernels run as well: on a machine
-// with AVX-512F (whose OS saves the ZMM state) unless AXLE_KERNELS=avx2
+// with AVX-512 F and DQ (every AVX-512 CPU since Skylake-SP; the OS must
+// save the ZMM state, which x/sys/cpu checks) unless AXLE_KERNELS=avx2
 // asks for the AVX2 kernels alone, for A/B runs.
-var useAVX512 = useAsm && cpu.X86.HasAVX512F && os.Getenv("AXLE_KERNELS") != "avx2"
+var useAVX512 = useAsm && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && os.Getenv("AXLE_KERNELS") != "avx2"

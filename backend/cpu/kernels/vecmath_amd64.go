@@ -42,32 +42,47 @@ func logisticF32(dst, x []float32) {
 const ntMin = StreamMin
 
 // mapAsm runs kernel op over x. With a long x it runs the few elements
-// before dst's first 32-byte boundary and the last partial vector through
+// before dst's first vector boundary and the last partial vector through
 // a stack buffer and the rest with non-temporal stores; otherwise only
-// the last partial vector goes through the buffer. Either way every
-// element gets the same arithmetic.
+// the last partial vector goes through the buffer. Where AVX-512 runs,
+// whole 16-lane vectors go to its kernels and a last 8 to the AVX2 ones.
+// Either way every element gets the same arithmetic: the kernels of both
+// widths do the same operations lane by lane.
 func mapAsm(op int, dst, x []float32) {
+	wide := useAVX512
 	if len(x) >= ntMin {
-		head := int((32-uintptr(unsafe.Pointer(&dst[0]))%32)%32) / 4
+		align := uintptr(32)
+		if wide {
+			align = 64
+		}
+		head := int((align-uintptr(unsafe.Pointer(&dst[0]))%align)%align) / 4
 		mapAsm(op, dst[:head], x[:head])
 		dst, x = dst[head:], x[head:]
-		n := len(x) &^ 7
-		callAsm(op, true, &dst[0], &x[0], n)
+		n := len(x) &^ int(align/4-1)
+		callAsm(op, true, wide, &dst[0], &x[0], n)
+		dst, x = dst[n:], x[n:]
+	}
+	if n := len(x) &^ 15; wide && n > 0 {
+		callAsm(op, false, true, &dst[0], &x[0], n)
 		dst, x = dst[n:], x[n:]
 	}
 	n := len(x) &^ 7
 	if n > 0 {
-		callAsm(op, false, &dst[0], &x[0], n)
+		callAsm(op, false, false, &dst[0], &x[0], n)
 	}
 	if r := len(x) - n; r > 0 {
 		var buf [8]float32
 		copy(buf[:], x[n:])
-		callAsm(op, false, &buf[0], &buf[0], 8)
+		callAsm(op, false, false, &buf[0], &buf[0], 8)
 		copy(dst[n:], buf[:r])
 	}
 }
 
-func callAsm(op int, nt bool, dst, x *float32, n int) {
+func callAsm(op int, nt, wide bool, dst, x *float32, n int) {
+	if wide {
+		callAsm512(op, nt, dst, x, n)
+		return
+	}
 	switch {
 	case op == opExp && !nt:
 		expAVX(dst, x, n)
@@ -81,6 +96,23 @@ func callAsm(op int, nt bool, dst, x *float32, n int) {
 		logisticAVX(dst, x, n)
 	default:
 		logisticAVXNT(dst, x, n)
+	}
+}
+
+func callAsm512(op int, nt bool, dst, x *float32, n int) {
+	switch {
+	case op == opExp && !nt:
+		expAVX512(dst, x, n)
+	case op == opExp:
+		expAVX512NT(dst, x, n)
+	case op == opTanh && !nt:
+		tanhAVX512(dst, x, n)
+	case op == opTanh:
+		tanhAVX512NT(dst, x, n)
+	case !nt:
+		logisticAVX512(dst, x, n)
+	default:
+		logisticAVX512NT(dst, x, n)
 	}
 }
 

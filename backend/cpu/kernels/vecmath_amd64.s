@@ -12,7 +12,15 @@ DATA vm_log2e<>+16(SB)/4, $0x3fb8aa3b
 DATA vm_log2e<>+20(SB)/4, $0x3fb8aa3b
 DATA vm_log2e<>+24(SB)/4, $0x3fb8aa3b
 DATA vm_log2e<>+28(SB)/4, $0x3fb8aa3b
-GLOBL vm_log2e<>(SB), RODATA|NOPTR, $32
+DATA vm_log2e<>+32(SB)/4, $0x3fb8aa3b
+DATA vm_log2e<>+36(SB)/4, $0x3fb8aa3b
+DATA vm_log2e<>+40(SB)/4, $0x3fb8aa3b
+DATA vm_log2e<>+44(SB)/4, $0x3fb8aa3b
+DATA vm_log2e<>+48(SB)/4, $0x3fb8aa3b
+DATA vm_log2e<>+52(SB)/4, $0x3fb8aa3b
+DATA vm_log2e<>+56(SB)/4, $0x3fb8aa3b
+DATA vm_log2e<>+60(SB)/4, $0x3fb8aa3b
+GLOBL vm_log2e<>(SB), RODATA|NOPTR, $64
 
 DATA vm_round<>+0(SB)/4, $0x4b400000
 DATA vm_round<>+4(SB)/4, $0x4b400000
@@ -22,7 +30,15 @@ DATA vm_round<>+16(SB)/4, $0x4b400000
 DATA vm_round<>+20(SB)/4, $0x4b400000
 DATA vm_round<>+24(SB)/4, $0x4b400000
 DATA vm_round<>+28(SB)/4, $0x4b400000
-GLOBL vm_round<>(SB), RODATA|NOPTR, $32
+DATA vm_round<>+32(SB)/4, $0x4b400000
+DATA vm_round<>+36(SB)/4, $0x4b400000
+DATA vm_round<>+40(SB)/4, $0x4b400000
+DATA vm_round<>+44(SB)/4, $0x4b400000
+DATA vm_round<>+48(SB)/4, $0x4b400000
+DATA vm_round<>+52(SB)/4, $0x4b400000
+DATA vm_round<>+56(SB)/4, $0x4b400000
+DATA vm_round<>+60(SB)/4, $0x4b400000
+GLOBL vm_round<>(SB), RODATA|NOPTR, $64
 
 DATA vm_ln2hi<>+0(SB)/4, $0x3f317218
 DATA vm_ln2hi<>+4(SB)/4, $0x3f317218
@@ -32,7 +48,15 @@ DATA vm_ln2hi<>+16(SB)/4, $0x3f317218
 DATA vm_ln2hi<>+20(SB)/4, $0x3f317218
 DATA vm_ln2hi<>+24(SB)/4, $0x3f317218
 DATA vm_ln2hi<>+28(SB)/4, $0x3f317218
-GLOBL vm_ln2hi<>(SB), RODATA|NOPTR, $32
+DATA vm_ln2hi<>+32(SB)/4, $0x3f317218
+DATA vm_ln2hi<>+36(SB)/4, $0x3f317218
+DATA vm_ln2hi<>+40(SB)/4, $0x3f317218
+DATA vm_ln2hi<>+44(SB)/4, $0x3f317218
+DATA vm_ln2hi<>+48(SB)/4, $0x3f317218
+DATA vm_ln2hi<>+52(SB)/4, $0x3f317218
+DATA vm_ln2hi<>+56(SB)/4, $0x3f317218
+DATA vm_ln2hi<>+60(SB)/4, $0x3f317218
+GLOBL vm_ln2hi<>(SB), RODATA|NOPTR, $64
 
 DATA vm_ln2lo<>+0(SB)/4, $0xb102e308
 DATA vm_ln2lo<>+4(SB)/4, $0xb102e308
@@ -42,7 +66,15 @@ DATA vm_ln2lo<>+16(SB)/4, $0xb102e308
 DATA vm_ln2lo<>+20(SB)/4, $0xb102e308
 DATA vm_ln2lo<>+24(SB)/4, $0xb102e308
 DATA vm_ln2lo<>+28(SB)/4, $0xb102e308
-GLOBL vm_ln2lo<>(SB), RODATA|NOPTR, $32
+DATA vm_ln2lo<>+32(SB)/4, $0xb102e308
+DATA vm_ln2lo<>+36(SB)/4, $0xb102e308
+DATA vm_ln2lo<>+40(SB)/4, $0xb102e308
+DATA vm_ln2lo<>+44(SB)/4, $0xb102e308
+DATA vm_ln2lo<>+48(SB)/4, $0xb102e308
+DATA vm_ln2lo<>+52(SB)/4, $0xb102e308
+DATA vm_ln2lo<>+56(SB)/4, $0xb102e308
+DATA vm_ln2lo<>+60(SB)/4, $0xb102e308
+GLOBL vm_ln2lo<>(SB), RODATA|NOPTR, $64
 
 DATA vm_exphi<>+0(SB)/4, $0x42b1851f
 DATA vm_exphi<>+4(SB)/4, $0x42b1851f
@@ -52,7 +84,15 @@ DATA vm_exphi<>+16(SB)/4, $0x42b1851f
 DATA vm_exphi<>+20(SB)/4, $0x42b1851f
 DATA vm_exphi<>+24(SB)/4, $0x42b1851f
 DATA vm_exphi<>+28(SB)/4, $0x42b1851f
-GLOBL vm_exphi<>(SB), RODATA|NOPTR, $32
+DATA vm_exphi<>+32(SB)/4, $0x42b1851f
+DATA vm_exphi<>+36(SB)/4, $0x42b1851f
+DATA vm_exphi<>+40(SB)/4, $0x42b1851f
+DATA vm_exphi<>+44(SB)/4, $0x42b1851f
+DATA vm_exphi<>+48(SB)/4, $0x42b1851f
+DATA vm_exphi<>+52(SB)/4, $0x42b1851f
+DATA vm_exphi<>+56(SB)/4, $0x42b1851f
+DATA vm_exphi<>+60(SB)/4, $0x42b1851f
+GLOBL vm_exphi<>(SB), RODATA|NOPTR, $64
 
 DATA vm_explo<>+0(SB)/4, $0xc2d00000
 DATA vm_explo<>+4(SB)/4, $0xc2d00000
@@ -62,7 +102,15 @@ DATA vm_explo<>+16(SB)/4, $0xc2d00000
 DATA vm_explo<>+20(SB)/4, $0xc2d00000
 DATA vm_explo<>+24(SB)/4, $0xc2d00000
 DATA vm_explo<>+28(SB)/4, $0xc2d00000
-GLOBL vm_explo<>(SB), RODATA|NOPTR, $32
+DATA vm_explo<>+32(SB)/4, $0xc2d00000
+DATA vm_explo<>+36(SB)/4, $0xc2d00000
+DATA vm_explo<>+40(SB)/4, $0xc2d00000
+DATA vm_explo<>+44(SB)/4, $0xc2d00000
+DATA vm_explo<>+48(SB)/4, $0xc2d00000
+DATA vm_explo<>+52(SB)/4, $0xc2d00000
+DATA vm_explo<>+56(SB)/4, $0xc2d00000
+DATA vm_explo<>+60(SB)/4, $0xc2d00000
+GLOBL vm_explo<>(SB), RODATA|NOPTR, $64
 
 DATA vm_one<>+0(SB)/4, $0x3f800000
 DATA vm_one<>+4(SB)/4, $0x3f800000
@@ -72,7 +120,15 @@ DATA vm_one<>+16(SB)/4, $0x3f800000
 DATA vm_one<>+20(SB)/4, $0x3f800000
 DATA vm_one<>+24(SB)/4, $0x3f800000
 DATA vm_one<>+28(SB)/4, $0x3f800000
-GLOBL vm_one<>(SB), RODATA|NOPTR, $32
+DATA vm_one<>+32(SB)/4, $0x3f800000
+DATA vm_one<>+36(SB)/4, $0x3f800000
+DATA vm_one<>+40(SB)/4, $0x3f800000
+DATA vm_one<>+44(SB)/4, $0x3f800000
+DATA vm_one<>+48(SB)/4, $0x3f800000
+DATA vm_one<>+52(SB)/4, $0x3f800000
+DATA vm_one<>+56(SB)/4, $0x3f800000
+DATA vm_one<>+60(SB)/4, $0x3f800000
+GLOBL vm_one<>(SB), RODATA|NOPTR, $64
 
 DATA vm_two<>+0(SB)/4, $0x40000000
 DATA vm_two<>+4(SB)/4, $0x40000000
@@ -82,7 +138,15 @@ DATA vm_two<>+16(SB)/4, $0x40000000
 DATA vm_two<>+20(SB)/4, $0x40000000
 DATA vm_two<>+24(SB)/4, $0x40000000
 DATA vm_two<>+28(SB)/4, $0x40000000
-GLOBL vm_two<>(SB), RODATA|NOPTR, $32
+DATA vm_two<>+32(SB)/4, $0x40000000
+DATA vm_two<>+36(SB)/4, $0x40000000
+DATA vm_two<>+40(SB)/4, $0x40000000
+DATA vm_two<>+44(SB)/4, $0x40000000
+DATA vm_two<>+48(SB)/4, $0x40000000
+DATA vm_two<>+52(SB)/4, $0x40000000
+DATA vm_two<>+56(SB)/4, $0x40000000
+DATA vm_two<>+60(SB)/4, $0x40000000
+GLOBL vm_two<>(SB), RODATA|NOPTR, $64
 
 DATA vm_mtwo<>+0(SB)/4, $0xc0000000
 DATA vm_mtwo<>+4(SB)/4, $0xc0000000
@@ -92,7 +156,15 @@ DATA vm_mtwo<>+16(SB)/4, $0xc0000000
 DATA vm_mtwo<>+20(SB)/4, $0xc0000000
 DATA vm_mtwo<>+24(SB)/4, $0xc0000000
 DATA vm_mtwo<>+28(SB)/4, $0xc0000000
-GLOBL vm_mtwo<>(SB), RODATA|NOPTR, $32
+DATA vm_mtwo<>+32(SB)/4, $0xc0000000
+DATA vm_mtwo<>+36(SB)/4, $0xc0000000
+DATA vm_mtwo<>+40(SB)/4, $0xc0000000
+DATA vm_mtwo<>+44(SB)/4, $0xc0000000
+DATA vm_mtwo<>+48(SB)/4, $0xc0000000
+DATA vm_mtwo<>+52(SB)/4, $0xc0000000
+DATA vm_mtwo<>+56(SB)/4, $0xc0000000
+DATA vm_mtwo<>+60(SB)/4, $0xc0000000
+GLOBL vm_mtwo<>(SB), RODATA|NOPTR, $64
 
 DATA vm_tanhbig<>+0(SB)/4, $0x41200000
 DATA vm_tanhbig<>+4(SB)/4, $0x41200000
@@ -102,7 +174,15 @@ DATA vm_tanhbig<>+16(SB)/4, $0x41200000
 DATA vm_tanhbig<>+20(SB)/4, $0x41200000
 DATA vm_tanhbig<>+24(SB)/4, $0x41200000
 DATA vm_tanhbig<>+28(SB)/4, $0x41200000
-GLOBL vm_tanhbig<>(SB), RODATA|NOPTR, $32
+DATA vm_tanhbig<>+32(SB)/4, $0x41200000
+DATA vm_tanhbig<>+36(SB)/4, $0x41200000
+DATA vm_tanhbig<>+40(SB)/4, $0x41200000
+DATA vm_tanhbig<>+44(SB)/4, $0x41200000
+DATA vm_tanhbig<>+48(SB)/4, $0x41200000
+DATA vm_tanhbig<>+52(SB)/4, $0x41200000
+DATA vm_tanhbig<>+56(SB)/4, $0x41200000
+DATA vm_tanhbig<>+60(SB)/4, $0x41200000
+GLOBL vm_tanhbig<>(SB), RODATA|NOPTR, $64
 
 DATA vm_roundfast<>+0(SB)/4, $0x4b3fffc0
 DATA vm_roundfast<>+4(SB)/4, $0x4b3fffc0
@@ -112,7 +192,15 @@ DATA vm_roundfast<>+16(SB)/4, $0x4b3fffc0
 DATA vm_roundfast<>+20(SB)/4, $0x4b3fffc0
 DATA vm_roundfast<>+24(SB)/4, $0x4b3fffc0
 DATA vm_roundfast<>+28(SB)/4, $0x4b3fffc0
-GLOBL vm_roundfast<>(SB), RODATA|NOPTR, $32
+DATA vm_roundfast<>+32(SB)/4, $0x4b3fffc0
+DATA vm_roundfast<>+36(SB)/4, $0x4b3fffc0
+DATA vm_roundfast<>+40(SB)/4, $0x4b3fffc0
+DATA vm_roundfast<>+44(SB)/4, $0x4b3fffc0
+DATA vm_roundfast<>+48(SB)/4, $0x4b3fffc0
+DATA vm_roundfast<>+52(SB)/4, $0x4b3fffc0
+DATA vm_roundfast<>+56(SB)/4, $0x4b3fffc0
+DATA vm_roundfast<>+60(SB)/4, $0x4b3fffc0
+GLOBL vm_roundfast<>(SB), RODATA|NOPTR, $64
 
 DATA vm_fastmask<>+0(SB)/4, $0xffffff80
 DATA vm_fastmask<>+4(SB)/4, $0xffffff80
@@ -122,7 +210,15 @@ DATA vm_fastmask<>+16(SB)/4, $0xffffff80
 DATA vm_fastmask<>+20(SB)/4, $0xffffff80
 DATA vm_fastmask<>+24(SB)/4, $0xffffff80
 DATA vm_fastmask<>+28(SB)/4, $0xffffff80
-GLOBL vm_fastmask<>(SB), RODATA|NOPTR, $32
+DATA vm_fastmask<>+32(SB)/4, $0xffffff80
+DATA vm_fastmask<>+36(SB)/4, $0xffffff80
+DATA vm_fastmask<>+40(SB)/4, $0xffffff80
+DATA vm_fastmask<>+44(SB)/4, $0xffffff80
+DATA vm_fastmask<>+48(SB)/4, $0xffffff80
+DATA vm_fastmask<>+52(SB)/4, $0xffffff80
+DATA vm_fastmask<>+56(SB)/4, $0xffffff80
+DATA vm_fastmask<>+60(SB)/4, $0xffffff80
+GLOBL vm_fastmask<>(SB), RODATA|NOPTR, $64
 
 DATA vm_abs<>+0(SB)/4, $0x7fffffff
 DATA vm_abs<>+4(SB)/4, $0x7fffffff
@@ -132,7 +228,15 @@ DATA vm_abs<>+16(SB)/4, $0x7fffffff
 DATA vm_abs<>+20(SB)/4, $0x7fffffff
 DATA vm_abs<>+24(SB)/4, $0x7fffffff
 DATA vm_abs<>+28(SB)/4, $0x7fffffff
-GLOBL vm_abs<>(SB), RODATA|NOPTR, $32
+DATA vm_abs<>+32(SB)/4, $0x7fffffff
+DATA vm_abs<>+36(SB)/4, $0x7fffffff
+DATA vm_abs<>+40(SB)/4, $0x7fffffff
+DATA vm_abs<>+44(SB)/4, $0x7fffffff
+DATA vm_abs<>+48(SB)/4, $0x7fffffff
+DATA vm_abs<>+52(SB)/4, $0x7fffffff
+DATA vm_abs<>+56(SB)/4, $0x7fffffff
+DATA vm_abs<>+60(SB)/4, $0x7fffffff
+GLOBL vm_abs<>(SB), RODATA|NOPTR, $64
 
 DATA vm_sign<>+0(SB)/4, $0x80000000
 DATA vm_sign<>+4(SB)/4, $0x80000000
@@ -142,7 +246,15 @@ DATA vm_sign<>+16(SB)/4, $0x80000000
 DATA vm_sign<>+20(SB)/4, $0x80000000
 DATA vm_sign<>+24(SB)/4, $0x80000000
 DATA vm_sign<>+28(SB)/4, $0x80000000
-GLOBL vm_sign<>(SB), RODATA|NOPTR, $32
+DATA vm_sign<>+32(SB)/4, $0x80000000
+DATA vm_sign<>+36(SB)/4, $0x80000000
+DATA vm_sign<>+40(SB)/4, $0x80000000
+DATA vm_sign<>+44(SB)/4, $0x80000000
+DATA vm_sign<>+48(SB)/4, $0x80000000
+DATA vm_sign<>+52(SB)/4, $0x80000000
+DATA vm_sign<>+56(SB)/4, $0x80000000
+DATA vm_sign<>+60(SB)/4, $0x80000000
+GLOBL vm_sign<>(SB), RODATA|NOPTR, $64
 
 DATA vm_round254<>+0(SB)/4, $0x4b3fff02
 DATA vm_round254<>+4(SB)/4, $0x4b3fff02
@@ -152,7 +264,15 @@ DATA vm_round254<>+16(SB)/4, $0x4b3fff02
 DATA vm_round254<>+20(SB)/4, $0x4b3fff02
 DATA vm_round254<>+24(SB)/4, $0x4b3fff02
 DATA vm_round254<>+28(SB)/4, $0x4b3fff02
-GLOBL vm_round254<>(SB), RODATA|NOPTR, $32
+DATA vm_round254<>+32(SB)/4, $0x4b3fff02
+DATA vm_round254<>+36(SB)/4, $0x4b3fff02
+DATA vm_round254<>+40(SB)/4, $0x4b3fff02
+DATA vm_round254<>+44(SB)/4, $0x4b3fff02
+DATA vm_round254<>+48(SB)/4, $0x4b3fff02
+DATA vm_round254<>+52(SB)/4, $0x4b3fff02
+DATA vm_round254<>+56(SB)/4, $0x4b3fff02
+DATA vm_round254<>+60(SB)/4, $0x4b3fff02
+GLOBL vm_round254<>(SB), RODATA|NOPTR, $64
 
 DATA vm_round127<>+0(SB)/4, $0x4b3fff81
 DATA vm_round127<>+4(SB)/4, $0x4b3fff81
@@ -162,7 +282,15 @@ DATA vm_round127<>+16(SB)/4, $0x4b3fff81
 DATA vm_round127<>+20(SB)/4, $0x4b3fff81
 DATA vm_round127<>+24(SB)/4, $0x4b3fff81
 DATA vm_round127<>+28(SB)/4, $0x4b3fff81
-GLOBL vm_round127<>(SB), RODATA|NOPTR, $32
+DATA vm_round127<>+32(SB)/4, $0x4b3fff81
+DATA vm_round127<>+36(SB)/4, $0x4b3fff81
+DATA vm_round127<>+40(SB)/4, $0x4b3fff81
+DATA vm_round127<>+44(SB)/4, $0x4b3fff81
+DATA vm_round127<>+48(SB)/4, $0x4b3fff81
+DATA vm_round127<>+52(SB)/4, $0x4b3fff81
+DATA vm_round127<>+56(SB)/4, $0x4b3fff81
+DATA vm_round127<>+60(SB)/4, $0x4b3fff81
+GLOBL vm_round127<>(SB), RODATA|NOPTR, $64
 
 DATA vm_exp0<>+0(SB)/4, $0x3f800000
 DATA vm_exp0<>+4(SB)/4, $0x3f800000
@@ -172,7 +300,15 @@ DATA vm_exp0<>+16(SB)/4, $0x3f800000
 DATA vm_exp0<>+20(SB)/4, $0x3f800000
 DATA vm_exp0<>+24(SB)/4, $0x3f800000
 DATA vm_exp0<>+28(SB)/4, $0x3f800000
-GLOBL vm_exp0<>(SB), RODATA|NOPTR, $32
+DATA vm_exp0<>+32(SB)/4, $0x3f800000
+DATA vm_exp0<>+36(SB)/4, $0x3f800000
+DATA vm_exp0<>+40(SB)/4, $0x3f800000
+DATA vm_exp0<>+44(SB)/4, $0x3f800000
+DATA vm_exp0<>+48(SB)/4, $0x3f800000
+DATA vm_exp0<>+52(SB)/4, $0x3f800000
+DATA vm_exp0<>+56(SB)/4, $0x3f800000
+DATA vm_exp0<>+60(SB)/4, $0x3f800000
+GLOBL vm_exp0<>(SB), RODATA|NOPTR, $64
 
 DATA vm_exp1<>+0(SB)/4, $0x3f800000
 DATA vm_exp1<>+4(SB)/4, $0x3f800000
@@ -182,7 +318,15 @@ DATA vm_exp1<>+16(SB)/4, $0x3f800000
 DATA vm_exp1<>+20(SB)/4, $0x3f800000
 DATA vm_exp1<>+24(SB)/4, $0x3f800000
 DATA vm_exp1<>+28(SB)/4, $0x3f800000
-GLOBL vm_exp1<>(SB), RODATA|NOPTR, $32
+DATA vm_exp1<>+32(SB)/4, $0x3f800000
+DATA vm_exp1<>+36(SB)/4, $0x3f800000
+DATA vm_exp1<>+40(SB)/4, $0x3f800000
+DATA vm_exp1<>+44(SB)/4, $0x3f800000
+DATA vm_exp1<>+48(SB)/4, $0x3f800000
+DATA vm_exp1<>+52(SB)/4, $0x3f800000
+DATA vm_exp1<>+56(SB)/4, $0x3f800000
+DATA vm_exp1<>+60(SB)/4, $0x3f800000
+GLOBL vm_exp1<>(SB), RODATA|NOPTR, $64
 
 DATA vm_exp2<>+0(SB)/4, $0x3f000000
 DATA vm_exp2<>+4(SB)/4, $0x3f000000
@@ -192,7 +336,15 @@ DATA vm_exp2<>+16(SB)/4, $0x3f000000
 DATA vm_exp2<>+20(SB)/4, $0x3f000000
 DATA vm_exp2<>+24(SB)/4, $0x3f000000
 DATA vm_exp2<>+28(SB)/4, $0x3f000000
-GLOBL vm_exp2<>(SB), RODATA|NOPTR, $32
+DATA vm_exp2<>+32(SB)/4, $0x3f000000
+DATA vm_exp2<>+36(SB)/4, $0x3f000000
+DATA vm_exp2<>+40(SB)/4, $0x3f000000
+DATA vm_exp2<>+44(SB)/4, $0x3f000000
+DATA vm_exp2<>+48(SB)/4, $0x3f000000
+DATA vm_exp2<>+52(SB)/4, $0x3f000000
+DATA vm_exp2<>+56(SB)/4, $0x3f000000
+DATA vm_exp2<>+60(SB)/4, $0x3f000000
+GLOBL vm_exp2<>(SB), RODATA|NOPTR, $64
 
 DATA vm_exp3<>+0(SB)/4, $0x3e2aa9fb
 DATA vm_exp3<>+4(SB)/4, $0x3e2aa9fb
@@ -202,7 +354,15 @@ DATA vm_exp3<>+16(SB)/4, $0x3e2aa9fb
 DATA vm_exp3<>+20(SB)/4, $0x3e2aa9fb
 DATA vm_exp3<>+24(SB)/4, $0x3e2aa9fb
 DATA vm_exp3<>+28(SB)/4, $0x3e2aa9fb
-GLOBL vm_exp3<>(SB), RODATA|NOPTR, $32
+DATA vm_exp3<>+32(SB)/4, $0x3e2aa9fb
+DATA vm_exp3<>+36(SB)/4, $0x3e2aa9fb
+DATA vm_exp3<>+40(SB)/4, $0x3e2aa9fb
+DATA vm_exp3<>+44(SB)/4, $0x3e2aa9fb
+DATA vm_exp3<>+48(SB)/4, $0x3e2aa9fb
+DATA vm_exp3<>+52(SB)/4, $0x3e2aa9fb
+DATA vm_exp3<>+56(SB)/4, $0x3e2aa9fb
+DATA vm_exp3<>+60(SB)/4, $0x3e2aa9fb
+GLOBL vm_exp3<>(SB), RODATA|NOPTR, $64
 
 DATA vm_exp4<>+0(SB)/4, $0x3d2aaa53
 DATA vm_exp4<>+4(SB)/4, $0x3d2aaa53
@@ -212,7 +372,15 @@ DATA vm_exp4<>+16(SB)/4, $0x3d2aaa53
 DATA vm_exp4<>+20(SB)/4, $0x3d2aaa53
 DATA vm_exp4<>+24(SB)/4, $0x3d2aaa53
 DATA vm_exp4<>+28(SB)/4, $0x3d2aaa53
-GLOBL vm_exp4<>(SB), RODATA|NOPTR, $32
+DATA vm_exp4<>+32(SB)/4, $0x3d2aaa53
+DATA vm_exp4<>+36(SB)/4, $0x3d2aaa53
+DATA vm_exp4<>+40(SB)/4, $0x3d2aaa53
+DATA vm_exp4<>+44(SB)/4, $0x3d2aaa53
+DATA vm_exp4<>+48(SB)/4, $0x3d2aaa53
+DATA vm_exp4<>+52(SB)/4, $0x3d2aaa53
+DATA vm_exp4<>+56(SB)/4, $0x3d2aaa53
+DATA vm_exp4<>+60(SB)/4, $0x3d2aaa53
+GLOBL vm_exp4<>(SB), RODATA|NOPTR, $64
 
 DATA vm_exp5<>+0(SB)/4, $0x3c093b5b
 DATA vm_exp5<>+4(SB)/4, $0x3c093b5b
@@ -222,7 +390,15 @@ DATA vm_exp5<>+16(SB)/4, $0x3c093b5b
 DATA vm_exp5<>+20(SB)/4, $0x3c093b5b
 DATA vm_exp5<>+24(SB)/4, $0x3c093b5b
 DATA vm_exp5<>+28(SB)/4, $0x3c093b5b
-GLOBL vm_exp5<>(SB), RODATA|NOPTR, $32
+DATA vm_exp5<>+32(SB)/4, $0x3c093b5b
+DATA vm_exp5<>+36(SB)/4, $0x3c093b5b
+DATA vm_exp5<>+40(SB)/4, $0x3c093b5b
+DATA vm_exp5<>+44(SB)/4, $0x3c093b5b
+DATA vm_exp5<>+48(SB)/4, $0x3c093b5b
+DATA vm_exp5<>+52(SB)/4, $0x3c093b5b
+DATA vm_exp5<>+56(SB)/4, $0x3c093b5b
+DATA vm_exp5<>+60(SB)/4, $0x3c093b5b
+GLOBL vm_exp5<>(SB), RODATA|NOPTR, $64
 
 DATA vm_exp6<>+0(SB)/4, $0x3ab6be20
 DATA vm_exp6<>+4(SB)/4, $0x3ab6be20
@@ -232,7 +408,15 @@ DATA vm_exp6<>+16(SB)/4, $0x3ab6be20
 DATA vm_exp6<>+20(SB)/4, $0x3ab6be20
 DATA vm_exp6<>+24(SB)/4, $0x3ab6be20
 DATA vm_exp6<>+28(SB)/4, $0x3ab6be20
-GLOBL vm_exp6<>(SB), RODATA|NOPTR, $32
+DATA vm_exp6<>+32(SB)/4, $0x3ab6be20
+DATA vm_exp6<>+36(SB)/4, $0x3ab6be20
+DATA vm_exp6<>+40(SB)/4, $0x3ab6be20
+DATA vm_exp6<>+44(SB)/4, $0x3ab6be20
+DATA vm_exp6<>+48(SB)/4, $0x3ab6be20
+DATA vm_exp6<>+52(SB)/4, $0x3ab6be20
+DATA vm_exp6<>+56(SB)/4, $0x3ab6be20
+DATA vm_exp6<>+60(SB)/4, $0x3ab6be20
+GLOBL vm_exp6<>(SB), RODATA|NOPTR, $64
 
 DATA vm_expm1_0<>+0(SB)/4, $0x3f000000
 DATA vm_expm1_0<>+4(SB)/4, $0x3f000000
@@ -242,7 +426,15 @@ DATA vm_expm1_0<>+16(SB)/4, $0x3f000000
 DATA vm_expm1_0<>+20(SB)/4, $0x3f000000
 DATA vm_expm1_0<>+24(SB)/4, $0x3f000000
 DATA vm_expm1_0<>+28(SB)/4, $0x3f000000
-GLOBL vm_expm1_0<>(SB), RODATA|NOPTR, $32
+DATA vm_expm1_0<>+32(SB)/4, $0x3f000000
+DATA vm_expm1_0<>+36(SB)/4, $0x3f000000
+DATA vm_expm1_0<>+40(SB)/4, $0x3f000000
+DATA vm_expm1_0<>+44(SB)/4, $0x3f000000
+DATA vm_expm1_0<>+48(SB)/4, $0x3f000000
+DATA vm_expm1_0<>+52(SB)/4, $0x3f000000
+DATA vm_expm1_0<>+56(SB)/4, $0x3f000000
+DATA vm_expm1_0<>+60(SB)/4, $0x3f000000
+GLOBL vm_expm1_0<>(SB), RODATA|NOPTR, $64
 
 DATA vm_expm1_1<>+0(SB)/4, $0x3e2aaaab
 DATA vm_expm1_1<>+4(SB)/4, $0x3e2aaaab
@@ -252,7 +444,15 @@ DATA vm_expm1_1<>+16(SB)/4, $0x3e2aaaab
 DATA vm_expm1_1<>+20(SB)/4, $0x3e2aaaab
 DATA vm_expm1_1<>+24(SB)/4, $0x3e2aaaab
 DATA vm_expm1_1<>+28(SB)/4, $0x3e2aaaab
-GLOBL vm_expm1_1<>(SB), RODATA|NOPTR, $32
+DATA vm_expm1_1<>+32(SB)/4, $0x3e2aaaab
+DATA vm_expm1_1<>+36(SB)/4, $0x3e2aaaab
+DATA vm_expm1_1<>+40(SB)/4, $0x3e2aaaab
+DATA vm_expm1_1<>+44(SB)/4, $0x3e2aaaab
+DATA vm_expm1_1<>+48(SB)/4, $0x3e2aaaab
+DATA vm_expm1_1<>+52(SB)/4, $0x3e2aaaab
+DATA vm_expm1_1<>+56(SB)/4, $0x3e2aaaab
+DATA vm_expm1_1<>+60(SB)/4, $0x3e2aaaab
+GLOBL vm_expm1_1<>(SB), RODATA|NOPTR, $64
 
 DATA vm_expm1_2<>+0(SB)/4, $0x3d2aaaab
 DATA vm_expm1_2<>+4(SB)/4, $0x3d2aaaab
@@ -262,7 +462,15 @@ DATA vm_expm1_2<>+16(SB)/4, $0x3d2aaaab
 DATA vm_expm1_2<>+20(SB)/4, $0x3d2aaaab
 DATA vm_expm1_2<>+24(SB)/4, $0x3d2aaaab
 DATA vm_expm1_2<>+28(SB)/4, $0x3d2aaaab
-GLOBL vm_expm1_2<>(SB), RODATA|NOPTR, $32
+DATA vm_expm1_2<>+32(SB)/4, $0x3d2aaaab
+DATA vm_expm1_2<>+36(SB)/4, $0x3d2aaaab
+DATA vm_expm1_2<>+40(SB)/4, $0x3d2aaaab
+DATA vm_expm1_2<>+44(SB)/4, $0x3d2aaaab
+DATA vm_expm1_2<>+48(SB)/4, $0x3d2aaaab
+DATA vm_expm1_2<>+52(SB)/4, $0x3d2aaaab
+DATA vm_expm1_2<>+56(SB)/4, $0x3d2aaaab
+DATA vm_expm1_2<>+60(SB)/4, $0x3d2aaaab
+GLOBL vm_expm1_2<>(SB), RODATA|NOPTR, $64
 
 DATA vm_expm1_3<>+0(SB)/4, $0x3c088889
 DATA vm_expm1_3<>+4(SB)/4, $0x3c088889
@@ -272,7 +480,15 @@ DATA vm_expm1_3<>+16(SB)/4, $0x3c088889
 DATA vm_expm1_3<>+20(SB)/4, $0x3c088889
 DATA vm_expm1_3<>+24(SB)/4, $0x3c088889
 DATA vm_expm1_3<>+28(SB)/4, $0x3c088889
-GLOBL vm_expm1_3<>(SB), RODATA|NOPTR, $32
+DATA vm_expm1_3<>+32(SB)/4, $0x3c088889
+DATA vm_expm1_3<>+36(SB)/4, $0x3c088889
+DATA vm_expm1_3<>+40(SB)/4, $0x3c088889
+DATA vm_expm1_3<>+44(SB)/4, $0x3c088889
+DATA vm_expm1_3<>+48(SB)/4, $0x3c088889
+DATA vm_expm1_3<>+52(SB)/4, $0x3c088889
+DATA vm_expm1_3<>+56(SB)/4, $0x3c088889
+DATA vm_expm1_3<>+60(SB)/4, $0x3c088889
+GLOBL vm_expm1_3<>(SB), RODATA|NOPTR, $64
 
 DATA vm_expm1_4<>+0(SB)/4, $0x3ab60b61
 DATA vm_expm1_4<>+4(SB)/4, $0x3ab60b61
@@ -282,7 +498,15 @@ DATA vm_expm1_4<>+16(SB)/4, $0x3ab60b61
 DATA vm_expm1_4<>+20(SB)/4, $0x3ab60b61
 DATA vm_expm1_4<>+24(SB)/4, $0x3ab60b61
 DATA vm_expm1_4<>+28(SB)/4, $0x3ab60b61
-GLOBL vm_expm1_4<>(SB), RODATA|NOPTR, $32
+DATA vm_expm1_4<>+32(SB)/4, $0x3ab60b61
+DATA vm_expm1_4<>+36(SB)/4, $0x3ab60b61
+DATA vm_expm1_4<>+40(SB)/4, $0x3ab60b61
+DATA vm_expm1_4<>+44(SB)/4, $0x3ab60b61
+DATA vm_expm1_4<>+48(SB)/4, $0x3ab60b61
+DATA vm_expm1_4<>+52(SB)/4, $0x3ab60b61
+DATA vm_expm1_4<>+56(SB)/4, $0x3ab60b61
+DATA vm_expm1_4<>+60(SB)/4, $0x3ab60b61
+GLOBL vm_expm1_4<>(SB), RODATA|NOPTR, $64
 
 DATA vm_expm1_5<>+0(SB)/4, $0x39500d01
 DATA vm_expm1_5<>+4(SB)/4, $0x39500d01
@@ -292,7 +516,15 @@ DATA vm_expm1_5<>+16(SB)/4, $0x39500d01
 DATA vm_expm1_5<>+20(SB)/4, $0x39500d01
 DATA vm_expm1_5<>+24(SB)/4, $0x39500d01
 DATA vm_expm1_5<>+28(SB)/4, $0x39500d01
-GLOBL vm_expm1_5<>(SB), RODATA|NOPTR, $32
+DATA vm_expm1_5<>+32(SB)/4, $0x39500d01
+DATA vm_expm1_5<>+36(SB)/4, $0x39500d01
+DATA vm_expm1_5<>+40(SB)/4, $0x39500d01
+DATA vm_expm1_5<>+44(SB)/4, $0x39500d01
+DATA vm_expm1_5<>+48(SB)/4, $0x39500d01
+DATA vm_expm1_5<>+52(SB)/4, $0x39500d01
+DATA vm_expm1_5<>+56(SB)/4, $0x39500d01
+DATA vm_expm1_5<>+60(SB)/4, $0x39500d01
+GLOBL vm_expm1_5<>(SB), RODATA|NOPTR, $64
 
 DATA vm_expm1_6<>+0(SB)/4, $0x37d00d01
 DATA vm_expm1_6<>+4(SB)/4, $0x37d00d01
@@ -302,7 +534,15 @@ DATA vm_expm1_6<>+16(SB)/4, $0x37d00d01
 DATA vm_expm1_6<>+20(SB)/4, $0x37d00d01
 DATA vm_expm1_6<>+24(SB)/4, $0x37d00d01
 DATA vm_expm1_6<>+28(SB)/4, $0x37d00d01
-GLOBL vm_expm1_6<>(SB), RODATA|NOPTR, $32
+DATA vm_expm1_6<>+32(SB)/4, $0x37d00d01
+DATA vm_expm1_6<>+36(SB)/4, $0x37d00d01
+DATA vm_expm1_6<>+40(SB)/4, $0x37d00d01
+DATA vm_expm1_6<>+44(SB)/4, $0x37d00d01
+DATA vm_expm1_6<>+48(SB)/4, $0x37d00d01
+DATA vm_expm1_6<>+52(SB)/4, $0x37d00d01
+DATA vm_expm1_6<>+56(SB)/4, $0x37d00d01
+DATA vm_expm1_6<>+60(SB)/4, $0x37d00d01
+GLOBL vm_expm1_6<>(SB), RODATA|NOPTR, $64
 
 // func expAVX(dst *float32, x *float32, n int)
 // Requires: AVX, AVX2, FMA3
@@ -1982,6 +2222,1771 @@ logisticAVXNT_slow2:
 	VBLENDVPS    Y1, Y2, Y3, Y3
 	VMOVNTPS     Y3, (AX)
 	JMP          logisticAVXNT_slow2_back
+
+// func expAVX512(dst *float32, x *float32, n int)
+// Requires: AVX, AVX512F
+TEXT ·expAVX512(SB), NOSPLIT, $0-24
+	MOVQ    dst+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    n+16(FP), DX
+	VMOVUPS vm_explo<>+0(SB), Z0
+	VMOVUPS vm_exphi<>+0(SB), Z1
+	VMOVUPS vm_log2e<>+0(SB), Z2
+	VMOVUPS vm_round<>+0(SB), Z3
+	VMOVUPS vm_ln2hi<>+0(SB), Z4
+	VMOVUPS vm_ln2lo<>+0(SB), Z5
+	VMOVUPS vm_roundfast<>+0(SB), Z6
+	VMOVUPS vm_fastmask<>+0(SB), Z7
+	VMOVUPS vm_one<>+0(SB), Z8
+	PCALIGN $0x20
+
+expAVX512_loop4:
+	CMPQ         DX, $0x40
+	JL           expAVX512_loop1
+	VMOVUPS      (CX), Z9
+	VMOVUPS      64(CX), Z12
+	VMOVUPS      Z2, Z10
+	VMOVUPS      Z2, Z13
+	VFMADD213PS  Z3, Z9, Z10
+	VFMADD213PS  Z3, Z12, Z13
+	VSUBPS       Z3, Z10, Z11
+	VSUBPS       Z3, Z13, Z14
+	VFNMADD231PS Z4, Z11, Z9
+	VFNMADD231PS Z4, Z14, Z12
+	VFNMADD231PS Z5, Z11, Z9
+	VFNMADD231PS Z5, Z14, Z12
+	VPSUBD       Z6, Z10, Z11
+	VPSUBD       Z6, Z13, Z14
+	VPTESTMD     Z7, Z11, K1
+	VPTESTMD     Z7, Z14, K2
+	KORW         K2, K1, K1
+	KORTESTW     K1, K1
+	JNZ          expAVX512_slow0
+	VMULPS       Z9, Z9, Z11
+	VMULPS       Z12, Z12, Z17
+	VMULPS       Z11, Z11, Z14
+	VMULPS       Z17, Z17, Z18
+	VMOVUPS      vm_exp3<>+0(SB), Z15
+	VMOVUPS      vm_exp3<>+0(SB), Z19
+	VFMADD213PS  vm_exp2<>+0(SB), Z9, Z15
+	VFMADD213PS  vm_exp2<>+0(SB), Z12, Z19
+	VMOVUPS      vm_exp5<>+0(SB), Z16
+	VMOVUPS      vm_exp5<>+0(SB), Z20
+	VFMADD213PS  vm_exp4<>+0(SB), Z9, Z16
+	VFMADD213PS  vm_exp4<>+0(SB), Z12, Z20
+	VFMADD231PS  vm_exp6<>+0(SB), Z11, Z16
+	VFMADD231PS  vm_exp6<>+0(SB), Z17, Z20
+	VFMADD213PS  Z9, Z11, Z15
+	VFMADD213PS  Z12, Z17, Z19
+	VFMADD213PS  Z15, Z14, Z16
+	VFMADD213PS  Z19, Z18, Z20
+	VADDPS       Z8, Z16, Z16
+	VADDPS       Z8, Z20, Z20
+	VPSLLD       $0x17, Z10, Z10
+	VPSLLD       $0x17, Z13, Z13
+	VPADDD       Z10, Z16, Z16
+	VPADDD       Z13, Z20, Z20
+	VMOVUPS      Z16, (AX)
+	VMOVUPS      Z20, 64(AX)
+
+expAVX512_slow0_back:
+	VMOVUPS      128(CX), Z9
+	VMOVUPS      192(CX), Z12
+	VMOVUPS      Z2, Z10
+	VMOVUPS      Z2, Z13
+	VFMADD213PS  Z3, Z9, Z10
+	VFMADD213PS  Z3, Z12, Z13
+	VSUBPS       Z3, Z10, Z11
+	VSUBPS       Z3, Z13, Z14
+	VFNMADD231PS Z4, Z11, Z9
+	VFNMADD231PS Z4, Z14, Z12
+	VFNMADD231PS Z5, Z11, Z9
+	VFNMADD231PS Z5, Z14, Z12
+	VPSUBD       Z6, Z10, Z11
+	VPSUBD       Z6, Z13, Z14
+	VPTESTMD     Z7, Z11, K1
+	VPTESTMD     Z7, Z14, K2
+	KORW         K2, K1, K1
+	KORTESTW     K1, K1
+	JNZ          expAVX512_slow1
+	VMULPS       Z9, Z9, Z11
+	VMULPS       Z12, Z12, Z17
+	VMULPS       Z11, Z11, Z14
+	VMULPS       Z17, Z17, Z18
+	VMOVUPS      vm_exp3<>+0(SB), Z15
+	VMOVUPS      vm_exp3<>+0(SB), Z19
+	VFMADD213PS  vm_exp2<>+0(SB), Z9, Z15
+	VFMADD213PS  vm_exp2<>+0(SB), Z12, Z19
+	VMOVUPS      vm_exp5<>+0(SB), Z16
+	VMOVUPS      vm_exp5<>+0(SB), Z20
+	VFMADD213PS  vm_exp4<>+0(SB), Z9, Z16
+	VFMADD213PS  vm_exp4<>+0(SB), Z12, Z20
+	VFMADD231PS  vm_exp6<>+0(SB), Z11, Z16
+	VFMADD231PS  vm_exp6<>+0(SB), Z17, Z20
+	VFMADD213PS  Z9, Z11, Z15
+	VFMADD213PS  Z12, Z17, Z19
+	VFMADD213PS  Z15, Z14, Z16
+	VFMADD213PS  Z19, Z18, Z20
+	VADDPS       Z8, Z16, Z16
+	VADDPS       Z8, Z20, Z20
+	VPSLLD       $0x17, Z10, Z10
+	VPSLLD       $0x17, Z13, Z13
+	VPADDD       Z10, Z16, Z16
+	VPADDD       Z13, Z20, Z20
+	VMOVUPS      Z16, 128(AX)
+	VMOVUPS      Z20, 192(AX)
+
+expAVX512_slow1_back:
+	ADDQ $0x00000100, CX
+	ADDQ $0x00000100, AX
+	SUBQ $0x40, DX
+	JMP  expAVX512_loop4
+	PCALIGN $0x20
+
+expAVX512_loop1:
+	TESTQ        DX, DX
+	JZ           expAVX512_done
+	VMOVUPS      (CX), Z9
+	VMOVUPS      Z2, Z10
+	VFMADD213PS  Z3, Z9, Z10
+	VSUBPS       Z3, Z10, Z11
+	VFNMADD231PS Z4, Z11, Z9
+	VFNMADD231PS Z5, Z11, Z9
+	VPSUBD       Z6, Z10, Z11
+	VPTESTMD     Z7, Z11, K1
+	KORTESTW     K1, K1
+	JNZ          expAVX512_slow2
+	VMULPS       Z9, Z9, Z11
+	VMULPS       Z11, Z11, Z12
+	VMOVUPS      vm_exp3<>+0(SB), Z13
+	VFMADD213PS  vm_exp2<>+0(SB), Z9, Z13
+	VMOVUPS      vm_exp5<>+0(SB), Z14
+	VFMADD213PS  vm_exp4<>+0(SB), Z9, Z14
+	VFMADD231PS  vm_exp6<>+0(SB), Z11, Z14
+	VFMADD213PS  Z9, Z11, Z13
+	VFMADD213PS  Z13, Z12, Z14
+	VADDPS       Z8, Z14, Z14
+	VPSLLD       $0x17, Z10, Z10
+	VPADDD       Z10, Z14, Z14
+	VMOVUPS      Z14, (AX)
+
+expAVX512_slow2_back:
+	ADDQ $0x40, CX
+	ADDQ $0x40, AX
+	SUBQ $0x10, DX
+	JMP  expAVX512_loop1
+
+expAVX512_done:
+	VZEROUPPER
+	RET
+
+expAVX512_slow0:
+	VMOVUPS      (CX), Z9
+	VMOVUPS      64(CX), Z10
+	VMAXPS       Z9, Z0, Z9
+	VMAXPS       Z10, Z0, Z12
+	VMINPS       Z9, Z1, Z9
+	VMINPS       Z12, Z1, Z12
+	VMOVUPS      Z2, Z10
+	VMOVUPS      Z2, Z13
+	VFMADD213PS  Z3, Z9, Z10
+	VFMADD213PS  Z3, Z12, Z13
+	VSUBPS       Z3, Z10, Z11
+	VSUBPS       Z3, Z13, Z14
+	VFNMADD231PS Z4, Z11, Z9
+	VFNMADD231PS Z4, Z14, Z12
+	VFNMADD231PS Z5, Z11, Z9
+	VFNMADD231PS Z5, Z14, Z12
+	VMULPS       Z9, Z9, Z11
+	VMULPS       Z12, Z12, Z17
+	VMULPS       Z11, Z11, Z14
+	VMULPS       Z17, Z17, Z18
+	VMOVUPS      vm_exp3<>+0(SB), Z15
+	VMOVUPS      vm_exp3<>+0(SB), Z19
+	VFMADD213PS  vm_exp2<>+0(SB), Z9, Z15
+	VFMADD213PS  vm_exp2<>+0(SB), Z12, Z19
+	VMOVUPS      vm_exp5<>+0(SB), Z16
+	VMOVUPS      vm_exp5<>+0(SB), Z20
+	VFMADD213PS  vm_exp4<>+0(SB), Z9, Z16
+	VFMADD213PS  vm_exp4<>+0(SB), Z12, Z20
+	VFMADD231PS  vm_exp6<>+0(SB), Z11, Z16
+	VFMADD231PS  vm_exp6<>+0(SB), Z17, Z20
+	VFMADD213PS  Z9, Z11, Z15
+	VFMADD213PS  Z12, Z17, Z19
+	VFMADD213PS  Z15, Z14, Z16
+	VFMADD213PS  Z19, Z18, Z20
+	VADDPS       Z8, Z16, Z16
+	VADDPS       Z8, Z20, Z20
+	VPSUBD       vm_round254<>+0(SB), Z10, Z9
+	VPSUBD       vm_round254<>+0(SB), Z13, Z12
+	VPSRAD       $0x01, Z9, Z10
+	VPSRAD       $0x01, Z12, Z11
+	VPSUBD       Z10, Z9, Z9
+	VPSUBD       Z11, Z12, Z12
+	VPSLLD       $0x17, Z10, Z10
+	VPSLLD       $0x17, Z11, Z11
+	VPSLLD       $0x17, Z9, Z9
+	VPSLLD       $0x17, Z12, Z12
+	VMULPS       Z10, Z16, Z16
+	VMULPS       Z11, Z20, Z20
+	VMULPS       Z9, Z16, Z16
+	VMULPS       Z12, Z20, Z20
+	VMOVUPS      Z16, (AX)
+	VMOVUPS      Z20, 64(AX)
+	JMP          expAVX512_slow0_back
+
+expAVX512_slow1:
+	VMOVUPS      128(CX), Z9
+	VMOVUPS      192(CX), Z10
+	VMAXPS       Z9, Z0, Z9
+	VMAXPS       Z10, Z0, Z12
+	VMINPS       Z9, Z1, Z9
+	VMINPS       Z12, Z1, Z12
+	VMOVUPS      Z2, Z10
+	VMOVUPS      Z2, Z13
+	VFMADD213PS  Z3, Z9, Z10
+	VFMADD213PS  Z3, Z12, Z13
+	VSUBPS       Z3, Z10, Z11
+	VSUBPS       Z3, Z13, Z14
+	VFNMADD231PS Z4, Z11, Z9
+	VFNMADD231PS Z4, Z14, Z12
+	VFNMADD231PS Z5, Z11, Z9
+	VFNMADD231PS Z5, Z14, Z12
+	VMULPS       Z9, Z9, Z11
+	VMULPS       Z12, Z12, Z17
+	VMULPS       Z11, Z11, Z14
+	VMULPS       Z17, Z17, Z18
+	VMOVUPS      vm_exp3<>+0(SB), Z15
+	VMOVUPS      vm_exp3<>+0(SB), Z19
+	VFMADD213PS  vm_exp2<>+0(SB), Z9, Z15
+	VFMADD213PS  vm_exp2<>+0(SB), Z12, Z19
+	VMOVUPS      vm_exp5<>+0(SB), Z16
+	VMOVUPS      vm_exp5<>+0(SB), Z20
+	VFMADD213PS  vm_exp4<>+0(SB), Z9, Z16
+	VFMADD213PS  vm_exp4<>+0(SB), Z12, Z20
+	VFMADD231PS  vm_exp6<>+0(SB), Z11, Z16
+	VFMADD231PS  vm_exp6<>+0(SB), Z17, Z20
+	VFMADD213PS  Z9, Z11, Z15
+	VFMADD213PS  Z12, Z17, Z19
+	VFMADD213PS  Z15, Z14, Z16
+	VFMADD213PS  Z19, Z18, Z20
+	VADDPS       Z8, Z16, Z16
+	VADDPS       Z8, Z20, Z20
+	VPSUBD       vm_round254<>+0(SB), Z10, Z9
+	VPSUBD       vm_round254<>+0(SB), Z13, Z12
+	VPSRAD       $0x01, Z9, Z10
+	VPSRAD       $0x01, Z12, Z11
+	VPSUBD       Z10, Z9, Z9
+	VPSUBD       Z11, Z12, Z12
+	VPSLLD       $0x17, Z10, Z10
+	VPSLLD       $0x17, Z11, Z11
+	VPSLLD       $0x17, Z9, Z9
+	VPSLLD       $0x17, Z12, Z12
+	VMULPS       Z10, Z16, Z16
+	VMULPS       Z11, Z20, Z20
+	VMULPS       Z9, Z16, Z16
+	VMULPS       Z12, Z20, Z20
+	VMOVUPS      Z16, 128(AX)
+	VMOVUPS      Z20, 192(AX)
+	JMP          expAVX512_slow1_back
+
+expAVX512_slow2:
+	VMOVUPS      (CX), Z9
+	VMAXPS       Z9, Z0, Z9
+	VMINPS       Z9, Z1, Z9
+	VMOVUPS      Z2, Z10
+	VFMADD213PS  Z3, Z9, Z10
+	VSUBPS       Z3, Z10, Z11
+	VFNMADD231PS Z4, Z11, Z9
+	VFNMADD231PS Z5, Z11, Z9
+	VMULPS       Z9, Z9, Z11
+	VMULPS       Z11, Z11, Z12
+	VMOVUPS      vm_exp3<>+0(SB), Z13
+	VFMADD213PS  vm_exp2<>+0(SB), Z9, Z13
+	VMOVUPS      vm_exp5<>+0(SB), Z14
+	VFMADD213PS  vm_exp4<>+0(SB), Z9, Z14
+	VFMADD231PS  vm_exp6<>+0(SB), Z11, Z14
+	VFMADD213PS  Z9, Z11, Z13
+	VFMADD213PS  Z13, Z12, Z14
+	VADDPS       Z8, Z14, Z14
+	VPSUBD       vm_round254<>+0(SB), Z10, Z10
+	VPSRAD       $0x01, Z10, Z9
+	VPSUBD       Z9, Z10, Z10
+	VPSLLD       $0x17, Z9, Z9
+	VPSLLD       $0x17, Z10, Z10
+	VMULPS       Z9, Z14, Z14
+	VMULPS       Z10, Z14, Z14
+	VMOVUPS      Z14, (AX)
+	JMP          expAVX512_slow2_back
+
+// func tanhAVX512(dst *float32, x *float32, n int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·tanhAVX512(SB), NOSPLIT, $0-24
+	MOVQ    dst+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    n+16(FP), DX
+	VMOVUPS vm_abs<>+0(SB), Z0
+	VMOVUPS vm_tanhbig<>+0(SB), Z1
+	VMOVUPS vm_mtwo<>+0(SB), Z2
+	VMOVUPS vm_log2e<>+0(SB), Z3
+	VMOVUPS vm_round<>+0(SB), Z4
+	VMOVUPS vm_ln2hi<>+0(SB), Z5
+	VMOVUPS vm_one<>+0(SB), Z6
+	VMOVUPS vm_two<>+0(SB), Z7
+	VMOVUPS vm_sign<>+0(SB), Z8
+	VMOVUPS vm_round127<>+0(SB), Z9
+	PCALIGN $0x20
+
+tanhAVX512_loop4:
+	CMPQ         DX, $0x40
+	JL           tanhAVX512_loop1
+	VMOVUPS      (CX), Z10
+	VMOVUPS      64(CX), Z14
+	VANDPS       Z0, Z10, Z11
+	VANDPS       Z0, Z14, Z15
+	VMOVUPS      Z1, Z12
+	VMOVUPS      Z1, Z16
+	VMINPS       Z11, Z12, Z12
+	VMINPS       Z15, Z16, Z16
+	VMULPS       Z2, Z12, Z12
+	VMULPS       Z2, Z16, Z16
+	VMOVUPS      Z3, Z13
+	VMOVUPS      Z3, Z17
+	VFMADD213PS  Z4, Z12, Z13
+	VFMADD213PS  Z4, Z16, Z17
+	VSUBPS       Z4, Z13, Z11
+	VSUBPS       Z4, Z17, Z15
+	VFNMADD231PS Z5, Z11, Z12
+	VFNMADD231PS Z5, Z15, Z16
+	VMULPS       Z12, Z12, Z11
+	VMULPS       Z16, Z16, Z21
+	VMULPS       Z11, Z11, Z15
+	VMULPS       Z21, Z21, Z22
+	VMOVUPS      vm_expm1_1<>+0(SB), Z18
+	VMOVUPS      vm_expm1_1<>+0(SB), Z23
+	VFMADD213PS  vm_expm1_0<>+0(SB), Z12, Z18
+	VFMADD213PS  vm_expm1_0<>+0(SB), Z16, Z23
+	VMOVUPS      vm_expm1_3<>+0(SB), Z19
+	VMOVUPS      vm_expm1_3<>+0(SB), Z24
+	VFMADD213PS  vm_expm1_2<>+0(SB), Z12, Z19
+	VFMADD213PS  vm_expm1_2<>+0(SB), Z16, Z24
+	VMOVUPS      vm_expm1_5<>+0(SB), Z20
+	VMOVUPS      vm_expm1_5<>+0(SB), Z25
+	VFMADD213PS  vm_expm1_4<>+0(SB), Z12, Z20
+	VFMADD213PS  vm_expm1_4<>+0(SB), Z16, Z25
+	VFMADD231PS  vm_expm1_6<>+0(SB), Z11, Z20
+	VFMADD231PS  vm_expm1_6<>+0(SB), Z21, Z25
+	VFMADD213PS  Z18, Z11, Z19
+	VFMADD213PS  Z23, Z21, Z24
+	VFMADD213PS  Z19, Z15, Z20
+	VFMADD213PS  Z24, Z22, Z25
+	VFMADD213PS  Z12, Z11, Z20
+	VFMADD213PS  Z16, Z21, Z25
+	VPSUBD       Z9, Z13, Z13
+	VPSUBD       Z9, Z17, Z17
+	VPSLLD       $0x17, Z13, Z13
+	VPSLLD       $0x17, Z17, Z17
+	VMOVUPS      Z6, Z11
+	VMOVUPS      Z6, Z12
+	VSUBPS       Z13, Z11, Z11
+	VSUBPS       Z17, Z12, Z12
+	VFNMADD213PS Z11, Z20, Z13
+	VFNMADD213PS Z12, Z25, Z17
+	VMOVUPS      Z7, Z11
+	VMOVUPS      Z7, Z12
+	VSUBPS       Z13, Z11, Z11
+	VSUBPS       Z17, Z12, Z12
+	VDIVPS       Z11, Z13, Z13
+	VDIVPS       Z12, Z17, Z17
+	VANDPS       Z8, Z10, Z11
+	VANDPS       Z8, Z14, Z15
+	VXORPS       Z11, Z13, Z13
+	VXORPS       Z15, Z17, Z17
+	VMOVUPS      Z13, (AX)
+	VMOVUPS      Z17, 64(AX)
+	VMOVUPS      128(CX), Z10
+	VMOVUPS      192(CX), Z14
+	VANDPS       Z0, Z10, Z11
+	VANDPS       Z0, Z14, Z15
+	VMOVUPS      Z1, Z12
+	VMOVUPS      Z1, Z16
+	VMINPS       Z11, Z12, Z12
+	VMINPS       Z15, Z16, Z16
+	VMULPS       Z2, Z12, Z12
+	VMULPS       Z2, Z16, Z16
+	VMOVUPS      Z3, Z13
+	VMOVUPS      Z3, Z17
+	VFMADD213PS  Z4, Z12, Z13
+	VFMADD213PS  Z4, Z16, Z17
+	VSUBPS       Z4, Z13, Z11
+	VSUBPS       Z4, Z17, Z15
+	VFNMADD231PS Z5, Z11, Z12
+	VFNMADD231PS Z5, Z15, Z16
+	VMULPS       Z12, Z12, Z11
+	VMULPS       Z16, Z16, Z21
+	VMULPS       Z11, Z11, Z15
+	VMULPS       Z21, Z21, Z22
+	VMOVUPS      vm_expm1_1<>+0(SB), Z18
+	VMOVUPS      vm_expm1_1<>+0(SB), Z23
+	VFMADD213PS  vm_expm1_0<>+0(SB), Z12, Z18
+	VFMADD213PS  vm_expm1_0<>+0(SB), Z16, Z23
+	VMOVUPS      vm_expm1_3<>+0(SB), Z19
+	VMOVUPS      vm_expm1_3<>+0(SB), Z24
+	VFMADD213PS  vm_expm1_2<>+0(SB), Z12, Z19
+	VFMADD213PS  vm_expm1_2<>+0(SB), Z16, Z24
+	VMOVUPS      vm_expm1_5<>+0(SB), Z20
+	VMOVUPS      vm_expm1_5<>+0(SB), Z25
+	VFMADD213PS  vm_expm1_4<>+0(SB), Z12, Z20
+	VFMADD213PS  vm_expm1_4<>+0(SB), Z16, Z25
+	VFMADD231PS  vm_expm1_6<>+0(SB), Z11, Z20
+	VFMADD231PS  vm_expm1_6<>+0(SB), Z21, Z25
+	VFMADD213PS  Z18, Z11, Z19
+	VFMADD213PS  Z23, Z21, Z24
+	VFMADD213PS  Z19, Z15, Z20
+	VFMADD213PS  Z24, Z22, Z25
+	VFMADD213PS  Z12, Z11, Z20
+	VFMADD213PS  Z16, Z21, Z25
+	VPSUBD       Z9, Z13, Z13
+	VPSUBD       Z9, Z17, Z17
+	VPSLLD       $0x17, Z13, Z13
+	VPSLLD       $0x17, Z17, Z17
+	VMOVUPS      Z6, Z11
+	VMOVUPS      Z6, Z12
+	VSUBPS       Z13, Z11, Z11
+	VSUBPS       Z17, Z12, Z12
+	VFNMADD213PS Z11, Z20, Z13
+	VFNMADD213PS Z12, Z25, Z17
+	VMOVUPS      Z7, Z11
+	VMOVUPS      Z7, Z12
+	VSUBPS       Z13, Z11, Z11
+	VSUBPS       Z17, Z12, Z12
+	VDIVPS       Z11, Z13, Z13
+	VDIVPS       Z12, Z17, Z17
+	VANDPS       Z8, Z10, Z11
+	VANDPS       Z8, Z14, Z15
+	VXORPS       Z11, Z13, Z13
+	VXORPS       Z15, Z17, Z17
+	VMOVUPS      Z13, 128(AX)
+	VMOVUPS      Z17, 192(AX)
+	ADDQ         $0x00000100, CX
+	ADDQ         $0x00000100, AX
+	SUBQ         $0x40, DX
+	JMP          tanhAVX512_loop4
+	PCALIGN $0x20
+
+tanhAVX512_loop1:
+	TESTQ        DX, DX
+	JZ           tanhAVX512_done
+	VMOVUPS      (CX), Z10
+	VANDPS       Z0, Z10, Z11
+	VMOVUPS      Z1, Z12
+	VMINPS       Z11, Z12, Z12
+	VMULPS       Z2, Z12, Z12
+	VMOVUPS      Z3, Z13
+	VFMADD213PS  Z4, Z12, Z13
+	VSUBPS       Z4, Z13, Z11
+	VFNMADD231PS Z5, Z11, Z12
+	VMULPS       Z12, Z12, Z11
+	VMULPS       Z11, Z11, Z14
+	VMOVUPS      vm_expm1_1<>+0(SB), Z15
+	VFMADD213PS  vm_expm1_0<>+0(SB), Z12, Z15
+	VMOVUPS      vm_expm1_3<>+0(SB), Z16
+	VFMADD213PS  vm_expm1_2<>+0(SB), Z12, Z16
+	VMOVUPS      vm_expm1_5<>+0(SB), Z17
+	VFMADD213PS  vm_expm1_4<>+0(SB), Z12, Z17
+	VFMADD231PS  vm_expm1_6<>+0(SB), Z11, Z17
+	VFMADD213PS  Z15, Z11, Z16
+	VFMADD213PS  Z16, Z14, Z17
+	VFMADD213PS  Z12, Z11, Z17
+	VPSUBD       Z9, Z13, Z13
+	VPSLLD       $0x17, Z13, Z13
+	VMOVUPS      Z6, Z11
+	VSUBPS       Z13, Z11, Z11
+	VFNMADD213PS Z11, Z17, Z13
+	VMOVUPS      Z7, Z11
+	VSUBPS       Z13, Z11, Z11
+	VDIVPS       Z11, Z13, Z13
+	VANDPS       Z8, Z10, Z11
+	VXORPS       Z11, Z13, Z13
+	VMOVUPS      Z13, (AX)
+	ADDQ         $0x40, CX
+	ADDQ         $0x40, AX
+	SUBQ         $0x10, DX
+	JMP          tanhAVX512_loop1
+
+tanhAVX512_done:
+	VZEROUPPER
+	RET
+
+// func logisticAVX512(dst *float32, x *float32, n int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·logisticAVX512(SB), NOSPLIT, $0-24
+	MOVQ    dst+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    n+16(FP), DX
+	VMOVUPS vm_log2e<>+0(SB), Z0
+	VMOVUPS vm_round<>+0(SB), Z1
+	VMOVUPS vm_ln2hi<>+0(SB), Z2
+	VMOVUPS vm_ln2lo<>+0(SB), Z3
+	VMOVUPS vm_roundfast<>+0(SB), Z4
+	VMOVUPS vm_fastmask<>+0(SB), Z5
+	VMOVUPS vm_one<>+0(SB), Z6
+	VMOVUPS vm_sign<>+0(SB), Z7
+	VMOVUPS vm_explo<>+0(SB), Z8
+	PCALIGN $0x20
+
+logisticAVX512_loop4:
+	CMPQ         DX, $0x40
+	JL           logisticAVX512_loop1
+	VMOVUPS      (CX), Z9
+	VMOVUPS      64(CX), Z13
+	VORPS        Z7, Z9, Z10
+	VORPS        Z7, Z13, Z14
+	VMOVUPS      Z0, Z11
+	VMOVUPS      Z0, Z15
+	VFMADD213PS  Z1, Z10, Z11
+	VFMADD213PS  Z1, Z14, Z15
+	VSUBPS       Z1, Z11, Z12
+	VSUBPS       Z1, Z15, Z16
+	VFNMADD231PS Z2, Z12, Z10
+	VFNMADD231PS Z2, Z16, Z14
+	VFNMADD231PS Z3, Z12, Z10
+	VFNMADD231PS Z3, Z16, Z14
+	VPSUBD       Z4, Z11, Z12
+	VPSUBD       Z4, Z15, Z16
+	VPTESTMD     Z5, Z12, K1
+	VPTESTMD     Z5, Z16, K2
+	KORW         K2, K1, K1
+	KORTESTW     K1, K1
+	JNZ          logisticAVX512_slow0
+	VMULPS       Z10, Z10, Z12
+	VMULPS       Z14, Z14, Z19
+	VMULPS       Z12, Z12, Z16
+	VMULPS       Z19, Z19, Z20
+	VMOVUPS      vm_exp3<>+0(SB), Z17
+	VMOVUPS      vm_exp3<>+0(SB), Z21
+	VFMADD213PS  vm_exp2<>+0(SB), Z10, Z17
+	VFMADD213PS  vm_exp2<>+0(SB), Z14, Z21
+	VMOVUPS      vm_exp5<>+0(SB), Z18
+	VMOVUPS      vm_exp5<>+0(SB), Z22
+	VFMADD213PS  vm_exp4<>+0(SB), Z10, Z18
+	VFMADD213PS  vm_exp4<>+0(SB), Z14, Z22
+	VFMADD231PS  vm_exp6<>+0(SB), Z12, Z18
+	VFMADD231PS  vm_exp6<>+0(SB), Z19, Z22
+	VFMADD213PS  Z10, Z12, Z17
+	VFMADD213PS  Z14, Z19, Z21
+	VFMADD213PS  Z17, Z16, Z18
+	VFMADD213PS  Z21, Z20, Z22
+	VADDPS       Z6, Z18, Z18
+	VADDPS       Z6, Z22, Z22
+	VPSLLD       $0x17, Z11, Z11
+	VPSLLD       $0x17, Z15, Z15
+	VPADDD       Z11, Z18, Z18
+	VPADDD       Z15, Z22, Z22
+	VADDPS       Z6, Z18, Z10
+	VADDPS       Z6, Z22, Z12
+	VMOVUPS      Z6, Z11
+	VMOVUPS      Z6, Z14
+	VPMOVD2M     Z9, K1
+	VPMOVD2M     Z13, K2
+	VBLENDMPS    Z18, Z11, K1, Z11
+	VBLENDMPS    Z22, Z14, K2, Z14
+	VDIVPS       Z10, Z11, Z11
+	VDIVPS       Z12, Z14, Z14
+	VMOVAPS      Z18, Z9
+	VMOVAPS      Z22, Z10
+	VFNMADD231PS Z11, Z18, Z9
+	VFNMADD231PS Z14, Z22, Z10
+	VBLENDMPS    Z9, Z11, K1, Z11
+	VBLENDMPS    Z10, Z14, K2, Z14
+	VMOVUPS      Z11, (AX)
+	VMOVUPS      Z14, 64(AX)
+
+logisticAVX512_slow0_back:
+	VMOVUPS      128(CX), Z9
+	VMOVUPS      192(CX), Z13
+	VORPS        Z7, Z9, Z10
+	VORPS        Z7, Z13, Z14
+	VMOVUPS      Z0, Z11
+	VMOVUPS      Z0, Z15
+	VFMADD213PS  Z1, Z10, Z11
+	VFMADD213PS  Z1, Z14, Z15
+	VSUBPS       Z1, Z11, Z12
+	VSUBPS       Z1, Z15, Z16
+	VFNMADD231PS Z2, Z12, Z10
+	VFNMADD231PS Z2, Z16, Z14
+	VFNMADD231PS Z3, Z12, Z10
+	VFNMADD231PS Z3, Z16, Z14
+	VPSUBD       Z4, Z11, Z12
+	VPSUBD       Z4, Z15, Z16
+	VPTESTMD     Z5, Z12, K1
+	VPTESTMD     Z5, Z16, K2
+	KORW         K2, K1, K1
+	KORTESTW     K1, K1
+	JNZ          logisticAVX512_slow1
+	VMULPS       Z10, Z10, Z12
+	VMULPS       Z14, Z14, Z19
+	VMULPS       Z12, Z12, Z16
+	VMULPS       Z19, Z19, Z20
+	VMOVUPS      vm_exp3<>+0(SB), Z17
+	VMOVUPS      vm_exp3<>+0(SB), Z21
+	VFMADD213PS  vm_exp2<>+0(SB), Z10, Z17
+	VFMADD213PS  vm_exp2<>+0(SB), Z14, Z21
+	VMOVUPS      vm_exp5<>+0(SB), Z18
+	VMOVUPS      vm_exp5<>+0(SB), Z22
+	VFMADD213PS  vm_exp4<>+0(SB), Z10, Z18
+	VFMADD213PS  vm_exp4<>+0(SB), Z14, Z22
+	VFMADD231PS  vm_exp6<>+0(SB), Z12, Z18
+	VFMADD231PS  vm_exp6<>+0(SB), Z19, Z22
+	VFMADD213PS  Z10, Z12, Z17
+	VFMADD213PS  Z14, Z19, Z21
+	VFMADD213PS  Z17, Z16, Z18
+	VFMADD213PS  Z21, Z20, Z22
+	VADDPS       Z6, Z18, Z18
+	VADDPS       Z6, Z22, Z22
+	VPSLLD       $0x17, Z11, Z11
+	VPSLLD       $0x17, Z15, Z15
+	VPADDD       Z11, Z18, Z18
+	VPADDD       Z15, Z22, Z22
+	VADDPS       Z6, Z18, Z10
+	VADDPS       Z6, Z22, Z12
+	VMOVUPS      Z6, Z11
+	VMOVUPS      Z6, Z14
+	VPMOVD2M     Z9, K1
+	VPMOVD2M     Z13, K2
+	VBLENDMPS    Z18, Z11, K1, Z11
+	VBLENDMPS    Z22, Z14, K2, Z14
+	VDIVPS       Z10, Z11, Z11
+	VDIVPS       Z12, Z14, Z14
+	VMOVAPS      Z18, Z9
+	VMOVAPS      Z22, Z10
+	VFNMADD231PS Z11, Z18, Z9
+	VFNMADD231PS Z14, Z22, Z10
+	VBLENDMPS    Z9, Z11, K1, Z11
+	VBLENDMPS    Z10, Z14, K2, Z14
+	VMOVUPS      Z11, 128(AX)
+	VMOVUPS      Z14, 192(AX)
+
+logisticAVX512_slow1_back:
+	ADDQ $0x00000100, CX
+	ADDQ $0x00000100, AX
+	SUBQ $0x40, DX
+	JMP  logisticAVX512_loop4
+	PCALIGN $0x20
+
+logisticAVX512_loop1:
+	TESTQ        DX, DX
+	JZ           logisticAVX512_done
+	VMOVUPS      (CX), Z9
+	VORPS        Z7, Z9, Z10
+	VMOVUPS      Z0, Z11
+	VFMADD213PS  Z1, Z10, Z11
+	VSUBPS       Z1, Z11, Z12
+	VFNMADD231PS Z2, Z12, Z10
+	VFNMADD231PS Z3, Z12, Z10
+	VPSUBD       Z4, Z11, Z12
+	VPTESTMD     Z5, Z12, K1
+	KORTESTW     K1, K1
+	JNZ          logisticAVX512_slow2
+	VMULPS       Z10, Z10, Z12
+	VMULPS       Z12, Z12, Z13
+	VMOVUPS      vm_exp3<>+0(SB), Z14
+	VFMADD213PS  vm_exp2<>+0(SB), Z10, Z14
+	VMOVUPS      vm_exp5<>+0(SB), Z15
+	VFMADD213PS  vm_exp4<>+0(SB), Z10, Z15
+	VFMADD231PS  vm_exp6<>+0(SB), Z12, Z15
+	VFMADD213PS  Z10, Z12, Z14
+	VFMADD213PS  Z14, Z13, Z15
+	VADDPS       Z6, Z15, Z15
+	VPSLLD       $0x17, Z11, Z11
+	VPADDD       Z11, Z15, Z15
+	VADDPS       Z6, Z15, Z10
+	VMOVUPS      Z6, Z11
+	VPMOVD2M     Z9, K1
+	VBLENDMPS    Z15, Z11, K1, Z11
+	VDIVPS       Z10, Z11, Z11
+	VMOVAPS      Z15, Z9
+	VFNMADD231PS Z11, Z15, Z9
+	VBLENDMPS    Z9, Z11, K1, Z11
+	VMOVUPS      Z11, (AX)
+
+logisticAVX512_slow2_back:
+	ADDQ $0x40, CX
+	ADDQ $0x40, AX
+	SUBQ $0x10, DX
+	JMP  logisticAVX512_loop1
+
+logisticAVX512_done:
+	VZEROUPPER
+	RET
+
+logisticAVX512_slow0:
+	VMOVUPS      (CX), Z9
+	VMOVUPS      64(CX), Z12
+	VORPS        Z7, Z9, Z10
+	VORPS        Z7, Z12, Z13
+	VMOVUPS      Z8, Z11
+	VMOVUPS      Z8, Z14
+	VMAXPS       Z10, Z11, Z10
+	VMAXPS       Z13, Z14, Z13
+	VMOVUPS      Z0, Z11
+	VMOVUPS      Z0, Z15
+	VFMADD213PS  Z1, Z10, Z11
+	VFMADD213PS  Z1, Z13, Z15
+	VSUBPS       Z1, Z11, Z14
+	VSUBPS       Z1, Z15, Z16
+	VFNMADD231PS Z2, Z14, Z10
+	VFNMADD231PS Z2, Z16, Z13
+	VFNMADD231PS Z3, Z14, Z10
+	VFNMADD231PS Z3, Z16, Z13
+	VMULPS       Z10, Z10, Z14
+	VMULPS       Z13, Z13, Z19
+	VMULPS       Z14, Z14, Z16
+	VMULPS       Z19, Z19, Z20
+	VMOVUPS      vm_exp3<>+0(SB), Z17
+	VMOVUPS      vm_exp3<>+0(SB), Z21
+	VFMADD213PS  vm_exp2<>+0(SB), Z10, Z17
+	VFMADD213PS  vm_exp2<>+0(SB), Z13, Z21
+	VMOVUPS      vm_exp5<>+0(SB), Z18
+	VMOVUPS      vm_exp5<>+0(SB), Z22
+	VFMADD213PS  vm_exp4<>+0(SB), Z10, Z18
+	VFMADD213PS  vm_exp4<>+0(SB), Z13, Z22
+	VFMADD231PS  vm_exp6<>+0(SB), Z14, Z18
+	VFMADD231PS  vm_exp6<>+0(SB), Z19, Z22
+	VFMADD213PS  Z10, Z14, Z17
+	VFMADD213PS  Z13, Z19, Z21
+	VFMADD213PS  Z17, Z16, Z18
+	VFMADD213PS  Z21, Z20, Z22
+	VADDPS       Z6, Z18, Z18
+	VADDPS       Z6, Z22, Z22
+	VPSUBD       vm_round254<>+0(SB), Z11, Z10
+	VPSUBD       vm_round254<>+0(SB), Z15, Z14
+	VPSRAD       $0x01, Z10, Z11
+	VPSRAD       $0x01, Z14, Z13
+	VPSUBD       Z11, Z10, Z10
+	VPSUBD       Z13, Z14, Z14
+	VPSLLD       $0x17, Z11, Z11
+	VPSLLD       $0x17, Z13, Z13
+	VPSLLD       $0x17, Z10, Z10
+	VPSLLD       $0x17, Z14, Z14
+	VMULPS       Z11, Z18, Z18
+	VMULPS       Z13, Z22, Z22
+	VMULPS       Z10, Z18, Z18
+	VMULPS       Z14, Z22, Z22
+	VADDPS       Z6, Z18, Z10
+	VADDPS       Z6, Z22, Z13
+	VMOVUPS      Z6, Z11
+	VMOVUPS      Z6, Z14
+	VPMOVD2M     Z9, K1
+	VPMOVD2M     Z12, K2
+	VBLENDMPS    Z18, Z11, K1, Z11
+	VBLENDMPS    Z22, Z14, K2, Z14
+	VDIVPS       Z10, Z11, Z11
+	VDIVPS       Z13, Z14, Z14
+	VMOVAPS      Z18, Z9
+	VMOVAPS      Z22, Z10
+	VFNMADD231PS Z11, Z18, Z9
+	VFNMADD231PS Z14, Z22, Z10
+	VBLENDMPS    Z9, Z11, K1, Z11
+	VBLENDMPS    Z10, Z14, K2, Z14
+	VMOVUPS      Z11, (AX)
+	VMOVUPS      Z14, 64(AX)
+	JMP          logisticAVX512_slow0_back
+
+logisticAVX512_slow1:
+	VMOVUPS      128(CX), Z9
+	VMOVUPS      192(CX), Z12
+	VORPS        Z7, Z9, Z10
+	VORPS        Z7, Z12, Z13
+	VMOVUPS      Z8, Z11
+	VMOVUPS      Z8, Z14
+	VMAXPS       Z10, Z11, Z10
+	VMAXPS       Z13, Z14, Z13
+	VMOVUPS      Z0, Z11
+	VMOVUPS      Z0, Z15
+	VFMADD213PS  Z1, Z10, Z11
+	VFMADD213PS  Z1, Z13, Z15
+	VSUBPS       Z1, Z11, Z14
+	VSUBPS       Z1, Z15, Z16
+	VFNMADD231PS Z2, Z14, Z10
+	VFNMADD231PS Z2, Z16, Z13
+	VFNMADD231PS Z3, Z14, Z10
+	VFNMADD231PS Z3, Z16, Z13
+	VMULPS       Z10, Z10, Z14
+	VMULPS       Z13, Z13, Z19
+	VMULPS       Z14, Z14, Z16
+	VMULPS       Z19, Z19, Z20
+	VMOVUPS      vm_exp3<>+0(SB), Z17
+	VMOVUPS      vm_exp3<>+0(SB), Z21
+	VFMADD213PS  vm_exp2<>+0(SB), Z10, Z17
+	VFMADD213PS  vm_exp2<>+0(SB), Z13, Z21
+	VMOVUPS      vm_exp5<>+0(SB), Z18
+	VMOVUPS      vm_exp5<>+0(SB), Z22
+	VFMADD213PS  vm_exp4<>+0(SB), Z10, Z18
+	VFMADD213PS  vm_exp4<>+0(SB), Z13, Z22
+	VFMADD231PS  vm_exp6<>+0(SB), Z14, Z18
+	VFMADD231PS  vm_exp6<>+0(SB), Z19, Z22
+	VFMADD213PS  Z10, Z14, Z17
+	VFMADD213PS  Z13, Z19, Z21
+	VFMADD213PS  Z17, Z16, Z18
+	VFMADD213PS  Z21, Z20, Z22
+	VADDPS       Z6, Z18, Z18
+	VADDPS       Z6, Z22, Z22
+	VPSUBD       vm_round254<>+0(SB), Z11, Z10
+	VPSUBD       vm_round254<>+0(SB), Z15, Z14
+	VPSRAD       $0x01, Z10, Z11
+	VPSRAD       $0x01, Z14, Z13
+	VPSUBD       Z11, Z10, Z10
+	VPSUBD       Z13, Z14, Z14
+	VPSLLD       $0x17, Z11, Z11
+	VPSLLD       $0x17, Z13, Z13
+	VPSLLD       $0x17, Z10, Z10
+	VPSLLD       $0x17, Z14, Z14
+	VMULPS       Z11, Z18, Z18
+	VMULPS       Z13, Z22, Z22
+	VMULPS       Z10, Z18, Z18
+	VMULPS       Z14, Z22, Z22
+	VADDPS       Z6, Z18, Z10
+	VADDPS       Z6, Z22, Z13
+	VMOVUPS      Z6, Z11
+	VMOVUPS      Z6, Z14
+	VPMOVD2M     Z9, K1
+	VPMOVD2M     Z12, K2
+	VBLENDMPS    Z18, Z11, K1, Z11
+	VBLENDMPS    Z22, Z14, K2, Z14
+	VDIVPS       Z10, Z11, Z11
+	VDIVPS       Z13, Z14, Z14
+	VMOVAPS      Z18, Z9
+	VMOVAPS      Z22, Z10
+	VFNMADD231PS Z11, Z18, Z9
+	VFNMADD231PS Z14, Z22, Z10
+	VBLENDMPS    Z9, Z11, K1, Z11
+	VBLENDMPS    Z10, Z14, K2, Z14
+	VMOVUPS      Z11, 128(AX)
+	VMOVUPS      Z14, 192(AX)
+	JMP          logisticAVX512_slow1_back
+
+logisticAVX512_slow2:
+	VMOVUPS      (CX), Z9
+	VORPS        Z7, Z9, Z10
+	VMOVUPS      Z8, Z11
+	VMAXPS       Z10, Z11, Z10
+	VMOVUPS      Z0, Z11
+	VFMADD213PS  Z1, Z10, Z11
+	VSUBPS       Z1, Z11, Z12
+	VFNMADD231PS Z2, Z12, Z10
+	VFNMADD231PS Z3, Z12, Z10
+	VMULPS       Z10, Z10, Z12
+	VMULPS       Z12, Z12, Z13
+	VMOVUPS      vm_exp3<>+0(SB), Z14
+	VFMADD213PS  vm_exp2<>+0(SB), Z10, Z14
+	VMOVUPS      vm_exp5<>+0(SB), Z15
+	VFMADD213PS  vm_exp4<>+0(SB), Z10, Z15
+	VFMADD231PS  vm_exp6<>+0(SB), Z12, Z15
+	VFMADD213PS  Z10, Z12, Z14
+	VFMADD213PS  Z14, Z13, Z15
+	VADDPS       Z6, Z15, Z15
+	VPSUBD       vm_round254<>+0(SB), Z11, Z11
+	VPSRAD       $0x01, Z11, Z10
+	VPSUBD       Z10, Z11, Z11
+	VPSLLD       $0x17, Z10, Z10
+	VPSLLD       $0x17, Z11, Z11
+	VMULPS       Z10, Z15, Z15
+	VMULPS       Z11, Z15, Z15
+	VADDPS       Z6, Z15, Z10
+	VMOVUPS      Z6, Z11
+	VPMOVD2M     Z9, K1
+	VBLENDMPS    Z15, Z11, K1, Z11
+	VDIVPS       Z10, Z11, Z11
+	VMOVAPS      Z15, Z9
+	VFNMADD231PS Z11, Z15, Z9
+	VBLENDMPS    Z9, Z11, K1, Z11
+	VMOVUPS      Z11, (AX)
+	JMP          logisticAVX512_slow2_back
+
+// func expAVX512NT(dst *float32, x *float32, n int)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·expAVX512NT(SB), NOSPLIT, $0-24
+	MOVQ    dst+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    n+16(FP), DX
+	VMOVUPS vm_explo<>+0(SB), Z0
+	VMOVUPS vm_exphi<>+0(SB), Z1
+	VMOVUPS vm_log2e<>+0(SB), Z2
+	VMOVUPS vm_round<>+0(SB), Z3
+	VMOVUPS vm_ln2hi<>+0(SB), Z4
+	VMOVUPS vm_ln2lo<>+0(SB), Z5
+	VMOVUPS vm_roundfast<>+0(SB), Z6
+	VMOVUPS vm_fastmask<>+0(SB), Z7
+	VMOVUPS vm_one<>+0(SB), Z8
+	PCALIGN $0x20
+
+expAVX512NT_loop4:
+	CMPQ         DX, $0x40
+	JL           expAVX512NT_loop1
+	VMOVUPS      (CX), Z9
+	VMOVUPS      64(CX), Z12
+	VMOVUPS      Z2, Z10
+	VMOVUPS      Z2, Z13
+	VFMADD213PS  Z3, Z9, Z10
+	VFMADD213PS  Z3, Z12, Z13
+	VSUBPS       Z3, Z10, Z11
+	VSUBPS       Z3, Z13, Z14
+	VFNMADD231PS Z4, Z11, Z9
+	VFNMADD231PS Z4, Z14, Z12
+	VFNMADD231PS Z5, Z11, Z9
+	VFNMADD231PS Z5, Z14, Z12
+	VPSUBD       Z6, Z10, Z11
+	VPSUBD       Z6, Z13, Z14
+	VPTESTMD     Z7, Z11, K1
+	VPTESTMD     Z7, Z14, K2
+	KORW         K2, K1, K1
+	KORTESTW     K1, K1
+	JNZ          expAVX512NT_slow0
+	VMULPS       Z9, Z9, Z11
+	VMULPS       Z12, Z12, Z17
+	VMULPS       Z11, Z11, Z14
+	VMULPS       Z17, Z17, Z18
+	VMOVUPS      vm_exp3<>+0(SB), Z15
+	VMOVUPS      vm_exp3<>+0(SB), Z19
+	VFMADD213PS  vm_exp2<>+0(SB), Z9, Z15
+	VFMADD213PS  vm_exp2<>+0(SB), Z12, Z19
+	VMOVUPS      vm_exp5<>+0(SB), Z16
+	VMOVUPS      vm_exp5<>+0(SB), Z20
+	VFMADD213PS  vm_exp4<>+0(SB), Z9, Z16
+	VFMADD213PS  vm_exp4<>+0(SB), Z12, Z20
+	VFMADD231PS  vm_exp6<>+0(SB), Z11, Z16
+	VFMADD231PS  vm_exp6<>+0(SB), Z17, Z20
+	VFMADD213PS  Z9, Z11, Z15
+	VFMADD213PS  Z12, Z17, Z19
+	VFMADD213PS  Z15, Z14, Z16
+	VFMADD213PS  Z19, Z18, Z20
+	VADDPS       Z8, Z16, Z16
+	VADDPS       Z8, Z20, Z20
+	VPSLLD       $0x17, Z10, Z10
+	VPSLLD       $0x17, Z13, Z13
+	VPADDD       Z10, Z16, Z16
+	VPADDD       Z13, Z20, Z20
+	VMOVNTPS     Z16, (AX)
+	VMOVNTPS     Z20, 64(AX)
+
+expAVX512NT_slow0_back:
+	VMOVUPS      128(CX), Z9
+	VMOVUPS      192(CX), Z12
+	VMOVUPS      Z2, Z10
+	VMOVUPS      Z2, Z13
+	VFMADD213PS  Z3, Z9, Z10
+	VFMADD213PS  Z3, Z12, Z13
+	VSUBPS       Z3, Z10, Z11
+	VSUBPS       Z3, Z13, Z14
+	VFNMADD231PS Z4, Z11, Z9
+	VFNMADD231PS Z4, Z14, Z12
+	VFNMADD231PS Z5, Z11, Z9
+	VFNMADD231PS Z5, Z14, Z12
+	VPSUBD       Z6, Z10, Z11
+	VPSUBD       Z6, Z13, Z14
+	VPTESTMD     Z7, Z11, K1
+	VPTESTMD     Z7, Z14, K2
+	KORW         K2, K1, K1
+	KORTESTW     K1, K1
+	JNZ          expAVX512NT_slow1
+	VMULPS       Z9, Z9, Z11
+	VMULPS       Z12, Z12, Z17
+	VMULPS       Z11, Z11, Z14
+	VMULPS       Z17, Z17, Z18
+	VMOVUPS      vm_exp3<>+0(SB), Z15
+	VMOVUPS      vm_exp3<>+0(SB), Z19
+	VFMADD213PS  vm_exp2<>+0(SB), Z9, Z15
+	VFMADD213PS  vm_exp2<>+0(SB), Z12, Z19
+	VMOVUPS      vm_exp5<>+0(SB), Z16
+	VMOVUPS      vm_exp5<>+0(SB), Z20
+	VFMADD213PS  vm_exp4<>+0(SB), Z9, Z16
+	VFMADD213PS  vm_exp4<>+0(SB), Z12, Z20
+	VFMADD231PS  vm_exp6<>+0(SB), Z11, Z16
+	VFMADD231PS  vm_exp6<>+0(SB), Z17, Z20
+	VFMADD213PS  Z9, Z11, Z15
+	VFMADD213PS  Z12, Z17, Z19
+	VFMADD213PS  Z15, Z14, Z16
+	VFMADD213PS  Z19, Z18, Z20
+	VADDPS       Z8, Z16, Z16
+	VADDPS       Z8, Z20, Z20
+	VPSLLD       $0x17, Z10, Z10
+	VPSLLD       $0x17, Z13, Z13
+	VPADDD       Z10, Z16, Z16
+	VPADDD       Z13, Z20, Z20
+	VMOVNTPS     Z16, 128(AX)
+	VMOVNTPS     Z20, 192(AX)
+
+expAVX512NT_slow1_back:
+	ADDQ $0x00000100, CX
+	ADDQ $0x00000100, AX
+	SUBQ $0x40, DX
+	JMP  expAVX512NT_loop4
+	PCALIGN $0x20
+
+expAVX512NT_loop1:
+	TESTQ        DX, DX
+	JZ           expAVX512NT_done
+	VMOVUPS      (CX), Z9
+	VMOVUPS      Z2, Z10
+	VFMADD213PS  Z3, Z9, Z10
+	VSUBPS       Z3, Z10, Z11
+	VFNMADD231PS Z4, Z11, Z9
+	VFNMADD231PS Z5, Z11, Z9
+	VPSUBD       Z6, Z10, Z11
+	VPTESTMD     Z7, Z11, K1
+	KORTESTW     K1, K1
+	JNZ          expAVX512NT_slow2
+	VMULPS       Z9, Z9, Z11
+	VMULPS       Z11, Z11, Z12
+	VMOVUPS      vm_exp3<>+0(SB), Z13
+	VFMADD213PS  vm_exp2<>+0(SB), Z9, Z13
+	VMOVUPS      vm_exp5<>+0(SB), Z14
+	VFMADD213PS  vm_exp4<>+0(SB), Z9, Z14
+	VFMADD231PS  vm_exp6<>+0(SB), Z11, Z14
+	VFMADD213PS  Z9, Z11, Z13
+	VFMADD213PS  Z13, Z12, Z14
+	VADDPS       Z8, Z14, Z14
+	VPSLLD       $0x17, Z10, Z10
+	VPADDD       Z10, Z14, Z14
+	VMOVNTPS     Z14, (AX)
+
+expAVX512NT_slow2_back:
+	ADDQ $0x40, CX
+	ADDQ $0x40, AX
+	SUBQ $0x10, DX
+	JMP  expAVX512NT_loop1
+
+expAVX512NT_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
+expAVX512NT_slow0:
+	VMOVUPS      (CX), Z9
+	VMOVUPS      64(CX), Z10
+	VMAXPS       Z9, Z0, Z9
+	VMAXPS       Z10, Z0, Z12
+	VMINPS       Z9, Z1, Z9
+	VMINPS       Z12, Z1, Z12
+	VMOVUPS      Z2, Z10
+	VMOVUPS      Z2, Z13
+	VFMADD213PS  Z3, Z9, Z10
+	VFMADD213PS  Z3, Z12, Z13
+	VSUBPS       Z3, Z10, Z11
+	VSUBPS       Z3, Z13, Z14
+	VFNMADD231PS Z4, Z11, Z9
+	VFNMADD231PS Z4, Z14, Z12
+	VFNMADD231PS Z5, Z11, Z9
+	VFNMADD231PS Z5, Z14, Z12
+	VMULPS       Z9, Z9, Z11
+	VMULPS       Z12, Z12, Z17
+	VMULPS       Z11, Z11, Z14
+	VMULPS       Z17, Z17, Z18
+	VMOVUPS      vm_exp3<>+0(SB), Z15
+	VMOVUPS      vm_exp3<>+0(SB), Z19
+	VFMADD213PS  vm_exp2<>+0(SB), Z9, Z15
+	VFMADD213PS  vm_exp2<>+0(SB), Z12, Z19
+	VMOVUPS      vm_exp5<>+0(SB), Z16
+	VMOVUPS      vm_exp5<>+0(SB), Z20
+	VFMADD213PS  vm_exp4<>+0(SB), Z9, Z16
+	VFMADD213PS  vm_exp4<>+0(SB), Z12, Z20
+	VFMADD231PS  vm_exp6<>+0(SB), Z11, Z16
+	VFMADD231PS  vm_exp6<>+0(SB), Z17, Z20
+	VFMADD213PS  Z9, Z11, Z15
+	VFMADD213PS  Z12, Z17, Z19
+	VFMADD213PS  Z15, Z14, Z16
+	VFMADD213PS  Z19, Z18, Z20
+	VADDPS       Z8, Z16, Z16
+	VADDPS       Z8, Z20, Z20
+	VPSUBD       vm_round254<>+0(SB), Z10, Z9
+	VPSUBD       vm_round254<>+0(SB), Z13, Z12
+	VPSRAD       $0x01, Z9, Z10
+	VPSRAD       $0x01, Z12, Z11
+	VPSUBD       Z10, Z9, Z9
+	VPSUBD       Z11, Z12, Z12
+	VPSLLD       $0x17, Z10, Z10
+	VPSLLD       $0x17, Z11, Z11
+	VPSLLD       $0x17, Z9, Z9
+	VPSLLD       $0x17, Z12, Z12
+	VMULPS       Z10, Z16, Z16
+	VMULPS       Z11, Z20, Z20
+	VMULPS       Z9, Z16, Z16
+	VMULPS       Z12, Z20, Z20
+	VMOVNTPS     Z16, (AX)
+	VMOVNTPS     Z20, 64(AX)
+	JMP          expAVX512NT_slow0_back
+
+expAVX512NT_slow1:
+	VMOVUPS      128(CX), Z9
+	VMOVUPS      192(CX), Z10
+	VMAXPS       Z9, Z0, Z9
+	VMAXPS       Z10, Z0, Z12
+	VMINPS       Z9, Z1, Z9
+	VMINPS       Z12, Z1, Z12
+	VMOVUPS      Z2, Z10
+	VMOVUPS      Z2, Z13
+	VFMADD213PS  Z3, Z9, Z10
+	VFMADD213PS  Z3, Z12, Z13
+	VSUBPS       Z3, Z10, Z11
+	VSUBPS       Z3, Z13, Z14
+	VFNMADD231PS Z4, Z11, Z9
+	VFNMADD231PS Z4, Z14, Z12
+	VFNMADD231PS Z5, Z11, Z9
+	VFNMADD231PS Z5, Z14, Z12
+	VMULPS       Z9, Z9, Z11
+	VMULPS       Z12, Z12, Z17
+	VMULPS       Z11, Z11, Z14
+	VMULPS       Z17, Z17, Z18
+	VMOVUPS      vm_exp3<>+0(SB), Z15
+	VMOVUPS      vm_exp3<>+0(SB), Z19
+	VFMADD213PS  vm_exp2<>+0(SB), Z9, Z15
+	VFMADD213PS  vm_exp2<>+0(SB), Z12, Z19
+	VMOVUPS      vm_exp5<>+0(SB), Z16
+	VMOVUPS      vm_exp5<>+0(SB), Z20
+	VFMADD213PS  vm_exp4<>+0(SB), Z9, Z16
+	VFMADD213PS  vm_exp4<>+0(SB), Z12, Z20
+	VFMADD231PS  vm_exp6<>+0(SB), Z11, Z16
+	VFMADD231PS  vm_exp6<>+0(SB), Z17, Z20
+	VFMADD213PS  Z9, Z11, Z15
+	VFMADD213PS  Z12, Z17, Z19
+	VFMADD213PS  Z15, Z14, Z16
+	VFMADD213PS  Z19, Z18, Z20
+	VADDPS       Z8, Z16, Z16
+	VADDPS       Z8, Z20, Z20
+	VPSUBD       vm_round254<>+0(SB), Z10, Z9
+	VPSUBD       vm_round254<>+0(SB), Z13, Z12
+	VPSRAD       $0x01, Z9, Z10
+	VPSRAD       $0x01, Z12, Z11
+	VPSUBD       Z10, Z9, Z9
+	VPSUBD       Z11, Z12, Z12
+	VPSLLD       $0x17, Z10, Z10
+	VPSLLD       $0x17, Z11, Z11
+	VPSLLD       $0x17, Z9, Z9
+	VPSLLD       $0x17, Z12, Z12
+	VMULPS       Z10, Z16, Z16
+	VMULPS       Z11, Z20, Z20
+	VMULPS       Z9, Z16, Z16
+	VMULPS       Z12, Z20, Z20
+	VMOVNTPS     Z16, 128(AX)
+	VMOVNTPS     Z20, 192(AX)
+	JMP          expAVX512NT_slow1_back
+
+expAVX512NT_slow2:
+	VMOVUPS      (CX), Z9
+	VMAXPS       Z9, Z0, Z9
+	VMINPS       Z9, Z1, Z9
+	VMOVUPS      Z2, Z10
+	VFMADD213PS  Z3, Z9, Z10
+	VSUBPS       Z3, Z10, Z11
+	VFNMADD231PS Z4, Z11, Z9
+	VFNMADD231PS Z5, Z11, Z9
+	VMULPS       Z9, Z9, Z11
+	VMULPS       Z11, Z11, Z12
+	VMOVUPS      vm_exp3<>+0(SB), Z13
+	VFMADD213PS  vm_exp2<>+0(SB), Z9, Z13
+	VMOVUPS      vm_exp5<>+0(SB), Z14
+	VFMADD213PS  vm_exp4<>+0(SB), Z9, Z14
+	VFMADD231PS  vm_exp6<>+0(SB), Z11, Z14
+	VFMADD213PS  Z9, Z11, Z13
+	VFMADD213PS  Z13, Z12, Z14
+	VADDPS       Z8, Z14, Z14
+	VPSUBD       vm_round254<>+0(SB), Z10, Z10
+	VPSRAD       $0x01, Z10, Z9
+	VPSUBD       Z9, Z10, Z10
+	VPSLLD       $0x17, Z9, Z9
+	VPSLLD       $0x17, Z10, Z10
+	VMULPS       Z9, Z14, Z14
+	VMULPS       Z10, Z14, Z14
+	VMOVNTPS     Z14, (AX)
+	JMP          expAVX512NT_slow2_back
+
+// func tanhAVX512NT(dst *float32, x *float32, n int)
+// Requires: AVX, AVX512DQ, AVX512F, MMX+
+TEXT ·tanhAVX512NT(SB), NOSPLIT, $0-24
+	MOVQ    dst+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    n+16(FP), DX
+	VMOVUPS vm_abs<>+0(SB), Z0
+	VMOVUPS vm_tanhbig<>+0(SB), Z1
+	VMOVUPS vm_mtwo<>+0(SB), Z2
+	VMOVUPS vm_log2e<>+0(SB), Z3
+	VMOVUPS vm_round<>+0(SB), Z4
+	VMOVUPS vm_ln2hi<>+0(SB), Z5
+	VMOVUPS vm_one<>+0(SB), Z6
+	VMOVUPS vm_two<>+0(SB), Z7
+	VMOVUPS vm_sign<>+0(SB), Z8
+	VMOVUPS vm_round127<>+0(SB), Z9
+	PCALIGN $0x20
+
+tanhAVX512NT_loop4:
+	CMPQ         DX, $0x40
+	JL           tanhAVX512NT_loop1
+	VMOVUPS      (CX), Z10
+	VMOVUPS      64(CX), Z14
+	VANDPS       Z0, Z10, Z11
+	VANDPS       Z0, Z14, Z15
+	VMOVUPS      Z1, Z12
+	VMOVUPS      Z1, Z16
+	VMINPS       Z11, Z12, Z12
+	VMINPS       Z15, Z16, Z16
+	VMULPS       Z2, Z12, Z12
+	VMULPS       Z2, Z16, Z16
+	VMOVUPS      Z3, Z13
+	VMOVUPS      Z3, Z17
+	VFMADD213PS  Z4, Z12, Z13
+	VFMADD213PS  Z4, Z16, Z17
+	VSUBPS       Z4, Z13, Z11
+	VSUBPS       Z4, Z17, Z15
+	VFNMADD231PS Z5, Z11, Z12
+	VFNMADD231PS Z5, Z15, Z16
+	VMULPS       Z12, Z12, Z11
+	VMULPS       Z16, Z16, Z21
+	VMULPS       Z11, Z11, Z15
+	VMULPS       Z21, Z21, Z22
+	VMOVUPS      vm_expm1_1<>+0(SB), Z18
+	VMOVUPS      vm_expm1_1<>+0(SB), Z23
+	VFMADD213PS  vm_expm1_0<>+0(SB), Z12, Z18
+	VFMADD213PS  vm_expm1_0<>+0(SB), Z16, Z23
+	VMOVUPS      vm_expm1_3<>+0(SB), Z19
+	VMOVUPS      vm_expm1_3<>+0(SB), Z24
+	VFMADD213PS  vm_expm1_2<>+0(SB), Z12, Z19
+	VFMADD213PS  vm_expm1_2<>+0(SB), Z16, Z24
+	VMOVUPS      vm_expm1_5<>+0(SB), Z20
+	VMOVUPS      vm_expm1_5<>+0(SB), Z25
+	VFMADD213PS  vm_expm1_4<>+0(SB), Z12, Z20
+	VFMADD213PS  vm_expm1_4<>+0(SB), Z16, Z25
+	VFMADD231PS  vm_expm1_6<>+0(SB), Z11, Z20
+	VFMADD231PS  vm_expm1_6<>+0(SB), Z21, Z25
+	VFMADD213PS  Z18, Z11, Z19
+	VFMADD213PS  Z23, Z21, Z24
+	VFMADD213PS  Z19, Z15, Z20
+	VFMADD213PS  Z24, Z22, Z25
+	VFMADD213PS  Z12, Z11, Z20
+	VFMADD213PS  Z16, Z21, Z25
+	VPSUBD       Z9, Z13, Z13
+	VPSUBD       Z9, Z17, Z17
+	VPSLLD       $0x17, Z13, Z13
+	VPSLLD       $0x17, Z17, Z17
+	VMOVUPS      Z6, Z11
+	VMOVUPS      Z6, Z12
+	VSUBPS       Z13, Z11, Z11
+	VSUBPS       Z17, Z12, Z12
+	VFNMADD213PS Z11, Z20, Z13
+	VFNMADD213PS Z12, Z25, Z17
+	VMOVUPS      Z7, Z11
+	VMOVUPS      Z7, Z12
+	VSUBPS       Z13, Z11, Z11
+	VSUBPS       Z17, Z12, Z12
+	VDIVPS       Z11, Z13, Z13
+	VDIVPS       Z12, Z17, Z17
+	VANDPS       Z8, Z10, Z11
+	VANDPS       Z8, Z14, Z15
+	VXORPS       Z11, Z13, Z13
+	VXORPS       Z15, Z17, Z17
+	VMOVNTPS     Z13, (AX)
+	VMOVNTPS     Z17, 64(AX)
+	VMOVUPS      128(CX), Z10
+	VMOVUPS      192(CX), Z14
+	VANDPS       Z0, Z10, Z11
+	VANDPS       Z0, Z14, Z15
+	VMOVUPS      Z1, Z12
+	VMOVUPS      Z1, Z16
+	VMINPS       Z11, Z12, Z12
+	VMINPS       Z15, Z16, Z16
+	VMULPS       Z2, Z12, Z12
+	VMULPS       Z2, Z16, Z16
+	VMOVUPS      Z3, Z13
+	VMOVUPS      Z3, Z17
+	VFMADD213PS  Z4, Z12, Z13
+	VFMADD213PS  Z4, Z16, Z17
+	VSUBPS       Z4, Z13, Z11
+	VSUBPS       Z4, Z17, Z15
+	VFNMADD231PS Z5, Z11, Z12
+	VFNMADD231PS Z5, Z15, Z16
+	VMULPS       Z12, Z12, Z11
+	VMULPS       Z16, Z16, Z21
+	VMULPS       Z11, Z11, Z15
+	VMULPS       Z21, Z21, Z22
+	VMOVUPS      vm_expm1_1<>+0(SB), Z18
+	VMOVUPS      vm_expm1_1<>+0(SB), Z23
+	VFMADD213PS  vm_expm1_0<>+0(SB), Z12, Z18
+	VFMADD213PS  vm_expm1_0<>+0(SB), Z16, Z23
+	VMOVUPS      vm_expm1_3<>+0(SB), Z19
+	VMOVUPS      vm_expm1_3<>+0(SB), Z24
+	VFMADD213PS  vm_expm1_2<>+0(SB), Z12, Z19
+	VFMADD213PS  vm_expm1_2<>+0(SB), Z16, Z24
+	VMOVUPS      vm_expm1_5<>+0(SB), Z20
+	VMOVUPS      vm_expm1_5<>+0(SB), Z25
+	VFMADD213PS  vm_expm1_4<>+0(SB), Z12, Z20
+	VFMADD213PS  vm_expm1_4<>+0(SB), Z16, Z25
+	VFMADD231PS  vm_expm1_6<>+0(SB), Z11, Z20
+	VFMADD231PS  vm_expm1_6<>+0(SB), Z21, Z25
+	VFMADD213PS  Z18, Z11, Z19
+	VFMADD213PS  Z23, Z21, Z24
+	VFMADD213PS  Z19, Z15, Z20
+	VFMADD213PS  Z24, Z22, Z25
+	VFMADD213PS  Z12, Z11, Z20
+	VFMADD213PS  Z16, Z21, Z25
+	VPSUBD       Z9, Z13, Z13
+	VPSUBD       Z9, Z17, Z17
+	VPSLLD       $0x17, Z13, Z13
+	VPSLLD       $0x17, Z17, Z17
+	VMOVUPS      Z6, Z11
+	VMOVUPS      Z6, Z12
+	VSUBPS       Z13, Z11, Z11
+	VSUBPS       Z17, Z12, Z12
+	VFNMADD213PS Z11, Z20, Z13
+	VFNMADD213PS Z12, Z25, Z17
+	VMOVUPS      Z7, Z11
+	VMOVUPS      Z7, Z12
+	VSUBPS       Z13, Z11, Z11
+	VSUBPS       Z17, Z12, Z12
+	VDIVPS       Z11, Z13, Z13
+	VDIVPS       Z12, Z17, Z17
+	VANDPS       Z8, Z10, Z11
+	VANDPS       Z8, Z14, Z15
+	VXORPS       Z11, Z13, Z13
+	VXORPS       Z15, Z17, Z17
+	VMOVNTPS     Z13, 128(AX)
+	VMOVNTPS     Z17, 192(AX)
+	ADDQ         $0x00000100, CX
+	ADDQ         $0x00000100, AX
+	SUBQ         $0x40, DX
+	JMP          tanhAVX512NT_loop4
+	PCALIGN $0x20
+
+tanhAVX512NT_loop1:
+	TESTQ        DX, DX
+	JZ           tanhAVX512NT_done
+	VMOVUPS      (CX), Z10
+	VANDPS       Z0, Z10, Z11
+	VMOVUPS      Z1, Z12
+	VMINPS       Z11, Z12, Z12
+	VMULPS       Z2, Z12, Z12
+	VMOVUPS      Z3, Z13
+	VFMADD213PS  Z4, Z12, Z13
+	VSUBPS       Z4, Z13, Z11
+	VFNMADD231PS Z5, Z11, Z12
+	VMULPS       Z12, Z12, Z11
+	VMULPS       Z11, Z11, Z14
+	VMOVUPS      vm_expm1_1<>+0(SB), Z15
+	VFMADD213PS  vm_expm1_0<>+0(SB), Z12, Z15
+	VMOVUPS      vm_expm1_3<>+0(SB), Z16
+	VFMADD213PS  vm_expm1_2<>+0(SB), Z12, Z16
+	VMOVUPS      vm_expm1_5<>+0(SB), Z17
+	VFMADD213PS  vm_expm1_4<>+0(SB), Z12, Z17
+	VFMADD231PS  vm_expm1_6<>+0(SB), Z11, Z17
+	VFMADD213PS  Z15, Z11, Z16
+	VFMADD213PS  Z16, Z14, Z17
+	VFMADD213PS  Z12, Z11, Z17
+	VPSUBD       Z9, Z13, Z13
+	VPSLLD       $0x17, Z13, Z13
+	VMOVUPS      Z6, Z11
+	VSUBPS       Z13, Z11, Z11
+	VFNMADD213PS Z11, Z17, Z13
+	VMOVUPS      Z7, Z11
+	VSUBPS       Z13, Z11, Z11
+	VDIVPS       Z11, Z13, Z13
+	VANDPS       Z8, Z10, Z11
+	VXORPS       Z11, Z13, Z13
+	VMOVNTPS     Z13, (AX)
+	ADDQ         $0x40, CX
+	ADDQ         $0x40, AX
+	SUBQ         $0x10, DX
+	JMP          tanhAVX512NT_loop1
+
+tanhAVX512NT_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
+// func logisticAVX512NT(dst *float32, x *float32, n int)
+// Requires: AVX, AVX512DQ, AVX512F, MMX+
+TEXT ·logisticAVX512NT(SB), NOSPLIT, $0-24
+	MOVQ    dst+0(FP), AX
+	MOVQ    x+8(FP), CX
+	MOVQ    n+16(FP), DX
+	VMOVUPS vm_log2e<>+0(SB), Z0
+	VMOVUPS vm_round<>+0(SB), Z1
+	VMOVUPS vm_ln2hi<>+0(SB), Z2
+	VMOVUPS vm_ln2lo<>+0(SB), Z3
+	VMOVUPS vm_roundfast<>+0(SB), Z4
+	VMOVUPS vm_fastmask<>+0(SB), Z5
+	VMOVUPS vm_one<>+0(SB), Z6
+	VMOVUPS vm_sign<>+0(SB), Z7
+	VMOVUPS vm_explo<>+0(SB), Z8
+	PCALIGN $0x20
+
+logisticAVX512NT_loop4:
+	CMPQ         DX, $0x40
+	JL           logisticAVX512NT_loop1
+	VMOVUPS      (CX), Z9
+	VMOVUPS      64(CX), Z13
+	VORPS        Z7, Z9, Z10
+	VORPS        Z7, Z13, Z14
+	VMOVUPS      Z0, Z11
+	VMOVUPS      Z0, Z15
+	VFMADD213PS  Z1, Z10, Z11
+	VFMADD213PS  Z1, Z14, Z15
+	VSUBPS       Z1, Z11, Z12
+	VSUBPS       Z1, Z15, Z16
+	VFNMADD231PS Z2, Z12, Z10
+	VFNMADD231PS Z2, Z16, Z14
+	VFNMADD231PS Z3, Z12, Z10
+	VFNMADD231PS Z3, Z16, Z14
+	VPSUBD       Z4, Z11, Z12
+	VPSUBD       Z4, Z15, Z16
+	VPTESTMD     Z5, Z12, K1
+	VPTESTMD     Z5, Z16, K2
+	KORW         K2, K1, K1
+	KORTESTW     K1, K1
+	JNZ          logisticAVX512NT_slow0
+	VMULPS       Z10, Z10, Z12
+	VMULPS       Z14, Z14, Z19
+	VMULPS       Z12, Z12, Z16
+	VMULPS       Z19, Z19, Z20
+	VMOVUPS      vm_exp3<>+0(SB), Z17
+	VMOVUPS      vm_exp3<>+0(SB), Z21
+	VFMADD213PS  vm_exp2<>+0(SB), Z10, Z17
+	VFMADD213PS  vm_exp2<>+0(SB), Z14, Z21
+	VMOVUPS      vm_exp5<>+0(SB), Z18
+	VMOVUPS      vm_exp5<>+0(SB), Z22
+	VFMADD213PS  vm_exp4<>+0(SB), Z10, Z18
+	VFMADD213PS  vm_exp4<>+0(SB), Z14, Z22
+	VFMADD231PS  vm_exp6<>+0(SB), Z12, Z18
+	VFMADD231PS  vm_exp6<>+0(SB), Z19, Z22
+	VFMADD213PS  Z10, Z12, Z17
+	VFMADD213PS  Z14, Z19, Z21
+	VFMADD213PS  Z17, Z16, Z18
+	VFMADD213PS  Z21, Z20, Z22
+	VADDPS       Z6, Z18, Z18
+	VADDPS       Z6, Z22, Z22
+	VPSLLD       $0x17, Z11, Z11
+	VPSLLD       $0x17, Z15, Z15
+	VPADDD       Z11, Z18, Z18
+	VPADDD       Z15, Z22, Z22
+	VADDPS       Z6, Z18, Z10
+	VADDPS       Z6, Z22, Z12
+	VMOVUPS      Z6, Z11
+	VMOVUPS      Z6, Z14
+	VPMOVD2M     Z9, K1
+	VPMOVD2M     Z13, K2
+	VBLENDMPS    Z18, Z11, K1, Z11
+	VBLENDMPS    Z22, Z14, K2, Z14
+	VDIVPS       Z10, Z11, Z11
+	VDIVPS       Z12, Z14, Z14
+	VMOVAPS      Z18, Z9
+	VMOVAPS      Z22, Z10
+	VFNMADD231PS Z11, Z18, Z9
+	VFNMADD231PS Z14, Z22, Z10
+	VBLENDMPS    Z9, Z11, K1, Z11
+	VBLENDMPS    Z10, Z14, K2, Z14
+	VMOVNTPS     Z11, (AX)
+	VMOVNTPS     Z14, 64(AX)
+
+logisticAVX512NT_slow0_back:
+	VMOVUPS      128(CX), Z9
+	VMOVUPS      192(CX), Z13
+	VORPS        Z7, Z9, Z10
+	VORPS        Z7, Z13, Z14
+	VMOVUPS      Z0, Z11
+	VMOVUPS      Z0, Z15
+	VFMADD213PS  Z1, Z10, Z11
+	VFMADD213PS  Z1, Z14, Z15
+	VSUBPS       Z1, Z11, Z12
+	VSUBPS       Z1, Z15, Z16
+	VFNMADD231PS Z2, Z12, Z10
+	VFNMADD231PS Z2, Z16, Z14
+	VFNMADD231PS Z3, Z12, Z10
+	VFNMADD231PS Z3, Z16, Z14
+	VPSUBD       Z4, Z11, Z12
+	VPSUBD       Z4, Z15, Z16
+	VPTESTMD     Z5, Z12, K1
+	VPTESTMD     Z5, Z16, K2
+	KORW         K2, K1, K1
+	KORTESTW     K1, K1
+	JNZ          logisticAVX512NT_slow1
+	VMULPS       Z10, Z10, Z12
+	VMULPS       Z14, Z14, Z19
+	VMULPS       Z12, Z12, Z16
+	VMULPS       Z19, Z19, Z20
+	VMOVUPS      vm_exp3<>+0(SB), Z17
+	VMOVUPS      vm_exp3<>+0(SB), Z21
+	VFMADD213PS  vm_exp2<>+0(SB), Z10, Z17
+	VFMADD213PS  vm_exp2<>+0(SB), Z14, Z21
+	VMOVUPS      vm_exp5<>+0(SB), Z18
+	VMOVUPS      vm_exp5<>+0(SB), Z22
+	VFMADD213PS  vm_exp4<>+0(SB), Z10, Z18
+	VFMADD213PS  vm_exp4<>+0(SB), Z14, Z22
+	VFMADD231PS  vm_exp6<>+0(SB), Z12, Z18
+	VFMADD231PS  vm_exp6<>+0(SB), Z19, Z22
+	VFMADD213PS  Z10, Z12, Z17
+	VFMADD213PS  Z14, Z19, Z21
+	VFMADD213PS  Z17, Z16, Z18
+	VFMADD213PS  Z21, Z20, Z22
+	VADDPS       Z6, Z18, Z18
+	VADDPS       Z6, Z22, Z22
+	VPSLLD       $0x17, Z11, Z11
+	VPSLLD       $0x17, Z15, Z15
+	VPADDD       Z11, Z18, Z18
+	VPADDD       Z15, Z22, Z22
+	VADDPS       Z6, Z18, Z10
+	VADDPS       Z6, Z22, Z12
+	VMOVUPS      Z6, Z11
+	VMOVUPS      Z6, Z14
+	VPMOVD2M     Z9, K1
+	VPMOVD2M     Z13, K2
+	VBLENDMPS    Z18, Z11, K1, Z11
+	VBLENDMPS    Z22, Z14, K2, Z14
+	VDIVPS       Z10, Z11, Z11
+	VDIVPS       Z12, Z14, Z14
+	VMOVAPS      Z18, Z9
+	VMOVAPS      Z22, Z10
+	VFNMADD231PS Z11, Z18, Z9
+	VFNMADD231PS Z14, Z22, Z10
+	VBLENDMPS    Z9, Z11, K1, Z11
+	VBLENDMPS    Z10, Z14, K2, Z14
+	VMOVNTPS     Z11, 128(AX)
+	VMOVNTPS     Z14, 192(AX)
+
+logisticAVX512NT_slow1_back:
+	ADDQ $0x00000100, CX
+	ADDQ $0x00000100, AX
+	SUBQ $0x40, DX
+	JMP  logisticAVX512NT_loop4
+	PCALIGN $0x20
+
+logisticAVX512NT_loop1:
+	TESTQ        DX, DX
+	JZ           logisticAVX512NT_done
+	VMOVUPS      (CX), Z9
+	VORPS        Z7, Z9, Z10
+	VMOVUPS      Z0, Z11
+	VFMADD213PS  Z1, Z10, Z11
+	VSUBPS       Z1, Z11, Z12
+	VFNMADD231PS Z2, Z12, Z10
+	VFNMADD231PS Z3, Z12, Z10
+	VPSUBD       Z4, Z11, Z12
+	VPTESTMD     Z5, Z12, K1
+	KORTESTW     K1, K1
+	JNZ          logisticAVX512NT_slow2
+	VMULPS       Z10, Z10, Z12
+	VMULPS       Z12, Z12, Z13
+	VMOVUPS      vm_exp3<>+0(SB), Z14
+	VFMADD213PS  vm_exp2<>+0(SB), Z10, Z14
+	VMOVUPS      vm_exp5<>+0(SB), Z15
+	VFMADD213PS  vm_exp4<>+0(SB), Z10, Z15
+	VFMADD231PS  vm_exp6<>+0(SB), Z12, Z15
+	VFMADD213PS  Z10, Z12, Z14
+	VFMADD213PS  Z14, Z13, Z15
+	VADDPS       Z6, Z15, Z15
+	VPSLLD       $0x17, Z11, Z11
+	VPADDD       Z11, Z15, Z15
+	VADDPS       Z6, Z15, Z10
+	VMOVUPS      Z6, Z11
+	VPMOVD2M     Z9, K1
+	VBLENDMPS    Z15, Z11, K1, Z11
+	VDIVPS       Z10, Z11, Z11
+	VMOVAPS      Z15, Z9
+	VFNMADD231PS Z11, Z15, Z9
+	VBLENDMPS    Z9, Z11, K1, Z11
+	VMOVNTPS     Z11, (AX)
+
+logisticAVX512NT_slow2_back:
+	ADDQ $0x40, CX
+	ADDQ $0x40, AX
+	SUBQ $0x10, DX
+	JMP  logisticAVX512NT_loop1
+
+logisticAVX512NT_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
+logisticAVX512NT_slow0:
+	VMOVUPS      (CX), Z9
+	VMOVUPS      64(CX), Z12
+	VORPS        Z7, Z9, Z10
+	VORPS        Z7, Z12, Z13
+	VMOVUPS      Z8, Z11
+	VMOVUPS      Z8, Z14
+	VMAXPS       Z10, Z11, Z10
+	VMAXPS       Z13, Z14, Z13
+	VMOVUPS      Z0, Z11
+	VMOVUPS      Z0, Z15
+	VFMADD213PS  Z1, Z10, Z11
+	VFMADD213PS  Z1, Z13, Z15
+	VSUBPS       Z1, Z11, Z14
+	VSUBPS       Z1, Z15, Z16
+	VFNMADD231PS Z2, Z14, Z10
+	VFNMADD231PS Z2, Z16, Z13
+	VFNMADD231PS Z3, Z14, Z10
+	VFNMADD231PS Z3, Z16, Z13
+	VMULPS       Z10, Z10, Z14
+	VMULPS       Z13, Z13, Z19
+	VMULPS       Z14, Z14, Z16
+	VMULPS       Z19, Z19, Z20
+	VMOVUPS      vm_exp3<>+0(SB), Z17
+	VMOVUPS      vm_exp3<>+0(SB), Z21
+	VFMADD213PS  vm_exp2<>+0(SB), Z10, Z17
+	VFMADD213PS  vm_exp2<>+0(SB), Z13, Z21
+	VMOVUPS      vm_exp5<>+0(SB), Z18
+	VMOVUPS      vm_exp5<>+0(SB), Z22
+	VFMADD213PS  vm_exp4<>+0(SB), Z10, Z18
+	VFMADD213PS  vm_exp4<>+0(SB), Z13, Z22
+	VFMADD231PS  vm_exp6<>+0(SB), Z14, Z18
+	VFMADD231PS  vm_exp6<>+0(SB), Z19, Z22
+	VFMADD213PS  Z10, Z14, Z17
+	VFMADD213PS  Z13, Z19, Z21
+	VFMADD213PS  Z17, Z16, Z18
+	VFMADD213PS  Z21, Z20, Z22
+	VADDPS       Z6, Z18, Z18
+	VADDPS       Z6, Z22, Z22
+	VPSUBD       vm_round254<>+0(SB), Z11, Z10
+	VPSUBD       vm_round254<>+0(SB), Z15, Z14
+	VPSRAD       $0x01, Z10, Z11
+	VPSRAD       $0x01, Z14, Z13
+	VPSUBD       Z11, Z10, Z10
+	VPSUBD       Z13, Z14, Z14
+	VPSLLD       $0x17, Z11, Z11
+	VPSLLD       $0x17, Z13, Z13
+	VPSLLD       $0x17, Z10, Z10
+	VPSLLD       $0x17, Z14, Z14
+	VMULPS       Z11, Z18, Z18
+	VMULPS       Z13, Z22, Z22
+	VMULPS       Z10, Z18, Z18
+	VMULPS       Z14, Z22, Z22
+	VADDPS       Z6, Z18, Z10
+	VADDPS       Z6, Z22, Z13
+	VMOVUPS      Z6, Z11
+	VMOVUPS      Z6, Z14
+	VPMOVD2M     Z9, K1
+	VPMOVD2M     Z12, K2
+	VBLENDMPS    Z18, Z11, K1, Z11
+	VBLENDMPS    Z22, Z14, K2, Z14
+	VDIVPS       Z10, Z11, Z11
+	VDIVPS       Z13, Z14, Z14
+	VMOVAPS      Z18, Z9
+	VMOVAPS      Z22, Z10
+	VFNMADD231PS Z11, Z18, Z9
+	VFNMADD231PS Z14, Z22, Z10
+	VBLENDMPS    Z9, Z11, K1, Z11
+	VBLENDMPS    Z10, Z14, K2, Z14
+	VMOVNTPS     Z11, (AX)
+	VMOVNTPS     Z14, 64(AX)
+	JMP          logisticAVX512NT_slow0_back
+
+logisticAVX512NT_slow1:
+	VMOVUPS      128(CX), Z9
+	VMOVUPS      192(CX), Z12
+	VORPS        Z7, Z9, Z10
+	VORPS        Z7, Z12, Z13
+	VMOVUPS      Z8, Z11
+	VMOVUPS      Z8, Z14
+	VMAXPS       Z10, Z11, Z10
+	VMAXPS       Z13, Z14, Z13
+	VMOVUPS      Z0, Z11
+	VMOVUPS      Z0, Z15
+	VFMADD213PS  Z1, Z10, Z11
+	VFMADD213PS  Z1, Z13, Z15
+	VSUBPS       Z1, Z11, Z14
+	VSUBPS       Z1, Z15, Z16
+	VFNMADD231PS Z2, Z14, Z10
+	VFNMADD231PS Z2, Z16, Z13
+	VFNMADD231PS Z3, Z14, Z10
+	VFNMADD231PS Z3, Z16, Z13
+	VMULPS       Z10, Z10, Z14
+	VMULPS       Z13, Z13, Z19
+	VMULPS       Z14, Z14, Z16
+	VMULPS       Z19, Z19, Z20
+	VMOVUPS      vm_exp3<>+0(SB), Z17
+	VMOVUPS      vm_exp3<>+0(SB), Z21
+	VFMADD213PS  vm_exp2<>+0(SB), Z10, Z17
+	VFMADD213PS  vm_exp2<>+0(SB), Z13, Z21
+	VMOVUPS      vm_exp5<>+0(SB), Z18
+	VMOVUPS      vm_exp5<>+0(SB), Z22
+	VFMADD213PS  vm_exp4<>+0(SB), Z10, Z18
+	VFMADD213PS  vm_exp4<>+0(SB), Z13, Z22
+	VFMADD231PS  vm_exp6<>+0(SB), Z14, Z18
+	VFMADD231PS  vm_exp6<>+0(SB), Z19, Z22
+	VFMADD213PS  Z10, Z14, Z17
+	VFMADD213PS  Z13, Z19, Z21
+	VFMADD213PS  Z17, Z16, Z18
+	VFMADD213PS  Z21, Z20, Z22
+	VADDPS       Z6, Z18, Z18
+	VADDPS       Z6, Z22, Z22
+	VPSUBD       vm_round254<>+0(SB), Z11, Z10
+	VPSUBD       vm_round254<>+0(SB), Z15, Z14
+	VPSRAD       $0x01, Z10, Z11
+	VPSRAD       $0x01, Z14, Z13
+	VPSUBD       Z11, Z10, Z10
+	VPSUBD       Z13, Z14, Z14
+	VPSLLD       $0x17, Z11, Z11
+	VPSLLD       $0x17, Z13, Z13
+	VPSLLD       $0x17, Z10, Z10
+	VPSLLD       $0x17, Z14, Z14
+	VMULPS       Z11, Z18, Z18
+	VMULPS       Z13, Z22, Z22
+	VMULPS       Z10, Z18, Z18
+	VMULPS       Z14, Z22, Z22
+	VADDPS       Z6, Z18, Z10
+	VADDPS       Z6, Z22, Z13
+	VMOVUPS      Z6, Z11
+	VMOVUPS      Z6, Z14
+	VPMOVD2M     Z9, K1
+	VPMOVD2M     Z12, K2
+	VBLENDMPS    Z18, Z11, K1, Z11
+	VBLENDMPS    Z22, Z14, K2, Z14
+	VDIVPS       Z10, Z11, Z11
+	VDIVPS       Z13, Z14, Z14
+	VMOVAPS      Z18, Z9
+	VMOVAPS      Z22, Z10
+	VFNMADD231PS Z11, Z18, Z9
+	VFNMADD231PS Z14, Z22, Z10
+	VBLENDMPS    Z9, Z11, K1, Z11
+	VBLENDMPS    Z10, Z14, K2, Z14
+	VMOVNTPS     Z11, 128(AX)
+	VMOVNTPS     Z14, 192(AX)
+	JMP          logisticAVX512NT_slow1_back
+
+logisticAVX512NT_slow2:
+	VMOVUPS      (CX), Z9
+	VORPS        Z7, Z9, Z10
+	VMOVUPS      Z8, Z11
+	VMAXPS       Z10, Z11, Z10
+	VMOVUPS      Z0, Z11
+	VFMADD213PS  Z1, Z10, Z11
+	VSUBPS       Z1, Z11, Z12
+	VFNMADD231PS Z2, Z12, Z10
+	VFNMADD231PS Z3, Z12, Z10
+	VMULPS       Z10, Z10, Z12
+	VMULPS       Z12, Z12, Z13
+	VMOVUPS      vm_exp3<>+0(SB), Z14
+	VFMADD213PS  vm_exp2<>+0(SB), Z10, Z14
+	VMOVUPS      vm_exp5<>+0(SB), Z15
+	VFMADD213PS  vm_exp4<>+0(SB), Z10, Z15
+	VFMADD231PS  vm_exp6<>+0(SB), Z12, Z15
+	VFMADD213PS  Z10, Z12, Z14
+	VFMADD213PS  Z14, Z13, Z15
+	VADDPS       Z6, Z15, Z15
+	VPSUBD       vm_round254<>+0(SB), Z11, Z11
+	VPSRAD       $0x01, Z11, Z10
+	VPSUBD       Z10, Z11, Z11
+	VPSLLD       $0x17, Z10, Z10
+	VPSLLD       $0x17, Z11, Z11
+	VMULPS       Z10, Z15, Z15
+	VMULPS       Z11, Z15, Z15
+	VADDPS       Z6, Z15, Z10
+	VMOVUPS      Z6, Z11
+	VPMOVD2M     Z9, K1
+	VBLENDMPS    Z15, Z11, K1, Z11
+	VDIVPS       Z10, Z11, Z11
+	VMOVAPS      Z15, Z9
+	VFNMADD231PS Z11, Z15, Z9
+	VBLENDMPS    Z9, Z11, K1, Z11
+	VMOVNTPS     Z11, (AX)
+	JMP          logisticAVX512NT_slow2_back
 
 // func sumAVX(x *float32, n int) float32
 // Requires: AVX, SSE
@@ -3715,7 +5720,15 @@ DATA vm_bf16_round<>+16(SB)/4, $0x00007fff
 DATA vm_bf16_round<>+20(SB)/4, $0x00007fff
 DATA vm_bf16_round<>+24(SB)/4, $0x00007fff
 DATA vm_bf16_round<>+28(SB)/4, $0x00007fff
-GLOBL vm_bf16_round<>(SB), RODATA|NOPTR, $32
+DATA vm_bf16_round<>+32(SB)/4, $0x00007fff
+DATA vm_bf16_round<>+36(SB)/4, $0x00007fff
+DATA vm_bf16_round<>+40(SB)/4, $0x00007fff
+DATA vm_bf16_round<>+44(SB)/4, $0x00007fff
+DATA vm_bf16_round<>+48(SB)/4, $0x00007fff
+DATA vm_bf16_round<>+52(SB)/4, $0x00007fff
+DATA vm_bf16_round<>+56(SB)/4, $0x00007fff
+DATA vm_bf16_round<>+60(SB)/4, $0x00007fff
+GLOBL vm_bf16_round<>(SB), RODATA|NOPTR, $64
 
 DATA vm_one_int<>+0(SB)/4, $0x00000001
 DATA vm_one_int<>+4(SB)/4, $0x00000001
@@ -3725,7 +5738,15 @@ DATA vm_one_int<>+16(SB)/4, $0x00000001
 DATA vm_one_int<>+20(SB)/4, $0x00000001
 DATA vm_one_int<>+24(SB)/4, $0x00000001
 DATA vm_one_int<>+28(SB)/4, $0x00000001
-GLOBL vm_one_int<>(SB), RODATA|NOPTR, $32
+DATA vm_one_int<>+32(SB)/4, $0x00000001
+DATA vm_one_int<>+36(SB)/4, $0x00000001
+DATA vm_one_int<>+40(SB)/4, $0x00000001
+DATA vm_one_int<>+44(SB)/4, $0x00000001
+DATA vm_one_int<>+48(SB)/4, $0x00000001
+DATA vm_one_int<>+52(SB)/4, $0x00000001
+DATA vm_one_int<>+56(SB)/4, $0x00000001
+DATA vm_one_int<>+60(SB)/4, $0x00000001
+GLOBL vm_one_int<>(SB), RODATA|NOPTR, $64
 
 DATA vm_bf16_nan<>+0(SB)/4, $0x00007fc0
 DATA vm_bf16_nan<>+4(SB)/4, $0x00007fc0
@@ -3735,7 +5756,15 @@ DATA vm_bf16_nan<>+16(SB)/4, $0x00007fc0
 DATA vm_bf16_nan<>+20(SB)/4, $0x00007fc0
 DATA vm_bf16_nan<>+24(SB)/4, $0x00007fc0
 DATA vm_bf16_nan<>+28(SB)/4, $0x00007fc0
-GLOBL vm_bf16_nan<>(SB), RODATA|NOPTR, $32
+DATA vm_bf16_nan<>+32(SB)/4, $0x00007fc0
+DATA vm_bf16_nan<>+36(SB)/4, $0x00007fc0
+DATA vm_bf16_nan<>+40(SB)/4, $0x00007fc0
+DATA vm_bf16_nan<>+44(SB)/4, $0x00007fc0
+DATA vm_bf16_nan<>+48(SB)/4, $0x00007fc0
+DATA vm_bf16_nan<>+52(SB)/4, $0x00007fc0
+DATA vm_bf16_nan<>+56(SB)/4, $0x00007fc0
+DATA vm_bf16_nan<>+60(SB)/4, $0x00007fc0
+GLOBL vm_bf16_nan<>(SB), RODATA|NOPTR, $64
 
 // func bf16ToF32(dst *float32, src *uint16, n int)
 // Requires: AVX, AVX2

@@ -34,6 +34,36 @@ func tanhAVXNT(dst *float32, x *float32, n int)
 //go:noescape
 func logisticAVXNT(dst *float32, x *float32, n int)
 
+// expAVX512 sets dst[i] = e^x[i] for i < n (n a multiple of 16).
+//
+//go:noescape
+func expAVX512(dst *float32, x *float32, n int)
+
+// tanhAVX512 sets dst[i] = tanh(x[i]) for i < n (n a multiple of 16).
+//
+//go:noescape
+func tanhAVX512(dst *float32, x *float32, n int)
+
+// logisticAVX512 sets dst[i] = 1/(1+e^-x[i]) for i < n (n a multiple of 16).
+//
+//go:noescape
+func logisticAVX512(dst *float32, x *float32, n int)
+
+// expAVX512NT sets dst[i] = e^x[i] for i < n (n a multiple of 16). dst must be 64-byte aligned; the stores are non-temporal.
+//
+//go:noescape
+func expAVX512NT(dst *float32, x *float32, n int)
+
+// tanhAVX512NT sets dst[i] = tanh(x[i]) for i < n (n a multiple of 16). dst must be 64-byte aligned; the stores are non-temporal.
+//
+//go:noescape
+func tanhAVX512NT(dst *float32, x *float32, n int)
+
+// logisticAVX512NT sets dst[i] = 1/(1+e^-x[i]) for i < n (n a multiple of 16). dst must be 64-byte aligned; the stores are non-temporal.
+//
+//go:noescape
+func logisticAVX512NT(dst *float32, x *float32, n int)
+
 // sumAVX returns the sum of x[:n] (n a multiple of 8).
 //
 //go:noescape

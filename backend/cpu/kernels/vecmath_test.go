@@ -131,7 +131,7 @@ func TestVecMathAsmRegisters(t *testing.T) {
 		funcs := regexp.MustCompile(`(?m)^// func `).Split(string(src), -1)
 		avx512 := 0
 		for _, fn := range funcs[1:] {
-			if regexp.MustCompile(`(?m)^// Requires:.*\bAVX512F\b`).MatchString(fn) {
+			if regexp.MustCompile(`(?m)^// Requires:.*\bAVX512`).MatchString(fn) {
 				avx512++
 				continue
 			}
@@ -296,6 +296,34 @@ func TestVecMathShortcutExact(t *testing.T) {
 			for j := range 7 {
 				if math.Float32bits(fast[j]) != math.Float32bits(full[j]) {
 					t.Fatalf("%s(%v) = %v alone, %v beside a NaN", c.name, a[j], fast[j], full[j])
+				}
+			}
+		}
+	}
+}
+
+// The AVX-512 kernels give the AVX2 kernels' bits: over every float32
+// exponent and sign (sweep) with the edge values, at lengths around the
+// 16-lane vectors, and for an array long enough to store non-temporally,
+// starting off a 64-byte boundary.
+func TestVecMathWideMatchesAVX2(t *testing.T) {
+	if useAVX512Var == nil || !*useAVX512Var {
+		t.Skip("no AVX-512 kernels on this machine")
+	}
+	long := sweep(10)[:ntMin+37]
+	for _, c := range []struct {
+		name string
+		f    func(dst, x []float32)
+	}{{"Exp", ExpF32}, {"Tanh", TanhF32}, {"Logistic", LogisticF32}} {
+		for _, x := range [][]float32{sweep(12), sweep(12)[:15], sweep(12)[:17], sweep(12)[:40], long[3:]} {
+			got, want := make([]float32, len(x)+1), make([]float32, len(x)+1)
+			c.f(got[1:], x)
+			*useAVX512Var = false
+			c.f(want[1:], x)
+			*useAVX512Var = true
+			for i := range x {
+				if g, w := got[1+i], want[1+i]; math.Float32bits(g) != math.Float32bits(w) {
+					t.Fatalf("%s(%v) over %d: %v (%#x) with AVX-512, %v (%#x) with AVX2", c.name, x[i], len(x), g, math.Float32bits(g), w, math.Float32bits(w))
 				}
 			}
 		}

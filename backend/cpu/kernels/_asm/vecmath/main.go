@@ -63,11 +63,33 @@ var expm1Poly = []float32{1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 
 
 var consts = map[string]Mem{}
 
-// vconst declares a 32-byte constant of eight copies of bits, so that it
-// can be an instruction's memory operand.
+// wide says whether the unary kernel being generated is the AVX-512 one,
+// on 16-lane ZMM vectors (AVX512F and DQ, for the float logic ops and
+// VPMOVD2M); otherwise it is the AVX2 one on YMM vectors. The two do
+// the same arithmetic lane by lane, so they give the same bits.
+var wide bool
+
+// V returns a new vector register of the current width.
+func V() reg.VecVirtual {
+	if wide {
+		return ZMM()
+	}
+	return YMM()
+}
+
+// vecBytes is the current vector's size in bytes.
+func vecBytes() int {
+	if wide {
+		return 64
+	}
+	return 32
+}
+
+// vconst declares a 64-byte constant of sixteen copies of bits, so that
+// it can be a YMM or ZMM instruction's memory operand.
 func vconst(name string, bits uint32) {
 	m := GLOBL(name, RODATA|NOPTR)
-	for i := range 8 {
+	for i := range 16 {
 		DATA(4*i, U32(bits))
 	}
 	consts[name] = m
@@ -92,7 +114,7 @@ func k(name string) Op {
 func hoist(names []string) {
 	clear(hoisted)
 	for _, name := range names {
-		r := YMM()
+		r := V()
 		VMOVUPS(consts[name], r)
 		hoisted[name] = r
 	}
@@ -137,6 +159,19 @@ var (
 	logisticKeep = []string{"vm_log2e"}
 )
 
+// The AVX-512 kernels' choices: 32 registers hold more constants.
+var (
+	expKeepWide      = []string{"vm_explo", "vm_exphi", "vm_log2e", "vm_round", "vm_ln2hi", "vm_ln2lo", "vm_roundfast", "vm_fastmask", "vm_one"}
+	tanhKeepWide     = []string{"vm_abs", "vm_tanhbig", "vm_mtwo", "vm_log2e", "vm_round", "vm_ln2hi", "vm_one", "vm_two", "vm_sign", "vm_round127"}
+	logisticKeepWide = []string{"vm_log2e", "vm_round", "vm_ln2hi", "vm_ln2lo", "vm_roundfast", "vm_fastmask", "vm_one", "vm_sign", "vm_explo"}
+)
+
+const (
+	expGroupWide      = 2
+	tanhGroupWide     = 2
+	logisticGroupWide = 2
+)
+
 // How many vectors each kernel interleaves: 2 (4 do not fit in the
 // registers).
 const (
@@ -148,11 +183,11 @@ const (
 func main() {
 	ConstraintExpr("amd64,!purego")
 	declareConsts()
-	for _, nt := range []bool{false, true} {
-		unary("expAVX", "%s sets dst[i] = e^x[i] for i < n (n a multiple of 8).", expBody, &fastPath{expFirst, expRest}, expKeep, expGroup, nt)
-		unary("tanhAVX", "%s sets dst[i] = tanh(x[i]) for i < n (n a multiple of 8).", tanhBody, nil, tanhKeep, tanhGroup, nt)
-		unary("logisticAVX", "%s sets dst[i] = 1/(1+e^-x[i]) for i < n (n a multiple of 8).", logisticBody, &fastPath{logisticFirst, logisticRest}, logisticKeep, logisticGroup, nt)
+	for _, w := range []bool{false, true} {
+		wide = w
+		unaryKernels()
 	}
+	wide = false
 	sumKernel()
 	extremeKernel("maxAVX", "maxAVX returns the largest of x[:n] (n a positive multiple of 8), NaN if any is NaN.", true)
 	extremeKernel("minAVX", "minAVX returns the smallest of x[:n] (n a positive multiple of 8), NaN if any is NaN.", false)
@@ -165,6 +200,20 @@ func main() {
 	Generate()
 }
 
+// unaryKernels emits exp, tanh and logistic at the current width, with
+// ordinary and non-temporal stores.
+func unaryKernels() {
+	for _, nt := range []bool{false, true} {
+		ek, tk, lk, eg, tg, lg := expKeep, tanhKeep, logisticKeep, expGroup, tanhGroup, logisticGroup
+		if wide {
+			ek, tk, lk, eg, tg, lg = expKeepWide, tanhKeepWide, logisticKeepWide, expGroupWide, tanhGroupWide, logisticGroupWide
+		}
+		unary("expAVX", "%s sets dst[i] = e^x[i] for i < n (n a multiple of %d).", expBody, &fastPath{expFirst, expRest}, ek, eg, nt)
+		unary("tanhAVX", "%s sets dst[i] = tanh(x[i]) for i < n (n a multiple of %d).", tanhBody, nil, tk, tg, nt)
+		unary("logisticAVX", "%s sets dst[i] = 1/(1+e^-x[i]) for i < n (n a multiple of %d).", logisticBody, &fastPath{logisticFirst, logisticRest}, lk, lg, nt)
+	}
+}
+
 // unary emits a loop mapping body over n floats, four vectors per
 // iteration in groups of group whose instructions are interleaved, then
 // one vector at a time. The body functions build their instructions with
@@ -175,15 +224,22 @@ func main() {
 // before overwriting them, a third of the memory traffic, and does not
 // evict useful data for output nobody will read soon.
 func unary(name, doc string, body func(x reg.VecVirtual) reg.VecVirtual, fast *fastPath, keep []string, group int, nt bool) {
+	vb := vecBytes()
+	lanes := vb / 4
 	storeInst := func(x, m Op) *ir.Instruction { return must(x86.VMOVUPS(x, m)) }
+	if wide {
+		name = strings.Replace(name, "AVX", "AVX512", 1)
+	}
+	doc = fmt.Sprintf(doc, name, lanes)
 	if nt {
 		name += "NT"
-		doc += " dst must be 32-byte aligned; the stores are non-temporal."
+		doc = strings.Replace(doc, name[:len(name)-2], name, 1)
+		doc += fmt.Sprintf(" dst must be %d-byte aligned; the stores are non-temporal.", vb)
 		storeInst = func(x, m Op) *ir.Instruction { return must(x86.VMOVNTPS(x, m)) }
 	}
 	TEXT(name, NOSPLIT, "func(dst, x *float32, n int)")
 	Pragma("noescape")
-	Doc(strings.Replace(doc, "%s", name, 1))
+	Doc(doc)
 	dst := Load(Param("dst"), GP64())
 	src := Load(Param("x"), GP64())
 	n := Load(Param("n"), GP64())
@@ -199,7 +255,7 @@ func unary(name, doc string, body func(x reg.VecVirtual) reg.VecVirtual, fast *f
 		lists := make([][]*ir.Instruction, len(offs))
 		for v, off := range offs {
 			recording = &lists[v]
-			x := YMM()
+			x := V()
 			rec(x86.VMOVUPS(Mem{Base: src, Disp: off}, x))
 			y := body(x)
 			recording = nil
@@ -224,7 +280,7 @@ func unary(name, doc string, body func(x reg.VecVirtual) reg.VecVirtual, fast *f
 		var us []reg.VecVirtual
 		for v, off := range offs {
 			recording = &firsts[v]
-			x := YMM()
+			x := V()
 			rec(x86.VMOVUPS(Mem{Base: src, Disp: off}, x))
 			st, u := fast.first(x)
 			us = append(us, u)
@@ -234,11 +290,22 @@ func unary(name, doc string, body func(x reg.VecVirtual) reg.VecVirtual, fast *f
 			rests[v] = append(rests[v], storeInst(y, Mem{Base: dst, Disp: off}))
 		}
 		emitInterleaved(firsts)
-		for _, u := range us[1:] {
-			VPOR(u, us[0], us[0])
-		}
 		label := fmt.Sprintf("%s_slow%d", name, len(slow))
-		VPTEST(k("vm_fastmask"), us[0])
+		if wide { // VPTEST has no ZMM form: test into a mask
+			out := K()
+			VPTESTMD(k("vm_fastmask"), us[0], out)
+			for _, u := range us[1:] {
+				m := K()
+				VPTESTMD(k("vm_fastmask"), u, m)
+				KORW(m, out, out)
+			}
+			KORTESTW(out, out)
+		} else {
+			for _, u := range us[1:] {
+				VPOR(u, us[0], us[0])
+			}
+			VPTEST(k("vm_fastmask"), us[0])
+		}
 		JNZ(LabelRef(label))
 		emitInterleaved(rests)
 		back := label + "_back"
@@ -251,27 +318,27 @@ func unary(name, doc string, body func(x reg.VecVirtual) reg.VecVirtual, fast *f
 	}
 	alignLoop()
 	Label(name + "_loop4")
-	CMPQ(n, Imm(32))
+	CMPQ(n, Imm(uint64(4*lanes)))
 	JL(LabelRef(name + "_loop1"))
 	for g := 0; g < 4; g += group {
 		offs := make([]int, group)
 		for i := range offs {
-			offs[i] = 32 * (g + i)
+			offs[i] = vb * (g + i)
 		}
 		one(offs...)
 	}
-	ADDQ(U32(128), src)
-	ADDQ(U32(128), dst)
-	SUBQ(Imm(32), n)
+	ADDQ(U32(4*vb), src)
+	ADDQ(U32(4*vb), dst)
+	SUBQ(Imm(uint64(4*lanes)), n)
 	JMP(LabelRef(name + "_loop4"))
 	alignLoop()
 	Label(name + "_loop1")
 	TESTQ(n, n)
 	JZ(LabelRef(name + "_done"))
 	one(0)
-	ADDQ(Imm(32), src)
-	ADDQ(Imm(32), dst)
-	SUBQ(Imm(8), n)
+	ADDQ(Imm(uint64(vb)), src)
+	ADDQ(Imm(uint64(vb)), dst)
+	SUBQ(Imm(uint64(lanes)), n)
 	JMP(LabelRef(name + "_loop1"))
 	Label(name + "_done")
 	if nt {
@@ -336,11 +403,11 @@ func clamp(x reg.VecVirtual, lo, hi Op) reg.VecVirtual {
 		if _, ok := c.(Mem); !ok {
 			return c
 		}
-		r := YMM()
+		r := V()
 		rec(x86.VMOVUPS(c, r))
 		return r
 	}
-	y := YMM()
+	y := V()
 	rec(x86.VMAXPS(x, inReg(lo), y))
 	rec(x86.VMINPS(y, inReg(hi), y))
 	return y
@@ -352,10 +419,10 @@ func clamp(x reg.VecVirtual, lo, hi Op) reg.VecVirtual {
 // x - n·ln2Hi, off by n·ln2Lo (|n|·2e-9), which is enough where 2^n
 // scales the error down as fast as n grows (tanh's e^r - 1).
 func expReduce(x reg.VecVirtual, lo bool) (t reg.VecVirtual) {
-	t = YMM()
+	t = V()
 	rec(x86.VMOVUPS(k("vm_log2e"), t))
 	rec(x86.VFMADD213PS(k("vm_round"), x, t)) // t = x·log2e + round
-	nf := YMM()
+	nf := V()
 	rec(x86.VSUBPS(k("vm_round"), t, nf)) // n as a float
 	rec(x86.VFNMADD231PS(k("vm_ln2hi"), nf, x))
 	if lo {
@@ -372,7 +439,7 @@ func expReduce(x reg.VecVirtual, lo bool) (t reg.VecVirtual) {
 func expCore(x reg.VecVirtual) reg.VecVirtual {
 	t := expReduce(x, true)
 	p := expPolyEstrin(x)
-	n1, n2 := YMM(), YMM()
+	n1, n2 := V(), V()
 	rec(x86.VPSUBD(k("vm_round254"), t, n2)) // n+254
 	rec(x86.VPSRAD(Imm(1), n2, n1))          // n1+127
 	rec(x86.VPSUBD(n1, n2, n2))              // n2+127
@@ -390,7 +457,7 @@ func expCore(x reg.VecVirtual) reg.VecVirtual {
 // a shorter dependency chain than Horner's (c0 = c1 = 1), with the 1
 // added last so that only one rounding happens at the result's scale.
 func expPolyEstrin(r reg.VecVirtual) reg.VecVirtual {
-	r2, r4, a, b := YMM(), YMM(), YMM(), YMM()
+	r2, r4, a, b := V(), V(), V(), V()
 	rec(x86.VMULPS(r, r, r2))
 	rec(x86.VMULPS(r2, r2, r4))
 	rec(x86.VMOVUPS(k("vm_exp3"), a))
@@ -407,7 +474,7 @@ func expPolyEstrin(r reg.VecVirtual) reg.VecVirtual {
 // expm1PolyEstrin evaluates e^r - 1 with expm1Poly as
 // r + r²·(((p0 + p1·r) + r²·(p2 + p3·r)) + r⁴·((p4 + p5·r) + r²·p6)).
 func expm1PolyEstrin(r reg.VecVirtual) reg.VecVirtual {
-	r2, r4, a, b, c := YMM(), YMM(), YMM(), YMM(), YMM()
+	r2, r4, a, b, c := V(), V(), V(), V(), V()
 	rec(x86.VMULPS(r, r, r2))
 	rec(x86.VMULPS(r2, r2, r4))
 	rec(x86.VMOVUPS(k("vm_expm1_1"), a))
@@ -431,7 +498,7 @@ func expBody(x reg.VecVirtual) reg.VecVirtual {
 // (round + n) and u is n - fastLo as an integer.
 func expFirst(x reg.VecVirtual) ([]reg.VecVirtual, reg.VecVirtual) {
 	t := expReduce(x, true)
-	u := YMM()
+	u := V()
 	rec(x86.VPSUBD(k("vm_roundfast"), t, u))
 	return []reg.VecVirtual{t}, u
 }
@@ -456,9 +523,9 @@ func expRest(r reg.VecVirtual, st []reg.VecVirtual) reg.VecVirtual {
 // normal). N/(2-N) ≥ 0 (+0 for ±0), so x's sign goes in with one XOR.
 // NaN stays NaN: the MINPS returns it, its second source.
 func tanhBody(x reg.VecVirtual) reg.VecVirtual {
-	a := YMM()
+	a := V()
 	rec(x86.VANDPS(k("vm_abs"), x, a))
-	y := YMM()
+	y := V()
 	rec(x86.VMOVUPS(k("vm_tanhbig"), y))
 	rec(x86.VMINPS(a, y, y))
 	rec(x86.VMULPS(k("vm_mtwo"), y, y))
@@ -466,11 +533,11 @@ func tanhBody(x reg.VecVirtual) reg.VecVirtual {
 	q := expm1PolyEstrin(y)
 	rec(x86.VPSUBD(k("vm_round127"), t, t)) // n+127
 	rec(x86.VPSLLD(Imm(23), t, t))          // 2^n
-	oms := YMM()
+	oms := V()
 	rec(x86.VMOVUPS(k("vm_one"), oms))
 	rec(x86.VSUBPS(t, oms, oms))     // 1 - 2^n
 	rec(x86.VFNMADD213PS(oms, q, t)) // N = (1 - 2^n) - 2^n·q
-	den := YMM()
+	den := V()
 	rec(x86.VMOVUPS(k("vm_two"), den))
 	rec(x86.VSUBPS(t, den, den))
 	rec(x86.VDIVPS(den, t, t)) // N/(2-N)
@@ -483,11 +550,11 @@ func tanhBody(x reg.VecVirtual) reg.VecVirtual {
 // q = 1/(1+E) for x ≥ 0 and q = E/(1+E) for x < 0, one division either
 // way.
 func logisticBody(x reg.VecVirtual) reg.VecVirtual {
-	a := YMM()
+	a := V()
 	rec(x86.VORPS(k("vm_sign"), x, a)) // -|x|
 	// -|x| ≤ 0 needs only the lower clamp; MAXPS returns a, its second
 	// source, if a is NaN.
-	lo := YMM()
+	lo := V()
 	rec(x86.VMOVUPS(k("vm_explo"), lo))
 	rec(x86.VMAXPS(a, lo, a))
 	return logisticFinish(x, expCore(a))
@@ -495,24 +562,47 @@ func logisticBody(x reg.VecVirtual) reg.VecVirtual {
 
 // logisticFinish returns logistic(x) given e = e^-|x|.
 func logisticFinish(x, e reg.VecVirtual) reg.VecVirtual {
-	den, num := YMM(), YMM()
+	den, num := V(), V()
 	rec(x86.VADDPS(k("vm_one"), e, den))
 	rec(x86.VMOVUPS(k("vm_one"), num))
-	rec(x86.VBLENDVPS(x, e, num, num)) // by x's sign bit
+	neg := blendBySign(x, e, num) // by x's sign bit
 	rec(x86.VDIVPS(den, num, num))
 	// For x < 0, E/(1+E) = E - E·q: the rounding of 1+E (up to half a
 	// ULP of q) then enters only through E·q, which is E times the
 	// result, so small E (very negative x) get it scaled down.
-	fix := YMM()
+	fix := V()
 	rec(x86.VMOVAPS(e, fix))
 	rec(x86.VFNMADD231PS(num, e, fix)) // E - E·q
-	rec(x86.VBLENDVPS(x, fix, num, num))
+	blendBySignAgain(neg, x, fix, num)
 	return num
+}
+
+// blendBySign sets dst's lanes to src's where x's sign bit is set, and
+// returns what blendBySignAgain needs to do that again for the same x:
+// AVX2 blends by the sign bit itself; AVX-512 has no such blend and
+// takes the sign bits into a mask first.
+func blendBySign(x, src, dst reg.VecVirtual) reg.Register {
+	if !wide {
+		rec(x86.VBLENDVPS(x, src, dst, dst))
+		return nil
+	}
+	m := K()
+	rec(x86.VPMOVD2M(x, m))
+	rec(x86.VBLENDMPS(src, dst, m, dst))
+	return m
+}
+
+func blendBySignAgain(m reg.Register, x, src, dst reg.VecVirtual) {
+	if !wide {
+		rec(x86.VBLENDVPS(x, src, dst, dst))
+		return
+	}
+	rec(x86.VBLENDMPS(src, dst, m, dst))
 }
 
 // logisticFirst starts logistic's shortcut: e^-|x| by expFirst.
 func logisticFirst(x reg.VecVirtual) ([]reg.VecVirtual, reg.VecVirtual) {
-	a := YMM()
+	a := V()
 	rec(x86.VORPS(k("vm_sign"), x, a)) // -|x|
 	st, u := expFirst(a)
 	return append(st, a), u
