@@ -310,7 +310,7 @@ func TestVecMathWideMatchesAVX2(t *testing.T) {
 	if useAVX512Var == nil || !*useAVX512Var {
 		t.Skip("no AVX-512 kernels on this machine")
 	}
-	long := sweep(10)[:ntMin+37]
+	long := sweep(10)[:StreamMin+37]
 	for _, c := range []struct {
 		name string
 		f    func(dst, x []float32)
