@@ -13,6 +13,10 @@ py=/usr/bin/python3 # Debian's python, where python3-numpy and python3-torch liv
 export OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 MKL_NUM_THREADS=2 GOMAXPROCS=2
 
 $py -c 'import numpy, torch' 2>/dev/null || apt-get install -y python3-numpy python3-torch >&2
+# numpy's peer is OpenBLAS: without libopenblas0-pthread, Debian's numpy runs the reference BLAS
+# (about 4 GFLOP/s, seen on a machine that had numpy but not OpenBLAS).
+dpkg -s libopenblas0-pthread >/dev/null 2>&1 || apt-get install -y libopenblas0-pthread >&2
+export NUMPY_BLAS=$(readlink -f /etc/alternatives/libblas.so.3-x86_64-linux-gnu 2>/dev/null || echo unknown)
 [ -d "$here/node_modules/onnxruntime-node" ] ||
 	npm install --prefix "$here" --ignore-scripts --no-save --no-audit --no-fund onnxruntime-node >&2
 
@@ -81,7 +85,7 @@ machine = (f"{cpu['Model name']} (family {cpu.get('CPU family')} model {cpu.get(
 go = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True).stdout.strip()
 date = subprocess.run(["date", "-u", "+%Y-%m-%d %H:%M UTC"], capture_output=True, text=True).stdout.strip()
 print(f"Date: {date}. Machine (lscpu): {machine}, {os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') / 2**30:.0f} GiB.")
-print(f"Engines: Axle ({go}), numpy {numpy.__version__}, PyTorch {torch.__version__}, onnxruntime-node {os.environ.get('ORT_VERSION', '?')}; "
+print(f"Engines: Axle ({go}), numpy {numpy.__version__} (BLAS: {os.environ.get('NUMPY_BLAS', '?')}), PyTorch {torch.__version__}, onnxruntime-node {os.environ.get('ORT_VERSION', '?')}; "
       "2 threads each, OMP_WAIT_POLICY=passive, ORT session.intra_op.allow_spinning=0.")
 print(f"Load before: {open(f'{d}/load.before').read().strip()}")
 print(f"Load after:  {open(f'{d}/load.after').read().strip()}")
