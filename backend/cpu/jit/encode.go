@@ -5,9 +5,12 @@ package jit
 import "encoding/binary"
 
 // An x86-64 encoder for the few instructions the generated loops use:
-// AVX2/FMA on YMM registers with VEX prefixes, and the scalar moves,
+// AVX2/FMA on YMM registers with VEX prefixes, their AVX-512 twins on
+// ZMM registers with EVEX prefixes (asm.wide), and the scalar moves,
 // adds, compares and jumps of the loop around them. Operands follow
-// Intel's order (destination first) throughout.
+// Intel's order (destination first) throughout. Wide code keeps to the
+// first 16 vector registers, as the allocator hands out 16, and uses k1
+// as its one mask register, set and read by the same instruction pair.
 
 // General-purpose registers, by their encoding numbers.
 const (
@@ -64,6 +67,8 @@ func bit(b bool) int {
 
 type asm struct {
 	b []byte
+	// wide selects the EVEX (512-bit) forms of the vector instructions.
+	wide bool
 	// jumps are the displacements of the shortcut tests' JNZs, for the
 	// generator to point at the full block.
 	jumps []int
@@ -77,7 +82,12 @@ func (a *asm) byte(bs ...byte) { a.b = append(a.b, bs...) }
 // no-displacement encoding means something else), a byte, or 32 bits.
 // With the two-byte VEX form (vexL) this makes chain10's loops a fifth
 // shorter: less to fetch and to hold in the instruction caches.
-func (a *asm) modrm(reg int, o rm) {
+func (a *asm) modrm(reg int, o rm) { a.modrmN(reg, o, 1) }
+
+// modrmN is modrm with EVEX's compressed displacement: a one-byte
+// displacement counts units of n bytes (the memory operand's size), so
+// it is used only for a multiple of n that fits.
+func (a *asm) modrmN(reg int, o rm, n int32) {
 	if !o.isMem {
 		a.byte(0xC0 | byte(reg&7)<<3 | byte(o.reg&7))
 		return
@@ -87,7 +97,7 @@ func (a *asm) modrm(reg int, o rm) {
 	switch {
 	case m.disp == 0 && m.base&7 != 5:
 		mod = 0
-	case m.disp >= -128 && m.disp <= 127:
+	case m.disp%n == 0 && m.disp/n >= -128 && m.disp/n <= 127:
 		mod = 0x40
 	}
 	if m.index < 0 && m.base&7 != 4 {
@@ -101,7 +111,7 @@ func (a *asm) modrm(reg int, o rm) {
 	}
 	switch mod {
 	case 0x40:
-		a.byte(byte(int8(m.disp)))
+		a.byte(byte(int8(m.disp / n)))
 	case 0x80:
 		a.b = binary.LittleEndian.AppendUint32(a.b, uint32(m.disp))
 	}
@@ -145,6 +155,41 @@ func (a *asm) vexL(mapSel, pp byte, w, l256 bool, op byte, reg, v int, o rm) {
 	a.modrm(reg, o)
 }
 
+// evex appends a 512-bit EVEX instruction: the fields as vex's, with k
+// the opmask register that masks the result (0: none), and n the size
+// in bytes of a memory operand, the unit of a one-byte displacement.
+func (a *asm) evex(mapSel, pp byte, w bool, op byte, reg, v int, o rm, k int, n int32) {
+	x, b := 0, o.reg>>3&1
+	if o.isMem {
+		b = o.m.base >> 3 & 1
+		if o.m.index >= 0 {
+			x = o.m.index >> 3 & 1
+		}
+	} else {
+		x = o.reg >> 4 & 1 // a register operand's fifth bit
+	}
+	a.byte(0x62,
+		byte(1-reg>>3&1)<<7|byte(1-x)<<6|byte(1-b)<<5|byte(1-reg>>4&1)<<4|mapSel,
+		byte(bit(w))<<7|byte(^v&15)<<3|1<<2|pp,
+		2<<5|byte(1-v>>4&1)<<3|byte(k&7), // L'L = 10: 512 bits
+		op)
+	a.modrmN(reg, o, n)
+}
+
+// vec appends a vector instruction on whole registers: VEX on YMM, or
+// EVEX on ZMM when wide (the same map, prefix and opcode).
+func (a *asm) vec(mapSel, pp byte, op byte, reg, v int, o rm) {
+	if a.wide {
+		a.evex(mapSel, pp, false, op, reg, v, o, 0, 64)
+		return
+	}
+	a.vex(mapSel, pp, false, op, reg, v, o)
+}
+
+// kScratch is the mask register wide code uses: compares write it,
+// blends and tests read it, each right after it was written.
+const kScratch = 1
+
 // Packed single-precision arithmetic: dst = src1 op src2.
 const (
 	opSqrt  = 0x51
@@ -163,29 +208,43 @@ const (
 	opPAnd  = 0xDB // 66 0F
 )
 
-func (a *asm) ps(op byte, dst, src1 int, src2 rm) { a.vex(map0F, ppNone, false, op, dst, src1, src2) }
+func (a *asm) ps(op byte, dst, src1 int, src2 rm) { a.vec(map0F, ppNone, op, dst, src1, src2) }
 
 // pd is a packed-integer op of the 66 0F map (VPSUBD, VPADDD).
-func (a *asm) pd(op byte, dst, src1 int, src2 rm) { a.vex(map0F, pp66, false, op, dst, src1, src2) }
+func (a *asm) pd(op byte, dst, src1 int, src2 rm) { a.vec(map0F, pp66, op, dst, src1, src2) }
 
-func (a *asm) sqrt(dst int, src rm) { a.vex(map0F, ppNone, false, opSqrt, dst, 0, src) }
+func (a *asm) sqrt(dst int, src rm) { a.vec(map0F, ppNone, opSqrt, dst, 0, src) }
 
-func (a *asm) load(dst int, m mem)  { a.vex(map0F, ppNone, false, 0x10, dst, 0, at(m)) }
-func (a *asm) store(m mem, src int) { a.vex(map0F, ppNone, false, 0x11, src, 0, at(m)) }
+func (a *asm) load(dst int, m mem)  { a.vec(map0F, ppNone, 0x10, dst, 0, at(m)) }
+func (a *asm) store(m mem, src int) { a.vec(map0F, ppNone, 0x11, src, 0, at(m)) }
 
-// storeNT is VMOVNTPS: m must be 32-byte aligned.
-func (a *asm) storeNT(m mem, src int) { a.vex(map0F, ppNone, false, 0x2B, src, 0, at(m)) }
+// storeNT is VMOVNTPS: m must be aligned to the vector's size.
+func (a *asm) storeNT(m mem, src int) { a.vec(map0F, ppNone, 0x2B, src, 0, at(m)) }
 
-func (a *asm) mov(dst, src int) { a.vex(map0F, ppNone, false, 0x28, dst, 0, ymm(src)) } // VMOVAPS
+func (a *asm) mov(dst, src int) { a.vec(map0F, ppNone, 0x28, dst, 0, ymm(src)) } // VMOVAPS
 
-// cmp is VCMPPS with predicate pred: dst = src1 pred src2, as a mask.
+// cmp is VCMPPS with predicate pred: dst = src1 pred src2, as a mask
+// (all ones or zero in each lane). Wide, VCMPPS writes k1, and
+// VPMOVM2D spreads it into dst's lanes.
 func (a *asm) cmp(pred byte, dst, src1 int, src2 rm) {
+	if a.wide {
+		a.evex(map0F, ppNone, false, 0xC2, kScratch, src1, src2, 0, 64)
+		a.byte(pred)
+		a.evex(map0F38, ppF3, false, 0x38, dst, 0, ymm(kScratch), 0, 64)
+		return
+	}
 	a.vex(map0F, ppNone, false, 0xC2, dst, src1, src2)
 	a.byte(pred)
 }
 
-// blendv is VBLENDVPS: dst = mask's sign bit ? src2 : src1.
+// blendv is VBLENDVPS: dst = mask's sign bit ? src2 : src1. Wide, the
+// sign bits go into k1 (VPMOVD2M) and VBLENDMPS blends by it.
 func (a *asm) blendv(dst, src1 int, src2 rm, mask int) {
+	if a.wide {
+		a.evex(map0F38, ppF3, false, 0x39, kScratch, 0, ymm(mask), 0, 64)
+		a.evex(map0F38, pp66, false, 0x65, dst, src1, src2, kScratch, 64)
+		return
+	}
 	a.vex(map0F3A, pp66, false, 0x4A, dst, src1, src2)
 	a.byte(byte(mask) << 4)
 }
@@ -218,12 +277,12 @@ const (
 	fnmadd231 = 0xBC
 )
 
-func (a *asm) fma(op byte, dst, src1 int, src2 rm) { a.vex(map0F38, pp66, false, op, dst, src1, src2) }
+func (a *asm) fma(op byte, dst, src1 int, src2 rm) { a.vec(map0F38, pp66, op, dst, src1, src2) }
 
 // shift is VPSRAD (ext 4) or VPSLLD (ext 6) by an immediate: dst = src
 // shifted, dst in VEX.vvvv.
 func (a *asm) shift(ext int, dst, src int, n byte) {
-	a.vex(map0F, pp66, false, 0x72, ext, dst, ymm(src))
+	a.vec(map0F, pp66, 0x72, ext, dst, ymm(src))
 	a.byte(n)
 }
 
@@ -302,12 +361,27 @@ func (a *asm) decMem(m mem) {
 }
 
 // broadcast is VBROADCASTSS dst, DWORD [m].
-func (a *asm) broadcast(dst int, m mem) { a.vex(map0F38, pp66, false, 0x18, dst, 0, at(m)) }
-func (a *asm) jmp() int                 { a.byte(0xE9, 0, 0, 0, 0); return len(a.b) - 4 }
-func (a *asm) jnz() int                 { a.byte(0x0F, 0x85, 0, 0, 0, 0); return len(a.b) - 4 }
+func (a *asm) broadcast(dst int, m mem) {
+	if a.wide {
+		a.evex(map0F38, pp66, false, 0x18, dst, 0, at(m), 0, 4)
+		return
+	}
+	a.vex(map0F38, pp66, false, 0x18, dst, 0, at(m))
+}
+func (a *asm) jmp() int { a.byte(0xE9, 0, 0, 0, 0); return len(a.b) - 4 }
+func (a *asm) jnz() int { a.byte(0x0F, 0x85, 0, 0, 0, 0); return len(a.b) - 4 }
 
-// ptest sets ZF when x AND o is all zeros (VPTEST).
-func (a *asm) ptest(x int, o rm) { a.vex(map0F38, pp66, false, 0x17, x, 0, o) }
+// ptest sets ZF when x AND o is all zeros (VPTEST). Wide, VPTESTMD
+// sets k1's bits for the lanes that are not, and KORTESTW sets ZF if
+// none is.
+func (a *asm) ptest(x int, o rm) {
+	if a.wide {
+		a.evex(map0F38, pp66, false, 0x27, kScratch, x, o, 0, 64)
+		a.byte(0xC5, 0xF8, 0x98, 0xC0|kScratch<<3|kScratch) // KORTESTW k1, k1
+		return
+	}
+	a.vex(map0F38, pp66, false, 0x17, x, 0, o)
+}
 
 // patch points the jump whose displacement is at off to target.
 func (a *asm) patch(off, target int) {

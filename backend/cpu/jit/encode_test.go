@@ -152,3 +152,68 @@ func TestEncodingShortest(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodingWideDisassembles is TestEncodingDisassembles for the EVEX
+// (AVX-512) forms wide code uses, compressed displacements included.
+func TestEncodingWideDisassembles(t *testing.T) {
+	objdump, err := exec.LookPath("objdump")
+	if err != nil {
+		t.Skip("objdump (binutils) not installed")
+	}
+	cases := []struct {
+		emit func(a *asm)
+		want []string
+	}{
+		{func(a *asm) { a.ps(opAdd, 3, 5, ymm(9)) }, []string{"vaddps zmm3,zmm5,zmm9"}},
+		{func(a *asm) { a.ps(opAdd, 12, 1, at(mem{base: rdx, index: -1, disp: 0x40})) }, []string{"vaddps zmm12,zmm1,ZMMWORD PTR [rdx+0x40]"}},
+		{func(a *asm) { a.ps(opSub, 0, 15, at(mem{base: r12, index: rsi})) }, []string{"vsubps zmm0,zmm15,ZMMWORD PTR [r12+rsi*1]"}},
+		{func(a *asm) { a.ps(opMul, 7, 7, at(mem{base: rdi, index: -1, disp: 0x58})) }, []string{"vmulps zmm7,zmm7,ZMMWORD PTR [rdi+0x58]"}},
+		{func(a *asm) { a.ps(opMul, 9, 3, at(mem{base: rdx, index: -1, disp: -8192})) }, []string{"vmulps zmm9,zmm3,ZMMWORD PTR [rdx-0x2000]"}},
+		{func(a *asm) { a.ps(opMul, 9, 3, at(mem{base: rdx, index: -1, disp: 8192})) }, []string{"vmulps zmm9,zmm3,ZMMWORD PTR [rdx+0x2000]"}},
+		{func(a *asm) { a.ps(opDiv, 1, 2, ymm(3)) }, []string{"vdivps zmm1,zmm2,zmm3"}},
+		{func(a *asm) { a.ps(opMax, 1, 2, ymm(3)) }, []string{"vmaxps zmm1,zmm2,zmm3"}},
+		{func(a *asm) { a.ps(opMin, 8, 2, ymm(13)) }, []string{"vminps zmm8,zmm2,zmm13"}},
+		{func(a *asm) { a.ps(opAnd, 1, 2, at(mem{base: rdx, index: -1, disp: 0x80})) }, []string{"vandps zmm1,zmm2,ZMMWORD PTR [rdx+0x80]"}},
+		{func(a *asm) { a.ps(opOr, 1, 2, ymm(3)) }, []string{"vorps  zmm1,zmm2,zmm3"}},
+		{func(a *asm) { a.ps(opXor, 10, 2, ymm(11)) }, []string{"vxorps zmm10,zmm2,zmm11"}},
+		{func(a *asm) { a.load(2, mem{base: rax, index: rsi, scale: 4, disp: 0x40}) }, []string{"vmovups zmm2,ZMMWORD PTR [rax+rsi*4+0x40]"}},
+		{func(a *asm) { a.load(10, mem{base: r13, index: -1, disp: 8}) }, []string{"vmovups zmm10,ZMMWORD PTR [r13+0x8]"}},
+		{func(a *asm) { a.store(mem{base: r8, index: rsi, scale: 4, disp: 0x80}, 11) }, []string{"vmovups ZMMWORD PTR [r8+rsi*4+0x80],zmm11"}},
+		{func(a *asm) { a.storeNT(mem{base: r9, index: r11, scale: 4}, 4) }, []string{"vmovntps ZMMWORD PTR [r9+r11*4],zmm4"}},
+		{func(a *asm) { a.mov(9, 2) }, []string{"vmovaps zmm9,zmm2"}},
+		{func(a *asm) { a.sqrt(1, ymm(14)) }, []string{"vsqrtps zmm1,zmm14"}},
+		{func(a *asm) { a.cmp(unordered, 3, 4, ymm(4)) }, []string{"vcmpunordps k1,zmm4,zmm4", "vpmovm2d zmm3,k1"}},
+		{func(a *asm) { a.cmp(0x0D, 12, 4, at(mem{base: rdi, index: -1, disp: 0x80})) }, []string{"vcmpgeps k1,zmm4,ZMMWORD PTR [rdi+0x80]", "vpmovm2d zmm12,k1"}},
+		{func(a *asm) { a.blendv(5, 6, ymm(13), 8) }, []string{"vpmovd2m k1,zmm8", "vblendmps zmm5{k1},zmm6,zmm13"}},
+		{func(a *asm) { a.blendv(9, 10, ymm(1), 14) }, []string{"vpmovd2m k1,zmm14", "vblendmps zmm9{k1},zmm10,zmm1"}},
+		{func(a *asm) { a.fma(fmadd213, 1, 2, at(mem{base: rdx, index: -1, disp: 0x100})) }, []string{"vfmadd213ps zmm1,zmm2,ZMMWORD PTR [rdx+0x100]"}},
+		{func(a *asm) { a.fma(fmadd231, 10, 11, ymm(12)) }, []string{"vfmadd231ps zmm10,zmm11,zmm12"}},
+		{func(a *asm) { a.fma(fnmadd231, 3, 4, at(mem{base: rdx, index: -1, disp: 0x20})) }, []string{"vfnmadd231ps zmm3,zmm4,ZMMWORD PTR [rdx+0x20]"}},
+		{func(a *asm) { a.fma(fnmadd213, 3, 9, ymm(2)) }, []string{"vfnmadd213ps zmm3,zmm9,zmm2"}},
+		{func(a *asm) { a.pd(opPSubD, 1, 2, at(mem{base: rdx, index: -1})) }, []string{"vpsubd zmm1,zmm2,ZMMWORD PTR [rdx]"}},
+		{func(a *asm) { a.pd(opPAddD, 4, 5, ymm(12)) }, []string{"vpaddd zmm4,zmm5,zmm12"}},
+		{func(a *asm) { a.pd(opPAnd, 4, 5, at(mem{base: rdx, index: -1, disp: 0x40})) }, []string{"vpandd zmm4,zmm5,ZMMWORD PTR [rdx+0x40]"}},
+		{func(a *asm) { a.shift(shiftRightArith, 3, 12, 1) }, []string{"vpsrad zmm3,zmm12,0x1"}},
+		{func(a *asm) { a.shift(shiftLeft, 10, 10, 23) }, []string{"vpslld zmm10,zmm10,0x17"}},
+		{func(a *asm) { a.shift(shiftRightLogical, 2, 9, 16) }, []string{"vpsrld zmm2,zmm9,0x10"}},
+		{func(a *asm) { a.broadcast(0, mem{base: rsi, index: -1}) }, []string{"vbroadcastss zmm0,DWORD PTR [rsi]"}},
+		{func(a *asm) { a.broadcast(3, mem{base: rdi, index: -1, disp: 0x10}) }, []string{"vbroadcastss zmm3,DWORD PTR [rdi+0x10]"}},
+		{func(a *asm) { a.ptest(11, at(mem{base: rdx, index: -1, disp: 0x40})) }, []string{"vptestmd k1,zmm11,ZMMWORD PTR [rdx+0x40]", "kortestw k1,k1"}},
+		{func(a *asm) { a.ptest(2, ymm(9)) }, []string{"vptestmd k1,zmm2,zmm9", "kortestw k1,k1"}},
+	}
+	a := asm{wide: true}
+	var want []string
+	for _, c := range cases {
+		c.emit(&a)
+		want = append(want, c.want...)
+	}
+	got := disassemble(t, objdump, a.b)
+	if len(got) != len(want) {
+		t.Fatalf("objdump found %d instructions, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("instruction %d: disassembles to %q, want %q", i, got[i], want[i])
+		}
+	}
+}

@@ -16,32 +16,43 @@ import (
 // Available says whether generated code runs here.
 var Available = cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv("AXLE_JIT") != "off"
 
+// wideCode says whether programs of f32 arrays are generated as 16-lane
+// AVX-512 code: on machines with AVX-512 F and DQ (VPMOVM2D, VPMOVD2M,
+// the float logic ops), unless AXLE_KERNELS=avx2 asks for AVX2 only, as
+// it does of the kernels. It gives the 8-lane code's bits.
+var wideCode = Available && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && os.Getenv("AXLE_KERNELS") != "avx2"
+
 //go:noescape
 func call(code uintptr, args unsafe.Pointer)
 
 // args is the block the generated code reads (gen.go's arg offsets). The
-// code reads splats and spills as whole 32-byte vectors, which must not
-// straddle cache lines (on the stack, 8-byte aligned, the block made
-// gelu's loop five times slower), so a block lives in a pointer-free
-// buffer at a 32-byte boundary (a frame's), and its addresses are
-// uintptrs whose Go pointers the frame keeps.
+// code reads splats and spills as whole vectors (32 bytes, or 64 in wide
+// code), which must not straddle cache lines (on the stack, 8-byte
+// aligned, the block made gelu's loop five times slower), so a block
+// lives in a pointer-free buffer at a 64-byte boundary (a frame's), and
+// its addresses are uintptrs whose Go pointers the frame keeps.
 type args struct {
 	outs    [MaxOutputs]uintptr
 	n       uintptr
 	pool    uintptr
 	ins     [MaxInputs]uintptr
-	splat   [MaxScalars][8]float32
-	spill   [maxSpill][8]float32
+	_       [argSplat - argIns - 8*MaxInputs]byte
+	splat   [MaxScalars][16]float32
+	spill   [maxSpill][16]float32
 	rows    uintptr
 	rowPtrs [MaxScalars]uintptr
 	// tailIn and tailOut stage the last partial vector.
 	tailIn, tailOut [MaxArrays][8]float32
 }
 
-// The vector slots sit at multiples of 32 bytes from the block's start.
+// The vector slots sit at multiples of 64 bytes from the block's start,
+// where gen.go's offsets say.
 var (
-	_ [-(unsafe.Offsetof(args{}.splat) % 32)]struct{}
-	_ [-(unsafe.Offsetof(args{}.spill) % 32)]struct{}
+	_ [-(unsafe.Offsetof(args{}.splat) % 64)]struct{}
+	_ [-(unsafe.Offsetof(args{}.spill) % 64)]struct{}
+	_ [-(unsafe.Offsetof(args{}.splat) - argSplat)]struct{}
+	_ [-(unsafe.Offsetof(args{}.spill) - argSpill)]struct{}
+	_ [-(unsafe.Offsetof(args{}.rows) - argRows)]struct{}
 )
 
 // frame is one call's argument block and the Go pointers behind its
@@ -62,8 +73,8 @@ const (
 )
 
 var frames = sync.Pool{New: func() any {
-	raw := make([]byte, unsafe.Sizeof(args{})+32)
-	off := (32 - uintptr(unsafe.Pointer(&raw[0]))%32) % 32
+	raw := make([]byte, unsafe.Sizeof(args{})+64)
+	off := (64 - uintptr(unsafe.Pointer(&raw[0]))%64) % 64
 	return &frame{a: (*args)(unsafe.Pointer(&raw[off])), raw: raw}
 }}
 
@@ -96,6 +107,7 @@ type Func struct {
 	scalars int
 	rowLen  int
 	rowVals []int // the row scalars, in RunRows' order
+	wide    bool  // the code is 16-lane (usesWide)
 	// The same loop with non-temporal stores, generated on the first call
 	// that streams (most programs never do).
 	ntOnce sync.Once
@@ -110,7 +122,7 @@ func Compile(p *Program) (*Func, error) {
 		return nil, ErrUnsupported
 	}
 	f := &Func{prog: p, inputs: p.Inputs, outputs: len(p.outputs()), scalars: p.Scalars,
-		rowLen: p.RowLen, rowVals: p.RowScalars}
+		rowLen: p.RowLen, rowVals: p.RowScalars, wide: usesWide(p)}
 	var err error
 	if f.code, f.pool, err = load(p, false); err != nil {
 		return nil, err
@@ -171,50 +183,65 @@ func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {
 	}
 	head := 0
 	if stream {
-		// Non-temporal stores need 32-byte alignment, at the same element
-		// in every f32 output.
+		// Non-temporal stores need the vector's alignment (32 or 64
+		// bytes), at the same element in every f32 output.
+		align := uintptr(f.vecBytes())
 		mis := -1
 		for k := range f.outputs {
 			if outs[k].F32 == nil {
 				continue
 			}
-			m := int(uintptr(outs[k].ptr(0)) % 32)
+			m := int(uintptr(outs[k].ptr(0)) % align)
 			if mis >= 0 && m != mis {
 				stream = false
 			}
 			mis = m
 		}
 		if stream && mis >= 0 {
-			head = min(n, (32-mis)%32/4)
-			f.tail(fr, outs, ins, 0, head)
+			head = min(n, (int(align)-mis)%int(align)/4)
 		}
 	}
-	body := head + (n-head)&^7
-	if body > head {
-		code, pool := f.code, f.pool
-		if stream {
-			code, pool = codeNT, poolNT
-		}
+	if stream {
+		f.span(fr, f.code, f.pool, outs, ins, 0, head)
+		f.span(fr, codeNT, poolNT, outs, ins, head, n)
+	} else {
+		f.span(fr, f.code, f.pool, outs, ins, 0, n)
+	}
+	runtime.KeepAlive(f)
+}
+
+// span runs code over elements [lo, hi): the whole vectors of 8 in one
+// call, the rest through tail.
+func (f *Func) span(fr *frame, code []byte, pool []uint32, outs, ins []Array, lo, hi int) {
+	body := lo + (hi-lo)&^7
+	if body > lo {
 		for k := range f.outputs {
-			fr.setOut(k, outs[k].ptr(head))
+			fr.setOut(k, outs[k].ptr(lo))
 		}
-		fr.a.n = uintptr(body - head)
+		fr.a.n = uintptr(body - lo)
 		fr.setPool(pool)
 		for k := range f.inputs {
-			fr.setIn(k, ins[k].ptr(head))
+			fr.setIn(k, ins[k].ptr(lo))
 		}
 		call(uintptr(unsafe.Pointer(&code[0])), unsafe.Pointer(fr.a))
 	}
-	f.tail(fr, outs, ins, body, n)
-	runtime.KeepAlive(f)
+	f.tail(fr, outs, ins, body, hi)
+}
+
+// vecBytes is the size of the vectors f's main loops store.
+func (f *Func) vecBytes() int {
+	if f.wide {
+		return 64
+	}
+	return 32
 }
 
 // RunRows runs a program with rows (Program.RowLen): the arrays hold
 // whole rows, and rowVals[j] holds, for each row, the value of scalar
 // RowScalars[j] (the other scalars are as in Run). With stream, the
 // outputs are stored non-temporally when they are all f32 and start at
-// 32-byte boundaries (rows are whole vectors, so every store is then
-// aligned); otherwise ordinarily.
+// boundaries of the code's vectors, and rows are whole vectors, so that
+// every store is aligned; otherwise ordinarily.
 func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32, stream bool) {
 	rows := outs[0].len() / f.rowLen
 	if rows == 0 {
@@ -224,7 +251,7 @@ func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32
 	defer fr.put()
 	f.prepare(fr.a, outs, ins, scalars, rows*f.rowLen)
 	code, pool := f.code, f.pool
-	if stream && alignedF32(outs[:f.outputs]) {
+	if stream && alignedF32(outs[:f.outputs], f.vecBytes()) && f.rowLen*4%f.vecBytes() == 0 {
 		if c, p, err := f.streaming(); err == nil {
 			code, pool = c, p
 		}
@@ -245,11 +272,11 @@ func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32
 	runtime.KeepAlive(f)
 }
 
-// alignedF32 reports whether every array is f32 and starts at a 32-byte
-// boundary.
-func alignedF32(xs []Array) bool {
+// alignedF32 reports whether every array is f32 and starts at an
+// align-byte boundary.
+func alignedF32(xs []Array, align int) bool {
 	for _, x := range xs {
-		if x.F32 == nil || uintptr(x.ptr(0))%32 != 0 {
+		if x.F32 == nil || uintptr(x.ptr(0))%uintptr(align) != 0 {
 			return false
 		}
 	}

@@ -48,7 +48,9 @@ func sameBits(t *testing.T, what string, got, want []float32) {
 // TestOpsMatchKernels runs each op alone, as a program, against the
 // kernel the tile programs call, for lengths covering the tail and
 // misaligned outputs, with ordinary and streaming stores.
-func TestOpsMatchKernels(t *testing.T) {
+func TestOpsMatchKernels(t *testing.T) { bothWidths(t, testOpsMatchKernels) }
+
+func testOpsMatchKernels(t *testing.T) {
 	if !Available {
 		t.Skip("no code generation here")
 	}
@@ -109,7 +111,9 @@ func TestOpsMatchKernels(t *testing.T) {
 // TestChainMatchesKernels runs a chain10-like program with a splat, a
 // constant operand in each position and an unused input against the
 // kernels applied one at a time.
-func TestChainMatchesKernels(t *testing.T) {
+func TestChainMatchesKernels(t *testing.T) { bothWidths(t, testChainMatchesKernels) }
+
+func testChainMatchesKernels(t *testing.T) {
 	if !Available {
 		t.Skip("no code generation here")
 	}
@@ -203,7 +207,9 @@ func TestRefusals(t *testing.T) {
 // TestSpills runs a program with more live values than registers (so
 // the allocator spills, and the two-vector loop falls back to one) against
 // the same arithmetic in Go.
-func TestSpills(t *testing.T) {
+func TestSpills(t *testing.T) { bothWidths(t, testSpills) }
+
+func testSpills(t *testing.T) {
 	if !Available {
 		t.Skip("no code generation here")
 	}
@@ -248,7 +254,9 @@ func TestSpills(t *testing.T) {
 // and the weights, which read the new moments) against the same
 // arithmetic through the kernels, with outputs at equal and at different
 // alignments (streaming stores then fall back to ordinary ones).
-func TestOutputs(t *testing.T) {
+func TestOutputs(t *testing.T) { bothWidths(t, testOutputs) }
+
+func testOutputs(t *testing.T) {
 	if !Available {
 		t.Skip("no code generation here")
 	}
@@ -382,11 +390,19 @@ func TestBF16(t *testing.T) {
 // TestRows runs a softmax-like program over rows, with two row scalars
 // (each row's maximum and sum) and an ordinary scalar, against the
 // kernels applied row by row with the scalars splatted.
-func TestRows(t *testing.T) {
+func TestRows(t *testing.T) { bothWidths(t, testRows) }
+
+func testRows(t *testing.T) {
 	if !Available {
 		t.Skip("no code generation here")
 	}
-	p := &Program{Inputs: 1, Scalars: 3, RowLen: 40, RowScalars: []int{0, 2}, Values: []Value{
+	for _, rowLen := range []int{40, 48} { // 48: whole 64-byte vectors a row
+		testRowsOf(t, rowLen)
+	}
+}
+
+func testRowsOf(t *testing.T, rowLen int) {
+	p := &Program{Inputs: 1, Scalars: 3, RowLen: rowLen, RowScalars: []int{0, 2}, Values: []Value{
 		{Op: Input},                   // 0 x
 		{Op: Splat, Arg: 0},           // 1 the row's maximum
 		{Op: Splat, Arg: 1},           // 2 a per-call scalar
@@ -423,22 +439,23 @@ func TestRows(t *testing.T) {
 			kernels.MulF32(want[lo:hi], d, sp(c))
 		}
 		for _, stream := range []bool{false, true} {
-			// Outputs at 32-byte boundaries: streaming stores need them.
-			got, gotE := aligned32(n), aligned32(n)
+			// Outputs at 64-byte boundaries: streaming stores need them
+			// (and rows of whole vectors).
+			got, gotE := aligned64(n), aligned64(n)
 			f.RunRows(f32s(got, gotE), f32s(x), []float32{0, c, 0}, [][]float32{mx, sum}, stream)
 			sameBits(t, fmt.Sprintf("rows, stream %v", stream), got, want)
 			sameBits(t, fmt.Sprintf("rows, exp, stream %v", stream), gotE, wantE)
-			if stream && !streamed(f) {
+			if stream && rowsStream(f) && !streamed(f) {
 				t.Fatal("aligned outputs with stream set did not run the streaming loop")
 			}
 		}
 	}
 }
 
-// aligned32 returns n zero floats starting at a 32-byte boundary.
-func aligned32(n int) []float32 {
-	buf := make([]float32, n+8)
-	off := (32 - int(uintptr(unsafe.Pointer(&buf[0]))%32)) % 32 / 4
+// aligned64 returns n zero floats starting at a 64-byte boundary.
+func aligned64(n int) []float32 {
+	buf := make([]float32, n+16)
+	off := (64 - int(uintptr(unsafe.Pointer(&buf[0]))%64)) % 64 / 4
 	return buf[off : off+n]
 }
 
@@ -448,7 +465,9 @@ func aligned32(n int) []float32 {
 // window (|x| ≲ 44), blocks with a lane just outside it, and blocks that
 // mix. Programs with a shortcut generate it and the full block beside
 // it, and must give the kernels' bits either way.
-func TestShortcutMatchesKernels(t *testing.T) {
+func TestShortcutMatchesKernels(t *testing.T) { bothWidths(t, testShortcutMatchesKernels) }
+
+func testShortcutMatchesKernels(t *testing.T) {
 	if !Available {
 		t.Skip("no code generation here")
 	}

@@ -26,9 +26,22 @@ func FuzzPrograms(f *testing.F) {
 	for _, seed := range []uint64{1, 2, 3, 4, 5, 6, 7, 8, 40, 77, 206} {
 		f.Add(seed)
 	}
+	for seed := uint64(1000); seed < 1100; seed++ { // lengths and widths enough to meet every loop
+		f.Add(seed)
+	}
+	wide := wideCode
 	f.Fuzz(func(t *testing.T, seed uint64) {
 		rng := rand.New(rand.NewPCG(seed, 0xf00d))
 		p := randomProgram(rng)
+		// Where the code can be 16-lane, a third of the programs are
+		// 8-lane, a third 16-lane, and a third as the machine decides.
+		switch rng.IntN(3) {
+		case 0:
+			wideCode = false
+		case 1:
+			wideAlways = true
+		}
+		defer func() { wideCode, wideAlways = wide, false }()
 		fn, err := Compile(p)
 		if err != nil {
 			if err == errSpill {
@@ -36,7 +49,7 @@ func FuzzPrograms(f *testing.F) {
 			}
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		n := 1 + rng.IntN(90)
+		n := 1 + rng.IntN(200)
 		var rowVals [][]float32
 		if p.RowLen > 0 {
 			n = p.RowLen * (1 + rng.IntN(5))
@@ -47,13 +60,18 @@ func FuzzPrograms(f *testing.F) {
 		ins, scalars := randomArguments(rng, p, n)
 		want := reference(p, ins, scalars, rowVals, n)
 		outs := make([]Array, len(p.outputs()))
+		bufs := make([][]float32, len(outs)) // each f32 output and its guard
 		for k := range outs {
 			if p.outputType(k) == BF16 {
 				outs[k].BF16 = make([]uint16, n)
 			} else {
-				// At a 32-byte boundary or 4 bytes past one: streaming
+				// At a 64-byte boundary or 4 bytes past one: streaming
 				// stores take the first, and the second has a head.
-				outs[k].F32 = aligned32(n + 1)[rng.IntN(2):][:n]
+				buf := aligned64(n + 1 + guard)[rng.IntN(2):]
+				for i := n; i < n+guard; i++ {
+					buf[i] = math.Float32frombits(guardBits)
+				}
+				outs[k].F32, bufs[k] = buf[:n], buf
 			}
 		}
 		if p.RowLen > 0 {
@@ -62,6 +80,13 @@ func FuzzPrograms(f *testing.F) {
 			fn.Run(outs, ins, scalars, rng.IntN(2) == 0)
 		}
 		for k := range outs {
+			if x := bufs[k]; x != nil {
+				for i, v := range x[n : n+guard] {
+					if math.Float32bits(v) != guardBits {
+						t.Fatalf("seed %d: output %d written %d past its end", seed, k, i)
+					}
+				}
+			}
 			for i := range n {
 				g, w := arrayBits(outs[k], i), arrayBits(want[k], i)
 				if g != w {
@@ -72,6 +97,12 @@ func FuzzPrograms(f *testing.F) {
 		}
 	})
 }
+
+// guard elements past each output's end must keep guardBits.
+const (
+	guard     = 16
+	guardBits = 0x7fc0dead
+)
 
 func arrayBits(a Array, i int) uint32 {
 	if a.F32 != nil {

@@ -135,7 +135,7 @@ func (al *allocator) reg(pos int, keep []int) (int, error) {
 }
 
 func (al *allocator) spillAt(v int) mem {
-	return mem{base: rdi, index: -1, disp: argSpill + 32*int32(al.slot[v])}
+	return mem{base: rdi, index: -1, disp: argSpill + slotBytes*int32(al.slot[v])}
 }
 
 func contains(rs []int, r int) bool {
