@@ -200,6 +200,15 @@ func main() {
 	Generate()
 }
 
+// prefetchAhead is how far ahead of the loop (bytes) the streaming
+// kernels ask for their input, a line per 64 bytes read: with arrays far
+// larger than the caches the loads then rarely wait, and the math
+// overlaps the memory traffic better than with the hardware prefetcher
+// alone. tanh over 16M f32 on two threads, AVX-512: 37–39 GB/s without,
+// 41–43 with 512 to 4096 bytes ahead (a plain copy: 50–52); AVX2: 28 →
+// 31 GB/s; logistic 38–39 → 43–44 (AVX2: unchanged).
+const prefetchAhead = 1024
+
 // unaryKernels emits exp, tanh and logistic at the current width, with
 // ordinary and non-temporal stores.
 func unaryKernels() {
@@ -326,6 +335,11 @@ func unary(name, doc string, body func(x reg.VecVirtual) reg.VecVirtual, fast *f
 			offs[i] = vb * (g + i)
 		}
 		one(offs...)
+	}
+	if nt { // arrays larger than the caches: see prefetchAhead
+		for off := 0; off < 4*vb; off += 64 {
+			PREFETCHT0(Mem{Base: src, Disp: prefetchAhead + off})
+		}
 	}
 	ADDQ(U32(4*vb), src)
 	ADDQ(U32(4*vb), dst)
