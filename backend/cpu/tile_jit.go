@@ -129,6 +129,18 @@ func (p *tileProg) compileJIT() *jitProg {
 		prog.Values = append(prog.Values, v)
 	}
 	prog.Inputs, prog.Scalars = len(j.inputs), len(j.scalars)
+	// The loop asks for the operands it reads in place a little ahead:
+	// over arrays larger than the caches the math then overlaps the
+	// memory traffic (gelu over 16M f32 on two threads: 4.2 → 3.8 ms),
+	// and over cached ones it costs a PREFETCH per 64 bytes read.
+	for k, in := range j.inputs {
+		if in.gather < 0 {
+			prog.PrefetchInputs = append(prog.PrefetchInputs, k)
+		}
+	}
+	if len(prog.PrefetchInputs) > 0 {
+		prog.PrefetchAhead = jitPrefetchAhead
+	}
 	for _, o := range p.outs {
 		if k := p.slots[o].kind; k == slotRaw {
 			return nil
@@ -142,6 +154,11 @@ func (p *tileProg) compileJIT() *jitProg {
 	j.f = f
 	return j
 }
+
+// jitPrefetchAhead is how many elements ahead the generated loops of
+// loop fusions prefetch their inputs (1 KiB of f32; 256 to 1024
+// elements measured the same).
+const jitPrefetchAhead = 256
 
 // jitType is the generated code's array type for t.
 func jitType(t hlo.DType) (jit.Type, bool) {
