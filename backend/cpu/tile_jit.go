@@ -39,7 +39,8 @@ func jitOpOf(s *slot) (jit.Op, bool) {
 
 // jitProg is a tile program's generated code and how to feed it.
 type jitProg struct {
-	f *jit.Func
+	f    *jit.Func
+	prog *jit.Program // what f runs
 	// inputs are the arrays the code reads, in its order; scalars the
 	// fusion operands it reads splatted.
 	inputs  []jitInput
@@ -151,7 +152,7 @@ func (p *tileProg) compileJIT() *jitProg {
 	if err != nil {
 		return nil // too many live values, say: the tile program runs
 	}
-	j.f = f
+	j.f, j.prog = f, prog
 	return j
 }
 

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -386,5 +387,50 @@ ENTRY e {
 		if !got.Equal(want) {
 			t.Fatalf("n=%d: %v, the evaluator gives %v", c.n, got, want)
 		}
+	}
+}
+
+// A loop fusion's generated code prefetches the operands it reads in
+// place, not those gathered through an index map (their buffer is
+// filled chunk by chunk, in cache).
+func TestJITPrefetchesInPlaceInputs(t *testing.T) {
+	if !jit.Available {
+		t.Skip("no generated code here")
+	}
+	text := `HloModule prefetch
+ENTRY e {
+  a = f32[64,48] parameter(0)
+  b = f32[48,64] parameter(1)
+  bt = f32[64,48] transpose(b), dimensions={1,0}
+  s = f32[64,48] add(a, bt)
+  ROOT m = f32[64,48] multiply(s, a)
+}`
+	m, x := compileText(t, text, Options{Threads: 1})
+	if x.Lowering["jit-fusion"] != 1 {
+		t.Fatalf("lowered as %v, want one jit-fusion", x.Lowering)
+	}
+	p, err := compileLoop(x.entry.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := p.compileJIT()
+	if j == nil {
+		t.Fatal("no generated code for the fusion")
+	}
+	var inPlace []int
+	for k, in := range j.inputs {
+		if in.gather < 0 {
+			inPlace = append(inPlace, k)
+		}
+	}
+	if len(inPlace) != 1 || len(j.inputs) != 2 {
+		t.Fatalf("inputs %+v: want a in place and b's transpose gathered", j.inputs)
+	}
+	if !slices.Equal(j.prog.PrefetchInputs, inPlace) || j.prog.PrefetchAhead != jitPrefetchAhead {
+		t.Fatalf("prefetches inputs %v, %d ahead; want %v, %d", j.prog.PrefetchInputs, j.prog.PrefetchAhead, inPlace, jitPrefetchAhead)
+	}
+	got, want := evalAndRun(t, m, x, eval.RandomArguments(m, 5))
+	if !got.Equal(want) {
+		t.Fatalf("%v, the evaluator gives %v", got, want)
 	}
 }
