@@ -15,10 +15,17 @@ import (
 
 // spinFor is how long an idle worker polls before parking: long enough to
 // catch the next block of one kernel (a convolution hands out hundreds in
-// a row; 10 µs made the kernel-gradient convolution 20% slower), short
-// enough that a run of small inline kernels soon has the machine to
-// itself — on these two vCPUs a spinning worker slows the thread working.
-const spinFor = 50 * time.Microsecond
+// a row; 10 µs made the kernel-gradient convolution 20% slower) and the
+// next kernel of a model whose kernels come a few dozen microseconds
+// apart, short enough that a run of small inline kernels soon has the
+// machine to itself (on the Zen 3 VM a spinning worker slowed the thread
+// working). On an Intel AVX-512 host, 150 µs against 50, medians of three
+// alternations: mlp_b256 1.56–1.62 ms against 1.70–1.77, softmax
+// 1.49–1.57 against 1.63–1.72, ssd_mobilenet 28–31 against 30–31 ms; the
+// dense example's training step and the ResNet convolution unchanged;
+// the transformer block 70.6–75.8 against 69.0–70.6 ms (noise, or a
+// little worse).
+const spinFor = 150 * time.Microsecond
 
 // MinParallelWork is the number of element operations (an element through
 // one arithmetic op, or one element copied) below which a kernel runs on
