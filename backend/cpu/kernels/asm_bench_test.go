@@ -80,6 +80,16 @@ func BenchmarkMicroKernelF32K64(b *testing.B) {
 // the integer peak the s8 GEMM is compared against.
 func BenchmarkMaddPeak(b *testing.B) { benchPeak(b, maddPeak, 256, "GOP/s") }
 
+// BenchmarkVNNIPeak measures VPDPWSSD's throughput on ZMM registers (the
+// s8 kernel's instruction where AVX-512 VNNI runs), on 1 and 2
+// goroutines: the integer peak of the VNNI s8 GEMM.
+func BenchmarkVNNIPeak(b *testing.B) {
+	if !useVNNI {
+		b.Skip("no AVX-512 VNNI")
+	}
+	benchPeak(b, vnniPeak, 768, "GOP/s")
+}
+
 func BenchmarkMicroKernelS8(b *testing.B) {
 	if !useAsm {
 		b.Skip("no assembly")

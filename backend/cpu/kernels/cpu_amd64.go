@@ -16,3 +16,7 @@ var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv("AXLE_KERNELS") != "
 // save the ZMM state, which x/sys/cpu checks) unless AXLE_KERNELS=avx2
 // asks for the AVX2 kernels alone, for A/B runs.
 var useAVX512 = useAsm && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && os.Getenv("AXLE_KERNELS") != "avx2"
+
+// useVNNI says whether the s8 GEMM runs its AVX-512 VNNI kernels
+// (VPDPWSSD) where the AVX-512 kernels run.
+var useVNNI = useAVX512 && cpu.X86.HasAVX512VNNI

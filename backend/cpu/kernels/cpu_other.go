@@ -5,3 +5,5 @@ package kernels
 const useAsm = false
 
 const useAVX512 = false
+
+const useVNNI = false

@@ -114,6 +114,20 @@ func kernelS8(kp int, a, b []int16, c []int32, ldc int, overwrite bool) {
 	kernelS8Go(kp, a, b, c, ldc, overwrite)
 }
 
+// kernelS8Pair computes a (6·blocks)×32 tile, blocks (1 or 2) A slivers
+// by two B slivers, with the VNNI kernel (layouts as pairKernelF32's, in
+// s16 pairs and kp packed steps).
+func kernelS8Pair(blocks, kp int, a, b []int16, c []int32, ldc int, overwrite bool) {
+	_ = c[(6*blocks-1)*ldc+31]
+	_ = a[blocks*2*s8MR*kp-1]
+	_ = b[2*2*s8NR*kp-1]
+	if blocks == 2 {
+		s8gemm12x32z(kp, &a[0], &b[0], &c[0], ldc, overwrite)
+	} else {
+		s8gemm6x32z(kp, &a[0], &b[0], &c[0], ldc, overwrite)
+	}
+}
+
 // packRows16S8 packs pairs of rows of 16 s8, ldb apart, interleaved and
 // widened to s16, into dst, reporting false when the vector code is not
 // available.

@@ -20,6 +20,10 @@ func pairKernelF64(blocks, k int, a, b, c []float64, ldc int, overwrite bool) {
 	panic("kernels: no AVX-512 kernel")
 }
 
+func kernelS8Pair(blocks, kp int, a, b []int16, c []int32, ldc int, overwrite bool) {
+	panic("kernels: no VNNI kernel")
+}
+
 func kernelTapsPairF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite bool) {
 	panic("kernels: no AVX-512 kernel")
 }

@@ -231,28 +231,52 @@ func packBS8(dst []int16, b Strided[int8], pc, jc, kb, nb, from, to int) {
 // block of kp steps; tiles past the edge of C go through a scratch tile.
 func macroKernelS8(ap, bp []int16, c []int32, ldc, ic, jc, mb, nb, kp int, overwrite bool) {
 	var scratch [s8MR * s8NR]int32
-	for j := 0; j < nb; j += s8NR {
-		bs := bp[j*2*kp : (j+s8NR)*2*kp]
-		cols := min(s8NR, nb-j)
+	j := 0
+	if useAsm && useAVX512 && useVNNI { // two B slivers (and A slivers) at a time where whole
+		for ; j+2*s8NR <= nb; j += 2 * s8NR {
+			i := 0
+			for ; i+s8MR <= mb; i += s8MR {
+				blocks := 1
+				if i+2*s8MR <= mb {
+					blocks = 2
+				}
+				kernelS8Pair(blocks, kp, ap[i*2*kp:(i+blocks*s8MR)*2*kp], bp[j*2*kp:(j+2*s8NR)*2*kp], c[(ic+i)*ldc+jc+j:], ldc, overwrite)
+				i += (blocks - 1) * s8MR
+			}
+			if i < mb {
+				for h := j; h < j+2*s8NR; h += s8NR {
+					tileS8(ap, bp, c, scratch[:], ldc, ic, jc, i, h, mb, nb, kp, overwrite)
+				}
+			}
+		}
+	}
+	for ; j < nb; j += s8NR {
 		for i := 0; i < mb; i += s8MR {
-			as := ap[i*2*kp : (i+s8MR)*2*kp]
-			rows := min(s8MR, mb-i)
-			off := (ic+i)*ldc + jc + j
-			if rows == s8MR && cols == s8NR {
-				kernelS8(kp, as, bs, c[off:], ldc, overwrite)
-				continue
-			}
-			kernelS8(kp, as, bs, scratch[:], s8NR, true)
-			for r := range rows {
-				row, t := c[off+r*ldc:off+r*ldc+cols], scratch[r*s8NR:r*s8NR+cols]
-				if overwrite {
-					copy(row, t)
-					continue
-				}
-				for q := range row {
-					row[q] += t[q]
-				}
-			}
+			tileS8(ap, bp, c, scratch[:], ldc, ic, jc, i, j, mb, nb, kp, overwrite)
+		}
+	}
+}
+
+// tileS8 runs the AVX2 (or Go) micro-kernel on the tile at row i and
+// column j of the block, through scratch where it crosses C's edge.
+func tileS8(ap, bp []int16, c, scratch []int32, ldc, ic, jc, i, j, mb, nb, kp int, overwrite bool) {
+	bs := bp[j*2*kp : (j+s8NR)*2*kp]
+	as := ap[i*2*kp : (i+s8MR)*2*kp]
+	rows, cols := min(s8MR, mb-i), min(s8NR, nb-j)
+	off := (ic+i)*ldc + jc + j
+	if rows == s8MR && cols == s8NR {
+		kernelS8(kp, as, bs, c[off:], ldc, overwrite)
+		return
+	}
+	kernelS8(kp, as, bs, scratch, s8NR, true)
+	for r := range rows {
+		row, t := c[off+r*ldc:off+r*ldc+cols], scratch[r*s8NR:r*s8NR+cols]
+		if overwrite {
+			copy(row, t)
+			continue
+		}
+		for q := range row {
+			row[q] += t[q]
 		}
 	}
 }

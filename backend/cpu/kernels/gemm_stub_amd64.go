@@ -44,6 +44,19 @@ func dgemm6x16z(k int, a *float64, b *float64, c *float64, ldc int, overwrite bo
 //go:noescape
 func sgemm6x32tapsz(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, kb int)
 
+// s8gemm12x32z computes C[12x32] += A·B (C = A·B if overwrite) over k steps from 2 packed 6-row A sliver(s), k apart, and two packed 16-column B slivers, k apart (AVX-512).
+//
+//go:noescape
+func s8gemm12x32z(k int, a *int16, b *int16, c *int32, ldc int, overwrite bool)
+
+// s8gemm6x32z computes C[6x32] += A·B (C = A·B if overwrite) over k steps from 1 packed 6-row A sliver(s), k apart, and two packed 16-column B slivers, k apart (AVX-512).
+//
+//go:noescape
+func s8gemm6x32z(k int, a *int16, b *int16, c *int32, ldc int, overwrite bool)
+
+// vnniPeak runs n rounds of 12 independent VPDPWSSD on ZMM registers (768 integer ops per round).
+func vnniPeak(n int)
+
 // s8gemm6x16 computes C[6x16] += A·B (C = A·B if overwrite), s32 wrapping, over k steps of s16 pairs (A packed 6 pairs per step, B packed 16 pairs per step).
 //
 //go:noescape

@@ -21,6 +21,9 @@ func main() {
 	pairKernel("dgemm12x16z", 2, 8)
 	pairKernel("dgemm6x16z", 1, 8)
 	tapsKernel("sgemm6x32tapsz", true)
+	pairKernelOf("s8gemm12x32z", 2, 4, "int16")
+	pairKernelOf("s8gemm6x32z", 1, 4, "int16")
+	vnniPeak()
 	s8gemmKernel()
 	fmaPeak()
 	fmaPeak512()
@@ -666,10 +669,18 @@ func alignLoop() {
 // takes the slivers two (or four) at a time. With two A slivers the tile
 // is 12 rows: 24 accumulators, each step two B loads, twelve broadcasts
 // and 24 FMAs, so the FMA ports and not the loads set the pace.
-func pairKernel(name string, ablocks, size int) {
-	typ := map[int]string{4: "float32", 8: "float64"}[size]
+func pairKernel(name string, ablocks, size int) { pairKernelOf(name, ablocks, size, "") }
+
+// pairKernelOf is pairKernel for element type typ ("": float32 or
+// float64 by size; "int16": the s8 kernel's s16 pairs, one 4-byte pair
+// per A value and 16 per B step, into int32 C).
+func pairKernelOf(name string, ablocks, size int, typ string) {
+	sig := fmt.Sprintf("func(k int, a, b, c *%s, ldc int, overwrite bool)", map[int]string{4: "float32", 8: "float64"}[size])
+	if typ == "int16" {
+		sig = "func(k int, a, b *int16, c *int32, ldc int, overwrite bool)"
+	}
 	rows, lanes := 6*ablocks, 64/size
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int, overwrite bool)", typ))
+	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps from %d packed 6-row A sliver(s), k apart, and two packed %d-column B slivers, k apart (AVX-512).",
 		name, rows, 2*lanes, ablocks, lanes))
@@ -711,10 +722,19 @@ func pairKernel(name string, ablocks, size int) {
 	bcast := func(m Op, x reg.VecVirtual) { VBROADCASTSS(m, x) }
 	fma := func(b, x, acc Op) { VFMADD231PS(b, x, acc) }
 	add := func(m, x, dst Op) { VADDPS(m, x, dst) }
-	if size == 8 {
+	switch {
+	case size == 8:
 		bcast = func(m Op, x reg.VecVirtual) { VBROADCASTSD(m, x) }
 		fma = func(b, x, acc Op) { VFMADD231PD(b, x, acc) }
 		add = func(m, x, dst Op) { VADDPD(m, x, dst) }
+	case typ == "int16":
+		// A and B hold s16 pairs (two consecutive k) in 32-bit lanes:
+		// VPDPWSSD forms each lane's two products and adds their sum to
+		// the s32 accumulator, wrapping: what the AVX2 kernel's VPMADDWD
+		// + VPADDD give, in one instruction.
+		bcast = func(m Op, x reg.VecVirtual) { VPBROADCASTD(m, x) }
+		fma = func(b, x, acc Op) { vpdpwssd(b, x, acc) }
+		add = func(m, x, dst Op) { VPADDD(m, x, dst) }
 	}
 	v0, v1 := ZMM(), ZMM()
 	step := func(s int) {
@@ -765,6 +785,37 @@ func pairKernel(name string, ablocks, size int) {
 	RET()
 	Label(name + "_overwrite")
 	storeTile512(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
+	VZEROUPPER()
+	RET()
+}
+
+// vpdpwssd emits VPDPWSSD b, x, acc (AVX512_VNNI), which avo v0.5 does not
+// know: acc's 32-bit lanes += x.lo·b.lo + x.hi·b.hi over their s16 halves.
+func vpdpwssd(b, x, acc Op) {
+	Instruction(&ir.Instruction{Opcode: "VPDPWSSD", Operands: []Op{b, x, acc},
+		Inputs: []Op{b, x, acc}, Outputs: []Op{acc}, ISA: []string{"AVX512_VNNI"}})
+}
+
+// vnniPeak issues n rounds of 12 independent VPDPWSSD on ZMM registers
+// (12·16 lanes · 2 multiply-adds = 768 integer ops per round).
+func vnniPeak() {
+	TEXT("vnniPeak", NOSPLIT, "func(n int)")
+	Doc("vnniPeak runs n rounds of 12 independent VPDPWSSD on ZMM registers (768 integer ops per round).")
+	n := Load(Param("n"), GP64())
+	acc := make([]reg.VecVirtual, 12)
+	for i := range acc {
+		acc[i] = ZMM()
+		VPXORD(acc[i], acc[i], acc[i])
+	}
+	x, y := ZMM(), ZMM()
+	VPXORD(x, x, x)
+	VPXORD(y, y, y)
+	Label("vnni_loop")
+	for i := range acc {
+		vpdpwssd(x, y, acc[i])
+	}
+	DECQ(n)
+	JNZ(LabelRef("vnni_loop"))
 	VZEROUPPER()
 	RET()
 }
