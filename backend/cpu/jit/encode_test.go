@@ -200,6 +200,21 @@ func TestEncodingWideDisassembles(t *testing.T) {
 		{func(a *asm) { a.broadcast(3, mem{base: rdi, index: -1, disp: 0x10}) }, []string{"vbroadcastss zmm3,DWORD PTR [rdi+0x10]"}},
 		{func(a *asm) { a.ptest(11, at(mem{base: rdx, index: -1, disp: 0x40})) }, []string{"vptestmd k1,zmm11,ZMMWORD PTR [rdx+0x40]", "kortestw k1,k1"}},
 		{func(a *asm) { a.ptest(2, ymm(9)) }, []string{"vptestmd k1,zmm2,zmm9", "kortestw k1,k1"}},
+		// The upper 16 registers, which only EVEX reaches, in every field.
+		{func(a *asm) { a.ps(opAdd, 17, 25, ymm(30)) }, []string{"vaddps zmm17,zmm25,zmm30"}},
+		{func(a *asm) { a.ps(opMul, 31, 16, ymm(8)) }, []string{"vmulps zmm31,zmm16,zmm8"}},
+		{func(a *asm) { a.ps(opSub, 3, 5, ymm(24)) }, []string{"vsubps zmm3,zmm5,zmm24"}},
+		{func(a *asm) { a.fma(fmadd231, 20, 21, at(mem{base: r9, index: rsi, scale: 4, disp: 0x40})) }, []string{"vfmadd231ps zmm20,zmm21,ZMMWORD PTR [r9+rsi*4+0x40]"}},
+		{func(a *asm) { a.load(18, mem{base: rdx, index: -1, disp: 0x80}) }, []string{"vmovups zmm18,ZMMWORD PTR [rdx+0x80]"}},
+		{func(a *asm) { a.store(mem{base: r8, index: rsi, scale: 4}, 29) }, []string{"vmovups ZMMWORD PTR [r8+rsi*4],zmm29"}},
+		{func(a *asm) { a.mov(16, 31) }, []string{"vmovaps zmm16,zmm31"}},
+		{func(a *asm) { a.shift(shiftLeft, 22, 27, 23) }, []string{"vpslld zmm22,zmm27,0x17"}},
+		{func(a *asm) { a.sqrt(19, ymm(26)) }, []string{"vsqrtps zmm19,zmm26"}},
+		{func(a *asm) { a.cmp(unordered, 23, 17, ymm(30)) }, []string{"vcmpunordps k1,zmm17,zmm30", "vpmovm2d zmm23,k1"}},
+		{func(a *asm) { a.blendv(16, 24, ymm(31), 20) }, []string{"vpmovd2m k1,zmm20", "vblendmps zmm16{k1},zmm24,zmm31"}},
+		{func(a *asm) { a.ptest(28, at(mem{base: rdx, index: -1})) }, []string{"vptestmd k1,zmm28,ZMMWORD PTR [rdx]", "kortestw k1,k1"}},
+		{func(a *asm) { a.pd(opPSubD, 25, 26, ymm(27)) }, []string{"vpsubd zmm25,zmm26,zmm27"}},
+		{func(a *asm) { a.broadcast(21, mem{base: rsi, index: -1}) }, []string{"vbroadcastss zmm21,DWORD PTR [rsi]"}},
 	}
 	a := asm{wide: true}
 	var want []string
@@ -216,4 +231,40 @@ func TestEncodingWideDisassembles(t *testing.T) {
 			t.Errorf("instruction %d: disassembles to %q, want %q", i, got[i], want[i])
 		}
 	}
+}
+
+// Wide code allocates from all 32 ZMM registers (chain10's values and
+// temporaries need more than 16 at three vectors a time), and its
+// 8-lane block for a last half vector keeps to the 16 that VEX encodes.
+func TestWideCodeRegisters(t *testing.T) {
+	objdump, err := exec.LookPath("objdump")
+	if err != nil {
+		t.Skip("objdump (binutils) not installed")
+	}
+	defer func(w, a bool) { wideCode, wideAlways = w, a }(wideCode, wideAlways)
+	wideCode, wideAlways = true, false
+	c := func(v float32) Value { return Value{Op: Const, Value: v} }
+	chain10 := &Program{Inputs: 1, Values: []Value{{Op: Input}, c(0.5), {Op: Mul, Args: [3]int{0, 1}},
+		{Op: Add, Args: [3]int{2, 0}}, {Op: Tanh, Args: [3]int{3}}, {Op: Mul, Args: [3]int{4, 4}},
+		{Op: Sub, Args: [3]int{5, 1}}, {Op: Exp, Args: [3]int{6}}, {Op: Mul, Args: [3]int{7, 4}},
+		{Op: Abs, Args: [3]int{8}}, {Op: Sqrt, Args: [3]int{9}}, {Op: Sub, Args: [3]int{10, 2}}}}
+	code, _, err := generate(chain10, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upper := regexp.MustCompile(`\bzmm(1[6-9]|2[0-9]|3[01])\b`)
+	high := regexp.MustCompile(`\b[xy]mm(1[6-9]|2[0-9]|3[01])\b`)
+	uses := 0
+	for _, ins := range disassemble(t, objdump, code) {
+		if upper.MatchString(ins) {
+			uses++
+		}
+		if high.MatchString(ins) {
+			t.Errorf("%q: an upper register in 8-lane code", ins)
+		}
+	}
+	if uses == 0 {
+		t.Error("wide chain10 uses none of zmm16-31")
+	}
+	t.Logf("%d instructions use zmm16-31", uses)
 }

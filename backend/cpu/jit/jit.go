@@ -183,6 +183,7 @@ const (
 // is refused.
 const (
 	numYMM   = 16
+	numZMM   = 32 // wide code: EVEX encodes all 32
 	maxSpill = 64
 )
 

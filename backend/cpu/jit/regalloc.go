@@ -32,9 +32,9 @@ type allocator struct {
 	phys   []int     // variable → YMM register, or -1
 	slot   []int     // variable → spill slot, or -1
 	saved  []bool    // the slot holds the variable's current value
-	owner  [numYMM]int
-	slots  int   // slots handed out
-	free   []int // slots of variables that died
+	owner  []int     // register → variable, or -1: 16 registers, or 32 in wide code
+	slots  int       // slots handed out
+	free   []int     // slots of variables that died
 }
 
 // allocate emits ins with physical registers into a.
@@ -43,6 +43,10 @@ func allocate(a *asm, ins []vinst, nregs int) error {
 		phys: make([]int, nregs), slot: make([]int, nregs), saved: make([]bool, nregs)}
 	for v := range nregs {
 		al.phys[v], al.slot[v] = -1, -1
+	}
+	al.owner = make([]int, numYMM)
+	if a.wide {
+		al.owner = make([]int, numZMM)
 	}
 	for r := range al.owner {
 		al.owner[r] = -1
