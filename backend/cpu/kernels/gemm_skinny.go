@@ -13,7 +13,8 @@ package kernels
 //     contiguous copies, and the small Bᵀ the left one; Cᵀ goes through a
 //     scratch buffer into C.
 //
-// Small products run on one thread: waking the pool costs more than they do.
+// Small products (skinnyParallelFlops) run on one thread: waking the pool
+// costs more than they do.
 
 // gemmSkinnyF32 computes C = A·B (or C += A·B) by one of the skinny
 // paths, reporting false when none applies.
@@ -21,7 +22,7 @@ func gemmSkinnyF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, acc
 	if n > sgemmNR || m < sgemmMR || k < 8 {
 		return false
 	}
-	if 2*m*n*k < gemmParallelFlops {
+	if 2*m*n*k < skinnyParallelFlops {
 		threads = 1
 	}
 	switch {
@@ -48,6 +49,14 @@ func gemmSkinnyF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, acc
 	}
 	return false
 }
+
+// skinnyParallelFlops is the work from which a skinny product splits its
+// slivers across the threads: a quarter of gemmParallelFlops, as a
+// skinny product runs at a fraction of the packed GEMM's rate (mlp_b256's
+// classifier, 256×512×10: 56 µs on one thread, 47 GFLOP/s), so 2 MFLOP
+// already outlasts handing half to a worker (mlp_b256: 1.52 against 1.57
+// ms on the Intel host, four alternations).
+const skinnyParallelFlops = gemmParallelFlops / 4
 
 // skinnyEpilogueMin is the elements of C (4 KiB, in L1) a skinny product
 // computes before finishing them: a sliver is only 6×n ≤ 96, too little
