@@ -56,7 +56,7 @@ func (f *finisher) check(t *testing.T, plain []float32, m, n int) {
 func TestGemmEpilogue(t *testing.T) {
 	withKernels(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, 4))
-		sizes := [][3]int{{1, 1, 1}, {7, 17, 9}, {13, 16, 300}, {100, 10, 40}, {301, 16, 20}, {1000, 7, 9}, {130, 40, 600}, {300, 200, 100}, {250, 3100, 20}, {5, 6, 0}}
+		sizes := [][3]int{{1, 1, 1}, {7, 17, 9}, {13, 16, 300}, {100, 10, 40}, {301, 16, 20}, {1000, 7, 9}, {700, 16, 100}, {400, 10, 300}, {130, 40, 600}, {300, 200, 100}, {250, 3100, 20}, {5, 6, 0}}
 		for _, s := range sizes {
 			for _, transA := range []bool{false, true} {
 				for _, threads := range []int{1, 3} {
