@@ -175,6 +175,10 @@ func (e *epilogue) bind(args []*hlo.Literal, c []float32, ldc int) (kernels.Epil
 			p.runSpan(sc, params, c, i*ldc, (i+rows)*ldc)
 			return
 		}
+		if p.jit != nil {
+			p.jit.runBlock(p, params, c, i, rows, j, cols, ldc)
+			return
+		}
 		for r := i; r < i+rows; r++ {
 			p.runSpan(sc, params, c, r*ldc+j, r*ldc+j+cols)
 		}

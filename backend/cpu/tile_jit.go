@@ -230,20 +230,57 @@ func (j *jitProg) run(p *tileProg, params []operand, outs []jit.Array, lo, hi in
 	// a garbage collection waits for the call in progress to return.
 	for c := lo; c < hi; c += chunk {
 		e := min(c+chunk, hi)
-		g := 0
-		for k, in := range j.inputs {
-			if in.gather < 0 {
-				ins[k] = arraySlice(params[in.param].array(), c, e)
-				continue
-			}
-			buf := bufs[g*jitGatherChunk : g*jitGatherChunk+e-c]
-			ins[k] = jit.Array{F32: gather(params[in.param], buf, c, p.slots[in.gather].m)}
-			g++
-		}
+		j.arrays(p, params, ins, bufs, c, e)
 		for k, o := range outs {
 			chunkOuts[k] = arraySlice(o, c, e)
 		}
 		j.f.Run(chunkOuts, ins, scalarArr[:len(j.scalars)], stream)
+	}
+}
+
+// arrays sets ins to the inputs' elements [c, e): operands read in place
+// are sliced, gathered ones gathered into bufs.
+func (j *jitProg) arrays(p *tileProg, params []operand, ins []jit.Array, bufs []float32, c, e int) {
+	g := 0
+	for k, in := range j.inputs {
+		if in.gather < 0 {
+			ins[k] = arraySlice(params[in.param].array(), c, e)
+			continue
+		}
+		buf := bufs[g*jitGatherChunk : g*jitGatherChunk+e-c]
+		ins[k] = jit.Array{F32: gather(params[in.param], buf, c, p.slots[in.gather].m)}
+		g++
+	}
+}
+
+// runBlock computes columns [col, col+cols) of rows [row, row+rows) of
+// a single f32 output whose rows are ldc apart (a GEMM epilogue's block
+// of part rows): one span a row, all through one jit.Runner and one set
+// of gather buffers. Calling run for each row set those up every time,
+// which cost mlp_b256's bias-and-ReLU epilogues more than their
+// arithmetic.
+func (j *jitProg) runBlock(p *tileProg, params []operand, out []float32, row, rows, col, cols, ldc int) {
+	var insArr [jit.MaxInputs]jit.Array
+	var scalarArr [jit.MaxScalars]float32
+	ins := insArr[:len(j.inputs)]
+	for k, a := range j.scalars {
+		scalarArr[k] = params[a].at(0)
+	}
+	chunk := jitChunk
+	var bufs []float32
+	if j.gathers > 0 {
+		chunk = jitGatherChunk
+		bufs = j.buffers()
+		defer j.pool.Put(&bufs)
+	}
+	r := j.f.Runner(scalarArr[:len(j.scalars)])
+	defer r.Close()
+	for i := row; i < row+rows; i++ {
+		for c, hi := i*ldc+col, i*ldc+col+cols; c < hi; c += chunk {
+			e := min(c+chunk, hi)
+			j.arrays(p, params, ins, bufs, c, e)
+			r.Run([]jit.Array{{F32: out[c:e]}}, ins)
+		}
 	}
 }
 

@@ -210,6 +210,50 @@ func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {
 	runtime.KeepAlive(f)
 }
 
+// Runner runs a Func over many spans with the same scalars (an epilogue
+// over a block's part rows, say): the argument block is taken and the
+// scalars splatted once, not for every span, which for spans of a few
+// hundred elements cost more than their arithmetic.
+type Runner struct {
+	f  *Func
+	fr *frame
+}
+
+// Runner returns a Runner for f with these scalars; Close returns its
+// frame.
+func (f *Func) Runner(scalars []float32) Runner {
+	fr := getFrame()
+	for k := range f.scalars {
+		for j := range fr.a.splat[k] {
+			fr.a.splat[k][j] = scalars[k]
+		}
+	}
+	return Runner{f: f, fr: fr}
+}
+
+// Run is Func.Run with the Runner's scalars and ordinary stores.
+func (r *Runner) Run(outs, ins []Array) {
+	n := outs[0].len()
+	if n == 0 {
+		return
+	}
+	f := r.f
+	for k := range f.outputs {
+		_ = outs[k].ptr(n - 1)
+	}
+	for k := range f.inputs {
+		_ = ins[k].ptr(n - 1)
+	}
+	f.span(r.fr, f.code, f.pool, outs, ins, 0, n)
+	runtime.KeepAlive(f)
+}
+
+// Close releases the Runner's frame; the Runner is not used after.
+func (r *Runner) Close() {
+	r.fr.put()
+	r.fr = nil
+}
+
 // span runs code over elements [lo, hi): the whole vectors of 8 in one
 // call, the rest through tail.
 func (f *Func) span(fr *frame, code []byte, pool []uint32, outs, ins []Array, lo, hi int) {

@@ -23,3 +23,15 @@ func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {}
 
 // RunRows is never called: Compile returns no Func here.
 func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32, stream bool) {}
+
+// Runner is never made: Compile returns no Func here.
+type Runner struct{}
+
+// Runner is never called: Compile returns no Func here.
+func (f *Func) Runner(scalars []float32) Runner { return Runner{} }
+
+// Run is never called.
+func (r *Runner) Run(outs, ins []Array) {}
+
+// Close is never called.
+func (r *Runner) Close() {}

@@ -507,3 +507,34 @@ func testShortcutMatchesKernels(t *testing.T) {
 		}
 	}
 }
+
+// A Runner gives, span by span, what Run gives with the same scalars:
+// spans of every length around the vectors' (tails through the staging
+// vectors included), at both widths.
+func TestRunnerMatchesRun(t *testing.T) { bothWidths(t, testRunnerMatchesRun) }
+
+func testRunnerMatchesRun(t *testing.T) {
+	if !Available {
+		t.Skip("no code generation here")
+	}
+	p := &Program{Inputs: 2, Scalars: 2, Values: []Value{
+		{Op: Input}, {Op: Input, Arg: 1}, {Op: Splat}, {Op: Splat, Arg: 1},
+		{Op: Add, Args: [3]int{0, 2}}, {Op: Max, Args: [3]int{4, 3}}, {Op: Exp, Args: [3]int{1}},
+		{Op: Mul, Args: [3]int{5, 6}},
+	}}
+	f, err := Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(31, 32))
+	scalars := []float32{0.25, -0.5}
+	r := f.Runner(scalars)
+	defer r.Close()
+	for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 40, 100, 257} {
+		x, y := testInput(rng, n, 3), testInput(rng, n, 3)
+		got, want := make([]float32, n), make([]float32, n)
+		r.Run(f32s(got), f32s(x, y))
+		f.Run(f32s(want), f32s(x, y), scalars, false)
+		sameBits(t, fmt.Sprintf("runner, n=%d", n), got, want)
+	}
+}
