@@ -1,11 +1,14 @@
 // Package jit compiles small elementwise float32 programs (a loop
-// fusion's body) to x86-64 machine code with AVX2 and FMA, and runs them.
+// fusion's body) to x86-64 machine code with AVX2 and FMA (and, for f32
+// programs with exp, tanh or logistic on machines with AVX-512 F and DQ,
+// AVX-512 on 16-lane ZMM vectors), and runs them.
 //
 // A tile program (package cpu) runs a fusion one instruction at a time
 // over tiles in L1: every op loads its operands' tiles and stores its
 // own, and the math kernels each take their turn. That is a pass through
 // L1 per op. Here the whole fusion becomes one loop over 8-lane vectors
-// whose values stay in the 16 YMM registers: a fusion of ten ops costs
+// whose values stay in the 16 YMM registers (16-lane vectors in the 32
+// ZMM ones, in wide code): a fusion of ten ops costs
 // its arithmetic and one read of each input and one write of the result,
 // as XLA's LLVM-compiled loops do.
 //
@@ -15,7 +18,8 @@
 // to the tile program's. Programs that do not fit (an unsupported op,
 // more live values than registers, too many inputs) are refused, and the
 // caller keeps its tile program. Code runs only on linux/amd64 with AVX2
-// and FMA, outside the purego build, and not when AXLE_JIT=off.
+// and FMA, outside the purego build, and not when AXLE_JIT=off;
+// AXLE_KERNELS=avx2 keeps it to 8 lanes.
 package jit
 
 import (
