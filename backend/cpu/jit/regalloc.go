@@ -11,8 +11,8 @@ import (
 
 // Register allocation for straight-line code: virtual registers are
 // variables (an FMA reads and writes its destination; an expansion may
-// write a temporary more than once), each kept in a YMM register from a
-// write to its last read before the next write. When all 16 are taken,
+// write a temporary more than once), each kept in a vector register from a
+// write to its last read before the next write. When all are taken (16, or 32 in wide code),
 // the variable whose next read is farthest away is evicted (Belady's
 // rule), stored to its spill slot in the argument block first if its
 // value is still needed. A spilled variable read as an instruction's
@@ -29,7 +29,7 @@ type allocator struct {
 	a      *asm
 	ins    []vinst
 	events [][]event // per variable, in order
-	phys   []int     // variable → YMM register, or -1
+	phys   []int     // variable → vector register, or -1
 	slot   []int     // variable → spill slot, or -1
 	saved  []bool    // the slot holds the variable's current value
 	owner  []int     // register → variable, or -1: 16 registers, or 32 in wide code
@@ -97,7 +97,7 @@ func (al *allocator) needed(v, pos int) bool {
 	return ok && e.read
 }
 
-// reg returns a free YMM register, evicting a variable if none is;
+// reg returns a free vector register, evicting a variable if none is;
 // the registers in keep are not evicted.
 func (al *allocator) reg(pos int, keep []int) (int, error) {
 	for r, v := range al.owner {
