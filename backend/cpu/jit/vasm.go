@@ -8,8 +8,9 @@ package jit
 // interleaved, so the long dependency chains of two vectors (exp's and
 // tanh's run for dozens of cycles) overlap instead of each filling the
 // out-of-order window on its own; then the allocator (regalloc.go) maps
-// the virtual registers onto the 16 YMM registers (32 ZMM ones in wide code), spilling to the
-// argument block's scratch area when more are live.
+// the virtual registers onto the 16 YMM registers (the 32 ZMM ones in
+// wide code), spilling to the argument block's scratch area when more
+// are live.
 
 type ikind uint8
 
