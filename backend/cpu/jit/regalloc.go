@@ -11,10 +11,10 @@ import (
 
 // Register allocation for straight-line code: virtual registers are
 // variables (an FMA reads and writes its destination; an expansion may
-// write a temporary more than once), each kept in a vector register from a
-// write to its last read before the next write. When all are taken (16, or 32 in wide code),
-// the variable whose next read is farthest away is evicted (Belady's
-// rule), stored to its spill slot in the argument block first if its
+// write a temporary more than once), each kept in a vector register
+// from a write to its last read before the next write. When all are
+// taken (16, or 32 in wide code), the variable whose next read is
+// farthest away is evicted (Belady's rule), stored to its spill slot in the argument block first if its
 // value is still needed. A spilled variable read as an instruction's
 // last source is read from its slot directly, as a memory operand.
 
