@@ -2091,6 +2091,124 @@ sgemm6x32tapsz_overwrite:
 	VZEROUPPER
 	RET
 
+// func depthwisePixel512(acc *float32, in *float32, w *float32, offs *int, woffs *int, ntaps int, n int)
+// Requires: AVX, AVX512F
+TEXT ·depthwisePixel512(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), AX
+	MOVQ in+8(FP), CX
+	MOVQ w+16(FP), DX
+	MOVQ offs+24(FP), BX
+	MOVQ woffs+32(FP), SI
+	MOVQ ntaps+40(FP), DI
+	MOVQ n+48(FP), R8
+	XORQ R9, R9
+	MOVQ R8, R10
+	ANDQ $-64, R10
+
+depthwisePixel5124_next:
+	CMPQ   R9, R10
+	JAE    depthwisePixel5124_done
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	XORQ   R11, R11
+
+depthwisePixel5124_tap:
+	CMPQ    R11, DI
+	JAE     depthwisePixel5124_store
+	MOVQ    (BX)(R11*8), R12
+	MOVQ    (SI)(R11*8), R13
+	ADDQ    R9, R12
+	ADDQ    R9, R13
+	VMOVUPS (CX)(R12*4), Z4
+	VMULPS  (DX)(R13*4), Z4, Z4
+	VADDPS  Z4, Z0, Z0
+	VMOVUPS 64(CX)(R12*4), Z4
+	VMULPS  64(DX)(R13*4), Z4, Z4
+	VADDPS  Z4, Z1, Z1
+	VMOVUPS 128(CX)(R12*4), Z4
+	VMULPS  128(DX)(R13*4), Z4, Z4
+	VADDPS  Z4, Z2, Z2
+	VMOVUPS 192(CX)(R12*4), Z4
+	VMULPS  192(DX)(R13*4), Z4, Z4
+	VADDPS  Z4, Z3, Z3
+	INCQ    R11
+	JMP     depthwisePixel5124_tap
+
+depthwisePixel5124_store:
+	VMOVUPS Z0, (AX)(R9*4)
+	VMOVUPS Z1, 64(AX)(R9*4)
+	VMOVUPS Z2, 128(AX)(R9*4)
+	VMOVUPS Z3, 192(AX)(R9*4)
+	ADDQ    $0x40, R9
+	JMP     depthwisePixel5124_next
+
+depthwisePixel5124_done:
+	MOVQ R8, R10
+	ANDQ $-32, R10
+
+depthwisePixel5122_next:
+	CMPQ   R9, R10
+	JAE    depthwisePixel5122_done
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	XORQ   R11, R11
+
+depthwisePixel5122_tap:
+	CMPQ    R11, DI
+	JAE     depthwisePixel5122_store
+	MOVQ    (BX)(R11*8), R12
+	MOVQ    (SI)(R11*8), R13
+	ADDQ    R9, R12
+	ADDQ    R9, R13
+	VMOVUPS (CX)(R12*4), Z0
+	VMULPS  (DX)(R13*4), Z0, Z0
+	VADDPS  Z0, Z5, Z5
+	VMOVUPS 64(CX)(R12*4), Z0
+	VMULPS  64(DX)(R13*4), Z0, Z0
+	VADDPS  Z0, Z6, Z6
+	INCQ    R11
+	JMP     depthwisePixel5122_tap
+
+depthwisePixel5122_store:
+	VMOVUPS Z5, (AX)(R9*4)
+	VMOVUPS Z6, 64(AX)(R9*4)
+	ADDQ    $0x20, R9
+	JMP     depthwisePixel5122_next
+
+depthwisePixel5122_done:
+	MOVQ R8, R10
+	ANDQ $-16, R10
+
+depthwisePixel5121_next:
+	CMPQ   R9, R10
+	JAE    depthwisePixel5121_done
+	VPXORD Z7, Z7, Z7
+	XORQ   R11, R11
+
+depthwisePixel5121_tap:
+	CMPQ    R11, DI
+	JAE     depthwisePixel5121_store
+	MOVQ    (BX)(R11*8), R12
+	MOVQ    (SI)(R11*8), R13
+	ADDQ    R9, R12
+	ADDQ    R9, R13
+	VMOVUPS (CX)(R12*4), Z0
+	VMULPS  (DX)(R13*4), Z0, Z0
+	VADDPS  Z0, Z7, Z7
+	INCQ    R11
+	JMP     depthwisePixel5121_tap
+
+depthwisePixel5121_store:
+	VMOVUPS Z7, (AX)(R9*4)
+	ADDQ    $0x10, R9
+	JMP     depthwisePixel5121_next
+
+depthwisePixel5121_done:
+	VZEROUPPER
+	RET
+
 // func s8gemm12x32z(k int, a *int16, b *int16, c *int32, ldc int, overwrite bool)
 // Requires: AVX, AVX512F, AVX512_VNNI, MMX+
 TEXT ·s8gemm12x32z(SB), NOSPLIT, $0-41
@@ -3354,18 +3472,18 @@ TEXT ·depthwisePixel(SB), NOSPLIT, $0-56
 	MOVQ R8, R10
 	ANDQ $-32, R10
 
-dw4_next:
+depthwisePixel4_next:
 	CMPQ   R9, R10
-	JAE    dw4_done
+	JAE    depthwisePixel4_done
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 	XORQ   R11, R11
 
-dw4_tap:
+depthwisePixel4_tap:
 	CMPQ    R11, DI
-	JAE     dw4_store
+	JAE     depthwisePixel4_store
 	MOVQ    (BX)(R11*8), R12
 	MOVQ    (SI)(R11*8), R13
 	ADDQ    R9, R12
@@ -3383,29 +3501,29 @@ dw4_tap:
 	VMULPS  96(DX)(R13*4), Y4, Y4
 	VADDPS  Y4, Y3, Y3
 	INCQ    R11
-	JMP     dw4_tap
+	JMP     depthwisePixel4_tap
 
-dw4_store:
+depthwisePixel4_store:
 	VMOVUPS Y0, (AX)(R9*4)
 	VMOVUPS Y1, 32(AX)(R9*4)
 	VMOVUPS Y2, 64(AX)(R9*4)
 	VMOVUPS Y3, 96(AX)(R9*4)
 	ADDQ    $0x20, R9
-	JMP     dw4_next
+	JMP     depthwisePixel4_next
 
-dw4_done:
+depthwisePixel4_done:
 	MOVQ R8, R10
 	ANDQ $-8, R10
 
-dw1_next:
+depthwisePixel1_next:
 	CMPQ   R9, R10
-	JAE    dw1_done
+	JAE    depthwisePixel1_done
 	VXORPS Y0, Y0, Y0
 	XORQ   R11, R11
 
-dw1_tap:
+depthwisePixel1_tap:
 	CMPQ    R11, DI
-	JAE     dw1_store
+	JAE     depthwisePixel1_store
 	MOVQ    (BX)(R11*8), R12
 	MOVQ    (SI)(R11*8), R13
 	ADDQ    R9, R12
@@ -3414,13 +3532,13 @@ dw1_tap:
 	VMULPS  (DX)(R13*4), Y1, Y1
 	VADDPS  Y1, Y0, Y0
 	INCQ    R11
-	JMP     dw1_tap
+	JMP     depthwisePixel1_tap
 
-dw1_store:
+depthwisePixel1_store:
 	VMOVUPS Y0, (AX)(R9*4)
 	ADDQ    $0x08, R9
-	JMP     dw1_next
+	JMP     depthwisePixel1_next
 
-dw1_done:
+depthwisePixel1_done:
 	VZEROUPPER
 	RET

@@ -184,6 +184,14 @@ func depthwisePixelVec(acc, in, kernel []float32, offs, woffs []int) int {
 	if len(offs) > 0 {
 		o, wo = &offs[0], &woffs[0]
 	}
-	depthwisePixel(&acc[0], &in[0], &kernel[0], o, wo, len(offs), n)
+	done := 0
+	if useAVX512 { // whole 16-lane vectors, then a last 8 on the AVX2 kernel
+		if done = n &^ 15; done > 0 {
+			depthwisePixel512(&acc[0], &in[0], &kernel[0], o, wo, len(offs), done)
+		}
+	}
+	if done < n {
+		depthwisePixel(&acc[done], &in[done], &kernel[done], o, wo, len(offs), n-done)
+	}
 	return n
 }

@@ -44,6 +44,11 @@ func dgemm6x16z(k int, a *float64, b *float64, c *float64, ldc int, overwrite bo
 //go:noescape
 func sgemm6x32tapsz(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, kb int)
 
+// depthwisePixel512 sets acc[c] to the sum over taps t < ntaps of in[offs[t]+c]*w[woffs[t]+c], for c < n rounded down to a multiple of 16.
+//
+//go:noescape
+func depthwisePixel512(acc *float32, in *float32, w *float32, offs *int, woffs *int, ntaps int, n int)
+
 // s8gemm12x32z computes C[12x32] += A·B (C = A·B if overwrite) over k steps from 2 packed 6-row A sliver(s), k apart, and two packed 16-column B slivers, k apart (AVX-512).
 //
 //go:noescape

@@ -21,6 +21,7 @@ func main() {
 	pairKernel("dgemm12x16z", 2, 8)
 	pairKernel("dgemm6x16z", 1, 8)
 	tapsKernel("sgemm6x32tapsz", true)
+	depthwisePixelOf("depthwisePixel512", true)
 	pairKernelOf("s8gemm12x32z", 2, 4, "int16")
 	pairKernelOf("s8gemm6x32z", 1, 4, "int16")
 	vnniPeak()
@@ -599,10 +600,19 @@ func sixRows(label string, load func(Op, reg.VecVirtual)) (n, p, p3, dst reg.Reg
 // over the ntaps taps in order, each product rounded and added as the Go
 // loop does (VMULPS then VADDPS, no fusing), so the bits match it. 32
 // channels are kept in registers across the taps, then 8 at a time.
-func depthwisePixel() {
-	TEXT("depthwisePixel", NOSPLIT, "func(acc, in, w *float32, offs, woffs *int, ntaps, n int)")
+func depthwisePixel() { depthwisePixelOf("depthwisePixel", false) }
+
+// depthwisePixelOf emits depthwisePixel; wide, its AVX-512 twin on
+// 16-lane vectors (the same multiply, then add, per lane and tap, so the
+// same bits), for n rounded down to a multiple of 16.
+func depthwisePixelOf(name string, wide bool) {
+	lanes, vec, zero := 8, YMM, func(x reg.VecVirtual) { VXORPS(x, x, x) }
+	if wide {
+		lanes, vec, zero = 16, ZMM, func(x reg.VecVirtual) { VPXORD(x, x, x) }
+	}
+	TEXT(name, NOSPLIT, "func(acc, in, w *float32, offs, woffs *int, ntaps, n int)")
 	Pragma("noescape")
-	Doc("depthwisePixel sets acc[c] to the sum over taps t < ntaps of in[offs[t]+c]*w[woffs[t]+c], for c < n rounded down to a multiple of 8.")
+	Doc(fmt.Sprintf("%s sets acc[c] to the sum over taps t < ntaps of in[offs[t]+c]*w[woffs[t]+c], for c < n rounded down to a multiple of %d.", name, lanes))
 	acc := Load(Param("acc"), GP64())
 	in := Load(Param("in"), GP64())
 	w := Load(Param("w"), GP64())
@@ -614,14 +624,14 @@ func depthwisePixel() {
 	XORQ(c, c)
 	block := func(label string, vecs int) {
 		MOVQ(n, end)
-		ANDQ(I32(-8*vecs), end)
+		ANDQ(I32(-lanes*vecs), end)
 		Label(label + "_next")
 		CMPQ(c, end)
 		JAE(LabelRef(label + "_done"))
 		r := make([]reg.VecVirtual, vecs)
 		for v := range r {
-			r[v] = YMM()
-			VXORPS(r[v], r[v], r[v])
+			r[v] = vec()
+			zero(r[v])
 		}
 		XORQ(t, t)
 		Label(label + "_tap")
@@ -632,23 +642,26 @@ func depthwisePixel() {
 		ADDQ(c, o)
 		ADDQ(c, wo)
 		for v := range r {
-			x := YMM()
-			VMOVUPS(Mem{Base: in, Index: o, Scale: 4, Disp: 32 * v}, x)
-			VMULPS(Mem{Base: w, Index: wo, Scale: 4, Disp: 32 * v}, x, x)
+			x := vec()
+			VMOVUPS(Mem{Base: in, Index: o, Scale: 4, Disp: 4 * lanes * v}, x)
+			VMULPS(Mem{Base: w, Index: wo, Scale: 4, Disp: 4 * lanes * v}, x, x)
 			VADDPS(x, r[v], r[v])
 		}
 		INCQ(t)
 		JMP(LabelRef(label + "_tap"))
 		Label(label + "_store")
 		for v := range r {
-			VMOVUPS(r[v], Mem{Base: acc, Index: c, Scale: 4, Disp: 32 * v})
+			VMOVUPS(r[v], Mem{Base: acc, Index: c, Scale: 4, Disp: 4 * lanes * v})
 		}
-		ADDQ(Imm(uint64(8*vecs)), c)
+		ADDQ(Imm(uint64(lanes*vecs)), c)
 		JMP(LabelRef(label + "_next"))
 		Label(label + "_done")
 	}
-	block("dw4", 4)
-	block("dw1", 1)
+	block(name+"4", 4)
+	if wide { // 32 channels (a common count) in one pass over the taps
+		block(name+"2", 2)
+	}
+	block(name+"1", 1)
 	VZEROUPPER()
 	RET()
 }
