@@ -113,7 +113,15 @@ func bf16ToF32Vec(dst []float32, src []uint16) int {
 		return 0
 	}
 	_ = dst[n-1]
-	bf16ToF32(&dst[0], &src[0], n)
+	done := 0
+	if useAVX512 {
+		if done = n &^ 15; done > 0 {
+			bf16ToF32AVX512(&dst[0], &src[0], done)
+		}
+	}
+	if done < n {
+		bf16ToF32(&dst[done], &src[done], n-done)
+	}
 	return n
 }
 
@@ -125,6 +133,14 @@ func f32ToBF16Vec(dst []uint16, src []float32) int {
 		return 0
 	}
 	_ = dst[n-1]
-	f32ToBF16(&dst[0], &src[0], n)
+	done := 0
+	if useAVX512 {
+		if done = n &^ 15; done > 0 {
+			f32ToBF16AVX512(&dst[0], &src[0], done)
+		}
+	}
+	if done < n {
+		f32ToBF16(&dst[done], &src[done], n-done)
+	}
 	return n
 }

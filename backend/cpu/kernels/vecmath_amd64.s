@@ -5839,6 +5839,59 @@ bf16n_done:
 	VZEROUPPER
 	RET
 
+// func bf16ToF32AVX512(dst *float32, src *uint16, n int)
+// Requires: AVX, AVX512F
+TEXT ·bf16ToF32AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	ANDQ $-16, DX
+
+bf16w512_loop:
+	CMPQ      BX, DX
+	JAE       bf16w512_done
+	VPMOVZXWD (CX)(BX*2), Z0
+	VPSLLD    $0x10, Z0, Z0
+	VMOVUPS   Z0, (AX)(BX*4)
+	ADDQ      $0x10, BX
+	JMP       bf16w512_loop
+
+bf16w512_done:
+	VZEROUPPER
+	RET
+
+// func f32ToBF16AVX512(dst *uint16, src *float32, n int)
+// Requires: AVX, AVX512F
+TEXT ·f32ToBF16AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	ANDQ $-16, DX
+
+bf16n512_loop:
+	CMPQ      BX, DX
+	JAE       bf16n512_done
+	VMOVUPS   (CX)(BX*4), Z0
+	VPSRLD    $0x10, Z0, Z1
+	VPANDD    vm_one_int<>+0(SB), Z1, Z1
+	VPADDD    vm_bf16_round<>+0(SB), Z0, Z2
+	VPADDD    Z1, Z2, Z2
+	VPSRLD    $0x10, Z2, Z2
+	VPANDD    vm_sign<>+0(SB), Z0, Z1
+	VPSRLD    $0x10, Z1, Z1
+	VPORD     vm_bf16_nan<>+0(SB), Z1, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z1, Z2, K1, Z2
+	VPMOVDW   Z2, (AX)(BX*2)
+	ADDQ      $0x10, BX
+	JMP       bf16n512_loop
+
+bf16n512_done:
+	VZEROUPPER
+	RET
+
 // func colSumF32x8(d *float32, src *float32, rows int, stride int)
 // Requires: AVX
 TEXT ·colSumF32x8(SB), NOSPLIT, $0-32

@@ -209,6 +209,16 @@ func bf16ToF32(dst *float32, src *uint16, n int)
 //go:noescape
 func f32ToBF16(dst *uint16, src *float32, n int)
 
+// bf16ToF32AVX512 is bf16ToF32 on 16 lanes, for n rounded down to a multiple of 16.
+//
+//go:noescape
+func bf16ToF32AVX512(dst *float32, src *uint16, n int)
+
+// f32ToBF16AVX512 is f32ToBF16 on 16 lanes, for n rounded down to a multiple of 16.
+//
+//go:noescape
+func f32ToBF16AVX512(dst *uint16, src *float32, n int)
+
 // colSumF32x8 adds each of rows rows of 8 float32, stride apart, into d, in row order.
 //
 //go:noescape

@@ -116,6 +116,7 @@ func elementwiseKernels() {
 	}
 	u8ToF32()
 	bf16Kernels()
+	bf16Kernels512()
 }
 
 // bf16Kernels emits the widening of bf16 to float32 (the bits shifted
@@ -182,6 +183,68 @@ func bf16Kernels() {
 	ADDQ(Imm(8), i)
 	JMP(LabelRef("bf16n_loop"))
 	Label("bf16n_done")
+	VZEROUPPER()
+	RET()
+}
+
+// bf16Kernels512 emits bf16Kernels' two conversions on 16 lanes, with
+// the same arithmetic (so the same bits): VPMOVDW narrows the rounded
+// dwords (each ≤ 0xffff, so truncating is VPACKUSDW's saturation), and
+// the NaN lanes are picked by a compare into a mask.
+func bf16Kernels512() {
+	TEXT("bf16ToF32AVX512", NOSPLIT, "func(dst *float32, src *uint16, n int)")
+	Pragma("noescape")
+	Doc("bf16ToF32AVX512 is bf16ToF32 on 16 lanes, for n rounded down to a multiple of 16.")
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	n := Load(Param("n"), GP64())
+	i, end := GP64(), GP64()
+	XORQ(i, i)
+	MOVQ(n, end)
+	ANDQ(I32(-16), end)
+	Label("bf16w512_loop")
+	CMPQ(i, end)
+	JAE(LabelRef("bf16w512_done"))
+	v := ZMM()
+	VPMOVZXWD(Mem{Base: src, Index: i, Scale: 2}, v)
+	VPSLLD(Imm(16), v, v)
+	VMOVUPS(v, Mem{Base: dst, Index: i, Scale: 4})
+	ADDQ(Imm(16), i)
+	JMP(LabelRef("bf16w512_loop"))
+	Label("bf16w512_done")
+	VZEROUPPER()
+	RET()
+
+	TEXT("f32ToBF16AVX512", NOSPLIT, "func(dst *uint16, src *float32, n int)")
+	Pragma("noescape")
+	Doc("f32ToBF16AVX512 is f32ToBF16 on 16 lanes, for n rounded down to a multiple of 16.")
+	dst = Load(Param("dst"), GP64())
+	src = Load(Param("src"), GP64())
+	n = Load(Param("n"), GP64())
+	i, end = GP64(), GP64()
+	XORQ(i, i)
+	MOVQ(n, end)
+	ANDQ(I32(-16), end)
+	Label("bf16n512_loop")
+	CMPQ(i, end)
+	JAE(LabelRef("bf16n512_done"))
+	x, lsb, r, q := ZMM(), ZMM(), ZMM(), ZMM()
+	nan := K()
+	VMOVUPS(Mem{Base: src, Index: i, Scale: 4}, x)
+	VPSRLD(Imm(16), x, lsb)
+	VPANDD(consts["vm_one_int"], lsb, lsb)
+	VPADDD(consts["vm_bf16_round"], x, r)
+	VPADDD(lsb, r, r)
+	VPSRLD(Imm(16), r, r)
+	VPANDD(consts["vm_sign"], x, q) // the NaN: x's sign, shifted down, with 0x7fc0
+	VPSRLD(Imm(16), q, q)
+	VPORD(consts["vm_bf16_nan"], q, q)
+	VCMPPS(Imm(3), x, x, nan) // unordered: x is NaN
+	VPBLENDMD(q, r, nan, r)
+	VPMOVDW(r, Mem{Base: dst, Index: i, Scale: 2})
+	ADDQ(Imm(16), i)
+	JMP(LabelRef("bf16n512_loop"))
+	Label("bf16n512_done")
 	VZEROUPPER()
 	RET()
 }
