@@ -169,26 +169,33 @@ func s8gemmKernel() {
 // s8 kernel's inner operation (8·16 s16 multiply-adds, 256 integer ops
 // per round), so it runs at the machine's throughput for that pair.
 func maddPeak() {
-	TEXT("maddPeak", NOSPLIT, "func(n int)")
-	Doc("maddPeak runs n rounds of 8 independent VPMADDWD+VPADDD (256 integer ops per round).")
+	probe("maddPeak", "maddPeak runs n rounds of 8 independent VPMADDWD+VPADDD (256 integer ops per round).",
+		8, YMM, func(x reg.VecVirtual) { VPXOR(x, x, x) },
+		func(x, y, acc reg.VecVirtual) { t := YMM(); VPMADDWD(x, y, t); VPADDD(t, acc, acc) })
+}
+
+// probe emits a throughput probe: n rounds of op on chains independent
+// accumulators (enough to cover the operation's latency on every pipe
+// that runs it), from registers made by vec and cleared by zero.
+func probe(name, doc string, chains int, vec func() reg.VecVirtual, zero func(reg.VecVirtual), op func(x, y, acc reg.VecVirtual)) {
+	TEXT(name, NOSPLIT, "func(n int)")
+	Doc(doc)
 	n := Load(Param("n"), GP64())
-	acc := make([]reg.VecVirtual, 8)
+	acc := make([]reg.VecVirtual, chains)
 	for i := range acc {
-		acc[i] = YMM()
-		VPXOR(acc[i], acc[i], acc[i])
+		acc[i] = vec()
+		zero(acc[i])
 	}
-	x, y := YMM(), YMM()
-	VPXOR(x, x, x)
-	VPXOR(y, y, y)
+	x, y := vec(), vec()
+	zero(x)
+	zero(y)
 	alignLoop()
-	Label("madd_loop")
+	Label(name + "_loop")
 	for i := range acc {
-		t := YMM()
-		VPMADDWD(x, y, t)
-		VPADDD(t, acc[i], acc[i])
+		op(x, y, acc[i])
 	}
 	DECQ(n)
-	JNZ(LabelRef("madd_loop"))
+	JNZ(LabelRef(name + "_loop"))
 	VZEROUPPER()
 	RET()
 }
@@ -417,48 +424,16 @@ func tapsKernel(name string, wide bool) {
 // round): enough independent chains to cover the FMA latency on both
 // pipes, so it runs at the machine's FMA throughput.
 func fmaPeak() {
-	TEXT("fmaPeak", NOSPLIT, "func(n int)")
-	Doc("fmaPeak runs n rounds of 12 independent VFMADD231PS (192 f32 FLOP per round).")
-	n := Load(Param("n"), GP64())
-	acc := make([]reg.VecVirtual, 12)
-	for i := range acc {
-		acc[i] = YMM()
-		VXORPS(acc[i], acc[i], acc[i])
-	}
-	x, y := YMM(), YMM()
-	VXORPS(x, x, x)
-	VXORPS(y, y, y)
-	Label("peak_loop")
-	for i := range acc {
-		VFMADD231PS(x, y, acc[i])
-	}
-	DECQ(n)
-	JNZ(LabelRef("peak_loop"))
-	VZEROUPPER()
-	RET()
+	probe("fmaPeak", "fmaPeak runs n rounds of 12 independent VFMADD231PS (192 f32 FLOP per round).",
+		12, YMM, func(x reg.VecVirtual) { VXORPS(x, x, x) },
+		func(x, y, acc reg.VecVirtual) { VFMADD231PS(x, y, acc) })
 }
 
 // fmaPeak512 is fmaPeak with 16-lane (AVX-512) FMAs.
 func fmaPeak512() {
-	TEXT("fmaPeak512", NOSPLIT, "func(n int)")
-	Doc("fmaPeak512 runs n rounds of 12 independent 16-lane VFMADD231PS (384 f32 FLOP per round).")
-	n := Load(Param("n"), GP64())
-	acc := make([]reg.VecVirtual, 12)
-	for i := range acc {
-		acc[i] = ZMM()
-		VPXORD(acc[i], acc[i], acc[i])
-	}
-	x, y := ZMM(), ZMM()
-	VPXORD(x, x, x)
-	VPXORD(y, y, y)
-	Label("peak512_loop")
-	for i := range acc {
-		VFMADD231PS(x, y, acc[i])
-	}
-	DECQ(n)
-	JNZ(LabelRef("peak512_loop"))
-	VZEROUPPER()
-	RET()
+	probe("fmaPeak512", "fmaPeak512 runs n rounds of 12 independent 16-lane VFMADD231PS (384 f32 FLOP per round).",
+		12, ZMM, func(x reg.VecVirtual) { VPXORD(x, x, x) },
+		func(x, y, acc reg.VecVirtual) { VFMADD231PS(x, y, acc) })
 }
 
 // packRows16 emits the copy of k rows of 16 float32, ldb elements apart,
@@ -812,25 +787,9 @@ func vpdpwssd(b, x, acc Op) {
 // vnniPeak issues n rounds of 12 independent VPDPWSSD on ZMM registers
 // (12·16 lanes · 2 multiply-adds = 768 integer ops per round).
 func vnniPeak() {
-	TEXT("vnniPeak", NOSPLIT, "func(n int)")
-	Doc("vnniPeak runs n rounds of 12 independent VPDPWSSD on ZMM registers (768 integer ops per round).")
-	n := Load(Param("n"), GP64())
-	acc := make([]reg.VecVirtual, 12)
-	for i := range acc {
-		acc[i] = ZMM()
-		VPXORD(acc[i], acc[i], acc[i])
-	}
-	x, y := ZMM(), ZMM()
-	VPXORD(x, x, x)
-	VPXORD(y, y, y)
-	Label("vnni_loop")
-	for i := range acc {
-		vpdpwssd(x, y, acc[i])
-	}
-	DECQ(n)
-	JNZ(LabelRef("vnni_loop"))
-	VZEROUPPER()
-	RET()
+	probe("vnniPeak", "vnniPeak runs n rounds of 12 independent VPDPWSSD on ZMM registers (768 integer ops per round).",
+		12, ZMM, func(x reg.VecVirtual) { VPXORD(x, x, x) },
+		func(x, y, acc reg.VecVirtual) { vpdpwssd(x, y, acc) })
 }
 
 // storeTile512 is storeTile for rows of two 64-byte vectors.
