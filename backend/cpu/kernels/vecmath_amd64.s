@@ -5848,16 +5848,16 @@ TEXT ·bf16ToF32AVX512(SB), NOSPLIT, $0-24
 	XORQ BX, BX
 	ANDQ $-16, DX
 
-bf16w512_loop:
+bf16wAVX512_loop:
 	CMPQ      BX, DX
-	JAE       bf16w512_done
+	JAE       bf16wAVX512_done
 	VPMOVZXWD (CX)(BX*2), Z0
 	VPSLLD    $0x10, Z0, Z0
 	VMOVUPS   Z0, (AX)(BX*4)
 	ADDQ      $0x10, BX
-	JMP       bf16w512_loop
+	JMP       bf16wAVX512_loop
 
-bf16w512_done:
+bf16wAVX512_done:
 	VZEROUPPER
 	RET
 
@@ -5870,9 +5870,9 @@ TEXT ·f32ToBF16AVX512(SB), NOSPLIT, $0-24
 	XORQ BX, BX
 	ANDQ $-16, DX
 
-bf16n512_loop:
+bf16nAVX512_loop:
 	CMPQ      BX, DX
-	JAE       bf16n512_done
+	JAE       bf16nAVX512_done
 	VMOVUPS   (CX)(BX*4), Z0
 	VPSRLD    $0x10, Z0, Z1
 	VPANDD    vm_one_int<>+0(SB), Z1, Z1
@@ -5886,9 +5886,9 @@ bf16n512_loop:
 	VPBLENDMD Z1, Z2, K1, Z2
 	VPMOVDW   Z2, (AX)(BX*2)
 	ADDQ      $0x10, BX
-	JMP       bf16n512_loop
+	JMP       bf16nAVX512_loop
 
-bf16n512_done:
+bf16nAVX512_done:
 	VZEROUPPER
 	RET
 

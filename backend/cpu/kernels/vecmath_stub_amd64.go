@@ -209,12 +209,12 @@ func bf16ToF32(dst *float32, src *uint16, n int)
 //go:noescape
 func f32ToBF16(dst *uint16, src *float32, n int)
 
-// bf16ToF32AVX512 is bf16ToF32 on 16 lanes, for n rounded down to a multiple of 16.
+// bf16ToF32AVX512 sets dst[i] to the float32 of the bf16 bits src[i] for i < n rounded down to a multiple of 16.
 //
 //go:noescape
 func bf16ToF32AVX512(dst *float32, src *uint16, n int)
 
-// f32ToBF16AVX512 is f32ToBF16 on 16 lanes, for n rounded down to a multiple of 16.
+// f32ToBF16AVX512 sets dst[i] to src[i] rounded to bf16 (nearest even; NaN as 0x7fc0 with its sign) for i < n rounded down to a multiple of 16.
 //
 //go:noescape
 func f32ToBF16AVX512(dst *uint16, src *float32, n int)

@@ -116,137 +116,94 @@ func elementwiseKernels() {
 	}
 	u8ToF32()
 	bf16Kernels()
-	bf16Kernels512()
 }
 
 // bf16Kernels emits the widening of bf16 to float32 (the bits shifted
 // up: exact) and the rounding of float32 to bf16: nearest even by adding
 // 0x7fff plus the bit above the cut, and a NaN as the quiet NaN 0x7fc0
 // with its sign, as the Go loops (minifloat's BF16 encoding) do. Both
-// take 8 values a step; the Go side does the last n%8.
+// take 8 values a step; the Go side does the last n%8. Their AVX-512
+// twins (names ending AVX512) take 16 with the same arithmetic, so the
+// same bits: VPMOVDW narrows the rounded dwords (each ≤ 0xffff, so
+// truncating is VPACKUSDW's saturation), and the NaN lanes are picked
+// by a compare into a mask.
 func bf16Kernels() {
 	vconst("vm_bf16_round", 0x7fff)
 	vconst("vm_one_int", 1)
 	vconst("vm_bf16_nan", 0x7fc0)
-
-	TEXT("bf16ToF32", NOSPLIT, "func(dst *float32, src *uint16, n int)")
-	Pragma("noescape")
-	Doc("bf16ToF32 sets dst[i] to the float32 of the bf16 bits src[i] for i < n rounded down to a multiple of 8.")
-	dst := Load(Param("dst"), GP64())
-	src := Load(Param("src"), GP64())
-	n := Load(Param("n"), GP64())
-	i, end := GP64(), GP64()
-	XORQ(i, i)
-	MOVQ(n, end)
-	ANDQ(I32(-8), end)
-	Label("bf16w_loop")
-	CMPQ(i, end)
-	JAE(LabelRef("bf16w_done"))
-	v := YMM()
-	VPMOVZXWD(Mem{Base: src, Index: i, Scale: 2}, v)
-	VPSLLD(Imm(16), v, v)
-	VMOVUPS(v, Mem{Base: dst, Index: i, Scale: 4})
-	ADDQ(Imm(8), i)
-	JMP(LabelRef("bf16w_loop"))
-	Label("bf16w_done")
-	VZEROUPPER()
-	RET()
-
-	TEXT("f32ToBF16", NOSPLIT, "func(dst *uint16, src *float32, n int)")
-	Pragma("noescape")
-	Doc("f32ToBF16 sets dst[i] to src[i] rounded to bf16 (nearest even; NaN as 0x7fc0 with its sign) for i < n rounded down to a multiple of 8.")
-	dst = Load(Param("dst"), GP64())
-	src = Load(Param("src"), GP64())
-	n = Load(Param("n"), GP64())
-	i, end = GP64(), GP64()
-	XORQ(i, i)
-	MOVQ(n, end)
-	ANDQ(I32(-8), end)
-	Label("bf16n_loop")
-	CMPQ(i, end)
-	JAE(LabelRef("bf16n_done"))
-	x, lsb, r, nan, q, hi := YMM(), YMM(), YMM(), YMM(), YMM(), YMM()
-	VMOVUPS(Mem{Base: src, Index: i, Scale: 4}, x)
-	VPSRLD(Imm(16), x, lsb)
-	VPAND(consts["vm_one_int"], lsb, lsb)
-	VPADDD(consts["vm_bf16_round"], x, r)
-	VPADDD(lsb, r, r)
-	VPSRLD(Imm(16), r, r)
-	VPAND(consts["vm_sign"], x, q) // the NaN: x's sign, shifted down, with 0x7fc0
-	VPSRLD(Imm(16), q, q)
-	VPOR(consts["vm_bf16_nan"], q, q)
-	VCMPPS(Imm(3), x, x, nan) // unordered: x is NaN
-	VBLENDVPS(nan, q, r, r)
-	VEXTRACTI128(Imm(1), r, hi.AsX())
-	VPACKUSDW(hi.AsX(), r.AsX(), r.AsX())
-	VMOVDQU(r.AsX(), Mem{Base: dst, Index: i, Scale: 2})
-	ADDQ(Imm(8), i)
-	JMP(LabelRef("bf16n_loop"))
-	Label("bf16n_done")
-	VZEROUPPER()
-	RET()
+	bf16KernelsOf(false)
+	bf16KernelsOf(true)
 }
 
-// bf16Kernels512 emits bf16Kernels' two conversions on 16 lanes, with
-// the same arithmetic (so the same bits): VPMOVDW narrows the rounded
-// dwords (each ≤ 0xffff, so truncating is VPACKUSDW's saturation), and
-// the NaN lanes are picked by a compare into a mask.
-func bf16Kernels512() {
-	TEXT("bf16ToF32AVX512", NOSPLIT, "func(dst *float32, src *uint16, n int)")
-	Pragma("noescape")
-	Doc("bf16ToF32AVX512 is bf16ToF32 on 16 lanes, for n rounded down to a multiple of 16.")
-	dst := Load(Param("dst"), GP64())
-	src := Load(Param("src"), GP64())
-	n := Load(Param("n"), GP64())
-	i, end := GP64(), GP64()
-	XORQ(i, i)
-	MOVQ(n, end)
-	ANDQ(I32(-16), end)
-	Label("bf16w512_loop")
-	CMPQ(i, end)
-	JAE(LabelRef("bf16w512_done"))
-	v := ZMM()
-	VPMOVZXWD(Mem{Base: src, Index: i, Scale: 2}, v)
-	VPSLLD(Imm(16), v, v)
-	VMOVUPS(v, Mem{Base: dst, Index: i, Scale: 4})
-	ADDQ(Imm(16), i)
-	JMP(LabelRef("bf16w512_loop"))
-	Label("bf16w512_done")
-	VZEROUPPER()
-	RET()
+func bf16KernelsOf(wide bool) {
+	lanes, vec, suffix := 8, YMM, ""
+	and := func(m, x, dst Op) { VPAND(m, x, dst) }
+	or := func(m, x, dst Op) { VPOR(m, x, dst) }
+	if wide {
+		lanes, vec, suffix = 16, ZMM, "AVX512"
+		and = func(m, x, dst Op) { VPANDD(m, x, dst) }
+		or = func(m, x, dst Op) { VPORD(m, x, dst) }
+	}
+	loop := func(label string, body func(dst, src, i reg.Register)) {
+		dst := Load(Param("dst"), GP64())
+		src := Load(Param("src"), GP64())
+		n := Load(Param("n"), GP64())
+		i, end := GP64(), GP64()
+		XORQ(i, i)
+		MOVQ(n, end)
+		ANDQ(I32(int32(-lanes)), end)
+		Label(label + "_loop")
+		CMPQ(i, end)
+		JAE(LabelRef(label + "_done"))
+		body(dst, src, i)
+		ADDQ(Imm(uint64(lanes)), i)
+		JMP(LabelRef(label + "_loop"))
+		Label(label + "_done")
+		VZEROUPPER()
+		RET()
+	}
 
-	TEXT("f32ToBF16AVX512", NOSPLIT, "func(dst *uint16, src *float32, n int)")
+	name := "bf16ToF32" + suffix
+	TEXT(name, NOSPLIT, "func(dst *float32, src *uint16, n int)")
 	Pragma("noescape")
-	Doc("f32ToBF16AVX512 is f32ToBF16 on 16 lanes, for n rounded down to a multiple of 16.")
-	dst = Load(Param("dst"), GP64())
-	src = Load(Param("src"), GP64())
-	n = Load(Param("n"), GP64())
-	i, end = GP64(), GP64()
-	XORQ(i, i)
-	MOVQ(n, end)
-	ANDQ(I32(-16), end)
-	Label("bf16n512_loop")
-	CMPQ(i, end)
-	JAE(LabelRef("bf16n512_done"))
-	x, lsb, r, q := ZMM(), ZMM(), ZMM(), ZMM()
-	nan := K()
-	VMOVUPS(Mem{Base: src, Index: i, Scale: 4}, x)
-	VPSRLD(Imm(16), x, lsb)
-	VPANDD(consts["vm_one_int"], lsb, lsb)
-	VPADDD(consts["vm_bf16_round"], x, r)
-	VPADDD(lsb, r, r)
-	VPSRLD(Imm(16), r, r)
-	VPANDD(consts["vm_sign"], x, q) // the NaN: x's sign, shifted down, with 0x7fc0
-	VPSRLD(Imm(16), q, q)
-	VPORD(consts["vm_bf16_nan"], q, q)
-	VCMPPS(Imm(3), x, x, nan) // unordered: x is NaN
-	VPBLENDMD(q, r, nan, r)
-	VPMOVDW(r, Mem{Base: dst, Index: i, Scale: 2})
-	ADDQ(Imm(16), i)
-	JMP(LabelRef("bf16n512_loop"))
-	Label("bf16n512_done")
-	VZEROUPPER()
-	RET()
+	Doc(fmt.Sprintf("%s sets dst[i] to the float32 of the bf16 bits src[i] for i < n rounded down to a multiple of %d.", name, lanes))
+	loop("bf16w"+suffix, func(dst, src, i reg.Register) {
+		v := vec()
+		VPMOVZXWD(Mem{Base: src, Index: i, Scale: 2}, v)
+		VPSLLD(Imm(16), v, v)
+		VMOVUPS(v, Mem{Base: dst, Index: i, Scale: 4})
+	})
+
+	name = "f32ToBF16" + suffix
+	TEXT(name, NOSPLIT, "func(dst *uint16, src *float32, n int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets dst[i] to src[i] rounded to bf16 (nearest even; NaN as 0x7fc0 with its sign) for i < n rounded down to a multiple of %d.", name, lanes))
+	loop("bf16n"+suffix, func(dst, src, i reg.Register) {
+		x, lsb, r, q := vec(), vec(), vec(), vec()
+		VMOVUPS(Mem{Base: src, Index: i, Scale: 4}, x)
+		VPSRLD(Imm(16), x, lsb)
+		and(consts["vm_one_int"], lsb, lsb)
+		VPADDD(consts["vm_bf16_round"], x, r)
+		VPADDD(lsb, r, r)
+		VPSRLD(Imm(16), r, r)
+		and(consts["vm_sign"], x, q) // the NaN: x's sign, shifted down, with 0x7fc0
+		VPSRLD(Imm(16), q, q)
+		or(consts["vm_bf16_nan"], q, q)
+		out := Mem{Base: dst, Index: i, Scale: 2}
+		if wide {
+			nan := K()
+			VCMPPS(Imm(3), x, x, nan) // unordered: x is NaN
+			VPBLENDMD(q, r, nan, r)
+			VPMOVDW(r, out)
+			return
+		}
+		nan, hi := vec(), vec()
+		VCMPPS(Imm(3), x, x, nan) // unordered: x is NaN
+		VBLENDVPS(nan, q, r, r)
+		VEXTRACTI128(Imm(1), r, hi.AsX())
+		VPACKUSDW(hi.AsX(), r.AsX(), r.AsX())
+		VMOVDQU(r.AsX(), out)
+	})
 }
 
 // u8ToF32 emits the widening of bytes to float32: 32 bytes per iteration
