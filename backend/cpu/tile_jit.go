@@ -214,18 +214,9 @@ func (j *jitProg) run(p *tileProg, params []operand, outs []jit.Array, lo, hi in
 	var insArr [jit.MaxInputs]jit.Array
 	var outsArr [jit.MaxOutputs]jit.Array
 	chunkOuts := outsArr[:len(outs)]
-	var scalarArr [jit.MaxScalars]float32
 	ins := insArr[:len(j.inputs)]
-	for k, a := range j.scalars {
-		scalarArr[k] = params[a].at(0)
-	}
-	chunk := jitChunk
-	var bufs []float32
-	if j.gathers > 0 {
-		chunk = jitGatherChunk
-		bufs = j.buffers()
-		defer j.pool.Put(&bufs)
-	}
+	scalarArr, chunk, bufs := j.begin(params)
+	defer j.end(bufs)
 	// Calls of a bounded length: generated code cannot be preempted, so
 	// a garbage collection waits for the call in progress to return.
 	for c := lo; c < hi; c += chunk {
@@ -261,18 +252,9 @@ func (j *jitProg) arrays(p *tileProg, params []operand, ins []jit.Array, bufs []
 // arithmetic.
 func (j *jitProg) runBlock(p *tileProg, params []operand, out []float32, row, rows, col, cols, ldc int) {
 	var insArr [jit.MaxInputs]jit.Array
-	var scalarArr [jit.MaxScalars]float32
 	ins := insArr[:len(j.inputs)]
-	for k, a := range j.scalars {
-		scalarArr[k] = params[a].at(0)
-	}
-	chunk := jitChunk
-	var bufs []float32
-	if j.gathers > 0 {
-		chunk = jitGatherChunk
-		bufs = j.buffers()
-		defer j.pool.Put(&bufs)
-	}
+	scalarArr, chunk, bufs := j.begin(params)
+	defer j.end(bufs)
 	r := j.f.Runner(scalarArr[:len(j.scalars)])
 	defer r.Close()
 	for i := row; i < row+rows; i++ {
@@ -307,6 +289,25 @@ func literalArray(l *hlo.Literal) (jit.Array, bool) {
 		}
 	}
 	return jit.Array{}, false
+}
+
+// begin returns what a call's chunks share: the values of the splatted
+// scalars, the chunk length, and the gather buffers (nil without
+// gathers), which end returns to the pool.
+func (j *jitProg) begin(params []operand) (scalars [jit.MaxScalars]float32, chunk int, bufs []float32) {
+	for k, a := range j.scalars {
+		scalars[k] = params[a].at(0)
+	}
+	if j.gathers == 0 {
+		return scalars, jitChunk, nil
+	}
+	return scalars, jitGatherChunk, j.buffers()
+}
+
+func (j *jitProg) end(bufs []float32) {
+	if bufs != nil {
+		j.pool.Put(&bufs)
+	}
 }
 
 // buffers returns a worker's gather buffers, one chunk per gathered input.
