@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axle-ml/axle/backend/cpu/jit"
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
@@ -149,6 +150,68 @@ func TestEpiloguePartRows(t *testing.T) {
 		t.Fatal("the product here would run on one thread")
 	}
 	checkEpilogue(t, fmt.Sprintf(mlpLayer, 128, 256, 200), map[string]int{"gemm+epilogue": 1})
+}
+
+// Part rows through the block code (one call per block, each operand
+// read by its row stride): a bias row, a residual, a bias reshaped from
+// two dimensions, a bf16 residual; and, where one operand cannot be read
+// by rows (a bias along the columns, one value per row), row by row.
+func TestEpiloguePartRowsOperands(t *testing.T) {
+	const text = `HloModule operands
+ENTRY e {
+  x = f32[100,200] parameter(0)
+  w = f32[200,264] parameter(1)
+  b = f32[264] parameter(2)
+  r = f32[100,264] parameter(3)
+  q = f32[8,33] parameter(4)
+  h = bf16[100,264] parameter(5)
+  d = f32[100,264] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[100,264] broadcast(b), dimensions={1}
+  s = f32[100,264] add(d, bb)
+  t = f32[100,264] add(s, r)
+  qr = f32[264] reshape(q)
+  qb = f32[100,264] broadcast(qr), dimensions={1}
+  u = f32[100,264] multiply(t, qb)
+  hf = f32[100,264] convert(h)
+  %s
+}`
+	for _, root := range []string{
+		"ROOT y = f32[100,264] subtract(u, hf)",
+		`c = f32[100] parameter(6)
+  cb = f32[100,264] broadcast(c), dimensions={0}
+  v = f32[100,264] subtract(u, hf)
+  ROOT y = f32[100,264] add(v, cb)`,
+	} {
+		before := stridedBlocks.Load()
+		checkEpilogue(t, fmt.Sprintf(text, root), map[string]int{"gemm+epilogue": 1})
+		if strided := stridedBlocks.Load() > before; strided != !strings.Contains(root, "cb") && jit.Available {
+			t.Errorf("%q: block code used: %v", root, strided)
+		}
+	}
+}
+
+// rowsAndColumns on index maps worked by hand, over a C with rows of 12.
+func TestRowsAndColumns(t *testing.T) {
+	for _, c := range []struct {
+		dims, strides []int
+		rows, cols    int
+		ok            bool
+	}{
+		{[]int{5, 12}, []int{0, 1}, 0, 1, true},          // a bias row
+		{[]int{5, 12}, []int{12, 1}, 12, 1, true},        // C's shape
+		{[]int{5, 12}, []int{1, 0}, 1, 0, true},          // a bias column
+		{[]int{5, 3, 4}, []int{0, 4, 1}, 0, 1, true},     // a bias of two dimensions
+		{[]int{2, 5, 12}, []int{60, 12, 1}, 12, 1, true}, // batched
+		{[]int{2, 5, 12}, []int{0, 12, 1}, 0, 0, false},  // rows that do not collapse
+		{[]int{5, 3, 4}, []int{0, 1, 3}, 0, 0, false},    // transposed columns
+		{[]int{5, 8}, []int{8, 1}, 0, 0, false},          // no split at 12
+		{[]int{5, 1, 12, 1}, []int{12, 7, 1, 9}, 12, 1, true},
+	} {
+		rows, cols, ok := rowsAndColumns(affineMap{dims: c.dims, strides: c.strides}, 12)
+		if ok != c.ok || ok && (rows != c.rows || cols != c.cols) {
+			t.Errorf("dims %v strides %v: got %d, %d, %v; want %d, %d, %v", c.dims, c.strides, rows, cols, ok, c.rows, c.cols, c.ok)
+		}
+	}
 }
 
 // An epilogue reading several operands: a bias row, a residual, a scalar

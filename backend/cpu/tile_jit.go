@@ -3,6 +3,7 @@ package cpu
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/axle-ml/axle/backend/cpu/jit"
 	"github.com/axle-ml/axle/backend/cpu/kernels"
@@ -47,6 +48,22 @@ type jitProg struct {
 	scalars []int
 	gathers int       // inputs gathered per chunk
 	pool    sync.Pool // of *[]float32: a worker's gather buffers
+	// blocks runs GEMM epilogues over blocks of part rows, made on first
+	// use (see stridedFor).
+	blocksOnce sync.Once
+	blocks     *jitBlocks
+}
+
+// jitBlocks is a program's code for blocks of rows (jit.Program.Strided)
+// and, for each input, where a row of the output's block reads it: input
+// k's element for output element (i, j) of a C with rows ldc long is
+// off[k] + i·rowStride[k] + j. Operands read in place have C's shape;
+// gathered ones qualify when their index map is one along C's rows (a
+// bias broadcast over them, stride 0).
+type jitBlocks struct {
+	f              *jit.Func
+	ldc            int
+	off, rowStride [jit.MaxInputs]int
 }
 
 // jitInput is an array the generated code reads: a fusion operand in
@@ -253,6 +270,10 @@ func (j *jitProg) arrays(p *tileProg, params []operand, ins []jit.Array, bufs []
 func (j *jitProg) runBlock(p *tileProg, params []operand, out []float32, row, rows, col, cols, ldc int) {
 	var insArr [jit.MaxInputs]jit.Array
 	ins := insArr[:len(j.inputs)]
+	if b := j.stridedFor(p, params, ldc); b != nil {
+		j.runStrided(b, params, out, row, rows, col, cols)
+		return
+	}
 	scalarArr, chunk, bufs := j.begin(params)
 	defer j.end(bufs)
 	r := j.f.Runner(scalarArr[:len(j.scalars)])
@@ -264,6 +285,115 @@ func (j *jitProg) runBlock(p *tileProg, params []operand, out []float32, row, ro
 			r.Run([]jit.Array{{F32: out[c:e]}}, ins)
 		}
 	}
+}
+
+// stridedFor returns the program's code for blocks of a C with rows ldc
+// long, or nil where an input cannot be read by rows (a gather along the
+// rows, a transpose, a bf16 operand gathered as f32) or the generator
+// refuses the program: runBlock then goes row by row.
+func (j *jitProg) stridedFor(p *tileProg, params []operand, ldc int) *jitBlocks {
+	j.blocksOnce.Do(func() {
+		b := &jitBlocks{ldc: ldc}
+		for k, in := range j.inputs {
+			if in.gather < 0 { // C's shape, read in place
+				b.rowStride[k] = ldc
+				continue
+			}
+			rs, cs, ok := rowsAndColumns(p.slots[in.gather].m, ldc)
+			if !ok || cs != 1 || rs < 0 || params[in.param].f32 == nil {
+				return
+			}
+			b.off[k], b.rowStride[k] = p.slots[in.gather].m.off, rs
+		}
+		prog := *j.prog
+		prog.Strided, prog.PrefetchInputs, prog.PrefetchAhead = true, nil, 0
+		f, err := jit.Compile(&prog)
+		if err != nil {
+			return
+		}
+		b.f = f
+		j.blocks = b
+	})
+	if j.blocks == nil || j.blocks.ldc != ldc {
+		return nil
+	}
+	return j.blocks
+}
+
+// runStrided is runBlock with the block's code: one call per block of
+// rows (a bounded number of elements, as run's chunks are).
+func (j *jitProg) runStrided(b *jitBlocks, params []operand, out []float32, row, rows, col, cols int) {
+	var insArr [jit.MaxInputs]jit.Array
+	var scalars [jit.MaxScalars]float32
+	ins := insArr[:len(j.inputs)]
+	for k, a := range j.scalars {
+		scalars[k] = params[a].at(0)
+	}
+	r := b.f.Runner(scalars[:len(j.scalars)])
+	defer r.Close()
+	stridedBlocks.Add(1)
+	per := max(1, jitChunk/cols)
+	outs := [1]jit.Array{}
+	outStride := [1]int{b.ldc}
+	for i := row; i < row+rows; i += per {
+		n := min(per, row+rows-i)
+		for k, in := range j.inputs {
+			ins[k] = arrayFrom(params[in.param].array(), b.off[k]+i*b.rowStride[k]+col)
+		}
+		outs[0] = jit.Array{F32: out[i*b.ldc+col:]}
+		r.RunStrided(outs[:], ins, n, cols, outStride[:], b.rowStride[:len(ins)])
+	}
+}
+
+// stridedBlocks counts runStrided's calls (tests check the path taken).
+var stridedBlocks atomic.Int64
+
+// rowsAndColumns returns the strides of an index map over a row-major
+// array with rows ldc long along its rows and along its columns, where
+// the map is affine in each: the map's output dimensions split into
+// outer ones (rows) and inner ones whose sizes multiply to ldc
+// (columns), and each group collapses to one dimension.
+func rowsAndColumns(m affineMap, ldc int) (rowStride, colStride int, ok bool) {
+	p, n := len(m.dims), 1
+	for p > 0 && n < ldc {
+		p--
+		n *= m.dims[p]
+	}
+	if n != ldc {
+		return 0, 0, false
+	}
+	if colStride, ok = collapseDims(m.dims[p:], m.strides[p:]); !ok {
+		return 0, 0, false
+	}
+	rowStride, ok = collapseDims(m.dims[:p], m.strides[:p])
+	return rowStride, colStride, ok
+}
+
+// collapseDims returns the stride of dimensions as one, row-major, if they
+// are one: each stride is the next non-unit inner one's times its size.
+func collapseDims(dims, strides []int) (int, bool) {
+	stride, next, seen := 0, 0, false
+	for d := len(dims) - 1; d >= 0; d-- {
+		if dims[d] == 1 {
+			continue
+		}
+		if seen && strides[d] != next {
+			return 0, false
+		}
+		if !seen {
+			stride, seen = strides[d], true
+		}
+		next = strides[d] * dims[d]
+	}
+	return stride, true
+}
+
+// arrayFrom is a from element lo on.
+func arrayFrom(a jit.Array, lo int) jit.Array {
+	if a.F32 != nil {
+		return jit.Array{F32: a.F32[lo:]}
+	}
+	return jit.Array{BF16: a.BF16[lo:]}
 }
 
 // array is the operand's storage as the generated code reads it (f32

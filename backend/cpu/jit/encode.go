@@ -311,6 +311,13 @@ func (a *asm) addImm(dst int, imm int32) {
 	a.b = binary.LittleEndian.AppendUint32(a.b, uint32(imm))
 }
 
+// addGPMem is ADD dst, QWORD [m] (m without index).
+func (a *asm) addGPMem(dst int, m mem) {
+	a.rex(true, dst, 0, m.base)
+	a.byte(0x03)
+	a.modrm(dst, at(m))
+}
+
 // cmpGP is CMP x, y (flags of x - y).
 func (a *asm) cmpGP(x, y int) {
 	a.rex(true, y, 0, x)

@@ -72,6 +72,8 @@ func TestEncodingDisassembles(t *testing.T) {
 		{func(a *asm) { a.cmpMemZero(mem{base: rdi, index: -1, disp: 0x90}) }, "cmp    QWORD PTR [rdi+0x90],0x0"},
 		{func(a *asm) { a.addMem(mem{base: rdi, index: -1, disp: 0x98}, 4) }, "add    QWORD PTR [rdi+0x98],0x4"},
 		{func(a *asm) { a.decMem(mem{base: rdi, index: -1, disp: 0x88}) }, "dec    QWORD PTR [rdi+0x88]"},
+		{func(a *asm) { a.addGPMem(rax, mem{base: rdi, index: -1, disp: 0x6c0}) }, "add    rax,QWORD PTR [rdi+0x6c0]"},
+		{func(a *asm) { a.addGPMem(r12, mem{base: rdi, index: -1, disp: 0x10}) }, "add    r12,QWORD PTR [rdi+0x10]"},
 		{func(a *asm) { a.broadcast(0, mem{base: rsi, index: -1}) }, "vbroadcastss ymm0,DWORD PTR [rsi]"},
 		{func(a *asm) { a.ptest(11, at(mem{base: rdx, index: -1, disp: 0x40})) }, "vptest ymm11,YMMWORD PTR [rdx+0x40]"},
 		{func(a *asm) { a.ptest(2, ymm(9)) }, "vptest ymm2,ymm9"},

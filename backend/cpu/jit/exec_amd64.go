@@ -41,6 +41,7 @@ type args struct {
 	spill   [maxSpill][16]float32
 	rows    uintptr
 	rowPtrs [MaxScalars]uintptr
+	strides [MaxArrays]uintptr // a strided program's, in bytes
 	// tailIn and tailOut stage the last partial vector.
 	tailIn, tailOut [MaxArrays][8]float32
 }
@@ -53,6 +54,7 @@ var (
 	_ [-(unsafe.Offsetof(args{}.splat) - argSplat)]struct{}
 	_ [-(unsafe.Offsetof(args{}.spill) - argSpill)]struct{}
 	_ [-(unsafe.Offsetof(args{}.rows) - argRows)]struct{}
+	_ [-(unsafe.Offsetof(args{}.strides) - argStrides)]struct{}
 )
 
 // frame is one call's argument block and the Go pointers behind its
@@ -108,6 +110,7 @@ type Func struct {
 	rowLen  int
 	rowVals []int // the row scalars, in RunRows' order
 	wide    bool  // the code is 16-lane (usesWide)
+	strided bool  // the code loops over a block's rows (Program.Strided)
 	// The same loop with non-temporal stores, generated on the first call
 	// that streams (most programs never do).
 	ntOnce sync.Once
@@ -122,7 +125,7 @@ func Compile(p *Program) (*Func, error) {
 		return nil, ErrUnsupported
 	}
 	f := &Func{prog: p, inputs: p.Inputs, outputs: len(p.outputs()), scalars: p.Scalars,
-		rowLen: p.RowLen, rowVals: p.RowScalars, wide: usesWide(p)}
+		rowLen: p.RowLen, rowVals: p.RowScalars, wide: usesWide(p), strided: p.Strided}
 	var err error
 	if f.code, f.pool, err = load(p, false); err != nil {
 		return nil, err
@@ -254,10 +257,66 @@ func (r *Runner) Close() {
 	r.fr = nil
 }
 
+// RunStrided runs a strided program (Program.Strided) with the Runner's
+// scalars over rows rows of cols elements: row r of output k is
+// elements [r·outStrides[k], r·outStrides[k]+cols) of outs[k], and the
+// same for the inputs with inStrides. A stride of 0 reads or writes the
+// same elements for every row. Strides are not negative, and rows of
+// an output do not overlap.
+func (r *Runner) RunStrided(outs, ins []Array, rows, cols int, outStrides, inStrides []int) {
+	if rows <= 0 || cols <= 0 {
+		return
+	}
+	f, fr := r.f, r.fr
+	if !f.strided {
+		panic("jit: RunStrided of a program that is not strided")
+	}
+	check := func(x Array, stride int) {
+		if stride < 0 {
+			panic("jit: negative stride")
+		}
+		_ = x.ptr((rows-1)*stride + cols - 1)
+	}
+	for k := range f.outputs {
+		check(outs[k], outStrides[k])
+	}
+	for k := range f.inputs {
+		check(ins[k], inStrides[k])
+	}
+	if body := cols &^ 7; body > 0 {
+		for k := range f.outputs {
+			fr.setOut(k, outs[k].ptr(0))
+			fr.a.strides[k] = uintptr(outStrides[k] * f.prog.outputType(k).size())
+		}
+		for k := range f.inputs {
+			fr.setIn(k, ins[k].ptr(0))
+			fr.a.strides[f.outputs+k] = uintptr(inStrides[k] * f.prog.inputType(k).size())
+		}
+		fr.a.n, fr.a.rows = uintptr(body), uintptr(rows)
+		fr.setPool(f.pool)
+		call(uintptr(unsafe.Pointer(&f.code[0])), unsafe.Pointer(fr.a))
+	}
+	if cols%8 != 0 { // each row's last partial vector
+		var rowOuts [MaxOutputs]Array
+		var rowIns [MaxInputs]Array
+		for i := range rows {
+			for k := range f.outputs {
+				rowOuts[k] = outs[k].slice(i*outStrides[k], i*outStrides[k]+cols)
+			}
+			for k := range f.inputs {
+				rowIns[k] = ins[k].slice(i*inStrides[k], i*inStrides[k]+cols)
+			}
+			f.tail(fr, rowOuts[:f.outputs], rowIns[:f.inputs], cols&^7, cols)
+		}
+	}
+	runtime.KeepAlive(f)
+}
+
 // span runs code over elements [lo, hi): the whole vectors of 8 in one
 // call, the rest through tail.
 func (f *Func) span(fr *frame, code []byte, pool []uint32, outs, ins []Array, lo, hi int) {
 	body := lo + (hi-lo)&^7
+	fr.a.rows = 1 // a strided program's one row (others do not read it)
 	if body > lo {
 		for k := range f.outputs {
 			fr.setOut(k, outs[k].ptr(lo))
@@ -370,7 +429,7 @@ func (f *Func) tail(fr *frame, outs, ins []Array, lo, hi int) {
 	for k := range f.outputs {
 		fr.setOut(k, unsafe.Pointer(&a.tailOut[k]))
 	}
-	a.n = 8
+	a.n, a.rows = 8, 1
 	fr.setPool(f.pool)
 	call(uintptr(unsafe.Pointer(&f.code[0])), unsafe.Pointer(a))
 	for k := range f.outputs {

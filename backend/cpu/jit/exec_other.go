@@ -33,5 +33,8 @@ func (f *Func) Runner(scalars []float32) Runner { return Runner{} }
 // Run is never called.
 func (r *Runner) Run(outs, ins []Array) {}
 
+// RunStrided is never called.
+func (r *Runner) RunStrided(outs, ins []Array, rows, cols int, outStrides, inStrides []int) {}
+
 // Close is never called.
 func (r *Runner) Close() {}

@@ -538,3 +538,79 @@ func testRunnerMatchesRun(t *testing.T) {
 		sameBits(t, fmt.Sprintf("runner, n=%d", n), got, want)
 	}
 }
+
+// TestRunStrided runs strided programs over blocks of rows (a GEMM
+// epilogue's: C in place with its row stride, a bias read again for
+// every row, a bf16 operand) and checks each row against the flat
+// program run on that row alone, bit for bit, and that the gaps between
+// an output's rows are left alone: at row lengths around the vector
+// sizes, so that rows end in whole vectors, an 8-lane half and a tail.
+func TestRunStrided(t *testing.T) { bothWidths(t, testRunStrided) }
+
+func testRunStrided(t *testing.T) {
+	if !Available {
+		t.Skip("no code generation here")
+	}
+	progs := map[string]*Program{
+		// relu(c + bias) · s, into c
+		"bias-relu": {Inputs: 2, Scalars: 1, Values: []Value{
+			{Op: Input}, {Op: Input, Arg: 1}, {Op: Add, Args: [3]int{0, 1}}, {Op: Const},
+			{Op: Max, Args: [3]int{2, 3}}, {Op: Splat}, {Op: Mul, Args: [3]int{4, 5}}}},
+		// tanh(c) + e^bias with a bf16 bias, and a bf16 second output
+		"math-bf16": {Inputs: 2, Values: []Value{
+			{Op: Input}, {Op: Input, Arg: 1}, {Op: Tanh, Args: [3]int{0}}, {Op: Exp, Args: [3]int{1}},
+			{Op: Add, Args: [3]int{2, 3}}, {Op: RoundBF16, Args: [3]int{4}}},
+			Outputs: []int{4, 5}, InputTypes: []Type{F32, BF16}, OutputTypes: []Type{F32, BF16}},
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	scalars := []float32{1.5}
+	for name, p := range progs {
+		flat, err := Compile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp := *p
+		sp.Strided = true
+		f, err := Compile(&sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, bf := len(p.outputs()), len(p.InputTypes) > 0
+		for _, rows := range []int{1, 3, 7} {
+			for _, cols := range []int{1, 7, 8, 9, 16, 24, 31, 40, 100} {
+				for _, biasStride := range []int{0, cols + 5} {
+					ld := cols + 3 + rng.IntN(20) // C's row stride
+					c := testInput(rng, rows*ld, 3)
+					bias := testInput(rng, max(1, (rows-1)*biasStride+cols), 3)
+					ins := f32s(append([]float32(nil), c...), bias)
+					if bf {
+						ins[1] = Array{BF16: make([]uint16, len(bias))}
+						minifloat.BF16.EncodeFloat32(ins[1].BF16, bias)
+					}
+					got := []Array{{F32: append([]float32(nil), c...)}, {BF16: make([]uint16, rows*ld)}}[:outs]
+					want := []Array{{F32: append([]float32(nil), c...)}, {BF16: make([]uint16, rows*ld)}}[:outs]
+					strides := []int{ld, ld}[:outs]
+					r := f.Runner(scalars)
+					r.RunStrided(got, ins, rows, cols, strides, []int{ld, biasStride})
+					r.Close()
+					for i := range rows {
+						rowOuts := make([]Array, outs)
+						for k := range rowOuts {
+							rowOuts[k] = want[k].slice(i*ld, i*ld+cols)
+						}
+						flat.Run(rowOuts, []Array{ins[0].slice(i*ld, i*ld+cols), ins[1].slice(i*biasStride, i*biasStride+cols)}, scalars, false)
+					}
+					what := fmt.Sprintf("%s, %d rows of %d, C stride %d, bias stride %d", name, rows, cols, ld, biasStride)
+					sameBits(t, what, got[0].F32, want[0].F32) // the gaps too: want keeps c there
+					if outs > 1 {
+						for i := range got[1].BF16 {
+							if got[1].BF16[i] != want[1].BF16[i] {
+								t.Fatalf("%s: bf16 output element %d: got %#x, want %#x", what, i, got[1].BF16[i], want[1].BF16[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -27,6 +27,7 @@ const (
 	argSpill   = argSplat + slotBytes*MaxScalars
 	argRows    = argSpill + slotBytes*maxSpill
 	argRowPtrs = argRows + 8
+	argStrides = argRowPtrs + 8*MaxScalars // bytes, outputs then inputs
 )
 
 // slotBytes is the size of a splat or spill slot.
@@ -205,7 +206,7 @@ func (g *gen) loop(a *asm) error {
 	// With rows, the loops below run once per row: first each row scalar's
 	// value is broadcast into its splat slot.
 	rowTop, rowExit := len(a.b), -1
-	if g.p.RowLen > 0 {
+	if g.p.RowLen > 0 || g.p.Strided {
 		a.cmpMemZero(mem{base: rdi, index: -1, disp: argRows})
 		rowExit = a.je()
 		for _, k := range g.p.RowScalars {
@@ -261,12 +262,13 @@ func (g *gen) loop(a *asm) error {
 		}
 		a.patch(done, len(a.b))
 	}
-	if g.p.RowLen > 0 { // the next row: every array moves on by one
-		for k := range g.p.outputs() {
-			a.addImm(g.outReg(k), int32(g.p.RowLen*g.p.outputType(k).size()))
+	if g.p.RowLen > 0 || g.p.Strided { // the next row
+		outs := len(g.p.outputs())
+		for k := range outs {
+			g.nextRow(a, g.outReg(k), k, g.p.outputType(k))
 		}
 		for k := range g.p.Inputs {
-			a.addImm(g.inputReg(k), int32(g.p.RowLen*g.p.inputType(k).size()))
+			g.nextRow(a, g.inputReg(k), outs+k, g.p.inputType(k))
 		}
 		a.decMem(mem{base: rdi, index: -1, disp: argRows})
 		a.patch(a.jmp(), rowTop)
@@ -278,6 +280,17 @@ func (g *gen) loop(a *asm) error {
 	a.vzeroupper()
 	a.ret()
 	return nil
+}
+
+// nextRow moves array register r, the slot-th array (outputs first), on
+// to its next row: by one row of RowLen elements, or by the array's
+// stride in the argument block for a strided program.
+func (g *gen) nextRow(a *asm, r, slot int, t Type) {
+	if g.p.Strided {
+		a.addGPMem(r, mem{base: rdi, index: -1, disp: argStrides + 8*int32(slot)})
+		return
+	}
+	a.addImm(r, int32(g.p.RowLen*t.size()))
 }
 
 // prefetchHint is the PREFETCH variant the loops use: 1 is T0 (into

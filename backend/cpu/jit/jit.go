@@ -118,6 +118,12 @@ type Program struct {
 	// faults: reaching past an array's end is harmless.)
 	PrefetchInputs []int
 	PrefetchAhead  int
+	// Strided programs run by Runner.RunStrided over a block of rows
+	// whose arrays move on by a stride of their own from row to row (a
+	// GEMM epilogue over a block of C, its bias read again for every
+	// row): one call for the block, where a flat program takes one a
+	// row. Not with RowLen.
+	Strided bool
 }
 
 // Array is an input or output array of a call: f32 values, or bf16 bit
@@ -132,6 +138,14 @@ func (x Array) len() int {
 		return len(x.F32)
 	}
 	return len(x.BF16)
+}
+
+// slice is elements [lo, hi) of x.
+func (x Array) slice(lo, hi int) Array {
+	if x.F32 != nil {
+		return Array{F32: x.F32[lo:hi]}
+	}
+	return Array{BF16: x.BF16[lo:hi]}
 }
 
 // Type is an array's element type.
@@ -215,6 +229,9 @@ func (p *Program) validate() error {
 	}
 	if p.RowLen < 0 || p.RowLen%8 != 0 || len(p.RowScalars) > 0 && p.RowLen == 0 {
 		return fmt.Errorf("jit: rows of %d elements (a multiple of 8 is needed)", p.RowLen)
+	}
+	if p.Strided && (p.RowLen > 0 || len(p.PrefetchInputs) > 0) {
+		return errors.New("jit: a strided program has no fixed rows and prefetches nothing")
 	}
 	for _, k := range p.RowScalars {
 		if k < 0 || k >= p.Scalars {
