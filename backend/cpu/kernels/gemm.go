@@ -438,11 +438,11 @@ func packBRows[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, f
 	}
 }
 
-// edgeTile is the room for one MR×NR tile that the A packing buffers
+// edgeTile is the room for one MR×2NR tile that the A packing buffers
 // keep after their MC×KC block: macroKernel's scratch tile (a local
 // array would escape to the heap through the kernel's func value, an
 // allocation per call).
-const edgeTile = sgemmMR * sgemmNR
+const edgeTile = 2 * sgemmMR * sgemmNR
 
 // macroKernel runs the micro-kernel over every MR×NR tile of a packed
 // block; tiles past the edge of C go through a scratch tile, the
@@ -462,9 +462,10 @@ func macroKernel[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr
 				pair(blocks, kb, ap[i*kb:(i+blocks*mr)*kb], bs, c[(ic+i)*ldc+jc+j:], ldc, overwrite)
 				i += (blocks - 1) * mr
 			}
-			if i < mb {
-				microTile(ap, bp, c, ldc, ic, jc, i, j, mb, nb, kb, mr, nr, kern, overwrite)
-				microTile(ap, bp, c, ldc, ic, jc, i, j+nr, mb, nb, kb, mr, nr, kern, overwrite)
+			if i < mb { // a last partial A sliver, through the scratch tile
+				tile := ap[len(ap)-edgeTile:][:2*mr*nr]
+				pair(1, kb, ap[i*kb:(i+mr)*kb], bs, tile, 2*nr, true)
+				addTile(tile, c[(ic+i)*ldc+jc+j:], mb-i, 2*nr, 2*nr, ldc, overwrite)
 			}
 		}
 	}
@@ -511,14 +512,21 @@ func microTile[T float32 | float64](ap, bp, c []T, ldc, ic, jc, i, j, mb, nb, kb
 	}
 	tile := ap[len(ap)-edgeTile:][:mr*nr]
 	kern(kb, as, bs, tile, nr, true)
+	addTile(tile, c[off:], rows, cols, nr, ldc, overwrite)
+}
+
+// addTile writes (or adds) the first rows×cols of a scratch tile with
+// rows ld long into C: the sum of one K slice, added as the kernels add
+// theirs.
+func addTile[T float32 | float64](tile, c []T, rows, cols, ld, ldc int, overwrite bool) {
 	for r := range rows {
-		row := c[off+r*ldc : off+r*ldc+cols]
+		row, t := c[r*ldc:r*ldc+cols], tile[r*ld:r*ld+cols]
+		if overwrite {
+			copy(row, t)
+			continue
+		}
 		for q := range row {
-			if overwrite {
-				row[q] = tile[r*nr+q]
-			} else {
-				row[q] += tile[r*nr+q]
-			}
+			row[q] += t[q]
 		}
 	}
 }
