@@ -43,3 +43,24 @@ func BenchmarkGemmS8(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGemmLayers times mlp_b256's two hidden layers' products
+// (batch 256: 784→512 and 512→512), and each thread's share of them
+// under the column split (256 of the 512 columns).
+func BenchmarkGemmLayers(b *testing.B) {
+	for _, s := range [][3]int{{256, 512, 784}, {256, 256, 784}, {256, 512, 512}, {256, 256, 512}} {
+		for _, threads := range []int{1, 2} {
+			m, n, k := s[0], s[1], s[2]
+			b.Run(fmt.Sprintf("%dx%dx%d/threads=%d", m, n, k, threads), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(1, 1))
+				a := Strided[float32]{Data: randSlice[float32](m*k, rng), Row: k, Col: 1}
+				bm := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
+				c := make([]float32, m*n)
+				for b.Loop() {
+					GemmF32(m, n, k, a, bm, c, n, false, threads)
+				}
+				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
