@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
@@ -38,7 +39,11 @@ func (x *Executable) profiled(in *hlo.Instruction, how string, k kernel) kernel 
 	labels := pprof.Labels("hlo", in.Name, "op", in.Opcode.String())
 	return func(ev *eval.Evaluator, dst *hlo.Literal, ops []*hlo.Literal) (out *hlo.Literal, err error) {
 		start := time.Now()
-		pprof.Do(context.Background(), labels, func(context.Context) { out, err = k(ev, dst, ops) })
+		pprof.Do(context.Background(), labels, func(ctx context.Context) {
+			kernels.LabelTasks(ctx) // the pool's workers take them too
+			defer kernels.LabelTasks(nil)
+			out, err = k(ev, dst, ops)
+		})
 		x.prof.add(in, how, time.Since(start))
 		return out, err
 	}

@@ -1,7 +1,9 @@
 package kernels
 
 import (
+	"context"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,9 +37,29 @@ const spinFor = 150 * time.Microsecond
 const MinParallelWork = 1 << 18
 
 type task struct {
-	f func(t int)
-	t int
-	g *group
+	f      func(t int)
+	t      int
+	g      *group
+	labels *context.Context // the caller's pprof labels (LabelTasks), or nil
+}
+
+// taskLabels, where set, are the pprof labels of the kernel being run
+// (LabelTasks). Workers outlive the calls they serve: a worker started
+// without them kept the labels of the call that started the pool, and
+// `go tool pprof -tagfocus` put 60% of a transformer block's samples on
+// its first product.
+var taskLabels atomic.Pointer[context.Context]
+
+// LabelTasks makes the pool's workers run the tasks of parallel calls
+// made from now on under ctx's pprof labels (a profiler labelling each
+// kernel with its HLO instruction), or under none for a nil ctx.
+// Process-wide: concurrent profiled callers share it.
+func LabelTasks(ctx context.Context) {
+	if ctx == nil {
+		taskLabels.Store(nil)
+		return
+	}
+	taskLabels.Store(&ctx)
 }
 
 // group counts a parallel call's outstanding tasks; the last one to
@@ -74,6 +96,11 @@ func worker() {
 		default:
 			tk = spinThenWait()
 		}
+		labels := context.Background()
+		if tk.labels != nil {
+			labels = *tk.labels
+		}
+		pprof.SetGoroutineLabels(labels)
 		tk.f(tk.t)
 		tk.g.taskDone()
 	}
@@ -106,7 +133,7 @@ func parallel(threads int, f func(t int)) {
 	g.left.Store(int32(threads - 1))
 	for t := range threads - 1 {
 		select {
-		case pool.tasks <- task{f: f, t: t, g: g}:
+		case pool.tasks <- task{f: f, t: t, g: g, labels: taskLabels.Load()}:
 		default: // pool saturated (nested or concurrent calls): run it here
 			f(t)
 			g.taskDone()
