@@ -16,10 +16,10 @@ import (
 // on the evaluator and must agree (f32 GEMMs and fused ops round
 // differently from the evaluator's float64, hence the tolerance). `go
 // test` runs the seed corpus; fuzz longer with
-// `go test ./backend/cpu -run XXX -fuzz FuzzCPUBackend`. The kernels
-// keep subnormal values here, as the evaluator does: flushing them (the
-// default, see kernels.SetFlushDenormals) changes results by more than
-// the tolerance where a subnormal is divided or scaled up, which is the
+// `go test ./backend/cpu -run XXX -fuzz FuzzCPUBackend`. The GEMM keeps
+// subnormal values here, as the evaluator does: flushing them (the
+// default, see kernels.SetFlushDenormals) changes a product by more than
+// the tolerance where a subnormal meets a huge value, which is the
 // documented difference, not a finding.
 func FuzzCPUBackend(f *testing.F) {
 	was := kernels.SetFlushDenormals(false)

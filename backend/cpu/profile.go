@@ -41,7 +41,7 @@ func (x *Executable) profiled(in *hlo.Instruction, how string, k kernel) kernel 
 		start := time.Now()
 		pprof.Do(context.Background(), labels, func(ctx context.Context) {
 			kernels.LabelTasks(ctx) // the pool's workers take them too
-			defer kernels.LabelTasks(nil)
+			defer kernels.LabelTasks(context.Background())
 			out, err = k(ev, dst, ops)
 		})
 		x.prof.add(in, how, time.Since(start))

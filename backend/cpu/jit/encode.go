@@ -318,21 +318,6 @@ func (a *asm) addGPMem(dst int, m mem) {
 	a.modrm(dst, at(m))
 }
 
-// LDMXCSR and STMXCSR, as the reg field of their 0F AE encoding.
-const (
-	mxcsrLoad  = 2
-	mxcsrStore = 3
-)
-
-// mxcsr is LDMXCSR or STMXCSR DWORD [m] (m without index).
-func (a *asm) mxcsr(op int, m mem) {
-	if m.base >= 8 {
-		a.rex(false, 0, 0, m.base)
-	}
-	a.byte(0x0F, 0xAE)
-	a.modrm(op, at(m))
-}
-
 // cmpGP is CMP x, y (flags of x - y).
 func (a *asm) cmpGP(x, y int) {
 	a.rex(true, y, 0, x)

@@ -11,8 +11,6 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
-
-	"github.com/axle-ml/axle/backend/cpu/kernels"
 )
 
 // Available says whether generated code runs here.
@@ -44,7 +42,6 @@ type args struct {
 	rows    uintptr
 	rowPtrs [MaxScalars]uintptr
 	strides [MaxArrays]uintptr // a strided program's, in bytes
-	mxcsr   [2]uint32          // the control word the code runs with; the caller's, saved
 	// tailIn and tailOut stage the last partial vector.
 	tailIn, tailOut [MaxArrays][8]float32
 }
@@ -58,7 +55,6 @@ var (
 	_ [-(unsafe.Offsetof(args{}.spill) - argSpill)]struct{}
 	_ [-(unsafe.Offsetof(args{}.rows) - argRows)]struct{}
 	_ [-(unsafe.Offsetof(args{}.strides) - argStrides)]struct{}
-	_ [-(unsafe.Offsetof(args{}.mxcsr) - argMXCSR)]struct{}
 )
 
 // frame is one call's argument block and the Go pointers behind its
@@ -91,13 +87,6 @@ func getFrame() *frame { return frames.Get().(*frame) }
 func (fr *frame) put() {
 	fr.keep = [len(fr.keep)]unsafe.Pointer{}
 	frames.Put(fr)
-}
-
-// call runs code on the frame's argument block, with the kernels'
-// current SSE control word.
-func (fr *frame) call(code []byte) {
-	fr.a.mxcsr[0] = kernels.MXCSR()
-	call(uintptr(unsafe.Pointer(&code[0])), unsafe.Pointer(fr.a))
 }
 
 func (fr *frame) setOut(k int, p unsafe.Pointer) { fr.keep[keepOut+k], fr.a.outs[k] = p, uintptr(p) }
@@ -305,7 +294,7 @@ func (r *Runner) RunStrided(outs, ins []Array, rows, cols int, outStrides, inStr
 		}
 		fr.a.n, fr.a.rows = uintptr(body), uintptr(rows)
 		fr.setPool(f.pool)
-		fr.call(f.code)
+		call(uintptr(unsafe.Pointer(&f.code[0])), unsafe.Pointer(fr.a))
 	}
 	if cols%8 != 0 { // each row's last partial vector
 		var rowOuts [MaxOutputs]Array
@@ -337,7 +326,7 @@ func (f *Func) span(fr *frame, code []byte, pool []uint32, outs, ins []Array, lo
 		for k := range f.inputs {
 			fr.setIn(k, ins[k].ptr(lo))
 		}
-		fr.call(code)
+		call(uintptr(unsafe.Pointer(&code[0])), unsafe.Pointer(fr.a))
 	}
 	f.tail(fr, outs, ins, body, hi)
 }
@@ -382,7 +371,7 @@ func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32
 	}
 	fr.a.n, fr.a.rows = uintptr(f.rowLen), uintptr(rows)
 	fr.setPool(pool)
-	fr.call(code)
+	call(uintptr(unsafe.Pointer(&code[0])), unsafe.Pointer(fr.a))
 	runtime.KeepAlive(f)
 }
 
@@ -442,7 +431,7 @@ func (f *Func) tail(fr *frame, outs, ins []Array, lo, hi int) {
 	}
 	a.n, a.rows = 8, 1
 	fr.setPool(f.pool)
-	fr.call(f.code)
+	call(uintptr(unsafe.Pointer(&f.code[0])), unsafe.Pointer(a))
 	for k := range f.outputs {
 		if x := outs[k]; x.F32 != nil {
 			copy(x.F32[lo:hi], a.tailOut[k][:hi-lo])

@@ -28,7 +28,6 @@ const (
 	argRows    = argSpill + slotBytes*maxSpill
 	argRowPtrs = argRows + 8
 	argStrides = argRowPtrs + 8*MaxScalars // bytes, outputs then inputs
-	argMXCSR   = argStrides + 8*MaxArrays  // the kernels' MXCSR, then the caller's
 )
 
 // slotBytes is the size of a splat or spill slot.
@@ -194,11 +193,6 @@ func (g *gen) byUse() []uint32 {
 func (g *gen) loop(a *asm) error {
 	a.wide = g.wide
 	defer func() { a.wide = false }()
-	// The code runs with the kernels' SSE control word (flushing
-	// subnormals, see kernels.SetFlushDenormals), as their assembly does,
-	// and gives the caller's back before it returns.
-	a.mxcsr(mxcsrStore, mem{base: rdi, index: -1, disp: argMXCSR + 4})
-	a.mxcsr(mxcsrLoad, mem{base: rdi, index: -1, disp: argMXCSR})
 	for k := range g.p.outputs() {
 		a.loadGP(g.outReg(k), mem{base: rdi, index: -1, disp: argOuts + 8*int32(k)})
 	}
@@ -283,7 +277,6 @@ func (g *gen) loop(a *asm) error {
 	if g.nt {
 		a.sfence() // order the weakly-ordered stores before anything later
 	}
-	a.mxcsr(mxcsrLoad, mem{base: rdi, index: -1, disp: argMXCSR + 4})
 	a.vzeroupper()
 	a.ret()
 	return nil

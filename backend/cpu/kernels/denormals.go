@@ -7,18 +7,25 @@ import (
 
 // Denormals. XLA's CPU client runs computations with the SSE control
 // word set to flush subnormal results to zero and to read subnormal
-// inputs as zero (FTZ and DAZ, TensorFlow's convention), and the
-// assembly kernels and the generated code do the same by default: on
-// Intel cores every multiply or FMA with a subnormal operand or result
-// takes a microcode assist of a hundred cycles or more. A transformer
+// inputs as zero (FTZ and DAZ, TensorFlow's convention). The packed
+// GEMM's blocks do the same by default (dot, and convolution through
+// im2col): on Intel cores every FMA with a subnormal operand takes a
+// microcode assist of a hundred cycles or more, and a transformer
 // block's attention on realistic magnitudes (softmax probabilities far
-// below 1e-38, then P·V) ran 4.4× slower on the AVX-512 host with them.
-// Each kernel sets MXCSR on entry and gives the caller's back before it
-// returns (MXCSR is per thread; Go code expects the default), so only
-// the kernels flush: loops in Go (the portable kernels, purego builds,
-// ops without assembly) keep IEEE gradual underflow, as the evaluator
-// does. AXLE_DENORMALS=keep, or SetFlushDenormals(false), keeps it in
-// the kernels too.
+// below 1e-38, then P·V) ran 4.4× slower with them on the AVX-512 host.
+//
+// MXCSR is per thread and Go code expects the default, so a block sets
+// it with its goroutine locked to the thread and gives the default back
+// at the end (flushStart, flushEnd): nothing else ever runs with it.
+// Setting it costs tens of cycles and waits for the floating-point work
+// in flight, so it is done per block (tens of microseconds of work),
+// not per kernel call: the same switch in every assembly kernel made
+// softmax_4096x1024, with a few small calls per row, 23% slower. So the
+// other kernels (elementwise, reductions, exp, tanh, logistic, the
+// generated code, the skinny and direct products) keep IEEE subnormals,
+// as the evaluator does. AXLE_DENORMALS=keep, or
+// SetFlushDenormals(false), keeps them in the GEMM too; purego builds
+// always keep them.
 
 // MXCSR bits: the default (all exceptions masked, round to nearest),
 // flush-to-zero and denormals-are-zero.
@@ -28,28 +35,22 @@ const (
 	mxcsrDAZ     = 0x0040
 )
 
-// mxcsrRun is the control word the kernels run with (read by the
-// assembly, where _asm/mxcsr puts it on entry).
-var mxcsrRun uint32 = mxcsrFor(os.Getenv("AXLE_DENORMALS") != "keep")
+// mxcsrRun is the control word the GEMM's blocks run with.
+var mxcsrRun atomic.Uint32
 
-func mxcsrFor(flush bool) uint32 {
-	if flush {
-		return mxcsrDefault | mxcsrFTZ | mxcsrDAZ
-	}
-	return mxcsrDefault
-}
+func init() { SetFlushDenormals(os.Getenv("AXLE_DENORMALS") != "keep") }
 
-// SetFlushDenormals sets whether the assembly kernels and generated code
-// flush subnormal values to zero (see above) and reports the previous
-// setting. It is process-wide; kernels already running keep theirs.
+// SetFlushDenormals sets whether the GEMM's blocks flush subnormal values
+// to zero (see above) and reports the previous setting. It is
+// process-wide; blocks already running keep theirs.
 func SetFlushDenormals(flush bool) (was bool) {
-	return atomic.SwapUint32(&mxcsrRun, mxcsrFor(flush)) != mxcsrDefault
+	v := uint32(mxcsrDefault)
+	if flush {
+		v |= mxcsrFTZ | mxcsrDAZ
+	}
+	return mxcsrRun.Swap(v)&mxcsrFTZ != 0
 }
 
-// FlushDenormals reports whether the assembly kernels and generated code
-// flush subnormal values to zero.
-func FlushDenormals() bool { return atomic.LoadUint32(&mxcsrRun) != mxcsrDefault }
-
-// MXCSR is the SSE control word the kernels run with, for generated code
-// to load as they do.
-func MXCSR() uint32 { return atomic.LoadUint32(&mxcsrRun) }
+// FlushDenormals reports whether the GEMM's blocks flush subnormal values
+// to zero.
+func FlushDenormals() bool { return mxcsrRun.Load()&mxcsrFTZ != 0 }

@@ -5,8 +5,8 @@
 // pure-Go twin with the same results; the assembly is used on amd64 when
 // the CPU has AVX2 and FMA, unless the build has the purego tag or the
 // environment says AXLE_KERNELS=purego (for A/B runs and tests). The
-// assembly flushes subnormal values to zero, as XLA's CPU client does,
-// unless AXLE_DENORMALS=keep (denormals.go); the Go twins keep them.
+// packed GEMM's blocks flush subnormal values to zero, as XLA's CPU
+// client does, unless AXLE_DENORMALS=keep (denormals.go).
 //
 // The assembly is generated with avo from the programs under _asm (a
 // separate module, so avo is not a dependency of Axle itself):

@@ -449,6 +449,7 @@ const edgeTile = 2 * sgemmMR * sgemmNR
 // edgeTile elements at the end of ap's buffer. With AVX-512 it takes
 // two B slivers (and two A slivers) at a time where they are whole.
 func macroKernel[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr, nr int, kern microKernel[T], overwrite bool) {
+	defer flushEnd(flushStart()) // flushing subnormals (denormals.go)
 	j := 0
 	if pair := pairKernel[T](mr, nr); pair != nil {
 		for ; j+2*nr <= nb; j += 2 * nr {

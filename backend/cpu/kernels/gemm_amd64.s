@@ -5,10 +5,8 @@
 #include "textflag.h"
 
 // func sgemm6x16(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool)
-// Requires: AVX, FMA3, MMX+, SSE
-TEXT ·sgemm6x16(SB), NOSPLIT, $8-41
-	STMXCSR    (SP)
-	LDMXCSR    ·mxcsrRun+0(SB)
+// Requires: AVX, FMA3, MMX+
+TEXT ·sgemm6x16(SB), NOSPLIT, $0-41
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+16(FP), DX
@@ -199,7 +197,6 @@ sgemm6x16_store:
 	VADDPS  32(AX), Y11, Y11
 	VMOVUPS Y11, 32(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 sgemm6x16_overwrite:
@@ -221,14 +218,11 @@ sgemm6x16_overwrite:
 	VMOVUPS Y10, (AX)
 	VMOVUPS Y11, 32(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func sgemm6x16taps(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool)
-// Requires: AVX, FMA3, MMX+, SSE
-TEXT ·sgemm6x16taps(SB), NOSPLIT, $8-41
-	STMXCSR    (SP)
-	LDMXCSR    ·mxcsrRun+0(SB)
+// Requires: AVX, FMA3, MMX+
+TEXT ·sgemm6x16taps(SB), NOSPLIT, $0-41
 	MOVQ       runs+0(FP), AX
 	MOVQ       n+8(FP), CX
 	MOVQ       b+16(FP), DX
@@ -392,7 +386,6 @@ sgemm6x16taps_store:
 	VADDPS  32(AX), Y11, Y11
 	VMOVUPS Y11, 32(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 sgemm6x16taps_overwrite:
@@ -414,14 +407,11 @@ sgemm6x16taps_overwrite:
 	VMOVUPS Y10, (AX)
 	VMOVUPS Y11, 32(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func dgemm6x8(k int, a *float64, b *float64, c *float64, ldc int, overwrite bool)
-// Requires: AVX, FMA3, MMX+, SSE
-TEXT ·dgemm6x8(SB), NOSPLIT, $8-41
-	STMXCSR    (SP)
-	LDMXCSR    ·mxcsrRun+0(SB)
+// Requires: AVX, FMA3, MMX+
+TEXT ·dgemm6x8(SB), NOSPLIT, $0-41
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+16(FP), DX
@@ -612,7 +602,6 @@ dgemm6x8_store:
 	VADDPD  32(AX), Y11, Y11
 	VMOVUPD Y11, 32(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 dgemm6x8_overwrite:
@@ -634,14 +623,11 @@ dgemm6x8_overwrite:
 	VMOVUPD Y10, (AX)
 	VMOVUPD Y11, 32(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func sgemm12x32z(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool)
-// Requires: AVX, AVX512F, MMX+, SSE
-TEXT ·sgemm12x32z(SB), NOSPLIT, $8-41
-	STMXCSR    (SP)
-	LDMXCSR    ·mxcsrRun+0(SB)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·sgemm12x32z(SB), NOSPLIT, $0-41
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+16(FP), DX
@@ -1004,7 +990,6 @@ sgemm12x32z_store:
 	VADDPS  64(AX), Z23, Z23
 	VMOVUPS Z23, 64(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 sgemm12x32z_overwrite:
@@ -1044,14 +1029,11 @@ sgemm12x32z_overwrite:
 	VMOVUPS Z22, (AX)
 	VMOVUPS Z23, 64(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func sgemm6x32z(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool)
-// Requires: AVX, AVX512F, MMX+, SSE
-TEXT ·sgemm6x32z(SB), NOSPLIT, $8-41
-	STMXCSR    (SP)
-	LDMXCSR    ·mxcsrRun+0(SB)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·sgemm6x32z(SB), NOSPLIT, $0-41
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+16(FP), DX
@@ -1253,7 +1235,6 @@ sgemm6x32z_store:
 	VADDPS  64(AX), Z11, Z11
 	VMOVUPS Z11, 64(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 sgemm6x32z_overwrite:
@@ -1275,14 +1256,11 @@ sgemm6x32z_overwrite:
 	VMOVUPS Z10, (AX)
 	VMOVUPS Z11, 64(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func dgemm12x16z(k int, a *float64, b *float64, c *float64, ldc int, overwrite bool)
-// Requires: AVX, AVX512F, MMX+, SSE
-TEXT ·dgemm12x16z(SB), NOSPLIT, $8-41
-	STMXCSR    (SP)
-	LDMXCSR    ·mxcsrRun+0(SB)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·dgemm12x16z(SB), NOSPLIT, $0-41
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+16(FP), DX
@@ -1645,7 +1623,6 @@ dgemm12x16z_store:
 	VADDPD  64(AX), Z23, Z23
 	VMOVUPS Z23, 64(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 dgemm12x16z_overwrite:
@@ -1685,14 +1662,11 @@ dgemm12x16z_overwrite:
 	VMOVUPS Z22, (AX)
 	VMOVUPS Z23, 64(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func dgemm6x16z(k int, a *float64, b *float64, c *float64, ldc int, overwrite bool)
-// Requires: AVX, AVX512F, MMX+, SSE
-TEXT ·dgemm6x16z(SB), NOSPLIT, $8-41
-	STMXCSR    (SP)
-	LDMXCSR    ·mxcsrRun+0(SB)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·dgemm6x16z(SB), NOSPLIT, $0-41
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+16(FP), DX
@@ -1894,7 +1868,6 @@ dgemm6x16z_store:
 	VADDPD  64(AX), Z11, Z11
 	VMOVUPS Z11, 64(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 dgemm6x16z_overwrite:
@@ -1916,14 +1889,11 @@ dgemm6x16z_overwrite:
 	VMOVUPS Z10, (AX)
 	VMOVUPS Z11, 64(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func sgemm6x32tapsz(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, kb int)
-// Requires: AVX, AVX512F, MMX+, SSE
-TEXT ·sgemm6x32tapsz(SB), NOSPLIT, $8-56
-	STMXCSR    (SP)
-	LDMXCSR    ·mxcsrRun+0(SB)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·sgemm6x32tapsz(SB), NOSPLIT, $0-56
 	MOVQ       runs+0(FP), AX
 	MOVQ       n+8(FP), CX
 	MOVQ       b+16(FP), DX
@@ -2098,7 +2068,6 @@ sgemm6x32tapsz_store:
 	VADDPS  64(AX), Z11, Z11
 	VMOVUPS Z11, 64(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 sgemm6x32tapsz_overwrite:
@@ -2120,24 +2089,21 @@ sgemm6x32tapsz_overwrite:
 	VMOVUPS Z10, (AX)
 	VMOVUPS Z11, 64(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func depthwisePixel512(acc *float32, in *float32, w *float32, offs *int, woffs *int, ntaps int, n int)
-// Requires: AVX, AVX512F, SSE
-TEXT ·depthwisePixel512(SB), NOSPLIT, $8-56
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    acc+0(FP), AX
-	MOVQ    in+8(FP), CX
-	MOVQ    w+16(FP), DX
-	MOVQ    offs+24(FP), BX
-	MOVQ    woffs+32(FP), SI
-	MOVQ    ntaps+40(FP), DI
-	MOVQ    n+48(FP), R8
-	XORQ    R9, R9
-	MOVQ    R8, R10
-	ANDQ    $-64, R10
+// Requires: AVX, AVX512F
+TEXT ·depthwisePixel512(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), AX
+	MOVQ in+8(FP), CX
+	MOVQ w+16(FP), DX
+	MOVQ offs+24(FP), BX
+	MOVQ woffs+32(FP), SI
+	MOVQ ntaps+40(FP), DI
+	MOVQ n+48(FP), R8
+	XORQ R9, R9
+	MOVQ R8, R10
+	ANDQ $-64, R10
 
 depthwisePixel5124_next:
 	CMPQ   R9, R10
@@ -2241,7 +2207,6 @@ depthwisePixel5121_store:
 
 depthwisePixel5121_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func s8gemm12x32z(k int, a *int16, b *int16, c *int32, ldc int, overwrite bool)
@@ -3497,20 +3462,18 @@ prefetch_done:
 	RET
 
 // func depthwisePixel(acc *float32, in *float32, w *float32, offs *int, woffs *int, ntaps int, n int)
-// Requires: AVX, SSE
-TEXT ·depthwisePixel(SB), NOSPLIT, $8-56
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    acc+0(FP), AX
-	MOVQ    in+8(FP), CX
-	MOVQ    w+16(FP), DX
-	MOVQ    offs+24(FP), BX
-	MOVQ    woffs+32(FP), SI
-	MOVQ    ntaps+40(FP), DI
-	MOVQ    n+48(FP), R8
-	XORQ    R9, R9
-	MOVQ    R8, R10
-	ANDQ    $-32, R10
+// Requires: AVX
+TEXT ·depthwisePixel(SB), NOSPLIT, $0-56
+	MOVQ acc+0(FP), AX
+	MOVQ in+8(FP), CX
+	MOVQ w+16(FP), DX
+	MOVQ offs+24(FP), BX
+	MOVQ woffs+32(FP), SI
+	MOVQ ntaps+40(FP), DI
+	MOVQ n+48(FP), R8
+	XORQ R9, R9
+	MOVQ R8, R10
+	ANDQ $-32, R10
 
 depthwisePixel4_next:
 	CMPQ   R9, R10
@@ -3581,5 +3544,18 @@ depthwisePixel1_store:
 
 depthwisePixel1_done:
 	VZEROUPPER
-	LDMXCSR (SP)
+	RET
+
+// func getMXCSR() uint32
+// Requires: SSE
+TEXT ·getMXCSR(SB), NOSPLIT, $8-4
+	STMXCSR (SP)
+	MOVL    (SP), AX
+	MOVL    AX, ret+0(FP)
+	RET
+
+// func setMXCSR(v uint32)
+// Requires: SSE
+TEXT ·setMXCSR(SB), NOSPLIT, $0-4
+	LDMXCSR v+0(FP)
 	RET

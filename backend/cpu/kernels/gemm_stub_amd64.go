@@ -105,3 +105,9 @@ func prefetchT0(p *byte, n int)
 //
 //go:noescape
 func depthwisePixel(acc *float32, in *float32, w *float32, offs *int, woffs *int, ntaps int, n int)
+
+// getMXCSR returns the thread's SSE control word (MXCSR).
+func getMXCSR() uint32
+
+// setMXCSR sets the thread's SSE control word (MXCSR) to v.
+func setMXCSR(v uint32)

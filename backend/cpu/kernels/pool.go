@@ -52,15 +52,9 @@ var taskLabels atomic.Pointer[context.Context]
 
 // LabelTasks makes the pool's workers run the tasks of parallel calls
 // made from now on under ctx's pprof labels (a profiler labelling each
-// kernel with its HLO instruction), or under none for a nil ctx.
+// kernel with its HLO instruction); context.Background() clears them.
 // Process-wide: concurrent profiled callers share it.
-func LabelTasks(ctx context.Context) {
-	if ctx == nil {
-		taskLabels.Store(nil)
-		return
-	}
-	taskLabels.Store(&ctx)
-}
+func LabelTasks(ctx context.Context) { taskLabels.Store(&ctx) }
 
 // group counts a parallel call's outstanding tasks; the last one to
 // finish closes finished, for a caller that stopped spinning.

@@ -13,7 +13,7 @@ import (
 func TestWorkersTakeLabels(t *testing.T) {
 	parallel(2, func(int) {}) // start the pool, unlabelled
 	LabelTasks(pprof.WithLabels(context.Background(), pprof.Labels("hlo", "labelled-task")))
-	defer LabelTasks(nil)
+	defer LabelTasks(context.Background())
 	var dump string
 	parallel(2, func(i int) {
 		if i == 0 { // the worker's task: the caller runs the last

@@ -545,10 +545,8 @@ DATA vm_expm1_6<>+60(SB)/4, $0x37d00d01
 GLOBL vm_expm1_6<>(SB), RODATA|NOPTR, $64
 
 // func expAVX(dst *float32, x *float32, n int)
-// Requires: AVX, AVX2, FMA3, SSE
-TEXT ·expAVX(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+// Requires: AVX, AVX2, FMA3
+TEXT ·expAVX(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    x+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -691,7 +689,6 @@ expAVX_slow2_back:
 
 expAVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 expAVX_slow0:
@@ -834,10 +831,8 @@ expAVX_slow2:
 	JMP          expAVX_slow2_back
 
 // func tanhAVX(dst *float32, x *float32, n int)
-// Requires: AVX, AVX2, FMA3, SSE
-TEXT ·tanhAVX(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+// Requires: AVX, AVX2, FMA3
+TEXT ·tanhAVX(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    x+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -1022,14 +1017,11 @@ tanhAVX_loop1:
 
 tanhAVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func logisticAVX(dst *float32, x *float32, n int)
-// Requires: AVX, AVX2, FMA3, SSE
-TEXT ·logisticAVX(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+// Requires: AVX, AVX2, FMA3
+TEXT ·logisticAVX(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    x+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -1209,7 +1201,6 @@ logisticAVX_slow2_back:
 
 logisticAVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 logisticAVX_slow0:
@@ -1392,10 +1383,8 @@ logisticAVX_slow2:
 	JMP          logisticAVX_slow2_back
 
 // func expAVXNT(dst *float32, x *float32, n int)
-// Requires: AVX, AVX2, FMA3, MMX+, SSE
-TEXT ·expAVXNT(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·expAVXNT(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    x+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -1541,7 +1530,6 @@ expAVXNT_slow2_back:
 expAVXNT_done:
 	SFENCE
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 expAVXNT_slow0:
@@ -1684,10 +1672,8 @@ expAVXNT_slow2:
 	JMP          expAVXNT_slow2_back
 
 // func tanhAVXNT(dst *float32, x *float32, n int)
-// Requires: AVX, AVX2, FMA3, MMX+, SSE
-TEXT ·tanhAVXNT(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·tanhAVXNT(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    x+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -1875,14 +1861,11 @@ tanhAVXNT_loop1:
 tanhAVXNT_done:
 	SFENCE
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func logisticAVXNT(dst *float32, x *float32, n int)
-// Requires: AVX, AVX2, FMA3, MMX+, SSE
-TEXT ·logisticAVXNT(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·logisticAVXNT(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    x+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -2065,7 +2048,6 @@ logisticAVXNT_slow2_back:
 logisticAVXNT_done:
 	SFENCE
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 logisticAVXNT_slow0:
@@ -2248,10 +2230,8 @@ logisticAVXNT_slow2:
 	JMP          logisticAVXNT_slow2_back
 
 // func expAVX512(dst *float32, x *float32, n int)
-// Requires: AVX, AVX512F, SSE
-TEXT ·expAVX512(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+// Requires: AVX, AVX512F
+TEXT ·expAVX512(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    x+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -2404,7 +2384,6 @@ expAVX512_slow2_back:
 
 expAVX512_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 expAVX512_slow0:
@@ -2547,10 +2526,8 @@ expAVX512_slow2:
 	JMP          expAVX512_slow2_back
 
 // func tanhAVX512(dst *float32, x *float32, n int)
-// Requires: AVX, AVX512DQ, AVX512F, SSE
-TEXT ·tanhAVX512(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·tanhAVX512(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    x+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -2745,14 +2722,11 @@ tanhAVX512_loop1:
 
 tanhAVX512_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func logisticAVX512(dst *float32, x *float32, n int)
-// Requires: AVX, AVX512DQ, AVX512F, SSE
-TEXT ·logisticAVX512(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·logisticAVX512(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    x+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -2950,7 +2924,6 @@ logisticAVX512_slow2_back:
 
 logisticAVX512_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 logisticAVX512_slow0:
@@ -3138,10 +3111,8 @@ logisticAVX512_slow2:
 	JMP          logisticAVX512_slow2_back
 
 // func expAVX512NT(dst *float32, x *float32, n int)
-// Requires: AVX, AVX512F, MMX+, SSE
-TEXT ·expAVX512NT(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·expAVX512NT(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    x+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -3299,7 +3270,6 @@ expAVX512NT_slow2_back:
 expAVX512NT_done:
 	SFENCE
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 expAVX512NT_slow0:
@@ -3442,10 +3412,8 @@ expAVX512NT_slow2:
 	JMP          expAVX512NT_slow2_back
 
 // func tanhAVX512NT(dst *float32, x *float32, n int)
-// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE
-TEXT ·tanhAVX512NT(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+// Requires: AVX, AVX512DQ, AVX512F, MMX+
+TEXT ·tanhAVX512NT(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    x+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -3645,14 +3613,11 @@ tanhAVX512NT_loop1:
 tanhAVX512NT_done:
 	SFENCE
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func logisticAVX512NT(dst *float32, x *float32, n int)
-// Requires: AVX, AVX512DQ, AVX512F, MMX+, SSE
-TEXT ·logisticAVX512NT(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+// Requires: AVX, AVX512DQ, AVX512F, MMX+
+TEXT ·logisticAVX512NT(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    x+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -3855,7 +3820,6 @@ logisticAVX512NT_slow2_back:
 logisticAVX512NT_done:
 	SFENCE
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 logisticAVX512NT_slow0:
@@ -4044,9 +4008,7 @@ logisticAVX512NT_slow2:
 
 // func sumAVX(x *float32, n int) float32
 // Requires: AVX, SSE
-TEXT ·sumAVX(SB), NOSPLIT, $8-20
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+TEXT ·sumAVX(SB), NOSPLIT, $0-20
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
 	VXORPS  Y0, Y0, Y0
@@ -4087,14 +4049,11 @@ sum_done:
 	VADDSS       X1, X0, X0
 	MOVSS        X0, ret+16(FP)
 	VZEROUPPER
-	LDMXCSR      (SP)
 	RET
 
 // func maxAVX(x *float32, n int) float32
 // Requires: AVX, SSE
-TEXT ·maxAVX(SB), NOSPLIT, $8-20
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+TEXT ·maxAVX(SB), NOSPLIT, $0-20
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
 	VMOVUPS (AX), Y0
@@ -4124,14 +4083,11 @@ maxAVX_loop:
 	VORPS        X2, X0, X0
 	MOVSS        X0, ret+16(FP)
 	VZEROUPPER
-	LDMXCSR      (SP)
 	RET
 
 // func minAVX(x *float32, n int) float32
 // Requires: AVX, SSE
-TEXT ·minAVX(SB), NOSPLIT, $8-20
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+TEXT ·minAVX(SB), NOSPLIT, $0-20
 	MOVQ    x+0(FP), AX
 	MOVQ    n+8(FP), CX
 	VMOVUPS (AX), Y0
@@ -4161,14 +4117,11 @@ minAVX_loop:
 	VORPS        X2, X0, X0
 	MOVSS        X0, ret+16(FP)
 	VZEROUPPER
-	LDMXCSR      (SP)
 	RET
 
 // func addToAVX(dst *float32, x *float32, n int)
-// Requires: AVX, SSE
-TEXT ·addToAVX(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+// Requires: AVX
+TEXT ·addToAVX(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    x+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -4188,14 +4141,11 @@ addToAVX_loop:
 
 addToAVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func maxToAVX(dst *float32, x *float32, n int)
-// Requires: AVX, SSE
-TEXT ·maxToAVX(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+// Requires: AVX
+TEXT ·maxToAVX(SB), NOSPLIT, $0-24
 	MOVQ    dst+0(FP), AX
 	MOVQ    x+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -4217,7 +4167,6 @@ maxToAVX_loop:
 
 maxToAVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 DATA vm_tailmask<>+0(SB)/4, $0xffffffff
@@ -4245,17 +4194,15 @@ DATA vm_one64<>+24(SB)/8, $0x3ff0000000000000
 GLOBL vm_one64<>(SB), RODATA|NOPTR, $32
 
 // func addF32AVX(dst *float32, a *float32, b *float32, n int)
-// Requires: AVX, SSE
-TEXT ·addF32AVX(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	XORQ    SI, SI
-	MOVQ    BX, DI
-	ANDQ    $-32, DI
+// Requires: AVX
+TEXT ·addF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
 
 addF32AVX_loop4:
 	CMPQ    SI, DI
@@ -4308,21 +4255,18 @@ addF32AVX_tail:
 
 addF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func subF32AVX(dst *float32, a *float32, b *float32, n int)
-// Requires: AVX, SSE
-TEXT ·subF32AVX(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	XORQ    SI, SI
-	MOVQ    BX, DI
-	ANDQ    $-32, DI
+// Requires: AVX
+TEXT ·subF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
 
 subF32AVX_loop4:
 	CMPQ    SI, DI
@@ -4375,21 +4319,18 @@ subF32AVX_tail:
 
 subF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func mulF32AVX(dst *float32, a *float32, b *float32, n int)
-// Requires: AVX, SSE
-TEXT ·mulF32AVX(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	XORQ    SI, SI
-	MOVQ    BX, DI
-	ANDQ    $-32, DI
+// Requires: AVX
+TEXT ·mulF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
 
 mulF32AVX_loop4:
 	CMPQ    SI, DI
@@ -4442,21 +4383,18 @@ mulF32AVX_tail:
 
 mulF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func divF32AVX(dst *float32, a *float32, b *float32, n int)
-// Requires: AVX, SSE
-TEXT ·divF32AVX(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	XORQ    SI, SI
-	MOVQ    BX, DI
-	ANDQ    $-32, DI
+// Requires: AVX
+TEXT ·divF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
 
 divF32AVX_loop4:
 	CMPQ    SI, DI
@@ -4509,21 +4447,18 @@ divF32AVX_tail:
 
 divF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func maximumF32AVX(dst *float32, a *float32, b *float32, n int)
-// Requires: AVX, SSE
-TEXT ·maximumF32AVX(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	XORQ    SI, SI
-	MOVQ    BX, DI
-	ANDQ    $-32, DI
+// Requires: AVX
+TEXT ·maximumF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
 
 maximumF32AVX_loop4:
 	CMPQ      SI, DI
@@ -4600,21 +4535,18 @@ maximumF32AVX_tail:
 
 maximumF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func minimumF32AVX(dst *float32, a *float32, b *float32, n int)
-// Requires: AVX, SSE
-TEXT ·minimumF32AVX(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	XORQ    SI, SI
-	MOVQ    BX, DI
-	ANDQ    $-32, DI
+// Requires: AVX
+TEXT ·minimumF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
 
 minimumF32AVX_loop4:
 	CMPQ      SI, DI
@@ -4691,22 +4623,19 @@ minimumF32AVX_tail:
 
 minimumF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func clampF32AVX(dst *float32, lo *float32, x *float32, hi *float32, n int)
-// Requires: AVX, SSE
-TEXT ·clampF32AVX(SB), NOSPLIT, $8-40
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    lo+8(FP), CX
-	MOVQ    x+16(FP), DX
-	MOVQ    hi+24(FP), BX
-	MOVQ    n+32(FP), SI
-	XORQ    DI, DI
-	MOVQ    SI, R8
-	ANDQ    $-32, R8
+// Requires: AVX
+TEXT ·clampF32AVX(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ lo+8(FP), CX
+	MOVQ x+16(FP), DX
+	MOVQ hi+24(FP), BX
+	MOVQ n+32(FP), SI
+	XORQ DI, DI
+	MOVQ SI, R8
+	ANDQ $-32, R8
 
 clampF32AVX_loop4:
 	CMPQ      DI, R8
@@ -4819,20 +4748,17 @@ clampF32AVX_tail:
 
 clampF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func negF32AVX(dst *float32, a *float32, n int)
-// Requires: AVX, SSE
-TEXT ·negF32AVX(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    n+16(FP), DX
-	XORQ    BX, BX
-	MOVQ    DX, SI
-	ANDQ    $-32, SI
+// Requires: AVX
+TEXT ·negF32AVX(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	MOVQ DX, SI
+	ANDQ $-32, SI
 
 negF32AVX_loop4:
 	CMPQ    BX, SI
@@ -4879,20 +4805,17 @@ negF32AVX_tail:
 
 negF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func absF32AVX(dst *float32, a *float32, n int)
-// Requires: AVX, SSE
-TEXT ·absF32AVX(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    n+16(FP), DX
-	XORQ    BX, BX
-	MOVQ    DX, SI
-	ANDQ    $-32, SI
+// Requires: AVX
+TEXT ·absF32AVX(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	MOVQ DX, SI
+	ANDQ $-32, SI
 
 absF32AVX_loop4:
 	CMPQ    BX, SI
@@ -4939,20 +4862,17 @@ absF32AVX_tail:
 
 absF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func sqrtF32AVX(dst *float32, a *float32, n int)
-// Requires: AVX, SSE
-TEXT ·sqrtF32AVX(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    n+16(FP), DX
-	XORQ    BX, BX
-	MOVQ    DX, SI
-	ANDQ    $-32, SI
+// Requires: AVX
+TEXT ·sqrtF32AVX(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	MOVQ DX, SI
+	ANDQ $-32, SI
 
 sqrtF32AVX_loop4:
 	CMPQ    BX, SI
@@ -4999,20 +4919,17 @@ sqrtF32AVX_tail:
 
 sqrtF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func rsqrtF32AVX(dst *float32, a *float32, n int)
-// Requires: AVX, SSE
-TEXT ·rsqrtF32AVX(SB), NOSPLIT, $8-24
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    n+16(FP), DX
-	XORQ    BX, BX
-	MOVQ    DX, SI
-	ANDQ    $-32, SI
+// Requires: AVX
+TEXT ·rsqrtF32AVX(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	MOVQ DX, SI
+	ANDQ $-32, SI
 
 rsqrtF32AVX_loop4:
 	CMPQ         BX, SI
@@ -5119,22 +5036,19 @@ rsqrtF32AVX_tail:
 
 rsqrtF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func selectF32AVX(dst *float32, p *float32, a *float32, b *float32, n int)
-// Requires: AVX, SSE
-TEXT ·selectF32AVX(SB), NOSPLIT, $8-40
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    p+8(FP), CX
-	MOVQ    a+16(FP), DX
-	MOVQ    b+24(FP), BX
-	MOVQ    n+32(FP), SI
-	XORQ    DI, DI
-	MOVQ    SI, R8
-	ANDQ    $-32, R8
+// Requires: AVX
+TEXT ·selectF32AVX(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ p+8(FP), CX
+	MOVQ a+16(FP), DX
+	MOVQ b+24(FP), BX
+	MOVQ n+32(FP), SI
+	XORQ DI, DI
+	MOVQ SI, R8
+	ANDQ $-32, R8
 
 selectF32AVX_loop4:
 	CMPQ      DI, R8
@@ -5193,21 +5107,18 @@ selectF32AVX_tail:
 
 selectF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func cmpEQF32AVX(dst *float32, a *float32, b *float32, n int)
-// Requires: AVX, SSE
-TEXT ·cmpEQF32AVX(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	XORQ    SI, SI
-	MOVQ    BX, DI
-	ANDQ    $-32, DI
+// Requires: AVX
+TEXT ·cmpEQF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
 
 cmpEQF32AVX_loop4:
 	CMPQ    SI, DI
@@ -5260,21 +5171,18 @@ cmpEQF32AVX_tail:
 
 cmpEQF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func cmpNEF32AVX(dst *float32, a *float32, b *float32, n int)
-// Requires: AVX, SSE
-TEXT ·cmpNEF32AVX(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	XORQ    SI, SI
-	MOVQ    BX, DI
-	ANDQ    $-32, DI
+// Requires: AVX
+TEXT ·cmpNEF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
 
 cmpNEF32AVX_loop4:
 	CMPQ    SI, DI
@@ -5327,21 +5235,18 @@ cmpNEF32AVX_tail:
 
 cmpNEF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func cmpLTF32AVX(dst *float32, a *float32, b *float32, n int)
-// Requires: AVX, SSE
-TEXT ·cmpLTF32AVX(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	XORQ    SI, SI
-	MOVQ    BX, DI
-	ANDQ    $-32, DI
+// Requires: AVX
+TEXT ·cmpLTF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
 
 cmpLTF32AVX_loop4:
 	CMPQ    SI, DI
@@ -5394,21 +5299,18 @@ cmpLTF32AVX_tail:
 
 cmpLTF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func cmpLEF32AVX(dst *float32, a *float32, b *float32, n int)
-// Requires: AVX, SSE
-TEXT ·cmpLEF32AVX(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	XORQ    SI, SI
-	MOVQ    BX, DI
-	ANDQ    $-32, DI
+// Requires: AVX
+TEXT ·cmpLEF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
 
 cmpLEF32AVX_loop4:
 	CMPQ    SI, DI
@@ -5461,21 +5363,18 @@ cmpLEF32AVX_tail:
 
 cmpLEF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func cmpGTF32AVX(dst *float32, a *float32, b *float32, n int)
-// Requires: AVX, SSE
-TEXT ·cmpGTF32AVX(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	XORQ    SI, SI
-	MOVQ    BX, DI
-	ANDQ    $-32, DI
+// Requires: AVX
+TEXT ·cmpGTF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
 
 cmpGTF32AVX_loop4:
 	CMPQ    SI, DI
@@ -5528,21 +5427,18 @@ cmpGTF32AVX_tail:
 
 cmpGTF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func cmpGEF32AVX(dst *float32, a *float32, b *float32, n int)
-// Requires: AVX, SSE
-TEXT ·cmpGEF32AVX(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	XORQ    SI, SI
-	MOVQ    BX, DI
-	ANDQ    $-32, DI
+// Requires: AVX
+TEXT ·cmpGEF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
 
 cmpGEF32AVX_loop4:
 	CMPQ    SI, DI
@@ -5595,21 +5491,18 @@ cmpGEF32AVX_tail:
 
 cmpGEF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func andF32AVX(dst *float32, a *float32, b *float32, n int)
-// Requires: AVX, SSE
-TEXT ·andF32AVX(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	XORQ    SI, SI
-	MOVQ    BX, DI
-	ANDQ    $-32, DI
+// Requires: AVX
+TEXT ·andF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
 
 andF32AVX_loop4:
 	CMPQ    SI, DI
@@ -5662,21 +5555,18 @@ andF32AVX_tail:
 
 andF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func orF32AVX(dst *float32, a *float32, b *float32, n int)
-// Requires: AVX, SSE
-TEXT ·orF32AVX(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	XORQ    SI, SI
-	MOVQ    BX, DI
-	ANDQ    $-32, DI
+// Requires: AVX
+TEXT ·orF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
 
 orF32AVX_loop4:
 	CMPQ    SI, DI
@@ -5729,21 +5619,18 @@ orF32AVX_tail:
 
 orF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func xorF32AVX(dst *float32, a *float32, b *float32, n int)
-// Requires: AVX, SSE
-TEXT ·xorF32AVX(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	XORQ    SI, SI
-	MOVQ    BX, DI
-	ANDQ    $-32, DI
+// Requires: AVX
+TEXT ·xorF32AVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+	XORQ SI, SI
+	MOVQ BX, DI
+	ANDQ $-32, DI
 
 xorF32AVX_loop4:
 	CMPQ    SI, DI
@@ -5796,7 +5683,6 @@ xorF32AVX_tail:
 
 xorF32AVX_done:
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func u8ToF32(dst *float32, src *uint8, n int)
@@ -6007,10 +5893,8 @@ bf16nAVX512_done:
 	RET
 
 // func colSumF32x8(d *float32, src *float32, rows int, stride int)
-// Requires: AVX, SSE
-TEXT ·colSumF32x8(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+// Requires: AVX
+TEXT ·colSumF32x8(SB), NOSPLIT, $0-32
 	MOVQ    d+0(FP), AX
 	MOVQ    src+8(FP), CX
 	MOVQ    rows+16(FP), DX
@@ -6030,14 +5914,11 @@ colSumF32x8_loop:
 colSumF32x8_done:
 	VMOVUPS Y0, (AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func colSumF32x16(d *float32, src *float32, rows int, stride int)
-// Requires: AVX, SSE
-TEXT ·colSumF32x16(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+// Requires: AVX
+TEXT ·colSumF32x16(SB), NOSPLIT, $0-32
 	MOVQ    d+0(FP), AX
 	MOVQ    src+8(FP), CX
 	MOVQ    rows+16(FP), DX
@@ -6060,14 +5941,11 @@ colSumF32x16_done:
 	VMOVUPS Y0, (AX)
 	VMOVUPS Y1, 32(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET
 
 // func colSumF32x32(d *float32, src *float32, rows int, stride int)
-// Requires: AVX, SSE
-TEXT ·colSumF32x32(SB), NOSPLIT, $8-32
-	STMXCSR (SP)
-	LDMXCSR ·mxcsrRun+0(SB)
+// Requires: AVX
+TEXT ·colSumF32x32(SB), NOSPLIT, $0-32
 	MOVQ    d+0(FP), AX
 	MOVQ    src+8(FP), CX
 	MOVQ    rows+16(FP), DX
@@ -6096,5 +5974,4 @@ colSumF32x32_done:
 	VMOVUPS Y2, 64(AX)
 	VMOVUPS Y3, 96(AX)
 	VZEROUPPER
-	LDMXCSR (SP)
 	RET

@@ -4,14 +4,11 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	. "github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/ir"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
-
-	"github.com/axle-ml/axle/backend/cpu/kernels/_asm/mxcsr"
 )
 
 func main() {
@@ -38,6 +35,7 @@ func main() {
 	packRows16()
 	prefetch()
 	depthwisePixel()
+	mxcsr()
 	Generate()
 }
 
@@ -48,7 +46,7 @@ func main() {
 // issues 2*rows FMAs. The k loop is unrolled by 4.
 func microKernel(name string, rows, size int, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
 	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
-	mxcsr.TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int, overwrite bool)", map[int]string{4: "float32", 8: "float64"}[size]))
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int, overwrite bool)", map[int]string{4: "float32", 8: "float64"}[size]))
 	Doc(fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps (A packed %d per step, B packed %d per step).",
 		name, rows, 64/size, rows, 64/size))
 	microKernelBody(name, rows, size, bcast, load, fma, add, store)
@@ -59,9 +57,6 @@ func microKernel(name string, rows, size int, bcast func(Op, reg.VecVirtual), lo
 func microKernelBody(name string, rows, size int, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
 	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
 	Pragma("noescape")
-	if size == 8 || !strings.HasPrefix(name, "s8") {
-		mxcsr.Run() // float kernels
-	}
 	k := Load(Param("k"), GP64())
 	a := Load(Param("a"), GP64())
 	b := Load(Param("b"), GP64())
@@ -124,13 +119,13 @@ func microKernelBody(name string, rows, size int, bcast func(Op, reg.VecVirtual)
 	JNZ(LabelRef(name + "_overwrite"))
 	storeTile(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { add(m, x, x); store(x, m) })
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 	// The first k block of a GEMM writes C without reading it, which
 	// saves clearing C beforehand.
 	Label(name + "_overwrite")
 	storeTile(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { store(x, m) })
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 }
 
 // storeTile writes the accumulators row by row; it advances c.
@@ -161,7 +156,7 @@ func sgemmKernel() {
 // (AVX2 has no fused form). 12 accumulators, two B vectors, the
 // broadcast and one product register are all 16 YMM registers.
 func s8gemmKernel() {
-	mxcsr.TEXT("s8gemm6x16", NOSPLIT, "func(k int, a, b *int16, c *int32, ldc int, overwrite bool)")
+	TEXT("s8gemm6x16", NOSPLIT, "func(k int, a, b *int16, c *int32, ldc int, overwrite bool)")
 	Doc("s8gemm6x16 computes C[6x16] += A·B (C = A·B if overwrite), s32 wrapping, over k steps of s16 pairs (A packed 6 pairs per step, B packed 16 pairs per step).")
 	microKernelBody("s8gemm6x16", 6, 4,
 		func(m Op, x reg.VecVirtual) { VPBROADCASTD(m, x) },
@@ -184,7 +179,7 @@ func maddPeak() {
 // accumulators (enough to cover the operation's latency on every pipe
 // that runs it), from registers made by vec and cleared by zero.
 func probe(name, doc string, chains int, vec func() reg.VecVirtual, zero func(reg.VecVirtual), op func(x, y, acc reg.VecVirtual)) {
-	mxcsr.TEXT(name, NOSPLIT, "func(n int)")
+	TEXT(name, NOSPLIT, "func(n int)")
 	Doc(doc)
 	n := Load(Param("n"), GP64())
 	acc := make([]reg.VecVirtual, chains)
@@ -203,7 +198,7 @@ func probe(name, doc string, chains int, vec func() reg.VecVirtual, zero func(re
 	DECQ(n)
 	JNZ(LabelRef(name + "_loop"))
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 }
 
 // packPairs16S8 packs one B sliver of a row-major s8 B: per pair of rows,
@@ -211,7 +206,7 @@ func probe(name, doc string, chains int, vec func() reg.VecVirtual, zero func(re
 // sign-extended to s16 (VPMOVSXBW), giving the kernel's 16 (b[2p,j],
 // b[2p+1,j]) pairs in two stores.
 func packPairs16S8() {
-	mxcsr.TEXT("packPairs16S8", NOSPLIT, "func(pairs int, src *int8, ldb int, dst *int16)")
+	TEXT("packPairs16S8", NOSPLIT, "func(pairs int, src *int8, ldb int, dst *int16)")
 	Pragma("noescape")
 	Doc("packPairs16S8 packs pairs of rows of 16 s8 from src, ldb apart, into 32 interleaved s16 per pair at dst.")
 	n := Load(Param("pairs"), GP64())
@@ -240,7 +235,7 @@ func packPairs16S8() {
 	JNZ(LabelRef("pairs_loop"))
 	Label("pairs_done")
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 }
 
 // packRows6S8 packs six rows of a row-major s8 A, 16 values (8 pairs)
@@ -249,7 +244,7 @@ func packPairs16S8() {
 // turned around with dword and qword unpacks so each pair's six dwords
 // (24 bytes: rows 0-3 as 16, rows 4-5 as 8) are stored together.
 func packRows6S8() {
-	mxcsr.TEXT("packRows6S8", NOSPLIT, "func(chunks int, src *int8, lda int, dst *int16)")
+	TEXT("packRows6S8", NOSPLIT, "func(chunks int, src *int8, lda int, dst *int16)")
 	Pragma("noescape")
 	Doc("packRows6S8 packs 16·chunks values of 6 rows of s8, lda apart, as 8·chunks steps of 6 s16 pairs at dst.")
 	n, p, p3, dst, rows := sixRows("rows6", func(m Op, r reg.VecVirtual) { VPMOVSXBW(m, r) })
@@ -288,7 +283,7 @@ func packRows6S8() {
 	JNZ(LabelRef("rows6_loop"))
 	Label("rows6_done")
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 }
 
 func dgemmKernel() {
@@ -320,9 +315,8 @@ func tapsKernel(name string, wide bool) {
 		doc = name + " computes C[6x32] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, B two slivers kb steps apart (AVX-512)."
 		vec, zero, width = ZMM, func(x reg.VecVirtual) { VPXORD(x, x, x) }, 64
 	}
-	mxcsr.TEXT(name, NOSPLIT, sig)
+	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
-	mxcsr.Run()
 	Doc(doc)
 	rp := Load(Param("runs"), GP64())
 	n := Load(Param("n"), GP64())
@@ -420,11 +414,11 @@ func tapsKernel(name string, wide bool) {
 	}
 	store(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VADDPS(m, x, x); VMOVUPS(x, m) })
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 	Label(name + "_overwrite")
 	store(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 }
 
 // fmaPeak issues n rounds of 12 independent 8-lane FMAs (192 FLOP per
@@ -447,7 +441,7 @@ func fmaPeak512() {
 // into consecutive 64-byte rows: one B sliver of a row-major B, packed
 // with two vector moves per row instead of sixteen scalar ones.
 func packRows16() {
-	mxcsr.TEXT("packRows16", NOSPLIT, "func(k int, src *float32, ldb int, dst *float32)")
+	TEXT("packRows16", NOSPLIT, "func(k int, src *float32, ldb int, dst *float32)")
 	Pragma("noescape")
 	Doc("packRows16 copies k rows of 16 float32 from src, ldb elements apart, to dst, 16 apart.")
 	k := Load(Param("k"), GP64())
@@ -470,12 +464,12 @@ func packRows16() {
 	JNZ(LabelRef("pack_loop"))
 	Label("pack_done")
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 }
 
 // prefetch emits a loop of PREFETCHT0 over n bytes, one per 64-byte line.
 func prefetch() {
-	mxcsr.TEXT("prefetchT0", NOSPLIT, "func(p *byte, n int)")
+	TEXT("prefetchT0", NOSPLIT, "func(p *byte, n int)")
 	Pragma("noescape")
 	Doc("prefetchT0 asks for the cache lines of the n bytes at p to be brought into L1.")
 	p := Load(Param("p"), GP64())
@@ -489,7 +483,7 @@ func prefetch() {
 	ADDQ(Imm(64), p)
 	JMP(LabelRef("prefetch_loop"))
 	Label("prefetch_done")
-	mxcsr.RET()
+	RET()
 }
 
 // packRows6F32 emits the f32 A packer: 8·chunks values of six rows, lda
@@ -501,7 +495,7 @@ func prefetch() {
 // the chunk's last step is stored as four and two, so nothing is written
 // past it.
 func packRows6F32() {
-	mxcsr.TEXT("packRows6F32", NOSPLIT, "func(chunks int, src *float32, lda int, dst *float32)")
+	TEXT("packRows6F32", NOSPLIT, "func(chunks int, src *float32, lda int, dst *float32)")
 	Pragma("noescape")
 	Doc("packRows6F32 packs 8·chunks values of 6 rows of f32, lda bytes apart, as 8·chunks steps of 6 values at dst.")
 	n, p, p3, dst, r := sixRows("rows6f", func(m Op, r reg.VecVirtual) { VMOVUPS(m, r) })
@@ -543,7 +537,7 @@ func packRows6F32() {
 	JNZ(LabelRef("rows6f_loop"))
 	Label("rows6f_done")
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 }
 
 // sixRows loads the chunks, src, lda and dst parameters, opens the loop
@@ -592,9 +586,8 @@ func depthwisePixelOf(name string, wide bool) {
 	if wide {
 		lanes, vec, zero = 16, ZMM, func(x reg.VecVirtual) { VPXORD(x, x, x) }
 	}
-	mxcsr.TEXT(name, NOSPLIT, "func(acc, in, w *float32, offs, woffs *int, ntaps, n int)")
+	TEXT(name, NOSPLIT, "func(acc, in, w *float32, offs, woffs *int, ntaps, n int)")
 	Pragma("noescape")
-	mxcsr.Run()
 	Doc(fmt.Sprintf("%s sets acc[c] to the sum over taps t < ntaps of in[offs[t]+c]*w[woffs[t]+c], for c < n rounded down to a multiple of %d.", name, lanes))
 	acc := Load(Param("acc"), GP64())
 	in := Load(Param("in"), GP64())
@@ -646,7 +639,7 @@ func depthwisePixelOf(name string, wide bool) {
 	}
 	block(name+"1", 1)
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 }
 
 // alignLoop starts the loop that follows on a 32-byte boundary (Go's
@@ -676,11 +669,8 @@ func pairKernelOf(name string, ablocks, size int, typ string) {
 		sig = "func(k int, a, b *int16, c *int32, ldc int, overwrite bool)"
 	}
 	rows, lanes := 6*ablocks, 64/size
-	mxcsr.TEXT(name, NOSPLIT, sig)
+	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
-	if typ == "" {
-		mxcsr.Run()
-	}
 	Doc(fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps from %d packed 6-row A sliver(s), k apart, and two packed %d-column B slivers, k apart (AVX-512).",
 		name, rows, 2*lanes, ablocks, lanes))
 	k := Load(Param("k"), GP64())
@@ -781,11 +771,11 @@ func pairKernelOf(name string, ablocks, size int, typ string) {
 	JNZ(LabelRef(name + "_overwrite"))
 	storeTile512(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { add(m, x, x); VMOVUPS(x, m) })
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 	Label(name + "_overwrite")
 	storeTile512(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 }
 
 // vpdpwssd emits VPDPWSSD b, x, acc (AVX512_VNNI), which avo v0.5 does not
@@ -813,4 +803,25 @@ func storeTile512(rows int, c, ldc reg.Register, acc []reg.VecVirtual, put func(
 			ADDQ(ldc, c)
 		}
 	}
+}
+
+// mxcsr emits the SSE control word's getter and setter (denormals.go).
+func mxcsr() {
+	TEXT("getMXCSR", NOSPLIT, "func() uint32")
+	Doc("getMXCSR returns the thread's SSE control word (MXCSR).")
+	m := AllocLocal(8)
+	STMXCSR(m)
+	r := GP32()
+	MOVL(m, r)
+	Store(r, ReturnIndex(0))
+	RET()
+
+	TEXT("setMXCSR", NOSPLIT, "func(v uint32)")
+	Doc("setMXCSR sets the thread's SSE control word (MXCSR) to v.")
+	b, err := Param("v").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	LDMXCSR(b.Addr)
+	RET()
 }

@@ -8,8 +8,6 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
-
-	"github.com/axle-ml/axle/backend/cpu/kernels/_asm/mxcsr"
 )
 
 // The elementwise kernels of elementwise.go: dst[i] = f(a[i], ...) for
@@ -162,11 +160,11 @@ func bf16KernelsOf(wide bool) {
 		JMP(LabelRef(label + "_loop"))
 		Label(label + "_done")
 		VZEROUPPER()
-		mxcsr.RET()
+		RET()
 	}
 
 	name := "bf16ToF32" + suffix
-	mxcsr.TEXT(name, NOSPLIT, "func(dst *float32, src *uint16, n int)")
+	TEXT(name, NOSPLIT, "func(dst *float32, src *uint16, n int)")
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s sets dst[i] to the float32 of the bf16 bits src[i] for i < n rounded down to a multiple of %d.", name, lanes))
 	loop("bf16w"+suffix, func(dst, src, i reg.Register) {
@@ -177,7 +175,7 @@ func bf16KernelsOf(wide bool) {
 	})
 
 	name = "f32ToBF16" + suffix
-	mxcsr.TEXT(name, NOSPLIT, "func(dst *uint16, src *float32, n int)")
+	TEXT(name, NOSPLIT, "func(dst *uint16, src *float32, n int)")
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s sets dst[i] to src[i] rounded to bf16 (nearest even; NaN as 0x7fc0 with its sign) for i < n rounded down to a multiple of %d.", name, lanes))
 	loop("bf16n"+suffix, func(dst, src, i reg.Register) {
@@ -212,7 +210,7 @@ func bf16KernelsOf(wide bool) {
 // (zero-extend 8 bytes to 8 dwords, convert), then 8 at a time. The Go
 // side converts the last n%8.
 func u8ToF32() {
-	mxcsr.TEXT("u8ToF32", NOSPLIT, "func(dst *float32, src *uint8, n int)")
+	TEXT("u8ToF32", NOSPLIT, "func(dst *float32, src *uint8, n int)")
 	Pragma("noescape")
 	Doc("u8ToF32 sets dst[i] = float32(src[i]) for i < n rounded down to a multiple of 8.")
 	dst := Load(Param("dst"), GP64())
@@ -247,7 +245,7 @@ func u8ToF32() {
 	JMP(LabelRef("u8_loop1next"))
 	Label("u8_done")
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 }
 
 // elementwise emits op's kernel: four vectors per iteration, then one
@@ -256,9 +254,8 @@ func u8ToF32() {
 // result is stored at the same index, so dst may be any input.
 func elementwise(op elementwiseOp) {
 	params := append([]string{"dst"}, op.ins...)
-	mxcsr.TEXT(op.name, NOSPLIT, fmt.Sprintf("func(%s *float32, n int)", strings.Join(params, ", ")))
+	TEXT(op.name, NOSPLIT, fmt.Sprintf("func(%s *float32, n int)", strings.Join(params, ", ")))
 	Pragma("noescape")
-	mxcsr.Run()
 	Doc(fmt.Sprintf("%s sets, for i < n, %s.", op.name, op.doc))
 	dst := Load(Param("dst"), GP64())
 	src := make([]reg.Register, len(op.ins))
@@ -315,7 +312,7 @@ func elementwise(op elementwiseOp) {
 		func(r reg.VecVirtual, m Mem) { VMASKMOVPS(r, mask, m) })
 	Label(op.name + "_done")
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 }
 
 // nanExtreme returns max (VMAXPS) or min (VMINPS) of a and b as nanMax

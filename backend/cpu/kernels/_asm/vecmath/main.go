@@ -20,8 +20,6 @@ import (
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 	"github.com/mmcloughlin/avo/x86"
-
-	"github.com/axle-ml/axle/backend/cpu/kernels/_asm/mxcsr"
 )
 
 // The constants below are shared with the pure-Go twin in vecmath.go;
@@ -248,9 +246,8 @@ func unary(name, doc string, body func(x reg.VecVirtual) reg.VecVirtual, fast *f
 		doc += fmt.Sprintf(" dst must be %d-byte aligned; the stores are non-temporal.", vb)
 		storeInst = func(x, m Op) *ir.Instruction { return must(x86.VMOVNTPS(x, m)) }
 	}
-	mxcsr.TEXT(name, NOSPLIT, "func(dst, x *float32, n int)")
+	TEXT(name, NOSPLIT, "func(dst, x *float32, n int)")
 	Pragma("noescape")
-	mxcsr.Run()
 	Doc(doc)
 	dst := Load(Param("dst"), GP64())
 	src := Load(Param("x"), GP64())
@@ -362,7 +359,7 @@ func unary(name, doc string, body func(x reg.VecVirtual) reg.VecVirtual, fast *f
 		SFENCE() // order the weakly-ordered stores before anything later
 	}
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 	for _, f := range slow {
 		f()
 	}
@@ -646,9 +643,8 @@ func hsum(v reg.VecVirtual) reg.Register {
 // accumulators; the caller keeps n small (a block) so each lane adds only
 // a few hundred terms.
 func sumKernel() {
-	mxcsr.TEXT("sumAVX", NOSPLIT, "func(x *float32, n int) float32")
+	TEXT("sumAVX", NOSPLIT, "func(x *float32, n int) float32")
 	Pragma("noescape")
-	mxcsr.Run()
 	Doc("sumAVX returns the sum of x[:n] (n a multiple of 8).")
 	src := Load(Param("x"), GP64())
 	n := Load(Param("n"), GP64())
@@ -682,16 +678,15 @@ func sumKernel() {
 	s := hsum(acc[0])
 	Store(s, ReturnIndex(0))
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 }
 
 // extremeKernel returns the max (or min) of n floats, n ≥ 8 a multiple of
 // 8. MAXPS drops a NaN in one of its operands, so NaNs are collected
 // separately (x unordered with itself) and win at the end.
 func extremeKernel(name, doc string, isMax bool) {
-	mxcsr.TEXT(name, NOSPLIT, "func(x *float32, n int) float32")
+	TEXT(name, NOSPLIT, "func(x *float32, n int) float32")
 	Pragma("noescape")
-	mxcsr.Run()
 	Doc(doc)
 	op := VMINPS
 	if isMax {
@@ -724,7 +719,7 @@ func extremeKernel(name, doc string, isMax bool) {
 	foldNaN(op, hi, lo)
 	Store(lo, ReturnIndex(0))
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 }
 
 // foldNaN sets lo = op(lo, hi), NaN if either is (MINPS/MAXPS return hi
@@ -739,9 +734,8 @@ func foldNaN(op func(...Op), hi, lo reg.Register) {
 // accumulate emits dst[i] = f(dst[i], x[i]) over n floats, two vectors
 // per iteration.
 func accumulate(name, doc string, f func(d, x reg.VecVirtual)) {
-	mxcsr.TEXT(name, NOSPLIT, "func(dst, x *float32, n int)")
+	TEXT(name, NOSPLIT, "func(dst, x *float32, n int)")
 	Pragma("noescape")
-	mxcsr.Run()
 	Doc(doc)
 	dst := Load(Param("dst"), GP64())
 	src := Load(Param("x"), GP64())
@@ -761,7 +755,7 @@ func accumulate(name, doc string, f func(d, x reg.VecVirtual)) {
 	JMP(LabelRef(name + "_loop"))
 	Label(name + "_done")
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 }
 
 // maxNaN sets d = max(d, x), NaN if either is: MAXPS returns x when either
@@ -781,9 +775,8 @@ func maxNaN(d, x reg.VecVirtual) {
 // reloaded d every row and ran at a quarter of the memory bandwidth.
 func columnSum(w int) {
 	name := fmt.Sprintf("colSumF32x%d", 8*w)
-	mxcsr.TEXT(name, NOSPLIT, "func(d, src *float32, rows, stride int)")
+	TEXT(name, NOSPLIT, "func(d, src *float32, rows, stride int)")
 	Pragma("noescape")
-	mxcsr.Run()
 	Doc(fmt.Sprintf("%s adds each of rows rows of %d float32, stride apart, into d, in row order.", name, 8*w))
 	d := Load(Param("d"), GP64())
 	src := Load(Param("src"), GP64())
@@ -810,7 +803,7 @@ func columnSum(w int) {
 		VMOVUPS(acc[k], Mem{Base: d, Disp: 32 * k})
 	}
 	VZEROUPPER()
-	mxcsr.RET()
+	RET()
 }
 
 // alignLoop starts the loop that follows on a 32-byte boundary (Go's
