@@ -58,6 +58,10 @@ func FuzzPrograms(f *testing.F) {
 			}
 		}
 		ins, scalars := randomArguments(rng, p, n)
+		var lay *blockLayout
+		if p.RowLen == 0 && rng.IntN(2) == 0 {
+			lay = newBlockLayout(rng, p, n, ins)
+		}
 		want := reference(p, ins, scalars, rowVals, n)
 		outs := make([]Array, len(p.outputs()))
 		bufs := make([][]float32, len(outs)) // each f32 output and its guard
@@ -95,7 +99,100 @@ func FuzzPrograms(f *testing.F) {
 				}
 			}
 		}
+		if lay != nil {
+			lay.check(t, seed, p, ins, scalars, want)
+		}
 	})
+}
+
+// blockLayout lays a program's n-element arrays out as rows of a block
+// for RunStrided: each array with a stride of its own, gaps between an
+// output's rows holding guardBits, and some inputs read with stride 0
+// (their rows made equal beforehand).
+type blockLayout struct {
+	rows, cols          int
+	inStride, outStride []int
+}
+
+func newBlockLayout(rng *rand.Rand, p *Program, n int, ins []Array) *blockLayout {
+	rows := 1 + rng.IntN(4)
+	if n%rows != 0 {
+		rows = 1
+	}
+	l := &blockLayout{rows: rows, cols: n / rows}
+	for k := range ins {
+		stride := l.cols + rng.IntN(9)
+		if rng.IntN(4) == 0 { // every row reads row 0
+			stride = 0
+			for i := 1; i < rows; i++ {
+				copyArray(ins[k].slice(i*l.cols, (i+1)*l.cols), ins[k].slice(0, l.cols))
+			}
+		}
+		l.inStride = append(l.inStride, stride)
+	}
+	for range p.outputs() {
+		l.outStride = append(l.outStride, l.cols+rng.IntN(9))
+	}
+	return l
+}
+
+// check runs p's strided form on the layout and compares every row with
+// want, the flat run's results, bit for bit, and the gaps with guardBits.
+func (l *blockLayout) check(t *testing.T, seed uint64, p *Program, ins []Array, scalars []float32, want []Array) {
+	sp := *p
+	sp.Strided = true
+	fn, err := Compile(&sp)
+	if err != nil {
+		t.Fatalf("seed %d: strided: %v", seed, err)
+	}
+	// spread lays x's rows out stride apart in a new array of x's type
+	// (bf16 where bf), its gaps holding guardBits where fill.
+	spread := func(x Array, bf bool, stride int, fill bool) Array {
+		size := (l.rows-1)*stride + l.cols
+		y := Array{F32: make([]float32, size)}
+		if bf {
+			y = Array{BF16: make([]uint16, size)}
+		}
+		if fill {
+			for i := range size {
+				if bf {
+					y.BF16[i] = guardBits & 0xffff
+				} else {
+					y.F32[i] = math.Float32frombits(guardBits)
+				}
+			}
+		}
+		if x.len() > 0 {
+			for i := range l.rows {
+				copyArray(y.slice(i*stride, i*stride+l.cols), x.slice(i*l.cols, (i+1)*l.cols))
+			}
+		}
+		return y
+	}
+	sins := make([]Array, len(ins))
+	for k, x := range ins {
+		sins[k] = spread(x, x.BF16 != nil, l.inStride[k], false)
+	}
+	outs := make([]Array, len(want))
+	for k, w := range want {
+		outs[k] = spread(Array{}, w.BF16 != nil, l.outStride[k], true)
+	}
+	r := fn.Runner(scalars)
+	r.RunStrided(outs, sins, l.rows, l.cols, l.outStride, l.inStride)
+	r.Close()
+	for k, o := range outs {
+		for i := range o.len() {
+			row, col := i/max(l.outStride[k], 1), i%max(l.outStride[k], 1)
+			if row < l.rows && col < l.cols {
+				if g, w := arrayBits(o, i), arrayBits(want[k], row*l.cols+col); g != w {
+					t.Fatalf("seed %d: strided (%d rows of %d, strides in %v out %v): output %d, row %d, column %d: got %#x, want %#x\nprogram: %+v",
+						seed, l.rows, l.cols, l.inStride, l.outStride, k, row, col, g, w, p)
+				}
+			} else if g := arrayBits(o, i); g != guardBits && g != guardBits&0xffff {
+				t.Fatalf("seed %d: strided: output %d written at %d, in a gap", seed, k, i)
+			}
+		}
+	}
 }
 
 // guard elements past each output's end must keep guardBits.
@@ -103,6 +200,15 @@ const (
 	guard     = 16
 	guardBits = 0x7fc0dead
 )
+
+// copyArray copies src into dst, of the same type.
+func copyArray(dst, src Array) {
+	if src.F32 != nil {
+		copy(dst.F32, src.F32)
+	} else {
+		copy(dst.BF16, src.BF16)
+	}
+}
 
 func arrayBits(a Array, i int) uint32 {
 	if a.F32 != nil {
