@@ -47,7 +47,7 @@ ENTRY e {
 }`
 
 // TestFlushDenormalsEndToEnd runs the attention above with the GEMM
-// flushing subnormals (the default) and keeping them: its probabilities
+// flushing subnormals and keeping them (the default): its probabilities
 // run into the subnormal range (the evaluator's include some), and both
 // runs agree with the evaluator within the usual tolerance.
 func TestFlushDenormalsEndToEnd(t *testing.T) {

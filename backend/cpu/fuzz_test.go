@@ -17,10 +17,10 @@ import (
 // differently from the evaluator's float64, hence the tolerance). `go
 // test` runs the seed corpus; fuzz longer with
 // `go test ./backend/cpu -run XXX -fuzz FuzzCPUBackend`. The GEMM keeps
-// subnormal values here, as the evaluator does: flushing them (the
-// default, see kernels.SetFlushDenormals) changes a product by more than
-// the tolerance where a subnormal meets a huge value, which is the
-// documented difference, not a finding.
+// subnormal values here, as the evaluator does, whatever AXLE_DENORMALS
+// says: flushing them (kernels.SetFlushDenormals) changes a product by
+// more than the tolerance where a subnormal meets a huge value, which is
+// the documented difference, not a finding.
 func FuzzCPUBackend(f *testing.F) {
 	was := kernels.SetFlushDenormals(false)
 	f.Cleanup(func() { kernels.SetFlushDenormals(was) })

@@ -4,9 +4,9 @@
 // convolution lowered onto the f32 GEMM, reductions and vector math. Every assembly kernel has a
 // pure-Go twin with the same results; the assembly is used on amd64 when
 // the CPU has AVX2 and FMA, unless the build has the purego tag or the
-// environment says AXLE_KERNELS=purego (for A/B runs and tests). The
-// packed GEMM's blocks flush subnormal values to zero, as XLA's CPU
-// client does, unless AXLE_DENORMALS=keep (denormals.go).
+// environment says AXLE_KERNELS=purego (for A/B runs and tests). With
+// AXLE_DENORMALS=flush the packed GEMM's blocks flush subnormal values
+// to zero, as XLA's CPU client does (denormals.go).
 //
 // The assembly is generated with avo from the programs under _asm (a
 // separate module, so avo is not a dependency of Axle itself):
