@@ -1,10 +1,12 @@
 package cpu
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/hlotext"
@@ -44,6 +46,34 @@ func TestConcurrentExecute(t *testing.T) {
 		t.Fatal(err)
 	}
 	executeConcurrently(t, x, args, func(got *hlo.Literal) string { return closeEnough(got, want) })
+}
+
+// TestConcurrentExecuteBlocks is TestConcurrentExecute on a product large
+// enough for the threads to split C's columns, so that its epilogue runs
+// blocks of part rows through the strided code, made on first use while
+// other calls run; with the GEMM flushing subnormals, so its blocks lock
+// their threads and set MXCSR concurrently too.
+func TestConcurrentExecuteBlocks(t *testing.T) {
+	m, err := hlotext.Parse(fmt.Sprintf(mlpLayer, 128, 256, 200), hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := kernels.SetFlushDenormals(true)
+	defer kernels.SetFlushDenormals(was)
+	x, err := Compile(m, Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := eval.RandomArguments(m, 4)
+	want, err := eval.Run(m, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := stridedBlocks.Load()
+	executeConcurrently(t, x, args, func(got *hlo.Literal) string { return closeEnough(got, want) })
+	if useJIT && stridedBlocks.Load() == before {
+		t.Error("the epilogue never ran the strided code")
+	}
 }
 
 // executeConcurrently runs x on args from 16 goroutines, 5 calls each,
