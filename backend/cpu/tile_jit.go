@@ -240,7 +240,7 @@ func (j *jitProg) run(p *tileProg, params []operand, outs []jit.Array, lo, hi in
 		e := min(c+chunk, hi)
 		j.arrays(p, params, ins, bufs, c, e)
 		for k, o := range outs {
-			chunkOuts[k] = arraySlice(o, c, e)
+			chunkOuts[k] = o.Slice(c, e)
 		}
 		j.f.Run(chunkOuts, ins, scalarArr[:len(j.scalars)], stream)
 	}
@@ -252,7 +252,7 @@ func (j *jitProg) arrays(p *tileProg, params []operand, ins []jit.Array, bufs []
 	g := 0
 	for k, in := range j.inputs {
 		if in.gather < 0 {
-			ins[k] = arraySlice(params[in.param].array(), c, e)
+			ins[k] = params[in.param].array().Slice(c, e)
 			continue
 		}
 		buf := bufs[g*jitGatherChunk : g*jitGatherChunk+e-c]
@@ -338,7 +338,8 @@ func (j *jitProg) runStrided(b *jitBlocks, params []operand, out []float32, row,
 	for i := row; i < row+rows; i += per {
 		n := min(per, row+rows-i)
 		for k, in := range j.inputs {
-			ins[k] = arrayFrom(params[in.param].array(), b.off[k]+i*b.rowStride[k]+col)
+			src := params[in.param].array()
+			ins[k] = src.Slice(b.off[k]+i*b.rowStride[k]+col, src.Len())
 		}
 		outs[0] = jit.Array{F32: out[i*b.ldc+col:]}
 		r.RunStrided(outs[:], ins, n, cols, outStride[:], b.rowStride[:len(ins)])
@@ -388,25 +389,9 @@ func collapseDims(dims, strides []int) (int, bool) {
 	return stride, true
 }
 
-// arrayFrom is a from element lo on.
-func arrayFrom(a jit.Array, lo int) jit.Array {
-	if a.F32 != nil {
-		return jit.Array{F32: a.F32[lo:]}
-	}
-	return jit.Array{BF16: a.BF16[lo:]}
-}
-
 // array is the operand's storage as the generated code reads it (f32
 // values or bf16 bits; compileJIT took no other type).
 func (o operand) array() jit.Array { return jit.Array{F32: o.f32, BF16: o.bits} }
-
-// arraySlice is elements [lo, hi) of a.
-func arraySlice(a jit.Array, lo, hi int) jit.Array {
-	if a.F32 != nil {
-		return jit.Array{F32: a.F32[lo:hi]}
-	}
-	return jit.Array{BF16: a.BF16[lo:hi]}
-}
 
 // literalArray is an f32 or bf16 literal's storage as an array.
 func literalArray(l *hlo.Literal) (jit.Array, bool) {

@@ -170,7 +170,7 @@ func load(p *Program, nt bool) ([]byte, []uint32, error) {
 // f32 outputs are stored non-temporally (for results far larger than the
 // caches).
 func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {
-	n := outs[0].len()
+	n := outs[0].Len()
 	if n == 0 {
 		return
 	}
@@ -236,7 +236,7 @@ func (f *Func) Runner(scalars []float32) Runner {
 
 // Run is Func.Run with the Runner's scalars and ordinary stores.
 func (r *Runner) Run(outs, ins []Array) {
-	n := outs[0].len()
+	n := outs[0].Len()
 	if n == 0 {
 		return
 	}
@@ -301,10 +301,10 @@ func (r *Runner) RunStrided(outs, ins []Array, rows, cols int, outStrides, inStr
 		var rowIns [MaxInputs]Array
 		for i := range rows {
 			for k := range f.outputs {
-				rowOuts[k] = outs[k].slice(i*outStrides[k], i*outStrides[k]+cols)
+				rowOuts[k] = outs[k].Slice(i*outStrides[k], i*outStrides[k]+cols)
 			}
 			for k := range f.inputs {
-				rowIns[k] = ins[k].slice(i*inStrides[k], i*inStrides[k]+cols)
+				rowIns[k] = ins[k].Slice(i*inStrides[k], i*inStrides[k]+cols)
 			}
 			f.tail(fr, rowOuts[:f.outputs], rowIns[:f.inputs], cols&^7, cols)
 		}
@@ -346,7 +346,7 @@ func (f *Func) vecBytes() int {
 // boundaries of the code's vectors, and rows are whole vectors, so that
 // every store is aligned; otherwise ordinarily.
 func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32, stream bool) {
-	rows := outs[0].len() / f.rowLen
+	rows := outs[0].Len() / f.rowLen
 	if rows == 0 {
 		return
 	}

@@ -596,9 +596,9 @@ func testRunStrided(t *testing.T) {
 					for i := range rows {
 						rowOuts := make([]Array, outs)
 						for k := range rowOuts {
-							rowOuts[k] = want[k].slice(i*ld, i*ld+cols)
+							rowOuts[k] = want[k].Slice(i*ld, i*ld+cols)
 						}
-						flat.Run(rowOuts, []Array{ins[0].slice(i*ld, i*ld+cols), ins[1].slice(i*biasStride, i*biasStride+cols)}, scalars, false)
+						flat.Run(rowOuts, []Array{ins[0].Slice(i*ld, i*ld+cols), ins[1].Slice(i*biasStride, i*biasStride+cols)}, scalars, false)
 					}
 					what := fmt.Sprintf("%s, %d rows of %d, C stride %d, bias stride %d", name, rows, cols, ld, biasStride)
 					sameBits(t, what, got[0].F32, want[0].F32) // the gaps too: want keeps c there

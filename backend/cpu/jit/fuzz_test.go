@@ -125,7 +125,7 @@ func newBlockLayout(rng *rand.Rand, p *Program, n int, ins []Array) *blockLayout
 		if rng.IntN(4) == 0 { // every row reads row 0
 			stride = 0
 			for i := 1; i < rows; i++ {
-				copyArray(ins[k].slice(i*l.cols, (i+1)*l.cols), ins[k].slice(0, l.cols))
+				copyArray(ins[k].Slice(i*l.cols, (i+1)*l.cols), ins[k].Slice(0, l.cols))
 			}
 		}
 		l.inStride = append(l.inStride, stride)
@@ -162,9 +162,9 @@ func (l *blockLayout) check(t *testing.T, seed uint64, p *Program, ins []Array, 
 				}
 			}
 		}
-		if x.len() > 0 {
+		if x.Len() > 0 {
 			for i := range l.rows {
-				copyArray(y.slice(i*stride, i*stride+l.cols), x.slice(i*l.cols, (i+1)*l.cols))
+				copyArray(y.Slice(i*stride, i*stride+l.cols), x.Slice(i*l.cols, (i+1)*l.cols))
 			}
 		}
 		return y
@@ -181,7 +181,7 @@ func (l *blockLayout) check(t *testing.T, seed uint64, p *Program, ins []Array, 
 	r.RunStrided(outs, sins, l.rows, l.cols, l.outStride, l.inStride)
 	r.Close()
 	for k, o := range outs {
-		for i := range o.len() {
+		for i := range o.Len() {
 			row, col := i/max(l.outStride[k], 1), i%max(l.outStride[k], 1)
 			if row < l.rows && col < l.cols {
 				if g, w := arrayBits(o, i), arrayBits(want[k], row*l.cols+col); g != w {

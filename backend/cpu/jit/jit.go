@@ -133,15 +133,15 @@ type Array struct {
 	BF16 []uint16
 }
 
-func (x Array) len() int {
+func (x Array) Len() int {
 	if x.F32 != nil {
 		return len(x.F32)
 	}
 	return len(x.BF16)
 }
 
-// slice is elements [lo, hi) of x.
-func (x Array) slice(lo, hi int) Array {
+// Slice is elements [lo, hi) of x.
+func (x Array) Slice(lo, hi int) Array {
 	if x.F32 != nil {
 		return Array{F32: x.F32[lo:hi]}
 	}
