@@ -92,7 +92,7 @@ func ConvPackedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 		pb := func(dst []float32, pc, jc, kb, nb, from, to int) {
 			packConvKernel(dst, p, kernel, jc, cin, pc, kb, nb, from, to)
 		}
-		gemmCore(m, cout, k, pa, pb, out, p.OutChannels, false, threads, sgemmMR, sgemmNR, kernelF32, epi)
+		gemmCore(m, cout, k, packedBlock(pa, sgemmMR, sgemmNR, kernelF32), pb, out, p.OutChannels, false, threads, sgemmMR, sgemmNR, epi)
 		return nil
 	}
 	for g := range p.Groups {
@@ -106,7 +106,7 @@ func ConvPackedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 		pb := func(dst []float32, pc, jc, kb, nb, from, to int) {
 			packConvKernel(dst, p, kernel, g*cout+jc, cin, pc, kb, nb, from, to)
 		}
-		gemmCore(m, cout, k, pa, pb, out[g*cout:], p.OutChannels, false, threads, sgemmMR, sgemmNR, kernelF32, gepi)
+		gemmCore(m, cout, k, packedBlock(pa, sgemmMR, sgemmNR, kernelF32), pb, out[g*cout:], p.OutChannels, false, threads, sgemmMR, sgemmNR, gepi)
 	}
 	return nil
 }

@@ -92,6 +92,10 @@ type microKernel[T float32 | float64] func(k int, a, b, c []T, ldc int, overwrit
 func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue, wholeRows bool) {
 	pa := func(dst []T, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, mr) }
 	pb := func(dst []T, pc, jc, kb, nb, from, to int) { packB(dst, b, pc, jc, kb, nb, nr, from, to) }
+	blk := packedBlock(pa, mr, nr, kern)
+	if d := directBlock(a, mr, nr); d != nil {
+		blk = d
+	}
 	// An epilogue that needs whole rows keeps the rows split; others take
 	// part rows (each block's rows, one call per row, from the generated
 	// code's epilogue: a cost the split pays for where B is wide, as in
@@ -99,10 +103,25 @@ func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, acc
 	// 109 GFLOP/s with rows split against 156 with columns, the product
 	// alone).
 	if t := splitThreads(m, n, k, threads, mr); t > 1 && columnSplit && (epi == nil || !wholeRows) && (n+nr-1)/nr >= 4*t {
-		gemmColumns(m, n, k, pa, pb, c, ldc, accumulate, t, mr, nr, kern, epi)
+		gemmColumns(m, n, k, blk, pb, c, ldc, accumulate, t, mr, nr, epi)
 		return
 	}
-	gemmCore(m, n, k, pa, pb, c, ldc, accumulate, threads, mr, nr, kern, epi)
+	gemmCore(m, n, k, blk, pb, c, ldc, accumulate, threads, mr, nr, epi)
+}
+
+// aBlock computes the (ic, jc) block of C's product over the K slice
+// [pc, pc+kb) from A and bp, the slice's packed B slivers of the block's
+// columns: ap is the calling thread's A buffer (MC×KC plus edgeTile).
+// overwrite sets C rather than adding to it.
+type aBlock[T float32 | float64] func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite bool)
+
+// packedBlock is the aBlock of the BLIS design: pack A's block with pa,
+// then run the micro-kernels over it.
+func packedBlock[T float32 | float64](pa aPacker[T], mr, nr int, kern microKernel[T]) aBlock[T] {
+	return func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite bool) {
+		pa(ap, ic, pc, mb, kb)
+		macroKernel(ap, bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, overwrite)
+	}
 }
 
 // aPacker packs rows [ic, ic+mb) and columns [pc, pc+kb) of the left
@@ -118,7 +137,7 @@ type (
 
 // gemmCore drives the blocked product; epi (nil: none) finishes each
 // (ic, jc) block after its last K slice.
-func gemmCore[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue) {
+func gemmCore[T float32 | float64](m, n, k int, blk aBlock[T], pb bPacker[T], c []T, ldc int, accumulate bool, threads, mr, nr int, epi Epilogue) {
 	if m <= 0 || n <= 0 {
 		return
 	}
@@ -159,8 +178,7 @@ func gemmCore[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c 
 				mc := balancedBlock(hi-lo, gemmMC, blockRows[T](mr, nr))
 				for ic := lo; ic < hi; ic += mc {
 					mb := min(mc, hi-ic)
-					pa(aps[t], ic, pc, mb, kb)
-					macroKernel(aps[t], bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, !accumulate && pc == 0)
+					blk(aps[t], bp, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0)
 					if epi != nil && pc+kb == k {
 						epi(ic, jc, mb, nb)
 					}
@@ -187,7 +205,7 @@ var columnSplit = true
 // rows shares one packed B and so needs every thread to finish packing
 // before any computes, twice per KC slice; on a product of 256³ those
 // waits cost as much as packing A again on each thread.
-func gemmColumns[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue) {
+func gemmColumns[T float32 | float64](m, n, k int, blk aBlock[T], pb bPacker[T], c []T, ldc int, accumulate bool, threads, mr, nr int, epi Epilogue) {
 	slivers := (n + nr - 1) / nr
 	parallel(threads, func(t int) {
 		j0, j1 := t*slivers/threads*nr, min(n, (t+1)*slivers/threads*nr)
@@ -203,8 +221,7 @@ func gemmColumns[T float32 | float64](m, n, k int, pa aPacker[T], pb bPacker[T],
 				pb(bp, pc, jc, kb, nb, 0, (nb+nr-1)/nr)
 				for ic := 0; ic < m; ic += mc {
 					mb := min(mc, m-ic)
-					pa(ap, ic, pc, mb, kb)
-					macroKernel(ap, bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, !accumulate && pc == 0)
+					blk(ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0)
 					if epi != nil && pc+kb == k {
 						epi(ic, jc, mb, nb)
 					}

@@ -64,3 +64,25 @@ func BenchmarkGemmLayers(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGemmDirectA runs products with A packed and A read in place
+// (the direct kernels; AVX-512 only), alternating, on two threads.
+func BenchmarkGemmDirectA(b *testing.B) {
+	for _, s := range [][3]int{{256, 512, 784}, {256, 512, 512}, {1024, 1024, 1024}} {
+		for _, direct := range []bool{false, true} {
+			m, n, k := s[0], s[1], s[2]
+			b.Run(fmt.Sprintf("%dx%dx%d/direct=%v", m, n, k, direct), func(b *testing.B) {
+				defer func(v bool) { directA = v }(directA)
+				directA = direct
+				rng := rand.New(rand.NewPCG(1, 1))
+				a := Strided[float32]{Data: randSlice[float32](m*k, rng), Row: k, Col: 1}
+				bm := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
+				c := make([]float32, m*n)
+				for b.Loop() {
+					GemmF32(m, n, k, a, bm, c, n, false, 2)
+				}
+				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

@@ -36,6 +36,19 @@ func pairKernelF32(blocks, k int, a, b, c []float32, ldc int, overwrite bool) {
 	}
 }
 
+// directPairF32 is pairKernelF32 reading the (6·blocks) rows of A where
+// they lie, lda apart, from a[0] on (directKernel in the generator).
+func directPairF32(blocks, k int, a []float32, lda int, b, c []float32, ldc int, overwrite bool) {
+	_ = c[(6*blocks-1)*ldc+31]
+	_ = a[(6*blocks-1)*lda+k-1]
+	_ = b[32*k-1]
+	if blocks == 2 {
+		sgemm12x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
+	} else {
+		sgemm6x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
+	}
+}
+
 // pairKernelF64 is pairKernelF32 for float64: B slivers of 8 columns.
 func pairKernelF64(blocks, k int, a, b, c []float64, ldc int, overwrite bool) {
 	_ = c[(6*blocks-1)*ldc+15]

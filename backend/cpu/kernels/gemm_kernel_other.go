@@ -16,6 +16,10 @@ func pairKernelF32(blocks, k int, a, b, c []float32, ldc int, overwrite bool) {
 	panic("kernels: no AVX-512 kernel")
 }
 
+func directPairF32(blocks, k int, a []float32, lda int, b, c []float32, ldc int, overwrite bool) {
+	panic("kernels: no AVX-512 kernel")
+}
+
 func pairKernelF64(blocks, k int, a, b, c []float64, ldc int, overwrite bool) {
 	panic("kernels: no AVX-512 kernel")
 }

@@ -45,7 +45,7 @@ func GemmNarrowF32(m, n, k int, a, b Narrow, c []float32, ldc int, accumulate bo
 			}
 		}
 	}
-	gemmCore(m, n, k, pa, pb, c, ldc, accumulate, threads, sgemmMR, sgemmNR, kernelF32, nil)
+	gemmCore(m, n, k, packedBlock(pa, sgemmMR, sgemmNR, kernelF32), pb, c, ldc, accumulate, threads, sgemmMR, sgemmNR, nil)
 }
 
 // widenTable is the f32 value of every bit pattern of f.

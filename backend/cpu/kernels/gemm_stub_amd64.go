@@ -59,6 +59,16 @@ func s8gemm12x32z(k int, a *int16, b *int16, c *int32, ldc int, overwrite bool)
 //go:noescape
 func s8gemm6x32z(k int, a *int16, b *int16, c *int32, ldc int, overwrite bool)
 
+// sgemm12x32zd computes C[12x32] += A·B (C = A·B if overwrite) over k steps from 12 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
+//
+//go:noescape
+func sgemm12x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool)
+
+// sgemm6x32zd computes C[6x32] += A·B (C = A·B if overwrite) over k steps from 6 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
+//
+//go:noescape
+func sgemm6x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool)
+
 // vnniPeak runs n rounds of 12 independent VPDPWSSD on ZMM registers (768 integer ops per round).
 func vnniPeak(n int)
 

@@ -1,0 +1,67 @@
+package kernels
+
+// Direct A: with AVX-512, the f32 GEMM can skip packing A when A is
+// row-major. The pair kernels broadcast one A value per row and step
+// whichever way A is laid out, so the direct kernels read each row where
+// it lies instead (base registers every three rows, the row stride as the
+// index): the same FMAs in the same order, the same bits. Packing A costs
+// 5–7% of a product of an MLP layer's size (256×512×784) on two threads,
+// where the column split has each thread pack all of A.
+
+// directA lets tests and benchmarks turn the direct kernels off.
+var directA = true
+
+// directBlock returns the aBlock that reads a in place, or nil where the
+// direct kernels do not apply: no AVX-512 kernels, a layout other than
+// f32 6×16 slivers, or A not row-major. Rows a multiple of 4 KiB apart
+// (all twelve in one L1 set) do not hurt: 1024³ and 2048³ on two
+// threads gained as much as the MLP's shapes.
+func directBlock[T float32 | float64](a Strided[T], mr, nr int) aBlock[T] {
+	af, ok := any(a).(Strided[float32])
+	if !ok || !directA || pairKernel[float32](mr, nr) == nil || nr != sgemmNR || af.Col != 1 {
+		return nil
+	}
+	blk, _ := any(aBlock[float32](func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite bool) {
+		macroKernelDirect(af, ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, overwrite)
+	})).(aBlock[T])
+	return blk
+}
+
+// macroKernelDirect is macroKernel for A's block read in place: rows
+// [ic, ic+mb) and K slice [pc, pc+kb) of a. Whole 6-row slivers run on
+// the direct kernels; a last partial sliver is packed into ap and runs
+// through the scratch tile as in macroKernel, and columns past the last
+// whole pair of B slivers take the packed path for the whole block.
+func macroKernelDirect(a Strided[float32], ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite bool) {
+	defer flushEnd(flushStart()) // flushing subnormals (denormals.go)
+	const mr, nr = sgemmMR, sgemmNR
+	full := mb / mr * mr
+	if full < mb {
+		packA(ap, a, ic+full, pc, mb-full, kb, mr)
+	}
+	j := 0
+	for ; j+2*nr <= nb; j += 2 * nr {
+		bs := bp[j*kb : (j+2*nr)*kb]
+		for i := 0; i < full; {
+			blocks := 1
+			if i+2*mr <= full {
+				blocks = 2
+			}
+			directPairF32(blocks, kb, a.Data[(ic+i)*a.Row+pc:], a.Row, bs, c[(ic+i)*ldc+jc+j:], ldc, overwrite)
+			i += blocks * mr
+		}
+		if full < mb {
+			tile := ap[len(ap)-edgeTile:][:2*mr*nr]
+			pairKernelF32(1, kb, ap[:mr*kb], bs, tile, 2*nr, true)
+			addTile(tile, c[(ic+full)*ldc+jc+j:], mb-full, 2*nr, 2*nr, ldc, overwrite)
+		}
+	}
+	if j < nb {
+		packA(ap, a, ic, pc, mb, kb, mr)
+		for ; j < nb; j += nr {
+			for i := 0; i < mb; i += mr {
+				microTile(ap, bp, c, ldc, ic, jc, i, j, mb, nb, kb, mr, nr, kernelF32, overwrite)
+			}
+		}
+	}
+}
