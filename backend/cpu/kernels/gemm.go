@@ -93,7 +93,7 @@ func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, acc
 	pa := func(dst []T, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, mr) }
 	pb := func(dst []T, pc, jc, kb, nb, from, to int) { packB(dst, b, pc, jc, kb, nb, nr, from, to) }
 	blk := packedBlock(pa, mr, nr, kern)
-	if d := directBlock(a, mr, nr); d != nil {
+	if d := directBlock(a, b, mr, nr); d.run != nil {
 		blk = d
 	}
 	// An epilogue that needs whole rows keeps the rows split; others take
@@ -109,19 +109,33 @@ func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, acc
 	gemmCore(m, n, k, blk, pb, c, ldc, accumulate, threads, mr, nr, epi)
 }
 
-// aBlock computes the (ic, jc) block of C's product over the K slice
-// [pc, pc+kb) from A and bp, the slice's packed B slivers of the block's
-// columns: ap is the calling thread's A buffer (MC×KC plus edgeTile).
-// overwrite sets C rather than adding to it.
-type aBlock[T float32 | float64] func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite bool)
+// aBlock computes blocks of C. run computes the (ic, jc) block's product
+// over the K slice [pc, pc+kb) from A and bp, the slice's packed B
+// slivers of the block's columns: ap is the calling thread's A buffer
+// (MC×KC plus edgeTile). overwrite sets C rather than adding to it. When
+// packsB, run can also pack B's whole pairs of slivers into bp itself as
+// it first reads them (packB true), and the caller packs only the rest.
+type aBlock[T float32 | float64] struct {
+	run    func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool)
+	packsB bool
+}
 
 // packedBlock is the aBlock of the BLIS design: pack A's block with pa,
 // then run the micro-kernels over it.
 func packedBlock[T float32 | float64](pa aPacker[T], mr, nr int, kern microKernel[T]) aBlock[T] {
-	return func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite bool) {
+	return aBlock[T]{run: func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool) {
 		pa(ap, ic, pc, mb, kb)
 		macroKernel(ap, bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, overwrite)
+	}}
+}
+
+// bFrom is the first sliver of an nb-wide block that the caller packs
+// when blk packs B's whole sliver pairs itself (every sliver otherwise).
+func (blk aBlock[T]) bFrom(nb, nr int) int {
+	if !blk.packsB {
+		return 0
 	}
+	return nb / (2 * nr) * 2
 }
 
 // aPacker packs rows [ic, ic+mb) and columns [pc, pc+kb) of the left
@@ -170,15 +184,21 @@ func gemmCore[T float32 | float64](m, n, k int, blk aBlock[T], pb bPacker[T], c 
 		for pc := 0; pc < k; pc += gemmKC {
 			kb := min(gemmKC, k-pc)
 			slivers := (nb + nr - 1) / nr
+			// One thread packs B as it goes where its block can (the
+			// threads share one packed B otherwise).
+			from := 0
+			if threads == 1 {
+				from = blk.bFrom(nb, nr)
+			}
 			parallel(threads, func(t int) {
-				pb(bp, pc, jc, kb, nb, t*slivers/threads, (t+1)*slivers/threads)
+				pb(bp, pc, jc, kb, nb, from+t*(slivers-from)/threads, from+(t+1)*(slivers-from)/threads)
 			})
 			parallel(threads, func(t int) {
 				lo, hi := t*per, min(m, (t+1)*per)
 				mc := balancedBlock(hi-lo, gemmMC, blockRows[T](mr, nr))
 				for ic := lo; ic < hi; ic += mc {
 					mb := min(mc, hi-ic)
-					blk(aps[t], bp, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0)
+					blk.run(aps[t], bp, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == lo)
 					if epi != nil && pc+kb == k {
 						epi(ic, jc, mb, nb)
 					}
@@ -218,10 +238,11 @@ func gemmColumns[T float32 | float64](m, n, k int, blk aBlock[T], pb bPacker[T],
 			nb := min(nc, j1-jc)
 			for pc := 0; pc < k; pc += gemmKC {
 				kb := min(gemmKC, k-pc)
-				pb(bp, pc, jc, kb, nb, 0, (nb+nr-1)/nr)
+				from := blk.bFrom(nb, nr)
+				pb(bp, pc, jc, kb, nb, from, (nb+nr-1)/nr)
 				for ic := 0; ic < m; ic += mc {
 					mb := min(mc, m-ic)
-					blk(ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0)
+					blk.run(ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == 0)
 					if epi != nil && pc+kb == k {
 						epi(ic, jc, mb, nb)
 					}

@@ -65,15 +65,16 @@ func BenchmarkGemmLayers(b *testing.B) {
 	}
 }
 
-// BenchmarkGemmDirectA runs products with A packed and A read in place
-// (the direct kernels; AVX-512 only), alternating, on two threads.
+// BenchmarkGemmDirectA runs products with A packed, A read in place (the
+// direct kernels; AVX-512 only), and A read in place with B packed by the
+// kernels, alternating, on two threads.
 func BenchmarkGemmDirectA(b *testing.B) {
 	for _, s := range [][3]int{{256, 512, 784}, {256, 512, 512}, {1024, 1024, 1024}} {
-		for _, direct := range []bool{false, true} {
+		for _, mode := range []string{"packed", "direct", "direct+packB"} {
 			m, n, k := s[0], s[1], s[2]
-			b.Run(fmt.Sprintf("%dx%dx%d/direct=%v", m, n, k, direct), func(b *testing.B) {
-				defer func(v bool) { directA = v }(directA)
-				directA = direct
+			b.Run(fmt.Sprintf("%dx%dx%d/%s", m, n, k, mode), func(b *testing.B) {
+				defer func(d, p bool) { directA, directPackB = d, p }(directA, directPackB)
+				directA, directPackB = mode != "packed", mode == "direct+packB"
 				rng := rand.New(rand.NewPCG(1, 1))
 				a := Strided[float32]{Data: randSlice[float32](m*k, rng), Row: k, Col: 1}
 				bm := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}

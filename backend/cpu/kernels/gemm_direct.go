@@ -16,23 +16,32 @@ var directA = true
 // f32 6×16 slivers, or A not row-major. Rows a multiple of 4 KiB apart
 // (all twelve in one L1 set) do not hurt: 1024³ and 2048³ on two
 // threads gained as much as the MLP's shapes.
-func directBlock[T float32 | float64](a Strided[T], mr, nr int) aBlock[T] {
+func directBlock[T float32 | float64](a, b Strided[T], mr, nr int) aBlock[T] {
 	af, ok := any(a).(Strided[float32])
+	bf, _ := any(b).(Strided[float32])
 	if !ok || !directA || pairKernel[float32](mr, nr) == nil || nr != sgemmNR || af.Col != 1 {
-		return nil
+		return aBlock[T]{}
 	}
-	blk, _ := any(aBlock[float32](func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite bool) {
-		macroKernelDirect(af, ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, overwrite)
-	})).(aBlock[T])
+	blk, _ := any(aBlock[float32]{
+		run: func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool) {
+			macroKernelDirect(af, bf, ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, overwrite, packB)
+		},
+		packsB: bf.Col == 1 && directPackB,
+	}).(aBlock[T])
 	return blk
 }
+
+// directPackB lets tests and benchmarks turn packing B in the kernels off.
+var directPackB = true
 
 // macroKernelDirect is macroKernel for A's block read in place: rows
 // [ic, ic+mb) and K slice [pc, pc+kb) of a. Whole 6-row slivers run on
 // the direct kernels; a last partial sliver is packed into ap and runs
 // through the scratch tile as in macroKernel, and columns past the last
-// whole pair of B slivers take the packed path for the whole block.
-func macroKernelDirect(a Strided[float32], ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite bool) {
+// whole pair of B slivers take the packed path for the whole block. With
+// packB, bp's whole sliver pairs are still to be packed from b (row-major):
+// the first tile of each pair packs it.
+func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool) {
 	defer flushEnd(flushStart()) // flushing subnormals (denormals.go)
 	const mr, nr = sgemmMR, sgemmNR
 	full := mb / mr * mr
@@ -42,12 +51,20 @@ func macroKernelDirect(a Strided[float32], ap, bp, c []float32, ldc, ic, pc, jc,
 	j := 0
 	for ; j+2*nr <= nb; j += 2 * nr {
 		bs := bp[j*kb : (j+2*nr)*kb]
+		if packB && full == 0 {
+			packBRows(bp, b, pc, jc, kb, nb, nr, j/nr, j/nr+2)
+		}
 		for i := 0; i < full; {
 			blocks := 1
 			if i+2*mr <= full {
 				blocks = 2
 			}
-			directPairF32(blocks, kb, a.Data[(ic+i)*a.Row+pc:], a.Row, bs, c[(ic+i)*ldc+jc+j:], ldc, overwrite)
+			as, cs := a.Data[(ic+i)*a.Row+pc:], c[(ic+i)*ldc+jc+j:]
+			if packB && i == 0 {
+				directPairPackF32(blocks, kb, as, a.Row, b.Data[pc*b.Row+jc+j:], b.Row, bs, cs, ldc, overwrite)
+			} else {
+				directPairF32(blocks, kb, as, a.Row, bs, cs, ldc, overwrite)
+			}
 			i += blocks * mr
 		}
 		if full < mb {

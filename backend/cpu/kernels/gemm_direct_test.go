@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-// The direct kernels (A read in place) give the packed kernels' bits: A
+// The direct kernels (A read in place, and B packed by the kernels as
+// they first read it, or not) give the packed kernels' bits: A
 // row-major with a row stride longer than K (a view of wider rows) and a
 // stride of 0 (every row the same), rows and columns past whole slivers
 // and sliver pairs, several KC slices, accumulating or not, one and two
@@ -40,9 +41,9 @@ func checkDirect(t *testing.T, rng *rand.Rand, name string, m, n, k, row int, ac
 	b := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
 	ldc := n + 3
 	init := randSlice[float32](m*ldc, rng)
-	run := func(direct bool) ([]float32, []int) {
-		defer func(d, c bool) { directA, columnSplit = d, c }(directA, columnSplit)
-		directA, columnSplit = direct, cols
+	run := func(direct, packB bool) ([]float32, []int) {
+		defer func(d, p, c bool) { directA, directPackB, columnSplit = d, p, c }(directA, directPackB, columnSplit)
+		directA, directPackB, columnSplit = direct, packB, cols
 		c := append([]float32(nil), init...)
 		seen := make([]int, m*n)
 		epi := func(i, j, rows, cols int) {
@@ -59,16 +60,20 @@ func checkDirect(t *testing.T, rng *rand.Rand, name string, m, n, k, row int, ac
 		GemmEpilogueF32(m, n, k, a, b, c, ldc, threads, epi, false)
 		return c, seen
 	}
-	got, seen := run(true)
-	want, _ := run(false)
-	for i := range got {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s: C[%d,%d] = %v direct, %v packed", name, i/ldc, i%ldc, got[i], want[i])
+	want, _ := run(false, false)
+	var got []float32
+	for _, packB := range []bool{false, true} {
+		var seen []int
+		got, seen = run(true, packB)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s packB=%v: C[%d,%d] = %v direct, %v packed", name, packB, i/ldc, i%ldc, got[i], want[i])
+			}
 		}
-	}
-	for i, s := range seen {
-		if s != 1 {
-			t.Fatalf("%s: epilogue saw C[%d,%d] %d times", name, i/n, i%n, s)
+		for i, s := range seen {
+			if s != 1 {
+				t.Fatalf("%s packB=%v: epilogue saw C[%d,%d] %d times", name, packB, i/n, i%n, s)
+			}
 		}
 	}
 	// The packed result is itself checked against the float64 triple loop

@@ -49,6 +49,20 @@ func directPairF32(blocks, k int, a []float32, lda int, b, c []float32, ldc int,
 	}
 }
 
+// directPairPackF32 is directPairF32 reading 32 columns of B's rows at
+// src, ldb apart, and packing them into b's two slivers as it goes.
+func directPairPackF32(blocks, k int, a []float32, lda int, src []float32, ldb int, b, c []float32, ldc int, overwrite bool) {
+	_ = c[(6*blocks-1)*ldc+31]
+	_ = a[(6*blocks-1)*lda+k-1]
+	_ = src[(k-1)*ldb+31]
+	_ = b[32*k-1]
+	if blocks == 2 {
+		sgemm12x32zdp(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite)
+	} else {
+		sgemm6x32zdp(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite)
+	}
+}
+
 // pairKernelF64 is pairKernelF32 for float64: B slivers of 8 columns.
 func pairKernelF64(blocks, k int, a, b, c []float64, ldc int, overwrite bool) {
 	_ = c[(6*blocks-1)*ldc+15]

@@ -20,6 +20,10 @@ func directPairF32(blocks, k int, a []float32, lda int, b, c []float32, ldc int,
 	panic("kernels: no AVX-512 kernel")
 }
 
+func directPairPackF32(blocks, k int, a []float32, lda int, src []float32, ldb int, b, c []float32, ldc int, overwrite bool) {
+	panic("kernels: no AVX-512 kernel")
+}
+
 func pairKernelF64(blocks, k int, a, b, c []float64, ldc int, overwrite bool) {
 	panic("kernels: no AVX-512 kernel")
 }

@@ -69,6 +69,16 @@ func sgemm12x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, o
 //go:noescape
 func sgemm6x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool)
 
+// sgemm12x32zdp computes C[12x32] += A·B (C = A·B if overwrite) over k steps from 12 rows of A, lda apart, and 32 columns of B's rows at src, ldb apart, storing them into two packed 16-column B slivers at b, k apart (AVX-512).
+//
+//go:noescape
+func sgemm12x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool)
+
+// sgemm6x32zdp computes C[6x32] += A·B (C = A·B if overwrite) over k steps from 6 rows of A, lda apart, and 32 columns of B's rows at src, ldb apart, storing them into two packed 16-column B slivers at b, k apart (AVX-512).
+//
+//go:noescape
+func sgemm6x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool)
+
 // vnniPeak runs n rounds of 12 independent VPDPWSSD on ZMM registers (768 integer ops per round).
 func vnniPeak(n int)
 

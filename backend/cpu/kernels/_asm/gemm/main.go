@@ -24,8 +24,10 @@ func main() {
 	depthwisePixelOf("depthwisePixel512", true)
 	pairKernelOf("s8gemm12x32z", 2, 4, "int16")
 	pairKernelOf("s8gemm6x32z", 1, 4, "int16")
-	directKernel("sgemm12x32zd", 2)
-	directKernel("sgemm6x32zd", 1)
+	directKernel("sgemm12x32zd", 2, false)
+	directKernel("sgemm6x32zd", 1, false)
+	directKernel("sgemm12x32zdp", 2, true)
+	directKernel("sgemm6x32zdp", 1, true)
 	vnniPeak()
 	s8gemmKernel()
 	fmaPeak()
@@ -666,19 +668,25 @@ func pairKernel(name string, ablocks, size int) { pairKernelOf(name, ablocks, si
 // elements apart, instead of from packed slivers: the same steps in the
 // same order, so the same bits, without the cost of packing A (5–7% of a
 // product of an MLP layer's size on two threads, where each thread packs
-// all of A under the column split).
-func directKernel(name string, ablocks int) { pairKernelBody(name, ablocks, 4, "", true) }
+// all of A under the column split). With packB it reads B's rows in
+// place too, ldb apart, and stores each step's two vectors into the
+// packed slivers as it goes: the first tile of a B sliver pair packs it
+// for the tiles after it, its loads hidden among the FMAs instead of a
+// packing pass of their own.
+func directKernel(name string, ablocks int, packB bool) {
+	pairKernelBody(name, ablocks, 4, "", true, packB)
+}
 
 // pairKernelOf is pairKernel for element type typ ("": float32 or
 // float64 by size; "int16": the s8 kernel's s16 pairs, one 4-byte pair
 // per A value and 16 per B step, into int32 C).
 func pairKernelOf(name string, ablocks, size int, typ string) {
-	pairKernelBody(name, ablocks, size, typ, false)
+	pairKernelBody(name, ablocks, size, typ, false, false)
 }
 
 // pairKernelBody emits pairKernelOf's kernel, or directKernel's when
-// direct.
-func pairKernelBody(name string, ablocks, size int, typ string, direct bool) {
+// direct (packB: directKernel's packB).
+func pairKernelBody(name string, ablocks, size int, typ string, direct, packB bool) {
 	sig := fmt.Sprintf("func(k int, a, b, c *%s, ldc int, overwrite bool)", map[int]string{4: "float32", 8: "float64"}[size])
 	if typ == "int16" {
 		sig = "func(k int, a, b *int16, c *int32, ldc int, overwrite bool)"
@@ -686,10 +694,16 @@ func pairKernelBody(name string, ablocks, size int, typ string, direct bool) {
 	if direct {
 		sig = "func(k int, a *float32, lda int, b, c *float32, ldc int, overwrite bool)"
 	}
+	if packB {
+		sig = "func(k int, a *float32, lda int, src *float32, ldb int, b, c *float32, ldc int, overwrite bool)"
+	}
 	rows, lanes := 6*ablocks, 64/size
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
-	if direct {
+	if packB {
+		Doc(fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps from %d rows of A, lda apart, and 32 columns of B's rows at src, ldb apart, storing them into two packed %d-column B slivers at b, k apart (AVX-512).",
+			name, rows, 2*lanes, rows, lanes))
+	} else if direct {
 		Doc(fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps from %d rows of A, lda apart, and two packed %d-column B slivers, k apart (AVX-512).",
 			name, rows, 2*lanes, rows, lanes))
 	} else {
@@ -772,10 +786,24 @@ func pairKernelBody(name string, ablocks, size int, typ string, direct bool) {
 		fma = func(b, x, acc Op) { vpdpwssd(b, x, acc) }
 		add = func(m, x, dst Op) { VPADDD(m, x, dst) }
 	}
+	var src, ldb reg.Register
+	if packB {
+		src = Load(Param("src"), GP64())
+		ldb = Load(Param("ldb"), GP64())
+		SHLQ(Imm(2), ldb)
+	}
 	v0, v1 := ZMM(), ZMM()
 	step := func(s int) {
-		VMOVUPS(Mem{Base: b, Disp: s * 64}, v0)
-		VMOVUPS(Mem{Base: b1, Disp: s * 64}, v1)
+		if packB {
+			VMOVUPS(Mem{Base: src}, v0)
+			VMOVUPS(Mem{Base: src, Disp: 64}, v1)
+			VMOVUPS(v0, Mem{Base: b, Disp: s * 64})
+			VMOVUPS(v1, Mem{Base: b1, Disp: s * 64})
+			ADDQ(ldb, src)
+		} else {
+			VMOVUPS(Mem{Base: b, Disp: s * 64}, v0)
+			VMOVUPS(Mem{Base: b1, Disp: s * 64}, v1)
+		}
 		for blk := range ablocks {
 			for i := range 6 {
 				x := ZMM()
