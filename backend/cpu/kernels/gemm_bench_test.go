@@ -67,23 +67,25 @@ func BenchmarkGemmLayers(b *testing.B) {
 
 // BenchmarkGemmDirectA runs products with A packed, A read in place (the
 // direct kernels; AVX-512 only), and A read in place with B packed by the
-// kernels, alternating, on two threads.
+// kernels, alternating, on one and two threads.
 func BenchmarkGemmDirectA(b *testing.B) {
-	for _, s := range [][3]int{{256, 512, 784}, {256, 512, 512}, {1024, 1024, 1024}} {
-		for _, mode := range []string{"packed", "direct", "direct+packB"} {
-			m, n, k := s[0], s[1], s[2]
-			b.Run(fmt.Sprintf("%dx%dx%d/%s", m, n, k, mode), func(b *testing.B) {
-				defer func(d, p bool) { directA, directPackB = d, p }(directA, directPackB)
-				directA, directPackB = mode != "packed", mode == "direct+packB"
-				rng := rand.New(rand.NewPCG(1, 1))
-				a := Strided[float32]{Data: randSlice[float32](m*k, rng), Row: k, Col: 1}
-				bm := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
-				c := make([]float32, m*n)
-				for b.Loop() {
-					GemmF32(m, n, k, a, bm, c, n, false, 2)
-				}
-				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
+	for _, s := range [][3]int{{256, 512, 784}, {256, 512, 512}, {1024, 1024, 1024}, {1024, 768, 3072}, {1024, 3072, 768}} {
+		for _, threads := range []int{1, 2} {
+			for _, mode := range []string{"packed", "direct", "direct+packB"} {
+				m, n, k := s[0], s[1], s[2]
+				b.Run(fmt.Sprintf("%dx%dx%d/threads=%d/%s", m, n, k, threads, mode), func(b *testing.B) {
+					defer func(d, p bool) { directA, directPackB = d, p }(directA, directPackB)
+					directA, directPackB = mode != "packed", mode == "direct+packB"
+					rng := rand.New(rand.NewPCG(1, 1))
+					a := Strided[float32]{Data: randSlice[float32](m*k, rng), Row: k, Col: 1}
+					bm := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
+					c := make([]float32, m*n)
+					for b.Loop() {
+						GemmF32(m, n, k, a, bm, c, n, false, threads)
+					}
+					b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
 		}
 	}
 }

@@ -673,6 +673,10 @@ func pairKernel(name string, ablocks, size int) { pairKernelOf(name, ablocks, si
 // packed slivers as it goes: the first tile of a B sliver pair packs it
 // for the tiles after it, its loads hidden among the FMAs instead of a
 // packing pass of their own.
+// packBAheadLog is log2 of how many steps ahead directKernel's packB
+// prefetches B's rows.
+const packBAheadLog = 4
+
 func directKernel(name string, ablocks int, packB bool) {
 	pairKernelBody(name, ablocks, 4, "", true, packB)
 }
@@ -786,15 +790,23 @@ func pairKernelBody(name string, ablocks, size int, typ string, direct, packB bo
 		fma = func(b, x, acc Op) { vpdpwssd(b, x, acc) }
 		add = func(m, x, dst Op) { VPADDD(m, x, dst) }
 	}
-	var src, ldb reg.Register
+	var src, ldb, ahead reg.Register
 	if packB {
 		src = Load(Param("src"), GP64())
 		ldb = Load(Param("ldb"), GP64())
 		SHLQ(Imm(2), ldb)
+		// B's rows may come from memory, each on its own page: fetch the
+		// row packBAhead steps on, which the loop reaches after about
+		// the latency of memory (12 cycles a step).
+		ahead = GP64()
+		MOVQ(ldb, ahead)
+		SHLQ(Imm(packBAheadLog), ahead)
 	}
 	v0, v1 := ZMM(), ZMM()
 	step := func(s int) {
 		if packB {
+			PREFETCHT0(Mem{Base: src, Index: ahead, Scale: 1})
+			PREFETCHT0(Mem{Base: src, Index: ahead, Scale: 1, Disp: 64})
 			VMOVUPS(Mem{Base: src}, v0)
 			VMOVUPS(Mem{Base: src, Disp: 64}, v1)
 			VMOVUPS(v0, Mem{Base: b, Disp: s * 64})
