@@ -198,18 +198,26 @@ func (im *im2col) pack(dst []float32, ic, pc, mb, kb int) {
 	var kpos [8]int
 	var src [sgemmMR][]float32
 	var gather [sgemmMR][gemmKC]float32 // channel runs of a strided-channel image
+	// The rows' pixels, decoded once for the block's first row and then
+	// stepped odometer-style: with one input channel (a first layer,
+	// K = 9) the divisions of decoding every row cost more than the
+	// packing and the product together.
+	var at [8]int
+	b, rem := ic/im.pixels, ic%im.pixels
+	for d := ns - 1; d >= 0; d-- {
+		at[d] = rem % p.OutSpatial[d]
+		rem /= p.OutSpatial[d]
+	}
 	o := 0
 	for s := 0; s < mb; s += sgemmMR {
 		sliver := dst[o : o+sgemmMR*kb]
 		rows := min(sgemmMR, mb-s)
 		for r := range rows {
-			i := ic + s + r
-			b, rem := i/im.pixels, i%im.pixels
-			for d := ns - 1; d >= 0; d-- {
-				org[r][d] = rem%p.OutSpatial[d]*p.Stride[d] - p.PadLo[d]
-				rem /= p.OutSpatial[d]
+			for d := range ns {
+				org[r][d] = at[d]*p.Stride[d] - p.PadLo[d]
 			}
 			base[r] = b*p.InBatchStride + im.c0*p.InChannelStride
+			b += nextPixel(at[:ns], p.OutSpatial)
 		}
 		if im.tapOffsets != nil {
 			im.packRows(sliver, rows, &base, &org, pc, kb)
@@ -244,6 +252,18 @@ func (im *im2col) pack(dst []float32, ic, pc, mb, kb int) {
 		}
 		o += sgemmMR * kb
 	}
+}
+
+// nextPixel steps the output position at to the next pixel in row-major
+// order over dims, returning 1 when it wraps to the next example.
+func nextPixel(at, dims []int) int {
+	for d := len(at) - 1; d >= 0; d-- {
+		if at[d]++; at[d] < dims[d] {
+			return 0
+		}
+		at[d] = 0
+	}
+	return 1
 }
 
 // packRows packs a sliver value by value, each row's way: a row whose

@@ -54,3 +54,21 @@ func BenchmarkConvTraining(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkConvFirstLayer times the Fashion-MNIST CNN's first
+// convolution: one input channel, 3x3, padded, 32 outputs, batch 256 on
+// 28x28 (K = 9: the im2col packing, not the arithmetic, sets its pace).
+func BenchmarkConvFirstLayer(b *testing.B) {
+	one := []int{1, 1}
+	p := newConv(256, 1, 32, 1, []int{28, 28}, []int{3, 3}, one, one, one, one, one, false)
+	rng := rand.New(rand.NewPCG(1, 1))
+	in := randSlice[float32](inputLen(p), rng)
+	kern := randSlice[float32](kernelLen(p), rng)
+	out := make([]float32, 256*28*28*32)
+	for b.Loop() {
+		if err := ConvF32(p, in, kern, out, 2); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(2*9*32*256*784*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
