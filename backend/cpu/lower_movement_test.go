@@ -463,6 +463,9 @@ func TestLowerMovementLarge(t *testing.T) {
 	for _, text := range []string{
 		module([]string{"f32[700,500]"}, "f32[500,700] transpose(p0), dimensions={1,0}"),
 		module([]string{"bf16[30,40,300]"}, "bf16[300,40,30] transpose(p0), dimensions={2,1,0}"),
+		// A tiled transpose under outer dimensions, run a band of tile
+		// columns at a time: 70 columns, the last band partial.
+		module([]string{"f32[70,5,6,40]"}, "f32[40,5,6,70] transpose(p0), dimensions={3,1,2,0}"),
 		module([]string{"s32[600]"}, "s32[600,700] broadcast(p0), dimensions={0}"),
 		module([]string{"u8[3,400,300]", "u8[]"}, "u8[5,801,300] pad(p0, p1), padding=1_1x0_2_1x0_0"),
 	} {
@@ -473,4 +476,12 @@ func TestLowerMovementLarge(t *testing.T) {
 			checkExact(t, in, got, want)
 		}
 	}
+}
+
+// BenchmarkTransposeConvInput is the relayout of a kernel-gradient
+// convolution's input in the Fashion-MNIST CNN: NHWC [256,28,28,32] to
+// [32,28,28,256], the examples innermost.
+func BenchmarkTransposeConvInput(b *testing.B) {
+	in := parseRootB(b, module([]string{"f32[256,28,28,32]"}, "f32[32,28,28,256] transpose(p0), dimensions={3,1,2,0}"))
+	benchKernel(b, lowerMovement, in, 2*256*28*28*32*4)
 }
