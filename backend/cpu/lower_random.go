@@ -4,6 +4,7 @@ import (
 	"github.com/axle-ml/axle/cbrng"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/eval"
@@ -272,16 +273,25 @@ func threefryRange(k0, k1 uint32, ctr uint64, w0, w1 []uint32) {
 	}
 }
 
-// philox32: element i is word i%4 of block ctr+i/4.
+// philox32: element i is word i%4 of block ctr+i/4. Words of 32-bit
+// elements are generated in place, narrower ones through a buffer.
 func (p *bitGenPlan) philox32(key uint64, ctr cbrng.U128, bits *hlo.Literal) cbrng.U128 {
 	k0, k1 := uint32(key), uint32(key>>32)
 	blocks := (p.n + 3) / 4
+	var direct []uint32
+	if storageWidth(bits.Shape().DType) == 4 {
+		direct = wordsOf[uint32](bits)
+	}
 	p.split(blocks, func(lo, hi int) {
+		if direct != nil {
+			kernels.PhiloxWords(k0, k1, ctr.Add(uint64(lo)), direct[4*lo:min(4*hi, p.n)])
+			return
+		}
 		var w [genChunk]uint32
 		for b := lo; b < hi; {
 			c := min(hi-b, genChunk/4)
 			words := w[:min(4*c, p.n-4*b)]
-			philoxRange(k0, k1, ctr.Add(uint64(b)), words)
+			kernels.PhiloxWords(k0, k1, ctr.Add(uint64(b)), words)
 			p.store(bits, 4*b, words)
 			b += c
 		}
@@ -289,42 +299,16 @@ func (p *bitGenPlan) philox32(key uint64, ctr cbrng.U128, bits *hlo.Literal) cbr
 	return ctr.Add(uint64(blocks))
 }
 
-// philoxRange fills w with the words of blocks ctr, ctr+1, ... (the last
-// one possibly cut short).
-func philoxRange(k0, k1 uint32, ctr cbrng.U128, w []uint32) {
-	b := 0
-	for ; 4*b+8 <= len(w); b += 2 {
-		x, y := cbrng.Philox4x32x2(ctr.Add(uint64(b)).Words(), ctr.Add(uint64(b+1)).Words(), k0, k1)
-		o := w[4*b : 4*b+8 : 4*b+8]
-		o[0], o[1], o[2], o[3] = x[0], x[1], x[2], x[3]
-		o[4], o[5], o[6], o[7] = y[0], y[1], y[2], y[3]
-	}
-	for ; 4*b < len(w); b++ {
-		x := cbrng.Philox4x32(ctr.Add(uint64(b)).Words(), k0, k1)
-		copy(w[4*b:], x[:])
-	}
-}
-
 // philox64: element i is words (0,1) of block ctr+i/2 when i is even,
-// (2,3) when odd, low word first.
+// (2,3) when odd, low word first: the elements' words, low first, are
+// the blocks' words in order, as philox32 lays them out (on the
+// little-endian targets Axle builds for).
 func (p *bitGenPlan) philox64(key uint64, ctr cbrng.U128, out []uint64) cbrng.U128 {
 	k0, k1 := uint32(key), uint32(key>>32)
 	blocks := (len(out) + 1) / 2
+	words := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(out))), 2*len(out))
 	p.split(blocks, func(lo, hi int) {
-		b := lo
-		for ; b+2 <= hi && 2*b+4 <= len(out); b += 2 {
-			x, y := cbrng.Philox4x32x2(ctr.Add(uint64(b)).Words(), ctr.Add(uint64(b+1)).Words(), k0, k1)
-			o := out[2*b : 2*b+4 : 2*b+4]
-			o[0], o[1] = uint64(x[0])|uint64(x[1])<<32, uint64(x[2])|uint64(x[3])<<32
-			o[2], o[3] = uint64(y[0])|uint64(y[1])<<32, uint64(y[2])|uint64(y[3])<<32
-		}
-		for ; b < hi; b++ {
-			x := cbrng.Philox4x32(ctr.Add(uint64(b)).Words(), k0, k1)
-			out[2*b] = uint64(x[0]) | uint64(x[1])<<32
-			if 2*b+1 < len(out) {
-				out[2*b+1] = uint64(x[2]) | uint64(x[3])<<32
-			}
-		}
+		kernels.PhiloxWords(k0, k1, ctr.Add(uint64(lo)), words[4*lo:min(4*hi, len(words))])
 	})
 	return ctr.Add(uint64(blocks))
 }

@@ -1,7 +1,8 @@
 // Package kernels holds Axle's CPU compute kernels: packed, cache-blocked
 // GEMM with an AVX2+FMA micro-kernel (the BLIS design), an s8×s8→s32
 // GEMM on the same blocking (VPMADDWD on operands packed as s16 pairs),
-// convolution lowered onto the f32 GEMM, reductions and vector math. Every assembly kernel has a
+// convolution lowered onto the f32 GEMM, reductions and vector math, and
+// the Philox random bit generator eight blocks a vector. Every assembly kernel has a
 // pure-Go twin with the same results; the assembly is used on amd64 when
 // the CPU has AVX2 and FMA, unless the build has the purego tag or the
 // environment says AXLE_KERNELS=purego (for A/B runs and tests). With
