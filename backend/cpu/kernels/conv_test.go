@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -345,6 +346,56 @@ func TestPackConvKernelLayouts(t *testing.T) {
 							}
 						}
 					}
+				}
+			}
+		}
+	}
+}
+
+// The 12-row direct kernel (twelve pixels of an output row whose windows
+// lie inside the image, one offset per tap) gives the 6-row taps
+// kernel's bits, and the definition's values: padded, strided and
+// dilated windows, two feature groups (the group's channel offset), a K
+// over directKCMax whose second block starts inside a tap's run, one and
+// two threads.
+func TestConvDirectTaps(t *testing.T) {
+	if useAVX512Var == nil || !*useAVX512Var {
+		t.Skip("no AVX-512 kernels on this machine")
+	}
+	one := func(n int) []int { return slices.Repeat([]int{1}, n) }
+	rng := rand.New(rand.NewPCG(51, 52))
+	for ci, p := range []*Conv{
+		newConv(2, 16, 32, 1, []int{20, 30}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		newConv(1, 32, 64, 1, []int{13, 40}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		newConv(1, 24, 32, 1, []int{9, 33}, []int{2, 3}, one(2), []int{0, 2}, []int{0, 0}, one(2), []int{1, 2}, false),
+		newConv(1, 64, 64, 2, []int{5, 27}, []int{3, 3}, one(2), []int{2, 2}, []int{2, 2}, one(2), one(2), false),
+		newConv(1, 500, 32, 1, []int{3, 16}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		newConv(3, 16, 32, 1, []int{40}, []int{5}, one(1), []int{2}, []int{2}, one(1), one(1), false),
+	} {
+		in := randSlice[float32](inputLen(p), rng)
+		kern := randSlice[float32](kernelLen(p), rng)
+		pixels := 1
+		for _, o := range p.OutSpatial {
+			pixels *= o
+		}
+		want := refConv(p, in, kern)
+		for _, threads := range []int{1, 2} {
+			run := func(on bool) []float32 {
+				defer func(v bool) { directTaps = v }(directTaps)
+				directTaps = on
+				out := make([]float32, p.Batch*pixels*p.OutChannels)
+				if err := ConvF32(p, in, kern, out, threads); err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			got, six := run(true), run(false)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(six[i]) {
+					t.Fatalf("case %d threads %d: out[%d] = %v, 6-row kernel %v", ci, threads, i, got[i], six[i])
+				}
+				if !(math.Abs(float64(got[i])-want[i]) <= 1e-3) {
+					t.Fatalf("case %d threads %d: out[%d] = %v, want %v", ci, threads, i, got[i], want[i])
 				}
 			}
 		}

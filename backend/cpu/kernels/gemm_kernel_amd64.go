@@ -75,6 +75,25 @@ func pairKernelF64(blocks, k int, a, b, c []float64, ldc int, overwrite bool) {
 	}
 }
 
+// directTapsPairF32 computes a 12×32 tile of a direct convolution with
+// sgemm12x32tapsz: runs holds (offset, k) pairs, whose offsets are from
+// a[0], the first pixel's window; the twelve pixels' windows are lda
+// apart; b holds two B slivers kb steps apart.
+func directTapsPairF32(runs []int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, kb int) {
+	_ = c[11*ldc+31]
+	_ = b[32*kb-1]
+	steps, end := 0, 0
+	for r := 0; r+1 < len(runs); r += 2 {
+		steps += runs[r+1]
+		end = max(end, runs[r]+runs[r+1])
+	}
+	if steps > kb || len(runs) < 2 {
+		panic("kernels: direct tap runs past the K block")
+	}
+	_ = a[11*lda+end-1]
+	sgemm12x32tapsz(&runs[0], len(runs)/2, &a[0], lda, &b[0], &c[0], ldc, overwrite, kb)
+}
+
 // kernelTapsF32 runs a tile's tap runs; the runs' row pointers come from
 // slices of the image (or zeros), each at least k long, and b holds
 // every run's steps.

@@ -36,6 +36,10 @@ func kernelTapsPairF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite boo
 	panic("kernels: no AVX-512 kernel")
 }
 
+func directTapsPairF32(runs []int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, kb int) {
+	panic("kernels: no AVX-512 kernel")
+}
+
 func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 	kernelTapsGo(runs, b, c, ldc, overwrite)
 }

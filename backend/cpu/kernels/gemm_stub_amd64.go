@@ -79,6 +79,12 @@ func sgemm12x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32
 //go:noescape
 func sgemm6x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool)
 
+// sgemm12x32tapsz computes C[12x32] += Σ over n runs of A_run·B_run (C = ... if overwrite): run (off, k) reads k
+// channels at a+off of twelve rows lda apart, and k steps of two B slivers kb steps apart (AVX-512).
+//
+//go:noescape
+func sgemm12x32tapsz(runs *int, n int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, kb int)
+
 // vnniPeak runs n rounds of 12 independent VPDPWSSD on ZMM registers (768 integer ops per round).
 func vnniPeak(n int)
 

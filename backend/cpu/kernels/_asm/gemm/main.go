@@ -28,6 +28,7 @@ func main() {
 	directKernel("sgemm6x32zd", 1, false)
 	directKernel("sgemm12x32zdp", 2, true)
 	directKernel("sgemm6x32zdp", 1, true)
+	directTapsKernel("sgemm12x32tapsz")
 	vnniPeak()
 	s8gemmKernel()
 	fmaPeak()
@@ -861,6 +862,118 @@ func pairKernelBody(name string, ablocks, size int, typ string, direct, packB bo
 	TESTB(ow, ow)
 	JNZ(LabelRef(name + "_overwrite"))
 	storeTile512(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { add(m, x, x); VMOVUPS(x, m) })
+	VZEROUPPER()
+	RET()
+	Label(name + "_overwrite")
+	storeTile512(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
+	VZEROUPPER()
+	RET()
+}
+
+// directTapsKernel emits the direct convolution's 12-row kernel: twelve
+// output pixels whose windows lie lda elements apart in the image (one
+// output row, all inside), so that each tap's run is one offset from the
+// first pixel's window, for every pixel the same: the runs are (offset,
+// k) pairs shared by every such group of a K block, where the 6-row taps
+// kernel takes six row pointers per run and sliver. Its steps are the
+// direct GEMM kernel's: twelve broadcasts, two B loads, 24 FMAs.
+func directTapsKernel(name string) {
+	const rows, size = 12, 4
+	TEXT(name, NOSPLIT, "func(runs *int, n int, a *float32, lda int, b, c *float32, ldc int, overwrite bool, kb int)")
+	Pragma("noescape")
+	Doc(name+" computes C[12x32] += Σ over n runs of A_run·B_run (C = ... if overwrite): run (off, k) reads k",
+		"channels at a+off of twelve rows lda apart, and k steps of two B slivers kb steps apart (AVX-512).")
+	rp := Load(Param("runs"), GP64())
+	n := Load(Param("n"), GP64())
+	a := Load(Param("a"), GP64())
+	ld := Load(Param("lda"), GP64())
+	SHLQ(Imm(2), ld)
+	b := Load(Param("b"), GP64())
+	bHi := Load(Param("kb"), GP64())
+	SHLQ(Imm(6), bHi)
+	ADDQ(b, bHi)
+	{
+		c := Load(Param("c"), GP64())
+		ldc := Load(Param("ldc"), GP64())
+		SHLQ(Imm(2), ldc)
+		for i := range rows {
+			PREFETCHT0(Mem{Base: c})
+			PREFETCHT0(Mem{Base: c, Disp: 64})
+			PREFETCHT0(Mem{Base: c, Disp: 127})
+			if i < rows-1 {
+				ADDQ(ldc, c)
+			}
+		}
+	}
+	acc := make([]reg.VecVirtual, 2*rows)
+	for i := range acc {
+		acc[i] = ZMM()
+		VPXORD(acc[i], acc[i], acc[i])
+	}
+	base := []reg.GPVirtual{GP64(), GP64(), GP64(), GP64()}
+	k := GP64()
+	v0, v1 := ZMM(), ZMM()
+	step := func(s int) {
+		VMOVUPS(Mem{Base: b, Disp: s * 64}, v0)
+		VMOVUPS(Mem{Base: bHi, Disp: s * 64}, v1)
+		for r := range rows {
+			m := Mem{Base: base[r/3], Disp: s * size}
+			if r%3 != 0 {
+				m.Index, m.Scale = ld, uint8(r%3)
+			}
+			x := ZMM()
+			VBROADCASTSS(m, x)
+			VFMADD231PS(v0, x, acc[2*r])
+			VFMADD231PS(v1, x, acc[2*r+1])
+		}
+	}
+	advance := func(steps int) {
+		for _, r := range base {
+			ADDQ(U32(steps*size), r)
+		}
+		ADDQ(U32(steps*64), b)
+		ADDQ(U32(steps*64), bHi)
+	}
+	Label(name + "_run")
+	TESTQ(n, n)
+	JZ(LabelRef(name + "_store"))
+	MOVQ(Mem{Base: rp, Disp: 8}, k)
+	MOVQ(Mem{Base: rp}, base[0])
+	LEAQ(Mem{Base: a, Index: base[0], Scale: 4}, base[0])
+	ld3 := GP64()
+	LEAQ(Mem{Base: ld, Index: ld, Scale: 2}, ld3)
+	for q := 1; q < 4; q++ {
+		LEAQ(Mem{Base: base[q-1], Index: ld3, Scale: 1}, base[q])
+	}
+	alignLoop()
+	Label(name + "_loop4")
+	CMPQ(k, Imm(4))
+	JL(LabelRef(name + "_tail"))
+	for s := range 4 {
+		step(s)
+	}
+	advance(4)
+	SUBQ(Imm(4), k)
+	JMP(LabelRef(name + "_loop4"))
+	Label(name + "_tail")
+	TESTQ(k, k)
+	JZ(LabelRef(name + "_next"))
+	step(0)
+	advance(1)
+	DECQ(k)
+	JMP(LabelRef(name + "_tail"))
+	Label(name + "_next")
+	ADDQ(U32(16), rp)
+	DECQ(n)
+	JMP(LabelRef(name + "_run"))
+	Label(name + "_store")
+	c := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(Imm(2), ldc)
+	ow := Load(Param("overwrite"), GP8())
+	TESTB(ow, ow)
+	JNZ(LabelRef(name + "_overwrite"))
+	storeTile512(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VADDPS(m, x, x); VMOVUPS(x, m) })
 	VZEROUPPER()
 	RET()
 	Label(name + "_overwrite")
