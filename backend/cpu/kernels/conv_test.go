@@ -371,6 +371,19 @@ func TestConvDirectTaps(t *testing.T) {
 		newConv(1, 64, 64, 2, []int{5, 27}, []int{3, 3}, one(2), []int{2, 2}, []int{2, 2}, one(2), one(2), false),
 		newConv(1, 500, 32, 1, []int{3, 16}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
 		newConv(3, 16, 32, 1, []int{40}, []int{5}, one(1), []int{2}, []int{2}, one(1), one(1), false),
+		// Output rows shorter than twelve pixels, every window inside:
+		// groups of twelve examples at one pixel (a kernel gradient's
+		// shape), 26 examples leaving two over; then a K long enough to
+		// be split between the threads; then padding, which leaves no
+		// groups.
+		newConv(26, 16, 32, 1, []int{8, 8}, []int{6, 6}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(30, 300, 32, 1, []int{5, 7}, []int{3, 5}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(20, 16, 32, 1, []int{6, 6}, []int{4, 4}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		// One pixel an example (a product): groups of twelve examples a
+		// row apart; and 11×11 outputs, too many pixels for groups of
+		// examples in an MC block, too few for a row group.
+		newConv(40, 16, 32, 1, []int{3, 3}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(3, 16, 32, 1, []int{13, 13}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
 	} {
 		in := randSlice[float32](inputLen(p), rng)
 		kern := randSlice[float32](kernelLen(p), rng)
