@@ -400,7 +400,9 @@ func TestEpilogueConv(t *testing.T) {
 // enough for several threads as a fusion of its own, but folds it when
 // the executable has one thread anyway.
 func TestEpilogueKeepsThreads(t *testing.T) {
-	conv := fmt.Sprintf(convLayer, "[1,130,130,1]", "[3,3,1,16]", "[1,128,128,16]", 16,
+	// (Output rows of 8 pixels: a one-channel convolution with rows of
+	// twelve or more takes the direct kernels, on every thread.)
+	conv := fmt.Sprintf(convLayer, "[1,2050,10,1]", "[3,3,1,16]", "[1,2048,8,16]", 16,
 		"window={size=3x3}, dim_labels=b01f_01io->b01f", 3)
 	for _, c := range []struct{ text, how string }{
 		{fmt.Sprintf(mlpLayer, 512, 512, 2), "gemm+epilogue"},

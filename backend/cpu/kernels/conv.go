@@ -180,6 +180,10 @@ type im2col struct {
 	// tapOffsets, when set, are the taps' offsets from a window's
 	// origin in the image (offsetsOfTaps).
 	tapOffsets []int
+	// rowRun, when above cin, is the length of a run through a whole
+	// row of the kernel's taps (mergedRun): the direct convolution's
+	// interior runs then span a kernel row, not one tap.
+	rowRun int
 }
 
 // zeros stands in for the image where a kernel tap falls in padding (a

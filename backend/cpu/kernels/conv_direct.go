@@ -27,7 +27,88 @@ import (
 const DirectMinChannels = 16
 
 func canConvDirect(p *Conv) bool {
-	return p.InChannelStride == 1 && p.InChannels/p.Groups >= DirectMinChannels
+	if p.InChannelStride != 1 {
+		return false
+	}
+	cin := p.InChannels / p.Groups
+	if cin >= DirectMinChannels {
+		return true
+	}
+	// Few channels (a first layer's one or three): a window's row of taps
+	// is one contiguous run, long enough for the 12-row kernel, which
+	// then takes most pixels (rows of at least twelve).
+	last := len(p.OutSpatial) - 1
+	return useAsm && useAVX512 && directTaps && last >= 0 && mergedRun(p) >= 3 && p.OutSpatial[last] >= 2*sgemmMR
+}
+
+// padImage copies a few-channel image (canConvDirect's) into a buffer
+// with its padding as zeros, returning the convolution reading it with no
+// padding, or nil where p has none (or negative padding). Every window
+// then lies inside the image, so every run is an interior one spanning a
+// kernel row: at a border, runs of one tap and per-row bounds tests cost
+// more than the product (a one-channel first layer: 71% of its time in
+// building border runs). The copy is small: an image of one or a few
+// channels.
+func padImage(p *Conv, in []float32) (*Conv, []float32) {
+	ns := len(p.InSpatial)
+	pad := false
+	size := make([]int, ns)
+	for d := range ns {
+		if p.PadLo[d] < 0 {
+			return p, nil
+		}
+		need := (p.OutSpatial[d]-1)*p.Stride[d] + (p.Kernel[d]-1)*p.RhsDil[d] + 1
+		size[d] = max(p.InSpatial[d]+p.PadLo[d], need)
+		pad = pad || p.PadLo[d] > 0 || size[d] > p.InSpatial[d]
+	}
+	if !pad || ns == 0 {
+		return p, nil
+	}
+	q := *p
+	q.InSpatial, q.PadLo = size, make([]int, ns)
+	q.InSpatialStrides = make([]int, ns)
+	st := p.InChannels
+	for d := ns - 1; d >= 0; d-- {
+		q.InSpatialStrides[d] = st
+		st *= size[d]
+	}
+	q.InBatchStride, q.InChannelStride = st, 1
+	buf := getBuf[float32](st * p.Batch)
+	clear(buf)
+	// Copy each run of the last spatial dimension's pixels (their
+	// channels contiguous: mergedRun's condition) to its padded place.
+	var at func(d, src, dst int)
+	at = func(d, src, dst int) {
+		if d == ns-1 {
+			n := p.InSpatial[d] * p.InChannels
+			copy(buf[dst+p.PadLo[d]*q.InSpatialStrides[d]:][:n], in[src:src+n])
+			return
+		}
+		for i := range p.InSpatial[d] {
+			at(d+1, src+i*p.InSpatialStrides[d], dst+(i+p.PadLo[d])*q.InSpatialStrides[d])
+		}
+	}
+	for b := range p.Batch {
+		at(0, b*p.InBatchStride, b*q.InBatchStride)
+	}
+	return &q, buf
+}
+
+// mergedRun is the length of a window's row of taps as one run of the
+// image (the taps along the last spatial dimension, each cin channels),
+// or 0 where they are not contiguous: feature groups, a dilated kernel,
+// pixels further apart than their channels, input dilation.
+func mergedRun(p *Conv) int {
+	last := len(p.Kernel) - 1
+	if last < 0 || p.Groups != 1 || p.RhsDil[last] != 1 || p.InSpatialStrides[last] != p.InChannels {
+		return 0
+	}
+	for _, l := range p.LhsDil {
+		if l != 1 {
+			return 0
+		}
+	}
+	return p.Kernel[last] * p.InChannels
 }
 
 // tapRun is one kernel tap's slice of a K block: k steps starting at
@@ -52,7 +133,16 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue
 	if m == 0 || n == 0 {
 		return
 	}
+	if cin < DirectMinChannels {
+		if q, padded := padImage(p, in); padded != nil {
+			defer putBuf(padded)
+			p, in = q, padded
+		}
+	}
 	im := &im2col{p: p, in: in, cin: cin, c0: g * cin, pixels: pixels, taps: taps, tapOffsets: offsetsOfTaps(p, taps)}
+	if cin < DirectMinChannels {
+		im.rowRun = mergedRun(p)
+	}
 	d := &directConv{im: im, kernel: kernel, co0: g * cout, cin: cin, epi: epi, cache: cache}
 	c := out[g*cout:]
 	ldc := p.OutChannels
@@ -308,13 +398,26 @@ func (im *im2col) runOffsets(pc, kb int) []int {
 		return nil
 	}
 	var offs []int
-	tap, ch := pc/im.cin, pc%im.cin
-	for q := 0; q < kb; tap, ch = tap+1, 0 {
-		k := min(im.cin-ch, kb-q)
-		offs = append(offs, im.tapOffsets[tap]+ch, k)
+	for q := 0; q < kb; {
+		off, k := im.runAt(pc+q, kb-q)
+		offs = append(offs, off, k)
 		q += k
 	}
 	return offs
+}
+
+// runAt returns the interior run at column col of the K dimension, at
+// most k long: its offset from a window's origin and its length, to the
+// end of its tap's channels or, merging (rowRun), of its kernel row.
+func (im *im2col) runAt(col, k int) (off, n int) {
+	tap, ch := col/im.cin, col%im.cin
+	if im.rowRun > im.cin {
+		kx := im.p.Kernel[len(im.p.Kernel)-1]
+		start := tap - tap%kx // the row's first tap
+		into := col - start*im.cin
+		return im.tapOffsets[start] + into, min(im.rowRun-into, k)
+	}
+	return im.tapOffsets[tap] + ch, min(im.cin-ch, k)
 }
 
 // regular reports whether output rows [i, i+n) are pixels of one output
@@ -518,10 +621,9 @@ func (im *im2col) tapRuns(runs []tapRun, i, rows, pc, kb int) []tapRun {
 // starts at its origin (start) plus the tap's precomputed offset, with no
 // bounds to test and no division per tap.
 func (im *im2col) interiorRuns(runs []tapRun, rows int, start *[sgemmMR]int, pc, kb int) []tapRun {
-	tap, ch := pc/im.cin, pc%im.cin
-	for q := 0; q < kb; tap, ch = tap+1, 0 {
-		run := tapRun{q: q, k: min(im.cin-ch, kb-q)}
-		off := im.tapOffsets[tap] + ch
+	for q := 0; q < kb; {
+		off, k := im.runAt(pc+q, kb-q)
+		run := tapRun{q: q, k: k}
 		for r := range sgemmMR {
 			run.rows[r] = &zeros[0]
 			if r < rows {

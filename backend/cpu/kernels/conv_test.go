@@ -414,3 +414,56 @@ func TestConvDirectTaps(t *testing.T) {
 		}
 	}
 }
+
+// Few-channel convolutions on the direct path (canConvDirect's merged
+// runs: a window's row of taps as one run, the image copied with its
+// padding as zeros) against the definition, and against the packed
+// im2col path they took before, bit for bit: one channel 3x3 padded (the
+// CNN's first layer), three channels 7x7 stride 2 padded by 3 (ResNet's
+// first), negative padding (no copy, border runs), a 1-D one, and output
+// channels not in whole pairs of slivers.
+func TestConvFewChannels(t *testing.T) {
+	if useAVX512Var == nil || !*useAVX512Var {
+		t.Skip("no AVX-512 kernels on this machine")
+	}
+	one := func(n int) []int { return slices.Repeat([]int{1}, n) }
+	rng := rand.New(rand.NewPCG(61, 62))
+	for ci, p := range []*Conv{
+		newConv(3, 1, 32, 1, []int{14, 28}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		newConv(2, 3, 64, 1, []int{30, 40}, []int{7, 7}, []int{2, 2}, []int{3, 3}, []int{3, 3}, one(2), one(2), false),
+		newConv(2, 2, 32, 1, []int{9, 30}, []int{3, 3}, one(2), []int{-1, 1}, []int{0, -1}, one(2), one(2), false),
+		newConv(4, 4, 32, 1, []int{50}, []int{5}, one(1), []int{2}, []int{2}, one(1), one(1), false),
+		newConv(2, 1, 17, 1, []int{6, 26}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+	} {
+		if !canConvDirect(p) {
+			t.Fatalf("case %d: not on the direct path", ci)
+		}
+		in := randSlice[float32](inputLen(p), rng)
+		kern := randSlice[float32](kernelLen(p), rng)
+		pixels := 1
+		for _, o := range p.OutSpatial {
+			pixels *= o
+		}
+		want := refConv(p, in, kern)
+		for _, threads := range []int{1, 2} {
+			run := func(direct bool) []float32 {
+				defer func(v bool) { directTaps = v }(directTaps)
+				directTaps = direct
+				out := make([]float32, p.Batch*pixels*p.OutChannels)
+				if err := ConvF32(p, in, kern, out, threads); err != nil {
+					t.Fatal(err)
+				}
+				return out
+			}
+			got, packed := run(true), run(false)
+			for i := range got {
+				if !(math.Abs(float64(got[i])-want[i]) <= 1e-4) {
+					t.Fatalf("case %d threads %d: out[%d] = %v, want %v", ci, threads, i, got[i], want[i])
+				}
+				if math.Float32bits(got[i]) != math.Float32bits(packed[i]) {
+					t.Fatalf("case %d threads %d: out[%d] = %v, im2col path %v", ci, threads, i, got[i], packed[i])
+				}
+			}
+		}
+	}
+}
