@@ -281,7 +281,7 @@ func (c *ConvKernelCache) put(key [4]int, panel []float32) {
 // the epilogue while it is in cache.
 func (d *directConv) block(bp, c []float32, ldc, lo, hi, jc, nb, pc, kb int, first, last bool) {
 	var slivers []sliverRuns
-	var groups []int // first rows of 12-row groups
+	var groups []tapGroup
 	var offs []int
 	mode := d.im.groupMode()
 	if mode != noGroups && useAsm && useAVX512 && directTaps && nb%(2*sgemmNR) == 0 {
@@ -325,7 +325,7 @@ func (d *directConv) block(bp, c []float32, ldc, lo, hi, jc, nb, pc, kb int, fir
 			// speed: forward 261 → 190 GFLOP/s.)
 			for i := ic; i < ic+mb; {
 				if i+step <= ic+mb && d.im.regular(i, step) {
-					groups = append(groups, i)
+					groups = append(groups, d.im.group(i, mode))
 					i += step
 					continue
 				}
@@ -343,7 +343,7 @@ func (d *directConv) block(bp, c []float32, ldc, lo, hi, jc, nb, pc, kb int, fir
 			addSlivers(ic, i)
 			for ; i+step <= ic+mb; i += step {
 				for px := range d.im.pixels {
-					groups = append(groups, i+px)
+					groups = append(groups, d.im.group(i+px, mode))
 				}
 			}
 			addSlivers(i, ic+mb)
@@ -354,9 +354,8 @@ func (d *directConv) block(bp, c []float32, ldc, lo, hi, jc, nb, pc, kb int, fir
 		if useAsm && useAVX512 { // two B slivers at a time where both are whole
 			for ; j+2*sgemmNR <= nb; j += 2 * sgemmNR {
 				pair := bp[j*kb : (j+2*sgemmNR)*kb]
-				for _, i := range groups {
-					org, lda := d.im.origin(i, mode)
-					directTapsPairF32(offs, d.im.in[org:], lda, pair, c[i*ldc+jc+j:], cld, first, kb)
+				for _, g := range groups {
+					directTapsPairF32(offs, d.im.in[g.org:], g.lda, pair, c[g.row*ldc+jc+j:], cld, first, kb)
 				}
 				for _, sl := range slivers {
 					if sl.rows < sgemmMR {
@@ -482,23 +481,30 @@ func (im *im2col) groupMode() int {
 	return batchGroups
 }
 
-// origin returns output row i's window origin in the image and the
-// distance to the window of the next row of its group: the next pixel's
-// along the last spatial dimension, or the next example's.
-func (im *im2col) origin(i, mode int) (org, step int) {
+// tapGroup is a group of twelve output rows for the 12-row kernel: the
+// first row, its window's origin in the image, and the distance to the
+// window of the group's next row.
+type tapGroup struct{ row, org, lda int }
+
+// group returns the group whose first row is output row i: its windows
+// a pixel apart along the last spatial dimension, or (batchGroups) an
+// example apart.
+func (im *im2col) group(i, mode int) tapGroup {
 	p := im.p
 	b, rem := i/im.pixels, i%im.pixels
-	org = b*p.InBatchStride + im.c0
+	g := tapGroup{row: i, org: b*p.InBatchStride + im.c0}
 	for d := len(p.OutSpatial) - 1; d >= 0; d-- {
 		o := rem % p.OutSpatial[d]
 		rem /= p.OutSpatial[d]
-		org += (o*p.Stride[d] - p.PadLo[d]) * p.InSpatialStrides[d]
+		g.org += (o*p.Stride[d] - p.PadLo[d]) * p.InSpatialStrides[d]
 	}
 	if mode == batchGroups {
-		return org, p.InBatchStride
+		g.lda = p.InBatchStride
+	} else {
+		last := len(p.OutSpatial) - 1
+		g.lda = p.Stride[last] * p.InSpatialStrides[last]
 	}
-	last := len(p.OutSpatial) - 1
-	return org, p.Stride[last] * p.InSpatialStrides[last]
+	return g
 }
 
 // splitK gives each thread a contiguous range of K blocks and a private

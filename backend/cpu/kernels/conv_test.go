@@ -385,31 +385,39 @@ func TestConvDirectTaps(t *testing.T) {
 		newConv(40, 16, 32, 1, []int{3, 3}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
 		newConv(3, 16, 32, 1, []int{13, 13}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
 	} {
-		in := randSlice[float32](inputLen(p), rng)
-		kern := randSlice[float32](kernelLen(p), rng)
-		pixels := 1
-		for _, o := range p.OutSpatial {
-			pixels *= o
-		}
-		want := refConv(p, in, kern)
-		for _, threads := range []int{1, 2} {
-			run := func(on bool) []float32 {
-				defer func(v bool) { directTaps = v }(directTaps)
-				directTaps = on
-				out := make([]float32, p.Batch*pixels*p.OutChannels)
-				if err := ConvF32(p, in, kern, out, threads); err != nil {
-					t.Fatal(err)
-				}
-				return out
+		checkDirectTaps(t, rng, fmt.Sprintf("case %d", ci), p, 1e-3, "6-row kernel")
+	}
+}
+
+// checkDirectTaps runs p with the 12-row kernel and without (directTaps),
+// on one and two threads: the two give the same bits, and the definition
+// within tol. without names the path taken without.
+func checkDirectTaps(t *testing.T, rng *rand.Rand, name string, p *Conv, tol float64, without string) {
+	t.Helper()
+	in := randSlice[float32](inputLen(p), rng)
+	kern := randSlice[float32](kernelLen(p), rng)
+	pixels := 1
+	for _, o := range p.OutSpatial {
+		pixels *= o
+	}
+	want := refConv(p, in, kern)
+	for _, threads := range []int{1, 2} {
+		run := func(on bool) []float32 {
+			defer func(v bool) { directTaps = v }(directTaps)
+			directTaps = on
+			out := make([]float32, p.Batch*pixels*p.OutChannels)
+			if err := ConvF32(p, in, kern, out, threads); err != nil {
+				t.Fatal(err)
 			}
-			got, six := run(true), run(false)
-			for i := range got {
-				if math.Float32bits(got[i]) != math.Float32bits(six[i]) {
-					t.Fatalf("case %d threads %d: out[%d] = %v, 6-row kernel %v", ci, threads, i, got[i], six[i])
-				}
-				if !(math.Abs(float64(got[i])-want[i]) <= 1e-3) {
-					t.Fatalf("case %d threads %d: out[%d] = %v, want %v", ci, threads, i, got[i], want[i])
-				}
+			return out
+		}
+		got, other := run(true), run(false)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(other[i]) {
+				t.Fatalf("%s threads %d: out[%d] = %v, %s %v", name, threads, i, got[i], without, other[i])
+			}
+			if !(math.Abs(float64(got[i])-want[i]) <= tol) {
+				t.Fatalf("%s threads %d: out[%d] = %v, want %v", name, threads, i, got[i], want[i])
 			}
 		}
 	}
@@ -438,32 +446,6 @@ func TestConvFewChannels(t *testing.T) {
 		if !canConvDirect(p) {
 			t.Fatalf("case %d: not on the direct path", ci)
 		}
-		in := randSlice[float32](inputLen(p), rng)
-		kern := randSlice[float32](kernelLen(p), rng)
-		pixels := 1
-		for _, o := range p.OutSpatial {
-			pixels *= o
-		}
-		want := refConv(p, in, kern)
-		for _, threads := range []int{1, 2} {
-			run := func(direct bool) []float32 {
-				defer func(v bool) { directTaps = v }(directTaps)
-				directTaps = direct
-				out := make([]float32, p.Batch*pixels*p.OutChannels)
-				if err := ConvF32(p, in, kern, out, threads); err != nil {
-					t.Fatal(err)
-				}
-				return out
-			}
-			got, packed := run(true), run(false)
-			for i := range got {
-				if !(math.Abs(float64(got[i])-want[i]) <= 1e-4) {
-					t.Fatalf("case %d threads %d: out[%d] = %v, want %v", ci, threads, i, got[i], want[i])
-				}
-				if math.Float32bits(got[i]) != math.Float32bits(packed[i]) {
-					t.Fatalf("case %d threads %d: out[%d] = %v, im2col path %v", ci, threads, i, got[i], packed[i])
-				}
-			}
-		}
+		checkDirectTaps(t, rng, fmt.Sprintf("case %d", ci), p, 1e-4, "im2col path")
 	}
 }

@@ -740,21 +740,11 @@ func pairKernelBody(name string, ablocks, size int, typ string, direct, packB bo
 	if direct {
 		ld = Load(Param("lda"), GP64())
 		SHLQ(Imm(2), ld)
-		ld3 := GP64()
-		LEAQ(Mem{Base: ld, Index: ld, Scale: 2}, ld3)
 		for q := 1; q < rows/3; q++ {
-			base := GP64()
-			LEAQ(Mem{Base: as[q-1], Index: ld3, Scale: 1}, base)
-			as = append(as, base)
+			as = append(as, GP64())
 		}
-		aAt = func(blk, i, s int) Mem {
-			r := 6*blk + i
-			m := Mem{Base: as[r/3], Disp: s * size}
-			if r%3 != 0 {
-				m.Index, m.Scale = ld, uint8(r%3)
-			}
-			return m
-		}
+		rowBases(as, ld)
+		aAt = func(blk, i, s int) Mem { return rowAt(as, ld, 6*blk+i, s*size) }
 	}
 	{
 		c := Load(Param("c"), GP64())
@@ -837,6 +827,34 @@ func pairKernelBody(name string, ablocks, size int, typ string, direct, packB bo
 		ADDQ(U32(steps*64), b)
 		ADDQ(U32(steps*64), b1)
 	}
+	kLoop4(name, k, step, advance, name+"_store")
+	Label(name + "_store")
+	storeAndReturn512(name, rows, size, acc, add)
+}
+
+// rowBases sets bases[1:] to bases[0] plus 3, 6, ... times the row
+// stride ld (bytes): the direct kernels' base register every three rows.
+func rowBases(bases []reg.Register, ld reg.Register) {
+	ld3 := GP64()
+	LEAQ(Mem{Base: ld, Index: ld, Scale: 2}, ld3)
+	for q := 1; q < len(bases); q++ {
+		LEAQ(Mem{Base: bases[q-1], Index: ld3, Scale: 1}, bases[q])
+	}
+}
+
+// rowAt addresses row r of rows ld bytes apart, disp bytes in, from the
+// rowBases registers.
+func rowAt(bases []reg.Register, ld reg.Register, r, disp int) Mem {
+	m := Mem{Base: bases[r/3], Disp: disp}
+	if r%3 != 0 {
+		m.Index, m.Scale = ld, uint8(r%3)
+	}
+	return m
+}
+
+// kLoop4 emits the k loop of the pair kernels: four steps an iteration
+// while four remain, then one at a time; it jumps to done at k = 0.
+func kLoop4(name string, k reg.Register, step func(int), advance func(int), done string) {
 	alignLoop()
 	Label(name + "_loop4")
 	CMPQ(k, Imm(4))
@@ -849,12 +867,16 @@ func pairKernelBody(name string, ablocks, size int, typ string, direct, packB bo
 	JMP(LabelRef(name + "_loop4"))
 	Label(name + "_tail")
 	TESTQ(k, k)
-	JZ(LabelRef(name + "_store"))
+	JZ(LabelRef(done))
 	step(0)
 	advance(1)
 	DECQ(k)
 	JMP(LabelRef(name + "_tail"))
-	Label(name + "_store")
+}
+
+// storeAndReturn512 adds the rows×2 vector tile acc into C (sets it, if
+// overwrite) and returns: the pair kernels' end.
+func storeAndReturn512(name string, rows, size int, acc []reg.VecVirtual, add func(m, x, dst Op)) {
 	c := Load(Param("c"), GP64())
 	ldc := Load(Param("ldc"), GP64())
 	SHLQ(Imm(uint64(map[int]int{4: 2, 8: 3}[size])), ldc)
@@ -910,19 +932,15 @@ func directTapsKernel(name string) {
 		acc[i] = ZMM()
 		VPXORD(acc[i], acc[i], acc[i])
 	}
-	base := []reg.GPVirtual{GP64(), GP64(), GP64(), GP64()}
+	base := []reg.Register{GP64(), GP64(), GP64(), GP64()}
 	k := GP64()
 	v0, v1 := ZMM(), ZMM()
 	step := func(s int) {
 		VMOVUPS(Mem{Base: b, Disp: s * 64}, v0)
 		VMOVUPS(Mem{Base: bHi, Disp: s * 64}, v1)
 		for r := range rows {
-			m := Mem{Base: base[r/3], Disp: s * size}
-			if r%3 != 0 {
-				m.Index, m.Scale = ld, uint8(r%3)
-			}
 			x := ZMM()
-			VBROADCASTSS(m, x)
+			VBROADCASTSS(rowAt(base, ld, r, s*size), x)
 			VFMADD231PS(v0, x, acc[2*r])
 			VFMADD231PS(v1, x, acc[2*r+1])
 		}
@@ -940,46 +958,14 @@ func directTapsKernel(name string) {
 	MOVQ(Mem{Base: rp, Disp: 8}, k)
 	MOVQ(Mem{Base: rp}, base[0])
 	LEAQ(Mem{Base: a, Index: base[0], Scale: 4}, base[0])
-	ld3 := GP64()
-	LEAQ(Mem{Base: ld, Index: ld, Scale: 2}, ld3)
-	for q := 1; q < 4; q++ {
-		LEAQ(Mem{Base: base[q-1], Index: ld3, Scale: 1}, base[q])
-	}
-	alignLoop()
-	Label(name + "_loop4")
-	CMPQ(k, Imm(4))
-	JL(LabelRef(name + "_tail"))
-	for s := range 4 {
-		step(s)
-	}
-	advance(4)
-	SUBQ(Imm(4), k)
-	JMP(LabelRef(name + "_loop4"))
-	Label(name + "_tail")
-	TESTQ(k, k)
-	JZ(LabelRef(name + "_next"))
-	step(0)
-	advance(1)
-	DECQ(k)
-	JMP(LabelRef(name + "_tail"))
+	rowBases(base, ld)
+	kLoop4(name, k, step, advance, name+"_next")
 	Label(name + "_next")
 	ADDQ(U32(16), rp)
 	DECQ(n)
 	JMP(LabelRef(name + "_run"))
 	Label(name + "_store")
-	c := Load(Param("c"), GP64())
-	ldc := Load(Param("ldc"), GP64())
-	SHLQ(Imm(2), ldc)
-	ow := Load(Param("overwrite"), GP8())
-	TESTB(ow, ow)
-	JNZ(LabelRef(name + "_overwrite"))
-	storeTile512(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VADDPS(m, x, x); VMOVUPS(x, m) })
-	VZEROUPPER()
-	RET()
-	Label(name + "_overwrite")
-	storeTile512(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
-	VZEROUPPER()
-	RET()
+	storeAndReturn512(name, rows, size, acc, func(m, x, dst Op) { VADDPS(m, x, dst) })
 }
 
 // vpdpwssd emits VPDPWSSD b, x, acc (AVX512_VNNI), which avo v0.5 does not
