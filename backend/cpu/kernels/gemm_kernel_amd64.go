@@ -63,6 +63,16 @@ func directPairPackF32(blocks, k int, a []float32, lda int, src []float32, ldb i
 	}
 }
 
+// skinnyTileF32 computes the first cols columns of a 12×16 tile of C
+// from twelve rows of A, lda apart, over all k steps of the packed
+// 16-column B sliver b (sgemm12x16zs).
+func skinnyTileF32(k int, a []float32, lda int, b, c []float32, ldc, cols int, overwrite bool) {
+	_ = c[11*ldc+cols-1]
+	_ = a[11*lda+k-1]
+	_ = b[16*k-1]
+	sgemm12x16zs(k, &a[0], lda, &b[0], &c[0], ldc, uint16(1)<<cols-1, overwrite)
+}
+
 // pairKernelF64 is pairKernelF32 for float64: B slivers of 8 columns.
 func pairKernelF64(blocks, k int, a, b, c []float64, ldc int, overwrite bool) {
 	_ = c[(6*blocks-1)*ldc+15]

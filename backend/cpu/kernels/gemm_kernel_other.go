@@ -24,6 +24,10 @@ func directPairPackF32(blocks, k int, a []float32, lda int, src []float32, ldb i
 	panic("kernels: no AVX-512 kernel")
 }
 
+func skinnyTileF32(k int, a []float32, lda int, b, c []float32, ldc, cols int, overwrite bool) {
+	panic("kernels: no AVX-512 kernel")
+}
+
 func pairKernelF64(blocks, k int, a, b, c []float64, ldc int, overwrite bool) {
 	panic("kernels: no AVX-512 kernel")
 }

@@ -85,6 +85,12 @@ func sgemm6x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32,
 //go:noescape
 func sgemm12x32tapsz(runs *int, n int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, kb int)
 
+// sgemm12x16zs computes C[12x16] += A·B (C = A·B if overwrite) over k steps from twelve rows of A, lda apart, and one
+// packed 16-column B sliver, storing only the columns whose bits are set in mask (AVX-512).
+//
+//go:noescape
+func sgemm12x16zs(k int, a *float32, lda int, b *float32, c *float32, ldc int, mask uint16, overwrite bool)
+
 // vnniPeak runs n rounds of 12 independent VPDPWSSD on ZMM registers (768 integer ops per round).
 func vnniPeak(n int)
 

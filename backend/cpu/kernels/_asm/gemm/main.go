@@ -29,6 +29,7 @@ func main() {
 	directKernel("sgemm12x32zdp", 2, true)
 	directKernel("sgemm6x32zdp", 1, true)
 	directTapsKernel("sgemm12x32tapsz")
+	skinnyKernel("sgemm12x16zs")
 	vnniPeak()
 	s8gemmKernel()
 	fmaPeak()
@@ -966,6 +967,74 @@ func directTapsKernel(name string) {
 	JMP(LabelRef(name + "_run"))
 	Label(name + "_store")
 	storeAndReturn512(name, rows, size, acc, func(m, x, dst Op) { VADDPS(m, x, dst) })
+}
+
+// skinnyKernel emits the skinny product's kernel (n ≤ 16 columns, a
+// classifier layer): twelve rows of A read where they lie, lda apart, by
+// one packed 16-column B sliver over all k steps, into twelve
+// accumulators, one vector a row. A step is one B load and twelve FMAs
+// with A's value broadcast from memory (one fused load-FMA each): the
+// 6×16 AVX2 taps kernel gave such products half the FMA rate, 12 ymm
+// FMAs a step for 6 rows. Only the columns in mask are stored, so a
+// 10-column C needs no scratch tile.
+func skinnyKernel(name string) {
+	const rows = 12
+	TEXT(name, NOSPLIT, "func(k int, a *float32, lda int, b, c *float32, ldc int, mask uint16, overwrite bool)")
+	Pragma("noescape")
+	Doc(name+" computes C[12x16] += A·B (C = A·B if overwrite) over k steps from twelve rows of A, lda apart, and one",
+		"packed 16-column B sliver, storing only the columns whose bits are set in mask (AVX-512).")
+	k := Load(Param("k"), GP64())
+	ld := Load(Param("lda"), GP64())
+	SHLQ(Imm(2), ld)
+	as := []reg.Register{Load(Param("a"), GP64()), GP64(), GP64(), GP64()}
+	rowBases(as, ld)
+	b := Load(Param("b"), GP64())
+	acc := make([]reg.VecVirtual, rows)
+	for i := range acc {
+		acc[i] = ZMM()
+		VPXORD(acc[i], acc[i], acc[i])
+	}
+	v := ZMM()
+	step := func(s int) {
+		VMOVUPS(Mem{Base: b, Disp: s * 64}, v)
+		for r := range rows {
+			VFMADD231PS_BCST(rowAt(as, ld, r, s*4), v, acc[r])
+		}
+	}
+	advance := func(steps int) {
+		for _, base := range as {
+			ADDQ(U32(steps*4), base)
+		}
+		ADDQ(U32(steps*64), b)
+	}
+	kLoop4(name, k, step, advance, name+"_store")
+	Label(name + "_store")
+	c := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(Imm(2), ldc)
+	m := Load(Param("mask"), GP32())
+	KMOVW(m, reg.K1)
+	ow := Load(Param("overwrite"), GP8())
+	TESTB(ow, ow)
+	JNZ(LabelRef(name + "_overwrite"))
+	for i := range rows {
+		VADDPS(Mem{Base: c}, acc[i], reg.K1, acc[i])
+		VMOVUPS(acc[i], reg.K1, Mem{Base: c})
+		if i < rows-1 {
+			ADDQ(ldc, c)
+		}
+	}
+	VZEROUPPER()
+	RET()
+	Label(name + "_overwrite")
+	for i := range rows {
+		VMOVUPS(acc[i], reg.K1, Mem{Base: c})
+		if i < rows-1 {
+			ADDQ(ldc, c)
+		}
+	}
+	VZEROUPPER()
+	RET()
 }
 
 // vpdpwssd emits VPDPWSSD b, x, acc (AVX512_VNNI), which avo v0.5 does not
