@@ -36,11 +36,23 @@ func gemmSkinnyF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, acc
 		return true
 	case a.Row == 1 && !accumulate && m >= 4*sgemmNR:
 		// Cᵀ (n×m) = Bᵀ (n×k) · Aᵀ (k×m), Aᵀ row-major.
+		// B, the small one, is scaled where it holds subnormals
+		// (gemm_subnormal.go).
 		ct := getBuf[float32](n * m)
 		defer putBuf(ct)
 		bt := Strided[float32]{Data: b.Data, Row: b.Col, Col: b.Row}
 		at := Strided[float32]{Data: a.Data, Row: a.Col, Col: 1}
-		gemm(n, m, k, bt, at, ct, m, false, threads, sgemmMR, sgemmNR, kernelF32, nil, true)
+		scaled := false
+		if bs := scaleSubnormals(b, k, n); bs != nil {
+			gemm(n, m, k, Strided[float32]{Data: bs, Row: 1, Col: n}, at, ct, m, false, threads, sgemmMR, sgemmNR, kernelF32, nil, true)
+			putBuf(bs)
+			if scaled = allFinite(ct); scaled {
+				unscale(ct)
+			}
+		}
+		if !scaled {
+			gemm(n, m, k, bt, at, ct, m, false, threads, sgemmMR, sgemmNR, kernelF32, nil, true)
+		}
 		for i := range n {
 			row := ct[i*m : (i+1)*m]
 			for j, v := range row {
