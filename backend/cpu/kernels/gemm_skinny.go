@@ -110,7 +110,7 @@ func gemmRowsSkinny(m, n, k int, a, b Strided[float32], c []float32, ldc int, ac
 	threads = max(1, min(threads, groups))
 	parallel(threads, func(t int) {
 		from, to := t*groups/threads, (t+1)*groups/threads
-		done := from * skinnyRows // rows before done have been finished
+		fin := rowsFinisher{epi: epi, n: n, done: from * skinnyRows}
 		for g := from; g < to; g++ {
 			i := g * skinnyRows
 			rows := min(skinnyRows, m-i)
@@ -119,10 +119,7 @@ func gemmRowsSkinny(m, n, k int, a, b Strided[float32], c []float32, ldc int, ac
 			} else {
 				skinnyTail(m, n, k, a, bp, c, ldc, rows, accumulate)
 			}
-			if epi != nil && ((i+rows-done)*n >= skinnyEpilogueMin || g == to-1) {
-				epi(done, 0, i+rows-done, n)
-				done = i + rows
-			}
+			fin.upTo(i+rows, g == to-1)
 		}
 	})
 }
@@ -154,6 +151,22 @@ func skinnyTail(m, n, k int, a Strided[float32], bp, c []float32, ldc, rows int,
 	keep(func(row, t []float32) { copy(row, t) })
 }
 
+// rowsFinisher hands a thread's final rows of an n-column C to epi
+// (nil: none) in runs of at least skinnyEpilogueMin elements.
+type rowsFinisher struct {
+	epi     Epilogue
+	n, done int // rows before done have been finished
+}
+
+// upTo records rows up to end as final, finishing those not yet
+// finished once there are enough of them, or at the thread's last.
+func (f *rowsFinisher) upTo(end int, lastOfThread bool) {
+	if f.epi != nil && ((end-f.done)*f.n >= skinnyEpilogueMin || lastOfThread) {
+		f.epi(f.done, 0, end-f.done, f.n)
+		f.done = end
+	}
+}
+
 // gemmRowsDirect is the product with A read in place through row
 // pointers and B packed per K block.
 func gemmRowsDirect(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int, epi Epilogue) {
@@ -168,7 +181,7 @@ func gemmRowsDirect(m, n, k int, a, b Strided[float32], c []float32, ldc int, ac
 		parallel(threads, func(t int) {
 			runs := make([]tapRun, 1)
 			from, to := t*slivers/threads, (t+1)*slivers/threads
-			done := from * sgemmMR // rows before done have been finished
+			fin := rowsFinisher{epi: epi, n: n, done: from * sgemmMR}
 			for s := from; s < to; s++ {
 				i := s * sgemmMR
 				rows := min(sgemmMR, m-i)
@@ -181,9 +194,8 @@ func gemmRowsDirect(m, n, k int, a, b Strided[float32], c []float32, ldc int, ac
 					}
 				}
 				directTile(runs, bp, c, ldc, i, rows, 0, 0, n, kb, first)
-				if last && epi != nil && ((i+rows-done)*n >= skinnyEpilogueMin || s == to-1) {
-					epi(done, 0, i+rows-done, n)
-					done = i + rows
+				if last {
+					fin.upTo(i+rows, s == to-1)
 				}
 			}
 		})

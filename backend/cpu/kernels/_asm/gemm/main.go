@@ -134,11 +134,18 @@ func microKernelBody(name string, rows, size int, bcast func(Op, reg.VecVirtual)
 	RET()
 }
 
-// storeTile writes the accumulators row by row; it advances c.
+// storeTile writes the accumulators, two 32-byte vectors a row, row by
+// row; it advances c.
 func storeTile(rows int, c, ldc reg.Register, acc []reg.VecVirtual, put func(Mem, reg.VecVirtual)) {
+	storeRows(rows, 2, 32, c, ldc, acc, put)
+}
+
+// storeRows writes the accumulators row by row, vecs vectors of width
+// bytes a row; it advances c.
+func storeRows(rows, vecs, width int, c, ldc reg.Register, acc []reg.VecVirtual, put func(Mem, reg.VecVirtual)) {
 	for i := range rows {
-		for h := range 2 {
-			put(Mem{Base: c, Disp: 32 * h}, acc[2*i+h])
+		for h := range vecs {
+			put(Mem{Base: c, Disp: width * h}, acc[vecs*i+h])
 		}
 		if i < rows-1 {
 			ADDQ(ldc, c)
@@ -1017,22 +1024,14 @@ func skinnyKernel(name string) {
 	ow := Load(Param("overwrite"), GP8())
 	TESTB(ow, ow)
 	JNZ(LabelRef(name + "_overwrite"))
-	for i := range rows {
-		VADDPS(Mem{Base: c}, acc[i], reg.K1, acc[i])
-		VMOVUPS(acc[i], reg.K1, Mem{Base: c})
-		if i < rows-1 {
-			ADDQ(ldc, c)
-		}
-	}
+	storeRows(rows, 1, 64, c, ldc, acc, func(m Mem, x reg.VecVirtual) {
+		VADDPS(m, x, reg.K1, x)
+		VMOVUPS(x, reg.K1, m)
+	})
 	VZEROUPPER()
 	RET()
 	Label(name + "_overwrite")
-	for i := range rows {
-		VMOVUPS(acc[i], reg.K1, Mem{Base: c})
-		if i < rows-1 {
-			ADDQ(ldc, c)
-		}
-	}
+	storeRows(rows, 1, 64, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, reg.K1, m) })
 	VZEROUPPER()
 	RET()
 }
@@ -1054,14 +1053,7 @@ func vnniPeak() {
 
 // storeTile512 is storeTile for rows of two 64-byte vectors.
 func storeTile512(rows int, c, ldc reg.Register, acc []reg.VecVirtual, put func(Mem, reg.VecVirtual)) {
-	for i := range rows {
-		for h := range 2 {
-			put(Mem{Base: c, Disp: 64 * h}, acc[2*i+h])
-		}
-		if i < rows-1 {
-			ADDQ(ldc, c)
-		}
-	}
+	storeRows(rows, 2, 64, c, ldc, acc, put)
 }
 
 // mxcsr emits the SSE control word's getter and setter (denormals.go).
