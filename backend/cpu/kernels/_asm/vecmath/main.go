@@ -161,9 +161,9 @@ var (
 
 // The AVX-512 kernels' choices: 32 registers hold more constants.
 var (
-	expKeepWide      = []string{"vm_explo", "vm_exphi", "vm_log2e", "vm_round", "vm_ln2hi", "vm_ln2lo", "vm_roundfast", "vm_fastmask", "vm_one"}
+	expKeepWide      = []string{"vm_explo", "vm_exphi", "vm_log2e", "vm_round", "vm_ln2hi", "vm_ln2lo", "vm_one"}
 	tanhKeepWide     = []string{"vm_abs", "vm_tanhbig", "vm_mtwo", "vm_log2e", "vm_round", "vm_ln2hi", "vm_one", "vm_two", "vm_sign", "vm_round127"}
-	logisticKeepWide = []string{"vm_log2e", "vm_round", "vm_ln2hi", "vm_ln2lo", "vm_roundfast", "vm_fastmask", "vm_one", "vm_sign", "vm_explo"}
+	logisticKeepWide = []string{"vm_log2e", "vm_round", "vm_ln2hi", "vm_ln2lo", "vm_one", "vm_sign", "vm_explo"}
 )
 
 const (
@@ -217,9 +217,13 @@ func unaryKernels() {
 		if wide {
 			ek, tk, lk, eg, tg, lg = expKeepWide, tanhKeepWide, logisticKeepWide, expGroupWide, tanhGroupWide, logisticGroupWide
 		}
-		unary("expAVX", "%s sets dst[i] = e^x[i] for i < n (n a multiple of %d).", expBody, &fastPath{expFirst, expRest}, ek, eg, nt)
+		eb, ef, lb, lf := expBody, &fastPath{expFirst, expRest}, logisticBody, &fastPath{logisticFirst, logisticRest}
+		if wide {
+			eb, ef, lb, lf = expScaleBody, nil, logisticScaleBody, nil
+		}
+		unary("expAVX", "%s sets dst[i] = e^x[i] for i < n (n a multiple of %d).", eb, ef, ek, eg, nt)
 		unary("tanhAVX", "%s sets dst[i] = tanh(x[i]) for i < n (n a multiple of %d).", tanhBody, nil, tk, tg, nt)
-		unary("logisticAVX", "%s sets dst[i] = 1/(1+e^-x[i]) for i < n (n a multiple of %d).", logisticBody, &fastPath{logisticFirst, logisticRest}, lk, lg, nt)
+		unary("logisticAVX", "%s sets dst[i] = 1/(1+e^-x[i]) for i < n (n a multiple of %d).", lb, lf, lk, lg, nt)
 	}
 }
 
@@ -526,6 +530,37 @@ func expRest(r reg.VecVirtual, st []reg.VecVirtual) reg.VecVirtual {
 	rec(x86.VPSLLD(Imm(23), t, t))
 	rec(x86.VPADDD(t, p, p))
 	return p
+}
+
+// expScale is e^x for x already in [expLo, expHi] (or NaN) with
+// AVX-512's VSCALEFPS: p·2^n in one instruction that rounds once into
+// the subnormals and overflows to +Inf by itself, the two multiplies'
+// result with no window test for a shortcut. It overwrites x.
+func expScale(x reg.VecVirtual) reg.VecVirtual {
+	t := V()
+	rec(x86.VMOVUPS(k("vm_log2e"), t))
+	rec(x86.VFMADD213PS(k("vm_round"), x, t)) // t = x·log2e + round
+	nf := V()
+	rec(x86.VSUBPS(k("vm_round"), t, nf)) // n as a float
+	rec(x86.VFNMADD231PS(k("vm_ln2hi"), nf, x))
+	rec(x86.VFNMADD231PS(k("vm_ln2lo"), nf, x))
+	p := expPolyEstrin(x)
+	rec(x86.VSCALEFPS(nf, p, p))
+	return p
+}
+
+func expScaleBody(x reg.VecVirtual) reg.VecVirtual {
+	return expScale(clamp(x, k("vm_explo"), k("vm_exphi")))
+}
+
+// logisticScaleBody is logisticBody with expScale.
+func logisticScaleBody(x reg.VecVirtual) reg.VecVirtual {
+	a := V()
+	rec(x86.VORPS(k("vm_sign"), x, a)) // -|x|
+	lo := V()
+	rec(x86.VMOVUPS(k("vm_explo"), lo))
+	rec(x86.VMAXPS(a, lo, a))
+	return logisticFinish(x, expScale(a))
 }
 
 // tanhBody computes N = 1 - e^-2|x| ∈ [0, 1) and returns N/(2-N) with
