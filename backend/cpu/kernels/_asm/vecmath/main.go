@@ -162,7 +162,7 @@ var (
 // The AVX-512 kernels' choices: 32 registers hold more constants.
 var (
 	expKeepWide      = []string{"vm_explo", "vm_exphi", "vm_log2e", "vm_round", "vm_ln2hi", "vm_ln2lo", "vm_one"}
-	tanhKeepWide     = []string{"vm_abs", "vm_tanhbig", "vm_mtwo", "vm_log2e", "vm_round", "vm_ln2hi", "vm_one", "vm_two", "vm_sign", "vm_round127"}
+	tanhKeepWide     = []string{"vm_abs", "vm_tanhbig", "vm_mtwo", "vm_log2e", "vm_round", "vm_ln2hi", "vm_one", "vm_two", "vm_sign"}
 	logisticKeepWide = []string{"vm_log2e", "vm_round", "vm_ln2hi", "vm_ln2lo", "vm_one", "vm_sign", "vm_explo"}
 )
 
@@ -578,10 +578,24 @@ func tanhBody(x reg.VecVirtual) reg.VecVirtual {
 	rec(x86.VMOVUPS(k("vm_tanhbig"), y))
 	rec(x86.VMINPS(a, y, y))
 	rec(x86.VMULPS(k("vm_mtwo"), y, y))
-	t := expReduce(y, false)
+	var t reg.VecVirtual
+	if wide { // 2^n as VSCALEFPS(1, n): one op for two
+		t = V()
+		rec(x86.VMOVUPS(k("vm_log2e"), t))
+		rec(x86.VFMADD213PS(k("vm_round"), y, t))
+		nf := V()
+		rec(x86.VSUBPS(k("vm_round"), t, nf))
+		rec(x86.VFNMADD231PS(k("vm_ln2hi"), nf, y))
+		rec(x86.VMOVUPS(k("vm_one"), t))
+		rec(x86.VSCALEFPS(nf, t, t)) // 2^n
+	} else {
+		t = expReduce(y, false)
+	}
 	q := expm1PolyEstrin(y)
-	rec(x86.VPSUBD(k("vm_round127"), t, t)) // n+127
-	rec(x86.VPSLLD(Imm(23), t, t))          // 2^n
+	if !wide {
+		rec(x86.VPSUBD(k("vm_round127"), t, t)) // n+127
+		rec(x86.VPSLLD(Imm(23), t, t))          // 2^n
+	}
 	oms := V()
 	rec(x86.VMOVUPS(k("vm_one"), oms))
 	rec(x86.VSUBPS(t, oms, oms))     // 1 - 2^n
