@@ -37,17 +37,9 @@ func benchPeak(b *testing.B, probe func(rounds int), opsPerRound int, unit strin
 			const rounds = 1 << 20
 			busy := make([]time.Duration, threads)
 			for b.Loop() {
-				var wg sync.WaitGroup
-				for t := range threads {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						t0 := time.Now()
-						probe(rounds)
-						busy[t] += time.Since(t0)
-					}()
+				for t, d := range onGoroutines(threads, func() { probe(rounds) }) {
+					busy[t] += d
 				}
-				wg.Wait()
 			}
 			ops := float64(opsPerRound*rounds*threads) * float64(b.N)
 			b.ReportMetric(ops/b.Elapsed().Seconds()/1e9, unit)
@@ -154,21 +146,13 @@ func BenchmarkFMAAfterIdle(b *testing.B) {
 	slowRuns := 0
 	for b.Loop() {
 		time.Sleep(20 * time.Millisecond)
-		var r [2]float64
-		var wg sync.WaitGroup
-		for t := range 2 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				t0 := time.Now()
-				for range reps {
-					fmaPeak512(rounds)
-				}
-				r[t] = 384 * rounds * reps / time.Since(t0).Seconds() / 1e9
-			}()
-		}
-		wg.Wait()
-		slow, fast := min(r[0], r[1]), max(r[0], r[1])
+		d := onGoroutines(2, func() {
+			for range reps {
+				fmaPeak512(rounds)
+			}
+		})
+		rate := func(d time.Duration) float64 { return 384 * rounds * reps / d.Seconds() / 1e9 }
+		slow, fast := rate(max(d[0], d[1])), rate(min(d[0], d[1]))
 		slowSum += slow
 		if slow < 0.75*fast {
 			slowRuns++
@@ -176,4 +160,22 @@ func BenchmarkFMAAfterIdle(b *testing.B) {
 	}
 	b.ReportMetric(slowSum/float64(b.N), "slowest-thread-GFLOP/s")
 	b.ReportMetric(float64(slowRuns)/float64(b.N), "share-slow")
+}
+
+// onGoroutines runs f on threads goroutines at once and returns how long
+// each took.
+func onGoroutines(threads int, f func()) []time.Duration {
+	took := make([]time.Duration, threads)
+	var wg sync.WaitGroup
+	for t := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t0 := time.Now()
+			f()
+			took[t] = time.Since(t0)
+		}()
+	}
+	wg.Wait()
+	return took
 }

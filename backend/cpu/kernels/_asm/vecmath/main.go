@@ -432,21 +432,21 @@ func clamp(x reg.VecVirtual, lo, hi Op) reg.VecVirtual {
 }
 
 // expReduce overwrites x (finite and in [expLo, expHi], or NaN) with r
-// and returns t = round + n, where x = n·ln2 + r, n = round(x·log2e) and
-// |r| ≤ ln2/2: n sits in t's low mantissa bits. Without lo, r is
+// and returns t = round + n and nf = n as a float, where x = n·ln2 + r,
+// n = round(x·log2e) and |r| ≤ ln2/2: n sits in t's low mantissa bits. Without lo, r is
 // x - n·ln2Hi, off by n·ln2Lo (|n|·2e-9), which is enough where 2^n
 // scales the error down as fast as n grows (tanh's e^r - 1).
-func expReduce(x reg.VecVirtual, lo bool) (t reg.VecVirtual) {
+func expReduce(x reg.VecVirtual, lo bool) (t, nf reg.VecVirtual) {
 	t = V()
 	rec(x86.VMOVUPS(k("vm_log2e"), t))
 	rec(x86.VFMADD213PS(k("vm_round"), x, t)) // t = x·log2e + round
-	nf := V()
+	nf = V()
 	rec(x86.VSUBPS(k("vm_round"), t, nf)) // n as a float
 	rec(x86.VFNMADD231PS(k("vm_ln2hi"), nf, x))
 	if lo {
 		rec(x86.VFNMADD231PS(k("vm_ln2lo"), nf, x))
 	}
-	return t
+	return t, nf
 }
 
 // expCore returns e^x for x already in [expLo, expHi] (or NaN); it
@@ -455,7 +455,7 @@ func expReduce(x reg.VecVirtual, lo bool) (t reg.VecVirtual) {
 // results near the overflow threshold and in the subnormal range need no
 // special case.
 func expCore(x reg.VecVirtual) reg.VecVirtual {
-	t := expReduce(x, true)
+	t, _ := expReduce(x, true)
 	p := expPolyEstrin(x)
 	n1, n2 := V(), V()
 	rec(x86.VPSUBD(k("vm_round254"), t, n2)) // n+254
@@ -515,7 +515,7 @@ func expBody(x reg.VecVirtual) reg.VecVirtual {
 // expFirst is the shortcut's range reduction: x becomes r, st holds t
 // (round + n) and u is n - fastLo as an integer.
 func expFirst(x reg.VecVirtual) ([]reg.VecVirtual, reg.VecVirtual) {
-	t := expReduce(x, true)
+	t, _ := expReduce(x, true)
 	u := V()
 	rec(x86.VPSUBD(k("vm_roundfast"), t, u))
 	return []reg.VecVirtual{t}, u
@@ -537,13 +537,7 @@ func expRest(r reg.VecVirtual, st []reg.VecVirtual) reg.VecVirtual {
 // the subnormals and overflows to +Inf by itself, the two multiplies'
 // result with no window test for a shortcut. It overwrites x.
 func expScale(x reg.VecVirtual) reg.VecVirtual {
-	t := V()
-	rec(x86.VMOVUPS(k("vm_log2e"), t))
-	rec(x86.VFMADD213PS(k("vm_round"), x, t)) // t = x·log2e + round
-	nf := V()
-	rec(x86.VSUBPS(k("vm_round"), t, nf)) // n as a float
-	rec(x86.VFNMADD231PS(k("vm_ln2hi"), nf, x))
-	rec(x86.VFNMADD231PS(k("vm_ln2lo"), nf, x))
+	_, nf := expReduce(x, true)
 	p := expPolyEstrin(x)
 	rec(x86.VSCALEFPS(nf, p, p))
 	return p
@@ -578,18 +572,10 @@ func tanhBody(x reg.VecVirtual) reg.VecVirtual {
 	rec(x86.VMOVUPS(k("vm_tanhbig"), y))
 	rec(x86.VMINPS(a, y, y))
 	rec(x86.VMULPS(k("vm_mtwo"), y, y))
-	var t reg.VecVirtual
+	t, nf := expReduce(y, false)
 	if wide { // 2^n as VSCALEFPS(1, n): one op for two
-		t = V()
-		rec(x86.VMOVUPS(k("vm_log2e"), t))
-		rec(x86.VFMADD213PS(k("vm_round"), y, t))
-		nf := V()
-		rec(x86.VSUBPS(k("vm_round"), t, nf))
-		rec(x86.VFNMADD231PS(k("vm_ln2hi"), nf, y))
 		rec(x86.VMOVUPS(k("vm_one"), t))
-		rec(x86.VSCALEFPS(nf, t, t)) // 2^n
-	} else {
-		t = expReduce(y, false)
+		rec(x86.VSCALEFPS(nf, t, t))
 	}
 	q := expm1PolyEstrin(y)
 	if !wide {
