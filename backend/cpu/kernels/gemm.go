@@ -224,33 +224,58 @@ var columnSplit = true
 // so the threads never wait for one another before the end. Splitting
 // rows shares one packed B and so needs every thread to finish packing
 // before any computes, twice per KC slice; on a product of 256³ those
-// waits cost as much as packing A again on each thread.
+// waits cost as much as packing A again on each thread. The columns come
+// in chunks (claims): a thread that falls behind hands its last ones to
+// the others. Which thread computes a column does not change its bits.
 func gemmColumns[T float32 | float64](m, n, k int, blk aBlock[T], pb bPacker[T], c []T, ldc int, accumulate bool, threads, mr, nr int, epi Epilogue) {
 	slivers := (n + nr - 1) / nr
+	width := columnChunk(slivers, threads) // slivers a chunk
+	q := newClaims((slivers+width-1)/width, threads)
+	defer q.put()
 	parallel(threads, func(t int) {
-		j0, j1 := t*slivers/threads*nr, min(n, (t+1)*slivers/threads*nr)
-		nc := min(gemmNC, (j1-j0+nr-1)/nr*nr)
+		nc := min(gemmNC, width*nr)
 		bp, ap := getBuf[T](gemmKC*nc), getBuf[T](gemmMC*gemmKC+edgeTile)
 		defer putBuf(bp)
 		defer putBuf(ap)
 		mc := balancedBlock(m, gemmMC, blockRows[T](mr, nr))
-		for jc := j0; jc < j1; jc += nc {
-			nb := min(nc, j1-jc)
-			for pc := 0; pc < k; pc += gemmKC {
-				kb := min(gemmKC, k-pc)
-				from := blk.bFrom(nb, nr)
-				pb(bp, pc, jc, kb, nb, from, (nb+nr-1)/nr)
-				for ic := 0; ic < m; ic += mc {
-					mb := min(mc, m-ic)
-					blk.run(ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == 0)
-					if epi != nil && pc+kb == k {
-						epi(ic, jc, mb, nb)
+		for ch, ok := q.next(t); ok; ch, ok = q.next(t) {
+			if chunkHook != nil {
+				chunkHook(t)
+			}
+			j0, j1 := ch*width*nr, min(n, (ch+1)*width*nr)
+			for jc := j0; jc < j1; jc += nc {
+				nb := min(nc, j1-jc)
+				for pc := 0; pc < k; pc += gemmKC {
+					kb := min(gemmKC, k-pc)
+					from := blk.bFrom(nb, nr)
+					pb(bp, pc, jc, kb, nb, from, (nb+nr-1)/nr)
+					for ic := 0; ic < m; ic += mc {
+						mb := min(mc, m-ic)
+						blk.run(ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == 0)
+						if epi != nil && pc+kb == k {
+							epi(ic, jc, mb, nb)
+						}
 					}
 				}
 			}
 		}
 	})
 }
+
+// columnChunk is how many B slivers wide the chunks of C's columns that
+// gemmColumns hands out are: about chunksPerThread a thread, whole
+// pairs of slivers (the AVX-512 kernels' width).
+func columnChunk(slivers, threads int) int {
+	w := max(1, slivers/(threads*chunksPerThread))
+	return (w + 1) &^ 1
+}
+
+// chunkHook, where tests set it, is called by thread t before each chunk.
+var chunkHook func(t int)
+
+// chunksPerThread is the share of the work a thread can hand over when it
+// falls behind: finer shares balance better and cost a pass over A each.
+var chunksPerThread = 4
 
 // gemmParallelFlops is the work below which a product runs on the
 // calling goroutine: waking a parked worker takes tens of microseconds on

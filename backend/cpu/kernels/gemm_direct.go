@@ -36,8 +36,8 @@ var directPackB = true
 
 // macroKernelDirect is macroKernel for A's block read in place: rows
 // [ic, ic+mb) and K slice [pc, pc+kb) of a. Whole 6-row slivers run on
-// the direct kernels; a last partial sliver is packed into ap and runs
-// through the scratch tile as in macroKernel, and columns past the last
+// the direct kernels; a last partial sliver runs through the scratch tile
+// as in macroKernel, and columns past the last
 // whole pair of B slivers take the packed path for the whole block. With
 // packB, bp's whole sliver pairs are still to be packed from b (row-major):
 // the first tile of each pair packs it.
@@ -45,8 +45,14 @@ func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, 
 	defer flushEnd(flushStart()) // flushing subnormals (denormals.go)
 	const mr, nr = sgemmMR, sgemmNR
 	full := mb / mr * mr
-	if full < mb {
-		packA(ap, a, ic+full, pc, mb-full, kb, mr)
+	// A last partial sliver of r rows runs as the whole sliver that ends
+	// with it, rows [ic+mb-6, ic+mb) read in place, into the scratch
+	// tile, of which its last r rows are kept: packing the r rows instead
+	// cost more than the product of its tile where C's columns come in
+	// chunks (once a chunk).
+	r, overlap := mb-full, ic+mb >= mr
+	if r > 0 && !overlap {
+		packA(ap, a, ic+full, pc, r, kb, mr)
 	}
 	j := 0
 	for ; j+2*nr <= nb; j += 2 * nr {
@@ -67,10 +73,15 @@ func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, 
 			}
 			i += blocks * mr
 		}
-		if full < mb {
+		if r > 0 {
 			tile := ap[len(ap)-edgeTile:][:2*mr*nr]
-			pairKernelF32(1, kb, ap[:mr*kb], bs, tile, 2*nr, true)
-			addTile(tile, c[(ic+full)*ldc+jc+j:], mb-full, 2*nr, 2*nr, ldc, overwrite)
+			if overlap {
+				directPairF32(1, kb, a.Data[(ic+mb-mr)*a.Row+pc:], a.Row, bs, tile, 2*nr, true)
+				addTile(tile[(mr-r)*2*nr:], c[(ic+full)*ldc+jc+j:], r, 2*nr, 2*nr, ldc, overwrite)
+			} else {
+				pairKernelF32(1, kb, ap[:mr*kb], bs, tile, 2*nr, true)
+				addTile(tile, c[(ic+full)*ldc+jc+j:], r, 2*nr, 2*nr, ldc, overwrite)
+			}
 		}
 	}
 	if j < nb {

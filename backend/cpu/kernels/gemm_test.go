@@ -3,7 +3,9 @@ package kernels
 import (
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func randSlice[T float32 | float64](n int, rng *rand.Rand) []T {
@@ -203,7 +205,7 @@ func seq(lo, hi int) []int {
 func TestGemmSplitsMatchOneThread(t *testing.T) {
 	withKernels(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(7, 8))
-		for _, s := range [][3]int{{97, 301, 513}, {250, 200, 300}, {40, 700, 257}} {
+		for _, s := range [][3]int{{97, 301, 513}, {250, 200, 300}, {40, 700, 257}, {13, 300, 70}} {
 			m, n, k := s[0], s[1], s[2]
 			a := Strided[float32]{Data: randSlice[float32](m*k, rng), Row: k, Col: 1}
 			b := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
@@ -228,6 +230,41 @@ func TestGemmSplitsMatchOneThread(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	})
+}
+
+// A thread that falls behind in the column split hands its last chunks
+// to the others, and the result is still the one-thread result bit for
+// bit, at every chunk size.
+func TestGemmColumnsSlowThread(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(9, 9))
+		m, n, k := 100, 1000, 300
+		a := Strided[float32]{Data: randSlice[float32](m*k, rng), Row: k, Col: 1}
+		b := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
+		want := make([]float32, m*n)
+		GemmF32(m, n, k, a, b, want, n, false, 1)
+		defer func(v int) { chunksPerThread, chunkHook = v, nil }(chunksPerThread)
+		for _, per := range []int{1, 4, 100} {
+			chunksPerThread = per
+			var taken [2]atomic.Int32
+			chunkHook = func(t int) {
+				taken[t].Add(1)
+				if t == 0 {
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			got := make([]float32, m*n)
+			GemmF32(m, n, k, a, b, got, n, false, 2)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("chunks per thread %d: element %d = %v, one thread %v", per, i, got[i], want[i])
+				}
+			}
+			if per > 1 && taken[1].Load() <= taken[0].Load() {
+				t.Errorf("chunks per thread %d: the fast thread took %d of the chunks, the slow one %d", per, taken[1].Load(), taken[0].Load())
 			}
 		}
 	})
