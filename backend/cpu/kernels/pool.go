@@ -72,39 +72,13 @@ func (g *group) taskDone() {
 var pool struct {
 	once  sync.Once
 	tasks chan task
-	kick  chan struct{}
 }
 
 func startPool() {
 	n := max(runtime.GOMAXPROCS(0)-1, 1)
 	pool.tasks = make(chan task, 4*n)
-	pool.kick = make(chan struct{})
 	for range n {
 		go worker()
-	}
-	go kicked()
-}
-
-// kicked is a goroutine that does nothing but get woken: see wakeIdle.
-func kicked() {
-	for range pool.kick {
-	}
-}
-
-// wakeIdle makes the runtime wake a sleeping P, if one is idle, to look
-// for goroutines to run. A worker that polls for tasks yields with
-// runtime.Gosched between polls, and Gosched never wakes an idle P: once
-// the worker and a caller came to share one P (the worker made runnable
-// by a caller's send lands on the caller's P), the other P slept while
-// the two took turns, and every parallel call ran serially (a 256³
-// product's worker started 200 µs late, when the caller had done all the
-// work). Waking a parked goroutine does wake an idle P, which then takes
-// the polling worker from the global run queue; where no P is idle it
-// costs a channel send.
-func wakeIdle() {
-	select {
-	case pool.kick <- struct{}{}:
-	default:
 	}
 }
 
@@ -159,7 +133,6 @@ func parallel(threads int, f func(t int)) {
 			g.taskDone()
 		}
 	}
-	wakeIdle()
 	f(threads - 1)
 	deadline := time.Now().Add(spinFor)
 	for g.left.Load() > 0 && time.Now().Before(deadline) {
