@@ -229,7 +229,7 @@ var columnSplit = true
 // the others. Which thread computes a column does not change its bits.
 func gemmColumns[T float32 | float64](m, n, k int, blk aBlock[T], pb bPacker[T], c []T, ldc int, accumulate bool, threads, mr, nr int, epi Epilogue) {
 	slivers := (n + nr - 1) / nr
-	width := columnChunk(slivers, threads) // slivers a chunk
+	width := columnChunk(slivers, threads, 2*m*n*k) // slivers a chunk
 	q := newClaims((slivers+width-1)/width, threads)
 	defer q.put()
 	parallel(threads, func(t int) {
@@ -263,12 +263,24 @@ func gemmColumns[T float32 | float64](m, n, k int, blk aBlock[T], pb bPacker[T],
 }
 
 // columnChunk is how many B slivers wide the chunks of C's columns that
-// gemmColumns hands out are: about chunksPerThread a thread, whole
-// pairs of slivers (the AVX-512 kernels' width).
-func columnChunk(slivers, threads int) int {
-	w := max(1, slivers/(threads*chunksPerThread))
+// gemmColumns hands out are, for a product of flops: about
+// chunksPerThread a thread, whole pairs of slivers (the AVX-512 kernels'
+// width); one a thread for products of chunkedFlops or more.
+func columnChunk(slivers, threads, flops int) int {
+	per := chunksPerThread
+	if flops >= chunkedFlops {
+		per = 1
+	}
+	w := max(1, slivers/(threads*per))
 	return (w + 1) &^ 1
 }
+
+// chunkedFlops bounds the products whose columns come in several chunks a
+// thread. A chunk reuses each block of A over fewer B slivers: 2048³ on
+// two threads lost 4% (293–313 against 322–327 GFLOP/s, three
+// alternations), while the host's slow spells (about 0.75 ms) matter
+// little to a product of several milliseconds a thread.
+const chunkedFlops = 1 << 30
 
 // chunkHook, where tests set it, is called by thread t before each chunk.
 var chunkHook func(t int)
