@@ -10,14 +10,7 @@ func BenchmarkGemmF32(b *testing.B) {
 	for _, sz := range []int{256, 1024, 2048} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("n=%d/threads=%d", sz, threads), func(b *testing.B) {
-				rng := rand.New(rand.NewPCG(1, 1))
-				a := Strided[float32]{Data: randSlice[float32](sz*sz, rng), Row: sz, Col: 1}
-				bm := Strided[float32]{Data: randSlice[float32](sz*sz, rng), Row: sz, Col: 1}
-				c := make([]float32, sz*sz)
-				for b.Loop() {
-					GemmF32(sz, sz, sz, a, bm, c, sz, false, threads)
-				}
-				b.ReportMetric(2*float64(sz*sz*sz)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				benchGemmF32(b, sz, sz, sz, threads)
 			})
 		}
 	}
@@ -52,14 +45,7 @@ func BenchmarkGemmLayers(b *testing.B) {
 		for _, threads := range []int{1, 2} {
 			m, n, k := s[0], s[1], s[2]
 			b.Run(fmt.Sprintf("%dx%dx%d/threads=%d", m, n, k, threads), func(b *testing.B) {
-				rng := rand.New(rand.NewPCG(1, 1))
-				a := Strided[float32]{Data: randSlice[float32](m*k, rng), Row: k, Col: 1}
-				bm := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
-				c := make([]float32, m*n)
-				for b.Loop() {
-					GemmF32(m, n, k, a, bm, c, n, false, threads)
-				}
-				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				benchGemmF32(b, m, n, k, threads)
 			})
 		}
 	}
@@ -76,16 +62,22 @@ func BenchmarkGemmDirectA(b *testing.B) {
 				b.Run(fmt.Sprintf("%dx%dx%d/threads=%d/%s", m, n, k, threads, mode), func(b *testing.B) {
 					defer func(d, p bool) { directA, directPackB = d, p }(directA, directPackB)
 					directA, directPackB = mode != "packed", mode == "direct+packB"
-					rng := rand.New(rand.NewPCG(1, 1))
-					a := Strided[float32]{Data: randSlice[float32](m*k, rng), Row: k, Col: 1}
-					bm := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
-					c := make([]float32, m*n)
-					for b.Loop() {
-						GemmF32(m, n, k, a, bm, c, n, false, threads)
-					}
-					b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					benchGemmF32(b, m, n, k, threads)
 				})
 			}
 		}
 	}
+}
+
+// benchGemmF32 times C = A·B for random row-major A (m×k) and B (k×n)
+// on threads and reports GFLOP/s.
+func benchGemmF32(b *testing.B, m, n, k, threads int) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	a := Strided[float32]{Data: randSlice[float32](m*k, rng), Row: k, Col: 1}
+	bm := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
+	c := make([]float32, m*n)
+	for b.Loop() {
+		GemmF32(m, n, k, a, bm, c, n, false, threads)
+	}
+	b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }

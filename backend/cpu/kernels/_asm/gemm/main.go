@@ -754,24 +754,8 @@ func pairKernelBody(name string, ablocks, size int, typ string, direct, packB bo
 		rowBases(as, ld)
 		aAt = func(blk, i, s int) Mem { return rowAt(as, ld, 6*blk+i, s*size) }
 	}
-	{
-		c := Load(Param("c"), GP64())
-		ldc := Load(Param("ldc"), GP64())
-		SHLQ(Imm(uint64(map[int]int{4: 2, 8: 3}[size])), ldc)
-		for i := range rows {
-			PREFETCHT0(Mem{Base: c})
-			PREFETCHT0(Mem{Base: c, Disp: 64})
-			PREFETCHT0(Mem{Base: c, Disp: 127})
-			if i < rows-1 {
-				ADDQ(ldc, c)
-			}
-		}
-	}
-	acc := make([]reg.VecVirtual, 2*rows)
-	for i := range acc {
-		acc[i] = ZMM()
-		VPXORD(acc[i], acc[i], acc[i])
-	}
+	prefetchC(rows, size)
+	acc := zeroZMM(2 * rows)
 	bcast := func(m Op, x reg.VecVirtual) { VBROADCASTSS(m, x) }
 	fma := func(b, x, acc Op) { VFMADD231PS(b, x, acc) }
 	add := func(m, x, dst Op) { VADDPS(m, x, dst) }
@@ -838,6 +822,33 @@ func pairKernelBody(name string, ablocks, size int, typ string, direct, packB bo
 	kLoop4(name, k, step, advance, name+"_store")
 	Label(name + "_store")
 	storeAndReturn512(name, rows, size, acc, add)
+}
+
+// prefetchC prefetches the first 128 bytes of each of the rows of C
+// (elements of size bytes, parameters c and ldc) into L1 before a tile's
+// loop, so its stores at the end do not wait for them.
+func prefetchC(rows, size int) {
+	c := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(Imm(uint64(map[int]int{4: 2, 8: 3}[size])), ldc)
+	for i := range rows {
+		PREFETCHT0(Mem{Base: c})
+		PREFETCHT0(Mem{Base: c, Disp: 64})
+		PREFETCHT0(Mem{Base: c, Disp: 127})
+		if i < rows-1 {
+			ADDQ(ldc, c)
+		}
+	}
+}
+
+// zeroZMM returns n new ZMM accumulators, cleared.
+func zeroZMM(n int) []reg.VecVirtual {
+	acc := make([]reg.VecVirtual, n)
+	for i := range acc {
+		acc[i] = ZMM()
+		VPXORD(acc[i], acc[i], acc[i])
+	}
+	return acc
 }
 
 // rowBases sets bases[1:] to bases[0] plus 3, 6, ... times the row
@@ -922,24 +933,8 @@ func directTapsKernel(name string) {
 	bHi := Load(Param("kb"), GP64())
 	SHLQ(Imm(6), bHi)
 	ADDQ(b, bHi)
-	{
-		c := Load(Param("c"), GP64())
-		ldc := Load(Param("ldc"), GP64())
-		SHLQ(Imm(2), ldc)
-		for i := range rows {
-			PREFETCHT0(Mem{Base: c})
-			PREFETCHT0(Mem{Base: c, Disp: 64})
-			PREFETCHT0(Mem{Base: c, Disp: 127})
-			if i < rows-1 {
-				ADDQ(ldc, c)
-			}
-		}
-	}
-	acc := make([]reg.VecVirtual, 2*rows)
-	for i := range acc {
-		acc[i] = ZMM()
-		VPXORD(acc[i], acc[i], acc[i])
-	}
+	prefetchC(rows, 4)
+	acc := zeroZMM(2 * rows)
 	base := []reg.Register{GP64(), GP64(), GP64(), GP64()}
 	k := GP64()
 	v0, v1 := ZMM(), ZMM()
@@ -996,11 +991,7 @@ func skinnyKernel(name string) {
 	as := []reg.Register{Load(Param("a"), GP64()), GP64(), GP64(), GP64()}
 	rowBases(as, ld)
 	b := Load(Param("b"), GP64())
-	acc := make([]reg.VecVirtual, rows)
-	for i := range acc {
-		acc[i] = ZMM()
-		VPXORD(acc[i], acc[i], acc[i])
-	}
+	acc := zeroZMM(rows)
 	v := ZMM()
 	step := func(s int) {
 		VMOVUPS(Mem{Base: b, Disp: s * 64}, v)
