@@ -57,10 +57,13 @@ var taskLabels atomic.Pointer[context.Context]
 func LabelTasks(ctx context.Context) { taskLabels.Store(&ctx) }
 
 // group counts a parallel call's outstanding tasks; the last one to
-// finish closes finished, for a caller that stopped spinning.
+// finish closes finished, for a caller that stopped spinning. taken[t]
+// says whether task t has been started, by a worker or by the caller
+// taking it back (parallel).
 type group struct {
 	left     atomic.Int32
 	finished chan struct{}
+	taken    []atomic.Bool
 }
 
 func (g *group) taskDone() {
@@ -90,6 +93,9 @@ func worker() {
 		default:
 			tk = spinThenWait()
 		}
+		if !tk.g.taken[tk.t].CompareAndSwap(false, true) {
+			continue // its caller took it back and ran it
+		}
 		labels := context.Background()
 		if tk.labels != nil {
 			labels = *tk.labels
@@ -116,24 +122,40 @@ func spinThenWait() task {
 }
 
 // parallel runs f(0), ..., f(threads-1): the last on the calling
-// goroutine, the others on pool workers; it returns when all are done.
+// goroutine, the others on pool workers, or on the caller where no worker
+// has started them by the time the caller's own part is done; it returns
+// when all are done. Each f(t) runs exactly once, so f(t) must not wait
+// for another part.
 func parallel(threads int, f func(t int)) {
 	if threads <= 1 {
 		f(0)
 		return
 	}
 	pool.once.Do(startPool)
-	g := &group{finished: make(chan struct{})}
+	g := &group{finished: make(chan struct{}), taken: make([]atomic.Bool, threads-1)}
 	g.left.Store(int32(threads - 1))
 	for t := range threads - 1 {
 		select {
 		case pool.tasks <- task{f: f, t: t, g: g, labels: taskLabels.Load()}:
 		default: // pool saturated (nested or concurrent calls): run it here
+			g.taken[t].Store(true)
 			f(t)
 			g.taskDone()
 		}
 	}
 	f(threads - 1)
+	// A task no worker has started yet is taken back and run here. A
+	// parked worker takes 20 µs to milliseconds to wake on these VMs
+	// (BENCHMARKS.md); waiting for it costs the call that much, running
+	// its part here costs at most the part. And a caller that waits
+	// yields its processor to the late worker, after which the two can
+	// go on taking turns on one processor while the other stays idle.
+	for t := range threads - 1 {
+		if g.taken[t].CompareAndSwap(false, true) {
+			f(t)
+			g.taskDone()
+		}
+	}
 	deadline := time.Now().Add(spinFor)
 	for g.left.Load() > 0 && time.Now().Before(deadline) {
 		runtime.Gosched()
