@@ -137,17 +137,15 @@ func parallel(threads int, f func(t int)) {
 	for t := range threads - 1 {
 		select {
 		case pool.tasks <- task{f: f, t: t, g: g, labels: taskLabels.Load()}:
-		default: // pool saturated (nested or concurrent calls): run it here
-			g.taken[t].Store(true)
-			f(t)
-			g.taskDone()
+		default: // pool saturated (nested or concurrent calls): taken back below
 		}
 	}
 	f(threads - 1)
-	// A task no worker has started yet is taken back and run here. A
-	// parked worker takes 20 µs to milliseconds to wake on these VMs
-	// (BENCHMARKS.md); waiting for it costs the call that much, running
-	// its part here costs at most the part. And a caller that waits
+	// A part no worker has started yet (or that found the pool's queue
+	// full) is taken back and run here. A parked worker takes 20 µs to
+	// milliseconds to wake on these VMs (BENCHMARKS.md); waiting for it
+	// costs the call that much, running its part here costs at most the
+	// part. And a caller that waits
 	// yields its processor to the late worker, after which the two can
 	// go on taking turns on one processor while the other stays idle.
 	for t := range threads - 1 {
