@@ -1,12 +1,14 @@
 """numpy and PyTorch on the ../shared/bench workloads, plus ONNX exports for ort.js.
 
-Usage: /usr/bin/python3 peers.py OUTDIR
+Usage: /usr/bin/python3 peers.py OUTDIR [ROUND]
 Times every workload with numpy and with PyTorch (2 threads, random f32 inputs in
 [-1, 1) created before timing, warm-up runs, then the median of individually timed
 calls), checks that the two agree, and writes OUTDIR/peers.json ({workload:
 {"numpy": ms, "torch": ms}}). For ort.js it also writes, per workload, OUTDIR/NAME.onnx
 (torch.onnx.export, opset 13), the inputs as raw little-endian f32 (NAME.inN.bin) and
 OUTDIR/manifest.json (input shapes, the sum of numpy's output, warm-up and repeat).
+With ROUND > 1 (run.sh times every engine in several processes, rounds apart) it only
+times, and writes OUTDIR/peers.ROUND.json.
 Each function computes exactly what the workload's .hlo computes. The set-up of the
 environment (OMP_WAIT_POLICY=passive, OMP_NUM_THREADS=2, ...) is done by run.sh.
 """
@@ -95,6 +97,7 @@ class Model(torch.nn.Module):
 
 def main():
     out = sys.argv[1]
+    rnd = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     rng = np.random.default_rng(1)
     results, manifest = {}, {}
     for name, (shapes, npf, tf) in WORKLOADS.items():
@@ -117,6 +120,8 @@ def main():
             results[name] = {"numpy": median_ms(npf, xs, warmup, repeat),
                              "torch": median_ms(tf, ts, warmup, repeat)}
             print(name, results[name], file=sys.stderr, flush=True)
+            if rnd > 1:
+                continue
             files = []
             for i, t in enumerate(export_ts):
                 files.append(f"{name}.in{i}.bin")
@@ -126,8 +131,10 @@ def main():
         manifest[name] = {"inputs": files, "shapes": [list(t.shape) for t in export_ts],
                           "sum": float(want.astype(np.float64).sum()),
                           "abssum": float(np.abs(want.astype(np.float64)).sum()), "warmup": warmup, "repeat": repeat}
-    with open(os.path.join(out, "peers.json"), "w") as f:
+    with open(os.path.join(out, "peers.json" if rnd == 1 else f"peers.{rnd}.json"), "w") as f:
         json.dump(results, f)
+    if rnd > 1:
+        return
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f)
 
