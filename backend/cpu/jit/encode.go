@@ -360,6 +360,14 @@ func (a *asm) addMem(m mem, imm int8) {
 	a.byte(byte(imm))
 }
 
+// addMem32 is ADD QWORD [m], imm32.
+func (a *asm) addMem32(m mem, imm int32) {
+	a.rex(true, 0, 0, m.base)
+	a.byte(0x81)
+	a.modrm(0, at(m))
+	a.byte(byte(imm), byte(imm>>8), byte(imm>>16), byte(imm>>24))
+}
+
 // decMem is DEC QWORD [m].
 func (a *asm) decMem(m mem) {
 	a.rex(true, 0, 0, m.base)

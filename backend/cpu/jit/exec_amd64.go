@@ -32,16 +32,19 @@ func call(code uintptr, args unsafe.Pointer)
 // lives in a pointer-free buffer at a 64-byte boundary (a frame's), and
 // its addresses are uintptrs whose Go pointers the frame keeps.
 type args struct {
-	outs    [MaxOutputs]uintptr
-	n       uintptr
-	pool    uintptr
-	ins     [MaxInputs]uintptr
-	_       [argSplat - argIns - 8*MaxInputs]byte
-	splat   [MaxScalars][16]float32
-	spill   [maxSpill][16]float32
-	rows    uintptr
-	rowPtrs [MaxScalars]uintptr
-	strides [MaxArrays]uintptr // a strided program's, in bytes
+	outs     [MaxOutputs]uintptr
+	n        uintptr
+	pool     uintptr
+	ins      [MaxInputs]uintptr
+	_        [argSplat - argIns - 8*MaxInputs]byte
+	splat    [MaxScalars][16]float32
+	spill    [maxSpill][16]float32
+	rows     uintptr
+	rowPtrs  [MaxScalars]uintptr
+	strides  [MaxArrays]uintptr // a strided program's, in bytes
+	_        [argFolds - argStrides - 8*MaxArrays]byte
+	folds    [MaxRowFolds * maxUnroll][16]float32
+	foldPtrs [MaxRowFolds]uintptr
 	// tailIn and tailOut stage the last partial vector.
 	tailIn, tailOut [MaxArrays][8]float32
 }
@@ -55,6 +58,8 @@ var (
 	_ [-(unsafe.Offsetof(args{}.spill) - argSpill)]struct{}
 	_ [-(unsafe.Offsetof(args{}.rows) - argRows)]struct{}
 	_ [-(unsafe.Offsetof(args{}.strides) - argStrides)]struct{}
+	_ [-(unsafe.Offsetof(args{}.folds) - argFolds)]struct{}
+	_ [-(unsafe.Offsetof(args{}.foldPtrs) - argFoldPtrs)]struct{}
 )
 
 // frame is one call's argument block and the Go pointers behind its
@@ -64,7 +69,7 @@ var (
 type frame struct {
 	a    *args
 	raw  []byte
-	keep [MaxOutputs + MaxInputs + MaxScalars + 1]unsafe.Pointer
+	keep [MaxOutputs + MaxInputs + MaxScalars + 1 + MaxRowFolds]unsafe.Pointer
 }
 
 const (
@@ -72,6 +77,7 @@ const (
 	keepIn   = keepOut + MaxOutputs
 	keepRow  = keepIn + MaxInputs
 	keepPool = keepRow + MaxScalars
+	keepFold = keepPool + 1
 )
 
 var frames = sync.Pool{New: func() any {
@@ -94,6 +100,9 @@ func (fr *frame) setIn(k int, p unsafe.Pointer)  { fr.keep[keepIn+k], fr.a.ins[k
 func (fr *frame) setRowPtr(k int, p unsafe.Pointer) {
 	fr.keep[keepRow+k], fr.a.rowPtrs[k] = p, uintptr(p)
 }
+func (fr *frame) setFoldPtr(k int, p unsafe.Pointer) {
+	fr.keep[keepFold+k], fr.a.foldPtrs[k] = p, uintptr(p)
+}
 func (fr *frame) setPool(p []uint32) {
 	fr.keep[keepPool], fr.a.pool = unsafe.Pointer(&p[0]), uintptr(unsafe.Pointer(&p[0]))
 }
@@ -109,8 +118,11 @@ type Func struct {
 	scalars int
 	rowLen  int
 	rowVals []int // the row scalars, in RunRows' order
-	wide    bool  // the code is 16-lane (usesWide)
-	strided bool  // the code loops over a block's rows (Program.Strided)
+	folds   int   // row folds (Program.RowFolds)
+	// foldWidth is the partial results a row each fold leaves.
+	foldWidth int
+	wide      bool // the code is 16-lane (usesWide)
+	strided   bool // the code loops over a block's rows (Program.Strided)
 	// The same loop with non-temporal stores, generated on the first call
 	// that streams (most programs never do).
 	ntOnce sync.Once
@@ -125,9 +137,9 @@ func Compile(p *Program) (*Func, error) {
 		return nil, ErrUnsupported
 	}
 	f := &Func{prog: p, inputs: p.Inputs, outputs: len(p.outputs()), scalars: p.Scalars,
-		rowLen: p.RowLen, rowVals: p.RowScalars, wide: usesWide(p), strided: p.Strided}
+		rowLen: p.RowLen, rowVals: p.RowScalars, folds: len(p.RowFolds), wide: usesWide(p), strided: p.Strided}
 	var err error
-	if f.code, f.pool, err = load(p, false); err != nil {
+	if f.code, f.pool, f.foldWidth, err = load(p, false); err != nil {
 		return nil, err
 	}
 	runtime.SetFinalizer(f, func(f *Func) {
@@ -141,26 +153,33 @@ func Compile(p *Program) (*Func, error) {
 
 // streaming returns the non-temporal loop, generating it on first use.
 func (f *Func) streaming() ([]byte, []uint32, error) {
-	f.ntOnce.Do(func() { f.codeNT, f.poolNT, f.ntErr = load(f.prog, true) })
+	f.ntOnce.Do(func() {
+		var width int
+		f.codeNT, f.poolNT, width, f.ntErr = load(f.prog, true)
+		if f.ntErr == nil && width != f.foldWidth {
+			// Both loops must leave their partial results alike.
+			f.ntErr = fmt.Errorf("jit: the streaming loop folds %d lanes, the other %d", width, f.foldWidth)
+		}
+	})
 	return f.codeNT, f.poolNT, f.ntErr
 }
 
 // load generates p's code into a new read-only executable mapping.
-func load(p *Program, nt bool) ([]byte, []uint32, error) {
-	code, pool, err := generate(p, nt)
+func load(p *Program, nt bool) ([]byte, []uint32, int, error) {
+	code, pool, width, err := generate(p, nt)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	m, err := syscall.Mmap(-1, 0, len(code), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
-		return nil, nil, fmt.Errorf("jit: mmap: %w", err)
+		return nil, nil, 0, fmt.Errorf("jit: mmap: %w", err)
 	}
 	copy(m, code)
 	if err := syscall.Mprotect(m, syscall.PROT_READ|syscall.PROT_EXEC); err != nil {
 		syscall.Munmap(m)
-		return nil, nil, fmt.Errorf("jit: mprotect: %w", err)
+		return nil, nil, 0, fmt.Errorf("jit: mprotect: %w", err)
 	}
-	return m, pool, nil
+	return m, pool, width, nil
 }
 
 // Run sets outs[k] at i to the program's k-th output at i, reading ins[k]
@@ -346,6 +365,17 @@ func (f *Func) vecBytes() int {
 // boundaries of the code's vectors, and rows are whole vectors, so that
 // every store is aligned; otherwise ordinarily.
 func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32, stream bool) {
+	f.RunRowsFold(outs, ins, scalars, rowVals, nil, stream)
+}
+
+// FoldWidth is how many partial results of each row fold RunRowsFold
+// leaves a row.
+func (f *Func) FoldWidth() int { return f.foldWidth }
+
+// RunRowsFold is RunRows for a program with row folds: folds[j] gets,
+// for each row r, FoldWidth partial results of fold j at
+// [r·FoldWidth, (r+1)·FoldWidth), which the row's fold is the fold of.
+func (f *Func) RunRowsFold(outs, ins []Array, scalars []float32, rowVals, folds [][]float32, stream bool) {
 	rows := outs[0].Len() / f.rowLen
 	if rows == 0 {
 		return
@@ -368,6 +398,10 @@ func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32
 	for j, k := range f.rowVals {
 		_ = rowVals[j][rows-1]
 		fr.setRowPtr(k, unsafe.Pointer(&rowVals[j][0]))
+	}
+	for j := range f.folds {
+		_ = folds[j][rows*f.foldWidth-1]
+		fr.setFoldPtr(j, unsafe.Pointer(&folds[j][0]))
 	}
 	fr.a.n, fr.a.rows = uintptr(f.rowLen), uintptr(rows)
 	fr.setPool(pool)

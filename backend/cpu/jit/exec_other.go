@@ -24,6 +24,13 @@ func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {}
 // RunRows is never called: Compile returns no Func here.
 func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32, stream bool) {}
 
+// RunRowsFold is never called: Compile returns no Func here.
+func (f *Func) RunRowsFold(outs, ins []Array, scalars []float32, rowVals, folds [][]float32, stream bool) {
+}
+
+// FoldWidth is never called.
+func (f *Func) FoldWidth() int { return 0 }
+
 // Runner is never made: Compile returns no Func here.
 type Runner struct{}
 

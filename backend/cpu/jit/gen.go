@@ -28,7 +28,14 @@ const (
 	argRows    = argSpill + slotBytes*maxSpill
 	argRowPtrs = argRows + 8
 	argStrides = argRowPtrs + 8*MaxScalars // bytes, outputs then inputs
+	// The row folds' accumulators, a vector slot for each vector of an
+	// iteration, and where each stores its row's partial results.
+	argFolds    = (argStrides + 8*MaxArrays + slotBytes - 1) &^ (slotBytes - 1)
+	argFoldPtrs = argFolds + slotBytes*MaxRowFolds*maxUnroll
 )
+
+// maxUnroll bounds unrollFor.
+const maxUnroll = 3
 
 // slotBytes is the size of a splat or spill slot.
 const slotBytes = 64
@@ -133,18 +140,19 @@ var wideAlways = false
 // generate returns p's machine code and constant pool. It generates
 // twice: the first time only to count each constant's uses, so that the
 // second can put the most used first in the pool, where a one-byte
-// displacement reaches them (see poolBias).
-func generate(p *Program, nt bool) ([]byte, []uint32, error) {
+// displacement reaches them (see poolBias). width is the row folds'
+// partial results a row (foldWidth).
+func generate(p *Program, nt bool) (code []byte, pool []uint32, width int, err error) {
 	if err := p.validate(); err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	count := newGen(p, nt, nil)
 	if _, err := count.function(); err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	g := newGen(p, nt, count.byUse())
-	code, err := g.function()
-	return code, g.pool, err
+	code, err = g.function()
+	return code, g.pool, g.foldWidth(), err
 }
 
 // newGen returns a generator for p whose pool starts with the constants
@@ -216,6 +224,7 @@ func (g *gen) loop(a *asm) error {
 			a.store(mem{base: rdi, index: -1, disp: argSplat + slotBytes*int32(k)}, 0)
 			a.addMem(ptr, 4)
 		}
+		g.startFolds(a)
 	}
 	// RSI counts elements: f32 arrays are addressed with scale 4, bf16
 	// ones with scale 2. n (RCX) is a multiple of 8. R13 = n + 8 -
@@ -263,6 +272,7 @@ func (g *gen) loop(a *asm) error {
 		a.patch(done, len(a.b))
 	}
 	if g.p.RowLen > 0 || g.p.Strided { // the next row
+		g.endFolds(a)
 		outs := len(g.p.outputs())
 		for k := range outs {
 			g.nextRow(a, g.outReg(k), k, g.p.outputType(k))
@@ -389,7 +399,72 @@ func (g *gen) body(off int32) error {
 		}
 		g.a.store(mem{base: g.outReg(k), index: rsi, scale: 4, disp: 4 * off}, r, g.nt)
 	}
+	for f, fd := range g.p.RowFolds {
+		g.fold(f, fd, int(off)/g.lanes())
+	}
 	return nil
+}
+
+// foldSlot is the accumulator of row fold f for the s-th vector of an
+// iteration.
+func foldSlot(f, s int) mem {
+	return mem{base: rdi, index: -1, disp: argFolds + int32(slotBytes*(f*maxUnroll+s))}
+}
+
+// fold adds the current vector of fold fd's value into accumulator f of
+// the s-th vector of the iteration. It goes with the stores, after every
+// shortcut test: a vector the full block redoes is folded once.
+func (g *gen) fold(f int, fd RowFold, s int) {
+	a := g.a
+	m := foldSlot(f, s)
+	acc, r, x := a.reg(), a.reg(), g.inReg(g.loc[fd.Value])
+	a.load(acc, m)
+	if fd.Op == Add {
+		a.ps(opAdd, r, acc, ymm(x))
+	} else {
+		g.extreme(fd.Op, r, ymm(acc), ymm(x))
+	}
+	a.store(m, r, false)
+}
+
+// foldIdentity is the value a fold's accumulators start a row with.
+func foldIdentity(op Op) uint32 {
+	switch op {
+	case Max:
+		return 0xff800000 // -inf
+	case Min:
+		return 0x7f800000
+	}
+	return 0
+}
+
+// foldWidth is how many partial results a row's fold leaves: one per
+// lane of each vector of an iteration.
+func (g *gen) foldWidth() int { return g.unroll * g.lanes() }
+
+// startFolds sets the folds' accumulators to their identity, at a row's
+// start (machine registers: nothing is live between rows).
+func (g *gen) startFolds(a *asm) {
+	for f, fd := range g.p.RowFolds {
+		a.load(0, g.constant(foldIdentity(fd.Op)).m)
+		for s := range g.unroll {
+			a.store(foldSlot(f, s), 0)
+		}
+	}
+}
+
+// endFolds stores the folds' accumulators, at a row's end, where their
+// pointers say, and moves the pointers on by a row's partial results.
+func (g *gen) endFolds(a *asm) {
+	for f := range g.p.RowFolds {
+		ptr := mem{base: rdi, index: -1, disp: argFoldPtrs + 8*int32(f)}
+		a.loadGP(rsi, ptr)
+		for s := range g.unroll {
+			a.load(0, foldSlot(f, s))
+			a.store(mem{base: rsi, index: -1, disp: int32(4 * g.lanes() * s)}, 0)
+		}
+		a.addMem32(ptr, int32(4*g.foldWidth()))
+	}
 }
 
 // constant returns the pool address of a vector of copies of bits.

@@ -118,12 +118,29 @@ type Program struct {
 	// faults: reaching past an array's end is harmless.)
 	PrefetchInputs []int
 	PrefetchAhead  int
+	// RowFolds (with RowLen) fold values along each row as the loop
+	// computes them, run by RunRowsFold: a row reduction of a value the
+	// program computes anyway (softmax's sum of its exponentials), or of
+	// an input it would not otherwise read (the next tile's rows, whose
+	// maximum is then ready when that tile starts, read while this one's
+	// results are written) costs no pass of its own.
+	RowFolds []RowFold
 	// Strided programs run by Runner.RunStrided over a block of rows
 	// whose arrays move on by a stride of their own from row to row (a
 	// GEMM epilogue over a block of C, its bias read again for every
 	// row): one call for the block, where a flat program takes one a
 	// row. Not with RowLen.
 	Strided bool
+}
+
+// RowFold is a reduction of value Value along each row: Op is Add, Max
+// or Min (XLA's add, maximum and minimum: a NaN anywhere gives NaN).
+// The code keeps FoldWidth partial results a row, each folding every
+// FoldWidth-th vector lane of the row from the op's identity (0, -inf,
+// +inf); RunRowsFold stores them for the caller to fold.
+type RowFold struct {
+	Op    Op
+	Value int
 }
 
 // Array is an input or output array of a call: f32 values, or bf16 bit
@@ -190,10 +207,11 @@ func (p *Program) outputs() []int {
 // general register for the whole loop (seven are free), and splats live
 // in the per-call argument block.
 const (
-	MaxArrays  = 7 // inputs and outputs together
-	MaxInputs  = 6
-	MaxOutputs = 4
-	MaxScalars = 8
+	MaxArrays   = 7 // inputs and outputs together
+	MaxInputs   = 6
+	MaxOutputs  = 4
+	MaxScalars  = 8
+	MaxRowFolds = 2
 )
 
 // The register file and the spill slots (32 bytes each, in the argument
@@ -236,6 +254,14 @@ func (p *Program) validate() error {
 	for _, k := range p.RowScalars {
 		if k < 0 || k >= p.Scalars {
 			return fmt.Errorf("jit: row scalar %d of %d", k, p.Scalars)
+		}
+	}
+	if len(p.RowFolds) > MaxRowFolds || len(p.RowFolds) > 0 && p.RowLen == 0 {
+		return fmt.Errorf("jit: %d row folds with rows of %d elements (at most %d, and rows are needed)", len(p.RowFolds), p.RowLen, MaxRowFolds)
+	}
+	for _, f := range p.RowFolds {
+		if f.Op != Add && f.Op != Max && f.Op != Min || f.Value < 0 || f.Value >= len(p.Values) {
+			return fmt.Errorf("jit: row fold %s of value %d (add, max or min of a value is needed)", f.Op, f.Value)
 		}
 	}
 	for _, k := range p.PrefetchInputs {
