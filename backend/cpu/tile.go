@@ -59,9 +59,13 @@ type slot struct {
 	m affineMap
 	// buf is the scratch tile the slot's values live in (-1: none).
 	buf int
-	// skip: no tile needs the slot's values (a row broadcast that only
-	// generated segments read, as row scalars).
+	// skip: no tile needs the slot's values computed here (a row
+	// broadcast that only generated segments read, as row scalars), or a
+	// segment computes them (a reduction it folds, tile_fold.go).
 	skip bool
+	// fold is 1 + the scratch index of the ahead fold that computes this
+	// reduction's values a tile early (tile_fold.go), or 0.
+	fold int
 	// dst is the program output whose storage an op slot computes its
 	// tile straight into, when the runner passes that storage (-1: none).
 	dst int
@@ -97,6 +101,8 @@ type tileProg struct {
 	jit      *jitProg
 	segs     []segment
 	segStart []int
+	// nfolds is the reductions segments fold (tile_fold.go).
+	nfolds int
 }
 
 // compileLoop turns a kLoop fusion of f32 elementwise instructions into a
@@ -390,6 +396,13 @@ type scratch struct {
 	// dsts are the current tile of each output's storage, or nil where
 	// the output is computed in scratch (see slot.dst).
 	dsts [][]float32
+	// Folded reductions (tile_fold.go), per fold: the partial results a
+	// segment's code leaves, and an ahead fold's values for the tile
+	// starting at aheadLo (-1: none yet). aheadEnd bounds the tiles a
+	// segment may fold ahead into: this worker's.
+	partials, ahead [][]float32
+	aheadLo         []int
+	aheadEnd        int
 }
 
 func (p *tileProg) getScratch() *scratch {
@@ -410,12 +423,18 @@ func (p *tileProg) getScratch() *scratch {
 			fill(sc.bufs[s.buf], s.value)
 		}
 	}
+	for range p.nfolds {
+		sc.partials = append(sc.partials, make([]float32, p.partialsLen()))
+		sc.ahead = append(sc.ahead, make([]float32, p.tile/p.rowLen))
+		sc.aheadLo = append(sc.aheadLo, -1)
+	}
 	return sc
 }
 
 func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
 	sc := p.begin(params)
 	defer p.pool.Put(sc)
+	sc.aheadEnd = min(to*p.tile, p.n)
 	outF32, _ := out.Data().([]float32)
 	var outBits []uint16
 	var outFmt minifloat.Format
@@ -455,6 +474,10 @@ func (p *tileProg) prefetch(params []operand, lo, hi int) {
 // was made).
 func (p *tileProg) begin(params []operand) *scratch {
 	sc := p.getScratch()
+	sc.aheadEnd = 0
+	for k := range sc.aheadLo {
+		sc.aheadLo[k] = -1
+	}
 	bufs := sc.bufs
 	for _, s := range p.slots {
 		if s.kind != slotSplat || s.param < 0 && s.from < 0 {
@@ -481,7 +504,7 @@ func (p *tileProg) computeTile(sc *scratch, params []operand, lo, hi int, dsts [
 			for _, k := range g.pre {
 				p.computeSlot(k, sc, params, lo, hi, dsts)
 			}
-			p.runSegment(g, sc, hi-lo, dsts)
+			p.runSegment(g, sc, params, lo, hi, dsts)
 			i = g.end - 1
 			continue
 		}
@@ -526,7 +549,9 @@ func (p *tileProg) computeSlot(i int, sc *scratch, params []operand, lo, hi int,
 		roundTo(s.t, d)
 		view[i] = d
 	case slotReduce:
-		view[i] = p.reduceRows(s, bufs[s.buf], view, hi-lo)
+		if !p.foldedAhead(i, sc, lo, hi) {
+			view[i] = p.reduceRows(s, bufs[s.buf], view, hi-lo)
+		}
 	case slotRowBcast:
 		view[i] = p.spreadRows(view[s.args[0]], bufs[s.buf][:hi-lo])
 	}

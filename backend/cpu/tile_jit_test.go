@@ -253,6 +253,30 @@ ENTRY main {
   bb = f32[40,48] broadcast(beta), dimensions={1}
   ROOT o = f32[40,48] add(yg, bb)
 }`, 2},
+		// Rows over several tiles, the last one shorter: the mean's sum
+		// folds a tile ahead, in the segment computing the squares,
+		// whose sum folds there too; a worker's first tile and a tile
+		// before a shorter one fold their own.
+		"layer norm over tiles": {`HloModule layernorm` + reductionBodies + `
+ENTRY main {
+  a = f32[1000,64] parameter(0)
+  zero = f32[] constant(0)
+  s = f32[1000] reduce(a, zero), dimensions={1}, to_apply=add
+  n = f32[] constant(64)
+  nb = f32[1000] broadcast(n), dimensions={}
+  mean = f32[1000] divide(s, nb)
+  mb = f32[1000,64] broadcast(mean), dimensions={0}
+  d = f32[1000,64] subtract(a, mb)
+  sq = f32[1000,64] multiply(d, d)
+  v = f32[1000] reduce(sq, zero), dimensions={1}, to_apply=add
+  var = f32[1000] divide(v, nb)
+  eps = f32[] constant(1e-5)
+  eb = f32[1000] broadcast(eps), dimensions={}
+  ve = f32[1000] add(var, eb)
+  r = f32[1000] rsqrt(ve)
+  rb = f32[1000,64] broadcast(r), dimensions={0}
+  ROOT y = f32[1000,64] multiply(d, rb)
+}`, 2},
 		"reduction of products": {`HloModule dotlike` + reductionBodies + `
 ENTRY main {
   a = f32[300,500] parameter(0)
@@ -281,20 +305,32 @@ ENTRY main {
 			if err != nil {
 				t.Fatal(err)
 			}
+			var first *hlo.Literal
 			for threads := 1; threads <= 3; threads++ {
 				m, x := compileText(t, c.text, Options{Threads: threads, Poison: true})
-				if got := rootSegments(t, x); got != c.segs {
-					t.Fatalf("the root's fusion has %d segments, want %d", got, c.segs)
+				segs, sums := rootSegments(t, x)
+				if segs != c.segs {
+					t.Fatalf("the root's fusion has %d segments, want %d", segs, c.segs)
 				}
 				got, want := evalAndRun(t, m, x, args)
 				// (A sum of 500 products of either sign cancels: f32 sums
-				// are compared with the evaluator's loosely, with the tile
-				// programs' exactly.)
+				// are compared with the evaluator's loosely.)
 				if err := conformance.Compare(got, want, conformance.Tolerance{Rtol: 1e-4, Atol: 1e-4}); err != nil {
 					t.Fatalf("threads=%d against the evaluator: %v", threads, err)
 				}
-				if !got.Equal(tile) {
+				// A sum a segment folds adds in another order than the
+				// tile program's kernel: close to its bits, not equal.
+				// Everything else is bit for bit.
+				if sums == 0 && !got.Equal(tile) {
 					t.Fatalf("threads=%d: other bits than the tile programs", threads)
+				}
+				if err := conformance.Compare(got, tile, conformance.Tolerance{Rtol: 1e-5, Atol: 1e-6}); err != nil {
+					t.Fatalf("threads=%d against the tile programs: %v", threads, err)
+				}
+				if first == nil {
+					first = got
+				} else if !got.Equal(first) {
+					t.Fatalf("threads=%d: other bits than on one thread", threads)
 				}
 			}
 		})
@@ -302,8 +338,8 @@ ENTRY main {
 }
 
 // rootSegments compiles the fusion computing x's root again and counts
-// its program's generated segments.
-func rootSegments(t *testing.T, x *Executable) int {
+// its program's generated segments, and the sums they fold.
+func rootSegments(t *testing.T, x *Executable) (segs, sums int) {
 	t.Helper()
 	root := x.entry.Root
 	if root.Opcode != hlo.OpFusion {
@@ -315,14 +351,27 @@ func rootSegments(t *testing.T, x *Executable) int {
 			t.Fatal(err)
 		}
 		p.prod.compileSegments()
-		return len(p.prod.segs)
+		return len(p.prod.segs), foldedSums(p.prod)
 	}
 	p, err := compileLoop(root)
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.streamAhead = true // as compile sets it
 	p.generate()
-	return len(p.segs)
+	return len(p.segs), foldedSums(p)
+}
+
+func foldedSums(p *tileProg) int {
+	n := 0
+	for _, g := range p.segs {
+		for _, fd := range g.folds {
+			if p.slots[fd.slot].op == hlo.OpAdd {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // BenchmarkSoftmaxSegments runs a softmax row program over 64 rows of

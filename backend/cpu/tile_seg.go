@@ -33,6 +33,14 @@ type segment struct {
 	rowIns, spreads []int
 	// streams are the parameters whose next tile the code prefetches.
 	streams []int
+	// rows: the code runs row by row (row scalars or folds).
+	rows bool
+	// folds are the reductions the code folds (tile_fold.go), those over
+	// the segment's values first; fAhead is the code that also folds the
+	// next tile's rows of the parameters aheadParams, which f does not.
+	folds       []segFold
+	fAhead      *jit.Func
+	aheadParams []int
 }
 
 // generate gives p generated code: for the whole program, or failing
@@ -65,6 +73,7 @@ func (p *tileProg) compileSegments() {
 	if !useJIT {
 		return
 	}
+	folded := map[int]bool{} // reduce slots a segment folds
 	for i := 0; i < len(p.slots); {
 		for i < len(p.slots) && !p.isSegOp(i) {
 			i++
@@ -77,7 +86,7 @@ func (p *tileProg) compileSegments() {
 			if !p.isSegOp(end - 1) {
 				continue
 			}
-			if g, ok := p.segment(i, end); ok {
+			if g, ok := p.segment(i, end, folded); ok {
 				if p.segStart == nil {
 					p.segStart = slices.Repeat([]int{-1}, len(p.slots))
 				}
@@ -91,8 +100,10 @@ func (p *tileProg) compileSegments() {
 	p.skipSpreads()
 }
 
-// segment compiles slots [start, end) as one function, if it fits.
-func (p *tileProg) segment(start, end int) (segment, bool) {
+// segment compiles slots [start, end) as one function, if it fits, with
+// the reductions it can fold that no other segment does (marked in
+// folded).
+func (p *tileProg) segment(start, end int, folded map[int]bool) (segment, bool) {
 	g := segment{start: start, end: end}
 	prog := &jit.Program{}
 	value := map[int]int{} // slot → jit value
@@ -129,14 +140,18 @@ func (p *tileProg) segment(start, end int) (segment, bool) {
 		}
 		value[i], _ = p.jitOp(prog, s, args)
 	}
+	after, ahead := p.foldsOf(start, end, folded)
+	for _, r := range after {
+		prog.RowFolds = append(prog.RowFolds, jit.RowFold{Op: p.foldOp(r), Value: value[p.slots[r].args[0]]})
+	}
 	for i := start; i < end; i++ {
-		if p.isSegOp(i) && p.readAfterSlot(i, end) {
+		if p.isSegOp(i) && p.readAfterSlot(i, end, after) {
 			g.outs = append(g.outs, i)
 			prog.Outputs = append(prog.Outputs, value[i])
 		}
 	}
 	prog.Inputs = len(g.ins)
-	if len(prog.RowScalars) > 0 {
+	if len(prog.RowScalars) > 0 || len(prog.RowFolds) > 0 {
 		prog.RowLen = p.rowLen
 	}
 	// The row values are read here, not where the skipped spread would
@@ -150,7 +165,7 @@ func (p *tileProg) segment(start, end int) (segment, bool) {
 		}
 	}
 	// One op is a segment only where it saves spreading row values.
-	if ops < 2 && len(g.rowIns) == 0 || len(g.outs) == 0 || prog.Scalars > jit.MaxScalars || len(g.ins) > jit.MaxInputs || len(g.outs) > jit.MaxOutputs || len(g.ins)+len(g.outs) > jit.MaxArrays {
+	if ops < 2 && len(g.rowIns) == 0 && len(after) == 0 || len(g.outs) == 0 || prog.Scalars > jit.MaxScalars || len(g.ins) > jit.MaxInputs || len(g.outs) > jit.MaxOutputs || len(g.ins)+len(g.outs) > jit.MaxArrays {
 		return g, false
 	}
 	streamed := p.streamInputs(prog, g.ins)
@@ -166,8 +181,59 @@ func (p *tileProg) segment(start, end int) (segment, bool) {
 		p.slots[k].buf = p.nbufs
 		p.nbufs++
 	}
-	g.f = f
+	g.f, g.rows = f, prog.RowLen > 0
+	for _, r := range after {
+		g.folds = append(g.folds, segFold{slot: r, k: p.nfolds})
+		p.nfolds++
+		folded[r] = true
+		// Its values are written when the segment runs: a tile of its
+		// own keeps them from what assignTiles put between.
+		p.slots[r].skip, p.slots[r].buf = true, p.nbufs
+		p.nbufs++
+	}
+	p.foldAhead(&g, prog, ahead, folded)
 	return g, true
+}
+
+// foldAhead gives segment g, whose program is prog, code that also folds
+// the reduce slots ahead over the next tile's rows of their parameters,
+// read as inputs after prog's (tile_fold.go). Those rows are read by the
+// loop itself, so prog's prefetching of the same parameters is dropped.
+func (p *tileProg) foldAhead(g *segment, prog *jit.Program, ahead []int, folded map[int]bool) {
+	if len(ahead) == 0 {
+		return
+	}
+	q := *prog
+	q.Values = slices.Clone(prog.Values)
+	q.RowFolds = slices.Clone(prog.RowFolds)
+	q.RowLen = p.rowLen
+	var params []int
+	for _, r := range ahead {
+		k := p.slots[p.slots[r].args[0]].param
+		q.Values = append(q.Values, jit.Value{Op: jit.Input, Arg: q.Inputs})
+		q.Inputs++
+		q.RowFolds = append(q.RowFolds, jit.RowFold{Op: p.foldOp(r), Value: len(q.Values) - 1})
+		params = append(params, k)
+	}
+	q.PrefetchInputs = slices.DeleteFunc(slices.Clone(prog.PrefetchInputs), func(in int) bool {
+		return slices.Contains(params, p.slots[g.ins[in]].param)
+	})
+	if q.Inputs > jit.MaxInputs || q.Inputs+len(q.Outputs) > jit.MaxArrays {
+		return
+	}
+	f, err := jit.Compile(&q)
+	// The sums must not depend on which code ran a tile (which the thread
+	// count decides): both leave their partial results alike.
+	if err != nil || f.FoldWidth() != g.f.FoldWidth() {
+		return
+	}
+	g.fAhead, g.aheadParams = f, params
+	for _, r := range ahead {
+		g.folds = append(g.folds, segFold{slot: r, ahead: true, k: p.nfolds})
+		p.nfolds++
+		p.slots[r].fold = p.nfolds
+		folded[r] = true
+	}
 }
 
 // streamInputs has the segment's code prefetch the next tile of each
@@ -259,12 +325,16 @@ func (p *tileProg) readsAsRowScalar(m, a int) bool {
 }
 
 // readAfterSlot reports whether slot i's value is needed from slot end
-// on: read by a later slot, or an output of the program.
-func (p *tileProg) readAfterSlot(i, end int) bool {
+// on: read by a later slot (but the reductions folded, which read it in
+// the segment), or an output of the program.
+func (p *tileProg) readAfterSlot(i, end int, folded []int) bool {
 	if slices.Contains(p.outs, i) {
 		return true
 	}
 	for m := end; m < len(p.slots); m++ {
+		if slices.Contains(folded, m) {
+			continue
+		}
 		s := &p.slots[m]
 		if slices.Contains(s.args[:s.nargs], i) || (s.kind == slotAlias || s.kind == slotSplat) && s.from == i {
 			return true
@@ -273,17 +343,18 @@ func (p *tileProg) readAfterSlot(i, end int) bool {
 	return false
 }
 
-// runSegment computes segment g over a tile of n elements: its outputs
-// go where the slots' own values would (their scratch tile, or the
-// program output's storage).
-func (p *tileProg) runSegment(g *segment, sc *scratch, n int, dsts [][]float32) {
+// runSegment computes segment g over the tile [lo, hi): its outputs go
+// where the slots' own values would (their scratch tile, or the program
+// output's storage), and the reductions it folds get their values.
+func (p *tileProg) runSegment(g *segment, sc *scratch, params []operand, lo, hi int, dsts [][]float32) {
+	n := hi - lo
 	var insArr [jit.MaxInputs]jit.Array
 	var outsArr [jit.MaxOutputs]jit.Array
 	ins, outs := insArr[:len(g.ins)], outsArr[:len(g.outs)]
 	for k, a := range g.ins {
 		ins[k] = jit.Array{F32: sc.view[a]}
 	}
-	if len(g.rowIns) > 0 {
+	if g.rows {
 		var rowArr [jit.MaxScalars][]float32
 		var scalars [jit.MaxScalars]float32 // all row scalars: set per row
 		rows := rowArr[:len(g.rowIns)]
@@ -294,7 +365,22 @@ func (p *tileProg) runSegment(g *segment, sc *scratch, n int, dsts [][]float32) 
 		// caches, bypass them: nothing reads them again here, and a
 		// streaming store saves reading each line before writing it.
 		stream := p.segOutputs(g, sc, n, dsts, outs) && p.n >= kernels.StreamMin
-		g.f.RunRows(outs, ins, scalars[:len(g.rowIns)], rows, stream)
+		f, ahead := g.f, p.canFoldAhead(g, params, hi+n <= sc.aheadEnd)
+		if ahead {
+			f = g.fAhead
+			for _, k := range g.aheadParams {
+				ins = append(ins, jit.Array{F32: params[k].f32[hi : hi+n]})
+			}
+		}
+		var foldArr [jit.MaxRowFolds][]float32
+		folds := foldArr[:0]
+		for _, fd := range g.folds {
+			if !fd.ahead || ahead {
+				folds = append(folds, sc.partials[fd.k])
+			}
+		}
+		f.RunRowsFold(outs, ins, scalars[:len(g.rowIns)], rows, folds, stream)
+		p.finishFolds(g, f, sc, n, hi, ahead)
 		return
 	}
 	p.segOutputs(g, sc, n, dsts, outs)
@@ -304,6 +390,21 @@ func (p *tileProg) runSegment(g *segment, sc *scratch, n int, dsts [][]float32) 
 // segOutputs sets outs to where g's outputs go (their scratch tiles, or
 // the program output's storage) and points the slots' views there. It
 // reports whether they all go to the program's output.
+// canFoldAhead reports whether segment g's tile folds the next tile's
+// rows: it has code for that, the next tile is this worker's and as long
+// (room), and the parameters are f32 in memory.
+func (p *tileProg) canFoldAhead(g *segment, params []operand, room bool) bool {
+	if g.fAhead == nil || !room {
+		return false
+	}
+	for _, k := range g.aheadParams {
+		if params[k].f32 == nil {
+			return false
+		}
+	}
+	return true
+}
+
 func (p *tileProg) segOutputs(g *segment, sc *scratch, n int, dsts [][]float32, outs []jit.Array) bool {
 	all := true
 	for k, o := range g.outs {

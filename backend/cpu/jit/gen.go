@@ -34,9 +34,6 @@ const (
 	argFoldPtrs = argFolds + slotBytes*MaxRowFolds*maxUnroll
 )
 
-// maxUnroll bounds unrollFor.
-const maxUnroll = 3
-
 // slotBytes is the size of a splat or spill slot.
 const slotBytes = 64
 

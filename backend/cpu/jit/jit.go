@@ -212,7 +212,14 @@ const (
 	MaxOutputs  = 4
 	MaxScalars  = 8
 	MaxRowFolds = 2
+	// MaxFoldWidth bounds Func.FoldWidth: a vector slot of 16 lanes for
+	// each vector of an iteration.
+	MaxFoldWidth = maxUnroll * 16
 )
+
+// maxUnroll bounds the vectors an iteration of the main loop computes
+// (unrollFor).
+const maxUnroll = 3
 
 // The register file and the spill slots (32 bytes each, in the argument
 // block) the generated code has: a program whose live values need more
