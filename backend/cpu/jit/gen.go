@@ -86,6 +86,16 @@ type gen struct {
 	// stays set while that last block is generated: the pool's constants
 	// are 16 copies for the whole function.
 	wide, wideProg bool
+	// pin is how many of the pool's constants (its first, the most used)
+	// the wide code keeps in registers, loaded once before the loops:
+	// constant i in ZMM31-i, out of the allocator's reach, read through
+	// the virtual register pinned[bits]. Memory operands cost a load each
+	// use, and exp alone reads about a dozen constants a vector, so the
+	// loads, two a cycle, bound the loops as much as the arithmetic did.
+	pin    int
+	pinned map[uint32]int
+	// spills counts the values the allocator stored to spill slots.
+	spills int
 }
 
 // copies is how many copies of each constant the pool holds.
@@ -143,19 +153,39 @@ func generate(p *Program, nt bool) (code []byte, pool []uint32, width int, err e
 	if err := p.validate(); err != nil {
 		return nil, nil, 0, err
 	}
-	count := newGen(p, nt, nil)
+	count := newGen(p, nt, nil, 0)
 	if _, err := count.function(); err != nil {
 		return nil, nil, 0, err
 	}
-	g := newGen(p, nt, count.byUse())
-	code, err = g.function()
-	return code, g.pool, g.foldWidth(), err
+	order := count.byUse()
+	g := newGen(p, nt, order, 0)
+	if code, err = g.function(); err != nil {
+		return nil, nil, 0, err
+	}
+	// Keep as many constants in registers as leave the values their
+	// registers: the most that spill no more and unroll as far.
+	if g.wide {
+		for k := min(len(order), maxPinned); k > 0; k /= 2 {
+			pg := newGen(p, nt, order, k)
+			pc, err := pg.function()
+			if err == nil && pg.spills <= g.spills && pg.unroll == g.unroll {
+				code, g = pc, pg
+				break
+			}
+		}
+	}
+	return code, g.pool, g.foldWidth(), nil
 }
+
+// maxPinned is the most constants wide code keeps in registers: half of
+// the 32 (a variable for tests, which compare with none).
+var maxPinned = 16
 
 // newGen returns a generator for p whose pool starts with the constants
 // listed in order.
-func newGen(p *Program, nt bool, order []uint32) *gen {
-	g := &gen{p: p, at: map[uint32]int32{}, uses: map[uint32]int{}, nt: nt, unroll: unrollFor(p), wide: usesWide(p)}
+func newGen(p *Program, nt bool, order []uint32, pin int) *gen {
+	g := &gen{p: p, at: map[uint32]int32{}, uses: map[uint32]int{}, nt: nt, unroll: unrollFor(p), wide: usesWide(p),
+		pin: pin, pinned: map[uint32]int{}}
 	g.wideProg = g.wide
 	for _, bits := range order {
 		g.constant(bits)
@@ -204,6 +234,11 @@ func (g *gen) loop(a *asm) error {
 	a.loadGP(rcx, mem{base: rdi, index: -1, disp: argN})
 	a.loadGP(rdx, mem{base: rdi, index: -1, disp: argPool})
 	a.addImm(rdx, poolBias)
+	if g.wide {
+		for i := range g.pin {
+			a.load(pinReg(i), mem{base: rdx, index: -1, disp: int32(4*g.copies()*i) - poolBias})
+		}
+	}
 	for k := range g.p.Inputs {
 		a.loadGP(g.inputReg(k), mem{base: rdi, index: -1, disp: argIns + 8*int32(k)})
 	}
@@ -371,8 +406,20 @@ func (g *gen) blockWith(a *asm, n int, fast bool) error {
 		}
 		lists[s] = g.a.ins
 	}
-	return allocate(a, append(interleave(lists), g.stores...), g.nregs)
+	regs, pins := numYMM, map[int]int{}
+	if g.wide {
+		regs = numZMM - g.pin // a block may not read them all, but all hold theirs
+		for bits, v := range g.pinned {
+			pins[v] = pinReg(int(g.at[bits]) / (4 * g.copies()))
+		}
+	}
+	spills, err := allocate(a, append(interleave(lists), g.stores...), g.nregs, regs, pins)
+	g.spills += spills
+	return err
 }
+
+// pinReg is the register of the pool's i-th constant, when pinned.
+func pinReg(i int) int { return numZMM - 1 - i }
 
 // body records one vector's worth of the program, at element offset off
 // from the current position.
@@ -394,7 +441,7 @@ func (g *gen) body(off int32) error {
 			g.storeBF16(mem{base: g.outReg(k), index: rsi, scale: 2, disp: 2 * off}, r)
 			continue
 		}
-		g.a.store(mem{base: g.outReg(k), index: rsi, scale: 4, disp: 4 * off}, r, g.nt)
+		g.a.store(mem{base: g.outReg(k), index: rsi, scale: 4, disp: 4 * off}, r, g.nt && !slices.Contains(g.p.CachedOutputs, k))
 	}
 	for f, fd := range g.p.RowFolds {
 		g.fold(f, fd, int(off)/g.lanes())
@@ -418,9 +465,22 @@ func (g *gen) fold(f int, fd RowFold, s int) {
 	a.load(acc, m)
 	if fd.Op == Add {
 		a.ps(opAdd, r, acc, ymm(x))
-	} else {
-		g.extreme(fd.Op, r, ymm(acc), ymm(x))
+		a.store(m, r, false)
+		return
 	}
+	// MAXPS (MINPS) gives its second source, the accumulator, when either
+	// is NaN, so an accumulator once NaN stays NaN; a NaN value sets every
+	// bit of its lane (a NaN too) through the OR of its unordered mask.
+	// The accumulator's chain from one iteration to the next is the two
+	// ops, where extreme's blends would make it four (eight, wide).
+	code := byte(opMax)
+	if fd.Op == Min {
+		code = opMin
+	}
+	nan := a.reg()
+	a.ps(code, r, x, ymm(acc))
+	a.cmp(unordered, nan, x, ymm(x))
+	a.ps(opOr, r, r, ymm(nan))
 	a.store(m, r, false)
 }
 
@@ -443,7 +503,7 @@ func (g *gen) foldWidth() int { return g.unroll * g.lanes() }
 // start (machine registers: nothing is live between rows).
 func (g *gen) startFolds(a *asm) {
 	for f, fd := range g.p.RowFolds {
-		a.load(0, g.constant(foldIdentity(fd.Op)).m)
+		a.load(0, g.constMem(foldIdentity(fd.Op)))
 		for s := range g.unroll {
 			a.store(foldSlot(f, s), 0)
 		}
@@ -464,9 +524,25 @@ func (g *gen) endFolds(a *asm) {
 	}
 }
 
-// constant returns the pool address of a vector of copies of bits.
+// constant returns a vector of copies of bits: its register, if wide
+// code keeps it in one, or its address in the pool.
 func (g *gen) constant(bits uint32) rm {
 	g.uses[bits]++
+	m := g.constMem(bits)
+	if g.wide && int(g.at[bits])/(4*g.copies()) < g.pin {
+		v, ok := g.pinned[bits]
+		if !ok {
+			v = g.nregs
+			g.nregs++
+			g.pinned[bits] = v
+		}
+		return ymm(v)
+	}
+	return at(m)
+}
+
+// constMem returns the pool address of a vector of copies of bits.
+func (g *gen) constMem(bits uint32) mem {
 	off, ok := g.at[bits]
 	if !ok {
 		off = int32(4 * len(g.pool))
@@ -475,10 +551,19 @@ func (g *gen) constant(bits uint32) rm {
 		}
 		g.at[bits] = off
 	}
-	return at(mem{base: rdx, index: -1, disp: off - poolBias})
+	return mem{base: rdx, index: -1, disp: off - poolBias}
 }
 
 func (g *gen) f32(v float32) rm { return g.constant(math.Float32bits(v)) }
+
+// setF32 sets register r to copies of v.
+func (g *gen) setF32(r int, v float32) {
+	if c := g.f32(v); c.isMem {
+		g.a.load(r, c.m)
+	} else {
+		g.a.mov(r, c.reg)
+	}
+}
 
 // inReg returns a register holding o, loading a memory operand into a
 // new one.

@@ -125,6 +125,10 @@ type Program struct {
 	// maximum is then ready when that tile starts, read while this one's
 	// results are written) costs no pass of its own.
 	RowFolds []RowFold
+	// CachedOutputs lists outputs stored through the caches even by the
+	// streaming loop: a row program's tile that the next tile's code
+	// reads back, beside a result streamed out to memory.
+	CachedOutputs []int
 	// Strided programs run by Runner.RunStrided over a block of rows
 	// whose arrays move on by a stride of their own from row to row (a
 	// GEMM epilogue over a block of C, its bias read again for every

@@ -40,9 +40,9 @@ func (g *gen) math(op Op, r, x int) {
 func (g *gen) exp(r, x int) {
 	a := g.a
 	y := a.reg()
-	a.load(y, g.f32(expLo).m)
+	g.setF32(y, expLo)
 	a.ps(opMax, y, y, ymm(x)) // max(lo, x): x, the second source, if NaN
-	a.load(r, g.f32(expHi).m)
+	g.setF32(r, expHi)
 	a.ps(opMin, y, r, ymm(y))
 	g.expCore(r, y)
 }
@@ -95,7 +95,7 @@ func (g *gen) expFast(r, x int) {
 // (ln2Hi, and ln2Lo when lo).
 func (g *gen) expReduce(x, t, nf int, lo bool) {
 	a := g.a
-	a.load(t, g.f32(log2e).m)
+	g.setF32(t, log2e)
 	a.fma(fmadd213, t, x, g.f32(round))
 	a.ps(opSub, nf, t, g.f32(round))
 	a.fma(fnmadd231, x, nf, g.f32(ln2Hi))
@@ -111,9 +111,9 @@ func (g *gen) expPoly(p, r int) {
 	r2, r4, c := ts[0], ts[1], ts[2]
 	a.ps(opMul, r2, r, ymm(r))
 	a.ps(opMul, r4, r2, ymm(r2))
-	a.load(c, g.f32(expPoly[3]).m)
+	g.setF32(c, expPoly[3])
 	a.fma(fmadd213, c, r, g.f32(expPoly[2]))
-	a.load(p, g.f32(expPoly[5]).m)
+	g.setF32(p, expPoly[5])
 	a.fma(fmadd213, p, r, g.f32(expPoly[4]))
 	a.fma(fmadd231, p, r2, g.f32(expPoly[6]))
 	a.fma(fmadd213, c, r2, ymm(r))
@@ -128,11 +128,11 @@ func (g *gen) expm1Poly(c, r int) {
 	r2, r4, p, q := ts[0], ts[1], ts[2], ts[3]
 	a.ps(opMul, r2, r, ymm(r))
 	a.ps(opMul, r4, r2, ymm(r2))
-	a.load(p, g.f32(expm1Poly[1]).m)
+	g.setF32(p, expm1Poly[1])
 	a.fma(fmadd213, p, r, g.f32(expm1Poly[0]))
-	a.load(q, g.f32(expm1Poly[3]).m)
+	g.setF32(q, expm1Poly[3])
 	a.fma(fmadd213, q, r, g.f32(expm1Poly[2]))
-	a.load(c, g.f32(expm1Poly[5]).m)
+	g.setF32(c, expm1Poly[5])
 	a.fma(fmadd213, c, r, g.f32(expm1Poly[4]))
 	a.fma(fmadd231, c, r2, g.f32(expm1Poly[6]))
 	a.fma(fmadd213, q, r2, ymm(p))
@@ -147,7 +147,7 @@ func (g *gen) tanh(r, x int) {
 	ts := g.temps(3)
 	y, t, nf := ts[0], ts[1], ts[2]
 	a.ps(opAnd, nf, x, g.constant(0x7fffffff))
-	a.load(y, g.f32(tanhBig).m)
+	g.setF32(y, tanhBig)
 	a.ps(opMin, y, y, ymm(nf))
 	a.ps(opMul, y, y, g.f32(-2))
 	g.expReduce(y, t, nf, false)
@@ -155,11 +155,11 @@ func (g *gen) tanh(r, x int) {
 	a.pd(opPSubD, t, t, g.constant(math.Float32bits(round)-127))
 	a.shift(shiftLeft, t, t, 23) // 2^n
 	oms := nf
-	a.load(oms, g.f32(1).m)
+	g.setF32(oms, 1)
 	a.ps(opSub, oms, oms, ymm(t))    // 1 - 2^n
 	a.fma(fnmadd213, t, r, ymm(oms)) // N = (1 - 2^n) - 2^n·q
 	den := y
-	a.load(den, g.f32(2).m)
+	g.setF32(den, 2)
 	a.ps(opSub, den, den, ymm(t))
 	a.ps(opDiv, t, t, ymm(den))
 	a.ps(opAnd, den, x, g.constant(0x80000000))
@@ -172,7 +172,7 @@ func (g *gen) logistic(r, x int) {
 	ts := g.temps(3)
 	y, e, den := ts[0], ts[1], ts[2]
 	a.ps(opOr, y, x, g.constant(0x80000000)) // -|x|
-	a.load(den, g.f32(expLo).m)
+	g.setF32(den, expLo)
 	a.ps(opMax, y, den, ymm(y))
 	g.expCore(e, y)
 	g.logisticFinish(r, x, y, e, den)
@@ -193,7 +193,7 @@ func (g *gen) logisticFast(r, x int) {
 func (g *gen) logisticFinish(r, x, y, e, den int) {
 	a := g.a
 	a.ps(opAdd, den, e, g.f32(1))
-	a.load(r, g.f32(1).m)
+	g.setF32(r, 1)
 	a.blendv(r, r, ymm(e), x)
 	a.ps(opDiv, r, r, ymm(den))
 	fix := y

@@ -35,19 +35,23 @@ type allocator struct {
 	owner  []int     // register → variable, or -1: 16 registers, or 32 in wide code
 	slots  int       // slots handed out
 	free   []int     // slots of variables that died
+	pinned []bool    // variable → kept in its register throughout
 }
 
-// allocate emits ins with physical registers into a.
-func allocate(a *asm, ins []vinst, nregs int) error {
+// allocate emits ins with physical registers into a, allocating
+// registers 0 to regs-1, and returns how many spill slots it used. The
+// variables in pins (variable → register, regs or above) live in their
+// registers throughout: constants loaded before the loop, only ever read.
+func allocate(a *asm, ins []vinst, nregs, regs int, pins map[int]int) (int, error) {
 	al := &allocator{a: a, ins: ins, events: make([][]event, nregs),
-		phys: make([]int, nregs), slot: make([]int, nregs), saved: make([]bool, nregs)}
+		phys: make([]int, nregs), slot: make([]int, nregs), saved: make([]bool, nregs), pinned: make([]bool, nregs)}
 	for v := range nregs {
 		al.phys[v], al.slot[v] = -1, -1
 	}
-	al.owner = make([]int, numYMM)
-	if a.wide {
-		al.owner = make([]int, numZMM)
+	for v, r := range pins {
+		al.phys[v], al.pinned[v] = r, true
 	}
+	al.owner = make([]int, regs)
 	for r := range al.owner {
 		al.owner[r] = -1
 	}
@@ -74,10 +78,10 @@ func allocate(a *asm, ins []vinst, nregs int) error {
 	}
 	for pos := range ins {
 		if err := al.step(pos); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return nil
+	return al.slots, nil
 }
 
 // next returns v's first event after pos (ok false: none).
@@ -209,7 +213,7 @@ func (al *allocator) step(pos int) error {
 	var dyingArr [3]int
 	dying := dyingArr[:0]
 	for _, v := range all {
-		if v >= 0 && v != w && !al.needed(v, pos) && !slices.Contains(dying, v) {
+		if v >= 0 && v != w && !al.pinned[v] && !al.needed(v, pos) && !slices.Contains(dying, v) {
 			dying = append(dying, v)
 			if r := al.phys[v]; r >= 0 {
 				al.owner[r], al.phys[v] = -1, -1
@@ -294,7 +298,7 @@ func (al *allocator) emit(in *vinst, dst int, phys [2]int, op2 rm) {
 	case kStore128:
 		a.store128(in.m, src1)
 	case kTestJump:
-		a.ptest(src1, in.src2)
+		a.ptest(src1, op2)
 		a.jumps = append(a.jumps, a.jnz())
 	}
 }

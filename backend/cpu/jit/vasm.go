@@ -104,7 +104,7 @@ func (o *operands) list() []int { return o.regs[:o.n] }
 // reads returns the variables i reads.
 func (i *vinst) reads() operands {
 	o := operands{src2: -1}
-	if (i.kind == kPS || i.kind == kPD || i.kind == kFMA || i.kind == kCmp || i.kind == kBlend || i.kind == kSqrt) && !i.src2.isMem {
+	if (i.kind == kPS || i.kind == kPD || i.kind == kFMA || i.kind == kCmp || i.kind == kBlend || i.kind == kSqrt || i.kind == kTestJump) && !i.src2.isMem {
 		o.src2 = i.src2.reg
 	}
 	switch i.kind {
