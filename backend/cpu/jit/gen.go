@@ -468,19 +468,21 @@ func (g *gen) fold(f int, fd RowFold, s int) {
 		a.store(m, r, false)
 		return
 	}
-	// MAXPS (MINPS) gives its second source, the accumulator, when either
-	// is NaN, so an accumulator once NaN stays NaN; a NaN value sets every
-	// bit of its lane (a NaN too) through the OR of its unordered mask.
-	// The accumulator's chain from one iteration to the next is the two
-	// ops, where extreme's blends would make it four (eight, wide).
+	// MAXPS (MINPS) gives its second source when either is NaN: the
+	// accumulator taken both ways round, one of the two is NaN if either
+	// was, and the OR of their bits then is a NaN too (a NaN's exponent
+	// is all ones and its fraction not zero); without NaNs the two are
+	// the same. The accumulator's chain from one iteration to the next is
+	// two ops, where extreme's blends would make it four (eight, wide,
+	// through the mask registers).
 	code := byte(opMax)
 	if fd.Op == Min {
 		code = opMin
 	}
-	nan := a.reg()
+	r2 := a.reg()
 	a.ps(code, r, x, ymm(acc))
-	a.cmp(unordered, nan, x, ymm(x))
-	a.ps(opOr, r, r, ymm(nan))
+	a.ps(code, r2, acc, ymm(x))
+	a.ps(opOr, r, r, ymm(r2))
 	a.store(m, r, false)
 }
 
