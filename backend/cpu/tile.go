@@ -103,6 +103,8 @@ type tileProg struct {
 	segStart []int
 	// nfolds is the reductions segments fold (tile_fold.go).
 	nfolds int
+	// pipe pipelines the last two segments across tiles (tile_pipe.go).
+	pipe *pipe
 }
 
 // compileLoop turns a kLoop fusion of f32 elementwise instructions into a
@@ -403,6 +405,10 @@ type scratch struct {
 	partials, ahead [][]float32
 	aheadLo         []int
 	aheadEnd        int
+	// alt are the spare tiles of the pipe's held slots, pend the tile
+	// whose last segment is still to run (tile_pipe.go).
+	alt  [][]float32
+	pend pending
 }
 
 func (p *tileProg) getScratch() *scratch {
@@ -423,6 +429,12 @@ func (p *tileProg) getScratch() *scratch {
 			fill(sc.bufs[s.buf], s.value)
 		}
 	}
+	if p.pipe != nil {
+		for range p.pipe.held {
+			sc.alt = append(sc.alt, make([]float32, size))
+		}
+		sc.pend.views = make([][]float32, len(p.pipe.held))
+	}
 	for range p.nfolds {
 		sc.partials = append(sc.partials, make([]float32, p.partialsLen()))
 		sc.ahead = append(sc.ahead, make([]float32, p.tile/p.rowLen))
@@ -441,6 +453,10 @@ func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
 	if outF32 == nil {
 		outBits = out.Data().([]uint16)
 		outFmt, _ = minifloat.ByName(out.DType().String())
+	}
+	if p.pipe != nil && outF32 != nil && p.pipeRuns(params) {
+		p.runPiped(sc, params, outF32, from, to)
+		return
 	}
 	for tile := from; tile < to; tile++ {
 		lo := tile * p.tile

@@ -190,6 +190,8 @@ func TestJITSegments(t *testing.T) {
 	cases := map[string]struct {
 		text string
 		segs int // segments of the fusion computing the root
+		// pipe: its last two segments run pipelined (tile_pipe.go)
+		pipe bool
 	}{
 		"softmax": {`HloModule softmax` + reductionBodies + `
 ENTRY main {
@@ -203,7 +205,7 @@ ENTRY main {
   s = f32[64] reduce(e, zero), dimensions={1}, to_apply=add
   sb = f32[64,1000] broadcast(s), dimensions={0}
   ROOT p = f32[64,1000] divide(e, sb)
-}`, 2}, // subtract and exp; the divide, reading the sum as a row scalar
+}`, 2, true}, // subtract and exp; the divide, reading the sum as a row scalar
 		// Two row reductions: the first's row values take a tile the
 		// second segment's outputs would otherwise be given, since
 		// assignTiles frees it once the (now skipped) spread has read it.
@@ -222,7 +224,7 @@ ENTRY main {
   var = f32[24] divide(v, nb)
   rb = f32[24,48] broadcast(var), dimensions={0}
   ROOT y = f32[24,48] multiply(d, rb)
-}`, 2},
+}`, 2, true},
 		// Layer norm with a scale and a shift: their broadcasts are
 		// gathers among the last ops, computed before the segment runs, so
 		// they must not take a tile an earlier op of the segment reads (as
@@ -252,7 +254,7 @@ ENTRY main {
   yg = f32[40,48] multiply(y, gb)
   bb = f32[40,48] broadcast(beta), dimensions={1}
   ROOT o = f32[40,48] add(yg, bb)
-}`, 2},
+}`, 2, false},
 		// Rows over several tiles, the last one shorter: the mean's sum
 		// folds a tile ahead, in the segment computing the squares,
 		// whose sum folds there too; a worker's first tile and a tile
@@ -276,7 +278,24 @@ ENTRY main {
   r = f32[1000] rsqrt(ve)
   rb = f32[1000,64] broadcast(r), dimensions={0}
   ROOT y = f32[1000,64] multiply(d, rb)
-}`, 2},
+}`, 2, true},
+		// The last segment reads the maximum too, whose row values the
+		// next tile's ahead fold writes before the pipelined call: they
+		// must stay in a tile of their own until it is done.
+		"softmax plus its maximum": {`HloModule softmaxm` + reductionBodies + `
+ENTRY main {
+  a = f32[200,96] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[200] reduce(a, ninf), dimensions={1}, to_apply=max
+  mb = f32[200,96] broadcast(m), dimensions={0}
+  d = f32[200,96] subtract(a, mb)
+  e = f32[200,96] exponential(d)
+  zero = f32[] constant(0)
+  s = f32[200] reduce(e, zero), dimensions={1}, to_apply=add
+  sb = f32[200,96] broadcast(s), dimensions={0}
+  q = f32[200,96] divide(e, sb)
+  ROOT r = f32[200,96] add(q, mb)
+}`, 2, true},
 		"reduction of products": {`HloModule dotlike` + reductionBodies + `
 ENTRY main {
   a = f32[300,500] parameter(0)
@@ -285,7 +304,7 @@ ENTRY main {
   p = f32[300,500] multiply(e, b)
   zero = f32[] constant(0)
   ROOT s = f32[300] reduce(p, zero), dimensions={1}, to_apply=add
-}`, 1},
+}`, 1, false},
 		"log in the middle": {`HloModule logmid
 ENTRY main {
   a = f32[700,300] parameter(0)
@@ -295,7 +314,7 @@ ENTRY main {
   l = f32[700,300] log(y)
   z = f32[700,300] tanh(l)
   ROOT w = f32[700,300] multiply(z, a)
-}`, 2},
+}`, 2, false},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -308,9 +327,9 @@ ENTRY main {
 			var first *hlo.Literal
 			for threads := 1; threads <= 3; threads++ {
 				m, x := compileText(t, c.text, Options{Threads: threads, Poison: true})
-				segs, sums := rootSegments(t, x)
-				if segs != c.segs {
-					t.Fatalf("the root's fusion has %d segments, want %d", segs, c.segs)
+				segs, sums, piped := rootSegments(t, x)
+				if segs != c.segs || piped != c.pipe {
+					t.Fatalf("the root's fusion has %d segments (pipelined: %v), want %d (%v)", segs, piped, c.segs, c.pipe)
 				}
 				got, want := evalAndRun(t, m, x, args)
 				// (A sum of 500 products of either sign cancels: f32 sums
@@ -333,13 +352,20 @@ ENTRY main {
 					t.Fatalf("threads=%d: other bits than on one thread", threads)
 				}
 			}
+			// Pipelining runs the same instructions: the same bits.
+			usePipe = false
+			defer func() { usePipe = true }()
+			m, x := compileText(t, c.text, Options{Threads: 2, Poison: true})
+			if got, _ := evalAndRun(t, m, x, args); !got.Equal(first) {
+				t.Fatalf("other bits without pipelining")
+			}
 		})
 	}
 }
 
 // rootSegments compiles the fusion computing x's root again and counts
 // its program's generated segments, and the sums they fold.
-func rootSegments(t *testing.T, x *Executable) (segs, sums int) {
+func rootSegments(t *testing.T, x *Executable) (segs, sums int, piped bool) {
 	t.Helper()
 	root := x.entry.Root
 	if root.Opcode != hlo.OpFusion {
@@ -351,7 +377,7 @@ func rootSegments(t *testing.T, x *Executable) (segs, sums int) {
 			t.Fatal(err)
 		}
 		p.prod.compileSegments()
-		return len(p.prod.segs), foldedSums(p.prod)
+		return len(p.prod.segs), foldedSums(p.prod), false
 	}
 	p, err := compileLoop(root)
 	if err != nil {
@@ -359,7 +385,7 @@ func rootSegments(t *testing.T, x *Executable) (segs, sums int) {
 	}
 	p.streamAhead = true // as compile sets it
 	p.generate()
-	return len(p.segs), foldedSums(p)
+	return len(p.segs), foldedSums(p), p.pipe != nil
 }
 
 func foldedSums(p *tileProg) int {

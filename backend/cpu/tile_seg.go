@@ -41,6 +41,9 @@ type segment struct {
 	folds       []segFold
 	fAhead      *jit.Func
 	aheadParams []int
+	// prog and progAhead are f's and fAhead's programs (tile_pipe.go
+	// concatenates them with the next segment's).
+	prog, progAhead *jit.Program
 }
 
 // generate gives p generated code: for the whole program, or failing
@@ -48,6 +51,7 @@ type segment struct {
 func (p *tileProg) generate() {
 	if p.jit = p.compileJIT(); p.jit == nil {
 		p.compileSegments()
+		p.compilePipe()
 	}
 }
 
@@ -181,7 +185,7 @@ func (p *tileProg) segment(start, end int, folded map[int]bool) (segment, bool) 
 		p.slots[k].buf = p.nbufs
 		p.nbufs++
 	}
-	g.f, g.rows = f, prog.RowLen > 0
+	g.f, g.prog, g.rows = f, prog, prog.RowLen > 0
 	for _, r := range after {
 		g.folds = append(g.folds, segFold{slot: r, k: p.nfolds})
 		p.nfolds++
@@ -227,7 +231,7 @@ func (p *tileProg) foldAhead(g *segment, prog *jit.Program, ahead []int, folded 
 	if err != nil || f.FoldWidth() != g.f.FoldWidth() {
 		return
 	}
-	g.fAhead, g.aheadParams = f, params
+	g.fAhead, g.progAhead, g.aheadParams = f, &q, params
 	for _, r := range ahead {
 		g.folds = append(g.folds, segFold{slot: r, ahead: true, k: p.nfolds})
 		p.nfolds++

@@ -275,6 +275,11 @@ func (p *Program) validate() error {
 			return fmt.Errorf("jit: row fold %s of value %d (add, max or min of a value is needed)", f.Op, f.Value)
 		}
 	}
+	for _, k := range p.CachedOutputs {
+		if k < 0 || k >= len(outs) {
+			return fmt.Errorf("jit: cached output %d of %d", k, len(outs))
+		}
+	}
 	for _, k := range p.PrefetchInputs {
 		if k < 0 || k >= p.Inputs {
 			return fmt.Errorf("jit: prefetch of input %d of %d", k, p.Inputs)
