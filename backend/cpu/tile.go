@@ -407,8 +407,8 @@ type scratch struct {
 	aheadEnd        int
 	// alt are the spare tiles of the pipe's held slots, pend the tile
 	// whose last segment is still to run (tile_pipe.go).
-	alt  [][]float32
-	pend pending
+	alt, gathered [][]float32
+	pend          pending
 }
 
 func (p *tileProg) getScratch() *scratch {
@@ -432,6 +432,9 @@ func (p *tileProg) getScratch() *scratch {
 	if p.pipe != nil {
 		for range p.pipe.held {
 			sc.alt = append(sc.alt, make([]float32, size))
+		}
+		for range p.pipe.gathers {
+			sc.gathered = append(sc.gathered, make([]float32, size))
 		}
 		sc.pend.views = make([][]float32, len(p.pipe.held))
 	}

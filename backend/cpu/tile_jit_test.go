@@ -254,7 +254,28 @@ ENTRY main {
   yg = f32[40,48] multiply(y, gb)
   bb = f32[40,48] broadcast(beta), dimensions={1}
   ROOT o = f32[40,48] add(yg, bb)
-}`, 2, false},
+}`, 2, true},
+		// A shift per row, gathered along the rows, over three tiles (the
+		// last shorter): the pending tile's gather must be at its rows.
+		"layer norm with a shift per row": {`HloModule layernormr` + reductionBodies + `
+ENTRY main {
+  a = f32[1000,48] parameter(0)
+  beta = f32[1000] parameter(1)
+  zero = f32[] constant(0)
+  s = f32[1000] reduce(a, zero), dimensions={1}, to_apply=add
+  n = f32[] constant(48)
+  nb = f32[1000] broadcast(n), dimensions={}
+  mean = f32[1000] divide(s, nb)
+  mb = f32[1000,48] broadcast(mean), dimensions={0}
+  d = f32[1000,48] subtract(a, mb)
+  sq = f32[1000,48] multiply(d, d)
+  v = f32[1000] reduce(sq, zero), dimensions={1}, to_apply=add
+  var = f32[1000] divide(v, nb)
+  rb = f32[1000,48] broadcast(var), dimensions={0}
+  y = f32[1000,48] multiply(d, rb)
+  bb = f32[1000,48] broadcast(beta), dimensions={0}
+  ROOT o = f32[1000,48] add(y, bb)
+}`, 2, true},
 		// Rows over several tiles, the last one shorter: the mean's sum
 		// folds a tile ahead, in the segment computing the squares,
 		// whose sum folds there too; a worker's first tile and a tile

@@ -35,6 +35,10 @@ type pipe struct {
 	// held are the slots g2 reads that a tile computes (before g2): their
 	// views of a tile must survive the next tile's.
 	held []int
+	// gathers are g2's own gathers (layer norm's scale and shift, spread
+	// along the rows), gathered for the pending tile into tiles of their
+	// own just before its segment runs.
+	gathers []int
 }
 
 // pending is the tile whose last segment has yet to run (lo < 0: none),
@@ -58,8 +62,13 @@ func (p *tileProg) compilePipe() {
 		len(g2.outs) != 1 || g2.outs[0] != p.outs[0] || p.slots[g2.outs[0]].dst != 0 {
 		return
 	}
+	var gathers []int
 	for _, k := range g2.pre {
-		if kind := p.slots[k].kind; kind != slotParam && kind != slotSplat {
+		switch p.slots[k].kind {
+		case slotGather:
+			gathers = append(gathers, k)
+		case slotParam, slotSplat, slotRaw:
+		default:
 			return
 		}
 	}
@@ -67,7 +76,7 @@ func (p *tileProg) compilePipe() {
 	if !ok {
 		return
 	}
-	pp := &pipe{g1: n - 2, g2: n - 1, held: held}
+	pp := &pipe{g1: n - 2, g2: n - 1, held: held, gathers: gathers}
 	if pp.f = p.concat(g1, g1.prog, g1.f, g2); pp.f == nil {
 		return
 	}
@@ -88,8 +97,8 @@ func (p *tileProg) heldBy(g *segment) ([]int, bool) {
 	for k, a := range append(slices.Clone(g.ins), g.rowIns...) {
 		s := &p.slots[a]
 		switch {
-		case k < len(g.ins) && (s.kind == slotSplat || s.kind == slotParam):
-			continue // the same every tile, or read in place
+		case k < len(g.ins) && (s.kind == slotSplat || s.kind == slotParam || s.kind == slotGather && a >= g.start):
+			continue // the same every tile, read in place, or gathered for the tile
 		case a >= g.start || s.kind != slotOp && s.kind != slotReduce || s.buf < 0 || bufs[s.buf]:
 			return nil, false
 		}
@@ -212,6 +221,9 @@ func (p *tileProg) pendingArrays(sc *scratch, params []operand, outs, ins []jit.
 			ins = append(ins, jit.Array{F32: params[s.param].f32[pd.lo:pd.hi]})
 		case s.kind == slotSplat:
 			ins = append(ins, jit.Array{F32: sc.bufs[s.buf][:n]})
+		case s.kind == slotGather:
+			buf := sc.gathered[slices.Index(pp.gathers, a)][:n]
+			ins = append(ins, jit.Array{F32: gather(params[s.param], buf, pd.lo, s.m)})
 		default:
 			ins = append(ins, jit.Array{F32: pd.views[slices.Index(pp.held, a)]})
 		}
