@@ -237,52 +237,22 @@ func (p *tileProg) pendingArrays(sc *scratch, params []operand, outs, ins []jit.
 // runMerged runs segment g (g1) over the tile [lo, hi) and the last
 // segment over the pending tile, in one call.
 func (p *tileProg) runMerged(g *segment, sc *scratch, params []operand, lo, hi int, dsts [][]float32) {
-	pp := p.pipe
-	n := hi - lo
-	var insArr [jit.MaxInputs]jit.Array
-	var outsArr [jit.MaxOutputs]jit.Array
-	var rowArr [jit.MaxScalars][]float32
-	var scalars [jit.MaxScalars]float32 // all row scalars: set per row
-	ins, outs, rows := insArr[:len(g.ins)], outsArr[:len(g.outs)], rowArr[:len(g.rowIns)]
-	for k, a := range g.ins {
-		ins[k] = jit.Array{F32: sc.view[a]}
-	}
-	for k, a := range g.rowIns {
-		rows[k] = sc.view[a]
-	}
-	p.segOutputs(g, sc, n, dsts, outs)
-	f, ahead := pp.f, p.canFoldAhead(g, params, hi+n <= sc.aheadEnd)
-	if ahead {
-		f = pp.fAhead
-		for _, k := range g.aheadParams {
-			ins = append(ins, jit.Array{F32: params[k].f32[hi : hi+n]})
-		}
-	}
-	outs, ins, rows = p.pendingArrays(sc, params, outs, ins, rows)
-	var foldArr [jit.MaxRowFolds][]float32
-	folds := foldArr[:0]
-	for _, fd := range g.folds {
-		if !fd.ahead || ahead {
-			folds = append(folds, sc.partials[fd.k])
-		}
-	}
-	stream := p.n >= kernels.StreamMin
-	f.RunRowsFold(outs, ins, scalars[:len(rows)], rows, folds, stream)
-	p.finishFolds(g, f, sc, n, hi, ahead)
+	var r rowArrays
+	c, f, ahead, _ := p.rowArgs(&r, g, p.pipe.f, p.pipe.fAhead, sc, params, lo, hi, dsts)
+	c.outs, c.ins, c.rows = p.pendingArrays(sc, params, c.outs, c.ins, c.rows)
+	f.RunRowsFold(c.outs, c.ins, r.scalars[:len(c.rows)], c.rows, c.folds, p.n >= kernels.StreamMin)
+	p.finishFolds(g, f, sc, hi-lo, hi, ahead)
 	sc.pend.lo = -1
 }
 
 // runPending runs the last segment over the pending tile, alone.
 func (p *tileProg) runPending(sc *scratch, params []operand) {
 	g2 := &p.segs[p.pipe.g2]
-	var insArr [jit.MaxInputs]jit.Array
-	var outsArr [jit.MaxOutputs]jit.Array
-	var rowArr [jit.MaxScalars][]float32
-	var scalars [jit.MaxScalars]float32
-	outs, ins, rows := p.pendingArrays(sc, params, outsArr[:0], insArr[:0], rowArr[:0])
+	var r rowArrays
+	outs, ins, rows := p.pendingArrays(sc, params, r.outs[:0], r.ins[:0], r.rows[:0])
 	stream := p.n >= kernels.StreamMin
 	if g2.rows {
-		g2.f.RunRowsFold(outs, ins, scalars[:len(rows)], rows, nil, stream)
+		g2.f.RunRowsFold(outs, ins, r.scalars[:len(rows)], rows, nil, stream)
 	} else {
 		g2.f.Run(outs, ins, nil, stream)
 	}

@@ -352,43 +352,69 @@ func (p *tileProg) readAfterSlot(i, end int, folded []int) bool {
 // output's storage), and the reductions it folds get their values.
 func (p *tileProg) runSegment(g *segment, sc *scratch, params []operand, lo, hi int, dsts [][]float32) {
 	n := hi - lo
+	if g.rows {
+		var r rowArrays
+		c, f, ahead, all := p.rowArgs(&r, g, g.f, g.fAhead, sc, params, lo, hi, dsts)
+		// Outputs all bound for the program's result, far larger than the
+		// caches, bypass them: nothing reads them again here, and a
+		// streaming store saves reading each line before writing it.
+		f.RunRowsFold(c.outs, c.ins, r.scalars[:len(c.rows)], c.rows, c.folds, all && p.n >= kernels.StreamMin)
+		p.finishFolds(g, f, sc, n, hi, ahead)
+		return
+	}
 	var insArr [jit.MaxInputs]jit.Array
 	var outsArr [jit.MaxOutputs]jit.Array
 	ins, outs := insArr[:len(g.ins)], outsArr[:len(g.outs)]
 	for k, a := range g.ins {
 		ins[k] = jit.Array{F32: sc.view[a]}
 	}
-	if g.rows {
-		var rowArr [jit.MaxScalars][]float32
-		var scalars [jit.MaxScalars]float32 // all row scalars: set per row
-		rows := rowArr[:len(g.rowIns)]
-		for k, a := range g.rowIns {
-			rows[k] = sc.view[a]
-		}
-		// Outputs all bound for the program's result, far larger than the
-		// caches, bypass them: nothing reads them again here, and a
-		// streaming store saves reading each line before writing it.
-		stream := p.segOutputs(g, sc, n, dsts, outs) && p.n >= kernels.StreamMin
-		f, ahead := g.f, p.canFoldAhead(g, params, hi+n <= sc.aheadEnd)
-		if ahead {
-			f = g.fAhead
-			for _, k := range g.aheadParams {
-				ins = append(ins, jit.Array{F32: params[k].f32[hi : hi+n]})
-			}
-		}
-		var foldArr [jit.MaxRowFolds][]float32
-		folds := foldArr[:0]
-		for _, fd := range g.folds {
-			if !fd.ahead || ahead {
-				folds = append(folds, sc.partials[fd.k])
-			}
-		}
-		f.RunRowsFold(outs, ins, scalars[:len(g.rowIns)], rows, folds, stream)
-		p.finishFolds(g, f, sc, n, hi, ahead)
-		return
-	}
 	p.segOutputs(g, sc, n, dsts, outs)
 	g.f.Run(outs, ins, nil, false)
+}
+
+// rowArrays is room for the arrays of one call of a row segment's code,
+// on the caller's stack.
+type rowArrays struct {
+	ins     [jit.MaxInputs]jit.Array
+	outs    [jit.MaxOutputs]jit.Array
+	rows    [jit.MaxScalars][]float32
+	folds   [jit.MaxRowFolds][]float32
+	scalars [jit.MaxScalars]float32 // all row scalars: set per row
+}
+
+// rowCall is one call's arrays, in a rowArrays.
+type rowCall struct {
+	ins, outs   []jit.Array
+	rows, folds [][]float32
+}
+
+// rowArgs sets the arrays (in r) for row segment g over the tile
+// [lo, hi) and picks its code: f, or fAhead when the tile folds the next
+// one's rows (ahead). all reports whether every output goes to the
+// program's output storage.
+func (p *tileProg) rowArgs(r *rowArrays, g *segment, f, fAhead *jit.Func, sc *scratch, params []operand, lo, hi int, dsts [][]float32) (c rowCall, code *jit.Func, ahead, all bool) {
+	n := hi - lo
+	c = rowCall{ins: r.ins[:len(g.ins)], outs: r.outs[:len(g.outs)], rows: r.rows[:len(g.rowIns)], folds: r.folds[:0]}
+	for k, a := range g.ins {
+		c.ins[k] = jit.Array{F32: sc.view[a]}
+	}
+	for k, a := range g.rowIns {
+		c.rows[k] = sc.view[a]
+	}
+	all = p.segOutputs(g, sc, n, dsts, c.outs)
+	code, ahead = f, p.canFoldAhead(g, params, hi+n <= sc.aheadEnd)
+	if ahead {
+		code = fAhead
+		for _, k := range g.aheadParams {
+			c.ins = append(c.ins, jit.Array{F32: params[k].f32[hi : hi+n]})
+		}
+	}
+	for _, fd := range g.folds {
+		if !fd.ahead || ahead {
+			c.folds = append(c.folds, sc.partials[fd.k])
+		}
+	}
+	return c, code, ahead, all
 }
 
 // segOutputs sets outs to where g's outputs go (their scratch tiles, or
