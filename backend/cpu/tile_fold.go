@@ -37,9 +37,9 @@ type segFold struct {
 // foldsOf finds the reductions segment g (slots [start, end)) can fold:
 // reduces after it of values it computes, and, when tiles run in order,
 // reduces before it of parameters read in place that no earlier segment
-// folds. At most jit.MaxRowFolds in all; rows must be whole vectors.
+// folds. At most jit.MaxRowFolds in all.
 func (p *tileProg) foldsOf(start, end int, folded map[int]bool) (after, ahead []int) {
-	if p.rowLen == 0 || p.rowLen%8 != 0 {
+	if p.rowLen == 0 {
 		return nil, nil
 	}
 	for r := range p.slots {

@@ -286,10 +286,11 @@ func (p *tileProg) clobbers(k, start int) bool {
 }
 
 // rowScalar reports whether slot a, read by a segment, is a spread of
-// row values the code can take as a per-row scalar: rows a multiple of
-// 8 long, so that a vector never straddles two.
+// row values the code can take as a per-row scalar. (Rows of any length:
+// the code ends each in a partial vector of its own, so a vector never
+// straddles two; where it cannot, bf16 arrays, the segment is refused.)
 func (p *tileProg) rowScalar(a int) bool {
-	return p.slots[a].kind == slotRowBcast && p.rowLen > 0 && p.rowLen%8 == 0
+	return p.slots[a].kind == slotRowBcast && p.rowLen > 0
 }
 
 // skipSpreads marks the row-broadcast slots that only segments read,

@@ -265,6 +265,16 @@ func (a *asm) packWords(dst, src1, src2 int) {
 	a.vexL(map0F38, pp66, false, false, 0x2B, dst, src1, ymm(src2))
 }
 
+// maskLoad is VMASKMOVPS dst, mask, [m]: the lanes whose mask has its
+// sign bit set are read from m, the others are zero and their memory is
+// not touched (no fault past an array's end). YMM only: a row's last
+// partial vector runs in the 8-lane code.
+func (a *asm) maskLoad(dst, mask int, m mem) { a.vex(map0F38, pp66, false, 0x2C, dst, mask, at(m)) }
+
+// maskStore is VMASKMOVPS [m], mask, src: only the lanes whose mask has
+// its sign bit set are written.
+func (a *asm) maskStore(m mem, mask, src int) { a.vex(map0F38, pp66, false, 0x2E, src, mask, at(m)) }
+
 // store128 is VMOVDQU [m], xmm src: sixteen bytes.
 func (a *asm) store128(m mem, src int) { a.vexL(map0F, ppF3, false, false, 0x7F, src, 0, at(m)) }
 
@@ -322,6 +332,12 @@ func (a *asm) addGPMem(dst int, m mem) {
 func (a *asm) cmpGP(x, y int) {
 	a.rex(true, y, 0, x)
 	a.byte(0x39, 0xC0|byte(y&7)<<3|byte(x&7))
+}
+
+// subGP is SUB dst, src.
+func (a *asm) subGP(dst, src int) {
+	a.rex(true, src, 0, dst)
+	a.byte(0x29, 0xC0|byte(src&7)<<3|byte(dst&7))
 }
 
 // movGP is MOV dst, src.

@@ -45,6 +45,7 @@ type args struct {
 	_        [argFolds - argStrides - 8*MaxArrays]byte
 	folds    [MaxRowFolds * maxUnroll][16]float32
 	foldPtrs [MaxRowFolds]uintptr
+	mask     [16]int32 // -1 eight times, then 0 (argMask)
 	// tailIn and tailOut stage the last partial vector.
 	tailIn, tailOut [MaxArrays][8]float32
 }
@@ -60,6 +61,7 @@ var (
 	_ [-(unsafe.Offsetof(args{}.strides) - argStrides)]struct{}
 	_ [-(unsafe.Offsetof(args{}.folds) - argFolds)]struct{}
 	_ [-(unsafe.Offsetof(args{}.foldPtrs) - argFoldPtrs)]struct{}
+	_ [-(unsafe.Offsetof(args{}.mask) - argMask)]struct{}
 )
 
 // frame is one call's argument block and the Go pointers behind its
@@ -83,7 +85,11 @@ const (
 var frames = sync.Pool{New: func() any {
 	raw := make([]byte, unsafe.Sizeof(args{})+64)
 	off := (64 - uintptr(unsafe.Pointer(&raw[0]))%64) % 64
-	return &frame{a: (*args)(unsafe.Pointer(&raw[off])), raw: raw}
+	a := (*args)(unsafe.Pointer(&raw[off]))
+	for i := range 8 {
+		a.mask[i] = -1
+	}
+	return &frame{a: a, raw: raw}
 }}
 
 func getFrame() *frame { return frames.Get().(*frame) }
@@ -123,6 +129,7 @@ type Func struct {
 	foldWidth int
 	wide      bool // the code is 16-lane (usesWide)
 	strided   bool // the code loops over a block's rows (Program.Strided)
+	tails     bool // the code computes rows' partial vectors (Program.tails)
 	// The same loop with non-temporal stores, generated on the first call
 	// that streams (most programs never do).
 	ntOnce sync.Once
@@ -137,7 +144,7 @@ func Compile(p *Program) (*Func, error) {
 		return nil, ErrUnsupported
 	}
 	f := &Func{prog: p, inputs: p.Inputs, outputs: len(p.outputs()), scalars: p.Scalars,
-		rowLen: p.RowLen, rowVals: p.RowScalars, folds: len(p.RowFolds), wide: usesWide(p), strided: p.Strided}
+		rowLen: p.RowLen, rowVals: p.RowScalars, folds: len(p.RowFolds), wide: usesWide(p), strided: p.Strided, tails: p.tails()}
 	var err error
 	if f.code, f.pool, f.foldWidth, err = load(p, false); err != nil {
 		return nil, err
@@ -302,7 +309,11 @@ func (r *Runner) RunStrided(outs, ins []Array, rows, cols int, outStrides, inStr
 	for k := range f.inputs {
 		check(ins[k], inStrides[k])
 	}
-	if body := cols &^ 7; body > 0 {
+	body := cols &^ 7
+	if f.tails {
+		body = cols // the code computes each row's last partial vector
+	}
+	if body > 0 {
 		for k := range f.outputs {
 			fr.setOut(k, outs[k].ptr(0))
 			fr.a.strides[k] = uintptr(outStrides[k] * f.prog.outputType(k).size())
@@ -315,7 +326,7 @@ func (r *Runner) RunStrided(outs, ins []Array, rows, cols int, outStrides, inStr
 		fr.setPool(f.pool)
 		call(uintptr(unsafe.Pointer(&f.code[0])), unsafe.Pointer(fr.a))
 	}
-	if cols%8 != 0 { // each row's last partial vector
+	if body < cols { // each row's last partial vector
 		var rowOuts [MaxOutputs]Array
 		var rowIns [MaxInputs]Array
 		for i := range rows {

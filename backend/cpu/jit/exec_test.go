@@ -396,7 +396,8 @@ func testRows(t *testing.T) {
 	if !Available {
 		t.Skip("no code generation here")
 	}
-	for _, rowLen := range []int{40, 48} { // 48: whole 64-byte vectors a row
+	// 48: whole 64-byte vectors a row; the others end in a partial vector.
+	for _, rowLen := range []int{40, 48, 1, 3, 10, 13, 17, 197} {
 		testRowsOf(t, rowLen)
 	}
 }
@@ -441,8 +442,17 @@ func testRowsOf(t *testing.T, rowLen int) {
 		for _, stream := range []bool{false, true} {
 			// Outputs at 64-byte boundaries: streaming stores need them
 			// (and rows of whole vectors).
-			got, gotE := aligned64(n), aligned64(n)
-			f.RunRows(f32s(got, gotE), f32s(x), []float32{0, c, 0}, [][]float32{mx, sum}, stream)
+			got, gotE := aligned64(n+guard), aligned64(n+guard)
+			for i := n; i < n+guard; i++ {
+				got[i], gotE[i] = math.Float32frombits(guardBits), math.Float32frombits(guardBits)
+			}
+			f.RunRows(f32s(got[:n], gotE[:n]), f32s(x), []float32{0, c, 0}, [][]float32{mx, sum}, stream)
+			for i := n; i < n+guard; i++ { // a partial vector's mask keeps to the row
+				if math.Float32bits(got[i]) != guardBits || math.Float32bits(gotE[i]) != guardBits {
+					t.Fatalf("rows of %d: written %d past the end", rowLen, i-n)
+				}
+			}
+			got, gotE = got[:n], gotE[:n]
 			sameBits(t, fmt.Sprintf("rows, stream %v", stream), got, want)
 			sameBits(t, fmt.Sprintf("rows, exp, stream %v", stream), gotE, wantE)
 			if stream && rowsStream(f) && !streamed(f) {
@@ -614,3 +624,9 @@ func testRunStrided(t *testing.T) {
 		}
 	}
 }
+
+// guard elements past each output's end must keep guardBits.
+const (
+	guard     = 16
+	guardBits = 0x7fc0dead
+)

@@ -16,15 +16,16 @@ import (
 // result bit for bit against the same sums done in Go in the order the
 // loop's documented lane assignment gives: lane l of the s-th vector of
 // an iteration folds into partial s·lanes+l (the one-vector loop and the
-// half vector into s = 0). The outputs must be those of the program
-// without folds.
+// half vector into s = 0, and a row's last partial vector, whose length
+// is not a multiple of 8, into the first lanes of s = 0). The outputs
+// must be those of the program without folds.
 func TestRowFolds(t *testing.T) { bothWidths(t, testRowFolds) }
 
 func testRowFolds(t *testing.T) {
 	if !Available {
 		t.Skip("no code generation here")
 	}
-	for _, rowLen := range []int{8, 16, 24, 40, 56, 96, 1000, 1024} {
+	for _, rowLen := range []int{8, 16, 24, 40, 56, 96, 1000, 1024, 1, 5, 10, 13, 23, 31, 100, 197} {
 		testRowFoldsOf(t, rowLen)
 	}
 }
@@ -115,7 +116,13 @@ func foldPartials(op Op, x []float32, rowLen, lanes, W int) []float32 {
 			}
 		}
 		for ; i < rowLen; i++ {
-			at(i, (i%lanes+lanes)%lanes)
+			if i >= rowLen&^7 {
+				// The last partial vector, in the 8-lane code: the first
+				// lanes of the first slot.
+				at(i, i%8)
+				continue
+			}
+			at(i, i%lanes)
 		}
 	}
 	return out

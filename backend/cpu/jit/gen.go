@@ -12,7 +12,8 @@ import (
 
 // The generated function takes one argument, in RDI, the address of an
 // argument block laid out as args (exec_amd64.go): the outputs'
-// addresses, their length in elements (a multiple of 8), the constant
+// addresses, their length in elements (a multiple of 8 unless the code
+// computes partial vectors: Program.tails), the constant
 // pool, the inputs, the splatted scalars and the spill slots (64 bytes
 // each, a ZMM register's worth; YMM code uses the first 32). Registers:
 // RSI is the byte offset of the current vector, RCX the end, RDX the
@@ -32,6 +33,9 @@ const (
 	// iteration, and where each stores its row's partial results.
 	argFolds    = (argStrides + 8*MaxArrays + slotBytes - 1) &^ (slotBytes - 1)
 	argFoldPtrs = argFolds + slotBytes*MaxRowFolds*maxUnroll
+	// Eight all-ones words, then eight zeros: the masks of a row's last
+	// partial vector are the eight words from 8 minus its length on.
+	argMask = argFoldPtrs + 8*MaxRowFolds
 )
 
 // slotBytes is the size of a splat or spill slot.
@@ -96,6 +100,12 @@ type gen struct {
 	pinned map[uint32]int
 	// spills counts the values the allocator stored to spill slots.
 	spills int
+	// masked is set while a row's last partial vector is recorded (8-lane
+	// code): inputs are read and outputs written through the mask in
+	// variable mask, and the folds take their identity in its other
+	// lanes.
+	masked bool
+	mask   int
 }
 
 // copies is how many copies of each constant the pool holds.
@@ -259,11 +269,17 @@ func (g *gen) loop(a *asm) error {
 		g.startFolds(a)
 	}
 	// RSI counts elements: f32 arrays are addressed with scale 4, bf16
-	// ones with scale 2. n (RCX) is a multiple of 8. R13 = n + 8 -
-	// lanes·unroll: the main loop runs while RSI < R13 (signed, as R13 may
-	// be negative), that is while unroll whole vectors remain.
+	// ones with scale 2. R13 = n + slack - lanes·unroll: the main loop
+	// runs while RSI < R13 (signed, as R13 may be negative), that is
+	// while unroll whole vectors remain. slack is 1, or 8 where n is a
+	// multiple of 8 (the same test then, with R13 a multiple of 8 too).
+	slack := int32(8)
+	tails := g.p.tails()
+	if tails {
+		slack = 1
+	}
 	a.movGP(r13, rcx)
-	a.addImm(r13, 8-lanes*int32(g.unroll))
+	a.addImm(r13, slack-lanes*int32(g.unroll))
 	a.zero(rsi)
 	main := len(a.b)
 	a.cmpGP(rsi, r13)
@@ -275,17 +291,13 @@ func (g *gen) loop(a *asm) error {
 	a.addImm(rsi, lanes*int32(g.unroll))
 	a.patch(a.jmp(), main)
 	a.patch(toRest, len(a.b))
-	// Then one vector at a time while a whole one remains: RSI < n + 8 -
-	// lanes.
-	bound := rcx
-	if g.wide {
-		a.movGP(r13, rcx)
-		a.addImm(r13, 8-lanes)
-		bound = r13
-	}
+	// Then one vector at a time while a whole one remains: RSI < n +
+	// slack - lanes (signed: short rows make the bound negative).
+	a.movGP(r13, rcx)
+	a.addImm(r13, slack-lanes)
 	rest := len(a.b)
-	a.cmpGP(rsi, bound)
-	exit := a.jae()
+	a.cmpGP(rsi, r13)
+	exit := a.jge()
 	if err := g.block(a, 1); err != nil {
 		return err
 	}
@@ -293,15 +305,25 @@ func (g *gen) loop(a *asm) error {
 	a.patch(a.jmp(), rest)
 	a.patch(exit, len(a.b))
 	if g.wide { // a last half vector, in the 8-lane code
-		a.cmpGP(rsi, rcx)
-		done := a.jae()
+		a.movGP(r13, rcx)
+		a.addImm(r13, slack-8)
+		a.cmpGP(rsi, r13)
+		done := a.jge()
 		g.wide, a.wide = false, false
 		err := g.block(a, 1)
 		g.wide, a.wide = true, true
 		if err != nil {
 			return err
 		}
+		if tails {
+			a.addImm(rsi, 8)
+		}
 		a.patch(done, len(a.b))
+	}
+	if tails {
+		if err := g.tail(a); err != nil {
+			return err
+		}
 	}
 	if g.p.RowLen > 0 || g.p.Strided { // the next row
 		g.endFolds(a)
@@ -321,6 +343,26 @@ func (g *gen) loop(a *asm) error {
 	}
 	a.vzeroupper()
 	a.ret()
+	return nil
+}
+
+// tail emits a row's last partial vector, where 1 to 7 elements remain:
+// the 8-lane code with R13 = 8 minus their count, so that the mask, read
+// from the argument block's table at R13, selects them.
+func (g *gen) tail(a *asm) error {
+	a.cmpGP(rsi, rcx)
+	done := a.jae()
+	a.movGP(r13, rsi)
+	a.subGP(r13, rcx)
+	a.addImm(r13, 8)
+	wide := g.wide
+	g.wide, a.wide, g.masked = false, false, true
+	err := g.blockWith(a, 1, false)
+	g.wide, a.wide, g.masked = wide, wide, false
+	if err != nil {
+		return err
+	}
+	a.patch(done, len(a.b))
 	return nil
 }
 
@@ -425,6 +467,10 @@ func pinReg(i int) int { return numZMM - 1 - i }
 // from the current position.
 func (g *gen) body(off int32) error {
 	g.loc = make([]rm, len(g.p.Values))
+	if g.masked {
+		g.mask = g.a.reg()
+		g.a.load(g.mask, mem{base: rdi, index: r13, scale: 4, disp: argMask})
+	}
 	for i, v := range g.p.Values {
 		if err := g.value(i, v, off); err != nil {
 			return fmt.Errorf("jit: value %d (%s): %w", i, v.Op, err)
@@ -441,7 +487,12 @@ func (g *gen) body(off int32) error {
 			g.storeBF16(mem{base: g.outReg(k), index: rsi, scale: 2, disp: 2 * off}, r)
 			continue
 		}
-		g.a.store(mem{base: g.outReg(k), index: rsi, scale: 4, disp: 4 * off}, r, g.nt && !slices.Contains(g.p.CachedOutputs, k))
+		m := mem{base: g.outReg(k), index: rsi, scale: 4, disp: 4 * off}
+		if g.masked {
+			g.a.maskStore(m, g.mask, r)
+			continue
+		}
+		g.a.store(m, r, g.nt && !slices.Contains(g.p.CachedOutputs, k))
 	}
 	for f, fd := range g.p.RowFolds {
 		g.fold(f, fd, int(off)/g.lanes())
@@ -462,6 +513,11 @@ func (g *gen) fold(f int, fd RowFold, s int) {
 	a := g.a
 	m := foldSlot(f, s)
 	acc, r, x := a.reg(), a.reg(), g.inReg(g.loc[fd.Value])
+	if g.masked { // the lanes past the row fold the identity
+		y := a.reg()
+		a.blendv(y, g.inReg(g.constant(foldIdentity(fd.Op))), ymm(x), g.mask)
+		x = y
+	}
 	a.load(acc, m)
 	if fd.Op == Add {
 		a.ps(opAdd, r, acc, ymm(x))
@@ -587,8 +643,10 @@ func (g *gen) value(i int, v Value, off int32) error {
 			// A bf16 value is the top half of its f32.
 			g.a.loadWords(r, mem{base: g.inputReg(v.Arg), index: rsi, scale: 2, disp: 2 * off})
 			g.a.shift(shiftLeft, r, r, 16)
+		} else if m := (mem{base: g.inputReg(v.Arg), index: rsi, scale: 4, disp: 4 * off}); g.masked {
+			g.a.maskLoad(r, g.mask, m)
 		} else {
-			g.a.load(r, mem{base: g.inputReg(v.Arg), index: rsi, scale: 4, disp: 4 * off})
+			g.a.load(r, m)
 		}
 		g.loc[i] = ymm(r)
 		return nil

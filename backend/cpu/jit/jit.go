@@ -97,10 +97,11 @@ type Value struct {
 // f32 throughout, a bf16 input read exactly and an output rounded to
 // nearest even.
 //
-// With RowLen > 0 (a multiple of 8) the arrays are rows of RowLen
-// elements, run by RunRows, and the scalars listed in RowScalars take a
-// new value for each row (a row reduction's result, read back along its
-// row): no array need spread them over the rows first.
+// With RowLen > 0 the arrays are rows of RowLen elements (a multiple of
+// 8 where an array is bf16), run by RunRows, and the scalars listed in
+// RowScalars take a new value for each row (a row reduction's result,
+// read back along its row): no array need spread them over the rows
+// first.
 type Program struct {
 	Values      []Value
 	Inputs      int // arrays, each as long as the outputs
@@ -199,6 +200,27 @@ func (p *Program) outputType(k int) Type {
 	return F32
 }
 
+// allF32 reports whether every array of p is f32.
+func (p *Program) allF32() bool {
+	for _, ts := range [][]Type{p.InputTypes, p.OutputTypes} {
+		for _, t := range ts {
+			if t != F32 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// tails reports whether p's code computes a row's last partial vector
+// itself, through masked loads and stores: rows of a length not a
+// multiple of 8, and strided programs, whose rows are as long as each
+// call says, when every array is f32 (a masked load reads 32-bit lanes).
+// Flat programs leave theirs to Run, which stages it.
+func (p *Program) tails() bool {
+	return (p.RowLen%8 != 0 || p.Strided) && p.allF32()
+}
+
 // outputs is p's stored values.
 func (p *Program) outputs() []int {
 	if len(p.Outputs) == 0 {
@@ -256,8 +278,8 @@ func (p *Program) validate() error {
 			return fmt.Errorf("jit: output %d is not a value", o)
 		}
 	}
-	if p.RowLen < 0 || p.RowLen%8 != 0 || len(p.RowScalars) > 0 && p.RowLen == 0 {
-		return fmt.Errorf("jit: rows of %d elements (a multiple of 8 is needed)", p.RowLen)
+	if p.RowLen < 0 || p.RowLen%8 != 0 && !p.allF32() || len(p.RowScalars) > 0 && p.RowLen == 0 {
+		return fmt.Errorf("jit: rows of %d elements (a multiple of 8 is needed with bf16 arrays)", p.RowLen)
 	}
 	if p.Strided && (p.RowLen > 0 || len(p.PrefetchInputs) > 0) {
 		return errors.New("jit: a strided program has no fixed rows and prefetches nothing")

@@ -261,7 +261,7 @@ func (al *allocator) drop(v int) {
 func (al *allocator) emit(in *vinst, dst int, phys [2]int, op2 rm) {
 	a := al.a
 	src1 := phys[0]
-	mask := phys[1] // kBlend and kPack: their second register operand
+	mask := phys[1] // kBlend, kPack and kMaskStore: their second register operand
 	switch in.kind {
 	case kPS:
 		a.ps(in.op, dst, src1, op2)
@@ -297,6 +297,10 @@ func (al *allocator) emit(in *vinst, dst int, phys [2]int, op2 rm) {
 		a.packWords(dst, src1, mask)
 	case kStore128:
 		a.store128(in.m, src1)
+	case kMaskLoad:
+		a.maskLoad(dst, src1, in.m)
+	case kMaskStore:
+		a.maskStore(in.m, mask, src1)
 	case kTestJump:
 		a.ptest(src1, op2)
 		a.jumps = append(a.jumps, a.jnz())

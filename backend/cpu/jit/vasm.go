@@ -30,6 +30,8 @@ const (
 	kPack                   // dst (xmm) = words of src1's and mask's dwords
 	kStore128               // [m] = src1's lower 128 bits
 	kTestJump               // jump (to the full block) unless src1 AND src2 is zero
+	kMaskLoad               // dst = [m] in the lanes of mask, zero in the others
+	kMaskStore              // [m] = src1 in the lanes of mask
 )
 
 // vinst is one instruction on virtual registers; src2 is a virtual
@@ -40,7 +42,7 @@ type vinst struct {
 	imm             byte // shift count
 	dst, src1, mask int
 	src2            rm
-	m               mem // kLoad, kStore
+	m               mem // kLoad, kStore, kMaskLoad, kMaskStore
 }
 
 // vasm records instructions with the encoder's signatures, so the
@@ -85,6 +87,12 @@ func (a *vasm) packWords(dst, src1, src2 int) {
 func (a *vasm) store128(m mem, src int) {
 	a.add(vinst{kind: kStore128, src1: src, m: m})
 }
+func (a *vasm) maskLoad(dst, mask int, m mem) {
+	a.add(vinst{kind: kMaskLoad, dst: dst, src1: mask, m: m})
+}
+func (a *vasm) maskStore(m mem, mask, src int) {
+	a.add(vinst{kind: kMaskStore, src1: src, mask: mask, m: m})
+}
 func (a *vasm) testJump(x int, m rm) { a.add(vinst{kind: kTestJump, src1: x, src2: m}) }
 func (a *vasm) store(m mem, src int, nt bool) {
 	a.add(vinst{kind: kStore, op: byte(bit(nt)), src1: src, m: m})
@@ -108,9 +116,9 @@ func (i *vinst) reads() operands {
 		o.src2 = i.src2.reg
 	}
 	switch i.kind {
-	case kPS, kPD, kCmp, kShift, kStore, kMov, kExtract, kStore128, kTestJump:
+	case kPS, kPD, kCmp, kShift, kStore, kMov, kExtract, kStore128, kTestJump, kMaskLoad:
 		o.regs[0], o.n = i.src1, 1
-	case kPack, kBlend:
+	case kPack, kBlend, kMaskStore:
 		o.regs, o.n = [2]int{i.src1, i.mask}, 2
 	case kFMA:
 		o.regs, o.n = [2]int{i.dst, i.src1}, 2
@@ -120,7 +128,7 @@ func (i *vinst) reads() operands {
 
 // writes is the virtual register i writes, or -1.
 func (i *vinst) writes() int {
-	if i.kind == kStore || i.kind == kStore128 || i.kind == kTestJump {
+	if i.kind == kStore || i.kind == kStore128 || i.kind == kTestJump || i.kind == kMaskStore {
 		return -1
 	}
 	return i.dst
