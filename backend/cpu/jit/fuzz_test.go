@@ -195,7 +195,6 @@ func (l *blockLayout) check(t *testing.T, seed uint64, p *Program, ins []Array, 
 	}
 }
 
-
 // copyArray copies src into dst, of the same type.
 func copyArray(dst, src Array) {
 	if src.F32 != nil {
