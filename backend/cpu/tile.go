@@ -101,8 +101,11 @@ type tileProg struct {
 	jit      *jitProg
 	segs     []segment
 	segStart []int
-	// nfolds is the reductions segments fold (tile_fold.go).
-	nfolds int
+	// nfolds is the reductions segments fold (tile_fold.go); headFolds
+	// holds, for each that a segment folds ahead, the code folding it
+	// over a tile no ahead fold reached (nil for the others).
+	nfolds    int
+	headFolds []*jit.Func
 	// pipe pipelines the last two segments across tiles (tile_pipe.go).
 	pipe *pipe
 }
@@ -371,7 +374,7 @@ func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error
 		return err
 	}
 	tiles := (p.n + p.tile - 1) / p.tile
-	threads = max(1, min(threads, tiles/8))
+	threads = max(1, min(threads, tiles/2))
 	if p.n*p.ops < kernels.MinParallelWork {
 		threads = 1 // small fusions run inline
 	}
@@ -409,6 +412,8 @@ type scratch struct {
 	// whose last segment is still to run (tile_pipe.go).
 	alt, gathered [][]float32
 	pend          pending
+	// sink takes the copy a head fold's code writes (foldHead).
+	sink []float32
 }
 
 func (p *tileProg) getScratch() *scratch {
@@ -568,7 +573,7 @@ func (p *tileProg) computeSlot(i int, sc *scratch, params []operand, lo, hi int,
 		roundTo(s.t, d)
 		view[i] = d
 	case slotReduce:
-		if !p.foldedAhead(i, sc, lo, hi) {
+		if !p.foldedAhead(i, sc, lo, hi) && !p.foldHead(i, sc, lo, hi) {
 			view[i] = p.reduceRows(s, bufs[s.buf], view, hi-lo)
 		}
 	case slotRowBcast:

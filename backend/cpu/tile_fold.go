@@ -129,3 +129,32 @@ func (p *tileProg) foldedAhead(i int, sc *scratch, lo, hi int) bool {
 	sc.view[i] = d
 	return true
 }
+
+// foldHead computes reduce slot i over the tile [lo, hi) with its head
+// fold's code, if a segment folds it ahead and the tile is not the
+// first: the same partial results, reduced the same way, as the ahead
+// fold gives it on one thread, so a tile's bits do not depend on whether
+// it was its thread's first (the row kernels sum in another order). The
+// first tile, which no ahead fold reaches on any thread count, keeps the
+// row kernels' bits, those of the same reduction outside a fusion.
+func (p *tileProg) foldHead(i int, sc *scratch, lo, hi int) bool {
+	s := &p.slots[i]
+	if lo == 0 || s.fold == 0 || p.headFolds[s.fold-1] == nil {
+		return false
+	}
+	n := hi - lo
+	fc, k := p.headFolds[s.fold-1], s.fold-1
+	rows, W := n/p.rowLen, fc.FoldWidth()
+	if len(sc.sink) < n {
+		sc.sink = make([]float32, p.tile)
+	}
+	src := sc.view[s.args[0]][:n]
+	part := sc.partials[k][:rows*W]
+	fc.RunRowsFold([]jit.Array{{F32: sc.sink[:n]}}, []jit.Array{{F32: src}}, nil, nil, [][]float32{part}, false)
+	dst := sc.bufs[s.buf][:rows]
+	if !foldTileRows(s.op, sc.view[s.args[1]][0], dst, part, W) {
+		panic("cpu: a folded reduction has no row kernel") // foldable admits none such
+	}
+	sc.view[i] = dst
+	return true
+}

@@ -188,6 +188,7 @@ func (p *tileProg) segment(start, end int, folded map[int]bool) (segment, bool) 
 	g.f, g.prog, g.rows = f, prog, prog.RowLen > 0
 	for _, r := range after {
 		g.folds = append(g.folds, segFold{slot: r, k: p.nfolds})
+		p.headFolds = append(p.headFolds, nil)
 		p.nfolds++
 		folded[r] = true
 		// Its values are written when the segment runs: a tile of its
@@ -227,13 +228,21 @@ func (p *tileProg) foldAhead(g *segment, prog *jit.Program, ahead []int, folded 
 	}
 	f, err := jit.Compile(&q)
 	// The sums must not depend on which code ran a tile (which the thread
-	// count decides): both leave their partial results alike.
+	// count decides): both leave their partial results alike, and the
+	// tiles no ahead fold reaches fold in f's way too.
 	if err != nil || f.FoldWidth() != g.f.FoldWidth() {
 		return
 	}
+	heads := make([]*jit.Func, len(ahead))
+	for j := range ahead {
+		if heads[j], err = f.FoldCode(len(prog.RowFolds) + j); err != nil {
+			return
+		}
+	}
 	g.fAhead, g.progAhead, g.aheadParams = f, &q, params
-	for _, r := range ahead {
+	for j, r := range ahead {
 		g.folds = append(g.folds, segFold{slot: r, ahead: true, k: p.nfolds})
+		p.headFolds = append(p.headFolds, heads[j])
 		p.nfolds++
 		p.slots[r].fold = p.nfolds
 		folded[r] = true

@@ -158,6 +158,28 @@ func Compile(p *Program) (*Func, error) {
 	return f, nil
 }
 
+// FoldCode returns code that folds its one input along the rows as f's
+// row fold k folds its value, leaving the same partial results (the
+// same lanes, unroll and order), and copies the input to its output,
+// which its loop needs: a tile program folds with it the rows whose
+// fold f's code did not make (a thread's first tile, where an ahead fold
+// made the others), and so gets f's bits whichever tiles a thread takes.
+func (f *Func) FoldCode(k int) (*Func, error) {
+	if k < 0 || k >= f.folds {
+		return nil, fmt.Errorf("jit: fold %d of %d", k, f.folds)
+	}
+	lanes := 8
+	if f.wide {
+		lanes = 16
+	}
+	c, err := Compile(&Program{Inputs: 1, Values: []Value{{Op: Input}}, Outputs: []int{0}, RowLen: f.rowLen,
+		RowFolds: []RowFold{{Op: f.prog.RowFolds[k].Op, Value: 0}}, lanes: lanes, unroll: f.foldWidth / lanes})
+	if err == nil && c.foldWidth != f.foldWidth {
+		err = fmt.Errorf("jit: the fold's code folds %d lanes, f's %d", c.foldWidth, f.foldWidth)
+	}
+	return c, err
+}
+
 // streaming returns the non-temporal loop, generating it on first use.
 func (f *Func) streaming() ([]byte, []uint32, error) {
 	f.ntOnce.Do(func() {

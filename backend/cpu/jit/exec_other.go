@@ -31,6 +31,9 @@ func (f *Func) RunRowsFold(outs, ins []Array, scalars []float32, rowVals, folds 
 // FoldWidth is never called.
 func (f *Func) FoldWidth() int { return 0 }
 
+// FoldCode is never called.
+func (f *Func) FoldCode(k int) (*Func, error) { return nil, ErrUnsupported }
+
 // Runner is never made: Compile returns no Func here.
 type Runner struct{}
 

@@ -73,6 +73,21 @@ func testRowFoldsOf(t *testing.T, rowLen int) {
 				wantOther := foldPartials(op, next, rowLen, lanes, W)
 				samePartials(t, what+": add", sums, wantSums)
 				samePartials(t, what+": "+op.String(), other, wantOther)
+				// Each fold's own code, over the values the fold folds,
+				// leaves the same partials, bit for bit.
+				for k, x := range [][]float32{want, next} {
+					fc, err := f.FoldCode(k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if fc.FoldWidth() != W {
+						t.Fatalf("%s: fold %d's code folds %d lanes, want %d", what, k, fc.FoldWidth(), W)
+					}
+					copied, part := make([]float32, n), make([]float32, rows*W)
+					fc.RunRowsFold(f32s(copied), f32s(x), nil, nil, [][]float32{part}, false)
+					sameBits(t, what+": the fold's code's copy", copied, x)
+					sameBits(t, fmt.Sprintf("%s: fold %d's code", what, k), part, [][]float32{sums, other}[k])
+				}
 			}
 		}
 	}

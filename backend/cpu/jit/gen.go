@@ -135,6 +135,9 @@ func usesWide(p *Program) bool {
 	if !wideCode {
 		return false
 	}
+	if p.lanes != 0 {
+		return p.lanes == 16
+	}
 	for _, t := range append(append([]Type(nil), p.InputTypes...), p.OutputTypes...) {
 		if t != F32 {
 			return false
@@ -773,6 +776,9 @@ func (g *gen) storeBF16(m mem, x int) {
 // 10.24/9.76, chain10 13.61/12.61. From four on chain10's values spill
 // and it gets slower (15.2–16.9 at six).
 func unrollFor(p *Program) int {
+	if p.unroll > 0 {
+		return p.unroll
+	}
 	long := 0
 	for _, v := range p.Values {
 		if v.Op == Exp || v.Op == Tanh || v.Op == Logistic {

@@ -136,6 +136,10 @@ type Program struct {
 	// row): one call for the block, where a flat program takes one a
 	// row. Not with RowLen.
 	Strided bool
+	// lanes (8 or 16) and unroll, where set, fix the code's vector width
+	// and the vectors an iteration of its main loop computes: FoldCode's
+	// code folds as another program's does.
+	lanes, unroll int
 }
 
 // RowFold is a reduction of value Value along each row: Op is Add, Max
