@@ -106,10 +106,7 @@ func (p *tileProg) finishFolds(g *segment, fn *jit.Func, sc *scratch, n, next in
 			dst = sc.bufs[s.buf][:rows]
 			sc.view[fd.slot] = dst
 		}
-		src := sc.partials[fd.k][:rows*W]
-		if !foldTileRows(s.op, init, dst, src, W) {
-			panic("cpu: a folded reduction has no row kernel") // foldable admits none such
-		}
+		foldPartials(s.op, init, dst, sc.partials[fd.k][:rows*W], W)
 		if fd.ahead {
 			sc.aheadLo[fd.k] = next
 		}
@@ -152,9 +149,15 @@ func (p *tileProg) foldHead(i int, sc *scratch, lo, hi int) bool {
 	part := sc.partials[k][:rows*W]
 	fc.RunRowsFold([]jit.Array{{F32: sc.sink[:n]}}, []jit.Array{{F32: src}}, nil, nil, [][]float32{part}, false)
 	dst := sc.bufs[s.buf][:rows]
-	if !foldTileRows(s.op, sc.view[s.args[1]][0], dst, part, W) {
-		panic("cpu: a folded reduction has no row kernel") // foldable admits none such
-	}
+	foldPartials(s.op, sc.view[s.args[1]][0], dst, part, W)
 	sc.view[i] = dst
 	return true
+}
+
+// foldPartials sets each row's value in dst from its W partial results
+// in part, left by a segment's fold, from init.
+func foldPartials(op hlo.Opcode, init float32, dst, part []float32, W int) {
+	if !foldTileRows(op, init, dst, part, W) {
+		panic("cpu: a folded reduction has no row kernel") // foldable admits none such
+	}
 }

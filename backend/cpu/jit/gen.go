@@ -138,10 +138,8 @@ func usesWide(p *Program) bool {
 	if p.lanes != 0 {
 		return p.lanes == 16
 	}
-	for _, t := range append(append([]Type(nil), p.InputTypes...), p.OutputTypes...) {
-		if t != F32 {
-			return false
-		}
+	if !p.allF32() {
+		return false
 	}
 	if wideAlways {
 		return true
@@ -281,12 +279,10 @@ func (g *gen) loop(a *asm) error {
 	if tails {
 		slack = 1
 	}
-	a.movGP(r13, rcx)
-	a.addImm(r13, slack-lanes*int32(g.unroll))
+	setBound(a, slack, lanes*int32(g.unroll))
 	a.zero(rsi)
 	main := len(a.b)
-	a.cmpGP(rsi, r13)
-	toRest := a.jge()
+	toRest := pastBound(a)
 	if err := g.block(a, g.unroll); err != nil {
 		return err
 	}
@@ -294,13 +290,10 @@ func (g *gen) loop(a *asm) error {
 	a.addImm(rsi, lanes*int32(g.unroll))
 	a.patch(a.jmp(), main)
 	a.patch(toRest, len(a.b))
-	// Then one vector at a time while a whole one remains: RSI < n +
-	// slack - lanes (signed: short rows make the bound negative).
-	a.movGP(r13, rcx)
-	a.addImm(r13, slack-lanes)
+	// Then one vector at a time while a whole one remains.
+	setBound(a, slack, lanes)
 	rest := len(a.b)
-	a.cmpGP(rsi, r13)
-	exit := a.jge()
+	exit := pastBound(a)
 	if err := g.block(a, 1); err != nil {
 		return err
 	}
@@ -308,10 +301,8 @@ func (g *gen) loop(a *asm) error {
 	a.patch(a.jmp(), rest)
 	a.patch(exit, len(a.b))
 	if g.wide { // a last half vector, in the 8-lane code
-		a.movGP(r13, rcx)
-		a.addImm(r13, slack-8)
-		a.cmpGP(rsi, r13)
-		done := a.jge()
+		setBound(a, slack, 8)
+		done := pastBound(a)
 		g.wide, a.wide = false, false
 		err := g.block(a, 1)
 		g.wide, a.wide = true, true
@@ -347,6 +338,21 @@ func (g *gen) loop(a *asm) error {
 	a.vzeroupper()
 	a.ret()
 	return nil
+}
+
+// setBound sets R13 = n + slack - v (loop's slack), outside the loop
+// that pastBound then tests: fewer than v elements remain from RSI when
+// RSI >= R13.
+func setBound(a *asm, slack, v int32) {
+	a.movGP(r13, rcx)
+	a.addImm(r13, slack-v)
+}
+
+// pastBound emits the jump taken when RSI >= R13 (signed: short rows
+// make R13 negative) and returns its displacement to patch.
+func pastBound(a *asm) int {
+	a.cmpGP(rsi, r13)
+	return a.jge()
 }
 
 // tail emits a row's last partial vector, where 1 to 7 elements remain:
