@@ -500,10 +500,14 @@ func packBRows[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, f
 			}
 			continue
 		}
-		// A partial sliver (the edge, or all of a narrow B): zero it once,
-		// then move each row's few values with a loop, not a call.
-		clear(d)
+		// A partial sliver (the edge, or all of a narrow B): masked
+		// moves, or zero it once, then move each row's few values with a
+		// loop, not a call.
 		w := c1 - c0
+		if nr == 16 && d32 != nil && packRowsPartialF32(kb, s32[pc*b.Row+jc+c0:], b.Row, d32[sl*kb*nr:(sl+1)*kb*nr], w) {
+			continue
+		}
+		clear(d)
 		for p := range kb {
 			o, s := d[p*nr:p*nr+w], src[p*b.Row:p*b.Row+w]
 			for q := range o {

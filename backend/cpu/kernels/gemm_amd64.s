@@ -5409,6 +5409,35 @@ pack_done:
 	VZEROUPPER
 	RET
 
+// func packRowsMasked16(k int, src *float32, ldb int, dst *float32, mask *int32)
+// Requires: AVX
+TEXT ·packRowsMasked16(SB), NOSPLIT, $0-40
+	MOVQ    k+0(FP), AX
+	MOVQ    src+8(FP), CX
+	MOVQ    ldb+16(FP), DX
+	MOVQ    dst+24(FP), BX
+	MOVQ    mask+32(FP), SI
+	SHLQ    $0x02, DX
+	VMOVDQU (SI), Y0
+	VMOVDQU 32(SI), Y1
+	TESTQ   AX, AX
+	JZ      masked_done
+	PCALIGN $0x20
+
+masked_loop:
+	VMASKMOVPS (CX), Y0, Y2
+	VMASKMOVPS 32(CX), Y1, Y3
+	VMOVUPS    Y2, (BX)
+	VMOVUPS    Y3, 32(BX)
+	ADDQ       DX, CX
+	ADDQ       $0x40, BX
+	DECQ       AX
+	JNZ        masked_loop
+
+masked_done:
+	VZEROUPPER
+	RET
+
 // func prefetchT0(p *byte, n int)
 // Requires: MMX+
 TEXT ·prefetchT0(SB), NOSPLIT, $0-16

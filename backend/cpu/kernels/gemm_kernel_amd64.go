@@ -149,6 +149,23 @@ func packRows16F32(k int, src []float32, ldb int, dst []float32) bool {
 	return true
 }
 
+// laneMasks is sixteen all-ones lanes then sixteen zeros: the sixteen
+// from laneMasks[16-w] on select the first w.
+var laneMasks = [32]int32{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+
+// packRowsPartialF32 packs k rows of w < 16 values, ldb apart, into
+// 16-wide rows of dst, zeros past the w, reporting false where the
+// assembly does not run.
+func packRowsPartialF32(k int, src []float32, ldb int, dst []float32, w int) bool {
+	if !useAsm || k == 0 || w <= 0 || w >= 16 {
+		return false
+	}
+	_ = src[(k-1)*ldb+w-1]
+	_ = dst[k*16-1]
+	packRowsMasked16(k, &src[0], ldb, &dst[0], &laneMasks[16-w])
+	return true
+}
+
 // Prefetch asks for x's cache lines to be brought into L1 ahead of use:
 // rows of 4 KiB, each its own page, start where the hardware prefetcher
 // (which stays within a page) has nothing to go on.

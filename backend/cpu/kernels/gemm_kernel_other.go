@@ -50,6 +50,8 @@ func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 
 func packRows16F32(k int, src []float32, ldb int, dst []float32) bool { return false }
 
+func packRowsPartialF32(k int, src []float32, ldb int, dst []float32, w int) bool { return false }
+
 // Prefetch does nothing without the assembly kernels.
 func Prefetch(x []float32) {}
 

@@ -128,6 +128,12 @@ func packRows6F32(chunks int, src *float32, lda int, dst *float32)
 //go:noescape
 func packRows16(k int, src *float32, ldb int, dst *float32)
 
+// packRowsMasked16 copies k rows from src, ldb elements apart, to dst, 16 apart: the lanes
+// of mask (16 int32, all ones for a lane to copy) are read, the others stored as zero.
+//
+//go:noescape
+func packRowsMasked16(k int, src *float32, ldb int, dst *float32, mask *int32)
+
 // prefetchT0 asks for the cache lines of the n bytes at p to be brought into L1.
 //
 //go:noescape

@@ -191,6 +191,50 @@ func TestPackRows6(t *testing.T) {
 	}
 }
 
+// TestPackBRows checks packBRows' layout for every sliver width 1..16 and
+// both sizes of the row-major path (whole slivers, the masked partial
+// one): each sliver k-major, 16 values a step, zeros past B's last
+// column (a lane read too many would bring the next row's value or
+// whatever follows B), nothing written past the slivers asked for.
+func TestPackBRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	const nr = 16
+	for _, nb := range append(seq(1, 40), 47, 48) {
+		for _, kb := range []int{1, 2, 7, 64, 257} {
+			ld := nb + rng.IntN(3)
+			jc, pc := rng.IntN(2), rng.IntN(3)
+			rows := pc + kb
+			data := randSlice[float32]((rows-1)*ld+jc+nb, rng)
+			b := Strided[float32]{Data: data, Row: ld, Col: 1}
+			slivers := (nb + nr - 1) / nr
+			dst := make([]float32, (slivers+1)*kb*nr)
+			for i := range dst {
+				dst[i] = float32(math.NaN())
+			}
+			packB(dst, b, pc, jc, kb, nb, nr, 0, slivers)
+			for sl := range slivers {
+				for p := range kb {
+					for j := range nr {
+						got := dst[sl*kb*nr+p*nr+j]
+						var want float32
+						if c := sl*nr + j; c < nb {
+							want = data[(pc+p)*ld+jc+c]
+						}
+						if got != want && !(math.IsNaN(float64(got)) && math.IsNaN(float64(want))) {
+							t.Fatalf("nb=%d kb=%d: sliver %d step %d lane %d = %v, want %v", nb, kb, sl, p, j, got, want)
+						}
+					}
+				}
+			}
+			for i := slivers * kb * nr; i < len(dst); i++ {
+				if !math.IsNaN(float64(dst[i])) {
+					t.Fatalf("nb=%d kb=%d: wrote dst[%d] past the slivers", nb, kb, i)
+				}
+			}
+		}
+	}
+}
+
 func seq(lo, hi int) []int {
 	var s []int
 	for i := lo; i <= hi; i++ {

@@ -39,6 +39,7 @@ func main() {
 	packRows6S8()
 	packRows6F32()
 	packRows16()
+	packRowsMasked16()
 	prefetch()
 	depthwisePixel()
 	mxcsr()
@@ -476,6 +477,43 @@ func packRows16() {
 	DECQ(k)
 	JNZ(LabelRef("pack_loop"))
 	Label("pack_done")
+	VZEROUPPER()
+	RET()
+}
+
+// packRowsMasked16 is packRows16 for rows of fewer than 16 values (a
+// narrow B: a classifier's 10 columns; the last sliver of a wider one):
+// each row's values are read under a mask (VMASKMOVPS reads nothing
+// past them, so the last row may end the array) and stored as a whole
+// 16-lane row, zeros past them. AVX2, so the AVX2 and AVX-512 machines
+// pack alike.
+func packRowsMasked16() {
+	TEXT("packRowsMasked16", NOSPLIT, "func(k int, src *float32, ldb int, dst *float32, mask *int32)")
+	Pragma("noescape")
+	Doc("packRowsMasked16 copies k rows from src, ldb elements apart, to dst, 16 apart: the lanes",
+		"of mask (16 int32, all ones for a lane to copy) are read, the others stored as zero.")
+	k := Load(Param("k"), GP64())
+	src := Load(Param("src"), GP64())
+	ldb := Load(Param("ldb"), GP64())
+	dst := Load(Param("dst"), GP64())
+	mask := Load(Param("mask"), GP64())
+	SHLQ(Imm(2), ldb)
+	m0, m1, y0, y1 := YMM(), YMM(), YMM(), YMM()
+	VMOVDQU(Mem{Base: mask}, m0)
+	VMOVDQU(Mem{Base: mask, Disp: 32}, m1)
+	TESTQ(k, k)
+	JZ(LabelRef("masked_done"))
+	alignLoop()
+	Label("masked_loop")
+	VMASKMOVPS(Mem{Base: src}, m0, y0)
+	VMASKMOVPS(Mem{Base: src, Disp: 32}, m1, y1)
+	VMOVUPS(y0, Mem{Base: dst})
+	VMOVUPS(y1, Mem{Base: dst, Disp: 32})
+	ADDQ(ldb, src)
+	ADDQ(Imm(64), dst)
+	DECQ(k)
+	JNZ(LabelRef("masked_loop"))
+	Label("masked_done")
 	VZEROUPPER()
 	RET()
 }
