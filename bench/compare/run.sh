@@ -33,6 +33,8 @@ trap 'rm -rf "$tmp"' EXIT
 # The machine's limits, in the same session: STREAM-style bandwidth (stream.c, gcc's vectorized
 # loops with ordinary stores, OpenMP on 2 threads) and the FMA peak (the kernels' probe).
 gcc -O2 -march=native -fopenmp "$here/stream.c" -o "$tmp/stream"
+# chain10 hand-fused in C (glibc's vector tanhf and expf): what a native loop reaches here.
+gcc -O3 -march=native -ffast-math -fopenmp "$here/chain10.c" -o "$tmp/chain10" -lm
 (cd "$root" && go test -run XXX -bench '^BenchmarkFMAPeak$' -count 3 ./backend/cpu/kernels) >"$tmp/peak.txt"
 
 uptime >"$tmp/load.before"
@@ -56,6 +58,7 @@ done
 (cd "$root" && go test -run XXX -bench '^BenchmarkExecuteScalarAdd$' -benchtime 20000x -count 5 .) >"$tmp/axle.scalar_bench.txt"
 node "$here/ort.js" "$tmp" >"$tmp/ort.json"
 "$tmp/stream" >"$tmp/stream.json"
+"$tmp/chain10" >"$tmp/chain10.json"
 uptime >"$tmp/load.after"
 export ORT_VERSION=$(node -p "require('$here/node_modules/onnxruntime-node/package.json').version")
 
@@ -170,6 +173,9 @@ n = "chain10_16m"
 each = rounds_of(lambda r: runs[("axle", n)][r] / runs[("axle", "stream_negate_16m")][r])
 print(f"| chain10_16m | {axle[n]:.2f} ms | Axle's stream_negate_16m {axle['stream_negate_16m']:.2f} ms | "
       f"{axle[n] / axle['stream_negate_16m']:.2f}× its time{each} | ≤ 2× (issue 5) |")
+c10 = json.load(open(f"{d}/chain10.json"))
+print(f"| chain10, hand-fused C (gcc -O3 -ffast-math, libmvec) | {c10['chain10_ms']:.2f} ms | its negate loop {c10['negate_ms']:.2f} ms | "
+      f"{c10['chain10_ms'] / c10['negate_ms']:.2f}× its time | (a native loop's ratio on this machine) |")
 print()
 print(f"Axle's scalar_add is `go test -bench ExecuteScalarAdd` (median of 5 means over 20000 calls); "
       f"`axle run --json` gave a median of {axle_json_scalar} ms at its 1 µs resolution.")
