@@ -5417,9 +5417,9 @@ TEXT ·packRowsMasked16(SB), NOSPLIT, $0-40
 	MOVQ    ldb+16(FP), DX
 	MOVQ    dst+24(FP), BX
 	MOVQ    mask+32(FP), SI
-	SHLQ    $0x02, DX
 	VMOVDQU (SI), Y0
 	VMOVDQU 32(SI), Y1
+	SHLQ    $0x02, DX
 	TESTQ   AX, AX
 	JZ      masked_done
 	PCALIGN $0x20

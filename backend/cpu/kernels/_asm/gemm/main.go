@@ -454,32 +454,7 @@ func fmaPeak512() {
 // packRows16 emits the copy of k rows of 16 float32, ldb elements apart,
 // into consecutive 64-byte rows: one B sliver of a row-major B, packed
 // with two vector moves per row instead of sixteen scalar ones.
-func packRows16() {
-	TEXT("packRows16", NOSPLIT, "func(k int, src *float32, ldb int, dst *float32)")
-	Pragma("noescape")
-	Doc("packRows16 copies k rows of 16 float32 from src, ldb elements apart, to dst, 16 apart.")
-	k := Load(Param("k"), GP64())
-	src := Load(Param("src"), GP64())
-	ldb := Load(Param("ldb"), GP64())
-	dst := Load(Param("dst"), GP64())
-	SHLQ(Imm(2), ldb)
-	TESTQ(k, k)
-	JZ(LabelRef("pack_done"))
-	y0, y1 := YMM(), YMM()
-	alignLoop()
-	Label("pack_loop")
-	VMOVUPS(Mem{Base: src}, y0)
-	VMOVUPS(Mem{Base: src, Disp: 32}, y1)
-	VMOVUPS(y0, Mem{Base: dst})
-	VMOVUPS(y1, Mem{Base: dst, Disp: 32})
-	ADDQ(ldb, src)
-	ADDQ(Imm(64), dst)
-	DECQ(k)
-	JNZ(LabelRef("pack_loop"))
-	Label("pack_done")
-	VZEROUPPER()
-	RET()
-}
+func packRows16() { packRowsOf16(false) }
 
 // packRowsMasked16 is packRows16 for rows of fewer than 16 values (a
 // narrow B: a classifier's 10 columns; the last sliver of a wider one):
@@ -487,33 +462,49 @@ func packRows16() {
 // past them, so the last row may end the array) and stored as a whole
 // 16-lane row, zeros past them. AVX2, so the AVX2 and AVX-512 machines
 // pack alike.
-func packRowsMasked16() {
-	TEXT("packRowsMasked16", NOSPLIT, "func(k int, src *float32, ldb int, dst *float32, mask *int32)")
+func packRowsMasked16() { packRowsOf16(true) }
+
+// packRowsOf16 emits packRows16, or packRowsMasked16 when masked.
+func packRowsOf16(masked bool) {
+	name, label, sig := "packRows16", "pack", "func(k int, src *float32, ldb int, dst *float32)"
+	if masked {
+		name, label, sig = "packRowsMasked16", "masked", "func(k int, src *float32, ldb int, dst *float32, mask *int32)"
+	}
+	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
-	Doc("packRowsMasked16 copies k rows from src, ldb elements apart, to dst, 16 apart: the lanes",
-		"of mask (16 int32, all ones for a lane to copy) are read, the others stored as zero.")
+	if masked {
+		Doc("packRowsMasked16 copies k rows from src, ldb elements apart, to dst, 16 apart: the lanes",
+			"of mask (16 int32, all ones for a lane to copy) are read, the others stored as zero.")
+	} else {
+		Doc("packRows16 copies k rows of 16 float32 from src, ldb elements apart, to dst, 16 apart.")
+	}
 	k := Load(Param("k"), GP64())
 	src := Load(Param("src"), GP64())
 	ldb := Load(Param("ldb"), GP64())
 	dst := Load(Param("dst"), GP64())
-	mask := Load(Param("mask"), GP64())
+	load := func(disp int, y reg.VecVirtual) { VMOVUPS(Mem{Base: src, Disp: disp}, y) }
+	if masked {
+		mask := Load(Param("mask"), GP64())
+		m := []reg.VecVirtual{YMM(), YMM()}
+		VMOVDQU(Mem{Base: mask}, m[0])
+		VMOVDQU(Mem{Base: mask, Disp: 32}, m[1])
+		load = func(disp int, y reg.VecVirtual) { VMASKMOVPS(Mem{Base: src, Disp: disp}, m[disp/32], y) }
+	}
 	SHLQ(Imm(2), ldb)
-	m0, m1, y0, y1 := YMM(), YMM(), YMM(), YMM()
-	VMOVDQU(Mem{Base: mask}, m0)
-	VMOVDQU(Mem{Base: mask, Disp: 32}, m1)
 	TESTQ(k, k)
-	JZ(LabelRef("masked_done"))
+	JZ(LabelRef(label + "_done"))
+	y0, y1 := YMM(), YMM()
 	alignLoop()
-	Label("masked_loop")
-	VMASKMOVPS(Mem{Base: src}, m0, y0)
-	VMASKMOVPS(Mem{Base: src, Disp: 32}, m1, y1)
+	Label(label + "_loop")
+	load(0, y0)
+	load(32, y1)
 	VMOVUPS(y0, Mem{Base: dst})
 	VMOVUPS(y1, Mem{Base: dst, Disp: 32})
 	ADDQ(ldb, src)
 	ADDQ(Imm(64), dst)
 	DECQ(k)
-	JNZ(LabelRef("masked_loop"))
-	Label("masked_done")
+	JNZ(LabelRef(label + "_loop"))
+	Label(label + "_done")
 	VZEROUPPER()
 	RET()
 }
