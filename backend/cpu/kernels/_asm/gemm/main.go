@@ -848,15 +848,7 @@ func pairKernelBody(name string, ablocks, size int, typ string, direct, packB bo
 		ADDQ(U32(steps*64), b)
 		ADDQ(U32(steps*64), b1)
 	}
-	// Each four steps ask for the next row of C's tile (spread).
-	inner := step
-	step = func(s int) {
-		if s == 0 {
-			spread()
-		}
-		inner(s)
-	}
-	kLoop4(name, k, step, advance, name+"_store")
+	kLoop4(name, k, withSpread(step, spread), advance, name+"_store")
 	Label(name + "_store")
 	storeAndReturn512(name, rows, size, acc, add)
 }
@@ -899,6 +891,17 @@ func spreadPrefetchC(name string, rows, size int, k reg.Register) func() {
 	MOVQ(last, c)
 	Label(name + "_spread")
 	return spreadRows(c, ldc, last)
+}
+
+// withSpread is a k loop's step that runs spread (spreadPrefetchC's code)
+// before its first step of each four.
+func withSpread(step func(int), spread func()) func(int) {
+	return func(s int) {
+		if s == 0 {
+			spread()
+		}
+		step(s)
+	}
 }
 
 // spreadRows is spreadPrefetchC's code run every four steps.
@@ -1009,9 +1012,6 @@ func directTapsKernel(name string) {
 	k := GP64()
 	v0, v1 := ZMM(), ZMM()
 	step := func(s int) {
-		if s == 0 {
-			spread()
-		}
 		VMOVUPS(Mem{Base: b, Disp: s * 64}, v0)
 		VMOVUPS(Mem{Base: bHi, Disp: s * 64}, v1)
 		for r := range rows {
@@ -1035,7 +1035,7 @@ func directTapsKernel(name string) {
 	MOVQ(Mem{Base: rp}, base[0])
 	LEAQ(Mem{Base: a, Index: base[0], Scale: 4}, base[0])
 	rowBases(base, ld)
-	kLoop4(name, k, step, advance, name+"_next")
+	kLoop4(name, k, withSpread(step, spread), advance, name+"_next")
 	Label(name + "_next")
 	ADDQ(U32(16), rp)
 	DECQ(n)
