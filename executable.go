@@ -211,6 +211,9 @@ func (x *Executable) checkBuffer(i int, b *Buffer) error {
 	if b.client != x.client {
 		return x.argError(i, "is a buffer of another client")
 	}
+	if b.lit.HasCompatibleShape(&x.params[i]) {
+		return nil
+	}
 	return x.checkShape(i, b.lit.Shape())
 }
 

@@ -182,6 +182,14 @@ func (l *Literal) IsElided() bool { return l.elided }
 // Shape is l's shape. Callers must not modify it.
 func (l *Literal) Shape() Shape { return l.shape }
 
+// HasShape reports l.Shape().Equal(*s), and HasCompatibleShape
+// l.Shape().Compatible(*s), without copying either shape: for the checks
+// an execution makes on every argument and output.
+func (l *Literal) HasShape(s *Shape) bool { return l.shape.equal(s) }
+
+// HasCompatibleShape: see HasShape.
+func (l *Literal) HasCompatibleShape(s *Shape) bool { return l.shape.compatible(s) }
+
 // DType is l's element type (Tuple for tuples).
 func (l *Literal) DType() DType { return l.shape.DType }
 

@@ -140,13 +140,22 @@ func (s *Shape) SetDefaultLayoutIfMissing() {
 }
 
 // Equal compares shapes including layouts.
-func (s Shape) Equal(o Shape) bool {
-	if !s.Compatible(o) {
+func (s Shape) Equal(o Shape) bool { return s.equal(&o) }
+
+// Compatible compares shapes ignoring layouts (XLA's ShapeUtil::Compatible,
+// which does compare dynamic-ness).
+func (s Shape) Compatible(o Shape) bool { return s.compatible(&o) }
+
+// equal and compatible are Equal and Compatible through pointers: a Shape
+// is eleven words, and copying two per comparison was a tenth of a
+// scalar execution's checks.
+func (s *Shape) equal(o *Shape) bool {
+	if !s.compatible(o) {
 		return false
 	}
 	if s.IsTuple() || s.DType == Buffer {
 		for i := range s.Tuple {
-			if !s.Tuple[i].Equal(o.Tuple[i]) {
+			if !s.Tuple[i].equal(&o.Tuple[i]) {
 				return false
 			}
 		}
@@ -155,9 +164,7 @@ func (s Shape) Equal(o Shape) bool {
 	return s.Layout.Equal(o.Layout)
 }
 
-// Compatible compares shapes ignoring layouts (XLA's ShapeUtil::Compatible,
-// which does compare dynamic-ness).
-func (s Shape) Compatible(o Shape) bool {
+func (s *Shape) compatible(o *Shape) bool {
 	if s.DType != o.DType {
 		return false
 	}
@@ -166,7 +173,7 @@ func (s Shape) Compatible(o Shape) bool {
 			return false
 		}
 		for i := range s.Tuple {
-			if !s.Tuple[i].Compatible(o.Tuple[i]) {
+			if !s.Tuple[i].compatible(&o.Tuple[i]) {
 				return false
 			}
 		}
@@ -174,6 +181,9 @@ func (s Shape) Compatible(o Shape) bool {
 	}
 	if !slices.Equal(s.Dims, o.Dims) {
 		return false
+	}
+	if s.Dynamic == nil && o.Dynamic == nil {
+		return true
 	}
 	for i := range s.Dims {
 		if s.IsDynamicDim(i) != o.IsDynamicDim(i) {

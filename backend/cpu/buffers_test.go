@@ -163,3 +163,41 @@ ENTRY e {
 		t.Fatal("an output still held by the caller was reused")
 	}
 }
+
+// Outputs of one size but different shapes share a pool slot: a recycled
+// output taken for the other shape must come back as that shape, and a
+// tuple's recycled elements must each be reused once, never twice.
+func TestRecycleSameSizeShapes(t *testing.T) {
+	const text = `HloModule m
+ENTRY e {
+  x = f32[2,3] parameter(0)
+  n = f32[2,3] negate(x)
+  t = f32[3,2] transpose(x), dimensions={1,0}
+  ROOT r = (f32[2,3], f32[3,2]) tuple(n, t)
+}`
+	m, x := compileText(t, text, Options{})
+	args := eval.RandomArguments(m, 1)
+	want, err := eval.Run(m, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		got, err := x.Execute(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !got.Equal(want) {
+			t.Fatalf("run %d: got %v, want %v", i, got, want)
+		}
+		e := got.Elements()
+		if sameStorage(e[0], e[1]) {
+			t.Fatalf("run %d: both outputs share storage", i)
+		}
+		if i%2 == 0 { // alternate the order the elements come back in
+			x.Recycle(got)
+		} else {
+			x.Recycle(e[1])
+			x.Recycle(e[0])
+		}
+	}
+}

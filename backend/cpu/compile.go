@@ -151,6 +151,7 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	x.outIdx = make([]int, len(asg.bufs))
 	for i, b := range asg.outputs {
 		x.outIdx[b] = i
+		x.outs.addSize(asg.bufs[b].bytes)
 	}
 	return x, nil
 }

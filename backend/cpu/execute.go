@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
@@ -29,13 +30,21 @@ type frame struct {
 	ev    eval.Evaluator
 }
 
+// framePool keeps idle frames: one in a slot taken and refilled with a
+// single atomic swap (a serving loop's one frame; the mutex's lock and
+// unlock around the list were a tenth of a scalar call), the rest of a
+// concurrent burst's in the list.
 type framePool struct {
+	one  atomic.Pointer[frame]
 	mu   sync.Mutex
 	free []*frame
 }
 
 func (x *Executable) getFrame() *frame {
 	p := &x.frames
+	if f := p.one.Swap(nil); f != nil {
+		return f
+	}
 	p.mu.Lock()
 	if n := len(p.free); n > 0 {
 		f := p.free[n-1]
@@ -89,7 +98,7 @@ func (x *Executable) partsTuple(f *frame, i int, outs []pooled) *hlo.Literal {
 	elems := slices.Clone(f.parts[i])
 	for k, b := range x.asg.partsOf[i] {
 		if elems[k] == nil {
-			elems[k] = outputView(shapes[k], outs[x.outIdx[b]])
+			elems[k] = outputView(&shapes[k], outs[x.outIdx[b]])
 		}
 	}
 	return hlo.MakeTupleLiteral(elems...)
@@ -97,17 +106,20 @@ func (x *Executable) partsTuple(f *frame, i int, outs []pooled) *hlo.Literal {
 
 // outputView is a literal of shape s over an output's storage (the
 // pooled one when it has that shape).
-func outputView(s hlo.Shape, o pooled) *hlo.Literal {
-	if o.lit != nil && o.lit.Shape().Equal(s) {
+func outputView(s *hlo.Shape, o pooled) *hlo.Literal {
+	if o.lit != nil && o.lit.HasShape(s) {
 		return o.lit
 	}
-	return viewBytes(s, o.mem)
+	return viewBytes(*s, o.mem)
 }
 
 func (x *Executable) putFrame(f *frame) {
 	clear(f.vals) // drop the caller's arguments and outputs
 	clear(f.outs)
 	p := &x.frames
+	if p.one.CompareAndSwap(nil, f) {
+		return
+	}
 	p.mu.Lock()
 	p.free = append(p.free, f)
 	p.mu.Unlock()
@@ -115,7 +127,12 @@ func (x *Executable) putFrame(f *frame) {
 
 // outputPool keeps recycled outputs by size: their storage, and the
 // literal that viewed it, reused as is when the next output has its shape.
+// Each of the executable's output sizes has one slot taken and refilled
+// with an atomic swap (a serving loop's outputs come back one at a time);
+// the rest wait in the map, under the lock.
 type outputPool struct {
+	sizes  []int64
+	one    []atomic.Pointer[hlo.Literal]
 	mu     sync.Mutex
 	free   map[int64][]pooled
 	poison bool
@@ -126,9 +143,33 @@ type pooled struct {
 	lit *hlo.Literal // nil, or a literal over mem
 }
 
-const maxPooledOutputs = 4 // per size
+const maxPooledOutputs = 4 // per size, besides the slot
+
+// addSize gives outputs of n bytes a slot (at compile time, before any
+// execution).
+func (p *outputPool) addSize(n int64) {
+	if !slices.Contains(p.sizes, n) {
+		p.sizes = append(p.sizes, n)
+		p.one = append(p.one, atomic.Pointer[hlo.Literal]{})
+	}
+}
+
+// slot is the slot of outputs of n bytes, or nil.
+func (p *outputPool) slot(n int64) *atomic.Pointer[hlo.Literal] {
+	for i, s := range p.sizes {
+		if s == n {
+			return &p.one[i]
+		}
+	}
+	return nil
+}
 
 func (p *outputPool) get(n int64) pooled {
+	if s := p.slot(n); s != nil {
+		if l := s.Swap(nil); l != nil {
+			return pooled{mem: bytesOf(l), lit: l}
+		}
+	}
 	p.mu.Lock()
 	if l := p.free[n]; len(l) > 0 {
 		b := l[len(l)-1]
@@ -146,6 +187,9 @@ func (p *outputPool) get(n int64) pooled {
 
 func (p *outputPool) put(b pooled) {
 	n := int64(len(b.mem))
+	if s := p.slot(n); s != nil && b.lit != nil && s.CompareAndSwap(nil, b.lit) {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.free == nil {
@@ -262,7 +306,7 @@ func (x *Executable) runStep(f *frame, i int, args []*hlo.Literal, outs []pooled
 		f.vals[i] = f.vals[s.ops[0]].Elements()[s.part]
 		return nil
 	case buf.kind == bufOutput:
-		f.vals[i] = outputView(s.in.Shape, outs[x.outIdx[b]])
+		f.vals[i] = outputView(&s.in.Shape, outs[x.outIdx[b]])
 	case f.vals[i] == nil && x.asg.partsOf[i] != nil:
 		f.vals[i] = x.partsTuple(f, i, outs)
 	}

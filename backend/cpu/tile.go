@@ -299,21 +299,33 @@ type operand struct {
 	pred   []bool // held in tiles as masks (see tile_compare.go)
 	bits   []uint16
 	tab    []float64
-	format minifloat.Format
+	format *minifloat.Format // an element of minifloat.All: an operand is copied per call, so small
 }
 
 func newOperand(l *hlo.Literal) (operand, error) {
+	var o operand
+	err := o.set(l)
+	return o, err
+}
+
+// set makes o the operand of l, in place: newOperands fills its caller's
+// array without copying a returned operand (those copies were a fifth of
+// a scalar call).
+func (o *operand) set(l *hlo.Literal) error {
 	switch d := l.Data().(type) {
 	case []float32:
-		return operand{f32: d}, nil
+		o.f32 = d
+		return nil
 	case []uint16:
-		if f, ok := minifloat.ByName(l.DType().String()); ok {
-			return operand{bits: d, tab: f.Values(), format: f}, nil
+		if f := formatOf(l.DType().String()); f != nil {
+			o.bits, o.tab, o.format = d, f.Values(), f
+			return nil
 		}
 	case []bool:
-		return operand{pred: d}, nil
+		o.pred = d
+		return nil
 	}
-	return operand{}, fmt.Errorf("fusion operand of type %s has no tile form", l.DType())
+	return fmt.Errorf("fusion operand of type %s has no tile form", l.DType())
 }
 
 // tile returns elements [lo, hi) as f32, decoding into buf if narrow.
@@ -328,8 +340,18 @@ func (o operand) tile(lo, hi int, buf []float32) []float32 {
 		}
 		return buf
 	}
-	decodeNarrow(o.format, buf, o.bits[lo:hi])
+	decodeNarrow(*o.format, buf, o.bits[lo:hi])
 	return buf
+}
+
+// formatOf is the narrow float format named name, or nil.
+func formatOf(name string) *minifloat.Format {
+	for i := range minifloat.All {
+		if minifloat.All[i].Name() == name {
+			return &minifloat.All[i]
+		}
+	}
+	return nil
 }
 
 func (o operand) at(i int) float32 {
@@ -346,11 +368,10 @@ func (o operand) at(i int) float32 {
 // that a call allocates nothing).
 func newOperands(dst []operand, args []*hlo.Literal) ([]operand, error) {
 	for _, a := range args {
-		o, err := newOperand(a)
-		if err != nil {
+		dst = append(dst, operand{})
+		if err := dst[len(dst)-1].set(a); err != nil {
 			return nil, err
 		}
-		dst = append(dst, o)
 	}
 	return dst, nil
 }
@@ -378,10 +399,12 @@ func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error
 	if p.n*p.ops < kernels.MinParallelWork {
 		threads = 1 // small fusions run inline
 	}
-	if a, ok := literalArray(out); ok && p.runsJIT() {
-		outs := [1]jit.Array{a}
-		p.runJIT(params, outs[:], threads)
-		return nil
+	if p.runsJIT() {
+		if a, ok := literalArray(out); ok {
+			outs := [1]jit.Array{a}
+			p.runJIT(params, outs[:], threads)
+			return nil
+		}
 	}
 	if threads == 1 {
 		p.runTiles(params, out, 0, tiles)
