@@ -35,21 +35,24 @@ func directBlock[T float32 | float64](a, b Strided[T], mr, nr int) aBlock[T] {
 var directPackB = true
 
 // macroKernelDirect is macroKernel for A's block read in place: rows
-// [ic, ic+mb) and K slice [pc, pc+kb) of a. Whole 6-row slivers run on
-// the direct kernels; a last partial sliver runs through the scratch tile
-// as in macroKernel, and columns past the last
-// whole pair of B slivers take the packed path for the whole block. With
-// packB, bp's whole sliver pairs are still to be packed from b (row-major):
-// the first tile of each pair packs it.
+// [ic, ic+mb) and K slice [pc, pc+kb) of a. The rows run on direct
+// kernels of 12 rows, and of 8, 6 or 4 for the rest (directHeight); a
+// last one to three rows run through the scratch tile as in macroKernel,
+// and columns past the last whole pair of B slivers take the packed path
+// for the whole block. With packB, bp's whole sliver pairs are still to
+// be packed from b (row-major): the first tile of each pair packs it.
 func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool) {
 	defer flushEnd(flushStart()) // flushing subnormals (denormals.go)
 	const mr, nr = sgemmMR, sgemmNR
-	full := mb / mr * mr
-	// A last partial sliver of r rows runs as the whole sliver that ends
-	// with it, rows [ic+mb-6, ic+mb) read in place, into the scratch
-	// tile, of which its last r rows are kept: packing the r rows instead
-	// cost more than the product of its tile where C's columns come in
-	// chunks (once a chunk).
+	full := 0 // rows the direct kernels take
+	for full+4 <= mb {
+		full += directHeight(mb - full)
+	}
+	// Last rows, r < 4 of them, run as the 6-row tile that ends with
+	// them, rows [ic+mb-6, ic+mb) read in place, into the scratch tile,
+	// of which its last r rows are kept: packing the r rows instead cost
+	// more than the product of its tile where C's columns come in chunks
+	// (once a chunk).
 	r, overlap := mb-full, ic+mb >= mr
 	if r > 0 && !overlap {
 		packA(ap, a, ic+full, pc, r, kb, mr)
@@ -61,22 +64,19 @@ func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, 
 			packBRows(bp, b, pc, jc, kb, nb, nr, j/nr, j/nr+2)
 		}
 		for i := 0; i < full; {
-			blocks := 1
-			if i+2*mr <= full {
-				blocks = 2
-			}
+			h := directHeight(mb - i)
 			as, cs := a.Data[(ic+i)*a.Row+pc:], c[(ic+i)*ldc+jc+j:]
 			if packB && i == 0 {
-				directPairPackF32(blocks, kb, as, a.Row, b.Data[pc*b.Row+jc+j:], b.Row, bs, cs, ldc, overwrite)
+				directRowsPackF32(h, kb, as, a.Row, b.Data[pc*b.Row+jc+j:], b.Row, bs, cs, ldc, overwrite)
 			} else {
-				directPairF32(blocks, kb, as, a.Row, bs, cs, ldc, overwrite)
+				directRowsF32(h, kb, as, a.Row, bs, cs, ldc, overwrite)
 			}
-			i += blocks * mr
+			i += h
 		}
 		if r > 0 {
 			tile := ap[len(ap)-edgeTile:][:2*mr*nr]
 			if overlap {
-				directPairF32(1, kb, a.Data[(ic+mb-mr)*a.Row+pc:], a.Row, bs, tile, 2*nr, true)
+				directRowsF32(mr, kb, a.Data[(ic+mb-mr)*a.Row+pc:], a.Row, bs, tile, 2*nr, true)
 				addTile(tile[(mr-r)*2*nr:], c[(ic+full)*ldc+jc+j:], r, 2*nr, 2*nr, ldc, overwrite)
 			} else {
 				pairKernelF32(1, kb, ap[:mr*kb], bs, tile, 2*nr, true)
@@ -91,5 +91,27 @@ func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, 
 				microTile(ap, bp, c, ldc, ic, jc, i, j, mb, nb, kb, mr, nr, kernelF32, overwrite)
 			}
 		}
+	}
+}
+
+// directHeight is the height of the direct kernel that takes the next of
+// left ≥ 4 rows: 12 while what stays can still be cut into kernels (an
+// even number of at least 4 rows, or 12 or 13 left), else the kernel that
+// leaves 4 to 7 rows or none, so that at most 3 rows (an odd left) are
+// left to the scratch tile.
+func directHeight(left int) int {
+	switch {
+	case left >= 16 || left == 12 || left == 13:
+		return 12
+	case left >= 14:
+		return 8 // then 6 or 7
+	case left >= 10:
+		return 6 // then 4 or 5
+	case left >= 8:
+		return 8
+	case left >= 6:
+		return 6
+	default:
+		return 4
 	}
 }

@@ -91,3 +91,46 @@ func checkDirect(t *testing.T, rng *rand.Rand, name string, m, n, k, row int, ac
 		}
 	}
 }
+
+// Every number of rows a block can have runs on the direct kernels of
+// 12, 8, 6 and 4 rows with the packed kernels' bits: 1 to 30 rows (each
+// remainder of 12, and the last one to three rows through the scratch
+// tile), and blocks cut from 64, 244 and 256 rows.
+func TestGemmDirectHeights(t *testing.T) {
+	if useAVX512Var == nil || !*useAVX512Var {
+		t.Skip("no AVX-512 kernels on this machine")
+	}
+	rng := rand.New(rand.NewPCG(23, 24))
+	ms := []int{64, 244, 256}
+	for m := 1; m <= 30; m++ {
+		ms = append(ms, m)
+	}
+	for _, m := range ms {
+		for _, acc := range []bool{false, true} {
+			name := fmt.Sprintf("%dx64x37/acc=%v", m, acc)
+			checkDirect(t, rng, name, m, 64, 37, 37+1, acc, 1, false)
+		}
+	}
+}
+
+// directHeight cuts any number of rows into kernels of 12, 8, 6 and 4
+// rows leaving at most three, and none when the number is even (and at
+// least 4).
+func TestDirectHeight(t *testing.T) {
+	for n := range 200 {
+		left, cuts := n, []int{}
+		for left >= 4 {
+			h := directHeight(left)
+			if h != 12 && h != 8 && h != 6 && h != 4 || h > left {
+				t.Fatalf("%d rows: a cut of %d with %d left", n, h, left)
+			}
+			cuts, left = append(cuts, h), left-h
+		}
+		if left > 3 || n >= 4 && n%2 == 0 && left != 0 {
+			t.Fatalf("%d rows: cut %v, %d left over", n, cuts, left)
+		}
+		if n >= 16 && cuts[0] != 12 {
+			t.Fatalf("%d rows: cut %v, not 12 first", n, cuts)
+		}
+	}
+}

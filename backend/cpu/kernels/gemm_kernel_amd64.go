@@ -36,30 +36,46 @@ func pairKernelF32(blocks, k int, a, b, c []float32, ldc int, overwrite bool) {
 	}
 }
 
-// directPairF32 is pairKernelF32 reading the (6·blocks) rows of A where
-// they lie, lda apart, from a[0] on (directKernel in the generator).
-func directPairF32(blocks, k int, a []float32, lda int, b, c []float32, ldc int, overwrite bool) {
-	_ = c[(6*blocks-1)*ldc+31]
-	_ = a[(6*blocks-1)*lda+k-1]
+// directRowsF32 computes a rows×32 tile (rows 4, 6, 8 or 12) with the
+// AVX-512 direct kernels: the rows of A read where they lie, lda apart,
+// from a[0] on (directKernel in the generator), and b two packed B
+// slivers, each 16·k long.
+func directRowsF32(rows, k int, a []float32, lda int, b, c []float32, ldc int, overwrite bool) {
+	_ = c[(rows-1)*ldc+31]
+	_ = a[(rows-1)*lda+k-1]
 	_ = b[32*k-1]
-	if blocks == 2 {
+	switch rows {
+	case 12:
 		sgemm12x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
-	} else {
+	case 8:
+		sgemm8x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
+	case 6:
 		sgemm6x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
+	case 4:
+		sgemm4x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
+	default:
+		panic("kernels: no direct kernel of that height")
 	}
 }
 
-// directPairPackF32 is directPairF32 reading 32 columns of B's rows at
+// directRowsPackF32 is directRowsF32 reading 32 columns of B's rows at
 // src, ldb apart, and packing them into b's two slivers as it goes.
-func directPairPackF32(blocks, k int, a []float32, lda int, src []float32, ldb int, b, c []float32, ldc int, overwrite bool) {
-	_ = c[(6*blocks-1)*ldc+31]
-	_ = a[(6*blocks-1)*lda+k-1]
+func directRowsPackF32(rows, k int, a []float32, lda int, src []float32, ldb int, b, c []float32, ldc int, overwrite bool) {
+	_ = c[(rows-1)*ldc+31]
+	_ = a[(rows-1)*lda+k-1]
 	_ = src[(k-1)*ldb+31]
 	_ = b[32*k-1]
-	if blocks == 2 {
+	switch rows {
+	case 12:
 		sgemm12x32zdp(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite)
-	} else {
+	case 8:
+		sgemm8x32zdp(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite)
+	case 6:
 		sgemm6x32zdp(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite)
+	case 4:
+		sgemm4x32zdp(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite)
+	default:
+		panic("kernels: no direct kernel of that height")
 	}
 }
 

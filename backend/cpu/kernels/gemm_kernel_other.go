@@ -16,11 +16,11 @@ func pairKernelF32(blocks, k int, a, b, c []float32, ldc int, overwrite bool) {
 	panic("kernels: no AVX-512 kernel")
 }
 
-func directPairF32(blocks, k int, a []float32, lda int, b, c []float32, ldc int, overwrite bool) {
+func directRowsF32(rows, k int, a []float32, lda int, b, c []float32, ldc int, overwrite bool) {
 	panic("kernels: no AVX-512 kernel")
 }
 
-func directPairPackF32(blocks, k int, a []float32, lda int, src []float32, ldb int, b, c []float32, ldc int, overwrite bool) {
+func directRowsPackF32(rows, k int, a []float32, lda int, src []float32, ldb int, b, c []float32, ldc int, overwrite bool) {
 	panic("kernels: no AVX-512 kernel")
 }
 

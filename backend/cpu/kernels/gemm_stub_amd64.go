@@ -64,20 +64,40 @@ func s8gemm6x32z(k int, a *int16, b *int16, c *int32, ldc int, overwrite bool)
 //go:noescape
 func sgemm12x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool)
 
-// sgemm6x32zd computes C[6x32] += A·B (C = A·B if overwrite) over k steps from 6 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
-//
-//go:noescape
-func sgemm6x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool)
-
 // sgemm12x32zdp computes C[12x32] += A·B (C = A·B if overwrite) over k steps from 12 rows of A, lda apart, and 32 columns of B's rows at src, ldb apart, storing them into two packed 16-column B slivers at b, k apart (AVX-512).
 //
 //go:noescape
 func sgemm12x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool)
 
+// sgemm8x32zd computes C[8x32] += A·B (C = A·B if overwrite) over k steps from 8 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
+//
+//go:noescape
+func sgemm8x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool)
+
+// sgemm8x32zdp computes C[8x32] += A·B (C = A·B if overwrite) over k steps from 8 rows of A, lda apart, and 32 columns of B's rows at src, ldb apart, storing them into two packed 16-column B slivers at b, k apart (AVX-512).
+//
+//go:noescape
+func sgemm8x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool)
+
+// sgemm6x32zd computes C[6x32] += A·B (C = A·B if overwrite) over k steps from 6 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
+//
+//go:noescape
+func sgemm6x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool)
+
 // sgemm6x32zdp computes C[6x32] += A·B (C = A·B if overwrite) over k steps from 6 rows of A, lda apart, and 32 columns of B's rows at src, ldb apart, storing them into two packed 16-column B slivers at b, k apart (AVX-512).
 //
 //go:noescape
 func sgemm6x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool)
+
+// sgemm4x32zd computes C[4x32] += A·B (C = A·B if overwrite) over k steps from 4 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
+//
+//go:noescape
+func sgemm4x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool)
+
+// sgemm4x32zdp computes C[4x32] += A·B (C = A·B if overwrite) over k steps from 4 rows of A, lda apart, and 32 columns of B's rows at src, ldb apart, storing them into two packed 16-column B slivers at b, k apart (AVX-512).
+//
+//go:noescape
+func sgemm4x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool)
 
 // sgemm12x32tapsz computes C[12x32] += Σ over n runs of A_run·B_run (C = ... if overwrite): run (off, k) reads k
 // channels at a+off of twelve rows lda apart, and k steps of two B slivers kb steps apart (AVX-512).
