@@ -185,11 +185,14 @@ func (p *outputPool) get(n int64) pooled {
 	return pooled{mem: b}
 }
 
+// put keeps b for a later output of its size; storage of any other size
+// (not one of the executable's outputs) is dropped.
 func (p *outputPool) put(b pooled) {
-	n := int64(len(b.mem))
-	if s := p.slot(n); s != nil && b.lit != nil && s.CompareAndSwap(nil, b.lit) {
+	s := p.slot(int64(len(b.mem)))
+	if s == nil || b.lit != nil && s.CompareAndSwap(nil, b.lit) {
 		return
 	}
+	n := int64(len(b.mem))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.free == nil {
@@ -402,11 +405,5 @@ func (x *Executable) Recycle(out *hlo.Literal) {
 		}
 		return
 	}
-	mem := bytesOf(out)
-	for _, b := range x.asg.outputs {
-		if x.asg.bufs[b].bytes == int64(len(mem)) {
-			x.outs.put(pooled{mem: mem, lit: out})
-			return
-		}
-	}
+	x.outs.put(pooled{mem: bytesOf(out), lit: out})
 }
