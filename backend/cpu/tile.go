@@ -317,7 +317,7 @@ func (o *operand) set(l *hlo.Literal) error {
 		o.f32 = d
 		return nil
 	case []uint16:
-		if f := formatOf(l.DType().String()); f != nil {
+		if f := minifloat.Find(l.DType().String()); f != nil {
 			o.bits, o.tab, o.format = d, f.Values(), f
 			return nil
 		}
@@ -342,16 +342,6 @@ func (o operand) tile(lo, hi int, buf []float32) []float32 {
 	}
 	decodeNarrow(*o.format, buf, o.bits[lo:hi])
 	return buf
-}
-
-// formatOf is the narrow float format named name, or nil.
-func formatOf(name string) *minifloat.Format {
-	for i := range minifloat.All {
-		if minifloat.All[i].Name() == name {
-			return &minifloat.All[i]
-		}
-	}
-	return nil
 }
 
 func (o operand) at(i int) float32 {

@@ -51,12 +51,21 @@ var All = []Format{F16, BF16, F8E4M3FN, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ,
 
 // ByName returns the format spelled name in HLO text ("bf16", "f8e5m2", ...).
 func ByName(name string) (Format, bool) {
-	for _, f := range All {
-		if f.name == name {
-			return f, true
-		}
+	if f := Find(name); f != nil {
+		return *f, true
 	}
 	return Format{}, false
+}
+
+// Find is ByName's format as the element of All itself (nil if none):
+// a reference for values copied often, where a Format would be six words.
+func Find(name string) *Format {
+	for i := range All {
+		if All[i].name == name {
+			return &All[i]
+		}
+	}
+	return nil
 }
 
 // Name is the format's HLO text name.
