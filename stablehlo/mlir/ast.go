@@ -1,0 +1,220 @@
+package mlir
+
+import "fmt"
+
+// The AST is MLIR's generic form: every op, whatever syntax it was written
+// in, is a name, operands, results, an attribute dictionary and regions.
+// The parser normalizes each dialect's pretty syntax into exactly the
+// attributes the generic form (`--mlir-print-op-generic`) would print, so
+// a converter reads one form only.
+
+// Pos is a place in the source text, 1-based.
+type Pos struct {
+	File      string
+	Line, Col int
+}
+
+func (p Pos) String() string { return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col) }
+
+// Module is a parsed `module { ... }` (or a file of top-level ops, which
+// MLIR wraps in an implicit module).
+type Module struct {
+	Name  string      // the symbol after `module @`, without `@`; "" if none
+	Attrs []NamedAttr // `attributes {...}` of the module
+	Ops   []*Op       // top-level ops: func.func, sdy.mesh, ...
+	Pos   Pos
+}
+
+// Op is one operation in generic form.
+type Op struct {
+	Name     string      // dialect-qualified: "stablehlo.add", "func.func", "func.return", "check.expect_eq"
+	Operands []*Value    // uses, in order
+	Results  []*Value    // definitions, in order; each carries its type
+	Attrs    []NamedAttr // the generic form's attribute dictionary, in source order
+	Regions  []*Region
+	Loc      Attr // the op's `loc(...)`, resolved through `#loc` aliases; nil if none
+	Pos      Pos  // where the op starts in the text
+}
+
+// Region is a list of blocks; StableHLO regions have one block.
+type Region struct {
+	Blocks []*Block
+}
+
+// Block is a labelled list of ops with typed arguments.
+type Block struct {
+	Label string   // "^bb0", or "" for an entry block written without a label
+	Args  []*Value // block arguments, with types
+	Ops   []*Op
+}
+
+// Value is an SSA value: an op result or a block argument.
+type Value struct {
+	Name  string // as written, with `%` and any `#N` result index: "%0", "%arg0", "%2#1"
+	Type  Type
+	Def   *Op // the defining op; nil for a block argument
+	Index int // the result index in Def, or the argument index in its block
+}
+
+// NamedAttr is one `name = value` entry of an attribute dictionary. A
+// unit attribute (`{has_side_effect}`) has Value UnitAttr{}.
+type NamedAttr struct {
+	Name  string
+	Value Attr
+}
+
+// Attr is an attribute value.
+type Attr interface{ attr() }
+
+// Type is a type.
+type Type interface{ typ() }
+
+// Attribute kinds.
+type (
+	// IntAttr is an integer, optionally typed (`1 : i32`; Type nil if
+	// untyped). Value holds it as written, up to 64 bits (unsigned values
+	// above 2^63 wrap).
+	IntAttr struct {
+		Value int64
+		Type  Type
+	}
+	// FloatAttr is a float (`1.0 : f32`, or a hex bit pattern `0x7FC00000 : f32`).
+	FloatAttr struct {
+		Value float64
+		Type  Type
+	}
+	BoolAttr   struct{ Value bool }
+	StringAttr struct{ Value string } // unquoted, escapes resolved
+	UnitAttr   struct{}
+	// ArrayAttr is `[a, b, ...]`.
+	ArrayAttr struct{ Elems []Attr }
+	// DenseArrayAttr is `array<i64: 1, 2>`: an element type and integers
+	// (bools as 0/1) or floats.
+	DenseArrayAttr struct {
+		Elem   Type
+		Ints   []int64
+		Floats []float64
+	}
+	// DenseAttr is `dense<...> : tensor<...>` (or a dense resource). Its
+	// elements are kept as written, one token per element in row-major
+	// order after flattening nested lists, or as raw bytes for a hex blob
+	// (`dense<"0x...">`, little-endian, as MLIR stores it). A splat holds
+	// one element.
+	DenseAttr struct {
+		Type  Type     // the shaped type after the colon
+		Elems []string // element tokens: "1", "-2.5", "0x7FC0", "true", "(1.0, 2.0)" for complex
+		Hex   []byte   // the hex blob's bytes when written as one; nil otherwise
+		Splat bool     // one element broadcast to the whole shape
+	}
+	// DictAttr is `{a = ..., b}`.
+	DictAttr struct{ Entries []NamedAttr }
+	// TypeAttr is a type used as an attribute (`function_type = (i32) -> i32`).
+	TypeAttr struct{ Type Type }
+	// SymbolRefAttr is `@name` (nested `@a::@b` joined with "::").
+	SymbolRefAttr struct{ Name string }
+	// EnumAttr is a bare keyword inside a dialect attribute or a pretty
+	// form (`DEFAULT`, `LT`, `FLOAT`).
+	EnumAttr struct{ Value string }
+	// DialectAttr is `#dialect.name<...>` or `#dialect<name ...>`. Name is
+	// the full mnemonic ("stablehlo.dot", "stablehlo.gather",
+	// "stablehlo.conv", "stablehlo.comparison_direction",
+	// "stablehlo.precision", "sdy.sharding", ...). Fields holds the body
+	// parsed as `key = value` pairs where it has that shape; Raw always
+	// holds the body's text between the angle brackets.
+	DialectAttr struct {
+		Name   string
+		Fields []NamedAttr
+		Raw    string
+	}
+	// LocAttr is a location: `loc("file":1:2)`, `loc("name")`,
+	// `loc(callsite(...))`, `loc(fused[...])`, `loc(unknown)`; kept as text.
+	LocAttr struct{ Text string }
+)
+
+// Type kinds.
+type (
+	// TensorType is `tensor<2x?x3xf32>` or `tensor<*xf32>`. Dims holds -1
+	// for a dynamic dimension; Unranked is set for `*`. Encoding is the
+	// optional attribute after the element type (`#stablehlo.bounds<...>`).
+	TensorType struct {
+		Dims     []int64
+		Unranked bool
+		Elem     Type
+		Encoding Attr
+	}
+	// IntType is `i32`, `si8`, `ui4`, `i1`. Signedness: 0 signless, 's' or 'u'.
+	IntType struct {
+		Width      int
+		Signedness byte
+	}
+	// FloatType is `f32`, `bf16`, `f8E4M3FN`, ... as written.
+	FloatType struct{ Name string }
+	// ComplexType is `complex<f32>`.
+	ComplexType struct{ Elem Type }
+	// IndexType is `index`.
+	IndexType struct{}
+	// TupleType is `tuple<...>`.
+	TupleType struct{ Elems []Type }
+	// TokenType is `!stablehlo.token`.
+	TokenType struct{}
+	// FunctionType is `(ins) -> outs`.
+	FunctionType struct{ Inputs, Results []Type }
+	// QuantType is `!quant.uniform<i8:f32, 0.5:-3>` or its per-axis form
+	// `!quant.uniform<i8<-127:127>:f32:1, {0.1:-1, 0.2:0}>`.
+	QuantType struct {
+		Storage    Type  // IntType
+		StorageMin int64 // storage range; the type's full range when not written
+		StorageMax int64
+		HasRange   bool
+		Expressed  Type // FloatType
+		Axis       int  // -1 for per-tensor
+		Scales     []float64
+		ZeroPoints []int64
+	}
+	// OpaqueType is any other `!dialect.name<...>` type, kept as text.
+	OpaqueType struct{ Text string }
+)
+
+func (IntAttr) attr()        {}
+func (FloatAttr) attr()      {}
+func (BoolAttr) attr()       {}
+func (StringAttr) attr()     {}
+func (UnitAttr) attr()       {}
+func (ArrayAttr) attr()      {}
+func (DenseArrayAttr) attr() {}
+func (DenseAttr) attr()      {}
+func (DictAttr) attr()       {}
+func (TypeAttr) attr()       {}
+func (SymbolRefAttr) attr()  {}
+func (EnumAttr) attr()       {}
+func (DialectAttr) attr()    {}
+func (LocAttr) attr()        {}
+
+func (TensorType) typ()   {}
+func (IntType) typ()      {}
+func (FloatType) typ()    {}
+func (ComplexType) typ()  {}
+func (IndexType) typ()    {}
+func (TupleType) typ()    {}
+func (TokenType) typ()    {}
+func (FunctionType) typ() {}
+func (QuantType) typ()    {}
+func (OpaqueType) typ()   {}
+
+// Attr returns the op's attribute called name, or nil.
+func (op *Op) Attr(name string) Attr {
+	for _, a := range op.Attrs {
+		if a.Name == name {
+			return a.Value
+		}
+	}
+	return nil
+}
+
+// Error is a parse error at a position: FILE:LINE:COL: message.
+type Error struct {
+	Pos Pos
+	Msg string
+}
+
+func (e *Error) Error() string { return e.Pos.String() + ": " + e.Msg }
