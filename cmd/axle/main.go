@@ -17,8 +17,9 @@ func usage() string {
 commands:
   parse [--short] [--replica-count N] FILE...   print modules in XLA's text form
   verify FILE...                                parse and verify modules
-  run [--backend interp|cpu] [--threads T] [--opt] [--warmup K] [--repeat N] [--json] [--args FILE] FILE.hlo
-                                                run a module on seeded random arguments
+  run [--backend interp|cpu] [--threads T] [--opt] [--warmup K] [--repeat N] [--json] [--args FILE]
+      [--inputs FILE.npz|A.npy,B.npy] [--save-outputs FILE.npz] FILE.hlo
+                                                run a module on seeded random arguments (or given ones)
   opt [--passes p,q] [--skip-passes p] [--verify-each] [--timings]
       [--dump-to DIR] [--dump-pass-re RE] [--dump-format text,dot,html] FILE.hlo
                                                 optimize a module with the standard pipeline and print it

@@ -22,7 +22,8 @@ import (
 
 // cmdRun compiles (for interp: verifies) a module, feeds seeded random
 // arguments and runs it, printing result shapes, checksums and timing:
-// axle run [--backend interp] [--opt] [--threads T] [--warmup K] [--repeat N] [--json] [--args FILE] [--cpuprofile FILE] FILE.hlo
+// axle run [--backend interp] [--opt] [--threads T] [--warmup K] [--repeat N] [--json] [--args FILE]
+// [--inputs FILE.npz] [--save-outputs FILE.npz] [--cpuprofile FILE] FILE.hlo
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -32,6 +33,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	repeat := fs.Int("repeat", 1, "timed runs")
 	asJSON := fs.Bool("json", false, "end with one JSON line of the results")
 	argsFile := fs.String("args", "", "JSON file with a list of argument values (conformance format) instead of random ones")
+	inputs := fs.String("inputs", "", "arguments from NumPy: an .npz archive or comma-separated .npy files, by parameter name or as arg0, arg1, ... (np.savez's arr_0, ...)")
+	saveOutputs := fs.String("save-outputs", "", "write the results to this .npz archive as output_0, output_1, ...")
 	seed := fs.Uint64("seed", 1, "seed of the random arguments and elided constants")
 	optimize := fs.Bool("opt", false, "run the standard optimization pipeline before running")
 	profile := fs.Bool("profile", false, "cpu backend: print the time of each kernel (and label them for pprof)")
@@ -66,6 +69,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	// it comes before compiling.
 	pause := time.Now()
 	argv := eval.RandomArguments(m, *seed)
+	if *inputs != "" {
+		if argv, err = readInputs(*inputs, m, *argsFile); err != nil {
+			fmt.Fprintf(stderr, "axle run: --inputs: %v\n", err)
+			return 1
+		}
+	}
 	start = start.Add(time.Since(pause))
 	if *optimize {
 		if _, err := opt.Standard().RunWith(m, of.options()); err != nil {
@@ -97,6 +106,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", path, err)
 		return 1
+	}
+	if *saveOutputs != "" {
+		if err := writeOutputs(*saveOutputs, result); err != nil {
+			fmt.Fprintf(stderr, "axle run: --save-outputs: %v\n", err)
+			return 1
+		}
 	}
 	slices.Sort(times)
 	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }

@@ -121,7 +121,28 @@ def write_npz(path, compressed, members, a):
         np.savez(path, **data)
 
 
+# The axle run test (cmd/axle/npz_test.go) runs this module on the
+# run_*.npz inputs and compares what --save-outputs writes with
+# run_expected.npz, computed here:
+#
+#   x = f32[2,3] parameter(0), y = f32[3] parameter(1), z = bf16[2] parameter(2)
+#   ROOT (f32[2,3] x + broadcast(y, dimensions={1}), f32[2] convert(z))
+RUN_X = np.array([[1, 2.5, -3], [4, 0.25, 6]], dtype="<f4")
+RUN_Y = np.array([10, -1, 0.5], dtype="<f4")
+RUN_Z = np.array([0x3FC0, 0xC120], dtype="<u2")  # bf16 bits of 1.5 and -10
+
+
+def make_run():
+    # Positional (arr_0, ...), the bf16 argument as uint16 bit patterns.
+    np.savez("run_positional.npz", RUN_X, RUN_Y, RUN_Z)
+    # By parameter name, in another order, the bf16 argument as '|V2'.
+    np.savez_compressed("run_named.npz", z=RUN_Z.view("V2"), x=RUN_X, y=RUN_Y)
+    zf = (RUN_Z.astype("<u4") << 16).view("<f4")
+    np.savez("run_expected.npz", output_0=RUN_X + RUN_Y, output_1=zf)
+
+
 def make():
+    make_run()
     a = arrays()
     exp = {}
     for name, arr in a.items():
