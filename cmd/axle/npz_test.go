@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,10 +69,13 @@ func checkOutputs(t *testing.T, what, path string) {
 func TestRunInputsNPZ(t *testing.T) {
 	dir := t.TempDir()
 	mod := writeModule(t, dir)
-	for _, backend := range []string{"interp", "cpu"} {
+	// On cpu, 1000 runs make the cost model compile the module rather
+	// than leave it to the evaluator.
+	for _, backend := range [][]string{{"interp"}, {"cpu"}, {"cpu", "--repeat", "1000"}} {
 		for _, in := range []string{"run_positional.npz", "run_named.npz"} {
-			out := filepath.Join(dir, backend+"_"+in)
-			stdout, errs, code := runAxle("run", "--backend", backend, "--inputs", filepath.Join(npzData, in), "--save-outputs", out, mod)
+			out := filepath.Join(dir, "out.npz")
+			args := append([]string{"run", "--backend"}, backend...)
+			stdout, errs, code := runAxle(append(args, "--inputs", filepath.Join(npzData, in), "--save-outputs", out, mod)...)
 			if code != 0 {
 				t.Fatalf("%s on %s: exit %d: %s", in, backend, code, errs)
 			}
@@ -79,7 +83,7 @@ func TestRunInputsNPZ(t *testing.T) {
 			if !strings.Contains(stdout, "result f32[2,3] checksum 29.75\nresult f32[2] checksum -8.5\n") {
 				t.Errorf("%s on %s: checksums:\n%s", in, backend, stdout)
 			}
-			checkOutputs(t, in+" on "+backend, out)
+			checkOutputs(t, fmt.Sprint(in, " on ", backend), out)
 		}
 	}
 }
@@ -162,5 +166,26 @@ func TestRunInputsErrors(t *testing.T) {
 	writeFile(s4, "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT c = s4[2] convert(p)\n}\n")
 	if _, errs, code := runAxle("run", "--save-outputs", filepath.Join(dir, "o.npz"), s4); code != 1 || !strings.Contains(errs, `--save-outputs: `) || !strings.Contains(errs, `output_0.npy`) {
 		t.Errorf("s4 output: exit %d, %q", code, errs)
+	}
+}
+
+// TestParamFor: the matching rules, worked by hand on parameters named as
+// JAX dumps them: a name as written, then without the ".N" suffix, then a
+// number in arg0/arg_0/input_0/arr_0 (any case), then a list position.
+func TestParamFor(t *testing.T) {
+	params := []*hlo.Instruction{{Name: "Arg_0.1"}, {Name: "w.2"}}
+	for _, c := range []struct {
+		name string
+		pos  int
+		want int
+	}{
+		{"Arg_0.1", -1, 0}, {"w.2", -1, 1}, {"w", -1, 1}, {"arg1", -1, 1}, {"Arg_1", -1, 1},
+		{"input_0", -1, 0}, {"ARR_1", -1, 1}, {"arg2", -1, -1}, {"arg2", 0, -1},
+		{"q", 1, 1}, {"q", -1, -1}, {"q", 2, -1}, {"w", 0, 1},
+	} {
+		a := inputArray{Array: npy.Array{Name: c.name}, pos: c.pos}
+		if got := paramFor(a, params); got != c.want {
+			t.Errorf("%q at %d: parameter %d, want %d", c.name, c.pos, got, c.want)
+		}
 	}
 }
