@@ -2,6 +2,7 @@ package mlir
 
 import (
 	"sort"
+	"strings"
 )
 
 // tokKind classifies a token.
@@ -124,7 +125,15 @@ func (lx *lexer) next() token {
 				lx.off++
 			}
 		}
-		return tok(map[byte]tokKind{'%': tPercent, '^': tCaret, '#': tHash, '!': tBang}[c])
+		switch c {
+		case '%':
+			return tok(tPercent)
+		case '^':
+			return tok(tCaret)
+		case '#':
+			return tok(tHash)
+		}
+		return tok(tBang)
 	case c == '@':
 		lx.off++
 		if lx.off < lx.end && lx.src[lx.off] == '"' {
@@ -144,15 +153,14 @@ func (lx *lexer) next() token {
 		return token{kind: tAt, text: string(lx.src[start+1 : lx.off]), off: start, end: lx.off}
 	case c == '-' && lx.off+1 < lx.end && lx.src[lx.off+1] == '>':
 		lx.off += 2
-		return tok(tPunct)
+		return token{kind: tPunct, text: "->", off: start, end: lx.off}
 	case c == ':' && lx.off+1 < lx.end && lx.src[lx.off+1] == ':':
 		lx.off += 2
-		return tok(tPunct)
+		return token{kind: tPunct, text: "::", off: start, end: lx.off}
 	}
-	switch c {
-	case '(', ')', '[', ']', '{', '}', '<', '>', ',', '=', ':', '*', '?', '+', '-':
+	if i := strings.IndexByte(puncts, c); i >= 0 {
 		lx.off++
-		return tok(tPunct)
+		return token{kind: tPunct, text: puncts[i : i+1], off: start, end: lx.off}
 	}
 	lx.off++
 	lx.err = "unexpected character " + quoteChar(c)
@@ -166,6 +174,10 @@ func quoteChar(c byte) string {
 	}
 	return "'" + string(c) + "'"
 }
+
+// puncts are the one-character punctuation tokens; their texts are slices
+// of this constant, so lexing them does not allocate.
+const puncts = "()[]{}<>,=:*?+-"
 
 // number lexes an unsigned integer (decimal or 0x hex) or float.
 func (lx *lexer) number() token {

@@ -83,7 +83,7 @@ func (p *parser) parseType() Type {
 			p.next()
 			return IndexType{}
 		case "tensor":
-			return p.parseTensorType()
+			return p.parseTensorTypeCached()
 		case "complex":
 			p.next()
 			p.expect("<")
@@ -150,6 +150,30 @@ func (p *parser) parseParenTypes() []Type {
 	}
 	p.expect(")")
 	return ts
+}
+
+// parseTensorTypeCached parses each distinct tensor type spelling once per
+// Parse: programs repeat a few types thousands of times, and the shared
+// values (types are never mutated) save most of the parser's allocations.
+func (p *parser) parseTensorTypeCached() Type {
+	off, open := p.tok.off, p.tok.end
+	if open >= p.lx.end || p.lx.src[open] != '<' {
+		return p.parseTensorType()
+	}
+	end, _, msg := p.balancedEnd(open)
+	if msg != "" {
+		return p.parseTensorType() // which reports the error where it is
+	}
+	if t, ok := p.typeCache[string(p.lx.src[off:end])]; ok {
+		p.reset(end)
+		return t
+	}
+	t := p.parseTensorType()
+	if p.typeCache == nil {
+		p.typeCache = map[string]Type{}
+	}
+	p.typeCache[string(p.lx.src[off:end])] = t
+	return t
 }
 
 // parseTensorType reads `tensor<2x?x3xf32, #enc>` or `tensor<*xf32>`. The
