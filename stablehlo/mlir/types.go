@@ -261,8 +261,14 @@ func (p *parser) parseQuantType() Type {
 	p.expect("<")
 	q := QuantType{Axis: -1}
 	off := p.tok.off
-	st, ok := p.parseType().(IntType)
-	if !ok {
+	var st IntType
+	if w, err := strconv.Atoi(strings.TrimPrefix(p.tok.text, "u")); p.tok.kind == tIdent &&
+		strings.HasPrefix(p.tok.text, "u") && err == nil && w > 0 && w <= 64 {
+		st = IntType{Width: w, Signedness: 'u'} // the quant dialect's u8
+		p.next()
+	} else if t, ok := p.parseType().(IntType); ok {
+		st = t
+	} else {
 		p.fail(off, "quantized storage type must be an integer type")
 	}
 	q.Storage = st
