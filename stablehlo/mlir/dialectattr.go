@@ -31,7 +31,7 @@ func (p *parser) parseHashAttr() Attr {
 // mnemonic is the body's first word).
 func (p *parser) dialectAttrBody(dname string, open int) Attr {
 	src := p.lx.src
-	end := p.scanBalanced(open, '<', '>')
+	end := p.scanBalanced(open)
 	body, bodyOff := src[open+1:end-1], open+1
 	if !strings.Contains(dname, ".") {
 		// `#stablehlo<comparison_direction LT>`: the first word is the mnemonic.

@@ -244,7 +244,7 @@ func (p *parser) parseLoc() Attr {
 	if !p.is("(") {
 		p.fail(p.tok.off, "expected '(' after loc")
 	}
-	end := p.scanBalanced(p.tok.off, '(', ')')
+	end := p.scanBalanced(p.tok.off)
 	text := string(p.lx.src[off:end])
 	p.reset(end)
 	return LocAttr{Text: text}
@@ -276,7 +276,7 @@ func isAliasName(s string) bool {
 // scanBalanced returns the offset just past the bracket that closes the one
 // at off, skipping strings and nested brackets of every kind (and `->`,
 // whose '>' closes nothing).
-func (p *parser) scanBalanced(off int, open, close byte) int {
+func (p *parser) scanBalanced(off int) int {
 	end, bad, msg := p.balancedEnd(off)
 	if msg != "" {
 		p.fail(bad, "%s", msg)

@@ -233,6 +233,19 @@ var prettyPairs = []struct {
 	{"check expect_almost_eq", "%a: tensor<2xf32>, %b: tensor<2xf32>",
 		`check.expect_almost_eq %a, %b, tolerance = 0.1 : tensor<2xf32>`,
 		`"check.expect_almost_eq"(%a, %b) {tolerance = 1.000000e-01 : f64} : (tensor<2xf32>, tensor<2xf32>) -> ()`},
+	{"sdy mesh and sharding_constraint", "%a: tensor<8x8xf32>",
+		`%0 = sdy.sharding_constraint %a <@mesh, [{"a"}, {}]> : tensor<8x8xf32>`,
+		`%0 = "sdy.sharding_constraint"(%a) <{sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}> : (tensor<8x8xf32>) -> tensor<8x8xf32>`},
+	{"sdy manual_computation", "%a: tensor<16x32xf32>",
+		`%0 = sdy.manual_computation(%a) in_shardings=[<@mesh, [{"a", ?}, {?}]>] out_shardings=[<@mesh, [{"a", ?}, {?}]>] manual_axes={"a"} (%b: tensor<8x32xf32>) {
+		   %1 = stablehlo.add %b, %b : tensor<8x32xf32>
+		   sdy.return %1 : tensor<8x32xf32>
+		 } : (tensor<16x32xf32>) -> tensor<16x32xf32>`,
+		`%0 = "sdy.manual_computation"(%a) <{in_shardings = #sdy.sharding_per_value<[<@mesh, [{"a", ?}, {?}]>]>, manual_axes = #sdy<manual_axes{"a"}>, out_shardings = #sdy.sharding_per_value<[<@mesh, [{"a", ?}, {?}]>]>}> ({
+		 ^bb0(%b: tensor<8x32xf32>):
+		   %1 = "stablehlo.add"(%b, %b) : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32>
+		   "sdy.return"(%1) : (tensor<8x32xf32>) -> ()
+		 }) : (tensor<16x32xf32>) -> tensor<16x32xf32>`},
 	{"check expect_close", "%a: tensor<2xf32>, %b: tensor<2xf32>",
 		`check.expect_close %a, %b, max_ulp_difference = 3 : tensor<2xf32>, tensor<2xf32>`,
 		`"check.expect_close"(%a, %b) {max_ulp_difference = 3 : ui64} : (tensor<2xf32>, tensor<2xf32>) -> ()`},

@@ -249,7 +249,7 @@ func (p *parser) parseDialectType() Type {
 	}
 	end := p.tok.end
 	if end < p.lx.end && p.lx.src[end] == '<' {
-		end = p.scanBalanced(end, '<', '>')
+		end = p.scanBalanced(end)
 	}
 	p.reset(end)
 	return OpaqueType{Text: string(p.lx.src[off:end])}

@@ -163,6 +163,22 @@ func TestSplitFile(t *testing.T) {
 	}
 }
 
+// TestSdyMesh checks the top-level mesh op against its generic attributes.
+func TestSdyMesh(t *testing.T) {
+	m, err := Parse("m.mlir", []byte(`sdy.mesh @mesh = <["a"=2, "b"=4]>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := m.Ops[0]
+	want := []NamedAttr{
+		{Name: "mesh", Value: DialectAttr{Name: "sdy.mesh", Raw: `["a" = 2, "b" = 4]`}},
+		{Name: "sym_name", Value: StringAttr{Value: "mesh"}},
+	}
+	if op.Name != "sdy.mesh" || !reflect.DeepEqual(op.Attrs, want) {
+		t.Errorf("got %s %#v", op.Name, op.Attrs)
+	}
+}
+
 // TestForwardReference checks that a use before its definition in a graph
 // region (the module body) resolves, and that results carry their def.
 func TestForwardReference(t *testing.T) {
