@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/axle-ml/axle/hlo/minifloat"
 )
 
 // String prints the module in MLIR's generic form; Parse reads the text
@@ -294,19 +296,11 @@ func floatText(v float64, t Type) string {
 		if ft, ok := t.(FloatType); ok {
 			name = ft.Name
 		}
-		switch name {
-		case "f32":
+		if name == "f32" {
 			return "0x" + strconv.FormatUint(uint64(math.Float32bits(float32(v))), 16)
-		case "bf16":
-			return "0x" + strconv.FormatUint(uint64(math.Float32bits(float32(v))>>16), 16)
-		case "f16":
-			switch {
-			case math.IsNaN(v):
-				return "0x7e00"
-			case v > 0:
-				return "0x7c00"
-			}
-			return "0xfc00"
+		}
+		if f := minifloat.Find(strings.ToLower(name)); f != nil {
+			return "0x" + strconv.FormatUint(uint64(f.FromFloat64(v)), 16)
 		}
 		return "0x" + strconv.FormatUint(math.Float64bits(v), 16)
 	}

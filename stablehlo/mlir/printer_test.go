@@ -1,6 +1,7 @@
 package mlir
 
 import (
+	"math"
 	"os"
 	"reflect"
 	"strings"
@@ -62,4 +63,30 @@ func excerpt(text string, err error) string {
 		return lines[pe.Pos.Line-1]
 	}
 	return ""
+}
+
+// TestPrintSpecialFloats checks that infinities, NaNs and small floats
+// print as text that reads back to the same value.
+func TestPrintSpecialFloats(t *testing.T) {
+	src := `func.func private @f() attributes {a = 0x7F800000 : f32, b = 0xFC00 : f16, c = 0x7F80 : bf16,
+  d = 0x7FF0000000000000 : f64, e = 0x7F : f8E4M3FN, f = 1.0e-300 : f64, g = 5 : f32, h = 0x7FC00000 : f32}`
+	m, err := Parse("f.mlir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := Parse("printed.mlir", []byte(m.String()))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, m)
+	}
+	for _, a := range m.Ops[0].Attrs {
+		want, ok := a.Value.(FloatAttr)
+		if !ok {
+			continue
+		}
+		got, _ := m2.Ops[0].Attr(a.Name).(FloatAttr)
+		same := want == got || math.IsNaN(want.Value) && math.IsNaN(got.Value) && want.Type == got.Type
+		if !same {
+			t.Errorf("%s: printed %#v, read back %#v", a.Name, want, got)
+		}
+	}
 }

@@ -32,6 +32,9 @@ func TestAttrValues(t *testing.T) {
 		{`0x3FC00000 : f32`, FloatAttr{Value: 1.5, Type: f32}},              // 1.5 = 0x3FC00000
 		{`0x3C00 : f16`, FloatAttr{Value: 1, Type: FloatType{Name: "f16"}}}, // f16 1.0
 		{`0xC000 : bf16`, FloatAttr{Value: -2, Type: FloatType{Name: "bf16"}}},
+		{`0x7C00 : f16`, FloatAttr{Value: math.Inf(1), Type: FloatType{Name: "f16"}}},
+		{`0x38 : f8E4M3FN`, FloatAttr{Value: 1, Type: FloatType{Name: "f8E4M3FN"}}}, // e=7 (bias 7), m=0
+		{`0xC0 : f8E5M2`, FloatAttr{Value: -2, Type: FloatType{Name: "f8E5M2"}}},    // sign, e=16 (bias 15)
 		{`0x7FF0000000000000 : f64`, FloatAttr{Value: math.Inf(1), Type: FloatType{Name: "f64"}}},
 		{`true`, BoolAttr{Value: true}},
 		{`unit`, UnitAttr{}},
