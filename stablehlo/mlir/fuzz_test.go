@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzParse checks that no input panics or hangs the parser and that every
@@ -28,6 +29,9 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
+		// Go's fuzzer does not report hangs; a parse this slow is one.
+		tm := time.AfterFunc(10*time.Second, func() { panic(fmt.Sprintf("parse hangs on %q", src)) })
+		defer tm.Stop()
 		_, err := Parse("fuzz.mlir", src)
 		if err == nil {
 			return
