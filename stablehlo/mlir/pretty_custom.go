@@ -19,6 +19,7 @@ func init() {
 	prettyOps["stablehlo.while"] = parseWhile
 	prettyOps["stablehlo.reduce"] = parseReduce
 	prettyOps["stablehlo.convolution"] = parseConvolution
+	prettyOps["stablehlo.composite"] = parseComposite
 }
 
 var i64Type = IntType{Width: 64}
@@ -253,4 +254,24 @@ func parseOptimizationBarrier(p *parser, op *Op, _ int) []Type {
 	}
 	op.Operands = p.useList()
 	return p.parseSignature(op, "pair")
+}
+
+// parseComposite reads `stablehlo.composite "name" %a, %b [({...}, ...)]
+// {composite_attributes = {...}, decomposition = @f} : (A, B) -> C`.
+func parseComposite(p *parser, op *Op, _ int) []Type {
+	op.Attrs = append(op.Attrs, NamedAttr{Name: "name", Value: p.parseKind("str")})
+	op.Operands = p.useList()
+	if p.accept("(") {
+		for {
+			op.Regions = append(op.Regions, p.parseRegion(nil, false))
+			if !p.accept(",") {
+				break
+			}
+		}
+		p.expect(")")
+	}
+	if p.is("{") {
+		op.Attrs = append(op.Attrs, p.parseDict()...)
+	}
+	return p.parseOpSignature(op)
 }

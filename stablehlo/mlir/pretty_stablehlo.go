@@ -46,7 +46,6 @@ var prettySpecs = map[string]string{
 	"stablehlo.return":                   "$... {} :opt",
 	"stablehlo.rng":                      "$ , $ , $ , distribution = rng_distribution=enum:stablehlo.rng_distribution {} :fn",
 	"stablehlo.rng_bit_generator":        "$ , algorithm = rng_algorithm=enum:stablehlo.rng_algorithm {} :fn",
-	"stablehlo.composite":                "name=str $... {} :fn",
 
 	"chlo.top_k":            "( $ , k = k=i64 ?is_stable:is_stable=bool ) {} :chlo1",
 	"chlo.next_after":       "$ , $ {} :chlo2",
@@ -98,6 +97,11 @@ func init() {
 		prettySpecs["chlo."+n] = "$ , $ {} :fn"
 	}
 	for name, spec := range prettySpecs {
+		// This init runs after the other pretty_*.go files' (Go runs them
+		// in file name order), so a form defined twice shows here.
+		if _, dup := prettyOps[name]; dup {
+			panic("mlir: two pretty forms for " + name)
+		}
 		prettyOps[name] = specOp(spec)
 	}
 }

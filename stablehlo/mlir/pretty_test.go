@@ -201,6 +201,15 @@ var prettyPairs = []struct {
 	{"composite", "%a: tensor<i64>",
 		`%0 = stablehlo.composite "my.add_n" %a {composite_attributes = {n = 2 : i64}, decomposition = @add_n} : (tensor<i64>) -> tensor<i64>`,
 		`%0 = "stablehlo.composite"(%a) {composite_attributes = {n = 2 : i64}, decomposition = @add_n, name = "my.add_n"} : (tensor<i64>) -> tensor<i64>`},
+	{"composite with a region", "%a: tensor<i64>",
+		`%0 = stablehlo.composite "my.double" %a ({
+		   %1 = stablehlo.add %a, %a : tensor<i64>
+		   stablehlo.return %1 : tensor<i64>
+		 }) {decomposition = @double, version = 1 : i32} : (tensor<i64>) -> tensor<i64>`,
+		`%0 = "stablehlo.composite"(%a) ({
+		   %1 = "stablehlo.add"(%a, %a) : (tensor<i64>, tensor<i64>) -> tensor<i64>
+		   "stablehlo.return"(%1) : (tensor<i64>) -> ()
+		 }) {decomposition = @double, name = "my.double", version = 1 : i32} : (tensor<i64>) -> tensor<i64>`},
 	{"uniform_quantize", "%a: tensor<2xf32>",
 		`%0 = stablehlo.uniform_quantize %a : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 0.5:-3>>`,
 		`%0 = "stablehlo.uniform_quantize"(%a) : (tensor<2xf32>) -> tensor<2x!quant.uniform<i8:f32, 5.000000e-01:-3>>`},
