@@ -80,6 +80,8 @@ func (p *parser) parseAttr() Attr {
 			return UnitAttr{}
 		case "dense":
 			return p.parseDense()
+		case "dense_resource":
+			return p.parseDenseResource()
 		case "array":
 			return p.parseDenseArray()
 		case "loc":

@@ -25,6 +25,10 @@ func Parse(filename string, src []byte) (m *Module, err error) {
 			m, err = nil, e
 		}
 	}()
+	if start, end := splitResources(src); start < len(src) {
+		p.parseResources(start, end)
+		p.lx.end = start
+	}
 	p.next()
 	return p.parseTopLevel(), nil
 }
@@ -43,7 +47,8 @@ type parser struct {
 	locAliases  map[string]Attr
 	aliasLocs   []aliasLoc // ops whose loc names an alias, resolved at the end
 	pending     []*pendingUse
-	typeCache   map[string]Type // tensor types by spelling
+	typeCache   map[string]Type   // tensor types by spelling
+	resources   map[string][]byte // dense_resource blobs, alignment header dropped
 }
 
 type aliasLoc struct {

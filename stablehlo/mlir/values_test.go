@@ -166,6 +166,39 @@ func TestSplitFile(t *testing.T) {
 	}
 }
 
+// TestDenseResource checks that dense_resource constants take their bytes
+// from the file's resource section, without the 4-byte alignment header.
+func TestDenseResource(t *testing.T) {
+	src := `func.func @f() -> tensor<2xf32> {
+  %0 = stablehlo.constant dense_resource<blob.a> : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      blob.a: "0x040000000000803F00000040",
+      "other": "0x04000000"
+    }
+  }
+#-}
+`
+	m, err := Parse("r.mlir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.Ops[0].Regions[0].Blocks[0].Ops[0].Attr("value")
+	want := DenseAttr{Type: TensorType{Dims: []int64{2}, Elem: FloatType{Name: "f32"}},
+		Hex: []byte{0, 0, 0x80, 0x3F, 0, 0, 0, 0x40}} // 1.0, 2.0
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %#v, want %#v", got, want)
+	}
+	_, err = Parse("r.mlir", []byte("func.func private @g() attributes {a = dense_resource<__elided__> : tensor<2xf32>}"))
+	if err == nil || err.Error() != "r.mlir:1:55: dense_resource __elided__ has no data in the file" {
+		t.Errorf("elided resource: got %v", err)
+	}
+}
+
 // TestSdyMesh checks the top-level mesh op against its generic attributes.
 func TestSdyMesh(t *testing.T) {
 	m, err := Parse("m.mlir", []byte(`sdy.mesh @mesh = <["a"=2, "b"=4]>`))
