@@ -35,6 +35,8 @@ func TestErrors(t *testing.T) {
 			"e.mlir:1:32: undefined attribute alias #foo"},
 		{"func.func @f() attributes {a = " + strings.Repeat("[", 300) + "} {\n}",
 			"e.mlir:1:231: nesting deeper than 200"},
+		{"func.func @f() attributes {a = dense<" + strings.Repeat("(", 300) + "> : tensor<complex<f32>>} {\n}",
+			"e.mlir:1:236: nesting deeper than 200"},
 		{"func.func @f() {\n  func.return",
 			"e.mlir:2:14: expected '}' to close the region, found end of file"},
 		{"func.func @f() attributes {a = dense<[1, @x]> : tensor<2xi32>} {\n}",
