@@ -206,7 +206,9 @@ type (
 		Scales     []float64
 		ZeroPoints []int64
 	}
-	// OpaqueType is any other `!dialect.name<...>` type, kept as text.
+	// OpaqueType is any other `!dialect.name<...>` type, or a builtin type
+	// the AST does not model (`memref<...>`, `vector<...>`, `none`), kept
+	// as text.
 	OpaqueType struct{ Text string }
 )
 

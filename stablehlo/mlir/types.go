@@ -49,7 +49,7 @@ func (p *parser) isTypeStart() bool {
 			return true
 		}
 		switch s {
-		case "tensor", "complex", "tuple", "index", "none", "vector":
+		case "tensor", "complex", "tuple", "index", "none", "vector", "memref":
 			return true
 		}
 	}
@@ -82,6 +82,19 @@ func (p *parser) parseType() Type {
 		case "index":
 			p.next()
 			return IndexType{}
+		case "none":
+			p.next()
+			return OpaqueType{Text: "none"}
+		case "memref", "vector":
+			// Builtin types StableHLO programs rarely hold (custom_call
+			// buffers), kept as text.
+			end := p.tok.end
+			if end >= p.lx.end || p.lx.src[end] != '<' {
+				p.fail(p.tok.end, "expected '<' after %s", s)
+			}
+			end = p.scanBalanced(end)
+			p.reset(end)
+			return OpaqueType{Text: string(p.lx.src[off:end])}
 		case "tensor":
 			return p.parseTensorTypeCached()
 		case "complex":

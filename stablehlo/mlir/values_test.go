@@ -140,6 +140,8 @@ func TestTypes(t *testing.T) {
 			StorageMax: 15, Expressed: FloatType{Name: "f16"}, Axis: -1, Scales: []float64{1}, ZeroPoints: []int64{8}}},
 		{`!foo.bar<1, [2]>`, OpaqueType{Text: `!foo.bar<1, [2]>`}},
 		{`() -> ()`, FunctionType{}},
+		{`memref<4xf64>`, OpaqueType{Text: `memref<4xf64>`}},
+		{`none`, OpaqueType{Text: `none`}},
 	}
 	for _, c := range cases {
 		got := attrOf(t, c.text)
