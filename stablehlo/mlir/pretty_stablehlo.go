@@ -80,7 +80,8 @@ var (
 	chloBroadcast = "broadcast_add broadcast_atan2 broadcast_divide broadcast_maximum broadcast_minimum " +
 		"broadcast_multiply broadcast_next_after broadcast_polygamma broadcast_power broadcast_remainder " +
 		"broadcast_shift_left broadcast_shift_right_arithmetic broadcast_shift_right_logical " +
-		"broadcast_subtract broadcast_zeta broadcast_and broadcast_or broadcast_xor broadcast_complex"
+		"broadcast_subtract broadcast_zeta broadcast_and broadcast_or broadcast_xor broadcast_complex " +
+		"broadcast_compare"
 )
 
 func init() {

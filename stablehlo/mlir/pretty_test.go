@@ -120,6 +120,9 @@ var prettyPairs = []struct {
 	{"convolution 1d empty window", "%x: tensor<1x3x8xf32>, %k: tensor<5x3x2xf32>",
 		`%0 = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {pad = [[0, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<1x3x8xf32>, tensor<5x3x2xf32>) -> tensor<1x5x8xf32>`,
 		`%0 = "stablehlo.convolution"(%x, %k) {batch_group_count = 1 : i64, dimension_numbers = #stablehlo.conv<[b, f, 0]x[o, i, 0]->[b, f, 0]>, feature_group_count = 1 : i64, padding = dense<[[0, 1]]> : tensor<1x2xi64>} : (tensor<1x3x8xf32>, tensor<5x3x2xf32>) -> tensor<1x5x8xf32>`},
+	{"convolution empty window lists", "%x: tensor<2x3xf32>, %k: tensor<3x4xf32>",
+		`%0 = stablehlo.convolution(%x, %k) dim_numbers = [b, f] x [i, o] -> [b, f], window = {stride = [], pad = [], lhs_dilate = [], rhs_dilate = [], reverse = []} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>`,
+		`%0 = "stablehlo.convolution"(%x, %k) {batch_group_count = 1 : i64, dimension_numbers = #stablehlo.conv<[b, f]x[i, o]->[b, f]>, feature_group_count = 1 : i64, lhs_dilation = array<i64>, padding = dense<> : tensor<0x2xi64>, rhs_dilation = array<i64>, window_reversal = array<i1>, window_strides = array<i64>} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>`},
 	{"reduce applies", "%x: tensor<2x3xf32>, %z: tensor<f32>",
 		`%0 = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>`,
 		`%0 = "stablehlo.reduce"(%x, %z) <{dimensions = array<i64: 1>}> ({
@@ -230,6 +233,25 @@ var prettyPairs = []struct {
 	{"chlo next_after", "%a: tensor<2xf32>, %b: tensor<2xf32>",
 		`%0 = chlo.next_after %a, %b : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>`,
 		`%0 = "chlo.next_after"(%a, %b) : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>`},
+	{"chlo broadcast_compare", "%a: tensor<2xf32>, %b: tensor<2xf32>",
+		`%0 = chlo.broadcast_compare %a, %b {comparison_direction = #chlo<comparison_direction LT>} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>`,
+		`%0 = "chlo.broadcast_compare"(%a, %b) {comparison_direction = #chlo<comparison_direction LT>} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xi1>`},
+	{"chlo scan", "%x: tensor<4xi32>, %z: tensor<i32>",
+		`%0:2 = chlo.scan(%x) inits(%z) dimension=0 {
+		 ^bb0(%a: tensor<i32>, %c: tensor<i32>):
+		   %1 = stablehlo.add %a, %c : tensor<i32>
+		   stablehlo.return %1, %1 : tensor<i32>, tensor<i32>
+		 } : (tensor<4xi32>, tensor<i32>) -> (tensor<4xi32>, tensor<i32>)`,
+		`%0:2 = "chlo.scan"(%x, %z) <{dimension = 0 : i64, operandSegmentSizes = array<i32: 1, 1>, resultSegmentSizes = array<i32: 1, 1>}> ({
+		 ^bb0(%a: tensor<i32>, %c: tensor<i32>):
+		   %1 = "stablehlo.add"(%a, %c) : (tensor<i32>, tensor<i32>) -> tensor<i32>
+		   "stablehlo.return"(%1, %1) : (tensor<i32>, tensor<i32>) -> ()
+		 }) : (tensor<4xi32>, tensor<i32>) -> (tensor<4xi32>, tensor<i32>)`},
+	{"arith constant", "",
+		`%0 = arith.constant dense<1> : tensor<i32>
+		 %1 = arith.constant 2.5 : f32`,
+		`%0 = "arith.constant"() <{value = dense<1> : tensor<i32>}> : () -> tensor<i32>
+		 %1 = "arith.constant"() <{value = 2.5 : f32}> : () -> f32`},
 	{"check expect_eq_const", "%a: tensor<2xi2>",
 		`check.expect_eq_const %a, dense<[1, -2]> : tensor<2xi2>`,
 		`"check.expect_eq_const"(%a) {value = dense<[1, -2]> : tensor<2xi2>} : (tensor<2xi2>) -> ()`},
