@@ -41,6 +41,18 @@ type lexer struct {
 	lines []int // offsets of line starts, shared with sub-lexers
 	file  string
 	err   string // set by tError and bad strings
+	names map[string]string
+}
+
+// intern returns b as a string, allocating each distinct identifier once:
+// keywords, types and op names repeat thousands of times in a program.
+func (lx *lexer) intern(b []byte) string {
+	if s, ok := lx.names[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	lx.names[s] = s
+	return s
 }
 
 func newLexer(file string, src []byte) *lexer {
@@ -50,7 +62,7 @@ func newLexer(file string, src []byte) *lexer {
 			lines = append(lines, i+1)
 		}
 	}
-	return &lexer{src: src, end: len(src), lines: lines, file: file}
+	return &lexer{src: src, end: len(src), lines: lines, file: file, names: map[string]string{}}
 }
 
 // pos converts a byte offset to a 1-based line and column.
@@ -101,7 +113,7 @@ func (lx *lexer) next() token {
 		for lx.off < lx.end && isIDChar(lx.src[lx.off]) {
 			lx.off++
 		}
-		return tok(tIdent)
+		return token{kind: tIdent, text: lx.intern(lx.src[start:lx.off]), off: start, end: lx.off}
 	case isDigit(c):
 		return lx.number()
 	case c == '"':

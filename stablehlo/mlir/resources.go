@@ -38,7 +38,7 @@ func splitResources(src []byte) (start, end int) {
 // between from and to (the `{-#` and `#-}`), keeping the builtin
 // dialect's blobs.
 func (p *parser) parseResources(from, to int) {
-	q := &parser{lx: &lexer{src: p.lx.src, end: to, off: from + len("{-#"), lines: p.lx.lines, file: p.lx.file}}
+	q := &parser{lx: &lexer{src: p.lx.src, end: to, off: from + len("{-#"), lines: p.lx.lines, file: p.lx.file, names: p.lx.names}}
 	q.next()
 	p.resources = map[string][]byte{}
 	for q.tok.kind != tEOF {
