@@ -1,6 +1,7 @@
 package mlir
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strconv"
@@ -25,6 +26,9 @@ func Parse(filename string, src []byte) (m *Module, err error) {
 			m, err = nil, e
 		}
 	}()
+	if bytes.HasPrefix(src, []byte("\xef\xbb\xbf")) {
+		p.lx.off = 3 // a UTF-8 byte order mark, as some editors save files
+	}
 	if start, end := splitResources(src); start < len(src) {
 		p.parseResources(start, end)
 		p.lx.end = start
