@@ -46,6 +46,13 @@ func (p *hostPool) put(lit *hlo.Literal) {
 	}
 }
 
+// drain drops every pooled literal.
+func (p *hostPool) drain() {
+	p.mu.Lock()
+	p.free = nil
+	p.mu.Unlock()
+}
+
 // fromSlice returns a literal of data with dims, reusing pooled storage
 // of that shape when there is some.
 func fromSlice[T hlo.Native](p *hostPool, data []T, dims []int64) (*hlo.Literal, error) {

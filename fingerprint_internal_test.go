@@ -1,0 +1,80 @@
+package axle
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/hlotext"
+)
+
+// chain is a module of n computations, each calling the next twice: a
+// fingerprint that walks call sites rather than computations visits 2^n
+// bodies.
+func chain(t *testing.T, n int) *hlo.Module {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "HloModule chain\n\nc%d {\n  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p)\n}\n", n-1)
+	for i := n - 2; i >= 0; i-- {
+		fmt.Fprintf(&b, "\nc%d {\n  p = f32[] parameter(0)\n  a = f32[] call(p), to_apply=c%d\n  b = f32[] call(a), to_apply=c%d\n  ROOT s = f32[] add(a, b)\n}\n", i, i+1, i+1)
+	}
+	b.WriteString("\nENTRY main {\n  x = f32[] parameter(0)\n  ROOT r = f32[] call(x), to_apply=c0\n}\n")
+	m, err := hlotext.Parse(b.String(), hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestFingerprintSharedCallees: 30 computations each calling the next
+// twice hash in well under a second (each body once), and the hash still
+// sees a change deep in the chain.
+func TestFingerprintSharedCallees(t *testing.T) {
+	m := chain(t, 30)
+	start := time.Now()
+	a := fingerprint(m)
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("fingerprint of a 30-deep shared call chain took %v", d)
+	}
+	leaf := m.Computations[0].Root // c29's negate
+	if leaf.Opcode != hlo.OpNegate {
+		t.Fatalf("leaf is %s", leaf.Opcode)
+	}
+	leaf.Opcode = hlo.OpAbs
+	if fingerprint(m) == a {
+		t.Error("changing the deepest callee left the fingerprint unchanged")
+	}
+}
+
+// TestFingerprintCycle: a module whose computations call each other in a
+// cycle (invalid, but the fingerprint must not rely on the verifier)
+// hashes in finite time, and differently from the acyclic one.
+func TestFingerprintCycle(t *testing.T) {
+	m := chain(t, 4)
+	before := fingerprint(m)
+	var c1 *hlo.Computation
+	for _, c := range m.Computations {
+		if c.Name == "c1" {
+			c1 = c
+		}
+	}
+	for _, in := range c1.Instructions {
+		for i, a := range in.Attrs {
+			if a.Name == "to_apply" {
+				in.Attrs[i].Value = c1 // c1 calls itself
+			}
+		}
+	}
+	done := make(chan [32]byte)
+	go func() { done <- fingerprint(m) }()
+	select {
+	case after := <-done:
+		if after == before {
+			t.Error("the cyclic module hashes as the acyclic one")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("fingerprint of a cyclic module did not return")
+	}
+}
