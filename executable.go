@@ -60,14 +60,16 @@ type ExecuteOptions struct {
 	// Donate lists arguments the caller gives up: the execution may reuse
 	// their storage for its outputs, and the Buffers are unusable after,
 	// even if the execution fails (it may have written over them). A
-	// rejected call (bad arguments) takes nothing.
+	// rejected call (bad arguments, or an argument in use) takes nothing
+	// and changes nothing other goroutines can observe.
 	Donate []int
 }
 
 // Execute runs the executable on args, one per entry parameter, and
 // returns its result: one buffer per element of a tuple result (as PJRT
 // untuples), else one buffer. The caller owns the results; Release gives
-// their storage back for reuse.
+// their storage back for reuse. On a closed executable or client it fails
+// with ErrClosed.
 func (x *Executable) Execute(args ...*Buffer) ([]*Buffer, error) {
 	return x.ExecuteWith(ExecuteOptions{}, args...)
 }
