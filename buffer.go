@@ -237,7 +237,7 @@ func (b *Buffer) recycle() {
 	switch {
 	case b.pool != nil:
 		b.pool.recycle(b.lit)
-	case b.host && b.client != nil && !b.client.closed.Load():
+	case b.host && b.client != nil:
 		b.client.host.put(b.lit)
 	}
 }
