@@ -78,3 +78,44 @@ func TestFingerprintCycle(t *testing.T) {
 		t.Fatal("fingerprint of a cyclic module did not return")
 	}
 }
+
+// TestFingerprintNames: instruction names other than the entry's
+// parameters' do not change the fingerprint; operand order, parameter
+// numbers and called computations' bodies do.
+func TestFingerprintNames(t *testing.T) {
+	const text = `HloModule f
+sq {
+  v = f32[] parameter(0)
+  ROOT m = f32[] multiply(v, v)
+}
+ENTRY main {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  d = f32[] subtract(x, y)
+  ROOT c = f32[] call(d), to_apply=sq
+}`
+	sum := func(text string) [32]byte {
+		m, err := hlotext.Parse(text, hlotext.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fingerprint(m)
+	}
+	base := sum(text)
+	renamed := strings.NewReplacer("d = ", "diff = ", "(d)", "(diff)", "m = ", "sq2 = ", "(v, v)", "(w, w)", "v = ", "w = ").Replace(text)
+	if sum(renamed) != base {
+		t.Error("renaming instructions changed the fingerprint")
+	}
+	for _, changed := range []string{
+		strings.Replace(text, "subtract(x, y)", "subtract(y, x)", 1),
+		strings.Replace(text, "multiply(v, v)", "add(v, v)", 1),
+		strings.Replace(strings.Replace(text, "parameter(0)\n  y", "parameter(1)\n  y", 1), "y = f32[] parameter(1)", "y = f32[] parameter(0)", 1),
+	} {
+		if changed == text {
+			t.Fatal("the edit did not apply")
+		}
+		if sum(changed) == base {
+			t.Errorf("a different module hashes the same:\n%s", changed)
+		}
+	}
+}
