@@ -148,6 +148,7 @@ const (
 	opRead
 	opRelease
 	opClose
+	opRejected
 	opKinds
 )
 
@@ -180,6 +181,7 @@ type world struct {
 	mods  []*hlo.Module
 	exes  []atomic.Pointer[exe]
 	slots [6]atomic.Pointer[slot]
+	dead  *axle.Buffer // released: a call passing it is rejected
 }
 
 // newWorld makes a client of the interp backend (backend%3 == 0) or the
@@ -209,6 +211,8 @@ func newWorld(t *testing.T, backend, evaluated byte, mods []*hlo.Module) *world 
 	for i := range w.slots {
 		w.slots[i].Store(w.newSlot([]float32{float32(i), 1, -2, 3}))
 	}
+	w.dead = w.newSlot(make([]float32, 4)).buf
+	w.dead.Release()
 	return w
 }
 
@@ -249,6 +253,30 @@ func (w *world) do(op fuzzOp) {
 		s.released.Store(true)
 	case opClose:
 		w.closeExe(int(op.b) % len(w.mods))
+	case opRejected:
+		w.rejected(s)
+	}
+}
+
+// rejected makes calls that donate s and a released buffer beside it:
+// each is rejected and must change nothing others can see (a read
+// of s in another goroutine never fails with ErrDonated because of it).
+func (w *world) rejected(s *slot) {
+	e := w.exes[0].Load() // add: two parameters
+	for range 16 {
+		_, err := e.x.ExecuteWith(axle.ExecuteOptions{Donate: []int{0, 1}}, s.buf, w.dead)
+		var ae *axle.ArgumentError
+		switch {
+		case err == nil:
+			w.t.Error("a call with a released argument succeeded")
+		case errors.Is(err, axle.ErrClosed) && e.closing.Load():
+		case errors.As(err, &ae) && ae.Index == 1 && errors.Is(err, axle.ErrReleased):
+		case errors.As(err, &ae) && ae.Index == 0 && errors.Is(err, axle.ErrInUse):
+		case errors.As(err, &ae) && ae.Index == 0:
+			w.checkSentinel(s, err, "rejected donation")
+		default:
+			w.t.Errorf("rejected donation: %v", err)
+		}
 	}
 }
 
