@@ -17,6 +17,15 @@
 // to its executable's pool so that later executions reuse it instead of
 // allocating; donating an argument (ExecuteWith) lets the execution itself
 // reuse the argument's storage. Either way the Buffer is unusable
-// afterwards and says so in its errors. Every method is safe for
-// concurrent use; bad input gives an error, never a panic.
+// afterwards and says so in its errors. Results never share storage with
+// the module's constants or with arguments that were not donated.
+//
+// Executable.Close gives an executable's memory back (the cpu backend's
+// arenas and pools) and takes it out of the compile cache; Client.Close
+// closes the executables the cache holds and ends the client. Using
+// either afterwards fails with ErrClosed. The compile cache itself keeps
+// executables within ClientOptions.CacheSize and CacheBytes.
+//
+// Every method is safe for concurrent use, and, on nil and zero values,
+// returns an error (or a zero value from a getter) rather than panic.
 package axle

@@ -285,7 +285,7 @@ func TestDonation(t *testing.T) {
 	a := buffer(t, c, []float32{1, 2})
 	b := buffer(t, c, []float32{10, 20})
 	_, err := x.ExecuteWith(axle.ExecuteOptions{Donate: []int{0}}, a, a)
-	if want := "axle: argument 1 (parameter y): buffer was donated to an execution"; err == nil || err.Error() != want {
+	if want := "axle: argument 0 (parameter x): buffer is in use and cannot be donated"; err == nil || err.Error() != want {
 		t.Fatalf("donating a repeated argument: %v, want %q", err, want)
 	}
 	if v := floats(t, a); fmt.Sprint(v) != "[1 2]" {
@@ -419,7 +419,7 @@ func TestCache(t *testing.T) {
 	if _, err := c.CompileText("HloModule bad\nENTRY main {\n  ROOT x = f32[2] parameter(0)\n  junk\n}", axle.CompileOptions{}); err == nil {
 		t.Error("bad text compiled")
 	}
-	if got := c.CacheStats(); got != (axle.CacheStats{Hits: 1, Misses: 2, Entries: 2}) {
+	if got := c.CacheStats(); got.Hits != 1 || got.Misses != 2 || got.Entries != 2 {
 		t.Errorf("stats %+v, want 1 hit, 2 misses, 2 entries", got)
 	}
 }
@@ -475,7 +475,7 @@ func TestCacheEviction(t *testing.T) {
 	compile(t, c, evalModules["scale"]) // hit; dot is now the oldest
 	compile(t, c, evalModules["reduce"])
 	compile(t, c, evalModules["dot"]) // evicted: miss
-	if got := c.CacheStats(); got != (axle.CacheStats{Hits: 1, Misses: 4, Entries: 2}) {
+	if got := c.CacheStats(); got.Hits != 1 || got.Misses != 4 || got.Entries != 2 {
 		t.Errorf("stats %+v, want 1 hit, 4 misses, 2 entries", got)
 	}
 }
@@ -633,7 +633,7 @@ func TestHostStorageReused(t *testing.T) {
 		buf.Release()
 	}
 	runtime.ReadMemStats(&after)
-	if per := (after.TotalAlloc - before.TotalAlloc) / 100; per > 4096 {
+	if per := (after.TotalAlloc - before.TotalAlloc) / 100; per > 4096 && !raceEnabled {
 		t.Errorf("BufferFromSlice+Release allocates %d bytes per call; the 64 KiB of storage should be reused", per)
 	}
 }
@@ -672,7 +672,7 @@ ENTRY main {
 		step()
 	}
 	runtime.ReadMemStats(&after)
-	if per := (after.TotalAlloc - before.TotalAlloc) / 100; per > 4096 {
+	if per := (after.TotalAlloc - before.TotalAlloc) / 100; per > 4096 && !raceEnabled {
 		t.Errorf("a donated step allocates %d bytes per call; the 16 KiB state buffers should be reused", per)
 	}
 	// (m, v) = (1, 1), (2, 1), (3, 2), (5, 6), ...: check the values stayed right.

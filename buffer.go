@@ -3,6 +3,7 @@ package axle
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/axle-ml/axle/hlo"
@@ -13,23 +14,29 @@ import (
 type Buffer struct {
 	client *Client
 	lit    *hlo.Literal
-	// pool is the program whose output pool takes the storage back on
+	// pool is the executable whose output pool takes the storage back on
 	// Release; nil when the storage is the buffer's own.
-	pool program
+	pool *Executable
 	// host marks storage made by BufferFromSlice, which goes back to the
 	// client's pool of host storage on Release.
 	host bool
 	// state packs the number of executions and reads using the buffer
-	// (low bits) with the released and donated flags, so that Release
-	// during an execution defers recycling to the last user and donation
-	// can demand that nobody else holds the buffer.
+	// (low bits) with the released, donated and pending flags, so that
+	// Release during an execution defers recycling to the last user and
+	// donation can demand that nobody else holds the buffer.
 	state atomic.Int64
 }
 
 const (
 	flagReleased = int64(1) << 62
 	flagDonated  = int64(1) << 61
-	holdMask     = flagDonated - 1
+	// flagPending marks a buffer an execution means to donate while it
+	// acquires its other arguments: the donation may still be called off,
+	// so reads and Release wait for the outcome rather than see a
+	// donation that does not happen (the wait is a few atomic operations
+	// long: the donor holds its kept arguments before it marks any).
+	flagPending = int64(1) << 60
+	holdMask    = flagPending - 1
 )
 
 // Errors of buffers whose life has ended; argument errors wrap them.
@@ -41,14 +48,14 @@ var (
 	ErrInUse = errors.New("axle: buffer is in use and cannot be donated")
 )
 
-var errNoBuffer = errors.New("axle: nil buffer")
+var errNoBuffer = errors.New("axle: nil or zero Buffer (buffers come from BufferFromSlice, BufferFromLiteral or Execute)")
 
 // BufferFromSlice returns a buffer holding a copy of data with the given
 // dimensions (a vector of len(data) when there are none). The element
 // type is T's natural one (float32: f32, uint16: u16).
 func BufferFromSlice[T hlo.Native](c *Client, data []T, dims ...int64) (*Buffer, error) {
-	if c == nil {
-		return nil, errBadClient
+	if err := c.usable(); err != nil {
+		return nil, err
 	}
 	l, err := fromSlice(&c.host, data, dims)
 	if err != nil {
@@ -65,8 +72,8 @@ func BufferFromScalar[T hlo.Native](c *Client, v T) (*Buffer, error) {
 // BufferFromLiteral returns a buffer holding a copy of l, an array or a
 // tuple with known values.
 func (c *Client) BufferFromLiteral(l *hlo.Literal) (*Buffer, error) {
-	if c == nil {
-		return nil, errBadClient
+	if err := c.usable(); err != nil {
+		return nil, err
 	}
 	if err := checkLiteral(l); err != nil {
 		return nil, err
@@ -93,7 +100,7 @@ func checkLiteral(l *hlo.Literal) error {
 // Shape is the buffer's shape (still known after Release). Callers must
 // not modify it.
 func (b *Buffer) Shape() hlo.Shape {
-	if b == nil {
+	if b == nil || b.lit == nil {
 		return hlo.Shape{}
 	}
 	return b.lit.Shape()
@@ -104,7 +111,7 @@ func (b *Buffer) DType() hlo.DType { return b.Shape().DType }
 
 // Device is the device holding the buffer.
 func (b *Buffer) Device() *Device {
-	if b == nil {
+	if b == nil || b.client == nil || len(b.client.devices) == 0 {
 		return nil
 	}
 	return b.client.devices[0]
@@ -152,6 +159,10 @@ func (b *Buffer) Release() {
 		if s&(flagReleased|flagDonated) != 0 {
 			return
 		}
+		if s&flagPending != 0 {
+			runtime.Gosched()
+			continue
+		}
 		if b.state.CompareAndSwap(s, s|flagReleased) {
 			if s&holdMask == 0 {
 				b.recycle()
@@ -163,13 +174,17 @@ func (b *Buffer) Release() {
 
 // hold marks the buffer in use, failing if its life has ended.
 func (b *Buffer) hold() error {
-	if b == nil {
+	if b == nil || b.lit == nil {
 		return errNoBuffer
 	}
 	for {
 		s := b.state.Load()
 		if err := stateErr(s); err != nil {
 			return err
+		}
+		if s&flagPending != 0 {
+			runtime.Gosched()
+			continue
 		}
 		if b.state.CompareAndSwap(s, s+1) {
 			return nil
@@ -184,21 +199,27 @@ func (b *Buffer) unhold() {
 	}
 }
 
-// donate ends the buffer's life for an execution that may reuse its
-// storage. Nobody else may be using it.
-func (b *Buffer) donate() error {
-	if b == nil {
-		return errNoBuffer
-	}
+// reserve marks the buffer for donation to an execution that may reuse
+// its storage; nobody else may be using it, nor donating it. It never
+// waits. The execution then commits the donation, or cancels it, which
+// leaves the buffer as it was.
+func (b *Buffer) reserve() error {
 	s := b.state.Load()
 	if err := stateErr(s); err != nil {
 		return err
 	}
-	if s != 0 || !b.state.CompareAndSwap(0, flagDonated) {
+	if s != 0 || !b.state.CompareAndSwap(0, flagPending) {
 		return ErrInUse
 	}
 	return nil
 }
+
+// commit ends the life of a reserved buffer. While it is pending nobody
+// else changes its state, so plain stores suffice.
+func (b *Buffer) commit() { b.state.Store(flagDonated) }
+
+// cancel gives a reserved buffer back, unchanged.
+func (b *Buffer) cancel() { b.state.Store(0) }
 
 func stateErr(s int64) error {
 	switch {
@@ -210,10 +231,12 @@ func stateErr(s int64) error {
 	return nil
 }
 
+// recycle gives the storage to the pool it came from, unless that pool
+// was closed.
 func (b *Buffer) recycle() {
 	switch {
 	case b.pool != nil:
-		b.pool.Recycle(b.lit)
+		b.pool.recycle(b.lit)
 	case b.host && b.client != nil:
 		b.client.host.put(b.lit)
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"sync"
 
 	"github.com/axle-ml/axle/backend/cpu"
@@ -33,8 +32,8 @@ type CompileOptions struct {
 // compiled earlier for a module of the same text and options. m itself is
 // neither kept nor modified.
 func (c *Client) Compile(m *hlo.Module, opts CompileOptions) (*Executable, error) {
-	if c == nil {
-		return nil, errBadClient
+	if err := c.usable(); err != nil {
+		return nil, err
 	}
 	if m == nil {
 		return nil, errors.New("axle: nil module")
@@ -46,11 +45,19 @@ func (c *Client) Compile(m *hlo.Module, opts CompileOptions) (*Executable, error
 		return nil, fmt.Errorf("axle: %w", err)
 	}
 	key := cacheKey{fingerprint(m), opts}
-	return c.cache.get(key, func() (*Executable, error) { return c.compile(m, opts) })
+	x, err := c.cache.get(key, func() (*Executable, error) { return c.compile(m, opts) })
+	if err == nil && c.closed.Load() { // closed while compiling
+		x.Close()
+		return nil, closedError("client")
+	}
+	return x, err
 }
 
 // CompileText parses one module in HLO text and compiles it.
 func (c *Client) CompileText(text string, opts CompileOptions) (*Executable, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
 	m, err := hlotext.Parse(text, hlotext.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("axle: %w", err)
@@ -73,7 +80,7 @@ func (c *Client) compile(m *hlo.Module, opts CompileOptions) (x *Executable, err
 	}
 	if c.backend == "interp" {
 		x.module = m.Clone()
-		x.prog = interpProgram{x.module}
+		x.prog, x.copyResult = interpProgram{x.module}, true
 		return x, nil
 	}
 	cx, err := cpu.Compile(m, cpu.Options{Threads: c.threads, NoOptimize: opts.NoOptimize, Profile: opts.Profile,
@@ -81,7 +88,7 @@ func (c *Client) compile(m *hlo.Module, opts CompileOptions) (x *Executable, err
 	if err != nil {
 		return nil, fmt.Errorf("axle: %w", err)
 	}
-	x.cpu, x.prog, x.module = cx, cx, cx.Module()
+	x.cpu, x.prog, x.module, x.copyResult = cx, cx, cx.Module(), cx.Interpreted()
 	return x, nil
 }
 
@@ -92,71 +99,51 @@ type cacheKey struct {
 	opts   CompileOptions
 }
 
-// fingerprint hashes the module's canonical text, which names nothing, with
-// what the executable shows of names (the entry's and its parameters', in
-// errors) and the parameter shapes with their layouts.
-func fingerprint(m *hlo.Module) [sha256.Size]byte {
-	h := sha256.New()
-	// Large constants are hashed as raw bytes, not printed: printing a
-	// model's weights as decimal text took seconds.
-	opts := hlotext.CanonicalForm
-	opts.ElideLargeConstants = true
-	h.Write([]byte(hlotext.Print(m, opts)))
-	for _, c := range m.Computations {
-		for _, in := range c.Instructions {
-			if in.Opcode == hlo.OpConstant && in.Literal != nil {
-				hashLiteral(h, in.Literal)
-			}
-		}
-	}
-	fmt.Fprintf(h, "\x00entry %s\x00", m.Entry.Name)
-	for _, p := range m.Entry.Params {
-		fmt.Fprintf(h, "%s %s\x00", p.Name, p.Shape.String())
-	}
-	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
-	return sum
-}
-
-func hashLiteral(h hash.Hash, l *hlo.Literal) {
-	for _, e := range l.Elements() {
-		hashLiteral(h, e)
-	}
-	h.Write(l.RawBytes())
-}
-
-// compileCache keeps the most recently used executables. A compilation
-// running for a key makes later requests for the key wait for it rather
-// than compile again.
+// compileCache keeps the most recently used executables, within a count
+// and a memory bound. A compilation running for a key makes later
+// requests for the key wait for it rather than compile again.
 type compileCache struct {
 	mu           sync.Mutex
 	size         int
+	budget       int64 // bytes; negative: none
+	bytes        int64 // of the finished entries
 	entries      map[cacheKey]*cacheEntry
 	lru          list.List // of *cacheEntry, most recently used first
 	hits, misses int64
 }
 
 type cacheEntry struct {
-	key  cacheKey
-	elem *list.Element
-	done chan struct{} // closed when x and err are set
-	x    *Executable
-	err  error
+	key   cacheKey
+	elem  *list.Element
+	done  chan struct{} // closed when x and err are set
+	x     *Executable
+	err   error
+	bytes int64 // counted in compileCache.bytes once done
 }
 
-func (c *compileCache) init(size int) {
-	c.size = size
+func (c *compileCache) init(size int, budget int64) {
+	c.size, c.budget = size, budget
 	c.entries = map[cacheKey]*cacheEntry{}
 }
 
 func (c *compileCache) get(key cacheKey, compile func() (*Executable, error)) (*Executable, error) {
-	c.mu.Lock()
-	if e, ok := c.entries[key]; ok {
+	for {
+		c.mu.Lock()
+		e, ok := c.entries[key]
+		if !ok {
+			break
+		}
 		c.hits++
 		c.lru.MoveToFront(e.elem)
 		c.mu.Unlock()
 		<-e.done
-		return e.x, e.err
+		if e.x == nil || !e.x.isClosed() {
+			return e.x, e.err
+		}
+		// Closed after we found it: its Close takes it out; compile anew.
+		c.mu.Lock()
+		c.forget(e)
+		c.mu.Unlock()
 	}
 	c.misses++
 	if c.size < 0 {
@@ -170,19 +157,27 @@ func (c *compileCache) get(key cacheKey, compile func() (*Executable, error)) (*
 	c.mu.Unlock()
 
 	e.x, e.err = compile()
+	if e.x != nil {
+		e.x.cached = key
+		e.bytes = e.x.footprint()
+	}
+	c.mu.Lock()
 	close(e.done)
 	if e.err != nil {
-		c.mu.Lock()
 		c.forget(e) // let a later request try again
-		c.mu.Unlock()
+	} else if c.entries[key] == e {
+		c.bytes += e.bytes
+		c.evict()
 	}
+	c.mu.Unlock()
 	return e.x, e.err
 }
 
-// evict drops the least recently used entries beyond the size; waiters on
-// a dropped entry still get its result.
+// evict drops the least recently used entries beyond the count and the
+// memory bound, keeping at least the newest; waiters on a dropped entry
+// still get its result. c.mu must be held.
 func (c *compileCache) evict() {
-	for c.lru.Len() > c.size {
+	for c.lru.Len() > c.size || c.budget >= 0 && c.bytes > c.budget && c.lru.Len() > 1 {
 		c.forget(c.lru.Back().Value.(*cacheEntry))
 	}
 }
@@ -192,11 +187,50 @@ func (c *compileCache) forget(e *cacheEntry) {
 	if c.entries[e.key] == e {
 		delete(c.entries, e.key)
 		c.lru.Remove(e.elem)
+		if isDone(e) {
+			c.bytes -= e.bytes
+		}
 	}
+}
+
+func isDone(e *cacheEntry) bool {
+	select {
+	case <-e.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// remove takes a closing executable out of the cache.
+func (c *compileCache) remove(x *Executable) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[x.cached]; e != nil && isDone(e) && e.x == x {
+		c.forget(e)
+	}
+}
+
+// drain empties the cache, returning the executables it held (those
+// still compiling are closed by their compiler when it sees the client
+// closed).
+func (c *compileCache) drain() []*Executable {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var xs []*Executable
+	for _, e := range c.entries {
+		if isDone(e) && e.x != nil {
+			xs = append(xs, e.x)
+		}
+	}
+	clear(c.entries)
+	c.lru.Init()
+	c.bytes = 0
+	return xs
 }
 
 func (c *compileCache) stats() CacheStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return CacheStats{Hits: c.hits, Misses: c.misses, Entries: len(c.entries)}
+	return CacheStats{Hits: c.hits, Misses: c.misses, Entries: len(c.entries), Bytes: c.bytes}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 )
 
 // ClientOptions configure a Client.
@@ -17,10 +18,20 @@ type ClientOptions struct {
 	// CacheSize is how many compiled executables the compile cache keeps
 	// (0: DefaultCacheSize; negative: no caching).
 	CacheSize int
+	// CacheBytes bounds the memory of the executables the compile cache
+	// keeps: each counts its arena (MemoryStats.Peak) and its constants
+	// (0: DefaultCacheBytes; negative: no bound but CacheSize). The least
+	// recently used go first; one executable larger than the bound is
+	// kept alone.
+	CacheBytes int64
 }
 
 // DefaultCacheSize is the compile cache's size when ClientOptions leave it 0.
 const DefaultCacheSize = 128
+
+// DefaultCacheBytes is the compile cache's memory bound when
+// ClientOptions leave CacheBytes 0: 1 GiB.
+const DefaultCacheBytes = 1 << 30
 
 // Client is a connection to one platform: its devices, the buffers placed
 // on them and the executables compiled for them.
@@ -30,6 +41,7 @@ type Client struct {
 	devices []*Device
 	cache   compileCache
 	host    hostPool
+	closed  atomic.Bool
 }
 
 // Device is one device of a client's platform. Axle has one CPU device;
@@ -41,7 +53,12 @@ type Device struct {
 }
 
 // String names the device as PJRT's debug strings do ("cpu:0").
-func (d *Device) String() string { return fmt.Sprintf("%s:%d", d.Kind, d.ID) }
+func (d *Device) String() string {
+	if d == nil {
+		return "<nil>"
+	}
+	return fmt.Sprintf("%s:%d", d.Kind, d.ID)
+}
 
 // NewClient returns a client of the backend opts names.
 func NewClient(opts ClientOptions) (*Client, error) {
@@ -66,18 +83,33 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	if size == 0 {
 		size = DefaultCacheSize
 	}
+	budget := opts.CacheBytes
+	if budget == 0 {
+		budget = DefaultCacheBytes
+	}
 	c := &Client{backend: backend, threads: threads}
 	c.devices = []*Device{{ID: 0, Kind: "cpu", Threads: threads}}
-	c.cache.init(size)
+	c.cache.init(size, budget)
 	return c, nil
 }
 
-// Platform is the backend's name: "cpu" or "interp".
-func (c *Client) Platform() string { return c.backend }
+// Platform is the backend's name: "cpu" or "interp" ("" for a nil or
+// zero Client).
+func (c *Client) Platform() string {
+	if c == nil {
+		return ""
+	}
+	return c.backend
+}
 
 // Devices lists the client's devices (one CPU device). The caller must
 // not modify them.
-func (c *Client) Devices() []*Device { return c.devices }
+func (c *Client) Devices() []*Device {
+	if c == nil {
+		return nil
+	}
+	return c.devices
+}
 
 // CacheStats counts the compile cache's lookups since the client was made.
 type CacheStats struct {
@@ -85,12 +117,66 @@ type CacheStats struct {
 	// waited for the same compilation running in another goroutine);
 	// Misses are the ones that compiled.
 	Hits, Misses int64
-	// Entries is the number of executables the cache holds now.
+	// Entries is the number of executables the cache holds now, Bytes
+	// their memory as CacheBytes counts it.
 	Entries int
+	Bytes   int64
 }
 
 // CacheStats reports the compile cache's hits and misses.
-func (c *Client) CacheStats() CacheStats { return c.cache.stats() }
+func (c *Client) CacheStats() CacheStats {
+	if c == nil {
+		return CacheStats{}
+	}
+	return c.cache.stats()
+}
 
-// errBadClient is what methods called on a nil client return.
-var errBadClient = errors.New("axle: nil client")
+// Close ends the client's life: it closes the executables its compile
+// cache holds (see Executable.Close) and drops its pool of host storage.
+// Compiling, making buffers and executing on a closed client fail with
+// ErrClosed; buffers already made stay readable. Closing twice does
+// nothing.
+func (c *Client) Close() error {
+	if err := c.valid(); err != nil {
+		return err
+	}
+	if c.closed.Swap(true) {
+		return nil
+	}
+	for _, x := range c.cache.drain() {
+		x.Close()
+	}
+	c.host.drain()
+	return nil
+}
+
+// errBadClient is what methods called on a nil or zero client return.
+var errBadClient = errors.New("axle: nil or zero Client (clients come from NewClient)")
+
+// ErrClosed is what using a closed client or executable returns (errors
+// name which: errors.Is(err, ErrClosed) tests for either).
+var ErrClosed = errors.New("axle: closed")
+
+type closedError string
+
+func (e closedError) Error() string        { return "axle: " + string(e) + " is closed" }
+func (e closedError) Is(target error) bool { return target == ErrClosed }
+
+// valid checks that c was made by NewClient.
+func (c *Client) valid() error {
+	if c == nil || len(c.devices) == 0 {
+		return errBadClient
+	}
+	return nil
+}
+
+// usable checks that c was made by NewClient and is not closed.
+func (c *Client) usable() error {
+	if err := c.valid(); err != nil {
+		return err
+	}
+	if c.closed.Load() {
+		return closedError("client")
+	}
+	return nil
+}

@@ -78,9 +78,10 @@ func ExampleClient_CacheStats() {
 	fmt.Println(x1 == x2)
 	x3, _ := c.CompileText(addText, axle.CompileOptions{NoOptimize: true})
 	fmt.Println(x3 == x1)
-	fmt.Printf("%+v\n", c.CacheStats())
+	s := c.CacheStats()
+	fmt.Println(s.Hits, "hit,", s.Misses, "misses,", s.Entries, "entries")
 	// Output:
 	// true
 	// false
-	// {Hits:1 Misses:2 Entries:2}
+	// 1 hit, 2 misses, 2 entries
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/axle-ml/axle/backend/cpu"
@@ -46,6 +47,12 @@ type Executable struct {
 	names  []string // the parameters' names, for errors
 	entry  string
 	tuple  bool // the result is a tuple, untupled into one buffer per element
+	// copyResult: the program is the evaluator, whose results may be the
+	// module's constants or parts of the arguments; they are copied so
+	// that the caller owns them.
+	copyResult bool
+	state      atomic.Int64 // see lifecycle.go
+	cached     cacheKey     // the compile cache's key for it
 }
 
 // ExecuteOptions modify one execution.
@@ -53,22 +60,24 @@ type ExecuteOptions struct {
 	// Donate lists arguments the caller gives up: the execution may reuse
 	// their storage for its outputs, and the Buffers are unusable after,
 	// even if the execution fails (it may have written over them). A
-	// rejected call (bad arguments) takes nothing.
+	// rejected call (bad arguments, or an argument in use) takes nothing
+	// and changes nothing other goroutines can observe.
 	Donate []int
 }
 
 // Execute runs the executable on args, one per entry parameter, and
 // returns its result: one buffer per element of a tuple result (as PJRT
 // untuples), else one buffer. The caller owns the results; Release gives
-// their storage back for reuse.
+// their storage back for reuse. On a closed executable or client it fails
+// with ErrClosed.
 func (x *Executable) Execute(args ...*Buffer) ([]*Buffer, error) {
 	return x.ExecuteWith(ExecuteOptions{}, args...)
 }
 
 // ExecuteWith is Execute with options.
 func (x *Executable) ExecuteWith(opts ExecuteOptions, args ...*Buffer) ([]*Buffer, error) {
-	if x == nil {
-		return nil, errNoExecutable
+	if err := x.usable(); err != nil {
+		return nil, err
 	}
 	if len(args) != len(x.params) {
 		return nil, x.countError(len(args))
@@ -77,26 +86,55 @@ func (x *Executable) ExecuteWith(opts ExecuteOptions, args ...*Buffer) ([]*Buffe
 	if err != nil {
 		return nil, err
 	}
+	if err := x.enter(); err != nil {
+		return nil, err
+	}
+	defer x.leave()
 	one, lits := x.newCall(len(args))
 	if err := x.acquire(args, donated, lits); err != nil {
 		return nil, err
 	}
-	out, err := x.prog.RunChecked(lits, donated)
-	for i, b := range args {
-		if donated == nil || !donated[i] {
-			b.unhold()
-		}
-	}
+	out, err := x.run(lits, donated)
 	if err != nil {
+		unholdKept(args, donated)
 		return nil, fmt.Errorf("axle: executing %s: %w", x.entry, err)
 	}
 	bufs := x.wrap(one, out, lits, donated)
 	if donated != nil {
 		recycleUntaken(args, lits, donated, bufs)
 	}
+	// Only now, with every result in storage of its own, may a concurrent
+	// Release recycle a kept argument's storage.
+	unholdKept(args, donated)
 	clear(lits) // the result must not keep the arguments alive
 	return bufs, nil
 }
+
+// run runs the program, turning a panic (a backend bug) into an error,
+// and copies an evaluator's result, which may share storage with the
+// module's constants or the arguments.
+func (x *Executable) run(args []*hlo.Literal, donated []bool) (out *hlo.Literal, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("internal error: %v", r)
+		}
+	}()
+	out, err = x.prog.RunChecked(args, donated)
+	if err == nil && x.copyResult {
+		out = out.Clone()
+	}
+	return out, err
+}
+
+func unholdKept(args []*Buffer, donated []bool) {
+	for i, b := range args {
+		if !isDonated(donated, i) {
+			b.unhold()
+		}
+	}
+}
+
+func isDonated(donated []bool, i int) bool { return donated != nil && donated[i] }
 
 // call is the one allocation of a common execution: the argument list
 // handed to the backend and the buffer of an array result.
@@ -122,8 +160,8 @@ func (x *Executable) newCall(n int) (*call, []*hlo.Literal) {
 // ExecuteLiterals runs the executable on literals (not copied, not
 // modified) and returns its untupled result as literals the caller owns.
 func (x *Executable) ExecuteLiterals(args ...*hlo.Literal) ([]*hlo.Literal, error) {
-	if x == nil {
-		return nil, errNoExecutable
+	if err := x.usable(); err != nil {
+		return nil, err
 	}
 	if len(args) != len(x.params) {
 		return nil, x.countError(len(args))
@@ -139,7 +177,11 @@ func (x *Executable) ExecuteLiterals(args ...*hlo.Literal) ([]*hlo.Literal, erro
 			return nil, &ArgumentError{Index: i, Parameter: x.names[i], Err: err}
 		}
 	}
-	out, err := x.prog.RunChecked(args, nil)
+	if err := x.enter(); err != nil {
+		return nil, err
+	}
+	out, err := x.run(args, nil)
+	x.leave()
 	if err != nil {
 		return nil, fmt.Errorf("axle: executing %s: %w", x.entry, err)
 	}
@@ -152,7 +194,7 @@ func (x *Executable) ExecuteLiterals(args ...*hlo.Literal) ([]*hlo.Literal, erro
 	return elems, nil
 }
 
-var errNoExecutable = errors.New("axle: nil executable")
+var errNoExecutable = errors.New("axle: nil or zero Executable (executables come from Compile)")
 
 // ArgumentError is an argument that cannot be used because of its
 // buffer's state (ErrReleased, ErrDonated, ErrInUse) or its values
@@ -170,36 +212,55 @@ func (e *ArgumentError) Error() string {
 func (e *ArgumentError) Unwrap() error { return e.Err }
 
 // acquire checks each argument and holds it (or, donated, takes it) for
-// the execution, filling lits; on error it lets go of what it took.
+// the execution, filling lits. A rejected call changes nothing anyone
+// can see: it holds the kept arguments first (a hold may wait for
+// another call's pending donation, which itself never waits, so two
+// calls never wait on each other), then reserves the donated ones, and
+// commits the donations only when every argument is secured.
 func (x *Executable) acquire(args []*Buffer, donated []bool, lits []*hlo.Literal) error {
 	for i, b := range args {
-		err := x.checkBuffer(i, b)
-		if err == nil {
-			if donated != nil && donated[i] {
-				err = b.donate()
-			} else {
-				err = b.hold()
-			}
-			if err != nil {
-				err = &ArgumentError{Index: i, Parameter: x.names[i], Err: err}
-			}
-		}
-		if err != nil {
-			x.undo(args[:i], donated)
+		if err := x.checkBuffer(i, b); err != nil {
 			return err
 		}
+	}
+	for i, b := range args {
+		if isDonated(donated, i) {
+			continue
+		}
+		if err := b.hold(); err != nil {
+			x.undo(args[:i], donated, 0)
+			return &ArgumentError{Index: i, Parameter: x.names[i], Err: err}
+		}
 		lits[i] = b.lit
+	}
+	for i, b := range args {
+		if !isDonated(donated, i) {
+			continue
+		}
+		if err := b.reserve(); err != nil {
+			x.undo(args, donated, i)
+			return &ArgumentError{Index: i, Parameter: x.names[i], Err: err}
+		}
+		lits[i] = b.lit
+	}
+	for i, b := range args {
+		if isDonated(donated, i) {
+			b.commit()
+		}
 	}
 	return nil
 }
 
-// undo gives back the arguments acquire took before failing.
-func (x *Executable) undo(args []*Buffer, donated []bool) {
+// undo gives back what acquire took before failing: the holds on
+// args' kept buffers, and the reservations of the donated ones before
+// index reserved.
+func (x *Executable) undo(args []*Buffer, donated []bool, reserved int) {
 	for i, b := range args {
-		if donated != nil && donated[i] {
-			b.state.Store(0) // donation was exclusive: nobody else changed it
-		} else {
+		switch {
+		case !isDonated(donated, i):
 			b.unhold()
+		case i < reserved:
+			b.cancel()
 		}
 	}
 }
@@ -207,6 +268,9 @@ func (x *Executable) undo(args []*Buffer, donated []bool) {
 func (x *Executable) checkBuffer(i int, b *Buffer) error {
 	if b == nil {
 		return x.argError(i, "is nil")
+	}
+	if b.lit == nil {
+		return x.argError(i, "is a zero Buffer")
 	}
 	if b.client != x.client {
 		return x.argError(i, "is a buffer of another client")
@@ -277,7 +341,7 @@ func (x *Executable) wrap(one *call, out *hlo.Literal, lits []*hlo.Literal, dona
 // argument or an earlier result is copied, so that releasing one buffer
 // never recycles storage another still shows.
 func (x *Executable) own(b *Buffer, e *hlo.Literal, earlier, lits []*hlo.Literal, donated []bool) {
-	b.client, b.lit, b.pool = x.client, e, x.prog
+	b.client, b.lit, b.pool = x.client, e, x
 	switch {
 	case !e.Shape().IsArray():
 		b.pool = nil // nested tuples: too rare to check their leaves
@@ -372,19 +436,37 @@ func storage(l *hlo.Literal) unsafe.Pointer {
 
 // Module is the module as compiled: optimized and fused on the cpu
 // backend, as given on the interp backend. Callers must not modify it.
-func (x *Executable) Module() *hlo.Module { return x.module }
+func (x *Executable) Module() *hlo.Module {
+	if x == nil {
+		return nil
+	}
+	return x.module
+}
 
 // Client is the client the executable was compiled for.
-func (x *Executable) Client() *Client { return x.client }
+func (x *Executable) Client() *Client {
+	if x == nil {
+		return nil
+	}
+	return x.client
+}
 
 // ParameterShapes are the shapes the arguments must have. Callers must not
 // modify them.
-func (x *Executable) ParameterShapes() []hlo.Shape { return x.params }
+func (x *Executable) ParameterShapes() []hlo.Shape {
+	if x == nil {
+		return nil
+	}
+	return x.params
+}
 
 // Engine says how the executable runs: "compiled", or "evaluator" with
 // the cpu backend's cost-model reason (always "evaluator" on interp).
 func (x *Executable) Engine() string {
-	if x.cpu == nil {
+	switch {
+	case x == nil || x.prog == nil:
+		return ""
+	case x.cpu == nil:
 		return "evaluator"
 	}
 	return x.cpu.Engine
@@ -393,7 +475,7 @@ func (x *Executable) Engine() string {
 // Lowering counts how the cpu backend lowered the instructions ("gemm",
 // "tile-fusion", "evaluator", ...); nil on the interp backend.
 func (x *Executable) Lowering() map[string]int {
-	if x.cpu == nil {
+	if x == nil || x.cpu == nil {
 		return nil
 	}
 	return x.cpu.Lowering
@@ -404,7 +486,7 @@ func (x *Executable) Lowering() map[string]int {
 // of the computations the module calls); nil on the interp backend and
 // when the cost model ran the whole module on the evaluator.
 func (x *Executable) Fallbacks() []string {
-	if x.cpu == nil {
+	if x == nil || x.cpu == nil {
 		return nil
 	}
 	return x.cpu.Fallbacks
@@ -412,7 +494,7 @@ func (x *Executable) Fallbacks() []string {
 
 // Memory reports the cpu backend's buffer assignment (zero on interp).
 func (x *Executable) Memory() MemoryStats {
-	if x.cpu == nil {
+	if x == nil || x.cpu == nil {
 		return MemoryStats{}
 	}
 	return x.cpu.Memory()
@@ -421,7 +503,7 @@ func (x *Executable) Memory() MemoryStats {
 // Profile is the time spent in each kernel over all executions so far,
 // when compiled with CompileOptions.Profile on the cpu backend.
 func (x *Executable) Profile() []cpu.KernelTime {
-	if x.cpu == nil {
+	if x == nil || x.cpu == nil {
 		return nil
 	}
 	return x.cpu.Profile()
@@ -429,7 +511,7 @@ func (x *Executable) Profile() []cpu.KernelTime {
 
 // ProfileTable prints the n most expensive kernels of Profile.
 func (x *Executable) ProfileTable(n int) string {
-	if x.cpu == nil {
+	if x == nil || x.cpu == nil {
 		return ""
 	}
 	return x.cpu.ProfileTable(n)

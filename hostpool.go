@@ -13,8 +13,9 @@ import (
 // (allocated, zeroed, and faulted in on first touch) cost more than the
 // copy into it.
 type hostPool struct {
-	mu   sync.Mutex
-	free map[string][]*hlo.Literal
+	mu     sync.Mutex
+	free   map[string][]*hlo.Literal
+	closed bool // the client was closed: keep nothing
 }
 
 // hostPoolDepth bounds the literals kept per shape: a loop alternates a
@@ -37,6 +38,9 @@ func (p *hostPool) get(s hlo.Shape) *hlo.Literal {
 func (p *hostPool) put(lit *hlo.Literal) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
 	if p.free == nil {
 		p.free = map[string][]*hlo.Literal{}
 	}
@@ -44,6 +48,13 @@ func (p *hostPool) put(lit *hlo.Literal) {
 	if len(p.free[k]) < hostPoolDepth {
 		p.free[k] = append(p.free[k], lit)
 	}
+}
+
+// drain drops every pooled literal, and those put later.
+func (p *hostPool) drain() {
+	p.mu.Lock()
+	p.free, p.closed = nil, true
+	p.mu.Unlock()
 }
 
 // fromSlice returns a literal of data with dims, reusing pooled storage

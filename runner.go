@@ -11,11 +11,19 @@ type ModuleRunner struct {
 }
 
 // Name is the client's platform ("cpu", "interp").
-func (r *ModuleRunner) Name() string { return r.Client.Platform() }
+func (r *ModuleRunner) Name() string {
+	if r == nil {
+		return ""
+	}
+	return r.Client.Platform()
+}
 
 // Run compiles m and runs it on args, returning the result as one literal
 // (a tuple result retupled).
 func (r *ModuleRunner) Run(m *hlo.Module, args []*hlo.Literal) (*hlo.Literal, error) {
+	if r == nil {
+		return nil, errBadClient
+	}
 	x, err := r.Client.Compile(m, r.Options)
 	if err != nil {
 		return nil, err

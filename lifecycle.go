@@ -1,0 +1,113 @@
+package axle
+
+import "github.com/axle-ml/axle/hlo"
+
+// Executable lifecycle: state counts the calls using the executable
+// (executions and recycled outputs) and carries the closed flag, so that
+// Close while executions run lets them finish and the last one to leave
+// frees the pools.
+
+const execClosed = int64(1) << 62
+
+// usable checks that x was made by Compile and that neither it nor its
+// client is closed.
+func (x *Executable) usable() error {
+	if x == nil || x.prog == nil {
+		return errNoExecutable
+	}
+	if x.client.closed.Load() {
+		x.Close() // its client closed it even if the cache had let it go
+		return closedError("client")
+	}
+	if x.isClosed() {
+		return closedError("executable " + x.entry)
+	}
+	return nil
+}
+
+func (x *Executable) isClosed() bool { return x.state.Load()&execClosed != 0 }
+
+// enter counts a call in, unless the executable is closed.
+func (x *Executable) enter() error {
+	for {
+		s := x.state.Load()
+		if s&execClosed != 0 {
+			return closedError("executable " + x.entry)
+		}
+		if x.state.CompareAndSwap(s, s+1) {
+			return nil
+		}
+	}
+}
+
+// leave counts a call out; the last call out of a closed executable
+// frees its pools.
+func (x *Executable) leave() {
+	if x.state.Add(-1) == execClosed {
+		x.free()
+	}
+}
+
+// Close ends the executable's life: it leaves the client's compile cache
+// (compiling the same module again gives a new executable), later
+// executions fail with ErrClosed, and its memory — the cpu backend's
+// arenas and pooled outputs — is released once the executions running
+// now have finished. Their results, and earlier ones, stay readable;
+// releasing them no longer pools their storage. Closing twice does
+// nothing.
+func (x *Executable) Close() error {
+	if x == nil || x.prog == nil {
+		return errNoExecutable
+	}
+	for {
+		s := x.state.Load()
+		if s&execClosed != 0 {
+			return nil
+		}
+		if x.state.CompareAndSwap(s, s|execClosed) {
+			x.client.cache.remove(x)
+			if s == 0 {
+				x.free()
+			}
+			return nil
+		}
+	}
+}
+
+func (x *Executable) free() {
+	if x.cpu != nil {
+		x.cpu.Close()
+	}
+}
+
+// recycle gives an output's storage back to the program's pool, unless
+// the executable is closed.
+func (x *Executable) recycle(l *hlo.Literal) {
+	if x.enter() != nil {
+		return
+	}
+	x.prog.Recycle(l)
+	x.leave()
+}
+
+// footprint is what the executable counts against the compile cache's
+// memory bound: its arena and its constants.
+func (x *Executable) footprint() int64 {
+	n := x.Memory().Peak
+	for _, c := range x.module.Computations {
+		for _, in := range c.Instructions {
+			if in.Opcode == hlo.OpConstant && in.Literal != nil {
+				n += literalBytes(in.Literal)
+			}
+		}
+	}
+	return n
+}
+
+func literalBytes(l *hlo.Literal) int64 {
+	n := int64(len(l.RawBytes()))
+	for _, e := range l.Elements() {
+		n += literalBytes(e)
+	}
+	return n
+}

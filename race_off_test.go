@@ -1,0 +1,5 @@
+//go:build !race
+
+package axle_test
+
+const raceEnabled = false
