@@ -1,0 +1,155 @@
+package stablehlo
+
+import (
+	"fmt"
+
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/stablehlo/mlir"
+)
+
+func init() {
+	register(withInts(hlo.OpBroadcast, "broadcast_dimensions", "dimensions"), "stablehlo.broadcast_in_dim")
+	register(withInts(hlo.OpTranspose, "permutation", "dimensions"), "stablehlo.transpose")
+	register(withInts(hlo.OpReverse, "dimensions", "dimensions"), "stablehlo.reverse")
+	register(withInts(hlo.OpDynamicSlice, "slice_sizes", "dynamic_slice_sizes"), "stablehlo.dynamic_slice")
+	register(withInts(hlo.OpDynamicUpdateSlice, "", ""), "stablehlo.dynamic_update_slice")
+	register(withInts(hlo.OpReshape, "", ""), "stablehlo.reshape")
+	register(convertSlice, "stablehlo.slice")
+	register(convertConcatenate, "stablehlo.concatenate")
+	register(convertPad, "stablehlo.pad")
+	register(convertIota, "stablehlo.iota")
+	register(convertGetDimensionSize, "stablehlo.get_dimension_size")
+}
+
+// withInts converts an op whose one integer-list attribute (from) becomes
+// an HLO attribute (to), the result shape the op's.
+func withInts(code hlo.Opcode, from, to string) opFunc {
+	return func(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
+		ins, err := s.operands(op)
+		if err != nil {
+			return nil, err
+		}
+		sh, err := resultShape(op, 0)
+		if err != nil {
+			return nil, err
+		}
+		if isQuant(op) {
+			return nil, fmt.Errorf("ops on quantized tensors: %w", ErrUnsupported)
+		}
+		var attrs []hlo.Attr
+		if from != "" {
+			v, err := opInts(op, from)
+			if err != nil {
+				return nil, err
+			}
+			if v == nil {
+				v = []int64{}
+			}
+			attrs = append(attrs, hlo.Attr{Name: to, Value: v})
+		}
+		return []*hlo.Instruction{s.add(code, sh, ins, attrs...)}, nil
+	}
+}
+
+func convertSlice(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
+	ins, err := s.operands(op)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := resultShape(op, 0)
+	if err != nil {
+		return nil, err
+	}
+	start, err := opInts(op, "start_indices")
+	if err != nil {
+		return nil, err
+	}
+	limit, err := opInts(op, "limit_indices")
+	if err != nil {
+		return nil, err
+	}
+	strides, err := opInts(op, "strides")
+	if err != nil {
+		return nil, err
+	}
+	strides = orOnes(strides, len(start))
+	if len(limit) != len(start) || len(strides) != len(start) {
+		return nil, fmt.Errorf("slice attributes of different lengths")
+	}
+	dims := make([]hlo.SliceDim, len(start))
+	for i := range dims {
+		dims[i] = hlo.SliceDim{Start: start[i], Limit: limit[i], Stride: strides[i]}
+	}
+	return []*hlo.Instruction{s.add(hlo.OpSlice, sh, ins, hlo.Attr{Name: "slice", Value: dims})}, nil
+}
+
+func convertConcatenate(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
+	ins, err := s.operands(op)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := resultShape(op, 0)
+	if err != nil {
+		return nil, err
+	}
+	d := opInt(op, "dimension", 0)
+	return []*hlo.Instruction{s.add(hlo.OpConcatenate, sh, ins, hlo.Attr{Name: "dimensions", Value: []int64{d}})}, nil
+}
+
+func convertPad(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
+	ins, err := s.operands(op)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := resultShape(op, 0)
+	if err != nil {
+		return nil, err
+	}
+	lo, err := opInts(op, "edge_padding_low")
+	if err != nil {
+		return nil, err
+	}
+	hi, err := opInts(op, "edge_padding_high")
+	if err != nil {
+		return nil, err
+	}
+	in, err := opInts(op, "interior_padding")
+	if err != nil {
+		return nil, err
+	}
+	if len(hi) != len(lo) || len(in) != len(lo) {
+		return nil, fmt.Errorf("pad attributes of different lengths")
+	}
+	cfg := make(hlo.PaddingConfig, len(lo))
+	for i := range cfg {
+		cfg[i] = hlo.PadDim{Lo: lo[i], Hi: hi[i], Interior: in[i]}
+	}
+	return []*hlo.Instruction{s.add(hlo.OpPad, sh, ins, hlo.Attr{Name: "padding", Value: cfg})}, nil
+}
+
+func convertIota(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
+	sh, err := resultShape(op, 0)
+	if err != nil {
+		return nil, err
+	}
+	d := opInt(op, "iota_dimension", 0)
+	return []*hlo.Instruction{s.add(hlo.OpIota, sh, nil, hlo.Attr{Name: "iota_dimension", Value: d})}, nil
+}
+
+// convertGetDimensionSize yields the (static, after refinement) size as a
+// constant, converted to the result type.
+func convertGetDimensionSize(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
+	ins, err := s.operands(op)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := resultShape(op, 0)
+	if err != nil {
+		return nil, err
+	}
+	d := opInt(op, "dimension", 0)
+	if d < 0 || int(d) >= ins[0].Shape.Rank() {
+		return nil, fmt.Errorf("dimension %d out of range", d)
+	}
+	return []*hlo.Instruction{s.scalar(sh.DType, float64(ins[0].Shape.Dims[d]))}, nil
+}
