@@ -54,7 +54,7 @@ func ConvertProgram(m *mlir.Module, opts Options) (*Program, error) {
 // ParseText parses MLIR text and converts it; file names the text in
 // error messages.
 func ParseText(file, text string, opts Options) (*hlo.Module, error) {
-	m, err := mlir.Parse(file, text)
+	m, err := mlir.Parse(file, []byte(text))
 	if err != nil {
 		return nil, err
 	}

@@ -55,6 +55,7 @@ func init() {
 	register(convertCustomCall, "stablehlo.custom_call")
 	register(convertAfterAll, "stablehlo.after_all")
 	register(convertComposite, "stablehlo.composite")
+	register(identity, "interpreter.probe")
 }
 
 // sameShape converts an op to an HLO instruction with the result type of
@@ -275,4 +276,10 @@ func convertCustomCall(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 		return []*hlo.Instruction{in}, nil
 	}
 	return s.untuple(in), nil
+}
+
+// identity passes its operands through (the interpreter's probe, which
+// only records the value).
+func identity(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
+	return s.operands(op)
 }
