@@ -95,10 +95,10 @@ func (p *parser) parseAttr() Attr {
 
 // peekIsType reports whether the token after the current one starts a type.
 func (p *parser) peekIsType() bool {
-	save, tok := p.lx.off, p.tok
+	save, tok, prev := p.lx.off, p.tok, p.prevEnd
 	p.next()
 	ok := p.isTypeStart()
-	p.lx.off, p.tok = save, tok
+	p.lx.off, p.tok, p.prevEnd = save, tok, prev
 	return ok
 }
 

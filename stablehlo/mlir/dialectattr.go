@@ -23,10 +23,16 @@ func (p *parser) parseHashAttr() Attr {
 		}
 		p.fail(p.tok.off, "undefined attribute alias %s", name)
 	}
-	open := p.tok.end
+	return p.dialectAttrBody(name[1:], p.tok.end)
+}
+
+// dialectAttrBody reads the `<...>` starting at offset open as the body of
+// the dialect attribute dname ("stablehlo.dot", or "stablehlo" when the
+// mnemonic is the body's first word).
+func (p *parser) dialectAttrBody(dname string, open int) Attr {
+	src := p.lx.src
 	end := p.scanBalanced(open, '<', '>')
 	body, bodyOff := src[open+1:end-1], open+1
-	dname := name[1:]
 	if !strings.Contains(dname, ".") {
 		// `#stablehlo<comparison_direction LT>`: the first word is the mnemonic.
 		i := 0
@@ -38,7 +44,7 @@ func (p *parser) parseHashAttr() Attr {
 			j++
 		}
 		if j == i {
-			p.fail(bodyOff+i, "expected an attribute mnemonic after %s<", name)
+			p.fail(bodyOff+i, "expected an attribute mnemonic after #%s<", dname)
 		}
 		dname += "." + string(body[i:j])
 		body, bodyOff = body[j:], bodyOff+j

@@ -146,15 +146,7 @@ func (p *parser) parseGenericOp(op *Op) []Type {
 // against the operands.
 func (p *parser) parseOpSignature(op *Op) []Type {
 	p.expect(":")
-	off := p.tok.off
-	ft, ok := p.parseType().(FunctionType)
-	if !ok {
-		p.fail(off, "expected a function type for %s", op.Name)
-	}
-	if len(ft.Inputs) != len(op.Operands) {
-		p.fail(off, "%s has %d operands but its type lists %d", op.Name, len(op.Operands), len(ft.Inputs))
-	}
-	return ft.Results
+	return p.parseOpSignatureAfterColon(op, p.tok.off)
 }
 
 // parseRegion reads `{ blocks }`. args, when given, are the entry block's

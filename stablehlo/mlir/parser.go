@@ -32,9 +32,10 @@ func Parse(filename string, src []byte) (m *Module, err error) {
 // bailout is how the parser unwinds on the first error: parse functions
 // panic with *Error and Parse recovers it, so no panic crosses the API.
 type parser struct {
-	lx    *lexer
-	tok   token
-	depth int
+	lx      *lexer
+	tok     token
+	prevEnd int // end offset of the token before tok
+	depth   int
 
 	scopes      []*scope
 	attrAliases map[string]Attr
@@ -73,6 +74,7 @@ func (p *parser) fail(off int, format string, args ...any) {
 
 // next advances to the next token, reporting lexical errors at once.
 func (p *parser) next() {
+	p.prevEnd = p.tok.end
 	p.tok = p.lx.next()
 	if p.tok.kind == tError {
 		p.fail(p.tok.off, "%s", p.lx.err)
