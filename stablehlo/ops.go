@@ -139,6 +139,11 @@ func convertCompare(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 	if err != nil {
 		return nil, err
 	}
+	return convertCompareOf(s, op, ins, sh)
+}
+
+// convertCompareOf builds the compare of a stablehlo or chlo compare op.
+func convertCompareOf(s *scope, op *mlir.Op, ins []*hlo.Instruction, sh hlo.Shape) ([]*hlo.Instruction, error) {
 	dir := enumOf(op.Attr("comparison_direction"))
 	if dir == "" {
 		return nil, fmt.Errorf("compare without comparison_direction")
