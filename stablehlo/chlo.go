@@ -18,7 +18,7 @@ import (
 
 func init() {
 	for name, code := range map[string]hlo.Opcode{
-		"sinh": hlo.OpSinh, "cosh": hlo.OpCosh, "tan": hlo.OpTan, "asin": hlo.OpAsin, "acos": hlo.OpAcos,
+		"cosh": hlo.OpCosh, "tan": hlo.OpTan, "asin": hlo.OpAsin, "acos": hlo.OpAcos,
 		"atan": hlo.OpAtan, "asinh": hlo.OpAsinh, "acosh": hlo.OpAcosh, "atanh": hlo.OpAtanh, "erf": hlo.OpErf,
 	} {
 		register(sameShape(code), "chlo."+name)
@@ -32,6 +32,7 @@ func init() {
 	} {
 		register(broadcastBinary(code), "chlo.broadcast_"+name)
 	}
+	register(unaryChlo(sinh, true), "chlo.sinh")
 	register(unaryChlo(lgamma, true), "chlo.lgamma")
 	register(unaryChlo(digamma, true), "chlo.digamma")
 	register(unaryChlo(erfInv, true), "chlo.erf_inv")
@@ -75,6 +76,10 @@ func (b eb) cmp(dir string, x, y *hlo.Instruction) *hlo.Instruction {
 
 func (b eb) sel(p, x, y *hlo.Instruction) *hlo.Instruction {
 	return b.s.add(hlo.OpSelect, x.Shape, []*hlo.Instruction{p, x, y})
+}
+
+func (b eb) isFinite(x *hlo.Instruction) *hlo.Instruction {
+	return b.s.add(hlo.OpIsFinite, x.Shape.WithDType(hlo.Pred), []*hlo.Instruction{x})
 }
 
 func (b eb) convert(x *hlo.Instruction, t hlo.DType) *hlo.Instruction {
@@ -158,7 +163,7 @@ func lgamma(b eb, x *hlo.Instruction) (*hlo.Instruction, error) {
 	frac = b.sel(b.cmp("LT", b.c(0.5), frac), b.sub(b.c(1), frac), frac)
 	denom := b.un(hlo.OpLog, b.un(hlo.OpSin, b.mul(b.c(math.Pi), frac)))
 	refl := b.sub(b.sub(b.c(math.Log(math.Pi)), denom), lg)
-	refl = b.sel(b.un(hlo.OpIsFinite, denom), refl, b.un(hlo.OpNegate, denom))
+	refl = b.sel(b.isFinite(denom), refl, b.un(hlo.OpNegate, denom))
 	lg = b.sel(reflect, refl, lg)
 	return b.sel(isInfPred(b, x, 0), b.c(math.Inf(1)), lg), nil
 }
@@ -234,4 +239,21 @@ func erfc(b eb, x *hlo.Instruction) (*hlo.Instruction, error) {
 	w := eb{b.s, x.Shape.WithDType(hlo.F64)}
 	xd := w.convert(x, hlo.F64)
 	return w.sub(w.c(1), w.un(hlo.OpErf, xd)), nil
+}
+
+// sinh is (e^x - e^-x)/2 as the legalization computes it: through expm1
+// for |x| < 1, else as e^(x + log 1/2) - e^(log 1/2 - x); complex
+// operands take the second form everywhere.
+func sinh(b eb, x *hlo.Instruction) (*hlo.Instruction, error) {
+	logHalf := b.un(hlo.OpLog, b.c(0.5))
+	large := b.sub(b.un(hlo.OpExp, b.add(x, logHalf)), b.un(hlo.OpExp, b.sub(logHalf, x)))
+	if x.Shape.DType.IsComplex() {
+		return large, nil
+	}
+	if err := requireFloat(x, "sinh"); err != nil {
+		return nil, err
+	}
+	em1 := b.un(hlo.OpExpm1, x)
+	small := b.mul(b.c(0.5), b.add(em1, b.div(em1, b.add(em1, b.c(1)))))
+	return b.sel(b.cmp("LT", b.un(hlo.OpAbs, x), b.c(1)), small, large), nil
 }

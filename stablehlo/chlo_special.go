@@ -242,24 +242,9 @@ func broadcastBinary(code hlo.Opcode) opFunc {
 					dims[d] = int64(sh.Rank() - x.Shape.Rank() + d)
 				}
 			}
-			// Size-1 dimensions stretch: drop them by a reshape first.
-			var keep []int64
-			var keepDims []int64
-			for d, n := range x.Shape.Dims {
-				if n == sh.Dims[dims[d]] {
-					keep = append(keep, n)
-					keepDims = append(keepDims, dims[d])
-				} else if n != 1 {
-					return nil, fmt.Errorf("operand %d of shape %s does not broadcast to %s", i, x.Shape.HumanString(), sh.HumanString())
-				}
+			if ins[i], err = s.broadcastInDim(x, hlo.ArrayShape(x.Shape.DType, sh.Dims...), dims); err != nil {
+				return nil, err
 			}
-			if len(keep) != x.Shape.Rank() {
-				x = s.add(hlo.OpReshape, hlo.ArrayShape(x.Shape.DType, keep...), []*hlo.Instruction{x})
-			}
-			if keepDims == nil {
-				keepDims = []int64{}
-			}
-			ins[i] = s.add(hlo.OpBroadcast, hlo.ArrayShape(x.Shape.DType, sh.Dims...), []*hlo.Instruction{x}, hlo.Attr{Name: "dimensions", Value: keepDims})
 		}
 		if code == hlo.OpCompare {
 			return convertCompareOf(s, op, ins, sh)

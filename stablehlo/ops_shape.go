@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	register(withInts(hlo.OpBroadcast, "broadcast_dimensions", "dimensions"), "stablehlo.broadcast_in_dim")
+	register(convertBroadcastInDim, "stablehlo.broadcast_in_dim")
 	register(withInts(hlo.OpTranspose, "permutation", "dimensions"), "stablehlo.transpose")
 	register(withInts(hlo.OpReverse, "dimensions", "dimensions"), "stablehlo.reverse")
 	register(withInts(hlo.OpDynamicSlice, "slice_sizes", "dynamic_slice_sizes"), "stablehlo.dynamic_slice")
@@ -152,4 +152,46 @@ func convertGetDimensionSize(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) 
 		return nil, fmt.Errorf("dimension %d out of range", d)
 	}
 	return []*hlo.Instruction{s.scalar(sh.DType, float64(ins[0].Shape.Dims[d]))}, nil
+}
+
+func convertBroadcastInDim(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
+	ins, sh, err := operandsAndShape(s, op)
+	if err != nil {
+		return nil, err
+	}
+	dims, err := opInts(op, "broadcast_dimensions")
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.broadcastInDim(ins[0], sh, dims)
+	if err != nil {
+		return nil, err
+	}
+	return []*hlo.Instruction{out}, nil
+}
+
+// broadcastInDim broadcasts x to sh with x's dimension i at dims[i]. A
+// size-1 dimension may stretch, which HLO's broadcast does not allow: such
+// dimensions are reshaped away first.
+func (s *scope) broadcastInDim(x *hlo.Instruction, sh hlo.Shape, dims []int64) (*hlo.Instruction, error) {
+	if len(dims) != x.Shape.Rank() {
+		return nil, fmt.Errorf("broadcast_dimensions has %d entries for rank %d", len(dims), x.Shape.Rank())
+	}
+	keep, keepDims := []int64{}, []int64{}
+	for d, n := range x.Shape.Dims {
+		if dims[d] < 0 || int(dims[d]) >= sh.Rank() {
+			return nil, fmt.Errorf("broadcast dimension %d out of range", dims[d])
+		}
+		switch {
+		case n == sh.Dims[dims[d]]:
+			keep = append(keep, n)
+			keepDims = append(keepDims, dims[d])
+		case n != 1:
+			return nil, fmt.Errorf("operand of shape %s does not broadcast to %s", x.Shape.HumanString(), sh.HumanString())
+		}
+	}
+	if len(keep) != x.Shape.Rank() {
+		x = s.add(hlo.OpReshape, hlo.ArrayShape(x.Shape.DType, keep...), []*hlo.Instruction{x})
+	}
+	return s.add(hlo.OpBroadcast, sh, []*hlo.Instruction{x}, hlo.Attr{Name: "dimensions", Value: keepDims}), nil
 }
