@@ -81,6 +81,7 @@ type converter struct {
 	nextComp int
 	pending  []pendingCheck
 	inlining map[*mlir.Op]bool // functions being inlined, against recursion
+	err      error             // the first error of add, reported by op
 }
 
 // pendingCheck is a check op converted into instructions of the entry.
@@ -170,12 +171,25 @@ func (c *converter) convertEntry(f *mlir.Op) (*Program, error) {
 	if c.opts.ArgShapes != nil && len(c.opts.ArgShapes) != len(body.Args) {
 		return nil, fmt.Errorf("%s: @%s takes %d arguments, got %d shapes", f.Pos, stringAttr(f.Attr("sym_name")), len(body.Args), len(c.opts.ArgShapes))
 	}
+	shapes := make([]hlo.Shape, len(body.Args))
 	for i, a := range body.Args {
 		sh, err := c.argShape(f, i, a)
 		if err != nil {
 			return nil, err
 		}
+		shapes[i] = sh
 		s.vals[a] = s.param(i, sh, fmt.Sprintf("arg%d", i))
+	}
+	if c.opts.ArgShapes != nil {
+		vars, err := dimensionValues(body.Args, shapes)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Pos, err)
+		}
+		// Shape computations read the dimension variables as constants;
+		// the parameters stay, unused, so the signature is the function's.
+		for i, v := range vars {
+			s.vals[body.Args[i]] = s.scalar(shapes[i].DType, float64(v))
+		}
 	}
 	results, err := s.block(body)
 	if err != nil {
@@ -214,6 +228,9 @@ func (c *converter) argShape(f *mlir.Op, i int, a *mlir.Value) (hlo.Shape, error
 	if c.opts.ArgShapes == nil {
 		if err != nil {
 			return hlo.Shape{}, fmt.Errorf("%s: argument %d: %w", f.Pos, i, err)
+		}
+		if !isStatic(sh) {
+			return hlo.Shape{}, fmt.Errorf("%s: argument %d (%s) has dynamic type %s and no concrete shape was given: %w", f.Pos, i, a.Name, typeString(a.Type), ErrUnsupported)
 		}
 		return sh, nil
 	}
@@ -281,6 +298,11 @@ func (s *scope) add(op hlo.Opcode, shape hlo.Shape, operands []*hlo.Instruction,
 	in := &hlo.Instruction{Name: s.c.name(strings.ReplaceAll(op.String(), "-", "_")), Opcode: op, Shape: shape, Operands: operands}
 	for _, a := range attrs {
 		in.SetAttr(a.Name, a.Value)
+	}
+	if !isStatic(shape) {
+		if err := refineAdd(in); err != nil && s.c.err == nil {
+			s.c.err = err
+		}
 	}
 	return s.comp.AddInstruction(in)
 }
@@ -353,6 +375,9 @@ func (s *scope) op(op *mlir.Op) error {
 		return fmt.Errorf("%s: op %s: %w", op.Pos, op.Name, ErrUnsupported)
 	}
 	res, err := fn(s, op)
+	if err == nil && s.c.err != nil {
+		err, s.c.err = s.c.err, nil
+	}
 	if err != nil {
 		var pe *mlir.Error
 		if errors.As(err, &pe) || strings.HasPrefix(err.Error(), op.Pos.String()) {

@@ -120,7 +120,7 @@ func RunCase(c Case, exec Executor) (out Outcome) {
 		return Outcome{"pass", "no functions"}
 	}
 	if !c.Interpret {
-		mod, err := Convert(m, Options{})
+		mod, err := Convert(m, Options{ArgShapes: sampleArgShapes(m)})
 		if err != nil {
 			return failure(err)
 		}
@@ -176,4 +176,43 @@ func hasFunc(m *mlir.Module) bool {
 		}
 	}
 	return false
+}
+
+// sampleSize is the size an import test gives every `?` dimension of its
+// entry's arguments: a shape-polymorphic program must convert (and
+// verify) at any size, and 2 keeps size-1 broadcasting distinct.
+const sampleSize = 2
+
+// sampleArgShapes returns argument shapes for an entry with dynamic
+// argument types, each `?` of size sampleSize; nil when all are static.
+func sampleArgShapes(m *mlir.Module) []hlo.Shape {
+	var entry *mlir.Op
+	for _, op := range m.Ops {
+		if op.Name == "func.func" && (stringAttr(op.Attr("sym_name")) == "main" || entry == nil && stringAttr(op.Attr("sym_visibility")) != "private") {
+			entry = op
+		}
+	}
+	if entry == nil || len(entry.Regions) != 1 || len(entry.Regions[0].Blocks) != 1 {
+		return nil
+	}
+	args := entry.Regions[0].Blocks[0].Args
+	shapes := make([]hlo.Shape, len(args))
+	dynamic := false
+	for i, a := range args {
+		sh, err := shapeOfType(a.Type)
+		if err != nil {
+			return nil
+		}
+		for d, n := range sh.Dims {
+			if n < 0 {
+				sh.Dims[d] = sampleSize
+				dynamic = true
+			}
+		}
+		shapes[i] = sh
+	}
+	if !dynamic {
+		return nil
+	}
+	return shapes
 }

@@ -86,3 +86,5 @@ func topReasons(reasons map[string]int, n int) string {
 }
 
 func TestCorpusInterp(t *testing.T) { runCorpus(t, "interp", nil) }
+
+func TestCorpusCPU(t *testing.T) { runCorpus(t, "cpu", nil) }

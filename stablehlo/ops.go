@@ -77,6 +77,15 @@ func sameShape(code hlo.Opcode) opFunc {
 		if isQuant(op) {
 			return nil, fmt.Errorf("ops on quantized tensors: %w", ErrUnsupported)
 		}
+		if !isStatic(sh) {
+			sh = hlo.ArrayShape(sh.DType, widest(ins).Shape.Dims...)
+		}
+		if len(ins) > 0 && ins[0].Shape.DType.IsComplex() {
+			return complexOp(s, code, sh, ins)
+		}
+		if code == hlo.OpBitcastConvert && (sh.DType == hlo.Pred) != (ins[0].Shape.DType == hlo.Pred) {
+			return nil, fmt.Errorf("bitcast_convert between i1 and wider types: %w", ErrUnsupported)
+		}
 		return []*hlo.Instruction{s.add(code, sh, ins)}, nil
 	}
 }
@@ -287,4 +296,46 @@ func convertCustomCall(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 // only records the value).
 func identity(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 	return s.operands(op)
+}
+
+// complexOp converts the elementwise ops whose complex forms HLO lacks:
+// convert to a real type keeps the real part; maximum and minimum order
+// lexicographically (real part, then imaginary), as StableHLO defines.
+func complexOp(s *scope, code hlo.Opcode, sh hlo.Shape, ins []*hlo.Instruction) ([]*hlo.Instruction, error) {
+	x := ins[0]
+	part := x.Shape.WithDType(x.Shape.DType.ComplexComponent())
+	re := func(v *hlo.Instruction) *hlo.Instruction { return s.add(hlo.OpReal, part, []*hlo.Instruction{v}) }
+	im := func(v *hlo.Instruction) *hlo.Instruction { return s.add(hlo.OpImag, part, []*hlo.Instruction{v}) }
+	switch code {
+	case hlo.OpConvert:
+		if sh.DType.IsComplex() {
+			break
+		}
+		return []*hlo.Instruction{s.add(hlo.OpConvert, sh, []*hlo.Instruction{re(x)})}, nil
+	case hlo.OpMaximum, hlo.OpMinimum:
+		dir := "GT"
+		if code == hlo.OpMinimum {
+			dir = "LT"
+		}
+		b := eb{s, part}
+		y := ins[1]
+		first := b.bin(hlo.OpOr, b.cmp(dir, re(x), re(y)),
+			b.bin(hlo.OpAnd, b.cmp("EQ", re(x), re(y)), b.cmp(dir, im(x), im(y))))
+		return []*hlo.Instruction{s.add(hlo.OpSelect, x.Shape, []*hlo.Instruction{first, x, y})}, nil
+	case hlo.OpAtan2, hlo.OpCbrt, hlo.OpBitcastConvert:
+		return nil, fmt.Errorf("%s of complex numbers: %w", code, ErrUnsupported)
+	}
+	return []*hlo.Instruction{s.add(code, sh, ins)}, nil
+}
+
+// widest is the operand of highest rank (select's and clamp's scalars
+// broadcast to it).
+func widest(ins []*hlo.Instruction) *hlo.Instruction {
+	w := ins[0]
+	for _, in := range ins[1:] {
+		if in.Shape.Rank() > w.Shape.Rank() {
+			w = in
+		}
+	}
+	return w
 }

@@ -257,6 +257,20 @@ func convertGather(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 	if err != nil {
 		return nil, err
 	}
+	attrs, err := gatherAttrs(op)
+	if err != nil {
+		return nil, err
+	}
+	sizes, err := opInts(op, "slice_sizes")
+	if err != nil {
+		return nil, err
+	}
+	attrs = append(attrs, hlo.Attr{Name: "slice_sizes", Value: sizes})
+	return []*hlo.Instruction{s.add(hlo.OpGather, sh, ins, attrs...)}, nil
+}
+
+// gatherAttrs reads gather's dimension numbers (all but slice_sizes).
+func gatherAttrs(op *mlir.Op) ([]hlo.Attr, error) {
 	dn := op.Attr("dimension_numbers")
 	var attrs []hlo.Attr
 	for _, f := range []string{"offset_dims", "collapsed_slice_dims", "start_index_map", "operand_batching_dims", "start_indices_batching_dims"} {
@@ -270,15 +284,11 @@ func convertGather(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 		attrs = append(attrs, hlo.Attr{Name: f, Value: v})
 	}
 	ivd, _ := intOf(field(dn, "index_vector_dim"))
-	sizes, err := opInts(op, "slice_sizes")
-	if err != nil {
-		return nil, err
-	}
-	attrs = append(attrs, hlo.Attr{Name: "index_vector_dim", Value: ivd}, hlo.Attr{Name: "slice_sizes", Value: sizes})
+	attrs = append(attrs, hlo.Attr{Name: "index_vector_dim", Value: ivd})
 	if boolOf(op.Attr("indices_are_sorted")) {
 		attrs = append(attrs, hlo.Attr{Name: "indices_are_sorted", Value: true})
 	}
-	return []*hlo.Instruction{s.add(hlo.OpGather, sh, ins, attrs...)}, nil
+	return attrs, nil
 }
 
 func convertFft(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {

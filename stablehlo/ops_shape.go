@@ -13,7 +13,7 @@ func init() {
 	register(withInts(hlo.OpReverse, "dimensions", "dimensions"), "stablehlo.reverse")
 	register(withInts(hlo.OpDynamicSlice, "slice_sizes", "dynamic_slice_sizes"), "stablehlo.dynamic_slice")
 	register(withInts(hlo.OpDynamicUpdateSlice, "", ""), "stablehlo.dynamic_update_slice")
-	register(withInts(hlo.OpReshape, "", ""), "stablehlo.reshape")
+	register(convertReshape, "stablehlo.reshape")
 	register(convertSlice, "stablehlo.slice")
 	register(convertConcatenate, "stablehlo.concatenate")
 	register(convertPad, "stablehlo.pad")
@@ -163,6 +163,17 @@ func convertBroadcastInDim(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !isStatic(sh) {
+		// A `?` result dimension is the operand dimension mapped to it.
+		for i, d := range dims {
+			if int(d) < sh.Rank() && sh.Dims[d] < 0 {
+				sh.Dims[d] = ins[0].Shape.Dims[i]
+			}
+		}
+		if !isStatic(sh) {
+			return nil, fmt.Errorf("broadcast_in_dim to a dynamic dimension no operand dimension gives: %w", ErrUnsupported)
+		}
+	}
 	out, err := s.broadcastInDim(ins[0], sh, dims)
 	if err != nil {
 		return nil, err
@@ -194,4 +205,29 @@ func (s *scope) broadcastInDim(x *hlo.Instruction, sh hlo.Shape, dims []int64) (
 		x = s.add(hlo.OpReshape, hlo.ArrayShape(x.Shape.DType, keep...), []*hlo.Instruction{x})
 	}
 	return s.add(hlo.OpBroadcast, sh, []*hlo.Instruction{x}, hlo.Attr{Name: "dimensions", Value: keepDims}), nil
+}
+
+// convertReshape refines one `?` result dimension from the element count.
+func convertReshape(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
+	ins, sh, err := operandsAndShape(s, op)
+	if err != nil {
+		return nil, err
+	}
+	if !isStatic(sh) {
+		known, unknown := int64(1), -1
+		for i, d := range sh.Dims {
+			if d >= 0 {
+				known *= d
+			} else if unknown < 0 {
+				unknown = i
+			} else {
+				return nil, fmt.Errorf("reshape to several dynamic dimensions: %w", ErrUnsupported)
+			}
+		}
+		if known == 0 {
+			return nil, fmt.Errorf("reshape of a dynamic dimension beside a zero one: %w", ErrUnsupported)
+		}
+		sh.Dims[unknown] = ins[0].Shape.NumElements() / known
+	}
+	return []*hlo.Instruction{s.add(hlo.OpReshape, sh, ins)}, nil
 }

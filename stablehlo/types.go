@@ -44,19 +44,16 @@ func dtypeOf(t mlir.Type) (hlo.DType, error) {
 	return 0, fmt.Errorf("element type %s: %w", typeString(t), ErrUnsupported)
 }
 
-// shapeOfType maps an MLIR type to an HLO shape; dynamic dimensions are
-// refused (refinement must have made them static first).
+// shapeOfType maps an MLIR type to an HLO shape; `?` dimensions are -1
+// (hlo.Unbounded) until refined.
 func shapeOfType(t mlir.Type) (hlo.Shape, error) {
 	switch t := t.(type) {
 	case mlir.TensorType:
 		if t.Unranked {
 			return hlo.Shape{}, fmt.Errorf("unranked tensor: %w", ErrUnsupported)
 		}
-		for _, d := range t.Dims {
-			if d < 0 {
-				return hlo.Shape{}, fmt.Errorf("dynamic dimension in %s: %w", typeString(t), ErrUnsupported)
-			}
-		}
+		// A `?` dimension becomes hlo.Unbounded (-1): the instruction
+		// built with it is refined by shape inference (see refine.go).
 		dt, err := dtypeOf(t.Elem)
 		if err != nil {
 			return hlo.Shape{}, err
