@@ -36,7 +36,7 @@ func init() {
 	register(unaryChlo(lgamma, true), "chlo.lgamma")
 	register(unaryChlo(digamma, true), "chlo.digamma")
 	register(unaryChlo(erfInv, true), "chlo.erf_inv")
-	register(unaryChlo(erfc, false), "chlo.erfc")
+	register(unaryChlo(erfc, true), "chlo.erfc")
 	register(unaryChlo(besselI1e, true), "chlo.bessel_i1e")
 	register(unaryChlo(square, false), "chlo.square")
 	register(unaryChlo(conj, false), "chlo.conj")
@@ -228,17 +228,6 @@ func conj(b eb, x *hlo.Instruction) (*hlo.Instruction, error) {
 	im := b.s.add(hlo.OpImag, part, []*hlo.Instruction{x})
 	im = b.s.add(hlo.OpNegate, part, []*hlo.Instruction{im})
 	return b.s.add(hlo.OpComplex, x.Shape, []*hlo.Instruction{re, im}), nil
-}
-
-// erfc is 1 - erf(x), computed in f64 so that the cancellation for
-// large x costs nothing at the precision of the narrower types.
-func erfc(b eb, x *hlo.Instruction) (*hlo.Instruction, error) {
-	if err := requireFloat(x, "erfc"); err != nil {
-		return nil, err
-	}
-	w := eb{b.s, x.Shape.WithDType(hlo.F64)}
-	xd := w.convert(x, hlo.F64)
-	return w.sub(w.c(1), w.un(hlo.OpErf, xd)), nil
 }
 
 // sinh is (e^x - e^-x)/2 as the legalization computes it: through expm1

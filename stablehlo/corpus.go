@@ -129,7 +129,38 @@ func RunCase(c Case, exec Executor) (out Outcome) {
 		}
 		return Outcome{"pass", ""}
 	}
-	p, err := ConvertProgram(m, Options{})
+	// Without @main, the interpreter runs every public function.
+	for _, entry := range entries(m) {
+		if o := runEntry(m, entry, exec); o.Status != "pass" {
+			return o
+		}
+	}
+	return Outcome{"pass", ""}
+}
+
+// entries lists the functions a test runs: main, else every public one.
+func entries(m *mlir.Module) []string {
+	var public []string
+	for _, op := range m.Ops {
+		if op.Name != "func.func" {
+			continue
+		}
+		name := stringAttr(op.Attr("sym_name"))
+		if name == "main" {
+			return []string{""}
+		}
+		if stringAttr(op.Attr("sym_visibility")) != "private" {
+			public = append(public, name)
+		}
+	}
+	if len(public) <= 1 {
+		return []string{""}
+	}
+	return public
+}
+
+func runEntry(m *mlir.Module, entry string, exec Executor) Outcome {
+	p, err := ConvertProgram(m, Options{Entry: entry})
 	if err != nil {
 		return failure(err)
 	}
