@@ -43,10 +43,10 @@ func checkOp(s *scope, op *mlir.Op, kind string) ([]*hlo.Instruction, error) {
 		if s.c.checks {
 			return nil, fmt.Errorf("%s: %w", op.Pos, ErrSerializedCheck)
 		}
-		return nil, nil
+		return checkResults(s, op), nil
 	}
 	if !s.c.checks {
-		return nil, nil
+		return checkResults(s, op), nil
 	}
 	if !s.entry {
 		return nil, fmt.Errorf("check op inside a region: %w", ErrUnsupported)
@@ -93,7 +93,21 @@ func checkOp(s *scope, op *mlir.Op, kind string) ([]*hlo.Instruction, error) {
 	}
 	pc.Check = ch
 	s.c.pending = append(s.c.pending, pc)
-	return nil, nil
+	return checkResults(s, op), nil
+}
+
+// checkResults gives a check op's results (check.eq returns an i1) the
+// value true: the comparison itself happens on the host.
+func checkResults(s *scope, op *mlir.Op) []*hlo.Instruction {
+	out := make([]*hlo.Instruction, len(op.Results))
+	for i, r := range op.Results {
+		sh, err := shapeOfType(r.Type)
+		if err != nil || !sh.IsArray() {
+			sh = hlo.ArrayShape(hlo.Pred)
+		}
+		out[i] = s.splat(sh, 1)
+	}
+	return out
 }
 
 // denseOperandAttr finds the expected value of a *_const check.

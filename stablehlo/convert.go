@@ -374,7 +374,14 @@ func (s *scope) op(op *mlir.Op) error {
 	if fn == nil {
 		return fmt.Errorf("%s: op %s: %w", op.Pos, op.Name, ErrUnsupported)
 	}
-	res, err := fn(s, op)
+	var res []*hlo.Instruction
+	var err error
+	switch {
+	case isQuant(op) && !quantAware[op.Name]:
+		res, err = quantOp(s, op, fn)
+	default:
+		res, err = fn(s, op)
+	}
 	if err == nil && s.c.err != nil {
 		err, s.c.err = s.c.err, nil
 	}
@@ -392,6 +399,18 @@ func (s *scope) op(op *mlir.Op) error {
 		s.vals[r] = res[i]
 	}
 	return nil
+}
+
+// quantAware ops handle quantized types themselves: the two conversions,
+// constants (whose values are the storage integers), and the ops that
+// pass values through.
+var quantAware = map[string]bool{
+	"stablehlo.uniform_quantize": true, "stablehlo.uniform_dequantize": true, "stablehlo.constant": true,
+	"func.call": true, "call": true, "stablehlo.tuple": true, "stablehlo.get_tuple_element": true,
+	"stablehlo.optimization_barrier": true, "interpreter.probe": true, "stablehlo.composite": true,
+	"stablehlo.custom_call": true, "check.expect_eq": true, "check.expect_eq_const": true,
+	"check.expect_almost_eq": true, "check.expect_almost_eq_const": true, "check.expect_close": true,
+	"check.expect_serialized_eq": true, "check.eq": true, "stablehlo.bitcast_convert": true,
 }
 
 // UnsupportedReason returns a short reason for an ErrUnsupported error

@@ -74,7 +74,8 @@ func sameShape(code hlo.Opcode) opFunc {
 		if err != nil {
 			return nil, err
 		}
-		if isQuant(op) {
+		// bitcast_convert reinterprets a quantized tensor's storage.
+		if isQuant(op) && code != hlo.OpBitcastConvert {
 			return nil, fmt.Errorf("ops on quantized tensors: %w", ErrUnsupported)
 		}
 		if !isStatic(sh) {

@@ -39,7 +39,9 @@ func dtypeOf(t mlir.Type) (hlo.DType, error) {
 	case mlir.IndexType:
 		return hlo.S64, nil
 	case mlir.QuantType:
-		return 0, fmt.Errorf("quantized element type: %w", ErrUnsupported)
+		// A quantized tensor is held as its storage integers; the ops
+		// that read it dequantize (see quant.go).
+		return dtypeOf(t.Storage)
 	}
 	return 0, fmt.Errorf("element type %s: %w", typeString(t), ErrUnsupported)
 }
