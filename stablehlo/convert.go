@@ -80,8 +80,16 @@ type converter struct {
 	nextID   int
 	nextComp int
 	pending  []pendingCheck
-	inlining map[*mlir.Op]bool // functions being inlined, against recursion
+	inlining map[inlineKey]bool // functions being inlined, against recursion
 	err      error             // the first error of add, reported by op
+	parallel bool              // converting interpreter.run_parallel
+}
+
+// inlineKey is a function being inlined by one process of run_parallel
+// (nil outside it).
+type inlineKey struct {
+	f    *mlir.Op
+	proc *process
 }
 
 // pendingCheck is a check op converted into instructions of the entry.
@@ -91,7 +99,7 @@ type pendingCheck struct {
 }
 
 func convert(m *mlir.Module, opts Options, checks bool) (*Program, error) {
-	c := &converter{src: m, funcs: map[string]*mlir.Op{}, opts: opts, checks: checks, inlining: map[*mlir.Op]bool{}}
+	c := &converter{src: m, funcs: map[string]*mlir.Op{}, opts: opts, checks: checks, inlining: map[inlineKey]bool{}}
 	name := m.Name
 	if name == "" {
 		name = "stablehlo"
@@ -255,8 +263,9 @@ type scope struct {
 	c     *converter
 	comp  *hlo.Computation
 	vals  map[*mlir.Value]*hlo.Instruction
-	outer *scope // the enclosing scope, whose constants a region may reuse
-	entry bool   // instructions land in the entry (check ops allowed)
+	outer *scope   // the enclosing scope, whose constants a region may reuse
+	entry bool     // instructions land in the entry (check ops allowed)
+	proc  *process // the process of run_parallel converting this scope, or nil
 }
 
 func newScope(c *converter, comp *hlo.Computation, outer *scope) *scope {

@@ -196,11 +196,12 @@ func convertCall(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 // inline converts function f's body into the current computation with
 // its arguments bound to args.
 func (s *scope) inline(f *mlir.Op, args []*hlo.Instruction) ([]*hlo.Instruction, error) {
-	if s.c.inlining[f] {
+	key := inlineKey{f, s.proc}
+	if s.c.inlining[key] {
 		return nil, fmt.Errorf("recursive call of @%s: %w", stringAttr(f.Attr("sym_name")), ErrUnsupported)
 	}
-	s.c.inlining[f] = true
-	defer delete(s.c.inlining, f)
+	s.c.inlining[key] = true
+	defer delete(s.c.inlining, key)
 	body, err := funcBody(f)
 	if err != nil {
 		return nil, err
@@ -210,6 +211,7 @@ func (s *scope) inline(f *mlir.Op, args []*hlo.Instruction) ([]*hlo.Instruction,
 	}
 	inner := newScope(s.c, s.comp, s.outer)
 	inner.entry = s.entry
+	inner.proc = s.proc
 	for i, a := range body.Args {
 		inner.vals[a] = args[i]
 	}
