@@ -81,8 +81,8 @@ type converter struct {
 	nextComp int
 	pending  []pendingCheck
 	inlining map[inlineKey]bool // functions being inlined, against recursion
-	err      error             // the first error of add, reported by op
-	parallel bool              // converting interpreter.run_parallel
+	err      error              // the first error of add, reported by op
+	parallel bool               // converting interpreter.run_parallel
 }
 
 // inlineKey is a function being inlined by one process of run_parallel
