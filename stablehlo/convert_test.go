@@ -1,7 +1,13 @@
 package stablehlo
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
 )
 
 // TestHandWritten runs the hand-worked programs of testdata/ (generic
@@ -18,5 +24,85 @@ func TestHandWritten(t *testing.T) {
 				t.Errorf("%s on %s: %s: %s", c.Name, backend, o.Status, o.Reason)
 			}
 		}
+	}
+}
+
+// dynamicProgram is a shape-polymorphic entry as jax.export writes it:
+// %arg0 is the dimension variable, the size of %arg1's first dimension.
+const dynamicProgram = `
+func.func public @main(%arg0: tensor<i64>, %arg1: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  %0 = stablehlo.convert %arg0 : (tensor<i64>) -> tensor<i32>
+  %1 = stablehlo.reshape %0 : (tensor<i32>) -> tensor<1xi32>
+  %2 = stablehlo.constant dense<3> : tensor<1xi32>
+  %3 = stablehlo.concatenate %1, %2, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>
+  %4 = stablehlo.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf32>
+  %5 = stablehlo.dynamic_broadcast_in_dim %4, %3, dims = [1] : (tensor<3xf32>, tensor<2xi32>) -> tensor<?x3xf32>
+  %6 = stablehlo.add %arg1, %5 : tensor<?x3xf32>
+  return %6 : tensor<?x3xf32>
+}`
+
+// TestDynamicRefinement refines ?x3 to 2x3 from the argument shapes and
+// runs the result: arg1 + [1, 2, 3] per row (worked by hand).
+func TestDynamicRefinement(t *testing.T) {
+	opts := Options{ArgShapes: []hlo.Shape{hlo.ArrayShape(hlo.S64), hlo.ArrayShape(hlo.F32, 2, 3)}}
+	m, err := ParseText("dyn.mlir", dynamicProgram, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hlo.Verify(m); err != nil {
+		t.Fatal(err)
+	}
+	x, _ := hlo.LiteralFromSlice([]float32{10, 20, 30, 40, 50, 60}, 2, 3)
+	out, err := eval.Run(m, hlo.ScalarLiteral[int64](2), x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := hlo.LiteralToSlice[float32](out)
+	want := []float32{11, 22, 33, 41, 52, 63}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// TestDynamicArgumentErrors: a shape that contradicts the type names the
+// argument; no shapes for a dynamic type is ErrUnsupported.
+func TestDynamicArgumentErrors(t *testing.T) {
+	_, err := ParseText("dyn.mlir", dynamicProgram, Options{ArgShapes: []hlo.Shape{hlo.ArrayShape(hlo.S64), hlo.ArrayShape(hlo.F32, 2, 4)}})
+	if err == nil || !strings.Contains(err.Error(), "argument 1 (%arg1)") || !strings.HasPrefix(err.Error(), "dyn.mlir:2:1:") {
+		t.Errorf("inconsistent shape: got %v, want an error at dyn.mlir:2:1 naming argument 1 (%%arg1)", err)
+	}
+	_, err = ParseText("dyn.mlir", dynamicProgram, Options{})
+	if !errors.Is(err, ErrUnsupported) {
+		t.Errorf("no shapes: got %v, want ErrUnsupported", err)
+	}
+}
+
+// TestUnsupportedOpPosition: an op the converter lacks is ErrUnsupported
+// with the op's FILE:LINE:COL, and UnsupportedReason names it.
+func TestUnsupportedOpPosition(t *testing.T) {
+	src := "func.func @main() -> tensor<f32> {\n  %0 = \"stablehlo.no_such_op\"() : () -> tensor<f32>\n  return %0 : tensor<f32>\n}"
+	_, err := ParseText("u.mlir", src, Options{})
+	if !errors.Is(err, ErrUnsupported) || !strings.HasPrefix(err.Error(), "u.mlir:2:8: ") {
+		t.Fatalf("got %v, want ErrUnsupported at u.mlir:2:8", err)
+	}
+	if r := UnsupportedReason(err); r != "op stablehlo.no_such_op" {
+		t.Errorf("reason %q, want %q", r, "op stablehlo.no_such_op")
+	}
+}
+
+// TestModuleConfig: mhlo.num_replicas / num_partitions become the
+// module's counts; unknown attributes are dropped.
+func TestModuleConfig(t *testing.T) {
+	src := `module @m attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 4 : i32, foo.bar = "x"} {
+  func.func @main(%a: tensor<2xf32> {mhlo.sharding = "{replicated}"}) -> (tensor<2xf32> {jax.result_info = ""}) {
+    return %a : tensor<2xf32>
+  }
+}`
+	m, err := ParseText("m.mlir", src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.ReplicaCount != 4 || m.NumPartitions != 2 || m.Name != "m" {
+		t.Errorf("got replicas %d partitions %d name %q, want 4, 2, m", m.ReplicaCount, m.NumPartitions, m.Name)
 	}
 }
