@@ -153,24 +153,34 @@ func crossPartition(name string) bool {
 func groupResult(m *request, members []*request, k int) ([]*hlo.Instruction, error) {
 	s, op := m.s, m.op
 	switch op.Name {
-	case "stablehlo.all_reduce", "stablehlo.reduce_scatter":
-		if len(op.Regions) != 1 {
-			return nil, fmt.Errorf("want one region")
+	case "stablehlo.collective_reduce":
+		// The reduction lands on the root (the group's first process, or
+		// the one the last operand names); the others get zeros.
+		n := len(op.Results)
+		root := 0
+		if boolOf(op.Attr("has_dynamic_root")) {
+			roots, err := s.foldInts(m.ins[n])
+			if err != nil || len(roots) == 0 {
+				return nil, fmt.Errorf("collective_reduce root: %w", ErrUnsupported)
+			}
+			root = int(roots[0])
 		}
-		comp, err := s.regionComp("reducer", op.Regions[0])
+		if k != root {
+			out := make([]*hlo.Instruction, n)
+			for j := range out {
+				out[j] = s.splat(m.ins[j].Shape, 0)
+			}
+			return out, nil
+		}
+		return reduceMembers(m, members, n)
+	case "stablehlo.all_reduce", "stablehlo.reduce_scatter":
+		out, err := reduceMembers(m, members, len(m.ins))
 		if err != nil {
 			return nil, err
 		}
-		out := make([]*hlo.Instruction, len(m.ins))
-		for j := range m.ins {
-			acc := members[0].ins[j]
-			for _, o := range members[1:] {
-				acc = s.add(hlo.OpMap, acc.Shape, []*hlo.Instruction{acc, o.ins[j]},
-					hlo.Attr{Name: "dimensions", Value: iotaDims(acc.Shape.Rank())}, hlo.Attr{Name: "to_apply", Value: comp})
-			}
-			out[j] = acc
-			if op.Name == "stablehlo.reduce_scatter" {
-				out[j] = chunk(s, acc, opInt(op, "scatter_dimension", 0), len(members), k)
+		if op.Name == "stablehlo.reduce_scatter" {
+			for j := range out {
+				out[j] = chunk(s, out[j], opInt(op, "scatter_dimension", 0), len(members), k)
 			}
 		}
 		return out, nil
@@ -227,12 +237,35 @@ func groupResult(m *request, members []*request, k int) ([]*hlo.Instruction, err
 	return nil, fmt.Errorf("collective %s: %w", op.Name, ErrUnsupported)
 }
 
+// reduceMembers folds the members' first n operands with the op's
+// reducer, elementwise (a map), in group order.
+func reduceMembers(m *request, members []*request, n int) ([]*hlo.Instruction, error) {
+	s, op := m.s, m.op
+	if len(op.Regions) != 1 {
+		return nil, fmt.Errorf("want one region")
+	}
+	comp, err := s.regionComp("reducer", op.Regions[0])
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*hlo.Instruction, n)
+	for j := range out {
+		acc := members[0].ins[j]
+		for _, o := range members[1:] {
+			acc = s.add(hlo.OpMap, acc.Shape, []*hlo.Instruction{acc, o.ins[j]},
+				hlo.Attr{Name: "dimensions", Value: iotaDims(acc.Shape.Rank())}, hlo.Attr{Name: "to_apply", Value: comp})
+		}
+		out[j] = acc
+	}
+	return out, nil
+}
+
 // outsideResult is the result of a process in no group: collective_permute
 // targets of no pair and collective_broadcast outsiders get zeros; every
 // other collective needs its process in a group.
 func outsideResult(r *request) ([]*hlo.Instruction, error) {
 	switch r.op.Name {
-	case "stablehlo.collective_permute", "stablehlo.collective_broadcast":
+	case "stablehlo.collective_permute", "stablehlo.collective_broadcast", "stablehlo.collective_reduce":
 		out := make([]*hlo.Instruction, len(r.op.Results))
 		for i := range out {
 			out[i] = r.s.splat(r.ins[i].Shape, 0)

@@ -87,4 +87,11 @@ func topReasons(reasons map[string]int, n int) string {
 
 func TestCorpusInterp(t *testing.T) { runCorpus(t, "interp", nil) }
 
-func TestCorpusCPU(t *testing.T) { runCorpus(t, "cpu", nil) }
+// TestCorpusCPU compiles every program for the cpu backend (about 20 s
+// on one core, so -short skips it).
+func TestCorpusCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	runCorpus(t, "cpu", nil)
+}

@@ -85,7 +85,7 @@ func sameShape(code hlo.Opcode) opFunc {
 			return complexOp(s, code, sh, ins)
 		}
 		if code == hlo.OpBitcastConvert && (sh.DType == hlo.Pred) != (ins[0].Shape.DType == hlo.Pred) {
-			return nil, fmt.Errorf("bitcast_convert between i1 and wider types: %w", ErrUnsupported)
+			return bitcastBits(s, ins[0], sh)
 		}
 		return []*hlo.Instruction{s.add(code, sh, ins)}, nil
 	}
@@ -325,7 +325,12 @@ func complexOp(s *scope, code hlo.Opcode, sh hlo.Shape, ins []*hlo.Instruction) 
 		first := b.bin(hlo.OpOr, b.cmp(dir, re(x), re(y)),
 			b.bin(hlo.OpAnd, b.cmp("EQ", re(x), re(y)), b.cmp(dir, im(x), im(y))))
 		return []*hlo.Instruction{s.add(hlo.OpSelect, x.Shape, []*hlo.Instruction{first, x, y})}, nil
-	case hlo.OpAtan2, hlo.OpCbrt, hlo.OpBitcastConvert:
+	case hlo.OpBitcastConvert:
+		if sh.DType == x.Shape.DType {
+			return []*hlo.Instruction{x}, nil
+		}
+		return nil, fmt.Errorf("%s of complex numbers: %w", code, ErrUnsupported)
+	case hlo.OpAtan2, hlo.OpCbrt:
 		return nil, fmt.Errorf("%s of complex numbers: %w", code, ErrUnsupported)
 	}
 	return []*hlo.Instruction{s.add(code, sh, ins)}, nil

@@ -24,7 +24,7 @@ func init() {
 	register(convertProcessID(true), "stablehlo.replica_id")
 	register(convertProcessID(false), "stablehlo.partition_id")
 	for _, name := range []string{"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
-		"collective_permute", "collective_broadcast", "send", "recv"} {
+		"collective_permute", "collective_broadcast", "collective_reduce", "send", "recv"} {
 		register(convertCollective, "stablehlo."+name)
 	}
 }
