@@ -53,7 +53,7 @@ func init() {
 	register(convertCheck, "check.expect_eq", "check.expect_eq_const", "check.expect_almost_eq",
 		"check.expect_almost_eq_const", "check.expect_close", "check.expect_serialized_eq")
 	register(convertCustomCall, "stablehlo.custom_call")
-	register(convertAfterAll, "stablehlo.after_all")
+	register(convertAfterAll, "stablehlo.after_all", "stablehlo.create_token")
 	register(convertComposite, "stablehlo.composite")
 	register(identity, "interpreter.probe")
 }

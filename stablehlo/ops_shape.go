@@ -2,6 +2,7 @@ package stablehlo
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/stablehlo/mlir"
@@ -19,6 +20,28 @@ func init() {
 	register(convertPad, "stablehlo.pad")
 	register(convertIota, "stablehlo.iota")
 	register(convertGetDimensionSize, "stablehlo.get_dimension_size")
+	register(convertBroadcast, "stablehlo.broadcast")
+}
+
+// convertBroadcast is the deprecated broadcast: broadcast_sizes become new
+// leading dimensions.
+func convertBroadcast(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
+	ins, sh, err := operandsAndShape(s, op)
+	if err != nil {
+		return nil, err
+	}
+	sizes, err := opInts(op, "broadcast_sizes")
+	if err != nil {
+		return nil, err
+	}
+	dims := make([]int64, ins[0].Shape.Rank())
+	for i := range dims {
+		dims[i] = int64(len(sizes) + i)
+	}
+	if !isStatic(sh) {
+		sh = hlo.ArrayShape(sh.DType, append(slices.Clone(sizes), ins[0].Shape.Dims...)...)
+	}
+	return []*hlo.Instruction{s.add(hlo.OpBroadcast, sh, ins, hlo.Attr{Name: "dimensions", Value: dims})}, nil
 }
 
 // withInts converts an op whose one integer-list attribute (from) becomes

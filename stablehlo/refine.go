@@ -27,6 +27,7 @@ func init() {
 	register(convertRealDynamicSlice, "stablehlo.real_dynamic_slice")
 	register(convertDynamicPad, "stablehlo.dynamic_pad")
 	register(convertDynamicGather, "stablehlo.dynamic_gather")
+	register(convertDynamicConv, "stablehlo.dynamic_conv")
 }
 
 // isStatic reports whether every dimension of s (and its elements) is known.
@@ -315,4 +316,29 @@ func dimensionValues(args []*mlir.Value, shapes []hlo.Shape) (map[int]int64, err
 		}
 	}
 	return vals, nil
+}
+
+// convertDynamicConv is a convolution whose padding operand folds to a
+// constant.
+func convertDynamicConv(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
+	if len(op.Operands) != 3 {
+		return nil, fmt.Errorf("dynamic_conv wants 3 operands, has %d", len(op.Operands))
+	}
+	pad, err := s.get(op.Operands[2])
+	if err != nil {
+		return nil, err
+	}
+	vals, err := s.foldInts(pad)
+	if err != nil {
+		return nil, err
+	}
+	shadow := *op
+	shadow.Operands = op.Operands[:2]
+	shadow.Attrs = []mlir.NamedAttr{{Name: "padding", Value: mlir.DenseArrayAttr{Elem: mlir.IntType{Width: 64}, Ints: vals}}}
+	for _, a := range op.Attrs {
+		if a.Name != "padding" {
+			shadow.Attrs = append(shadow.Attrs, a)
+		}
+	}
+	return convertConvolution(s, &shadow)
 }

@@ -76,3 +76,13 @@ func.func @hex_and_complex() {
   "check.expect_eq_const"(%3) {value = dense<[2.0, -4.0]> : tensor<2xf32>} : (tensor<2xf32>) -> ()
   func.return
 }
+
+// -----
+
+func.func @deprecated_broadcast() {
+  %x = "stablehlo.constant"() {value = dense<[1, 2]> : tensor<2xi32>} : () -> tensor<2xi32>
+  %b = "stablehlo.broadcast"(%x) {broadcast_sizes = array<i64: 3>} : (tensor<2xi32>) -> tensor<3x2xi32>
+  "check.expect_eq_const"(%b) {value = dense<[[1, 2], [1, 2], [1, 2]]> : tensor<3x2xi32>} : (tensor<3x2xi32>) -> ()
+  %t = "stablehlo.create_token"() : () -> !stablehlo.token
+  func.return
+}
