@@ -186,7 +186,11 @@ func (c *converter) convertEntry(f *mlir.Op) (*Program, error) {
 			return nil, err
 		}
 		shapes[i] = sh
-		s.vals[a] = s.param(i, sh, fmt.Sprintf("arg%d", i))
+		p := s.param(i, sh, fmt.Sprintf("arg%d", i))
+		if sharding := argAttr(f, i, "mhlo.sharding"); sharding != "" {
+			p.SetAttr("sharding", hlo.Raw(sharding))
+		}
+		s.vals[a] = p
 	}
 	if c.opts.ArgShapes != nil {
 		vars, err := dimensionValues(body.Args, shapes)
@@ -407,7 +411,30 @@ func (s *scope) op(op *mlir.Op) error {
 	for i, r := range op.Results {
 		s.vals[r] = res[i]
 	}
+	// An op's mhlo.sharding is HLO sharding text: it goes on the result.
+	if sh := stringAttr(op.Attr("mhlo.sharding")); sh != "" && len(res) == 1 && res[0].Opcode != hlo.OpParameter {
+		res[0].SetAttr("sharding", hlo.Raw(sh))
+	}
 	return nil
+}
+
+// argAttr returns a string attribute of function f's argument i
+// (arg_attrs), or "".
+func argAttr(f *mlir.Op, i int, name string) string {
+	arr, ok := f.Attr("arg_attrs").(mlir.ArrayAttr)
+	if !ok || i >= len(arr.Elems) {
+		return ""
+	}
+	d, ok := arr.Elems[i].(mlir.DictAttr)
+	if !ok {
+		return ""
+	}
+	for _, e := range d.Entries {
+		if e.Name == name {
+			return stringAttr(e.Value)
+		}
+	}
+	return ""
 }
 
 // quantAware ops handle quantized types themselves: the two conversions,

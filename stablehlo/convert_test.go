@@ -106,3 +106,22 @@ func TestModuleConfig(t *testing.T) {
 		t.Errorf("got replicas %d partitions %d name %q, want 4, 2, m", m.ReplicaCount, m.NumPartitions, m.Name)
 	}
 }
+
+// TestShardingKept: mhlo.sharding on an argument and on an op is HLO
+// sharding text and lands on the parameter and the instruction.
+func TestShardingKept(t *testing.T) {
+	src := `func.func @main(%a: tensor<2xf32> {mhlo.sharding = "{replicated}"}) -> tensor<2xf32> {
+  %0 = stablehlo.custom_call @Sharding(%a) {mhlo.sharding = "{maximal device=0}"} : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}`
+	m, err := ParseText("s.mlir", src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := m.Entry.Params[0].Attr("sharding"); v != hlo.Raw("{replicated}") {
+		t.Errorf("parameter sharding %v, want {replicated}", v)
+	}
+	if v, _ := m.Entry.Root.Attr("sharding"); v != hlo.Raw("{maximal device=0}") {
+		t.Errorf("custom-call sharding %v, want {maximal device=0}", v)
+	}
+}
