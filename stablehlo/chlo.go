@@ -19,7 +19,7 @@ import (
 func init() {
 	for name, code := range map[string]hlo.Opcode{
 		"cosh": hlo.OpCosh, "tan": hlo.OpTan, "asin": hlo.OpAsin, "acos": hlo.OpAcos,
-		"atan": hlo.OpAtan, "asinh": hlo.OpAsinh, "acosh": hlo.OpAcosh, "atanh": hlo.OpAtanh, "erf": hlo.OpErf,
+		"atan": hlo.OpAtan, "asinh": hlo.OpAsinh, "acosh": hlo.OpAcosh, "atanh": hlo.OpAtanh,
 	} {
 		register(sameShape(code), "chlo."+name)
 	}
@@ -37,6 +37,7 @@ func init() {
 	register(unaryChlo(digamma, true), "chlo.digamma")
 	register(unaryChlo(erfInv, true), "chlo.erf_inv")
 	register(unaryChlo(erfc, true), "chlo.erfc")
+	register(unaryChlo(erf, true), "chlo.erf")
 	register(unaryChlo(besselI1e, true), "chlo.bessel_i1e")
 	register(unaryChlo(square, false), "chlo.square")
 	register(unaryChlo(conj, false), "chlo.conj")

@@ -32,6 +32,30 @@ var (
 		4.59432382970980127987e3, 2.26290000613890934246e4, 4.92673942608635921086e4}
 )
 
+// The f32 erf: a rational function of x², x clamped to [-4, 4] (where
+// erf is ±1 in f32), the result clamped to [-1, 1].
+var (
+	erfF32Alpha = []float64{-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
+		-5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02}
+	erfF32Beta = []float64{-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+		-7.37332916720468e-03, -1.42647390514189e-02}
+)
+
+// erf is the legalization's f32 approximation (f16 and bf16 are computed
+// in f32); f64 keeps HLO's erf, exact to an ulp.
+func erf(b eb, x *hlo.Instruction) (*hlo.Instruction, error) {
+	if err := requireFloat(x, "erf"); err != nil {
+		return nil, err
+	}
+	if x.Shape.DType == hlo.F64 {
+		return b.un(hlo.OpErf, x), nil
+	}
+	xc := b.s.add(hlo.OpClamp, x.Shape, []*hlo.Instruction{b.c(-4), x, b.c(4)})
+	xsq := b.mul(xc, xc)
+	r := b.div(b.mul(xc, poly(b, xsq, erfF32Alpha)), poly(b, xsq, erfF32Beta))
+	return b.s.add(hlo.OpClamp, x.Shape, []*hlo.Instruction{b.c(-1), r, b.c(1)}), nil
+}
+
 // poly evaluates coef[0]·x^(n-1) + ... + coef[n-1] by Horner's rule.
 func poly(b eb, x *hlo.Instruction, coef []float64) *hlo.Instruction {
 	p := b.c(coef[0])

@@ -68,3 +68,13 @@ func.func @stretch_and_complex() {
   check.expect_eq_const %r, dense<[1.0, 2.0]> : tensor<2xf32>
   func.return
 }
+
+// -----
+
+// erf(0.5) = 0.5204998778, erf(1) = 0.8427007929, erf(5) = 1 in f32.
+func.func @erf_f32() {
+  %x = stablehlo.constant dense<[0.0, 0.5, 1.0, -5.0]> : tensor<4xf32>
+  %e = chlo.erf %x : tensor<4xf32> -> tensor<4xf32>
+  "check.expect_almost_eq_const"(%e) {value = dense<[0.0, 0.5204998778, 0.8427007929, -1.0]> : tensor<4xf32>, tolerance = 1.0e-6 : f64} : (tensor<4xf32>) -> ()
+  func.return
+}
