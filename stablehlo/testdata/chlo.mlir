@@ -78,3 +78,19 @@ func.func @erf_f32() {
   "check.expect_almost_eq_const"(%e) {value = dense<[0.0, 0.5204998778, 0.8427007929, -1.0]> : tensor<4xf32>, tolerance = 1.0e-6 : f64} : (tensor<4xf32>) -> ()
   func.return
 }
+
+// -----
+
+// ζ(2, 1) = π²/6 = 1.644934067, ζ(3, 2) = ζ(3) - 1 = 0.2020569032,
+// ψ⁽¹⁾(1) = π²/6, ψ⁽⁰⁾(1) = -γ = -0.5772156649.
+func.func @zeta_polygamma() {
+  %x = stablehlo.constant dense<[2.0, 3.0]> : tensor<2xf64>
+  %q = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf64>
+  %z = chlo.zeta %x, %q : tensor<2xf64>, tensor<2xf64> -> tensor<2xf64>
+  "check.expect_almost_eq_const"(%z) {value = dense<[1.644934067, 0.2020569032]> : tensor<2xf64>, tolerance = 1.0e-9 : f64} : (tensor<2xf64>) -> ()
+  %n = stablehlo.constant dense<[1.0, 0.0]> : tensor<2xf64>
+  %one = stablehlo.constant dense<[1.0, 1.0]> : tensor<2xf64>
+  %p = chlo.polygamma %n, %one : tensor<2xf64>, tensor<2xf64> -> tensor<2xf64>
+  "check.expect_almost_eq_const"(%p) {value = dense<[1.644934067, -0.5772156649]> : tensor<2xf64>, tolerance = 1.0e-8 : f64} : (tensor<2xf64>) -> ()
+  func.return
+}
