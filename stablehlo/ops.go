@@ -55,7 +55,8 @@ func init() {
 	register(convertCustomCall, "stablehlo.custom_call")
 	register(convertAfterAll, "stablehlo.after_all", "stablehlo.create_token")
 	register(convertComposite, "stablehlo.composite")
-	register(identity, "interpreter.probe")
+	// The value is unchanged on one device; sharding annotations of Shardy.
+	register(identity, "interpreter.probe", "sdy.sharding_constraint", "sdy.reshard")
 }
 
 // sameShape converts an op to an HLO instruction with the result type of

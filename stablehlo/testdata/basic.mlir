@@ -86,3 +86,13 @@ func.func @deprecated_broadcast() {
   %t = "stablehlo.create_token"() : () -> !stablehlo.token
   func.return
 }
+
+// -----
+
+func.func @sharding_annotations() {
+  %x = "stablehlo.constant"() {value = dense<[1.0, 2.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %y = "sdy.sharding_constraint"(%x) {sharding = #sdy.sharding<@mesh, [{}]>} : (tensor<2xf32>) -> tensor<2xf32>
+  %z = "stablehlo.custom_call"(%y) {call_target_name = "Sharding", mhlo.sharding = "{replicated}"} : (tensor<2xf32>) -> tensor<2xf32>
+  "check.expect_eq_const"(%z) {value = dense<[1.0, 2.0]> : tensor<2xf32>} : (tensor<2xf32>) -> ()
+  func.return
+}
