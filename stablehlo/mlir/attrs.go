@@ -2,6 +2,8 @@ package mlir
 
 import (
 	"math"
+
+	"github.com/axle-ml/axle/hlo/minifloat"
 	"strconv"
 	"strings"
 )
@@ -78,6 +80,8 @@ func (p *parser) parseAttr() Attr {
 			return UnitAttr{}
 		case "dense":
 			return p.parseDense()
+		case "dense_resource":
+			return p.parseDenseResource()
 		case "array":
 			return p.parseDenseArray()
 		case "loc":
@@ -140,7 +144,8 @@ func (p *parser) parseNumberAttr(neg bool) Attr {
 }
 
 // floatValue converts a float literal, `inf`, `nan`, or a hex bit pattern
-// of a float type (f16, bf16, f32, f64) to a float64.
+// of a float type (f64, f32, and the 16- and 8-bit formats of package
+// minifloat) to a float64.
 func floatValue(s string, typ Type) (float64, bool) {
 	switch s {
 	case "inf":
@@ -162,10 +167,9 @@ func floatValue(s string, typ Type) (float64, bool) {
 			return math.Float64frombits(bits), true
 		case "f32":
 			return float64(math.Float32frombits(uint32(bits))), true
-		case "bf16":
-			return float64(math.Float32frombits(uint32(bits) << 16)), true
-		case "f16":
-			return halfToFloat(uint16(bits)), true
+		}
+		if f := minifloat.Find(strings.ToLower(name)); f != nil && bits < 1<<f.Bits() {
+			return f.ToFloat64(uint16(bits)), true
 		}
 		return 0, false
 	}
@@ -177,27 +181,6 @@ func floatValue(s string, typ Type) (float64, bool) {
 		return 0, false
 	}
 	return v, true
-}
-
-// halfToFloat decodes an IEEE binary16 bit pattern.
-func halfToFloat(h uint16) float64 {
-	sign, exp, frac := h>>15, int(h>>10&0x1f), float64(h&0x3ff)
-	var v float64
-	switch exp {
-	case 0:
-		v = math.Ldexp(frac, -24)
-	case 31:
-		if frac != 0 {
-			return math.NaN()
-		}
-		v = math.Inf(1)
-	default:
-		v = math.Ldexp(1+frac/1024, exp-15)
-	}
-	if sign != 0 {
-		v = -v
-	}
-	return v
 }
 
 // parseSymbolRef reads `@a` or `@a::@b`.

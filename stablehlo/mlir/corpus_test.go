@@ -45,6 +45,9 @@ func TestCorpusParses(t *testing.T) {
 				continue
 			}
 			walkOps(m.Ops, func(*Op) { ops++ })
+			if err := checkValues(m.Ops, nil); err != "" {
+				t.Errorf("%s: %s", f, err)
+			}
 		}
 	}
 	t.Logf("%d sections, %d ops", sections, ops)
@@ -75,4 +78,39 @@ func walkOps(ops []*Op, f func(*Op)) {
 			}
 		}
 	}
+}
+
+// checkValues checks that every operand is a result of its defining op or
+// an argument of an enclosing block, and that every value has a type.
+func checkValues(ops []*Op, args map[*Value]bool) string {
+	for _, op := range ops {
+		for _, v := range op.Operands {
+			switch {
+			case v.Type == nil:
+				return op.Pos.String() + ": operand " + v.Name + " has no type"
+			case v.Def != nil && (v.Index >= len(v.Def.Results) || v.Def.Results[v.Index] != v):
+				return op.Pos.String() + ": operand " + v.Name + " is not its op's result"
+			case v.Def == nil && !args[v]:
+				return op.Pos.String() + ": operand " + v.Name + " is no enclosing block's argument"
+			}
+		}
+		for _, r := range op.Regions {
+			for _, b := range r.Blocks {
+				inner := map[*Value]bool{}
+				for v := range args {
+					inner[v] = true
+				}
+				for i, a := range b.Args {
+					if a.Index != i || a.Type == nil {
+						return op.Pos.String() + ": bad block argument " + a.Name
+					}
+					inner[a] = true
+				}
+				if err := checkValues(b.Ops, inner); err != "" {
+					return err
+				}
+			}
+		}
+	}
+	return ""
 }

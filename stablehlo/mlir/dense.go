@@ -57,6 +57,8 @@ func (p *parser) denseList(elems *[]string) {
 // denseElem reads one element token: a signed number, true/false, inf,
 // nan, a quoted string, or a complex pair `(re, im)` (kept as "(re, im)").
 func (p *parser) denseElem() string {
+	p.enter()
+	defer p.leave()
 	if p.accept("(") {
 		re := p.denseElem()
 		p.expect(",")

@@ -31,7 +31,7 @@ func (p *parser) parseHashAttr() Attr {
 // mnemonic is the body's first word).
 func (p *parser) dialectAttrBody(dname string, open int) Attr {
 	src := p.lx.src
-	end := p.scanBalanced(open, '<', '>')
+	end := p.scanBalanced(open)
 	body, bodyOff := src[open+1:end-1], open+1
 	if !strings.Contains(dname, ".") {
 		// `#stablehlo<comparison_direction LT>`: the first word is the mnemonic.
@@ -65,7 +65,7 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 // nil if the text does not have the shape f reads: a dialect attribute's
 // body is structured only when it is, and Raw always holds it.
 func (p *parser) subParse(from, to int, f func(*parser) []NamedAttr) (out []NamedAttr) {
-	lx := &lexer{src: p.lx.src, end: to, off: from, lines: p.lx.lines, file: p.lx.file}
+	lx := &lexer{src: p.lx.src, end: to, off: from, lines: p.lx.lines, file: p.lx.file, names: p.lx.names}
 	q := &parser{lx: lx, depth: p.depth, attrAliases: p.attrAliases, typeAliases: p.typeAliases,
 		locAliases: p.locAliases}
 	defer func() {

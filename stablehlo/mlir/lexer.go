@@ -2,6 +2,7 @@ package mlir
 
 import (
 	"sort"
+	"strings"
 )
 
 // tokKind classifies a token.
@@ -40,6 +41,18 @@ type lexer struct {
 	lines []int // offsets of line starts, shared with sub-lexers
 	file  string
 	err   string // set by tError and bad strings
+	names map[string]string
+}
+
+// intern returns b as a string, allocating each distinct identifier once:
+// keywords, types and op names repeat thousands of times in a program.
+func (lx *lexer) intern(b []byte) string {
+	if s, ok := lx.names[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	lx.names[s] = s
+	return s
 }
 
 func newLexer(file string, src []byte) *lexer {
@@ -49,7 +62,7 @@ func newLexer(file string, src []byte) *lexer {
 			lines = append(lines, i+1)
 		}
 	}
-	return &lexer{src: src, end: len(src), lines: lines, file: file}
+	return &lexer{src: src, end: len(src), lines: lines, file: file, names: map[string]string{}}
 }
 
 // pos converts a byte offset to a 1-based line and column.
@@ -100,7 +113,7 @@ func (lx *lexer) next() token {
 		for lx.off < lx.end && isIDChar(lx.src[lx.off]) {
 			lx.off++
 		}
-		return tok(tIdent)
+		return token{kind: tIdent, text: lx.intern(lx.src[start:lx.off]), off: start, end: lx.off}
 	case isDigit(c):
 		return lx.number()
 	case c == '"':
@@ -124,7 +137,15 @@ func (lx *lexer) next() token {
 				lx.off++
 			}
 		}
-		return tok(map[byte]tokKind{'%': tPercent, '^': tCaret, '#': tHash, '!': tBang}[c])
+		switch c {
+		case '%':
+			return tok(tPercent)
+		case '^':
+			return tok(tCaret)
+		case '#':
+			return tok(tHash)
+		}
+		return tok(tBang)
 	case c == '@':
 		lx.off++
 		if lx.off < lx.end && lx.src[lx.off] == '"' {
@@ -144,15 +165,14 @@ func (lx *lexer) next() token {
 		return token{kind: tAt, text: string(lx.src[start+1 : lx.off]), off: start, end: lx.off}
 	case c == '-' && lx.off+1 < lx.end && lx.src[lx.off+1] == '>':
 		lx.off += 2
-		return tok(tPunct)
+		return token{kind: tPunct, text: "->", off: start, end: lx.off}
 	case c == ':' && lx.off+1 < lx.end && lx.src[lx.off+1] == ':':
 		lx.off += 2
-		return tok(tPunct)
+		return token{kind: tPunct, text: "::", off: start, end: lx.off}
 	}
-	switch c {
-	case '(', ')', '[', ']', '{', '}', '<', '>', ',', '=', ':', '*', '?', '+', '-':
+	if i := strings.IndexByte(puncts, c); i >= 0 {
 		lx.off++
-		return tok(tPunct)
+		return token{kind: tPunct, text: puncts[i : i+1], off: start, end: lx.off}
 	}
 	lx.off++
 	lx.err = "unexpected character " + quoteChar(c)
@@ -166,6 +186,10 @@ func quoteChar(c byte) string {
 	}
 	return "'" + string(c) + "'"
 }
+
+// puncts are the one-character punctuation tokens; their texts are slices
+// of this constant, so lexing them does not allocate.
+const puncts = "()[]{}<>,=:*?+-"
 
 // number lexes an unsigned integer (decimal or 0x hex) or float.
 func (lx *lexer) number() token {

@@ -7,10 +7,9 @@ import (
 
 // isolatedOps are ops whose regions cannot see values defined outside them.
 var isolatedOps = map[string]bool{
-	"func.func":                  true,
-	"builtin.module":             true,
-	"sdy.manual_computation":     true,
-	"stablehlo.composite_region": true,
+	"func.func":              true,
+	"builtin.module":         true,
+	"sdy.manual_computation": true,
 }
 
 // resName is one entry of an op's result list: `%x` or `%x:2`.

@@ -25,6 +25,10 @@ func Parse(filename string, src []byte) (m *Module, err error) {
 			m, err = nil, e
 		}
 	}()
+	if start, end := splitResources(src); start < len(src) {
+		p.parseResources(start, end)
+		p.lx.end = start
+	}
 	p.next()
 	return p.parseTopLevel(), nil
 }
@@ -43,6 +47,8 @@ type parser struct {
 	locAliases  map[string]Attr
 	aliasLocs   []aliasLoc // ops whose loc names an alias, resolved at the end
 	pending     []*pendingUse
+	typeCache   map[string]Type   // tensor types by spelling
+	resources   map[string][]byte // dense_resource blobs, alignment header dropped
 }
 
 type aliasLoc struct {
@@ -243,7 +249,7 @@ func (p *parser) parseLoc() Attr {
 	if !p.is("(") {
 		p.fail(p.tok.off, "expected '(' after loc")
 	}
-	end := p.scanBalanced(p.tok.off, '(', ')')
+	end := p.scanBalanced(p.tok.off)
 	text := string(p.lx.src[off:end])
 	p.reset(end)
 	return LocAttr{Text: text}
@@ -275,7 +281,17 @@ func isAliasName(s string) bool {
 // scanBalanced returns the offset just past the bracket that closes the one
 // at off, skipping strings and nested brackets of every kind (and `->`,
 // whose '>' closes nothing).
-func (p *parser) scanBalanced(off int, open, close byte) int {
+func (p *parser) scanBalanced(off int) int {
+	end, bad, msg := p.balancedEnd(off)
+	if msg != "" {
+		p.fail(bad, "%s", msg)
+	}
+	return end
+}
+
+// balancedEnd is scanBalanced without failing: on bad input it returns
+// the offending offset and a message.
+func (p *parser) balancedEnd(off int) (end, bad int, msg string) {
 	src := p.lx.src
 	var stack []byte
 	for i := off; i < p.lx.end; i++ {
@@ -288,25 +304,24 @@ func (p *parser) scanBalanced(off int, open, close byte) int {
 				}
 			}
 		case '(', '[', '{', '<':
-			stack = append(stack, map[byte]byte{'(': ')', '[': ']', '{': '}', '<': '>'}[c])
+			stack = append(stack, closer(c))
 			if len(stack) > maxDepth {
-				p.fail(i, "nesting deeper than %d", maxDepth)
+				return 0, i, fmt.Sprintf("nesting deeper than %d", maxDepth)
 			}
 		case ')', ']', '}', '>':
 			if c == '>' && i > 0 && src[i-1] == '-' {
 				continue
 			}
 			if len(stack) == 0 || stack[len(stack)-1] != c {
-				p.fail(i, "unbalanced '%c'", c)
+				return 0, i, fmt.Sprintf("unbalanced '%c'", c)
 			}
 			stack = stack[:len(stack)-1]
 			if len(stack) == 0 {
-				return i + 1
+				return i + 1, 0, ""
 			}
 		}
 	}
-	p.fail(off, "unclosed '%c'", open)
-	return 0
+	return 0, off, fmt.Sprintf("unclosed '%c'", src[off])
 }
 
 // pushScope opens a region's value scope.
@@ -415,4 +430,17 @@ func (p *parser) peek() token {
 func sortAttrs(as []NamedAttr) []NamedAttr {
 	sort.SliceStable(as, func(i, j int) bool { return as[i].Name < as[j].Name })
 	return as
+}
+
+// closer is the bracket that closes c.
+func closer(c byte) byte {
+	switch c {
+	case '(':
+		return ')'
+	case '[':
+		return ']'
+	case '{':
+		return '}'
+	}
+	return '>'
 }

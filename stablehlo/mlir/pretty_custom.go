@@ -19,6 +19,9 @@ func init() {
 	prettyOps["stablehlo.while"] = parseWhile
 	prettyOps["stablehlo.reduce"] = parseReduce
 	prettyOps["stablehlo.convolution"] = parseConvolution
+	prettyOps["stablehlo.composite"] = parseComposite
+	prettyOps["chlo.scan"] = parseScan
+	prettyOps["arith.constant"] = parseArithConstant
 }
 
 var i64Type = IntType{Width: 64}
@@ -253,4 +256,82 @@ func parseOptimizationBarrier(p *parser, op *Op, _ int) []Type {
 	}
 	op.Operands = p.useList()
 	return p.parseSignature(op, "pair")
+}
+
+// parseComposite reads `stablehlo.composite "name" %a, %b [({...}, ...)]
+// {composite_attributes = {...}, decomposition = @f} : (A, B) -> C`.
+func parseComposite(p *parser, op *Op, _ int) []Type {
+	op.Attrs = append(op.Attrs, NamedAttr{Name: "name", Value: p.parseKind("str")})
+	op.Operands = p.useList()
+	if p.accept("(") {
+		for {
+			op.Regions = append(op.Regions, p.parseRegion(nil, false))
+			if !p.accept(",") {
+				break
+			}
+		}
+		p.expect(")")
+	}
+	if p.is("{") {
+		op.Attrs = append(op.Attrs, p.parseDict()...)
+	}
+	return p.parseOpSignature(op)
+}
+
+// parseScan reads `chlo.scan(%in, ...) inits(%init, ...) dimension=0
+// [attributes {...}] {region} : (I..., C...) -> (O..., C...)`, adding the
+// dimension and the two segment sizes its parser records.
+func parseScan(p *parser, op *Op, _ int) []Type {
+	p.expect("(")
+	inputs := p.useList()
+	p.expect(")")
+	p.expect("inits")
+	p.expect("(")
+	inits := p.useList()
+	p.expect(")")
+	op.Operands = append(inputs, inits...)
+	p.expect("dimension")
+	p.expect("=")
+	op.Attrs = append(op.Attrs, NamedAttr{Name: "dimension", Value: p.parseKind("i64")})
+	if p.accept("attributes") {
+		op.Attrs = append(op.Attrs, p.parseDict()...)
+	}
+	op.Regions = []*Region{p.parseRegion(nil, false)}
+	off := p.tok.off
+	types := p.parseOpSignature(op)
+	if len(types) < len(inits) {
+		p.fail(off, "chlo.scan needs at least %d results for its carries", len(inits))
+	}
+	seg := func(a, b int) Attr {
+		return DenseArrayAttr{Elem: IntType{Width: 32}, Ints: []int64{int64(a), int64(b)}}
+	}
+	op.Attrs = append(op.Attrs, NamedAttr{Name: "operandSegmentSizes", Value: seg(len(inputs), len(inits))},
+		NamedAttr{Name: "resultSegmentSizes", Value: seg(len(types)-len(inits), len(inits))})
+	return types
+}
+
+// parseArithConstant reads `arith.constant {attrs} 1 : i32` or
+// `arith.constant dense<...> : tensor<...>`: the value attribute and a
+// result of its type.
+func parseArithConstant(p *parser, op *Op, _ int) []Type {
+	if p.is("{") {
+		op.Attrs = append(op.Attrs, p.parseDict()...)
+	}
+	off := p.tok.off
+	v := p.parseAttr()
+	var t Type
+	switch v := v.(type) {
+	case IntAttr:
+		t = v.Type
+	case FloatAttr:
+		t = v.Type
+	case BoolAttr:
+		t = IntType{Width: 1}
+	case DenseAttr:
+		t = v.Type
+	default:
+		p.fail(off, "expected a typed constant value")
+	}
+	op.Attrs = append(op.Attrs, NamedAttr{Name: "value", Value: v})
+	return []Type{t}
 }

@@ -236,9 +236,9 @@ func (p *parser) parseWindowAttr(op *Op) {
 	op.Attrs = append(op.Attrs, NamedAttr{Name: name, Value: v})
 }
 
-// parsePadding reads `[[lo, hi], ...]` as dense<...> : tensor<Nx2xi64>.
+// parsePadding reads `[[lo, hi], ...]` as dense<...> : tensor<Nx2xi64>
+// (`[]` as dense<> : tensor<0x2xi64>).
 func (p *parser) parsePadding() Attr {
-	off := p.tok.off
 	p.expect("[")
 	var elems []string
 	for !p.is("]") {
@@ -253,11 +253,8 @@ func (p *parser) parsePadding() Attr {
 		}
 	}
 	p.expect("]")
-	if len(elems) == 0 {
-		p.fail(off, "empty convolution padding")
-	}
 	d := DenseAttr{Type: TensorType{Dims: []int64{int64(len(elems) / 2), 2}, Elem: i64Type}, Elems: elems}
-	splat := true
+	splat := len(elems) > 0
 	for _, e := range elems {
 		splat = splat && e == elems[0]
 	}

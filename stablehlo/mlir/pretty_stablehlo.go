@@ -46,7 +46,6 @@ var prettySpecs = map[string]string{
 	"stablehlo.return":                   "$... {} :opt",
 	"stablehlo.rng":                      "$ , $ , $ , distribution = rng_distribution=enum:stablehlo.rng_distribution {} :fn",
 	"stablehlo.rng_bit_generator":        "$ , algorithm = rng_algorithm=enum:stablehlo.rng_algorithm {} :fn",
-	"stablehlo.composite":                "name=str $... {} :fn",
 
 	"chlo.top_k":            "( $ , k = k=i64 ?is_stable:is_stable=bool ) {} :chlo1",
 	"chlo.next_after":       "$ , $ {} :chlo2",
@@ -81,7 +80,8 @@ var (
 	chloBroadcast = "broadcast_add broadcast_atan2 broadcast_divide broadcast_maximum broadcast_minimum " +
 		"broadcast_multiply broadcast_next_after broadcast_polygamma broadcast_power broadcast_remainder " +
 		"broadcast_shift_left broadcast_shift_right_arithmetic broadcast_shift_right_logical " +
-		"broadcast_subtract broadcast_zeta broadcast_and broadcast_or broadcast_xor broadcast_complex"
+		"broadcast_subtract broadcast_zeta broadcast_and broadcast_or broadcast_xor broadcast_complex " +
+		"broadcast_compare"
 )
 
 func init() {
@@ -98,6 +98,11 @@ func init() {
 		prettySpecs["chlo."+n] = "$ , $ {} :fn"
 	}
 	for name, spec := range prettySpecs {
+		// This init runs after the other pretty_*.go files' (Go runs them
+		// in file name order), so a form defined twice shows here.
+		if _, dup := prettyOps[name]; dup {
+			panic("mlir: two pretty forms for " + name)
+		}
 		prettyOps[name] = specOp(spec)
 	}
 }

@@ -49,7 +49,7 @@ func (p *parser) isTypeStart() bool {
 			return true
 		}
 		switch s {
-		case "tensor", "complex", "tuple", "index", "none", "vector":
+		case "tensor", "complex", "tuple", "index", "none", "vector", "memref":
 			return true
 		}
 	}
@@ -82,8 +82,21 @@ func (p *parser) parseType() Type {
 		case "index":
 			p.next()
 			return IndexType{}
+		case "none":
+			p.next()
+			return OpaqueType{Text: "none"}
+		case "memref", "vector":
+			// Builtin types StableHLO programs rarely hold (custom_call
+			// buffers), kept as text.
+			end := p.tok.end
+			if end >= p.lx.end || p.lx.src[end] != '<' {
+				p.fail(p.tok.end, "expected '<' after %s", s)
+			}
+			end = p.scanBalanced(end)
+			p.reset(end)
+			return OpaqueType{Text: string(p.lx.src[off:end])}
 		case "tensor":
-			return p.parseTensorType()
+			return p.parseTensorTypeCached()
 		case "complex":
 			p.next()
 			p.expect("<")
@@ -150,6 +163,30 @@ func (p *parser) parseParenTypes() []Type {
 	}
 	p.expect(")")
 	return ts
+}
+
+// parseTensorTypeCached parses each distinct tensor type spelling once per
+// Parse: programs repeat a few types thousands of times, and the shared
+// values (types are never mutated) save most of the parser's allocations.
+func (p *parser) parseTensorTypeCached() Type {
+	off, open := p.tok.off, p.tok.end
+	if open >= p.lx.end || p.lx.src[open] != '<' {
+		return p.parseTensorType()
+	}
+	end, _, msg := p.balancedEnd(open)
+	if msg != "" {
+		return p.parseTensorType() // which reports the error where it is
+	}
+	if t, ok := p.typeCache[string(p.lx.src[off:end])]; ok {
+		p.reset(end)
+		return t
+	}
+	t := p.parseTensorType()
+	if p.typeCache == nil {
+		p.typeCache = map[string]Type{}
+	}
+	p.typeCache[string(p.lx.src[off:end])] = t
+	return t
 }
 
 // parseTensorType reads `tensor<2x?x3xf32, #enc>` or `tensor<*xf32>`. The
@@ -225,7 +262,7 @@ func (p *parser) parseDialectType() Type {
 	}
 	end := p.tok.end
 	if end < p.lx.end && p.lx.src[end] == '<' {
-		end = p.scanBalanced(end, '<', '>')
+		end = p.scanBalanced(end)
 	}
 	p.reset(end)
 	return OpaqueType{Text: string(p.lx.src[off:end])}
@@ -237,8 +274,14 @@ func (p *parser) parseQuantType() Type {
 	p.expect("<")
 	q := QuantType{Axis: -1}
 	off := p.tok.off
-	st, ok := p.parseType().(IntType)
-	if !ok {
+	var st IntType
+	if w, err := strconv.Atoi(strings.TrimPrefix(p.tok.text, "u")); p.tok.kind == tIdent &&
+		strings.HasPrefix(p.tok.text, "u") && err == nil && w > 0 && w <= 64 {
+		st = IntType{Width: w, Signedness: 'u'} // the quant dialect's u8
+		p.next()
+	} else if t, ok := p.parseType().(IntType); ok {
+		st = t
+	} else {
 		p.fail(off, "quantized storage type must be an integer type")
 	}
 	q.Storage = st
