@@ -44,7 +44,7 @@ func init() {
 	for name, code := range elementwise {
 		register(sameShape(code), "stablehlo."+name)
 	}
-	register(convertConstant, "stablehlo.constant")
+	register(convertConstant, "stablehlo.constant", "arith.constant")
 	register(convertCompare, "stablehlo.compare")
 	register(convertReducePrecision, "stablehlo.reduce_precision")
 	register(convertCall, "func.call", "call")
@@ -109,8 +109,17 @@ func convertConstant(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, ok := op.Attr("value").(mlir.DenseAttr)
-	if !ok {
+	var d mlir.DenseAttr
+	switch v := op.Attr("value").(type) {
+	case mlir.DenseAttr:
+		d = v
+	case mlir.IntAttr: // arith.constant 1 : i32
+		d = mlir.DenseAttr{Type: op.Results[0].Type, Elems: []string{fmt.Sprint(v.Value)}, Splat: true}
+	case mlir.FloatAttr:
+		d = mlir.DenseAttr{Type: op.Results[0].Type, Elems: []string{fmt.Sprint(v.Value)}, Splat: true}
+	case mlir.BoolAttr:
+		d = mlir.DenseAttr{Type: op.Results[0].Type, Elems: []string{fmt.Sprint(v.Value)}, Splat: true}
+	default:
 		return nil, fmt.Errorf("constant without a dense value: %w", ErrUnsupported)
 	}
 	lit, err := denseLiteral(d, sh)

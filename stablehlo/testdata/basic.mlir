@@ -96,3 +96,15 @@ func.func @sharding_annotations() {
   "check.expect_eq_const"(%z) {value = dense<[1.0, 2.0]> : tensor<2xf32>} : (tensor<2xf32>) -> ()
   func.return
 }
+
+// -----
+
+func.func @arith_constants() {
+  %a = arith.constant 3 : i32
+  %b = arith.constant dense<[1.5, -2.0]> : tensor<2xf32>
+  %c = arith.constant 2.5 : f32
+  "check.expect_eq_const"(%a) {value = dense<3> : tensor<i32>} : (tensor<i32>) -> ()
+  "check.expect_eq_const"(%b) {value = dense<[1.5, -2.0]> : tensor<2xf32>} : (tensor<2xf32>) -> ()
+  "check.expect_eq_const"(%c) {value = dense<2.5> : tensor<f32>} : (tensor<f32>) -> ()
+  func.return
+}
