@@ -87,8 +87,6 @@ var knownMismatches = map[string]string{
 	"conv_general_dilated_float32_2_3_9_float32_12_1_3.mlir": "convolution accumulation order",
 	// Transcendentals a few ulps from XLA's approximations, checked to
 	// 3 ulps or to an absolute tolerance below one ulp.
-	"acos_complex128_20_20_chlo.mlir":  "complex acos: XLA's algorithm, not the evaluator's",
-	"asinh_complex128_20_20_chlo.mlir": "complex asinh: XLA's algorithm, not the evaluator's",
 	"sinh_float32_20_20_chlo.mlir":     "f32 exp one ulp from XLA's at |x| = 10",
 	"integer_pow_complex64_20_30.mlir": "c64 multiply one ulp from XLA's at 1476",
 	"random_gamma_float64_chlo.mlir":   "f64 log/exp in a loop, 12 ulps from XLA's",

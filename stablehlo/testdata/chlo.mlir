@@ -94,3 +94,19 @@ func.func @zeta_polygamma() {
   "check.expect_almost_eq_const"(%p) {value = dense<[1.644934067, -0.5772156649]> : tensor<2xf64>, tolerance = 1.0e-8 : f64} : (tensor<2xf64>) -> ()
   func.return
 }
+
+// -----
+
+// acos(0.5) = π/3, asinh(0.5i) = i asin(0.5) = i π/6, acosh(2) = ln(2 + √3).
+func.func @complex_inverse() {
+  %a = stablehlo.constant dense<[(0.5, 0.0)]> : tensor<1xcomplex<f64>>
+  %r = chlo.acos %a : tensor<1xcomplex<f64>> -> tensor<1xcomplex<f64>>
+  check.expect_almost_eq_const %r, dense<[(1.0471975511965979, 0.0)]> : tensor<1xcomplex<f64>>
+  %b = stablehlo.constant dense<[(0.0, 0.5)]> : tensor<1xcomplex<f64>>
+  %h = chlo.asinh %b : tensor<1xcomplex<f64>> -> tensor<1xcomplex<f64>>
+  check.expect_almost_eq_const %h, dense<[(0.0, 0.5235987755982989)]> : tensor<1xcomplex<f64>>
+  %c = stablehlo.constant dense<[(2.0, 0.0)]> : tensor<1xcomplex<f32>>
+  %k = chlo.acosh %c : tensor<1xcomplex<f32>> -> tensor<1xcomplex<f32>>
+  check.expect_almost_eq_const %k, dense<[(1.3169579, 0.0)]> : tensor<1xcomplex<f32>>
+  func.return
+}
