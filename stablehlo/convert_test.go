@@ -8,6 +8,7 @@ import (
 
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/stablehlo/mlir"
 )
 
 // TestHandWritten runs the hand-worked programs of testdata/ (generic
@@ -123,5 +124,28 @@ func TestShardingKept(t *testing.T) {
 	}
 	if v, _ := m.Entry.Root.Attr("sharding"); v != hlo.Raw("{maximal device=0}") {
 		t.Errorf("custom-call sharding %v, want {maximal device=0}", v)
+	}
+}
+
+// TestUnknownCustomCall: an imported module keeps any custom-call target;
+// a program converted to run refuses one Axle does not implement.
+func TestUnknownCustomCall(t *testing.T) {
+	src := `func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = stablehlo.custom_call @lapack_sgetrf_ffi(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}`
+	m, err := ParseText("c.mlir", src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tgt, _ := m.Entry.Root.StringAttr("custom_call_target"); tgt != "lapack_sgetrf_ffi" {
+		t.Errorf("root target %q, want lapack_sgetrf_ffi", tgt)
+	}
+	mod, err := mlir.Parse("c.mlir", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ConvertProgram(mod, Options{}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("ConvertProgram: got %v, want ErrUnsupported", err)
 	}
 }

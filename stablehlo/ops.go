@@ -2,8 +2,10 @@ package stablehlo
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/stablehlo/mlir"
 )
@@ -276,6 +278,11 @@ func convertCustomCall(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 	target := stringAttr(op.Attr("call_target_name"))
 	if strings.HasPrefix(target, "check.") {
 		return checkOp(s, op, target)
+	}
+	// A program converted to be run (ConvertProgram) needs targets Axle
+	// implements; an imported module may name any.
+	if s.c.checks && !slices.Contains(eval.CustomCallTargets(), target) {
+		return nil, fmt.Errorf("custom_call target %q has no implementation in Axle: %w", target, ErrUnsupported)
 	}
 	ins, err := s.operands(op)
 	if err != nil {
