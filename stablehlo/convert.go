@@ -187,9 +187,7 @@ func (c *converter) convertEntry(f *mlir.Op) (*Program, error) {
 		}
 		shapes[i] = sh
 		p := s.param(i, sh, fmt.Sprintf("arg%d", i))
-		if sharding := argAttr(f, i, "mhlo.sharding"); sharding != "" {
-			p.SetAttr("sharding", hlo.Raw(sharding))
-		}
+		annotateParam(f, i, p)
 		s.vals[a] = p
 	}
 	if c.opts.ArgShapes != nil {
@@ -207,6 +205,7 @@ func (c *converter) convertEntry(f *mlir.Op) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
+	annotateModule(c.out, f, len(results))
 	p := &Program{NumResults: len(results)}
 	outs := append([]*hlo.Instruction(nil), results...)
 	for _, pc := range c.pending {
@@ -411,30 +410,8 @@ func (s *scope) op(op *mlir.Op) error {
 	for i, r := range op.Results {
 		s.vals[r] = res[i]
 	}
-	// An op's mhlo.sharding is HLO sharding text: it goes on the result.
-	if sh := stringAttr(op.Attr("mhlo.sharding")); sh != "" && len(res) == 1 && res[0].Opcode != hlo.OpParameter {
-		res[0].SetAttr("sharding", hlo.Raw(sh))
-	}
+	annotateOp(op, res)
 	return nil
-}
-
-// argAttr returns a string attribute of function f's argument i
-// (arg_attrs), or "".
-func argAttr(f *mlir.Op, i int, name string) string {
-	arr, ok := f.Attr("arg_attrs").(mlir.ArrayAttr)
-	if !ok || i >= len(arr.Elems) {
-		return ""
-	}
-	d, ok := arr.Elems[i].(mlir.DictAttr)
-	if !ok {
-		return ""
-	}
-	for _, e := range d.Entries {
-		if e.Name == name {
-			return stringAttr(e.Value)
-		}
-	}
-	return ""
 }
 
 // quantAware ops handle quantized types themselves: the two conversions,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/hlotext"
 	"github.com/axle-ml/axle/stablehlo/mlir"
 )
 
@@ -147,5 +148,32 @@ func TestUnknownCustomCall(t *testing.T) {
 	}
 	if _, err := ConvertProgram(mod, Options{}); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("ConvertProgram: got %v, want ErrUnsupported", err)
+	}
+}
+
+// TestAnnotationsKept: jax.result_info and sdy argument shardings have no
+// HLO field and become frontend attributes; op frontend attributes carry
+// over; the printed module parses back.
+func TestAnnotationsKept(t *testing.T) {
+	src := `func.func @main(%a: tensor<2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> (tensor<2xf32> {jax.result_info = "out"}) {
+  %0 = stablehlo.negate %a {mhlo.frontend_attributes = {_xla_stream = "1"}} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}`
+	m, err := ParseText("a.mlir", src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := m.Entry.Params[0].Attr("frontend_attributes"); v != hlo.Raw(`{sdy.sharding="#sdy.sharding<@mesh, [{\"x\"}]>"}`) {
+		t.Errorf("parameter frontend attributes %v", v)
+	}
+	if v, _ := m.Entry.Root.Attr("frontend_attributes"); v != hlo.Raw(`{_xla_stream="1"}`) {
+		t.Errorf("negate frontend attributes %v", v)
+	}
+	if v, _ := m.Attr("frontend_attributes"); v != hlo.Raw(`{result0.jax.result_info="out"}`) {
+		t.Errorf("module frontend attributes %v", v)
+	}
+	text := hlotext.Print(m, hlotext.PrintOptions{})
+	if _, err := hlotext.Parse(text, hlotext.Options{}); err != nil {
+		t.Errorf("printed module does not parse back: %v\n%s", err, text)
 	}
 }
