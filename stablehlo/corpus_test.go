@@ -10,6 +10,8 @@ import (
 
 	"github.com/axle-ml/axle"
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/hlotext"
+	"github.com/axle-ml/axle/stablehlo/mlir"
 )
 
 // corpusDir is the StableHLO corpus beside the repository.
@@ -124,3 +126,44 @@ func TestCorpusCPU(t *testing.T) {
 	}
 	runCorpus(t, "cpu", nil)
 }
+
+// TestCorpusPrintsAsHLO prints every converted corpus module as HLO text
+// and parses it back: the converter builds instructions the text form
+// (and so XLA) accepts, attributes included.
+func TestCorpusPrintsAsHLO(t *testing.T) {
+	if _, err := os.Stat(corpusDir); err != nil {
+		t.Skip("corpus not present:", err)
+	}
+	cases, err := FindCases(filepath.Join(corpusDir, "testdata"), filepath.Join(corpusDir, "interpret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	printed := 0
+	for _, c := range cases {
+		if c.Skip != "" {
+			continue
+		}
+		src, err := mlir.Parse(c.File, c.Src)
+		if err != nil || !hasFunc(src) {
+			continue
+		}
+		m, err := Convert(src, Options{ArgShapes: sampleArgShapes(src), Entry: firstEntry(src)})
+		if err != nil {
+			continue // counted by the corpus runs
+		}
+		text := hlotext.Print(m, hlotext.PrintOptions{})
+		back, err := hlotext.Parse(text, hlotext.Options{})
+		if err == nil {
+			err = hlo.Verify(back)
+		}
+		if err != nil {
+			t.Errorf("%s: printed module does not parse back: %v", c.Name, err)
+			continue
+		}
+		printed++
+	}
+	t.Logf("%d modules printed and parsed back", printed)
+}
+
+// firstEntry is the first function entries would run.
+func firstEntry(m *mlir.Module) string { return entries(m)[0] }
