@@ -83,6 +83,8 @@ type converter struct {
 	inlining map[inlineKey]bool // functions being inlined, against recursion
 	err      error              // the first error of add, reported by op
 	parallel bool               // converting interpreter.run_parallel
+	pos      mlir.Pos           // the op being converted, for messages
+	opName   string
 }
 
 // inlineKey is a function being inlined by one process of run_parallel
@@ -98,7 +100,7 @@ type pendingCheck struct {
 	actual, expected *hlo.Instruction
 }
 
-func convert(m *mlir.Module, opts Options, checks bool) (*Program, error) {
+func convert(m *mlir.Module, opts Options, checks bool) (p *Program, err error) {
 	c := &converter{src: m, funcs: map[string]*mlir.Op{}, opts: opts, checks: checks, inlining: map[inlineKey]bool{}}
 	name := m.Name
 	if name == "" {
@@ -121,6 +123,13 @@ func convert(m *mlir.Module, opts Options, checks bool) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Malformed input that slips past the checks (an op with too few
+	// operands, say) must not panic out of the package.
+	defer func() {
+		if r := recover(); r != nil {
+			p, err = nil, fmt.Errorf("%s: converting %s: %v", c.pos, c.opName, r)
+		}
+	}()
 	return c.convertEntry(entry)
 }
 
@@ -382,6 +391,7 @@ func (s *scope) block(b *mlir.Block) ([]*hlo.Instruction, error) {
 
 // op converts one op and records its results.
 func (s *scope) op(op *mlir.Op) error {
+	s.c.pos, s.c.opName = op.Pos, op.Name
 	fn := opTable[op.Name]
 	if fn == nil {
 		return fmt.Errorf("%s: op %s: %w", op.Pos, op.Name, ErrUnsupported)

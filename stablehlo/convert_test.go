@@ -177,3 +177,13 @@ func TestAnnotationsKept(t *testing.T) {
 		t.Errorf("printed module does not parse back: %v\n%s", err, text)
 	}
 }
+
+// TestMalformedOpIsAnError: an op missing operands the converter indexes
+// is an error at its position, not a panic.
+func TestMalformedOpIsAnError(t *testing.T) {
+	src := "func.func @main() -> tensor<f32> {\n  %0 = \"stablehlo.dot\"() : () -> tensor<f32>\n  return %0 : tensor<f32>\n}"
+	_, err := ParseText("bad.mlir", src, Options{})
+	if err == nil || !strings.HasPrefix(err.Error(), "bad.mlir:2:") {
+		t.Errorf("got %v (%T), want an error at bad.mlir:2", err, err)
+	}
+}

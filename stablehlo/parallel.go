@@ -175,8 +175,15 @@ func (p *process) run(s *scope, f *mlir.Op, args []*hlo.Instruction) {
 	inner := newScope(s.c, s.comp, nil)
 	inner.entry = s.entry
 	inner.proc = p
+	defer func() {
+		// A panic on this goroutine would escape every recover of the
+		// converter: it becomes the process's error.
+		if r := recover(); r != nil {
+			p.results, p.err = nil, fmt.Errorf("%s: converting %s: %v", s.c.pos, s.c.opName, r)
+		}
+		p.yield <- nil
+	}()
 	p.results, p.err = inner.inline(f, args)
-	p.yield <- nil
 }
 
 // coordinate passes the baton to each running process in turn until all
