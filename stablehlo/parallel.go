@@ -23,6 +23,8 @@ func init() {
 	register(convertRunParallel, "interpreter.run_parallel")
 	register(convertProcessID(true), "stablehlo.replica_id")
 	register(convertProcessID(false), "stablehlo.partition_id")
+	register(convertInfeed, "stablehlo.infeed")
+	register(convertOutfeed, "stablehlo.outfeed")
 	for _, name := range []string{"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
 		"collective_permute", "collective_broadcast", "collective_reduce", "send", "recv"} {
 		register(convertCollective, "stablehlo."+name)
@@ -42,6 +44,7 @@ type process struct {
 type grid struct {
 	replicas, partitions int
 	procs                []*process
+	infeed               []*mlir.Op // run_parallel's infeed queue: functions giving each infeed's values
 }
 
 // request is a collective a process waits at.
@@ -113,9 +116,6 @@ func convertRunParallel(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 	if s.proc != nil || s.outer != nil {
 		return nil, fmt.Errorf("nested run_parallel: %w", ErrUnsupported)
 	}
-	if op.Attr("infeed") != nil {
-		return nil, fmt.Errorf("run_parallel with infeed queues: %w", ErrUnsupported)
-	}
 	rows, ok := op.Attr("programs").(mlir.ArrayAttr)
 	if !ok || len(rows.Elems) == 0 {
 		return nil, fmt.Errorf("run_parallel without programs")
@@ -125,6 +125,15 @@ func convertRunParallel(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 		return nil, err
 	}
 	g := &grid{replicas: len(rows.Elems)}
+	if q, ok := op.Attr("infeed").(mlir.ArrayAttr); ok {
+		for _, e := range q.Elems {
+			f := s.c.funcs[stringAttr(e)]
+			if f == nil {
+				return nil, fmt.Errorf("run_parallel infeed %v not found", e)
+			}
+			g.infeed = append(g.infeed, f)
+		}
+	}
 	var funcs []*mlir.Op
 	for r, row := range rows.Elems {
 		cols, ok := row.(mlir.ArrayAttr)
@@ -234,4 +243,29 @@ func (g *grid) coordinate() error {
 		}
 	}
 	return firstErr
+}
+
+// convertInfeed takes the next function of run_parallel's infeed queue
+// (processes read it in turn, as the baton passes): its results, then a
+// token.
+func convertInfeed(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
+	g := s.process().grid
+	if len(g.infeed) == 0 {
+		return nil, fmt.Errorf("infeed with no queue (only run_parallel's infeed attribute gives one): %w", ErrUnsupported)
+	}
+	f := g.infeed[0]
+	g.infeed = g.infeed[1:]
+	vals, err := s.inline(f, nil)
+	if err != nil {
+		return nil, err
+	}
+	return append(vals, s.add(hlo.OpAfterAll, hlo.TokenShape(), nil)), nil
+}
+
+// convertOutfeed consumes its values: nothing reads an outfeed here.
+func convertOutfeed(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
+	if _, err := s.operands(op); err != nil {
+		return nil, err
+	}
+	return []*hlo.Instruction{s.add(hlo.OpAfterAll, hlo.TokenShape(), nil)}, nil
 }

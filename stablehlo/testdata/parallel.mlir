@@ -39,3 +39,29 @@ module @permute_and_ids {
     func.return
   }
 }
+
+// -----
+
+module @infeed_queue {
+  func.func @f(%t : !stablehlo.token) -> (tensor<i32>, tensor<i32>) {
+    %a:2 = "stablehlo.infeed"(%t) : (!stablehlo.token) -> (tensor<i32>, !stablehlo.token)
+    %b:2 = "stablehlo.infeed"(%a#1) : (!stablehlo.token) -> (tensor<i32>, !stablehlo.token)
+    %o = "stablehlo.outfeed"(%b#0, %b#1) : (tensor<i32>, !stablehlo.token) -> !stablehlo.token
+    return %a#0, %b#0 : tensor<i32>, tensor<i32>
+  }
+  func.func @q0() -> tensor<i32> {
+    %c = stablehlo.constant dense<7> : tensor<i32>
+    return %c : tensor<i32>
+  }
+  func.func @q1() -> tensor<i32> {
+    %c = stablehlo.constant dense<9> : tensor<i32>
+    return %c : tensor<i32>
+  }
+  func.func @main() {
+    %t = stablehlo.after_all : !stablehlo.token
+    %r:2 = "interpreter.run_parallel"(%t) {infeed = [@q0, @q1], programs = [[@f]]} : (!stablehlo.token) -> (tensor<i32>, tensor<i32>)
+    check.expect_eq_const %r#0, dense<7> : tensor<i32>
+    check.expect_eq_const %r#1, dense<9> : tensor<i32>
+    func.return
+  }
+}
