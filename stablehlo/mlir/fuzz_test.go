@@ -9,8 +9,10 @@ import (
 	"time"
 )
 
-// FuzzParse checks that no input panics or hangs the parser and that every
-// failure is an *Error with a position inside the input.
+// FuzzParse checks that no input panics or hangs the parser, that every
+// failure is an *Error with a position inside the input, and that printing
+// is a fixed point: what Parse accepts prints as text that parses and
+// prints the same again.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(genericModule))
 	for _, c := range prettyPairs {
@@ -32,8 +34,16 @@ func FuzzParse(f *testing.F) {
 		// Go's fuzzer does not report hangs; a parse this slow is one.
 		tm := time.AfterFunc(10*time.Second, func() { panic(fmt.Sprintf("parse hangs on %q", src)) })
 		defer tm.Stop()
-		_, err := Parse("fuzz.mlir", src)
+		m, err := Parse("fuzz.mlir", src)
 		if err == nil {
+			text := m.String()
+			m2, err := Parse("printed.mlir", []byte(text))
+			if err != nil {
+				t.Fatalf("printed text does not parse: %v\n%s", err, text)
+			}
+			if again := m2.String(); again != text {
+				t.Fatalf("printing is not a fixed point:\n%s\nthen\n%s", text, again)
+			}
 			return
 		}
 		var pe *Error

@@ -1,6 +1,7 @@
 package mlir
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strconv"
@@ -25,6 +26,9 @@ func Parse(filename string, src []byte) (m *Module, err error) {
 			m, err = nil, e
 		}
 	}()
+	if bytes.HasPrefix(src, []byte("\xef\xbb\xbf")) {
+		p.lx.off = 3 // a UTF-8 byte order mark, as some editors save files
+	}
 	if start, end := splitResources(src); start < len(src) {
 		p.parseResources(start, end)
 		p.lx.end = start
@@ -33,8 +37,9 @@ func Parse(filename string, src []byte) (m *Module, err error) {
 	return p.parseTopLevel(), nil
 }
 
-// bailout is how the parser unwinds on the first error: parse functions
-// panic with *Error and Parse recovers it, so no panic crosses the API.
+// parser holds one Parse's state. It stops at the first error: parse
+// functions panic with an *Error and Parse recovers it (and only it), so
+// no panic crosses the API and the grammar code reads straight through.
 type parser struct {
 	lx      *lexer
 	tok     token
@@ -399,7 +404,7 @@ func (p *parser) use() *Value {
 	return ph
 }
 
-// useList reads `%a, %b, ...` (possibly empty before a terminator).
+// useList reads `%a, %b, ...`, or nothing when no value comes next.
 func (p *parser) useList() []*Value {
 	var vs []*Value
 	if p.tok.kind != tPercent {

@@ -21,7 +21,8 @@ func init() {
 	prettyOps["stablehlo.convolution"] = parseConvolution
 	prettyOps["stablehlo.composite"] = parseComposite
 	prettyOps["chlo.scan"] = parseScan
-	prettyOps["arith.constant"] = parseArithConstant
+	prettyOps["arith.constant"] = parseValueConstant
+	prettyOps["chlo.constant"] = parseValueConstant
 }
 
 var i64Type = IntType{Width: 64}
@@ -310,10 +311,10 @@ func parseScan(p *parser, op *Op, _ int) []Type {
 	return types
 }
 
-// parseArithConstant reads `arith.constant {attrs} 1 : i32` or
-// `arith.constant dense<...> : tensor<...>`: the value attribute and a
-// result of its type.
-func parseArithConstant(p *parser, op *Op, _ int) []Type {
+// parseValueConstant reads `arith.constant {attrs} 1 : i32`,
+// `arith.constant dense<...> : tensor<...>` or `chlo.constant dense<...> :
+// tensor<...>`: the value attribute and a result of its type.
+func parseValueConstant(p *parser, op *Op, _ int) []Type {
 	if p.is("{") {
 		op.Attrs = append(op.Attrs, p.parseDict()...)
 	}

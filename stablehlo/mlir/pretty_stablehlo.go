@@ -53,7 +53,6 @@ var prettySpecs = map[string]string{
 	"chlo.zeta":             "$ , $ {} :chlo2",
 	"chlo.mulhi":            "$ , $ {} :chlo2",
 	"chlo.broadcast_select": "$ , $ , $ {} :fn",
-	"chlo.constant":         "{} value=attr :none",
 
 	"check.expect_almost_eq_const": "$ , value=attr ?tolerance:tolerance=f64 {} :none",
 	"check.expect_almost_eq":       "$ , $ ?tolerance:tolerance=f64 {} :one",

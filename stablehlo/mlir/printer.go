@@ -89,7 +89,7 @@ func (pr *printer) op(op *Op, indent string) {
 		}
 		sb.WriteString(" = ")
 	}
-	sb.WriteString(strconv.Quote(op.Name))
+	sb.WriteString(quoteMLIR(op.Name))
 	sb.WriteString("(")
 	for i, v := range op.Operands {
 		if i > 0 {

@@ -217,6 +217,18 @@ func TestSdyMesh(t *testing.T) {
 	}
 }
 
+// TestByteOrderMark checks that a leading UTF-8 BOM is skipped and
+// columns still count from the line's first byte.
+func TestByteOrderMark(t *testing.T) {
+	if _, err := Parse("b.mlir", []byte("\xef\xbb\xbffunc.func private @f()")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Parse("b.mlir", []byte("\xef\xbb\xbf$"))
+	if err == nil || err.Error() != "b.mlir:1:4: unexpected character '$'" {
+		t.Errorf("got %v", err)
+	}
+}
+
 // TestForwardReference checks that a use before its definition in a graph
 // region (the module body) resolves, and that results carry their def.
 func TestForwardReference(t *testing.T) {
