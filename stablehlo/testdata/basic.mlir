@@ -108,3 +108,45 @@ func.func @arith_constants() {
   "check.expect_eq_const"(%c) {value = dense<2.5> : tensor<f32>} : (tensor<f32>) -> ()
   func.return
 }
+
+// -----
+
+// batch_norm_inference: scale * (x - mean) / sqrt(variance + epsilon) + offset
+// per feature (column); batch_norm_training also returns the batch mean
+// [2, 3] and variance [1, 1].
+func.func @batch_norm() {
+  %x = "stablehlo.constant"() {value = dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>} : () -> tensor<2x2xf32>
+  %scale = "stablehlo.constant"() {value = dense<[1.0, 2.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %offset = "stablehlo.constant"() {value = dense<[0.0, 1.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %mean = "stablehlo.constant"() {value = dense<[2.0, 3.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %var = "stablehlo.constant"() {value = dense<[1.0, 4.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %y = "stablehlo.batch_norm_inference"(%x, %scale, %offset, %mean, %var) {epsilon = 0.0 : f32, feature_index = 1 : i64} : (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  "check.expect_almost_eq_const"(%y) {value = dense<[[-1.0, 0.0], [1.0, 2.0]]> : tensor<2x2xf32>} : (tensor<2x2xf32>) -> ()
+  %one = "stablehlo.constant"() {value = dense<1.0> : tensor<2xf32>} : () -> tensor<2xf32>
+  %zero = "stablehlo.constant"() {value = dense<0.0> : tensor<2xf32>} : () -> tensor<2xf32>
+  %t:3 = "stablehlo.batch_norm_training"(%x, %one, %zero) {epsilon = 0.0 : f32, feature_index = 1 : i64} : (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>)
+  "check.expect_almost_eq_const"(%t#0) {value = dense<[[-1.0, -1.0], [1.0, 1.0]]> : tensor<2x2xf32>} : (tensor<2x2xf32>) -> ()
+  "check.expect_almost_eq_const"(%t#1) {value = dense<[2.0, 3.0]> : tensor<2xf32>} : (tensor<2xf32>) -> ()
+  "check.expect_almost_eq_const"(%t#2) {value = dense<[1.0, 1.0]> : tensor<2xf32>} : (tensor<2xf32>) -> ()
+  func.return
+}
+
+// -----
+
+// cholesky([[4, 2], [2, 2]]) = [[2, 0], [1, 1]] (lower; the other
+// triangle is unspecified and masked); dot([[1, 2]], [[3], [4]]) = [[11]].
+func.func @cholesky_and_dot() {
+  %a = "stablehlo.constant"() {value = dense<[[4.0, 2.0], [2.0, 2.0]]> : tensor<2x2xf32>} : () -> tensor<2x2xf32>
+  %l = "stablehlo.cholesky"(%a) {lower = true} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+  %i = "stablehlo.iota"() {iota_dimension = 0 : i64} : () -> tensor<2x2xi32>
+  %j = "stablehlo.iota"() {iota_dimension = 1 : i64} : () -> tensor<2x2xi32>
+  %m = "stablehlo.compare"(%i, %j) {comparison_direction = #stablehlo<comparison_direction GE>} : (tensor<2x2xi32>, tensor<2x2xi32>) -> tensor<2x2xi1>
+  %z = "stablehlo.constant"() {value = dense<0.0> : tensor<2x2xf32>} : () -> tensor<2x2xf32>
+  %lm = "stablehlo.select"(%m, %l, %z) : (tensor<2x2xi1>, tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  "check.expect_almost_eq_const"(%lm) {value = dense<[[2.0, 0.0], [1.0, 1.0]]> : tensor<2x2xf32>} : (tensor<2x2xf32>) -> ()
+  %p = "stablehlo.constant"() {value = dense<[[1.0, 2.0]]> : tensor<1x2xf32>} : () -> tensor<1x2xf32>
+  %q = "stablehlo.constant"() {value = dense<[[3.0], [4.0]]> : tensor<2x1xf32>} : () -> tensor<2x1xf32>
+  %d = "stablehlo.dot"(%p, %q) : (tensor<1x2xf32>, tensor<2x1xf32>) -> tensor<1x1xf32>
+  "check.expect_eq_const"(%d) {value = dense<[[11.0]]> : tensor<1x1xf32>} : (tensor<1x1xf32>) -> ()
+  func.return
+}
