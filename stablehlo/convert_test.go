@@ -187,3 +187,24 @@ func TestMalformedOpIsAnError(t *testing.T) {
 		t.Errorf("got %v (%T), want an error at bad.mlir:2", err, err)
 	}
 }
+
+// TestDotAlgorithm: a dot_general's algorithm becomes HLO's enum.
+func TestDotAlgorithm(t *testing.T) {
+	src := `func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0], algorithm = <lhs_precision_type = bf16, rhs_precision_type = bf16, accumulation_type = f32, lhs_component_count = 1, rhs_component_count = 1, num_primitive_operations = 3, allow_imprecise_accumulation = false> : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}`
+	m, err := ParseText("d.mlir", src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := m.Entry.Root.EnumAttr("algorithm"); v != "dot_bf16_bf16_f32_x3" {
+		t.Errorf("algorithm %q, want dot_bf16_bf16_f32_x3", v)
+	}
+	if err := hlo.Verify(m); err != nil {
+		t.Error(err)
+	}
+	if _, err := hlotext.Parse(hlotext.Print(m, hlotext.PrintOptions{}), hlotext.Options{}); err != nil {
+		t.Errorf("printed module does not parse back: %v", err)
+	}
+}

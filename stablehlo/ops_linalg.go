@@ -74,7 +74,38 @@ func convertDotGeneral(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 		attrs = append(attrs, hlo.Attr{Name: f[1], Value: v})
 	}
 	attrs = append(attrs, precision(op)...)
+	attrs = append(attrs, dotAlgorithm(op)...)
 	return []*hlo.Instruction{s.add(hlo.OpDot, sh, ins, attrs...)}, nil
+}
+
+// dotAlgorithm maps #stablehlo.dot_algorithm to HLO's algorithm enum
+// (dot_bf16_bf16_f32_x3, ...); a combination HLO has no name for is
+// dropped.
+func dotAlgorithm(op *mlir.Op) []hlo.Attr {
+	a := op.Attr("algorithm")
+	if a == nil {
+		return nil
+	}
+	name := func(f string) string {
+		if tt, ok := field(a, f).(mlir.TypeAttr); ok {
+			if ft, ok := tt.Type.(mlir.FloatType); ok {
+				return strings.ToLower(ft.Name)
+			}
+		}
+		return ""
+	}
+	lhs, rhs, acc := name("lhs_precision_type"), name("rhs_precision_type"), name("accumulation_type")
+	if lhs == "" || lhs != rhs || acc == "" {
+		return nil
+	}
+	alg := "dot_" + lhs + "_" + rhs + "_" + acc
+	if strings.HasPrefix(lhs, "f8") {
+		alg = "dot_any_f8_any_f8_" + acc
+	}
+	if n, _ := intOf(field(a, "num_primitive_operations")); n > 1 {
+		alg += fmt.Sprintf("_x%d", n)
+	}
+	return []hlo.Attr{{Name: "algorithm", Value: hlo.Enum(alg)}}
 }
 
 // convertDot is the legacy dot: contract lhs's last dimension with rhs's
