@@ -24,6 +24,7 @@ commands:
       [--dump-to DIR] [--dump-pass-re RE] [--dump-format text,dot,html] FILE.hlo
                                                 optimize a module with the standard pipeline and print it
   test-cases [--backend interp|cpu] [--opt] DIR... run conformance cases: PASS/FAIL per case, then "N passed, M failed"
+  test-stablehlo [--backend interp|cpu] [--opt] DIR... run StableHLO test programs: PASS/FAIL/SKIP each, then counts
 `
 }
 
@@ -43,6 +44,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdOpt(args[1:], stdout, stderr)
 	case "test-cases":
 		return cmdTestCases(args[1:], stdout, stderr)
+	case "test-stablehlo":
+		return cmdTestStableHLO(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage())
 		return 0
