@@ -14,6 +14,8 @@ func main() {
 func usage() string {
 	return `usage: axle <command> [flags] FILE...
 
+FILE is HLO text (.hlo, .txt) or an HloModuleProto (.pb); without either extension, its content decides.
+
 commands:
   parse [--short] [--replica-count N] FILE...   print modules in XLA's text form
   verify FILE...                                parse and verify modules
@@ -23,6 +25,7 @@ commands:
   opt [--passes p,q] [--skip-passes p] [--verify-each] [--timings]
       [--dump-to DIR] [--dump-pass-re RE] [--dump-format text,dot,html] FILE.hlo
                                                 optimize a module with the standard pipeline and print it
+  convert --to hlo|proto [-o OUT] FILE           write a module file (.hlo text or .pb HloModuleProto) as the other
   test-cases [--backend interp|cpu] [--opt] DIR... run conformance cases: PASS/FAIL per case, then "N passed, M failed"
   test-stablehlo [--backend interp|cpu] [--opt] DIR... run StableHLO test programs: PASS/FAIL/SKIP each, then counts
 `
@@ -42,6 +45,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdRun(args[1:], stdout, stderr)
 	case "opt":
 		return cmdOpt(args[1:], stdout, stderr)
+	case "convert":
+		return cmdConvert(args[1:], stdout, stderr)
 	case "test-cases":
 		return cmdTestCases(args[1:], stdout, stderr)
 	case "test-stablehlo":

@@ -4,19 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
-	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/hlotext"
 )
-
-func loadModules(path string, replicas int64) ([]*hlo.Module, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return hlotext.ParseFile(string(b), hlotext.Options{File: path, ReplicaCount: replicas})
-}
 
 func cmdParse(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("parse", flag.ContinueOnError)
