@@ -13,6 +13,7 @@ import (
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/hloproto"
 	"github.com/axle-ml/axle/hlo/hlotext"
+	"github.com/axle-ml/axle/stablehlo"
 )
 
 // The formats a module file can be in.
@@ -21,6 +22,7 @@ type format int
 const (
 	formatText  format = iota // HLO text, one or more modules (.hlo, .txt)
 	formatProto               // HloModuleProto or XLA's dump HloProto (.pb, .hlo.pb, gzipped too), one module
+	formatMLIR                // StableHLO in MLIR text (.mlir), one module
 )
 
 // loadModules reads the modules of a file in any format Axle reads: every
@@ -45,13 +47,22 @@ func loadModules(path string, replicas int64) ([]*hlo.Module, error) {
 			m.ReplicaCount = replicas
 		}
 		return []*hlo.Module{m}, nil
+	case formatMLIR:
+		m, err := stablehlo.ParseText(path, string(b), stablehlo.Options{})
+		if err != nil {
+			return nil, err
+		}
+		if replicas != 0 && m.ReplicaCount == 1 {
+			m.ReplicaCount = replicas
+		}
+		return []*hlo.Module{m}, nil
 	}
 	return hlotext.ParseFile(string(b), hlotext.Options{File: path, ReplicaCount: replicas})
 }
 
 // formatOf decides a file's format by its extension or, when the extension
-// says nothing, by its content: HLO text is UTF-8 that says HloModule.
-// (StableHLO's .mlir will be one more case here.)
+// says nothing, by its content: HLO text is UTF-8 that says HloModule;
+// MLIR text is UTF-8 that defines a func.func.
 func formatOf(path string, b []byte) (format, error) {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".hlo", ".txt":
@@ -59,10 +70,15 @@ func formatOf(path string, b []byte) (format, error) {
 	case ".pb":
 		return formatProto, nil
 	case ".mlir":
-		return 0, fmt.Errorf("%s: StableHLO (.mlir) input is not supported yet", path)
+		return formatMLIR, nil
 	}
-	if utf8.Valid(b) && bytes.Contains(b, []byte("HloModule")) {
-		return formatText, nil
+	if utf8.Valid(b) {
+		switch {
+		case bytes.Contains(b, []byte("HloModule")):
+			return formatText, nil
+		case bytes.Contains(b, []byte("func.func")):
+			return formatMLIR, nil
+		}
 	}
 	return formatProto, nil
 }
