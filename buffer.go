@@ -50,6 +50,9 @@ func BufferFromSlice[T hlo.Native](c *Client, data []T, dims ...int64) (*Buffer,
 	if c == nil {
 		return nil, errBadClient
 	}
+	if err := c.admitBuffer(hlo.NativeDType[T](), int64(len(data))); err != nil {
+		return nil, err
+	}
 	l, err := fromSlice(&c.host, data, dims)
 	if err != nil {
 		return nil, fmt.Errorf("axle: %w", err)
@@ -69,6 +72,9 @@ func (c *Client) BufferFromLiteral(l *hlo.Literal) (*Buffer, error) {
 		return nil, errBadClient
 	}
 	if err := checkLiteral(l); err != nil {
+		return nil, err
+	}
+	if err := c.admitLiteral(l); err != nil {
 		return nil, err
 	}
 	return &Buffer{client: c, lit: l.Clone()}, nil

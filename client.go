@@ -17,6 +17,11 @@ type ClientOptions struct {
 	// CacheSize is how many compiled executables the compile cache keeps
 	// (0: DefaultCacheSize; negative: no caching).
 	CacheSize int
+	// MemoryLimit bounds, in bytes, the memory the client's executions and
+	// new buffers may take (see ErrMemoryLimit): 0 is 3/4 of the
+	// machine's physical memory (MemTotal on Linux, 4 GiB on WebAssembly;
+	// no limit where it is unknown), negative no limit.
+	MemoryLimit int64
 }
 
 // DefaultCacheSize is the compile cache's size when ClientOptions leave it 0.
@@ -30,6 +35,7 @@ type Client struct {
 	devices []*Device
 	cache   compileCache
 	host    hostPool
+	mem     memAccount // the memory limit (memory.go)
 }
 
 // Device is one device of a client's platform. Axle has one CPU device;
@@ -67,6 +73,10 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		size = DefaultCacheSize
 	}
 	c := &Client{backend: backend, threads: threads}
+	c.mem.limit = opts.MemoryLimit
+	if c.mem.limit == 0 {
+		c.mem.limit = defaultMemoryLimit()
+	}
 	c.devices = []*Device{{ID: 0, Kind: "cpu", Threads: threads}}
 	c.cache.init(size)
 	return c, nil

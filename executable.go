@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/axle-ml/axle/backend/cpu"
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -16,21 +16,12 @@ type program interface {
 	// RunChecked runs on arguments the caller has checked against the
 	// entry's parameters.
 	RunChecked(args []*hlo.Literal, donated []bool) (*hlo.Literal, error)
+	// RunControlled is RunChecked under a stop flag (cancellation, nil:
+	// none; see context.go).
+	RunControlled(args []*hlo.Literal, donated []bool, stop *atomic.Bool) (*hlo.Literal, error)
 	Recycle(out *hlo.Literal)
+	PeakBytes() int64
 }
-
-// interpProgram runs a module on the reference evaluator. Each execution
-// gets its own evaluator (it is not safe for concurrent use), so rng draws
-// restart from the same seed on every execution, as on the cpu backend.
-type interpProgram struct{ m *hlo.Module }
-
-func (p interpProgram) RunChecked(args []*hlo.Literal, _ []bool) (*hlo.Literal, error) {
-	var ev eval.Evaluator
-	return ev.Run(p.m, args...)
-}
-
-// Recycle does nothing: the evaluator allocates every value anew.
-func (interpProgram) Recycle(*hlo.Literal) {}
 
 // MemoryStats describes a cpu executable's buffer assignment.
 type MemoryStats = cpu.MemoryStats
@@ -45,7 +36,8 @@ type Executable struct {
 	params []hlo.Shape
 	names  []string // the parameters' names, for errors
 	entry  string
-	tuple  bool // the result is a tuple, untupled into one buffer per element
+	tuple  bool  // the result is a tuple, untupled into one buffer per element
+	need   int64 // bytes an execution reserves under the memory limit (memory.go)
 }
 
 // ExecuteOptions modify one execution.
@@ -67,6 +59,11 @@ func (x *Executable) Execute(args ...*Buffer) ([]*Buffer, error) {
 
 // ExecuteWith is Execute with options.
 func (x *Executable) ExecuteWith(opts ExecuteOptions, args ...*Buffer) ([]*Buffer, error) {
+	return x.execute(nil, opts, args)
+}
+
+// execute is ExecuteWith under a stop flag (ExecuteContext's; nil: none).
+func (x *Executable) execute(stop *atomic.Bool, opts ExecuteOptions, args []*Buffer) ([]*Buffer, error) {
 	if x == nil {
 		return nil, errNoExecutable
 	}
@@ -81,7 +78,7 @@ func (x *Executable) ExecuteWith(opts ExecuteOptions, args ...*Buffer) ([]*Buffe
 	if err := x.acquire(args, donated, lits); err != nil {
 		return nil, err
 	}
-	out, err := x.prog.RunChecked(lits, donated)
+	out, err := x.run(lits, donated, stop)
 	for i, b := range args {
 		if donated == nil || !donated[i] {
 			b.unhold()
@@ -139,7 +136,7 @@ func (x *Executable) ExecuteLiterals(args ...*hlo.Literal) ([]*hlo.Literal, erro
 			return nil, &ArgumentError{Index: i, Parameter: x.names[i], Err: err}
 		}
 	}
-	out, err := x.prog.RunChecked(args, nil)
+	out, err := x.run(args, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("axle: executing %s: %w", x.entry, err)
 	}

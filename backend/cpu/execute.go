@@ -139,8 +139,9 @@ type outputPool struct {
 }
 
 type pooled struct {
-	mem []byte
-	lit *hlo.Literal // nil, or a literal over mem
+	mem   []byte
+	lit   *hlo.Literal // nil, or a literal over mem
+	donor bool         // mem is a donated argument's (not the pool's)
 }
 
 const maxPooledOutputs = 4 // per size, besides the slot
@@ -232,20 +233,7 @@ func (x *Executable) Run(args []*hlo.Literal, donated []bool) (*hlo.Literal, err
 // name the parameter in its errors, and a second check cost as much as a
 // scalar kernel.
 func (x *Executable) RunChecked(args []*hlo.Literal, donated []bool) (*hlo.Literal, error) {
-	if x.interp {
-		var ev eval.Evaluator
-		return ev.Run(x.module, args...)
-	}
-	f := x.getFrame()
-	defer x.putFrame(f)
-	copy(f.vals, f.lits)
-	outs := x.outputBuffers(f, args, donated)
-	for i := range x.steps {
-		if err := x.runStep(f, i, args, outs); err != nil {
-			return nil, err
-		}
-	}
-	return x.result(f), nil
+	return x.RunControlled(args, donated, nil)
 }
 
 // outputBuffers picks storage for each output: a donated argument that
@@ -262,7 +250,7 @@ func (x *Executable) outputBuffers(f *frame, args []*hlo.Literal, donated []bool
 		for _, p := range buf.donors {
 			if p < len(donated) && donated[p] && !contains(taken, p) && !sharedArg(args, p) {
 				if mem := bytesOf(args[p]); int64(len(mem)) == buf.bytes {
-					outs[i], taken = pooled{mem: mem}, append(taken, p)
+					outs[i], taken = pooled{mem: mem, donor: true}, append(taken, p)
 					break
 				}
 			}

@@ -1,0 +1,307 @@
+package axle_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/axle-ml/axle"
+	"github.com/axle-ml/axle/internal/faults"
+)
+
+// spinText counts i from 0 up to its argument n: with n = -1 it runs 2^32
+// iterations (hours on either backend), a loop that for a test never ends.
+const spinText = `HloModule spin
+cond {
+  s = (s32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=1
+  ROOT ne = pred[] compare(i, n), direction=NE
+}
+body {
+  s = (s32[], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], s32[]) tuple(j, n)
+}
+ENTRY e {
+  n = s32[] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], s32[]) tuple(zero, n)
+  w = (s32[], s32[]) while(init), condition=cond, body=body
+  ROOT r = s32[] get-tuple-element(w), index=0
+}`
+
+// engine is a way to run a module: a backend, and for cpu whether the
+// cost model runs it on the evaluator (ExpectedRuns 1).
+type engine struct {
+	name, backend string
+	runs          int
+}
+
+var engines = []engine{{"interp", "interp", 0}, {"cpu", "cpu", 0}, {"cpu-evaluator", "cpu", 1}}
+
+func compileOn(t *testing.T, e engine, text string) *axle.Executable {
+	t.Helper()
+	c := newClient(t, e.backend)
+	x, err := c.CompileText(text, axle.CompileOptions{ExpectedRuns: e.runs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.name == "cpu-evaluator" && !strings.HasPrefix(x.Engine(), "evaluator") {
+		t.Fatalf("engine %q, want the evaluator", x.Engine())
+	}
+	return x
+}
+
+func TestExecuteContextStopsEndlessLoop(t *testing.T) {
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			x := compileOn(t, e, spinText)
+			c := x.Client()
+			n, err := axle.BufferFromScalar(c, int32(-1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, byDeadline := range []bool{false, true} {
+				latency, err := spinUntilStopped(x, n, byDeadline)
+				want := context.Canceled
+				if byDeadline {
+					want = context.DeadlineExceeded
+				}
+				if !errors.Is(err, want) {
+					t.Fatalf("err %v, want %v", err, want)
+				}
+				t.Logf("deadline %v: returned %v after the cancellation", byDeadline, latency)
+				if latency > 2*time.Second {
+					t.Errorf("returned %v after the cancellation, want milliseconds", latency)
+				}
+			}
+			if got := ints(t, n); len(got) != 1 || got[0] != -1 {
+				t.Fatalf("argument after cancellation: %v, want [-1]", got)
+			}
+			// The executable still runs: a loop of 10 iterations ends at 10.
+			ten, _ := axle.BufferFromScalar(c, int32(10))
+			out, err := x.ExecuteContext(context.Background(), axle.ExecuteOptions{}, ten)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ints(t, out[0]); got[0] != 10 {
+				t.Fatalf("after cancellation: %v, want [10]", got)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if out, err = x.ExecuteContext(ctx, axle.ExecuteOptions{}, ten); err != nil || ints(t, out[0])[0] != 10 {
+				t.Fatalf("cancellable context, not cancelled: %v, %v", out, err)
+			}
+		})
+	}
+}
+
+// spinUntilStopped runs the endless loop and stops it after 50 ms, by
+// cancelling its context or by its deadline, and returns how long the
+// execution took to return after that.
+func spinUntilStopped(x *axle.Executable, n *axle.Buffer, byDeadline bool) (time.Duration, error) {
+	const after = 50 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	stopAt := time.Now().Add(after)
+	if byDeadline {
+		ctx, cancel = context.WithDeadline(context.Background(), stopAt)
+	} else {
+		time.AfterFunc(after, cancel)
+	}
+	defer cancel()
+	_, err := x.ExecuteContext(ctx, axle.ExecuteOptions{}, n)
+	return time.Since(stopAt), err
+}
+
+func ints(t *testing.T, b *axle.Buffer) []int32 {
+	t.Helper()
+	v, err := axle.ToSlice[int32](b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestExecuteContextDonatedArgument(t *testing.T) {
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			x := compileOn(t, e, spinText)
+			n, _ := axle.BufferFromScalar(x.Client(), int32(-1))
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			defer cancel()
+			_, err := x.ExecuteContext(ctx, axle.ExecuteOptions{Donate: []int{0}}, n)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("err %v, want the deadline's", err)
+			}
+			if _, err := axle.ToSlice[int32](n); !errors.Is(err, axle.ErrDonated) {
+				t.Fatalf("donated argument after a cancelled execution: %v, want ErrDonated", err)
+			}
+		})
+	}
+}
+
+func TestCompileContext(t *testing.T) {
+	for _, backend := range []string{"interp", "cpu"} {
+		c := newClient(t, backend)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := c.CompileTextContext(ctx, spinText, axle.CompileOptions{}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s: compiling under a cancelled context: %v", backend, err)
+		}
+		if s := c.CacheStats(); s.Entries != 0 {
+			t.Fatalf("%s: a cancelled compilation left %d cache entries", backend, s.Entries)
+		}
+		x, err := c.CompileTextContext(context.Background(), spinText, axle.CompileOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		three, _ := axle.BufferFromScalar(c, int32(3))
+		out, err := x.Execute(three)
+		if err != nil || ints(t, out[0])[0] != 3 {
+			t.Fatalf("%s: %v %v, want [3]", backend, out, err)
+		}
+	}
+}
+
+// hugeText's output is 40 GB (10^10 f32 elements).
+const hugeText = `HloModule huge
+ENTRY e {
+  c = f32[] constant(1)
+  ROOT b = f32[10000000000] broadcast(c), dimensions={}
+}`
+
+func TestMemoryLimitRefusesBeforeAllocating(t *testing.T) {
+	for _, backend := range []string{"interp", "cpu"} {
+		c, err := axle.NewClient(axle.ClientOptions{Backend: backend, MemoryLimit: 8 << 30})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := compile(t, c, hugeText)
+		_, err = x.Execute()
+		if !errors.Is(err, axle.ErrMemoryLimit) {
+			t.Fatalf("%s: err %v, want ErrMemoryLimit", backend, err)
+		}
+		var me *axle.MemoryLimitError
+		if !errors.As(err, &me) || me.Need != 40e9 || me.Limit != 8<<30 || me.InUse != 0 {
+			t.Fatalf("%s: %#v, want 40e9 bytes needed, none in use, 8 GiB limit", backend, me)
+		}
+		for _, s := range []string{"40000000000 bytes", "8589934592 bytes"} {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("%s: %q does not say %s", backend, err, s)
+			}
+		}
+		if got := c.MemoryInUse(); got != 0 {
+			t.Errorf("%s: %d bytes still reserved after the refusal", backend, got)
+		}
+		if x.PeakBytes() != 0 {
+			t.Errorf("%s: a refused execution measured %d bytes", backend, x.PeakBytes())
+		}
+	}
+}
+
+func TestMemoryLimitBuffers(t *testing.T) {
+	c, err := axle.NewClient(axle.ClientOptions{MemoryLimit: 1 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := axle.BufferFromSlice(c, make([]float32, 256)); err != nil { // 1 KiB: at the limit
+		t.Fatal(err)
+	}
+	_, err = axle.BufferFromSlice(c, make([]float32, 257))
+	if !errors.Is(err, axle.ErrMemoryLimit) || !strings.Contains(err.Error(), "1028 bytes") {
+		t.Fatalf("a 1028-byte buffer under a 1 KiB limit: %v", err)
+	}
+	lit, _ := axle.BufferFromSlice(c, make([]float64, 100))
+	l, _ := lit.ToLiteral()
+	small, _ := axle.NewClient(axle.ClientOptions{MemoryLimit: 799})
+	if _, err := small.BufferFromLiteral(l); !errors.Is(err, axle.ErrMemoryLimit) {
+		t.Fatalf("an 800-byte literal under a 799-byte limit: %v", err)
+	}
+	// An execution whose output (4 KiB) passes the limit is refused; one
+	// that fits runs.
+	x := compile(t, c, `HloModule m
+ENTRY e { c = f32[] constant(2)
+  ROOT b = f32[1024] broadcast(c), dimensions={} }`)
+	if _, err := x.Execute(); !errors.Is(err, axle.ErrMemoryLimit) {
+		t.Fatalf("4 KiB output under a 1 KiB limit: %v", err)
+	}
+}
+
+func TestMemoryLimitDefault(t *testing.T) {
+	c := newClient(t, "cpu")
+	if lim := c.MemoryLimit(); lim == 0 || lim < -1 {
+		t.Fatalf("default limit %d", lim)
+	}
+	c, _ = axle.NewClient(axle.ClientOptions{MemoryLimit: -5})
+	if c.MemoryLimit() != -1 {
+		t.Fatalf("negative limit: %d, want -1 (none)", c.MemoryLimit())
+	}
+	x := compile(t, c, hugeText)
+	if x == nil {
+		t.Fatal("no executable")
+	}
+}
+
+// peakText holds a = p+p (4 KiB) while computing m = a*a (4 KiB).
+const peakText = `HloModule peak
+ENTRY e {
+  p = f32[1024] parameter(0)
+  a = f32[1024] add(p, p)
+  ROOT m = f32[1024] multiply(a, a)
+}`
+
+func TestPeakBytes(t *testing.T) {
+	// The evaluator holds both values (8 KiB); the compiled code fuses
+	// them into one kernel writing the 4 KiB output, with no arena.
+	want := map[string]int64{"interp": 8192, "cpu": 4096, "cpu-evaluator": 8192}
+	for _, e := range engines {
+		x := compileOn(t, e, peakText)
+		if x.PeakBytes() != 0 {
+			t.Fatalf("%s: peak %d before any execution", e.name, x.PeakBytes())
+		}
+		p := buffer(t, x.Client(), make([]float32, 1024), 1024)
+		if _, err := x.Execute(p); err != nil {
+			t.Fatal(err)
+		}
+		if got := x.PeakBytes(); got != want[e.name] {
+			t.Errorf("%s: peak %d bytes, want %d", e.name, got, want[e.name])
+		}
+	}
+}
+
+func TestExecutionPanicContained(t *testing.T) {
+	for _, e := range engines {
+		for _, worker := range []bool{false, true} {
+			x := compileOn(t, e, peakText)
+			root := x.Module().Entry.Root.Name
+			p := buffer(t, x.Client(), fill(1024, func(i int) float32 { return float32(i) }), 1024)
+			disarm := faults.PanicAt(root, worker)
+			_, err := x.Execute(p)
+			disarm()
+			var pe *axle.ExecutionPanicError
+			if !errors.As(err, &pe) {
+				t.Fatalf("%s (worker %v): err %v, want an ExecutionPanicError", e.name, worker, err)
+			}
+			if !strings.HasPrefix(pe.Instruction, root) || !strings.Contains(string(pe.Stack), "faults.Panic") {
+				t.Fatalf("%s: instruction %q (want %s), stack:\n%s", e.name, pe.Instruction, root, pe.Stack)
+			}
+			// On compiled code the armed kernel panics in a pool worker.
+			if onWorker := strings.Contains(string(pe.Stack), "kernels.worker"); e.name == "cpu" && onWorker != worker {
+				t.Fatalf("%s: panicked on a worker: %v, want %v; stack:\n%s", e.name, onWorker, worker, pe.Stack)
+			}
+			out, err := x.Execute(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := floats(t, out[0]); got[3] != 36 || got[1023] != 4*1023*1023 {
+				t.Fatalf("%s: after the panic: m[3] = %v, want (3+3)^2 = 36", e.name, got[3])
+			}
+		}
+	}
+}
