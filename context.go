@@ -42,21 +42,19 @@ func (x *Executable) ExecuteContext(ctx context.Context, opts ExecuteOptions, ar
 }
 
 // run runs the program on checked, acquired arguments under stop (nil:
-// no cancellation), within the client's memory limit. A panic that
-// escapes the backend's own containment (the backends turn their kernels'
-// and handlers' panics into *ExecutionPanicError) becomes one here.
-func (x *Executable) run(lits []*hlo.Literal, donated []bool, stop *atomic.Bool) (out *hlo.Literal, err error) {
+// no cancellation), within the client's memory limit. The backends turn
+// their kernels' and handlers' panics into *ExecutionPanicError.
+func (x *Executable) run(lits []*hlo.Literal, donated []bool, stop *atomic.Bool) (*hlo.Literal, error) {
 	mem := &x.client.mem
+	if x.need < minAccounted || mem.limit <= 0 {
+		return x.prog.RunControlled(lits, donated, stop)
+	}
 	if err := mem.reserve(x.need, x.executing); err != nil {
 		return nil, err
 	}
-	defer func() {
-		mem.release(x.need)
-		if r := recover(); r != nil {
-			out, err = nil, eval.NewPanicError("(unknown)", r)
-		}
-	}()
-	return x.prog.RunControlled(lits, donated, stop)
+	out, err := x.prog.RunControlled(lits, donated, stop)
+	mem.release(x.need)
+	return out, err
 }
 
 func (x *Executable) executing() string { return "executing " + x.entry }

@@ -18,7 +18,10 @@ import (
 // the arena and every output from buffer assignment; on the evaluator an
 // estimate from the module, see evaluatorNeed) from its start to its end;
 // a new buffer (BufferFromSlice, BufferFromLiteral) is checked against
-// what running executions hold. Buffers' storage is not accounted once
+// what running executions hold. Executions needing less than
+// minAccounted are neither checked nor counted: a serving loop's scalar
+// calls would pay two atomic additions on a shared counter for bytes
+// that cannot matter. Buffers' storage is not accounted once
 // made (a buffer dropped without Release would stay counted forever), so
 // the limit bounds each allocation the runtime makes, not the process.
 
@@ -52,6 +55,9 @@ func formatBytes(n int64) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// minAccounted is the smallest execution need the client accounts.
+const minAccounted = 64 << 10
 
 // memAccount is a client's accounting. limit <= 0: no limit, and nothing
 // is counted (an execution pays nothing for it).

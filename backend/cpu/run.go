@@ -61,7 +61,9 @@ func (x *Executable) runSteps(args []*hlo.Literal, donated []bool, stop *atomic.
 		}
 		x.putFrame(f)
 	}()
-	f.ev.Interrupt = stop
+	if f.ev.Interrupt != stop { // a store costs a write barrier check
+		f.ev.Interrupt = stop
+	}
 	copy(f.vals, f.lits)
 	outs := x.outputBuffers(f, args, donated)
 	for i := range x.steps {
@@ -69,7 +71,9 @@ func (x *Executable) runSteps(args []*hlo.Literal, donated []bool, stop *atomic.
 			return nil, fmt.Errorf("cpu: before instruction %s: %w", x.steps[i].in.Name, ErrInterrupted)
 		}
 		cur = i
-		injectFault(x.steps[i].in.Name, x.threads)
+		if faults.Any() {
+			injectFault(x.steps[i].in.Name, x.threads)
+		}
 		if err := x.runStep(f, i, args, outs); err != nil {
 			return nil, err
 		}

@@ -24,6 +24,10 @@ func PanicAt(name string, worker bool) (disarm func()) {
 	return func() { panicAt.Store(nil); inWorker.Store(false) }
 }
 
+// Any reports whether any fault is armed (inlined into the run loops:
+// a check costs one load while disarmed).
+func Any() bool { return panicAt.Load() != nil }
+
 // Armed reports whether instruction name is to panic, and whether on a
 // worker.
 func Armed(name string) (armed, worker bool) {
