@@ -24,6 +24,9 @@ type Buffer struct {
 	// during an execution defers recycling to the last user and donation
 	// can demand that nobody else holds the buffer.
 	state atomic.Int64
+	// acct is the buffer's share of the client's memory account (nil
+	// when not counted; memory.go).
+	acct *bufAcct
 }
 
 const (
@@ -50,14 +53,18 @@ func BufferFromSlice[T hlo.Native](c *Client, data []T, dims ...int64) (*Buffer,
 	if c == nil {
 		return nil, errBadClient
 	}
-	if err := c.admitBuffer(hlo.NativeDType[T](), int64(len(data))); err != nil {
+	size, err := c.reserveBuffer(hlo.NativeDType[T](), int64(len(data)))
+	if err != nil {
 		return nil, err
 	}
 	l, err := fromSlice(&c.host, data, dims)
 	if err != nil {
+		c.mem.release(size)
 		return nil, fmt.Errorf("axle: %w", err)
 	}
-	return &Buffer{client: c, lit: l, host: true}, nil
+	b := &Buffer{client: c, lit: l, host: true}
+	c.mem.keep(b, size)
+	return b, nil
 }
 
 // BufferFromScalar returns a rank-0 buffer holding v.
@@ -74,10 +81,13 @@ func (c *Client) BufferFromLiteral(l *hlo.Literal) (*Buffer, error) {
 	if err := checkLiteral(l); err != nil {
 		return nil, err
 	}
-	if err := c.admitLiteral(l); err != nil {
+	size, err := c.reserveLiteral(l)
+	if err != nil {
 		return nil, err
 	}
-	return &Buffer{client: c, lit: l.Clone()}, nil
+	b := &Buffer{client: c, lit: l.Clone()}
+	c.mem.keep(b, size)
+	return b, nil
 }
 
 // checkLiteral rejects what no execution can take: nil and elided values.
@@ -159,6 +169,7 @@ func (b *Buffer) Release() {
 			return
 		}
 		if b.state.CompareAndSwap(s, s|flagReleased) {
+			b.acct.end()
 			if s&holdMask == 0 {
 				b.recycle()
 			}
@@ -203,6 +214,7 @@ func (b *Buffer) donate() error {
 	if s != 0 || !b.state.CompareAndSwap(0, flagDonated) {
 		return ErrInUse
 	}
+	b.acct.end()
 	return nil
 }
 

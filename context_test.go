@@ -3,11 +3,13 @@ package axle_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/axle-ml/axle"
+	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/internal/faults"
 )
 
@@ -206,30 +208,70 @@ func TestMemoryLimitRefusesBeforeAllocating(t *testing.T) {
 }
 
 func TestMemoryLimitBuffers(t *testing.T) {
-	c, err := axle.NewClient(axle.ClientOptions{MemoryLimit: 1 << 10})
+	c, err := axle.NewClient(axle.ClientOptions{MemoryLimit: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := axle.BufferFromSlice(c, make([]float32, 256)); err != nil { // 1 KiB: at the limit
+	big, err := axle.BufferFromSlice(c, make([]float32, 1<<18)) // 1 MiB: at the limit
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = axle.BufferFromSlice(c, make([]float32, 257))
-	if !errors.Is(err, axle.ErrMemoryLimit) || !strings.Contains(err.Error(), "1028 bytes") {
-		t.Fatalf("a 1028-byte buffer under a 1 KiB limit: %v", err)
+	big.Release()
+	_, err = axle.BufferFromSlice(c, make([]float32, 1<<18+1))
+	if !errors.Is(err, axle.ErrMemoryLimit) || !strings.Contains(err.Error(), "1048580 bytes") {
+		t.Fatalf("a 1048580-byte buffer under a 1 MiB limit: %v", err)
 	}
-	lit, _ := axle.BufferFromSlice(c, make([]float64, 100))
-	l, _ := lit.ToLiteral()
-	small, _ := axle.NewClient(axle.ClientOptions{MemoryLimit: 799})
-	if _, err := small.BufferFromLiteral(l); !errors.Is(err, axle.ErrMemoryLimit) {
-		t.Fatalf("an 800-byte literal under a 799-byte limit: %v", err)
+	l, err := hlo.LiteralFromSlice(make([]float64, 1<<17+1), 1<<17+1)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// An execution whose output (4 KiB) passes the limit is refused; one
-	// that fits runs.
+	if _, err := c.BufferFromLiteral(l); !errors.Is(err, axle.ErrMemoryLimit) {
+		t.Fatalf("a 1 MiB + 8 byte literal under a 1 MiB limit: %v", err)
+	}
+	// A 512 KiB buffer counts until it is released or donated.
+	half := func() (*axle.Buffer, error) { return axle.BufferFromSlice(c, make([]float32, 1<<17)) }
+	a, _ := half()
+	b, _ := half()
+	if got := c.MemoryInUse(); got != 1<<20 {
+		t.Fatalf("two 512 KiB buffers: %d bytes in use", got)
+	}
+	if _, err := half(); !errors.Is(err, axle.ErrMemoryLimit) || !strings.Contains(err.Error(), "1048576 bytes (1.0 MiB) in use") {
+		t.Fatalf("a third 512 KiB buffer: %v", err)
+	}
+	a.Release()
+	// An execution's 512 KiB output counts while the caller holds it.
 	x := compile(t, c, `HloModule m
+ENTRY e { p = f32[131072] parameter(0)
+  ROOT n = f32[131072] negate(p) }`)
+	out, err := x.Execute(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.Execute(b); !errors.Is(err, axle.ErrMemoryLimit) {
+		t.Fatalf("an execution needing 512 KiB with 1 MiB in use: %v", err)
+	}
+	out[0].Release()
+	if out, err = x.ExecuteWith(axle.ExecuteOptions{Donate: []int{0}}, b); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.MemoryInUse(); got != 1<<19 {
+		t.Fatalf("after donating one 512 KiB buffer to another's output: %d bytes in use, want 524288", got)
+	}
+	// One dropped without Release stops counting once collected.
+	out = nil
+	for deadline := time.Now().Add(2 * time.Second); c.MemoryInUse() != 0 && time.Now().Before(deadline); {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if got := c.MemoryInUse(); got != 0 {
+		t.Fatalf("a dropped output still counts: %d bytes in use", got)
+	}
+	// An execution whose 4 MiB output passes the limit is refused.
+	x = compile(t, c, `HloModule m
 ENTRY e { c = f32[] constant(2)
-  ROOT b = f32[1024] broadcast(c), dimensions={} }`)
+  ROOT b = f32[1048576] broadcast(c), dimensions={} }`)
 	if _, err := x.Execute(); !errors.Is(err, axle.ErrMemoryLimit) {
-		t.Fatalf("4 KiB output under a 1 KiB limit: %v", err)
+		t.Fatalf("4 MiB output under a 1 MiB limit: %v", err)
 	}
 }
 

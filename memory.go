@@ -3,6 +3,7 @@ package axle
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/axle-ml/axle/hlo"
@@ -17,13 +18,14 @@ import (
 // What is accounted: an execution reserves its need (on the cpu backend
 // the arena and every output from buffer assignment; on the evaluator an
 // estimate from the module, see evaluatorNeed) from its start to its end;
-// a new buffer (BufferFromSlice, BufferFromLiteral) is checked against
-// what running executions hold. Executions needing less than
-// minAccounted are neither checked nor counted: a serving loop's scalar
-// calls would pay two atomic additions on a shared counter for bytes
-// that cannot matter. Buffers' storage is not accounted once
-// made (a buffer dropped without Release would stay counted forever), so
-// the limit bounds each allocation the runtime makes, not the process.
+// a new buffer (BufferFromSlice, BufferFromLiteral) is checked before it
+// is made; buffers (new ones and outputs) then count until Release,
+// donation or, for one dropped without either, the garbage collector
+// (runtime.AddCleanup). Storage the pools keep for reuse (released
+// outputs, released slice buffers, idle arenas) is not counted, nor are
+// executions and buffers under minAccounted (64 KiB) once made: a serving
+// loop's scalar calls would pay atomic additions on a shared counter and
+// a cleanup for bytes that cannot matter.
 
 // ErrMemoryLimit is what errors.Is finds in an execution or a buffer
 // creation refused by the client's memory limit.
@@ -96,15 +98,6 @@ func (a *memAccount) release(n int64) {
 	}
 }
 
-// admit checks a new buffer of n bytes against the limit.
-func (a *memAccount) admit(n int64, what func() string) error {
-	if err := a.reserve(n, what); err != nil {
-		return err
-	}
-	a.release(n)
-	return nil
-}
-
 // MemoryLimit is the client's memory limit in bytes (negative: none).
 func (c *Client) MemoryLimit() int64 {
 	if c.mem.limit <= 0 {
@@ -113,7 +106,8 @@ func (c *Client) MemoryLimit() int64 {
 	return c.mem.limit
 }
 
-// MemoryInUse is the bytes the client's running executions have reserved.
+// MemoryInUse is the bytes accounted to the client now: its running
+// executions' reservations and its counted buffers.
 func (c *Client) MemoryInUse() int64 { return c.mem.used.Load() }
 
 // executionNeed is what one execution of x reserves: on compiled code
@@ -191,14 +185,57 @@ func addSat(a, b int64) int64 {
 	return a + b
 }
 
-// admitBuffer checks a new buffer of n elements of t against the limit.
-func (c *Client) admitBuffer(t hlo.DType, n int64) error {
+// reserveBuffer reserves a new buffer of n elements of t.
+func (c *Client) reserveBuffer(t hlo.DType, n int64) (int64, error) {
 	size := n * int64(max(1, (t.Bits()+7)/8))
-	return c.mem.admit(size, func() string { return fmt.Sprintf("a buffer of %d %s elements", n, t) })
+	return size, c.mem.reserve(size, func() string { return fmt.Sprintf("a buffer of %d %s elements", n, t) })
 }
 
-// admitLiteral checks a copy of l against the limit.
-func (c *Client) admitLiteral(l *hlo.Literal) error {
+// reserveLiteral reserves a copy of l.
+func (c *Client) reserveLiteral(l *hlo.Literal) (int64, error) {
 	s := l.Shape()
-	return c.mem.admit(shapeBytes(s), func() string { return "a buffer of " + s.HumanString() })
+	size := shapeBytes(s)
+	return size, c.mem.reserve(size, func() string { return "a buffer of " + s.HumanString() })
+}
+
+// bufAcct is a buffer's share of its client's account, given back once:
+// by Release, by donation, or by the garbage collector when the buffer
+// is dropped without either.
+type bufAcct struct {
+	mem *memAccount
+	n   atomic.Int64
+}
+
+// end gives the share back (nil: nothing counted).
+func (a *bufAcct) end() {
+	if a != nil {
+		a.mem.release(a.n.Swap(0))
+	}
+}
+
+// keep makes the n bytes reserved for b count until its life ends;
+// a buffer under minAccounted gives them back at once.
+func (a *memAccount) keep(b *Buffer, n int64) {
+	if a.limit <= 0 {
+		return
+	}
+	if n < minAccounted {
+		a.release(n)
+		return
+	}
+	b.acct = &bufAcct{mem: a}
+	b.acct.n.Store(n)
+	runtime.AddCleanup(b, (*bufAcct).end, b.acct)
+}
+
+// output counts an execution's output buffer from now on (its execution
+// reserved it while running). Outputs under minAccounted are not counted.
+func (a *memAccount) output(b *Buffer) {
+	if a.limit <= 0 || !b.lit.Shape().IsArray() {
+		return
+	}
+	if n := int64(len(b.lit.RawBytes())); n >= minAccounted {
+		a.used.Add(n)
+		a.keep(b, n)
+	}
 }
