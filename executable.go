@@ -281,7 +281,9 @@ func (x *Executable) own(b *Buffer, e *hlo.Literal, earlier, lits []*hlo.Literal
 	case aliased(e, earlier, lits, donated):
 		b.lit, b.pool = e.Clone(), nil
 	}
-	x.client.mem.output(b)
+	if x.need >= minAccounted || b.pool == nil { // else no output is counted
+		x.client.mem.output(b)
+	}
 }
 
 func (x *Executable) untuple(out *hlo.Literal) []*hlo.Literal {

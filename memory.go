@@ -231,10 +231,10 @@ func (a *memAccount) keep(b *Buffer, n int64) {
 // output counts an execution's output buffer from now on (its execution
 // reserved it while running). Outputs under minAccounted are not counted.
 func (a *memAccount) output(b *Buffer) {
-	if a.limit <= 0 || !b.lit.Shape().IsArray() {
+	if a.limit <= 0 {
 		return
 	}
-	if n := int64(len(b.lit.RawBytes())); n >= minAccounted {
+	if n := int64(len(b.lit.RawBytes())); n >= minAccounted { // tuples: nil
 		a.used.Add(n)
 		a.keep(b, n)
 	}
