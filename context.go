@@ -99,11 +99,11 @@ func (c *Client) CompileContext(ctx context.Context, m *hlo.Module, opts Compile
 		return nil, fmt.Errorf("axle: %w", err)
 	}
 	key := cacheKey{fingerprint(m), opts}
-	for {
+	for try := 0; ; try++ {
 		x, err := c.cache.get(key, func() (*Executable, error) { return c.compile(ctx, m, opts) })
-		// Another caller's cancelled compilation, found running: ours
-		// was not cancelled, so compile again.
-		if err != nil && ctx.Err() == nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		// Another caller's cancelled compilation, found running (the
+		// cache forgets it): ours was not cancelled, so compile again.
+		if err != nil && ctx.Err() == nil && try < 3 && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			continue
 		}
 		return x, err
