@@ -258,7 +258,7 @@ ENTRY e { p = f32[131072] parameter(0)
 		t.Fatalf("after donating one 512 KiB buffer to another's output: %d bytes in use, want 524288", got)
 	}
 	// One dropped without Release stops counting once collected.
-	out = nil
+	runtime.KeepAlive(out) // and no further: the output is garbage from here
 	for deadline := time.Now().Add(2 * time.Second); c.MemoryInUse() != 0 && time.Now().Before(deadline); {
 		runtime.GC()
 		time.Sleep(time.Millisecond)
