@@ -214,7 +214,6 @@ func (b *Buffer) donate() error {
 	if s != 0 || !b.state.CompareAndSwap(0, flagDonated) {
 		return ErrInUse
 	}
-	b.acct.end()
 	return nil
 }
 

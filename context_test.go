@@ -347,3 +347,21 @@ func TestExecutionPanicContained(t *testing.T) {
 		}
 	}
 }
+
+// A rejected call takes nothing: a donated argument still counts.
+func TestMemoryLimitRejectedDonation(t *testing.T) {
+	c, _ := axle.NewClient(axle.ClientOptions{MemoryLimit: 1 << 20})
+	x := compile(t, c, `HloModule m
+ENTRY e { p = f32[131072] parameter(0)
+  q = f32[131072] parameter(1)
+  ROOT a = f32[131072] add(p, q) }`)
+	a := buffer(t, c, make([]float32, 1<<17), 1<<17)
+	b := buffer(t, c, make([]float32, 1<<17), 1<<17)
+	b.Release()
+	if _, err := x.ExecuteWith(axle.ExecuteOptions{Donate: []int{0}}, a, b); !errors.Is(err, axle.ErrReleased) {
+		t.Fatalf("a released argument: %v", err)
+	}
+	if got := c.MemoryInUse(); got != 1<<19 {
+		t.Fatalf("after a rejected donation: %d bytes in use, want a's 524288", got)
+	}
+}

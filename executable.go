@@ -78,6 +78,9 @@ func (x *Executable) execute(stop *atomic.Bool, opts ExecuteOptions, args []*Buf
 	if err := x.acquire(args, donated, lits); err != nil {
 		return nil, err
 	}
+	if donated != nil {
+		endDonated(args, donated) // their storage is the execution's now
+	}
 	out, err := x.run(lits, donated, stop)
 	for i, b := range args {
 		if donated == nil || !donated[i] {

@@ -213,6 +213,16 @@ func (a *bufAcct) end() {
 	}
 }
 
+// endDonated stops counting the donated arguments of an execution that
+// took them.
+func endDonated(args []*Buffer, donated []bool) {
+	for i, d := range donated {
+		if d {
+			args[i].acct.end()
+		}
+	}
+}
+
 // keep makes the n bytes reserved for b count until its life ends;
 // a buffer under minAccounted gives them back at once.
 func (a *memAccount) keep(b *Buffer, n int64) {
