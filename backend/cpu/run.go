@@ -66,13 +66,14 @@ func (x *Executable) runSteps(args []*hlo.Literal, donated []bool, stop *atomic.
 	}
 	copy(f.vals, f.lits)
 	outs := x.outputBuffers(f, args, donated)
+	// The loop of an execution nobody can stop polls nothing.
+	checked := stop != nil || faults.Any()
 	for i := range x.steps {
-		if stop != nil && stop.Load() {
-			return nil, fmt.Errorf("cpu: before instruction %s: %w", x.steps[i].in.Name, ErrInterrupted)
-		}
 		cur = i
-		if faults.Any() {
-			injectFault(x.steps[i].in.Name, x.threads)
+		if checked {
+			if err := x.check(i, stop); err != nil {
+				return nil, err
+			}
 		}
 		if err := x.runStep(f, i, args, outs); err != nil {
 			return nil, err
@@ -80,6 +81,15 @@ func (x *Executable) runSteps(args []*hlo.Literal, donated []bool, stop *atomic.
 	}
 	x.measure(f, outs)
 	return x.result(f), nil
+}
+
+// check stops before step i once stop is set, and injects an armed fault.
+func (x *Executable) check(i int, stop *atomic.Bool) error {
+	if stop != nil && stop.Load() {
+		return fmt.Errorf("cpu: before instruction %s: %w", x.steps[i].in.Name, ErrInterrupted)
+	}
+	injectFault(x.steps[i].in.Name, x.threads)
+	return nil
 }
 
 // newPanicError names the step that panicked, keeping the stack of the
