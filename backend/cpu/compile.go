@@ -97,6 +97,9 @@ type Executable struct {
 	// bodies, branches), whose peaks count in this one's (run.go).
 	subs []*Executable
 	peak atomic.Int64 // PeakBytes
+	// plainPeak is what an execution without donation or control flow
+	// measures: the arena and every output.
+	plainPeak int64
 }
 
 // Compile optimizes a copy of m (m itself is left alone), fuses it,
@@ -168,9 +171,11 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	}
 	x.asg, x.root = asg, pos[mod.Entry.Root]
 	x.outIdx = make([]int, len(asg.bufs))
+	x.plainPeak = asg.arena
 	for i, b := range asg.outputs {
 		x.outIdx[b] = i
 		x.outs.addSize(asg.bufs[b].bytes)
+		x.plainPeak += asg.bufs[b].bytes
 	}
 	return x, nil
 }

@@ -139,9 +139,8 @@ type outputPool struct {
 }
 
 type pooled struct {
-	mem   []byte
-	lit   *hlo.Literal // nil, or a literal over mem
-	donor bool         // mem is a donated argument's (not the pool's)
+	mem []byte
+	lit *hlo.Literal // nil, or a literal over mem
 }
 
 const maxPooledOutputs = 4 // per size, besides the slot
@@ -250,7 +249,7 @@ func (x *Executable) outputBuffers(f *frame, args []*hlo.Literal, donated []bool
 		for _, p := range buf.donors {
 			if p < len(donated) && donated[p] && !contains(taken, p) && !sharedArg(args, p) {
 				if mem := bytesOf(args[p]); int64(len(mem)) == buf.bytes {
-					outs[i], taken = pooled{mem: mem, donor: true}, append(taken, p)
+					outs[i], taken = pooled{mem: mem}, append(taken, p)
 					break
 				}
 			}
