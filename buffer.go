@@ -25,6 +25,9 @@ type Buffer struct {
 	// Release during an execution defers recycling to the last user and
 	// donation can demand that nobody else holds the buffer.
 	state atomic.Int64
+	// acct is the buffer's share of the client's memory account (nil
+	// when not counted; memory.go).
+	acct *bufAcct
 }
 
 const (
@@ -57,11 +60,18 @@ func BufferFromSlice[T hlo.Native](c *Client, data []T, dims ...int64) (*Buffer,
 	if err := c.usable(); err != nil {
 		return nil, err
 	}
+	size, err := c.reserveBuffer(hlo.NativeDType[T](), int64(len(data)))
+	if err != nil {
+		return nil, err
+	}
 	l, err := fromSlice(&c.host, data, dims)
 	if err != nil {
+		c.mem.release(size)
 		return nil, fmt.Errorf("axle: %w", err)
 	}
-	return &Buffer{client: c, lit: l, host: true}, nil
+	b := &Buffer{client: c, lit: l, host: true}
+	c.mem.keep(b, size)
+	return b, nil
 }
 
 // BufferFromScalar returns a rank-0 buffer holding v.
@@ -78,7 +88,13 @@ func (c *Client) BufferFromLiteral(l *hlo.Literal) (*Buffer, error) {
 	if err := checkLiteral(l); err != nil {
 		return nil, err
 	}
-	return &Buffer{client: c, lit: l.Clone()}, nil
+	size, err := c.reserveLiteral(l)
+	if err != nil {
+		return nil, err
+	}
+	b := &Buffer{client: c, lit: l.Clone()}
+	c.mem.keep(b, size)
+	return b, nil
 }
 
 // checkLiteral rejects what no execution can take: nil and elided values.
@@ -164,6 +180,7 @@ func (b *Buffer) Release() {
 			continue
 		}
 		if b.state.CompareAndSwap(s, s|flagReleased) {
+			b.acct.end()
 			if s&holdMask == 0 {
 				b.recycle()
 			}

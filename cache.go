@@ -2,14 +2,13 @@ package axle
 
 import (
 	"container/list"
+	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/axle-ml/axle/backend/cpu"
 	"github.com/axle-ml/axle/hlo"
-	"github.com/axle-ml/axle/hlo/hlotext"
 )
 
 // CompileOptions control compilation. They are part of the compile
@@ -32,42 +31,17 @@ type CompileOptions struct {
 // compiled earlier for a module of the same text and options. m itself is
 // neither kept nor modified.
 func (c *Client) Compile(m *hlo.Module, opts CompileOptions) (*Executable, error) {
-	if err := c.usable(); err != nil {
-		return nil, err
-	}
-	if m == nil {
-		return nil, errors.New("axle: nil module")
-	}
-	if m.Entry == nil {
-		return nil, fmt.Errorf("axle: module %s has no entry computation", m.Name)
-	}
-	if err := hlo.Verify(m); err != nil {
-		return nil, fmt.Errorf("axle: %w", err)
-	}
-	key := cacheKey{fingerprint(m), opts}
-	x, err := c.cache.get(key, func() (*Executable, error) { return c.compile(m, opts) })
-	if err == nil && c.closed.Load() { // closed while compiling
-		x.Close()
-		return nil, closedError("client")
-	}
-	return x, err
+	return c.CompileContext(context.Background(), m, opts)
 }
 
 // CompileText parses one module in HLO text and compiles it.
 func (c *Client) CompileText(text string, opts CompileOptions) (*Executable, error) {
-	if err := c.usable(); err != nil {
-		return nil, err
-	}
-	m, err := hlotext.Parse(text, hlotext.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("axle: %w", err)
-	}
-	return c.Compile(m, opts)
+	return c.CompileTextContext(context.Background(), text, opts)
 }
 
 // compile runs the backend's compiler; a panic in it (a compiler bug)
 // becomes an error rather than crossing the API.
-func (c *Client) compile(m *hlo.Module, opts CompileOptions) (x *Executable, err error) {
+func (c *Client) compile(ctx context.Context, m *hlo.Module, opts CompileOptions) (x *Executable, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			x, err = nil, fmt.Errorf("axle: compiling %s: internal error: %v", m.Name, r)
@@ -80,15 +54,17 @@ func (c *Client) compile(m *hlo.Module, opts CompileOptions) (x *Executable, err
 	}
 	if c.backend == "interp" {
 		x.module = m.Clone()
-		x.prog, x.copyResult = interpProgram{x.module}, true
+		x.prog, x.copyResult = &interpProgram{m: x.module}, true
+		x.need = executionNeed(x)
 		return x, nil
 	}
 	cx, err := cpu.Compile(m, cpu.Options{Threads: c.threads, NoOptimize: opts.NoOptimize, Profile: opts.Profile,
-		ExpectedRuns: opts.ExpectedRuns})
+		ExpectedRuns: opts.ExpectedRuns, Context: ctx})
 	if err != nil {
 		return nil, fmt.Errorf("axle: %w", err)
 	}
 	x.cpu, x.prog, x.module, x.copyResult = cx, cx, cx.Module(), cx.Interpreted()
+	x.need = executionNeed(x)
 	return x, nil
 }
 

@@ -24,6 +24,11 @@ type ClientOptions struct {
 	// recently used go first; one executable larger than the bound is
 	// kept alone.
 	CacheBytes int64
+	// MemoryLimit bounds, in bytes, the memory the client's executions and
+	// new buffers may take (see ErrMemoryLimit): 0 is 3/4 of the
+	// machine's physical memory (MemTotal on Linux, 4 GiB on WebAssembly;
+	// no limit where it is unknown), negative no limit.
+	MemoryLimit int64
 }
 
 // DefaultCacheSize is the compile cache's size when ClientOptions leave it 0.
@@ -42,6 +47,7 @@ type Client struct {
 	cache   compileCache
 	host    hostPool
 	closed  atomic.Bool
+	mem     memAccount // the memory limit (memory.go)
 }
 
 // Device is one device of a client's platform. Axle has one CPU device;
@@ -88,6 +94,10 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		budget = DefaultCacheBytes
 	}
 	c := &Client{backend: backend, threads: threads}
+	c.mem.limit = opts.MemoryLimit
+	if c.mem.limit == 0 {
+		c.mem.limit = defaultMemoryLimit()
+	}
 	c.devices = []*Device{{ID: 0, Kind: "cpu", Threads: threads}}
 	c.cache.init(size, budget)
 	return c, nil

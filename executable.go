@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"github.com/axle-ml/axle/backend/cpu"
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -17,21 +16,12 @@ type program interface {
 	// RunChecked runs on arguments the caller has checked against the
 	// entry's parameters.
 	RunChecked(args []*hlo.Literal, donated []bool) (*hlo.Literal, error)
+	// RunControlled is RunChecked under a stop flag (cancellation, nil:
+	// none; see context.go).
+	RunControlled(args []*hlo.Literal, donated []bool, stop *atomic.Bool) (*hlo.Literal, error)
 	Recycle(out *hlo.Literal)
+	PeakBytes() int64
 }
-
-// interpProgram runs a module on the reference evaluator. Each execution
-// gets its own evaluator (it is not safe for concurrent use), so rng draws
-// restart from the same seed on every execution, as on the cpu backend.
-type interpProgram struct{ m *hlo.Module }
-
-func (p interpProgram) RunChecked(args []*hlo.Literal, _ []bool) (*hlo.Literal, error) {
-	var ev eval.Evaluator
-	return ev.Run(p.m, args...)
-}
-
-// Recycle does nothing: the evaluator allocates every value anew.
-func (interpProgram) Recycle(*hlo.Literal) {}
 
 // MemoryStats describes a cpu executable's buffer assignment.
 type MemoryStats = cpu.MemoryStats
@@ -53,6 +43,7 @@ type Executable struct {
 	copyResult bool
 	state      atomic.Int64 // see lifecycle.go
 	cached     cacheKey     // the compile cache's key for it
+	need       int64        // bytes an execution reserves under the memory limit (memory.go)
 }
 
 // ExecuteOptions modify one execution.
@@ -76,6 +67,11 @@ func (x *Executable) Execute(args ...*Buffer) ([]*Buffer, error) {
 
 // ExecuteWith is Execute with options.
 func (x *Executable) ExecuteWith(opts ExecuteOptions, args ...*Buffer) ([]*Buffer, error) {
+	return x.execute(nil, opts, args)
+}
+
+// execute is ExecuteWith under a stop flag (ExecuteContext's; nil: none).
+func (x *Executable) execute(stop *atomic.Bool, opts ExecuteOptions, args []*Buffer) ([]*Buffer, error) {
 	if err := x.usable(); err != nil {
 		return nil, err
 	}
@@ -94,7 +90,10 @@ func (x *Executable) ExecuteWith(opts ExecuteOptions, args ...*Buffer) ([]*Buffe
 	if err := x.acquire(args, donated, lits); err != nil {
 		return nil, err
 	}
-	out, err := x.run(lits, donated)
+	if donated != nil {
+		endDonated(args, donated) // their storage is the execution's now
+	}
+	out, err := x.run(lits, donated, stop)
 	if err != nil {
 		unholdKept(args, donated)
 		return nil, fmt.Errorf("axle: executing %s: %w", x.entry, err)
@@ -110,16 +109,17 @@ func (x *Executable) ExecuteWith(opts ExecuteOptions, args ...*Buffer) ([]*Buffe
 	return bufs, nil
 }
 
-// run runs the program, turning a panic (a backend bug) into an error,
-// and copies an evaluator's result, which may share storage with the
-// module's constants or the arguments.
-func (x *Executable) run(args []*hlo.Literal, donated []bool) (out *hlo.Literal, err error) {
+// runProgram runs the program, turning a panic that escaped the backend's
+// own containment (a bug outside any kernel) into an error, and copies an
+// evaluator's result, which may share storage with the module's constants
+// or the arguments.
+func (x *Executable) runProgram(args []*hlo.Literal, donated []bool, stop *atomic.Bool) (out *hlo.Literal, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, fmt.Errorf("internal error: %v", r)
 		}
 	}()
-	out, err = x.prog.RunChecked(args, donated)
+	out, err = x.prog.RunControlled(args, donated, stop)
 	if err == nil && x.copyResult {
 		out = out.Clone()
 	}
@@ -180,7 +180,7 @@ func (x *Executable) ExecuteLiterals(args ...*hlo.Literal) ([]*hlo.Literal, erro
 	if err := x.enter(); err != nil {
 		return nil, err
 	}
-	out, err := x.run(args, nil)
+	out, err := x.run(args, nil, nil)
 	x.leave()
 	if err != nil {
 		return nil, fmt.Errorf("axle: executing %s: %w", x.entry, err)
@@ -347,6 +347,9 @@ func (x *Executable) own(b *Buffer, e *hlo.Literal, earlier, lits []*hlo.Literal
 		b.pool = nil // nested tuples: too rare to check their leaves
 	case aliased(e, earlier, lits, donated):
 		b.lit, b.pool = e.Clone(), nil
+	}
+	if x.need >= minAccounted || b.pool == nil { // else no output is counted
+		x.client.mem.output(b)
 	}
 }
 

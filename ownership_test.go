@@ -33,14 +33,6 @@ ENTRY main {
   ROOT n = f32[4] negate(p)
 }`
 
-// engines are the three ways a module runs: the interp backend, the cpu
-// backend's evaluator (the cost model's choice for one run of a tiny
-// module) and the cpu backend compiled.
-var engines = []struct {
-	name, backend string
-	runs          int
-}{{"interp", "interp", 0}, {"cpu-evaluator", "cpu", 1}, {"cpu-compiled", "cpu", 0}}
-
 func compileRuns(t *testing.T, c *axle.Client, text string, runs int) *axle.Executable {
 	t.Helper()
 	x, err := c.CompileText(text, axle.CompileOptions{ExpectedRuns: runs})

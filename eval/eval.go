@@ -3,6 +3,7 @@ package eval
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/axle-ml/axle/hlo"
 )
@@ -42,6 +43,15 @@ type Evaluator struct {
 	// rngState is rng-get-and-update-state's counter.
 	rngState    [2]uint64
 	rngStateSet bool
+
+	// Interrupt, when set, is polled before every instruction: once it
+	// is true, evaluation stops with ErrInterrupted (a caller's context
+	// was cancelled). Nil costs one comparison per instruction.
+	Interrupt *atomic.Bool
+	// MeasurePeak makes the evaluator track the bytes its live values hold
+	// (see PeakBytes).
+	MeasurePeak bool
+	mem         memTrack
 }
 
 // Run evaluates the module's entry computation on args, one per parameter.
@@ -59,13 +69,25 @@ func (e *Evaluator) Run(m *hlo.Module, args ...*hlo.Literal) (*hlo.Literal, erro
 		return nil, fmt.Errorf("eval: %w", err)
 	}
 	e.plans = nil // plans refer to the previous module
+	e.mem = memTrack{}
 	return e.Computation(m.Entry, args...)
 }
 
-// Computation evaluates one computation on its arguments.
-func (e *Evaluator) Computation(c *hlo.Computation, args ...*hlo.Literal) (*hlo.Literal, error) {
+// Computation evaluates one computation on its arguments. A panic in an
+// instruction's handler comes back as a *PanicError naming it.
+func (e *Evaluator) Computation(c *hlo.Computation, args ...*hlo.Literal) (v *hlo.Literal, err error) {
+	var cur *hlo.Instruction // for the panic's error
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = nil, newPanicError(c, cur, r)
+		}
+	}()
+	if e.interrupted() { // a loop whose bodies hold nothing but parameters
+		return nil, ErrInterrupted
+	}
 	p := e.plan(c)
 	values := make([]*hlo.Literal, len(c.Instructions))
+	var frame int64 // bytes this call's values hold (MeasurePeak)
 	var ops []*hlo.Literal
 	for i, in := range c.Instructions {
 		if in.Opcode == hlo.OpParameter {
@@ -75,6 +97,10 @@ func (e *Evaluator) Computation(c *hlo.Computation, args ...*hlo.Literal) (*hlo.
 			values[i] = args[in.ParamNumber]
 			continue
 		}
+		if e.interrupted() {
+			return nil, ErrInterrupted
+		}
+		cur = in
 		ops = ops[:0]
 		for _, j := range p.operands[i] {
 			if j < 0 || values[j] == nil {
@@ -86,13 +112,18 @@ func (e *Evaluator) Computation(c *hlo.Computation, args ...*hlo.Literal) (*hlo.
 		if h == nil {
 			return nil, fmt.Errorf("computation %s, instruction %s: %s: %w", c.Name, in.Name, in.Opcode, ErrUnimplemented)
 		}
+		testHook(in)
 		// Handlers may keep the operand slice; give each its own.
 		v, err := h(e, in, append([]*hlo.Literal(nil), ops...))
 		if err != nil {
 			return nil, fmt.Errorf("computation %s, instruction %s: %w", c.Name, in.Name, err)
 		}
 		values[i] = v
+		if e.MeasurePeak {
+			frame += e.mem.add(in, v, ops)
+		}
 	}
+	e.mem.drop(frame)
 	if p.root < 0 {
 		return nil, fmt.Errorf("computation %s has no root instruction", c.Name)
 	}

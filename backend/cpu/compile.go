@@ -1,9 +1,11 @@
 package cpu
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"slices"
+	"sync/atomic"
 
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
@@ -29,6 +31,10 @@ type Options struct {
 	// Poison fills new arenas and output buffers with NaN bytes, so tests
 	// catch kernels that leave part of their result unwritten.
 	Poison bool
+	// Context, if not nil, is checked between the optimization passes and
+	// the compiler's stages: once it is done, Compile returns an error
+	// wrapping its Err.
+	Context context.Context
 	// noFusion lowers each instruction alone: the body of a fusion that
 	// no fused kernel takes (fusionBody), which fusing again could only
 	// rebuild.
@@ -87,6 +93,13 @@ type Executable struct {
 	// Engine says how the module runs: "compiled", or "evaluator" with
 	// the cost model's reason.
 	Engine string
+	// subs are the executables of the computations the steps call (while
+	// bodies, branches), whose peaks count in this one's (run.go).
+	subs []*Executable
+	peak atomic.Int64 // PeakBytes
+	// plainPeak is what an execution without donation or control flow
+	// measures: the arena and every output.
+	plainPeak int64
 }
 
 // Compile optimizes a copy of m (m itself is left alone), fuses it,
@@ -103,8 +116,11 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	if est := estimate(mod); est.interpret(opts.ExpectedRuns) {
 		return interpreted(mod, est), nil
 	}
+	if err := checkContext(opts.Context, "optimizing"); err != nil {
+		return nil, err
+	}
 	if !opts.NoOptimize {
-		if _, err := opt.Standard().Run(mod); err != nil {
+		if _, err := opt.Standard().RunWith(mod, pass.Options{Observers: contextObserver(opts.Context)}); err != nil {
 			return nil, fmt.Errorf("cpu: %w", err)
 		}
 	} else if !opts.noFusion {
@@ -115,6 +131,9 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 				return nil, fmt.Errorf("cpu: %s: %w", p.Name(), err)
 			}
 		}
+	}
+	if err := checkContext(opts.Context, "fusing"); err != nil {
+		return nil, err
 	}
 	if err := fuse(mod, opts); err != nil {
 		return nil, err
@@ -128,6 +147,9 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	lowered := map[*hlo.Instruction]step{}
 	infos := map[*hlo.Instruction]valueInfo{}
 	for _, in := range mod.Entry.Instructions {
+		if err := checkContext(opts.Context, "lowering"); err != nil {
+			return nil, err
+		}
 		s, info := x.lowerValue(in, infos)
 		if opts.Profile && s.k != nil && in.Opcode != hlo.OpParameter && in.Opcode != hlo.OpConstant {
 			s.k = x.profiled(in, s.how, s.k)
@@ -149,9 +171,11 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	}
 	x.asg, x.root = asg, pos[mod.Entry.Root]
 	x.outIdx = make([]int, len(asg.bufs))
+	x.plainPeak = asg.arena
 	for i, b := range asg.outputs {
 		x.outIdx[b] = i
 		x.outs.addSize(asg.bufs[b].bytes)
+		x.plainPeak += asg.bufs[b].bytes
 	}
 	return x, nil
 }
@@ -501,4 +525,24 @@ func fromFunc(in *hlo.Instruction, f kernelFunc) kernel {
 		}
 		return out, f(out, ops)
 	}
+}
+
+// checkContext fails once ctx (nil: none) is done, saying at which stage.
+func checkContext(ctx context.Context, stage string) error {
+	if ctx == nil {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("cpu: compilation stopped before %s: %w", stage, err)
+	}
+	return nil
+}
+
+// contextObserver stops the pass pipeline once ctx is done (nil when
+// ctx can never be: no observer to call).
+func contextObserver(ctx context.Context) []pass.Observer {
+	if ctx == nil || ctx.Done() == nil {
+		return nil
+	}
+	return []pass.Observer{func(pass.Event) error { return ctx.Err() }}
 }

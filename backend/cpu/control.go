@@ -23,16 +23,16 @@ func (x *Executable) lowerControl(in *hlo.Instruction) (kernel, bool) {
 		if err1 != nil || err2 != nil {
 			return nil, false
 		}
-		return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
-			return runWhile(cond, body, ops[0])
+		return func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+			return runWhile(ev, cond, body, ops[0])
 		}, true
 	case hlo.OpCall:
 		c, err := x.sub(in.Computation("to_apply"))
 		if err != nil {
 			return nil, false
 		}
-		return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
-			return c.Execute(ops...)
+		return func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+			return c.runSub(ev, ops...)
 		}, true
 	case hlo.OpConditional:
 		return x.lowerConditional(in)
@@ -67,14 +67,21 @@ func (x *Executable) subWith(c *hlo.Computation, o Options) (*Executable, error)
 		noFusion: o.noFusion})
 	if err == nil {
 		x.Fallbacks = append(x.Fallbacks, sub.Fallbacks...)
+		x.subs = append(x.subs, sub)
 	}
 	return sub, err
 }
 
-func runWhile(cond, body *Executable, state *hlo.Literal) (*hlo.Literal, error) {
+// runWhile runs a loop under the calling execution's stop flag (ev's),
+// polled every iteration: a loop that never ends stops when its
+// execution is cancelled.
+func runWhile(ev *eval.Evaluator, cond, body *Executable, state *hlo.Literal) (*hlo.Literal, error) {
 	var owned *hlo.Literal // the state, when it is a body result
 	for {
-		p, err := cond.Execute(state)
+		if ev.Interrupt != nil && ev.Interrupt.Load() {
+			return nil, fmt.Errorf("while loop: %w", ErrInterrupted)
+		}
+		p, err := cond.runSub(ev, state)
 		if err != nil {
 			return nil, fmt.Errorf("while condition: %w", err)
 		}
@@ -83,7 +90,7 @@ func runWhile(cond, body *Executable, state *hlo.Literal) (*hlo.Literal, error) 
 		if !more {
 			return state, nil
 		}
-		next, err := body.Execute(state)
+		next, err := body.runSub(ev, state)
 		if err != nil {
 			return nil, fmt.Errorf("while body: %w", err)
 		}
@@ -116,19 +123,19 @@ func (x *Executable) lowerConditional(in *hlo.Instruction) (kernel, bool) {
 		}
 		branches[i] = b
 	}
-	return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		var i int
 		if pred {
 			if ops[0].GetBool(0) {
-				return branches[1].Execute(ops[1])
+				return branches[1].runSub(ev, ops[1])
 			}
-			return branches[0].Execute(ops[2])
+			return branches[0].runSub(ev, ops[2])
 		}
 		i = int(ops[0].GetInt64(0))
 		if i < 0 || i >= len(branches) {
 			i = len(branches) - 1
 		}
-		return branches[i].Execute(ops[1+i])
+		return branches[i].runSub(ev, ops[1+i])
 	}, true
 }
 
@@ -144,7 +151,7 @@ func (x *Executable) fusionBody(in *hlo.Instruction) (kernel, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
-		return c.Execute(ops...)
+	return func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+		return c.runSub(ev, ops...)
 	}, true
 }

@@ -232,20 +232,7 @@ func (x *Executable) Run(args []*hlo.Literal, donated []bool) (*hlo.Literal, err
 // name the parameter in its errors, and a second check cost as much as a
 // scalar kernel.
 func (x *Executable) RunChecked(args []*hlo.Literal, donated []bool) (*hlo.Literal, error) {
-	if x.interp {
-		var ev eval.Evaluator
-		return ev.Run(x.module, args...)
-	}
-	f := x.getFrame()
-	defer x.putFrame(f)
-	copy(f.vals, f.lits)
-	outs := x.outputBuffers(f, args, donated)
-	for i := range x.steps {
-		if err := x.runStep(f, i, args, outs); err != nil {
-			return nil, err
-		}
-	}
-	return x.result(f), nil
+	return x.RunControlled(args, donated, nil)
 }
 
 // outputBuffers picks storage for each output: a donated argument that

@@ -345,8 +345,8 @@ func lowerAsyncStart(in *hlo.Instruction, threads int) (kernel, bool) {
 		return nil, false
 	}
 	contexts := in.Shape.Tuple[2:]
-	return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
-		r, err := sub.Execute(ops...)
+	return func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+		r, err := sub.runSub(ev, ops...)
 		if err != nil {
 			return nil, fmt.Errorf("async computation %s: %w", c.Name, err)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,7 +25,7 @@ import (
 // cmdRun compiles (for interp: verifies) a module, feeds seeded random
 // arguments and runs it, printing result shapes, checksums and timing:
 // axle run [--backend interp] [--opt] [--threads T] [--warmup K] [--repeat N] [--json] [--args FILE]
-// [--inputs FILE.npz] [--save-outputs FILE.npz] [--cpuprofile FILE] FILE.hlo
+// [--inputs FILE.npz] [--save-outputs FILE.npz] [--cpuprofile FILE] [--timeout D] [--memory-limit N] FILE.hlo
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -39,6 +41,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	optimize := fs.Bool("opt", false, "run the standard optimization pipeline before running")
 	profile := fs.Bool("profile", false, "cpu backend: print the time of each kernel (and label them for pprof)")
 	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed runs to this file (go tool pprof)")
+	timeout := fs.Duration("timeout", 0, "cancel each run that takes longer than this (a Go duration: 500ms, 2m; 0: none)")
+	memLimit := fs.String("memory-limit", "", "the client's memory limit in bytes, with an optional K, M or G suffix (powers of 1024; -1: none; default 3/4 of physical memory)")
 	var of optFlags
 	of.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -50,6 +54,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if *backend != "interp" && *backend != "cpu" {
 		fmt.Fprintf(stderr, "axle run: unknown backend %q (available: interp, cpu)\n", *backend)
+		return 2
+	}
+	limit, err := parseByteSize(*memLimit)
+	if err != nil {
+		fmt.Fprintf(stderr, "axle run: --memory-limit: %v\n", err)
 		return 2
 	}
 	path := fs.Arg(0)
@@ -82,7 +91,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	x, err := compileModule(m, *backend, *threads, axle.CompileOptions{NoOptimize: *optimize, Profile: *profile,
+	client := axle.ClientOptions{Backend: *backend, Threads: *threads, MemoryLimit: limit}
+	x, err := compileModule(m, client, axle.CompileOptions{NoOptimize: *optimize, Profile: *profile,
 		ExpectedRuns: *warmup + max(*repeat, 1)})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", path, err)
@@ -102,7 +112,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	result, times, err := timeRuns(x, argv, *warmup, max(*repeat, 1), *cpuProfile)
+	result, times, err := timeRuns(x, argv, runOptions{*warmup, max(*repeat, 1), *cpuProfile, *timeout})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", path, err)
 		return 1
@@ -135,6 +145,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		"run_ms":     map[string]float64{"min": ms(times[0]), "median": ms(times[len(times)/2]), "max": ms(times[len(times)-1])},
 		"outputs":    outs,
 	}
+	fmt.Fprintf(stdout, "measured peak: %s in one execution (arguments excluded)\n", byteSize(x.PeakBytes()))
+	report["measured_peak_bytes"] = x.PeakBytes()
 	if *backend == "cpu" {
 		mem := x.Memory()
 		fmt.Fprintf(stdout, "memory: peak %s of intermediates in one arena (%s if each had its own buffer, %d computed in place); outputs %s\n",
@@ -153,19 +165,28 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 
 // compileModule compiles m through the runtime API on a client of the
 // backend.
-func compileModule(m *hlo.Module, backend string, threads int, opts axle.CompileOptions) (*axle.Executable, error) {
-	c, err := axle.NewClient(axle.ClientOptions{Backend: backend, Threads: threads})
+func compileModule(m *hlo.Module, client axle.ClientOptions, opts axle.CompileOptions) (*axle.Executable, error) {
+	c, err := axle.NewClient(client)
 	if err != nil {
 		return nil, err
 	}
 	return c.Compile(m, opts)
 }
 
+// runOptions say how timeRuns runs.
+type runOptions struct {
+	warmup, repeat int
+	profile        string        // pprof CPU profile of the timed runs, or ""
+	timeout        time.Duration // each run's, or 0
+}
+
 // timeRuns executes x on args warmup untimed and repeat timed times and
 // returns the last run's results. Each run's outputs are released before
 // the next, so that their storage is reused as in a serving loop. With a
-// profile path, the timed runs are profiled (pprof CPU profile).
-func timeRuns(x *axle.Executable, args []*hlo.Literal, warmup, repeat int, profile string) ([]*hlo.Literal, []time.Duration, error) {
+// profile path, the timed runs are profiled (pprof CPU profile); with a
+// timeout, each run is cancelled when it takes longer.
+func timeRuns(x *axle.Executable, args []*hlo.Literal, o runOptions) ([]*hlo.Literal, []time.Duration, error) {
+	warmup, repeat, profile := o.warmup, o.repeat, o.profile
 	bufs := make([]*axle.Buffer, len(args))
 	for i, a := range args {
 		b, err := x.Client().BufferFromLiteral(a)
@@ -187,7 +208,7 @@ func timeRuns(x *axle.Executable, args []*hlo.Literal, warmup, repeat int, profi
 		release(outs)
 		t0 := time.Now()
 		var err error
-		if outs, err = x.Execute(bufs...); err != nil {
+		if outs, err = execute(x, bufs, o.timeout); err != nil {
 			return nil, nil, err
 		}
 		if i >= warmup {
@@ -203,6 +224,45 @@ func timeRuns(x *axle.Executable, args []*hlo.Literal, warmup, repeat int, profi
 	}
 	release(outs)
 	return result, times, nil
+}
+
+// execute runs x once, cancelled after timeout (0: never).
+func execute(x *axle.Executable, bufs []*axle.Buffer, timeout time.Duration) ([]*axle.Buffer, error) {
+	if timeout <= 0 {
+		return x.Execute(bufs...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return x.ExecuteContext(ctx, axle.ExecuteOptions{}, bufs...)
+}
+
+// parseByteSize reads a byte count with an optional K, M or G suffix
+// (KiB, MiB, GiB); "" is 0 (the client's default).
+func parseByteSize(s string) (int64, error) {
+	mult := int64(1)
+	num := strings.TrimSpace(s)
+	if num == "" {
+		return 0, nil
+	}
+	switch num[len(num)-1] {
+	case 'K', 'k':
+		mult = 1 << 10
+	case 'M', 'm':
+		mult = 1 << 20
+	case 'G', 'g':
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		num = num[:len(num)-1]
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a byte count (like 512M or 8G)", s)
+	}
+	if n > 0 && n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return n * mult, nil
 }
 
 // startCPUProfile starts a pprof CPU profile written to path.

@@ -2,7 +2,9 @@ package kernels
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
@@ -64,6 +66,33 @@ type group struct {
 	left     atomic.Int32
 	finished chan struct{}
 	taken    []atomic.Bool
+	panic    atomic.Pointer[WorkerPanic] // the first part's panic
+}
+
+// WorkerPanic is a panic raised by a part of a parallel call, re-raised
+// on the calling goroutine once every part has stopped (a worker's panic
+// would otherwise end the process, out of reach of any recover), with
+// the stack of the goroutine that panicked.
+type WorkerPanic struct {
+	Value any
+	Stack []byte
+}
+
+func (p *WorkerPanic) String() string { return fmt.Sprintf("panic in a parallel part: %v", p.Value) }
+
+// run runs part t, recording a panic rather than letting it unwind: the
+// other parts may still be writing the memory the caller would reuse.
+func (g *group) run(f func(t int), t int) {
+	defer func() {
+		if r := recover(); r != nil {
+			p, ok := r.(*WorkerPanic) // a nested call's
+			if !ok {
+				p = &WorkerPanic{Value: r, Stack: debug.Stack()}
+			}
+			g.panic.CompareAndSwap(nil, p)
+		}
+	}()
+	f(t)
 }
 
 func (g *group) taskDone() {
@@ -101,7 +130,7 @@ func worker() {
 			labels = *tk.labels
 		}
 		pprof.SetGoroutineLabels(labels)
-		tk.f(tk.t)
+		tk.g.run(tk.f, tk.t)
 		tk.g.taskDone()
 	}
 }
@@ -140,7 +169,7 @@ func parallel(threads int, f func(t int)) {
 		default: // pool saturated (nested or concurrent calls): taken back below
 		}
 	}
-	f(threads - 1)
+	g.run(f, threads-1)
 	// A part no worker has started yet (or that found the pool's queue
 	// full) is taken back and run here. A parked worker takes 20 µs to
 	// milliseconds to wake on these VMs (BENCHMARKS.md); waiting for it
@@ -150,7 +179,7 @@ func parallel(threads int, f func(t int)) {
 	// go on taking turns on one processor while the other stays idle.
 	for t := range threads - 1 {
 		if g.taken[t].CompareAndSwap(false, true) {
-			f(t)
+			g.run(f, t)
 			g.taskDone()
 		}
 	}
@@ -159,10 +188,15 @@ func parallel(threads int, f func(t int)) {
 		runtime.Gosched()
 	}
 	<-g.finished
+	if p := g.panic.Load(); p != nil {
+		panic(p)
+	}
 }
 
 // Parallel runs f(0), ..., f(threads-1) on the kernels' worker pool (the
-// last on the calling goroutine) and returns when all are done. Other
+// last on the calling goroutine) and returns when all are done. If a part
+// panics, Parallel panics with a *WorkerPanic on the calling goroutine
+// once all parts are done. Other
 // packages of the CPU backend split their loops with it, so the process
 // has one pool.
 func Parallel(threads int, f func(t int)) { parallel(threads, f) }

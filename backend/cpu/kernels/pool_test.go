@@ -1,111 +1,50 @@
 package kernels
 
 import (
-	"context"
-	"runtime"
-	"runtime/pprof"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// TestWorkersTakeLabels checks that a pool worker runs a task under the
-// pprof labels given to LabelTasks, not the ones it was started with:
-// the goroutine profile shows the worker running the task with them.
-func TestWorkersTakeLabels(t *testing.T) {
-	parallel(2, func(int) {}) // start the pool, unlabelled
-	LabelTasks(pprof.WithLabels(context.Background(), pprof.Labels("hlo", "labelled-task")))
-	defer LabelTasks(context.Background())
-	var dump string
-	started := make(chan struct{})
-	parallel(2, func(i int) {
-		if i == 1 { // the caller's part: it waits, so the worker takes part 0
-			<-started
-			return
-		}
-		close(started)
-		var b strings.Builder
-		if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
-			t.Error(err)
-		}
-		dump = b.String()
-	})
-	for _, g := range strings.Split(dump, "\n\n") {
-		if strings.Contains(g, "kernels.worker") && strings.Contains(g, "TestWorkersTakeLabels") {
-			if !strings.Contains(g, `"hlo":"labelled-task"`) {
-				t.Fatalf("the worker ran the task without its labels:\n%s", g)
+// A part's panic on a worker reaches the caller as a *WorkerPanic, once
+// every part is done, with the worker's stack; the pool goes on working.
+func TestParallelPanicReachesCaller(t *testing.T) {
+	var started, callerDone atomic.Bool
+	var sawCallerDone bool
+	func() {
+		defer func() {
+			r := recover()
+			p, ok := r.(*WorkerPanic)
+			if !ok {
+				t.Fatalf("recovered %v, want a *WorkerPanic", r)
 			}
-			return
-		}
-	}
-	t.Fatalf("no worker running the task in the goroutine profile:\n%s", dump)
-}
-
-// TestParallelRunsEachPartOnce checks that every part of a parallel call
-// runs exactly once, whether a worker starts it or the caller takes it
-// back: the caller's own part returns at once or after a pause, so both
-// happen over the calls.
-func TestParallelRunsEachPartOnce(t *testing.T) {
-	for call := range 200 {
-		const threads = 4
-		var runs [threads]atomic.Int32
-		parallel(threads, func(i int) {
-			if i == threads-1 && call%2 == 1 {
-				time.Sleep(50 * time.Microsecond)
+			if p.Value != "boom" || !strings.Contains(string(p.Stack), "TestParallelPanicReachesCaller") {
+				t.Fatalf("value %v, stack:\n%s", p.Value, p.Stack)
 			}
-			runs[i].Add(1)
+			sawCallerDone = callerDone.Load()
+		}()
+		parallel(2, func(part int) {
+			if part == 0 {
+				started.Store(true)
+				panic("boom")
+			}
+			// The caller's part: wait (a while) for a worker to start part
+			// 0, then outlast its panic.
+			for deadline := time.Now().Add(time.Second); !started.Load() && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+			time.Sleep(5 * time.Millisecond)
+			callerDone.Store(true)
 		})
-		for i := range runs {
-			if n := runs[i].Load(); n != 1 {
-				t.Fatalf("call %d: part %d ran %d times", call, i, n)
-			}
-		}
-	}
-}
-
-// TestParallelTakesBackLateParts checks that the caller runs a part no
-// worker has started when its own is done: with every worker busy in a
-// long part of another call, the second call's parts all run on the
-// caller's goroutine.
-func TestParallelTakesBackLateParts(t *testing.T) {
-	parallel(2, func(int) {}) // start the pool
-	release := make(chan struct{})
-	busy := make(chan struct{})
-	done := make(chan struct{})
-	go func() { // occupies a worker: the pool's only one at GOMAXPROCS 2
-		defer close(done)
-		parallel(2, func(i int) {
-			if i == 1 { // its caller's part waits, so a worker takes part 0
-				<-busy
-				return
-			}
-			close(busy)
-			<-release
-		})
+		t.Fatal("parallel returned after a part panicked")
 	}()
-	<-busy
-	caller := goroutineID()
-	var ran [3]uint64
-	parallel(3, func(i int) { ran[i] = goroutineID() })
-	close(release)
-	<-done
-	for i, g := range ran {
-		if g == 0 {
-			t.Fatalf("part %d did not run", i)
-		}
-		if runtime.GOMAXPROCS(0) == 2 && g != caller {
-			t.Errorf("part %d ran on goroutine %d, not the caller's %d, while the only worker was busy", i, g, caller)
-		}
+	if !sawCallerDone {
+		t.Fatal("the panic reached the caller before its own part was done")
 	}
-}
-
-// goroutineID is the current goroutine's number, from its stack header.
-func goroutineID() uint64 {
-	var buf [64]byte
-	n := runtime.Stack(buf[:], false)
-	f := strings.Fields(string(buf[:n]))
-	id, _ := strconv.ParseUint(f[1], 10, 64)
-	return id
+	var sum atomic.Int64
+	parallel(4, func(part int) { sum.Add(int64(part)) })
+	if sum.Load() != 0+1+2+3 {
+		t.Fatalf("after the panic the parts summed to %d, want 6", sum.Load())
+	}
 }
