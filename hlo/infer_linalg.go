@@ -104,12 +104,12 @@ func inferDot(in *Instruction, ops []Shape) (Shape, error) {
 	return makeArray(t, dims, dyn), nil
 }
 
-// dilatedBound is the size of n elements with dilation-1 holes between them.
-func dilatedBound(n, dilation int64) int64 {
+// dilated is the size of n elements with dilation-1 holes between them.
+func (a *sizeArith) dilated(n, dilation int64) int64 {
 	if n == 0 {
 		return 0
 	}
-	return (n-1)*dilation + 1
+	return a.add(a.mul(n-1, dilation), 1)
 }
 
 // stridedBound is the number of windows of size w that fit in n at stride s.
@@ -146,11 +146,16 @@ func windowOutput(base Shape, w *Window, t DType) (Shape, error) {
 			dims[i] = Unbounded
 			continue
 		}
-		padded := d.PadLo + dilatedBound(base.Dims[i], d.LhsDilation) + d.PadHi
+		var a sizeArith
+		padded := a.add(a.add(d.PadLo, a.dilated(base.Dims[i], d.LhsDilation)), d.PadHi)
+		size := a.dilated(d.Size, d.RhsDilation)
+		if err := a.err("window %s on dimension %d", w, i); err != nil {
+			return Shape{}, err
+		}
 		if padded < 0 {
 			return Shape{}, fmt.Errorf("window %s pads dimension %d of size %d to a negative size", w, i, base.Dims[i])
 		}
-		dims[i] = stridedBound(padded, dilatedBound(d.Size, d.RhsDilation), d.Stride)
+		dims[i] = stridedBound(padded, size, d.Stride)
 	}
 	return makeArray(t, dims, dynFlags(base)), nil
 }

@@ -320,7 +320,11 @@ func inferConcatenate(in *Instruction, ops []Shape) (Shape, error) {
 		if dims[dim] == Unbounded || s.Dims[dim] == Unbounded {
 			dims[dim] = Unbounded
 		} else {
-			dims[dim] += s.Dims[dim]
+			var a sizeArith
+			dims[dim] = a.add(dims[dim], s.Dims[dim])
+			if err := a.err("the concatenated size of dimension %d", dim); err != nil {
+				return Shape{}, err
+			}
 		}
 		for i := range dyn {
 			dyn[i] = dyn[i] || s.IsDynamicDim(i)
@@ -354,7 +358,11 @@ func inferPad(in *Instruction, ops []Shape) (Shape, error) {
 			dims[i] = Unbounded
 			continue
 		}
-		dims[i] = x.Dims[i] + p.Lo + p.Hi + max(x.Dims[i]-1, 0)*p.Interior
+		var a sizeArith
+		dims[i] = a.add(a.add(a.add(x.Dims[i], p.Lo), p.Hi), a.mul(max(x.Dims[i]-1, 0), p.Interior))
+		if err := a.err("the padded size of dimension %d", i); err != nil {
+			return Shape{}, err
+		}
 		if dims[i] < 0 {
 			return Shape{}, fmt.Errorf("padding result in negative size for dimension %d", i)
 		}

@@ -94,6 +94,9 @@ func (s *scanner) shapeOpt(defaultLayout bool) (hlo.Shape, error) {
 		}
 		return sh, nil
 	}
+	if _, err := sh.ByteSize(); err != nil {
+		return hlo.Shape{}, s.errorAt(start, "%v", err)
+	}
 	// A layout follows only directly after the dimensions; `{` after
 	// white space may start something else (a literal, a computation).
 	if s.peekByte() == '{' {
