@@ -281,10 +281,23 @@ func inferFft(in *Instruction, ops []Shape) (Shape, error) {
 		return Shape{}, fmt.Errorf("FFT of rank %d requires input of at least same rank; got input of rank %d", n, x.Rank())
 	}
 	inner := x.Rank() - n // first transformed dimension
+	for _, l := range length {
+		if l < 0 {
+			return Shape{}, fmt.Errorf("fft_length {%s} must not be negative", joinInts(length))
+		}
+	}
 	switch typ {
 	case "FFT", "IFFT":
 		if !x.DType.IsComplex() {
 			return Shape{}, fmt.Errorf("%s requires complex input type, found %s", typ, x.DType)
+		}
+		// XLA's shape inference leaves this unchecked; its evaluator and
+		// Axle's transform the operand's dimensions, so the lengths must
+		// be those.
+		for i, l := range length {
+			if x.Dims[inner+i] != l {
+				return Shape{}, fmt.Errorf("%s requires innermost dimensions match fft_length but dimension %d is %d and should be %d", typ, inner+i, x.Dims[inner+i], l)
+			}
 		}
 		return withDefaultLayout(x.Clone()), nil
 	case "RFFT":

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // Shape rules of ops that move, select or re-view data: broadcast, reshape,
@@ -26,7 +27,7 @@ var shapeOpRules = map[Opcode]inferRule{
 	OpGetTupleElement:     inferGetTupleElement,
 	OpGetDimensionSize:    inferGetDimensionSize,
 	OpSetDimensionSize:    inferSetDimensionSize,
-	OpBitcast:             inferFromDeclared("a bitcast's result shape"),
+	OpBitcast:             inferBitcast,
 	OpConstant:            inferConstant,
 	OpParameter:           inferFromDeclared("a parameter's shape"),
 	OpCopy:                inferPassThrough,
@@ -43,6 +44,28 @@ func inferFromDeclared(what string) inferRule {
 		}
 		return d.Clone(), nil
 	}
+}
+
+// inferBitcast: a bitcast reinterprets the operand's storage, so the
+// result has as many bits as the operand (XLA checks this only in
+// layout-sensitive verification; Axle's evaluator and backends copy or
+// alias exactly the operand's bytes, so it checks always).
+func inferBitcast(in *Instruction, ops []Shape) (Shape, error) {
+	d, err := needDeclared(in, "a bitcast's result shape")
+	if err != nil {
+		return Shape{}, err
+	}
+	x := ops[0]
+	if x.IsArray() && d.IsArray() && elementsKnown(x) && elementsKnown(d) {
+		xn, dn := x.NumElements(), d.NumElements() // exact for shapes that pass validShape
+		xh, xl := bits.Mul64(uint64(xn), uint64(x.DType.Bits()))
+		dh, dl := bits.Mul64(uint64(dn), uint64(d.DType.Bits()))
+		if xh != dh || xl != dl {
+			return Shape{}, fmt.Errorf("bitcast cannot change the size in bits: operand %s has %d elements of %d bits, result %s has %d elements of %d bits",
+				x.HumanString(), xn, x.DType.Bits(), d.HumanString(), dn, d.DType.Bits())
+		}
+	}
+	return d.Clone(), nil
 }
 
 // inferConstant: a constant has its literal's shape.
@@ -85,6 +108,10 @@ func inferBroadcast(in *Instruction, ops []Shape) (Shape, error) {
 	for i, od := range dims {
 		if od < 0 || od >= int64(d.Rank()) {
 			return Shape{}, fmt.Errorf("broadcast dimension %d is out of bounds for result rank %d", od, d.Rank())
+		}
+		// XLA's verifier requires this order; kernels rely on it.
+		if i > 0 && od <= dims[i-1] {
+			return Shape{}, fmt.Errorf("broadcast dimensions order is wrong: {%s} must be strictly increasing", joinInts(dims))
 		}
 		if !dimsMatch(d.Dims[od:od+1], x.Dims[i:i+1]) {
 			return Shape{}, fmt.Errorf("operand dimension %d (size %d) does not match result dimension %d (size %d)", i, x.Dims[i], od, d.Dims[od])

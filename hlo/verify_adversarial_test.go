@@ -120,3 +120,95 @@ func TestVerifyRejectsInvalidLayouts(t *testing.T) {
 	m.EntryLayout = nil
 	wantProblem(t, hlo.Verify(m), "e", "p", "mismatched minor-to-major size 1 and dimension size 2")
 }
+
+// TestVerifyClosesExecuteGaps: modules that verified and then panicked in
+// Execute (or ran on nonsense), each now a verifier error naming the
+// instruction (Axle issue 43). The rules are XLA's and StableHLO's:
+// TopK's result is (values, s32 indices) of the operand's shape with k
+// in the last dimension; batching dimensions of gather/scatter indices are
+// in range and pair with operand dimensions of the same size; a bitcast
+// keeps the bits; rng-bit-generator's state is u64[2] (three-fry) or
+// u64[2|3] (philox) and its result is (state, bits); FFT lengths are the
+// operand's trailing dimensions; broadcast dimensions increase strictly.
+func TestVerifyClosesExecuteGaps(t *testing.T) {
+	const addS32 = `
+upd {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+`
+	cases := []struct{ name, hlo, instr, msg string }{
+		{"topk k too large", module("", `
+  x = f32[4,8] parameter(0)
+  ROOT t = (f32[4,9], s32[4,9]) custom-call(x), custom_call_target="TopK"`), "t", "k=9 is out of range for the last dimension of f32[4,8]"},
+		{"topk indices disagree", module("", `
+  x = f32[4,8] parameter(0)
+  ROOT t = (f32[4,2], s32[4,3]) custom-call(x), custom_call_target="TopK"`), "t", "expected instruction to have shape equal to (f32[4,2], s32[4,2])"},
+		{"topk rank", module("", `
+  x = f32[4,8] parameter(0)
+  ROOT t = (f32[2], s32[2]) custom-call(x), custom_call_target="TopK"`), "t", "returns a tuple (values, indices) of rank 2"},
+		{"gather index batching out of range", module("", `
+  x = s32[2,3] parameter(0)
+  i = s32[2,2] parameter(1)
+  ROOT g = s32[2,2] gather(x, i), offset_dims={}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={7}, index_vector_dim=2, slice_sizes={1,1}`),
+			"g", "invalid start_indices_batching_dims {7}: dimensions must be unique and in [0, 2)"},
+		{"gather batching sizes", module("", `
+  x = s32[3,3] parameter(0)
+  i = s32[2,2] parameter(1)
+  ROOT g = s32[2,2] gather(x, i), offset_dims={}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1}`),
+			"g", "operand_batching_dims dimension 0 (size 3) and start_indices_batching_dims dimension 0 (size 2) must have the same size"},
+		{"gather batching is index_vector_dim", module("", `
+  x = s32[2,3] parameter(0)
+  i = s32[2,1] parameter(1)
+  ROOT g = s32[2] gather(x, i), offset_dims={}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={1}, index_vector_dim=1, slice_sizes={1,1}`),
+			"g", "start_indices_batching_dims cannot contain index_vector_dim 1"},
+		{"scatter index batching out of range", module(addS32, `
+  x = s32[2,3] parameter(0)
+  i = s32[2,2] parameter(1)
+  u = s32[2,2] parameter(2)
+  ROOT s = s32[2,3] scatter(x, i, u), update_window_dims={}, inserted_window_dims={1}, scatter_dims_to_operand_dims={1}, input_batching_dims={0}, scatter_indices_batching_dims={9}, index_vector_dim=2, to_apply=upd`),
+			"s.1", "invalid scatter_indices_batching_dims {9}"},
+		{"bitcast element count", module("", `
+  x = f32[2,3] parameter(0)
+  ROOT b = f32[100] bitcast(x)`), "b", "bitcast cannot change the size in bits: operand f32[2,3] has 6 elements of 32 bits, result f32[100] has 100 elements of 32 bits"},
+		{"bitcast element width", module("", `
+  x = f32[2,3] parameter(0)
+  ROOT b = f64[6] bitcast(x)`), "b", "bitcast cannot change the size in bits"},
+		{"rng state size", module("", `
+  s = u64[1] parameter(0)
+  ROOT r = (u64[1], u32[4]) rng-bit-generator(s), algorithm=rng_three_fry`), "r", "the rng-bit-generator state must be u64[2] for algorithm rng_three_fry, got u64[1]"},
+		{"rng state type", module("", `
+  s = f32[2] parameter(0)
+  ROOT r = (f32[2], u32[4]) rng-bit-generator(s), algorithm=rng_philox`), "r", "the rng-bit-generator state must be u64[2 or 3] for algorithm rng_philox, got f32[2]"},
+		{"rng not a tuple", module("", `
+  s = u64[2] parameter(0)
+  ROOT r = u32[4] rng-bit-generator(s), algorithm=rng_three_fry`), "r", "expected tuple shape with 2 elements (state, bits)"},
+		{"rng bits type", module("", `
+  s = u64[2] parameter(0)
+  ROOT r = (u64[2], pred[4]) rng-bit-generator(s), algorithm=rng_three_fry`), "r", "generates an array of integers or floats, got pred[4]"},
+		{"fft length", module("", `
+  x = c64[4] parameter(0)
+  ROOT f = c64[4] fft(x), fft_type=FFT, fft_length={8}`), "f", "FFT requires innermost dimensions match fft_length but dimension 0 is 4 and should be 8"},
+		{"ifft length", module("", `
+  x = c64[3,4] parameter(0)
+  ROOT f = c64[3,4] fft(x), fft_type=IFFT, fft_length={3,5}`), "f", "dimension 1 is 4 and should be 5"},
+		{"irfft negative length", module("", `
+  x = c64[0] parameter(0)
+  ROOT f = f32[0] fft(x), fft_type=IRFFT, fft_length={-2}`), "f", "fft_length {-2} must not be negative"},
+		{"broadcast order", module("", `
+  x = f32[3,3] parameter(0)
+  ROOT b = f32[3,3] broadcast(x), dimensions={1,0}`), "b", "broadcast dimensions order is wrong: {1,0} must be strictly increasing"},
+		{"broadcast repeated", module("", `
+  x = f32[3,3] parameter(0)
+  ROOT b = f32[3,3] broadcast(x), dimensions={1,1}`), "b", "broadcast dimensions order is wrong"},
+		{"broadcast out of range", module("", `
+  x = f32[3] parameter(0)
+  ROOT b = f32[3,3] broadcast(x), dimensions={7}`), "b", "broadcast dimension 7 is out of bounds for result rank 2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wantProblem(t, hlo.Verify(mustParse(t, c.hlo)), "e", c.instr, c.msg)
+		})
+	}
+}
