@@ -46,3 +46,45 @@ func TestShapeSizeOverflow(t *testing.T) {
 		}
 	}
 }
+
+// TestNestingDepthBounded: deeply nested text is a positioned error, not a
+// goroutine stack overflow (fatal, past any recover: Axle issue 43 found
+// it with a tuple shape nested a million deep). The limit, maxNesting
+// (1000), counts tuple shapes, instructions written as operands and
+// computations written in attributes alike.
+func TestNestingDepthBounded(t *testing.T) {
+	const n = 1000000
+	deepTuple := strings.Repeat("(", n) + "f32[]" + strings.Repeat(")", n)
+	// "  ROOT p = " is 11 columns: the 1001st '(' is at column 1012.
+	wantParseError(t, "HloModule m\nENTRY e {\n  ROOT p = "+deepTuple+" parameter(0)\n}\n", "3:1012", "shape nested more than 1000 levels deep")
+	if _, err := ParseShape(deepTuple); err == nil || !strings.Contains(err.Error(), "nested more than 1000 levels deep") {
+		t.Errorf("ParseShape: got %v", err)
+	}
+
+	deepOperand := strings.Repeat("f32[] negate(", n) + "x" + strings.Repeat(")", n)
+	_, err := Parse("HloModule m\nENTRY e {\n  x = f32[] parameter(0)\n  ROOT p = "+deepOperand+"\n}\n", Options{File: "a.hlo"})
+	if err == nil || !strings.HasPrefix(err.Error(), "a.hlo:4:") || !strings.Contains(err.Error(), "nested more than 1000 levels deep") {
+		t.Errorf("nested operands: got %.300v", err)
+	}
+
+	const open = "{ x = f32[] parameter(0)\n y = f32[] parameter(1)\n ROOT z = f32[] call(x, y), to_apply="
+	const leaf = "{ a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }"
+	comps := func(k int) string {
+		return "HloModule m\nENTRY e {\n  x = f32[] parameter(0)\n  ROOT p = f32[] call(x, x), to_apply=" +
+			strings.Repeat(open, k) + leaf + strings.Repeat(" }", k) + "\n}\n"
+	}
+	_, err = Parse(comps(100000), Options{File: "a.hlo"})
+	if err == nil || !strings.Contains(err.Error(), "nested more than 1000 levels deep") {
+		t.Errorf("nested computations: got %.300v", err)
+	}
+
+	// Just under the limit still parses: 999 tuples around a leaf, and
+	// computations nested 100 deep.
+	shallow := strings.Repeat("(", 999) + "f32[]" + strings.Repeat(")", 999)
+	if _, err := Parse("HloModule m\nENTRY e {\n  ROOT p = "+shallow+" parameter(0)\n}\n", Options{}); err != nil {
+		t.Errorf("999 nested tuples: %.300v", err)
+	}
+	if _, err := Parse(comps(100), Options{}); err != nil {
+		t.Errorf("100 nested computations: %.300v", err)
+	}
+}

@@ -50,6 +50,10 @@ func (s *scanner) shapeOnly() (hlo.Shape, error) { return s.shapeOpt(false) }
 
 func (s *scanner) shapeOpt(defaultLayout bool) (hlo.Shape, error) {
 	s.skip()
+	if err := s.enter("shape"); err != nil {
+		return hlo.Shape{}, err
+	}
+	defer s.leave()
 	if s.accept('(') {
 		t := hlo.Shape{DType: hlo.Tuple, Tuple: []hlo.Shape{}}
 		if s.accept(')') {
