@@ -291,8 +291,15 @@ func (v *verifier) checkAcyclic(c *Computation) {
 		in   *Instruction
 		next int
 	}
-	preds := func(in *Instruction) []*Instruction {
-		return append(append([]*Instruction{}, in.Operands...), in.ControlPredecessors...)
+	// pred returns predecessor i of in, operands first: indexing, not
+	// building the list per step, keeps the walk linear in the edges
+	// (a 40k-operand tuple took 10 s).
+	npreds := func(in *Instruction) int { return len(in.Operands) + len(in.ControlPredecessors) }
+	pred := func(in *Instruction, i int) *Instruction {
+		if i < len(in.Operands) {
+			return in.Operands[i]
+		}
+		return in.ControlPredecessors[i-len(in.Operands)]
 	}
 	for _, start := range c.Instructions {
 		if state[start] != unvisited {
@@ -302,13 +309,12 @@ func (v *verifier) checkAcyclic(c *Computation) {
 		state[start] = active
 		for len(stack) > 0 {
 			top := &stack[len(stack)-1]
-			ps := preds(top.in)
-			if top.next == len(ps) {
+			if top.next == npreds(top.in) {
 				state[top.in] = done
 				stack = stack[:len(stack)-1]
 				continue
 			}
-			p := ps[top.next]
+			p := pred(top.in, top.next)
 			top.next++
 			if p == nil || p.Parent != c {
 				continue
