@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/axle-ml/axle/backend/cpu"
+	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/hlotext"
 )
@@ -72,6 +73,9 @@ func (c *Client) compile(m *hlo.Module, opts CompileOptions) (x *Executable, err
 		x.names = append(x.names, p.Name)
 	}
 	if c.backend == "interp" {
+		if err := eval.CheckSupported(m); err != nil {
+			return nil, fmt.Errorf("axle: %w", err)
+		}
 		x.module = m.Clone()
 		x.prog = interpProgram{x.module}
 		return x, nil

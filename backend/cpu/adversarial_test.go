@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/axle-ml/axle/eval"
@@ -61,4 +63,50 @@ func TestReduceF16WithF32Reducer(t *testing.T) {
 	}
 	got, err = exe.Execute(x)
 	check("cpu", got, err)
+}
+
+// TestCompileRejectsUnknownCustomCall: a custom-call target that neither
+// the evaluator nor a kernel implements fails Compile, naming the
+// instruction and target, rather than the first Execute.
+func TestCompileRejectsUnknownCustomCall(t *testing.T) {
+	m, err := hlotext.Parse(`HloModule m
+ENTRY e {
+  p0 = f32[2] parameter(0)
+  ROOT s = f32[2] custom-call(p0), custom_call_target="my_kernel"
+}`, hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Compile(m, Options{})
+	if err == nil || !strings.Contains(err.Error(), `instruction "s"`) || !strings.Contains(err.Error(), `custom-call target "my_kernel"`) ||
+		!errors.Is(err, eval.ErrUnimplemented) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestCompileRejectsModulesThatPanicked: verified modules that panicked in
+// Execute (index out of range) now fail Compile's verification, naming
+// the instruction.
+func TestCompileRejectsModulesThatPanicked(t *testing.T) {
+	for _, c := range []struct{ text, instr string }{
+		{`HloModule m
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  ROOT t = (f32[4,9], s32[4,9]) custom-call(x), custom_call_target="TopK"
+}`, "t"},
+		{`HloModule m
+ENTRY e {
+  x = s32[2,3] parameter(0)
+  i = s32[2,2] parameter(1)
+  ROOT g = s32[2,2] gather(x, i), offset_dims={}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={7}, index_vector_dim=2, slice_sizes={1,1}
+}`, "g"},
+	} {
+		m, err := hlotext.Parse(c.text, hlotext.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Compile(m, Options{}); err == nil || !strings.Contains(err.Error(), `instruction "`+c.instr+`"`) {
+			t.Errorf("%s: err = %v", c.instr, err)
+		}
+	}
 }

@@ -1,0 +1,62 @@
+package eval_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/hlotext"
+)
+
+// TestCheckSupported: a custom call to a target the evaluator does not
+// implement is refused before running, wherever it is (the entry, a
+// computation another calls), naming the instruction and the target;
+// targets XLA defines and the evaluator runs pass (Axle issue 43).
+func TestCheckSupported(t *testing.T) {
+	for _, c := range []struct{ name, text, comp, instr string }{
+		{"known targets", `HloModule m
+ENTRY e {
+  p = f32[2,8] parameter(0)
+  s = f32[2,8] custom-call(p), custom_call_target="Sharding", sharding={replicated}
+  ROOT t = (f32[2,3], s32[2,3]) custom-call(s), custom_call_target="TopK"
+}`, "", ""},
+		{"entry", `HloModule m
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT k = f32[2] custom-call(p), custom_call_target="my_kernel"
+}`, "e", "k"},
+		{"called", `HloModule m
+f {
+  x = f32[2] parameter(0)
+  ROOT k = f32[2] custom-call(x), custom_call_target="__cublas$gemm"
+}
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT c = f32[2] call(p), to_apply=f
+}`, "f", "k"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := hlotext.Parse(c.text, hlotext.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = eval.CheckSupported(m)
+			if c.instr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var ie *hlo.InstructionError
+			if !errors.As(err, &ie) || ie.Computation != c.comp || ie.Instruction != c.instr || !errors.Is(err, eval.ErrUnimplemented) {
+				t.Fatalf("err = %v, want an InstructionError for %s/%s wrapping ErrUnimplemented", err, c.comp, c.instr)
+			}
+			target, _ := m.Computation(c.comp).Instruction(c.instr).StringAttr("custom_call_target")
+			if !strings.Contains(err.Error(), `custom-call target "`+target+`"`) {
+				t.Fatalf("err = %v does not name the target %q", err, target)
+			}
+		})
+	}
+}
