@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 )
 
 // Shape rules of ops that move, select or re-view data: broadcast, reshape,
@@ -109,9 +110,11 @@ func inferBroadcast(in *Instruction, ops []Shape) (Shape, error) {
 		if od < 0 || od >= int64(d.Rank()) {
 			return Shape{}, fmt.Errorf("broadcast dimension %d is out of bounds for result rank %d", od, d.Rank())
 		}
-		// XLA's verifier requires this order; kernels rely on it.
-		if i > 0 && od <= dims[i-1] {
-			return Shape{}, fmt.Errorf("broadcast dimensions order is wrong: {%s} must be strictly increasing", joinInts(dims))
+		// Each operand dimension goes to its own result dimension. (An
+		// order other than increasing is a transposing broadcast, which
+		// XLA's verifier accepts and xb's gradients emit.)
+		if slices.Contains(dims[:i], od) {
+			return Shape{}, fmt.Errorf("broadcast dimension %d is repeated in dimensions={%s}", od, joinInts(dims))
 		}
 		if !dimsMatch(d.Dims[od:od+1], x.Dims[i:i+1]) {
 			return Shape{}, fmt.Errorf("operand dimension %d (size %d) does not match result dimension %d (size %d)", i, x.Dims[i], od, d.Dims[od])

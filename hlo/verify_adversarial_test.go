@@ -129,7 +129,9 @@ func TestVerifyRejectsInvalidLayouts(t *testing.T) {
 // in range and pair with operand dimensions of the same size; a bitcast
 // keeps the bits; rng-bit-generator's state is u64[2] (three-fry) or
 // u64[2|3] (philox) and its result is (state, bits); FFT lengths are the
-// operand's trailing dimensions; broadcast dimensions increase strictly.
+// operand's trailing dimensions; broadcast dimensions are distinct and in
+// range (a transposing broadcast, dimensions={1,0}, stays valid as in
+// XLA: see TestVerifyAcceptsTransposingBroadcast).
 func TestVerifyClosesExecuteGaps(t *testing.T) {
 	const addS32 = `
 upd {
@@ -196,12 +198,9 @@ upd {
 		{"irfft negative length", module("", `
   x = c64[0] parameter(0)
   ROOT f = f32[0] fft(x), fft_type=IRFFT, fft_length={-2}`), "f", "fft_length {-2} must not be negative"},
-		{"broadcast order", module("", `
-  x = f32[3,3] parameter(0)
-  ROOT b = f32[3,3] broadcast(x), dimensions={1,0}`), "b", "broadcast dimensions order is wrong: {1,0} must be strictly increasing"},
 		{"broadcast repeated", module("", `
   x = f32[3,3] parameter(0)
-  ROOT b = f32[3,3] broadcast(x), dimensions={1,1}`), "b", "broadcast dimensions order is wrong"},
+  ROOT b = f32[3,3] broadcast(x), dimensions={1,1}`), "b", "broadcast dimension 1 is repeated in dimensions={1,1}"},
 		{"broadcast out of range", module("", `
   x = f32[3] parameter(0)
   ROOT b = f32[3,3] broadcast(x), dimensions={7}`), "b", "broadcast dimension 7 is out of bounds for result rank 2"},
@@ -210,5 +209,17 @@ upd {
 		t.Run(c.name, func(t *testing.T) {
 			wantProblem(t, hlo.Verify(mustParse(t, c.hlo)), "e", c.instr, c.msg)
 		})
+	}
+}
+
+// TestVerifyAcceptsTransposingBroadcast: XLA's verifier checks broadcast
+// dimensions only for range and sizes, so dimensions={1,0} (operand
+// dimension 0 to result dimension 1) is valid HLO; xb's gradients emit it.
+func TestVerifyAcceptsTransposingBroadcast(t *testing.T) {
+	m := mustParse(t, module("", `
+  x = f32[2,3] parameter(0)
+  ROOT b = f32[3,4,2] broadcast(x), dimensions={2,0}`))
+	if err := hlo.Verify(m); err != nil {
+		t.Fatal(err)
 	}
 }
