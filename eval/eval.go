@@ -58,6 +58,9 @@ func (e *Evaluator) Run(m *hlo.Module, args ...*hlo.Literal) (*hlo.Literal, erro
 	if err := m.Entry.CheckArguments(args); err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
+	if err := CheckSupported(m); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
 	e.plans = nil // plans refer to the previous module
 	return e.Computation(m.Entry, args...)
 }

@@ -54,9 +54,31 @@ ENTRY e {
 				t.Fatalf("err = %v, want an InstructionError for %s/%s wrapping ErrUnimplemented", err, c.comp, c.instr)
 			}
 			target, _ := m.Computation(c.comp).Instruction(c.instr).StringAttr("custom_call_target")
-			if !strings.Contains(err.Error(), `custom-call target "`+target+`"`) {
+			if !strings.Contains(err.Error(), `unsupported custom-call target "`+target+`"`) {
 				t.Fatalf("err = %v does not name the target %q", err, target)
 			}
 		})
+	}
+}
+
+// TestRunRefusesUnallocatableValues: a shape whose byte size fits in int64
+// (so it verifies) but in no Go heap (2^50 f32s are 2^52 bytes, past the
+// 2^48 bytes a 64-bit Go heap addresses) is an error naming the
+// instruction, not a makeslice panic (Axle issue 43).
+func TestRunRefusesUnallocatableValues(t *testing.T) {
+	m, err := hlotext.Parse(`HloModule m
+ENTRY e {
+  z = f32[] constant(0)
+  ROOT b = f32[1125899906842624] broadcast(z), dimensions={}
+}`, hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hlo.Verify(m); err != nil {
+		t.Fatal(err)
+	}
+	_, err = eval.Run(m)
+	if err == nil || !strings.Contains(err.Error(), `instruction "b": a value of shape f32[1125899906842624] takes 4503599627370496 bytes`) {
+		t.Fatalf("err = %v", err)
 	}
 }

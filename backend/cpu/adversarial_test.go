@@ -78,15 +78,16 @@ ENTRY e {
 		t.Fatal(err)
 	}
 	_, err = Compile(m, Options{})
-	if err == nil || !strings.Contains(err.Error(), `instruction "s"`) || !strings.Contains(err.Error(), `custom-call target "my_kernel"`) ||
+	if err == nil || !strings.Contains(err.Error(), `instruction "s"`) || !strings.Contains(err.Error(), `unsupported custom-call target "my_kernel"`) ||
 		!errors.Is(err, eval.ErrUnimplemented) {
 		t.Fatalf("err = %v", err)
 	}
 }
 
-// TestCompileRejectsModulesThatPanicked: verified modules that panicked in
-// Execute (index out of range) now fail Compile's verification, naming
-// the instruction.
+// TestCompileRejectsModulesThatPanicked: modules that panicked in Execute
+// (index out of range, makeslice) now fail Compile, naming the
+// instruction: the first two in verification, the last in
+// eval.CheckSupported.
 func TestCompileRejectsModulesThatPanicked(t *testing.T) {
 	for _, c := range []struct{ text, instr string }{
 		{`HloModule m
@@ -100,6 +101,12 @@ ENTRY e {
   i = s32[2,2] parameter(1)
   ROOT g = s32[2,2] gather(x, i), offset_dims={}, collapsed_slice_dims={1}, start_index_map={1}, operand_batching_dims={0}, start_indices_batching_dims={7}, index_vector_dim=2, slice_sizes={1,1}
 }`, "g"},
+		// 2^52 bytes: fits int64, so it verifies, but no Go heap.
+		{`HloModule m
+ENTRY e {
+  z = f32[] constant(0)
+  ROOT b = f32[1125899906842624] broadcast(z), dimensions={}
+}`, "b"},
 	} {
 		m, err := hlotext.Parse(c.text, hlotext.Options{})
 		if err != nil {
