@@ -53,13 +53,6 @@ func TestShapeByteSize(t *testing.T) {
 // reduce-window cases wrap around to the written size: 5 + 4*2^62 is 5
 // modulo 2^64, and (5-1)*2^62 + 1 is 1.
 func TestVerifyRejectsOversizedShapes(t *testing.T) {
-	const addS8 = `
-add_s8 {
-  a = s8[] parameter(0)
-  b = s8[] parameter(1)
-  ROOT s = s8[] add(a, b)
-}
-`
 	cases := []struct {
 		name, hlo, instr, msg string
 		edit                  func(m *hlo.Module)
