@@ -117,3 +117,60 @@ ENTRY e {
 		}
 	}
 }
+
+// TestMixedPrecisionReducersAgree: every op that calls a reducer,
+// comparator or mapped computation accepts one in f32 over f16/bf16 data
+// (XLA's verifier ignores floating-point precision there); each runs on
+// the evaluator and the compiled backend, which agree element for
+// element. These panicked in Execute before (Axle issue 43).
+func TestMixedPrecisionReducersAgree(t *testing.T) {
+	add := "add {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b)\n}\nmx {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] maximum(a, b)\n}\nge {\n a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = pred[] compare(a, b), direction=GE\n}\n"
+	for _, body := range []string{
+		"x = f16[64,48] parameter(0)\n z = f16[] constant(0)\n ROOT r = f16[64] reduce(x, z), dimensions={1}, to_apply=add",
+		"x = f16[64,48] parameter(0)\n z = f16[] constant(0)\n ROOT r = f16[48] reduce(x, z), dimensions={0}, to_apply=mx",
+		"x = bf16[64,48] parameter(0)\n z = bf16[] constant(0)\n ROOT r = bf16[] reduce(x, z), dimensions={0,1}, to_apply=add",
+		"x = f16[64,48] parameter(0)\n z = f16[] constant(0)\n ROOT r = f16[32,24] reduce-window(x, z), window={size=2x2 stride=2x2}, to_apply=add",
+		"x = f16[64] parameter(0)\n i = s32[10,1] parameter(1)\n u = f16[10] parameter(2)\n ROOT s = f16[64] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add",
+		"x = f16[64,48] parameter(0)\n ROOT m = f16[64,48] map(x, x), dimensions={0,1}, to_apply=add",
+		"x = f16[64,48] parameter(0)\n s = f16[32,24] parameter(1)\n z = f16[] constant(0)\n ROOT r = f16[64,48] select-and-scatter(x, s, z), window={size=2x2 stride=2x2}, select=ge, scatter=add",
+		"x = f16[64,48] parameter(0)\n ROOT s = f16[64,48] sort(x), dimensions={1}, to_apply=ge",
+	} {
+		m, err := hlotext.Parse("HloModule m\n"+add+"ENTRY e {\n "+body+"\n}\n", hlotext.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := hlo.Verify(m); err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		args := eval.RandomArguments(m, 7)
+		if len(args) > 1 && args[1].DType() == hlo.S32 { // scatter indices in range
+			for i := range args[1].Len() {
+				args[1].SetInt64(i, int64(i*5%64))
+			}
+		}
+		want, err := eval.Run(m, args...)
+		if err != nil {
+			t.Errorf("eval %s: %v", body, err)
+			continue
+		}
+		x, err := Compile(m, Options{})
+		if err != nil {
+			t.Errorf("compile %s: %v", body, err)
+			continue
+		}
+		got, err := x.Execute(args...)
+		if err != nil {
+			t.Errorf("cpu %s: %v", body, err)
+			continue
+		}
+		bad := 0
+		for i := range want.Len() {
+			if want.GetFloat64(i) != got.GetFloat64(i) {
+				bad++
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%s: %d of %d elements differ from the evaluator's", body, bad, want.Len())
+		}
+	}
+}
