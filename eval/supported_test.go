@@ -82,3 +82,32 @@ ENTRY e {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestRandomArgumentsSkipUnallocatable: the `axle run` path makes up
+// arguments and elided constants before compiling; for shapes no heap
+// holds it leaves them out (nil argument, constant still elided) so the
+// compile-time check reports them instead of make panicking.
+func TestRandomArgumentsSkipUnallocatable(t *testing.T) {
+	m, err := hlotext.Parse(`HloModule m
+ENTRY e {
+  p = f32[1125899906842624] parameter(0)
+  c = f32[1125899906842624] constant({...})
+  ROOT t = (f32[1125899906842624], f32[1125899906842624]) tuple(p, c)
+}`, hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := eval.RandomArguments(m, 1)
+	if len(args) != 1 || args[0] != nil {
+		t.Fatalf("args = %v, want one nil argument", args)
+	}
+	if c := m.Entry.Instruction("c"); !c.Literal.IsElided() {
+		t.Fatal("the constant was filled")
+	}
+	if _, err := eval.Run(m, args...); err == nil {
+		t.Fatal("Run accepted a nil argument")
+	}
+	if err := eval.CheckSupported(m); err == nil || !strings.Contains(err.Error(), `instruction "p"`) {
+		t.Fatalf("CheckSupported: %v", err)
+	}
+}
