@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/axle-ml/axle/backend/cpu"
+	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -53,6 +54,9 @@ func (c *Client) compile(ctx context.Context, m *hlo.Module, opts CompileOptions
 		x.names = append(x.names, p.Name)
 	}
 	if c.backend == "interp" {
+		if err := eval.CheckSupported(m); err != nil {
+			return nil, fmt.Errorf("axle: %w", err)
+		}
 		x.module = m.Clone()
 		x.prog, x.copyResult = &interpProgram{m: x.module}, true
 		x.need = executionNeed(x)

@@ -53,10 +53,14 @@ func evalCustomCall(e *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo
 	target, _ := in.StringAttr("custom_call_target")
 	h, ok := customCallTargets[target]
 	if !ok {
-		return nil, fmt.Errorf("unsupported custom-call target %q (the evaluator runs %s): %w",
-			target, strings.Join(CustomCallTargets(), ", "), ErrUnimplemented)
+		return nil, unsupportedTarget(target)
 	}
 	return h(e, in, ops)
+}
+
+func unsupportedTarget(target string) error {
+	return fmt.Errorf("unsupported custom-call target %q (the evaluator runs %s): %w",
+		target, strings.Join(CustomCallTargets(), ", "), ErrUnimplemented)
 }
 
 func ccIdentity(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {

@@ -68,6 +68,9 @@ func (e *Evaluator) Run(m *hlo.Module, args ...*hlo.Literal) (*hlo.Literal, erro
 	if err := m.Entry.CheckArguments(args); err != nil {
 		return nil, fmt.Errorf("eval: %w", err)
 	}
+	if err := CheckSupported(m); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
 	e.plans = nil // plans refer to the previous module
 	e.mem = memTrack{}
 	return e.Computation(m.Entry, args...)
@@ -94,7 +97,11 @@ func (e *Evaluator) Computation(c *hlo.Computation, args ...*hlo.Literal) (v *hl
 			if int(in.ParamNumber) >= len(args) {
 				return nil, fmt.Errorf("computation %s, instruction %s: parameter %d has no argument", c.Name, in.Name, in.ParamNumber)
 			}
-			values[i] = args[in.ParamNumber]
+			v, err := asParam(in, args[in.ParamNumber])
+			if err != nil {
+				return nil, fmt.Errorf("computation %s, instruction %s: %w", c.Name, in.Name, err)
+			}
+			values[i] = v
 			continue
 		}
 		if e.interrupted() {
@@ -190,3 +197,18 @@ func (e *Evaluator) Instruction(in *hlo.Instruction, ops []*hlo.Literal) (*hlo.L
 	}
 	return v, nil
 }
+
+// asParam converts a floating-point argument to the precision of the
+// parameter that receives it. XLA's verifier lets a reducer or comparator
+// work in another precision than its operands (a reduce of f16 data with an
+// f32 adder), so the values cross the call as a convert would carry them;
+// callers store results back with setFrom, which converts again.
+func asParam(p *hlo.Instruction, v *hlo.Literal) (*hlo.Literal, error) {
+	want, got := p.Shape.DType, v.DType()
+	if want == got || !p.Shape.IsArray() || !v.Shape().IsArray() || !isFloating(want) || !isFloating(got) {
+		return v, nil
+	}
+	return v.Convert(want)
+}
+
+func isFloating(t hlo.DType) bool { return t.IsFloat() || t.IsComplex() }

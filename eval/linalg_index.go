@@ -168,8 +168,18 @@ func scalarAt(l *hlo.Literal, i int) *hlo.Literal {
 	return s
 }
 
-// setFrom copies element j of src into element i of dst (same type).
+// setFrom copies element j of src into element i of dst, converting
+// between floating-point precisions (a reducer may compute in another
+// precision than the array it folds into; see asParam).
 func setFrom(dst *hlo.Literal, i int, src *hlo.Literal, j int) {
+	if dst.DType() != src.DType() && isFloating(dst.DType()) && isFloating(src.DType()) {
+		if src.DType().IsComplex() || dst.DType().IsComplex() {
+			dst.SetComplex128(i, src.GetComplex128(j))
+		} else {
+			dst.SetFloat64(i, src.GetFloat64(j))
+		}
+		return
+	}
 	if src.DType().IsComplex() {
 		dst.SetComplex128(i, src.GetComplex128(j))
 		return

@@ -59,7 +59,9 @@ func RandomLiteral(s hlo.Shape, rng *rand.Rand) *hlo.Literal {
 func FillElidedConstants(m *hlo.Module, rng *rand.Rand) {
 	for _, c := range m.Computations {
 		for _, in := range c.Instructions {
-			if in.Opcode == hlo.OpConstant && in.Literal != nil && in.Literal.IsElided() {
+			// One too large to allocate stays elided, for CheckSupported
+			// (which compiling and Run call) to report.
+			if in.Opcode == hlo.OpConstant && in.Literal != nil && in.Literal.IsElided() && checkAllocatable(in.Shape) == nil {
 				in.Literal = RandomLiteral(in.Shape, rng)
 			}
 		}
@@ -68,12 +70,16 @@ func FillElidedConstants(m *hlo.Module, rng *rand.Rand) {
 
 // RandomArguments returns seeded random arguments for m's entry
 // parameters (after filling its elided constants from the same stream).
+// A parameter too large to allocate on this host gets nil, which Run and
+// executables refuse, naming the parameter.
 func RandomArguments(m *hlo.Module, seed uint64) []*hlo.Literal {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	FillElidedConstants(m, rng)
 	args := make([]*hlo.Literal, len(m.Entry.Params))
 	for i, p := range m.Entry.Params {
-		args[i] = RandomLiteral(p.Shape, rng)
+		if checkAllocatable(p.Shape) == nil {
+			args[i] = RandomLiteral(p.Shape, rng)
+		}
 	}
 	return args
 }

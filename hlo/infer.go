@@ -47,6 +47,11 @@ func InferShape(in *Instruction) (Shape, error) {
 		return Shape{}, fmt.Errorf("%s: expects %d operands, but has %d", in.Opcode, n, len(ops))
 	}
 	s, err := inferRules[in.Opcode](in, ops)
+	if err == nil {
+		// One check for every rule: padding, broadcasting, concatenating
+		// or reshaping can all produce sizes past int64.
+		err = checkSizes(s)
+	}
 	if err != nil {
 		return Shape{}, fmt.Errorf("%s: %w", in.Opcode, err)
 	}

@@ -3,6 +3,8 @@ package hlo
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // Shape rules of control flow and called computations (call, while,
@@ -14,7 +16,7 @@ var controlRules = map[Opcode]inferRule{
 	OpWhile:                inferWhile,
 	OpConditional:          inferConditional,
 	OpFusion:               inferFusion,
-	OpCustomCall:           cannotInfer,
+	OpCustomCall:           inferCustomCall,
 	OpShuffle:              cannotInfer,
 	OpAsyncStart:           inferAsyncStart,
 	OpAsyncUpdate:          inferAsyncUpdate,
@@ -381,13 +383,70 @@ func inferRngBitGenerator(in *Instruction, ops []Shape) (Shape, error) {
 	if err != nil {
 		return Shape{}, err
 	}
-	if d.IsTuple() {
-		if len(d.Tuple) != 2 {
-			return Shape{}, fmt.Errorf("expected tuple shape with 2 elements for rng-bit-generator, got %s", d.HumanString())
-		}
-		if !compatibleShapes(ops[0], d.Tuple[0], exactTypes) {
-			return Shape{}, fmt.Errorf("expected state shape to match between input and output for rng-bit-generator, got %s vs %s", ops[0].HumanString(), d.Tuple[0].HumanString())
-		}
+	if !d.IsTuple() || len(d.Tuple) != 2 {
+		return Shape{}, fmt.Errorf("expected tuple shape with 2 elements (state, bits) for rng-bit-generator, got %s", d.HumanString())
+	}
+	if !compatibleShapes(ops[0], d.Tuple[0], exactTypes) {
+		return Shape{}, fmt.Errorf("expected state shape to match between input and output for rng-bit-generator, got %s vs %s", ops[0].HumanString(), d.Tuple[0].HumanString())
+	}
+	if err := checkRngState(in, ops[0]); err != nil {
+		return Shape{}, err
+	}
+	if b := d.Tuple[1]; !b.IsArray() || !(b.DType.IsInteger() || b.DType.IsFloat()) {
+		return Shape{}, fmt.Errorf("rng-bit-generator generates an array of integers or floats, got %s", b.HumanString())
 	}
 	return d.Clone(), nil
+}
+
+// checkRngState is StableHLO's rng_bit_generator constraint on the state:
+// a u64 vector of 2 elements for three-fry, 2 or 3 for philox (XLA's
+// default on CPU).
+func checkRngState(in *Instruction, st Shape) error {
+	alg, _ := in.EnumAttr("algorithm")
+	sizes, what := []int64{2, 3}, "2 or 3"
+	if strings.EqualFold(string(alg), "rng_three_fry") {
+		sizes, what = []int64{2}, "2"
+	}
+	if !st.IsArray() || st.DType != U64 || st.Rank() != 1 || !slices.Contains(sizes, st.Dims[0]) {
+		return fmt.Errorf("the rng-bit-generator state must be u64[%s] for algorithm %s, got %s", what, alg, st.HumanString())
+	}
+	return nil
+}
+
+// inferCustomCall checks the custom calls whose meaning XLA itself
+// defines and whose result the evaluator and backends compute from the
+// written shape; any other target's result is whatever its writer says.
+func inferCustomCall(in *Instruction, ops []Shape) (Shape, error) {
+	if target, _ := in.StringAttr("custom_call_target"); target != "TopK" {
+		return cannotInfer(in, ops)
+	}
+	// XLA's TopK custom call: (values, s32 indices) of the k largest
+	// along the last dimension, k given by the result shape.
+	if len(ops) != 1 {
+		return Shape{}, fmt.Errorf("the TopK custom call takes one operand, got %d", len(ops))
+	}
+	x := ops[0]
+	if err := expectArray(x, "operand of the TopK custom call"); err != nil {
+		return Shape{}, err
+	}
+	last := x.Rank() - 1
+	if last < 0 {
+		return Shape{}, fmt.Errorf("the operand of the TopK custom call must have rank >= 1, got %s", x.HumanString())
+	}
+	d, err := needDeclared(in, "k of the TopK custom call")
+	if err != nil {
+		return Shape{}, err
+	}
+	if !d.IsTuple() || len(d.Tuple) != 2 || !d.Tuple[0].IsArray() || d.Tuple[0].Rank() != x.Rank() {
+		return Shape{}, fmt.Errorf("the TopK custom call of %s returns a tuple (values, indices) of rank %d, got %s", x.HumanString(), x.Rank(), d.HumanString())
+	}
+	k := d.Tuple[0].Dims[last]
+	if k < 0 || (x.Dims[last] != Unbounded && k > x.Dims[last]) {
+		return Shape{}, fmt.Errorf("k=%d is out of range for the last dimension of %s", k, x.HumanString())
+	}
+	dims := append([]int64{}, x.Dims...)
+	dims[last] = k
+	dyn := dynFlags(x)
+	dyn[last] = false
+	return TupleShape(makeArray(x.DType, dims, dyn), makeArray(S32, dims, dyn)), nil
 }

@@ -104,12 +104,12 @@ func inferDot(in *Instruction, ops []Shape) (Shape, error) {
 	return makeArray(t, dims, dyn), nil
 }
 
-// dilatedBound is the size of n elements with dilation-1 holes between them.
-func dilatedBound(n, dilation int64) int64 {
+// dilated is the size of n elements with dilation-1 holes between them.
+func (a *sizeArith) dilated(n, dilation int64) int64 {
 	if n == 0 {
 		return 0
 	}
-	return (n-1)*dilation + 1
+	return a.add(a.mul(n-1, dilation), 1)
 }
 
 // stridedBound is the number of windows of size w that fit in n at stride s.
@@ -146,11 +146,16 @@ func windowOutput(base Shape, w *Window, t DType) (Shape, error) {
 			dims[i] = Unbounded
 			continue
 		}
-		padded := d.PadLo + dilatedBound(base.Dims[i], d.LhsDilation) + d.PadHi
+		var a sizeArith
+		padded := a.add(a.add(d.PadLo, a.dilated(base.Dims[i], d.LhsDilation)), d.PadHi)
+		size := a.dilated(d.Size, d.RhsDilation)
+		if err := a.err("window %s on dimension %d", w, i); err != nil {
+			return Shape{}, err
+		}
 		if padded < 0 {
 			return Shape{}, fmt.Errorf("window %s pads dimension %d of size %d to a negative size", w, i, base.Dims[i])
 		}
-		dims[i] = stridedBound(padded, dilatedBound(d.Size, d.RhsDilation), d.Stride)
+		dims[i] = stridedBound(padded, size, d.Stride)
 	}
 	return makeArray(t, dims, dynFlags(base)), nil
 }
@@ -276,10 +281,23 @@ func inferFft(in *Instruction, ops []Shape) (Shape, error) {
 		return Shape{}, fmt.Errorf("FFT of rank %d requires input of at least same rank; got input of rank %d", n, x.Rank())
 	}
 	inner := x.Rank() - n // first transformed dimension
+	for _, l := range length {
+		if l < 0 {
+			return Shape{}, fmt.Errorf("fft_length {%s} must not be negative", joinInts(length))
+		}
+	}
 	switch typ {
 	case "FFT", "IFFT":
 		if !x.DType.IsComplex() {
 			return Shape{}, fmt.Errorf("%s requires complex input type, found %s", typ, x.DType)
+		}
+		// XLA's shape inference leaves this unchecked; its evaluator and
+		// Axle's transform the operand's dimensions, so the lengths must
+		// be those.
+		for i, l := range length {
+			if x.Dims[inner+i] != l {
+				return Shape{}, fmt.Errorf("%s requires innermost dimensions match fft_length but dimension %d is %d and should be %d", typ, inner+i, x.Dims[inner+i], l)
+			}
 		}
 		return withDefaultLayout(x.Clone()), nil
 	case "RFFT":

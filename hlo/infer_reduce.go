@@ -358,6 +358,9 @@ func inferGather(in *Instruction, ops []Shape) (Shape, error) {
 	if len(idxBatching) != len(batching) {
 		return Shape{}, fmt.Errorf("operand_batching_dims and start_indices_batching_dims must have the same size: %d vs %d", len(batching), len(idxBatching))
 	}
+	if err := checkIndexBatchingDims("operand_batching_dims", "start_indices_batching_dims", x, idx, ivd, batching, idxBatching); err != nil {
+		return Shape{}, err
+	}
 	if len(sizes) != x.Rank() {
 		return Shape{}, fmt.Errorf("gather op must have one slice size for every input dimension; got: len(slice_sizes)=%d, input_shape.rank=%d", len(sizes), x.Rank())
 	}
@@ -427,7 +430,7 @@ func inferScatter(in *Instruction, ops []Shape) (Shape, error) {
 		if !dimsMatch(x.Dims, operands[0].Dims) {
 			return Shape{}, fmt.Errorf("all scatter operands must have the same dimensions: %s vs %s", operands[0].HumanString(), x.HumanString())
 		}
-		if err := checkScatterDims(x, u, ext, ivd, window, inserted, toOperand, batching, idxBatching); err != nil {
+		if err := checkScatterDims(x, u, idx, ext, ivd, window, inserted, toOperand, batching, idxBatching); err != nil {
 			return Shape{}, err
 		}
 		inits[i], types[i] = ScalarShape(x.DType), u.DType
@@ -451,7 +454,7 @@ func inferScatter(in *Instruction, ops []Shape) (Shape, error) {
 
 // checkScatterDims validates scatter dimension numbers for one operand and
 // its updates (XLA's ValidateScatterDimensionNumbers and the bound checks).
-func checkScatterDims(x, u Shape, ext []int64, ivd int64, window, inserted, toOperand, batching, idxBatching []int64) error {
+func checkScatterDims(x, u, idx Shape, ext []int64, ivd int64, window, inserted, toOperand, batching, idxBatching []int64) error {
 	wantRank := len(ext) - 1 + len(window)
 	if u.Rank() != wantRank {
 		return fmt.Errorf("updates tensor must be of rank %d; got %d", wantRank, u.Rank())
@@ -472,6 +475,9 @@ func checkScatterDims(x, u Shape, ext []int64, ivd int64, window, inserted, toOp
 	}
 	if len(batching) != len(idxBatching) {
 		return fmt.Errorf("input_batching_dims and scatter_indices_batching_dims must have the same size: %d vs %d", len(batching), len(idxBatching))
+	}
+	if err := checkIndexBatchingDims("input_batching_dims", "scatter_indices_batching_dims", x, idx, ivd, batching, idxBatching); err != nil {
+		return err
 	}
 	if len(window)+len(inserted)+len(batching) != x.Rank() {
 		return fmt.Errorf("scatter op has window of size %d; doesn't match operand of rank %d", len(window)+len(inserted)+len(batching), x.Rank())
@@ -505,6 +511,27 @@ func checkScatterDims(x, u Shape, ext []int64, ivd int64, window, inserted, toOp
 			return fmt.Errorf("bounds of the scatter dimensions of updates must be same as the bounds of the corresponding dimensions of scatter indices; for scatter dimension %d, updates bound is %d, scatter_indices bound is %d", i, d, ext[seen])
 		}
 		seen++
+	}
+	return nil
+}
+
+// checkIndexBatchingDims checks the index side of batching dimensions
+// (XLA's ValidateGatherDimensionNumbers and its scatter twin): each is a
+// dimension of the indices other than index_vector_dim, named once, of the
+// size of the operand batching dimension it pairs with. The evaluator and
+// backends index the indices' dimensions by these numbers.
+func checkIndexBatchingDims(opName, idxName string, x, idx Shape, ivd int64, batching, idxBatching []int64) error {
+	if !inRange(idxBatching, idx.Rank()) || !allUnique(idxBatching) {
+		return fmt.Errorf("invalid %s {%s}: dimensions must be unique and in [0, %d)", idxName, joinInts(idxBatching), idx.Rank())
+	}
+	for i, d := range idxBatching {
+		if d == ivd {
+			return fmt.Errorf("%s cannot contain index_vector_dim %d", idxName, ivd)
+		}
+		if !dimsMatch(x.Dims[batching[i]:batching[i]+1], idx.Dims[d:d+1]) {
+			return fmt.Errorf("%s dimension %d (size %d) and %s dimension %d (size %d) must have the same size",
+				opName, batching[i], x.Dims[batching[i]], idxName, d, idx.Dims[d])
+		}
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
+	"slices"
 )
 
 // Shape rules of ops that move, select or re-view data: broadcast, reshape,
@@ -26,7 +28,7 @@ var shapeOpRules = map[Opcode]inferRule{
 	OpGetTupleElement:     inferGetTupleElement,
 	OpGetDimensionSize:    inferGetDimensionSize,
 	OpSetDimensionSize:    inferSetDimensionSize,
-	OpBitcast:             inferFromDeclared("a bitcast's result shape"),
+	OpBitcast:             inferBitcast,
 	OpConstant:            inferConstant,
 	OpParameter:           inferFromDeclared("a parameter's shape"),
 	OpCopy:                inferPassThrough,
@@ -43,6 +45,28 @@ func inferFromDeclared(what string) inferRule {
 		}
 		return d.Clone(), nil
 	}
+}
+
+// inferBitcast: a bitcast reinterprets the operand's storage, so the
+// result has as many bits as the operand (XLA checks this only in
+// layout-sensitive verification; Axle's evaluator and backends copy or
+// alias exactly the operand's bytes, so it checks always).
+func inferBitcast(in *Instruction, ops []Shape) (Shape, error) {
+	d, err := needDeclared(in, "a bitcast's result shape")
+	if err != nil {
+		return Shape{}, err
+	}
+	x := ops[0]
+	if x.IsArray() && d.IsArray() && elementsKnown(x) && elementsKnown(d) {
+		xn, dn := x.NumElements(), d.NumElements() // exact for shapes that pass validShape
+		xh, xl := bits.Mul64(uint64(xn), uint64(x.DType.Bits()))
+		dh, dl := bits.Mul64(uint64(dn), uint64(d.DType.Bits()))
+		if xh != dh || xl != dl {
+			return Shape{}, fmt.Errorf("bitcast cannot change the size in bits: operand %s has %d elements of %d bits, result %s has %d elements of %d bits",
+				x.HumanString(), xn, x.DType.Bits(), d.HumanString(), dn, d.DType.Bits())
+		}
+	}
+	return d.Clone(), nil
 }
 
 // inferConstant: a constant has its literal's shape.
@@ -85,6 +109,12 @@ func inferBroadcast(in *Instruction, ops []Shape) (Shape, error) {
 	for i, od := range dims {
 		if od < 0 || od >= int64(d.Rank()) {
 			return Shape{}, fmt.Errorf("broadcast dimension %d is out of bounds for result rank %d", od, d.Rank())
+		}
+		// Each operand dimension goes to its own result dimension. (An
+		// order other than increasing is a transposing broadcast, which
+		// XLA's verifier accepts and xb's gradients emit.)
+		if slices.Contains(dims[:i], od) {
+			return Shape{}, fmt.Errorf("broadcast dimension %d is repeated in dimensions={%s}", od, joinInts(dims))
 		}
 		if !dimsMatch(d.Dims[od:od+1], x.Dims[i:i+1]) {
 			return Shape{}, fmt.Errorf("operand dimension %d (size %d) does not match result dimension %d (size %d)", i, x.Dims[i], od, d.Dims[od])
@@ -320,7 +350,11 @@ func inferConcatenate(in *Instruction, ops []Shape) (Shape, error) {
 		if dims[dim] == Unbounded || s.Dims[dim] == Unbounded {
 			dims[dim] = Unbounded
 		} else {
-			dims[dim] += s.Dims[dim]
+			var a sizeArith
+			dims[dim] = a.add(dims[dim], s.Dims[dim])
+			if err := a.err("the concatenated size of dimension %d", dim); err != nil {
+				return Shape{}, err
+			}
 		}
 		for i := range dyn {
 			dyn[i] = dyn[i] || s.IsDynamicDim(i)
@@ -354,7 +388,11 @@ func inferPad(in *Instruction, ops []Shape) (Shape, error) {
 			dims[i] = Unbounded
 			continue
 		}
-		dims[i] = x.Dims[i] + p.Lo + p.Hi + max(x.Dims[i]-1, 0)*p.Interior
+		var a sizeArith
+		dims[i] = a.add(a.add(a.add(x.Dims[i], p.Lo), p.Hi), a.mul(max(x.Dims[i]-1, 0), p.Interior))
+		if err := a.err("the padded size of dimension %d", i); err != nil {
+			return Shape{}, err
+		}
 		if dims[i] < 0 {
 			return Shape{}, fmt.Errorf("padding result in negative size for dimension %d", i)
 		}

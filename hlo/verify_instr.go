@@ -78,8 +78,32 @@ func validShape(s Shape) error {
 	if s.Dynamic != nil && len(s.Dynamic) != len(s.Dims) {
 		return fmt.Errorf("%d dynamic flags for %d dimensions", len(s.Dynamic), len(s.Dims))
 	}
-	if s.Layout != nil && len(s.Layout.MinorToMajor) != len(s.Dims) && !(len(s.Dims) == 0 && len(s.Layout.MinorToMajor) == 0) {
-		return fmt.Errorf("mismatched minor-to-major size %d and dimension size %d", len(s.Layout.MinorToMajor), len(s.Dims))
+	if _, err := s.ByteSize(); err != nil {
+		return err
+	}
+	return validLayout(s)
+}
+
+// validLayout is XLA's LayoutUtil::ValidateLayoutInShape for the part of
+// a layout Axle reads: minor_to_major is a permutation of the dimensions
+// (backends index strides by it).
+func validLayout(s Shape) error {
+	if s.Layout == nil {
+		return nil
+	}
+	m2m := s.Layout.MinorToMajor
+	if len(m2m) != len(s.Dims) && !(len(s.Dims) == 0 && len(m2m) == 0) {
+		return fmt.Errorf("mismatched minor-to-major size %d and dimension size %d", len(m2m), len(s.Dims))
+	}
+	seen := make([]bool, len(s.Dims))
+	for _, d := range m2m {
+		if d < 0 || d >= int64(len(s.Dims)) {
+			return fmt.Errorf("layout minor_to_major field has out-of-bounds value: %d", d)
+		}
+		if seen[d] {
+			return fmt.Errorf("layout minor_to_major field has duplicate values: %d", d)
+		}
+		seen[d] = true
 	}
 	return nil
 }

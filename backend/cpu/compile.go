@@ -112,6 +112,11 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	if err := hlo.Verify(m); err != nil {
 		return nil, err
 	}
+	// What no kernel takes runs on the evaluator: what the evaluator
+	// cannot run either fails here, not at the first execution.
+	if err := eval.CheckSupported(m); err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
 	mod := m.Clone()
 	if est := estimate(mod); est.interpret(opts.ExpectedRuns) {
 		return interpreted(mod, est), nil

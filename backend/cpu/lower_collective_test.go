@@ -320,20 +320,17 @@ ENTRY e {
   p0 = f32[2] parameter(0)
   ROOT ag = f32[4] all-gather(p0), dimensions={0}, replica_groups={{0,1}}
 }`, "all-gather"},
-		{`HloModule m
-ENTRY e {
-  p0 = f32[2] parameter(0)
-  ROOT s = f32[2] custom-call(p0), custom_call_target="my_kernel"
-}`, "custom-call"},
-		{`HloModule m
+		// (An unknown custom-call target no longer compiles: see
+		// TestCompileRejectsUnknownCustomCall.)
+		{`HloModule m, replica_count=2
 wrapped {
   x = f32[2] parameter(0)
-  ROOT s = f32[2] custom-call(x), custom_call_target="my_kernel"
+  ROOT s = f32[4] all-gather(x), dimensions={0}, replica_groups={{0,1}}
 }
 ENTRY e {
   p0 = f32[2] parameter(0)
-  s = ((f32[2]), f32[2], s32[]) async-start(p0), calls=wrapped
-  ROOT d = f32[2] async-done(s), calls=wrapped
+  s = ((f32[2]), f32[4], s32[]) async-start(p0), calls=wrapped
+  ROOT d = f32[4] async-done(s), calls=wrapped
 }`, "async-start"}, // what the wrapped computation leaves is not hidden
 	} {
 		m, err := hlotext.Parse(c.text, hlotext.Options{})

@@ -468,6 +468,10 @@ func (p *parser) computationBody(cs *compState, sig *hlo.Shape, namePos int) err
 // computation name (XLA's canonical form prints called computations so).
 func (p *parser) inlineComputation() (*hlo.Computation, error) {
 	pos := p.pos
+	if err := p.enter("computation"); err != nil {
+		return nil, err
+	}
+	defer p.leave()
 	if err := p.expect('{', "at the start of a computation"); err != nil {
 		return nil, err
 	}

@@ -276,6 +276,10 @@ func (p *parser) operand() (*hlo.Instruction, error) {
 	if p.accept('(') {
 		// A nested instruction: parse it from its start (shape included).
 		p.pos = save
+		if err := p.enter("instruction"); err != nil {
+			return nil, err
+		}
+		defer p.leave()
 		missing := p.missingOK
 		p.missingOK = false
 		defer func() { p.missingOK = missing }()

@@ -50,6 +50,10 @@ func (s *scanner) shapeOnly() (hlo.Shape, error) { return s.shapeOpt(false) }
 
 func (s *scanner) shapeOpt(defaultLayout bool) (hlo.Shape, error) {
 	s.skip()
+	if err := s.enter("shape"); err != nil {
+		return hlo.Shape{}, err
+	}
+	defer s.leave()
 	if s.accept('(') {
 		t := hlo.Shape{DType: hlo.Tuple, Tuple: []hlo.Shape{}}
 		if s.accept(')') {
@@ -93,6 +97,9 @@ func (s *scanner) shapeOpt(defaultLayout bool) (hlo.Shape, error) {
 			return hlo.Shape{}, s.errorAt(start, "%s shape must have no dimensions", t)
 		}
 		return sh, nil
+	}
+	if _, err := sh.ByteSize(); err != nil {
+		return hlo.Shape{}, s.errorAt(start, "%v", err)
 	}
 	// A layout follows only directly after the dimensions; `{` after
 	// white space may start something else (a literal, a computation).

@@ -38,7 +38,28 @@ type scanner struct {
 	err      *Error
 	// arena backs small integer slices (see ints).
 	arena []int64
+	// depth counts the nested constructs being parsed (see enter).
+	depth int
 }
+
+// maxNesting bounds how deeply the recursive parts of the grammar nest:
+// tuple shapes, instructions written as operands, computations written in
+// attributes. Real modules nest a handful of levels; 1000 is far above
+// anything real, and far below the depth (around a million) at which a
+// goroutine's stack overflows, a fatal error no recover catches.
+const maxNesting = 1000
+
+// enter starts a nested construct at the current position; every
+// successful enter is paired with a leave.
+func (s *scanner) enter(what string) error {
+	if s.depth >= maxNesting {
+		return s.errorf("%s nested more than %d levels deep", what, maxNesting)
+	}
+	s.depth++
+	return nil
+}
+
+func (s *scanner) leave() { s.depth-- }
 
 // errorf records the first error at offset off and returns it.
 func (s *scanner) errorAt(off int, format string, args ...any) error {
