@@ -7,6 +7,7 @@ import (
 // parseDense reads `dense<...> : type`: a hex blob string, a splat
 // element, or nested lists flattened to element tokens.
 func (p *parser) parseDense() Attr {
+	start := p.tok.off
 	p.next()
 	p.expect("<")
 	d := DenseAttr{}
@@ -32,8 +33,27 @@ func (p *parser) parseDense() Attr {
 	d.Type = p.parseType()
 	if d.Hex != nil {
 		d.Splat = hexIsSplat(d.Type, len(d.Hex))
+	} else if n, ok := staticCount(d.Type); ok && !d.Splat && int64(len(d.Elems)) != n {
+		// As MLIR: a list gives every element; only a bare element splats.
+		p.fail(start, "dense literal has %d elements, its type %d", len(d.Elems), n)
 	}
 	return d
+}
+
+// staticCount is the element count of a ranked, static tensor type.
+func staticCount(t Type) (int64, bool) {
+	tt, ok := t.(TensorType)
+	if !ok || tt.Unranked {
+		return 0, false
+	}
+	n := int64(1)
+	for _, d := range tt.Dims {
+		if d < 0 {
+			return 0, false
+		}
+		n *= d
+	}
+	return n, true
 }
 
 // denseList reads a nested `[...]` list, appending its elements in order.
