@@ -347,12 +347,11 @@ func (pr *printer) dense(a DenseAttr) {
 	case a.Splat && len(a.Elems) == 1:
 		sb.WriteString(a.Elems[0])
 	case len(a.Elems) > 0:
-		var dims []int64
-		if t, ok := a.Type.(TensorType); ok && !t.Unranked {
-			dims = t.Dims
-		}
-		if len(dims) == 0 {
-			dims = []int64{int64(len(a.Elems))}
+		// Nested as the type's shape when it is static and holds them
+		// all; else one flat list, which reads back the same.
+		dims := []int64{int64(len(a.Elems))}
+		if n, ok := staticCount(a.Type); ok && n == int64(len(a.Elems)) && len(a.Type.(TensorType).Dims) > 0 {
+			dims = a.Type.(TensorType).Dims
 		}
 		elems := a.Elems
 		pr.nested(dims, &elems)
