@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/load"
@@ -47,6 +48,7 @@ func loadForRun(path, spec, argsFile string) ([]*hlo.Module, *runInputs, error) 
 	if err != nil {
 		return nil, nil, err
 	}
+	in.skipDimVars(sig)
 	shapes, err := in.argShapes(sig)
 	if err != nil {
 		return nil, nil, fmt.Errorf("axle run: --inputs: %w", err)
@@ -56,6 +58,25 @@ func loadForRun(path, spec, argsFile string) ([]*hlo.Module, *runInputs, error) 
 	}
 	mods, err := load.Bytes(path, data, load.Options{ArgShapes: shapes})
 	return mods, in, err
+}
+
+// skipDimVars numbers positional arrays (arr_0, arg0, a list of .npy
+// files) from the first argument after the entry's dimension variables
+// when the arrays are exactly that many: a JAX caller passes the arrays
+// only, the variables' values following from their shapes.
+func (in *runInputs) skipDimVars(sig stablehlo.Signature) {
+	if sig.DimVars == 0 || len(in.arrays) != len(sig.Args)-sig.DimVars {
+		return
+	}
+	for i := range in.arrays {
+		a := &in.arrays[i]
+		if m := positional.FindStringSubmatch(a.Name); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			a.Name = fmt.Sprintf("arg%d", n+sig.DimVars)
+		} else if a.pos >= 0 {
+			a.pos += sig.DimVars
+		}
+	}
 }
 
 // argShapes are the shapes of the entry's arguments when it is given the
