@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/axle-ml/axle/hlo"
@@ -156,7 +157,7 @@ func (c *converter) moduleAttrs(attrs []mlir.NamedAttr) {
 // name returns a fresh instruction name.
 func (c *converter) name(stem string) string {
 	c.nextID++
-	return fmt.Sprintf("%s.%d", stem, c.nextID)
+	return stem + "." + strconv.Itoa(c.nextID) // not Sprintf: once per instruction
 }
 
 // newComp returns a fresh computation added to the module.
