@@ -127,3 +127,35 @@ func readNPZ(t *testing.T, path string) []*hlo.Literal {
 	}
 	return out
 }
+
+// A shape-polymorphic StableHLO export (its batch dimension `?`) compiled
+// for a batch of 2 and run on zeros.
+func ExampleClient_CompileFile() {
+	c, err := axle.NewClient(axle.ClientOptions{Backend: "interp"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	shapes := []hlo.Shape{hlo.ArrayShape(hlo.F32, 4, 3), hlo.ArrayShape(hlo.F32, 3), hlo.ArrayShape(hlo.F32, 2, 4), hlo.ArrayShape(hlo.F32, 2, 3)}
+	x, err := c.CompileFile("examples/jax/poly/poly.mlir", axle.LoadOptions{Options: load.Options{ArgShapes: shapes}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	args := make([]*hlo.Literal, len(shapes))
+	for i, s := range shapes {
+		args[i] = hlo.NewLiteral(s)
+	}
+	out, err := x.ExecuteLiterals(args...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, o := range out {
+		fmt.Println(o.Shape().HumanString())
+	}
+	// Output:
+	// f32[2,3]
+	// f32[2]
+}
