@@ -58,6 +58,8 @@ type Options struct {
 	// StableHLO entry's dynamic dimensions (`?`) take their sizes from
 	// them; for every format, a shape that contradicts the module's
 	// parameter is an error naming the parameter. nil: the module's own.
+	// There is one per entry argument, a StableHLO entry's leading
+	// dimension variables included (scalars; see Signature).
 	ArgShapes []hlo.Shape
 }
 
