@@ -35,7 +35,9 @@ func (c *Client) Compile(m *hlo.Module, opts CompileOptions) (*Executable, error
 	return c.CompileContext(context.Background(), m, opts)
 }
 
-// CompileText parses one module in HLO text and compiles it.
+// CompileText parses one module in HLO text and compiles it. It takes
+// HLO text only; CompileBytes and CompileFile take every format Axle
+// reads (HloModuleProto, StableHLO) by name or content.
 func (c *Client) CompileText(text string, opts CompileOptions) (*Executable, error) {
 	return c.CompileTextContext(context.Background(), text, opts)
 }

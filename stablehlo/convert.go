@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/axle-ml/axle/hlo"
@@ -108,18 +109,7 @@ func convert(m *mlir.Module, opts Options, checks bool) (p *Program, err error) 
 	}
 	c.out = hlo.NewModule(name)
 	c.moduleAttrs(m.Attrs)
-	var public []*mlir.Op
-	for _, op := range m.Ops {
-		if op.Name != "func.func" {
-			continue
-		}
-		sym := stringAttr(op.Attr("sym_name"))
-		c.funcs[sym] = op
-		if stringAttr(op.Attr("sym_visibility")) != "private" {
-			public = append(public, op)
-		}
-	}
-	entry, err := c.findEntry(public)
+	entry, err := c.findEntry(c.collectFuncs())
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +157,7 @@ func (c *converter) moduleAttrs(attrs []mlir.NamedAttr) {
 // name returns a fresh instruction name.
 func (c *converter) name(stem string) string {
 	c.nextID++
-	return fmt.Sprintf("%s.%d", stem, c.nextID)
+	return stem + "." + strconv.Itoa(c.nextID) // not Sprintf: once per instruction
 }
 
 // newComp returns a fresh computation added to the module.
@@ -200,14 +190,8 @@ func (c *converter) convertEntry(f *mlir.Op) (*Program, error) {
 		s.vals[a] = p
 	}
 	if c.opts.ArgShapes != nil {
-		vars, err := dimensionValues(body.Args, shapes)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.Pos, err)
-		}
-		// Shape computations read the dimension variables as constants;
-		// the parameters stay, unused, so the signature is the function's.
-		for i, v := range vars {
-			s.vals[body.Args[i]] = s.scalar(shapes[i].DType, float64(v))
+		if err := c.bindDimVars(f, s, body, shapes); err != nil {
+			return nil, err
 		}
 	}
 	results, err := s.block(body)
@@ -241,6 +225,25 @@ func (c *converter) convertEntry(f *mlir.Op) (*Program, error) {
 	return p, nil
 }
 
+// bindDimVars gives the entry's dimension variables (see Signature) the
+// sizes of the arguments' `?` dimensions: shape computations read them as
+// constants; the parameters stay, unused, so that the signature is the
+// function's.
+func (c *converter) bindDimVars(f *mlir.Op, s *scope, body *mlir.Block, shapes []hlo.Shape) error {
+	sig, err := EntrySignature(c.src, stringAttr(f.Attr("sym_name")))
+	if err != nil {
+		return err
+	}
+	vars, err := sig.DimensionValues(shapes)
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Pos, err)
+	}
+	for i, v := range vars {
+		s.vals[body.Args[i]] = s.scalar(shapes[i].DType, float64(v))
+	}
+	return nil
+}
+
 // argShape is the shape of entry argument i: its type, with dynamic
 // dimensions taken from Options.ArgShapes.
 func (c *converter) argShape(f *mlir.Op, i int, a *mlir.Value) (hlo.Shape, error) {
@@ -257,6 +260,9 @@ func (c *converter) argShape(f *mlir.Op, i int, a *mlir.Value) (hlo.Shape, error
 	got := c.opts.ArgShapes[i]
 	if err := fitsType(got, a.Type); err != nil {
 		return hlo.Shape{}, fmt.Errorf("%s: argument %d (%s): %w", f.Pos, i, a.Name, err)
+	}
+	if !isStatic(got) {
+		return hlo.Shape{}, fmt.Errorf("%s: argument %d (%s): the given shape %s is not concrete", f.Pos, i, a.Name, got.HumanString())
 	}
 	return got, nil
 }

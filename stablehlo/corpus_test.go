@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/axle-ml/axle"
+	"github.com/axle-ml/axle/backend/cpu"
+	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/hlotext"
 	"github.com/axle-ml/axle/stablehlo/mlir"
@@ -17,18 +18,35 @@ import (
 // corpusDir is the StableHLO corpus beside the repository.
 const corpusDir = "../../shared/corpus/stablehlo"
 
-// clientExecutor runs modules on an axle client of the given backend.
+// clientExecutor runs modules on a backend: "cpu" compiles them with
+// backend/cpu, "interp" runs them on the reference evaluator, as the
+// runtime's two clients do. (The runtime itself reads StableHLO through
+// package load, so this package's tests cannot import it.)
 func clientExecutor(t testing.TB, backend string) Executor {
-	c, err := axle.NewClient(axle.ClientOptions{Backend: backend})
-	if err != nil {
-		t.Fatal(err)
+	if backend != "cpu" && backend != "interp" {
+		t.Fatalf("unknown backend %q", backend)
 	}
 	return func(m *hlo.Module) ([]*hlo.Literal, error) {
-		x, err := c.Compile(m, axle.CompileOptions{})
+		if err := hlo.Verify(m); err != nil {
+			return nil, err
+		}
+		var out *hlo.Literal
+		var err error
+		if backend == "interp" {
+			out, err = eval.Run(m.Clone())
+		} else {
+			var x *cpu.Executable
+			if x, err = cpu.Compile(m, cpu.Options{}); err == nil {
+				out, err = x.Execute()
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
-		return x.ExecuteLiterals()
+		if out.Shape().IsTuple() {
+			return out.Elements(), nil
+		}
+		return []*hlo.Literal{out}, nil
 	}
 }
 

@@ -279,6 +279,9 @@ func convertCustomCall(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 	if strings.HasPrefix(target, "check.") {
 		return checkOp(s, op, target)
 	}
+	if target == "shape_assertion" {
+		return shapeAssertion(s, op)
+	}
 	// A program converted to be run (ConvertProgram) needs targets Axle
 	// implements; an imported module may name any.
 	if s.c.checks && !slices.Contains(eval.CustomCallTargets(), target) {

@@ -1,8 +1,11 @@
 package stablehlo
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
@@ -262,62 +265,6 @@ func convertDynamicGather(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 	return []*hlo.Instruction{in}, nil
 }
 
-// dimensionValues assigns the entry's dimension variables: the leading
-// scalar integer arguments of a function whose other arguments have `?`
-// dimensions take those sizes in order of appearance, from shapes.
-func dimensionValues(args []*mlir.Value, shapes []hlo.Shape) (map[int]int64, error) {
-	nvars := 0
-	for _, a := range args {
-		tt, ok := a.Type.(mlir.TensorType)
-		if !ok || len(tt.Dims) != 0 {
-			break
-		}
-		if _, isInt := tt.Elem.(mlir.IntType); !isInt {
-			break
-		}
-		nvars++
-	}
-	if nvars == 0 {
-		return nil, nil
-	}
-	var sizes []int64
-	for i := nvars; i < len(args); i++ {
-		tt, ok := args[i].Type.(mlir.TensorType)
-		if !ok {
-			continue
-		}
-		for d, n := range tt.Dims {
-			if n < 0 && d < len(shapes[i].Dims) {
-				sizes = append(sizes, shapes[i].Dims[d])
-			}
-		}
-	}
-	if len(sizes) == 0 {
-		return nil, nil
-	}
-	vals := map[int]int64{}
-	for v := range nvars {
-		switch {
-		case v < len(sizes):
-			vals[v] = sizes[v]
-		default:
-			return nil, fmt.Errorf("%d dimension variables for %d dynamic dimensions: %w", nvars, len(sizes), ErrUnsupported)
-		}
-	}
-	// With fewer variables than `?`s, the later ones repeat the variables:
-	// all must then agree with one of them.
-	for i, n := range sizes[nvars:] {
-		ok := false
-		for _, v := range vals {
-			ok = ok || v == n
-		}
-		if !ok {
-			return nil, fmt.Errorf("dynamic dimension %d has size %d, which no dimension variable has", nvars+i, n)
-		}
-	}
-	return vals, nil
-}
-
 // convertDynamicConv is a convolution whose padding operand folds to a
 // constant.
 func convertDynamicConv(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
@@ -341,4 +288,40 @@ func convertDynamicConv(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 		}
 	}
 	return convertConvolution(s, &shadow)
+}
+
+// shapeAssertion checks one of jax.export's shape assertions (a
+// custom_call @shape_assertion(%ok, %v0, %v1, ...) whose error_message
+// refers to the values as {0}, {1}, ...) at conversion time, as
+// jax.export's shape refinement does: the predicate depends only on the
+// arguments' shapes, so it folds to a constant. True, the op vanishes;
+// false, conversion fails with JAX's message (which names the argument,
+// `args[1].shape[0]`) with the values filled in.
+func shapeAssertion(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
+	ins, err := s.operands(op)
+	if err != nil {
+		return nil, err
+	}
+	if len(ins) == 0 {
+		return nil, errors.New("shape_assertion without a predicate")
+	}
+	ok, err := s.fold(ins[0])
+	if err != nil {
+		return nil, fmt.Errorf("shape_assertion not decided by the argument shapes: %w", err)
+	}
+	if ok.GetInt64(0) != 0 {
+		return nil, nil
+	}
+	msg := stringAttr(op.Attr("error_message"))
+	for i := len(ins) - 1; i >= 1; i-- { // {10} before {1}
+		v, err := s.fold(ins[i])
+		if err != nil {
+			return nil, fmt.Errorf("shape_assertion value %d: %w", i-1, err)
+		}
+		msg = strings.ReplaceAll(msg, "{"+strconv.Itoa(i-1)+"}", strconv.FormatInt(v.GetInt64(0), 10))
+	}
+	if msg == "" {
+		msg = "the argument shapes do not satisfy the module's shape assertion"
+	}
+	return nil, errors.New(msg)
 }

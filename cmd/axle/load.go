@@ -1,86 +1,24 @@
 package main
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/hloproto"
 	"github.com/axle-ml/axle/hlo/hlotext"
-	"github.com/axle-ml/axle/stablehlo"
+	"github.com/axle-ml/axle/load"
 )
 
-// The formats a module file can be in.
-type format int
-
-const (
-	formatText  format = iota // HLO text, one or more modules (.hlo, .txt)
-	formatProto               // HloModuleProto or XLA's dump HloProto (.pb, .hlo.pb, gzipped too), one module
-	formatMLIR                // StableHLO in MLIR text (.mlir), one module
-)
-
-// loadModules reads the modules of a file in any format Axle reads: every
-// command that takes a module file comes through here. replicas, when
-// non-zero, is the replica count of modules that do not give their own.
+// loadModules reads the modules of a file in any format Axle reads
+// (package load decides which, by extension or content): every command
+// that takes a module file comes through here. replicas, when non-zero,
+// is the replica count of modules that do not give their own.
 func loadModules(path string, replicas int64) ([]*hlo.Module, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	f, err := formatOf(path, b)
-	if err != nil {
-		return nil, err
-	}
-	switch f {
-	case formatProto:
-		m, err := hloproto.Read(b)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		if replicas != 0 && m.ReplicaCount == 1 {
-			m.ReplicaCount = replicas
-		}
-		return []*hlo.Module{m}, nil
-	case formatMLIR:
-		m, err := stablehlo.ParseText(path, string(b), stablehlo.Options{})
-		if err != nil {
-			return nil, err
-		}
-		if replicas != 0 && m.ReplicaCount == 1 {
-			m.ReplicaCount = replicas
-		}
-		return []*hlo.Module{m}, nil
-	}
-	return hlotext.ParseFile(string(b), hlotext.Options{File: path, ReplicaCount: replicas})
-}
-
-// formatOf decides a file's format by its extension or, when the extension
-// says nothing, by its content: HLO text is UTF-8 that says HloModule;
-// MLIR text is UTF-8 that defines a func.func.
-func formatOf(path string, b []byte) (format, error) {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".hlo", ".txt":
-		return formatText, nil
-	case ".pb":
-		return formatProto, nil
-	case ".mlir":
-		return formatMLIR, nil
-	}
-	if utf8.Valid(b) {
-		switch {
-		case bytes.Contains(b, []byte("HloModule")):
-			return formatText, nil
-		case bytes.Contains(b, []byte("func.func")):
-			return formatMLIR, nil
-		}
-	}
-	return formatProto, nil
+	return load.File(path, load.Options{ReplicaCount: replicas})
 }
 
 // cmdConvert writes a module file as the other format.

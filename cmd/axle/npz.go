@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -20,22 +19,18 @@ type inputArray struct {
 	pos   int    // position in a list of .npy files; -1 in an archive
 }
 
-// readInputs reads the arguments of --inputs: one .npz archive or a
-// comma-separated list of .npy files. Each array goes to the entry
-// parameter of its name (the name as written, or without the ".N" suffix
-// HLO dumps add), or else to the parameter of its number when it is
-// named arg0, arg_0, input_0 or arr_0 (np.savez's names for positional
-// arrays), or else, in a list of .npy files, to the parameter of its
-// position. A bf16 parameter also takes uint16 bit patterns. argsFile is
-// --args, which cannot be given as well.
-func readInputs(spec string, m *hlo.Module, argsFile string) ([]*hlo.Literal, error) {
-	if argsFile != "" {
-		return nil, errors.New("--args gives the arguments too: give one of the two")
-	}
-	arrays, err := loadInputs(spec)
-	if err != nil {
-		return nil, err
-	}
+// bindInputs gives m's entry parameters the arrays of --inputs (spec, an
+// .npz archive or a comma-separated list of .npy files). Each array goes
+// to the entry parameter of its name (the name as written, or without the
+// ".N" suffix HLO dumps add), or else to the parameter of its number when
+// it is named arg0, arg_0, input_0 or arr_0 (np.savez's names for
+// positional arrays), or else, in a list of .npy files, to the parameter
+// of its position. A bf16 parameter also takes uint16 bit patterns.
+// dimVars are the values of a StableHLO entry's leading dimension
+// variables (see stablehlo.Signature), which the arrays' shapes decide:
+// a parameter among them needs no array, and one given must agree.
+func bindInputs(arrays []inputArray, spec string, m *hlo.Module, dimVars []int64) ([]*hlo.Literal, error) {
+	var err error
 	params := m.Entry.Params
 	args := make([]*hlo.Literal, len(params))
 	from := make([]string, len(params))
@@ -53,7 +48,14 @@ func readInputs(spec string, m *hlo.Module, argsFile string) ([]*hlo.Literal, er
 		}
 	}
 	for i, p := range params {
-		if args[i] == nil {
+		switch {
+		case i < len(dimVars) && args[i] == nil:
+			args[i] = hlo.NewLiteral(p.Shape)
+			args[i].SetInt64(0, dimVars[i])
+		case i < len(dimVars) && args[i].Len() == 1 && args[i].GetInt64(0) != dimVars[i]:
+			return nil, fmt.Errorf("parameter %s is a dimension variable of value %d by the other arrays' shapes, but array %s gives %d",
+				describe(p), dimVars[i], from[i], args[i].GetInt64(0))
+		case args[i] == nil:
 			return nil, fmt.Errorf("no array for parameter %s in %s", describe(p), spec)
 		}
 	}

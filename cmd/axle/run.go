@@ -63,7 +63,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	path := fs.Arg(0)
 	start := time.Now()
-	mods, err := loadModules(path, 0)
+	mods, in, err := loadForRun(path, *inputs, *argsFile)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -78,8 +78,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	// it comes before compiling.
 	pause := time.Now()
 	argv := eval.RandomArguments(m, *seed)
-	if *inputs != "" {
-		if argv, err = readInputs(*inputs, m, *argsFile); err != nil {
+	if in != nil {
+		if argv, err = in.bind(m); err != nil {
 			fmt.Fprintf(stderr, "axle run: --inputs: %v\n", err)
 			return 1
 		}
