@@ -76,16 +76,10 @@ func (pr *printer) op(op *Op, indent string) {
 	}
 	sb.WriteString(indent)
 	if len(op.Results) > 0 {
-		base, _, _ := strings.Cut(op.Results[0].Name, "#")
-		name := pr.define(op.Results[0], base)
-		if len(op.Results) == 1 {
-			pr.names[op.Results[0]] = name
-			sb.WriteString(name)
-		} else {
-			for i, v := range op.Results {
-				pr.names[v] = name + "#" + strconv.Itoa(i)
-			}
-			sb.WriteString(name + ":" + strconv.Itoa(len(op.Results)))
+		name, _, _ := strings.Cut(pr.nameResults(op), "#")
+		sb.WriteString(name)
+		if len(op.Results) > 1 {
+			sb.WriteString(":" + strconv.Itoa(len(op.Results)))
 		}
 		sb.WriteString(" = ")
 	}
@@ -128,6 +122,25 @@ func (pr *printer) op(op *Op, indent string) {
 	sb.WriteString("\n")
 }
 
+// nameResults names op's results once (a block's ops are named before
+// any is printed, so a use ahead of its definition, which the parser
+// accepts, prints by name) and returns the first one's name.
+func (pr *printer) nameResults(op *Op) string {
+	if n, ok := pr.names[op.Results[0]]; ok {
+		return n
+	}
+	base, _, _ := strings.Cut(op.Results[0].Name, "#")
+	name := pr.define(op.Results[0], base)
+	if len(op.Results) == 1 {
+		pr.names[op.Results[0]] = name
+		return name
+	}
+	for i, v := range op.Results {
+		pr.names[v] = name + "#" + strconv.Itoa(i)
+	}
+	return pr.names[op.Results[0]]
+}
+
 func (pr *printer) region(r *Region, indent string) {
 	sb := &pr.sb
 	sb.WriteString("{\n")
@@ -147,6 +160,11 @@ func (pr *printer) region(r *Region, indent string) {
 				sb.WriteString(")")
 			}
 			sb.WriteString(":\n")
+		}
+		for _, op := range b.Ops {
+			if len(op.Results) > 0 {
+				pr.nameResults(op)
+			}
 		}
 		for _, op := range b.Ops {
 			pr.op(op, indent+"  ")
