@@ -28,7 +28,9 @@ const (
 // loadModules reads the modules of a file in any format Axle reads: every
 // command that takes a module file comes through here. replicas, when
 // non-zero, is the replica count of modules that do not give their own.
-func loadModules(path string, replicas int64) ([]*hlo.Module, error) {
+// What the parser accepted leniently is written to warn as
+// `FILE:LINE:COL: warning: ...`.
+func loadModules(path string, replicas int64, warn io.Writer) ([]*hlo.Module, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -57,7 +59,8 @@ func loadModules(path string, replicas int64) ([]*hlo.Module, error) {
 		}
 		return []*hlo.Module{m}, nil
 	}
-	return hlotext.ParseFile(string(b), hlotext.Options{File: path, ReplicaCount: replicas})
+	return hlotext.ParseFile(string(b), hlotext.Options{File: path, ReplicaCount: replicas,
+		Warn: func(w hlotext.Warning) { fmt.Fprintln(warn, w) }})
 }
 
 // formatOf decides a file's format by its extension or, when the extension
@@ -97,7 +100,7 @@ func cmdConvert(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	path := fs.Arg(0)
-	mods, err := loadModules(path, 0)
+	mods, err := loadModules(path, 0, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

@@ -54,7 +54,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	path := fs.Arg(0)
 	start := time.Now()
-	mods, err := loadModules(path, 0)
+	mods, err := loadModules(path, 0, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
