@@ -10,6 +10,7 @@ import (
 	"github.com/axle-ml/axle/backend/cpu"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/hlotext"
+	"github.com/axle-ml/axle/opt"
 )
 
 // CompileOptions control compilation. They are part of the compile
@@ -80,6 +81,10 @@ func (c *Client) compile(m *hlo.Module, opts CompileOptions) (x *Executable, err
 	}
 	if c.backend == "interp" {
 		x.module = m.Clone()
+		// The evaluator runs GPU library calls as the HLO they stand for.
+		if _, err := opt.GPULibraryCalls.Run(x.module); err != nil {
+			return nil, fmt.Errorf("axle: %w", err)
+		}
 		x.prog, x.copyResult = interpProgram{x.module}, true
 		return x, nil
 	}

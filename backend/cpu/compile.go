@@ -100,6 +100,11 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 		return nil, err
 	}
 	mod := m.Clone()
+	// GPU library calls become the HLO they stand for whatever the
+	// options: nothing, not even the evaluator, runs them as calls.
+	if _, err := opt.GPULibraryCalls.Run(mod); err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
 	if est := estimate(mod); est.interpret(opts.ExpectedRuns) {
 		return interpreted(mod, est), nil
 	}
