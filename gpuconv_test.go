@@ -111,6 +111,8 @@ func TestConvAdjoint(t *testing.T) {
 		{"f32[2,3,6,6]", "f32[4,3,3,3]", "size=3x3 stride=2x1", "bf01_oi01->bf01", 1},
 		{"f32[1,8,5,1]", "f32[2,2,1,2]", "size=2x2 stride=3x2 pad=0_0x1_1", "b01f_01io->b01f", 1},
 		{"f32[1,5,5,4]", "f32[3,3,2,6]", "size=3x3 pad=1_1x1_1", "b01f_01io->b01f", 2},
+		{"f32[2,6,5,5]", "f32[6,2,3,2]", "size=3x2 stride=2x1 pad=1_1x0_1", "bf01_oi01->bf01", 3},
+		{"f32[1,4,6,6]", "f32[2,4,3,3]", "size=2x3 stride=1x2", "b0f1_0oi1->b01f", 2},
 	} {
 		t.Run(c.window+"/"+c.labels, func(t *testing.T) { convAdjoint(t, c.x, c.w, c.window, c.labels, c.groups) })
 	}
@@ -136,11 +138,9 @@ func convAdjoint(t *testing.T, xs, ws, window, labels string, groups int) {
 	}
 	ref := dotLit(dy, y)
 	for _, backend := range []string{"interp", "cpu"} {
-		if groups == 1 {
-			dx := runGPU(t, backend, call("__cudnn$convBackwardInput", ys, ws, xs), []*hlo.Literal{dy, w})[0]
-			if got := dotLit(dx, x); !near(got, ref) {
-				t.Errorf("%s: <backward_input(dy, w), x> = %v, want <dy, conv(x, w)> = %v", backend, got, ref)
-			}
+		dx := runGPU(t, backend, call("__cudnn$convBackwardInput", ys, ws, xs), []*hlo.Literal{dy, w})[0]
+		if got := dotLit(dx, x); !near(got, ref) {
+			t.Errorf("%s: <backward_input(dy, w), x> = %v, want <dy, conv(x, w)> = %v", backend, got, ref)
 		}
 		dw := runGPU(t, backend, call("__cudnn$convBackwardFilter", xs, ys, ws), []*hlo.Literal{x, dy})[0]
 		if got := dotLit(dw, w); !near(got, ref) {
@@ -181,7 +181,7 @@ func TestGPUCallErrors(t *testing.T) {
 		{"beta without C", `f32[2,2] custom-call(a, b), custom_call_target="__cublas$gemm", backend_config={"alpha_real":1,"beta":1,"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["0"]}}`, "beta is 1 but there is no C operand"},
 		{"no config", `f32[2,2] custom-call(a, b), custom_call_target="__cublas$gemm"`, "has no backend_config"},
 		{"wrong dims", `f32[2,3] custom-call(a, b), custom_call_target="__cublas$gemm", backend_config={"alpha_real":1,"beta":0,"dot_dimension_numbers":{"lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["0"]}}`, "the dot of its operands is [2 2], but the call returns f32[2,3]"},
-		{"grouped backward input", `(f32[1,3,3,2], u8[0]) custom-call(a, b), window={size=2x2}, dim_labels=b01f_01io->b01f, feature_group_count=2, custom_call_target="__cudnn$convBackwardInput", backend_config={}`, "feature_group_count 2 is not supported"},
+		{"backward input dilated", `(f32[1,3,3,2], u8[0]) custom-call(a, b), window={size=2x2 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f, custom_call_target="__cudnn$convBackwardInput", backend_config={}`, "input dilation or reversal is not supported"},
 	} {
 		text := "HloModule e\nENTRY e {\n  a = f32[2,2] parameter(0)\n  b = f32[2,2] parameter(1)\n  ROOT call = " + c.call + "\n}\n"
 		if strings.Contains(c.name, "backward") {

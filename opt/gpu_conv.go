@@ -144,7 +144,10 @@ func (c *gpuCall) convBackwardInput(dy, filter *hlo.Instruction, w *hlo.Window, 
 		return nil, err
 	}
 	if fgc != 1 {
-		return nil, fmt.Errorf("%s: feature_group_count %d is not supported", c.target, fgc)
+		var err error
+		if filter, err = c.regroupFilter(filter, dn, fgc); err != nil {
+			return nil, err
+		}
 	}
 	nw := &hlo.Window{Dims: make([]hlo.WindowDim, len(w.Dims))}
 	for i, d := range w.Dims {
@@ -164,7 +167,41 @@ func (c *gpuCall) convBackwardInput(dy, filter *hlo.Instruction, w *hlo.Window, 
 	}
 	rev := c.withShape(hlo.OpReverse, filter.Shape, []*hlo.Instruction{filter},
 		hlo.Attr{Name: "dimensions", Value: append([]int64{}, dn.KernelSpatial...)})
-	return c.conv(dy, rev, nw, ndn, 1, 1), nil
+	return c.conv(dy, rev, nw, ndn, fgc, 1), nil
+}
+
+// regroupFilter prepares a grouped filter for the input gradient: the
+// transposed convolution's output features are the forward's input
+// features, so each group's block of output features (O = G·Og) moves into
+// the input-feature dimension (I becomes G·I, group major), as JAX's conv
+// VJP reshapes it: split O into (G, Og), move G before I, merge it into I.
+func (c *gpuCall) regroupFilter(f *hlo.Instruction, dn *hlo.ConvDimNumbers, g int64) (*hlo.Instruction, error) {
+	o, i := dn.KernelOutput, dn.KernelInput
+	dims := f.Shape.Dims
+	if dims[o]%g != 0 {
+		return nil, fmt.Errorf("%s: %d output features do not split into %d groups", c.target, dims[o], g)
+	}
+	// split: dims with O replaced by (G, O/G).
+	split := append(append(append([]int64{}, dims[:o]...), g, dims[o]/g), dims[o+1:]...)
+	r := c.withShape(hlo.OpReshape, hlo.ArrayShape(f.Shape.DType, split...), []*hlo.Instruction{f})
+	// Without the G axis (index o of split) the axes are the filter's own
+	// dimensions in order; G goes back in just before dimension I.
+	var perm []int64
+	for j := range int64(len(split)) {
+		if j != o {
+			perm = append(perm, j)
+		}
+	}
+	perm = append(perm[:i], append([]int64{o}, perm[i:]...)...)
+	tdims := make([]int64, len(perm))
+	for j, p := range perm {
+		tdims[j] = split[p]
+	}
+	tr := c.withShape(hlo.OpTranspose, hlo.ArrayShape(f.Shape.DType, tdims...), []*hlo.Instruction{r},
+		hlo.Attr{Name: "dimensions", Value: perm})
+	merged := append([]int64{}, dims...)
+	merged[o], merged[i] = dims[o]/g, dims[i]*g
+	return c.withShape(hlo.OpReshape, hlo.ArrayShape(f.Shape.DType, merged...), []*hlo.Instruction{tr}), nil
 }
 
 // convBackwardFilter computes the filter gradient of the forward
