@@ -164,9 +164,15 @@ ENTRY e {
 }
 `
 	args := []*hlo.Literal{lit(t, "f8e4m3fn[2,2]", 1, 2, 3, 4), lit(t, "f8e4m3fn[2,2]", 1, -1, 2, 0)}
+	// With damax_output the call also returns max|6·AB| = 66, taken before
+	// D's scale.
+	damax := strings.NewReplacer("(f8e4m3fn[2,2], s8[16])", "(f8e4m3fn[2,2], f32[], s8[16])", `"epilogue"`, `"damax_output":true,"epilogue"`).Replace(text)
 	for _, backend := range []string{"interp", "cpu"} {
 		out := runGPU(t, backend, text, args)
 		wantValues(t, backend, out[0], []float64{240, -48, 448, -144}, 0)
+		out = runGPU(t, backend, damax, args)
+		wantValues(t, backend+" damax", out[0], []float64{240, -48, 448, -144}, 0)
+		wantValues(t, backend+" damax", out[1], []float64{66}, 0)
 	}
 }
 

@@ -66,9 +66,6 @@ func rewriteGemm(c *gpuCall) ([]*hlo.Instruction, error) {
 	if cfg.AlphaImag != 0 || c.out.DType.IsComplex() {
 		return nil, fmt.Errorf("%s: complex GEMMs are not supported", c.target)
 	}
-	if cfg.DamaxOutput {
-		return nil, fmt.Errorf("%s: damax_output is not supported", c.target)
-	}
 	ops := c.in.Operands
 	f8 := c.target == "__cublas$lt$matmul$f8"
 	fixed := 2 // A, B
@@ -113,11 +110,17 @@ func rewriteGemm(c *gpuCall) ([]*hlo.Instruction, error) {
 			cMat = c.binary(hlo.OpMultiply, cMat, c.broadcast(c.to(cScale, ct), cMat.Shape.Dims, nil))
 		}
 	}
-	d := c.add(hlo.OpDot, []*hlo.Instruction{a, b},
-		hlo.Attr{Name: "lhs_batch_dims", Value: int64s(cfg.Dims.LhsBatch)},
-		hlo.Attr{Name: "lhs_contracting_dims", Value: int64s(cfg.Dims.LhsContracting)},
-		hlo.Attr{Name: "rhs_batch_dims", Value: int64s(cfg.Dims.RhsBatch)},
-		hlo.Attr{Name: "rhs_contracting_dims", Value: int64s(cfg.Dims.RhsContracting)})
+	// XLA prints no batch dimensions rather than empty ones.
+	var dims []hlo.Attr
+	if len(cfg.Dims.LhsBatch)+len(cfg.Dims.RhsBatch) > 0 {
+		dims = append(dims, hlo.Attr{Name: "lhs_batch_dims", Value: int64s(cfg.Dims.LhsBatch)})
+	}
+	dims = append(dims, hlo.Attr{Name: "lhs_contracting_dims", Value: int64s(cfg.Dims.LhsContracting)})
+	if len(cfg.Dims.LhsBatch)+len(cfg.Dims.RhsBatch) > 0 {
+		dims = append(dims, hlo.Attr{Name: "rhs_batch_dims", Value: int64s(cfg.Dims.RhsBatch)})
+	}
+	dims = append(dims, hlo.Attr{Name: "rhs_contracting_dims", Value: int64s(cfg.Dims.RhsContracting)})
+	d := c.add(hlo.OpDot, []*hlo.Instruction{a, b}, dims...)
 	if c.err != nil {
 		return nil, c.err
 	}
@@ -150,17 +153,47 @@ func rewriteGemm(c *gpuCall) ([]*hlo.Instruction, error) {
 	case "gelu":
 		d = c.geluTanh(d)
 	}
+	act := d
 	if dScale != nil {
 		d = c.binary(hlo.OpMultiply, d, c.broadcast(c.to(dScale, ct), d.Shape.Dims, nil))
 	}
 	vals := []*hlo.Instruction{c.saturate(d, c.out.DType)}
 	if ep.aux {
-		if !c.in.Shape.IsTuple() || len(c.in.Shape.Tuple) < 2 {
-			return nil, fmt.Errorf("%s: epilogue %s returns the pre-activation value too, but the call returns %s", c.target, cfg.Epilogue, c.in.Shape.HumanString())
+		vals = append(vals, pre)
+	}
+	if cfg.DamaxOutput {
+		// The largest magnitude of the result before D's scale (XLA's
+		// rewriter folds such a reduction of abs(gemm) into the call).
+		vals = append(vals, c.reduceMax(c.unary(hlo.OpAbs, act)))
+	}
+	for i := 1; i < len(vals); i++ {
+		if !c.in.Shape.IsTuple() || len(c.in.Shape.Tuple) <= i || !c.in.Shape.Tuple[i].IsArray() {
+			return nil, fmt.Errorf("%s: the config asks for %d results, but the call returns %s", c.target, len(vals), c.in.Shape.HumanString())
 		}
-		vals = append(vals, c.to(pre, c.in.Shape.Tuple[1].DType))
+		vals[i] = c.to(vals[i], c.in.Shape.Tuple[i].DType)
 	}
 	return vals, c.err
+}
+
+// reduceMax reduces x over all its dimensions with maximum, from 0 (x is
+// non-negative).
+func (c *gpuCall) reduceMax(x *hlo.Instruction) *hlo.Instruction {
+	t := x.Shape.DType
+	m := c.c.Parent
+	comp := &hlo.Computation{Name: c.names.Unique("max_" + t.String()), Parent: m}
+	for i, n := range []string{"lhs", "rhs"} {
+		p := comp.AddInstruction(&hlo.Instruction{Name: c.names.Unique(n), Opcode: hlo.OpParameter, Shape: hlo.ScalarShape(t), ParamNumber: int64(i)})
+		comp.Params = append(comp.Params, p)
+	}
+	comp.Root = comp.AddInstruction(&hlo.Instruction{Name: c.names.Unique("maximum"), Opcode: hlo.OpMaximum,
+		Shape: hlo.ScalarShape(t), Operands: []*hlo.Instruction{comp.Params[0], comp.Params[1]}})
+	m.Computations = append([]*hlo.Computation{comp}, m.Computations...)
+	all := make([]int64, x.Shape.Rank())
+	for i := range all {
+		all[i] = int64(i)
+	}
+	return c.withShape(hlo.OpReduce, hlo.ScalarShape(t), []*hlo.Instruction{x, c.scalar(t, 0)},
+		hlo.Attr{Name: "dimensions", Value: all}, hlo.Attr{Name: "to_apply", Value: comp})
 }
 
 func orDefault(s string) string {
