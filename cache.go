@@ -10,6 +10,7 @@ import (
 	"github.com/axle-ml/axle/backend/cpu"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/opt"
 )
 
 // CompileOptions control compilation. They are part of the compile
@@ -56,10 +57,15 @@ func (c *Client) compile(ctx context.Context, m *hlo.Module, opts CompileOptions
 		x.names = append(x.names, p.Name)
 	}
 	if c.backend == "interp" {
-		if err := eval.CheckSupported(m); err != nil {
+		x.module = m.Clone()
+		// The evaluator runs GPU library calls as the HLO they stand for;
+		// what it cannot run fails here, not at the first execution.
+		if _, err := opt.GPULibraryCalls.Run(x.module); err != nil {
 			return nil, fmt.Errorf("axle: %w", err)
 		}
-		x.module = m.Clone()
+		if err := eval.CheckSupported(x.module); err != nil {
+			return nil, fmt.Errorf("axle: %w", err)
+		}
 		x.prog, x.copyResult = &interpProgram{m: x.module}, true
 		x.need = executionNeed(x)
 		return x, nil

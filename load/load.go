@@ -61,6 +61,10 @@ type Options struct {
 	// There is one per entry argument, a StableHLO entry's leading
 	// dimension variables included (scalars; see Signature).
 	ArgShapes []hlo.Shape
+	// Warn, when set, receives what the HLO text parser accepted
+	// leniently (a use ahead of its definition, an unspecified custom-call
+	// API version).
+	Warn func(hlotext.Warning)
 }
 
 // FormatOf decides a file's format by its name's extension or, when the
@@ -109,7 +113,7 @@ func Bytes(name string, data []byte, opts Options) ([]*hlo.Module, error) {
 	switch f {
 	case HLOText:
 		var err error
-		if mods, err = hlotext.ParseFile(string(data), hlotext.Options{File: name, ReplicaCount: opts.ReplicaCount}); err != nil {
+		if mods, err = hlotext.ParseFile(string(data), hlotext.Options{File: name, ReplicaCount: opts.ReplicaCount, Warn: opts.Warn}); err != nil {
 			return nil, err
 		}
 	case Proto, MLIR:

@@ -3,7 +3,8 @@ package opt
 import "github.com/axle-ml/axle/pass"
 
 // Standard returns the target-independent pipeline `axle opt` and
-// `axle test-cases --opt` run: inline calls and maps, expand batch-norm
+// `axle test-cases --opt` run: turn GPU library calls back into HLO,
+// inline calls and maps, expand batch-norm
 // into reductions and elementwise ops, simplify to a fixed point
 // (rules, folding, the structural simplifiers, CSE and DCE feed each
 // other), then fold transposes into their consumers and clean up.
@@ -11,6 +12,7 @@ func Standard() *pass.Pipeline {
 	return &pass.Pipeline{
 		Label: "standard",
 		Passes: []pass.Pass{
+			GPULibraryCalls,
 			CallInliner,
 			MapInliner,
 			BatchNormExpander,
@@ -35,6 +37,7 @@ func Standard() *pass.Pipeline {
 			pass.Rename("late-dce", DCE),
 		},
 		Orders: []pass.Order{
+			{Before: "gpu-library-calls", After: "simplification", Reason: "the dots, convolutions and epilogues a GPU library call stands for are plain HLO the simplifiers can work on"},
 			{Before: "call-inliner", After: "simplification", Reason: "the simplifiers see through calls only once they are inlined"},
 			{Before: "call-inliner", After: "map-inliner", Reason: "a call in a map body is inlined first, which can leave the body elementwise"},
 			{Before: "map-inliner", After: "simplification", Reason: "an inlined map body is elementwise code the simplifiers and fusion can work on"},

@@ -112,12 +112,17 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	if err := hlo.Verify(m); err != nil {
 		return nil, err
 	}
-	// What no kernel takes runs on the evaluator: what the evaluator
-	// cannot run either fails here, not at the first execution.
-	if err := eval.CheckSupported(m); err != nil {
+	mod := m.Clone()
+	// GPU library calls become the HLO they stand for whatever the
+	// options: nothing, not even the evaluator, runs them as calls.
+	if _, err := opt.GPULibraryCalls.Run(mod); err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}
-	mod := m.Clone()
+	// What no kernel takes runs on the evaluator: what the evaluator
+	// cannot run either fails here, not at the first execution.
+	if err := eval.CheckSupported(mod); err != nil {
+		return nil, fmt.Errorf("cpu: %w", err)
+	}
 	if est := estimate(mod); est.interpret(opts.ExpectedRuns) {
 		return interpreted(mod, est), nil
 	}

@@ -16,9 +16,16 @@ import (
 // loadModules reads the modules of a file in any format Axle reads
 // (package load decides which, by extension or content): every command
 // that takes a module file comes through here. replicas, when non-zero,
-// is the replica count of modules that do not give their own.
-func loadModules(path string, replicas int64) ([]*hlo.Module, error) {
-	return load.File(path, load.Options{ReplicaCount: replicas})
+// is the replica count of modules that do not give their own. What the
+// parser accepted leniently is written to warn as
+// `FILE:LINE:COL: warning: ...`.
+func loadModules(path string, replicas int64, warn io.Writer) ([]*hlo.Module, error) {
+	return load.File(path, load.Options{ReplicaCount: replicas, Warn: warnTo(warn)})
+}
+
+// warnTo writes the parser's warnings to w, one a line.
+func warnTo(w io.Writer) func(hlotext.Warning) {
+	return func(x hlotext.Warning) { fmt.Fprintln(w, x) }
 }
 
 // cmdConvert writes a module file as the other format.
@@ -35,7 +42,7 @@ func cmdConvert(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	path := fs.Arg(0)
-	mods, err := loadModules(path, 0)
+	mods, err := loadModules(path, 0, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

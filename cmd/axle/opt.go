@@ -58,7 +58,7 @@ func cmdOpt(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	path := fs.Arg(0)
-	mods, err := loadModules(path, 0)
+	mods, err := loadModules(path, 0, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

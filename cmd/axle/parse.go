@@ -24,7 +24,7 @@ func cmdParse(args []string, stdout, stderr io.Writer) int {
 	opts := hlotext.PrintOptions{Short: *short, ElideLargeConstants: *elide}
 	status := 0
 	for _, path := range fs.Args() {
-		mods, err := loadModules(path, *replicas)
+		mods, err := loadModules(path, *replicas, stderr)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			status = 1
@@ -50,7 +50,7 @@ func cmdVerify(args []string, stdout, stderr io.Writer) int {
 	}
 	status := 0
 	for _, path := range fs.Args() {
-		mods, err := loadModules(path, *replicas)
+		mods, err := loadModules(path, *replicas, stderr)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			status = 1

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 
@@ -23,9 +24,9 @@ type runInputs struct {
 // For StableHLO the inputs come first: the module is converted for their
 // shapes, as jax.export's shape refinement compiles a shape-polymorphic
 // export for the concrete arguments.
-func loadForRun(path, spec, argsFile string) ([]*hlo.Module, *runInputs, error) {
+func loadForRun(path, spec, argsFile string, warn io.Writer) ([]*hlo.Module, *runInputs, error) {
 	if spec == "" {
-		mods, err := loadModules(path, 0)
+		mods, err := loadModules(path, 0, warn)
 		return mods, nil, err
 	}
 	if argsFile != "" {
@@ -41,7 +42,7 @@ func loadForRun(path, spec, argsFile string) ([]*hlo.Module, *runInputs, error) 
 		return nil, nil, err
 	}
 	if load.FormatOf(path, data) != load.MLIR {
-		mods, err := load.Bytes(path, data, load.Options{})
+		mods, err := load.Bytes(path, data, load.Options{Warn: warnTo(warn)})
 		return mods, in, err
 	}
 	sig, err := load.Signature(path, data, load.Options{})

@@ -63,7 +63,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	path := fs.Arg(0)
 	start := time.Now()
-	mods, in, err := loadForRun(path, *inputs, *argsFile)
+	mods, in, err := loadForRun(path, *inputs, *argsFile, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1

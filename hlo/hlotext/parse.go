@@ -13,6 +13,9 @@ type Options struct {
 	// ReplicaCount, when non-zero, is the module's replica count unless the
 	// text sets replica_count itself (XLA's HloModuleConfig).
 	ReplicaCount int64
+	// Warn, when set, receives what the parser accepted leniently (see
+	// Warning); without it such input is still accepted, silently.
+	Warn func(Warning)
 }
 
 // Parse parses one HLO module.
@@ -107,6 +110,7 @@ type compState struct {
 	ctrl    []ctrlRef
 	wrapped bool // made by the parser for an async-sugar instruction
 	params  map[int64]string
+	fwd     *forwardRefs // operands named before their definition
 }
 
 type ctrlRef struct {
@@ -598,6 +602,9 @@ func (p *parser) finishComputation(cs *compState, sig *hlo.Shape, namePos int) e
 	c.Root = cs.root
 	if c.Root == nil {
 		c.Root = c.Instructions[len(c.Instructions)-1]
+	}
+	if err := p.resolveForward(cs); err != nil {
+		return err
 	}
 	c.Params = nil
 	for _, in := range c.Instructions {

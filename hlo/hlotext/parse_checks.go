@@ -36,12 +36,21 @@ var apiVersions = map[hlo.Enum]bool{
 func (p *parser) checkCustomCall(in *hlo.Instruction, pos int) error {
 	if v, ok := in.EnumAttr("api_version"); ok {
 		if v == "API_VERSION_UNSPECIFIED" {
-			return p.errorAt(pos, "Invalid API version: %s", v)
+			// Older XLA versions print the proto's zero value for custom
+			// calls that never set one; their runtime read it as the
+			// original API, so do we.
+			p.warnAt(pos, "api_version=API_VERSION_UNSPECIFIED read as the original API (XLA's parser rejects it)")
+			in.RemoveAttr("api_version")
+			return p.checkCustomCallLayouts(in, pos)
 		}
 		if !apiVersions[v] {
 			return p.errorAt(pos, "Unknown API version: %s", v)
 		}
 	}
+	return p.checkCustomCallLayouts(in, pos)
+}
+
+func (p *parser) checkCustomCallLayouts(in *hlo.Instruction, pos int) error {
 	if v, ok := in.Attr("operand_layout_constraints"); ok {
 		shapes := v.([]hlo.Shape)
 		if len(shapes) != len(in.Operands) {

@@ -113,6 +113,10 @@ func (p *parser) instructionRHS(name string, namePos int, nested bool) (*hlo.Ins
 			return nil, err
 		}
 	}
+	fwdName, fwd := p.forwardOperandOf(in)
+	if why := needsDefinedOperands(in, declared, sugar); fwd && why != "" {
+		return nil, p.errorAt(opPos, "%s is used before the line that defines it, which %s cannot take", fwdName, why)
+	}
 	if op == hlo.OpBroadcast && !in.HasAttr("dimensions") {
 		// XLA lets a broadcast of a scalar leave out dimensions={}.
 		if len(in.Operands) != 1 || in.Operands[0].Shape.Rank() != 0 {
@@ -154,7 +158,9 @@ func (p *parser) instructionRHS(name string, namePos int, nested bool) (*hlo.Ins
 		}
 		in.Shape = sh
 	}
-	if err := p.checkInstruction(in, opPos); err != nil {
+	if fwd {
+		p.cur.fwd.pending = append(p.cur.fwd.pending, pendingCheck{in, opPos})
+	} else if err := p.checkInstruction(in, opPos); err != nil {
 		return nil, err
 	}
 	if name == "" {
@@ -294,7 +300,7 @@ func (p *parser) operand() (*hlo.Instruction, error) {
 			declared.SetDefaultLayoutIfMissing()
 			return p.missingParam(name, *declared), nil
 		}
-		return nil, p.errorAt(namePos, "instruction does not exist: %s", name)
+		return p.forwardOperand(name, namePos, declared, start), nil
 	}
 	if declared != nil && !declared.Compatible(in.Shape) {
 		declared.SetDefaultLayoutIfMissing()
