@@ -1,0 +1,116 @@
+package eval_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// reflectorsQ builds Q = H(1)·…·H(r) from Householder vectors stored in a
+// (n×n, row-major) below row offset off of each column j (v(j+off) = 1,
+// v(i) = a(i,j) for i > j+off) with scalars tau, as gehrd and sytrd
+// (lower) store them.
+func reflectorsQ(a, tau []complex128, n, off int) []complex128 {
+	q := identity(n)
+	for j := len(tau) - 1; j >= 0; j-- {
+		v := make([]complex128, n)
+		v[j+off] = 1
+		for i := j + off + 1; i < n; i++ {
+			v[i] = a[i*n+j]
+		}
+		// q = (I - tau·v·vᵀ)·q
+		for c := range n {
+			var s complex128
+			for i := range n {
+				s += v[i] * q[i*n+c]
+			}
+			for i := range n {
+				q[i*n+c] -= tau[j] * v[i] * s
+			}
+		}
+	}
+	return q
+}
+
+func TestLapackGeesIdentity(t *testing.T) {
+	c := loadNumpy(t)["geev"]
+	a := c.get(t, "a", false)
+	for _, dt := range []string{"f32", "f64"} {
+		letter := map[string]string{"f32": "s", "f64": "d"}[dt]
+		tol := map[string]float64{"f32": 1e-5, "f64": 1e-12}[dt]
+		m, v := dt+"[4,4]{0,1}", dt+"[4]{0}"
+		out := runLapack(t, lapackModule("lapack_"+letter+"gees_ffi", "mode = 86 : ui8, sort = 78 : ui8",
+			"("+m+", "+m+", "+v+", "+v+", s32[], s32[])", m), matLit(t, dtOf(dt), a, 4, 4))
+		tm, z := values(out[0]), values(out[1])
+		near(t, dt+" Z·T·Zᵀ", matmul(matmul(z, tm, 4, 4, 4), adjoint(z, 4, 4), 4, 4, 4), a, 100*tol)
+		near(t, dt+" ZᵀZ", matmul(adjoint(z, 4, 4), z, 4, 4, 4), identity(4), 10*tol)
+		// Quasi-upper-triangular: nothing below the subdiagonal, and no two
+		// consecutive nonzero subdiagonal entries.
+		for i := range 4 {
+			for j := range i - 1 {
+				if tm[i*4+j] != 0 {
+					t.Fatalf("%s: T(%d,%d) = %v", dt, i, j, tm[i*4+j])
+				}
+			}
+		}
+		wr, wi := values(out[2]), values(out[3])
+		w := make([]complex128, 4)
+		for i := range w {
+			w[i] = complex(real(wr[i]), real(wi[i]))
+		}
+		near(t, dt+" eigenvalues", sortEig(w), c.get(t, "w", true), 10*tol)
+		wantInts(t, "sdim", out[4], 0)
+		wantInts(t, "info", out[5], 0)
+	}
+}
+
+// gehrd over a batch in JAX's {1,2,0} layout: H upper Hessenberg with
+// Qᵀ·A·Q = H for the Q its reflectors define.
+func TestLapackGehrdIdentity(t *testing.T) {
+	a := loadNumpy(t)["geev"].get(t, "a", false)
+	b := loadNumpy(t)["det"].get(t, "a", false)
+	out := runLapack(t, lapackModule("lapack_dgehrd_ffi", "high = 4 : i32, low = 1 : i32",
+		"(f64[2,4,4]{1,2,0}, f64[2,3]{1,0}, s32[2]{0})", "f64[2,4,4]{1,2,0}"), matLit(t, dtOf("f64"), append(a, b...), 2, 4, 4))
+	all, taus := values(out[0]), values(out[1])
+	for k, x := range [][]complex128{a, b} {
+		h, tau := all[16*k:16*(k+1)], taus[3*k:3*(k+1)]
+		q := reflectorsQ(h, tau, 4, 1)
+		hess := make([]complex128, 16)
+		for i := range 4 {
+			for j := range 4 {
+				if i <= j+1 {
+					hess[i*4+j] = h[i*4+j]
+				}
+			}
+		}
+		near(t, fmt.Sprintf("batch %d Qᵀ·A·Q", k), matmul(matmul(adjoint(q, 4, 4), x, 4, 4, 4), q, 4, 4, 4), hess, 1e-12)
+	}
+	wantInts(t, "info", out[2], 0, 0)
+}
+
+// sytrd (lower): Qᵀ·A·Q is tridiagonal with diagonal d and off-diagonal e.
+func TestLapackSytrdIdentity(t *testing.T) {
+	a := loadNumpy(t)["syevd"].get(t, "a", false)
+	out := runLapack(t, lapackModule("lapack_dsytrd_ffi", "uplo = 76 : ui8",
+		"(f64[4,4]{0,1}, f64[4]{0}, f64[3]{0}, f64[3]{0}, s32[])", "f64[4,4]{0,1}"), matLit(t, dtOf("f64"), a, 4, 4))
+	h, d, e, tau := values(out[0]), values(out[1]), values(out[2]), values(out[3])
+	q := reflectorsQ(h, tau, 4, 1)
+	tri := make([]complex128, 16)
+	for i := range 4 {
+		tri[i*4+i] = d[i]
+		if i < 3 {
+			tri[(i+1)*4+i], tri[i*4+i+1] = e[i], e[i]
+		}
+	}
+	near(t, "Qᵀ·A·Q", matmul(matmul(adjoint(q, 4, 4), a, 4, 4, 4), q, 4, 4, 4), tri, 1e-12)
+	// The trace is invariant.
+	var tr, td float64
+	for i := range 4 {
+		tr += real(a[i*4+i])
+		td += real(d[i])
+	}
+	if math.Abs(tr-td) > 1e-12 {
+		t.Fatalf("trace %v, diagonal sum %v", tr, td)
+	}
+	wantInts(t, "info", out[4], 0)
+}
