@@ -17,6 +17,7 @@ import (
 func init() {
 	registerLapack("lapack_?syevd_ffi", "sd", kSyevd)
 	registerLapack("lapack_?gesdd_ffi", "sd", kGesdd)
+	registerLapack("lapack_?gesvd_ffi", "sd", kGesdd) // same operands, results and modes
 	registerLapack("lapack_?geev_ffi", "sd", kGeev)
 	registerLapack("lapack_?gees_ffi", "sd", kGees)
 	registerLapack("lapack_?gehrd_ffi", "sd", kGehrd)

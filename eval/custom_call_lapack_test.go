@@ -125,7 +125,7 @@ func TestLapackGetrfHandWorked(t *testing.T) {
 }
 
 func dtOf(s string) hlo.DType {
-	return map[string]hlo.DType{"f32": hlo.F32, "f64": hlo.F64, "c64": hlo.C64, "c128": hlo.C128}[s]
+	return map[string]hlo.DType{"f32": hlo.F32, "f64": hlo.F64, "c64": hlo.C64, "c128": hlo.C128, "s32": hlo.S32}[s]
 }
 
 // With row-major layouts LAPACK reads the transpose: getrf factors

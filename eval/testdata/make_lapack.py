@@ -73,6 +73,14 @@ t = np.diag(d) + np.diag(dl[1:], -1) + np.diag(du[:3], 1)
 rhs = rng.standard_normal((4, 2))
 cases["gtsv"] = {"dl": enc(dl), "d": enc(d), "du": enc(du), "b": enc(rhs), "x": enc(np.linalg.solve(t, rhs))}
 
+# Complex Hermitian eigenvalues (heevd) and complex singular values (gesdd).
+hc = rng.standard_normal((4, 4)) + 1j * rng.standard_normal((4, 4))
+herm = hc + hc.conj().T
+cases["heevd"] = {"a": enc(herm), "w": enc(np.linalg.eigvalsh(herm))}
+for name, shape in (("gesdd_c_tall", (4, 3)), ("gesdd_c_wide", (3, 5))):
+    x = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    cases[name] = {"a": enc(x), "s": enc(np.linalg.svd(x, compute_uv=False))}
+
 with open("lapack_numpy.json", "w") as f:
     json.dump(cases, f, indent=1)
     f.write("\n")
