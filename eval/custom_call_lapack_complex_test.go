@@ -128,7 +128,7 @@ func TestLapackGeqp3Identity(t *testing.T) {
 // (right).
 func TestLapackOrmqrIdentity(t *testing.T) {
 	np := loadNumpy(t)
-	a := np["det"].get(t, "a", false) // 4×4 reflector source
+	a := np["det"].get(t, "a", false)   // 4×4 reflector source
 	cm := np["gtsv"].get(t, "b", false) // 4×2
 	qr := runLapack(t, lapackModule("lapack_dgeqrf_ffi", "", "(f64[4,4]{0,1}, f64[4]{0})", "f64[4,4]{0,1}"), matLit(t, dtOf("f64"), a, 4, 4))
 	q := values(runLapack(t, lapackModule("lapack_dorgqr_ffi", "", "f64[4,4]{0,1}", "f64[4,4]{0,1}", "f64[4]{0}"), qr[0], qr[1])[0])
