@@ -53,6 +53,23 @@ func init() {
 		}
 		return map[string]int64{"mode": mode}
 	}, []int{0, 1, 2, 3, 4}, kGesdd})
+	// geev(b, n, jobvl, jobvr, a) → (a, vl, vr work, wr, wi, vl, vr, info);
+	// the job flags are the characters 'N' / 'V' as u8 scalars.
+	registerLegacy("lapack_?geev", "sd", legacyForm{4, func(s []*hlo.Literal) map[string]int64 {
+		return map[string]int64{"compute_left": s[2].GetInt64(0), "compute_right": s[3].GetInt64(0)}
+	}, []int{3, 4, 5, 6, 7}, kGeev})
+	// gees(b, n, jobvs, sort, a) → (t, wr, wi, vs, sdim, info).
+	registerLegacy("lapack_?gees", "sd", legacyForm{4, func(s []*hlo.Literal) map[string]int64 {
+		return map[string]int64{"mode": s[2].GetInt64(0), "sort": s[3].GetInt64(0)}
+	}, []int{0, 3, 1, 2, 4, 5}, kGees})
+	// gehrd(n, ilo, ihi, lda, batch, lwork, a) → (a, tau, info, work).
+	registerLegacy("lapack_?gehrd", "sd", legacyForm{6, func(s []*hlo.Literal) map[string]int64 {
+		return map[string]int64{"low": s[1].GetInt64(0), "high": s[2].GetInt64(0)}
+	}, []int{0, 1, 2}, kGehrd})
+	// sytrd(n, lower, lda, batch, lwork, a) → (a, d, e, tau, info, work).
+	registerLegacy("lapack_?sytrd", "sd", legacyForm{5, func(s []*hlo.Literal) map[string]int64 {
+		return map[string]int64{"uplo": flag(s[1], 'L', 'U')}
+	}, []int{0, 1, 2, 3, 4}, kSytrd})
 	// blas_?trsm(left_side, lower, trans_a (0 N, 1 T, 2 C), unit_diagonal,
 	// m, n, batch, alpha, a, b) → x with op(a)·x = alpha·b or x·op(a) = alpha·b.
 	registerLegacy("blas_?trsm", "sdcz", legacyForm{8, nil, []int{0}, nil})

@@ -296,3 +296,39 @@ func TestLapackGtsvNumpy(t *testing.T) {
 	near(t, "gtsv", values(out[3]), c.get(t, "x", false), 1e-12)
 	wantInts(t, "info", out[4], 0)
 }
+
+// The pre-FFI geev and gees: job characters as u8 scalar operands,
+// workspace results; eigenvalues as NumPy's.
+func TestLapackLegacyGeevGees(t *testing.T) {
+	c := loadNumpy(t)["geev"]
+	a := matLit(t, hlo.F64, c.get(t, "a", false), 4, 4)
+	eig := func(wr, wi *hlo.Literal) []complex128 {
+		w := make([]complex128, 4)
+		for i := range w {
+			w[i] = complex(wr.GetFloat64(i), wi.GetFloat64(i))
+		}
+		return sortEig(w)
+	}
+	out := runLapack(t, `HloModule m
+ENTRY e {
+  a = f64[4,4]{0,1} parameter(0)
+  b = s32[] constant(1)
+  n = s32[] constant(4)
+  v = u8[] constant(86)
+  ROOT c = (f64[4,4]{0,1}, f64[4,4]{0,1}, f64[4,4]{0,1}, f64[4]{0}, f64[4]{0}, c128[4,4]{0,1}, c128[4,4]{0,1}, s32[]) custom-call(b, n, v, v, a), custom_call_target="lapack_dgeev"
+}`, a)
+	near(t, "legacy geev", eig(out[3], out[4]), c.get(t, "w", true), 1e-12)
+	wantInts(t, "legacy geev info", out[7], 0)
+	out = runLapack(t, `HloModule m
+ENTRY e {
+  a = f64[4,4]{0,1} parameter(0)
+  b = s32[] constant(1)
+  n = s32[] constant(4)
+  v = u8[] constant(86)
+  s = u8[] constant(78)
+  ROOT c = (f64[4,4]{0,1}, f64[4]{0}, f64[4]{0}, f64[4,4]{0,1}, s32[], s32[]) custom-call(b, n, v, s, a), custom_call_target="lapack_dgees"
+}`, a)
+	near(t, "legacy gees", eig(out[1], out[2]), c.get(t, "w", true), 1e-12)
+	z, tm := values(out[3]), values(out[0])
+	near(t, "legacy gees Z·T·Zᵀ", matmul(matmul(z, tm, 4, 4, 4), adjoint(z, 4, 4), 4, 4, 4), c.get(t, "a", false), 1e-12)
+}
