@@ -3,6 +3,7 @@ package eval_test
 import (
 	"fmt"
 	"math"
+	"math/cmplx"
 	"testing"
 )
 
@@ -18,11 +19,11 @@ func reflectorsQ(a, tau []complex128, n, off int) []complex128 {
 		for i := j + off + 1; i < n; i++ {
 			v[i] = a[i*n+j]
 		}
-		// q = (I - tau·v·vᵀ)·q
+		// q = (I - tau·v·vᴴ)·q
 		for c := range n {
 			var s complex128
 			for i := range n {
-				s += v[i] * q[i*n+c]
+				s += cmplx.Conj(v[i]) * q[i*n+c]
 			}
 			for i := range n {
 				q[i*n+c] -= tau[j] * v[i] * s
@@ -113,4 +114,110 @@ func TestLapackSytrdIdentity(t *testing.T) {
 		t.Fatalf("trace %v, diagonal sum %v", tr, td)
 	}
 	wantInts(t, "info", out[4], 0)
+}
+
+// Complex gehrd and hetrd (lower): Qᴴ·A·Q is Hessenberg, resp. the real
+// tridiagonal (d, e); the upper triangle hetrd does not read comes back
+// unchanged.
+func TestLapackComplexReductions(t *testing.T) {
+	np := loadNumpy(t)
+	re, im := np["geev"].get(t, "a", false), np["det"].get(t, "a", false)
+	a := make([]complex128, 16)
+	for i := range a {
+		a[i] = complex(real(re[i]), real(im[i]))
+	}
+	out := runLapack(t, lapackModule("lapack_zgehrd_ffi", "high = 4 : i32, low = 1 : i32",
+		"(c128[4,4]{0,1}, c128[3]{0}, s32[])", "c128[4,4]{0,1}"), matLit(t, dtOf("c128"), a, 4, 4))
+	h, tau := values(out[0]), values(out[1])
+	hess := make([]complex128, 16)
+	for i := range 4 {
+		for j := range 4 {
+			if i <= j+1 {
+				hess[i*4+j] = h[i*4+j]
+			}
+		}
+	}
+	q := reflectorsQ(h, tau, 4, 1)
+	near(t, "gehrd Qᴴ·A·Q", matmul(matmul(adjoint(q, 4, 4), a, 4, 4, 4), q, 4, 4, 4), hess, 1e-12)
+
+	herm := np["heevd"].get(t, "a", true)
+	in := append([]complex128(nil), herm...)
+	for i := range 4 {
+		for j := i + 1; j < 4; j++ {
+			in[i*4+j] = 7 // not read, returned as is
+		}
+	}
+	out = runLapack(t, lapackModule("lapack_zhetrd_ffi", "uplo = 76 : ui8",
+		"(c128[4,4]{0,1}, f64[4]{0}, f64[3]{0}, c128[3]{0}, s32[])", "c128[4,4]{0,1}"), matLit(t, dtOf("c128"), in, 4, 4))
+	h, d, e, tau := values(out[0]), values(out[1]), values(out[2]), values(out[3])
+	tri := make([]complex128, 16)
+	for i := range 4 {
+		tri[i*4+i] = d[i]
+		if i < 3 {
+			tri[(i+1)*4+i], tri[i*4+i+1] = e[i], e[i]
+		}
+		for j := i + 1; j < 4; j++ {
+			if h[i*4+j] != 7 {
+				t.Fatalf("hetrd changed the upper triangle: %v", h)
+			}
+		}
+	}
+	q = reflectorsQ(h, tau, 4, 1)
+	near(t, "hetrd Qᴴ·A·Q", matmul(matmul(adjoint(q, 4, 4), herm, 4, 4, 4), q, 4, 4, 4), tri, 1e-12)
+}
+
+// Complex gtsv: T·x = b for the tridiagonal T, with a row interchange
+// (a sub-diagonal entry larger than the diagonal one).
+func TestLapackGtsvComplex(t *testing.T) {
+	dl := []complex128{0, 5 + 1i, 0.5, 2i}
+	d := []complex128{1, 2 - 1i, 3, 1 + 1i}
+	du := []complex128{1i, 1, -2, 0}
+	b := []complex128{1, 2i, 3, 4 - 1i, 0, 1, 1i, 2}
+	v := "c128[4]{0}"
+	out := runLapack(t, lapackModule("lapack_zgtsv_ffi", "", "("+v+", "+v+", "+v+", c128[4,2]{0,1}, s32[])", v, v, v, "c128[4,2]{0,1}"),
+		matLit(t, dtOf("c128"), dl, 4), matLit(t, dtOf("c128"), d, 4), matLit(t, dtOf("c128"), du, 4), matLit(t, dtOf("c128"), b, 4, 2))
+	tm := make([]complex128, 16)
+	for i := range 4 {
+		tm[i*4+i] = d[i]
+		if i > 0 {
+			tm[i*4+i-1] = dl[i]
+		}
+		if i < 3 {
+			tm[i*4+i+1] = du[i]
+		}
+	}
+	near(t, "T·x", matmul(tm, values(out[3]), 4, 4, 2), b, 1e-12)
+	wantInts(t, "info", out[4], 0)
+}
+
+// Complex unmqr: Qᴴ·C and C·Q against the Q ungqr forms.
+func TestLapackUnmqr(t *testing.T) {
+	np := loadNumpy(t)
+	a := np["det_c"].get(t, "a", true)         // 3×3
+	cm := np["gesdd_c_wide"].get(t, "a", true) // 3×5
+	qr := runLapack(t, lapackModule("lapack_zgeqrf_ffi", "", "(c128[3,3]{0,1}, c128[3]{0})", "c128[3,3]{0,1}"), matLit(t, dtOf("c128"), a, 3, 3))
+	q := values(runLapack(t, lapackModule("lapack_zungqr_ffi", "", "c128[3,3]{0,1}", "c128[3,3]{0,1}", "c128[3]{0}"), qr[0], qr[1])[0])
+	for _, tc := range []struct {
+		cfg  string
+		want []complex128
+	}{
+		{"left = true, transpose = true", matmul(adjoint(q, 3, 3), cm, 3, 3, 5)},
+		{"left = true, transpose = false", matmul(q, cm, 3, 3, 5)},
+	} {
+		out := runLapack(t, lapackModule("lapack_zunmqr_ffi", tc.cfg, "c128[3,5]{0,1}", "c128[3,3]{0,1}", "c128[3]{0}", "c128[3,5]{0,1}"),
+			qr[0], qr[1], matLit(t, dtOf("c128"), cm, 3, 5))
+		near(t, tc.cfg, values(out[0]), tc.want, 1e-12)
+	}
+	ct := adjoint(cm, 3, 5) // 5×3
+	for _, tc := range []struct {
+		cfg  string
+		want []complex128
+	}{
+		{"left = false, transpose = false", matmul(ct, q, 5, 3, 3)},
+		{"left = false, transpose = true", matmul(ct, adjoint(q, 3, 3), 5, 3, 3)},
+	} {
+		out := runLapack(t, lapackModule("lapack_zunmqr_ffi", tc.cfg, "c128[5,3]{0,1}", "c128[3,3]{0,1}", "c128[3]{0}", "c128[5,3]{0,1}"),
+			qr[0], qr[1], matLit(t, dtOf("c128"), ct, 5, 3))
+		near(t, tc.cfg, values(out[0]), tc.want, 1e-12)
+	}
 }
