@@ -140,3 +140,18 @@ func TestLapackOrmqrIdentity(t *testing.T) {
 		qr[0], qr[1], matLit(t, dtOf("f64"), ct, 2, 4))
 	near(t, "C·Q", values(right[0]), matmul(ct, q, 2, 4, 4), 1e-12)
 }
+
+// The pre-FFI complex heevd: (lower, b, n, a) → (v, w, info, work, rwork,
+// iwork); NumPy's eigenvalues.
+func TestLapackLegacyHeevd(t *testing.T) {
+	c := loadNumpy(t)["heevd"]
+	out := runLapack(t, `HloModule m
+ENTRY e {
+  a = c128[4,4]{0,1} parameter(0)
+  one = s32[] constant(1)
+  n = s32[] constant(4)
+  ROOT c = (c128[4,4]{0,1}, f64[4]{0}, s32[], c128[40]{0}, f64[49]{0}, s32[23]{0}) custom-call(one, one, n, a), custom_call_target="lapack_zheevd"
+}`, matLit(t, dtOf("c128"), c.get(t, "a", true), 4, 4))
+	near(t, "legacy heevd", values(out[1]), c.get(t, "w", false), 1e-12)
+	wantInts(t, "legacy heevd info", out[2], 0)
+}

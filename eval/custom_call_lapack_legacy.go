@@ -70,6 +70,24 @@ func init() {
 	registerLegacy("lapack_?sytrd", "sd", legacyForm{5, func(s []*hlo.Literal) map[string]int64 {
 		return map[string]int64{"uplo": flag(s[1], 'L', 'U')}
 	}, []int{0, 1, 2, 3, 4}, kSytrd})
+	// The complex forms of the above: heevd also returns rwork, gesdd
+	// rwork (after iwork), before the workspace.
+	registerLegacy("lapack_?heevd", "cz", legacyForm{3, func(s []*hlo.Literal) map[string]int64 {
+		return map[string]int64{"uplo": flag(s[0], 'L', 'U'), "mode": 'V'}
+	}, []int{0, 1, 2}, kHeevd})
+	registerLegacy("lapack_?gesdd", "cz", legacyForm{6, func(s []*hlo.Literal) map[string]int64 {
+		mode := flag(s[0], 'A', 'S')
+		if s[1].GetInt64(0) == 0 {
+			mode = 'N'
+		}
+		return map[string]int64{"mode": mode}
+	}, []int{0, 1, 2, 3, 4}, kGesddComplex})
+	registerLegacy("lapack_?gehrd", "cz", legacyForm{6, func(s []*hlo.Literal) map[string]int64 {
+		return map[string]int64{"low": s[1].GetInt64(0), "high": s[2].GetInt64(0)}
+	}, []int{0, 1, 2}, kGehrdComplex})
+	registerLegacy("lapack_?hetrd", "cz", legacyForm{5, func(s []*hlo.Literal) map[string]int64 {
+		return map[string]int64{"uplo": flag(s[1], 'L', 'U')}
+	}, []int{0, 1, 2, 3, 4}, kHetrd})
 	// blas_?trsm(left_side, lower, trans_a (0 N, 1 T, 2 C), unit_diagonal,
 	// m, n, batch, alpha, a, b) → x with op(a)·x = alpha·b or x·op(a) = alpha·b.
 	registerLegacy("blas_?trsm", "sdcz", legacyForm{8, nil, []int{0}, nil})

@@ -43,12 +43,17 @@ func customCallExtras(op *mlir.Op, ins []*hlo.Instruction, shapes []hlo.Shape) (
 		attrs = append(attrs, hlo.Attr{Name: "operand_layout_constraints", Value: cons})
 	}
 	if a := op.Attr("result_layouts"); a != nil {
-		ls, err := layoutList(a, len(shapes))
+		// One tuple-typed result (older JAX) takes a layout per element.
+		targets := shapes
+		if len(shapes) == 1 && shapes[0].IsTuple() {
+			targets = shapes[0].Tuple
+		}
+		ls, err := layoutList(a, len(targets))
 		if err != nil {
 			return nil, fmt.Errorf("result_layouts: %w", err)
 		}
-		for i := range shapes {
-			if err := setLayout(&shapes[i], ls[i]); err != nil {
+		for i := range targets {
+			if err := setLayout(&targets[i], ls[i]); err != nil {
 				return nil, fmt.Errorf("result_layouts[%d]: %w", i, err)
 			}
 		}

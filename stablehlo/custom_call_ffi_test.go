@@ -71,3 +71,37 @@ func TestLapackFFIBadLayout(t *testing.T) {
 		t.Fatalf("got %v, want an operand_layouts error", err)
 	}
 }
+
+// Older JAX returned the legacy calls' results as one tuple-typed value
+// with a layout per element: Householder QR of [[3,1],[4,2]] by hand is
+// beta = -5, tau = 8/5, v = (1, 1/2), R = [[-5,-11/5],[0,2/5]].
+func TestLapackLegacyTupleLayouts(t *testing.T) {
+	const src = `func.func @main(%a: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2xf32>) {
+  %b = stablehlo.constant dense<1> : tensor<i32>
+  %n = stablehlo.constant dense<2> : tensor<i32>
+  %w = stablehlo.constant dense<64> : tensor<i32>
+  %0 = stablehlo.custom_call @lapack_sgeqrf(%b, %n, %n, %w, %a) {api_version = 2 : i32, operand_layouts = [dense<> : tensor<0xindex>, dense<> : tensor<0xindex>, dense<> : tensor<0xindex>, dense<> : tensor<0xindex>, dense<[0, 1]> : tensor<2xindex>], result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<0> : tensor<1xindex>, dense<> : tensor<0xindex>, dense<0> : tensor<1xindex>]} : (tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>, tensor<2x2xf32>) -> tuple<tensor<2x2xf32>, tensor<2xf32>, tensor<i32>, tensor<64xf32>>
+  %1 = stablehlo.get_tuple_element %0[0] : (tuple<tensor<2x2xf32>, tensor<2xf32>, tensor<i32>, tensor<64xf32>>) -> tensor<2x2xf32>
+  %2 = stablehlo.get_tuple_element %0[1] : (tuple<tensor<2x2xf32>, tensor<2xf32>, tensor<i32>, tensor<64xf32>>) -> tensor<2xf32>
+  return %1, %2 : tensor<2x2xf32>, tensor<2xf32>
+}`
+	m, err := ParseText("qr.mlir", src, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := hlotext.Print(m, hlotext.PrintOptions{}); !strings.Contains(text, "(f32[2,2]{0,1}, f32[2]{0}, s32[], f32[64]{0}) custom-call(") ||
+		!strings.Contains(text, "api_version=API_VERSION_STATUS_RETURNING") {
+		t.Fatalf("layouts or API version lost:\n%s", text)
+	}
+	a, _ := hlo.LiteralFromSlice([]float32{3, 1, 4, 2}, 2, 2)
+	got, err := eval.Run(m, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range []float64{-5, -2.2, 0.5, 0.4, 1.6, 0} {
+		g := got.Elements()[i/4].GetFloat64(i % 4)
+		if math.Abs(g-w) > 1e-6 {
+			t.Fatalf("value %d is %v, want %v (%v)", i, g, w, got)
+		}
+	}
+}
