@@ -155,3 +155,51 @@ ENTRY e {
 	near(t, "legacy heevd", values(out[1]), c.get(t, "w", false), 1e-12)
 	wantInts(t, "legacy heevd info", out[2], 0)
 }
+
+// Complex geev and gees: NumPy's eigenvalues, A·vr = λ·vr and
+// vlᴴ·A = λ·vlᴴ with unit vectors whose largest component is real, and
+// Z·T·Zᴴ = A with Z unitary and T upper triangular.
+func TestLapackComplexGeevGees(t *testing.T) {
+	c := loadNumpy(t)["geev_c"]
+	a := c.get(t, "a", true)
+	for _, dt := range []string{"c64", "c128"} {
+		letter := map[string]string{"c64": "c", "c128": "z"}[dt]
+		tol := map[string]float64{"c64": 1e-5, "c128": 1e-12}[dt]
+		m, v := dt+"[4,4]{0,1}", dt+"[4]{0}"
+		out := runLapack(t, lapackModule("lapack_"+letter+"geev_ffi", "compute_left = 86 : ui8, compute_right = 86 : ui8",
+			"("+v+", "+m+", "+m+", s32[])", m), matLit(t, dtOf(dt), a, 4, 4))
+		w, vl, vr := values(out[0]), values(out[1]), values(out[2])
+		near(t, dt+" eigenvalues", sortEig(w), c.get(t, "w", true), 10*tol)
+		av, lva := matmul(a, vr, 4, 4, 4), matmul(adjoint(vl, 4, 4), a, 4, 4, 4)
+		for j := range 4 {
+			big := 0
+			for i := range 4 {
+				if cmplx.Abs(av[i*4+j]-w[j]*vr[i*4+j]) > 100*tol || cmplx.Abs(lva[j*4+i]-w[j]*cmplx.Conj(vl[i*4+j])) > 100*tol {
+					t.Fatalf("%s: eigenpair %d (%v) does not hold", dt, j, w[j])
+				}
+				if cmplx.Abs(vr[i*4+j]) > cmplx.Abs(vr[big*4+j]) {
+					big = i
+				}
+			}
+			if imag(vr[big*4+j]) != 0 {
+				t.Fatalf("%s: eigenvector %d's largest component %v is not real", dt, j, vr[big*4+j])
+			}
+		}
+		wantInts(t, dt+" geev info", out[3], 0)
+
+		out = runLapack(t, lapackModule("lapack_"+letter+"gees_ffi", "mode = 86 : ui8, sort = 78 : ui8",
+			"("+m+", "+m+", "+v+", s32[], s32[])", m), matLit(t, dtOf(dt), a, 4, 4))
+		tm, z := values(out[0]), values(out[1])
+		near(t, dt+" Z·T·Zᴴ", matmul(matmul(z, tm, 4, 4, 4), adjoint(z, 4, 4), 4, 4, 4), a, 100*tol)
+		near(t, dt+" ZᴴZ", matmul(adjoint(z, 4, 4), z, 4, 4, 4), identity(4), 10*tol)
+		for i := range 4 {
+			for j := range i {
+				if tm[i*4+j] != 0 {
+					t.Fatalf("%s: T(%d,%d) = %v", dt, i, j, tm[i*4+j])
+				}
+			}
+		}
+		near(t, dt+" gees eigenvalues", sortEig(values(out[2])), c.get(t, "w", true), 10*tol)
+		wantInts(t, dt+" gees info", out[4], 0)
+	}
+}

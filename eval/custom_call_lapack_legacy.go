@@ -88,6 +88,14 @@ func init() {
 	registerLegacy("lapack_?hetrd", "cz", legacyForm{5, func(s []*hlo.Literal) map[string]int64 {
 		return map[string]int64{"uplo": flag(s[1], 'L', 'U')}
 	}, []int{0, 1, 2, 3, 4}, kHetrd})
+	// Complex geev(b, n, jobvl, jobvr, a) → (a, rwork, w, vl, vr, info) and
+	// gees(b, n, jobvs, sort, a) → (t, rwork, w, vs, sdim, info).
+	registerLegacy("lapack_?geev", "cz", legacyForm{4, func(s []*hlo.Literal) map[string]int64 {
+		return map[string]int64{"compute_left": s[2].GetInt64(0), "compute_right": s[3].GetInt64(0)}
+	}, []int{2, 3, 4, 5}, kGeevComplex})
+	registerLegacy("lapack_?gees", "cz", legacyForm{4, func(s []*hlo.Literal) map[string]int64 {
+		return map[string]int64{"mode": s[2].GetInt64(0), "sort": s[3].GetInt64(0)}
+	}, []int{0, 3, 2, 4, 5}, kGeesComplex})
 	// blas_?trsm(left_side, lower, trans_a (0 N, 1 T, 2 C), unit_diagonal,
 	// m, n, batch, alpha, a, b) → x with op(a)·x = alpha·b or x·op(a) = alpha·b.
 	registerLegacy("blas_?trsm", "sdcz", legacyForm{8, nil, []int{0}, nil})

@@ -81,6 +81,11 @@ for name, shape in (("gesdd_c_tall", (4, 3)), ("gesdd_c_wide", (3, 5))):
     x = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
     cases[name] = {"a": enc(x), "s": enc(np.linalg.svd(x, compute_uv=False))}
 
+# A general complex matrix: eigenvalues sorted by (re, im) (complex geev, gees).
+x = rng.standard_normal((4, 4)) + 1j * rng.standard_normal((4, 4))
+w = np.linalg.eigvals(x)
+cases["geev_c"] = {"a": enc(x), "w": enc(w[np.lexsort((w.imag, w.real))])}
+
 with open("lapack_numpy.json", "w") as f:
     json.dump(cases, f, indent=1)
     f.write("\n")
