@@ -3,11 +3,12 @@ package eval
 import (
 	"fmt"
 	"math/cmplx"
+	"slices"
 
 	"github.com/axle-ml/axle/hlo"
 )
 
-// Complex gtsv, gehrd, hetrd (lower) and unmqr, from LAPACK's reference
+// Complex gtsv, gehrd, hetrd and unmqr, from LAPACK's reference
 // algorithms (zgtsv, zgehd2, zhetd2, zunm2r). Row-major: a[i*n+j] is A(i,j).
 
 func init() {
@@ -227,8 +228,9 @@ func kHetrd(c *lapackCall) ([]*hlo.Literal, error) {
 	if err != nil {
 		return nil, err
 	}
-	if uplo, err := c.char("uplo", 'L', "LU"); err != nil || uplo != 'L' {
-		return nil, fmt.Errorf("uplo = %q is not implemented for complex matrices (only 'L')", uplo)
+	uplo, err := c.char("uplo", 'L', "LU")
+	if err != nil {
+		return nil, err
 	}
 	batch := c.batchDims(0, 2)
 	nt := max(0, n-1)
@@ -241,7 +243,20 @@ func kHetrd(c *lapackCall) ([]*hlo.Literal, error) {
 	nb := numBatch(batch)
 	d, e, tau := make([]float64, nb*n), make([]float64, nb*nt), make([]complex128, nb*nt)
 	for b := range nb {
-		zhetd2Lower(n, a[b*n*n:(b+1)*n*n], d[b*n:(b+1)*n], e[b*nt:(b+1)*nt], tau[b*nt:(b+1)*nt])
+		m, db, eb, tb := a[b*n*n:(b+1)*n*n], d[b*n:(b+1)*n], e[b*nt:(b+1)*nt], tau[b*nt:(b+1)*nt]
+		if uplo == 'L' {
+			zhetd2Lower(n, m, db, eb, tb)
+			continue
+		}
+		// zhetd2's upper variant is the lower one on the matrix with rows
+		// and columns reversed (its lower triangle is A's upper one): the
+		// same reflectors, last step first, their vectors reversed.
+		reverseMatrix(n, m)
+		zhetd2Lower(n, m, db, eb, tb)
+		reverseMatrix(n, m)
+		slices.Reverse(db)
+		slices.Reverse(eb)
+		slices.Reverse(tb)
 	}
 	return []*hlo.Literal{c.cplxMatsOut(0, a), c.realVecOut(1, d), c.realVecOut(2, e), c.cplxVecOut(3, tau), c.intOut(4, make([]int64, nb))}, nil
 }
@@ -296,4 +311,10 @@ func kUnmqr(c *lapackCall) ([]*hlo.Literal, error) {
 		}
 	}
 	return []*hlo.Literal{c.cplxMatsOut(0, y)}, nil
+}
+
+// reverseMatrix reverses the order of the rows and of the columns of the
+// n×n a in place.
+func reverseMatrix(n int, a []complex128) {
+	slices.Reverse(a)
 }

@@ -221,3 +221,47 @@ func TestLapackUnmqr(t *testing.T) {
 		near(t, tc.cfg, values(out[0]), tc.want, 1e-12)
 	}
 }
+
+// hetrd with uplo 'U': on a real symmetric matrix it gives what gonum's
+// dsytrd gives (an independent implementation of the same algorithm); on
+// a complex Hermitian one T keeps the trace and the Frobenius norm, and
+// the lower triangle comes back unchanged.
+func TestLapackHetrdUpper(t *testing.T) {
+	np := loadNumpy(t)
+	sym := np["syevd"].get(t, "a", false)
+	res := func(dt, rdt string) string {
+		return "(" + dt + "[4,4]{0,1}, " + rdt + "[4]{0}, " + rdt + "[3]{0}, " + dt + "[3]{0}, s32[])"
+	}
+	want := runLapack(t, lapackModule("lapack_dsytrd_ffi", "uplo = 85 : ui8", res("f64", "f64"), "f64[4,4]{0,1}"), matLit(t, dtOf("f64"), sym, 4, 4))
+	got := runLapack(t, lapackModule("lapack_zhetrd_ffi", "uplo = 85 : ui8", res("c128", "f64"), "c128[4,4]{0,1}"), matLit(t, dtOf("c128"), sym, 4, 4))
+	for i := range 4 {
+		near(t, fmt.Sprintf("result %d", i), values(got[i]), values(want[i]), 1e-12)
+	}
+	herm := np["heevd"].get(t, "a", true)
+	in := append([]complex128(nil), herm...)
+	for i := range 4 {
+		for j := range i {
+			in[i*4+j] = 7
+		}
+	}
+	got = runLapack(t, lapackModule("lapack_zhetrd_ffi", "uplo = 85 : ui8", res("c128", "f64"), "c128[4,4]{0,1}"), matLit(t, dtOf("c128"), in, 4, 4))
+	h, d, e := values(got[0]), values(got[1]), values(got[2])
+	var tr, td, fa, ft float64
+	for i := range 4 {
+		tr += real(herm[i*4+i])
+		td += real(d[i])
+		ft += real(d[i]) * real(d[i])
+		for j := range 4 {
+			fa += math.Pow(cmplx.Abs(herm[i*4+j]), 2)
+			if j < i && h[i*4+j] != 7 {
+				t.Fatalf("hetrd changed the lower triangle: %v", h)
+			}
+		}
+	}
+	for _, x := range e {
+		ft += 2 * real(x) * real(x)
+	}
+	if math.Abs(tr-td) > 1e-12 || math.Abs(fa-ft) > 1e-10 {
+		t.Fatalf("trace %v vs %v, squared norm %v vs %v", tr, td, fa, ft)
+	}
+}
