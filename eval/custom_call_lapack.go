@@ -52,8 +52,15 @@ func registerLapack(name, letters string, k lapackKernel) {
 	}
 }
 
-func evalLapack(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+func evalLapack(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (out *hlo.Literal, err error) {
 	target, _ := in.StringAttr("custom_call_target")
+	// gonum panics on arguments it rejects; the checks here should leave
+	// none, and a miss must still be an error, not a crash.
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("custom-call %q: internal error: %v", target, r)
+		}
+	}()
 	t := lapackTargets[target]
 	c, err := newLapackCall(in, target, t.dtype, ops)
 	if err != nil {

@@ -237,7 +237,7 @@ func kGees(c *lapackCall) ([]*hlo.Literal, error) {
 			break
 		}
 		h, zb := a[b*n*n:(b+1)*n*n], z[b*n*n:(b+1)*n*n]
-		tau := make([]float64, max(1, n-1))
+		tau := make([]float64, n-1)
 		work := workQuery(func(w []float64, l int) { lapack64.Dgehrd(n, 0, n-1, h, n, tau, w, l) })
 		lapack64.Dgehrd(n, 0, n-1, h, n, tau, work, len(work))
 		copy(zb, h)

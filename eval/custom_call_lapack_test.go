@@ -330,3 +330,71 @@ ENTRY e {
 		}
 	}
 }
+
+// Empty matrices and 1×1 ones run without error and give LAPACK's
+// trivial answers (info 0).
+func TestLapackEdgeSizes(t *testing.T) {
+	cases := []struct{ target, config, result string }{
+		{"lapack_spotrf_ffi", "", "(f32[N,N]{0,1}, s32[])"},
+		{"lapack_zpotrf_ffi", "", "(c128[N,N]{0,1}, s32[])"},
+		{"lapack_dgetrf_ffi", "", "(f64[N,N]{0,1}, s32[N]{0}, s32[])"},
+		{"lapack_cgetrf_ffi", "", "(c64[N,N]{0,1}, s32[N]{0}, s32[])"},
+		{"lapack_dgeqrf_ffi", "", "(f64[N,N]{0,1}, f64[N]{0})"},
+		{"lapack_zgeqrf_ffi", "", "(c128[N,N]{0,1}, c128[N]{0})"},
+		{"lapack_dsyevd_ffi", "", "(f64[N,N]{0,1}, f64[N]{0}, s32[])"},
+		{"lapack_zheevd_ffi", "", "(c128[N,N]{0,1}, f64[N]{0}, s32[])"},
+		{"lapack_dgesdd_ffi", "", "(f64[N,N]{0,1}, f64[N]{0}, f64[N,N]{0,1}, f64[N,N]{0,1}, s32[])"},
+		{"lapack_zgesdd_ffi", "", "(c128[N,N]{0,1}, f64[N]{0}, c128[N,N]{0,1}, c128[N,N]{0,1}, s32[])"},
+		{"lapack_dgeev_ffi", "", "(f64[N]{0}, f64[N]{0}, c128[N,N]{0,1}, c128[N,N]{0,1}, s32[])"},
+		{"lapack_zgeev_ffi", "", "(c128[N]{0}, c128[N,N]{0,1}, c128[N,N]{0,1}, s32[])"},
+		{"lapack_dgees_ffi", "", "(f64[N,N]{0,1}, f64[N,N]{0,1}, f64[N]{0}, f64[N]{0}, s32[], s32[])"},
+		{"lapack_zgees_ffi", "", "(c128[N,N]{0,1}, c128[N,N]{0,1}, c128[N]{0}, s32[], s32[])"},
+		{"lapack_dgehrd_ffi", "", "(f64[N,N]{0,1}, f64[M]{0}, s32[])"},
+		{"lapack_zgehrd_ffi", "", "(c128[N,N]{0,1}, c128[M]{0}, s32[])"},
+		{"lapack_dsytrd_ffi", "", "(f64[N,N]{0,1}, f64[N]{0}, f64[M]{0}, f64[M]{0}, s32[])"},
+		{"lapack_zhetrd_ffi", "", "(c128[N,N]{0,1}, f64[N]{0}, f64[M]{0}, c128[M]{0}, s32[])"},
+	}
+	for _, n := range []int{0, 1} {
+		for _, c := range cases {
+			dt := strings.SplitN(strings.TrimPrefix(c.result, "("), "[", 2)[0]
+			r := strings.NewReplacer("N", fmt.Sprint(n), "M", fmt.Sprint(max(0, n-1))).Replace(c.result)
+			text := lapackModule(c.target, c.config, r, fmt.Sprintf("%s[%d,%d]{0,1}", dt, n, n))
+			m, err := hlotext.Parse(text, hlotext.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			arg := matLit(t, dtOf(dt), reals(make([]float64, n*n)...), int64(n), int64(n))
+			if n == 1 {
+				arg = matLit(t, dtOf(dt), reals(4), 1, 1)
+			}
+			if _, err := eval.Run(m, arg); err != nil {
+				t.Errorf("%s %d×%d: %v", c.target, n, n, err)
+			}
+		}
+	}
+}
+
+// Rectangular shapes with an empty side, and an empty batch.
+func TestLapackEmptySides(t *testing.T) {
+	for _, tc := range []struct{ target, result, param string }{
+		{"lapack_dgetrf_ffi", "(f64[3,0]{0,1}, s32[0]{0}, s32[])", "f64[3,0]{0,1}"},
+		{"lapack_zgetrf_ffi", "(c128[0,3]{0,1}, s32[0]{0}, s32[])", "c128[0,3]{0,1}"},
+		{"lapack_sgeqrf_ffi", "(f32[0,3]{0,1}, f32[0]{0})", "f32[0,3]{0,1}"},
+		{"lapack_dgesdd_ffi", "(f64[3,0]{0,1}, f64[0]{0}, f64[3,3]{0,1}, f64[0,0]{0,1}, s32[])", "f64[3,0]{0,1}"},
+		{"lapack_zgesdd_ffi", "(c128[0,2]{0,1}, f64[0]{0}, c128[0,0]{0,1}, c128[2,2]{0,1}, s32[])", "c128[0,2]{0,1}"},
+		{"lapack_dpotrf_ffi", "(f64[0,2,2]{1,2,0}, s32[0]{0})", "f64[0,2,2]{1,2,0}"},
+		{"lapack_dtrsm_ffi", "f64[2,0]{0,1}", "f64[2,2]{0,1}, f64[2,0]{0,1}"},
+	} {
+		m, err := hlotext.Parse(lapackModule(tc.target, "", tc.result, strings.Split(tc.param, ", ")...), hlotext.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var args []*hlo.Literal
+		for _, p := range m.Entry.Params {
+			args = append(args, hlo.NewLiteral(p.Shape))
+		}
+		if _, err := eval.Run(m, args...); err != nil {
+			t.Errorf("%s %s: %v", tc.target, tc.param, err)
+		}
+	}
+}
