@@ -264,7 +264,9 @@ func kGeesComplex(c *lapackCall) ([]*hlo.Literal, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sort, err := c.char("sort", 'N', "NS"); err != nil || sort != 'N' {
+	if sort, err := c.char("sort", 'N', "NS"); err != nil {
+		return nil, err
+	} else if sort != 'N' {
 		return nil, fmt.Errorf("sort = %q is not implemented (only 'N', what JAX emits)", sort)
 	}
 	batch := c.batchDims(0, 2)
