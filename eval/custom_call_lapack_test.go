@@ -398,3 +398,14 @@ func TestLapackEmptySides(t *testing.T) {
 		}
 	}
 }
+
+// backend_config may also arrive as a quoted string (XLA prints it so when
+// it does not lex as a dictionary); the attributes are the same.
+func TestLapackQuotedBackendConfig(t *testing.T) {
+	out := runLapack(t, `HloModule m
+ENTRY e {
+  a = f64[2,2]{0,1} parameter(0)
+  ROOT c = (f64[2,2]{0,1}, s32[]) custom-call(a), custom_call_target="lapack_dpotrf_ffi", operand_layout_constraints={f64[2,2]{0,1}}, api_version=API_VERSION_TYPED_FFI, backend_config="{uplo = 85 : ui8}"
+}`, matLit(t, hlo.F64, reals(4, 2, 2, 3), 2, 2))
+	near(t, "upper", values(out[0]), reals(2, 1, 2, math.Sqrt2), 1e-12)
+}
