@@ -8,7 +8,7 @@ import (
 	"github.com/axle-ml/axle/hlo"
 )
 
-// Complex gtsv, gehrd, hetrd and unmqr, from LAPACK's reference
+// Complex gtsv, gehrd, hetrd, unmqr and geqp3, from LAPACK's reference
 // algorithms (zgtsv, zgehd2, zhetd2, zunm2r). Row-major: a[i*n+j] is A(i,j).
 
 func init() {
@@ -16,6 +16,7 @@ func init() {
 	registerLapack("lapack_?gehrd_ffi", "cz", kGehrdComplex)
 	registerLapack("lapack_?hetrd_ffi", "cz", kHetrd)
 	registerLapack("lapack_?unmqr_ffi", "cz", kUnmqr)
+	registerLapack("lapack_?geqp3_ffi", "cz", kGeqp3Complex)
 }
 
 // applyLeft sets C = (I - tau·v·vᴴ)·C for C = a's rows r0.. (len(v) of
@@ -317,4 +318,72 @@ func kUnmqr(c *lapackCall) ([]*hlo.Literal, error) {
 // n×n a in place.
 func reverseMatrix(n int, a []complex128) {
 	slices.Reverse(a)
+}
+
+// zgeqp3 is LAPACK's column-pivoted QR, unblocked: the columns jpvt marks
+// (nonzero) move to the front and are factored in order, then each step
+// takes the remaining column of largest norm (the first of equal ones).
+// jpvt comes back 1-based: A·P's column j is A's column jpvt[j].
+func zgeqp3(m, n int, a, tau []complex128, jpvt []int64) {
+	perm := make([]int64, n)
+	fixed := 0
+	for j := range n {
+		perm[j] = int64(j + 1)
+	}
+	swap := func(i, j int) {
+		for r := range m {
+			a[r*n+i], a[r*n+j] = a[r*n+j], a[r*n+i]
+		}
+		perm[i], perm[j] = perm[j], perm[i]
+	}
+	for j := range n {
+		if jpvt[j] != 0 {
+			swap(fixed, j)
+			fixed++
+		}
+	}
+	for j := range min(m, n) {
+		if j >= fixed {
+			best, bestNorm := j, -1.0
+			for c := j; c < n; c++ {
+				var s float64
+				for r := j; r < m; r++ {
+					s += real(a[r*n+c])*real(a[r*n+c]) + imag(a[r*n+c])*imag(a[r*n+c])
+				}
+				if s > bestNorm {
+					best, bestNorm = c, s
+				}
+			}
+			swap(j, best)
+		}
+		v, t := columnReflector(a, n, j, j, m)
+		tau[j] = t
+		applyLeft(a, n, j, j+1, n, v, cmplx.Conj(t))
+	}
+	copy(jpvt, perm)
+}
+
+func kGeqp3Complex(c *lapackCall) ([]*hlo.Literal, error) {
+	if len(c.ops) != 2 || c.ops[0].Shape().DType != c.dtype || c.ops[0].Shape().Rank() < 2 {
+		return nil, fmt.Errorf("takes a matrix of %s and s32 pivots", c.dtype)
+	}
+	batch := c.batchDims(0, 2)
+	s := c.ops[0].Shape()
+	m, n := int(s.Dims[s.Rank()-2]), int(s.Dims[s.Rank()-1])
+	k := min(m, n)
+	ps := shapeOf(hlo.S32, batch, int64(n))
+	if !c.ops[1].Shape().SameDims(ps) || c.ops[1].Shape().DType != hlo.S32 {
+		return nil, fmt.Errorf("operand 1 is %s, want %s", c.ops[1].Shape().HumanString(), ps.HumanString())
+	}
+	if err := c.checkResults(s, ps, shapeOf(c.dtype, batch, int64(k))); err != nil {
+		return nil, err
+	}
+	_, _, a := c.cplxMats(0)
+	jp := toPhys(loadInt64(c.ops[1]), c.ops[1].Shape().Dims, c.operandLayout(1))
+	nb := numBatch(batch)
+	tau := make([]complex128, nb*k)
+	for b := range nb {
+		zgeqp3(m, n, a[b*m*n:(b+1)*m*n], tau[b*k:(b+1)*k], jp[b*n:(b+1)*n])
+	}
+	return []*hlo.Literal{c.cplxMatsOut(0, a), c.intOut(1, jp), c.cplxVecOut(2, tau)}, nil
 }

@@ -203,3 +203,37 @@ func TestLapackComplexGeevGees(t *testing.T) {
 		wantInts(t, dt+" gees info", out[4], 0)
 	}
 }
+
+// Complex geqp3: A·P = Q·R with R's diagonal non-increasing in magnitude,
+// Q from ungqr; a marked column stays first.
+func TestLapackGeqp3Complex(t *testing.T) {
+	a := loadNumpy(t)["geev_c"].get(t, "a", true) // 4×4
+	for _, first := range []int{-1, 3} {
+		jp := make([]complex128, 4)
+		if first >= 0 {
+			jp[first] = 1
+		}
+		out := runLapack(t, lapackModule("lapack_zgeqp3_ffi", "", "(c128[4,4]{0,1}, s32[4]{0}, c128[4]{0})", "c128[4,4]{0,1}", "s32[4]{0}"),
+			matLit(t, dtOf("c128"), a, 4, 4), matLit(t, dtOf("s32"), jp, 4))
+		h, piv := values(out[0]), ints(out[1])
+		if first >= 0 && piv[0] != int64(first+1) {
+			t.Fatalf("pivots %v, want column %d first", piv, first+1)
+		}
+		q := values(runLapack(t, lapackModule("lapack_zungqr_ffi", "", "c128[4,4]{0,1}", "c128[4,4]{0,1}", "c128[4]{0}"), out[0], out[2])[0])
+		r, ap := make([]complex128, 16), make([]complex128, 16)
+		for i := range 4 {
+			for j := range 4 {
+				if i <= j {
+					r[i*4+j] = h[i*4+j]
+				}
+				ap[i*4+j] = a[i*4+int(piv[j]-1)]
+			}
+		}
+		near(t, "Q·R = A·P", matmul(q, r, 4, 4, 4), ap, 1e-12)
+		for i := 1; i < 4 && first < 0; i++ {
+			if cmplx.Abs(r[i*4+i]) > cmplx.Abs(r[(i-1)*4+i-1])*(1+1e-12) {
+				t.Fatalf("R's diagonal grows: %v", r)
+			}
+		}
+	}
+}
