@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	golang.org/x/sys v0.49.0
+	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/protobuf v1.36.12
 )

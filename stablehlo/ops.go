@@ -297,6 +297,10 @@ func convertCustomCall(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 			return nil, err
 		}
 	}
+	extra, err := customCallExtras(op, ins, shapes)
+	if err != nil {
+		return nil, fmt.Errorf("custom_call %q: %w", target, err)
+	}
 	sh := hlo.TupleShape(shapes...)
 	if len(shapes) == 1 {
 		sh = shapes[0]
@@ -308,6 +312,7 @@ func convertCustomCall(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 	if bc, ok := op.Attr("backend_config").(mlir.StringAttr); ok && bc.Value != "" {
 		attrs = append(attrs, hlo.Attr{Name: "backend_config", Value: hlo.Raw(fmt.Sprintf("%q", bc.Value))})
 	}
+	attrs = append(attrs, extra...)
 	in := s.add(hlo.OpCustomCall, sh, ins, attrs...)
 	if len(shapes) == 1 {
 		return []*hlo.Instruction{in}, nil

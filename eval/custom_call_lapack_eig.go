@@ -1,0 +1,346 @@
+package eval
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/lapack"
+
+	"github.com/axle-ml/axle/hlo"
+)
+
+// The eigenvalue, singular value and reduction targets of JAX's CPU
+// lowering (lax.linalg's eigh, svd, eig, schur, hessenberg,
+// tridiagonal), real types only: gonum's LAPACK is float64, and the
+// complex forms (heevd, complex gesdd/geev/gees/gehrd, hetrd) are refused
+// by name. f32 is computed in float64 and rounded once on output.
+
+func init() {
+	registerLapack("lapack_?syevd_ffi", "sd", kSyevd)
+	registerLapack("lapack_?gesdd_ffi", "sd", kGesdd)
+	registerLapack("lapack_?gesvd_ffi", "sd", kGesdd) // same operands, results and modes
+	registerLapack("lapack_?geev_ffi", "sd", kGeev)
+	registerLapack("lapack_?gees_ffi", "sd", kGees)
+	registerLapack("lapack_?gehrd_ffi", "sd", kGehrd)
+	registerLapack("lapack_?sytrd_ffi", "sd", kSytrd)
+}
+
+// kSyevd: x → (x_out, w, info): the eigenvalues of the symmetric x (its
+// uplo triangle is read) in ascending order, and with mode 'V' the
+// orthonormal eigenvectors as x_out's columns.
+func kSyevd(c *lapackCall) ([]*hlo.Literal, error) {
+	if err := c.checkOperands(2); err != nil {
+		return nil, err
+	}
+	n, err := c.squareOperand(0)
+	if err != nil {
+		return nil, err
+	}
+	uplo, err := c.char("uplo", 'L', "LU")
+	if err != nil {
+		return nil, err
+	}
+	mode, err := c.char("mode", 'V', "NV")
+	if err != nil {
+		return nil, err
+	}
+	batch := c.batchDims(0, 2)
+	if err := c.checkResults(c.ops[0].Shape(), shapeOf(c.dtype, batch, int64(n)), shapeOf(hlo.S32, batch)); err != nil {
+		return nil, err
+	}
+	_, _, a := c.realMats(0)
+	nb := numBatch(batch)
+	w, info := make([]float64, nb*n), make([]int64, nb)
+	for b := range nb {
+		if n == 0 {
+			break
+		}
+		mat, wb := a[b*n*n:(b+1)*n*n], w[b*n:(b+1)*n]
+		job := lapack.EVJob(mode)
+		work := workQuery(func(wk []float64, l int) { lapack64.Dsyev(job, uploOf(uplo), n, mat, n, wb, wk, l) })
+		if !lapack64.Dsyev(job, uploOf(uplo), n, mat, n, wb, work, len(work)) {
+			info[b] = 1
+		}
+	}
+	return []*hlo.Literal{c.realMatsOut(0, a), c.realVecOut(1, w), c.intOut(2, info)}, nil
+}
+
+// kGesdd: x → (x_out, s, u, vt, info), x = U·diag(s)·Vᵀ with s
+// descending. mode 'A' gives U m×m and Vᵀ n×n, 'S' m×k and k×n, 'N' only
+// s (u and vt keep the shapes JAX gives them, zero-filled). Computed with
+// gonum's Dgesvd: the singular values are LAPACK's; the vectors of a
+// repeated singular value may differ by a rotation, as between any two
+// LAPACK builds.
+func kGesdd(c *lapackCall) ([]*hlo.Literal, error) {
+	if err := c.checkOperands(2); err != nil {
+		return nil, err
+	}
+	mode, err := c.char("mode", 'A', "ASN")
+	if err != nil {
+		return nil, err
+	}
+	batch := c.batchDims(0, 2)
+	s := c.ops[0].Shape()
+	m, n := int(s.Dims[s.Rank()-2]), int(s.Dims[s.Rank()-1])
+	k := min(m, n)
+	uc, vr := m, n
+	switch mode {
+	case 'S':
+		uc, vr = k, k
+	case 'N':
+		// JAX sizes the unused u and vt by full_matrices, which mode 'N'
+		// does not say: take the result's own.
+		if len(c.results) == 5 && c.results[2].Rank() == s.Rank() && c.results[3].Rank() == s.Rank() {
+			uc, vr = int(c.results[2].Dims[s.Rank()-1]), int(c.results[3].Dims[s.Rank()-2])
+		}
+	}
+	if err := c.checkResults(s, shapeOf(c.dtype, batch, int64(k)), shapeOf(c.dtype, batch, int64(m), int64(uc)),
+		shapeOf(c.dtype, batch, int64(vr), int64(n)), shapeOf(hlo.S32, batch)); err != nil {
+		return nil, err
+	}
+	_, _, a := c.realMats(0)
+	nb := numBatch(batch)
+	sv, u, vt, info := make([]float64, nb*k), make([]float64, nb*m*uc), make([]float64, nb*vr*n), make([]int64, nb)
+	for b := range nb {
+		if k == 0 {
+			break
+		}
+		mat, sb := a[b*m*n:(b+1)*m*n], sv[b*k:(b+1)*k]
+		ub, vb, ldu, ldvt := u[b*m*uc:(b+1)*m*uc], vt[b*vr*n:(b+1)*vr*n], max(1, uc), max(1, n)
+		job := lapack.SVDJob(mode)
+		if mode == 'N' {
+			ub, vb, ldu, ldvt = nil, nil, 1, 1
+		}
+		work := workQuery(func(w []float64, l int) { lapack64.Dgesvd(job, job, m, n, mat, n, sb, ub, ldu, vb, ldvt, w, l) })
+		if !lapack64.Dgesvd(job, job, m, n, mat, n, sb, ub, ldu, vb, ldvt, work, len(work)) {
+			info[b] = 1
+		}
+	}
+	return []*hlo.Literal{c.realMatsOut(0, a), c.realVecOut(1, sv), c.realMatsOut(2, u), c.realMatsOut(3, vt), c.intOut(4, info)}, nil
+}
+
+// kGeev: x → (wr, wi, vl, vr, info): the eigenvalues of the general x
+// as real and imaginary parts (conjugate pairs adjacent, positive
+// imaginary part first) and, per compute_left / compute_right = 'V', the
+// left and right eigenvectors as complex columns, each of unit norm with
+// its largest component real (LAPACK's dgeev, unpacked as JAX's kernel
+// does). info > 0: the QR algorithm failed and the first info-1
+// eigenvalues were not computed.
+func kGeev(c *lapackCall) ([]*hlo.Literal, error) {
+	if err := c.checkOperands(2); err != nil {
+		return nil, err
+	}
+	n, err := c.squareOperand(0)
+	if err != nil {
+		return nil, err
+	}
+	left, err := c.char("compute_left", 'V', "NV")
+	if err != nil {
+		return nil, err
+	}
+	right, err := c.char("compute_right", 'V', "NV")
+	if err != nil {
+		return nil, err
+	}
+	batch := c.batchDims(0, 2)
+	cdt := hlo.C64
+	if c.dtype == hlo.F64 {
+		cdt = hlo.C128
+	}
+	vs := shapeOf(c.dtype, batch, int64(n))
+	ms := shapeOf(cdt, batch, int64(n), int64(n))
+	if err := c.checkResults(vs, vs, ms, ms, shapeOf(hlo.S32, batch)); err != nil {
+		return nil, err
+	}
+	_, _, a := c.realMats(0)
+	nb := numBatch(batch)
+	wr, wi, info := make([]float64, nb*n), make([]float64, nb*n), make([]int64, nb)
+	vl, vr := make([]complex128, nb*n*n), make([]complex128, nb*n*n)
+	for b := range nb {
+		if n == 0 {
+			break
+		}
+		mat, r, i := a[b*n*n:(b+1)*n*n], wr[b*n:(b+1)*n], wi[b*n:(b+1)*n]
+		var l, rv []float64
+		if left == 'V' {
+			l = make([]float64, n*n)
+		}
+		if right == 'V' {
+			rv = make([]float64, n*n)
+		}
+		jl, jr := lapack.LeftEVJob(left), lapack.RightEVJob(right)
+		work := workQuery(func(w []float64, lw int) { lapack64.Dgeev(jl, jr, n, mat, n, r, i, l, n, rv, n, w, lw) })
+		if first := lapack64.Dgeev(jl, jr, n, mat, n, r, i, l, n, rv, n, work, len(work)); first > 0 {
+			info[b] = int64(first)
+			continue
+		}
+		unpackEigenvectors(n, i, l, vl[b*n*n:(b+1)*n*n])
+		unpackEigenvectors(n, i, rv, vr[b*n*n:(b+1)*n*n])
+	}
+	return []*hlo.Literal{c.realVecOut(0, wr), c.realVecOut(1, wi), c.cplxMatsOut(2, vl), c.cplxMatsOut(3, vr), c.intOut(4, info)}, nil
+}
+
+// unpackEigenvectors turns dgeev's real eigenvector columns into complex
+// ones: a conjugate pair (wi[j] > 0) is stored as columns j (real part)
+// and j+1 (imaginary part). v is nil when the vectors were not computed.
+func unpackEigenvectors(n int, wi, v []float64, out []complex128) {
+	if v == nil {
+		return
+	}
+	for j := 0; j < n; j++ {
+		if wi[j] == 0 || j == n-1 {
+			for i := range n {
+				out[i*n+j] = complex(v[i*n+j], 0)
+			}
+			continue
+		}
+		for i := range n {
+			re, im := v[i*n+j], v[i*n+j+1]
+			out[i*n+j] = complex(re, im)
+			out[i*n+j+1] = complex(re, -im)
+		}
+		j++
+	}
+}
+
+// kGees: x → (t, vs, wr, wi, sdim, info): the real Schur form x =
+// vs·t·vsᵀ (t quasi-upper-triangular with standardized 2×2 blocks for
+// complex pairs), its eigenvalues as wr, wi, vs when mode is 'V'. Only
+// sort 'N' (JAX's only choice): sdim is 0. Computed as LAPACK's dgees
+// without its balancing step: Hessenberg reduction, then the QR
+// algorithm accumulating Schur vectors.
+func kGees(c *lapackCall) ([]*hlo.Literal, error) {
+	if err := c.checkOperands(2); err != nil {
+		return nil, err
+	}
+	n, err := c.squareOperand(0)
+	if err != nil {
+		return nil, err
+	}
+	mode, err := c.char("mode", 'V', "NV")
+	if err != nil {
+		return nil, err
+	}
+	if sort, err := c.char("sort", 'N', "NS"); err != nil {
+		return nil, err
+	} else if sort != 'N' {
+		return nil, fmt.Errorf("sort = %q is not implemented (only 'N', what JAX emits)", sort)
+	}
+	batch := c.batchDims(0, 2)
+	s, vs := c.ops[0].Shape(), shapeOf(c.dtype, batch, int64(n))
+	if err := c.checkResults(s, s, vs, vs, shapeOf(hlo.S32, batch), shapeOf(hlo.S32, batch)); err != nil {
+		return nil, err
+	}
+	_, _, a := c.realMats(0)
+	nb := numBatch(batch)
+	z, wr, wi := make([]float64, nb*n*n), make([]float64, nb*n), make([]float64, nb*n)
+	sdim, info := make([]int64, nb), make([]int64, nb)
+	for b := range nb {
+		if n == 0 {
+			break
+		}
+		h, zb := a[b*n*n:(b+1)*n*n], z[b*n*n:(b+1)*n*n]
+		tau := make([]float64, n-1)
+		work := workQuery(func(w []float64, l int) { lapack64.Dgehrd(n, 0, n-1, h, n, tau, w, l) })
+		lapack64.Dgehrd(n, 0, n-1, h, n, tau, work, len(work))
+		copy(zb, h)
+		work = workQuery(func(w []float64, l int) { lapack64.Dorghr(n, 0, n-1, zb, n, tau, w, l) })
+		lapack64.Dorghr(n, 0, n-1, zb, n, tau, work, len(work))
+		for i := 2; i < n; i++ { // the reflectors below the subdiagonal
+			for j := range i - 1 {
+				h[i*n+j] = 0
+			}
+		}
+		comp := lapack.SchurOrig
+		if mode == 'N' {
+			comp = lapack.SchurNone
+		}
+		r, i := wr[b*n:(b+1)*n], wi[b*n:(b+1)*n]
+		work = workQuery(func(w []float64, l int) {
+			lapack64.Dhseqr(lapack.EigenvaluesAndSchur, comp, n, 0, n-1, h, n, r, i, zb, n, w, l)
+		})
+		if u := lapack64.Dhseqr(lapack.EigenvaluesAndSchur, comp, n, 0, n-1, h, n, r, i, zb, n, work, len(work)); u > 0 {
+			info[b] = int64(u)
+		}
+		if mode == 'N' {
+			clear(zb)
+		}
+	}
+	return []*hlo.Literal{c.realMatsOut(0, a), c.realMatsOut(1, z), c.realVecOut(2, wr), c.realVecOut(3, wi), c.intOut(4, sdim), c.intOut(5, info)}, nil
+}
+
+// kGehrd: x → (x_out, tau, info): Qᵀ·x·Q = H upper Hessenberg, rows and
+// columns outside low..high (1-based, JAX's attributes) already
+// reduced; H on and above the subdiagonal of x_out, the reflectors below
+// it, their scalars in tau (n-1 of them).
+func kGehrd(c *lapackCall) ([]*hlo.Literal, error) {
+	if err := c.checkOperands(2); err != nil {
+		return nil, err
+	}
+	n, err := c.squareOperand(0)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := int(c.attrOr("low", 1)), int(c.attrOr("high", int64(n)))
+	if n > 0 && (lo < 1 || hi > n || lo > hi) {
+		return nil, fmt.Errorf("low = %d, high = %d is not 1 ≤ low ≤ high ≤ %d", lo, hi, n)
+	}
+	batch := c.batchDims(0, 2)
+	nt := max(0, n-1)
+	if err := c.checkResults(c.ops[0].Shape(), shapeOf(c.dtype, batch, int64(nt)), shapeOf(hlo.S32, batch)); err != nil {
+		return nil, err
+	}
+	_, _, a := c.realMats(0)
+	nb := numBatch(batch)
+	tau, info := make([]float64, nb*nt), make([]int64, nb)
+	for b := range nb {
+		if n <= 1 {
+			break
+		}
+		h, t := a[b*n*n:(b+1)*n*n], tau[b*nt:(b+1)*nt]
+		work := workQuery(func(w []float64, l int) { lapack64.Dgehrd(n, lo-1, hi-1, h, n, t, w, l) })
+		lapack64.Dgehrd(n, lo-1, hi-1, h, n, t, work, len(work))
+	}
+	return []*hlo.Literal{c.realMatsOut(0, a), c.realVecOut(1, tau), c.intOut(2, info)}, nil
+}
+
+func (c *lapackCall) attrOr(name string, def int64) int64 {
+	if v, ok := c.attrs[name]; ok {
+		return v
+	}
+	return def
+}
+
+// kSytrd: x → (x_out, d, e, tau, info): Qᵀ·x·Q = T tridiagonal with
+// diagonal d and off-diagonal e; x_out holds T's and the reflectors in
+// the uplo triangle as LAPACK's dsytrd.
+func kSytrd(c *lapackCall) ([]*hlo.Literal, error) {
+	if err := c.checkOperands(2); err != nil {
+		return nil, err
+	}
+	n, err := c.squareOperand(0)
+	if err != nil {
+		return nil, err
+	}
+	uplo, err := c.char("uplo", 'L', "LU")
+	if err != nil {
+		return nil, err
+	}
+	batch := c.batchDims(0, 2)
+	nt := max(0, n-1)
+	ds, es := shapeOf(c.dtype, batch, int64(n)), shapeOf(c.dtype, batch, int64(nt))
+	if err := c.checkResults(c.ops[0].Shape(), ds, es, es, shapeOf(hlo.S32, batch)); err != nil {
+		return nil, err
+	}
+	_, _, a := c.realMats(0)
+	nb := numBatch(batch)
+	d, e, tau, info := make([]float64, nb*n), make([]float64, nb*nt), make([]float64, nb*nt), make([]int64, nb)
+	for b := range nb {
+		if n == 0 {
+			break
+		}
+		m, db, eb, tb := a[b*n*n:(b+1)*n*n], d[b*n:(b+1)*n], e[b*nt:(b+1)*nt], tau[b*nt:(b+1)*nt]
+		work := workQuery(func(w []float64, l int) { lapack64.Dsytrd(uploOf(uplo), n, m, n, db, eb, tb, w, l) })
+		lapack64.Dsytrd(uploOf(uplo), n, m, n, db, eb, tb, work, len(work))
+	}
+	return []*hlo.Literal{c.realMatsOut(0, a), c.realVecOut(1, d), c.realVecOut(2, e), c.realVecOut(3, tau), c.intOut(4, info)}, nil
+}
