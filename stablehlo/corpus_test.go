@@ -76,22 +76,10 @@ func runCorpus(t *testing.T, backend string, filter func(Case) bool) {
 // differently from XLA's CPU backend. They are logged, not failed; a
 // check that fails in any other way (or another program) still fails.
 var knownMismatches = map[string]string{
-	// f32 dots and convolutions of K=3: XLA rounds each product and sums
-	// in order; Axle accumulates more exactly (2 ulps on a cancelling sum).
-	"dot_general_float32_4_3_complex64_3_6.mlir":             "dot accumulation order",
-	"dot_general_int16_4_3_complex64_3_6.mlir":               "dot accumulation order",
-	"dot_general_int32_4_3_float32_3_6.mlir":                 "dot accumulation order",
-	"dot_general_int64_4_3_complex64_3_6.mlir":               "dot accumulation order",
-	"dot_general_int8_4_3_float32_3_6.mlir":                  "dot accumulation order",
-	"dot_general_uint16_4_3_complex64_3_6.mlir":              "dot accumulation order",
-	"dot_general_uint16_4_3_float32_3_6.mlir":                "dot accumulation order",
-	"dot_general_uint8_4_3_complex64_3_6.mlir":               "dot accumulation order",
-	"conv_general_dilated_float32_2_3_9_float32_12_1_3.mlir": "convolution accumulation order",
 	// Transcendentals a few ulps from XLA's approximations, checked to
 	// 3 ulps or to an absolute tolerance below one ulp.
-	"sinh_float32_20_20_chlo.mlir":     "f32 exp one ulp from XLA's at |x| = 10",
-	"integer_pow_complex64_20_30.mlir": "c64 multiply one ulp from XLA's at 1476",
-	"random_gamma_float64_chlo.mlir":   "f64 log/exp in a loop, 12 ulps from XLA's",
+	"sinh_float32_20_20_chlo.mlir":   "f32 exp one ulp from XLA's at |x| = 10",
+	"random_gamma_float64_chlo.mlir": "f64 log/exp in a loop, 12 ulps from XLA's",
 }
 
 // topReasons formats the most frequent unsupported reasons.
