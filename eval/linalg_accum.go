@@ -35,13 +35,71 @@ import (
 
 // macOps is, for one accumulation type T, the loads of both operands
 // (already in the result's element type), the dot's and the
-// convolution's multiply-accumulate step and the store into a literal of
+// convolution's multiply-accumulate loops and the store into a literal of
 // the result's shape.
 type macOps[T any] struct {
-	load      func(*hlo.Literal) []T
-	dot, conv func(acc, a, b T) T
-	store     func(hlo.Shape, []T) *hlo.Literal
+	load  func(*hlo.Literal) []T
+	dot   dotRun[T]
+	conv  convRun[T]
+	store func(hlo.Shape, []T) *hlo.Literal
 }
+
+// dotRun adds l[lo+lc[k]]·r[ro+rc[k]] to acc for k in order.
+type dotRun[T any] func(acc T, l, r []T, lo, ro int, lc, rc []int) T
+
+// convRun adds l[lo+i·ls]·r[ro+i·rs] to acc for i in [0, n) in order.
+type convRun[T any] func(acc T, l, r []T, lo, ls, ro, rs, n int) T
+
+func dotF32(acc float32, l, r []float32, lo, ro int, lc, rc []int) float32 {
+	for k, c := range lc {
+		acc = FMA32(l[lo+c], r[ro+rc[k]], acc)
+	}
+	return acc
+}
+
+func dotF64(acc float64, l, r []float64, lo, ro int, lc, rc []int) float64 {
+	for k, c := range lc {
+		acc = math.FMA(l[lo+c], r[ro+rc[k]], acc)
+	}
+	return acc
+}
+
+func dotInt(acc int64, l, r []int64, lo, ro int, lc, rc []int) int64 {
+	for k, c := range lc {
+		acc += l[lo+c] * r[ro+rc[k]]
+	}
+	return acc
+}
+
+// convRounded rounds each product before adding it (the conversion keeps
+// any platform from fusing the two).
+func convRounded[T float32 | float64 | int64](acc T, l, r []T, lo, ls, ro, rs, n int) T {
+	for i := range n {
+		acc += T(l[lo+i*ls] * r[ro+i*rs])
+	}
+	return acc
+}
+
+// complexRuns are the dot's and convolution's loops over a complex
+// multiply.
+func complexRuns[T complex64 | complex128](mul func(a, b T) T) (dotRun[T], convRun[T]) {
+	return func(acc T, l, r []T, lo, ro int, lc, rc []int) T {
+			for k, c := range lc {
+				acc += mul(l[lo+c], r[ro+rc[k]])
+			}
+			return acc
+		}, func(acc T, l, r []T, lo, ls, ro, rs, n int) T {
+			for i := range n {
+				acc += mul(l[lo+i*ls], r[ro+i*rs])
+			}
+			return acc
+		}
+}
+
+var (
+	dotC64, convC64   = complexRuns(ComplexMul64)
+	dotC128, convC128 = complexRuns(ComplexMul128)
+)
 
 // AccumOperand is a dot or convolution operand converted to the result's
 // element type t, as XLA converts an operand whose type differs from the
@@ -62,8 +120,7 @@ func AccumOperand(l *hlo.Literal, t hlo.DType) *hlo.Literal {
 	return l
 }
 
-// The accumulations by result element type. The explicit conversions of
-// products round them, so that no platform fuses them on its own.
+// The accumulations by result element type.
 var (
 	macF32 = macOps[float32]{
 		load: func(l *hlo.Literal) []float32 {
@@ -77,8 +134,8 @@ var (
 			}
 			return out
 		},
-		dot:  func(acc, a, b float32) float32 { return FMA32(a, b, acc) },
-		conv: func(acc, a, b float32) float32 { return acc + float32(a*b) },
+		dot:  dotF32,
+		conv: convRounded[float32],
 		store: func(s hlo.Shape, v []float32) *hlo.Literal {
 			w := make([]float64, len(v))
 			for i, x := range v {
@@ -89,8 +146,8 @@ var (
 	}
 	macF64 = macOps[float64]{
 		load:  loadFloat64,
-		dot:   func(acc, a, b float64) float64 { return math.FMA(a, b, acc) },
-		conv:  func(acc, a, b float64) float64 { return acc + float64(a*b) },
+		dot:   dotF64,
+		conv:  convRounded[float64],
 		store: storeFloat64,
 	}
 	macC64 = macOps[complex64]{
@@ -105,8 +162,8 @@ var (
 			}
 			return out
 		},
-		dot:  addMulC64,
-		conv: addMulC64,
+		dot:  dotC64,
+		conv: convC64,
 		store: func(s hlo.Shape, v []complex64) *hlo.Literal {
 			w := make([]complex128, len(v))
 			for i, x := range v {
@@ -117,26 +174,14 @@ var (
 	}
 	macC128 = macOps[complex128]{
 		load:  loadComplex128,
-		dot:   addMulC128,
-		conv:  addMulC128,
+		dot:   dotC128,
+		conv:  convC128,
 		store: storeComplex128,
 	}
 	macInt = macOps[int64]{
 		load:  loadInt64,
-		dot:   addMulInt,
-		conv:  addMulInt,
+		dot:   dotInt,
+		conv:  convRounded[int64],
 		store: storeInt64,
 	}
 )
-
-func addMulC64(acc, a, b complex64) complex64 {
-	p := ComplexMul64(a, b)
-	return complex(real(acc)+real(p), imag(acc)+imag(p))
-}
-
-func addMulC128(acc, a, b complex128) complex128 {
-	p := ComplexMul128(a, b)
-	return complex(real(acc)+real(p), imag(acc)+imag(p))
-}
-
-func addMulInt(acc, a, b int64) int64 { return acc + a*b }

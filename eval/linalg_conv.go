@@ -85,7 +85,7 @@ func convWith[T any](p *convPlan, m macOps[T], s hlo.Shape, l, r *hlo.Literal) *
 	return m.store(s, convLoop(p, m.load(l), m.load(r), m.conv))
 }
 
-func convLoop[T any](p *convPlan, l, r []T, mac func(acc, a, b T) T) []T {
+func convLoop[T any](p *convPlan, l, r []T, run convRun[T]) []T {
 	n := 1
 	for _, d := range p.outDims {
 		n *= int(d)
@@ -115,10 +115,7 @@ func convLoop[T any](p *convPlan, l, r []T, mac func(acc, a, b T) T) []T {
 		clear(kIdx)
 		for {
 			if lo, ro, ok := p.spatial(oIdx, kIdx); ok {
-				lo, ro = lo+lb, ro+rb
-				for iz := 0; iz < int(p.z); iz++ {
-					acc = mac(acc, l[lo+iz*lFeat], r[ro+iz*rIn])
-				}
+				acc = run(acc, l, r, lo+lb, lFeat, ro+rb, rIn, int(p.z))
 			}
 			if !nextIndex(kIdx, kDims) {
 				break

@@ -61,18 +61,14 @@ func dotWith[T any](p *dotPlan, m macOps[T], s hlo.Shape, l, r *hlo.Literal) *hl
 	return m.store(s, dotLoop(p, m.load(l), m.load(r), m.dot))
 }
 
-func dotLoop[T any](p *dotPlan, l, r []T, mac func(acc, a, b T) T) []T {
+func dotLoop[T any](p *dotPlan, l, r []T, run dotRun[T]) []T {
 	out := make([]T, 0, len(p.lb)*len(p.lf)*len(p.rf))
+	var zero T
 	for b := range p.lb {
 		lb, rb := p.lb[b], p.rb[b]
 		for _, lf := range p.lf {
 			for _, rf := range p.rf {
-				var acc T
-				lo, ro := lb+lf, rb+rf
-				for k, lc := range p.lc {
-					acc = mac(acc, l[lo+lc], r[ro+p.rc[k]])
-				}
-				out = append(out, acc)
+				out = append(out, run(zero, l, r, lb+lf, rb+rf, p.lc, p.rc))
 			}
 		}
 	}

@@ -34,12 +34,23 @@ func complexMul[T nativeCplx](x, y complex128) complex128 {
 }
 
 // FMA32 is a*b + c rounded once to float32, as a hardware f32 FMA gives
-// it. The float64 product of two float32s is exact; the float64 sum is
-// rounded, and rounding that again to float32 could land on a false tie,
-// so the sum is first made round-to-odd (its last bit set when inexact),
-// which makes the second rounding correct (float64 has more than 24+2
-// significand bits).
+// it. The float64 product of two float32s is exact, so the float64 sum s
+// is the exact sum rounded once; rounding s again to float32 is correct
+// unless s landed exactly on a float32 tie (its 29 low bits 1000...0, in
+// the normal range), where the exact sum may lie on either side of it.
 func FMA32(a, b, c float32) float32 {
+	s := float64(a)*float64(b) + float64(c)
+	// exponent field 897 is 2^-126, the least normal float32
+	if bits := math.Float64bits(s); bits&(1<<29-1) != 1<<28 && bits>>52&0x7ff >= 897 {
+		return float32(s)
+	}
+	return fma32Slow(a, b, c)
+}
+
+// fma32Slow makes the float64 sum round-to-odd (its last bit set when
+// inexact), which makes the rounding to float32 correct, float64 having
+// more than 24+2 significand bits.
+func fma32Slow(a, b, c float32) float32 {
 	p, z := float64(a)*float64(b), float64(c)
 	s := p + z
 	if s == 0 || math.IsInf(s, 0) || math.IsNaN(s) {

@@ -2,6 +2,8 @@ package eval_test
 
 import (
 	"math"
+	"math/big"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/axle-ml/axle/eval"
@@ -46,5 +48,39 @@ ENTRY e {
 	laWant(t, got, complex(float32(1.0/(1<<24)), float32(2+1.0/1024)))
 	if got := eval.ComplexMul128(complex(1+0x1p-27, 1+0x1p-27), complex(1+0x1p-27, 1+0x1p-27)); real(got) != 0x1p-54 {
 		t.Errorf("ComplexMul128 real part = %v, want 2^-54", real(got))
+	}
+}
+
+// FMA32 against a*b + c computed exactly in big.Float and rounded once
+// to nearest even, on random operands and on ones built so the float64
+// sum lands on or next to a float32 tie (c tiny against a*b).
+func TestFMA32MatchesExactRounding(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	rnd := func() float32 {
+		return float32(math.Ldexp(r.Float64()*2-1, r.IntN(60)-30))
+	}
+	for i := range 200000 {
+		a, b, c := rnd(), rnd(), rnd()
+		if i%2 == 1 {
+			// a·b an odd integer in [2^24, 2^25), a float32 tie,
+			// nudged by c, tiny against it, or not at all
+			p := int64(2*r.IntN(1<<11) + 3)
+			q := ((1<<24+r.Int64N(1<<24))/p | 1)
+			for p*q < 1<<24 {
+				q += 2
+			}
+			if p*q >= 1<<25 {
+				continue
+			}
+			a, b = float32(p), float32(q)
+			c = float32(math.Ldexp(float64(r.IntN(3)-1), -r.IntN(80)))
+		}
+		x := new(big.Float).SetPrec(200).SetFloat64(float64(a))
+		x.Mul(x, new(big.Float).SetPrec(200).SetFloat64(float64(b)))
+		x.Add(x, new(big.Float).SetPrec(200).SetFloat64(float64(c)))
+		want, _ := x.Float32()
+		if got := eval.FMA32(a, b, c); got != want && !(got == 0 && want == 0) {
+			t.Fatalf("FMA32(%g, %g, %g) = %g, want %g", a, b, c, got, want)
+		}
 	}
 }
