@@ -15,7 +15,23 @@ import "math"
 // ComplexMul64 is a c64 product as XLA's CPU backend computes it.
 func ComplexMul64(x, y complex64) complex64 {
 	a, b, c, d := real(x), imag(x), real(y), imag(y)
-	return complex(FMA32(a, c, -float32(b*d)), FMA32(a, d, float32(b*c)))
+	bd, bc := float32(b*d), float32(b*c)
+	// FMA32 inlined: a·c and a·d are exact in float64, so re and im are
+	// the fused sums rounded once, safe to round again off a float32 tie.
+	re := float64(a)*float64(c) - float64(bd)
+	im := float64(a)*float64(d) + float64(bc)
+	if offTie(re) && offTie(im) {
+		return complex(float32(re), float32(im))
+	}
+	return complex(FMA32(a, c, -bd), FMA32(a, d, bc))
+}
+
+// offTie reports whether rounding the float64 s to float32 rounds the
+// value s was rounded from the same way: s is not exactly halfway between
+// two float32s and is in float32's normal range (or beyond it).
+func offTie(s float64) bool {
+	bits := math.Float64bits(s)
+	return bits&(1<<29-1) != 1<<28 && bits>>52&0x7ff >= 897 // 897: 2^-126
 }
 
 // ComplexMul128 is a c128 product as XLA's CPU backend computes it.
@@ -39,9 +55,7 @@ func complexMul[T nativeCplx](x, y complex128) complex128 {
 // unless s landed exactly on a float32 tie (its 29 low bits 1000...0, in
 // the normal range), where the exact sum may lie on either side of it.
 func FMA32(a, b, c float32) float32 {
-	s := float64(a)*float64(b) + float64(c)
-	// exponent field 897 is 2^-126, the least normal float32
-	if bits := math.Float64bits(s); bits&(1<<29-1) != 1<<28 && bits>>52&0x7ff >= 897 {
+	if s := float64(a)*float64(b) + float64(c); offTie(s) {
 		return float32(s)
 	}
 	return fma32Slow(a, b, c)

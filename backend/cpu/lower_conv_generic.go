@@ -67,21 +67,17 @@ func lowerConvGeneric(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 			return nil, false
 		}
 		if t == hlo.F64 {
-			return convKernel(cg, accumLoad(t, loadF64), mulRounded[float64], storeF64), true
+			return convKernel(cg, accumLoad(t, loadF64), nil, storeF64), true
 		}
-		return convKernel(cg, accumLoad(t, loadF32), mulRounded[float32], storeF32), true
+		return convKernel(cg, accumLoad(t, loadF32), nil, storeF32), true
 	case t.IsInteger() || t.IsPred(): // pred: the count of true products, then != 0, as the evaluator
 		if l.DType.IsComplex() || r.DType.IsComplex() || l.DType.IsFloat() || r.DType.IsFloat() {
 			return nil, false
 		}
-		return convKernel(cg, loadI64, mulRounded[int64], storeI64), true
+		return convKernel(cg, loadI64, nil, storeI64), true
 	}
 	return nil, false
 }
-
-// mulRounded is a·b rounded to T (the conversion keeps any platform from
-// fusing it into the sum).
-func mulRounded[T float32 | float64 | int64](a, b T) T { return T(a * b) }
 
 // accumLoad converts an operand to the result type t before load reads it.
 func accumLoad[T any](t hlo.DType, load func(*hlo.Literal) []T) func(*hlo.Literal) []T {
@@ -175,7 +171,8 @@ func planConvGeneric(in *hlo.Instruction, l, r hlo.Shape, threads int) (*convGen
 }
 
 // convKernel runs the loop in T, loading operands with load, multiplying
-// with mul and storing the result with store.
+// with mul (nil: T's own product, rounded) and storing the result with
+// store.
 func convKernel[T convElem](cg *convGeneric, load func(*hlo.Literal) []T, mul func(a, b T) T, store func(*hlo.Literal, []T)) kernelFunc {
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
 		acc := make([]T, out.Len())
@@ -226,8 +223,14 @@ func convRange[T convElem](cg *convGeneric, l, r, out []T, lo, hi int, mul func(
 			}
 			if at >= 0 {
 				ro += rb
-				for iz := 0; iz < cg.z; iz++ {
-					acc += mul(l[at+iz*cg.lFeat], r[ro+iz*cg.rIn])
+				if mul != nil {
+					for iz := 0; iz < cg.z; iz++ {
+						acc += mul(l[at+iz*cg.lFeat], r[ro+iz*cg.rIn])
+					}
+				} else {
+					for iz := 0; iz < cg.z; iz++ {
+						acc += T(l[at+iz*cg.lFeat] * r[ro+iz*cg.rIn]) // rounded, never fused
+					}
 				}
 			}
 			nextWindow(kIdx, cg.kDims)

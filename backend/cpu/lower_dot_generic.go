@@ -288,10 +288,7 @@ func dotRowFused[T float32 | float64](p *dotTables, acc, x, y []T, lo, ro int, f
 		a, r := x[lo+p.lc[k]], ro+p.rc[k]
 		switch s := p.rfStep; {
 		case s == 1:
-			row := y[r:][:len(acc)]
-			for j := range acc {
-				acc[j] = fma(a, row[j], acc[j])
-			}
+			fusedAxpy(acc, y[r:][:len(acc)], a, fma)
 		case s != 0:
 			for j := range acc {
 				acc[j] = fma(a, y[r+j*s], acc[j])
@@ -301,6 +298,21 @@ func dotRowFused[T float32 | float64](p *dotTables, acc, x, y []T, lo, ro int, f
 				acc[j] = fma(a, y[r+f], acc[j])
 			}
 		}
+	}
+}
+
+// fusedAxpy sets acc[j] = fma(a, y[j], acc[j]), with math.FMA called
+// directly (an intrinsic) for float64.
+func fusedAxpy[T float32 | float64](acc, y []T, a T, fma func(a, b, c T) T) {
+	if acc, ok := any(acc).([]float64); ok {
+		y, a := any(y).([]float64), any(a).(float64)
+		for j := range acc {
+			acc[j] = math.FMA(a, y[j], acc[j])
+		}
+		return
+	}
+	for j := range acc {
+		acc[j] = fma(a, y[j], acc[j])
 	}
 }
 
