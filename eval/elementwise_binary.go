@@ -299,7 +299,7 @@ func binaryComplex[T nativeCplx](op hlo.Opcode, dst, a, b []T) bool {
 		case hlo.OpSubtract:
 			dst[i] = T(x - y)
 		case hlo.OpMultiply:
-			dst[i] = T(x * y)
+			dst[i] = T(complexMul[T](x, y))
 		case hlo.OpDivide:
 			dst[i] = T(x / y)
 		case hlo.OpPower:

@@ -58,21 +58,34 @@ func newConvPlan(in *hlo.Instruction, l, r hlo.Shape) (*convPlan, error) {
 // feature group is f / (out_features/feature_group_count) and the batch
 // group f / (out_features/batch_group_count); window reversal flips the
 // kernel index; positions in padding or lhs-dilation holes contribute 0.
+// It accumulates as XLA's evaluator does too (see linalg_accum.go):
+// products rounded, summed over kernel positions (last spatial dimension
+// fastest) and, within a position, over input features.
 func evalConvolution(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
 	p, err := newConvPlan(in, ops[0].Shape(), ops[1].Shape())
 	if err != nil {
 		return nil, err
 	}
-	switch kindOf(in.Shape.DType) {
-	case kindFloat:
-		return storeFloat64(in.Shape, convLoop(p, loadFloat64(ops[0]), loadFloat64(ops[1]))), nil
-	case kindComplex:
-		return storeComplex128(in.Shape, convLoop(p, loadComplex128(ops[0]), loadComplex128(ops[1]))), nil
+	s := in.Shape
+	l, r := AccumOperand(ops[0], s.DType), AccumOperand(ops[1], s.DType)
+	switch t := s.DType; {
+	case t == hlo.F64:
+		return convWith(p, macF64, s, l, r), nil
+	case t.IsFloat():
+		return convWith(p, macF32, s, l, r), nil
+	case t == hlo.C64:
+		return convWith(p, macC64, s, l, r), nil
+	case t.IsComplex():
+		return convWith(p, macC128, s, l, r), nil
 	}
-	return storeInt64(in.Shape, convLoop(p, loadInt64(ops[0]), loadInt64(ops[1]))), nil
+	return convWith(p, macInt, s, l, r), nil
 }
 
-func convLoop[T float64 | int64 | complex128](p *convPlan, l, r []T) []T {
+func convWith[T any](p *convPlan, m macOps[T], s hlo.Shape, l, r *hlo.Literal) *hlo.Literal {
+	return m.store(s, convLoop(p, m.load(l), m.load(r), m.conv))
+}
+
+func convLoop[T any](p *convPlan, l, r []T, run convRun[T]) []T {
 	n := 1
 	for _, d := range p.outDims {
 		n *= int(d)
@@ -102,10 +115,7 @@ func convLoop[T float64 | int64 | complex128](p *convPlan, l, r []T) []T {
 		clear(kIdx)
 		for {
 			if lo, ro, ok := p.spatial(oIdx, kIdx); ok {
-				lo, ro = lo+lb, ro+rb
-				for iz := 0; iz < int(p.z); iz++ {
-					acc += l[lo+iz*lFeat] * r[ro+iz*rIn]
-				}
+				acc = run(acc, l, r, lo+lb, lFeat, ro+rb, rIn, int(p.z))
 			}
 			if !nextIndex(kIdx, kDims) {
 				break

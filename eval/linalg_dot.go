@@ -35,34 +35,40 @@ func newDotPlan(in *hlo.Instruction, l, r hlo.Shape) (*dotPlan, error) {
 }
 
 // evalDot computes in the result's element type (the preferred element
-// type): floats accumulate in float64 and round once, integers wrap in
-// 64 bits and are truncated to the result width.
+// type) and accumulates as XLA's CPU backend does (see linalg_accum.go):
+// in contracting-index order, each product fused into the running sum.
 func evalDot(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
 	p, err := newDotPlan(in, ops[0].Shape(), ops[1].Shape())
 	if err != nil {
 		return nil, err
 	}
-	switch kindOf(in.Shape.DType) {
-	case kindFloat:
-		return storeFloat64(in.Shape, dotLoop(p, loadFloat64(ops[0]), loadFloat64(ops[1]))), nil
-	case kindComplex:
-		return storeComplex128(in.Shape, dotLoop(p, loadComplex128(ops[0]), loadComplex128(ops[1]))), nil
+	s := in.Shape
+	l, r := AccumOperand(ops[0], s.DType), AccumOperand(ops[1], s.DType)
+	switch t := s.DType; {
+	case t == hlo.F64:
+		return dotWith(p, macF64, s, l, r), nil
+	case t.IsFloat():
+		return dotWith(p, macF32, s, l, r), nil
+	case t == hlo.C64:
+		return dotWith(p, macC64, s, l, r), nil
+	case t.IsComplex():
+		return dotWith(p, macC128, s, l, r), nil
 	}
-	return storeInt64(in.Shape, dotLoop(p, loadInt64(ops[0]), loadInt64(ops[1]))), nil
+	return dotWith(p, macInt, s, l, r), nil
 }
 
-func dotLoop[T float64 | int64 | complex128](p *dotPlan, l, r []T) []T {
+func dotWith[T any](p *dotPlan, m macOps[T], s hlo.Shape, l, r *hlo.Literal) *hlo.Literal {
+	return m.store(s, dotLoop(p, m.load(l), m.load(r), m.dot))
+}
+
+func dotLoop[T any](p *dotPlan, l, r []T, run dotRun[T]) []T {
 	out := make([]T, 0, len(p.lb)*len(p.lf)*len(p.rf))
+	var zero T
 	for b := range p.lb {
 		lb, rb := p.lb[b], p.rb[b]
 		for _, lf := range p.lf {
 			for _, rf := range p.rf {
-				var acc T
-				lo, ro := lb+lf, rb+rf
-				for k, lc := range p.lc {
-					acc += l[lo+lc] * r[ro+p.rc[k]]
-				}
-				out = append(out, acc)
+				out = append(out, run(zero, l, r, lb+lf, rb+rf, p.lc, p.rc))
 			}
 		}
 	}

@@ -46,16 +46,78 @@ func laWant[T hlo.Native](t *testing.T, got *hlo.Literal, want ...T) {
 	}
 }
 
-// The brief: dot of floats accumulates exactly (float64) and rounds once
-// to the result type, so 1e8 + 1 - 1e8 is 1 in f32, not 0.
-func TestDotAccumulatesThenRoundsOnce(t *testing.T) {
+// XLA's HloEvaluator (HandleDotSlowPath) accumulates an f32 dot in f32,
+// each product rounded and added in contracting order: 1e8 + 1 rounds back
+// to 1e8, so 1e8 + 1 - 1e8 is 0, not the exact 1.
+func TestDotAccumulatesInF32InOrder(t *testing.T) {
 	got := laRunHLO(t, `HloModule m
 ENTRY e {
   a = f32[3] parameter(0)
   b = f32[3] parameter(1)
   ROOT d = f32[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
 }`, laLit(t, []float32{1e8, 1, -1e8}, 3), laLit(t, []float32{1, 1, 1}, 3))
-	laWant(t, got, float32(1))
+	laWant(t, got, float32(0))
+}
+
+// Each product is fused into the running sum, fma(a, b, acc), as XLA's
+// CPU backend's dot loop computes it: with a = 1+2^-12, -1·1 + a·a is
+// a² - 1 = 2^-11+2^-24 exactly; rounding a² first would give 2^-11.
+func TestDotFusesEachProduct(t *testing.T) {
+	a := float32(1 + 1.0/4096)
+	got := laRunHLO(t, `HloModule m
+ENTRY e {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(1)
+  ROOT d = f32[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+}`, laLit(t, []float32{-1, a}, 2), laLit(t, []float32{1, a}, 2))
+	laWant(t, got, float32(1.0/2048+1.0/(1<<24)))
+}
+
+// Row 3 times column 0 of ../shared/corpus/stablehlo/testdata/
+// dot_general_int32_4_3_float32_3_6.mlir, whose expected value JAX computed
+// on XLA's CPU backend: 6*1.56930411 - 4*2.01026917 - 2*0.684506536 summed
+// in f32 in order is 0.00573515892; in float64 and rounded once it would be
+// 0.0057349205.
+func TestDotMatchesXLAOnCancellingSum(t *testing.T) {
+	got := laRunHLO(t, `HloModule m
+ENTRY e {
+  a = f32[3] parameter(0)
+  b = f32[3] parameter(1)
+  ROOT d = f32[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+}`, laLit(t, []float32{6, -4, -2}, 3), laLit(t, []float32{1.56930411, 2.01026917, 0.684506536}, 3))
+	laWant(t, got, float32(0.00573515892))
+}
+
+// XLA's evaluator accumulates bf16 in float (HloEvaluatorTypedVisitor<
+// bfloat16, float>) and rounds once: 256 + 1 + 1 is 258 in f32, which bf16
+// holds; summed in bf16 each +1 would round back to 256.
+func TestDotBF16AccumulatesInF32(t *testing.T) {
+	got := laRunHLO(t, `HloModule m
+ENTRY e {
+  a = bf16[3] constant({256, 1, 1})
+  b = bf16[3] constant({1, 1, 1})
+  d = bf16[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  ROOT c = f32[] convert(d)
+}`)
+	laWant(t, got, float32(258))
+}
+
+// A c64 dot multiplies as XLA's CPU backend does (ComplexMul64), the real
+// part fma(a, c, -(b*d)): with x = (1+2^-12)(1+i), x·x has real part
+// a² - round(a²), the rounding error of a² = 1+2^-11+2^-24, which is
+// 2^-24; a product computed exactly (Go's complex64 multiply) or from
+// four rounded products gives 0. The imaginary part 2a² rounds to
+// 2+2^-10 either way.
+func TestDotC64FusesProducts(t *testing.T) {
+	e := float32(1 + 1.0/4096)
+	x := complex(e, e)
+	got := laRunHLO(t, `HloModule m
+ENTRY e {
+  a = c64[1] parameter(0)
+  b = c64[1] parameter(1)
+  ROOT d = c64[] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+}`, laLit(t, []complex64{x}, 1), laLit(t, []complex64{x}, 1))
+	laWant(t, got, complex(float32(1.0/(1<<24)), float32(2+1.0/1024)))
 }
 
 // operation_semantics, Dot: the result element type may differ from the
@@ -94,6 +156,32 @@ ENTRY e {
   ROOT c = f32[1,1,2] convolution(x, k), window={size=2 rhs_reversal=1}, dim_labels=bf0_oi0->bf0
 }`, laLit(t, []float32{1, 2, 3}, 1, 1, 3), laLit(t, []float32{1, 10}, 1, 1, 2))
 	laWant(t, got, float32(1*10+2*1), float32(2*10+3*1))
+}
+
+// XLA's evaluator accumulates an f32 convolution in f32 too, kernel
+// position by position: 1e8 + 1 - 1e8 is 0.
+func TestConvolutionAccumulatesInF32InOrder(t *testing.T) {
+	got := laRunHLO(t, `HloModule m
+ENTRY e {
+  x = f32[1,1,3] parameter(0)
+  k = f32[1,1,3] parameter(1)
+  ROOT c = f32[1,1,1] convolution(x, k), window={size=3}, dim_labels=bf0_oi0->bf0
+}`, laLit(t, []float32{1e8, 1, -1e8}, 1, 1, 3), laLit(t, []float32{1, 1, 1}, 1, 1, 3))
+	laWant(t, got, float32(0))
+}
+
+// A convolution rounds each product before adding it, as XLA's
+// HloEvaluator does: -1·1 + a·a with a = 1+2^-12 is 2^-11 (a² rounds to
+// 1+2^-11), where the dot's fused step gives 2^-11+2^-24.
+func TestConvolutionRoundsEachProduct(t *testing.T) {
+	a := float32(1 + 1.0/4096)
+	got := laRunHLO(t, `HloModule m
+ENTRY e {
+  x = f32[1,1,2] parameter(0)
+  k = f32[1,1,2] parameter(1)
+  ROOT c = f32[1,1,1] convolution(x, k), window={size=2}, dim_labels=bf0_oi0->bf0
+}`, laLit(t, []float32{-1, a}, 1, 1, 2), laLit(t, []float32{1, a}, 1, 1, 2))
+	laWant(t, got, float32(1.0/2048))
 }
 
 // operation_semantics, ReduceWindow: base dilation inserts holes that hold

@@ -94,22 +94,17 @@ func runCorpus(t *testing.T, backend string, filter func(Case) bool) {
 // differently from XLA's CPU backend. They are logged, not failed; a
 // check that fails in any other way (or another program) still fails.
 var knownMismatches = map[string]string{
-	// f32 dots and convolutions of K=3: XLA rounds each product and sums
-	// in order; Axle accumulates more exactly (2 ulps on a cancelling sum).
-	"dot_general_float32_4_3_complex64_3_6.mlir":             "dot accumulation order",
-	"dot_general_int16_4_3_complex64_3_6.mlir":               "dot accumulation order",
-	"dot_general_int32_4_3_float32_3_6.mlir":                 "dot accumulation order",
-	"dot_general_int64_4_3_complex64_3_6.mlir":               "dot accumulation order",
-	"dot_general_int8_4_3_float32_3_6.mlir":                  "dot accumulation order",
-	"dot_general_uint16_4_3_complex64_3_6.mlir":              "dot accumulation order",
-	"dot_general_uint16_4_3_float32_3_6.mlir":                "dot accumulation order",
-	"dot_general_uint8_4_3_complex64_3_6.mlir":               "dot accumulation order",
-	"conv_general_dilated_float32_2_3_9_float32_12_1_3.mlir": "convolution accumulation order",
-	// Transcendentals a few ulps from XLA's approximations, checked to
-	// 3 ulps or to an absolute tolerance below one ulp.
-	"sinh_float32_20_20_chlo.mlir":     "f32 exp one ulp from XLA's at |x| = 10",
-	"integer_pow_complex64_20_30.mlir": "c64 multiply one ulp from XLA's at 1476",
-	"random_gamma_float64_chlo.mlir":   "f64 log/exp in a loop, 12 ulps from XLA's",
+	// Element 329, x = -10.285651: the CHLO decomposition is XLA's, and
+	// exp(log(1/2) - x) correctly rounded is 14654.5263671875, which Axle
+	// computes; XLA's CPU backend uses its Cephes-style polynomial f32 exp
+	// (backends/cpu/codegen/polynomial_approximations.cc), one ulp below.
+	"sinh_float32_20_20_chlo.mlir": "f32 exp one ulp from XLA's polynomial at |x| = 10",
+	// The sample ends with power(u, 1/alpha), 0.8289169093637843^40.718...:
+	// Go's math.Pow (squarings for the integer part of the exponent) gives
+	// 0.0004807343158755426, 19 ulps below 0.0004807343158755436 (u^40
+	// exactly times u^0.718); with the latter, as an accurate libm pow
+	// (XLA's CPU backend calls one) gives, the program passes.
+	"random_gamma_float64_chlo.mlir": "f64 power 19 ulps from libm's for an exponent of 40.7",
 }
 
 // topReasons formats the most frequent unsupported reasons.

@@ -154,10 +154,21 @@ func subComplex[T cplx](dst, a, b []T) {
 	}
 }
 
+// mulComplex multiplies as the evaluator does, with XLA's CPU backend's
+// fused products (eval.ComplexMul64, eval.ComplexMul128).
 func mulComplex[T cplx](dst, a, b []T) {
 	b, dst = b[:len(a)], dst[:len(a)]
-	for i := range a {
-		dst[i] = T(complex128(a[i]) * complex128(b[i]))
+	switch d := any(dst).(type) {
+	case []complex64:
+		x, y := any(a).([]complex64), any(b).([]complex64)
+		for i := range x {
+			d[i] = eval.ComplexMul64(x[i], y[i])
+		}
+	case []complex128:
+		x, y := any(a).([]complex128), any(b).([]complex128)
+		for i := range x {
+			d[i] = eval.ComplexMul128(x[i], y[i])
+		}
 	}
 }
 

@@ -1,16 +1,21 @@
 package cpu
 
 import (
+	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
 
 // The generic convolution covers what the f32 kernels do not (f64, the
 // narrow floats, integers, complex, batch groups, any dimension order) by
 // the evaluator's direct loop, sped up only by tables resolved at
-// lowering: floats accumulate in float64 and round once, integers in
-// int64 wrapping to the result's width, complex in complex128; each
-// output sums over kernel positions in row-major order, then input
-// features, as the evaluator does, so results are bit-identical.
+// lowering: float and complex operands are converted to the result type
+// (eval.AccumOperand) and accumulate in it, f16, bf16 and the other
+// narrow floats in float32 rounded once at the end, each product rounded
+// before it is added (complex ones as eval.ComplexMul64 and
+// eval.ComplexMul128 form them); integers accumulate in int64 wrapping to
+// the result's width. Each output sums over kernel positions in row-major
+// order, then input features, as the evaluator does, so results are
+// bit-identical.
 
 // convGeneric is a convolution's geometry.
 type convGeneric struct {
@@ -53,19 +58,30 @@ func lowerConvGeneric(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 		if !l.DType.IsComplex() || !r.DType.IsComplex() {
 			return nil, false
 		}
-		return convKernel(cg, loadComplex, storeComplex), true
+		if t == hlo.C64 {
+			return convKernel(cg, accumLoad(t, loadC64), eval.ComplexMul64, storeC64), true
+		}
+		return convKernel(cg, accumLoad(t, loadComplex), eval.ComplexMul128, storeComplex), true
 	case t.IsFloat():
 		if l.DType.IsComplex() || r.DType.IsComplex() {
 			return nil, false
 		}
-		return convKernel(cg, loadF64, storeF64), true
+		if t == hlo.F64 {
+			return convKernel(cg, accumLoad(t, loadF64), nil, storeF64), true
+		}
+		return convKernel(cg, accumLoad(t, loadF32), nil, storeF32), true
 	case t.IsInteger() || t.IsPred(): // pred: the count of true products, then != 0, as the evaluator
 		if l.DType.IsComplex() || r.DType.IsComplex() || l.DType.IsFloat() || r.DType.IsFloat() {
 			return nil, false
 		}
-		return convKernel(cg, loadI64, storeI64), true
+		return convKernel(cg, loadI64, nil, storeI64), true
 	}
 	return nil, false
+}
+
+// accumLoad converts an operand to the result type t before load reads it.
+func accumLoad[T any](t hlo.DType, load func(*hlo.Literal) []T) func(*hlo.Literal) []T {
+	return func(l *hlo.Literal) []T { return load(eval.AccumOperand(l, t)) }
 }
 
 func planConvGeneric(in *hlo.Instruction, l, r hlo.Shape, threads int) (*convGeneric, bool) {
@@ -154,22 +170,28 @@ func planConvGeneric(in *hlo.Instruction, l, r hlo.Shape, threads int) (*convGen
 	return cg, true
 }
 
-// convKernel runs the loop in T, loading operands with load and storing
-// the result with store.
-func convKernel[T float64 | int64 | complex128](cg *convGeneric, load func(*hlo.Literal) []T, store func(*hlo.Literal, []T)) kernelFunc {
+// convKernel runs the loop in T, loading operands with load, multiplying
+// with mul (nil: T's own product, rounded) and storing the result with
+// store.
+func convKernel[T convElem](cg *convGeneric, load func(*hlo.Literal) []T, mul func(a, b T) T, store func(*hlo.Literal, []T)) kernelFunc {
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
 		acc := make([]T, out.Len())
 		if !cg.empty {
 			lv, rv := load(ops[0]), load(ops[1])
-			splitRange(len(acc), cg.work, cg.threads, func(lo, hi int) { convRange(cg, lv, rv, acc, lo, hi) })
+			splitRange(len(acc), cg.work, cg.threads, func(lo, hi int) { convRange(cg, lv, rv, acc, lo, hi, mul) })
 		}
 		store(out, acc)
 		return nil
 	}
 }
 
+// convElem are the accumulation types of the loop.
+type convElem interface {
+	float32 | float64 | int64 | complex64 | complex128
+}
+
 // convRange computes outputs [lo, hi).
-func convRange[T float64 | int64 | complex128](cg *convGeneric, l, r, out []T, lo, hi int) {
+func convRange[T convElem](cg *convGeneric, l, r, out []T, lo, hi int, mul func(a, b T) T) {
 	rank, ns := len(cg.outDims), len(cg.kDims)
 	oIdx := make([]int, rank)
 	for d, x := rank-1, lo; d >= 0; d-- {
@@ -201,8 +223,14 @@ func convRange[T float64 | int64 | complex128](cg *convGeneric, l, r, out []T, l
 			}
 			if at >= 0 {
 				ro += rb
-				for iz := 0; iz < cg.z; iz++ {
-					acc += l[at+iz*cg.lFeat] * r[ro+iz*cg.rIn]
+				if mul != nil {
+					for iz := 0; iz < cg.z; iz++ {
+						acc += mul(l[at+iz*cg.lFeat], r[ro+iz*cg.rIn])
+					}
+				} else {
+					for iz := 0; iz < cg.z; iz++ {
+						acc += T(l[at+iz*cg.lFeat] * r[ro+iz*cg.rIn]) // rounded, never fused
+					}
 				}
 			}
 			nextWindow(kIdx, cg.kDims)
@@ -241,6 +269,50 @@ func storeF64(out *hlo.Literal, v []float64) {
 		for i, x := range v {
 			out.SetFloat64(i, x)
 		}
+	}
+}
+
+// loadF32 reads a float literal at most f32 wide, exactly.
+func loadF32(l *hlo.Literal) []float32 {
+	if d, ok := l.Data().([]float32); ok {
+		return d
+	}
+	out := make([]float32, l.Len())
+	for i := range out {
+		out[i] = float32(l.GetFloat64(i))
+	}
+	return out
+}
+
+// storeF32 rounds float32 sums once into the result's type.
+func storeF32(out *hlo.Literal, v []float32) {
+	if d, ok := out.Data().([]float32); ok {
+		copy(d, v)
+		return
+	}
+	for i, x := range v {
+		out.SetFloat64(i, float64(x))
+	}
+}
+
+func loadC64(l *hlo.Literal) []complex64 {
+	if d, ok := l.Data().([]complex64); ok {
+		return d
+	}
+	out := make([]complex64, l.Len())
+	for i := range out {
+		out[i] = complex64(l.GetComplex128(i))
+	}
+	return out
+}
+
+func storeC64(out *hlo.Literal, v []complex64) {
+	if d, ok := out.Data().([]complex64); ok {
+		copy(d, v)
+		return
+	}
+	for i, x := range v {
+		out.SetComplex128(i, complex128(x))
 	}
 }
 

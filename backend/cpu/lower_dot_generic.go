@@ -2,7 +2,10 @@ package cpu
 
 import (
 	"fmt"
+	"math"
+
 	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -212,9 +215,9 @@ func progression(v []int) int {
 	return s
 }
 
-// dotElem are the result types of the loop: integers wrap, f64 sums in
-// contraction order from +0 as the evaluator does, so both match it
-// bit for bit.
+// dotElem are the result types of the loop: integers wrap, f32 and f64
+// fuse each product into a sum running in contraction order from +0, as
+// the evaluator does, so both match it bit for bit.
 type dotElem interface {
 	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
 }
@@ -242,10 +245,19 @@ func runDotLoop[T dotElem](p *dotTables) kernelFunc {
 }
 
 // dotRow sets acc[j] = Σ_k x[lo+lc[k]]·y[ro+rc[k]+rf[j]]. Float sums run
-// over k in order from zero, as in the evaluator; integer sums wrap, so
-// their order is free and dotRow4 takes four steps per pass.
+// over k in order from zero, each product fused into the sum, as in the
+// evaluator; integer sums wrap, so their order is free and dotRow4 takes
+// four steps per pass.
 func dotRow[T dotElem](p *dotTables, acc, x, y []T, lo, ro int) {
 	clear(acc)
+	switch a := any(acc).(type) {
+	case []float32:
+		dotRowFused(p, a, any(x).([]float32), any(y).([]float32), lo, ro, eval.FMA32)
+		return
+	case []float64:
+		dotRowFused(p, a, any(x).([]float64), any(y).([]float64), lo, ro, math.FMA)
+		return
+	}
 	k0 := 0
 	if p.wraps && p.rfStep == 1 {
 		k0 = dotRow4(p, acc, x, y, lo, ro)
@@ -256,17 +268,51 @@ func dotRow[T dotElem](p *dotTables, acc, x, y []T, lo, ro int) {
 		case s == 1:
 			row := y[r:][:len(acc)]
 			for j := range acc {
-				acc[j] += T(a * row[j]) // the conversion forbids FMA fusion, as in the evaluator
+				acc[j] += a * row[j]
 			}
 		case s != 0:
 			for j := range acc {
-				acc[j] += T(a * y[r+j*s])
+				acc[j] += a * y[r+j*s]
 			}
 		default:
 			for j, f := range p.rf {
-				acc[j] += T(a * y[r+f])
+				acc[j] += a * y[r+f]
 			}
 		}
+	}
+}
+
+// dotRowFused is dotRow's float loop: acc[j] = fma(a, y, acc[j]) per step.
+func dotRowFused[T float32 | float64](p *dotTables, acc, x, y []T, lo, ro int, fma func(a, b, c T) T) {
+	for k := range p.lc {
+		a, r := x[lo+p.lc[k]], ro+p.rc[k]
+		switch s := p.rfStep; {
+		case s == 1:
+			fusedAxpy(acc, y[r:][:len(acc)], a, fma)
+		case s != 0:
+			for j := range acc {
+				acc[j] = fma(a, y[r+j*s], acc[j])
+			}
+		default:
+			for j, f := range p.rf {
+				acc[j] = fma(a, y[r+f], acc[j])
+			}
+		}
+	}
+}
+
+// fusedAxpy sets acc[j] = fma(a, y[j], acc[j]), with math.FMA called
+// directly (an intrinsic) for float64.
+func fusedAxpy[T float32 | float64](acc, y []T, a T, fma func(a, b, c T) T) {
+	if acc, ok := any(acc).([]float64); ok {
+		y, a := any(y).([]float64), any(a).(float64)
+		for j := range acc {
+			acc[j] = math.FMA(a, y[j], acc[j])
+		}
+		return
+	}
+	for j := range acc {
+		acc[j] = fma(a, y[j], acc[j])
 	}
 }
 
@@ -324,37 +370,23 @@ func convertElems[T, S dotElem](s []S) []T {
 }
 
 // f32DotLoop is an f32 dot the GEMM declines (contracting dimensions
-// that do not nest into one index): the table loop in float64, rounded
-// once, as the evaluator computes every float dot — so the bits are its.
+// that do not nest into one index): the table loop in float32, each
+// product fused into the running sum, as the evaluator computes it — so
+// the bits are its.
 func f32DotLoop(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 	p, ok := newDotTables(in)
 	if !ok {
 		return nil, false
 	}
 	p.threads = threads
-	wide := in.Shape.Clone()
-	wide.DType = hlo.F64
-	k := runDotLoop[float64](p)
-	return func(out *hlo.Literal, ops []*hlo.Literal) error {
-		acc := hlo.NewLiteral(wide)
-		if err := k(acc, ops); err != nil {
-			return err
-		}
-		dst, ok := out.Data().([]float32)
-		if !ok || len(dst) != acc.Len() {
-			return fmt.Errorf("dot: result storage does not match %s", in.Shape)
-		}
-		for i, v := range acc.Data().([]float64) {
-			dst[i] = float32(v)
-		}
-		return nil
-	}, true
+	return runDotLoop[float32](p), true
 }
 
 // floatDotLoop is a dot of other float types (f8, f16, mixed widths) the
-// GEMM declines: operands widened to float64 exactly, the table loop, and
-// each sum rounded once into the result type by the literal library, as
-// the evaluator does.
+// GEMM declines: operands converted to the result type as the evaluator
+// converts them (eval.AccumOperand), widened exactly to float32, the
+// table loop in float32, and each sum rounded once into the result type
+// by the literal library.
 func floatDotLoop(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 	p, ok := newDotTables(in)
 	if !ok {
@@ -363,32 +395,34 @@ func floatDotLoop(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 	p.threads = threads
 	wide := func(s hlo.Shape) hlo.Shape {
 		s = s.Clone()
-		s.DType = hlo.F64
+		s.DType = hlo.F32
 		return s
 	}
+	t := in.Shape.DType
 	acc, ls, rs := wide(in.Shape), wide(in.Operands[0].Shape), wide(in.Operands[1].Shape)
-	k := runDotLoop[float64](p)
+	k := runDotLoop[float32](p)
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
 		if len(ops) != 2 || ops[0].Len() != int(ls.NumElements()) || ops[1].Len() != int(rs.NumElements()) {
 			return fmt.Errorf("dot: operand storage does not match %s", in)
 		}
 		l, r, a := hlo.NewLiteral(ls), hlo.NewLiteral(rs), hlo.NewLiteral(acc)
-		widenFloats(l, ops[0])
-		widenFloats(r, ops[1])
+		widenFloats(l, eval.AccumOperand(ops[0], t))
+		widenFloats(r, eval.AccumOperand(ops[1], t))
 		if err := k(a, []*hlo.Literal{l, r}); err != nil {
 			return err
 		}
-		for i, v := range a.Data().([]float64) {
-			out.SetFloat64(i, v)
+		for i, v := range a.Data().([]float32) {
+			out.SetFloat64(i, float64(v))
 		}
 		return nil
 	}, true
 }
 
-// widenFloats sets the f64 literal dst to the values of src.
+// widenFloats sets the f32 literal dst to the values of src, which are
+// of a float type at most f32 wide, so exactly.
 func widenFloats(dst, src *hlo.Literal) {
-	d := dst.Data().([]float64)
+	d := dst.Data().([]float32)
 	for i := range d {
-		d[i] = src.GetFloat64(i)
+		d[i] = float32(src.GetFloat64(i))
 	}
 }
