@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -55,7 +56,7 @@ func (x *Executable) subWith(c *hlo.Computation, o Options) (*Executable, error)
 	}
 	sc := x.shared
 	if sc == nil { // (only Compile lowers: never, but cheap to allow)
-		sc = newSubCompiler(nil)
+		sc = newSubCompiler(context.Background())
 	}
 	key := subKey{sc.originOf(c), o.noFusion}
 	r, done := sc.done[key]
