@@ -1,11 +1,7 @@
 package opt
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/axle-ml/axle/hlo"
-	"github.com/axle-ml/axle/hlo/hlotext"
 	"github.com/axle-ml/axle/pass"
 )
 
@@ -18,9 +14,10 @@ var CSE = pass.Func("cse", runCSE)
 
 func runCSE(m *hlo.Module) (bool, error) {
 	fx := newEffects()
+	keys := newCSEKeys()
 	changed := false
 	for _, c := range m.Computations {
-		changed = cseComputation(c, fx) || changed
+		changed = cseComputation(c, fx, keys) || changed
 	}
 	if changed {
 		// Merged-away instructions are now unused.
@@ -31,14 +28,14 @@ func runCSE(m *hlo.Module) (bool, error) {
 	return changed, nil
 }
 
-func cseComputation(c *hlo.Computation, fx *effects) bool {
+func cseComputation(c *hlo.Computation, fx *effects, keys *cseKeys) bool {
 	seen := map[string][]*hlo.Instruction{}
 	changed := false
 	for _, in := range c.Instructions {
 		if !cseCandidate(in, fx) {
 			continue
 		}
-		key := cseKey(in)
+		key := keys.key(in)
 		found := false
 		for _, prev := range seen[key] {
 			if in.Opcode != hlo.OpConstant || prev.Literal.Equal(in.Literal) {
@@ -62,18 +59,4 @@ func cseCandidate(in *hlo.Instruction, fx *effects) bool {
 		return in.Literal != nil && !in.Literal.IsElided()
 	}
 	return true
-}
-
-// cseKey is the canonical text of the instruction (shape, opcode, operand
-// shapes, attributes, called computations' bodies) plus its operands'
-// identities. Constants of one shape share a key and are told apart by
-// comparing literals, which stops at the first differing element; hashing
-// every element of big weights on every run would cost far more.
-func cseKey(in *hlo.Instruction) string {
-	var b strings.Builder
-	b.WriteString(hlotext.PrintInstruction(in, hlotext.CanonicalForm))
-	for _, o := range in.Operands {
-		fmt.Fprintf(&b, " %p", o)
-	}
-	return b.String()
 }

@@ -39,6 +39,9 @@ type Options struct {
 	// no fused kernel takes (fusionBody), which fusing again could only
 	// rebuild.
 	noFusion bool
+	// shared is the compilation of the enclosing module, when this one
+	// compiles a computation its control flow calls (see subCompiler).
+	shared *subCompiler
 }
 
 // kernel computes one instruction. out is the instruction's assigned
@@ -100,6 +103,9 @@ type Executable struct {
 	// plainPeak is what an execution without donation or control flow
 	// measures: the arena and every output.
 	plainPeak int64
+	// shared compiles the computations the steps call, each once for
+	// the whole module (set while compiling only).
+	shared *subCompiler
 }
 
 // Compile optimizes a copy of m (m itself is left alone), fuses it,
@@ -154,6 +160,11 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	x.prof.times = map[string]*KernelTime{}
 	x.outs.poison = opts.Poison
 	x.threads = effectiveThreads(opts.Threads)
+	x.shared = opts.shared
+	if x.shared == nil {
+		x.shared = newSubCompiler(opts.Context)
+	}
+	defer func() { x.shared = nil }()
 	lowered := map[*hlo.Instruction]step{}
 	infos := map[*hlo.Instruction]valueInfo{}
 	for _, in := range mod.Entry.Instructions {

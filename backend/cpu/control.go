@@ -1,7 +1,9 @@
 package cpu
 
 import (
+	"context"
 	"fmt"
+	"slices"
 
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
@@ -40,9 +42,9 @@ func (x *Executable) lowerControl(in *hlo.Instruction) (kernel, bool) {
 	return nil, false
 }
 
-// sub compiles a called computation as the entry of a copy of the
-// compiled module (already optimized; compiling it fuses and lowers it,
-// and drops what it does not reach).
+// sub compiles a called computation as the entry of a module of its own
+// (already optimized; compiling it fuses and lowers it), once for the
+// whole compilation (see subCompiler).
 func (x *Executable) sub(c *hlo.Computation) (*Executable, error) {
 	return x.subWith(c, Options{})
 }
@@ -52,24 +54,34 @@ func (x *Executable) subWith(c *hlo.Computation, o Options) (*Executable, error)
 	if c == nil {
 		return nil, fmt.Errorf("missing computation")
 	}
-	m := x.module.Clone()
-	m.Name, m.Entry, m.EntryLayout = x.module.Name+"."+c.Name, nil, nil
-	for _, mc := range m.Computations {
-		if mc.Name == c.Name {
-			m.Entry = mc
+	sc := x.shared
+	if sc == nil { // (only Compile lowers: never, but cheap to allow)
+		sc = newSubCompiler(context.Background())
+	}
+	key := subKey{sc.originOf(c), o.noFusion}
+	r, done := sc.done[key]
+	if !done {
+		r = x.compileSub(sc, c, o)
+		sc.done[key] = r
+		if r.err == nil { // its own, once: a shared callee's are listed where it was compiled
+			x.Fallbacks = append(x.Fallbacks, r.x.Fallbacks...)
 		}
 	}
-	if m.Entry == nil {
-		return nil, fmt.Errorf("computation %s not in module %s", c.Name, x.module.Name)
+	if r.err == nil && !slices.Contains(x.subs, r.x) {
+		x.subs = append(x.subs, r.x)
 	}
-	m.RemoveUnreachableComputations() // a fused computation may be an entry only once its fusion is gone
+	return r.x, r.err
+}
+
+// compileSub compiles c, a computation of x's module, on its own.
+func (x *Executable) compileSub(sc *subCompiler, c *hlo.Computation, o Options) subResult {
+	m, err := sc.moduleOf(x.module, c)
+	if err != nil {
+		return subResult{err: err}
+	}
 	sub, err := Compile(m, Options{Threads: x.threads, NoOptimize: true, Poison: x.poison, NoOutputFusion: x.noOutputFusion,
-		noFusion: o.noFusion})
-	if err == nil {
-		x.Fallbacks = append(x.Fallbacks, sub.Fallbacks...)
-		x.subs = append(x.subs, sub)
-	}
-	return sub, err
+		Context: sc.ctx, noFusion: o.noFusion, shared: sc})
+	return subResult{sub, err}
 }
 
 // runWhile runs a loop under the calling execution's stop flag (ev's),

@@ -108,6 +108,8 @@ type tileProg struct {
 	headFolds []*jit.Func
 	// pipe pipelines the last two segments across tiles (tile_pipe.go).
 	pipe *pipe
+	// segReaders is slotReaders while compileSegments runs.
+	segReaders [][]int
 }
 
 // compileLoop turns a kLoop fusion of f32 elementwise instructions into a

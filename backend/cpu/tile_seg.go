@@ -78,12 +78,14 @@ func (p *tileProg) compileSegments() {
 		return
 	}
 	folded := map[int]bool{} // reduce slots a segment folds
+	p.segReaders = p.slotReaders()
+	defer func() { p.segReaders = nil }()
 	for i := 0; i < len(p.slots); {
 		for i < len(p.slots) && !p.isSegOp(i) {
 			i++
 		}
 		j := i
-		for j < len(p.slots) && p.inRun(j) {
+		for j < len(p.slots) && p.inRun(j) && j-i < maxSegmentSlots {
 			j++
 		}
 		for end := j; end > i; end-- {
@@ -345,16 +347,41 @@ func (p *tileProg) readAfterSlot(i, end int, folded []int) bool {
 	if slices.Contains(p.outs, i) {
 		return true
 	}
-	for m := end; m < len(p.slots); m++ {
-		if slices.Contains(folded, m) {
-			continue
-		}
-		s := &p.slots[m]
-		if slices.Contains(s.args[:s.nargs], i) || (s.kind == slotAlias || s.kind == slotSplat) && s.from == i {
+	rs := p.segReaders[i]
+	for k := len(rs) - 1; k >= 0 && rs[k] >= end; k-- {
+		if !slices.Contains(folded, rs[k]) {
 			return true
 		}
 	}
 	return false
+}
+
+// maxSegmentSlots bounds the run of slots compileSegments tries as one
+// segment. It shortens a run that does not fit one slot at a time, each
+// try building the run's code, so its work grows with the square of the
+// run's length: a fused computation of thousands of ops (a deep call
+// graph inlined) took minutes. Longer runs are cut into segments of at
+// most this many slots, which compile well under a millisecond.
+const maxSegmentSlots = 256
+
+// slotReaders lists, for each slot, the slots that read it (as an
+// argument, or as the slot an alias or splat views), in order: what
+// readAfterSlot asks of every slot of every segment tried, at the cost
+// of one pass.
+func (p *tileProg) slotReaders() [][]int {
+	readers := make([][]int, len(p.slots))
+	for m := range p.slots {
+		s := &p.slots[m]
+		for k, a := range s.args[:s.nargs] {
+			if !slices.Contains(s.args[:k], a) {
+				readers[a] = append(readers[a], m)
+			}
+		}
+		if (s.kind == slotAlias || s.kind == slotSplat) && s.from >= 0 && !slices.Contains(s.args[:s.nargs], s.from) {
+			readers[s.from] = append(readers[s.from], m)
+		}
+	}
+	return readers
 }
 
 // runSegment computes segment g over the tile [lo, hi): its outputs go

@@ -20,6 +20,7 @@ import (
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/opt"
+	"github.com/axle-ml/axle/pass"
 )
 
 // cmdRun compiles (for interp: verifies) a module, feeds seeded random
@@ -41,7 +42,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	optimize := fs.Bool("opt", false, "run the standard optimization pipeline before running")
 	profile := fs.Bool("profile", false, "cpu backend: print the time of each kernel (and label them for pprof)")
 	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed runs to this file (go tool pprof)")
-	timeout := fs.Duration("timeout", 0, "cancel each run that takes longer than this (a Go duration: 500ms, 2m; 0: none)")
+	timeout := fs.Duration("timeout", 0, "cancel compiling (with --opt, optimizing and compiling), and each run, when it takes longer than this (a Go duration: 500ms, 2m; 0: none)")
 	memLimit := fs.String("memory-limit", "", "the client's memory limit in bytes, with an optional K, M or G suffix (powers of 1024; -1: none; default 3/4 of physical memory)")
 	var of optFlags
 	of.register(fs)
@@ -85,15 +86,20 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	start = start.Add(time.Since(pause))
+	ctx, cancel := withTimeout(*timeout)
+	defer cancel()
 	if *optimize {
-		if _, err := opt.Standard().RunWith(m, of.options()); err != nil {
+		po := of.options()
+		po.Observers = append(po.Observers, func(pass.Event) error { return ctx.Err() })
+		if _, err := opt.Standard().RunWith(m, po); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", path, err)
 			return 1
 		}
 	}
 	client := axle.ClientOptions{Backend: *backend, Threads: *threads, MemoryLimit: limit}
-	x, err := compileModule(m, client, axle.CompileOptions{NoOptimize: *optimize, Profile: *profile,
+	x, err := compileModule(ctx, m, client, axle.CompileOptions{NoOptimize: *optimize, Profile: *profile,
 		ExpectedRuns: *warmup + max(*repeat, 1)})
+	cancel()
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", path, err)
 		return 1
@@ -164,13 +170,21 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 }
 
 // compileModule compiles m through the runtime API on a client of the
-// backend.
-func compileModule(m *hlo.Module, client axle.ClientOptions, opts axle.CompileOptions) (*axle.Executable, error) {
+// backend, stopping once ctx is done.
+func compileModule(ctx context.Context, m *hlo.Module, client axle.ClientOptions, opts axle.CompileOptions) (*axle.Executable, error) {
 	c, err := axle.NewClient(client)
 	if err != nil {
 		return nil, err
 	}
-	return c.Compile(m, opts)
+	return c.CompileContext(ctx, m, opts)
+}
+
+// withTimeout is a context done after timeout (never, if 0).
+func withTimeout(timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout <= 0 {
+		return context.WithCancel(context.Background())
+	}
+	return context.WithTimeout(context.Background(), timeout)
 }
 
 // runOptions say how timeRuns runs.
