@@ -209,6 +209,14 @@ func (b *Buffer) hold() error {
 	}
 }
 
+// tryHold is hold's common case, small enough to inline into an
+// execution's acquire: it holds a live buffer nobody is donating, and
+// reports false, holding nothing, otherwise (hold then decides).
+func (b *Buffer) tryHold() bool {
+	s := b.state.Load()
+	return s&^holdMask == 0 && b.state.CompareAndSwap(s, s+1)
+}
+
 // unhold ends one use; the last use of a released buffer recycles it.
 func (b *Buffer) unhold() {
 	if b.state.Add(-1) == flagReleased {

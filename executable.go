@@ -72,9 +72,10 @@ func (x *Executable) ExecuteWith(opts ExecuteOptions, args ...*Buffer) ([]*Buffe
 
 // execute is ExecuteWith under a stop flag (ExecuteContext's; nil: none).
 func (x *Executable) execute(stop *atomic.Bool, opts ExecuteOptions, args []*Buffer) ([]*Buffer, error) {
-	if err := x.usable(); err != nil {
+	if err := x.enter(); err != nil {
 		return nil, err
 	}
+	defer x.leave()
 	if len(args) != len(x.params) {
 		return nil, x.countError(len(args))
 	}
@@ -82,10 +83,6 @@ func (x *Executable) execute(stop *atomic.Bool, opts ExecuteOptions, args []*Buf
 	if err != nil {
 		return nil, err
 	}
-	if err := x.enter(); err != nil {
-		return nil, err
-	}
-	defer x.leave()
 	one, lits := x.newCall(len(args))
 	if err := x.acquire(args, donated, lits); err != nil {
 		return nil, err
@@ -225,6 +222,10 @@ func (x *Executable) acquire(args []*Buffer, donated []bool, lits []*hlo.Literal
 	}
 	for i, b := range args {
 		if isDonated(donated, i) {
+			continue
+		}
+		if b.tryHold() {
+			lits[i] = b.lit
 			continue
 		}
 		if err := b.hold(); err != nil {

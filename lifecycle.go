@@ -27,8 +27,13 @@ func (x *Executable) usable() error {
 
 func (x *Executable) isClosed() bool { return x.state.Load()&execClosed != 0 }
 
-// enter counts a call in, unless the executable is closed.
+// enter is usable and counts a call in, unless the executable is closed:
+// one check of the state serves both (a scalar call's every load and
+// call shows).
 func (x *Executable) enter() error {
+	if x == nil || x.prog == nil || x.client.closed.Load() {
+		return x.usable()
+	}
 	for {
 		s := x.state.Load()
 		if s&execClosed != 0 {
@@ -81,13 +86,28 @@ func (x *Executable) free() {
 }
 
 // recycle gives an output's storage back to the program's pool, unless
-// the executable is closed.
+// the executable is closed. It needs no count of its own (two atomic
+// read-modify-writes, a tenth of a scalar call): Recycle only fills a
+// pool, which free empties, so a put that raced with Close is undone by
+// checking again after it: either this check sees the closed flag and
+// frees, or Close set it later and its free (or the last execution's)
+// comes after the put.
 func (x *Executable) recycle(l *hlo.Literal) {
-	if x.enter() != nil {
+	if x.isClosed() {
 		return
 	}
 	x.prog.Recycle(l)
-	x.leave()
+	if x.isClosed() {
+		x.freeIfIdle()
+	}
+}
+
+// freeIfIdle frees the pools of a closed executable that no execution
+// uses (one that does frees them as it leaves).
+func (x *Executable) freeIfIdle() {
+	if x.state.Load() == execClosed {
+		x.free()
+	}
 }
 
 // footprint is what the executable counts against the compile cache's
