@@ -76,6 +76,7 @@ func (c *Client) compile(ctx context.Context, m *hlo.Module, opts CompileOptions
 		return nil, fmt.Errorf("axle: %w", err)
 	}
 	x.cpu, x.prog, x.module, x.copyResult = cx, cx, cx.Module(), cx.Interpreted()
+	x.contained = !cx.Interpreted()
 	x.need = executionNeed(x)
 	return x, nil
 }

@@ -46,7 +46,11 @@ func (x *Executable) ExecuteContext(ctx context.Context, opts ExecuteOptions, ar
 // their kernels' and handlers' panics into *ExecutionPanicError.
 func (x *Executable) run(lits []*hlo.Literal, donated []bool, stop *atomic.Bool) (*hlo.Literal, error) {
 	mem := &x.client.mem
-	if x.need < minAccounted || mem.limit <= 0 {
+	switch {
+	case x.need >= minAccounted && mem.limit > 0:
+	case x.contained: // runProgram's first case, a call less
+		return x.cpu.RunControlled(lits, donated, stop)
+	default:
 		return x.runProgram(lits, donated, stop)
 	}
 	if err := mem.reserve(x.need, x.executing); err != nil {

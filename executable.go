@@ -41,9 +41,14 @@ type Executable struct {
 	// module's constants or parts of the arguments; they are copied so
 	// that the caller owns them.
 	copyResult bool
-	state      atomic.Int64 // see lifecycle.go
-	cached     cacheKey     // the compile cache's key for it
-	need       int64        // bytes an execution reserves under the memory limit (memory.go)
+	// contained: the program is the cpu backend's compiled code, whose
+	// executions turn every panic into an error themselves (naming the
+	// step), so runProgram sets up no recover of its own (a defer and a
+	// recover per call, a scalar call's hundredth).
+	contained bool
+	state     atomic.Int64 // see lifecycle.go
+	cached    cacheKey     // the compile cache's key for it
+	need      int64        // bytes an execution reserves under the memory limit (memory.go)
 }
 
 // ExecuteOptions modify one execution.
@@ -110,7 +115,16 @@ func (x *Executable) execute(stop *atomic.Bool, opts ExecuteOptions, args []*Buf
 // own containment (a bug outside any kernel) into an error, and copies an
 // evaluator's result, which may share storage with the module's constants
 // or the arguments.
-func (x *Executable) runProgram(args []*hlo.Literal, donated []bool, stop *atomic.Bool) (out *hlo.Literal, err error) {
+func (x *Executable) runProgram(args []*hlo.Literal, donated []bool, stop *atomic.Bool) (*hlo.Literal, error) {
+	if x.contained {
+		return x.cpu.RunControlled(args, donated, stop)
+	}
+	return x.runRecovered(args, donated, stop)
+}
+
+// runRecovered is runProgram with the recover a contained program does
+// not need.
+func (x *Executable) runRecovered(args []*hlo.Literal, donated []bool, stop *atomic.Bool) (out *hlo.Literal, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, fmt.Errorf("internal error: %v", r)
@@ -233,6 +247,9 @@ func (x *Executable) acquire(args []*Buffer, donated []bool, lits []*hlo.Literal
 			return &ArgumentError{Index: i, Parameter: x.names[i], Err: err}
 		}
 		lits[i] = b.lit
+	}
+	if donated == nil {
+		return nil
 	}
 	for i, b := range args {
 		if !isDonated(donated, i) {

@@ -27,7 +27,10 @@ type PanicError = eval.PanicError
 // cancelled context's AfterFunc) the execution stops before its next step
 // or while iteration, in its compiled bodies and on the evaluator alike,
 // and returns an error wrapping ErrInterrupted. A kernel already running
-// finishes first. stop may be nil: nothing is polled then.
+// finishes first. stop may be nil: nothing is polled then. On compiled
+// code (not Interpreted) it never panics: runSteps turns a panic anywhere
+// in it into an error, which the runtime relies on to set up no recover
+// of its own.
 func (x *Executable) RunControlled(args []*hlo.Literal, donated []bool, stop *atomic.Bool) (*hlo.Literal, error) {
 	if x.interp {
 		return x.runEvaluator(args, stop)
