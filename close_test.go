@@ -209,3 +209,48 @@ func TestCacheBytes(t *testing.T) {
 		t.Error("an executable over the bound was not kept alone")
 	}
 }
+
+// TestCloseWhileExecutingFreesArenas: the executions running at Close
+// put their frames back after Close emptied the pools; once they have
+// finished, none of their arenas may be left reachable from the closed
+// executable the caller still holds.
+func TestCloseWhileExecutingFreesArenas(t *testing.T) {
+	c := newClient(t, "cpu")
+	a := buffer(t, c, make([]float32, 4096*8), 4096, 8)
+	b := buffer(t, c, make([]float32, 8*1024), 8, 1024)
+	const arena = 16 << 20
+	base := heapInUse()
+	x := compile(t, c, bigArena)
+	if p := x.Memory().Peak; p < arena {
+		t.Skipf("the arena is %d bytes, not the 16 MiB dot this test frees", p)
+	}
+	var wg sync.WaitGroup
+	started := make(chan struct{}, 4)
+	for range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				outs, err := x.Execute(a, b)
+				if i == 1 {
+					started <- struct{}{}
+				}
+				if err != nil {
+					if !errors.Is(err, axle.ErrClosed) {
+						t.Error(err)
+					}
+					return
+				}
+				outs[0].Release()
+			}
+		})
+	}
+	for range 4 {
+		<-started
+	}
+	x.Close()
+	wg.Wait()
+	heapInUse() // the kernels' scratch pools (sync.Pool) outlive one collection
+	if kept := heapInUse() - base; kept > arena*3/4 {
+		t.Errorf("%d bytes still reachable after the executions running at Close finished, want no 16 MiB arena", kept)
+	}
+	runtime.KeepAlive(x)
+}

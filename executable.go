@@ -46,9 +46,9 @@ type Executable struct {
 	// step), so runProgram sets up no recover of its own (a defer and a
 	// recover per call, a scalar call's hundredth).
 	contained bool
-	state     atomic.Int64 // see lifecycle.go
-	cached    cacheKey     // the compile cache's key for it
-	need      int64        // bytes an execution reserves under the memory limit (memory.go)
+	closed    atomic.Bool // see lifecycle.go
+	cached    cacheKey    // the compile cache's key for it
+	need      int64       // bytes an execution reserves under the memory limit (memory.go)
 }
 
 // ExecuteOptions modify one execution.

@@ -2,12 +2,17 @@ package axle
 
 import "github.com/axle-ml/axle/hlo"
 
-// Executable lifecycle: state counts the calls using the executable
-// (executions and recycled outputs) and carries the closed flag, so that
-// Close while executions run lets them finish and the last one to leave
-// frees the pools.
-
-const execClosed = int64(1) << 62
+// Executable lifecycle: Close sets the closed flag and empties the pools
+// (free); calls already past their check of the flag finish, and each
+// that puts something back into a pool (an execution its frame, a
+// Release its output) checks the flag again after the put and empties
+// the pools itself if it is set. Either that check sees the flag, or
+// Close set it later and its free came after the put: once the calls
+// running at Close have finished, the pools hold nothing. No count of
+// running calls is kept: its two atomic read-modify-writes per call, and
+// two more per Release, were a tenth of a scalar call
+// (BenchmarkExecuteScalarAdd); the checks are plain loads. (The cpu
+// backend's pools are safe to use and empty concurrently.)
 
 // usable checks that x was made by Compile and that neither it nor its
 // client is closed.
@@ -25,30 +30,22 @@ func (x *Executable) usable() error {
 	return nil
 }
 
-func (x *Executable) isClosed() bool { return x.state.Load()&execClosed != 0 }
+func (x *Executable) isClosed() bool { return x.closed.Load() }
 
-// enter is usable and counts a call in, unless the executable is closed:
-// one check of the state serves both (a scalar call's every load and
-// call shows).
+// enter checks that a call may start (usable, inlined for the common
+// case); the call ends with leave.
 func (x *Executable) enter() error {
-	if x == nil || x.prog == nil || x.client.closed.Load() {
+	if x == nil || x.prog == nil || x.client.closed.Load() || x.isClosed() {
 		return x.usable()
 	}
-	for {
-		s := x.state.Load()
-		if s&execClosed != 0 {
-			return closedError("executable " + x.entry)
-		}
-		if x.state.CompareAndSwap(s, s+1) {
-			return nil
-		}
-	}
+	return nil
 }
 
-// leave counts a call out; the last call out of a closed executable
-// frees its pools.
+// leave ends a call that may have put a frame back into the pools: if
+// the executable was closed meanwhile, Close's free may have come before
+// the put.
 func (x *Executable) leave() {
-	if x.state.Add(-1) == execClosed {
+	if x.isClosed() {
 		x.free()
 	}
 }
@@ -64,21 +61,18 @@ func (x *Executable) Close() error {
 	if x == nil || x.prog == nil {
 		return errNoExecutable
 	}
-	for {
-		s := x.state.Load()
-		if s&execClosed != 0 {
-			return nil
-		}
-		if x.state.CompareAndSwap(s, s|execClosed) {
-			x.client.cache.remove(x)
-			if s == 0 {
-				x.free()
-			}
-			return nil
-		}
+	if x.closed.Swap(true) {
+		return nil
 	}
+	x.client.cache.remove(x)
+	x.free()
+	return nil
 }
 
+// free empties the pools. It is not inlined, so that leave, on every
+// call's path, is.
+//
+//go:noinline
 func (x *Executable) free() {
 	if x.cpu != nil {
 		x.cpu.Close()
@@ -86,12 +80,8 @@ func (x *Executable) free() {
 }
 
 // recycle gives an output's storage back to the program's pool, unless
-// the executable is closed. It needs no count of its own (two atomic
-// read-modify-writes, a tenth of a scalar call): Recycle only fills a
-// pool, which free empties, so a put that raced with Close is undone by
-// checking again after it: either this check sees the closed flag and
-// frees, or Close set it later and its free (or the last execution's)
-// comes after the put.
+// the executable is closed (then checking again after the put, as leave
+// does).
 func (x *Executable) recycle(l *hlo.Literal) {
 	if x.isClosed() {
 		return
@@ -101,17 +91,7 @@ func (x *Executable) recycle(l *hlo.Literal) {
 	} else {
 		x.prog.Recycle(l)
 	}
-	if x.isClosed() {
-		x.freeIfIdle()
-	}
-}
-
-// freeIfIdle frees the pools of a closed executable that no execution
-// uses (one that does frees them as it leaves).
-func (x *Executable) freeIfIdle() {
-	if x.state.Load() == execClosed {
-		x.free()
-	}
+	x.leave()
 }
 
 // footprint is what the executable counts against the compile cache's

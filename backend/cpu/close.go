@@ -2,9 +2,10 @@ package cpu
 
 // Close drops the executable's idle frames (their arenas) and pooled
 // outputs, so that their memory can be collected while the executable is
-// still referenced. The caller must ensure no execution runs during
-// Close, and should run none after: an execution would allocate them
-// anew. (The bodies of control flow compiled as executables of their
+// still referenced. It may run while executions do (the pools are safe
+// for concurrent use), but those put their frames back after it, and an
+// execution after it allocates them anew: the caller calls Close again
+// once they have finished (the runtime's Executable.Close does). (The bodies of control flow compiled as executables of their
 // own keep their pools until the executable is collected.)
 func (x *Executable) Close() {
 	x.frames.one.Store(nil)
