@@ -6,6 +6,7 @@ import (
 	"math/cmplx"
 
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/internal/ddmath"
 )
 
 func evalBinary(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
@@ -93,8 +94,10 @@ func binaryFloat[T nativeFloat](op hlo.Opcode, dst, a, b []T) bool {
 			dst[i] = T(math.Mod(float64(a[i]), float64(b[i])))
 		}
 	case hlo.OpPower:
+		// Go's math.Pow is tens of ulps off for large exponents; XLA
+		// calls libm's nearly correctly rounded pow.
 		for i := range a {
-			dst[i] = T(math.Pow(float64(a[i]), float64(b[i])))
+			dst[i] = T(ddmath.Pow(float64(a[i]), float64(b[i])))
 		}
 	case hlo.OpAtan2:
 		for i := range a {

@@ -99,12 +99,6 @@ var knownMismatches = map[string]string{
 	// computes; XLA's CPU backend uses its Cephes-style polynomial f32 exp
 	// (backends/cpu/codegen/polynomial_approximations.cc), one ulp below.
 	"sinh_float32_20_20_chlo.mlir": "f32 exp one ulp from XLA's polynomial at |x| = 10",
-	// The sample ends with power(u, 1/alpha), 0.8289169093637843^40.718...:
-	// Go's math.Pow (squarings for the integer part of the exponent) gives
-	// 0.0004807343158755426, 19 ulps below 0.0004807343158755436 (u^40
-	// exactly times u^0.718); with the latter, as an accurate libm pow
-	// (XLA's CPU backend calls one) gives, the program passes.
-	"random_gamma_float64_chlo.mlir": "f64 power 19 ulps from libm's for an exponent of 40.7",
 }
 
 // topReasons formats the most frequent unsupported reasons.

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/internal/ddmath"
 )
 
 // f32 and f64 elementwise loops, computed as the evaluator computes them
@@ -87,7 +88,7 @@ func remFloats[T float32 | float64](dst, a, b []T) {
 func powFloats[T float32 | float64](dst, a, b []T) {
 	b, dst = b[:len(a)], dst[:len(a)]
 	for i := range a {
-		dst[i] = T(math.Pow(float64(a[i]), float64(b[i])))
+		dst[i] = T(ddmath.Pow(float64(a[i]), float64(b[i])))
 	}
 }
 

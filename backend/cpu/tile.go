@@ -10,6 +10,7 @@ import (
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/minifloat"
+	"github.com/axle-ml/axle/internal/ddmath"
 )
 
 // A tile program computes a loop fusion tile by tile: the flat output
@@ -796,7 +797,7 @@ func nanMin(a, b float32) float32 {
 // binaryFuncs are the binary ops without a vector kernel; XLA's float
 // remainder is C's fmod (the dividend's sign).
 var binaryFuncs = map[hlo.Opcode]func(a, b float64) float64{
-	hlo.OpPower: math.Pow, hlo.OpAtan2: math.Atan2, hlo.OpRemainder: math.Mod,
+	hlo.OpPower: ddmath.Pow, hlo.OpAtan2: math.Atan2, hlo.OpRemainder: math.Mod,
 }
 
 // unaryFuncs compute in float64 and round once, as the evaluator does, so

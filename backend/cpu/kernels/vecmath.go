@@ -45,6 +45,8 @@ package kernels
 
 import (
 	"math"
+
+	"github.com/axle-ml/axle/internal/ddmath"
 )
 
 // The constants of the exp, tanh and logistic kernels; the generator
@@ -124,7 +126,7 @@ func rsqrt64(x float64) float64 { return 1 / math.Sqrt(x) }
 func PowF32(dst, x, y []float32) {
 	dst, y = dst[:len(x)], y[:len(x)]
 	for i, v := range x {
-		dst[i] = float32(math.Pow(float64(v), float64(y[i])))
+		dst[i] = float32(ddmath.Pow(float64(v), float64(y[i])))
 	}
 }
 
