@@ -307,11 +307,20 @@ func binaryComplex[T nativeCplx](op hlo.Opcode, dst, a, b []T) bool {
 			dst[i] = T(x / y)
 		case hlo.OpPower:
 			dst[i] = T(ComplexPow(x, y))
+		case hlo.OpAtan2:
+			dst[i] = T(ComplexAtan2(x, y))
 		default:
 			return false
 		}
 	}
 	return true
+}
+
+// ComplexAtan2 is the StableHLO spec's atan2 of complex values,
+// -i·log((x + i·y) / sqrt(x² + y²)), the angle of the point (x, y)
+// continued to complex coordinates; for real y and x it is math.Atan2(y, x).
+func ComplexAtan2(y, x complex128) complex128 {
+	return -1i * cmplx.Log((x+1i*y)/cmplx.Sqrt(x*x+y*y))
 }
 
 // evalComplex builds complex numbers from real and imaginary parts.
