@@ -94,6 +94,9 @@ func fileCases(file string, src []byte) []Case {
 type Outcome struct {
 	Status string // "pass", "fail", "skip" or "unsupported"
 	Reason string
+	// Printed holds what the program's interpreter.print ops printed
+	// (Program.Printed), for the runner's log.
+	Printed []string
 }
 
 // Executor runs an entry computation without arguments and returns its
@@ -106,18 +109,18 @@ type Executor func(m *hlo.Module) ([]*hlo.Literal, error)
 func RunCase(c Case, exec Executor) (out Outcome) {
 	defer func() {
 		if r := recover(); r != nil {
-			out = Outcome{"fail", fmt.Sprintf("panic: %v", r)}
+			out = Outcome{Status: "fail", Reason: fmt.Sprintf("panic: %v", r)}
 		}
 	}()
 	if c.Skip != "" {
-		return Outcome{"skip", c.Skip}
+		return Outcome{Status: "skip", Reason: c.Skip}
 	}
 	m, err := mlir.Parse(c.File, c.Src)
 	if err != nil {
 		return failure(err)
 	}
 	if !hasFunc(m) {
-		return Outcome{"pass", "no functions"}
+		return Outcome{Status: "pass", Reason: "no functions"}
 	}
 	if !c.Interpret {
 		mod, err := Convert(m, Options{ArgShapes: sampleArgShapes(m)})
@@ -125,17 +128,21 @@ func RunCase(c Case, exec Executor) (out Outcome) {
 			return failure(err)
 		}
 		if err := hlo.Verify(mod); err != nil {
-			return Outcome{"fail", "verify: " + err.Error()}
+			return Outcome{Status: "fail", Reason: "verify: " + err.Error()}
 		}
-		return Outcome{"pass", ""}
+		return Outcome{Status: "pass"}
 	}
 	// Without @main, the interpreter runs every public function.
+	var printed []string
 	for _, entry := range entries(m) {
-		if o := runEntry(m, entry, exec); o.Status != "pass" {
+		o := runEntry(m, entry, exec)
+		printed = append(printed, o.Printed...)
+		if o.Status != "pass" {
+			o.Printed = printed
 			return o
 		}
 	}
-	return Outcome{"pass", ""}
+	return Outcome{Status: "pass", Printed: printed}
 }
 
 // entries lists the functions a test runs: main, else every public one.
@@ -165,27 +172,28 @@ func runEntry(m *mlir.Module, entry string, exec Executor) Outcome {
 		return failure(err)
 	}
 	if err := hlo.Verify(p.Module); err != nil {
-		return Outcome{"fail", "verify: " + err.Error()}
+		return Outcome{Status: "fail", Reason: "verify: " + err.Error()}
 	}
 	if len(p.Module.Entry.Params) != 0 {
-		return Outcome{"unsupported", fmt.Sprintf("entry takes %d arguments and the case gives none", len(p.Module.Entry.Params))}
+		return Outcome{Status: "unsupported", Reason: fmt.Sprintf("entry takes %d arguments and the case gives none", len(p.Module.Entry.Params))}
 	}
 	outs, err := exec(p.Module)
 	if err != nil {
 		return failure(err)
 	}
+	printed := p.Printed(outs)
 	if err := p.Compare(outs); err != nil {
-		return Outcome{"fail", err.Error()}
+		return Outcome{Status: "fail", Reason: err.Error(), Printed: printed}
 	}
-	return Outcome{"pass", ""}
+	return Outcome{Status: "pass", Printed: printed}
 }
 
 func failure(err error) Outcome {
 	switch {
 	case errors.Is(err, ErrSerializedCheck):
-		return Outcome{"skip", "check.expect_serialized_eq"}
+		return Outcome{Status: "skip", Reason: "check.expect_serialized_eq"}
 	case errors.Is(err, ErrUnsupported):
-		return Outcome{"unsupported", UnsupportedReason(err)}
+		return Outcome{Status: "unsupported", Reason: UnsupportedReason(err)}
 	}
 	// The parser reads pretty syntax op by op; an op it cannot read yet
 	// is a gap of the front end, not a wrong result.
@@ -195,9 +203,9 @@ func failure(err error) Outcome {
 		if i := strings.Index(msg, " in pretty syntax"); i >= 0 {
 			msg = msg[:i]
 		}
-		return Outcome{"unsupported", "parser: pretty " + msg}
+		return Outcome{Status: "unsupported", Reason: "parser: pretty " + msg}
 	}
-	return Outcome{"fail", err.Error()}
+	return Outcome{Status: "fail", Reason: err.Error()}
 }
 
 func hasFunc(m *mlir.Module) bool {

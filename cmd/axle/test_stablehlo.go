@@ -59,6 +59,11 @@ func cmdTestStableHLO(args []string, stdout, stderr io.Writer) int {
 	passed, failed, skipped := 0, 0, 0
 	for _, tc := range cases {
 		o := stablehlo.RunCase(tc, exec)
+		// interpreter.print output goes to the log, apart from the
+		// PASS/FAIL lines.
+		for _, line := range o.Printed {
+			fmt.Fprintf(stderr, "PRINT %s: %s\n", tc.Name, line)
+		}
 		switch o.Status {
 		case "pass":
 			passed++
