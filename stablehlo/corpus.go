@@ -25,6 +25,9 @@ type Case struct {
 	Interpret bool
 	// Skip says why the case is not run (RUN-DISABLED), or "".
 	Skip string
+	// Args is the entry's arguments from the RUN line's --args (see
+	// parseArgs), or "".
+	Args string
 }
 
 var runLine = regexp.MustCompile(`(?m)^//\s*(RUN(-DISABLED)?[^:]*):(.*)$`)
@@ -81,11 +84,11 @@ func fileCases(file string, src []byte) []Case {
 		skip = disabled
 	}
 	if !split {
-		return []Case{{Name: file, File: file, Src: src, Interpret: interpret, Skip: skip}}
+		return []Case{{Name: file, File: file, Src: src, Interpret: interpret, Skip: skip, Args: runArgs(src)}}
 	}
 	var out []Case
 	for i, sec := range mlir.SplitFile(src) {
-		out = append(out, Case{Name: fmt.Sprintf("%s#%d", file, i), File: file, Src: sec, Interpret: interpret, Skip: skip})
+		out = append(out, Case{Name: fmt.Sprintf("%s#%d", file, i), File: file, Src: sec, Interpret: interpret, Skip: skip, Args: runArgs(src)})
 	}
 	return out
 }
@@ -99,9 +102,9 @@ type Outcome struct {
 	Printed []string
 }
 
-// Executor runs an entry computation without arguments and returns its
-// outputs, the root tuple flattened one level.
-type Executor func(m *hlo.Module) ([]*hlo.Literal, error)
+// Executor runs an entry computation on its arguments (none for most
+// cases) and returns its outputs, the root tuple flattened one level.
+type Executor func(m *hlo.Module, args []*hlo.Literal) ([]*hlo.Literal, error)
 
 // RunCase converts a case and, when it interprets, runs it with exec and
 // evaluates its checks. Errors wrapping ErrUnsupported give the
@@ -135,7 +138,7 @@ func RunCase(c Case, exec Executor) (out Outcome) {
 	// Without @main, the interpreter runs every public function.
 	var printed []string
 	for _, entry := range entries(m) {
-		o := runEntry(m, entry, exec)
+		o := runEntry(m, entry, c.Args, exec)
 		printed = append(printed, o.Printed...)
 		if o.Status != "pass" {
 			o.Printed = printed
@@ -166,7 +169,7 @@ func entries(m *mlir.Module) []string {
 	return public
 }
 
-func runEntry(m *mlir.Module, entry string, exec Executor) Outcome {
+func runEntry(m *mlir.Module, entry, argText string, exec Executor) Outcome {
 	p, err := ConvertProgram(m, Options{Entry: entry})
 	if err != nil {
 		return failure(err)
@@ -174,14 +177,27 @@ func runEntry(m *mlir.Module, entry string, exec Executor) Outcome {
 	if err := hlo.Verify(p.Module); err != nil {
 		return Outcome{Status: "fail", Reason: "verify: " + err.Error()}
 	}
-	if len(p.Module.Entry.Params) != 0 {
-		return Outcome{Status: "unsupported", Reason: fmt.Sprintf("entry takes %d arguments and the case gives none", len(p.Module.Entry.Params))}
+	var args []*hlo.Literal
+	if argText != "" {
+		if args, err = parseArgs(argText); err != nil {
+			return Outcome{Status: "fail", Reason: err.Error()}
+		}
 	}
-	outs, err := exec(p.Module)
+	if n := len(p.Module.Entry.Params); n != len(args) {
+		return Outcome{Status: "unsupported", Reason: fmt.Sprintf("entry takes %d arguments and the case gives %d", n, len(args))}
+	}
+	outs, err := exec(p.Module, args)
 	if err != nil {
 		return failure(err)
 	}
 	printed := p.Printed(outs)
+	if len(args) > 0 {
+		// The reference interpreter prints the results of a run with
+		// --args (its FileCheck lines match them): log them likewise.
+		for i := range p.NumResults {
+			printed = append(printed, fmt.Sprintf("result %d: %s", i, outs[i]))
+		}
+	}
 	if err := p.Compare(outs); err != nil {
 		return Outcome{Status: "fail", Reason: err.Error(), Printed: printed}
 	}

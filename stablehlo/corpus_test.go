@@ -26,18 +26,18 @@ func clientExecutor(t testing.TB, backend string) Executor {
 	if backend != "cpu" && backend != "interp" {
 		t.Fatalf("unknown backend %q", backend)
 	}
-	return func(m *hlo.Module) ([]*hlo.Literal, error) {
+	return func(m *hlo.Module, args []*hlo.Literal) ([]*hlo.Literal, error) {
 		if err := hlo.Verify(m); err != nil {
 			return nil, err
 		}
 		var out *hlo.Literal
 		var err error
 		if backend == "interp" {
-			out, err = eval.Run(m.Clone())
+			out, err = eval.Run(m.Clone(), args...)
 		} else {
 			var x *cpu.Executable
 			if x, err = cpu.Compile(m, cpu.Options{}); err == nil {
-				out, err = x.Execute()
+				out, err = x.Execute(args...)
 			}
 		}
 		if err != nil {
