@@ -71,10 +71,6 @@ func runCorpus(t *testing.T, backend string, filter func(Case) bool) {
 			continue
 		}
 		o := RunCase(c, exec)
-		if why, ok := knownMismatches[filepath.Base(c.Name)]; ok && o.Status == "fail" && strings.Contains(o.Reason, "elements differ") {
-			o.Status = "known mismatch"
-			t.Logf("%s: known mismatch (%s): %s", c.Name, why, o.Reason)
-		}
 		counts[o.Status]++
 		switch o.Status {
 		case "fail":
@@ -83,22 +79,9 @@ func runCorpus(t *testing.T, backend string, filter func(Case) bool) {
 			reasons[o.Reason]++
 		}
 	}
-	t.Logf("%s: %d passed, %d failed, %d known numeric mismatches, %d unsupported, %d skipped",
-		backend, counts["pass"], counts["fail"], counts["known mismatch"], counts["unsupported"], counts["skip"])
+	t.Logf("%s: %d passed, %d failed, %d unsupported, %d skipped",
+		backend, counts["pass"], counts["fail"], counts["unsupported"], counts["skip"])
 	t.Log(topReasons(reasons, 25))
-}
-
-// knownMismatches are programs whose converted HLO is right but whose
-// result differs from XLA's in the last bits, beyond the check's
-// tolerance, because Axle's evaluator and cpu backend compute the op
-// differently from XLA's CPU backend. They are logged, not failed; a
-// check that fails in any other way (or another program) still fails.
-var knownMismatches = map[string]string{
-	// Element 329, x = -10.285651: the CHLO decomposition is XLA's, and
-	// exp(log(1/2) - x) correctly rounded is 14654.5263671875, which Axle
-	// computes; XLA's CPU backend uses its Cephes-style polynomial f32 exp
-	// (backends/cpu/codegen/polynomial_approximations.cc), one ulp below.
-	"sinh_float32_20_20_chlo.mlir": "f32 exp one ulp from XLA's polynomial at |x| = 10",
 }
 
 // topReasons formats the most frequent unsupported reasons.
