@@ -97,7 +97,7 @@ func binaryFloat[T nativeFloat](op hlo.Opcode, dst, a, b []T) bool {
 		// Go's math.Pow is tens of ulps off for large exponents; XLA
 		// calls libm's nearly correctly rounded pow.
 		for i := range a {
-			dst[i] = T(ddmath.Pow(float64(a[i]), float64(b[i])))
+			dst[i] = powOf(a[i], b[i])
 		}
 	case hlo.OpAtan2:
 		for i := range a {
@@ -107,6 +107,17 @@ func binaryFloat[T nativeFloat](op hlo.Opcode, dst, a, b []T) bool {
 		return false
 	}
 	return true
+}
+
+// powOf is x**y: ddmath.Pow32 for float32 (one rounding from the exact
+// power where Pow's float64 result rounded again could differ), Pow for
+// float64.
+func powOf[T nativeFloat](x, y T) T {
+	var zero T
+	if _, ok := any(zero).(float32); ok {
+		return T(ddmath.Pow32(float32(x), float32(y)))
+	}
+	return T(ddmath.Pow(float64(x), float64(y)))
 }
 
 // floatMax and floatMin propagate NaN, as XLA's maximum and minimum do.

@@ -51,3 +51,23 @@ func powPositive(x, y float64) float64 {
 	h := k / 2
 	return math.Ldexp(v, h) * math.Ldexp(1, k-h)
 }
+
+// Pow32 is Pow for float32 operands, rounded to float32. Most results
+// need no double-double arithmetic: exp(y·log x) in float64 is within
+// (|y·log x| + 4)·2^-50 of the exact power (log and exp within an ulp
+// each, the product's rounding scaled by the exponent), and when both ends
+// of that interval round to the same float32 so does the exact value.
+// Only the rest, about one input in 2^20 for moderate exponents, takes
+// Pow's slower path.
+func Pow32(x, y float32) float32 {
+	xf, yf := float64(x), float64(y)
+	if xf > 0 && xf != 1 && yf != 0 && !math.IsInf(xf, 0) && !math.IsInf(yf, 0) && yf == yf {
+		t := yf * math.Log(xf)
+		v := math.Exp(t)
+		b := (math.Abs(t) + 4) * 0x1p-50
+		if lo, hi := float32(v*(1-b)), float32(v*(1+b)); lo == hi {
+			return lo
+		}
+	}
+	return float32(Pow(xf, yf))
+}

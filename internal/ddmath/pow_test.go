@@ -129,3 +129,52 @@ func TestPowExactAndSpecial(t *testing.T) {
 		}
 	}
 }
+
+func BenchmarkPow(b *testing.B) {
+	x, y := 0.8289169093637843, 40.71849477612213
+	b.Run("ddmath", func(b *testing.B) {
+		for range b.N {
+			x = Pow(x, y)*1e-300 + 0.8289169093637843
+		}
+	})
+	b.Run("math", func(b *testing.B) {
+		for range b.N {
+			x = math.Pow(x, y)*1e-300 + 0.8289169093637843
+		}
+	})
+}
+
+// TestPow32CorrectlyRounded compares Pow32 with the float32 nearest the
+// big.Float power (one rounding from 320 bits), on random operands and on
+// operands near 1 with large exponents.
+func TestPow32CorrectlyRounded(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	bad := 0
+	for i := range 3000 {
+		x := float32(math.Exp(rng.NormFloat64() * 2))
+		y := float32(rng.NormFloat64() * 20)
+		if i%3 == 0 {
+			x = float32(1 + rng.NormFloat64()*1e-3)
+			y = float32(rng.NormFloat64() * 3e4)
+		}
+		want, _ := bigPow(float64(x), float64(y)).Float32()
+		if got := Pow32(x, y); got != want && !(math.IsInf(float64(want), 1) && math.IsInf(float64(got), 1)) {
+			bad++
+			if bad < 5 {
+				t.Errorf("Pow32(%v, %v) = %v, want %v", x, y, got, want)
+			}
+		}
+	}
+	for _, c := range [][3]float32{{2, 10, 1024}, {-2, 3, -8}, {0, -1, float32(math.Inf(1))}, {4, 0.5, 2}, {-8, 1.0 / 3, float32(math.NaN())}} {
+		if got := Pow32(c[0], c[1]); got != c[2] && !(got != got && c[2] != c[2]) {
+			t.Errorf("Pow32(%v, %v) = %v, want %v", c[0], c[1], got, c[2])
+		}
+	}
+}
+
+func BenchmarkPow32(b *testing.B) {
+	x, y := float32(0.82891694), float32(40.718494)
+	for range b.N {
+		x = Pow32(x, y)*1e-30 + 0.82891694
+	}
+}
