@@ -87,6 +87,9 @@ func sameShape(code hlo.Opcode) opFunc {
 		if len(ins) > 0 && ins[0].Shape.DType.IsComplex() {
 			return complexOp(s, code, sh, ins)
 		}
+		if code == hlo.OpBitcastConvert && sh.DType.IsComplex() {
+			return realToComplex(s, ins[0], sh)
+		}
 		if code == hlo.OpBitcastConvert && (sh.DType == hlo.Pred) != (ins[0].Shape.DType == hlo.Pred) {
 			return bitcastBits(s, ins[0], sh)
 		}
@@ -355,8 +358,7 @@ func complexOp(s *scope, code hlo.Opcode, sh hlo.Shape, ins []*hlo.Instruction) 
 			return []*hlo.Instruction{x}, nil
 		}
 		if !sh.DType.IsComplex() {
-			// HLO bitcasts only complex to complex (XLA's shape inference).
-			return nil, fmt.Errorf("%s of complex numbers to %s: %w", code, sh.DType, ErrUnsupported)
+			return complexToReal(s, x, sh)
 		}
 	case hlo.OpCbrt:
 		// HLO's cbrt takes real types only (as XLA's shape inference).

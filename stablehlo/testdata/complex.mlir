@@ -39,3 +39,25 @@ func.func @bitcast_complex() {
   check.expect_eq %2, %0 : tensor<complex<f64>>
   func.return
 }
+
+// -----
+
+// Between complex and real types: c64 (1, -2) is the words 0x3F800000
+// (1.0f) then 0xC0000000 (-2.0f); as one u64 the first is the low half,
+// 0xC00000003F800000; as u16 pieces, low first: 0, 0x3F80, 0, 0xC000.
+func.func @bitcast_complex_real() {
+  %0 = stablehlo.constant dense<(1.0, -2.0)> : tensor<complex<f32>>
+  %1 = stablehlo.bitcast_convert %0 : (tensor<complex<f32>>) -> tensor<ui64>
+  check.expect_eq_const %1, dense<13835058056347516928> : tensor<ui64>
+  %2 = stablehlo.bitcast_convert %0 : (tensor<complex<f32>>) -> tensor<2xf32>
+  check.expect_eq_const %2, dense<[1.0, -2.0]> : tensor<2xf32>
+  %3 = stablehlo.bitcast_convert %0 : (tensor<complex<f32>>) -> tensor<4xui16>
+  check.expect_eq_const %3, dense<[0, 16256, 0, 49152]> : tensor<4xui16>
+  %4 = stablehlo.bitcast_convert %1 : (tensor<ui64>) -> tensor<complex<f32>>
+  check.expect_eq %4, %0 : tensor<complex<f32>>
+  %5 = stablehlo.bitcast_convert %2 : (tensor<2xf32>) -> tensor<complex<f32>>
+  check.expect_eq %5, %0 : tensor<complex<f32>>
+  %6 = stablehlo.bitcast_convert %3 : (tensor<4xui16>) -> tensor<complex<f32>>
+  check.expect_eq %6, %0 : tensor<complex<f32>>
+  func.return
+}
