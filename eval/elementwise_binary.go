@@ -6,6 +6,7 @@ import (
 	"math/cmplx"
 
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/internal/ddmath"
 )
 
 func evalBinary(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
@@ -93,8 +94,10 @@ func binaryFloat[T nativeFloat](op hlo.Opcode, dst, a, b []T) bool {
 			dst[i] = T(math.Mod(float64(a[i]), float64(b[i])))
 		}
 	case hlo.OpPower:
+		// Go's math.Pow is tens of ulps off for large exponents; XLA
+		// calls libm's nearly correctly rounded pow.
 		for i := range a {
-			dst[i] = T(math.Pow(float64(a[i]), float64(b[i])))
+			dst[i] = powOf(a[i], b[i])
 		}
 	case hlo.OpAtan2:
 		for i := range a {
@@ -104,6 +107,17 @@ func binaryFloat[T nativeFloat](op hlo.Opcode, dst, a, b []T) bool {
 		return false
 	}
 	return true
+}
+
+// powOf is x**y: ddmath.Pow32 for float32 (one rounding from the exact
+// power where Pow's float64 result rounded again could differ), Pow for
+// float64.
+func powOf[T nativeFloat](x, y T) T {
+	var zero T
+	if _, ok := any(zero).(float32); ok {
+		return T(ddmath.Pow32(float32(x), float32(y)))
+	}
+	return T(ddmath.Pow(float64(x), float64(y)))
 }
 
 // floatMax and floatMin propagate NaN, as XLA's maximum and minimum do.
@@ -304,11 +318,20 @@ func binaryComplex[T nativeCplx](op hlo.Opcode, dst, a, b []T) bool {
 			dst[i] = T(x / y)
 		case hlo.OpPower:
 			dst[i] = T(ComplexPow(x, y))
+		case hlo.OpAtan2:
+			dst[i] = T(ComplexAtan2(x, y))
 		default:
 			return false
 		}
 	}
 	return true
+}
+
+// ComplexAtan2 is the StableHLO spec's atan2 of complex values,
+// -i·log((x + i·y) / sqrt(x² + y²)), the angle of the point (x, y)
+// continued to complex coordinates; for real y and x it is math.Atan2(y, x).
+func ComplexAtan2(y, x complex128) complex128 {
+	return -1i * cmplx.Log((x+1i*y)/cmplx.Sqrt(x*x+y*y))
 }
 
 // evalComplex builds complex numbers from real and imaginary parts.

@@ -61,39 +61,87 @@ func convertT[D float32 | float64, S float32 | float64 | int32](dst []D, src []S
 // evalBitcastConvert reinterprets the little-endian bytes of each element.
 // Between widths, the narrower side has one more, minor-most dimension of
 // size (wide width / narrow width), its index 0 the least significant part
-// (operation_semantics, BitcastConvertType).
+// (operation_semantics, BitcastConvertType). A complex element is its real
+// part's bytes then its imaginary part's (the StableHLO reference
+// interpreter's layout), so it is handled as two words of its component
+// type.
 func evalBitcastConvert(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
 	x := ops[0]
-	from, to := x.DType(), in.Shape.DType
-	if from.IsComplex() || to.IsComplex() {
-		return nil, fmt.Errorf("bitcast-convert of complex types: %w", ErrUnimplemented)
-	}
 	out := hlo.NewLiteral(in.Shape)
-	wf, wt := from.Bits(), to.Bits()
+	src, dst := bitcastWords(x), bitcastWords(out)
+	wf, wt := src.width, dst.width
 	switch {
 	case wf == wt:
-		for i := range out.Len() {
-			out.SetBits(i, x.Bits(i))
+		for i := range dst.n {
+			dst.set(i, src.get(i))
 		}
 	case wf > wt:
 		k, mask := wf/wt, uint64(math.MaxUint64)>>(64-wt)
-		for i := range x.Len() {
-			b := x.Bits(i)
+		for i := range src.n {
+			b := src.get(i)
 			for j := range k {
-				out.SetBits(i*k+j, b>>(j*wt)&mask)
+				dst.set(i*k+j, b>>(j*wt)&mask)
 			}
 		}
 	default:
 		k := wt / wf
-		for i := range out.Len() {
+		for i := range dst.n {
 			var b uint64
 			for j := range k {
-				b |= x.Bits(i*k+j) << (j * wf)
+				b |= src.get(i*k+j) << (j * wf)
 			}
-			out.SetBits(i, b)
+			dst.set(i, b)
 		}
 	}
 	return out, nil
+}
+
+// words is a literal seen as a flat sequence of bit patterns of one width:
+// its elements, or for complex types the real and imaginary parts in turn.
+type words struct {
+	n, width int
+	get      func(i int) uint64
+	set      func(i int, b uint64)
+}
+
+func bitcastWords(l *hlo.Literal) words {
+	switch d := l.Data().(type) {
+	case []complex64:
+		// No float32 ↔ float64 conversion on the way: it would quiet a
+		// signaling NaN's bits.
+		return words{2 * len(d), 32,
+			func(i int) uint64 {
+				if i%2 == 0 {
+					return uint64(math.Float32bits(real(d[i/2])))
+				}
+				return uint64(math.Float32bits(imag(d[i/2])))
+			},
+			func(i int, b uint64) {
+				z, v := d[i/2], math.Float32frombits(uint32(b))
+				if i%2 == 0 {
+					d[i/2] = complex(v, imag(z))
+				} else {
+					d[i/2] = complex(real(z), v)
+				}
+			}}
+	case []complex128:
+		return words{2 * len(d), 64,
+			func(i int) uint64 {
+				if i%2 == 0 {
+					return math.Float64bits(real(d[i/2]))
+				}
+				return math.Float64bits(imag(d[i/2]))
+			},
+			func(i int, b uint64) {
+				z, v := d[i/2], math.Float64frombits(b)
+				if i%2 == 0 {
+					d[i/2] = complex(v, imag(z))
+				} else {
+					d[i/2] = complex(real(z), v)
+				}
+			}}
+	}
+	return words{l.Len(), l.DType().Bits(), l.Bits, l.SetBits}
 }
 
 // floatBits is the exponent and mantissa field widths of the float types

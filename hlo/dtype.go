@@ -37,6 +37,10 @@ const (
 	F8E4M3
 	F8E8M0FNU
 	F4E2M1FN
+	// F6E2M3FN and F6E3M2FN are the OCP microscaling 6-bit floats
+	// StableHLO has (XLA's HLO does not): Axle names them as HLO would.
+	F6E2M3FN
+	F6E3M2FN
 	Token
 	Tuple
 	Opaque
@@ -94,6 +98,8 @@ var dtypeTable = [numDTypes]dtypeInfo{
 	F8E4M3:        {"f8e4m3", 8, kindFloat},
 	F8E8M0FNU:     {"f8e8m0fnu", 8, kindFloat},
 	F4E2M1FN:      {"f4e2m1fn", 4, kindFloat},
+	F6E2M3FN:      {"f6e2m3fn", 6, kindFloat},
+	F6E3M2FN:      {"f6e3m2fn", 6, kindFloat},
 	Token:         {"token", 0, kindNone},
 	Tuple:         {"tuple", 0, kindNone},
 	Opaque:        {"opaque", 0, kindNone},

@@ -25,7 +25,7 @@ var floatRange = map[DType][2]int{
 	F16: {16, 11}, BF16: {128, 8}, F32: {128, 24}, F64: {1024, 53},
 	F8E4M3FN: {9, 4}, F8E5M2: {16, 3}, F8E4M3FNUZ: {8, 4}, F8E5M2FNUZ: {16, 3},
 	F8E4M3B11FNUZ: {5, 4}, F8E3M4: {4, 5}, F8E4M3: {8, 4}, F8E8M0FNU: {128, 1},
-	F4E2M1FN: {3, 2},
+	F4E2M1FN: {3, 2}, F6E2M3FN: {3, 4}, F6E3M2FN: {5, 3},
 }
 
 // higherPrecision is XLA's primitive_util::HigherPrecisionType: complex over

@@ -108,6 +108,10 @@ func floatFormat(t DType) (minifloat.Format, bool) {
 		return minifloat.F8E8M0FNU, true
 	case F4E2M1FN:
 		return minifloat.F4E2M1FN, true
+	case F6E2M3FN:
+		return minifloat.F6E2M3FN, true
+	case F6E3M2FN:
+		return minifloat.F6E3M2FN, true
 	}
 	return minifloat.Format{}, false
 }
@@ -142,7 +146,7 @@ func makeStorage(t DType, n int) any {
 	case C128:
 		return make([]complex128, n)
 	}
-	if t.IsF8() || t == F4E2M1FN {
+	if t.IsF8() || t == F4E2M1FN || t == F6E2M3FN || t == F6E3M2FN {
 		return make([]uint8, n)
 	}
 	return nil

@@ -90,7 +90,7 @@ func TestRoundTripFpToString(t *testing.T) {
 // and NaN payloads must survive.
 func TestNarrowFloatRoundTrip(t *testing.T) {
 	types := []DType{F16, BF16, F8E4M3FN, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ, F8E4M3B11FNUZ,
-		F8E3M4, F8E4M3, F8E8M0FNU, F4E2M1FN}
+		F8E3M4, F8E4M3, F8E8M0FNU, F4E2M1FN, F6E2M3FN, F6E3M2FN}
 	for _, dt := range types {
 		f, _ := floatFormat(dt)
 		n := int64(1) << f.Bits()

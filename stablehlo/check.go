@@ -17,7 +17,7 @@ var ErrSerializedCheck = errors.New("check.expect_serialized_eq compares with an
 // Check is one `check.*` op of a test program: the entry output holding
 // the actual value, and the expected value (another output or a literal).
 type Check struct {
-	Kind string // "eq", "almost_eq", "close"
+	Kind string // "eq", "almost_eq", "close", or "print" (see Program.Printed)
 	Pos  mlir.Pos
 	// Actual is the index of the entry output holding the checked value.
 	Actual int
@@ -65,6 +65,14 @@ func checkOp(s *scope, op *mlir.Op, kind string) ([]*hlo.Instruction, error) {
 		if v, ok := floatOf(op.Attr("tolerance")); ok {
 			ch.Tolerance = v
 		}
+		if op.Name == "stablehlo.custom_call" {
+			// stablehlo-translate's fallback for the custom_call form
+			// (StablehloTranslateMain.cpp) compares with 1e-3, not the
+			// check op's default 1e-4; JAX-exported testdata relies on it
+			// (sinh_float32_20_20_chlo is 0.00098 from XLA's value at
+			// -10.29, where XLA's polynomial f32 exp rounds the other way).
+			ch.Tolerance = 1e-3
+		}
 	case "expect_close":
 		ch.Kind = "close"
 		ch.MaxULP = opInt(op, "max_ulp_difference", 3)
@@ -76,6 +84,11 @@ func checkOp(s *scope, op *mlir.Op, kind string) ([]*hlo.Instruction, error) {
 		return nil, fmt.Errorf("check %s without operands", kind)
 	}
 	pc.actual = ins[0]
+	if kind == "eq" && op.Name == "stablehlo.custom_call" && !pc.actual.Shape.DType.IsInteger() && pc.actual.Shape.DType != hlo.Pred {
+		// The same fallback runs custom_call @check.eq on floats as
+		// almost_eq with 1e-4 (exact on integers).
+		ch.Kind = "almost_eq"
+	}
 	switch {
 	case len(ins) >= 2:
 		pc.expected = ins[1]
@@ -125,6 +138,9 @@ func denseOperandAttr(op *mlir.Op) (mlir.DenseAttr, bool) {
 // when every check holds, else an error naming the first failing check.
 func (p *Program) Compare(outs []*hlo.Literal) error {
 	for _, ch := range p.Checks {
+		if ch.Kind == "print" {
+			continue
+		}
 		if ch.Actual >= len(outs) || ch.Expected >= len(outs) {
 			return fmt.Errorf("%s: check output missing", ch.Pos)
 		}

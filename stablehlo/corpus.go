@@ -25,6 +25,9 @@ type Case struct {
 	Interpret bool
 	// Skip says why the case is not run (RUN-DISABLED), or "".
 	Skip string
+	// Args is the entry's arguments from the RUN line's --args (see
+	// parseArgs), or "".
+	Args string
 }
 
 var runLine = regexp.MustCompile(`(?m)^//\s*(RUN(-DISABLED)?[^:]*):(.*)$`)
@@ -81,11 +84,11 @@ func fileCases(file string, src []byte) []Case {
 		skip = disabled
 	}
 	if !split {
-		return []Case{{Name: file, File: file, Src: src, Interpret: interpret, Skip: skip}}
+		return []Case{{Name: file, File: file, Src: src, Interpret: interpret, Skip: skip, Args: runArgs(src)}}
 	}
 	var out []Case
 	for i, sec := range mlir.SplitFile(src) {
-		out = append(out, Case{Name: fmt.Sprintf("%s#%d", file, i), File: file, Src: sec, Interpret: interpret, Skip: skip})
+		out = append(out, Case{Name: fmt.Sprintf("%s#%d", file, i), File: file, Src: sec, Interpret: interpret, Skip: skip, Args: runArgs(src)})
 	}
 	return out
 }
@@ -94,11 +97,14 @@ func fileCases(file string, src []byte) []Case {
 type Outcome struct {
 	Status string // "pass", "fail", "skip" or "unsupported"
 	Reason string
+	// Printed holds what the program's interpreter.print ops printed
+	// (Program.Printed), for the runner's log.
+	Printed []string
 }
 
-// Executor runs an entry computation without arguments and returns its
-// outputs, the root tuple flattened one level.
-type Executor func(m *hlo.Module) ([]*hlo.Literal, error)
+// Executor runs an entry computation on its arguments (none for most
+// cases) and returns its outputs, the root tuple flattened one level.
+type Executor func(m *hlo.Module, args []*hlo.Literal) ([]*hlo.Literal, error)
 
 // RunCase converts a case and, when it interprets, runs it with exec and
 // evaluates its checks. Errors wrapping ErrUnsupported give the
@@ -106,18 +112,18 @@ type Executor func(m *hlo.Module) ([]*hlo.Literal, error)
 func RunCase(c Case, exec Executor) (out Outcome) {
 	defer func() {
 		if r := recover(); r != nil {
-			out = Outcome{"fail", fmt.Sprintf("panic: %v", r)}
+			out = Outcome{Status: "fail", Reason: fmt.Sprintf("panic: %v", r)}
 		}
 	}()
 	if c.Skip != "" {
-		return Outcome{"skip", c.Skip}
+		return Outcome{Status: "skip", Reason: c.Skip}
 	}
 	m, err := mlir.Parse(c.File, c.Src)
 	if err != nil {
 		return failure(err)
 	}
 	if !hasFunc(m) {
-		return Outcome{"pass", "no functions"}
+		return Outcome{Status: "pass", Reason: "no functions"}
 	}
 	if !c.Interpret {
 		mod, err := Convert(m, Options{ArgShapes: sampleArgShapes(m)})
@@ -125,17 +131,21 @@ func RunCase(c Case, exec Executor) (out Outcome) {
 			return failure(err)
 		}
 		if err := hlo.Verify(mod); err != nil {
-			return Outcome{"fail", "verify: " + err.Error()}
+			return Outcome{Status: "fail", Reason: "verify: " + err.Error()}
 		}
-		return Outcome{"pass", ""}
+		return Outcome{Status: "pass"}
 	}
 	// Without @main, the interpreter runs every public function.
+	var printed []string
 	for _, entry := range entries(m) {
-		if o := runEntry(m, entry, exec); o.Status != "pass" {
+		o := runEntry(m, entry, c.Args, exec)
+		printed = append(printed, o.Printed...)
+		if o.Status != "pass" {
+			o.Printed = printed
 			return o
 		}
 	}
-	return Outcome{"pass", ""}
+	return Outcome{Status: "pass", Printed: printed}
 }
 
 // entries lists the functions a test runs: main, else every public one.
@@ -159,33 +169,47 @@ func entries(m *mlir.Module) []string {
 	return public
 }
 
-func runEntry(m *mlir.Module, entry string, exec Executor) Outcome {
+func runEntry(m *mlir.Module, entry, argText string, exec Executor) Outcome {
 	p, err := ConvertProgram(m, Options{Entry: entry})
 	if err != nil {
 		return failure(err)
 	}
 	if err := hlo.Verify(p.Module); err != nil {
-		return Outcome{"fail", "verify: " + err.Error()}
+		return Outcome{Status: "fail", Reason: "verify: " + err.Error()}
 	}
-	if len(p.Module.Entry.Params) != 0 {
-		return Outcome{"unsupported", fmt.Sprintf("entry takes %d arguments and the case gives none", len(p.Module.Entry.Params))}
+	var args []*hlo.Literal
+	if argText != "" {
+		if args, err = parseArgs(argText); err != nil {
+			return Outcome{Status: "fail", Reason: err.Error()}
+		}
 	}
-	outs, err := exec(p.Module)
+	if n := len(p.Module.Entry.Params); n != len(args) {
+		return Outcome{Status: "unsupported", Reason: fmt.Sprintf("entry takes %d arguments and the case gives %d", n, len(args))}
+	}
+	outs, err := exec(p.Module, args)
 	if err != nil {
 		return failure(err)
 	}
-	if err := p.Compare(outs); err != nil {
-		return Outcome{"fail", err.Error()}
+	printed := p.Printed(outs)
+	if len(args) > 0 {
+		// The reference interpreter prints the results of a run with
+		// --args (its FileCheck lines match them): log them likewise.
+		for i := range p.NumResults {
+			printed = append(printed, fmt.Sprintf("result %d: %s", i, outs[i]))
+		}
 	}
-	return Outcome{"pass", ""}
+	if err := p.Compare(outs); err != nil {
+		return Outcome{Status: "fail", Reason: err.Error(), Printed: printed}
+	}
+	return Outcome{Status: "pass", Printed: printed}
 }
 
 func failure(err error) Outcome {
 	switch {
 	case errors.Is(err, ErrSerializedCheck):
-		return Outcome{"skip", "check.expect_serialized_eq"}
+		return Outcome{Status: "skip", Reason: "check.expect_serialized_eq"}
 	case errors.Is(err, ErrUnsupported):
-		return Outcome{"unsupported", UnsupportedReason(err)}
+		return Outcome{Status: "unsupported", Reason: UnsupportedReason(err)}
 	}
 	// The parser reads pretty syntax op by op; an op it cannot read yet
 	// is a gap of the front end, not a wrong result.
@@ -195,9 +219,9 @@ func failure(err error) Outcome {
 		if i := strings.Index(msg, " in pretty syntax"); i >= 0 {
 			msg = msg[:i]
 		}
-		return Outcome{"unsupported", "parser: pretty " + msg}
+		return Outcome{Status: "unsupported", Reason: "parser: pretty " + msg}
 	}
-	return Outcome{"fail", err.Error()}
+	return Outcome{Status: "fail", Reason: err.Error()}
 }
 
 func hasFunc(m *mlir.Module) bool {

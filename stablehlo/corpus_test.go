@@ -26,18 +26,18 @@ func clientExecutor(t testing.TB, backend string) Executor {
 	if backend != "cpu" && backend != "interp" {
 		t.Fatalf("unknown backend %q", backend)
 	}
-	return func(m *hlo.Module) ([]*hlo.Literal, error) {
+	return func(m *hlo.Module, args []*hlo.Literal) ([]*hlo.Literal, error) {
 		if err := hlo.Verify(m); err != nil {
 			return nil, err
 		}
 		var out *hlo.Literal
 		var err error
 		if backend == "interp" {
-			out, err = eval.Run(m.Clone())
+			out, err = eval.Run(m.Clone(), args...)
 		} else {
 			var x *cpu.Executable
 			if x, err = cpu.Compile(m, cpu.Options{}); err == nil {
-				out, err = x.Execute()
+				out, err = x.Execute(args...)
 			}
 		}
 		if err != nil {
@@ -71,10 +71,6 @@ func runCorpus(t *testing.T, backend string, filter func(Case) bool) {
 			continue
 		}
 		o := RunCase(c, exec)
-		if why, ok := knownMismatches[filepath.Base(c.Name)]; ok && o.Status == "fail" && strings.Contains(o.Reason, "elements differ") {
-			o.Status = "known mismatch"
-			t.Logf("%s: known mismatch (%s): %s", c.Name, why, o.Reason)
-		}
 		counts[o.Status]++
 		switch o.Status {
 		case "fail":
@@ -83,28 +79,9 @@ func runCorpus(t *testing.T, backend string, filter func(Case) bool) {
 			reasons[o.Reason]++
 		}
 	}
-	t.Logf("%s: %d passed, %d failed, %d known numeric mismatches, %d unsupported, %d skipped",
-		backend, counts["pass"], counts["fail"], counts["known mismatch"], counts["unsupported"], counts["skip"])
+	t.Logf("%s: %d passed, %d failed, %d unsupported, %d skipped",
+		backend, counts["pass"], counts["fail"], counts["unsupported"], counts["skip"])
 	t.Log(topReasons(reasons, 25))
-}
-
-// knownMismatches are programs whose converted HLO is right but whose
-// result differs from XLA's in the last bits, beyond the check's
-// tolerance, because Axle's evaluator and cpu backend compute the op
-// differently from XLA's CPU backend. They are logged, not failed; a
-// check that fails in any other way (or another program) still fails.
-var knownMismatches = map[string]string{
-	// Element 329, x = -10.285651: the CHLO decomposition is XLA's, and
-	// exp(log(1/2) - x) correctly rounded is 14654.5263671875, which Axle
-	// computes; XLA's CPU backend uses its Cephes-style polynomial f32 exp
-	// (backends/cpu/codegen/polynomial_approximations.cc), one ulp below.
-	"sinh_float32_20_20_chlo.mlir": "f32 exp one ulp from XLA's polynomial at |x| = 10",
-	// The sample ends with power(u, 1/alpha), 0.8289169093637843^40.718...:
-	// Go's math.Pow (squarings for the integer part of the exponent) gives
-	// 0.0004807343158755426, 19 ulps below 0.0004807343158755436 (u^40
-	// exactly times u^0.718); with the latter, as an accurate libm pow
-	// (XLA's CPU backend calls one) gives, the program passes.
-	"random_gamma_float64_chlo.mlir": "f64 power 19 ulps from libm's for an exponent of 40.7",
 }
 
 // topReasons formats the most frequent unsupported reasons.

@@ -13,5 +13,10 @@
 // ConvertProgram additionally turns the `check.*` ops of StableHLO's test
 // suites into extra outputs of the entry computation and returns the
 // comparisons to make on the host (Program.Compare), which is what
-// `axle test-stablehlo` and this package's corpus test run.
+// `axle test-stablehlo` and this package's corpus test run. The
+// interpreter's own ops are handled there too: interpreter.run_parallel,
+// interpreter.print (its values become outputs for the runner's log,
+// Program.Printed), and a RUN line's --args (the entry's arguments, fed
+// in by RunCase). The custom_call forms of the checks keep
+// stablehlo-translate's tolerances (expect_almost_eq 1e-3).
 package stablehlo

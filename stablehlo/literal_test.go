@@ -78,7 +78,8 @@ func TestTypes(t *testing.T) {
 		{mlir.IntType{Width: 1}, hlo.Pred}, {mlir.IntType{Width: 2}, hlo.S2}, {mlir.IntType{Width: 8, Signedness: 's'}, hlo.S8},
 		{mlir.IntType{Width: 64, Signedness: 'u'}, hlo.U64}, {mlir.FloatType{Name: "bf16"}, hlo.BF16},
 		{mlir.FloatType{Name: "f8E4M3FN"}, hlo.F8E4M3FN}, {mlir.FloatType{Name: "f8E5M2FNUZ"}, hlo.F8E5M2FNUZ},
-		{mlir.FloatType{Name: "f4E2M1FN"}, hlo.F4E2M1FN}, {mlir.ComplexType{Elem: mlir.FloatType{Name: "f64"}}, hlo.C128},
+		{mlir.FloatType{Name: "f4E2M1FN"}, hlo.F4E2M1FN},
+		{mlir.FloatType{Name: "f6E2M3FN"}, hlo.F6E2M3FN}, {mlir.FloatType{Name: "f6E3M2FN"}, hlo.F6E3M2FN}, {mlir.ComplexType{Elem: mlir.FloatType{Name: "f64"}}, hlo.C128},
 		{mlir.IndexType{}, hlo.S64},
 		{mlir.QuantType{Storage: mlir.IntType{Width: 8}, Expressed: mlir.FloatType{Name: "f32"}, Axis: -1}, hlo.S8},
 	} {

@@ -87,6 +87,9 @@ func sameShape(code hlo.Opcode) opFunc {
 		if len(ins) > 0 && ins[0].Shape.DType.IsComplex() {
 			return complexOp(s, code, sh, ins)
 		}
+		if code == hlo.OpBitcastConvert && sh.DType.IsComplex() {
+			return realToComplex(s, ins[0], sh)
+		}
 		if code == hlo.OpBitcastConvert && (sh.DType == hlo.Pred) != (ins[0].Shape.DType == hlo.Pred) {
 			return bitcastBits(s, ins[0], sh)
 		}
@@ -354,9 +357,12 @@ func complexOp(s *scope, code hlo.Opcode, sh hlo.Shape, ins []*hlo.Instruction) 
 		if sh.DType == x.Shape.DType {
 			return []*hlo.Instruction{x}, nil
 		}
-		return nil, fmt.Errorf("%s of complex numbers: %w", code, ErrUnsupported)
-	case hlo.OpAtan2, hlo.OpCbrt:
-		return nil, fmt.Errorf("%s of complex numbers: %w", code, ErrUnsupported)
+		if !sh.DType.IsComplex() {
+			return complexToReal(s, x, sh)
+		}
+	case hlo.OpCbrt:
+		// HLO's cbrt takes real types only (as XLA's shape inference).
+		return []*hlo.Instruction{complexCbrt(s, x)}, nil
 	}
 	return []*hlo.Instruction{s.add(code, sh, ins)}, nil
 }
@@ -371,4 +377,22 @@ func widest(ins []*hlo.Instruction) *hlo.Instruction {
 		}
 	}
 	return w
+}
+
+// complexCbrt is the principal cube root as the StableHLO reference
+// interpreter defines it, (re² + im²)^(1/6)·(cos θ + i·sin θ) with
+// θ = atan2(im, re)/3, computed in f64 as the reference does for both
+// widths.
+func complexCbrt(s *scope, z *hlo.Instruction) *hlo.Instruction {
+	part := z.Shape.DType.ComplexComponent()
+	b := eb{s, z.Shape.WithDType(hlo.F64)}
+	re := b.convert(s.add(hlo.OpReal, z.Shape.WithDType(part), []*hlo.Instruction{z}), hlo.F64)
+	im := b.convert(s.add(hlo.OpImag, z.Shape.WithDType(part), []*hlo.Instruction{z}), hlo.F64)
+	r := b.bin(hlo.OpPower, b.add(b.mul(re, re), b.mul(im, im)), b.c(1.0/6))
+	theta := b.div(b.bin(hlo.OpAtan2, im, re), b.c(3))
+	re, im = b.mul(r, b.un(hlo.OpCos, theta)), b.mul(r, b.un(hlo.OpSin, theta))
+	if part != hlo.F64 {
+		re, im = b.convert(re, part), b.convert(im, part)
+	}
+	return s.add(hlo.OpComplex, z.Shape, []*hlo.Instruction{re, im})
 }

@@ -181,7 +181,8 @@ func convertDynamicIota(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 }
 
 // convertRealDynamicSlice is a slice when its bounds fold to constants,
-// else (a static result type with unit strides) a dynamic-slice.
+// else (unit strides, and sizes that fold as limit − start or a static
+// result type) a dynamic-slice.
 func convertRealDynamicSlice(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) {
 	ins, err := s.operands(op)
 	if err != nil {
@@ -199,12 +200,17 @@ func convertRealDynamicSlice(s *scope, op *mlir.Op) ([]*hlo.Instruction, error) 
 		}
 		return []*hlo.Instruction{s.add(hlo.OpSlice, hlo.ArrayShape(ins[0].Shape.DType, out...), ins[:1], hlo.Attr{Name: "slice", Value: dims})}, nil
 	}
+	if err3 != nil || slices.ContainsFunc(strides, func(v int64) bool { return v != 1 }) {
+		return nil, fmt.Errorf("real_dynamic_slice with strides from arguments: %w", ErrUnsupported)
+	}
+	if sizes, ok := s.symbolicSizes(ins[1], ins[2]); ok {
+		if out, ok := dynamicSliceBySize(s, ins[0], ins[1], sizes); ok {
+			return out, nil
+		}
+	}
 	sh, err := resultShape(op, 0)
 	if err != nil || !isStatic(sh) {
 		return nil, fmt.Errorf("real_dynamic_slice with bounds from arguments and a dynamic result: %w", ErrUnsupported)
-	}
-	if err3 != nil || slices.ContainsFunc(strides, func(v int64) bool { return v != 1 }) {
-		return nil, fmt.Errorf("real_dynamic_slice with strides from arguments: %w", ErrUnsupported)
 	}
 	return dynamicSliceOf(s, ins[0], ins[1], sh)
 }

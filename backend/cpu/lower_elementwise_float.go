@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/internal/ddmath"
 )
 
 // f32 and f64 elementwise loops, computed as the evaluator computes them
@@ -84,10 +85,19 @@ func remFloats[T float32 | float64](dst, a, b []T) {
 	}
 }
 
+// powOf is the evaluator's power: ddmath.Pow32 for float32, Pow for
+// float64.
+func powOf[T float32 | float64](x, y T) T {
+	if x32, ok := any(x).(float32); ok {
+		return T(ddmath.Pow32(x32, float32(y)))
+	}
+	return T(ddmath.Pow(float64(x), float64(y)))
+}
+
 func powFloats[T float32 | float64](dst, a, b []T) {
 	b, dst = b[:len(a)], dst[:len(a)]
 	for i := range a {
-		dst[i] = T(math.Pow(float64(a[i]), float64(b[i])))
+		dst[i] = powOf(a[i], b[i])
 	}
 }
 

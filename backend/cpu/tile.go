@@ -757,7 +757,9 @@ func applyOp(op hlo.Opcode, dst, a, b, c []float32) {
 		kernels.TanhF32(dst, a[:len(dst)])
 	case hlo.OpLogistic:
 		kernels.LogisticF32(dst, a[:len(dst)])
-	case hlo.OpPower, hlo.OpAtan2, hlo.OpRemainder:
+	case hlo.OpPower:
+		kernels.PowF32(dst, a[:len(dst)], b[:len(dst)])
+	case hlo.OpAtan2, hlo.OpRemainder:
 		f := binaryFuncs[op]
 		a, b = a[:len(dst)], b[:len(dst)]
 		for i := range dst {
@@ -796,7 +798,7 @@ func nanMin(a, b float32) float32 {
 // binaryFuncs are the binary ops without a vector kernel; XLA's float
 // remainder is C's fmod (the dividend's sign).
 var binaryFuncs = map[hlo.Opcode]func(a, b float64) float64{
-	hlo.OpPower: math.Pow, hlo.OpAtan2: math.Atan2, hlo.OpRemainder: math.Mod,
+	hlo.OpAtan2: math.Atan2, hlo.OpRemainder: math.Mod,
 }
 
 // unaryFuncs compute in float64 and round once, as the evaluator does, so

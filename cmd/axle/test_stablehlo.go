@@ -44,7 +44,7 @@ func cmdTestStableHLO(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "axle test-stablehlo:", err)
 		return 1
 	}
-	exec := func(m *hlo.Module) ([]*hlo.Literal, error) {
+	exec := func(m *hlo.Module, args []*hlo.Literal) ([]*hlo.Literal, error) {
 		if *optimize {
 			if _, err := opt.Standard().Run(m); err != nil {
 				return nil, err
@@ -54,11 +54,16 @@ func cmdTestStableHLO(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return nil, err
 		}
-		return x.ExecuteLiterals()
+		return x.ExecuteLiterals(args...)
 	}
 	passed, failed, skipped := 0, 0, 0
 	for _, tc := range cases {
 		o := stablehlo.RunCase(tc, exec)
+		// interpreter.print output goes to the log, apart from the
+		// PASS/FAIL lines.
+		for _, line := range o.Printed {
+			fmt.Fprintf(stderr, "PRINT %s: %s\n", tc.Name, line)
+		}
 		switch o.Status {
 		case "pass":
 			passed++

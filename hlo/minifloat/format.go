@@ -43,11 +43,13 @@ var (
 	F8E4M3        = Format{name: "f8e4m3", exp: 4, mant: 3, bias: 7}
 	F8E8M0FNU     = Format{name: "f8e8m0fnu", exp: 8, mant: 0, bias: 127, unsigned: true, nan: nanAllOnes, noZero: true}
 	F4E2M1FN      = Format{name: "f4e2m1fn", exp: 2, mant: 1, bias: 1, nan: nanNone}
+	F6E2M3FN      = Format{name: "f6e2m3fn", exp: 2, mant: 3, bias: 1, nan: nanNone}
+	F6E3M2FN      = Format{name: "f6e3m2fn", exp: 3, mant: 2, bias: 3, nan: nanNone}
 )
 
 // All lists every format, for tests and lookups.
 var All = []Format{F16, BF16, F8E4M3FN, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ,
-	F8E4M3B11FNUZ, F8E3M4, F8E4M3, F8E8M0FNU, F4E2M1FN}
+	F8E4M3B11FNUZ, F8E3M4, F8E4M3, F8E8M0FNU, F4E2M1FN, F6E2M3FN, F6E3M2FN}
 
 // ByName returns the format spelled name in HLO text ("bf16", "f8e5m2", ...).
 func ByName(name string) (Format, bool) {

@@ -190,7 +190,8 @@ func TestKnownValues(t *testing.T) {
 func TestMaxDigits10(t *testing.T) {
 	// std::numeric_limits<T>::max_digits10 of the C++ types.
 	want := map[string]int{"f16": 5, "bf16": 4, "f8e4m3fn": 3, "f8e5m2": 2, "f8e4m3fnuz": 3,
-		"f8e5m2fnuz": 2, "f8e4m3b11fnuz": 3, "f8e3m4": 3, "f8e4m3": 3, "f8e8m0fnu": 2, "f4e2m1fn": 2}
+		"f8e5m2fnuz": 2, "f8e4m3b11fnuz": 3, "f8e3m4": 3, "f8e4m3": 3, "f8e8m0fnu": 2, "f4e2m1fn": 2,
+		"f6e2m3fn": 3, "f6e3m2fn": 2}
 	for _, f := range All {
 		if got := f.MaxDigits10(); got != want[f.Name()] {
 			t.Errorf("%s: %d, want %d", f.Name(), got, want[f.Name()])

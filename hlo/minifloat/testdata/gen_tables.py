@@ -56,6 +56,8 @@ FORMATS = {
     "f8e4m3": (1, 4, 3, 7, "ieee"),
     "f8e8m0fnu": (0, 8, 0, 127, "e8m0"),
     "f4e2m1fn": (1, 2, 1, 1, "mx"),
+    "f6e2m3fn": (1, 2, 3, 1, "mx"),
+    "f6e3m2fn": (1, 3, 2, 3, "mx"),
 }
 
 # What NaN, +-infinity and +-zero inputs become, and what a finite value
@@ -81,6 +83,10 @@ SPECIAL = {
     "f8e8m0fnu":     (0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF),
     # f4e2m1fn: quiet_NaN() is 0b1000 (-0); operator- flips bit 3.
     "f4e2m1fn":      (0x8, 0x0, 0x7, 0xF, 0x0, 0x8),
+    # The 6-bit mx formats follow the same template (mxfloat.h): NaN is
+    # the sign bit alone, infinity the largest value.
+    "f6e2m3fn":      (0x20, 0x0, 0x1F, 0x3F, 0x0, 0x20),
+    "f6e3m2fn":      (0x20, 0x0, 0x1F, 0x3F, 0x0, 0x20),
 }
 
 
