@@ -264,25 +264,11 @@ func kHetrd(c *lapackCall) ([]*hlo.Literal, error) {
 
 // kUnmqr: complex ormqr, op(Q) = Qᴴ when transpose.
 func kUnmqr(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2, 1, 2); err != nil {
+	q, err := c.reflectorApply()
+	if err != nil {
 		return nil, err
 	}
-	batch := c.batchDims(2, 2)
-	cs, as, ts := c.ops[2].Shape(), c.ops[0].Shape(), c.ops[1].Shape()
-	m, n := int(cs.Dims[cs.Rank()-2]), int(cs.Dims[cs.Rank()-1])
-	ar, ac := int(as.Dims[as.Rank()-2]), int(as.Dims[as.Rank()-1])
-	k := int(ts.Dims[ts.Rank()-1])
-	left, trans := c.attrOr("left", 1) != 0, c.attrOr("transpose", 0) != 0
-	order := m
-	if !left {
-		order = n
-	}
-	if ar != order || k > ac || k > order || !as.SameDims(shapeOf(c.dtype, batch, int64(ar), int64(ac))) || !ts.SameDims(shapeOf(c.dtype, batch, int64(k))) {
-		return nil, fmt.Errorf("reflectors %s and scalars %s do not fit %s", as.HumanString(), ts.HumanString(), cs.HumanString())
-	}
-	if err := c.checkResults(cs); err != nil {
-		return nil, err
-	}
+	batch, m, n, ar, ac, k, left, trans, order := q.batch, q.m, q.n, q.ar, q.ac, q.k, q.left, q.trans, q.order
 	_, _, a := c.cplxMats(0)
 	tau := c.cplxVec(1)
 	_, _, y := c.cplxMats(2)

@@ -64,25 +64,11 @@ func kGeqp3(c *lapackCall) ([]*hlo.Literal, error) {
 // product of the k reflectors geqrf left in a's columns, op(Q) = Qᵀ when
 // transpose. a is m×k (left) or n×k (right) for c m×n.
 func kOrmqr(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2, 1, 2); err != nil {
+	q, err := c.reflectorApply()
+	if err != nil {
 		return nil, err
 	}
-	batch := c.batchDims(2, 2)
-	cs, as, ts := c.ops[2].Shape(), c.ops[0].Shape(), c.ops[1].Shape()
-	m, n := int(cs.Dims[cs.Rank()-2]), int(cs.Dims[cs.Rank()-1])
-	ar, ac := int(as.Dims[as.Rank()-2]), int(as.Dims[as.Rank()-1])
-	k := int(ts.Dims[ts.Rank()-1])
-	left, trans := c.attrOr("left", 1) != 0, c.attrOr("transpose", 0) != 0
-	order := m
-	if !left {
-		order = n
-	}
-	if ar != order || k > ac || k > order || !as.SameDims(shapeOf(c.dtype, batch, int64(ar), int64(ac))) || !ts.SameDims(shapeOf(c.dtype, batch, int64(k))) {
-		return nil, fmt.Errorf("reflectors %s and scalars %s do not fit %s", as.HumanString(), ts.HumanString(), cs.HumanString())
-	}
-	if err := c.checkResults(cs); err != nil {
-		return nil, err
-	}
+	batch, m, n, ar, ac, k, left, trans := q.batch, q.m, q.n, q.ar, q.ac, q.k, q.left, q.trans
 	_, _, a := c.realMats(0)
 	tau := c.realVec(1)
 	_, _, y := c.realMats(2)
@@ -102,4 +88,36 @@ func kOrmqr(c *lapackCall) ([]*hlo.Literal, error) {
 		lapack64.Dormqr(side, tr, m, n, k, am, ac, t, ym, n, work, len(work))
 	}
 	return []*hlo.Literal{c.realMatsOut(0, y)}, nil
+}
+
+// reflectorCall is what ormqr and unmqr read from their operands (a, tau,
+// c): c is m×n, the k reflectors lie in a's ar×ac columns, of order m
+// (left) or n (right), applied as Q or, with transpose, its adjoint.
+type reflectorCall struct {
+	batch           []int64
+	m, n, ar, ac, k int
+	left, trans     bool
+	order           int
+}
+
+// reflectorApply checks ormqr's and unmqr's operands and results.
+func (c *lapackCall) reflectorApply() (reflectorCall, error) {
+	var q reflectorCall
+	if err := c.checkOperands(2, 1, 2); err != nil {
+		return q, err
+	}
+	q.batch = c.batchDims(2, 2)
+	cs, as, ts := c.ops[2].Shape(), c.ops[0].Shape(), c.ops[1].Shape()
+	q.m, q.n = int(cs.Dims[cs.Rank()-2]), int(cs.Dims[cs.Rank()-1])
+	q.ar, q.ac = int(as.Dims[as.Rank()-2]), int(as.Dims[as.Rank()-1])
+	q.k = int(ts.Dims[ts.Rank()-1])
+	q.left, q.trans = c.attrOr("left", 1) != 0, c.attrOr("transpose", 0) != 0
+	q.order = q.m
+	if !q.left {
+		q.order = q.n
+	}
+	if q.ar != q.order || q.k > q.ac || q.k > q.order || !as.SameDims(shapeOf(c.dtype, q.batch, int64(q.ar), int64(q.ac))) || !ts.SameDims(shapeOf(c.dtype, q.batch, int64(q.k))) {
+		return q, fmt.Errorf("reflectors %s and scalars %s do not fit %s", as.HumanString(), ts.HumanString(), cs.HumanString())
+	}
+	return q, c.checkResults(cs)
 }
