@@ -49,6 +49,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdConvert(args[1:], stdout, stderr)
 	case "test-cases":
 		return cmdTestCases(args[1:], stdout, stderr)
+	case "onnx-test":
+		return cmdONNXTest(args[1:], stdout, stderr)
 	case "test-stablehlo":
 		return cmdTestStableHLO(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -1,0 +1,403 @@
+package graph
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/axle-ml/axle/onnx"
+	"github.com/axle-ml/axle/onnx/ops"
+)
+
+// plan is a graph's placement and clustering, made once at load.
+type plan struct {
+	g        *onnx.Graph
+	opsets   map[string]int
+	impl     []*ops.Op     // per node
+	dev      []*Device     // per node
+	why      []string      // per node: why a preferred device refused it
+	uses     [][]string    // per node: values it reads (inputs, then its subgraphs' outer references)
+	producer map[string]int // value -> index of the node producing it
+	units    []*unit        // in execution order
+	unitOf   []int          // node index -> unit index in units
+	free     []string       // values the graph reads from enclosing scopes
+	subs     sync.Map       // *onnx.Graph -> *plan, for host control flow
+	types    *typeInfo
+}
+
+// unit is what the executor runs as one step: a cluster of nodes on a
+// compiled device, or one node elsewhere.
+type unit struct {
+	id        int
+	nodes     []*onnx.Node // in graph order
+	dev       *Device
+	inputs    []string        // values read from outside the unit
+	outputs   []string        // values produced here and read outside (or graph outputs)
+	constArgs map[string]bool // inputs fed by value (in the cache key)
+	cache     sync.Map        // signature -> *compiled
+}
+
+func (u *unit) String() string { return fmt.Sprintf("cluster_%d", u.id) }
+
+// newPlan places and clusters g's nodes. outer is the enclosing graph's
+// type information (nil for the main graph).
+func newPlan(g *onnx.Graph, opsets map[string]int, devs []*Device, soft bool, outer *typeInfo) (*plan, error) {
+	p := &plan{g: g, opsets: opsets, producer: map[string]int{}, types: inferTypes(g, outer)}
+	defined := map[string]bool{}
+	for _, vi := range g.Inputs {
+		defined[vi.Name] = true
+	}
+	for name := range g.Initializers {
+		defined[name] = true
+	}
+	freeSet := map[string]bool{}
+	for i, n := range g.Nodes {
+		op, err := resolve(n, opsets)
+		if err != nil {
+			return nil, err
+		}
+		p.impl = append(p.impl, op)
+		uses := slices.Clone(n.Inputs)
+		for _, sub := range subgraphs(n) {
+			uses = append(uses, freeVars(sub)...)
+		}
+		p.uses = append(p.uses, uses)
+		for _, v := range uses {
+			if v != "" && !defined[v] {
+				if _, ok := p.producer[v]; !ok && !freeSet[v] {
+					freeSet[v] = true
+					p.free = append(p.free, v)
+				}
+			}
+		}
+		for _, out := range n.Outputs {
+			if out != "" {
+				p.producer[out] = i
+				defined[out] = true
+			}
+		}
+		d, why, err := place(n, op, devs, soft, p.types)
+		if err != nil {
+			return nil, err
+		}
+		p.dev = append(p.dev, d)
+		p.why = append(p.why, why)
+	}
+	p.cluster()
+	return p, nil
+}
+
+func resolve(n *onnx.Node, opsets map[string]int) (*ops.Op, error) {
+	v, ok := opsets[n.Domain]
+	if !ok {
+		if n.Domain != "" {
+			return nil, fmt.Errorf("%s: domain %q is not imported by the model", n.Describe(), n.Domain)
+		}
+		v = 1
+	}
+	op, ok := ops.Lookup(n.Domain, n.Op, v)
+	if !ok {
+		if _, known := ops.Lookup(n.Domain, n.Op, 1<<30); known {
+			return nil, fmt.Errorf("%s: no implementation for opset %d of domain %q", n.Describe(), v, domainName(n.Domain))
+		}
+		return nil, fmt.Errorf("%s: unknown op %s in domain %q", n.Describe(), n.Op, domainName(n.Domain))
+	}
+	return op, nil
+}
+
+func domainName(d string) string {
+	if d == "" {
+		return "ai.onnx"
+	}
+	return d
+}
+
+// place takes the highest-priority device that supports the node; with
+// soft placement off, a refusal by the first device fails the load.
+func place(n *onnx.Node, op *ops.Op, devs []*Device, soft bool, t *typeInfo) (*Device, string, error) {
+	var refusals []string
+	for _, d := range devs {
+		err := d.Supports(n, op, t)
+		if err == nil {
+			return d, strings.Join(refusals, "; "), nil
+		}
+		if !soft {
+			return nil, "", fmt.Errorf("%s cannot run on %s: %v (soft placement is off)", n.Describe(), d.Name, err)
+		}
+		refusals = append(refusals, d.Name+": "+err.Error())
+	}
+	return nil, "", fmt.Errorf("%s: no device can run it (%s)", n.Describe(), strings.Join(refusals, "; "))
+}
+
+func subgraphs(n *onnx.Node) []*onnx.Graph {
+	var out []*onnx.Graph
+	keys := make([]string, 0, len(n.Graphs))
+	for k := range n.Graphs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, n.Graphs[k])
+	}
+	keys = keys[:0]
+	for k := range n.GraphLists {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, n.GraphLists[k]...)
+	}
+	return out
+}
+
+// freeVars are the values g reads from enclosing scopes, in first-use order.
+func freeVars(g *onnx.Graph) []string {
+	defined := map[string]bool{}
+	for _, vi := range g.Inputs {
+		defined[vi.Name] = true
+	}
+	for name := range g.Initializers {
+		defined[name] = true
+	}
+	var out []string
+	seen := map[string]bool{}
+	use := func(v string) {
+		if v != "" && !defined[v] && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	for _, n := range g.Nodes {
+		for _, v := range n.Inputs {
+			use(v)
+		}
+		for _, sub := range subgraphs(n) {
+			for _, v := range freeVars(sub) {
+				use(v)
+			}
+		}
+		for _, o := range n.Outputs {
+			if o != "" {
+				defined[o] = true
+			}
+		}
+	}
+	for _, vi := range g.Outputs {
+		use(vi.Name)
+	}
+	return out
+}
+
+// cluster forms the units: compiled nodes merge along edges unless the
+// merge would make a cycle through a node outside the pair; the rest are
+// units of one node. Units are then ordered topologically.
+func (p *plan) cluster() {
+	n := len(p.g.Nodes)
+	parent := make([]int, n)
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	succ := make([]map[int]bool, n) // rep -> successor reps
+	for i := range succ {
+		succ[i] = map[int]bool{}
+	}
+	type edge struct{ from, to int }
+	var edges []edge
+	for j := range p.g.Nodes {
+		for _, v := range p.uses[j] {
+			if i, ok := p.producer[v]; ok && i != j {
+				succ[i][j] = true
+				edges = append(edges, edge{i, j})
+			}
+		}
+	}
+	reaches := func(from, to int) bool { // a path from->...->to of length >= 2
+		seen := map[int]bool{from: true}
+		var stack []int
+		for s := range succ[from] {
+			if s != to {
+				stack = append(stack, s)
+				seen[s] = true
+			}
+		}
+		for len(stack) > 0 {
+			x := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for s := range succ[x] {
+				if s == to {
+					return true
+				}
+				if !seen[s] {
+					seen[s] = true
+					stack = append(stack, s)
+				}
+			}
+		}
+		return false
+	}
+	for _, e := range edges {
+		a, b := find(e.from), find(e.to)
+		if a == b || !p.dev[e.from].Compiled || !p.dev[e.to].Compiled || p.dev[e.from] != p.dev[e.to] {
+			continue
+		}
+		if reaches(a, b) || reaches(b, a) {
+			continue
+		}
+		// Merge b into a.
+		parent[b] = a
+		for s := range succ[b] {
+			if s != a {
+				succ[a][s] = true
+			}
+		}
+		delete(succ[a], b)
+		delete(succ[a], a)
+		succ[b] = nil
+		for r := range succ {
+			if succ[r] != nil && succ[r][b] {
+				delete(succ[r], b)
+				if r != a {
+					succ[r][a] = true
+				}
+			}
+		}
+	}
+	p.buildUnits(find, succ)
+}
+
+func (p *plan) buildUnits(find func(int) int, succ []map[int]bool) {
+	byRep := map[int]*unit{}
+	var reps []int
+	for i, node := range p.g.Nodes {
+		r := find(i)
+		u, ok := byRep[r]
+		if !ok {
+			u = &unit{dev: p.dev[i]}
+			byRep[r] = u
+			reps = append(reps, r)
+		}
+		u.nodes = append(u.nodes, node)
+	}
+	// Kahn's algorithm over the units, lowest first node first.
+	indeg := map[int]int{}
+	for _, r := range reps {
+		for s := range succ[r] {
+			indeg[s]++
+		}
+	}
+	var ready []int
+	for _, r := range reps {
+		if indeg[r] == 0 {
+			ready = append(ready, r)
+		}
+	}
+	p.unitOf = make([]int, len(p.g.Nodes))
+	for len(ready) > 0 {
+		sort.Slice(ready, func(i, j int) bool { return byRep[ready[i]].nodes[0].Index < byRep[ready[j]].nodes[0].Index })
+		r := ready[0]
+		ready = ready[1:]
+		u := byRep[r]
+		u.id = len(p.units)
+		p.units = append(p.units, u)
+		for _, node := range u.nodes {
+			p.unitOf[node.Index] = u.id
+		}
+		for s := range succ[r] {
+			indeg[s]--
+			if indeg[s] == 0 {
+				ready = append(ready, s)
+			}
+		}
+	}
+	p.unitIO()
+}
+
+// unitIO finds each unit's inputs, outputs and inputs fed by value.
+func (p *plan) unitIO() {
+	readOutside := map[string]bool{}
+	for _, vi := range p.g.Outputs {
+		readOutside[vi.Name] = true
+	}
+	for j := range p.g.Nodes {
+		for _, v := range p.uses[j] {
+			if i, ok := p.producer[v]; ok && p.unitOf[i] != p.unitOf[j] {
+				readOutside[v] = true
+			}
+		}
+	}
+	for _, u := range p.units {
+		inside := map[string]bool{}
+		seen := map[string]bool{}
+		for _, n := range u.nodes {
+			for _, v := range p.uses[n.Index] {
+				if v == "" || inside[v] || seen[v] {
+					continue
+				}
+				if _, isInit := p.g.Initializers[v]; isInit {
+					continue
+				}
+				seen[v] = true
+				u.inputs = append(u.inputs, v)
+			}
+			for _, o := range n.Outputs {
+				if o == "" {
+					continue
+				}
+				inside[o] = true
+				if readOutside[o] {
+					u.outputs = append(u.outputs, o)
+				}
+			}
+		}
+		u.constArgs = p.constArgs(u)
+	}
+}
+
+// constArgs: the unit's inputs whose values its lowerings need at compile
+// time, found backwards from the nodes' ConstInputs through the unit's
+// own nodes (TensorFlow's backwards constant analysis).
+func (p *plan) constArgs(u *unit) map[string]bool {
+	need := map[string]bool{}
+	inUnit := map[int]bool{}
+	for _, n := range u.nodes {
+		inUnit[n.Index] = true
+	}
+	for k := len(u.nodes) - 1; k >= 0; k-- {
+		n := u.nodes[k]
+		op := p.impl[n.Index]
+		for _, i := range append(slices.Clone(op.ConstInputs), op.PreferConst...) {
+			if i < len(n.Inputs) && n.Inputs[i] != "" {
+				need[n.Inputs[i]] = true
+			}
+		}
+		produces := false
+		for _, o := range n.Outputs {
+			produces = produces || need[o]
+		}
+		if !produces {
+			continue
+		}
+		for i, v := range n.Inputs {
+			if v != "" && !slices.Contains(op.ShapeInputs, i) {
+				need[v] = true
+			}
+		}
+	}
+	out := map[string]bool{}
+	for _, v := range u.inputs {
+		if need[v] {
+			out[v] = true
+		}
+	}
+	return out
+}
