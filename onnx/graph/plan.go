@@ -15,10 +15,10 @@ import (
 type plan struct {
 	g        *onnx.Graph
 	opsets   map[string]int
-	impl     []*ops.Op     // per node
-	dev      []*Device     // per node
-	why      []string      // per node: why a preferred device refused it
-	uses     [][]string    // per node: values it reads (inputs, then its subgraphs' outer references)
+	impl     []*ops.Op      // per node
+	dev      []*Device      // per node
+	why      []string       // per node: why a preferred device refused it
+	uses     [][]string     // per node: values it reads (inputs, then its subgraphs' outer references)
 	producer map[string]int // value -> index of the node producing it
 	units    []*unit        // in execution order
 	unitOf   []int          // node index -> unit index in units
