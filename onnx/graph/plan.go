@@ -60,8 +60,8 @@ func newPlan(g *onnx.Graph, opsets map[string]int, devs []*Device, soft bool, ou
 		}
 		p.impl = append(p.impl, op)
 		uses := slices.Clone(n.Inputs)
-		for _, sub := range subgraphs(n) {
-			uses = append(uses, freeVars(sub)...)
+		for _, sub := range n.Subgraphs() {
+			uses = append(uses, sub.FreeVars()...)
 		}
 		p.uses = append(p.uses, uses)
 		for _, v := range uses {
@@ -129,65 +129,6 @@ func place(n *onnx.Node, op *ops.Op, devs []*Device, soft bool, t *typeInfo) (*D
 		refusals = append(refusals, d.Name+": "+err.Error())
 	}
 	return nil, "", fmt.Errorf("%s: no device can run it (%s)", n.Describe(), strings.Join(refusals, "; "))
-}
-
-func subgraphs(n *onnx.Node) []*onnx.Graph {
-	var out []*onnx.Graph
-	keys := make([]string, 0, len(n.Graphs))
-	for k := range n.Graphs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		out = append(out, n.Graphs[k])
-	}
-	keys = keys[:0]
-	for k := range n.GraphLists {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		out = append(out, n.GraphLists[k]...)
-	}
-	return out
-}
-
-// freeVars are the values g reads from enclosing scopes, in first-use order.
-func freeVars(g *onnx.Graph) []string {
-	defined := map[string]bool{}
-	for _, vi := range g.Inputs {
-		defined[vi.Name] = true
-	}
-	for name := range g.Initializers {
-		defined[name] = true
-	}
-	var out []string
-	seen := map[string]bool{}
-	use := func(v string) {
-		if v != "" && !defined[v] && !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	for _, n := range g.Nodes {
-		for _, v := range n.Inputs {
-			use(v)
-		}
-		for _, sub := range subgraphs(n) {
-			for _, v := range freeVars(sub) {
-				use(v)
-			}
-		}
-		for _, o := range n.Outputs {
-			if o != "" {
-				defined[o] = true
-			}
-		}
-	}
-	for _, vi := range g.Outputs {
-		use(vi.Name)
-	}
-	return out
 }
 
 // cluster forms the units: compiled nodes merge along edges unless the

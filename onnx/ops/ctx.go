@@ -86,11 +86,20 @@ type Ctx struct {
 	Sub SubLowerer
 }
 
-// SubLowerer lowers a subgraph of the node into a computation of builder
-// b: its inputs are given, its outer-scope references resolved by the
-// lowering environment. It returns the subgraph's outputs.
+// SubLowerer lowers subgraphs and resolves outer-scope names.
 type SubLowerer interface {
-	LowerSubgraph(b *xb.Builder, g *onnx.Graph, inputs []*Val) ([]*Val, error)
+	// LowerSubgraph lowers g into builder b (the builder of a
+	// conditional branch or loop body, or c.B itself to inline it): its
+	// inputs are given; captures rebind outer-scope names (g.FreeVars())
+	// to values of b, since HLO computations have no captures: pass the
+	// outer values in as operands and bind them here. Names not rebound
+	// resolve in the enclosing scopes, which works only for values known
+	// at compile time or when b is the enclosing builder. It returns
+	// g's outputs.
+	LowerSubgraph(b *xb.Builder, g *onnx.Graph, inputs []*Val, captures map[string]*Val) ([]*Val, error)
+	// Lookup resolves a name in the node's scope (for its subgraphs'
+	// free variables).
+	Lookup(name string) (*Val, bool)
 }
 
 // Has reports whether input i is given (not omitted, not past the end).

@@ -187,11 +187,14 @@ func (l *Lowerer) fold(op *Op, n *onnx.Node, in []*Val) ([]*Val, error) {
 // LowerSubgraph lowers g into b with the given inputs bound to g's
 // inputs, its initializers as constants and the enclosing values visible;
 // it returns g's outputs.
-func (l *Lowerer) LowerSubgraph(b *xb.Builder, g *onnx.Graph, inputs []*Val) ([]*Val, error) {
+func (l *Lowerer) LowerSubgraph(b *xb.Builder, g *onnx.Graph, inputs []*Val, captures map[string]*Val) ([]*Val, error) {
 	if len(inputs) != len(g.Inputs) {
 		return nil, fmt.Errorf("subgraph %q: %d inputs given, it has %d", g.Name, len(inputs), len(g.Inputs))
 	}
 	sub := &Lowerer{Opsets: l.Opsets, Env: NewEnv(l.Env), NoFold: l.NoFold}
+	for name, v := range captures {
+		sub.Env.Set(name, v)
+	}
 	for name, t := range g.Initializers {
 		sub.Env.Set(name, FromConst(t))
 	}
@@ -211,6 +214,9 @@ func (l *Lowerer) LowerSubgraph(b *xb.Builder, g *onnx.Graph, inputs []*Val) ([]
 	}
 	return out, nil
 }
+
+// Lookup resolves a name in the lowering scope.
+func (l *Lowerer) Lookup(name string) (*Val, bool) { return l.Env.Get(name) }
 
 func numElems(d []int64) int64 {
 	n := int64(1)
