@@ -43,6 +43,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	profile := fs.Bool("profile", false, "cpu backend: print the time of each kernel (and label them for pprof)")
 	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed runs to this file (go tool pprof)")
 	timeout := fs.Duration("timeout", 0, "cancel compiling (with --opt, optimizing and compiling), and each run, when it takes longer than this (a Go duration: 500ms, 2m; 0: none)")
+	logPlacement := fs.Bool("log-placement", false, "ONNX: print each node's device and cluster, and each cluster compiled")
+	dumpTo := fs.String("dump-to", "", "ONNX: write each compiled cluster's HLO module to this folder")
+	noSoft := fs.Bool("no-soft-placement", false, "ONNX: fail where a node's preferred device refuses it")
+	noCluster := fs.Bool("no-clustering", false, "ONNX: run every node op by op on the evaluator device")
 	memLimit := fs.String("memory-limit", "", "the client's memory limit in bytes, with an optional K, M or G suffix (powers of 1024; -1: none; default 3/4 of physical memory)")
 	var of optFlags
 	of.register(fs)
@@ -63,6 +67,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	path := fs.Arg(0)
+	if isONNX(path) {
+		return runONNX(onnxRun{path: path, inputs: *inputs, saveOutputs: *saveOutputs, dumpTo: *dumpTo,
+			backend: *backend, threads: *threads, warmup: *warmup, repeat: *repeat, seed: *seed,
+			asJSON: *asJSON, logPlacement: *logPlacement, noSoft: *noSoft, noCluster: *noCluster}, stdout, stderr)
+	}
 	start := time.Now()
 	mods, in, err := loadForRun(path, *inputs, *argsFile, stderr)
 	if err != nil {

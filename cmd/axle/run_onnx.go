@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/npy"
+	"github.com/axle-ml/axle/onnx"
+	"github.com/axle-ml/axle/onnx/graph"
+)
+
+// onnxRun is what `axle run` needs to run an ONNX model.
+type onnxRun struct {
+	path, inputs, saveOutputs, dumpTo string
+	backend                           string
+	threads, warmup, repeat           int
+	seed                              uint64
+	asJSON, logPlacement, noSoft      bool
+	noCluster                         bool
+}
+
+// isONNX says whether a file given to axle run is an ONNX model.
+func isONNX(path string) bool { return strings.HasSuffix(strings.ToLower(path), ".onnx") }
+
+// runONNX loads the model (placing and clustering its nodes), feeds it the
+// --inputs arrays by graph input name (or seeded random tensors), runs it
+// warmup+repeat times and prints as axle run does for HLO.
+func runONNX(o onnxRun, stdout, stderr io.Writer) int {
+	start := time.Now()
+	opts := graph.Options{Backend: o.backend, Threads: o.threads, DumpDir: o.dumpTo,
+		NoSoftPlacement: o.noSoft, NoClustering: o.noCluster}
+	if o.logPlacement {
+		opts.LogPlacement = stdout
+	}
+	sess, err := graph.Open(o.path, opts)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	defer sess.Close()
+	in, err := onnxInputs(sess, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "axle run: %v\n", err)
+		return 1
+	}
+	ctx := context.Background()
+	var out []*onnx.Value
+	var times []time.Duration
+	var first time.Duration
+	for i := range o.warmup + max(o.repeat, 1) {
+		t0 := time.Now()
+		if out, err = sess.RunOrdered(ctx, in); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		if i == 0 {
+			first = time.Since(start)
+		}
+		if i >= o.warmup {
+			times = append(times, time.Since(t0))
+		}
+	}
+	if o.saveOutputs != "" {
+		var arrays []npy.Array
+		for i, v := range out {
+			if v.Kind != onnx.KindTensor || v.Tensor.IsString() {
+				fmt.Fprintf(stderr, "axle run: --save-outputs: output %q is %v, not a numeric tensor\n", sess.Outputs()[i].Name, v)
+				return 1
+			}
+			arrays = append(arrays, npy.Array{Name: sess.Outputs()[i].Name, Lit: v.Tensor.Lit})
+		}
+		if err := npy.WriteNPZ(o.saveOutputs, arrays); err != nil {
+			fmt.Fprintf(stderr, "axle run: --save-outputs: %v\n", err)
+			return 1
+		}
+	}
+	type output struct {
+		Name     string  `json:"name"`
+		Shape    string  `json:"shape"`
+		Checksum float64 `json:"checksum"`
+	}
+	var outs []output
+	for i, v := range out {
+		if v.Kind == onnx.KindTensor && !v.Tensor.IsString() {
+			outs = append(outs, output{sess.Outputs()[i].Name, v.Tensor.Lit.Shape().HumanString(), checksum(v.Tensor.Lit)})
+		}
+	}
+	for _, r := range outs {
+		fmt.Fprintf(stdout, "result %s checksum %.9g (%s)\n", r.Shape, r.Checksum, r.Name)
+	}
+	slices.Sort(times)
+	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+	fmt.Fprintf(stdout, "load and first run %.3f ms; run min %.3f ms, median %.3f ms, max %.3f ms over %d runs\n",
+		ms(first), ms(times[0]), ms(times[len(times)/2]), ms(times[len(times)-1]), len(times))
+	if o.asJSON {
+		line, _ := json.Marshal(map[string]any{
+			"compile_ms": ms(first),
+			"run_ms":     map[string]float64{"min": ms(times[0]), "median": ms(times[len(times)/2]), "max": ms(times[len(times)-1])},
+			"outputs":    outs,
+		})
+		fmt.Fprintln(stdout, string(line))
+	}
+	return 0
+}
+
+// onnxInputs reads --inputs (an .npz archive; arrays named after the graph
+// inputs, or arr_0, arr_1, ... in input order) or makes seeded random
+// tensors of the declared shapes (symbolic dimensions 1).
+func onnxInputs(sess *graph.Session, o onnxRun) ([]*onnx.Value, error) {
+	gin := sess.Inputs()
+	out := make([]*onnx.Value, len(gin))
+	if o.inputs != "" {
+		arrays, err := npy.ReadNPZ(o.inputs)
+		if err != nil {
+			return nil, fmt.Errorf("--inputs: %w", err)
+		}
+		byName := map[string]*hlo.Literal{}
+		for _, a := range arrays {
+			byName[a.Name] = a.Lit
+		}
+		for i, vi := range gin {
+			l, ok := byName[vi.Name]
+			if !ok {
+				l, ok = byName[fmt.Sprintf("arr_%d", i)]
+			}
+			if !ok {
+				return nil, fmt.Errorf("--inputs: %s has no array %q (nor arr_%d)", o.inputs, vi.Name, i)
+			}
+			out[i] = onnx.LiteralValue(l)
+		}
+		return out, nil
+	}
+	rng := rand.New(rand.NewPCG(o.seed, 0))
+	for i, vi := range gin {
+		if vi.Type == nil || vi.Type.Kind != onnx.KindTensor || vi.Type.Elem.HLO() == hlo.Invalid {
+			return nil, fmt.Errorf("input %q: give it with --inputs (Axle makes up numeric tensors only)", vi.Name)
+		}
+		dims := make([]int64, len(vi.Type.Dims))
+		for k, d := range vi.Type.Dims {
+			dims[k] = max(d, 1)
+		}
+		s := hlo.ArrayShape(vi.Type.Elem.HLO(), dims...)
+		l := eval.RandomLiteral(s, rng)
+		if s.DType.IsInteger() {
+			for k := range l.Len() { // small indices: safe for Gather and Embedding inputs
+				l.SetInt64(k, int64(rng.IntN(2)))
+			}
+		}
+		out[i] = onnx.LiteralValue(l)
+	}
+	return out, nil
+}
