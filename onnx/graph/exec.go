@@ -267,7 +267,7 @@ func (s *Session) runNode(ctx context.Context, p *plan, n *onnx.Node, e *env) er
 			Run: func(g *onnx.Graph, args []*onnx.Value) ([]*onnx.Value, error) {
 				return s.runSubgraph(ctx, p, g, e, args)
 			}}
-		if err := op.Host(h); err != nil {
+		if err := runHost(op, h); err != nil {
 			return err
 		}
 		out = h.Out
@@ -340,4 +340,15 @@ func (s *Session) runSubgraph(ctx context.Context, p *plan, g *onnx.Graph, outer
 		out[i] = v
 	}
 	return out, nil
+}
+
+// runHost runs a host kernel; a panic in it (a bug on some input) becomes
+// an error naming the node rather than crossing the API.
+func runHost(op *ops.Op, h *ops.HostCtx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: host kernel panicked: %v", h.Node.Describe(), r)
+		}
+	}()
+	return op.Host(h)
 }

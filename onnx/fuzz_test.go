@@ -1,0 +1,37 @@
+package onnx_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/axle-ml/axle/onnx"
+	"github.com/axle-ml/axle/onnx/graph"
+)
+
+// FuzzLoad: any bytes either load and place or give an error; never a
+// panic. Seeds are small models of the ONNX backend tests when
+// ../shared is there.
+func FuzzLoad(f *testing.F) {
+	paths, _ := filepath.Glob("../../shared/corpus/onnx/node/test_*/model.onnx")
+	for i, p := range paths {
+		if i%20 != 0 {
+			continue
+		}
+		if b, err := os.ReadFile(p); err == nil && len(b) < 4096 {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte{0x08, 0x07, 0x3a, 0x00})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := onnx.LoadBytes(data, "")
+		if err != nil {
+			return
+		}
+		s, err := graph.New(m, graph.Options{Backend: "interp"})
+		if err != nil {
+			return
+		}
+		s.Close()
+	})
+}
