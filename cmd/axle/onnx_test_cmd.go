@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"time"
 
@@ -25,6 +26,7 @@ func cmdONNXTest(args []string, stdout, stderr io.Writer) int {
 	noCluster := fs.Bool("no-clustering", false, "run every node op by op on the evaluator device")
 	noSoft := fs.Bool("no-soft-placement", false, "fail where a node's preferred device refuses it")
 	verbose := fs.Bool("v", false, "print each test's time")
+	coverage := fs.String("coverage", "", "write the op coverage table (Markdown) of this run to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -48,6 +50,7 @@ func cmdONNXTest(args []string, stdout, stderr io.Writer) int {
 	tols := onnxtest.Manifest(fs.Args()...)
 	opts := graph.Options{Backend: *backend, Threads: *threads, NoClustering: *noCluster, NoSoftPlacement: *noSoft}
 	counts := map[onnxtest.Status]int{}
+	var results []onnxtest.Result
 	for _, d := range dirs {
 		r := onnxtest.Result{Name: d}
 		if re != nil && !re.MatchString(d) {
@@ -63,6 +66,7 @@ func cmdONNXTest(args []string, stdout, stderr io.Writer) int {
 			r = onnxtest.Run(context.Background(), d, tt, opts)
 		}
 		counts[r.Status]++
+		results = append(results, r)
 		line := r.Status.String() + " " + r.Name
 		if r.Reason != "" {
 			line += ": " + r.Reason
@@ -71,6 +75,18 @@ func cmdONNXTest(args []string, stdout, stderr io.Writer) int {
 			line += fmt.Sprintf(" (%.0f ms)", time.Since(start).Seconds()*1000)
 		}
 		fmt.Fprintln(stdout, line)
+	}
+	if *coverage != "" {
+		f, err := os.Create(*coverage)
+		if err != nil {
+			fmt.Fprintln(stderr, "axle onnx-test:", err)
+			return 1
+		}
+		onnxtest.WriteCoverage(f, results)
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(stderr, "axle onnx-test:", err)
+			return 1
+		}
 	}
 	fmt.Fprintf(stdout, "%d passed, %d failed, %d skipped\n", counts[onnxtest.Pass], counts[onnxtest.Fail], counts[onnxtest.Skip])
 	if counts[onnxtest.Fail] > 0 {

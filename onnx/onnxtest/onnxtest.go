@@ -42,6 +42,11 @@ type Result struct {
 	Dir    string
 	Status Status
 	Reason string
+	// Ops are the op keys the model uses (subgraphs included), with the
+	// opset version of their domain; Types the element types of its
+	// inputs. Filled when the model loads.
+	Ops   map[string]int
+	Types []string
 }
 
 // Tolerance is the comparison rule's rtol and atol.
@@ -136,7 +141,13 @@ func Run(ctx context.Context, dir string, tol Tolerance, opts graph.Options) (re
 			res.Status, res.Reason = Fail, fmt.Sprintf("panic: %v", r)
 		}
 	}()
-	sess, err := graph.Open(filepath.Join(dir, "model.onnx"), opts)
+	m, err := onnx.Load(filepath.Join(dir, "model.onnx"))
+	if err != nil {
+		res.Status, res.Reason = Fail, "load: "+err.Error()
+		return res
+	}
+	res.Ops, res.Types = usage(m)
+	sess, err := graph.New(m, opts)
 	if err != nil {
 		res.Status, res.Reason = Fail, "load: "+err.Error()
 		return res
