@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/axle-ml/axle/onnx/graph"
@@ -26,6 +27,7 @@ func cmdONNXTest(args []string, stdout, stderr io.Writer) int {
 	noCluster := fs.Bool("no-clustering", false, "run every node op by op on the evaluator device")
 	noSoft := fs.Bool("no-soft-placement", false, "fail where a node's preferred device refuses it")
 	verbose := fs.Bool("v", false, "print each test's time")
+	failures := fs.String("write-failures", "", "write the failing tests as name<TAB>reason lines to this file (onnx/onnxtest/testdata/known_failures.txt)")
 	coverage := fs.String("coverage", "", "write the op coverage table (Markdown) of this run to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -76,6 +78,12 @@ func cmdONNXTest(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout, line)
 	}
+	if *failures != "" {
+		if err := writeFailures(*failures, results); err != nil {
+			fmt.Fprintln(stderr, "axle onnx-test:", err)
+			return 1
+		}
+	}
 	if *coverage != "" {
 		f, err := os.Create(*coverage)
 		if err != nil {
@@ -93,4 +101,23 @@ func cmdONNXTest(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// writeFailures writes the failing tests as "name<TAB>reason" lines, the
+// reason cut to one line of at most 200 bytes.
+func writeFailures(path string, results []onnxtest.Result) error {
+	var b strings.Builder
+	b.WriteString("# ONNX corpus tests that do not pass yet: name<TAB>reason (TestCorpus fails on any other failure).\n")
+	b.WriteString("# Written by axle onnx-test --write-failures; edit the reasons by hand where they say more.\n")
+	for _, r := range results {
+		if r.Status == onnxtest.Pass {
+			continue
+		}
+		reason := strings.ReplaceAll(r.Reason, "\n", " ")
+		if len(reason) > 200 {
+			reason = reason[:200]
+		}
+		fmt.Fprintf(&b, "%s\t%s\n", r.Name, reason)
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
