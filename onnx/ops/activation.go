@@ -110,6 +110,15 @@ func init() {
 		if x.DType() != s.DType() {
 			return c.Errorf("input types %s and %s differ", x.DType(), s.DType())
 		}
+		// Before opset 7 a 1-D slope runs along the channel axis 1.
+		if c.Opset < 7 && s.Rank() == 1 && x.Rank() >= 2 && s.Dims()[0] != 1 && s.Dims()[0] == x.Dims()[1] {
+			d := make([]int64, x.Rank()-1)
+			for i := range d {
+				d[i] = 1
+			}
+			d[0] = s.Dims()[0]
+			s = xb.Reshape(s, d...)
+		}
 		x, s = Broadcast2(c.B, x, s)
 		c.Set(0, xb.Select(xb.Lt(x, FullLike(x, 0)), xb.Mul(x, s), x))
 		return nil
