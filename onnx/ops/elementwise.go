@@ -16,7 +16,7 @@ var binaryOps = map[string]func(x, y *xb.Op) *xb.Op{
 // unaryOps are the ONNX ops that are one HLO unary op (or a short
 // composition of them) on a float tensor.
 var unaryOps = map[string]func(x *xb.Op) *xb.Op{
-	"Neg": xb.Neg, "Exp": xb.Exp, "Sqrt": xb.Sqrt, "Tanh": xb.Tanh, "Sigmoid": xb.Logistic,
+	"Exp": xb.Exp, "Sqrt": xb.Sqrt, "Tanh": xb.Tanh, "Sigmoid": xb.Logistic,
 	"Log": xb.Log, "Sin": xb.Sin, "Cos": xb.Cos, "Tan": xb.Tan, "Erf": xb.Erf,
 	"Ceil": xb.Ceil, "Floor": xb.Floor, "Round": xb.Round,
 	"Reciprocal": func(x *xb.Op) *xb.Op { return xb.Div(ScalarLike(x, 1), x) },
@@ -103,6 +103,14 @@ func init() {
 	Register(Op{Name: "Relu", Lower: func(c *Ctx) error {
 		x := c.Input(0)
 		c.Set(0, xb.Max(x, FullLike(x, 0)))
+		return nil
+	}})
+	Register(Op{Name: "Neg", Lower: func(c *Ctx) error {
+		x := c.Input(0)
+		if t := x.DType(); !t.IsSigned() && !t.IsFloat() {
+			return c.Unsupported("Neg of %s", t)
+		}
+		c.Set(0, xb.Neg(x))
 		return nil
 	}})
 	Register(Op{Name: "Abs", Lower: func(c *Ctx) error {
