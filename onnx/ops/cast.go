@@ -320,8 +320,8 @@ func castParseFloat(s string) float64 {
 	return v
 }
 
-// castFormatFloat formats a float the way ONNX's Cast to string does:
-// the shortest representation, INF, -INF and NaN.
+// castFormatFloat formats a float for Cast to string: NaN, INF and -INF
+// (the spellings ONNX reads back), else like numpy's str.
 func castFormatFloat(v float64, t hlo.DType) string {
 	switch {
 	case math.IsNaN(v):
@@ -335,5 +335,14 @@ func castFormatFloat(v float64, t hlo.DType) string {
 	if t.Bits() <= 32 {
 		bits = 32
 	}
-	return strconv.FormatFloat(v, 'g', -1, bits)
+	// numpy's str: positional with a ".0" between 1e-4 and 1e16, else
+	// scientific ("1e-07"); shortest digits that read back.
+	if a := math.Abs(v); a == 0 || (a >= 1e-4 && a < 1e16) {
+		s := strconv.FormatFloat(v, 'f', -1, bits)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		return s
+	}
+	return strconv.FormatFloat(v, 'e', -1, bits)
 }
