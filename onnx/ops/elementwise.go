@@ -92,7 +92,7 @@ func init() {
 			if x.DType() != y.DType() {
 				return c.Errorf("input types %s and %s differ", x.DType(), y.DType())
 			}
-			x, y = Broadcast2(c.B, x, y)
+			x, y = elemBroadcast2(c, x, y)
 			c.Set(0, f(x, y))
 			return nil
 		}})
@@ -163,7 +163,7 @@ func lowerDiv(c *Ctx) error {
 	if x.DType() != y.DType() {
 		return c.Errorf("input types %s and %s differ", x.DType(), y.DType())
 	}
-	x, y = Broadcast2(c.B, x, y)
+	x, y = elemBroadcast2(c, x, y)
 	c.Set(0, xb.Div(x, y))
 	return nil
 }
@@ -171,7 +171,7 @@ func lowerDiv(c *Ctx) error {
 // lowerPow: the result has the base's type; the exponent may have another.
 func lowerPow(c *Ctx) error {
 	x, y := c.Input(0), c.Input(1)
-	x, y = Broadcast2(c.B, x, y)
+	x, y = elemBroadcast2(c, x, y)
 	xt, yt := x.DType(), y.DType()
 	switch {
 	case xt.IsFloat() && (yt.IsFloat() || yt.IsInteger()):
@@ -198,7 +198,7 @@ func lowerMod(c *Ctx) error {
 	if x.DType() != y.DType() {
 		return c.Errorf("input types %s and %s differ", x.DType(), y.DType())
 	}
-	x, y = Broadcast2(c.B, x, y)
+	x, y = elemBroadcast2(c, x, y)
 	t := x.DType()
 	fmod := c.Node.Int("fmod", 0) != 0
 	xu, back := elemUp(x)
@@ -324,4 +324,25 @@ func lowerClip(c *Ctx) error {
 	}
 	c.Set(0, y)
 	return nil
+}
+
+// elemBroadcast2 brings a binary op's operands to a common shape: numpy
+// broadcasting, or before opset 7, with broadcast=1, the legacy rule where
+// y's dims line up with x's from axis (default: the trailing dims).
+func elemBroadcast2(c *Ctx, x, y *xb.Op) (*xb.Op, *xb.Op) {
+	if c.Opset < 7 && c.Node.Int("broadcast", 0) != 0 && c.Node.Has("axis") && y.Rank() < x.Rank() {
+		axis := c.Node.Int("axis", 0)
+		if axis < 0 {
+			axis += int64(x.Rank())
+		}
+		if axis >= 0 && int(axis)+y.Rank() <= x.Rank() {
+			d := make([]int64, x.Rank())
+			for i := range d {
+				d[i] = 1
+			}
+			copy(d[axis:], y.Dims())
+			y = xb.Reshape(y, d...)
+		}
+	}
+	return Broadcast2(c.B, x, y)
 }

@@ -21,7 +21,7 @@ func init() {
 			if x.DType() != y.DType() {
 				return c.Errorf("input types %s and %s differ", x.DType(), y.DType())
 			}
-			x, y = Broadcast2(c.B, x, y)
+			x, y = elemBroadcast2(c, x, y)
 			c.Set(0, xb.Compare(x, y, dir))
 			return nil
 		}}
@@ -44,7 +44,7 @@ func init() {
 			if t := x.DType(); (bitwise && !t.IsInteger()) || (!bitwise && !t.IsPred()) {
 				return c.Unsupported("%s of %s", c.Node.Op, t)
 			}
-			x, y = Broadcast2(c.B, x, y)
+			x, y = elemBroadcast2(c, x, y)
 			c.Set(0, f(x, y))
 			return nil
 		}})
@@ -68,7 +68,7 @@ func init() {
 		if !x.DType().IsInteger() {
 			return c.Unsupported("BitShift of %s", x.DType())
 		}
-		x, y = Broadcast2(c.B, x, y)
+		x, y = elemBroadcast2(c, x, y)
 		switch d := c.Node.Str("direction", ""); d {
 		case "LEFT":
 			c.Set(0, xb.ShiftLeft(x, y))
