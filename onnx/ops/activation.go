@@ -93,9 +93,9 @@ var activations = map[string]func(n *onnx.Node, x *xb.Op) *xb.Op{
 
 func init() {
 	for name, f := range activations {
-		Register(Op{Name: name, Lower: actFloat(f)})
+		elemRegister(Op{Name: name, Lower: actFloat(f)})
 	}
-	Register(Op{Name: "Gelu", Lower: actFloat(func(n *onnx.Node, x *xb.Op) *xb.Op {
+	elemRegister(Op{Name: "Gelu", Lower: actFloat(func(n *onnx.Node, x *xb.Op) *xb.Op {
 		half := ScalarLike(x, 0.5)
 		if n.Str("approximate", "none") == "tanh" {
 			x3 := xb.Mul(xb.Mul(x, x), x)
@@ -105,7 +105,7 @@ func init() {
 		e := xb.Erf(xb.Mul(x, ScalarLike(x, 1/math.Sqrt2)))
 		return xb.Mul(xb.Mul(x, half), xb.Add(e, ScalarLike(x, 1)))
 	})})
-	Register(Op{Name: "PRelu", Lower: func(c *Ctx) error {
+	elemRegister(Op{Name: "PRelu", Lower: func(c *Ctx) error {
 		x, s := c.Input(0), c.Input(1)
 		if x.DType() != s.DType() {
 			return c.Errorf("input types %s and %s differ", x.DType(), s.DType())
@@ -123,7 +123,7 @@ func init() {
 		c.Set(0, xb.Select(xb.Lt(x, FullLike(x, 0)), xb.Mul(x, s), x))
 		return nil
 	}})
-	Register(Op{Name: "SwiGLU", Lower: func(c *Ctx) error {
+	elemRegister(Op{Name: "SwiGLU", Lower: func(c *Ctx) error {
 		a, b := c.Input(0), c.Input(1)
 		if a.DType() != b.DType() || !a.DType().IsFloat() {
 			return c.Unsupported("SwiGLU of %s and %s", a.DType(), b.DType())

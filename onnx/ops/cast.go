@@ -12,9 +12,9 @@ import (
 )
 
 func init() {
-	Register(Op{Name: "Cast", Lower: lowerCast, Host: castHost})
-	Register(Op{Name: "CastLike", Lower: lowerCast, Host: castHost})
-	Register(Op{Name: "BitCast", Lower: lowerBitCast})
+	elemRegister(Op{Name: "Cast", Lower: lowerCast, Host: castHost})
+	elemRegister(Op{Name: "CastLike", Lower: lowerCast, Host: castHost})
+	elemRegister(Op{Name: "BitCast", Lower: lowerBitCast})
 }
 
 // castTarget is the node's destination type: Cast's "to", CastLike's

@@ -84,7 +84,7 @@ func elemUnary(f func(x *xb.Op) *xb.Op) func(c *Ctx) error {
 
 func init() {
 	for name, f := range binaryOps {
-		Register(Op{Name: name, Lower: func(c *Ctx) error {
+		elemRegister(Op{Name: name, Lower: func(c *Ctx) error {
 			x, y := c.Input(0), c.Input(1)
 			if x == nil || y == nil {
 				return c.Errorf("two inputs are required")
@@ -98,14 +98,14 @@ func init() {
 		}})
 	}
 	for name, f := range unaryOps {
-		Register(Op{Name: name, Lower: elemUnary(f)})
+		elemRegister(Op{Name: name, Lower: elemUnary(f)})
 	}
-	Register(Op{Name: "Relu", Lower: func(c *Ctx) error {
+	elemRegister(Op{Name: "Relu", Lower: func(c *Ctx) error {
 		x := c.Input(0)
 		c.Set(0, xb.Max(x, FullLike(x, 0)))
 		return nil
 	}})
-	Register(Op{Name: "Neg", Lower: func(c *Ctx) error {
+	elemRegister(Op{Name: "Neg", Lower: func(c *Ctx) error {
 		x := c.Input(0)
 		if t := x.DType(); !t.IsSigned() && !t.IsFloat() {
 			return c.Unsupported("Neg of %s", t)
@@ -113,7 +113,7 @@ func init() {
 		c.Set(0, xb.Neg(x))
 		return nil
 	}})
-	Register(Op{Name: "Abs", Lower: func(c *Ctx) error {
+	elemRegister(Op{Name: "Abs", Lower: func(c *Ctx) error {
 		x := c.Input(0)
 		switch t := x.DType(); {
 		case t.IsUnsigned():
@@ -125,7 +125,7 @@ func init() {
 		}
 		return nil
 	}})
-	Register(Op{Name: "Sign", Lower: func(c *Ctx) error {
+	elemRegister(Op{Name: "Sign", Lower: func(c *Ctx) error {
 		x := c.Input(0)
 		switch t := x.DType(); {
 		case t.IsUnsigned():
@@ -137,15 +137,15 @@ func init() {
 		}
 		return nil
 	}})
-	Register(Op{Name: "Div", Lower: lowerDiv})
-	Register(Op{Name: "Pow", Lower: lowerPow})
-	Register(Op{Name: "Mod", Lower: lowerMod})
-	Register(Op{Name: "Max", Lower: elemVariadic(xb.Max, false)})
-	Register(Op{Name: "Min", Lower: elemVariadic(xb.Min, false)})
-	Register(Op{Name: "Sum", Lower: elemVariadic(xb.Add, false)})
-	Register(Op{Name: "Mean", Lower: elemVariadic(xb.Add, true)})
-	Register(Op{Name: "Where", Lower: lowerWhere})
-	Register(Op{Name: "IsNaN", Lower: func(c *Ctx) error {
+	elemRegister(Op{Name: "Div", Lower: lowerDiv})
+	elemRegister(Op{Name: "Pow", Lower: lowerPow})
+	elemRegister(Op{Name: "Mod", Lower: lowerMod})
+	elemRegister(Op{Name: "Max", Lower: elemVariadic(xb.Max, false)})
+	elemRegister(Op{Name: "Min", Lower: elemVariadic(xb.Min, false)})
+	elemRegister(Op{Name: "Sum", Lower: elemVariadic(xb.Add, false)})
+	elemRegister(Op{Name: "Mean", Lower: elemVariadic(xb.Add, true)})
+	elemRegister(Op{Name: "Where", Lower: lowerWhere})
+	elemRegister(Op{Name: "IsNaN", Lower: func(c *Ctx) error {
 		x := c.Input(0)
 		if !x.DType().IsFloat() {
 			c.Set(0, xb.Ne(FullLike(x, 0), FullLike(x, 0)))
@@ -154,8 +154,8 @@ func init() {
 		c.Set(0, xb.Ne(x, x))
 		return nil
 	}})
-	Register(Op{Name: "IsInf", Lower: lowerIsInf})
-	Register(Op{Name: "Clip", Lower: lowerClip})
+	elemRegister(Op{Name: "IsInf", Lower: lowerIsInf})
+	elemRegister(Op{Name: "Clip", Lower: lowerClip})
 }
 
 func lowerDiv(c *Ctx) error {
@@ -345,4 +345,37 @@ func elemBroadcast2(c *Ctx, x, y *xb.Op) (*xb.Op, *xb.Op) {
 		}
 	}
 	return Broadcast2(c.B, x, y)
+}
+
+// elemRegister registers an op of this family with its lowering guarded:
+// its required inputs must be given and numeric.
+func elemRegister(o Op) {
+	if f := o.Lower; f != nil {
+		n := elemArity(o.Name)
+		o.Lower = func(c *Ctx) error {
+			for i := 0; i < n; i++ {
+				if !c.Has(i) {
+					return c.Errorf("input %d is required", i)
+				}
+				if c.Input(i) == nil {
+					return c.Unsupported("input %d is not a numeric tensor", i)
+				}
+			}
+			return f(c)
+		}
+	}
+	Register(o)
+}
+
+// elemArity is the number of required inputs of an op of this family.
+func elemArity(name string) int {
+	switch name {
+	case "Where":
+		return 3
+	case "Add", "Sub", "Mul", "Div", "Pow", "Mod", "And", "Or", "Xor", "BitwiseAnd", "BitwiseOr",
+		"BitwiseXor", "BitShift", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
+		"PRelu", "SwiGLU":
+		return 2
+	}
+	return 1
 }

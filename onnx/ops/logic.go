@@ -28,7 +28,7 @@ func init() {
 		if name == "Equal" {
 			op.Host = logicEqualHost
 		}
-		Register(op)
+		elemRegister(op)
 	}
 	logicBinary := map[string]func(x, y *xb.Op) *xb.Op{
 		"And": xb.And, "Or": xb.Or, "Xor": xb.Xor,
@@ -36,7 +36,7 @@ func init() {
 	}
 	for name, f := range logicBinary {
 		bitwise := name[0] == 'B'
-		Register(Op{Name: name, Lower: func(c *Ctx) error {
+		elemRegister(Op{Name: name, Lower: func(c *Ctx) error {
 			x, y := c.Input(0), c.Input(1)
 			if x.DType() != y.DType() {
 				return c.Errorf("input types %s and %s differ", x.DType(), y.DType())
@@ -51,7 +51,7 @@ func init() {
 	}
 	for _, name := range []string{"Not", "BitwiseNot"} {
 		bitwise := name[0] == 'B'
-		Register(Op{Name: name, Lower: func(c *Ctx) error {
+		elemRegister(Op{Name: name, Lower: func(c *Ctx) error {
 			x := c.Input(0)
 			if t := x.DType(); (bitwise && !t.IsInteger()) || (!bitwise && !t.IsPred()) {
 				return c.Unsupported("%s of %s", c.Node.Op, t)
@@ -60,7 +60,7 @@ func init() {
 			return nil
 		}})
 	}
-	Register(Op{Name: "BitShift", Lower: func(c *Ctx) error {
+	elemRegister(Op{Name: "BitShift", Lower: func(c *Ctx) error {
 		x, y := c.Input(0), c.Input(1)
 		if x.DType() != y.DType() {
 			return c.Errorf("input types %s and %s differ", x.DType(), y.DType())
