@@ -140,14 +140,18 @@ func castE8M0(x *xb.Op, saturate bool, mode string) (*xb.Op, error) {
 	u := func(v float64) *xb.Op { return FullLike(bits, v) }
 	exp := xb.And(xb.ShiftRightLogical(bits, u(23)), u(0xff))
 	mant := xb.And(bits, u(0x7fffff))
+	// A normal value is 2^(exp-127) * (1 + mant/2^23): it rounds between
+	// exp and exp+1. A subnormal is mant/2^23 * 2^-126: between code 0
+	// (2^-127, mant 0x400000) and code 1 (mant 0x800000).
+	sub := xb.Eq(exp, u(0))
 	var inc *xb.Op
 	switch mode {
 	case "up":
-		inc = xb.Ne(mant, u(0))
+		inc = xb.Select(sub, xb.Gt(mant, u(0x400000)), xb.Ne(mant, u(0)))
 	case "down":
 		inc = xb.Ne(mant, mant) // never
 	case "nearest":
-		inc = xb.Ge(mant, u(0x400000))
+		inc = xb.Select(sub, xb.Ge(mant, u(0x600000)), xb.Ge(mant, u(0x400000)))
 	default:
 		return nil, castError("round_mode " + strconv.Quote(mode))
 	}

@@ -47,9 +47,10 @@ var unaryOps = map[string]func(x *xb.Op) *xb.Op{
 	},
 }
 
-// elemSqrt1m is sqrt(1-x²).
+// elemSqrt1m is sqrt(1-x²), as sqrt((1-x)(1+x)) for accuracy near ±1.
 func elemSqrt1m(x *xb.Op) *xb.Op {
-	return xb.Sqrt(xb.Sub(ScalarLike(x, 1), xb.Mul(x, x)))
+	one := ScalarLike(x, 1)
+	return xb.Sqrt(xb.Mul(xb.Sub(one, x), xb.Add(one, x)))
 }
 
 // elemLowFloat reports whether t is a float type narrower than 32 bits,
