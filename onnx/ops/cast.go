@@ -8,6 +8,7 @@ import (
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/onnx"
+	"github.com/axle-ml/axle/onnx/onnxpb"
 	"github.com/axle-ml/axle/xb"
 )
 
@@ -23,6 +24,11 @@ func castTarget(n *onnx.Node, second func() (onnx.ElemType, bool)) (onnx.ElemTyp
 	if n.Op == "CastLike" {
 		return second()
 	}
+	if n.AttrType("to") == onnxpb.AttributeProto_STRING {
+		// Cast-1 names the type: "FLOAT", "INT64", ...
+		v, ok := onnxpb.TensorProto_DataType_value[strings.ToUpper(n.Str("to", ""))]
+		return onnx.ElemType(v), ok
+	}
 	return onnx.ElemType(n.Int("to", 0)), true
 }
 
@@ -34,7 +40,7 @@ func lowerCast(c *Ctx) error {
 		return onnx.ElemTypeOf(c.In[1].Shape().DType), true
 	})
 	if !ok {
-		return c.Errorf("target type input is missing")
+		return c.Errorf("no target type")
 	}
 	x := c.Input(0)
 	if x == nil {
