@@ -6,17 +6,17 @@ import (
 )
 
 func init() {
-	Register(Op{Name: "Gather", Lower: lowerGather})
-	Register(Op{Name: "GatherElements", Lower: lowerGatherElements})
-	Register(Op{Name: "GatherND", Lower: lowerGatherND})
-	Register(Op{Name: "ScatterND", Lower: lowerScatterND})
-	Register(Op{Name: "ScatterElements", Lower: lowerScatterElements})
-	Register(Op{Name: "Scatter", Lower: lowerScatterElements})
+	Register(Op{Name: "Gather", Lower: lowerGather, Host: hostMove})
+	Register(Op{Name: "GatherElements", Lower: lowerGatherElements, Host: hostMove})
+	Register(Op{Name: "GatherND", Lower: lowerGatherND, Host: hostMove})
+	Register(Op{Name: "ScatterND", Lower: lowerScatterND, Host: hostMove})
+	Register(Op{Name: "ScatterElements", Lower: lowerScatterElements, Host: hostMove})
+	Register(Op{Name: "Scatter", Lower: lowerScatterElements, Host: hostMove})
 	Register(Op{Name: "OneHot", ConstInputs: []int{1}, Lower: lowerOneHot})
-	Register(Op{Name: "ReverseSequence", Lower: lowerReverseSequence})
+	Register(Op{Name: "ReverseSequence", Lower: lowerReverseSequence, Host: hostMove})
 	Register(Op{Name: "TopK", Lower: lowerTopK})
 	Register(Op{Name: "TopK", Since: 10, ConstInputs: []int{1}, Lower: lowerTopK})
-	Register(Op{Name: "TensorScatter", Lower: lowerTensorScatter})
+	Register(Op{Name: "TensorScatter", Lower: lowerTensorScatter, Host: hostMove})
 }
 
 // idxWrap converts integer indices to S64 and adds size to the negative

@@ -63,6 +63,55 @@ func hostNonZero(h *HostCtx) error {
 	return nil
 }
 
+// hostElems is a numeric or string tensor's elements, for host kernels
+// that compare and move them.
+type hostElems struct {
+	t *onnx.Tensor
+}
+
+func hostElemsOf(h *HostCtx, i int) (hostElems, error) {
+	t := h.Tensor(i)
+	if t == nil {
+		return hostElems{}, h.Errorf("input %d must be a tensor", i)
+	}
+	if !t.IsString() && t.Lit.DType().IsComplex() {
+		return hostElems{}, fmt.Errorf("%s: input %d: complex tensors: %w", h.Node.Describe(), i, ErrUnsupported)
+	}
+	return hostElems{t}, nil
+}
+
+func (e hostElems) dims() []int64 { return e.t.Dims() }
+
+func (e hostElems) cmp() func(i, j int) int {
+	if e.t.IsString() {
+		s := e.t.Strs
+		return func(i, j int) int { return cmp.Compare(s[i], s[j]) }
+	}
+	return hostCmp(e.t.Lit)
+}
+
+// gather makes a tensor of the given dims whose element k is element
+// src(k) of e.
+func (e hostElems) gather(dims []int64, src func(k int) int) (*onnx.Value, error) {
+	n := int(numElems(dims))
+	if e.t.IsString() {
+		strs := make([]string, n)
+		for k := range strs {
+			strs[k] = e.t.Strs[src(k)]
+		}
+		t, err := onnx.NewStringTensor(strs, dims...)
+		if err != nil {
+			return nil, err
+		}
+		return onnx.TensorValue(t), nil
+	}
+	y := hlo.NewLiteral(hlo.ArrayShape(e.t.Lit.DType(), dims...))
+	for k := range n {
+		y.SetBits(k, e.t.Lit.Bits(src(k)))
+	}
+	return onnx.LiteralValue(y), nil
+}
+
 // hostCmp compares elements i and j of l numerically.
 func hostCmp(l *hlo.Literal) func(i, j int) int {
 	t := l.DType()
@@ -77,11 +126,11 @@ func hostCmp(l *hlo.Literal) func(i, j int) int {
 }
 
 func hostUnique(h *HostCtx) error {
-	l, err := hostNumeric(h, 0)
+	e, err := hostElemsOf(h, 0)
 	if err != nil {
 		return err
 	}
-	dims := l.Shape().Dims
+	dims := e.dims()
 	outer, n, inner := int64(1), numElems(dims), int64(1)
 	var axis int64 = -1
 	if h.Node.Has("axis") {
@@ -93,7 +142,7 @@ func hostUnique(h *HostCtx) error {
 		outer, n, inner = numElems(dims[:a]), dims[a], numElems(dims[a+1:])
 	}
 	at := func(o, i, in int64) int { return int((o*n+i)*inner + in) }
-	ec := hostCmp(l)
+	ec := e.cmp()
 	cmpSlices := func(i, j int64) int {
 		for o := range outer {
 			for in := range inner {
@@ -137,14 +186,14 @@ func hostUnique(h *HostCtx) error {
 		ydims = slices.Clone(dims)
 		ydims[axis] = u
 	}
-	y := hlo.NewLiteral(hlo.ArrayShape(l.DType(), ydims...))
-	for o := range outer {
-		for p, g := range perm {
-			src := groups[g].first
-			for in := range inner {
-				y.SetBits(int((o*u+int64(p))*inner+in), l.Bits(at(o, src, in)))
-			}
-		}
+	y, err := e.gather(ydims, func(k int) int {
+		in := int64(k) % inner
+		p := (int64(k) / inner) % u
+		o := int64(k) / inner / u
+		return at(o, groups[perm[p]].first, in)
+	})
+	if err != nil {
+		return err
 	}
 	first := make([]int64, u)
 	counts := make([]int64, u)
@@ -156,7 +205,7 @@ func hostUnique(h *HostCtx) error {
 	for i := range inv {
 		inv[i] = int64(pos[groupOf[i]])
 	}
-	h.Set(0, onnx.LiteralValue(y))
+	h.Set(0, y)
 	h.Set(1, hostInt64s(first, u))
 	h.Set(2, hostInt64s(inv, n))
 	h.Set(3, hostInt64s(counts, u))
@@ -164,7 +213,7 @@ func hostUnique(h *HostCtx) error {
 }
 
 func hostCompress(h *HostCtx) error {
-	l, err := hostNumeric(h, 0)
+	e, err := hostElemsOf(h, 0)
 	if err != nil {
 		return err
 	}
@@ -172,8 +221,8 @@ func hostCompress(h *HostCtx) error {
 	if err != nil {
 		return err
 	}
-	dims := l.Shape().Dims
-	outer, n, inner := int64(1), numElems(dims), int64(1)
+	dims := e.dims()
+	n, inner := numElems(dims), int64(1)
 	var axis int64 = -1
 	if h.Node.Has("axis") {
 		a, ok := NormAxis(h.Node.Int("axis", 0), len(dims))
@@ -181,7 +230,7 @@ func hostCompress(h *HostCtx) error {
 			return h.Errorf("axis out of range")
 		}
 		axis = a
-		outer, n, inner = numElems(dims[:a]), dims[a], numElems(dims[a+1:])
+		n, inner = dims[a], numElems(dims[a+1:])
 	}
 	if int64(cl.Len()) > n {
 		return h.Errorf("condition has %d elements for a dimension of %d", cl.Len(), n)
@@ -198,14 +247,15 @@ func hostCompress(h *HostCtx) error {
 		ydims = slices.Clone(dims)
 		ydims[axis] = k
 	}
-	y := hlo.NewLiteral(hlo.ArrayShape(l.DType(), ydims...))
-	for o := range outer {
-		for p, i := range keep {
-			for in := range inner {
-				y.SetBits(int((o*k+int64(p))*inner+in), l.Bits(int((o*n+i)*inner+in)))
-			}
-		}
+	y, err := e.gather(ydims, func(j int) int {
+		in := int64(j) % inner
+		p := (int64(j) / inner) % k
+		o := int64(j) / inner / k
+		return int((o*n+keep[p])*inner + in)
+	})
+	if err != nil {
+		return err
 	}
-	h.Set(0, onnx.LiteralValue(y))
+	h.Set(0, y)
 	return nil
 }
