@@ -31,12 +31,12 @@ func lsNLL(c *Ctx, x, target, weight *xb.Op) (*xb.Op, error) {
 	// hit[n, c, d...] is target[n, d...] == c.
 	tb := xb.BroadcastInDim(tg, dims, append([]int64{0}, nmTrailingAxes(2, len(dims))...)...)
 	hit := xb.Eq(c.B.Iota(hlo.S64, 1, dims...), tb)
-	picked := xb.ReduceSum(xb.Select(hit, x, FullLike(x, 0)), 1)
+	picked := rdSum(xb.Select(hit, x, FullLike(x, 0)), 1)
 	// w[n, d...]: the weight of the target class (0 for ignore_index).
 	var w *xb.Op
 	if weight != nil {
 		wb := xb.BroadcastInDim(xb.Convert(weight, t), dims, 1)
-		w = xb.ReduceSum(xb.Select(hit, wb, FullLike(x, 0)), 1)
+		w = rdSum(xb.Select(hit, wb, FullLike(x, 0)), 1)
 	} else {
 		w = FullLike(picked, 1)
 	}
@@ -52,9 +52,9 @@ func lsNLL(c *Ctx, x, target, weight *xb.Op) (*xb.Op, error) {
 	case "none":
 		return loss, nil
 	case "sum":
-		return xb.ReduceSum(loss), nil
+		return rdSum(loss), nil
 	case "mean":
-		return xb.Div(xb.ReduceSum(loss), xb.ReduceSum(w)), nil
+		return xb.Div(rdSum(loss), rdSum(w)), nil
 	default:
 		return nil, c.Errorf("reduction %q", red)
 	}

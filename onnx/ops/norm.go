@@ -29,9 +29,9 @@ func init() {
 func nmMeanVar(x *xb.Op, axes []int64) (mean, variance *xb.Op) {
 	dims := x.Dims()
 	n := ScalarLike(x, float64(rdCount(dims, axes)))
-	mean = xb.Div(xb.ReduceSum(x, axes...), n)
+	mean = xb.Div(rdSum(x, axes...), n)
 	d := xb.Sub(x, rdBack(mean, dims, axes))
-	variance = xb.Div(xb.ReduceSum(xb.Mul(d, d), axes...), n)
+	variance = xb.Div(rdSum(xb.Mul(d, d), axes...), n)
 	return mean, variance
 }
 
@@ -204,7 +204,7 @@ func lowerRMSNorm(c *Ctx) error {
 	eps := float64(c.Node.Float("epsilon", 1e-5))
 	axes := nmTrailingAxes(axis, len(dims))
 	xs := xb.Convert(x, w)
-	ms := xb.Div(xb.ReduceSum(xb.Mul(xs, xs), axes...), ScalarLike(xs, float64(rdCount(dims, axes))))
+	ms := xb.Div(rdSum(xb.Mul(xs, xs), axes...), ScalarLike(xs, float64(rdCount(dims, axes))))
 	inv := xb.Rsqrt(xb.Add(ms, ScalarLike(ms, eps)))
 	y := xb.Convert(xb.Mul(xs, rdBack(inv, dims, axes)), t)
 	if s := c.Input(1); s != nil {
@@ -269,9 +269,9 @@ func lowerLpNorm(c *Ctx) error {
 	var n *xb.Op
 	switch p := c.Node.Int("p", 2); p {
 	case 1:
-		n = xb.ReduceSum(xb.Abs(x), axis)
+		n = rdSum(xb.Abs(x), axis)
 	case 2:
-		n = xb.Sqrt(xb.ReduceSum(xb.Mul(x, x), axis))
+		n = xb.Sqrt(rdSum(xb.Mul(x, x), axis))
 	default:
 		return c.Errorf("p %d is not 1 or 2", p)
 	}
@@ -305,8 +305,8 @@ func lowerMVN(c *Ctx) error {
 	}
 	slices.Sort(axes)
 	n := ScalarLike(x, float64(rdCount(dims, axes)))
-	mean := xb.Div(xb.ReduceSum(x, axes...), n)
-	msq := xb.Div(xb.ReduceSum(xb.Mul(x, x), axes...), n)
+	mean := xb.Div(rdSum(x, axes...), n)
+	msq := xb.Div(rdSum(xb.Mul(x, x), axes...), n)
 	v := xb.Sub(msq, xb.Mul(mean, mean))
 	std := xb.Sqrt(xb.Max(v, FullLike(v, 0)))
 	y := xb.Div(xb.Sub(x, rdBack(mean, dims, axes)), rdBack(xb.Add(std, ScalarLike(std, 1e-9)), dims, axes))

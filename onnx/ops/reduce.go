@@ -9,7 +9,7 @@ import (
 )
 
 // Reductions: ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare,
-// ArgMax/ArgMin and the variadic Mean.
+// ArgMax/ArgMin. (The variadic Mean is elementwise.go's.)
 
 // rdAxesFromInput lists the ONNX Reduce* ops and the opset from which
 // their axes are an input rather than an attribute.
@@ -24,7 +24,6 @@ func init() {
 	}
 	Register(Op{Name: "ArgMax", Lower: lowerArgMinMax})
 	Register(Op{Name: "ArgMin", Lower: lowerArgMinMax})
-	Register(Op{Name: "Mean", Lower: lowerMeanVariadic})
 }
 
 // rdAxes resolves the reduction axes of a Reduce* node: nil with noop
@@ -97,10 +96,23 @@ func rdCount(dims []int64, axes []int64) int64 {
 // rdWide is the type to compute a reduction of element type t in when the
 // op needs a float (L2, log ...): t itself for floats, f64 for integers.
 func rdWide(t hlo.DType) hlo.DType {
-	if t.IsFloat() {
+	switch {
+	case t.IsFloat() && t.Bits() < 32:
+		return hlo.F32
+	case t.IsFloat():
 		return t
 	}
 	return hlo.F64
+}
+
+// rdSum sums x over axes (all when none are given); floats narrower than
+// 32 bits accumulate in f32 and round once at the end, as numpy does.
+func rdSum(x *xb.Op, axes ...int64) *xb.Op {
+	t := x.DType()
+	if t.IsFloat() && t.Bits() < 32 {
+		return xb.Convert(xb.ReduceSum(xb.Convert(x, hlo.F32), axes...), t)
+	}
+	return xb.ReduceSum(x, axes...)
 }
 
 func lowerReduce(c *Ctx) error {
@@ -121,7 +133,7 @@ func lowerReduce(c *Ctx) error {
 	var r *xb.Op
 	switch c.Node.Op {
 	case "ReduceSum":
-		r = xb.ReduceSum(x, axes...)
+		r = rdSum(x, axes...)
 	case "ReduceMax":
 		r = xb.ReduceMax(x, axes...)
 	case "ReduceMin":
@@ -129,28 +141,28 @@ func lowerReduce(c *Ctx) error {
 	case "ReduceProd":
 		r = xb.ReduceProd(x, axes...)
 	case "ReduceL1":
-		r = xb.ReduceSum(xb.Abs(x), axes...)
+		r = rdSum(xb.Abs(x), axes...)
 	case "ReduceSumSquare":
-		r = xb.ReduceSum(xb.Mul(x, x), axes...)
+		r = rdSum(xb.Mul(x, x), axes...)
 	case "ReduceMean":
 		w := rdWide(t)
 		xs := xb.Convert(x, w)
-		r = xb.Div(xb.ReduceSum(xs, axes...), c.B.ScalarOf(w, float64(rdCount(dims, axes))))
+		r = xb.Div(rdSum(xs, axes...), c.B.ScalarOf(w, float64(rdCount(dims, axes))))
 		r = xb.Convert(r, t)
 	case "ReduceL2":
 		w := rdWide(t)
 		xs := xb.Convert(x, w)
-		r = xb.Convert(xb.Sqrt(xb.ReduceSum(xb.Mul(xs, xs), axes...)), t)
+		r = xb.Convert(xb.Sqrt(rdSum(xb.Mul(xs, xs), axes...)), t)
 	case "ReduceLogSum":
 		w := rdWide(t)
-		r = xb.Convert(xb.Log(xb.ReduceSum(xb.Convert(x, w), axes...)), t)
+		r = xb.Convert(xb.Log(rdSum(xb.Convert(x, w), axes...)), t)
 	case "ReduceLogSumExp":
 		w := rdWide(t)
 		xs := xb.Convert(x, w)
 		m := xb.ReduceMax(xs, axes...)
 		// A max that is not finite (empty or all -inf) shifts by 0.
 		m = xb.Select(xb.IsFinite(m), m, xb.BroadcastTo(c.B.ScalarOf(w, 0), m.Dims()...))
-		s := xb.ReduceSum(xb.Exp(xb.Sub(xs, rdBack(m, dims, axes))), axes...)
+		s := rdSum(xb.Exp(xb.Sub(xs, rdBack(m, dims, axes))), axes...)
 		r = xb.Convert(xb.Add(xb.Log(s), m), t)
 	default:
 		return c.Unsupported("unknown reduction")
@@ -214,28 +226,5 @@ func lowerArgMinMax(c *Ctx) error {
 		r = rdKeep(r, dims, []int64{axis})
 	}
 	c.Set(0, r)
-	return nil
-}
-
-// lowerMeanVariadic is the elementwise mean of its inputs, broadcast.
-func lowerMeanVariadic(c *Ctx) error {
-	var xs []*xb.Op
-	for i := range c.In {
-		if c.Has(i) {
-			xs = append(xs, c.Input(i))
-		}
-	}
-	if len(xs) == 0 {
-		return c.Errorf("no inputs")
-	}
-	xs = Broadcast(c.B, xs...)
-	s := xs[0]
-	for _, x := range xs[1:] {
-		s = xb.Add(s, x)
-	}
-	if len(xs) > 1 {
-		s = xb.Div(s, ScalarLike(s, float64(len(xs))))
-	}
-	c.Set(0, s)
 	return nil
 }

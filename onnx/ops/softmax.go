@@ -20,7 +20,7 @@ func smLogSoftmax(x *xb.Op, axis int64) *xb.Op {
 	m := xb.ReduceMax(x, axis)
 	m = xb.Select(xb.IsFinite(m), m, FullLike(m, 0))
 	sh := xb.Sub(x, rdBack(m, dims, ax))
-	lse := xb.Log(xb.ReduceSum(xb.Exp(sh), axis))
+	lse := xb.Log(rdSum(xb.Exp(sh), axis))
 	return xb.Sub(sh, rdBack(lse, dims, ax))
 }
 
@@ -31,7 +31,7 @@ func smSoftmax(x *xb.Op, axis int64) *xb.Op {
 	m := xb.ReduceMax(x, axis)
 	m = xb.Select(xb.IsFinite(m), m, FullLike(m, 0))
 	e := xb.Exp(xb.Sub(x, rdBack(m, dims, ax)))
-	return xb.Div(e, rdBack(xb.ReduceSum(e, axis), dims, ax))
+	return xb.Div(e, rdBack(rdSum(e, axis), dims, ax))
 }
 
 // smHardmax is 1 at the first maximum along axis, 0 elsewhere.
