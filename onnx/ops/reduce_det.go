@@ -37,11 +37,16 @@ func lowerDet(c *Ctx) error {
 		return c.Unsupported("matrices of size %d", m)
 	}
 	b := c.B
-	a := xb.Reshape(x, bn, m, m)
-	det := b.Full(t, 1, bn)
+	ct := t
+	if t.Bits() < 32 {
+		// Narrow floats eliminate in f32 and round the result once.
+		ct = hlo.F32
+	}
+	a := xb.Reshape(xb.Convert(x, ct), bn, m, m)
+	det := b.Full(ct, 1, bn)
 	rowIdx := b.Iota(hlo.S64, 1, bn, m)
 	rowIdx3 := b.Iota(hlo.S64, 1, bn, m, m)
-	zero2 := b.Full(t, 0, bn, m)
+	zero2 := b.Full(ct, 0, bn, m)
 	for k := range m {
 		col := xb.Reshape(xb.SliceAxis(a, 2, k, k+1), bn, m)
 		kk := FullLike(rowIdx, float64(k))
@@ -64,6 +69,6 @@ func lowerDet(c *Ctx) error {
 		f = xb.Select(xb.Gt(rowIdx, kk), f, zero2)
 		a = xb.Sub(a, xb.Mul(xb.BroadcastInDim(f, []int64{bn, m, m}, 0, 1), rowP3))
 	}
-	c.Set(0, xb.Reshape(det, outDims...))
+	c.Set(0, xb.Reshape(xb.Convert(det, t), outDims...))
 	return nil
 }
