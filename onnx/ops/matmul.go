@@ -94,6 +94,25 @@ func mmNumpy(c *Ctx, a, b *xb.Op) (*xb.Op, error) {
 			return nil, c.Errorf("MatMul batch dimensions do not broadcast: %v and %v", a.Dims(), b.Dims())
 		}
 	}
+	if len(aBatchIdx) == 0 && len(bNew) == 0 && len(aNew) > 0 {
+		// Only a has batch dimensions (a dense layer): fold them into
+		// its rows, one plain matrix product.
+		rows := m
+		for _, d := range aNew {
+			rows *= d
+		}
+		y := xb.DotGeneral(xb.Reshape(a, rows, k), xb.Reshape(b, k, n), xb.DotDims{
+			LhsContracting: []int64{1}, RhsContracting: []int64{0},
+		})
+		out := append([]int64(nil), outB...)
+		if !aVec {
+			out = append(out, m)
+		}
+		if !bVec {
+			out = append(out, n)
+		}
+		return xb.Reshape(y, out...), nil
+	}
 	aNew = append(aNew, m, k)
 	bNew = append(bNew, k, n)
 	if !equalDims(a.Dims(), aNew) {
@@ -201,10 +220,9 @@ func lowerGemm(c *Ctx) error {
 		if cc.DType() != y.DType() {
 			return c.Errorf("Gemm C has type %s, A %s", cc.DType(), y.DType())
 		}
-		if c.Opset < 7 && c.Node.Int("broadcast", 0) == 0 && !equalDims(cc.Dims(), []int64{m, n}) {
-			return c.Errorf("Gemm C has shape %v, not [%d %d], and broadcast is off", cc.Dims(), m, n)
-		}
-		if _, ok := BroadcastDims(cc.Dims(), []int64{m, n}); !ok || cc.Rank() > 2 {
+		// Before opset 7 the broadcast attribute allowed C to broadcast;
+		// C that broadcasts is accepted whatever it says.
+		if bd, ok := BroadcastDims(cc.Dims(), []int64{m, n}); !ok || cc.Rank() > 2 || !equalDims(bd, []int64{m, n}) {
 			return c.Errorf("Gemm C of shape %v does not broadcast to [%d %d]", cc.Dims(), m, n)
 		}
 		if beta != 1 {

@@ -114,10 +114,13 @@ func lowerQuantizeLinear(c *Ctx) error {
 			return c.Unsupported("output_dtype %d", od)
 		}
 	}
-	if !x.DType().IsFloat() || !scale.DType().IsFloat() {
-		return c.Errorf("QuantizeLinear: x (%s) and y_scale (%s) must be floats", x.DType(), scale.DType())
+	if !scale.DType().IsFloat() || !(x.DType().IsFloat() || x.DType().IsInteger()) {
+		return c.Errorf("QuantizeLinear: x (%s) and y_scale (%s) must be numbers and floats", x.DType(), scale.DType())
 	}
-	ct := qPromote(x.DType(), scale.DType())
+	ct := hlo.F64 // int32 x / float scale: numpy computes in double
+	if x.DType().IsFloat() {
+		ct = qPromote(x.DType(), scale.DType())
+	}
 	if p := c.Node.Int("precision", 0); p != 0 {
 		ct = onnx.ElemType(p).HLO()
 		if !ct.IsFloat() {
