@@ -1,0 +1,156 @@
+package ops
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/onnx"
+	"github.com/axle-ml/axle/onnx/onnxpb"
+)
+
+func mmTestTensor(r *rand.Rand, t hlo.DType, dims ...int64) *onnx.Tensor {
+	n := numElems(dims)
+	vals := make([]float64, n)
+	for i := range vals {
+		vals[i] = float64(r.Intn(11) - 5)
+	}
+	return onnx.TensorOf(literal(t, vals, dims...))
+}
+
+func mmTestNode(op string, nIn int, attrs ...*onnxpb.AttributeProto) *onnx.Node {
+	n := &onnx.Node{Op: op, Attrs: map[string]*onnxpb.AttributeProto{}}
+	for i := 0; i < nIn; i++ {
+		n.Inputs = append(n.Inputs, string(rune('a'+i)))
+	}
+	n.Outputs = []string{"y"}
+	for _, a := range attrs {
+		n.Attrs[a.GetName()] = a
+	}
+	return n
+}
+
+func mmIntAttr(name string, v int64) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), I: proto.Int64(v), Type: onnxpb.AttributeProto_INT.Enum()}
+}
+
+func mmTestRun(t *testing.T, n *onnx.Node, opset int, in ...*onnx.Tensor) *onnx.Tensor {
+	t.Helper()
+	l := &Lowerer{Opsets: map[string]int{"": opset}, Env: NewEnv(nil)}
+	out, err := l.Evaluate(n, in)
+	if err != nil {
+		t.Fatalf("%s: %v", n.Op, err)
+	}
+	return out[0]
+}
+
+// mmRef is numpy's matmul on float64 values.
+func mmRef(a []float64, ad []int64, b []float64, bd []int64) ([]float64, []int64) {
+	aVec, bVec := len(ad) == 1, len(bd) == 1
+	if aVec {
+		ad = []int64{1, ad[0]}
+	}
+	if bVec {
+		bd = []int64{bd[0], 1}
+	}
+	m, k, n := ad[len(ad)-2], ad[len(ad)-1], bd[len(bd)-1]
+	batch, _ := BroadcastDims(ad[:len(ad)-2], bd[:len(bd)-2])
+	nb := numElems(batch)
+	idx := func(dims []int64, flat int64) int64 { // batch offset in an operand
+		bdims := dims[:len(dims)-2]
+		off, stride := int64(0), int64(1)
+		rem := flat
+		coords := make([]int64, len(batch))
+		for i := len(batch) - 1; i >= 0; i-- {
+			coords[i] = rem % batch[i]
+			rem /= batch[i]
+		}
+		for i := len(bdims) - 1; i >= 0; i-- {
+			c := coords[len(batch)-len(bdims)+i]
+			if bdims[i] == 1 {
+				c = 0
+			}
+			off += c * stride
+			stride *= bdims[i]
+		}
+		return off
+	}
+	out := make([]float64, nb*m*n)
+	for p := int64(0); p < nb; p++ {
+		ao, bo := idx(ad, p)*m*k, idx(bd, p)*k*n
+		for i := int64(0); i < m; i++ {
+			for j := int64(0); j < n; j++ {
+				s := 0.0
+				for q := int64(0); q < k; q++ {
+					s += a[ao+i*k+q] * b[bo+q*n+j]
+				}
+				out[p*m*n+i*n+j] = s
+			}
+		}
+	}
+	od := append([]int64(nil), batch...)
+	if !aVec {
+		od = append(od, m)
+	}
+	if !bVec {
+		od = append(od, n)
+	}
+	return out, od
+}
+
+func TestMatqMatMulBroadcast(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	cases := [][2][]int64{
+		{{3}, {3}}, {{3}, {3, 4}}, {{2, 3}, {3}}, {{5, 2, 3}, {3}}, {{3}, {5, 3, 4}},
+		{{2, 3}, {3, 4}}, {{5, 2, 3}, {3, 4}}, {{2, 3}, {5, 3, 4}},
+		{{5, 2, 3}, {5, 3, 4}}, {{5, 1, 2, 3}, {6, 3, 4}}, {{1, 6, 2, 3}, {5, 1, 3, 4}},
+		{{5, 6, 2, 3}, {1, 6, 3, 4}}, {{5, 1, 2, 3}, {1, 6, 3, 4}}, {{7, 1, 6, 2, 3}, {5, 1, 3, 4}},
+		{{2, 0, 3}, {3, 4}}, {{2, 3, 0}, {0, 4}},
+	}
+	for _, cs := range cases {
+		at, bt := mmTestTensor(r, hlo.F32, cs[0]...), mmTestTensor(r, hlo.F32, cs[1]...)
+		got := mmTestRun(t, mmTestNode("MatMul", 2), 13, at, bt)
+		a, _ := Float64s(at)
+		b, _ := Float64s(bt)
+		want, wd := mmRef(a, cs[0], b, cs[1])
+		if !equalDims(got.Dims(), wd) {
+			t.Fatalf("%v x %v: dims %v, want %v", cs[0], cs[1], got.Dims(), wd)
+		}
+		g, _ := Float64s(got)
+		for i := range want {
+			if g[i] != want[i] {
+				t.Fatalf("%v x %v: element %d is %v, want %v", cs[0], cs[1], i, g[i], want[i])
+			}
+		}
+	}
+}
+
+func TestMatqQuantizeBlocked(t *testing.T) {
+	// x [2, 5] quantized in blocks of 2 along axis 1 (3 blocks, the last
+	// one short).
+	x := onnx.TensorOf(literal(hlo.F32, []float64{1, 2, 3, 4, 5, -1, -2, -3, -4, -5}, 2, 5))
+	s := onnx.TensorOf(literal(hlo.F32, []float64{1, 2, 0.5, 1, 4, 2}, 2, 3))
+	zp := onnx.TensorOf(literal(hlo.S8, []float64{0, 1, 2, 0, 0, -1}, 2, 3))
+	axis, bs := mmIntAttr("axis", 1), mmIntAttr("block_size", 2)
+	y := mmTestRun(t, mmTestNode("QuantizeLinear", 3, axis, bs), 21, x, s, zp)
+	got, _ := Float64s(y)
+	// 1/1=1, 2/1=2, 3/2=1.5->2 +1=3, 4/2=2 +1=3, 5/.5=10 +2=12
+	// -1, -2, -3/4=-0.75->-1, -4/4=-1, -5/2=-2.5->-2 -1=-3
+	want := []float64{1, 2, 3, 3, 12, -1, -2, -1, -1, -3}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("blocked quantize: got %v, want %v", got, want)
+		}
+	}
+	dq := mmTestRun(t, mmTestNode("DequantizeLinear", 3, axis, bs), 21, y, s, zp)
+	dg, _ := Float64s(dq)
+	wantD := []float64{1, 2, 4, 4, 5, -1, -2, -4, -4, -4}
+	for i := range wantD {
+		if math.Abs(dg[i]-wantD[i]) > 0 {
+			t.Fatalf("blocked dequantize: got %v, want %v", dg, wantD)
+		}
+	}
+}
