@@ -31,10 +31,10 @@ func lowerMatMul(c *Ctx) error {
 
 // mmNumpy is numpy's matmul of a and b (same element type): 1-D operands
 // are promoted to matrices and the promoted dimension removed again; the
-// batch dimensions broadcast. It emits one DotGeneral: batch dimensions
-// of equal size on both sides are the dot's batch dimensions, and a batch
-// dimension of size 1 on one side becomes a free dimension of the other
-// operand, so that nothing is broadcast in memory.
+// batch dimensions broadcast. It emits one DotGeneral, in the forms the
+// CPU backend runs as a GEMM: when b has no batch, a's batch folds into
+// its rows; otherwise the batch dimensions are the dot's, the operand with
+// the smaller batch broadcast to the full one (only when they differ).
 func mmNumpy(c *Ctx, a, b *xb.Op) (*xb.Op, error) {
 	ad, bd := a.Dims(), b.Dims()
 	if len(ad) == 0 || len(bd) == 0 {
@@ -63,93 +63,9 @@ func mmNumpy(c *Ctx, a, b *xb.Op) (*xb.Op, error) {
 		return out
 	}
 	aB, bB = pad(aB), pad(bB)
-	// Classify each batch position.
-	const (
-		shared = iota // both sides (equal sizes)
-		fromA         // only a (b has 1)
-		fromB         // only b (a has 1)
-	)
-	kind := make([]int, nb)
-	outB := make([]int64, nb)
-	var aNew, bNew []int64 // operand dims after dropping the other side's
-	var aBatchIdx, bBatchIdx []int64
-	for i := 0; i < nb; i++ {
-		switch da, db := aB[i], bB[i]; {
-		case da == db:
-			kind[i] = shared
-			outB[i] = da
-			aBatchIdx = append(aBatchIdx, int64(len(aNew)))
-			bBatchIdx = append(bBatchIdx, int64(len(bNew)))
-			aNew = append(aNew, da)
-			bNew = append(bNew, db)
-		case db == 1:
-			kind[i] = fromA
-			outB[i] = da
-			aNew = append(aNew, da)
-		case da == 1:
-			kind[i] = fromB
-			outB[i] = db
-			bNew = append(bNew, db)
-		default:
-			return nil, c.Errorf("MatMul batch dimensions do not broadcast: %v and %v", a.Dims(), b.Dims())
-		}
-	}
-	if len(aBatchIdx) == 0 && len(bNew) == 0 && len(aNew) > 0 {
-		// Only a has batch dimensions (a dense layer): fold them into
-		// its rows, one plain matrix product.
-		rows := m
-		for _, d := range aNew {
-			rows *= d
-		}
-		y := xb.DotGeneral(xb.Reshape(a, rows, k), xb.Reshape(b, k, n), xb.DotDims{
-			LhsContracting: []int64{1}, RhsContracting: []int64{0},
-		})
-		out := append([]int64(nil), outB...)
-		if !aVec {
-			out = append(out, m)
-		}
-		if !bVec {
-			out = append(out, n)
-		}
-		return xb.Reshape(y, out...), nil
-	}
-	aNew = append(aNew, m, k)
-	bNew = append(bNew, k, n)
-	if !equalDims(a.Dims(), aNew) {
-		a = xb.Reshape(a, aNew...)
-	}
-	if !equalDims(b.Dims(), bNew) {
-		b = xb.Reshape(b, bNew...)
-	}
-	y := xb.DotGeneral(a, b, xb.DotDims{
-		LhsContracting: []int64{int64(len(aNew) - 1)}, RhsContracting: []int64{int64(len(bNew) - 2)},
-		LhsBatch: aBatchIdx, RhsBatch: bBatchIdx,
-	})
-	// y is [shared..., fromA..., m, fromB..., n]; bring it to
-	// [batch..., m, n].
-	nShared := len(aBatchIdx)
-	nA := len(aNew) - 2 - nShared
-	posShared, posA := 0, nShared
-	posM := nShared + nA
-	posB := posM + 1
-	posN := len(aNew) + len(bNew) - 2 - nShared - 1
-	perm := make([]int64, 0, nb+2)
-	for i := 0; i < nb; i++ {
-		switch kind[i] {
-		case shared:
-			perm = append(perm, int64(posShared))
-			posShared++
-		case fromA:
-			perm = append(perm, int64(posA))
-			posA++
-		default:
-			perm = append(perm, int64(posB))
-			posB++
-		}
-	}
-	perm = append(perm, int64(posM), int64(posN))
-	if !isIdentityPerm(perm) {
-		y = xb.Transpose(y, perm...)
+	outB, ok := BroadcastDims(aB, bB)
+	if !ok {
+		return nil, c.Errorf("MatMul batch dimensions do not broadcast: %v and %v", a.Dims(), b.Dims())
 	}
 	out := append([]int64(nil), outB...)
 	if !aVec {
@@ -158,6 +74,43 @@ func mmNumpy(c *Ctx, a, b *xb.Op) (*xb.Op, error) {
 	if !bVec {
 		out = append(out, n)
 	}
+	if numElems(bB) == 1 {
+		// b has no batch (a dense layer): fold a's batch dimensions into
+		// its rows, one plain matrix product.
+		rows := m * numElems(aB)
+		y := xb.DotGeneral(xb.Reshape(a, rows, k), xb.Reshape(b, k, n), xb.DotDims{
+			LhsContracting: []int64{1}, RhsContracting: []int64{0},
+		})
+		return xb.Reshape(y, out...), nil
+	}
+	// Otherwise every batch dimension is a batch dimension of the dot;
+	// an operand whose batch is smaller (a size 1 against the other's
+	// larger) is broadcast to the full batch. (The GEMM reads batch
+	// dimensions through strides, but free and contracting ones only
+	// when they nest, which a size-1 batch dimension kept as a free
+	// dimension of the other side would break.)
+	aFull := append(append([]int64(nil), outB...), m, k)
+	bFull := append(append([]int64(nil), outB...), k, n)
+	if ar := append(append([]int64(nil), aB...), m, k); !equalDims(a.Dims(), ar) {
+		a = xb.Reshape(a, ar...)
+	}
+	if br := append(append([]int64(nil), bB...), k, n); !equalDims(b.Dims(), br) {
+		b = xb.Reshape(b, br...)
+	}
+	if !equalDims(aB, outB) {
+		a = xb.BroadcastTo(a, aFull...)
+	}
+	if !equalDims(bB, outB) {
+		b = xb.BroadcastTo(b, bFull...)
+	}
+	batch := make([]int64, nb)
+	for i := range batch {
+		batch[i] = int64(i)
+	}
+	y := xb.DotGeneral(a, b, xb.DotDims{
+		LhsContracting: []int64{int64(nb + 1)}, RhsContracting: []int64{int64(nb)},
+		LhsBatch: batch, RhsBatch: batch,
+	})
 	if !equalDims(y.Dims(), out) {
 		y = xb.Reshape(y, out...)
 	}
@@ -170,15 +123,6 @@ func equalDims(a, b []int64) bool {
 	}
 	for i := range a {
 		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func isIdentityPerm(p []int64) bool {
-	for i, v := range p {
-		if v != int64(i) {
 			return false
 		}
 	}
