@@ -154,3 +154,87 @@ func TestMatqQuantizeBlocked(t *testing.T) {
 		}
 	}
 }
+
+func mmTestInts(r *rand.Rand, t hlo.DType, dims ...int64) (*onnx.Tensor, []float64) {
+	lo, hi, _ := qIntRange(t)
+	vals := make([]float64, numElems(dims))
+	for i := range vals {
+		vals[i] = lo + float64(r.Intn(int(hi-lo+1)))
+	}
+	return onnx.TensorOf(literal(t, vals, dims...)), vals
+}
+
+// TestMatqMatMulInteger checks the s8-GEMM form of MatMulInteger against
+// the direct product, for u8 and s8 operands and all zero point forms.
+func TestMatqMatMulInteger(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	type zpForm int
+	const (
+		none zpForm = iota
+		scalar
+		vector
+	)
+	shapes := [][2][]int64{{{3, 5}, {5, 4}}, {{2, 3, 5}, {5, 4}}, {{2, 3, 5}, {2, 5, 4}}, {{5}, {5, 4}}, {{3, 5}, {5}}, {{3, 5}, {2, 5, 4}}}
+	for _, sh := range shapes {
+		for _, ta := range []hlo.DType{hlo.U8, hlo.S8} {
+			for _, tb := range []hlo.DType{hlo.U8, hlo.S8} {
+				for _, fa := range []zpForm{none, scalar, vector} {
+					for _, fb := range []zpForm{none, scalar, vector} {
+						ad, bd := sh[0], sh[1]
+						if (fa == vector && len(ad) == 1) || (fb == vector && len(bd) == 1) {
+							continue
+						}
+						at, a := mmTestInts(r, ta, ad...)
+						bt, b := mmTestInts(r, tb, bd...)
+						in := []*onnx.Tensor{at, bt, nil, nil}
+						m, n := int64(1), int64(1)
+						if len(ad) > 1 {
+							m = ad[len(ad)-2]
+						}
+						if len(bd) > 1 {
+							n = bd[len(bd)-1]
+						}
+						k := ad[len(ad)-1]
+						zaOf := func(i int64) float64 { return 0 }
+						zbOf := func(j int64) float64 { return 0 }
+						switch fa {
+						case scalar:
+							zt, z := mmTestInts(r, ta)
+							in[2], zaOf = zt, func(int64) float64 { return z[0] }
+						case vector:
+							zt, z := mmTestInts(r, ta, m)
+							in[2], zaOf = zt, func(i int64) float64 { return z[i] }
+						}
+						switch fb {
+						case scalar:
+							zt, z := mmTestInts(r, tb)
+							in[3], zbOf = zt, func(int64) float64 { return z[0] }
+						case vector:
+							zt, z := mmTestInts(r, tb, n)
+							in[3], zbOf = zt, func(j int64) float64 { return z[j] }
+						}
+						// Subtract the zero points, then the float reference.
+						as, bs := append([]float64(nil), a...), append([]float64(nil), b...)
+						for i := range as {
+							as[i] -= zaOf(int64(i) / k % m)
+						}
+						for i := range bs {
+							bs[i] -= zbOf(int64(i) % n)
+						}
+						want, wd := mmRef(as, ad, bs, bd)
+						got := mmTestRun(t, mmTestNode("MatMulInteger", 4), 10, in...)
+						if !equalDims(got.Dims(), wd) || got.Lit.DType() != hlo.S32 {
+							t.Fatalf("%v %v: got %v, want dims %v", ad, bd, got.Lit.Shape(), wd)
+						}
+						g, _ := Float64s(got)
+						for i := range want {
+							if g[i] != want[i] {
+								t.Fatalf("%v(%s, zp %d) x %v(%s, zp %d): element %d is %v, want %v", ad, ta, fa, bd, tb, fb, i, g[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
