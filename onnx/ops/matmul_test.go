@@ -238,3 +238,82 @@ func TestMatqMatMulInteger(t *testing.T) {
 		}
 	}
 }
+
+func mmIntsAttr(name string, v ...int64) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), Ints: v, Type: onnxpb.AttributeProto_INTS.Enum()}
+}
+
+// TestMatqConvInteger checks ConvInteger's geometry (groups, strides,
+// dilations, SAME padding) and both of its forms (exact f32 and s32)
+// against a direct loop.
+func TestMatqConvInteger(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	for _, tc := range []struct {
+		n, c, h, w, m, kh, kw, group, s, d int64
+		autoPad                            string
+	}{
+		{1, 4, 7, 6, 4, 3, 2, 2, 2, 1, "SAME_UPPER"},
+		{2, 2, 5, 5, 3, 3, 3, 1, 1, 2, "SAME_LOWER"},
+		{1, 40, 5, 4, 2, 3, 3, 1, 1, 1, "VALID"}, // 360 terms: the s32 form
+		{1, 3, 6, 6, 6, 2, 2, 3, 3, 1, "NOTSET"},
+	} {
+		xt, x := mmTestInts(r, hlo.U8, tc.n, tc.c, tc.h, tc.w)
+		wt, w := mmTestInts(r, hlo.S8, tc.m, tc.c/tc.group, tc.kh, tc.kw)
+		zxt, zx := mmTestInts(r, hlo.U8)
+		zwt, zw := mmTestInts(r, hlo.S8, tc.m)
+		attrs := []*onnxpb.AttributeProto{mmIntAttr("group", tc.group), mmIntsAttr("strides", tc.s, tc.s), mmIntsAttr("dilations", tc.d, tc.d)}
+		attrs = append(attrs, &onnxpb.AttributeProto{Name: proto.String("auto_pad"), S: []byte(tc.autoPad), Type: onnxpb.AttributeProto_STRING.Enum()})
+		padT, padL := int64(0), int64(0)
+		ekh, ekw := (tc.kh-1)*tc.d+1, (tc.kw-1)*tc.d+1
+		var oh, ow int64
+		switch tc.autoPad {
+		case "VALID":
+			oh, ow = (tc.h-ekh)/tc.s+1, (tc.w-ekw)/tc.s+1
+		case "NOTSET":
+			attrs = append(attrs, mmIntsAttr("pads", 1, 0, 0, 1))
+			padT = 1
+			oh, ow = (tc.h+1-ekh)/tc.s+1, (tc.w+1-ekw)/tc.s+1
+		default:
+			oh, ow = (tc.h+tc.s-1)/tc.s, (tc.w+tc.s-1)/tc.s
+			th, tw := max(0, (oh-1)*tc.s+ekh-tc.h), max(0, (ow-1)*tc.s+ekw-tc.w)
+			padT, padL = th/2, tw/2
+			if tc.autoPad == "SAME_LOWER" {
+				padT, padL = th-th/2, tw-tw/2
+			}
+		}
+		got := mmTestRun(t, mmTestNode("ConvInteger", 4, attrs...), 10, xt, wt, zxt, zwt)
+		g, _ := Float64s(got)
+		if want := []int64{tc.n, tc.m, oh, ow}; !equalDims(got.Dims(), want) {
+			t.Fatalf("%+v: dims %v, want %v", tc, got.Dims(), want)
+		}
+		cg, mg := tc.c/tc.group, tc.m/tc.group
+		i := 0
+		for b := int64(0); b < tc.n; b++ {
+			for o := int64(0); o < tc.m; o++ {
+				for y := int64(0); y < oh; y++ {
+					for xx := int64(0); xx < ow; xx++ {
+						s := 0.0
+						for ci := int64(0); ci < cg; ci++ {
+							ch := o/mg*cg + ci
+							for ky := int64(0); ky < tc.kh; ky++ {
+								for kx := int64(0); kx < tc.kw; kx++ {
+									iy, ix := y*tc.s+ky*tc.d-padT, xx*tc.s+kx*tc.d-padL
+									if iy < 0 || ix < 0 || iy >= tc.h || ix >= tc.w {
+										continue
+									}
+									xv := x[((b*tc.c+ch)*tc.h+iy)*tc.w+ix] - zx[0]
+									wv := w[((o*cg+ci)*tc.kh+ky)*tc.kw+kx] - zw[o]
+									s += xv * wv
+								}
+							}
+						}
+						if g[i] != s {
+							t.Fatalf("%+v: output %d is %v, want %v", tc, i, g[i], s)
+						}
+						i++
+					}
+				}
+			}
+		}
+	}
+}

@@ -33,8 +33,9 @@ func qConvZeroPoint(c *Ctx, x, zp *xb.Op, axis int64) (*xb.Op, error) {
 }
 
 // qConv is ONNX Conv's geometry (auto_pad, pads, strides, dilations,
-// group) applied to x [N, C, D...] and w [M, C/group, K...], both s32.
-func qConv(c *Ctx, x, w *xb.Op) (*xb.Op, error) {
+// group) applied to x [N, C, D...] and w [M, C/group, K...], both s32;
+// narrow says they are 8-bit values less their zero points.
+func qConv(c *Ctx, x, w *xb.Op, narrow bool) (*xb.Op, error) {
 	xd, wd := x.Dims(), w.Dims()
 	if len(xd) < 3 || len(wd) != len(xd) {
 		return nil, c.Errorf("convolution input %v and kernel %v do not fit", xd, wd)
@@ -102,7 +103,18 @@ func qConv(c *Ctx, x, w *xb.Op) (*xb.Op, error) {
 		KernelOutput: 0, KernelInput: 1, KernelSpatial: sp,
 		OutputBatch: 0, OutputFeature: 1, OutputSpatial: sp,
 	}
-	return xb.Conv(x, w, xb.ConvConfig{Dims: dn, Strides: strides, Padding: padding, RhsDilation: dil, FeatureGroupCount: group}), nil
+	cfg := xb.ConvConfig{Dims: dn, Strides: strides, Padding: padding, RhsDilation: dil, FeatureGroupCount: group}
+	// With 8-bit operands, zero points subtracted, each product is at
+	// most 255² < 2¹⁶; when a whole output's sum stays below 2²⁴ every
+	// partial sum is an integer f32 holds exactly, in any order, so the
+	// f32 convolution kernels compute the s32 result exactly.
+	if narrow {
+		if terms := numElems(wd[1:]); terms*255*255 < 1<<24 {
+			y := xb.Conv(xb.Convert(x, hlo.F32), xb.Convert(w, hlo.F32), cfg)
+			return xb.Convert(y, hlo.S32), nil
+		}
+	}
+	return xb.Conv(x, w, cfg), nil
 }
 
 func lowerConvInteger(c *Ctx) error {
@@ -110,6 +122,7 @@ func lowerConvInteger(c *Ctx) error {
 	if x == nil || w == nil {
 		return c.Errorf("ConvInteger needs x and w")
 	}
+	narrow := is8(x.DType()) && is8(w.DType())
 	x, err := qConvZeroPoint(c, xb.Convert(x, hlo.S32), c.Input(2), 1)
 	if err != nil {
 		return err
@@ -118,7 +131,7 @@ func lowerConvInteger(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	y, err := qConv(c, x, w)
+	y, err := qConv(c, x, w, narrow)
 	if err != nil {
 		return err
 	}
@@ -140,7 +153,7 @@ func lowerQLinearConv(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	acc, err := qConv(c, x, w)
+	acc, err := qConv(c, x, w, is8(c.Input(0).DType()) && is8(c.Input(3).DType()))
 	if err != nil {
 		return err
 	}
