@@ -1,8 +1,6 @@
 package ops
 
 import (
-	"math"
-
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/onnx"
 	"github.com/axle-ml/axle/xb"
@@ -166,13 +164,8 @@ func lowerQuantizeLinear(c *Ctx) error {
 	}
 	if saturate {
 		lo, hi := c.B.ScalarOf(ct, -fmax), c.B.ScalarOf(ct, fmax)
-		cl := xb.Clamp(lo, q, hi)
-		if t == hlo.F8E4M3FNUZ || t == hlo.F8E5M2FNUZ {
-			// Infinities become NaN in the FNUZ types, saturating or not.
-			inf := xb.Eq(xb.Abs(q), FullLike(q, math.Inf(1)))
-			cl = xb.Select(inf, q, cl)
-		}
-		q = cl
+		// Infinities saturate too (the reference clips); NaN stays NaN.
+		q = xb.Clamp(lo, q, hi)
 	}
 	c.Set(0, xb.Convert(q, t))
 	return nil
