@@ -26,6 +26,10 @@ func lowerDeformConv(c *Ctx) error {
 	if !x.DType().IsFloat() {
 		return c.Unsupported("DeformConv of %s", x.DType())
 	}
+	outType := x.DType()
+	if spatialNarrow(outType) {
+		x = xb.Convert(x, hlo.F32)
+	}
 	t := x.DType()
 	group := c.Node.Int("group", 1)
 	og := c.Node.Int("offset_group", 1)
@@ -135,6 +139,10 @@ func lowerDeformConv(c *Ctx) error {
 	}) // [group, N, O, oc/group]
 	y = xb.Transpose(y, 1, 0, 3, 2)
 	y = xb.Reshape(y, append([]int64{nb, oc}, out...)...)
-	c.Set(0, convAddBias(y, c.Input(3)))
+	y = convAddBias(y, c.Input(3))
+	if y.DType() != outType {
+		y = xb.Convert(y, outType)
+	}
+	c.Set(0, y)
 	return nil
 }

@@ -138,6 +138,11 @@ func lowerGridSample(c *Ctx) error {
 	nb, ch := xd[0], xd[1]
 	sp := xd[2:]
 	m := numElems(gd[1 : r+1])
+	// Narrow floats compute in f32, as the reference does its coordinates.
+	outType := x.DType()
+	if spatialNarrow(outType) {
+		x = xb.Convert(x, hlo.F32)
+	}
 	g := grid
 	if g.DType() != x.DType() {
 		g = xb.Convert(g, x.DType())
@@ -253,6 +258,9 @@ func lowerGridSample(c *Ctx) error {
 		}
 	})
 	y := xb.Transpose(acc, 0, 2, 1)
+	if y.DType() != outType {
+		y = xb.Convert(y, outType)
+	}
 	c.Set(0, xb.Reshape(y, append([]int64{nb, ch}, gd[1:r+1]...)...))
 	return nil
 }
@@ -323,6 +331,12 @@ func lowerCol2Im(c *Ctx) error {
 	}
 	c.Set(0, xb.Slice(y, starts, limits, nil))
 	return nil
+}
+
+// spatialNarrow reports whether t is a float narrower than f32, which the
+// sampling ops compute in f32.
+func spatialNarrow(t hlo.DType) bool {
+	return t.IsFloat() && t != hlo.F32 && t != hlo.F64
 }
 
 var _ = math.Inf
