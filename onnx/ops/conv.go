@@ -1,7 +1,7 @@
 package ops
 
 import (
-	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/onnx"
 	"github.com/axle-ml/axle/xb"
 )
 
@@ -10,9 +10,13 @@ import (
 // broadcast add.
 
 func init() {
-	Register(Op{Name: "Conv", Lower: lowerConv})
-	Register(Op{Name: "ConvTranspose", Lower: lowerConvTranspose})
+	Register(Op{Name: "Conv", Lower: lowerConv, Types: convFloatTypes})
+	Register(Op{Name: "ConvTranspose", Lower: lowerConvTranspose, Types: convFloatTypes})
 }
+
+// convFloatTypes are the element types of the float-only ops of this
+// family.
+var convFloatTypes = []onnx.ElemType{onnx.Float, onnx.Double, onnx.Float16, onnx.BFloat16}
 
 // convSpatialAttrs are the per-spatial-dimension attributes shared by
 // convolutions and pools, with their defaults filled in.
@@ -310,5 +314,3 @@ func floorDiv(a, b int64) int64 {
 	}
 	return q
 }
-
-var _ = hlo.F32

@@ -6,7 +6,7 @@ import (
 )
 
 func init() {
-	Register(Op{Name: "DeformConv", Lower: lowerDeformConv})
+	Register(Op{Name: "DeformConv", Lower: lowerDeformConv, Types: convFloatTypes})
 }
 
 // lowerDeformConv samples the input bilinearly (zero outside) at each

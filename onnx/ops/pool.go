@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/onnx"
 	"github.com/axle-ml/axle/xb"
 )
 
@@ -14,12 +15,13 @@ import (
 // strided slices of each kernel offset instead.
 
 func init() {
-	Register(Op{Name: "MaxPool", Lower: lowerMaxPool})
-	Register(Op{Name: "AveragePool", Lower: lowerAveragePool})
-	Register(Op{Name: "LpPool", Lower: lowerLpPool})
-	Register(Op{Name: "GlobalMaxPool", Lower: lowerGlobalPool("max")})
-	Register(Op{Name: "GlobalAveragePool", Lower: lowerGlobalPool("avg")})
-	Register(Op{Name: "GlobalLpPool", Lower: lowerGlobalPool("lp")})
+	maxTypes := append([]onnx.ElemType{onnx.Int8, onnx.Uint8}, convFloatTypes...)
+	Register(Op{Name: "MaxPool", Lower: lowerMaxPool, Types: maxTypes})
+	Register(Op{Name: "AveragePool", Lower: lowerAveragePool, Types: convFloatTypes})
+	Register(Op{Name: "LpPool", Lower: lowerLpPool, Types: convFloatTypes})
+	Register(Op{Name: "GlobalMaxPool", Lower: lowerGlobalPool("max"), Types: convFloatTypes})
+	Register(Op{Name: "GlobalAveragePool", Lower: lowerGlobalPool("avg"), Types: convFloatTypes})
+	Register(Op{Name: "GlobalLpPool", Lower: lowerGlobalPool("lp"), Types: convFloatTypes})
 	Register(Op{Name: "MaxUnpool", ConstInputs: []int{2}, Lower: lowerMaxUnpool})
 }
 

@@ -14,7 +14,7 @@ import (
 
 func init() {
 	Register(Op{Name: "AffineGrid", ConstInputs: []int{1}, Lower: lowerAffineGrid})
-	Register(Op{Name: "GridSample", Lower: lowerGridSample})
+	Register(Op{Name: "GridSample", Lower: lowerGridSample, Types: convFloatTypes})
 	Register(Op{Name: "Col2Im", ConstInputs: []int{1, 2}, Lower: lowerCol2Im})
 }
 
