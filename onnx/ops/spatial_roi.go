@@ -163,3 +163,70 @@ func roiSample(y, x float64, height, width int64) (s struct {
 	s.w = [4]float64{hy * hx, hy * lx, ly * hx, ly * lx}
 	return s
 }
+
+func init() {
+	Register(Op{Name: "MaxRoiPool", Host: hostMaxRoiPool})
+}
+
+// hostMaxRoiPool: each roi (batch, x1, y1, x2, y2), scaled and rounded to
+// pixels, is split into pooled_shape bins whose maximum is taken (0 for
+// an empty bin).
+func hostMaxRoiPool(h *HostCtx) error {
+	xt, rt := h.Tensor(0), h.Tensor(1)
+	if xt == nil || rt == nil || xt.Lit == nil || rt.Lit == nil {
+		return h.Errorf("MaxRoiPool needs X and rois tensors")
+	}
+	xd, rd := xt.Dims(), rt.Dims()
+	if len(xd) != 4 || len(rd) != 2 || rd[1] != 5 {
+		return h.Errorf("X %v and rois %v", xd, rd)
+	}
+	if !xt.Lit.DType().IsFloat() {
+		return fmt.Errorf("%s: MaxRoiPool of %s: %w", h.Node.Describe(), xt.Lit.DType(), ErrUnsupported)
+	}
+	ps := h.Node.Ints("pooled_shape")
+	if len(ps) != 2 || ps[0] <= 0 || ps[1] <= 0 {
+		return h.Errorf("pooled_shape %v", ps)
+	}
+	scale := float64(h.Node.Float("spatial_scale", 1))
+	nb, ch, height, width := xd[0], xd[1], xd[2], xd[3]
+	ph, pw := ps[0], ps[1]
+	x, rois := xt.Lit, rt.Lit
+	nr := rd[0]
+	y := hlo.NewLiteral(hlo.ArrayShape(x.DType(), nr, ch, ph, pw))
+	round := func(v float64) int64 { return int64(math.Round(v)) } // half away from zero
+	for r := range nr {
+		b := int64(rois.GetFloat64(int(r * 5)))
+		if b < 0 || b >= nb {
+			return h.Errorf("roi %d: batch index %d out of range [0, %d)", r, b, nb)
+		}
+		sw := round(rois.GetFloat64(int(r*5+1)) * scale)
+		sh := round(rois.GetFloat64(int(r*5+2)) * scale)
+		ew := round(rois.GetFloat64(int(r*5+3)) * scale)
+		eh := round(rois.GetFloat64(int(r*5+4)) * scale)
+		rw, rh := max(ew-sw+1, 1), max(eh-sh+1, 1)
+		bh, bw := float64(rh)/float64(ph), float64(rw)/float64(pw)
+		for c := range ch {
+			base := (b*ch + c) * height * width
+			for i := range ph {
+				hs := min(max(int64(math.Floor(float64(i)*bh))+sh, 0), height)
+				he := min(max(int64(math.Ceil(float64(i+1)*bh))+sh, 0), height)
+				for j := range pw {
+					ws := min(max(int64(math.Floor(float64(j)*bw))+sw, 0), width)
+					we := min(max(int64(math.Ceil(float64(j+1)*bw))+sw, 0), width)
+					out := 0.0
+					if he > hs && we > ws {
+						out = math.Inf(-1)
+						for yy := hs; yy < he; yy++ {
+							for xx := ws; xx < we; xx++ {
+								out = math.Max(out, x.GetFloat64(int(base+yy*width+xx)))
+							}
+						}
+					}
+					y.SetFloat64(int(((r*ch+c)*ph+i)*pw+j), out)
+				}
+			}
+		}
+	}
+	h.Set(0, onnx.LiteralValue(y))
+	return nil
+}
