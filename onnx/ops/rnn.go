@@ -1,0 +1,459 @@
+package ops
+
+import (
+	"strings"
+
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/xb"
+)
+
+// RNN, GRU and LSTM lower to HLO: the input projection X·Wᵀ (plus biases)
+// of every time step is one DotGeneral up front; the recurrence then runs
+// h·Rᵀ and the gates per step, unrolled for short sequences and as an HLO
+// while loop (dynamic-slice / dynamic-update-slice per step) otherwise.
+
+type rnnKind int
+
+const (
+	rnnSimple rnnKind = iota
+	rnnGRU
+	rnnLSTM
+)
+
+// rnnUnrollMax is the longest sequence that is unrolled.
+const rnnUnrollMax = 16
+
+func init() {
+	Register(Op{Name: "RNN", Lower: func(c *Ctx) error { return lowerRNN(c, rnnSimple) }})
+	Register(Op{Name: "GRU", Lower: func(c *Ctx) error { return lowerRNN(c, rnnGRU) }})
+	Register(Op{Name: "LSTM", Lower: func(c *Ctx) error { return lowerRNN(c, rnnLSTM) }})
+}
+
+type rnnAct func(x *xb.Op) *xb.Op
+
+// rnnActivation builds the named activation, consuming alpha/beta values
+// from the lists in order.
+func rnnActivation(c *Ctx, name string, alphas, betas *[]float32) (rnnAct, error) {
+	take := func(l *[]float32, def float64) float64 {
+		if len(*l) == 0 {
+			return def
+		}
+		v := (*l)[0]
+		*l = (*l)[1:]
+		return float64(v)
+	}
+	switch strings.ToLower(name) {
+	case "tanh":
+		return xb.Tanh, nil
+	case "sigmoid":
+		return xb.Logistic, nil
+	case "relu":
+		return func(x *xb.Op) *xb.Op { return xb.Max(x, FullLike(x, 0)) }, nil
+	case "affine":
+		a, b := take(alphas, 1), take(betas, 0)
+		return func(x *xb.Op) *xb.Op { return xb.Add(xb.Mul(x, FullLike(x, a)), FullLike(x, b)) }, nil
+	case "leakyrelu":
+		a := take(alphas, 0.01)
+		return func(x *xb.Op) *xb.Op {
+			return xb.Select(xb.Ge(x, FullLike(x, 0)), x, xb.Mul(x, FullLike(x, a)))
+		}, nil
+	case "thresholdedrelu":
+		a := take(alphas, 1)
+		return func(x *xb.Op) *xb.Op { return xb.Select(xb.Gt(x, FullLike(x, a)), x, FullLike(x, 0)) }, nil
+	case "scaledtanh":
+		a, b := take(alphas, 1), take(betas, 1)
+		return func(x *xb.Op) *xb.Op { return xb.Mul(FullLike(x, a), xb.Tanh(xb.Mul(x, FullLike(x, b)))) }, nil
+	case "hardsigmoid":
+		a, b := take(alphas, 0.2), take(betas, 0.5)
+		return func(x *xb.Op) *xb.Op {
+			y := xb.Add(xb.Mul(x, FullLike(x, a)), FullLike(x, b))
+			return xb.Clamp(FullLike(x, 0), y, FullLike(x, 1))
+		}, nil
+	case "elu":
+		a := take(alphas, 1)
+		return func(x *xb.Op) *xb.Op {
+			return xb.Select(xb.Ge(x, FullLike(x, 0)), x, xb.Mul(FullLike(x, a), xb.Expm1(x)))
+		}, nil
+	case "softsign":
+		return func(x *xb.Op) *xb.Op { return xb.Div(x, xb.Add(FullLike(x, 1), xb.Abs(x))) }, nil
+	case "softplus":
+		return func(x *xb.Op) *xb.Op { return xb.Log1p(xb.Exp(x)) }, nil
+	}
+	return nil, c.Unsupported("activation %q", name)
+}
+
+// rnnInv are the loop-invariant values of one direction's recurrence.
+type rnnInv struct {
+	RT    *xb.Op // [H, G*H] (GRU linear_before_reset=0: z and r gates only)
+	RTh   *xb.Op // GRU linear_before_reset=0: [H, H] of the h gate
+	P     *xb.Op // LSTM peepholes [3H] (nil if none)
+	Rbh   *xb.Op // GRU linear_before_reset=1: [H] recurrent bias of h
+	Lens  *xb.Op // [B] s32 sequence lengths (nil if all full)
+	Clip  float64
+	Acts  []rnnAct
+	Kind  rnnKind
+	LBR   bool
+	IFrgt bool
+}
+
+func (v *rnnInv) list() []*xb.Op {
+	var out []*xb.Op
+	for _, o := range []*xb.Op{v.RT, v.RTh, v.P, v.Rbh, v.Lens} {
+		if o != nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// rebind is a copy of v with its ops replaced by ops, in list order.
+func (v *rnnInv) rebind(ops []*xb.Op) *rnnInv {
+	w := *v
+	k := 0
+	for _, p := range []**xb.Op{&w.RT, &w.RTh, &w.P, &w.Rbh, &w.Lens} {
+		if *p != nil {
+			*p = ops[k]
+			k++
+		}
+	}
+	return &w
+}
+
+func rnnMatmul(h, rt *xb.Op) *xb.Op {
+	return xb.DotGeneral(h, rt, xb.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{0}})
+}
+
+// step computes one time step: xw [B, G*H] (input projection plus biases),
+// h and c [B, H]; idx is the step's time index (s32 scalar, for lengths).
+// It returns the new h, c and the step's output.
+func (v *rnnInv) step(xw, h, cst, idx *xb.Op) (hn, cn, y *xb.Op) {
+	dims := h.Dims()
+	bsz, hid := dims[0], dims[1]
+	gate := func(x *xb.Op, k int64) *xb.Op { return xb.SliceAxis(x, 1, k*hid, (k+1)*hid) }
+	clip := func(x *xb.Op) *xb.Op {
+		if v.Clip > 0 {
+			return xb.Clamp(FullLike(x, -v.Clip), x, FullLike(x, v.Clip))
+		}
+		return x
+	}
+	switch v.Kind {
+	case rnnSimple:
+		hn = v.Acts[0](clip(xb.Add(xw, rnnMatmul(h, v.RT))))
+	case rnnGRU:
+		hr := rnnMatmul(h, v.RT)
+		z := v.Acts[0](clip(xb.Add(gate(xw, 0), gate(hr, 0))))
+		r := v.Acts[0](clip(xb.Add(gate(xw, 1), gate(hr, 1))))
+		var pre *xb.Op
+		if v.LBR {
+			rh := gate(hr, 2)
+			if v.Rbh != nil {
+				rh = xb.Add(rh, xb.BroadcastInDim(v.Rbh, []int64{bsz, hid}, 1))
+			}
+			pre = xb.Add(gate(xw, 2), xb.Mul(r, rh))
+		} else {
+			pre = xb.Add(gate(xw, 2), rnnMatmul(xb.Mul(r, h), v.RTh))
+		}
+		ht := v.Acts[1](clip(pre))
+		hn = xb.Add(xb.Mul(xb.Sub(FullLike(z, 1), z), ht), xb.Mul(z, h))
+	case rnnLSTM:
+		g := xb.Add(xw, rnnMatmul(h, v.RT))
+		peep := func(k int64, cc *xb.Op) *xb.Op {
+			if v.P == nil {
+				return nil
+			}
+			p := xb.SliceAxis(v.P, 0, k*hid, (k+1)*hid)
+			return xb.Mul(xb.BroadcastInDim(p, []int64{bsz, hid}, 1), cc)
+		}
+		addP := func(x, p *xb.Op) *xb.Op {
+			if p == nil {
+				return x
+			}
+			return xb.Add(x, p)
+		}
+		i := v.Acts[0](clip(addP(gate(g, 0), peep(0, cst))))
+		var f *xb.Op
+		if v.IFrgt {
+			f = xb.Sub(FullLike(i, 1), i)
+		} else {
+			f = v.Acts[0](clip(addP(gate(g, 2), peep(2, cst))))
+		}
+		ct := v.Acts[1](clip(gate(g, 3)))
+		cn = xb.Add(xb.Mul(f, cst), xb.Mul(i, ct))
+		o := v.Acts[0](clip(addP(gate(g, 1), peep(1, cn))))
+		hn = xb.Mul(o, v.Acts[2](cn))
+	}
+	y = hn
+	if v.Lens != nil {
+		b := h.Builder()
+		m := xb.Lt(xb.BroadcastInDim(idx, []int64{bsz}), v.Lens)
+		m = xb.BroadcastInDim(m, []int64{bsz, hid}, 0)
+		hn = xb.Select(m, hn, h)
+		if cn != nil {
+			cn = xb.Select(m, cn, cst)
+		}
+		y = xb.Select(m, y, b.Full(y.DType(), 0, bsz, hid))
+	}
+	return hn, cn, y
+}
+
+func lowerRNN(c *Ctx, kind rnnKind) error {
+	gates := map[rnnKind]int64{rnnSimple: 1, rnnGRU: 3, rnnLSTM: 4}[kind]
+	x, w, r := c.Input(0), c.Input(1), c.Input(2)
+	if x == nil || w == nil || r == nil {
+		return c.Errorf("X, W and R are required")
+	}
+	if x.Rank() != 3 || w.Rank() != 3 || r.Rank() != 3 {
+		return c.Errorf("X, W and R must have rank 3")
+	}
+	dt := x.DType()
+	if !dt.IsFloat() {
+		return c.Unsupported("element type %s", dt)
+	}
+	layout := c.Node.Int("layout", 0)
+	if layout == 1 {
+		x = xb.Transpose(x, 1, 0, 2)
+	}
+	xd := x.Dims()
+	T, bsz := xd[0], xd[1]
+	nd := int64(1)
+	dir := c.Node.Str("direction", "forward")
+	switch dir {
+	case "forward", "reverse":
+	case "bidirectional":
+		nd = 2
+	default:
+		return c.Errorf("direction %q", dir)
+	}
+	hid := c.Node.Int("hidden_size", r.Dims()[2])
+	if w.Dims()[0] != nd || w.Dims()[1] != gates*hid || r.Dims()[1] != gates*hid || r.Dims()[2] != hid || w.Dims()[2] != xd[2] {
+		return c.Errorf("W %v / R %v do not fit X %v, hidden size %d and %d directions", w.Dims(), r.Dims(), xd, hid, nd)
+	}
+	nActs := map[rnnKind]int{rnnSimple: 1, rnnGRU: 2, rnnLSTM: 3}[kind]
+	names := c.Node.Strs("activations")
+	if len(names) == 0 {
+		names = map[rnnKind][]string{rnnSimple: {"Tanh"}, rnnGRU: {"Sigmoid", "Tanh"}, rnnLSTM: {"Sigmoid", "Tanh", "Tanh"}}[kind]
+	}
+	if len(names) == nActs && nd == 2 {
+		names = append(names, names...)
+	}
+	if len(names) != nActs*int(nd) {
+		return c.Errorf("%d activations for %d directions", len(names), nd)
+	}
+	alphas := append([]float32(nil), c.Node.Floats("activation_alpha")...)
+	betas := append([]float32(nil), c.Node.Floats("activation_beta")...)
+	acts := make([]rnnAct, len(names))
+	for i, n := range names {
+		a, err := rnnActivation(c, n, &alphas, &betas)
+		if err != nil {
+			return err
+		}
+		acts[i] = a
+	}
+	var clip float64
+	if c.Node.Has("clip") {
+		clip = float64(c.Node.Float("clip", 0))
+	}
+	bias := c.Input(3)
+	// Sequence lengths: dropped when known and all full.
+	var lens *xb.Op
+	if c.Has(4) {
+		full := false
+		if t := c.In[4].Const; t != nil {
+			if v, err := Int64s(t); err == nil {
+				full = true
+				for _, l := range v {
+					full = full && l == T
+				}
+			}
+		}
+		if !full {
+			lens = xb.Convert(c.Input(4), hlo.S32)
+			if lens.Rank() != 1 || lens.Dims()[0] != bsz {
+				return c.Errorf("sequence_lens must be [%d]", bsz)
+			}
+		}
+	}
+	initState := func(i int) *xb.Op {
+		s := c.Input(i)
+		if s == nil {
+			return nil
+		}
+		if layout == 1 {
+			s = xb.Transpose(s, 1, 0, 2)
+		}
+		return s
+	}
+	h0, c0 := initState(5), (*xb.Op)(nil)
+	var peep *xb.Op
+	if kind == rnnLSTM {
+		c0, peep = initState(6), c.Input(7)
+	}
+	lbr := kind == rnnGRU && c.Node.Int("linear_before_reset", 0) != 0
+	GH := gates * hid
+
+	var ys, hs, cs []*xb.Op
+	for d := int64(0); d < nd; d++ {
+		reverse := dir == "reverse" || d == 1
+		wd := xb.Reshape(xb.SliceAxis(w, 0, d, d+1), GH, xd[2])
+		rd := xb.Reshape(xb.SliceAxis(r, 0, d, d+1), GH, hid)
+		xw := xb.DotGeneral(x, wd, xb.DotDims{LhsContracting: []int64{2}, RhsContracting: []int64{1}}) // [T, B, GH]
+		inv := &rnnInv{Clip: clip, Acts: acts[int(d)*nActs : int(d+1)*nActs], Kind: kind, LBR: lbr,
+			IFrgt: kind == rnnLSTM && c.Node.Int("input_forget", 0) != 0, Lens: lens}
+		if bias != nil {
+			bd := xb.Reshape(xb.SliceAxis(bias, 0, d, d+1), 2*GH)
+			wb, rb := xb.SliceAxis(bd, 0, 0, GH), xb.SliceAxis(bd, 0, GH, 2*GH)
+			if lbr {
+				inv.Rbh = xb.SliceAxis(rb, 0, 2*hid, 3*hid)
+				rb = xb.Concatenate(0, xb.SliceAxis(rb, 0, 0, 2*hid), c.B.Full(dt, 0, hid))
+			}
+			xw = xb.Add(xw, xb.BroadcastInDim(xb.Add(wb, rb), []int64{T, bsz, GH}, 2))
+		}
+		rt := xb.Transpose(rd, 1, 0) // [H, GH]
+		if kind == rnnGRU && !lbr {
+			inv.RT, inv.RTh = xb.SliceAxis(rt, 1, 0, 2*hid), xb.SliceAxis(rt, 1, 2*hid, 3*hid)
+		} else {
+			inv.RT = rt
+		}
+		if peep != nil {
+			inv.P = xb.Reshape(xb.SliceAxis(peep, 0, d, d+1), 3*hid)
+		}
+		h := c.B.Full(dt, 0, bsz, hid)
+		if h0 != nil {
+			h = xb.Reshape(xb.SliceAxis(h0, 0, d, d+1), bsz, hid)
+		}
+		var cst *xb.Op
+		if kind == rnnLSTM {
+			cst = c.B.Full(dt, 0, bsz, hid)
+			if c0 != nil {
+				cst = xb.Reshape(xb.SliceAxis(c0, 0, d, d+1), bsz, hid)
+			}
+		}
+		var y *xb.Op
+		if T <= rnnUnrollMax {
+			y, h, cst = rnnUnrolled(c.B, inv, xw, h, cst, reverse)
+		} else {
+			y, h, cst = rnnWhile(c.B, inv, xw, h, cst, reverse, c.Node.Input(0) != "" && len(c.Node.Outputs) > 0 && c.Node.Outputs[0] != "")
+		}
+		ys, hs, cs = append(ys, y), append(hs, h), append(cs, cst)
+	}
+	// Y: [T, nd, B, H]; Y_h, Y_c: [nd, B, H] (layout 1: batch first).
+	if len(c.Node.Outputs) > 0 && c.Node.Outputs[0] != "" {
+		parts := make([]*xb.Op, nd)
+		for d := range parts {
+			parts[d] = xb.Reshape(ys[d], T, 1, bsz, hid)
+		}
+		y := parts[0]
+		if nd > 1 {
+			y = xb.Concatenate(1, parts...)
+		}
+		if layout == 1 {
+			y = xb.Transpose(y, 2, 0, 1, 3)
+		}
+		c.Set(0, y)
+	}
+	stack := func(xs []*xb.Op) *xb.Op {
+		parts := make([]*xb.Op, len(xs))
+		for d := range xs {
+			parts[d] = xb.Reshape(xs[d], 1, bsz, hid)
+		}
+		s := parts[0]
+		if len(parts) > 1 {
+			s = xb.Concatenate(0, parts...)
+		}
+		if layout == 1 {
+			s = xb.Transpose(s, 1, 0, 2)
+		}
+		return s
+	}
+	c.Set(1, stack(hs))
+	if kind == rnnLSTM {
+		c.Set(2, stack(cs))
+	}
+	return nil
+}
+
+// rnnUnrolled runs the recurrence as straight-line code. It returns Y
+// [T, B, H] in time order and the final h and c.
+func rnnUnrolled(b *xb.Builder, inv *rnnInv, xw, h, cst *xb.Op, reverse bool) (y, hn, cn *xb.Op) {
+	d := xw.Dims()
+	T, bsz, gh := d[0], d[1], d[2]
+	hid := h.Dims()[1]
+	ys := make([]*xb.Op, T)
+	for k := int64(0); k < T; k++ {
+		t := k
+		if reverse {
+			t = T - 1 - k
+		}
+		xt := xb.Reshape(xb.SliceAxis(xw, 0, t, t+1), bsz, gh)
+		var yt *xb.Op
+		h, cst, yt = inv.step(xt, h, cst, b.ScalarOf(hlo.S32, float64(t)))
+		ys[t] = xb.Reshape(yt, 1, bsz, hid)
+	}
+	return xb.Concatenate(0, ys...), h, cst
+}
+
+// rnnWhile runs the recurrence as an HLO while loop whose state is (step,
+// h, c, XW, Y, invariants...).
+func rnnWhile(b *xb.Builder, inv *rnnInv, xw, h, cst *xb.Op, reverse, wantY bool) (y, hn, cn *xb.Op) {
+	d := xw.Dims()
+	T, bsz, gh := d[0], d[1], d[2]
+	hid := h.Dims()[1]
+	dt := h.DType()
+	state := []*xb.Op{b.ScalarOf(hlo.S32, 0), h, xw}
+	hasC := cst != nil
+	if hasC {
+		state = append(state, cst)
+	}
+	if wantY {
+		state = append(state, b.Full(dt, 0, T, bsz, hid))
+	}
+	nFixed := len(state)
+	state = append(state, inv.list()...)
+	res := xb.While(b.Tuple(state...),
+		func(sb *xb.Builder, s *xb.Op) *xb.Op {
+			return xb.Lt(xb.GetTupleElement(s, 0), sb.ScalarOf(hlo.S32, float64(T)))
+		},
+		func(sb *xb.Builder, s *xb.Op) *xb.Op {
+			el := xb.Split(s)
+			i, h, xw := el[0], el[1], el[2]
+			k := 3
+			var cst, yacc *xb.Op
+			if hasC {
+				cst = el[k]
+				k++
+			}
+			if wantY {
+				yacc = el[k]
+				k++
+			}
+			v := inv.rebind(el[nFixed:])
+			idx := i
+			if reverse {
+				idx = xb.Sub(sb.ScalarOf(hlo.S32, float64(T-1)), i)
+			}
+			zero := sb.ScalarOf(hlo.S32, 0)
+			xt := xb.Reshape(xb.DynamicSlice(xw, []*xb.Op{idx, zero, zero}, 1, bsz, gh), bsz, gh)
+			hn, cn, yt := v.step(xt, h, cst, idx)
+			out := []*xb.Op{xb.Add(i, sb.ScalarOf(hlo.S32, 1)), hn, xw}
+			if hasC {
+				out = append(out, cn)
+			}
+			if wantY {
+				out = append(out, xb.DynamicUpdateSlice(yacc, xb.Reshape(yt, 1, bsz, hid), idx, zero, zero))
+			}
+			out = append(out, el[nFixed:]...)
+			return sb.Tuple(out...)
+		})
+	hn = xb.GetTupleElement(res, 1)
+	k := 3
+	if hasC {
+		cn = xb.GetTupleElement(res, k)
+		k++
+	}
+	if wantY {
+		y = xb.GetTupleElement(res, k)
+	} else {
+		y = b.Full(dt, 0, T, bsz, hid)
+	}
+	return y, hn, cn
+}
