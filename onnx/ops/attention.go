@@ -14,6 +14,7 @@ import (
 func init() {
 	Register(Op{Name: "Attention", Since: 23, Lower: lowerAttention})
 	Register(Op{Name: "RotaryEmbedding", Since: 23, Lower: lowerRotary})
+	Register(Op{Name: "FlexAttention", Domain: "ai.onnx.preview", Since: 1, Lower: lowerFlexAttention})
 }
 
 // attnCalcType is the type attention math runs in: f32 for narrow floats.
@@ -280,5 +281,63 @@ func lowerRotary(c *Ctx) error {
 	} else {
 		c.Set(0, xb.Transpose(rot, 0, 2, 1, 3))
 	}
+	return nil
+}
+
+// lowerFlexAttention: scaled Q·Kᵀ in f32, the score_mod subgraph on the
+// scores [B, H, L, S], softmax, the prob_mod subgraph on the
+// probabilities, then ·V. The subgraphs are inlined.
+func lowerFlexAttention(c *Ctx) error {
+	q, k, v := c.Input(0), c.Input(1), c.Input(2)
+	if q == nil || k == nil || v == nil || q.Rank() != 4 || k.Rank() != 4 || v.Rank() != 4 {
+		return c.Errorf("Q, K and V must be 4-D")
+	}
+	dt := q.DType()
+	ct := attnCalcType(dt)
+	qd, kd := q.Dims(), k.Dims()
+	if kd[1] == 0 || qd[1]%kd[1] != 0 || v.Dims()[1] != kd[1] {
+		return c.Errorf("%d query heads and %d key/value heads", qd[1], kd[1])
+	}
+	scale := 1 / math.Sqrt(float64(qd[3]))
+	if c.Node.Has("scale") {
+		scale = float64(c.Node.Float("scale", 0))
+	}
+	ss := math.Sqrt(scale)
+	qc, kc, vc := xb.Convert(q, ct), xb.Convert(k, ct), xb.Convert(v, ct)
+	qc = xb.Mul(qc, FullLike(qc, ss))
+	kc = xb.Mul(kc, FullLike(kc, ss))
+	scores := attnScores(qc, kc)
+	mod := func(name string, x *xb.Op) (*xb.Op, error) {
+		g, ok := c.Node.Graphs[name]
+		if !ok || g == nil {
+			return x, nil
+		}
+		if c.Sub == nil {
+			return nil, c.Unsupported("%s subgraph cannot be lowered here", name)
+		}
+		if len(g.Inputs) != 1 || len(g.Outputs) != 1 {
+			return nil, c.Errorf("%s must have one input and one output", name)
+		}
+		outs, err := c.Sub.LowerSubgraph(c.B, g, []*Val{FromOp(x)}, nil)
+		if err != nil {
+			return nil, err
+		}
+		y := outs[0].In(c.B)
+		if y == nil {
+			return nil, c.Errorf("%s output is not a tensor", name)
+		}
+		y = xb.BroadcastTo(xb.Convert(y, ct), x.Dims()...)
+		return y, nil
+	}
+	scores, err := mod("score_mod", scores)
+	if err != nil {
+		return err
+	}
+	p := attnSoftmax(scores)
+	p, err = mod("prob_mod", p)
+	if err != nil {
+		return err
+	}
+	c.Set(0, xb.Convert(attnApply(p, vc), dt))
 	return nil
 }
