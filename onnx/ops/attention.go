@@ -246,10 +246,10 @@ func lowerRotary(c *Ctx) error {
 			t = xb.Reshape(t, 1, td[0], td[1])
 		}
 		td = t.Dims()
-		if td[len(td)-1] != half {
+		if len(td) != 3 || td[2] != half {
 			return nil
 		}
-		return xb.Convert(xb.BroadcastInDim(t, bd, 0, 1, 3), dt)
+		return xb.Convert(xb.BroadcastTo(xb.Reshape(t, td[0], td[1], 1, half), bd...), dt)
 	}
 	cs, sn = bc(cs), bc(sn)
 	if cs == nil || sn == nil {

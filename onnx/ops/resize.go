@@ -65,6 +65,15 @@ func resizeNearestCoeffs(ratio float64, isInt bool, mode string) ([]float64, boo
 	return nil, false
 }
 
+// resizeSimpleNearest is opset 10's nearest rounding (as ONNX Runtime):
+// ceil when downsampling, floor otherwise.
+func resizeSimpleNearest(scale float64) string {
+	if scale < 1 {
+		return "ceil"
+	}
+	return "floor"
+}
+
 func resizeCubic(x, a float64) float64 {
 	x = math.Abs(x)
 	x2, x3 := x*x, x*x*x
@@ -80,6 +89,9 @@ func resizeCubic(x, a float64) float64 {
 func resizeCoeffs(o *resizeOpts, ratio float64, isInt bool, scale float64) ([]float64, bool) {
 	switch o.mode {
 	case "nearest":
+		if o.nearest == "simple" {
+			return resizeNearestCoeffs(ratio, isInt, resizeSimpleNearest(scale))
+		}
 		return resizeNearestCoeffs(ratio, isInt, o.nearest)
 	case "linear":
 		if !o.antialias {
@@ -164,6 +176,8 @@ func resizePlan(o *resizeOpts, in, out int64, scale, roiStart, roiEnd float64) (
 			}
 		case "half_pixel":
 			xo = (x+0.5)/scale - 0.5
+		case "tf_half_pixel_for_nn":
+			xo = (x + 0.5) / scale
 		case "half_pixel_symmetric":
 			adj := float64(out) / outW
 			center := fin / 2
@@ -279,7 +293,7 @@ func lowerResize(c *Ctx) error {
 	}
 	var scalesIn, sizesIn, roiIn []float64
 	if c.Opset < 11 {
-		o.ctm, o.nearest = "asymmetric", "floor"
+		o.ctm, o.nearest = "asymmetric", "simple"
 		s, err := c.ConstFloats(1)
 		if err != nil {
 			return err
