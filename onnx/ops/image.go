@@ -1,0 +1,204 @@
+package ops
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	_ "image/gif" // registers the GIF decoder
+	_ "image/jpeg"
+	_ "image/png"
+	"strconv"
+
+	_ "golang.org/x/image/bmp" // registers the BMP decoder
+	_ "golang.org/x/image/tiff"
+	_ "golang.org/x/image/webp"
+
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/onnx"
+)
+
+// ImageDecoder decodes on the host with Go's image decoders (PNG, JPEG,
+// GIF, BMP, TIFF, WebP) and a small PNM reader. JPEG pixels may differ
+// in the last bits from libjpeg's (another IDCT and chroma upsampling).
+
+func init() {
+	Register(Op{Name: "ImageDecoder", Since: 20, Host: hostImageDecoder})
+}
+
+func hostImageDecoder(h *HostCtx) error {
+	x := h.Tensor(0)
+	if x == nil || x.IsString() || x.Lit.DType() != hlo.U8 {
+		return h.Errorf("input must be a uint8 tensor")
+	}
+	data, ok := x.Lit.Data().([]uint8)
+	if !ok {
+		return h.Errorf("input must be a uint8 tensor")
+	}
+	format := h.Node.Str("pixel_format", "RGB")
+	if format != "RGB" && format != "BGR" && format != "Grayscale" {
+		return h.Errorf("unknown pixel_format %q", format)
+	}
+	img, err := imageDecode(data)
+	if err != nil {
+		return h.Errorf("decoding the image: %v", err)
+	}
+	bd := img.Bounds()
+	w, ht := bd.Dx(), bd.Dy()
+	ch := 3
+	if format == "Grayscale" {
+		ch = 1
+	}
+	out := hlo.NewLiteral(hlo.ArrayShape(hlo.U8, int64(ht), int64(w), int64(ch)))
+	px := out.Data().([]uint8)
+	for y := 0; y < ht; y++ {
+		for xx := 0; xx < w; xx++ {
+			r, g, b := imageRGB(img, bd.Min.X+xx, bd.Min.Y+y)
+			o := (y*w + xx) * ch
+			switch format {
+			case "RGB":
+				px[o], px[o+1], px[o+2] = r, g, b
+			case "BGR":
+				px[o], px[o+1], px[o+2] = b, g, r
+			default:
+				if gi, ok := img.(*image.Gray); ok {
+					px[o] = gi.GrayAt(bd.Min.X+xx, bd.Min.Y+y).Y
+				} else {
+					// ITU-R 601-2 luma, as PIL's convert("L")
+					px[o] = uint8((uint32(r)*19595 + uint32(g)*38470 + uint32(b)*7471 + 0x8000) >> 16)
+				}
+			}
+		}
+	}
+	h.Set(0, onnx.LiteralValue(out))
+	return nil
+}
+
+// imageRGB is the 8-bit RGB of a pixel (alpha dropped, not
+// premultiplied).
+func imageRGB(img image.Image, x, y int) (r, g, b uint8) {
+	switch m := img.(type) {
+	case *image.YCbCr:
+		c := m.YCbCrAt(x, y)
+		return color.YCbCrToRGB(c.Y, c.Cb, c.Cr)
+	case *image.Gray:
+		v := m.GrayAt(x, y).Y
+		return v, v, v
+	case *image.RGBA:
+		c := m.RGBAAt(x, y)
+		if c.A == 255 {
+			return c.R, c.G, c.B
+		}
+	case *image.NRGBA:
+		c := m.NRGBAAt(x, y)
+		return c.R, c.G, c.B
+	}
+	c := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA)
+	return c.R, c.G, c.B
+}
+
+// imageDecode decodes any registered format, or PNM (P2, P3, P5, P6).
+func imageDecode(data []byte) (image.Image, error) {
+	if len(data) >= 2 && data[0] == 'P' && data[1] >= '1' && data[1] <= '6' {
+		return imageDecodePNM(data)
+	}
+	img, _, err := image.Decode(bytes.NewReader(data))
+	return img, err
+}
+
+type imageError string
+
+func (e imageError) Error() string { return string(e) }
+
+func imageDecodePNM(data []byte) (image.Image, error) {
+	kind := data[1]
+	if kind == '1' || kind == '4' {
+		return nil, imageError("PBM bitmaps are not supported")
+	}
+	pos := 2
+	// header fields: width, height, maxval, separated by whitespace and
+	// comments
+	field := func() (int, error) {
+		for pos < len(data) {
+			c := data[pos]
+			if c == '#' {
+				for pos < len(data) && data[pos] != '\n' {
+					pos++
+				}
+				continue
+			}
+			if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' {
+				pos++
+				continue
+			}
+			break
+		}
+		start := pos
+		for pos < len(data) && data[pos] >= '0' && data[pos] <= '9' {
+			pos++
+		}
+		if start == pos {
+			return 0, imageError("bad PNM header")
+		}
+		return strconv.Atoi(string(data[start:pos]))
+	}
+	w, err := field()
+	if err != nil {
+		return nil, err
+	}
+	ht, err := field()
+	if err != nil {
+		return nil, err
+	}
+	maxv, err := field()
+	if err != nil {
+		return nil, err
+	}
+	if w <= 0 || ht <= 0 || maxv <= 0 || maxv > 65535 || w > 1<<16 || ht > 1<<16 {
+		return nil, imageError("bad PNM size or maxval")
+	}
+	ch := 3
+	if kind == '2' || kind == '5' {
+		ch = 1
+	}
+	n := w * ht * ch
+	vals := make([]int, n)
+	if kind == '5' || kind == '6' {
+		pos++ // the single whitespace after maxval
+		bpv := 1
+		if maxv > 255 {
+			bpv = 2
+		}
+		if pos+n*bpv > len(data) {
+			return nil, imageError("truncated PNM data")
+		}
+		for i := range vals {
+			if bpv == 1 {
+				vals[i] = int(data[pos+i])
+			} else {
+				vals[i] = int(data[pos+2*i])<<8 | int(data[pos+2*i+1])
+			}
+		}
+	} else {
+		for i := range vals {
+			if vals[i], err = field(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	scale := func(v int) uint8 { return uint8(min(v, maxv) * 255 / maxv) }
+	if ch == 1 {
+		img := image.NewGray(image.Rect(0, 0, w, ht))
+		for i, v := range vals {
+			img.Pix[i] = scale(v)
+		}
+		return img, nil
+	}
+	img := image.NewNRGBA(image.Rect(0, 0, w, ht))
+	for i := 0; i < w*ht; i++ {
+		img.Pix[4*i] = scale(vals[3*i])
+		img.Pix[4*i+1] = scale(vals[3*i+1])
+		img.Pix[4*i+2] = scale(vals[3*i+2])
+		img.Pix[4*i+3] = 255
+	}
+	return img, nil
+}
