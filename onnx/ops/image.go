@@ -38,9 +38,12 @@ func hostImageDecoder(h *HostCtx) error {
 	if format != "RGB" && format != "BGR" && format != "Grayscale" {
 		return h.Errorf("unknown pixel_format %q", format)
 	}
-	img, err := imageDecode(data)
+	img, kind, err := imageDecode(data)
 	if err != nil {
 		return h.Errorf("decoding the image: %v", err)
+	}
+	if yc, ok := img.(*image.YCbCr); ok && kind == "webp" && yc.SubsampleRatio == image.YCbCrSubsampleRatio420 {
+		img = imageWebPToRGB(yc)
 	}
 	bd := img.Bounds()
 	w, ht := bd.Dx(), bd.Dy()
@@ -97,12 +100,77 @@ func imageRGB(img image.Image, x, y int) (r, g, b uint8) {
 }
 
 // imageDecode decodes any registered format, or PNM (P2, P3, P5, P6).
-func imageDecode(data []byte) (image.Image, error) {
+func imageDecode(data []byte) (image.Image, string, error) {
 	if len(data) >= 2 && data[0] == 'P' && data[1] >= '1' && data[1] <= '6' {
-		return imageDecodePNM(data)
+		img, err := imageDecodePNM(data)
+		return img, "pnm", err
 	}
-	img, _, err := image.Decode(bytes.NewReader(data))
-	return img, err
+	return image.Decode(bytes.NewReader(data))
+}
+
+// imageWebPToRGB converts a lossy WebP's 4:2:0 planes to RGB the way
+// libwebp does: "fancy" chroma upsampling (each output pixel mixes the
+// nearest chroma samples 9:3:3:1, through libwebp's integer diagonal
+// averages) and its 14-bit fixed-point BT.601 conversion.
+func imageWebPToRGB(m *image.YCbCr) *image.NRGBA {
+	b := m.Bounds()
+	w, ht := b.Dx(), b.Dy()
+	out := image.NewNRGBA(image.Rect(0, 0, w, ht))
+	cw, chh := (w+1)/2, (ht+1)/2
+	crow := func(plane []uint8, r int) []uint8 {
+		r = min(max(r, 0), chh-1)
+		return plane[r*m.CStride : r*m.CStride+cw]
+	}
+	us, vs := make([]int, w), make([]int, w)
+	for y := 0; y < ht; y++ {
+		near := y / 2
+		far := near - 1
+		if y%2 == 1 {
+			far = near + 1
+		}
+		imageFancyRow(us, crow(m.Cb, near), crow(m.Cb, far), w)
+		imageFancyRow(vs, crow(m.Cr, near), crow(m.Cr, far), w)
+		yrow := m.Y[y*m.YStride:]
+		dst := out.Pix[y*out.Stride:]
+		for x := 0; x < w; x++ {
+			yy, u, v := int(yrow[x]), us[x], vs[x]
+			dst[4*x] = imageClip8(imageMultHi(yy, 19077) + imageMultHi(v, 26149) - 14234)
+			dst[4*x+1] = imageClip8(imageMultHi(yy, 19077) - imageMultHi(u, 6419) - imageMultHi(v, 13320) + 8708)
+			dst[4*x+2] = imageClip8(imageMultHi(yy, 19077) + imageMultHi(u, 33050) - 17685)
+			dst[4*x+3] = 255
+		}
+	}
+	return out
+}
+
+func imageMultHi(v, c int) int { return (v * c) >> 8 }
+
+func imageClip8(v int) uint8 {
+	switch {
+	case v&^(256<<6-1) == 0:
+		return uint8(v >> 6)
+	case v < 0:
+		return 0
+	}
+	return 255
+}
+
+// imageFancyRow upsamples one chroma row pair horizontally into dst (w
+// samples): n is the nearer chroma row, f the farther one.
+func imageFancyRow(dst []int, n, f []uint8, w int) {
+	dst[0] = (3*int(n[0]) + int(f[0]) + 2) >> 2
+	last := (w - 1) >> 1
+	for k := 1; k <= last; k++ {
+		tl, t, l, c := int(n[k-1]), int(n[k]), int(f[k-1]), int(f[k])
+		avg := tl + t + l + c + 8
+		d12 := (avg + 2*(t+l)) >> 3
+		d03 := (avg + 2*(tl+c)) >> 3
+		dst[2*k-1] = (d12 + tl) >> 1
+		dst[2*k] = (d03 + t) >> 1
+	}
+	if w%2 == 0 {
+		dst[w-1] = (3*int(n[last]) + int(f[last]) + 2) >> 2
+	}
 }
 
 type imageError string
