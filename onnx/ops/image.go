@@ -45,6 +45,11 @@ func hostImageDecoder(h *HostCtx) error {
 	if yc, ok := img.(*image.YCbCr); ok && kind == "webp" && yc.SubsampleRatio == image.YCbCrSubsampleRatio420 {
 		img = imageWebPToRGB(yc)
 	}
+	if yc, ok := img.(*image.YCbCr); ok && kind == "jpeg" {
+		if rgb := imageJPEGToRGB(yc); rgb != nil {
+			img = rgb
+		}
+	}
 	bd := img.Bounds()
 	w, ht := bd.Dx(), bd.Dy()
 	ch := 3
@@ -104,6 +109,9 @@ func imageDecode(data []byte) (image.Image, string, error) {
 	if len(data) >= 2 && data[0] == 'P' && data[1] >= '1' && data[1] <= '6' {
 		img, err := imageDecodePNM(data)
 		return img, "pnm", err
+	}
+	if img, ok, err := imageDecodeJPEG(data); ok && err == nil {
+		return img, "jpeg", nil
 	}
 	return image.Decode(bytes.NewReader(data))
 }
@@ -269,4 +277,97 @@ func imageDecodePNM(data []byte) (image.Image, error) {
 		img.Pix[4*i+3] = 255
 	}
 	return img, nil
+}
+
+// imageJPEGToRGB converts a JPEG's planes to RGB the way libjpeg does by
+// default: "fancy" (triangle-filter) upsampling of 2x subsampled chroma
+// and its table-driven fixed-point YCbCr conversion.
+func imageJPEGToRGB(m *image.YCbCr) *image.NRGBA {
+	b := m.Bounds()
+	w, ht := b.Dx(), b.Dy()
+	hs, vs := 1, 1
+	switch m.SubsampleRatio {
+	case image.YCbCrSubsampleRatio444:
+	case image.YCbCrSubsampleRatio422:
+		hs = 2
+	case image.YCbCrSubsampleRatio420:
+		hs, vs = 2, 2
+	case image.YCbCrSubsampleRatio440:
+		vs = 2
+	default:
+		return nil
+	}
+	cw, chh := (w+hs-1)/hs, (ht+vs-1)/vs
+	up := func(plane []uint8) []int {
+		out := make([]int, w*ht)
+		at := func(x, y int) int {
+			x, y = min(max(x, 0), cw-1), min(max(y, 0), chh-1)
+			return int(plane[y*m.CStride+x])
+		}
+		row := make([]int, cw)
+		for y := 0; y < ht; y++ {
+			cy := y / vs
+			if vs == 2 {
+				other := cy - 1
+				if y%2 == 1 {
+					other = cy + 1
+				}
+				for x := 0; x < cw; x++ {
+					row[x] = 3*at(x, cy) + at(x, other)
+				}
+			} else {
+				for x := 0; x < cw; x++ {
+					row[x] = at(x, cy)
+				}
+			}
+			for x := 0; x < w; x++ {
+				cx := x / hs
+				var v int
+				switch {
+				case hs == 2 && vs == 2:
+					this := row[cx]
+					if x%2 == 0 {
+						last := row[max(cx-1, 0)]
+						v = (this*3 + last + 8) >> 4
+					} else {
+						next := row[min(cx+1, cw-1)]
+						v = (this*3 + next + 7) >> 4
+					}
+				case hs == 2:
+					this := row[cx]
+					if x%2 == 0 {
+						v = (this*3 + row[max(cx-1, 0)] + 1) >> 2
+					} else {
+						v = (this*3 + row[min(cx+1, cw-1)] + 2) >> 2
+					}
+				case vs == 2:
+					v = (row[cx] + 1) >> 2
+					if y%2 == 1 {
+						v = (row[cx] + 2) >> 2
+					}
+				default:
+					v = row[cx]
+				}
+				out[y*w+x] = v
+			}
+		}
+		return out
+	}
+	cb, cr := up(m.Cb), up(m.Cr)
+	out := image.NewNRGBA(image.Rect(0, 0, w, ht))
+	const one = 1 << 16
+	fix := func(f float64) int { return int(f*one + 0.5) }
+	clip := func(v int) uint8 { return uint8(min(max(v, 0), 255)) }
+	for y := 0; y < ht; y++ {
+		for x := 0; x < w; x++ {
+			yy := int(m.Y[y*m.YStride+x])
+			u, v := cb[y*w+x]-128, cr[y*w+x]-128
+			r := yy + ((fix(1.40200)*v + one/2) >> 16)
+			g := yy + ((-fix(0.34414)*u + one/2 - fix(0.71414)*v) >> 16)
+			bb := yy + ((fix(1.77200)*u + one/2) >> 16)
+			o := y*out.Stride + 4*x
+			out.Pix[o], out.Pix[o+1], out.Pix[o+2], out.Pix[o+3] = clip(r), clip(g), clip(bb), 255
+		}
+	}
+	return out
 }
