@@ -273,6 +273,9 @@ func hostTfIdfVectorizer(h *HostCtx) error {
 	pool := map[string]gram{}
 	outLen := int64(0)
 	for _, ix := range indexes {
+		if ix < 0 {
+			return h.Errorf("negative ngram_indexes entry %d", ix)
+		}
 		outLen = max(outLen, ix+1)
 	}
 	pos := 0 // index into ngram_indexes
@@ -305,6 +308,8 @@ func hostTfIdfVectorizer(h *HostCtx) error {
 	dims := x.Dims()
 	var rows, cols int
 	switch len(dims) {
+	case 0:
+		rows, cols = 1, 1
 	case 1:
 		rows, cols = 1, int(dims[0])
 	case 2:
