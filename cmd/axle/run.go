@@ -70,7 +70,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if isONNX(path) {
 		return runONNX(onnxRun{path: path, inputs: *inputs, saveOutputs: *saveOutputs, dumpTo: *dumpTo,
 			backend: *backend, threads: *threads, warmup: *warmup, repeat: *repeat, seed: *seed,
-			asJSON: *asJSON, logPlacement: *logPlacement, noSoft: *noSoft, noCluster: *noCluster}, stdout, stderr)
+			asJSON: *asJSON, logPlacement: *logPlacement, noSoft: *noSoft, noCluster: *noCluster, profile: *profile}, stdout, stderr)
 	}
 	start := time.Now()
 	mods, in, err := loadForRun(path, *inputs, *argsFile, stderr)

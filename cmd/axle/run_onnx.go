@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/axle-ml/axle"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/npy"
@@ -24,7 +25,7 @@ type onnxRun struct {
 	threads, warmup, repeat           int
 	seed                              uint64
 	asJSON, logPlacement, noSoft      bool
-	noCluster                         bool
+	noCluster, profile                bool
 }
 
 // isONNX says whether a file given to axle run is an ONNX model.
@@ -36,7 +37,7 @@ func isONNX(path string) bool { return strings.HasSuffix(strings.ToLower(path), 
 func runONNX(o onnxRun, stdout, stderr io.Writer) int {
 	start := time.Now()
 	opts := graph.Options{Backend: o.backend, Threads: o.threads, DumpDir: o.dumpTo,
-		NoSoftPlacement: o.noSoft, NoClustering: o.noCluster}
+		NoSoftPlacement: o.noSoft, NoClustering: o.noCluster, Compile: axle.CompileOptions{Profile: o.profile}}
 	if o.logPlacement {
 		opts.LogPlacement = stdout
 	}
@@ -100,6 +101,9 @@ func runONNX(o onnxRun, stdout, stderr io.Writer) int {
 	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 	fmt.Fprintf(stdout, "load and first run %.3f ms; run min %.3f ms, median %.3f ms, max %.3f ms over %d runs\n",
 		ms(first), ms(times[0]), ms(times[len(times)/2]), ms(times[len(times)-1]), len(times))
+	if o.profile {
+		fmt.Fprint(stdout, sess.ProfileTable(25))
+	}
 	if o.asJSON {
 		line, _ := json.Marshal(map[string]any{
 			"compile_ms": ms(first),

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/axle-ml/axle"
@@ -215,7 +216,7 @@ func (s *Session) compileCluster(p *plan, u *unit, args map[string]*onnx.Value, 
 	if s.opts.DumpDir != "" {
 		s.dump(u, key, m)
 	}
-	exe, err := u.dev.client.Compile(m, axle.CompileOptions{})
+	exe, err := u.dev.client.Compile(m, s.opts.Compile)
 	if err != nil {
 		s.refuse(u, c, err)
 		return
@@ -351,4 +352,20 @@ func runHost(op *ops.Op, h *ops.HostCtx) (err error) {
 		}
 	}()
 	return op.Host(h)
+}
+
+// ProfileTable is, for each compiled cluster of the main graph (compiled
+// with Options.Compile.Profile), the table of its n slowest kernels.
+func (s *Session) ProfileTable(n int) string {
+	var b strings.Builder
+	for _, u := range s.plan.units {
+		u.cache.Range(func(key, v any) bool {
+			c := v.(*compiled)
+			if c.exe != nil {
+				fmt.Fprintf(&b, "%s (signature %s):\n%s", u, key, c.exe.ProfileTable(n))
+			}
+			return true
+		})
+	}
+	return b.String()
 }

@@ -32,6 +32,9 @@ type Options struct {
 	// DumpDir, if set, receives each compiled cluster's HLO module, one
 	// file per cluster and input signature.
 	DumpDir string
+	// Compile are the options every cluster is compiled with (Profile
+	// times each kernel: see Session.ProfileTable).
+	Compile axle.CompileOptions
 }
 
 // Session is a loaded model, placed and clustered, ready to run from many
