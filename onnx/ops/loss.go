@@ -15,6 +15,9 @@ func init() {
 // lsNLL computes the NLL loss of log-probabilities x (N, C, d...) at
 // integer targets (N, d...), with optional per-class weight (C).
 func lsNLL(c *Ctx, x, target, weight *xb.Op) (*xb.Op, error) {
+	if target == nil {
+		return nil, c.Errorf("the target is required")
+	}
 	dims := x.Dims()
 	if len(dims) < 2 {
 		return nil, c.Errorf("input of rank %d", len(dims))

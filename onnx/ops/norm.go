@@ -123,6 +123,9 @@ func lowerInstanceNorm(c *Ctx) error {
 	if !t.IsFloat() {
 		return c.Unsupported("%s input", t)
 	}
+	if scale == nil || bias == nil {
+		return c.Errorf("scale and bias are required")
+	}
 	dims := x.Dims()
 	if len(dims) < 3 {
 		return c.Unsupported("rank %d input", len(dims))
@@ -224,6 +227,9 @@ func lowerGroupNorm(c *Ctx) error {
 	dims := x.Dims()
 	if len(dims) < 2 {
 		return c.Errorf("rank %d input", len(dims))
+	}
+	if scale == nil || bias == nil || scale.Rank() != 1 || bias.Rank() != 1 {
+		return c.Errorf("scale and bias must be vectors")
 	}
 	g := c.Node.Int("num_groups", 0)
 	ch := dims[1]
