@@ -467,16 +467,16 @@ func resizeApply(c *Ctx, x *xb.Op, o *resizeOpts, scales []float64, out []int64,
 	}
 	if len(masks) > 0 {
 		od := y.Dims()
-		var any *xb.Op
+		var outside *xb.Op
 		for _, m := range masks {
 			b := xb.BroadcastInDim(c.B.Constant(m.lit), od, m.axis)
-			if any == nil {
-				any = b
+			if outside == nil {
+				outside = b
 			} else {
-				any = xb.Or(any, b)
+				outside = xb.Or(outside, b)
 			}
 		}
-		y = xb.Select(any, xb.BroadcastTo(c.B.ScalarOf(calc, o.extrap), od...), y)
+		y = xb.Select(outside, xb.BroadcastTo(c.B.ScalarOf(calc, o.extrap), od...), y)
 	}
 	if calc != dt {
 		y = xb.Convert(y, dt)
