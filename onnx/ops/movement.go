@@ -24,6 +24,9 @@ func init() {
 // clamping rules (negative steps reverse).
 func movSliceAxis(x *xb.Op, axis, start, end, step int64) *xb.Op {
 	d := x.Dims()[axis]
+	// A step longer than the dimension takes one element at most; bound
+	// it so that the arithmetic below cannot overflow.
+	step = min(max(step, -max(d, 1)), max(d, 1))
 	if start < 0 {
 		start += d
 	}
