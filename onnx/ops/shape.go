@@ -10,9 +10,15 @@ import (
 
 func init() {
 	Register(Op{Name: "Identity", Lower: func(c *Ctx) error {
+		if !c.Has(0) {
+			return c.Errorf("input is required")
+		}
 		c.Out = []*Val{c.In[0]}
 		return nil
 	}, Host: func(h *HostCtx) error {
+		if len(h.In) == 0 || h.In[0] == nil {
+			return h.Errorf("input is required")
+		}
 		h.Set(0, h.In[0])
 		return nil
 	}})
