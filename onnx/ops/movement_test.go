@@ -88,3 +88,17 @@ func TestTopKIndices(t *testing.T) {
 		t.Errorf("indices %v", got)
 	}
 }
+
+func TestCumSumLong(t *testing.T) {
+	const n = 300
+	ones := make([]int64, n)
+	want := make([]int64, n)
+	for i := range ones {
+		ones[i] = 1
+		want[i] = int64(n - 1 - i)
+	}
+	got := mvEval(t, "CumSum", 14, map[string]*onnxpb.AttributeProto{"exclusive": mvInt(1), "reverse": mvInt(1)}, IntTensor(ones, n), IntTensor([]int64{-1}))
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v", got)
+	}
+}
