@@ -127,7 +127,15 @@ func hostCmp(l *hlo.Literal) func(i, j int) int {
 	t := l.DType()
 	switch {
 	case t.IsFloat():
-		return func(i, j int) int { return cmp.Compare(l.GetFloat64(i), l.GetFloat64(j)) }
+		// NaNs are equal to each other and sort last, as numpy's unique.
+		return func(i, j int) int {
+			a, b := l.GetFloat64(i), l.GetFloat64(j)
+			an, bn := a != a, b != b
+			if an || bn {
+				return cmp.Compare(boolInt(an), boolInt(bn))
+			}
+			return cmp.Compare(a, b)
+		}
 	case t.IsUnsigned():
 		return func(i, j int) int { return cmp.Compare(l.GetUint64(i), l.GetUint64(j)) }
 	default:
@@ -268,4 +276,11 @@ func hostCompress(h *HostCtx) error {
 	}
 	h.Set(0, y)
 	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
