@@ -35,21 +35,31 @@ func hostInt64s(vals []int64, dims ...int64) *onnx.Value {
 }
 
 func hostNonZero(h *HostCtx) error {
-	l, err := hostNumeric(h, 0)
+	e, err := hostElemsOf(h, 0)
 	if err != nil {
 		return err
 	}
-	dims := l.Shape().Dims
+	dims := e.dims()
+	var nz []int
+	if e.t.IsString() {
+		for i, v := range e.t.Strs {
+			if v != "" {
+				nz = append(nz, i)
+			}
+		}
+	} else {
+		l := e.t.Lit
+		isFloat := l.DType().IsFloat()
+		for i := range l.Len() {
+			if l.Bits(i) != 0 && !(isFloat && l.GetFloat64(i) == 0) {
+				nz = append(nz, i)
+			}
+		}
+	}
 	if len(dims) == 0 {
 		dims = []int64{1}
 	}
 	r := len(dims)
-	var nz []int
-	for i := range l.Len() {
-		if l.Bits(i) != 0 && !(l.DType().IsFloat() && l.GetFloat64(i) == 0) {
-			nz = append(nz, i)
-		}
-	}
 	n := len(nz)
 	out := make([]int64, r*n)
 	for k, i := range nz {
@@ -117,7 +127,15 @@ func hostCmp(l *hlo.Literal) func(i, j int) int {
 	t := l.DType()
 	switch {
 	case t.IsFloat():
-		return func(i, j int) int { return cmp.Compare(l.GetFloat64(i), l.GetFloat64(j)) }
+		// NaNs are equal to each other and sort last, as numpy's unique.
+		return func(i, j int) int {
+			a, b := l.GetFloat64(i), l.GetFloat64(j)
+			an, bn := a != a, b != b
+			if an || bn {
+				return cmp.Compare(boolInt(an), boolInt(bn))
+			}
+			return cmp.Compare(a, b)
+		}
 	case t.IsUnsigned():
 		return func(i, j int) int { return cmp.Compare(l.GetUint64(i), l.GetUint64(j)) }
 	default:
@@ -258,4 +276,11 @@ func hostCompress(h *HostCtx) error {
 	}
 	h.Set(0, y)
 	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -24,6 +24,9 @@ func init() {
 // clamping rules (negative steps reverse).
 func movSliceAxis(x *xb.Op, axis, start, end, step int64) *xb.Op {
 	d := x.Dims()[axis]
+	// A step longer than the dimension takes one element at most; bound
+	// it so that the arithmetic below cannot overflow.
+	step = min(max(step, -max(d, 1)), max(d, 1))
 	if start < 0 {
 		start += d
 	}
@@ -372,7 +375,16 @@ func lowerCum(c *Ctx, prod bool) error {
 		cfg[a] = hlo.PadDim{Lo: 1, Hi: -1}
 		x = xb.Pad(x, ScalarLike(x, init), cfg)
 	}
-	if n > 1 {
+	switch {
+	case n > 256:
+		// Long axes: a log-step scan (x += x shifted by 1, 2, 4, ...)
+		// instead of an n-wide window per element.
+		for sh := int64(1); sh < n; sh *= 2 {
+			cfg := make(hlo.PaddingConfig, r)
+			cfg[a] = hlo.PadDim{Lo: sh, Hi: -sh}
+			x = fn(c.B, x, xb.Pad(x, ScalarLike(x, init), cfg))
+		}
+	case n > 1:
 		sizes := make([]int64, r)
 		pad := make([][2]int64, r)
 		for i := range sizes {

@@ -10,9 +10,15 @@ import (
 
 func init() {
 	Register(Op{Name: "Identity", Lower: func(c *Ctx) error {
+		if !c.Has(0) {
+			return c.Errorf("input is required")
+		}
 		c.Out = []*Val{c.In[0]}
 		return nil
 	}, Host: func(h *HostCtx) error {
+		if len(h.In) == 0 || h.In[0] == nil {
+			return h.Errorf("input is required")
+		}
 		h.Set(0, h.In[0])
 		return nil
 	}})
@@ -75,10 +81,73 @@ func lowerConstant(c *Ctx) error {
 			return err
 		}
 		c.SetConst(0, t)
+	case n.Has("sparse_value"):
+		t, err := shapeSparse(c)
+		if err != nil {
+			return err
+		}
+		c.SetConst(0, t)
 	default:
-		return c.Unsupported("no supported value attribute (sparse_value?)")
+		return c.Errorf("no value attribute")
 	}
 	return nil
+}
+
+// shapeSparse densifies a Constant's sparse_value: indices are either
+// [NNZ] linear positions or [NNZ, rank] coordinates.
+func shapeSparse(c *Ctx) (*onnx.Tensor, error) {
+	sp := c.Node.Attrs["sparse_value"].GetSparseTensor()
+	if sp == nil || sp.GetValues() == nil {
+		return nil, c.Errorf("sparse_value holds no tensor")
+	}
+	vals, err := onnx.DecodeTensor(sp.GetValues(), "")
+	if err != nil {
+		return nil, err
+	}
+	if vals.IsString() {
+		return nil, c.Unsupported("sparse string constants")
+	}
+	dims := sp.GetDims()
+	nnz := vals.Lit.Len()
+	var lin []int64
+	if sp.GetIndices() != nil {
+		it, err := onnx.DecodeTensor(sp.GetIndices(), "")
+		if err != nil {
+			return nil, err
+		}
+		idx, err := Int64s(it)
+		if err != nil {
+			return nil, err
+		}
+		switch id := it.Dims(); {
+		case len(id) == 1 && len(idx) == nnz:
+			lin = idx
+		case len(id) == 2 && int(id[0]) == nnz && int(id[1]) == len(dims):
+			lin = make([]int64, nnz)
+			for k := range nnz {
+				var p int64
+				for a, d := range dims {
+					p = p*d + idx[k*len(dims)+a]
+				}
+				lin[k] = p
+			}
+		default:
+			return nil, c.Errorf("sparse indices of shape %v for %d values", id, nnz)
+		}
+	} else {
+		for k := range nnz {
+			lin = append(lin, int64(k))
+		}
+	}
+	total := numElems(dims)
+	out := hlo.NewLiteral(hlo.ArrayShape(vals.Lit.DType(), dims...))
+	for k, p := range lin {
+		if p < 0 || p >= total {
+			return nil, c.Errorf("sparse index %d out of range", p)
+		}
+		out.SetBits(int(p), vals.Lit.Bits(k))
+	}
+	return onnx.TensorOf(out), nil
 }
 
 // lowerShape: the shape is static at compile time, so the output is a
@@ -314,7 +383,7 @@ func lowerSplit(c *Ctx) error {
 	switch {
 	case c.Node.Has("split"):
 		split = c.Node.Ints("split")
-	case c.Has(1):
+	case c.Has(1) && numElems(c.In[1].Dims()) > 0:
 		s, err := c.ConstInts(1)
 		if err != nil {
 			return err
