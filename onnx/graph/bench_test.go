@@ -45,4 +45,3 @@ func BenchmarkModels(b *testing.B) {
 		})
 	}
 }
-

@@ -40,12 +40,11 @@ type Options struct {
 // Session is a loaded model, placed and clustered, ready to run from many
 // goroutines. Executables are cached per cluster and input signature.
 type Session struct {
-	model  *onnx.Model
-	plan   *plan
-	devs   []*Device
-	opts   Options
-	cpu    *axle.Client
-	interp *axle.Client
+	model *onnx.Model
+	plan  *plan
+	devs  []*Device
+	opts  Options
+	cpu   *axle.Client
 }
 
 // Open loads the model file at path.
