@@ -100,7 +100,16 @@ func (s *Session) runCluster(ctx context.Context, p *plan, u *unit, e *env) erro
 	if !ok {
 		c = &compiled{fallback: errors.New("an input is not a numeric tensor")}
 	} else {
-		got, _ := u.cache.LoadOrStore(key, &compiled{})
+		got, ok := u.cache.Load(key)
+		if !ok {
+			// A bound on the signatures kept per cluster: inputs fed by
+			// value that change on every call must not grow it forever.
+			if u.cached.Add(1) > maxSignatures {
+				u.cache.Clear()
+				u.cached.Store(1)
+			}
+			got, _ = u.cache.LoadOrStore(key, &compiled{})
+		}
 		c = got.(*compiled)
 		c.once.Do(func() { s.compileCluster(p, u, args, key, c) })
 	}
@@ -138,6 +147,9 @@ func (s *Session) runCluster(ctx context.Context, p *plan, u *unit, e *env) erro
 	return nil
 }
 
+// maxSignatures bounds the compiled signatures a cluster keeps.
+const maxSignatures = 64
+
 // signature keys a cluster's compilation: each input's element type and
 // dims, and the values of inputs fed by value. ok is false when an input
 // cannot be compiled over (a sequence, strings).
@@ -155,7 +167,7 @@ func signature(u *unit, args map[string]*onnx.Value) (string, bool) {
 			binary.LittleEndian.PutUint64(buf[:], uint64(d))
 			h.Write(buf[:])
 		}
-		if u.constArgs[name] && numElems(l.Shape().Dims) <= ops.FoldLimit {
+		if u.byValue(name, v.Tensor) {
 			h.Write([]byte{1})
 			h.Write(l.RawBytes())
 		}
@@ -182,7 +194,7 @@ func (s *Session) compileCluster(p *plan, u *unit, args map[string]*onnx.Value, 
 	}
 	for _, name := range u.inputs {
 		t := args[name].Tensor
-		if u.constArgs[name] && numElems(t.Dims()) <= ops.FoldLimit {
+		if u.byValue(name, t) {
 			l.Env.Set(name, ops.FromConst(t))
 			continue
 		}

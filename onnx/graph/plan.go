@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/axle-ml/axle/onnx"
 	"github.com/axle-ml/axle/onnx/ops"
@@ -35,8 +36,36 @@ type unit struct {
 	dev       *Device
 	inputs    []string        // values read from outside the unit
 	outputs   []string        // values produced here and read outside (or graph outputs)
-	constArgs map[string]bool // inputs fed by value (in the cache key)
-	cache     sync.Map        // signature -> *compiled
+	constArgs map[string]constNeed // inputs fed by value (in the cache key)
+	cache     sync.Map             // signature -> *compiled
+	cached    atomic.Int64         // entries in cache
+}
+
+// constNeed says how much a lowering in a unit wants an input's value.
+type constNeed uint8
+
+const (
+	// needValue: a lowering cannot do without it (a Reshape's shape).
+	needValue constNeed = iota + 1
+	// preferValue: a lowering uses it when known (an If's condition).
+	preferValue
+)
+
+// byValue says whether input t of the unit is fed by value: always when a
+// lowering needs it (if it is small enough to fold), and when one only
+// prefers it, for small integer or boolean tensors, whose values repeat
+// from call to call (a sample rate, a flag), so that the cache keyed by
+// them stays small.
+func (u *unit) byValue(name string, t *onnx.Tensor) bool {
+	n := numElems(t.Dims())
+	switch u.constArgs[name] {
+	case needValue:
+		return n <= ops.FoldLimit
+	case preferValue:
+		d := t.Lit.DType()
+		return n <= 16 && (d.IsInteger() || d.IsPred())
+	}
+	return false
 }
 
 func (u *unit) String() string { return fmt.Sprintf("cluster_%d", u.id) }
@@ -306,37 +335,45 @@ func (p *plan) unitIO() {
 // constArgs: the unit's inputs whose values its lowerings need at compile
 // time, found backwards from the nodes' ConstInputs through the unit's
 // own nodes (TensorFlow's backwards constant analysis).
-func (p *plan) constArgs(u *unit) map[string]bool {
-	need := map[string]bool{}
-	inUnit := map[int]bool{}
-	for _, n := range u.nodes {
-		inUnit[n.Index] = true
+func (p *plan) constArgs(u *unit) map[string]constNeed {
+	need := map[string]constNeed{}
+	mark := func(v string, k constNeed) {
+		if old, ok := need[v]; !ok || k < old {
+			need[v] = k
+		}
 	}
 	for k := len(u.nodes) - 1; k >= 0; k-- {
 		n := u.nodes[k]
 		op := p.impl[n.Index]
-		for _, i := range append(slices.Clone(op.ConstInputs), op.PreferConst...) {
+		for _, i := range op.ConstInputs {
 			if i < len(n.Inputs) && n.Inputs[i] != "" {
-				need[n.Inputs[i]] = true
+				mark(n.Inputs[i], needValue)
 			}
 		}
-		produces := false
-		for _, o := range n.Outputs {
-			produces = produces || need[o]
+		for _, i := range op.PreferConst {
+			if i < len(n.Inputs) && n.Inputs[i] != "" {
+				mark(n.Inputs[i], preferValue)
+			}
 		}
-		if !produces {
+		var want constNeed
+		for _, o := range n.Outputs {
+			if k, ok := need[o]; ok && (want == 0 || k < want) {
+				want = k
+			}
+		}
+		if want == 0 {
 			continue
 		}
 		for i, v := range n.Inputs {
 			if v != "" && !slices.Contains(op.ShapeInputs, i) {
-				need[v] = true
+				mark(v, want)
 			}
 		}
 	}
-	out := map[string]bool{}
+	out := map[string]constNeed{}
 	for _, v := range u.inputs {
-		if need[v] {
-			out[v] = true
+		if k, ok := need[v]; ok {
+			out[v] = k
 		}
 	}
 	return out
