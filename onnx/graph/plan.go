@@ -34,8 +34,8 @@ type unit struct {
 	id        int
 	nodes     []*onnx.Node // in graph order
 	dev       *Device
-	inputs    []string        // values read from outside the unit
-	outputs   []string        // values produced here and read outside (or graph outputs)
+	inputs    []string             // values read from outside the unit
+	outputs   []string             // values produced here and read outside (or graph outputs)
 	constArgs map[string]constNeed // inputs fed by value (in the cache key)
 	cache     sync.Map             // signature -> *compiled
 	cached    atomic.Int64         // entries in cache
