@@ -476,26 +476,39 @@ func (e mlError) Error() string { return string(e) }
 func mlPostTransform(row []float64, post int64) error {
 	switch post {
 	case 0:
-	case 1, 3: // SOFTMAX, SOFTMAX_ZERO
+	case 1: // SOFTMAX
 		m := math.Inf(-1)
 		for _, v := range row {
-			if post == 1 || v != 0 {
-				m = max(m, v)
-			}
+			m = max(m, v)
 		}
 		sum := 0.0
 		for i, v := range row {
-			if post == 3 && v == 0 {
-				continue
-			}
 			row[i] = math.Exp(v - m)
 			sum += row[i]
 		}
+		for i := range row {
+			row[i] /= sum
+		}
+	case 3: // SOFTMAX_ZERO: (near) zero scores stay (near) zero
+		m := math.Inf(-1)
+		for _, v := range row {
+			m = max(m, v)
+		}
+		sum := 0.0
 		for i, v := range row {
-			if post == 3 && v == 0 {
-				continue
+			if v > 1e-7 || v < -1e-7 {
+				row[i] = math.Exp(v - m)
+			} else {
+				row[i] = v * math.Exp(-m)
 			}
-			row[i] = v / sum
+			sum += row[i]
+		}
+		for i := range row {
+			if sum == 0 {
+				row[i] = 0.5
+			} else {
+				row[i] /= sum
+			}
 		}
 	case 2: // LOGISTIC
 		for i, v := range row {
