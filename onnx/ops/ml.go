@@ -185,6 +185,9 @@ func hostLabelEncoder(h *HostCtx) error {
 	if err != nil {
 		return err
 	}
+	if h.Node.Has("classes_strings") {
+		return mlLabelEncoderV1(h, x)
+	}
 	keys, err := mlReadLabels(h, "keys")
 	if err != nil {
 		return err
@@ -268,6 +271,43 @@ func hostLabelEncoder(h *HostCtx) error {
 	}
 	h.Set(0, onnx.LiteralValue(out))
 	return nil
+}
+
+// mlLabelEncoderV1 is LabelEncoder 1: strings to their index in
+// classes_strings, or int64 indices to those strings.
+func mlLabelEncoderV1(h *HostCtx, x *onnx.Tensor) error {
+	classes := h.Node.Strs("classes_strings")
+	dims := x.Dims()
+	if x.IsString() {
+		index := make(map[string]int64, len(classes))
+		for i, c := range classes {
+			if _, dup := index[c]; !dup {
+				index[c] = int64(i)
+			}
+		}
+		def := h.Node.Int("default_int64", -1)
+		out := hlo.NewLiteral(hlo.ArrayShape(hlo.S64, dims...))
+		for i, s := range x.Strs {
+			v, ok := index[s]
+			if !ok {
+				v = def
+			}
+			out.SetInt64(i, v)
+		}
+		h.Set(0, onnx.LiteralValue(out))
+		return nil
+	}
+	def := h.Node.Str("default_string", "_Unused")
+	out := make([]string, x.Lit.Len())
+	for i := range out {
+		k := x.Lit.GetInt64(i)
+		if k >= 0 && k < int64(len(classes)) {
+			out[i] = classes[k]
+		} else {
+			out[i] = def
+		}
+	}
+	return strSetStrings(h, 0, out, dims...)
 }
 
 // TreeEnsemble (ai.onnx.ml 5).
