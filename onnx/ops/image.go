@@ -113,6 +113,9 @@ func imageDecode(data []byte) (image.Image, string, error) {
 	if img, ok, err := imageDecodeJPEG(data); ok && err == nil {
 		return img, "jpeg", nil
 	}
+	if img, ok, err := imageDecodeJ2K(data); ok {
+		return img, "jpeg2000", err
+	}
 	return image.Decode(bytes.NewReader(data))
 }
 

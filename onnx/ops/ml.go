@@ -185,6 +185,9 @@ func hostLabelEncoder(h *HostCtx) error {
 	if err != nil {
 		return err
 	}
+	if h.Node.Has("classes_strings") {
+		return mlLabelEncoderV1(h, x)
+	}
 	keys, err := mlReadLabels(h, "keys")
 	if err != nil {
 		return err
@@ -268,6 +271,43 @@ func hostLabelEncoder(h *HostCtx) error {
 	}
 	h.Set(0, onnx.LiteralValue(out))
 	return nil
+}
+
+// mlLabelEncoderV1 is LabelEncoder 1: strings to their index in
+// classes_strings, or int64 indices to those strings.
+func mlLabelEncoderV1(h *HostCtx, x *onnx.Tensor) error {
+	classes := h.Node.Strs("classes_strings")
+	dims := x.Dims()
+	if x.IsString() {
+		index := make(map[string]int64, len(classes))
+		for i, c := range classes {
+			if _, dup := index[c]; !dup {
+				index[c] = int64(i)
+			}
+		}
+		def := h.Node.Int("default_int64", -1)
+		out := hlo.NewLiteral(hlo.ArrayShape(hlo.S64, dims...))
+		for i, s := range x.Strs {
+			v, ok := index[s]
+			if !ok {
+				v = def
+			}
+			out.SetInt64(i, v)
+		}
+		h.Set(0, onnx.LiteralValue(out))
+		return nil
+	}
+	def := h.Node.Str("default_string", "_Unused")
+	out := make([]string, x.Lit.Len())
+	for i := range out {
+		k := x.Lit.GetInt64(i)
+		if k >= 0 && k < int64(len(classes)) {
+			out[i] = classes[k]
+		} else {
+			out[i] = def
+		}
+	}
+	return strSetStrings(h, 0, out, dims...)
 }
 
 // TreeEnsemble (ai.onnx.ml 5).
@@ -476,26 +516,39 @@ func (e mlError) Error() string { return string(e) }
 func mlPostTransform(row []float64, post int64) error {
 	switch post {
 	case 0:
-	case 1, 3: // SOFTMAX, SOFTMAX_ZERO
+	case 1: // SOFTMAX
 		m := math.Inf(-1)
 		for _, v := range row {
-			if post == 1 || v != 0 {
-				m = max(m, v)
-			}
+			m = max(m, v)
 		}
 		sum := 0.0
 		for i, v := range row {
-			if post == 3 && v == 0 {
-				continue
-			}
 			row[i] = math.Exp(v - m)
 			sum += row[i]
 		}
+		for i := range row {
+			row[i] /= sum
+		}
+	case 3: // SOFTMAX_ZERO: (near) zero scores stay (near) zero
+		m := math.Inf(-1)
+		for _, v := range row {
+			m = max(m, v)
+		}
+		sum := 0.0
 		for i, v := range row {
-			if post == 3 && v == 0 {
-				continue
+			if v > 1e-7 || v < -1e-7 {
+				row[i] = math.Exp(v - m)
+			} else {
+				row[i] = v * math.Exp(-m)
 			}
-			row[i] = v / sum
+			sum += row[i]
+		}
+		for i := range row {
+			if sum == 0 {
+				row[i] = 0.5
+			} else {
+				row[i] /= sum
+			}
 		}
 	case 2: // LOGISTIC
 		for i, v := range row {

@@ -139,9 +139,9 @@ func hostStringConcat(h *HostCtx) error {
 }
 
 // strSplitWhitespace is Python's str.split(None, maxsplit): runs of
-// whitespace separate, leading and trailing whitespace is dropped (but
-// what follows the last allowed split is kept as is, minus its leading
-// whitespace).
+// whitespace separate, leading and trailing whitespace is dropped, but
+// what follows the last allowed split is kept as is (trailing whitespace
+// included), minus its leading whitespace.
 func strSplitWhitespace(s string, maxsplit int) []string {
 	var out []string
 	i := 0
@@ -151,7 +151,7 @@ func strSplitWhitespace(s string, maxsplit int) []string {
 			if r >= 0x80 {
 				r, n = decodeRune(s[i:])
 			}
-			if !unicode.IsSpace(r) {
+			if !strIsSpace(r) {
 				break
 			}
 			i += n
@@ -160,7 +160,7 @@ func strSplitWhitespace(s string, maxsplit int) []string {
 			return out
 		}
 		if maxsplit >= 0 && len(out) == maxsplit {
-			return append(out, strings.TrimRightFunc(s[i:], unicode.IsSpace))
+			return append(out, s[i:])
 		}
 		j := i
 		for j < len(s) {
@@ -168,7 +168,7 @@ func strSplitWhitespace(s string, maxsplit int) []string {
 			if r >= 0x80 {
 				r, n = decodeRune(s[j:])
 			}
-			if unicode.IsSpace(r) {
+			if strIsSpace(r) {
 				break
 			}
 			j += n
@@ -177,6 +177,10 @@ func strSplitWhitespace(s string, maxsplit int) []string {
 		i = j
 	}
 }
+
+// strIsSpace is Python's str.isspace for one character: Unicode
+// White_Space plus the ASCII separators U+001C..U+001F.
+func strIsSpace(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) }
 
 func decodeRune(s string) (rune, int) { return utf8.DecodeRuneInString(s) }
 
