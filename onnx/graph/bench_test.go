@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/onnx"
 	"github.com/axle-ml/axle/onnx/graph"
+	"github.com/axle-ml/axle/onnx/onnxbuild"
 )
 
 // BenchmarkModels times Session.RunOrdered on the first data set of each
@@ -43,5 +45,33 @@ func BenchmarkModels(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkRunOverhead is the executor's cost per call on a one-node
+// cluster of 4 floats: signature, cache lookup, argument and result
+// wrapping around the compiled executable.
+func BenchmarkRunOverhead(b *testing.B) {
+	g := onnxbuild.New("add", 17)
+	g.Input("x", onnxbuild.TensorType(onnx.Float, 4))
+	g.Input("y", onnxbuild.TensorType(onnx.Float, 4))
+	g.Node("Add", "a", []string{"x", "y"}, []string{"z"})
+	g.Output("z", onnxbuild.TensorType(onnx.Float, 4))
+	m, err := g.Model()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := graph.New(m, graph.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	x, _ := hlo.LiteralFromSlice([]float32{1, 2, 3, 4}, 4)
+	in := []*onnx.Value{onnx.LiteralValue(x), onnx.LiteralValue(x)}
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := s.RunOrdered(context.Background(), in); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
