@@ -63,6 +63,22 @@ func decodeTensor(p *onnxpb.TensorProto, dir string) (*Tensor, error) {
 			return nil, err
 		}
 	}
+	if n > 0 && raw == nil && p.GetDataLocation() != onnxpb.TensorProto_EXTERNAL {
+		// The typed fields give the count: check it before allocating, so
+		// that a corrupt dims field cannot ask for all of memory.
+		if b := ht.Bits(); b < 8 {
+			if want := (n*int64(b) + 7) / 8; int64(len(p.Int32Data)) != want {
+				return nil, fmt.Errorf("%d int32_data bytes for %d %v elements (%d needed)", len(p.Int32Data), n, et, want)
+			}
+		} else if got := typedCount(p, ht); got != n {
+			return nil, fmt.Errorf("%d values for %d %v elements", got, n, et)
+		}
+	}
+	if raw != nil {
+		if want := (n*int64(ht.Bits()) + 7) / 8; int64(len(raw)) != want {
+			return nil, fmt.Errorf("raw_data holds %d bytes, %d %v elements need %d", len(raw), n, et, want)
+		}
+	}
 	lit := hlo.NewLiteral(hlo.ArrayShape(ht, dims...))
 	if n == 0 {
 		return TensorOf(lit), nil
@@ -77,6 +93,25 @@ func decodeTensor(p *onnxpb.TensorProto, dir string) (*Tensor, error) {
 		return nil, err
 	}
 	return TensorOf(lit), nil
+}
+
+// typedCount is how many elements the typed field for t holds.
+func typedCount(p *onnxpb.TensorProto, t hlo.DType) int64 {
+	switch t {
+	case hlo.F32:
+		return int64(len(p.FloatData))
+	case hlo.C64:
+		return int64(len(p.FloatData) / 2)
+	case hlo.F64:
+		return int64(len(p.DoubleData))
+	case hlo.C128:
+		return int64(len(p.DoubleData) / 2)
+	case hlo.S64:
+		return int64(len(p.Int64Data))
+	case hlo.U64, hlo.U32:
+		return int64(len(p.Uint64Data))
+	}
+	return int64(len(p.Int32Data))
 }
 
 // readExternal reads an external-data tensor's bytes: location (relative
