@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/axle-ml/axle/onnx"
@@ -105,11 +106,19 @@ func WriteCoverage(w io.Writer, results []Result) {
 	}
 }
 
+// setString joins a set's members, numbers in numeric order.
 func setString(m map[string]bool) string {
 	var out []string
 	for k := range m {
 		out = append(out, k)
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool {
+		a, errA := strconv.Atoi(out[i])
+		b, errB := strconv.Atoi(out[j])
+		if errA == nil && errB == nil {
+			return a < b
+		}
+		return out[i] < out[j]
+	})
 	return strings.Join(out, " ")
 }
