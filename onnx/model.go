@@ -47,7 +47,8 @@ type Node struct {
 	Graphs map[string]*Graph
 	// GraphLists are the node's GRAPHS attributes, decoded.
 	GraphLists map[string][]*Graph
-	Index      int // position in its graph's node list
+	Index      int    // position in its graph's node list
+	Graph      *Graph // the graph the node belongs to
 }
 
 // ValueInfo is a graph value's declared name and type.
@@ -200,7 +201,7 @@ func decodeGraph(gp *onnxpb.GraphProto, dir string, parent *Graph, depth int) (*
 
 func decodeNode(np *onnxpb.NodeProto, i int, dir string, g *Graph, depth int) (*Node, error) {
 	n := &Node{Name: np.GetName(), Op: np.GetOpType(), Domain: np.GetDomain(), Inputs: np.Input, Outputs: np.Output,
-		Attrs: map[string]*onnxpb.AttributeProto{}, Index: i}
+		Attrs: map[string]*onnxpb.AttributeProto{}, Index: i, Graph: g}
 	if n.Domain == "ai.onnx" {
 		n.Domain = ""
 	}
