@@ -50,3 +50,73 @@ func TestIfConditional(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopWhile lowers a Loop to an HLO while loop, with a trip count known
+// at compile time (scan output) and one given at run time (carried only).
+func TestLoopWhile(t *testing.T) {
+	one, _ := hlo.LiteralFromSlice([]float32{1, 1}, 2)
+	body := func(scan bool) *onnx.Graph {
+		g := &onnx.Graph{Name: "body",
+			Inputs:       []*onnx.ValueInfo{{Name: "i"}, {Name: "cin"}, {Name: "x"}},
+			Initializers: map[string]*onnx.Tensor{"one": onnx.TensorOf(one)},
+			Nodes: []*onnx.Node{
+				{Op: "Add", Inputs: []string{"x", "one"}, Outputs: []string{"x2"}},
+				{Op: "Identity", Inputs: []string{"cin"}, Outputs: []string{"cout"}},
+				{Op: "Identity", Inputs: []string{"x2"}, Outputs: []string{"s"}},
+			},
+			Outputs: []*onnx.ValueInfo{{Name: "cout"}, {Name: "x2"}}}
+		if scan {
+			g.Outputs = append(g.Outputs, &onnx.ValueInfo{Name: "s"})
+		}
+		return g
+	}
+	for _, constTrip := range []bool{true, false} {
+		b := xb.New("t")
+		l := &Lowerer{Opsets: map[string]int{"": 13}, Env: NewEnv(nil)}
+		var args []*hlo.Literal
+		if constTrip {
+			l.Env.Set("M", FromConst(IntTensor([]int64{3})))
+		} else {
+			l.Env.Set("M", FromOp(b.Param("M", hlo.S64)))
+			args = append(args, hlo.ScalarLiteral(int64(3)))
+		}
+		l.Env.Set("x", FromOp(b.Param("x", hlo.F32, 2)))
+		xl, _ := hlo.LiteralFromSlice([]float32{1, 2}, 2)
+		args = append(args, xl)
+		n := &onnx.Node{Op: "Loop", Inputs: []string{"M", "", "x"}, Outputs: []string{"y"},
+			Graphs: map[string]*onnx.Graph{"body": body(constTrip)}}
+		if constTrip {
+			n.Outputs = append(n.Outputs, "scan")
+		}
+		if err := l.LowerNode(b, n); err != nil {
+			t.Fatal(err)
+		}
+		var roots []*xb.Op
+		for _, name := range n.Outputs {
+			v, _ := l.Env.Get(name)
+			roots = append(roots, v.In(b))
+		}
+		m, err := b.Build(b.Tuple(roots...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := eval.Run(m, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := res.Elements()[0].Data().([]float32)
+		if y[0] != 4 || y[1] != 5 {
+			t.Errorf("trip count known %v: y = %v, want [4 5]", constTrip, y)
+		}
+		if constTrip {
+			s := res.Elements()[1].Data().([]float32)
+			want := []float32{2, 3, 3, 4, 4, 5}
+			for i := range want {
+				if s[i] != want[i] {
+					t.Errorf("scan = %v, want %v", s, want)
+					break
+				}
+			}
+		}
+	}
+}
