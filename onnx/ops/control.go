@@ -11,7 +11,7 @@ func init() {
 	Register(Op{Name: "If", Lower: lowerIf, PreferConst: []int{0}, Host: hostIf})
 	Register(Op{Name: "Loop", Lower: lowerLoop, PreferConst: []int{0, 1}, Host: hostLoop})
 	Register(Op{Name: "Scan", Since: 8, Host: hostScan8})
-	Register(Op{Name: "Scan", Since: 9, Host: hostScan})
+	Register(Op{Name: "Scan", Since: 9, Lower: lowerScan, Host: hostScan})
 	Register(Op{Name: "SequenceMap", Since: 17, Host: hostSequenceMap})
 }
 

@@ -404,3 +404,185 @@ func ctlPred(x *xb.Op) *xb.Op {
 	}
 	return x
 }
+
+// lowerScan emits Scan (opset 9+) as an HLO while loop over the static
+// sequence length: states keep their shapes; scan inputs are sliced with
+// dynamic-slice and scan outputs written with dynamic-update-slice.
+func lowerScan(c *Ctx) error {
+	if c.Sub == nil {
+		return c.Unsupported("subgraphs cannot be lowered here")
+	}
+	body := c.Node.Graphs["body"]
+	if body == nil {
+		return c.Errorf("body is missing")
+	}
+	m := int(c.Node.Int("num_scan_inputs", 0))
+	nState := len(c.In) - m
+	if m <= 0 || nState < 0 || len(body.Inputs) != len(c.In) {
+		return c.Errorf("num_scan_inputs %d does not fit the node", m)
+	}
+	nOut := len(body.Outputs) - nState
+	if nOut < 0 {
+		return c.Errorf("the body has too few outputs")
+	}
+	ins := make([]*xb.Op, len(c.In))
+	for i := range c.In {
+		if ins[i] = c.Input(i); ins[i] == nil {
+			return c.Unsupported("input %d has no HLO value", i)
+		}
+	}
+	inAxes := ctlAxes(c.Node, "scan_input_axes", m)
+	inDirs := ctlAxes(c.Node, "scan_input_directions", m)
+	outAxes := ctlAxes(c.Node, "scan_output_axes", nOut)
+	outDirs := ctlAxes(c.Node, "scan_output_directions", nOut)
+	T := int64(-1)
+	sliceShapes := make([]hlo.Shape, m)
+	for j := range m {
+		x := ins[nState+j]
+		ax, ok := NormAxis(inAxes[j], x.Rank())
+		if !ok {
+			return c.Errorf("scan_input_axes[%d] out of range", j)
+		}
+		inAxes[j] = ax
+		d := x.Dims()
+		if T >= 0 && d[ax] != T {
+			return c.Errorf("scan inputs differ in length")
+		}
+		T = d[ax]
+		sliceShapes[j] = hlo.ArrayShape(x.DType(), append(append([]int64(nil), d[:ax]...), d[ax+1:]...)...)
+	}
+	if T <= 0 {
+		return c.Unsupported("empty scan")
+	}
+	names, capOps, err := ctlCaptures(c, body)
+	if err != nil {
+		return err
+	}
+	// Probe the body for its outputs' shapes.
+	probe := xb.New("scan_probe")
+	var pin []*Val
+	for i := range nState {
+		pin = append(pin, FromOp(probe.Parameter(fmt.Sprintf("s%d", i), ins[i].Shape())))
+	}
+	for j := range m {
+		pin = append(pin, FromOp(probe.Parameter(fmt.Sprintf("x%d", j), sliceShapes[j])))
+	}
+	pCaps := map[string]*Val{}
+	for i, name := range names {
+		pCaps[name] = FromOp(probe.Parameter(fmt.Sprintf("c%d", i), capOps[i].Shape()))
+	}
+	pOut, err := c.Sub.LowerSubgraph(probe, body, pin, pCaps)
+	if err != nil {
+		return err
+	}
+	for i := range nState {
+		op := pOut[i].In(probe)
+		if op == nil || !op.Shape().Equal(ins[i].Shape()) {
+			return c.Unsupported("state %d changes shape", i)
+		}
+	}
+	outShapes := make([]hlo.Shape, nOut)
+	for k := range nOut {
+		op := pOut[nState+k].In(probe)
+		if op == nil {
+			return c.Unsupported("scan output %d has no HLO value", k)
+		}
+		outShapes[k] = op.Shape()
+		if _, ok := NormAxis(outAxes[k], op.Rank()+1); !ok {
+			return c.Errorf("scan_output_axes[%d] out of range", k)
+		}
+	}
+	zero64 := func(b *xb.Builder) *xb.Op { return xb.Reshape(b.Constant(IntTensor([]int64{0}).Lit)) }
+	state := []*xb.Op{zero64(c.B)}
+	state = append(state, ins...)
+	for _, s := range outShapes {
+		state = append(state, c.B.Full(s.DType, 0, append([]int64{T}, s.Dims...)...))
+	}
+	state = append(state, capOps...)
+	nIn := len(ins)
+	var firstErr error
+	res := xb.While(c.B.Tuple(state...),
+		func(sb *xb.Builder, s *xb.Op) *xb.Op {
+			return xb.Lt(xb.GetTupleElement(s, 0), xb.Reshape(sb.Constant(IntTensor([]int64{T}).Lit)))
+		},
+		func(sb *xb.Builder, s *xb.Op) *xb.Op {
+			el := xb.Split(s)
+			i := el[0]
+			last := xb.Reshape(sb.Constant(IntTensor([]int64{T - 1}).Lit))
+			at := func(rev int64) *xb.Op {
+				if rev != 0 {
+					return xb.Sub(last, i)
+				}
+				return i
+			}
+			var in []*Val
+			for k := range nState {
+				in = append(in, FromOp(el[1+k]))
+			}
+			for j := range m {
+				x := el[1+nState+j]
+				starts := make([]*xb.Op, x.Rank())
+				sizes := x.Dims()
+				for d := range starts {
+					starts[d] = zero64(sb)
+				}
+				starts[inAxes[j]] = at(inDirs[j])
+				sizes[inAxes[j]] = 1
+				in = append(in, FromOp(xb.Reshape(xb.DynamicSlice(x, starts, sizes...), sliceShapes[j].Dims...)))
+			}
+			caps := map[string]*Val{}
+			for j, name := range names {
+				caps[name] = FromOp(el[1+nIn+nOut+j])
+			}
+			outs, err := c.Sub.LowerSubgraph(sb, body, in, caps)
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				return s
+			}
+			next := []*xb.Op{xb.Add(i, xb.Reshape(sb.Constant(IntTensor([]int64{1}).Lit)))}
+			for k := range nState {
+				next = append(next, outs[k].In(sb))
+			}
+			next = append(next, el[1+nState:1+nIn]...)
+			for k := range nOut {
+				v := outs[nState+k].In(sb)
+				starts := []*xb.Op{at(outDirs[k])}
+				for range v.Dims() {
+					starts = append(starts, zero64(sb))
+				}
+				upd := xb.Reshape(v, append([]int64{1}, v.Dims()...)...)
+				next = append(next, xb.DynamicUpdateSlice(el[1+nIn+k], upd, starts...))
+			}
+			next = append(next, el[1+nIn+nOut:]...)
+			return sb.Tuple(next...)
+		})
+	if firstErr != nil {
+		return firstErr
+	}
+	if err := c.B.Err(); err != nil {
+		return fmt.Errorf("%s: %v: %w", c.Node.Describe(), err, ErrUnsupported)
+	}
+	for k := range nState {
+		c.Set(k, xb.GetTupleElement(res, 1+k))
+	}
+	for k := range nOut {
+		y := xb.GetTupleElement(res, 1+nIn+k)
+		ax, _ := NormAxis(outAxes[k], len(outShapes[k].Dims)+1)
+		if ax != 0 {
+			// Move the stacking axis 0 to ax.
+			var perm []int64
+			for d := int64(1); d <= ax; d++ {
+				perm = append(perm, d)
+			}
+			perm = append(perm, 0)
+			for d := ax + 1; d <= int64(len(outShapes[k].Dims)); d++ {
+				perm = append(perm, d)
+			}
+			y = xb.Transpose(y, perm...)
+		}
+		c.Set(nState+k, y)
+	}
+	return nil
+}

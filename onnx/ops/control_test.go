@@ -6,6 +6,7 @@ import (
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/onnx"
+	"github.com/axle-ml/axle/onnx/onnxpb"
 	"github.com/axle-ml/axle/xb"
 )
 
@@ -117,6 +118,57 @@ func TestLoopWhile(t *testing.T) {
 					break
 				}
 			}
+		}
+	}
+}
+
+// TestScanWhile lowers a Scan with a reversed input on axis 1 and a
+// reversed output stacked on axis 1.
+func TestScanWhile(t *testing.T) {
+	body := &onnx.Graph{Name: "body",
+		Inputs: []*onnx.ValueInfo{{Name: "s"}, {Name: "x"}},
+		Nodes: []*onnx.Node{
+			{Op: "Add", Inputs: []string{"s", "x"}, Outputs: []string{"s2"}},
+			{Op: "Identity", Inputs: []string{"s2"}, Outputs: []string{"o"}},
+		},
+		Outputs: []*onnx.ValueInfo{{Name: "s2"}, {Name: "o"}}}
+	n := &onnx.Node{Op: "Scan", Inputs: []string{"s0", "X"}, Outputs: []string{"sN", "Y"},
+		Graphs: map[string]*onnx.Graph{"body": body}, Attrs: map[string]*onnxpb.AttributeProto{
+			"num_scan_inputs":        {I: ptr(int64(1))},
+			"scan_input_axes":        {Ints: []int64{1}},
+			"scan_input_directions":  {Ints: []int64{1}},
+			"scan_output_axes":       {Ints: []int64{1}},
+			"scan_output_directions": {Ints: []int64{1}},
+		}}
+	b := xb.New("t")
+	l := &Lowerer{Opsets: map[string]int{"": 16}, Env: NewEnv(nil)}
+	l.Env.Set("s0", FromOp(b.Param("s0", hlo.F32, 2)))
+	l.Env.Set("X", FromOp(b.Param("X", hlo.F32, 2, 3)))
+	if err := l.LowerNode(b, n); err != nil {
+		t.Fatal(err)
+	}
+	sN, _ := l.Env.Get("sN")
+	y, _ := l.Env.Get("Y")
+	m, err := b.Build(b.Tuple(sN.In(b), y.In(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s0, _ := hlo.LiteralFromSlice([]float32{0, 0}, 2)
+	x, _ := hlo.LiteralFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	res, err := eval.Run(m, s0, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotS := res.Elements()[0].Data().([]float32)
+	gotY := res.Elements()[1].Data().([]float32)
+	if gotS[0] != 6 || gotS[1] != 15 {
+		t.Errorf("final state %v, want [6 15]", gotS)
+	}
+	want := []float32{6, 5, 3, 15, 11, 6}
+	for i := range want {
+		if gotY[i] != want[i] {
+			t.Errorf("Y = %v, want %v", gotY, want)
+			break
 		}
 	}
 }
