@@ -233,7 +233,7 @@ func lowerLoop(c *Ctx) error {
 			cond0 = ctlPred(c.Input(1))
 		}
 	}
-	if tripConst < 0 && trip == nil && cond0 == nil && condConstTrue {
+	if tripConst < 0 && trip == nil && !c.Has(1) {
 		return c.Unsupported("the loop has neither a trip count nor a condition")
 	}
 	names, capOps, err := ctlCaptures(c, body)
@@ -291,11 +291,17 @@ func lowerLoop(c *Ctx) error {
 		}
 		scanShapes = append(scanShapes, op.Shape())
 	}
-	if nScan > 0 && (tripConst < 0 || !(condConstTrue && bodyCondTrue)) {
+	// Without a cond input the body's condition is ignored; a constant
+	// true one that the body keeps true leaves the trip count to decide.
+	useCond := c.Has(1) && !(condConstTrue && bodyCondTrue)
+	if nScan > 0 && (tripConst < 0 || useCond) {
 		return c.Unsupported("scan outputs need a known trip count and a condition that stays true")
 	}
-	if condConstTrue && bodyCondTrue {
-		cond0 = nil // only the trip count decides
+	if tripConst < 0 && trip == nil && !useCond {
+		return c.Unsupported("the loop would not end")
+	}
+	if !useCond {
+		cond0 = nil
 	} else if cond0 == nil {
 		cond0 = c.B.Constant(optBool(true).Lit)
 	}
