@@ -9,9 +9,9 @@ import (
 
 func init() {
 	Register(Op{Name: "If", Lower: lowerIf, PreferConst: []int{0}, Host: hostIf})
-	Register(Op{Name: "Loop", Host: hostLoop})
+	Register(Op{Name: "Loop", Lower: lowerLoop, PreferConst: []int{0, 1}, Host: hostLoop})
 	Register(Op{Name: "Scan", Since: 8, Host: hostScan8})
-	Register(Op{Name: "Scan", Since: 9, Host: hostScan})
+	Register(Op{Name: "Scan", Since: 9, Lower: lowerScan, Host: hostScan})
 	Register(Op{Name: "SequenceMap", Since: 17, Host: hostSequenceMap})
 }
 
@@ -69,6 +69,9 @@ func hostLoop(h *HostCtx) error {
 		}
 		cond = c
 	}
+	if maxTrip < 0 && h.Tensor(1) == nil {
+		return h.Errorf("neither a trip count nor a condition: the loop would not end")
+	}
 	nCarried := len(h.In) - 2
 	if nCarried < 0 {
 		nCarried = 0
@@ -89,11 +92,16 @@ func hostLoop(h *HostCtx) error {
 		if err != nil {
 			return err
 		}
-		c, ok := ctlBool(out[0].Tensor)
-		if out[0].Kind != onnx.KindTensor || !ok {
-			return h.Errorf("the body's condition output must be a one-element tensor")
+		if h.Tensor(1) != nil { // without a cond input, the body's is ignored
+			if out[0] == nil || out[0].Kind != onnx.KindTensor {
+				return h.Errorf("the body's condition output must be a one-element tensor")
+			}
+			c, ok := ctlBool(out[0].Tensor)
+			if !ok {
+				return h.Errorf("the body's condition output must be a one-element tensor")
+			}
+			cond = c
 		}
-		cond = c
 		copy(carried, out[1:1+nCarried])
 		for k := range nScan {
 			v := out[1+nCarried+k]
