@@ -482,7 +482,6 @@ func rnnWhile(b *xb.Builder, inv *rnnInv, rebuild func(sb *xb.Builder) *rnnInv, 
 			}
 			if wantY {
 				yacc = el[k]
-				k++
 			}
 			var v *rnnInv
 			if rebuild == nil {
