@@ -3,7 +3,9 @@ package onnx_test
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/axle-ml/axle/onnx"
 	"github.com/axle-ml/axle/onnx/graph"
@@ -24,6 +26,18 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add([]byte{0x08, 0x07, 0x3a, 0x00})
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// A watchdog: an input that takes seconds is a bug to see, with
+		// every goroutine's stack, not a silent stall of the fuzzer.
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				buf := make([]byte, 1<<20)
+				panic("input took over 10 s:\n" + string(buf[:runtime.Stack(buf, true)]))
+			}
+		}()
 		m, err := onnx.LoadBytes(data, "")
 		if err != nil {
 			return
