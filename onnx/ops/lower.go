@@ -108,9 +108,11 @@ func (l *Lowerer) LowerNode(b *xb.Builder, n *onnx.Node) error {
 		}
 	}
 	var out []*Val
+	folded := false
 	if allConst && !l.NoFold && !op.Random && size <= FoldLimit && len(n.Graphs) == 0 && len(n.GraphLists) == 0 {
-		out, err = l.fold(op, n, in)
-	} else {
+		out, folded, err = l.fold(op, n, in)
+	}
+	if err == nil && !folded {
 		out, err = l.lower(b, op, n, in)
 	}
 	if err != nil {
@@ -145,43 +147,50 @@ func (l *Lowerer) lower(b *xb.Builder, op *Op, n *onnx.Node, in []*Val) (out []*
 }
 
 // fold computes a node whose inputs are all known at compile time, on the
-// evaluator, in a builder of its own.
-func (l *Lowerer) fold(op *Op, n *onnx.Node, in []*Val) ([]*Val, error) {
+// evaluator, in a builder of its own. It declines (ok false) when the
+// results would be large (ConstantOfShape of a big shape, say): those are
+// better computed by the compiled module than embedded in it.
+func (l *Lowerer) fold(op *Op, n *onnx.Node, in []*Val) (out []*Val, ok bool, err error) {
 	b := xb.New("fold")
-	out, err := l.lower(b, op, n, in)
+	out, err = l.lower(b, op, n, in)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var roots []*xb.Op
 	var idx []int
+	total := int64(0)
 	for i, v := range out {
 		if v == nil || v.Const != nil {
 			continue
 		}
 		roots = append(roots, v.In(b))
 		idx = append(idx, i)
+		total += numElems(v.Dims())
 	}
 	if len(roots) == 0 {
-		return out, nil
+		return out, true, nil
+	}
+	if total > FoldLimit {
+		return nil, false, nil
 	}
 	m, err := b.Build(b.Tuple(roots...))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", n.Describe(), err)
+		return nil, false, fmt.Errorf("%s: %w", n.Describe(), err)
 	}
 	res, err := eval.Run(m)
 	if err != nil {
-		return nil, fmt.Errorf("%s: folding: %w", n.Describe(), err)
+		return nil, false, fmt.Errorf("%s: folding: %w", n.Describe(), err)
 	}
 	elems := res.Elements()
 	if len(elems) != len(idx) {
-		return nil, errors.New("folding: wrong result count")
+		return nil, false, errors.New("folding: wrong result count")
 	}
 	folded := make([]*Val, len(out))
 	copy(folded, out)
 	for k, i := range idx {
 		folded[i] = FromConst(onnx.TensorOf(elems[k]))
 	}
-	return folded, nil
+	return folded, true, nil
 }
 
 // LowerSubgraph lowers g into b with the given inputs bound to g's
