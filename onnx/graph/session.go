@@ -32,6 +32,9 @@ type Options struct {
 	// DumpDir, if set, receives each compiled cluster's HLO module, one
 	// file per cluster and input signature.
 	DumpDir string
+	// MemoryLimit bounds the memory of the compiled device's executions
+	// (axle.ClientOptions.MemoryLimit: 0 is 3/4 of physical memory).
+	MemoryLimit int64
 	// Compile are the options every cluster is compiled with (Profile
 	// times each kernel: see Session.ProfileTable).
 	Compile axle.CompileOptions
@@ -65,7 +68,7 @@ func New(m *onnx.Model, opts Options) (*Session, error) {
 	if backend == "" {
 		backend = "cpu"
 	}
-	cpu, err := axle.NewClient(axle.ClientOptions{Backend: backend, Threads: opts.Threads})
+	cpu, err := axle.NewClient(axle.ClientOptions{Backend: backend, Threads: opts.Threads, MemoryLimit: opts.MemoryLimit})
 	if err != nil {
 		return nil, err
 	}
