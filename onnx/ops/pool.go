@@ -109,6 +109,51 @@ func poolReduce(b *xb.Builder, x *xb.Op, p *poolPlan, init float64, fn func(x, y
 	return b.Emit(hlo.OpReduceWindow, hlo.Shape{}, []hlo.Attr{{Name: "window", Value: p.window()}, {Name: "to_apply", Value: comp}}, x, b.ScalarOf(x.DType(), init))
 }
 
+// poolSliceLimit is the largest kernel (in elements) pooled as strided
+// slices combined elementwise rather than as a reduce-window: the slices
+// fuse into one loop over the output, which beats a reduce-window whose
+// window walks the innermost (spatial) dimensions of NCHW data.
+const poolSliceLimit = 64
+
+// poolCombine pools x under p's window with the elementwise fn, padding
+// with init: as strided slices of the padded input, one per kernel offset,
+// for small kernels; as a reduce-window otherwise.
+func poolCombine(b *xb.Builder, x *xb.Op, p *poolPlan, init float64, fn func(x, y *xb.Op) *xb.Op) *xb.Op {
+	if numElems(p.a.kernel) > poolSliceLimit {
+		return poolReduce(b, x, p, init, fn)
+	}
+	n := len(p.in)
+	xd := x.Dims()
+	cfg := make(hlo.PaddingConfig, n+2)
+	pad := false
+	for i := range n {
+		cfg[i+2] = hlo.PadDim{Lo: p.a.padLo[i], Hi: p.hi[i]}
+		pad = pad || p.a.padLo[i] != 0 || p.hi[i] != 0
+	}
+	padded := x
+	if pad {
+		padded = xb.Pad(x, b.ScalarOf(x.DType(), init), cfg)
+	}
+	outDims := append([]int64{xd[0], xd[1]}, p.out...)
+	var acc *xb.Op
+	poolOffsets(p.a.kernel, func(j []int64) {
+		starts, limits, strides := make([]int64, n+2), append([]int64(nil), outDims...), make([]int64, n+2)
+		strides[0], strides[1] = 1, 1
+		for i := range n {
+			starts[i+2] = j[i] * p.a.dilations[i]
+			limits[i+2] = starts[i+2] + (p.out[i]-1)*p.a.strides[i] + 1
+			strides[i+2] = p.a.strides[i]
+		}
+		v := xb.Slice(padded, starts, limits, strides)
+		if acc == nil {
+			acc = v
+		} else {
+			acc = fn(acc, v)
+		}
+	})
+	return acc
+}
+
 // poolLowest is the identity of max for t: -inf, or the type's minimum.
 func poolLowest(t hlo.DType) float64 {
 	switch t {
@@ -137,7 +182,7 @@ func lowerMaxPool(c *Ctx) error {
 		return err
 	}
 	if !poolWantsIndices(c) {
-		c.Set(0, poolReduce(c.B, x, p, poolLowest(x.DType()), xb.Max))
+		c.Set(0, poolCombine(c.B, x, p, poolLowest(x.DType()), xb.Max))
 		return nil
 	}
 	y, idx := poolArgMax(c, x, p)
@@ -303,7 +348,7 @@ func lowerAveragePool(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	sum := poolReduce(c.B, x, p, 0, xb.Add)
+	sum := poolCombine(c.B, x, p, 0, xb.Add)
 	counts := poolCounts(p, c.Node.Int("count_include_pad", 0) != 0)
 	uniform := true
 	for _, v := range counts {
@@ -365,7 +410,7 @@ func lowerLpPool(c *Ctx) error {
 	if pw <= 0 {
 		return c.Errorf("p = %v", pw)
 	}
-	sum := poolReduce(c.B, poolPowered(x, pw), p, 0, xb.Add)
+	sum := poolCombine(c.B, poolPowered(x, pw), p, 0, xb.Add)
 	c.Set(0, poolRoot(sum, pw))
 	return nil
 }
