@@ -25,6 +25,10 @@ func init() {
 // numbers.
 var ConvChannelsLast = true
 
+// convGeneralOnly turns the special lowerings (tiles, depthwise, im2col)
+// off, for tests that compare them with the general convolution.
+var convGeneralOnly = false
+
 // convFloatTypes are the element types of the float-only ops of this
 // family.
 var convFloatTypes = []onnx.ElemType{onnx.Float, onnx.Double, onnx.Float16, onnx.BFloat16}
@@ -178,7 +182,7 @@ func lowerConv(c *Ctx) error {
 	}
 	cfg := xb.ConvConfig{Strides: a.strides, Padding: pad, RhsDilation: a.dilations, FeatureGroupCount: group}
 	chanLast := ConvChannelsLast
-	if group > 1 && group == xd[1] && wd[1] == 1 && numElems(a.kernel) <= convDepthwiseLimit {
+	if group > 1 && group == xd[1] && wd[1] == 1 && numElems(a.kernel) <= convDepthwiseLimit && !convGeneralOnly {
 		c.Set(0, convDepthwise(c.B, x, w, a, chanLast, c.Input(2)))
 		return nil
 	}
@@ -256,6 +260,10 @@ func lowerConvTranspose(c *Ctx) error {
 				a.padLo[i], a.padHi[i] = total-half, half
 			}
 		}
+	}
+	if y := convTransposeTiles(x, w, a, outPad, c.Input(2)); y != nil && !convGeneralOnly {
+		c.Set(0, y)
+		return nil
 	}
 	// The kernel as a forward convolution's: [C, M/g, k...] to
 	// [M, C/g, k...], flipped.
@@ -469,6 +477,73 @@ func convDepthwise(b *xb.Builder, x, w *xb.Op, a *convSpatialAttrs, chanLast boo
 		acc = xb.Transpose(acc, back...)
 	}
 	return acc
+}
+
+// convTransposeTiles is a ConvTranspose whose kernel windows do not
+// overlap (group 1, no dilation, kernel ≤ stride: the upsampling heads of
+// segmentation models) as one matrix product, [N, in..., C] × [C, M·K],
+// whose blocks are laid out as the output's tiles by a transpose; then
+// the pads cut (or output_padding extends) the ends. The convolution with
+// a dilated input would multiply mostly zeros. It returns nil where it
+// does not apply.
+func convTransposeTiles(x, w *xb.Op, a *convSpatialAttrs, outPad []int64, bias *xb.Op) *xb.Op {
+	xd, wd := x.Dims(), w.Dims()
+	n := len(xd) - 2
+	if wd[0] != xd[1] {
+		return nil
+	}
+	for i := range n {
+		target := a.strides[i]*(xd[i+2]-1) + a.kernel[i] + outPad[i] - a.padLo[i] - a.padHi[i]
+		if a.dilations[i] != 1 || a.kernel[i] > a.strides[i] || target <= 0 {
+			return nil
+		}
+	}
+	nb, ch, m := xd[0], xd[1], wd[1]
+	if w.DType() != x.DType() {
+		w = xb.Convert(w, x.DType())
+	}
+	// The kernel padded to the stride: each input position owns a whole
+	// s... tile of the output.
+	cfg := make(hlo.PaddingConfig, n+2)
+	tiles := false
+	for i := range n {
+		cfg[i+2].Hi = a.strides[i] - a.kernel[i]
+		tiles = tiles || cfg[i+2].Hi != 0
+	}
+	if tiles {
+		w = xb.Pad(w, x.Builder().ScalarOf(w.DType(), 0), cfg)
+	}
+	k := numElems(a.strides)
+	in := xd[2:]
+	s := numElems(in)
+	y := xb.DotGeneral(xb.Reshape(x, nb, ch, s), xb.Reshape(w, ch, m*k), xb.DotDims{
+		LhsContracting: []int64{1}, RhsContracting: []int64{0},
+	}) // [N, S, M*K]
+	// [N, in_0..in_{n-1}, M, s_0..s_{n-1}] to [N, M, in_0, s_0, in_1, s_1, ...].
+	split := append([]int64{nb}, in...)
+	split = append(split, m)
+	split = append(split, a.strides...)
+	y = xb.Reshape(y, split...)
+	perm := []int64{0, int64(n + 1)}
+	full := []int64{nb, m}
+	for i := range n {
+		perm = append(perm, int64(i+1), int64(n+2+i))
+		full = append(full, in[i]*a.strides[i])
+	}
+	y = xb.Reshape(xb.Transpose(y, perm...), full...)
+	// Cut the pads and the tiles' tail beyond the kernel; output_padding
+	// extends the end with zeros.
+	crop := make(hlo.PaddingConfig, n+2)
+	cut := false
+	for i := range n {
+		target := a.strides[i]*(in[i]-1) + a.kernel[i] + outPad[i] - a.padLo[i] - a.padHi[i]
+		crop[i+2] = hlo.PadDim{Lo: -a.padLo[i], Hi: target + a.padLo[i] - full[i+2]}
+		cut = cut || crop[i+2].Lo != 0 || crop[i+2].Hi != 0
+	}
+	if cut {
+		y = xb.Pad(y, x.Builder().ScalarOf(y.DType(), 0), crop)
+	}
+	return convAddBias(y, bias)
 }
 
 // floorDiv is a/b rounded toward -inf (Python's //) for b > 0.
