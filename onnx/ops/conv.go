@@ -261,7 +261,7 @@ func lowerConvTranspose(c *Ctx) error {
 			}
 		}
 	}
-	if y := convTransposeTiles(x, w, a, outPad, c.Input(2)); y != nil && !convGeneralOnly {
+	if y := convTransposeTiles(x, w, a, group, outPad, c.Input(2)); y != nil && !convGeneralOnly {
 		c.Set(0, y)
 		return nil
 	}
@@ -486,10 +486,10 @@ func convDepthwise(b *xb.Builder, x, w *xb.Op, a *convSpatialAttrs, chanLast boo
 // the pads cut (or output_padding extends) the ends. The convolution with
 // a dilated input would multiply mostly zeros. It returns nil where it
 // does not apply.
-func convTransposeTiles(x, w *xb.Op, a *convSpatialAttrs, outPad []int64, bias *xb.Op) *xb.Op {
+func convTransposeTiles(x, w *xb.Op, a *convSpatialAttrs, group int64, outPad []int64, bias *xb.Op) *xb.Op {
 	xd, wd := x.Dims(), w.Dims()
 	n := len(xd) - 2
-	if wd[0] != xd[1] {
+	if group != 1 || wd[0] != xd[1] {
 		return nil
 	}
 	for i := range n {

@@ -69,6 +69,8 @@ func TestConvTransposeTiles(t *testing.T) {
 		convTestTensor(r, 1, 4, 3, 3), convTestTensor(r, 4, 1, 2, 2))
 	convTestCompare(t, "ConvTranspose", []*onnxpb.AttributeProto{convTestInts("strides", 4)},
 		convTestTensor(r, 1, 2, 5), convTestTensor(r, 2, 3, 3))
+	convTestCompare(t, "ConvTranspose", []*onnxpb.AttributeProto{convTestInts("strides", 2, 2), convTestInt("group", 2)},
+		convTestTensor(r, 1, 4, 3, 3), convTestTensor(r, 4, 3, 2, 2))
 }
 
 func TestConvDepthwise(t *testing.T) {
