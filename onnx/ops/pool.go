@@ -113,7 +113,7 @@ func poolReduce(b *xb.Builder, x *xb.Op, p *poolPlan, init float64, fn func(x, y
 // slices combined elementwise rather than as a reduce-window: the slices
 // fuse into one loop over the output, which beats a reduce-window whose
 // window walks the innermost (spatial) dimensions of NCHW data.
-const poolSliceLimit = 64
+var poolSliceLimit int64 = 64
 
 // poolCombine pools x under p's window with the elementwise fn, padding
 // with init: as strided slices of the padded input, one per kernel offset,
