@@ -383,6 +383,11 @@ func convDepthwise(b *xb.Builder, x, w *xb.Op, a *convSpatialAttrs, chanLast boo
 	xd, wd := x.Dims(), w.Dims()
 	n := len(xd) - 2
 	ch, m := xd[1], wd[0]/xd[1]
+	// Narrow floats accumulate in f32, as convolutions do.
+	outType := x.DType()
+	if spatialNarrow(outType) {
+		x = xb.Convert(x, hlo.F32)
+	}
 	out := make([]int64, n)
 	for i := range n {
 		out[i] = (xd[i+2]+a.padLo[i]+a.padHi[i]-a.effKernel(i))/a.strides[i] + 1
@@ -472,6 +477,9 @@ func convDepthwise(b *xb.Builder, x, w *xb.Op, a *convSpatialAttrs, chanLast boo
 			bias = xb.Convert(bias, acc.DType())
 		}
 		acc = xb.Add(acc, xb.BroadcastInDim(bias, outDims, chAxis))
+	}
+	if acc.DType() != outType {
+		acc = xb.Convert(acc, outType)
 	}
 	if chanLast {
 		acc = xb.Transpose(acc, back...)
