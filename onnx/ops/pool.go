@@ -123,26 +123,47 @@ func poolCombine(b *xb.Builder, x *xb.Op, p *poolPlan, init float64, fn func(x, 
 		return poolReduce(b, x, p, init, fn)
 	}
 	n := len(p.in)
+	// Channels-last with the convolutions (see ConvChannelsLast), so that
+	// the transposes around a pool between convolutions cancel too.
+	last := ConvChannelsLast
+	sp := func(i int) int { return i + 2 }
+	var back []int64
+	if last {
+		toLast := []int64{0}
+		back = []int64{0, int64(n + 1)}
+		for i := range n {
+			toLast = append(toLast, int64(i+2))
+			back = append(back, int64(i+1))
+		}
+		x = xb.Transpose(x, append(toLast, 1)...)
+		sp = func(i int) int { return i + 1 }
+	}
 	xd := x.Dims()
 	cfg := make(hlo.PaddingConfig, n+2)
 	pad := false
 	for i := range n {
-		cfg[i+2] = hlo.PadDim{Lo: p.a.padLo[i], Hi: p.hi[i]}
+		cfg[sp(i)] = hlo.PadDim{Lo: p.a.padLo[i], Hi: p.hi[i]}
 		pad = pad || p.a.padLo[i] != 0 || p.hi[i] != 0
 	}
 	padded := x
 	if pad {
 		padded = xb.Pad(x, b.ScalarOf(x.DType(), init), cfg)
 	}
-	outDims := append([]int64{xd[0], xd[1]}, p.out...)
+	outDims := append([]int64(nil), xd...)
+	for i := range n {
+		outDims[sp(i)] = p.out[i]
+	}
 	var acc *xb.Op
 	poolOffsets(p.a.kernel, func(j []int64) {
 		starts, limits, strides := make([]int64, n+2), append([]int64(nil), outDims...), make([]int64, n+2)
-		strides[0], strides[1] = 1, 1
+		for d := range strides {
+			strides[d] = 1
+		}
 		for i := range n {
-			starts[i+2] = j[i] * p.a.dilations[i]
-			limits[i+2] = starts[i+2] + (p.out[i]-1)*p.a.strides[i] + 1
-			strides[i+2] = p.a.strides[i]
+			d := sp(i)
+			starts[d] = j[i] * p.a.dilations[i]
+			limits[d] = starts[d] + (p.out[i]-1)*p.a.strides[i] + 1
+			strides[d] = p.a.strides[i]
 		}
 		v := xb.Slice(padded, starts, limits, strides)
 		if acc == nil {
@@ -151,6 +172,9 @@ func poolCombine(b *xb.Builder, x *xb.Op, p *poolPlan, init float64, fn func(x, 
 			acc = fn(acc, v)
 		}
 	})
+	if last {
+		acc = xb.Transpose(acc, back...)
+	}
 	return acc
 }
 

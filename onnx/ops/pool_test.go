@@ -19,7 +19,10 @@ func TestPoolSlicesMatchReduceWindow(t *testing.T) {
 		{convTestInts("kernel_shape", 3, 2), convTestInts("strides", 2, 3), convTestInts("pads", 1, 0, 1, 1), convTestInt("ceil_mode", 1)},
 		{convTestInts("kernel_shape", 2, 3), convTestInts("dilations", 2, 1), convTestInt("count_include_pad", 1), convTestInts("pads", 1, 1, 0, 1)},
 	}
-	for _, op := range []string{"MaxPool", "AveragePool", "LpPool"} {
+	defer func(v bool) { ConvChannelsLast = v }(ConvChannelsLast)
+	for k := range 6 {
+		ConvChannelsLast = k%2 == 0
+		op := []string{"MaxPool", "AveragePool", "LpPool"}[k%3]
 		for _, attrs := range cases {
 			n := &onnx.Node{Op: op, Inputs: []string{"x"}, Outputs: []string{"y"}, Attrs: map[string]*onnxpb.AttributeProto{}}
 			for _, a := range attrs {
