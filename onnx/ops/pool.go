@@ -372,20 +372,21 @@ func lowerAveragePool(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	x, outType := poolWiden(x)
 	sum := poolCombine(c.B, x, p, 0, xb.Add)
 	counts := poolCounts(p, c.Node.Int("count_include_pad", 0) != 0)
 	uniform := true
 	for _, v := range counts {
 		uniform = uniform && v == counts[0]
 	}
-	var div *xb.Op
+	var y *xb.Op
 	if uniform {
-		div = c.B.ScalarOf(x.DType(), counts[0])
-		c.Set(0, xb.Div(sum, xb.BroadcastTo(div, sum.Dims()...)))
-		return nil
+		y = xb.Div(sum, xb.BroadcastTo(c.B.ScalarOf(x.DType(), counts[0]), sum.Dims()...))
+	} else {
+		div := c.B.Constant(literal(x.DType(), counts, p.out...))
+		y = xb.Div(sum, xb.BroadcastInDim(div, sum.Dims(), poolSpatialAxes(len(p.in))...))
 	}
-	div = c.B.Constant(literal(x.DType(), counts, p.out...))
-	c.Set(0, xb.Div(sum, xb.BroadcastInDim(div, sum.Dims(), poolSpatialAxes(len(p.in))...)))
+	c.Set(0, poolNarrow(y, outType))
 	return nil
 }
 
@@ -434,8 +435,9 @@ func lowerLpPool(c *Ctx) error {
 	if pw <= 0 {
 		return c.Errorf("p = %v", pw)
 	}
+	x, outType := poolWiden(x)
 	sum := poolCombine(c.B, poolPowered(x, pw), p, 0, xb.Add)
-	c.Set(0, poolRoot(sum, pw))
+	c.Set(0, poolNarrow(poolRoot(sum, pw), outType))
 	return nil
 }
 
@@ -457,6 +459,10 @@ func lowerGlobalPool(kind string) func(c *Ctx) error {
 			keep[a] = 1
 		}
 		var y *xb.Op
+		outType := x.DType()
+		if kind != "max" {
+			x, outType = poolWiden(x)
+		}
 		switch kind {
 		case "max":
 			y = xb.Reduce(x, c.B.ScalarOf(x.DType(), poolLowest(x.DType())), func(_ *xb.Builder, a, b *xb.Op) *xb.Op { return xb.Max(a, b) }, axes...)
@@ -473,9 +479,27 @@ func lowerGlobalPool(kind string) func(c *Ctx) error {
 			pw := poolP(c)
 			y = poolRoot(xb.ReduceSum(poolPowered(x, pw), axes...), pw)
 		}
-		c.Set(0, xb.Reshape(y, keep...))
+		c.Set(0, xb.Reshape(poolNarrow(y, outType), keep...))
 		return nil
 	}
+}
+
+// poolWiden converts narrow floats to f32 for summing (as ONNX Runtime
+// accumulates them), returning the type to convert the result back to.
+func poolWiden(x *xb.Op) (*xb.Op, hlo.DType) {
+	t := x.DType()
+	if spatialNarrow(t) {
+		return xb.Convert(x, hlo.F32), t
+	}
+	return x, t
+}
+
+// poolNarrow converts y back to t.
+func poolNarrow(y *xb.Op, t hlo.DType) *xb.Op {
+	if y.DType() != t {
+		return xb.Convert(y, t)
+	}
+	return y
 }
 
 // lowerMaxUnpool scatters X into zeros at the flattened indices I (as
