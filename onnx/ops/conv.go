@@ -6,9 +6,13 @@ import (
 	"github.com/axle-ml/axle/xb"
 )
 
-// Convolutions: Conv and ConvTranspose lower to one HLO convolution each,
-// in ONNX's own layouts (NC... input, OI... kernel), with the bias as a
-// broadcast add.
+// Convolutions. Conv lowers to one HLO convolution, channels-last between
+// transposes (see ConvChannelsLast), with the bias as a broadcast add;
+// a depthwise Conv (one input channel per group) instead sums shifted
+// slices times per-channel weights, which fuse into one loop. ConvTranspose
+// is a convolution of the stride-dilated input with the flipped kernel, or,
+// when its windows do not overlap (kernel ≤ stride), one matrix product
+// laid out as tiles.
 
 func init() {
 	Register(Op{Name: "Conv", Lower: lowerConv, Types: convFloatTypes})
@@ -25,8 +29,7 @@ func init() {
 // numbers.
 var ConvChannelsLast = true
 
-// convGeneralOnly turns the special lowerings (tiles, depthwise, im2col)
-// off, for tests that compare them with the general convolution.
+// convGeneralOnly turns the special lowerings (tiles, depthwise) off, for tests that compare them with the general convolution.
 var convGeneralOnly = false
 
 // convFloatTypes are the element types of the float-only ops of this
