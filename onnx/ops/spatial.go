@@ -1,8 +1,6 @@
 package ops
 
 import (
-	"math"
-
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/xb"
 )
@@ -339,4 +337,3 @@ func spatialNarrow(t hlo.DType) bool {
 	return t.IsFloat() && t != hlo.F32 && t != hlo.F64
 }
 
-var _ = math.Inf
