@@ -336,4 +336,3 @@ func lowerCol2Im(c *Ctx) error {
 func spatialNarrow(t hlo.DType) bool {
 	return t.IsFloat() && t != hlo.F32 && t != hlo.F64
 }
-
