@@ -109,6 +109,75 @@ func poolReduce(b *xb.Builder, x *xb.Op, p *poolPlan, init float64, fn func(x, y
 	return b.Emit(hlo.OpReduceWindow, hlo.Shape{}, []hlo.Attr{{Name: "window", Value: p.window()}, {Name: "to_apply", Value: comp}}, x, b.ScalarOf(x.DType(), init))
 }
 
+// poolSliceLimit is the largest kernel (in elements) pooled as strided
+// slices combined elementwise rather than as a reduce-window: the slices
+// fuse into one loop over the output, which beats a reduce-window whose
+// window walks the innermost (spatial) dimensions of NCHW data.
+var poolSliceLimit int64 = 64
+
+// poolCombine pools x under p's window with the elementwise fn, padding
+// with init: as strided slices of the padded input, one per kernel offset,
+// for small kernels; as a reduce-window otherwise.
+func poolCombine(b *xb.Builder, x *xb.Op, p *poolPlan, init float64, fn func(x, y *xb.Op) *xb.Op) *xb.Op {
+	if numElems(p.a.kernel) > poolSliceLimit {
+		return poolReduce(b, x, p, init, fn)
+	}
+	n := len(p.in)
+	// Channels-last with the convolutions (see ConvChannelsLast), so that
+	// the transposes around a pool between convolutions cancel too.
+	last := ConvChannelsLast
+	sp := func(i int) int { return i + 2 }
+	var back []int64
+	if last {
+		toLast := []int64{0}
+		back = []int64{0, int64(n + 1)}
+		for i := range n {
+			toLast = append(toLast, int64(i+2))
+			back = append(back, int64(i+1))
+		}
+		x = xb.Transpose(x, append(toLast, 1)...)
+		sp = func(i int) int { return i + 1 }
+	}
+	xd := x.Dims()
+	cfg := make(hlo.PaddingConfig, n+2)
+	pad := false
+	for i := range n {
+		cfg[sp(i)] = hlo.PadDim{Lo: p.a.padLo[i], Hi: p.hi[i]}
+		pad = pad || p.a.padLo[i] != 0 || p.hi[i] != 0
+	}
+	padded := x
+	if pad {
+		padded = xb.Pad(x, b.ScalarOf(x.DType(), init), cfg)
+	}
+	outDims := append([]int64(nil), xd...)
+	for i := range n {
+		outDims[sp(i)] = p.out[i]
+	}
+	var acc *xb.Op
+	poolOffsets(p.a.kernel, func(j []int64) {
+		starts, limits, strides := make([]int64, n+2), append([]int64(nil), outDims...), make([]int64, n+2)
+		for d := range strides {
+			strides[d] = 1
+		}
+		for i := range n {
+			d := sp(i)
+			starts[d] = j[i] * p.a.dilations[i]
+			limits[d] = starts[d] + (p.out[i]-1)*p.a.strides[i] + 1
+			strides[d] = p.a.strides[i]
+		}
+		v := xb.Slice(padded, starts, limits, strides)
+		if acc == nil {
+			acc = v
+		} else {
+			acc = fn(acc, v)
+		}
+	})
+	if last {
+		acc = xb.Transpose(acc, back...)
+	}
+	return acc
+}
+
 // poolLowest is the identity of max for t: -inf, or the type's minimum.
 func poolLowest(t hlo.DType) float64 {
 	switch t {
@@ -137,7 +206,7 @@ func lowerMaxPool(c *Ctx) error {
 		return err
 	}
 	if !poolWantsIndices(c) {
-		c.Set(0, poolReduce(c.B, x, p, poolLowest(x.DType()), xb.Max))
+		c.Set(0, poolCombine(c.B, x, p, poolLowest(x.DType()), xb.Max))
 		return nil
 	}
 	y, idx := poolArgMax(c, x, p)
@@ -303,20 +372,21 @@ func lowerAveragePool(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	sum := poolReduce(c.B, x, p, 0, xb.Add)
+	x, outType := poolWiden(x)
+	sum := poolCombine(c.B, x, p, 0, xb.Add)
 	counts := poolCounts(p, c.Node.Int("count_include_pad", 0) != 0)
 	uniform := true
 	for _, v := range counts {
 		uniform = uniform && v == counts[0]
 	}
-	var div *xb.Op
+	var y *xb.Op
 	if uniform {
-		div = c.B.ScalarOf(x.DType(), counts[0])
-		c.Set(0, xb.Div(sum, xb.BroadcastTo(div, sum.Dims()...)))
-		return nil
+		y = xb.Div(sum, xb.BroadcastTo(c.B.ScalarOf(x.DType(), counts[0]), sum.Dims()...))
+	} else {
+		div := c.B.Constant(literal(x.DType(), counts, p.out...))
+		y = xb.Div(sum, xb.BroadcastInDim(div, sum.Dims(), poolSpatialAxes(len(p.in))...))
 	}
-	div = c.B.Constant(literal(x.DType(), counts, p.out...))
-	c.Set(0, xb.Div(sum, xb.BroadcastInDim(div, sum.Dims(), poolSpatialAxes(len(p.in))...)))
+	c.Set(0, poolNarrow(y, outType))
 	return nil
 }
 
@@ -365,8 +435,9 @@ func lowerLpPool(c *Ctx) error {
 	if pw <= 0 {
 		return c.Errorf("p = %v", pw)
 	}
-	sum := poolReduce(c.B, poolPowered(x, pw), p, 0, xb.Add)
-	c.Set(0, poolRoot(sum, pw))
+	x, outType := poolWiden(x)
+	sum := poolCombine(c.B, poolPowered(x, pw), p, 0, xb.Add)
+	c.Set(0, poolNarrow(poolRoot(sum, pw), outType))
 	return nil
 }
 
@@ -388,6 +459,10 @@ func lowerGlobalPool(kind string) func(c *Ctx) error {
 			keep[a] = 1
 		}
 		var y *xb.Op
+		outType := x.DType()
+		if kind != "max" {
+			x, outType = poolWiden(x)
+		}
 		switch kind {
 		case "max":
 			y = xb.Reduce(x, c.B.ScalarOf(x.DType(), poolLowest(x.DType())), func(_ *xb.Builder, a, b *xb.Op) *xb.Op { return xb.Max(a, b) }, axes...)
@@ -404,9 +479,27 @@ func lowerGlobalPool(kind string) func(c *Ctx) error {
 			pw := poolP(c)
 			y = poolRoot(xb.ReduceSum(poolPowered(x, pw), axes...), pw)
 		}
-		c.Set(0, xb.Reshape(y, keep...))
+		c.Set(0, xb.Reshape(poolNarrow(y, outType), keep...))
 		return nil
 	}
+}
+
+// poolWiden converts narrow floats to f32 for summing (as ONNX Runtime
+// accumulates them), returning the type to convert the result back to.
+func poolWiden(x *xb.Op) (*xb.Op, hlo.DType) {
+	t := x.DType()
+	if spatialNarrow(t) {
+		return xb.Convert(x, hlo.F32), t
+	}
+	return x, t
+}
+
+// poolNarrow converts y back to t.
+func poolNarrow(y *xb.Op, t hlo.DType) *xb.Op {
+	if y.DType() != t {
+		return xb.Convert(y, t)
+	}
+	return y
 }
 
 // lowerMaxUnpool scatters X into zeros at the flattened indices I (as

@@ -1,8 +1,6 @@
 package ops
 
 import (
-	"math"
-
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/xb"
 )
@@ -338,5 +336,3 @@ func lowerCol2Im(c *Ctx) error {
 func spatialNarrow(t hlo.DType) bool {
 	return t.IsFloat() && t != hlo.F32 && t != hlo.F64
 }
-
-var _ = math.Inf

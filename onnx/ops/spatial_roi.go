@@ -7,13 +7,14 @@ import (
 
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/onnx"
+	"github.com/axle-ml/axle/xb"
 )
 
 // RoiAlign runs on the host: with sampling_ratio 0 the number of samples
 // per bin depends on each roi's size, a data-dependent shape.
 
 func init() {
-	Register(Op{Name: "RoiAlign", Host: hostRoiAlign})
+	Register(Op{Name: "RoiAlign", Host: hostRoiAlign, Lower: lowerRoiAlign})
 }
 
 func hostRoiAlign(h *HostCtx) error {
@@ -228,5 +229,130 @@ func hostMaxRoiPool(h *HostCtx) error {
 		}
 	}
 	h.Set(0, onnx.LiteralValue(y))
+	return nil
+}
+
+// lowerRoiAlign is RoiAlign with a fixed sampling_ratio (the sample count
+// per bin is then static): the sampling points' corners gathered from the
+// input as rows of channels, weighted, and averaged or maximized per bin.
+// sampling_ratio 0 (adaptive, data-dependent) runs on the host.
+func lowerRoiAlign(c *Ctx) error {
+	x, rois, bi := c.Input(0), c.Input(1), c.Input(2)
+	if x == nil || rois == nil || bi == nil {
+		return c.Errorf("RoiAlign needs X, rois and batch_indices")
+	}
+	xd, rd := x.Dims(), rois.Dims()
+	if len(xd) != 4 || len(rd) != 2 || rd[1] != 4 {
+		return c.Errorf("X %v and rois %v", xd, rd)
+	}
+	if !x.DType().IsFloat() {
+		return c.Unsupported("RoiAlign of %s", x.DType())
+	}
+	n := c.Node
+	ratio := n.Int("sampling_ratio", 0)
+	if ratio <= 0 {
+		return c.Unsupported("adaptive sampling_ratio runs on the host")
+	}
+	ctm := "half_pixel"
+	if c.Opset < 16 {
+		ctm = "output_half_pixel"
+	}
+	halfPixel := strings.ToLower(n.Str("coordinate_transformation_mode", ctm)) == "half_pixel"
+	mode := strings.ToLower(n.Str("mode", "avg"))
+	if mode != "avg" && mode != "max" {
+		return c.Errorf("unknown mode %q", mode)
+	}
+	oh, ow := n.Int("output_height", 1), n.Int("output_width", 1)
+	if oh <= 0 || ow <= 0 {
+		return c.Errorf("output size %dx%d", oh, ow)
+	}
+	scale := float64(n.Float("spatial_scale", 1))
+	b := c.B
+	outType := x.DType()
+	t := hlo.F64 // coordinates as the reference computes them
+	nb, ch, height, width := xd[0], xd[1], xd[2], xd[3]
+	nr := rd[0]
+	r64 := xb.Convert(rois, t)
+	col := func(k int64) *xb.Op { return xb.Reshape(xb.SliceAxis(r64, 1, k, k+1), nr) }
+	off := 0.0
+	if halfPixel {
+		off = 0.5
+	}
+	sc := func(v *xb.Op) *xb.Op { return xb.Sub(xb.Mul(v, FullLike(v, scale)), FullLike(v, off)) }
+	sw, sh, ew, eh := sc(col(0)), sc(col(1)), sc(col(2)), sc(col(3))
+	rw, rh := xb.Sub(ew, sw), xb.Sub(eh, sh)
+	if !halfPixel {
+		rw, rh = xb.Max(rw, FullLike(rw, 1)), xb.Max(rh, FullLike(rh, 1))
+	}
+	g := ratio
+	// coords is start + p*bin + (i+0.5)*bin/g over [R, out, g].
+	coords := func(start, size *xb.Op, out int64) *xb.Op {
+		bin := xb.Div(size, FullLike(size, float64(out)))
+		dims := []int64{nr, out, g}
+		pi := xb.Convert(b.Iota(hlo.S64, 1, dims...), t)
+		ii := xb.Convert(b.Iota(hlo.S64, 2, dims...), t)
+		bb := xb.BroadcastInDim(bin, dims, 0)
+		v := xb.Add(xb.BroadcastInDim(start, dims, 0), xb.Mul(pi, bb))
+		return xb.Add(v, xb.Div(xb.Mul(xb.Add(ii, FullLike(ii, 0.5)), bb), FullLike(bb, float64(g))))
+	}
+	// axis prepares one axis's sampling: low and high indices, weights of
+	// each, and whether the point is inside [-1, size].
+	type axisSamples struct{ lo, hi, wlo, whi, in *xb.Op }
+	axis := func(v *xb.Op, size int64) axisSamples {
+		in := xb.And(xb.Ge(v, FullLike(v, -1)), xb.Le(v, FullLike(v, float64(size))))
+		v = xb.Max(v, FullLike(v, 0))
+		lo := xb.Floor(v)
+		last := xb.Ge(lo, FullLike(lo, float64(size-1)))
+		lo = xb.Select(last, FullLike(lo, float64(size-1)), lo)
+		v = xb.Select(last, lo, v)
+		hi := xb.Select(last, lo, xb.Add(lo, FullLike(lo, 1)))
+		l := xb.Sub(v, lo)
+		return axisSamples{lo: lo, hi: hi, wlo: xb.Sub(FullLike(l, 1), l), whi: l, in: in}
+	}
+	ys := axis(coords(sh, rh, oh), height) // [R, oh, g]
+	xs := axis(coords(sw, rw, ow), width)  // [R, ow, g]
+	dims := []int64{nr, oh, g, ow, g}
+	by := func(v *xb.Op) *xb.Op { return xb.BroadcastInDim(v, dims, 0, 1, 2) }
+	bx := func(v *xb.Op) *xb.Op { return xb.BroadcastInDim(v, dims, 0, 3, 4) }
+	inside := xb.And(by(ys.in), bx(xs.in))
+	bidx := xb.Convert(bi, hlo.S64)
+	base := xb.BroadcastInDim(xb.Mul(bidx, xb.Scalar(b, height*width)), dims, 0)
+	xf := x
+	if xf.DType() != t {
+		xf = xb.Convert(xf, t)
+	}
+	rows := xb.Reshape(xb.Transpose(xf, 0, 2, 3, 1), nb*height*width, ch)
+	var acc *xb.Op
+	for _, cy := range [][2]*xb.Op{{ys.lo, ys.wlo}, {ys.hi, ys.whi}} {
+		for _, cx := range [][2]*xb.Op{{xs.lo, xs.wlo}, {xs.hi, xs.whi}} {
+			yi := xb.Convert(by(cy[0]), hlo.S64)
+			xi := xb.Convert(bx(cx[0]), hlo.S64)
+			idx := xb.Add(base, xb.Add(xb.Mul(yi, xb.Scalar(b, width)), xi))
+			w := xb.Mul(by(cy[1]), bx(cx[1]))
+			w = xb.Select(inside, w, FullLike(w, 0))
+			v := xb.Mul(xb.Take(rows, idx, 0), xb.BroadcastInDim(w, append(append([]int64(nil), dims...), ch), 0, 1, 2, 3, 4))
+			switch {
+			case acc == nil:
+				acc = v
+			case mode == "avg":
+				acc = xb.Add(acc, v)
+			default:
+				acc = xb.Max(acc, v)
+			}
+		}
+	}
+	// acc: [R, oh, g, ow, g, C] per sample.
+	var y *xb.Op
+	if mode == "avg" {
+		y = xb.ReduceSum(acc, 2, 4)
+		y = xb.Div(y, FullLike(y, float64(g*g)))
+	} else {
+		y = xb.ReduceMax(acc, 2, 4)
+	}
+	y = xb.Transpose(y, 0, 3, 1, 2)
+	if y.DType() != outType {
+		y = xb.Convert(y, outType)
+	}
+	c.Set(0, y)
 	return nil
 }
