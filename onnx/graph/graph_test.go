@@ -195,3 +195,43 @@ func TestLoadErrors(t *testing.T) {
 		t.Errorf("unknown domain: %v", err)
 	}
 }
+
+// TestFeedingAnInitializer: an initializer is an input's default value
+// (IR-3 models list them as inputs); a value fed for it replaces it.
+func TestFeedingAnInitializer(t *testing.T) {
+	g := onnxbuild.New("init", 17)
+	ft := onnxbuild.TensorType(onnx.Float, 2)
+	g.Input("x", ft)
+	g.Input("w", ft)
+	g.Floats("w", []float32{10, 20}, 2)
+	g.Node("Add", "a", []string{"x", "w"}, []string{"y"})
+	g.Output("y", ft)
+	m, err := g.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := graph.New(m, graph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	x, _ := hlo.LiteralFromSlice([]float32{1, 2}, 2)
+	w, _ := hlo.LiteralFromSlice([]float32{100, 200}, 2)
+	for _, tc := range []struct {
+		in   map[string]*onnx.Value
+		want string
+	}{
+		{map[string]*onnx.Value{"x": onnx.LiteralValue(x)}, "[11 22]"},
+		{map[string]*onnx.Value{"x": onnx.LiteralValue(x), "w": onnx.LiteralValue(w)}, "[101 202]"},
+		{map[string]*onnx.Value{"x": onnx.LiteralValue(x)}, "[11 22]"},
+	} {
+		out, err := s.Run(context.Background(), tc.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := hlo.LiteralToSlice[float32](out["y"].Tensor.Lit)
+		if fmt.Sprint(got) != tc.want {
+			t.Errorf("y = %v, want %s", got, tc.want)
+		}
+	}
+}

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sort"
+	"strings"
+	"sync"
 
 	"github.com/axle-ml/axle"
 	"github.com/axle-ml/axle/onnx"
@@ -45,9 +48,12 @@ type Options struct {
 type Session struct {
 	model *onnx.Model
 	plan  *plan
-	devs  []*Device
-	opts  Options
-	cpu   *axle.Client
+	// overrides holds plans in which initializers a caller fed are inputs
+	// (key: their sorted names), made on first use.
+	overrides sync.Map
+	devs      []*Device
+	opts      Options
+	cpu       *axle.Client
 }
 
 // Open loads the model file at path.
@@ -151,7 +157,11 @@ func (s *Session) Run(ctx context.Context, inputs map[string]*onnx.Value) (map[s
 			return nil, fmt.Errorf("input %q: not given", vi.Name)
 		}
 	}
-	if err := s.runPlan(ctx, s.plan, e); err != nil {
+	p, err := s.planFor(inputs)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.runPlan(ctx, p, e); err != nil {
 		return nil, prefix(s.model, err)
 	}
 	out := map[string]*onnx.Value{}
@@ -264,3 +274,42 @@ func kindName(k onnx.Kind) string {
 }
 
 var errNoValue = errors.New("value not computed")
+
+// planFor is the plan for a call: the load-time one, or, when the caller
+// feeds a value for an initializer (an input with a default value, as
+// IR-3 models list them), a plan in which those initializers are inputs
+// rather than constants compiled into the clusters.
+func (s *Session) planFor(inputs map[string]*onnx.Value) (*plan, error) {
+	g := s.model.Graph
+	var fed []string
+	for name := range inputs {
+		if _, ok := g.Initializers[name]; ok {
+			fed = append(fed, name)
+		}
+	}
+	if len(fed) == 0 {
+		return s.plan, nil
+	}
+	sort.Strings(fed)
+	key := strings.Join(fed, "\x00")
+	if p, ok := s.overrides.Load(key); ok {
+		return p.(*plan), nil
+	}
+	og := *g
+	og.Initializers = map[string]*onnx.Tensor{}
+	for name, t := range g.Initializers {
+		if !slices.Contains(fed, name) {
+			og.Initializers[name] = t
+		}
+	}
+	og.Inputs = slices.Clone(g.Inputs)
+	for _, name := range fed {
+		og.Inputs = append(og.Inputs, &onnx.ValueInfo{Name: name})
+	}
+	p, err := newPlan(&og, s.model.Opsets, s.devs, !s.opts.NoSoftPlacement, nil)
+	if err != nil {
+		return nil, err
+	}
+	got, _ := s.overrides.LoadOrStore(key, p)
+	return got.(*plan), nil
+}
