@@ -25,6 +25,9 @@ import (
 //
 // Window reversal and batch groups go to the generic kernel.
 func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
+	if k, ok := x.lowerConvNCHW(in); ok {
+		return k, true
+	}
 	p, relayIn, relayOut, ok := planConv(in)
 	if !ok {
 		return nil, false
