@@ -270,8 +270,7 @@ func asWords(f []float32) []uint32 {
 // innermost into (batch, spatial..., feature) order; nil when the input
 // is read in place.
 func inputRelayout(p *kernels.Conv, dn *hlo.ConvDimNumbers, l hlo.Shape) *relayout {
-	depthwise := p.Groups == p.InChannels && p.Groups > 1
-	if p.InChannelStride == 1 || p.InChannels/p.Groups < kernels.DirectMinChannels && !depthwise {
+	if p.InChannelStride == 1 {
 		return nil
 	}
 	order := append(append([]int64{dn.InputBatch}, dn.InputSpatial...), dn.InputFeature)
@@ -286,6 +285,12 @@ func inputRelayout(p *kernels.Conv, dn *hlo.ConvDimNumbers, l hlo.Shape) *relayo
 	q := *p
 	q.InBatchStride, q.InChannelStride = dst[0], 1
 	q.InSpatialStrides = slices.Clone(dst[1 : len(dst)-1])
+	// Few channels are worth the copy only for the depthwise kernel or
+	// the direct one's long runs of taps (a first layer's RGB image).
+	depthwise := p.Groups == p.InChannels && p.Groups > 1
+	if p.InChannels/p.Groups < kernels.DirectMinChannels && !depthwise && !kernels.ConvRunsDirect(&q) {
+		return nil
+	}
 	r.channelsLast = &q
 	r.empty = !r.b.finish()
 	return r

@@ -94,6 +94,13 @@ func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
 		*in, *out, *k = int(l.Dims[2+d]), int(o.Dims[2+d]), int(r.Dims[2+d])
 		*st, *pad, *dil = int(max(wd.Stride, 1)), int(wd.PadLo), int(max(wd.RhsDilation, 1))
 	}
+	if p.StrideW != 1 && p.InChannels/groups < kernels.DirectMinChannels {
+		// A strided first layer (an RGB image): its sliver rows are
+		// gathers of a few channels each; copied channels-last, the
+		// direct kernel reads its rows of taps as long runs (a ResNet
+		// stem 6x faster).
+		return nil, nil, false
+	}
 	if p.KH*p.KW == 1 {
 		return p, nil, true
 	}

@@ -7,8 +7,8 @@ import "github.com/axle-ml/axle/hlo"
 // two dimensions. The general fold pays its index walk and a call per
 // element there (the channels are not innermost to form a run): 40% of a
 // ResNet's time went to its one 3×3 max pool. Here each output row folds
-// whole input rows tap by tap: at stride 1 with the vector kernels, at
-// other strides with a loop per op. Every output element still folds its
+// whole input rows tap by tap with the vector kernels (a strided tap's
+// inputs gathered first). Every output element still folds its
 // window from init in row-major window order, skipping padding, so the
 // results are the evaluator's bit for bit.
 
@@ -66,6 +66,10 @@ func (pl *poolPlanes) run(out *hlo.Literal, ops []*hlo.Literal) error {
 	vec := vectorCombineF32(pl.op)
 	f := floatCombine[float32](pl.op)
 	splitWork(pl.threads, rows*pl.ow*pl.kh*pl.kw, rows, func(lo, hi int) {
+		var tmp []float32 // a strided tap's inputs, gathered for vec
+		if pl.sw != 1 && vec != nil {
+			tmp = make([]float32, pl.ow)
+		}
 		for r := lo; r < hi; r++ {
 			plane, oh := r/pl.oh, r%pl.oh
 			acc := dst[r*pl.ow : (r+1)*pl.ow]
@@ -94,11 +98,23 @@ func (pl *poolPlanes) run(out *hlo.Literal, ops []*hlo.Literal) error {
 						continue
 					}
 					a := acc[lo:hi]
-					if pl.sw == 1 && vec != nil {
+					switch {
+					case vec == nil:
+						foldStrided(f, a, row, lo*pl.sw+off, pl.sw)
+					case pl.sw == 1:
 						vec(a, a, row[lo+off:hi+off])
-						continue
+					default:
+						// Gathered first: a compare per element in Go
+						// branches, and max pooling's mispredict (4 ns an
+						// element on random images).
+						t := tmp[:len(a)]
+						at := lo*pl.sw + off
+						_ = row[at+(len(t)-1)*pl.sw]
+						for i := range t {
+							t[i] = row[at+i*pl.sw]
+						}
+						vec(a, a, t)
 					}
-					foldStrided(pl.op, f, a, row, lo*pl.sw+off, pl.sw)
 				}
 			}
 		}
@@ -106,22 +122,9 @@ func (pl *poolPlanes) run(out *hlo.Literal, ops []*hlo.Literal) error {
 	return nil
 }
 
-// foldStrided folds row[at + i·stride] into acc[i] with op (f for the
-// ops without a loop of their own).
-func foldStrided(op hlo.Opcode, f func(a, b float32) float32, acc, row []float32, at, stride int) {
-	_ = row[at+(len(acc)-1)*stride]
-	switch op {
-	case hlo.OpMaximum:
-		for i, a := range acc {
-			acc[i] = floatMax(a, row[at+i*stride])
-		}
-	case hlo.OpAdd:
-		for i := range acc {
-			acc[i] += row[at+i*stride]
-		}
-	default:
-		for i, a := range acc {
-			acc[i] = f(a, row[at+i*stride])
-		}
+// foldStrided folds row[at + i·stride] into acc[i] with f.
+func foldStrided(f func(a, b float32) float32, acc, row []float32, at, stride int) {
+	for i, a := range acc {
+		acc[i] = f(a, row[at+i*stride])
 	}
 }

@@ -14,6 +14,8 @@ var nchwBenchShapes = []struct{ cin, cout, side, k, stride int }{
 	{128, 128, 28, 3, 2}, // resnet downsampling 3x3
 	{16, 32, 160, 1, 1},  // ppocr_v4_det pointwise
 	{64, 256, 56, 1, 1},  // resnet expanding 1x1
+	{3, 32, 224, 7, 2},   // resnet stem
+	{3, 16, 320, 3, 2},   // ppocr_v4_det stem
 }
 
 func BenchmarkConvNCHW(b *testing.B) {
