@@ -25,6 +25,9 @@ import (
 //
 // Window reversal and batch groups go to the generic kernel.
 func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
+	if k, ok := x.lowerConvNCHW(in); ok {
+		return k, true
+	}
 	p, relayIn, relayOut, ok := planConv(in)
 	if !ok {
 		return nil, false
@@ -69,9 +72,13 @@ func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
 // hands back the scratch they took.
 func convOperands(in, kernel *hlo.Literal, relayIn *relayout, cw *constWeights, threads int) (src, w []float32, cache *kernels.ConvKernelCache, release func()) {
 	src, releaseIn := asF32(in, threads)
-	w, cache, releaseW := cw.weights(kernel, threads)
-	release = func() { releaseIn(); releaseW() }
+	var kr *relayout
 	if relayIn != nil {
+		kr = relayIn.kernel
+	}
+	w, cache, releaseW := cw.weights(kernel, kr, threads)
+	release = func() { releaseIn(); releaseW() }
+	if relayIn != nil && !relayIn.empty {
 		buf := getF32(len(src))
 		relayIn.copy(buf, src, threads)
 		releaseIn()
@@ -87,7 +94,7 @@ func convOperands(in, kernel *hlo.Literal, relayIn *relayout, cw *constWeights, 
 type constWeights struct {
 	mu    sync.Mutex
 	lit   *hlo.Literal // the literal f32 came from
-	f32   []float32
+	f32   []float32    // relaid out when the plan copies the kernel
 	cache kernels.ConvKernelCache
 }
 
@@ -103,9 +110,15 @@ func constantWeights(w *hlo.Instruction) *constWeights {
 // weights returns the kernel's values as f32 and a panel cache for them:
 // kept across calls for a constant (c not nil), else widened into scratch
 // for this call, which release hands back.
-func (c *constWeights) weights(lit *hlo.Literal, threads int) (w []float32, cache *kernels.ConvKernelCache, release func()) {
+func (c *constWeights) weights(lit *hlo.Literal, kr *relayout, threads int) (w []float32, cache *kernels.ConvKernelCache, release func()) {
 	if c == nil {
 		w, release = asF32(lit, threads)
+		if kr != nil {
+			buf := getF32(len(w))
+			kr.copy(buf, w, threads)
+			release()
+			w, release = buf, func() { putF32(buf) }
+		}
 		return w, nil, release
 	}
 	c.mu.Lock()
@@ -118,6 +131,11 @@ func (c *constWeights) weights(lit *hlo.Literal, threads int) (w []float32, cach
 			bits := lit.Data().([]uint16)
 			c.f32 = make([]float32, len(bits))
 			decodeNarrow(f, c.f32, bits)
+		}
+		if kr != nil {
+			t := make([]float32, len(c.f32))
+			kr.copy(t, c.f32, 1)
+			c.f32 = t
 		}
 		c.lit = lit
 	}
@@ -138,7 +156,42 @@ func planConv(in *hlo.Instruction) (p *kernels.Conv, relayIn, relayOut *relayout
 	if p, ok = convParams(in, dn, w, l, r); !ok {
 		return nil, nil, nil, false
 	}
-	return p, inputRelayout(p, dn, l), outputRelayout(dn, in.Shape), true
+	relayIn = inputRelayout(p, dn, l)
+	if kr, q := kernelRelayout(relayIn.conv(p), dn, r); kr != nil {
+		if relayIn == nil {
+			relayIn = &relayout{empty: true, channelsLast: q}
+		} else {
+			relayIn.channelsLast = q
+		}
+		relayIn.kernel = kr
+	}
+	return p, relayIn, outputRelayout(dn, in.Shape), true
+}
+
+// kernelRelayout plans the copy of a depthwise convolution's kernel into
+// (spatial..., input feature, output feature) order, the output channels
+// innermost as the depthwise kernel reads them, when they are not
+// already (ONNX's OIHW kernels); it returns the copy and p reading it,
+// or nil.
+func kernelRelayout(p *kernels.Conv, dn *hlo.ConvDimNumbers, r hlo.Shape) (*relayout, *kernels.Conv) {
+	if p.Groups != p.InChannels || p.Groups <= 1 || p.InChannelStride != 1 || p.KernelOutStride == 1 {
+		return nil, nil
+	}
+	order := append(slices.Clone(dn.KernelSpatial), dn.KernelInput, dn.KernelOutput)
+	dims := make([]int64, len(order))
+	src := make([]int, len(order))
+	rs := rowMajor(r.Dims)
+	for i, d := range order {
+		dims[i], src[i] = r.Dims[d], rs[d]
+	}
+	dst := rowMajor(dims)
+	kr := &relayout{b: newBox(0, dims, dst, src)}
+	kr.empty = !kr.b.finish()
+	q := *p
+	ns := len(dn.KernelSpatial)
+	q.KernelSpatialStrides = slices.Clone(dst[:ns])
+	q.KernelInStride, q.KernelOutStride = dst[ns], dst[ns+1]
+	return kr, &q
 }
 
 // convParams describes the convolution to the kernel with the operands'
@@ -185,8 +238,12 @@ func convParams(in *hlo.Instruction, dn *hlo.ConvDimNumbers, w *hlo.Window, l, r
 type relayout struct {
 	b     box
 	empty bool
-	// channelsLast, for an input, is p with the copy's strides.
+	// channelsLast, for an input, is p with the copy's strides (and the
+	// kernel copy's).
 	channelsLast *kernels.Conv
+	// kernel, for an input, is the copy of the kernel the convolution
+	// reads (nil: none).
+	kernel *relayout
 }
 
 func (r *relayout) copy(dst, src []float32, threads int) {
@@ -213,7 +270,7 @@ func asWords(f []float32) []uint32 {
 // innermost into (batch, spatial..., feature) order; nil when the input
 // is read in place.
 func inputRelayout(p *kernels.Conv, dn *hlo.ConvDimNumbers, l hlo.Shape) *relayout {
-	if p.InChannelStride == 1 || p.InChannels/p.Groups < kernels.DirectMinChannels {
+	if p.InChannelStride == 1 {
 		return nil
 	}
 	order := append(append([]int64{dn.InputBatch}, dn.InputSpatial...), dn.InputFeature)
@@ -228,6 +285,12 @@ func inputRelayout(p *kernels.Conv, dn *hlo.ConvDimNumbers, l hlo.Shape) *relayo
 	q := *p
 	q.InBatchStride, q.InChannelStride = dst[0], 1
 	q.InSpatialStrides = slices.Clone(dst[1 : len(dst)-1])
+	// Few channels are worth the copy only for the depthwise kernel or
+	// the direct one's long runs of taps (a first layer's RGB image).
+	depthwise := p.Groups == p.InChannels && p.Groups > 1
+	if p.InChannels/p.Groups < kernels.DirectMinChannels && !depthwise && !kernels.ConvRunsDirect(&q) {
+		return nil
+	}
 	r.channelsLast = &q
 	r.empty = !r.b.finish()
 	return r

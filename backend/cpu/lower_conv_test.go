@@ -65,11 +65,20 @@ func compileConvCase(t *testing.T, i int, text string) (*hlo.Module, *Executable
 
 // convLayoutCase is a random 2-D f32 convolution module with random
 // dimension orders on all three sides.
-func convLayoutCase(rng *rand.Rand) string {
+func convLayoutCase(rng *rand.Rand) string { return convCase(rng, false, false) }
+
+// convCase is convLayoutCase, or with depthwise a depthwise convolution
+// (one input channel per group, one or two output channels each), with
+// nchw in ONNX's layouts (bf01_oi01->bf01).
+func convCase(rng *rand.Rand, depthwise, nchw bool) string {
 	fg := 1 + rng.IntN(2)
 	batch := int64(1 + rng.IntN(3))
 	inF := int64(fg * []int{2, 16, 24}[rng.IntN(3)])
 	outF := int64(fg * (1 + rng.IntN(5)))
+	if depthwise {
+		fg = []int{2, 8, 16, 24}[rng.IntN(4)]
+		inF, outF = int64(fg), int64(fg*(1+rng.IntN(2)))
+	}
 	var sp, kern, outS [2]int64
 	var win [5][2]int64 // stride, lo, hi, rhs dilation
 	for d := range 2 {
@@ -97,9 +106,13 @@ func convLayoutCase(rng *rand.Rand) string {
 		}
 		return dims, string(labels)
 	}
-	ld, ll := place(batch, inF, sp, rng.Perm(4), 'b', 'f')
-	rd, rl := place(inF/int64(fg), outF, kern, rng.Perm(4), 'i', 'o')
-	od, ol := place(batch, outF, outS, rng.Perm(4), 'b', 'f')
+	pl, pr, po := rng.Perm(4), rng.Perm(4), rng.Perm(4)
+	if nchw {
+		pl, pr, po = []int{0, 1, 2, 3}, []int{1, 0, 2, 3}, []int{0, 1, 2, 3}
+	}
+	ld, ll := place(batch, inF, sp, pl, 'b', 'f')
+	rd, rl := place(inF/int64(fg), outF, kern, pr, 'i', 'o')
+	od, ol := place(batch, outF, outS, po, 'b', 'f')
 	window := fmt.Sprintf("size=%dx%d stride=%dx%d pad=%d_%dx%d_%d rhs_dilate=%dx%d",
 		kern[0], kern[1], win[0][0], win[0][1], win[1][0], win[2][0], win[1][1], win[2][1], win[3][0], win[3][1])
 	return fmt.Sprintf(`HloModule conv
@@ -123,4 +136,103 @@ func closeF32(t *testing.T, what string, got, want *hlo.Literal) {
 			t.Fatalf("element %d is %v, want %v\n%s", i, got.GetFloat64(i), want.GetFloat64(i), what)
 		}
 	}
+}
+
+// TestConvDepthwiseLayouts runs depthwise convolutions with shuffled
+// dimension labels (ONNX's NCHW images and OIHW kernels among them: the
+// input and kernel are copied to channels-last for the depthwise
+// kernel) against the evaluator, the kernel a parameter and a constant.
+func TestConvDepthwiseLayouts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	cases := []string{`HloModule conv
+ENTRY e {
+  x = f32[2,8,9,7] parameter(0)
+  k = f32[8,1,3,3] parameter(1)
+  ROOT c = f32[2,8,5,7] convolution(x, k), window={size=3x3 stride=2x1 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01, feature_group_count=8
+}`}
+	for i := range 40 {
+		cases = append(cases, convCase(rng, true, i%2 == 0))
+	}
+	for i, text := range cases {
+		m, x := compileConvCase(t, i, text)
+		args := eval.RandomArguments(m, uint64(i))
+		got, want := evalAndRun(t, m, x, args)
+		closeF32(t, text, got, want)
+		// The kernel a constant: copied once, kept across calls.
+		k := args[1]
+		ctext := strings.Replace(text, "parameter(1)", "constant("+literalText(k)+")", 1)
+		m, x = compileConvCase(t, i, ctext)
+		for range 2 {
+			got, want = evalAndRun(t, m, x, args[:1])
+			closeF32(t, ctext, got, want)
+		}
+	}
+}
+
+// TestConvNCHW runs convolutions in ONNX's layouts (NCHW image, OIHW
+// kernel, NCHW result), which run as products of the kernel with the
+// image's im2col matrix, against the evaluator: strides, padding, kernel
+// dilation, groups, 1×1 windows, the kernel a parameter and a constant,
+// in f32 and bf16.
+func TestConvNCHW(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	cases := []string{`HloModule conv
+ENTRY e {
+  x = f32[2,5,7] parameter(0)
+  k = f32[6,5,3] parameter(1)
+  ROOT c = f32[2,6,4] convolution(x, k), window={size=3 stride=2 pad=1_1}, dim_labels=bf0_oi0->bf0
+}`, `HloModule conv
+ENTRY e {
+  x = f32[1,16,20,20] parameter(0)
+  k = f32[24,16,1,1] parameter(1)
+  ROOT c = f32[1,24,20,20] convolution(x, k), window={size=1x1}, dim_labels=bf01_oi01->bf01
+}`}
+	for range 40 {
+		cases = append(cases, convCase(rng, false, true))
+	}
+	for i, text := range cases {
+		m, x := compileConvCase(t, i, text)
+		args := eval.RandomArguments(m, uint64(i))
+		got, want := evalAndRun(t, m, x, args)
+		closeF32(t, text, got, want)
+		ctext := strings.Replace(text, "parameter(1)", "constant("+literalText(args[1])+")", 1)
+		m, x = compileConvCase(t, i, ctext)
+		for range 2 {
+			got, want = evalAndRun(t, m, x, args[:1])
+			closeF32(t, ctext, got, want)
+		}
+		btext := strings.ReplaceAll(text, "f32", "bf16")
+		m, x = compileConvCase(t, i, btext)
+		args = eval.RandomArguments(m, uint64(i))
+		got, want = evalAndRun(t, m, x, args)
+		if msg := closeEnough(got, want); msg != "" {
+			t.Fatalf("case %d: %s\n%s", i, msg, btext)
+		}
+	}
+}
+
+// literalText writes an f32 array literal's values in HLO text's nested
+// braces.
+func literalText(l *hlo.Literal) string {
+	dims := l.Shape().Dims
+	var b strings.Builder
+	i := 0
+	var walk func(d int)
+	walk = func(d int) {
+		b.WriteByte('{')
+		for j := range dims[d] {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			if d == len(dims)-1 {
+				fmt.Fprintf(&b, "%v", l.GetFloat64(i))
+				i++
+			} else {
+				walk(d + 1)
+			}
+		}
+		b.WriteByte('}')
+	}
+	walk(0)
+	return b.String()
 }

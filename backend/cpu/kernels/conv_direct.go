@@ -707,3 +707,9 @@ func kernelTapsGo(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 	}
 	storeAcc(acc[:], c, sgemmMR, sgemmNR, ldc, overwrite)
 }
+
+// ConvRunsDirect reports whether convolution p runs on the direct
+// kernel (a channels-last image with enough channels, or a few-channel
+// one whose rows of taps are long runs): a backend copying an image
+// channels-last first does so only where the copy lands there.
+func ConvRunsDirect(p *Conv) bool { return canConvDirect(p) && !pointwiseAsGemm(p) }

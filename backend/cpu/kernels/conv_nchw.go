@@ -1,0 +1,156 @@
+package kernels
+
+// Convolution of channels-first images (ONNX's NCHW, with the kernel's
+// output channels outermost): each example and group is one GEMM whose
+// C is the output's [channels, pixels] plane as it lies, with no copy of
+// the image or the result to channels-last and back:
+//
+//	out[o, pixel] = Σ over (tap, c) of kernel[o, tap, c] · image[c, pixel + tap]
+//
+// M is the output channels, N the output pixels, K the kernel taps times
+// the input channels. The B packer gathers the implicit im2col matrix
+// straight from the image: for a sliver of sixteen pixels of one output
+// row at stride 1, a tap's rows for a run of channels are sixteen
+// contiguous values each, a plane apart, which the vector row copy moves
+// in one call. A 1×1 convolution at stride 1 is the plain product of
+// the kernel with the image matrix [channels, pixels].
+
+// ConvNCHW describes a 2-D convolution of channels-first images: input
+// [Batch, InChannels, InH, InW], kernel [OutChannels, KH, KW,
+// InChannels/Groups] (input channels innermost, so a K block's rows run
+// through the channels of one tap), output [Batch, OutChannels, OutH,
+// OutW], all dense row-major. A 1-D convolution is one with InH = OutH =
+// KH = 1.
+type ConvNCHW struct {
+	Batch, InChannels, OutChannels, Groups int
+	InH, InW, OutH, OutW, KH, KW           int
+	StrideH, StrideW, PadH, PadW           int // PadH, PadW: the low side's
+	DilH, DilW                             int // kernel (rhs) dilation
+}
+
+// ConvNCHWF32 computes convolution p; threads split each product.
+func ConvNCHWF32(p *ConvNCHW, in, kernel, out []float32, threads int) {
+	cin, cout := p.InChannels/p.Groups, p.OutChannels/p.Groups
+	taps := p.KH * p.KW
+	k := taps * cin
+	pixels := p.OutH * p.OutW
+	plane := p.InH * p.InW
+	if pixels == 0 || cout == 0 {
+		return
+	}
+	pointwise := taps == 1 && p.StrideH == 1 && p.StrideW == 1 && p.PadH == 0 && p.PadW == 0 &&
+		p.OutH == p.InH && p.OutW == p.InW
+	for b := range p.Batch {
+		for g := range p.Groups {
+			c := out[(b*p.OutChannels+g*cout)*pixels:]
+			c = c[:cout*pixels]
+			if k == 0 {
+				clear(c)
+				continue
+			}
+			a := Strided[float32]{Data: kernel[g*cout*k : (g+1)*cout*k], Row: k, Col: 1}
+			src := in[(b*p.InChannels+g*cin)*plane : (b*p.InChannels+(g+1)*cin)*plane]
+			if pointwise {
+				GemmF32(cout, pixels, cin, a, Strided[float32]{Data: src, Row: plane, Col: 1}, c, pixels, false, threads)
+				continue
+			}
+			pa := func(dst []float32, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, sgemmMR) }
+			pb := func(dst []float32, pc, jc, kb, nb, from, to int) {
+				p.packB(dst, src, cin, pc, jc, kb, nb, from, to)
+			}
+			blk := packedBlock(pa, sgemmMR, sgemmNR, kernelF32)
+			// As gemm splits: by columns where B is wide (each thread packs
+			// its own slivers of the image), else by rows.
+			if t := splitThreads(cout, pixels, k, threads, sgemmMR); t > 1 && columnSplit && (pixels+sgemmNR-1)/sgemmNR >= 4*t {
+				gemmColumns(cout, pixels, k, blk, pb, c, pixels, false, t, sgemmMR, sgemmNR, nil)
+				continue
+			}
+			gemmCore(cout, pixels, k, blk, pb, c, pixels, false, threads, sgemmMR, sgemmNR, nil)
+		}
+	}
+}
+
+// packB packs rows [pc, pc+kb) (tap, channel; channel fastest) and
+// sixteen-pixel slivers [from, to) of pixels [jc, jc+nb) of one group's
+// implicit im2col matrix, src being the group's channels of one example.
+func (p *ConvNCHW) packB(dst, src []float32, cin, pc, jc, kb, nb, from, to int) {
+	const nr = sgemmNR
+	to = min(to, (nb+nr-1)/nr)
+	plane := p.InH * p.InW
+	var offs [nr]int
+	var ihb, iwb [nr]int
+	for sl := from; sl < to; sl++ {
+		d := dst[sl*kb*nr : (sl+1)*kb*nr]
+		p0 := jc + sl*nr
+		cols := min(nr, nb-sl*nr)
+		oh, ow := p0/p.OutW, p0%p.OutW
+		oneRow := cols == nr && ow+nr <= p.OutW && p.StrideW == 1
+		if !oneRow {
+			h, w := oh, ow
+			for j := range nr {
+				ihb[j], iwb[j] = h*p.StrideH-p.PadH, w*p.StrideW-p.PadW
+				if j >= cols {
+					ihb[j] = -1 << 40 // past the pixels: zeros
+				}
+				if w++; w == p.OutW {
+					w, h = 0, h+1
+				}
+			}
+		}
+		tap, c := pc/cin, pc%cin
+		for r := 0; r < kb; {
+			run := min(kb-r, cin-c)
+			kh, kw := tap/p.KW, tap%p.KW
+			rows := d[r*nr : (r+run)*nr]
+			if oneRow {
+				ih := oh*p.StrideH - p.PadH + kh*p.DilH
+				iw := ow - p.PadW + kw*p.DilW
+				switch {
+				case ih < 0 || ih >= p.InH:
+					clear(rows)
+				case iw >= 0 && iw+nr <= p.InW:
+					off := c*plane + ih*p.InW + iw
+					if !packRows16F32(run, src[off:], plane, rows) {
+						for q := range run {
+							copy(rows[q*nr:(q+1)*nr], src[off+q*plane:off+q*plane+nr])
+						}
+					}
+				default: // the row's ends fall in the padding
+					lo, hi := max(0, -iw), min(nr, p.InW-iw)
+					off := c*plane + ih*p.InW + iw
+					for q := range run {
+						row := rows[q*nr : (q+1)*nr]
+						clear(row)
+						if lo < hi {
+							o := off + q*plane
+							copy(row[lo:hi], src[o+lo:o+hi])
+						}
+					}
+				}
+			} else {
+				for j := range nr {
+					ih, iw := ihb[j]+kh*p.DilH, iwb[j]+kw*p.DilW
+					offs[j] = -1
+					if ih >= 0 && ih < p.InH && iw >= 0 && iw < p.InW {
+						offs[j] = c*plane + ih*p.InW + iw
+					}
+				}
+				for q := range run {
+					row := (*[nr]float32)(rows[q*nr:])
+					base := q * plane
+					for j, o := range offs {
+						if o >= 0 {
+							row[j] = src[base+o]
+						} else {
+							row[j] = 0
+						}
+					}
+				}
+			}
+			r += run
+			if c += run; c == cin {
+				c, tap = 0, tap+1
+			}
+		}
+	}
+}

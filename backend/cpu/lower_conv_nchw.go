@@ -1,0 +1,118 @@
+package cpu
+
+import (
+	"slices"
+
+	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/hlo"
+)
+
+// lowerConvNCHW runs a convolution of channels-first images (ONNX's
+// NCHW image, OIHW kernel, NCHW result, 1-D or 2-D) as GEMMs of the
+// kernel with the image's implicit im2col matrix, writing the result's
+// [channels, pixels] planes as they lie (kernels.ConvNCHWF32): the
+// channels-last path copies the image and the result to and from
+// channels-last, and its products have the output channels (a detection
+// head's 24) as N, the pixels as M. Depthwise convolutions keep their
+// own kernel, and input dilation (ConvTranspose) the general path.
+func (x *Executable) lowerConvNCHW(in *hlo.Instruction) (kernelFunc, bool) {
+	p, kr, ok := planConvNCHW(in)
+	if !ok {
+		return nil, false
+	}
+	threads := x.threads
+	cw := constantWeights(in.Operands[1])
+	return func(out *hlo.Literal, ops []*hlo.Literal) error {
+		src, releaseIn := asF32(ops[0], threads)
+		defer releaseIn()
+		w, _, releaseW := cw.weights(ops[1], kr, threads)
+		defer releaseW()
+		c, finish := f32Into(out, threads)
+		kernels.ConvNCHWF32(p, src, w, c, threads)
+		finish()
+		return nil
+	}, true
+}
+
+// planConvNCHW describes a channels-first convolution to the kernel,
+// with the copy of its kernel into [out, spatial..., in] order (nil for
+// a 1×1 kernel, already in that order).
+func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
+	dn, w := in.ConvDims(), in.Window()
+	l, r, o := in.Operands[0].Shape, in.Operands[1].Shape, in.Shape
+	if dn == nil || !onKernels(l.DType, r.DType, o.DType) {
+		return nil, nil, false
+	}
+	ns := len(dn.InputSpatial)
+	if ns < 1 || ns > 2 || l.Rank() != ns+2 || r.Rank() != ns+2 || o.Rank() != ns+2 {
+		return nil, nil, false
+	}
+	first := func(a, b int64, sp []int64) bool {
+		if a != 0 || b != 1 {
+			return false
+		}
+		for d, s := range sp {
+			if s != int64(d+2) {
+				return false
+			}
+		}
+		return true
+	}
+	if !first(dn.InputBatch, dn.InputFeature, dn.InputSpatial) || !first(dn.KernelOutput, dn.KernelInput, dn.KernelSpatial) ||
+		!first(dn.OutputBatch, dn.OutputFeature, dn.OutputSpatial) {
+		return nil, nil, false
+	}
+	if bg, ok := in.Int("batch_group_count"); ok && bg != 1 {
+		return nil, nil, false
+	}
+	groups := 1
+	if g, ok := in.Int("feature_group_count"); ok {
+		groups = int(g)
+	}
+	p := &kernels.ConvNCHW{Batch: int(l.Dims[0]), InChannels: int(l.Dims[1]), OutChannels: int(o.Dims[1]), Groups: groups,
+		InH: 1, InW: 1, OutH: 1, OutW: 1, KH: 1, KW: 1, StrideH: 1, StrideW: 1, DilH: 1, DilW: 1}
+	if groups < 1 || p.InChannels%groups != 0 || p.OutChannels%groups != 0 || int(r.Dims[1]) != p.InChannels/groups ||
+		groups == p.InChannels && groups > 1 { // depthwise: its own kernel
+		return nil, nil, false
+	}
+	for d := range ns {
+		wd := hlo.WindowDim{Size: r.Dims[2+d], Stride: 1, LhsDilation: 1, RhsDilation: 1}
+		if w != nil && d < len(w.Dims) {
+			wd = w.Dims[d]
+		}
+		if wd.Reversal || max(wd.LhsDilation, 1) != 1 {
+			return nil, nil, false
+		}
+		// The last spatial dimension is the width; a 1-D convolution's
+		// height is 1.
+		in, out, k := &p.InW, &p.OutW, &p.KW
+		st, pad, dil := &p.StrideW, &p.PadW, &p.DilW
+		if ns == 2 && d == 0 {
+			in, out, k = &p.InH, &p.OutH, &p.KH
+			st, pad, dil = &p.StrideH, &p.PadH, &p.DilH
+		}
+		*in, *out, *k = int(l.Dims[2+d]), int(o.Dims[2+d]), int(r.Dims[2+d])
+		*st, *pad, *dil = int(max(wd.Stride, 1)), int(wd.PadLo), int(max(wd.RhsDilation, 1))
+	}
+	if p.StrideW != 1 && p.InChannels/groups < kernels.DirectMinChannels {
+		// A strided first layer (an RGB image): its sliver rows are
+		// gathers of a few channels each; copied channels-last, the
+		// direct kernel reads its rows of taps as long runs (a ResNet
+		// stem 6x faster).
+		return nil, nil, false
+	}
+	if p.KH*p.KW == 1 {
+		return p, nil, true
+	}
+	order := append([]int64{0}, dn.KernelSpatial...)
+	order = append(order, 1)
+	dims := make([]int64, len(order))
+	src := make([]int, len(order))
+	rs := rowMajor(r.Dims)
+	for i, d := range order {
+		dims[i], src[i] = r.Dims[d], rs[d]
+	}
+	kr := &relayout{b: newBox(0, dims, rowMajor(dims), slices.Clone(src))}
+	kr.empty = !kr.b.finish()
+	return p, kr, true
+}
