@@ -757,6 +757,8 @@ func applyOp(op hlo.Opcode, dst, a, b, c []float32) {
 		kernels.TanhF32(dst, a[:len(dst)])
 	case hlo.OpLogistic:
 		kernels.LogisticF32(dst, a[:len(dst)])
+	case hlo.OpErf:
+		kernels.ErfF32(dst, a[:len(dst)])
 	case hlo.OpPower:
 		kernels.PowF32(dst, a[:len(dst)], b[:len(dst)])
 	case hlo.OpAtan2, hlo.OpRemainder:

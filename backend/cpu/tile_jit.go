@@ -23,7 +23,7 @@ var useJIT = jit.Available
 var jitOps = map[hlo.Opcode]jit.Op{
 	hlo.OpAdd: jit.Add, hlo.OpSubtract: jit.Sub, hlo.OpMultiply: jit.Mul, hlo.OpDivide: jit.Div,
 	hlo.OpMaximum: jit.Max, hlo.OpMinimum: jit.Min, hlo.OpNegate: jit.Neg, hlo.OpAbs: jit.Abs,
-	hlo.OpSqrt: jit.Sqrt, hlo.OpExp: jit.Exp, hlo.OpTanh: jit.Tanh, hlo.OpLogistic: jit.Logistic,
+	hlo.OpSqrt: jit.Sqrt, hlo.OpExp: jit.Exp, hlo.OpTanh: jit.Tanh, hlo.OpLogistic: jit.Logistic, hlo.OpErf: jit.Erf,
 	hlo.OpSelect: jit.Select, hlo.OpClamp: jit.Clamp, hlo.OpAnd: jit.And, hlo.OpOr: jit.Or, hlo.OpXor: jit.Xor,
 }
 

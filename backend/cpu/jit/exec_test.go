@@ -69,6 +69,7 @@ func testOpsMatchKernels(t *testing.T) {
 		{Div, bin(kernels.DivF32), false}, {Max, bin(kernels.MaximumF32), false}, {Min, bin(kernels.MinimumF32), false},
 		{Neg, un(kernels.NegF32), false}, {Abs, un(kernels.AbsF32), false}, {Sqrt, un(kernels.SqrtF32), false},
 		{Exp, un(kernels.ExpF32), false}, {Tanh, un(kernels.TanhF32), false}, {Logistic, un(kernels.LogisticF32), false},
+		{Erf, un(kernels.ErfF32), false},
 		{And, bin(kernels.AndF32), false}, {Or, bin(kernels.OrF32), false}, {Xor, bin(kernels.XorF32), false},
 		{CmpEQ, cmp(0), false}, {CmpNE, cmp(1), false}, {CmpLT, cmp(2), false},
 		{CmpLE, cmp(3), false}, {CmpGT, cmp(4), false}, {CmpGE, cmp(5), false},

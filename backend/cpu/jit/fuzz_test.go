@@ -228,7 +228,7 @@ func randomProgram(rng *rand.Rand) *Program {
 		n := len(p.Values)
 		return n - 1 - min(rng.IntN(n)*rng.IntN(2), n-1)
 	}
-	ops := []Op{Add, Sub, Mul, Div, Max, Min, Neg, Abs, Sqrt, Exp, Tanh, Logistic, Clamp, And, Or, Xor,
+	ops := []Op{Add, Sub, Mul, Div, Max, Min, Neg, Abs, Sqrt, Exp, Tanh, Logistic, Erf, Clamp, And, Or, Xor,
 		CmpEQ, CmpNE, CmpLT, CmpLE, CmpGT, CmpGE, RoundBF16, Select}
 	for range 4 + rng.IntN(40) {
 		op := ops[rng.IntN(len(ops))]
@@ -347,6 +347,8 @@ func reference(p *Program, ins []Array, scalars []float32, rowVals [][]float32, 
 			kernels.TanhF32(d, a(0))
 		case Logistic:
 			kernels.LogisticF32(d, a(0))
+		case Erf:
+			kernels.ErfF32(d, a(0))
 		case Clamp:
 			kernels.ClampF32(d, a(0), a(1), a(2))
 		case And:

@@ -61,6 +61,11 @@ var (
 	tanhBig   = mc.TanhBig
 	expPoly   = mc.ExpPoly
 	expm1Poly = mc.Expm1Poly
+	erfSplit  = mc.ErfSplit
+	erfMid    = mc.ErfMid
+	erfBig    = mc.ErfBig
+	erfSmall  = mc.ErfSmall
+	erfLarge  = mc.ErfLarge
 )
 
 // poolBias is how far past the pool's start RDX points, so that one-byte
@@ -145,7 +150,7 @@ func usesWide(p *Program) bool {
 		return true
 	}
 	for _, v := range p.Values {
-		if v.Op == Exp || v.Op == Tanh || v.Op == Logistic {
+		if v.Op.long() {
 			return true
 		}
 	}
@@ -711,7 +716,7 @@ func (g *gen) emit(op Op, r int, args []rm) error {
 		a.blendv(r, g.inReg(args[2]), args[1], g.inReg(args[0]))
 	case RoundBF16:
 		g.roundBF16(r, g.inReg(args[0]))
-	case Exp, Tanh, Logistic:
+	case Exp, Tanh, Logistic, Erf:
 		g.math(op, r, g.inReg(args[0]))
 	default:
 		return fmt.Errorf("no code for %s", op)
@@ -787,7 +792,7 @@ func unrollFor(p *Program) int {
 	}
 	long := 0
 	for _, v := range p.Values {
-		if v.Op == Exp || v.Op == Tanh || v.Op == Logistic {
+		if v.Op.long() {
 			long++
 		}
 	}

@@ -58,10 +58,11 @@ const (
 	CmpGT
 	CmpGE
 	RoundBF16 // Args[0] rounded to bf16 precision (nearest even), still an f32
+	Erf       // kernels.ErfF32
 )
 
 var opNames = [...]string{"input", "splat", "const", "add", "sub", "mul", "div", "max", "min", "neg", "abs", "sqrt",
-	"exp", "tanh", "logistic", "select", "clamp", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge", "round-bf16"}
+	"exp", "tanh", "logistic", "select", "clamp", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge", "round-bf16", "erf"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) {
@@ -75,13 +76,17 @@ func (o Op) arity() int {
 	switch o {
 	case Input, Splat, Const:
 		return 0
-	case Neg, Abs, Sqrt, Exp, Tanh, Logistic, RoundBF16:
+	case Neg, Abs, Sqrt, Exp, Tanh, Logistic, RoundBF16, Erf:
 		return 1
 	case Select, Clamp:
 		return 3
 	}
 	return 2
 }
+
+// long reports whether o expands to a long polynomial computation (the
+// math functions), which makes a program compute-bound.
+func (o Op) long() bool { return o == Exp || o == Tanh || o == Logistic || o == Erf }
 
 // Value is one instruction of a program; Args index earlier values.
 type Value struct {

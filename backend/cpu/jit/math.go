@@ -31,6 +31,8 @@ func (g *gen) math(op Op, r, x int) {
 		g.exp(r, x)
 	case op == Tanh:
 		g.tanh(r, x)
+	case op == Erf:
+		g.erf(r, x)
 	default:
 		g.logistic(r, x)
 	}
@@ -200,4 +202,44 @@ func (g *gen) logisticFinish(r, x, y, e, den int) {
 	a.mov(fix, e)
 	a.fma(fnmadd231, fix, e, ymm(r))
 	a.blendv(r, r, ymm(fix), x)
+}
+
+// erf: kernels' erf32 with both of its branches computed and the small
+// one blended in where |x| < erfSplit.
+func (g *gen) erf(r, x int) {
+	a := g.a
+	ts := g.temps(9)
+	ab, s, q, c, hi, lo, y, e, m := ts[0], ts[1], ts[2], ts[3], ts[4], ts[5], ts[6], ts[7], ts[8]
+	a.ps(opAnd, ab, x, g.constant(0x7fffffff))
+	// Small: x + x·q(x²).
+	a.ps(opMul, s, x, ymm(x))
+	g.setF32(q, erfSmall[len(erfSmall)-1])
+	for k := len(erfSmall) - 2; k >= 0; k-- {
+		a.fma(fmadd213, q, s, g.f32(erfSmall[k]))
+	}
+	a.fma(fmadd213, q, x, ymm(x))
+	// Large: 1 - e^-a²·g(a), a capped (MINPS gives a, its second source,
+	// if NaN).
+	g.setF32(c, erfBig)
+	a.ps(opMin, ab, c, ymm(ab))
+	a.ps(opMul, hi, ab, ymm(ab))
+	a.ps(opXor, lo, hi, g.constant(0x80000000)) // -hi
+	a.mov(y, lo)
+	a.fma(fmadd231, lo, ab, ymm(ab)) // a·a - hi
+	g.expCore(e, y)
+	a.fma(fnmadd231, e, e, ymm(lo)) // e - e·lo
+	a.ps(opSub, s, ab, g.f32(erfMid))
+	g.setF32(r, erfLarge[len(erfLarge)-1])
+	for k := len(erfLarge) - 2; k >= 0; k-- {
+		a.fma(fmadd213, r, s, g.f32(erfLarge[k]))
+	}
+	a.fma(fnmadd213, r, e, g.f32(1)) // 1 - e·g
+	a.ps(opAnd, c, x, g.constant(0x80000000))
+	a.ps(opXor, r, r, ymm(c))
+	a.cmp(0x01, m, ab, g.f32(erfSplit))
+	a.blendv(r, r, ymm(q), m)
+	// A NaN x as x + x (quieted), whatever the branches made of it.
+	a.cmp(unordered, m, x, ymm(x))
+	a.ps(opAdd, q, x, ymm(x))
+	a.blendv(r, r, ymm(q), m)
 }

@@ -74,7 +74,7 @@ var vecMathCases = []struct {
 	{"Log", LogF32, math.Log, 1},
 	{"Log1p", Log1pF32, math.Log1p, 1},
 	{"Expm1", Expm1F32, math.Expm1, 1},
-	{"Erf", ErfF32, math.Erf, 1},
+	{"Erf", ErfF32, math.Erf, 2},
 	{"Sin", SinF32, math.Sin, 1},
 	{"Cos", CosF32, math.Cos, 1},
 	{"Sqrt", SqrtF32, math.Sqrt, 0},
