@@ -192,12 +192,12 @@ func grow(root *hlo.Instruction, isReduce bool, users map[*hlo.Instruction][]*hl
 				add(o, false)
 			case taken[o] || !absorbable:
 			case g.copied[member]: // under a copy everything is a copy
-				if len(g.copied) < maxCopied && (cheapOps[o.Opcode] || viewOp(o)) {
+				if len(g.copied) < maxCopied && (cheapOps[o.Opcode] && copyPays(o, users) || viewOp(o)) {
 					add(o, true)
 				}
 			case allOwned(users[o], owned) && !slices.ContainsFunc(users[o], func(u *hlo.Instruction) bool { return g.copied[u] }):
 				add(o, false) // a copy's original still reads its operands
-			case len(g.copied) < maxCopied && (cheapOps[o.Opcode] || viewOp(o)):
+			case len(g.copied) < maxCopied && (cheapOps[o.Opcode] && copyPays(o, users) || viewOp(o)):
 				add(o, true)
 			}
 		}

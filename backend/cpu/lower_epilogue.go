@@ -69,6 +69,10 @@ func (x *Executable) gemmEpilogue(g gemmPlan, ops []int, e *epilogue) kernelFunc
 		defer releaseA()
 		lb, releaseB := asF32(args[ops[1]], x.threads)
 		defer releaseB()
+		if gemvDot(&g, la, lb, c) {
+			epi(0, 0, g.m, g.n)
+			return nil
+		}
 		runBatch(g.batch, g.m, g.n, g.k, x.threads, func(i, threads int) {
 			a, b := g.a, g.b // Execute may run concurrently
 			ao, bo := g.offsets(i)

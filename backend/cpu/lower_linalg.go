@@ -139,6 +139,10 @@ func (x *Executable) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
 		b.Data, releaseB = asF32(ops[1], x.threads)
 		defer releaseB()
 		la, lb := a.Data, b.Data
+		if gemvDot(&g, la, lb, c) {
+			finish()
+			return nil
+		}
 		runBatch(g.batch, g.m, g.n, g.k, x.threads, func(i, threads int) {
 			ao, bo := g.offsets(i)
 			a, b := a, b

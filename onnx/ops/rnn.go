@@ -324,7 +324,9 @@ func lowerRNN(c *Ctx, kind rnnKind) error {
 	for d := int64(0); d < nd; d++ {
 		reverse := dir == "reverse" || d == 1
 		wd := xb.Reshape(xb.SliceAxis(w, 0, d, d+1), GH, xd[2])
-		xw := xb.DotGeneral(x, wd, xb.DotDims{LhsContracting: []int64{2}, RhsContracting: []int64{1}}) // [T, B, GH]
+		// Wᵀ [I, GH] (folded at compile time for constant weights): the
+		// GEMM packs a row-major right operand with contiguous copies.
+		xw := xb.DotGeneral(x, xb.Transpose(wd, 1, 0), xb.DotDims{LhsContracting: []int64{2}, RhsContracting: []int64{0}}) // [T, B, GH]
 		inv := &rnnInv{Clip: clip, Acts: acts[int(d)*nActs : int(d+1)*nActs], Kind: kind, LBR: lbr,
 			IFrgt: kind == rnnLSTM && c.Node.Int("input_forget", 0) != 0, Lens: lens}
 		if bias != nil {
