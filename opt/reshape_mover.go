@@ -10,11 +10,12 @@ import (
 
 // ReshapeMover sinks reshapes and transposes below elementwise ops (XLA's
 // ReshapeMover): op(reshape(a), reshape(b)) becomes reshape(op(a, b))
-// when every operand is the same kind of reshape of the same input shape
-// or a constant with all elements equal (rebroadcast to the input shape).
-// One reshape then replaces several, and the reshapes gather where later
-// passes can cancel them. A reshape with other users stays put, since
-// moving it would duplicate it.
+// when every operand is a reshape of the same input shape or a constant
+// with all elements equal (rebroadcast to the input shape). One reshape
+// then replaces several, and the reshapes gather where later passes can
+// cancel them. A reshape with other users stays put, since moving it
+// would duplicate it. Transposes move further, through broadcast
+// operands, reductions, pads and concatenations (see sinkTransposes).
 var ReshapeMover = pass.Func("reshape-mover", runReshapeMover)
 
 func runReshapeMover(mod *hlo.Module) (bool, error) {
@@ -37,6 +38,11 @@ func runReshapeMover(mod *hlo.Module) (bool, error) {
 				return changed, err
 			}
 		}
+		moved, err := sinkTransposes(c, names)
+		changed = changed || moved
+		if err != nil {
+			return changed, err
+		}
 	}
 	if changed {
 		removeDead(mod)
@@ -50,7 +56,7 @@ func sinkReshape(b *builder, in *hlo.Instruction, users map[*hlo.Instruction][]*
 	}
 	var first *hlo.Instruction // the reshape all others must match
 	for _, o := range in.Operands {
-		if o.Opcode != hlo.OpReshape && o.Opcode != hlo.OpTranspose {
+		if o.Opcode != hlo.OpReshape {
 			if _, ok := m.EffectiveScalar(o); ok {
 				continue
 			}
@@ -74,7 +80,7 @@ func sinkReshape(b *builder, in *hlo.Instruction, users map[*hlo.Instruction][]*
 	inner := first.Operands[0].Shape.Dims
 	ops := make([]*hlo.Instruction, len(in.Operands))
 	for i, o := range in.Operands {
-		if o.Opcode == hlo.OpReshape || o.Opcode == hlo.OpTranspose {
+		if o.Opcode == hlo.OpReshape {
 			ops[i] = o.Operands[0] // checked above to match first
 			continue
 		}
@@ -84,9 +90,6 @@ func sinkReshape(b *builder, in *hlo.Instruction, users map[*hlo.Instruction][]*
 		ops[i] = b.broadcast(s, inner, nil)
 	}
 	op := b.withShape(in.Opcode, hlo.ArrayShape(in.Shape.DType, inner...), ops, in.Attrs...)
-	if first.Opcode == hlo.OpTranspose {
-		return b.add(hlo.OpTranspose, []*hlo.Instruction{op}, hlo.Attr{Name: "dimensions", Value: first.Dimensions()})
-	}
 	return b.withShape(hlo.OpReshape, in.Shape, []*hlo.Instruction{op})
 }
 

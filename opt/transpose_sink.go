@@ -1,0 +1,381 @@
+package opt
+
+import (
+	"slices"
+
+	"github.com/axle-ml/axle/hlo"
+	m "github.com/axle-ml/axle/hlo/match"
+)
+
+// Transpose sinking, the transpose half of ReshapeMover. A value v is
+// "movable" when it can be computed in another frame: v = transpose(v', p)
+// for a v' the pass can build without the transpose. Transposes are the
+// sources (v' is their operand, or the operand's own v' with the
+// permutations composed), and movability spreads to
+//
+//   - elementwise ops whose operands are movable values of one frame p,
+//     scalars, effective scalar constants or broadcasts (a broadcast's
+//     dimensions are renamed through p, so a per-channel vector stays a
+//     per-channel vector: BatchNorm scales, biases, squeeze-excitation
+//     channel weights);
+//   - reduce (one operand): v' reduces x' over p[dims]; its frame is the
+//     order the kept dimensions take, often none (a global average pool
+//     of an NHWC tensor read as NCHW);
+//   - reduce-window, pad and slice, their window, padding or slice renamed
+//     through p; concatenate of movable values of one frame, along p[dim].
+//
+// Movable values joined by operand edges form a region. Rebuilding a
+// region in the primed frame leaves transposes only where a value of the
+// region has a user outside it (its "exits"; users that fold a transpose
+// into their dimension numbers, convolutions, and identity frames cost
+// nothing). A region is rebuilt when the elements its exits transpose are
+// no more than those its transposes did, so a convolution net lowered
+// channels-last keeps its transposes only at its edges.
+
+// tsMember is a movable value: prime is its v' (once built), perm its
+// frame (v dimension d is v' dimension perm[d]).
+type tsMember struct {
+	perm  []int64
+	prime *hlo.Instruction
+	comp  int // region id (union-find root after analysis)
+}
+
+// sinkTransposes rebuilds c's profitable regions. It reports whether it
+// changed anything.
+func sinkTransposes(c *hlo.Computation, names *hlo.NameSet) (bool, error) {
+	mem := map[*hlo.Instruction]*tsMember{}
+	var order []*hlo.Instruction
+	parent := []int{}
+	find := func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	union := func(a, b int) { parent[find(a)] = find(b) }
+	// framed returns the frame of o if it is a movable value in a
+	// non-identity frame.
+	framed := func(o *hlo.Instruction) []int64 {
+		if mo := mem[o]; mo != nil && !isIota(mo.perm) {
+			return mo.perm
+		}
+		return nil
+	}
+	for _, in := range c.Instructions {
+		perm := tsFrame(in, framed)
+		if perm == nil {
+			continue
+		}
+		mo := &tsMember{perm: perm, comp: len(parent)}
+		parent = append(parent, len(parent))
+		for _, o := range in.Operands {
+			if framed(o) != nil {
+				union(mo.comp, mem[o].comp)
+			}
+		}
+		mem[in] = mo
+		order = append(order, in)
+	}
+	if len(order) == 0 {
+		return false, nil
+	}
+	users := c.Users()
+	// The cost of each region: elements transposed now and after.
+	type cost struct {
+		before, after int64
+		moves         bool // has a member that is not a transpose
+	}
+	costs := map[int]*cost{}
+	for _, in := range order {
+		mo := mem[in]
+		mo.comp = find(mo.comp)
+		k := costs[mo.comp]
+		if k == nil {
+			k = &cost{}
+			costs[mo.comp] = k
+		}
+		if in.Opcode == hlo.OpTranspose {
+			if !isIota(in.Dimensions()) {
+				k.before += in.Shape.NumElements()
+			}
+		} else {
+			k.moves = true
+		}
+		if tsExits(c, in, mem, users) && !isIota(mo.perm) {
+			k.after += in.Shape.NumElements()
+		}
+	}
+	apply := map[int]bool{}
+	for id, k := range costs {
+		if k.moves && k.after <= k.before {
+			apply[id] = true
+		}
+	}
+	if len(apply) == 0 {
+		return false, nil
+	}
+	b := &builder{c: c, names: names}
+	var exits []*hlo.Instruction
+	for _, in := range order {
+		mo := mem[in]
+		if !apply[mo.comp] {
+			continue
+		}
+		mo.prime = tsBuild(b, in, mo, mem)
+		if b.err != nil {
+			return false, b.err
+		}
+		if mo.prime == nil {
+			return false, nil // unreachable: tsFrame checked the forms
+		}
+		if tsExits(c, in, mem, users) {
+			exits = append(exits, in)
+		}
+	}
+	changed := false
+	for _, in := range exits {
+		mo := mem[in]
+		var repl *hlo.Instruction
+		switch {
+		case isIota(mo.perm):
+			repl = mo.prime
+		case in.Opcode == hlo.OpTranspose && mo.prime == in.Operands[0]:
+			continue // the transpose stays as it is
+		default:
+			repl = b.add(hlo.OpTranspose, []*hlo.Instruction{mo.prime}, hlo.Attr{Name: "dimensions", Value: mo.perm})
+			if b.err != nil {
+				return changed, b.err
+			}
+		}
+		if c.ReplaceAllUses(in, repl) {
+			changed = true
+		}
+	}
+	// Members used only inside their region are now dead; the rebuilt
+	// values replaced them.
+	if b.added {
+		changed = true
+		if err := c.SortTopologically(); err != nil {
+			return changed, err
+		}
+		removeDeadInstructions(c, newEffects())
+	}
+	return changed, nil
+}
+
+// tsExits reports whether in (a movable value) has a user outside the
+// movable values that needs it in its own frame (or is the root).
+func tsExits(c *hlo.Computation, in *hlo.Instruction, mem map[*hlo.Instruction]*tsMember, users map[*hlo.Instruction][]*hlo.Instruction) bool {
+	if in == c.Root || isIota(mem[in].perm) {
+		return true // an identity frame's exit costs nothing
+	}
+	for _, u := range users[in] {
+		if mem[u] != nil {
+			continue // u reads in's primed value
+		}
+		if u.Opcode == hlo.OpConvolution && len(u.Operands) == 2 {
+			continue // transpose folding names the dimensions
+		}
+		return true
+	}
+	return false
+}
+
+// tsFrame returns the frame in's value would have if rebuilt from the
+// movable values among its operands (framed returns their frames), or nil
+// if it is not movable.
+func tsFrame(in *hlo.Instruction, framed func(*hlo.Instruction) []int64) []int64 {
+	if !in.Shape.IsArray() || in.Shape.Rank() < 1 || len(in.ControlPredecessors) > 0 {
+		return nil
+	}
+	rank := in.Shape.Rank()
+	switch {
+	case in.Opcode == hlo.OpTranspose:
+		q := in.Dimensions()
+		r := framed(in.Operands[0])
+		if r == nil {
+			return slices.Clone(q)
+		}
+		return mapDims(r, q)
+	case in.Opcode.IsElementwise() && in.Opcode != hlo.OpRng && len(in.Operands) > 0:
+		var perm []int64
+		for _, o := range in.Operands {
+			if p := framed(o); p != nil {
+				if perm != nil && !slices.Equal(perm, p) {
+					return nil
+				}
+				perm = p
+				continue
+			}
+			if o.Shape.Rank() == 0 || o.Opcode == hlo.OpBroadcast {
+				continue
+			}
+			if _, ok := m.EffectiveScalar(o); !ok {
+				return nil
+			}
+		}
+		return perm
+	case in.Opcode == hlo.OpReduce:
+		if len(in.Operands) != 2 {
+			return nil
+		}
+		p := framed(in.Operands[0])
+		if p == nil {
+			return nil
+		}
+		red := make([]bool, len(p))
+		for _, d := range in.Dimensions() {
+			red[p[d]] = true
+		}
+		rankOf := make([]int64, len(p))
+		k := int64(0)
+		for xd := range p {
+			if !red[xd] {
+				rankOf[xd] = k
+				k++
+			}
+		}
+		q := make([]int64, 0, rank)
+		for d := range p {
+			if !red[p[d]] {
+				q = append(q, rankOf[p[d]])
+			}
+		}
+		if len(q) != rank {
+			return nil
+		}
+		return q
+	case in.Opcode == hlo.OpReduceWindow:
+		if len(in.Operands) != 2 {
+			return nil
+		}
+		return framed(in.Operands[0])
+	case in.Opcode == hlo.OpPad, in.Opcode == hlo.OpSlice:
+		return framed(in.Operands[0])
+	case in.Opcode == hlo.OpConcatenate:
+		var perm []int64
+		for _, o := range in.Operands {
+			p := framed(o)
+			if p == nil || perm != nil && !slices.Equal(perm, p) {
+				return nil
+			}
+			perm = p
+		}
+		return perm
+	}
+	return nil
+}
+
+// tsBuild builds in's value in its frame from its operands' primed values.
+func tsBuild(b *builder, in *hlo.Instruction, mo *tsMember, mem map[*hlo.Instruction]*tsMember) *hlo.Instruction {
+	// prime returns operand o in frame p (o's own frame).
+	prime := func(o *hlo.Instruction) *hlo.Instruction {
+		if om := mem[o]; om != nil && om.prime != nil && !isIota(om.perm) {
+			return om.prime
+		}
+		return nil
+	}
+	if in.Opcode == hlo.OpTranspose {
+		if x := prime(in.Operands[0]); x != nil {
+			return x
+		}
+		return in.Operands[0]
+	}
+	x := prime(in.Operands[0])
+	var p []int64 // the operands' frame
+	for _, o := range in.Operands {
+		if y := prime(o); y != nil {
+			x, p = y, mem[o].perm
+			break
+		}
+	}
+	if x == nil {
+		return nil
+	}
+	rank := len(p)
+	switch in.Opcode {
+	case hlo.OpReduce:
+		dims := mapDims(p, in.Dimensions())
+		slices.Sort(dims)
+		return b.add(hlo.OpReduce, []*hlo.Instruction{x, in.Operands[1]}, withAttr(in.Attrs, "dimensions", dims)...)
+	case hlo.OpReduceWindow:
+		v, _ := in.Attr("window")
+		w, ok := v.(*hlo.Window)
+		if !ok || len(w.Dims) != rank {
+			return nil
+		}
+		nw := &hlo.Window{Dims: make([]hlo.WindowDim, rank)}
+		for d := range rank {
+			nw.Dims[p[d]] = w.Dims[d]
+		}
+		return b.add(hlo.OpReduceWindow, []*hlo.Instruction{x, in.Operands[1]}, withAttr(in.Attrs, "window", nw)...)
+	case hlo.OpPad:
+		v, _ := in.Attr("padding")
+		cfg, ok := v.(hlo.PaddingConfig)
+		if !ok || len(cfg) != rank {
+			return nil
+		}
+		nc := make(hlo.PaddingConfig, rank)
+		for d := range rank {
+			nc[p[d]] = cfg[d]
+		}
+		return b.add(hlo.OpPad, []*hlo.Instruction{x, in.Operands[1]}, withAttr(in.Attrs, "padding", nc)...)
+	case hlo.OpSlice:
+		sd := sliceDims(in)
+		if len(sd) != rank {
+			return nil
+		}
+		ns := make([]hlo.SliceDim, rank)
+		for d := range rank {
+			ns[p[d]] = sd[d]
+		}
+		return b.add(hlo.OpSlice, []*hlo.Instruction{x}, withAttr(in.Attrs, "slice", ns)...)
+	case hlo.OpConcatenate:
+		ops := make([]*hlo.Instruction, len(in.Operands))
+		for i, o := range in.Operands {
+			if ops[i] = prime(o); ops[i] == nil {
+				return nil
+			}
+		}
+		d := in.Dimensions()
+		if len(d) != 1 {
+			return nil
+		}
+		return b.add(hlo.OpConcatenate, ops, withAttr(in.Attrs, "dimensions", []int64{p[d[0]]})...)
+	}
+	// Elementwise.
+	inner := x.Shape.Dims
+	ops := make([]*hlo.Instruction, len(in.Operands))
+	for i, o := range in.Operands {
+		if y := prime(o); y != nil {
+			ops[i] = y
+			continue
+		}
+		switch {
+		case o.Shape.Rank() == 0:
+			ops[i] = o
+		case o.Opcode == hlo.OpBroadcast:
+			ops[i] = b.broadcast(o.Operands[0], inner, mapDims(p, o.Dimensions()))
+		default:
+			lit, _ := m.EffectiveScalar(o)
+			s := b.withShape(hlo.OpConstant, hlo.ScalarShape(lit.DType()), nil)
+			s.Literal = scalarOf(lit)
+			ops[i] = b.broadcast(s, inner, nil)
+		}
+	}
+	return b.withShape(in.Opcode, hlo.ArrayShape(in.Shape.DType, inner...), ops, in.Attrs...)
+}
+
+// withAttr is attrs with name set to v (a copy).
+func withAttr(attrs []hlo.Attr, name string, v any) []hlo.Attr {
+	out := make([]hlo.Attr, len(attrs))
+	copy(out, attrs)
+	for i := range out {
+		if out[i].Name == name {
+			out[i].Value = v
+			return out
+		}
+	}
+	return append(out, hlo.Attr{Name: name, Value: v})
+}
