@@ -1,0 +1,677 @@
+#!/usr/bin/python3
+"""Builds the model tests in this folder (see README.md).
+
+Each model is a small real architecture written here with torch (Debian's python3-torch 1.13),
+random seeded weights, exported with torch.onnx.export at the opset named in the test name, with
+dynamic axes where a real export would have them. Inputs are seeded; the reference outputs come
+from ONNX Runtime (npm onnxruntime-node, through ../../../../../shared/bench/onnx/ort_run.js `run`).
+
+usage: /usr/bin/python3 make_models.py [NAME_REGEX | --manifest]
+env:   ORT_NODE_MODULE (default /tmp/ort/node_modules/onnxruntime-node)
+       ORT_RUN (default: shared/bench/onnx/ort_run.js beside the worktree)
+"""
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, '..', '..', '..', '..'))
+ORT_RUN = os.environ.get('ORT_RUN', os.path.join(ROOT, '..', 'shared', 'bench', 'onnx', 'ort_run.js'))
+ORT_MODULE = os.environ.get('ORT_NODE_MODULE', '/tmp/ort/node_modules/onnxruntime-node')
+
+MODELS = []
+
+
+def model(name, opset, input_names, output_names, dynamic_axes, sets, rtol=1e-3, atol=1e-7, note=''):
+    """Registers a builder: fn() -> nn.Module; sets: list of lists of numpy inputs (seeded)."""
+    def deco(fn):
+        MODELS.append(dict(name=name, opset=opset, fn=fn, inputs=input_names, outputs=output_names,
+                           dynamic_axes=dynamic_axes, sets=sets, rtol=rtol, atol=atol,
+                           note=note or (fn.__doc__ or '').strip()))
+        return fn
+    return deco
+
+
+def rs(seed):
+    return np.random.RandomState(seed)
+
+
+def randn(seed, *shape):
+    return rs(seed).randn(*shape).astype(np.float32)
+
+
+def randint(seed, lo, hi, *shape):
+    return rs(seed).randint(lo, hi, size=shape).astype(np.int64)
+
+
+def init_weights(m, seed):
+    torch.manual_seed(seed)
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            if p.dim() >= 2:
+                fan_in = p[0].numel()
+                p.copy_(torch.randn(p.shape, generator=g) / math.sqrt(fan_in))
+            else:
+                p.copy_(torch.randn(p.shape, generator=g) * 0.1 + (1.0 if 'norm' in name or 'bn' in name else 0.0)
+                        if name.endswith('weight') else torch.randn(p.shape, generator=g) * 0.1)
+        for name, b in m.named_buffers():
+            if name.endswith('running_mean'):
+                b.copy_(torch.randn(b.shape, generator=g) * 0.1)
+            elif name.endswith('running_var'):
+                b.copy_(torch.rand(b.shape, generator=g) * 0.5 + 0.75)
+    m.eval()
+    return m
+
+
+# ---------------------------------------------------------------------------------------------
+# CNNs
+
+
+class InvertedResidual(nn.Module):
+    def __init__(self, cin, cout, stride, expand):
+        super().__init__()
+        hid = cin * expand
+        self.use_res = stride == 1 and cin == cout
+        layers = []
+        if expand != 1:
+            layers += [nn.Conv2d(cin, hid, 1, bias=False), nn.BatchNorm2d(hid), nn.ReLU6()]
+        layers += [nn.Conv2d(hid, hid, 3, stride, 1, groups=hid, bias=False), nn.BatchNorm2d(hid), nn.ReLU6(),
+                   nn.Conv2d(hid, cout, 1, bias=False), nn.BatchNorm2d(cout)]
+        self.conv = nn.Sequential(*layers)
+
+    def forward(self, x):
+        return x + self.conv(x) if self.use_res else self.conv(x)
+
+
+class MobileNetV2(nn.Module):
+    def __init__(self, width=0.25, classes=10):
+        super().__init__()
+        cfg = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 2, 2), (6, 96, 2, 1), (6, 160, 2, 2),
+               (6, 320, 1, 1)]
+        c = max(8, int(32 * width))
+        feats = [nn.Sequential(nn.Conv2d(3, c, 3, 2, 1, bias=False), nn.BatchNorm2d(c), nn.ReLU6())]
+        for t, ch, n, s in cfg:
+            co = max(8, int(ch * width))
+            for i in range(n):
+                feats.append(InvertedResidual(c, co, s if i == 0 else 1, t))
+                c = co
+        feats.append(nn.Sequential(nn.Conv2d(c, 320, 1, bias=False), nn.BatchNorm2d(320), nn.ReLU6()))
+        self.features = nn.Sequential(*feats)
+        self.classifier = nn.Sequential(nn.Dropout(0.2), nn.Linear(320, classes))
+
+    def forward(self, x):
+        x = self.features(x)
+        x = F.adaptive_avg_pool2d(x, 1).flatten(1)
+        return self.classifier(x)
+
+
+@model('test_mobilenetv2_w025_opset11', 11, ['image'], ['logits'], {'image': {0: 'batch', 2: 'h', 3: 'w'}, 'logits': {0: 'batch'}},
+       [[randn(1, 1, 3, 96, 96)], [randn(2, 3, 3, 64, 64)]])
+def mobilenetv2():
+    """MobileNetV2 (torchvision topology: inverted residuals, depthwise convs, ReLU6 as Clip) at width 0.25, 10 classes."""
+    return init_weights(MobileNetV2(), 11)
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return F.relu(y + (x if self.down is None else self.down(x)))
+
+
+class ResNet18(nn.Module):
+    def __init__(self, w=12, classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, w, 7, 2, 3, bias=False), nn.BatchNorm2d(w), nn.ReLU(),
+                                  nn.MaxPool2d(3, 2, 1))
+        layers, c = [], w
+        for i, m in enumerate([1, 2, 4, 8]):
+            layers += [BasicBlock(c, w * m, 1 if i == 0 else 2), BasicBlock(w * m, w * m, 1)]
+            c = w * m
+        self.layers = nn.Sequential(*layers)
+        self.fc = nn.Linear(c, classes)
+
+    def forward(self, x):
+        x = self.layers(self.stem(x))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, (1, 1)), 1))
+
+
+@model('test_resnet18_w12_opset13', 13, ['image'], ['logits'],
+       {'image': {0: 'batch', 2: 'h', 3: 'w'}, 'logits': {0: 'batch'}},
+       [[randn(2, 1, 3, 64, 64)], [randn(3, 2, 3, 80, 48)]])
+def resnet18():
+    """ResNet-18 (torchvision BasicBlock topology, 7x7 stem, MaxPool, downsample 1x1) with base width 12; dynamic batch and image size."""
+    return init_weights(ResNet18(), 13)
+
+
+class UNet(nn.Module):
+    def __init__(self, c=8, mode='bilinear'):
+        super().__init__()
+        self.mode = mode
+        def blk(i, o):
+            return nn.Sequential(nn.Conv2d(i, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU(inplace=True),
+                                 nn.Conv2d(o, o, 3, padding=1), nn.ReLU(inplace=True))
+        self.e1, self.e2, self.e3 = blk(3, c), blk(c, 2 * c), blk(2 * c, 4 * c)
+        self.up3 = nn.ConvTranspose2d(4 * c, 2 * c, 2, stride=2)
+        self.d2 = blk(4 * c, 2 * c)
+        self.d1 = blk(3 * c, c)
+        self.side = nn.Conv2d(2 * c, 1, 1)
+        self.out = nn.Conv2d(c, 2, 1)
+
+    def forward(self, x):
+        e1 = self.e1(x)
+        e2 = self.e2(F.max_pool2d(e1, 2))
+        e3 = self.e3(F.max_pool2d(e2, 2))
+        d2 = self.d2(torch.cat([self.up3(e3), e2], 1))
+        if self.mode == 'bilinear':
+            u = F.interpolate(d2, scale_factor=2.0, mode='bilinear', align_corners=False)
+        elif self.mode == 'bilinear_ac':
+            u = F.interpolate(d2, size=e1.shape[-2:], mode='bilinear', align_corners=True)
+        else:
+            u = F.interpolate(d2, scale_factor=2, mode='nearest')
+        d1 = self.d1(torch.cat([u, e1], 1))
+        side = torch.sigmoid(F.interpolate(self.side(d2), size=x.shape[-2:], mode='nearest'))
+        return self.out(d1), side
+
+
+for _op, _mode in [(11, 'bilinear'), (13, 'bilinear_ac'), (17, 'nearest')]:
+    def _mk(mode=_mode, op=_op):
+        return init_weights(UNet(mode=mode), op)
+    _mk.__doc__ = ('UNet-style encoder/decoder: MaxPool, ConvTranspose 2x2 stride 2, Concat skips, '
+                   'F.interpolate mode %s (x2 upsampling), nearest resize of a side output to the input size; '
+                   'dynamic batch and image size.' % _mode)
+    model('test_unet_%s_opset%d' % (_mode, _op), _op, ['image'], ['seg', 'side'],
+          {'image': {0: 'b', 2: 'h', 3: 'w'}, 'seg': {0: 'b', 2: 'h', 3: 'w'}, 'side': {0: 'b', 2: 'h', 3: 'w'}},
+          [[randn(_op, 1, 3, 32, 32)], [randn(_op + 1, 2, 3, 48, 64)]])(_mk)
+
+
+class YoloHead(nn.Module):
+    def __init__(self, cin=16, nc=3, na=3, strides=(8, 16)):
+        super().__init__()
+        self.nc, self.na, self.no = nc, na, nc + 5
+        self.backbone = nn.Sequential(nn.Conv2d(3, cin, 3, 2, 1), nn.SiLU(), nn.Conv2d(cin, cin, 3, 2, 1), nn.SiLU(),
+                                      nn.Conv2d(cin, cin, 3, 2, 1), nn.SiLU())
+        self.down = nn.Sequential(nn.Conv2d(cin, cin, 3, 2, 1), nn.SiLU())
+        self.m = nn.ModuleList([nn.Conv2d(cin, self.no * na, 1) for _ in strides])
+        self.strides = strides
+        self.register_buffer('anchors', torch.tensor([[10., 13, 16, 30, 33, 23], [30., 61, 62, 45, 59, 119]]).view(2, 3, 2))
+
+    def forward(self, x):
+        f1 = self.backbone(x)
+        f2 = self.down(f1)
+        z = []
+        for i, f in enumerate([f1, f2]):
+            p = self.m[i](f)
+            bs, _, ny, nx = p.shape
+            p = p.view(bs, self.na, self.no, ny, nx).permute(0, 1, 3, 4, 2).contiguous()
+            yv, xv = torch.meshgrid(torch.arange(ny), torch.arange(nx), indexing='ij')
+            grid = torch.stack((xv, yv), 2).view(1, 1, ny, nx, 2).float()
+            xy, wh, conf = p.sigmoid().split((2, 2, self.nc + 1), 4)
+            xy = (xy * 2 - 0.5 + grid) * self.strides[i]
+            wh = (wh * 2) ** 2 * self.anchors[i].view(1, self.na, 1, 1, 2)
+            z.append(torch.cat((xy, wh, conf), 4).view(bs, -1, self.no))
+        pred = torch.cat(z, 1)
+        scores = pred[..., 4:5] * pred[..., 5:]
+        best, cls = scores.max(-1)
+        top, idx = torch.topk(best, 5, dim=1)
+        boxes = torch.gather(pred[..., :4], 1, idx.unsqueeze(-1).expand(-1, -1, 4))
+        return pred, top, torch.gather(cls, 1, idx), boxes
+
+
+@model('test_yolo_head_opset13', 13, ['image'], ['pred', 'top_scores', 'top_classes', 'top_boxes'],
+       {'image': {0: 'b', 2: 'h', 3: 'w'}}, [[randn(21, 1, 3, 64, 64)], [randn(22, 2, 3, 64, 96)]])
+def yolo_head():
+    """YOLOv5-style detector head: SiLU conv backbone, two strides, view/permute to (b, anchors, y, x, 5+classes), sigmoid, split, meshgrid grid offsets, anchor scaling, concat; then max over classes, TopK 5, Gather of boxes/classes (int64 index arithmetic)."""
+    return init_weights(YoloHead(), 21)
+
+
+# ---------------------------------------------------------------------------------------------
+# Transformers
+
+
+class ViT(nn.Module):
+    def __init__(self, img=32, patch=8, dim=48, depth=2, heads=3, classes=10):
+        super().__init__()
+        self.patch = nn.Conv2d(3, dim, patch, patch)
+        n = (img // patch) ** 2
+        self.cls = nn.Parameter(torch.zeros(1, 1, dim))
+        self.dist = nn.Parameter(torch.zeros(1, 1, dim))
+        self.pos = nn.Parameter(torch.zeros(1, n + 2, dim))
+        self.blocks = nn.ModuleList()
+        for _ in range(depth):
+            self.blocks.append(nn.ModuleDict(dict(
+                norm1=nn.LayerNorm(dim, eps=1e-6), qkv=nn.Linear(dim, 3 * dim), proj=nn.Linear(dim, dim),
+                norm2=nn.LayerNorm(dim, eps=1e-6), fc1=nn.Linear(dim, 4 * dim), fc2=nn.Linear(4 * dim, dim))))
+        self.heads = heads
+        self.norm = nn.LayerNorm(dim, eps=1e-6)
+        self.head = nn.Linear(dim, classes)
+        self.head_dist = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        x = self.patch(x).flatten(2).transpose(1, 2)
+        b = x.shape[0]
+        x = torch.cat([self.cls.expand(b, -1, -1), self.dist.expand(b, -1, -1), x], 1) + self.pos
+        for blk in self.blocks:
+            h = blk['norm1'](x)
+            B, N, C = h.shape
+            qkv = blk['qkv'](h).reshape(B, N, 3, self.heads, C // self.heads).permute(2, 0, 3, 1, 4)
+            q, k, v = qkv.unbind(0)
+            a = (q @ k.transpose(-2, -1)) * (C // self.heads) ** -0.5
+            a = a.softmax(-1)
+            h = (a @ v).transpose(1, 2).reshape(B, N, C)
+            x = x + blk['proj'](h)
+            x = x + blk['fc2'](F.gelu(blk['fc1'](blk['norm2'](x))))
+        x = self.norm(x)
+        return (self.head(x[:, 0]) + self.head_dist(x[:, 1])) / 2, x
+
+
+for _op in (14, 17):
+    def _mk(op=_op):
+        return init_weights(ViT(), 30)
+    _mk.__doc__ = ('DeiT-tiny style ViT encoder (distillation token): Conv patch embedding, cls/dist tokens, '
+                   'position embedding, 2 pre-norm blocks with fused qkv, unbind, scaled softmax attention, '
+                   'erf GELU MLP; LayerNorm %s.' % ('decomposed (opset < 17)' if _op < 17 else 'as LayerNormalization'))
+    # opset 14: ONNX Runtime fuses the decomposed LayerNorm, Axle computes it as written: near-zero
+    # outputs of the last LayerNorm differ by up to 5.2e-7 (relative error 1.4e-3 at -3.7e-4)
+    model('test_deit_tiny_shape_opset%d' % _op, _op, ['image'], ['logits', 'tokens'],
+          {'image': {0: 'b'}, 'logits': {0: 'b'}, 'tokens': {0: 'b'}},
+          [[randn(31, 1, 3, 32, 32)], [randn(32, 3, 3, 32, 32)]], atol=1e-6 if _op < 17 else 1e-7)(_mk)
+
+
+class GPT2Block(nn.Module):
+    def __init__(self, vocab=128, dim=64, heads=4, layers=2, npos=64):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, dim), nn.Embedding(npos, dim)
+        self.h = nn.ModuleList([nn.ModuleDict(dict(ln_1=nn.LayerNorm(dim), c_attn=nn.Linear(dim, 3 * dim),
+                                                    c_proj=nn.Linear(dim, dim), ln_2=nn.LayerNorm(dim),
+                                                    c_fc=nn.Linear(dim, 4 * dim), c_proj2=nn.Linear(4 * dim, dim)))
+                                for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(dim)
+        self.heads, self.dim = heads, dim
+        self.register_buffer('bias', torch.tril(torch.ones(npos, npos, dtype=torch.bool)).view(1, 1, npos, npos))
+
+    def forward(self, input_ids, attention_mask, past_key, past_value):
+        # past_*: (layers, batch, heads, past, head_dim)
+        b, t = input_ids.shape
+        past = past_key.shape[3]
+        pos = torch.arange(past, past + t, dtype=torch.long).unsqueeze(0)
+        x = self.wte(input_ids) + self.wpe(pos)
+        am = attention_mask[:, None, None, :].to(x.dtype)
+        am = (1.0 - am) * torch.finfo(torch.float32).min
+        presents_k, presents_v = [], []
+        for i, blk in enumerate(self.h):
+            h = blk['ln_1'](x)
+            q, k, v = blk['c_attn'](h).split(self.dim, dim=2)
+            def heads(z):
+                return z.view(b, t, self.heads, self.dim // self.heads).permute(0, 2, 1, 3)
+            q, k, v = heads(q), heads(k), heads(v)
+            k = torch.cat([past_key[i], k], dim=-2)
+            v = torch.cat([past_value[i], v], dim=-2)
+            presents_k.append(k)
+            presents_v.append(v)
+            w = torch.matmul(q, k.transpose(-1, -2)) / torch.full([], v.size(-1) ** 0.5, dtype=torch.float32)
+            kl = k.size(-2)
+            causal = self.bias[:, :, kl - t:kl, :kl]
+            w = torch.where(causal, w, torch.tensor(torch.finfo(torch.float32).min, dtype=w.dtype))
+            w = nn.functional.softmax(w + am, dim=-1)
+            a = torch.matmul(w, v).permute(0, 2, 1, 3).contiguous().view(b, t, self.dim)
+            x = x + blk['c_proj'](a)
+            m = blk['c_fc'](blk['ln_2'](x))
+            m = 0.5 * m * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (m + 0.044715 * torch.pow(m, 3.0))))
+            x = x + blk['c_proj2'](m)
+        x = self.ln_f(x)
+        logits = x @ self.wte.weight.t()
+        return logits, torch.stack(presents_k), torch.stack(presents_v)
+
+
+def _gpt2_set(seed, b, t, past):
+    am = np.ones((b, past + t), np.int64)
+    if b > 1:
+        am[1, :2] = 0  # left padding of the second row
+    return [randint(seed, 0, 128, b, t), am, randn(seed + 1, 2, b, 4, past, 16) * 0.5,
+            randn(seed + 2, 2, b, 4, past, 16) * 0.5]
+
+
+@model('test_gpt2_kv_opset14', 14, ['input_ids', 'attention_mask', 'past_key', 'past_value'],
+       ['logits', 'present_key', 'present_value'],
+       {'input_ids': {0: 'b', 1: 't'}, 'attention_mask': {0: 'b', 1: 'total'},
+        'past_key': {1: 'b', 3: 'past'}, 'past_value': {1: 'b', 3: 'past'},
+        'logits': {0: 'b', 1: 't'}, 'present_key': {1: 'b', 3: 'total'}, 'present_value': {1: 'b', 3: 'total'}},
+       [_gpt2_set(40, 1, 5, 3), _gpt2_set(43, 2, 1, 9), _gpt2_set(46, 2, 7, 0)])
+def gpt2():
+    """GPT-2 style decoder (2 layers, dim 64, 4 heads): tied embeddings, position ids from the past length, past key/value concat, causal mask sliced from a tril buffer with Where, additive attention mask from int64 attention_mask, tanh GELU; data sets: prompt with past, one step with a long past and left padding, no past (past length 0)."""
+    return init_weights(GPT2Block(), 40)
+
+
+class DistilBert(nn.Module):
+    def __init__(self, vocab=200, dim=64, heads=4, layers=2, ff=128, npos=64):
+        super().__init__()
+        self.word = nn.Embedding(vocab, dim, padding_idx=0)
+        self.pos = nn.Embedding(npos, dim)
+        self.tok = nn.Embedding(2, dim)
+        self.ln = nn.LayerNorm(dim, eps=1e-12)
+        self.layers = nn.ModuleList([nn.ModuleDict(dict(q=nn.Linear(dim, dim), k=nn.Linear(dim, dim),
+                                                         v=nn.Linear(dim, dim), o=nn.Linear(dim, dim),
+                                                         sa_ln=nn.LayerNorm(dim, eps=1e-12), l1=nn.Linear(dim, ff),
+                                                         l2=nn.Linear(ff, dim), out_ln=nn.LayerNorm(dim, eps=1e-12)))
+                                     for _ in range(layers)])
+        self.heads, self.dim = heads, dim
+        self.cls = nn.Linear(dim, 3)
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        b, s = input_ids.shape
+        pos = torch.arange(s, dtype=torch.long, device=input_ids.device).unsqueeze(0).expand_as(input_ids)
+        x = self.ln(self.word(input_ids) + self.pos(pos) + self.tok(token_type_ids))
+        dh = self.dim // self.heads
+        mask = (attention_mask == 0).view(b, 1, 1, s)
+        for L in self.layers:
+            def sh(z):
+                return z.view(b, -1, self.heads, dh).transpose(1, 2)
+            q = sh(L['q'](x)) / math.sqrt(dh)
+            k, v = sh(L['k'](x)), sh(L['v'](x))
+            sc = torch.matmul(q, k.transpose(2, 3)).masked_fill(mask, torch.finfo(torch.float32).min)
+            w = F.softmax(sc, dim=-1)
+            ctx = torch.matmul(w, v).transpose(1, 2).contiguous().view(b, -1, self.dim)
+            x = L['sa_ln'](L['o'](ctx) + x)
+            x = L['out_ln'](L['l2'](F.gelu(L['l1'](x))) + x)
+        m = attention_mask.unsqueeze(-1).float()
+        pooled = (x * m).sum(1) / m.sum(1).clamp(min=1e-9)
+        logits = self.cls(pooled)
+        return x, logits, logits.argmax(-1)
+
+
+def _bert_set(seed, b, s):
+    ids = randint(seed, 1, 200, b, s)
+    am = np.ones((b, s), np.int64)
+    tt = np.zeros((b, s), np.int64)
+    tt[:, s // 2:] = 1
+    if b > 1:
+        am[1, s - 3:] = 0
+        ids[1, s - 3:] = 0
+    return [ids, am, tt]
+
+
+for _op in (11, 13):
+    def _mk(op=_op):
+        return init_weights(DistilBert(), 50)
+    _mk.__doc__ = ('DistilBERT-like encoder (2 layers, dim 64): word/position/token-type embeddings, masked_fill of '
+                   'padded keys from attention_mask == 0, erf GELU, post-norm LayerNorm eps 1e-12, masked mean '
+                   'pooling with clamp, classifier, ArgMax; dynamic batch and sequence.')
+    model('test_distilbert_mask_opset%d' % _op, _op, ['input_ids', 'attention_mask', 'token_type_ids'],
+          ['hidden', 'logits', 'label'],
+          {k: {0: 'b', 1: 's'} for k in ('input_ids', 'attention_mask', 'token_type_ids', 'hidden')} |
+          {'logits': {0: 'b'}, 'label': {0: 'b'}},
+          [_bert_set(51, 1, 12), _bert_set(52, 3, 20)])(_mk)
+
+
+class MHAModel(nn.Module):
+    def __init__(self, dim=32, heads=4):
+        super().__init__()
+        self.self_attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.cross = nn.MultiheadAttention(dim, heads, kdim=24, vdim=20)
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x, mem_k, mem_v, key_padding_mask):
+        y, w = self.self_attn(x, x, x, key_padding_mask=key_padding_mask)
+        y = self.norm(x + y)
+        q = y.transpose(0, 1)
+        z, w2 = self.cross(q, mem_k, mem_v, need_weights=True, average_attn_weights=True)
+        return z.transpose(0, 1), w, w2
+
+
+def _mha_set(seed, b, t, s):
+    kpm = np.zeros((b, t), bool)
+    kpm[0, t - 1] = True
+    return [randn(seed, b, t, 32), randn(seed + 1, s, b, 24), randn(seed + 2, s, b, 20), kpm]
+
+
+@model('test_torch_mha_opset14', 14, ['x', 'mem_k', 'mem_v', 'key_padding_mask'], ['out', 'self_weights', 'cross_weights'],
+       {'x': {0: 'b', 1: 't'}, 'mem_k': {0: 's', 1: 'b'}, 'mem_v': {0: 's', 1: 'b'}, 'key_padding_mask': {0: 'b', 1: 't'}},
+       [_mha_set(60, 2, 6, 5), _mha_set(63, 1, 9, 3)])
+def mha():
+    """torch.nn.MultiheadAttention twice: batch_first self-attention with a bool key_padding_mask and averaged weights, then sequence-first cross-attention with different kdim/vdim (separate q/k/v projections)."""
+    return init_weights(MHAModel(), 60)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sequences, recommendation, norms, misc
+
+
+class SpeechModel(nn.Module):
+    def __init__(self, feats=20, ch=32, hid=24, classes=12):
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv1d(feats, ch, 5, stride=2, padding=2), nn.BatchNorm1d(ch), nn.Hardtanh(0, 20),
+                                  nn.Conv1d(ch, ch, 3, padding=2, dilation=2, groups=4), nn.GELU())
+        self.gru = nn.GRU(ch, hid, num_layers=2, batch_first=True, bidirectional=True)
+        self.fc = nn.Linear(2 * hid, classes)
+
+    def forward(self, x):
+        y = self.conv(x.transpose(1, 2)).transpose(1, 2)
+        y, h = self.gru(y)
+        return F.log_softmax(self.fc(y), -1), h
+
+
+@model('test_conv1d_bigru_speech_opset14', 14, ['features'], ['log_probs', 'h_n'],
+       {'features': {0: 'b', 1: 't'}, 'log_probs': {0: 'b', 1: 't2'}, 'h_n': {1: 'b'}},
+       [[randn(70, 1, 40, 20)], [randn(71, 3, 17, 20)]])
+def speech():
+    """Speech model: Conv1d stride 2 + BatchNorm1d + Hardtanh(0,20), grouped dilated Conv1d + GELU, 2-layer bidirectional GRU (batch_first), Linear, LogSoftmax."""
+    return init_weights(SpeechModel(), 70)
+
+
+class RecModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(100, 16, mode='mean')
+        self.bag_sum = nn.EmbeddingBag(50, 16, mode='sum')
+        self.user = nn.Embedding(30, 16)
+        self.dense = nn.Sequential(nn.Linear(8, 16), nn.ReLU())
+        self.top = nn.Sequential(nn.Linear(16 * 4 + 6, 32), nn.ReLU(), nn.Linear(32, 1))
+
+    def forward(self, dense, items, offsets, cats, user):
+        e1 = self.bag(items, offsets)
+        e2 = self.bag_sum(cats)
+        u = self.user(user)
+        d = self.dense(dense)
+        feats = torch.stack([e1, e2, u, d], 1)  # (b, 4, 16)
+        inter = torch.bmm(feats, feats.transpose(1, 2))
+        iu = torch.triu_indices(4, 4, 1)
+        flat = inter[:, iu[0], iu[1]]
+        x = torch.cat([feats.flatten(1), flat], 1)
+        return torch.sigmoid(self.top(x)).squeeze(1)
+
+
+def _rec_set(seed, b, n):
+    r = rs(seed)
+    offs = np.sort(r.choice(np.arange(1, n), b - 1, replace=False)) if b > 1 else np.zeros(0, np.int64)
+    return [randn(seed, b, 8), r.randint(0, 100, n).astype(np.int64), np.concatenate([[0], offs]).astype(np.int64),
+            r.randint(0, 50, (b, 3)).astype(np.int64), r.randint(0, 30, b).astype(np.int64)]
+
+
+@model('test_dlrm_embeddingbag_opset11', 11, ['dense', 'items', 'offsets', 'cats', 'user'], ['prob'],
+       {'dense': {0: 'b'}, 'items': {0: 'n'}, 'offsets': {0: 'b'}, 'cats': {0: 'b'}, 'user': {0: 'b'}, 'prob': {0: 'b'}},
+       [_rec_set(80, 3, 10), _rec_set(81, 5, 23)])
+def dlrm():
+    """DLRM-style recommender: EmbeddingBag mean with offsets (exported as a Loop), EmbeddingBag sum of fixed bags, Embedding, dense MLP, pairwise dot interactions via bmm and triu index gather, top MLP, Sigmoid."""
+    return init_weights(RecModel(), 80)
+
+
+class Norms(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 16, 3, padding=1)
+        self.gn = nn.GroupNorm(4, 16)
+        self.inorm = nn.InstanceNorm2d(16, affine=True)
+        self.inorm_plain = nn.InstanceNorm2d(16)
+        self.ln = nn.LayerNorm([16, 6, 6])
+        self.ln_last = nn.LayerNorm(6, eps=1e-3)  # without affine torch 1.13 writes an invalid LayerNormalization
+        self.bn1d = nn.BatchNorm1d(16)
+
+    def forward(self, x):
+        y = self.conv(x)
+        a = self.gn(y)
+        b = self.inorm(F.leaky_relu(a, 0.1))
+        c = self.inorm_plain(F.elu(b))
+        d = self.ln(c)
+        e = self.ln_last(d)
+        f = self.bn1d(e.flatten(2)).view_as(e)
+        return F.normalize(f.flatten(1), dim=1), F.group_norm(y, 2)
+
+
+for _op in (11, 17):
+    def _mk(op=_op):
+        return init_weights(Norms(), 90)
+    _mk.__doc__ = ('Normalisation variants: GroupNorm(4,16) affine, InstanceNorm2d affine and plain, LayerNorm over '
+                   '(C,H,W) and over the last axis eps 1e-3, BatchNorm1d on (b,16,36), F.normalize, functional '
+                   'group_norm without weights; LeakyReLU, ELU.')
+    model('test_norm_variants_opset%d' % _op, _op, ['x'], ['normed', 'gn2'], {'x': {0: 'b'}},
+          [[randn(91, 1, 4, 6, 6) * 3 + 1], [randn(92, 2, 4, 6, 6)]])(_mk)
+
+
+class Misc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8, 6))
+        self.proj = nn.Linear(6, 6)
+
+    def forward(self, x, idx, lengths):
+        # x: (b, t, 8); idx: (b, k) int64; lengths: (b,) int64
+        b, t, _ = x.shape
+        y = torch.einsum('btc,cd->btd', x, self.w)
+        g = torch.einsum('bid,bjd->bij', y, y)
+        tr = torch.einsum('bii->b', g)
+        mask = torch.arange(t).unsqueeze(0) >= lengths.unsqueeze(1)  # (b, t)
+        y = y.masked_fill(mask.unsqueeze(-1), 0.0)
+        s = self.proj(y).cumsum(1)
+        sel = torch.gather(s, 1, (idx % t).unsqueeze(-1).expand(-1, -1, 6))
+        am = y.abs().sum(-1).argmax(1)
+        flat = (am * 2 + lengths // 2) % t
+        picked = y[torch.arange(b), flat]
+        v, i = torch.topk(y.sum(-1), 3, dim=1, largest=False)
+        srt, order = torch.sort(g.flatten(1), dim=1, descending=True)
+        w = torch.where(y > 0, y, torch.zeros_like(y) - 1) * torch.clamp(y, min=-0.5, max=0.5)
+        z = torch.nonzero(mask).shape[0]
+        cnt = torch.full((b,), z, dtype=torch.long) + i.sum(1)
+        return sel, tr, picked, v, i, srt[:, :4], order[:, :4], w.sum(1), cnt, y.max(1).values, y.min(1)[1]
+
+
+def _misc_set(seed, b, t):
+    r = rs(seed)
+    return [randn(seed, b, t, 8), r.randint(0, 40, (b, 4)).astype(np.int64), r.randint(1, t + 1, b).astype(np.int64)]
+
+
+for _op in (12, 13):
+    def _mk(op=_op):
+        return init_weights(Misc(), 100)
+    _mk.__doc__ = ('Index arithmetic and post-processing: einsum (matmul, batched outer, trace), masked_fill from '
+                   'arange >= lengths, cumsum, Gather with int64 modulo indices, argmax, advanced indexing '
+                   '(GatherND), TopK smallest, Sort descending, where/clamp, NonZero count, max/min with indices.')
+    model('test_index_postproc_opset%d' % _op, _op, ['x', 'idx', 'lengths'],
+          ['sel', 'trace', 'picked', 'topv', 'topi', 'sorted', 'order', 'w', 'cnt', 'maxv', 'mini'],
+          {'x': {0: 'b', 1: 't'}, 'idx': {0: 'b'}, 'lengths': {0: 'b'}},
+          [_misc_set(101, 2, 7), _misc_set(102, 4, 11)])(_mk)
+
+
+# ---------------------------------------------------------------------------------------------
+
+NP_TO_ORT = {np.float32: 'float32', np.int64: 'int64', np.int32: 'int32', np.bool_: 'bool', np.float64: 'float64',
+             np.uint8: 'uint8', np.int8: 'int8', np.float16: 'float16'}
+ORT_TO_NP = {v: k for k, v in NP_TO_ORT.items()}
+
+
+def build(m, tmp):
+    name = m['name']
+    out = os.path.join(HERE, name)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    mod = m['fn']()
+    sets = m['sets']
+    args = tuple(torch.from_numpy(a) for a in sets[0])
+    path = os.path.join(out, 'model.onnx')
+    # not under no_grad: torch's MultiheadAttention would take its fused fast path, which does not export
+    torch.onnx.export(mod, args, path, opset_version=m['opset'], input_names=m['inputs'],
+                      output_names=m['outputs'], dynamic_axes=m['dynamic_axes'], do_constant_folding=True)
+    mp = onnx.load(path)
+    onnx.checker.check_model(mp)
+    graph_inputs = [i.name for i in mp.graph.input]
+    graph_outputs = [o.name for o in mp.graph.output]
+    job = dict(name=name, model=path, sets=[])
+    for k, s in enumerate(sets):
+        d = os.path.join(out, 'test_data_set_%d' % k)
+        os.makedirs(d)
+        ins = []
+        for j, gname in enumerate(graph_inputs):
+            a = np.ascontiguousarray(s[m['inputs'].index(gname)])
+            with open(os.path.join(d, 'input_%d.pb' % j), 'wb') as f:
+                f.write(numpy_helper.from_array(a, gname).SerializeToString())
+            raw = os.path.join(tmp, '%s_%d_%d.bin' % (name, k, j))
+            a.tofile(raw)
+            ins.append(dict(name=gname, type=NP_TO_ORT[a.dtype.type], dims=list(a.shape), file=raw))
+        job['sets'].append(dict(inputs=ins, outdir=os.path.join(tmp, '%s_%d' % (name, k))))
+    return job, graph_outputs, mp
+
+
+def main():
+    if sys.argv[1:] == ['--manifest']:
+        write_manifest()
+        return
+    pat = re.compile(sys.argv[1] if len(sys.argv) > 1 else '.')
+    todo = [m for m in MODELS if pat.search(m['name'])]
+    tmp = tempfile.mkdtemp(prefix='make_models_')
+    jobs, info = [], []
+    for m in todo:
+        job, outs, mp = build(m, tmp)
+        jobs.append(job)
+        info.append((m, outs, mp))
+    jf = os.path.join(tmp, 'jobs.json')
+    with open(jf, 'w') as f:
+        json.dump(jobs, f)
+    subprocess.check_call(['node', ORT_RUN, 'run', jf], env=dict(os.environ, ORT_NODE_MODULE=ORT_MODULE))
+    for (m, outs, mp), job in zip(info, jobs):
+        for k, s in enumerate(job['sets']):
+            recs = json.load(open(os.path.join(s['outdir'], 'outputs.json')))
+            byname = {r['name']: r for r in recs}
+            d = os.path.join(HERE, m['name'], 'test_data_set_%d' % k)
+            for j, oname in enumerate(outs):
+                r = byname[oname]
+                a = np.fromfile(r['file'], dtype=ORT_TO_NP[r['type']]).reshape(r['dims'])
+                with open(os.path.join(d, 'output_%d.pb' % j), 'wb') as f:
+                    f.write(numpy_helper.from_array(a, oname).SerializeToString())
+        ops = sorted({n.op_type for n in mp.graph.node})
+        print('%s: opset %d, %d bytes, ops %s' % (m['name'], m['opset'], os.path.getsize(job['model']), ','.join(ops)))
+    write_manifest()
+    shutil.rmtree(tmp)
+
+
+def write_manifest():
+    with open(os.path.join(HERE, 'MANIFEST.tsv'), 'w') as f:
+        f.write('test_name\topset\trtol\tatol\tdescription\n')
+        for m in MODELS:
+            f.write('%s\t%d\t%g\t%g\t%s\n' % (m['name'], m['opset'], m['rtol'], m['atol'], m['note']))
+
+
+if __name__ == '__main__':
+    main()
