@@ -596,6 +596,225 @@ for _op in (12, 13):
 
 
 # ---------------------------------------------------------------------------------------------
+# Second batch: less common layers
+
+
+class SuperRes(nn.Module):
+    def __init__(self, c=16, r=2):
+        super().__init__()
+        self.unshuf = nn.PixelUnshuffle(2)
+        self.c1 = nn.Conv2d(12, c, 5, padding=2, padding_mode='reflect')
+        self.c2 = nn.Conv2d(c, c, 3, padding=2, dilation=2)  # padding='same' does not export
+        self.prelu = nn.PReLU(c)
+        self.c3 = nn.Conv2d(c, 3 * (2 * r) ** 2, 3, padding=1, padding_mode='replicate')
+        self.shuf = nn.PixelShuffle(2 * r)
+
+    def forward(self, x):
+        y = self.prelu(self.c2(torch.tanh(self.c1(self.unshuf(x)))))
+        y = self.shuf(self.c3(y))
+        base = F.interpolate(x, scale_factor=2.0, mode='bicubic', align_corners=False)
+        y2 = F.pad(y, (1, 2, 0, 1), mode='constant', value=0.5)
+        return y + base, F.hardswish(y2), F.hardsigmoid(y2) * F.softplus(y2) - F.selu(y2)
+
+
+for _op in (11, 13):
+    def _mk(op=_op):
+        return init_weights(SuperRes(), 110)
+    _mk.__doc__ = ('ESPCN-style super resolution: PixelUnshuffle (SpaceToDepth-like reshape/transpose), reflect and '
+                   'replicate padded convs, dilated conv, PReLU per channel, PixelShuffle 4 '
+                   '(DepthToSpace), bicubic x2 interpolate (Resize cubic), constant F.pad, HardSwish, HardSigmoid, '
+                   'Softplus, SELU.')
+    model('test_superres_shuffle_opset%d' % _op, _op, ['image'], ['sr', 'hs', 'mix'],
+          {'image': {0: 'b', 2: 'h', 3: 'w'}},
+          [[randn(111, 1, 3, 16, 16)], [randn(112, 2, 3, 12, 20)]])(_mk)
+
+
+class Pools(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ct = nn.ConvTranspose2d(8, 8, 3, stride=2, padding=1, output_padding=1, groups=2, dilation=1)
+        self.ct2 = nn.ConvTranspose2d(8, 4, 4, stride=3, padding=2, dilation=2)
+        self.c = nn.Conv2d(3, 8, 3, stride=2, padding=(1, 2), bias=False)
+        self.c3d = nn.Conv3d(1, 2, 3, padding=1)
+
+    def forward(self, x):
+        y = self.c(x)
+        a = F.avg_pool2d(y, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)
+        m = F.max_pool2d(y, 3, stride=2, padding=1, dilation=2, ceil_mode=True)
+        ad = F.adaptive_avg_pool2d(y, (2, 2)) if y.shape[-1] % 2 == 0 else F.adaptive_max_pool2d(y, 1)
+        u = self.ct(a)
+        u2 = self.ct2(F.relu(m))
+        v = self.c3d(y[:, :4].unsqueeze(1))
+        tri = F.interpolate(v, scale_factor=(1.0, 2.0, 2.0), mode='trilinear', align_corners=False)
+        lp = F.lp_pool2d(y, 2, 2)
+        return u, u2, ad, F.max_pool3d(tri, 2), lp
+
+
+@model('test_pool_convtranspose_opset13', 13, ['x'], ['ct', 'ct2', 'adaptive', 'pool3d', 'lp'], {'x': {0: 'b'}},
+       [[randn(121, 1, 3, 20, 18)], [randn(122, 2, 3, 20, 18)]])
+def pools():
+    """Pooling and transposed convolution corner cases: AvgPool ceil_mode with count_include_pad=False, MaxPool dilation 2 ceil_mode, AdaptiveAvgPool (2,2), grouped ConvTranspose with output_padding, ConvTranspose stride 3 dilation 2 padding 2, asymmetric-padding strided Conv, Conv3d, trilinear Resize, MaxPool3d, LpPool (p=2)."""
+    return init_weights(Pools(), 120)
+
+
+class Ops16(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+
+    def forward(self, x, idx, grid):
+        # x: (b, 5, 6), idx: (b, 5) int64 in [0, 6), grid: (b, 4, 4, 2) in [-1.2, 1.2]
+        y = self.lin(x)
+        acc = torch.zeros_like(y).scatter_add(2, idx.unsqueeze(-1).expand(-1, -1, 3), y[..., :3])
+        tri = torch.tril(y @ y.transpose(1, 2), diagonal=-1) + torch.triu(y[:, :, :5], 1)
+        r = torch.roll(y, shifts=(1, -2), dims=(1, 2)).flip(1)
+        lse = torch.logsumexp(y, dim=-1)
+        fd = torch.div(idx - 3, 2, rounding_mode='floor') * 7 + torch.remainder(idx - 4, 3) + (idx * 5) // 3
+        fr = torch.fmod(y * 3, 1.5) + torch.remainder(y * 3, 1.5)
+        lg = torch.logical_xor(y > 0, torch.logical_or(y < -0.5, ~(x > 0.2)))
+        img = y[:, :4].reshape(-1, 1, 4, 6)
+        gs = F.grid_sample(img, grid, mode='bilinear', padding_mode='border', align_corners=False)
+        gs2 = F.grid_sample(img, grid, mode='nearest', padding_mode='zeros', align_corners=True)
+        mish = F.mish(y) + F.celu(y, 0.7) + F.elu(y, 1.3) + F.glu(y, -1).repeat(1, 1, 2)
+        cs = torch.cumsum(idx, 1)
+        return acc, tri, r, lse, fd, fr, lg, gs, gs2, mish, cs, y.std(-1), y.var(1, unbiased=False)
+
+
+def _ops16_set(seed, b):
+    r = rs(seed)
+    return [randn(seed, b, 5, 6), r.randint(0, 6, (b, 5)).astype(np.int64),
+            (r.rand(b, 4, 4, 2).astype(np.float32) * 2.4 - 1.2)]
+
+
+@model('test_ops_opset16', 16, ['x', 'idx', 'grid'],
+       ['acc', 'tri', 'roll', 'lse', 'intdiv', 'fmod', 'logic', 'gs', 'gs2', 'mish', 'cumsum', 'std', 'var'],
+       {'x': {0: 'b'}, 'idx': {0: 'b'}, 'grid': {0: 'b'}}, [_ops16_set(131, 2), _ops16_set(132, 3)])
+def ops16():
+    """Assorted opset 16 ops: scatter_add (ScatterElements reduction add), tril/triu (Trilu), roll, flip, logsumexp, floor division and remainder of negative int64, fmod/remainder of floats, logical xor/or/not, grid_sample bilinear/border and nearest/zeros/align_corners (GridSample), Mish, CELU, ELU, GLU, int64 cumsum, std (unbiased) and var."""
+    return init_weights(Ops16(), 130)
+
+
+class TfEncDec(nn.Module):
+    def __init__(self, d=32, h=4, ff=64, vocab=50):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        enc = nn.TransformerEncoderLayer(d, h, ff, dropout=0.0, batch_first=True, norm_first=True, activation='gelu')
+        self.enc = nn.TransformerEncoder(enc, 2)
+        dec = nn.TransformerDecoderLayer(d, h, ff, dropout=0.0, batch_first=True)
+        self.dec = nn.TransformerDecoder(dec, 1)
+        self.out = nn.Linear(d, vocab)
+
+    def forward(self, src, tgt, src_pad):
+        t = tgt.shape[1]
+        causal = torch.triu(torch.full((t, t), float('-inf')), diagonal=1)
+        mem = self.enc(self.emb(src), src_key_padding_mask=src_pad)
+        y = self.dec(self.emb(tgt), mem, tgt_mask=causal, memory_key_padding_mask=src_pad)
+        logits = self.out(y)
+        return logits, logits.argmax(-1), F.softmax(logits, -1).max(-1).values
+
+
+def _tf_set(seed, b, s, t):
+    r = rs(seed)
+    pad = np.zeros((b, s), bool)
+    pad[-1, s - 2:] = True
+    return [r.randint(0, 50, (b, s)).astype(np.int64), r.randint(0, 50, (b, t)).astype(np.int64), pad]
+
+
+@model('test_transformer_encdec_opset14', 14, ['src', 'tgt', 'src_pad'], ['logits', 'tokens', 'prob'],
+       {'src': {0: 'b', 1: 's'}, 'tgt': {0: 'b', 1: 't'}, 'src_pad': {0: 'b', 1: 's'}},
+       [_tf_set(141, 2, 7, 5), _tf_set(142, 1, 4, 9)])
+def tf_encdec():
+    """torch.nn.Transformer pieces: 2 pre-norm TransformerEncoderLayers (GELU) with src_key_padding_mask, a post-norm TransformerDecoderLayer with a causal float mask (triu of -inf) and memory_key_padding_mask, argmax and max softmax."""
+    return init_weights(TfEncDec(), 140)
+
+
+class Spectro(nn.Module):
+    def __init__(self, nfft=64, hop=16, mels=12):
+        super().__init__()
+        self.nfft, self.hop = nfft, hop
+        n = torch.arange(nfft, dtype=torch.float64)
+        k = torch.arange(nfft // 2 + 1, dtype=torch.float64).unsqueeze(1)
+        win = torch.hann_window(nfft, dtype=torch.float64)
+        ang = 2 * math.pi * k * n / nfft
+        basis = torch.cat([torch.cos(ang) * win, -torch.sin(ang) * win], 0).float().unsqueeze(1)
+        self.register_buffer('basis', basis)  # (2*(nfft/2+1), 1, nfft): torch.stft does not export in 1.13
+        self.register_buffer('fb', torch.rand(nfft // 2 + 1, mels))
+        self.conv = nn.Conv2d(1, 4, 3, padding=1)
+        self.lstm = nn.LSTM(4 * mels, 16, batch_first=True)
+
+    def forward(self, wav):
+        x = F.pad(wav.unsqueeze(1), (self.nfft // 2, self.nfft // 2), mode='reflect')
+        s = F.conv1d(x, self.basis, stride=self.hop)  # (b, 2*freq, frames)
+        re, im = s.chunk(2, 1)
+        p = re * re + im * im
+        mel = torch.log(torch.matmul(p.transpose(1, 2), self.fb) + 1e-6)  # (b, frames, mels)
+        y = F.relu(self.conv(mel.unsqueeze(1)))  # (b, 4, frames, mels)
+        y = y.permute(0, 2, 1, 3).flatten(2)
+        o, (h, c) = self.lstm(y)
+        return mel, o, h
+
+
+@model('test_convstft_logmel_lstm_opset17', 17, ['wav'], ['logmel', 'out', 'h'], {'wav': {0: 'b', 1: 'n'}, 'logmel': {0: 'b', 1: 'f'}, 'out': {0: 'b', 1: 'f'}, 'h': {1: 'b'}},
+       [[randn(151, 1, 400)], [randn(152, 2, 272)]])
+def spectro():
+    """Audio front end: STFT as a strided Conv1d with a Hann-windowed DFT basis after reflect padding (center=True), chunk into real/imaginary, power, mel matrix, log, Conv2d over (frames, mels), LSTM with batch_first."""
+    return init_weights(Spectro(), 150)
+
+
+@torch.jit.script
+def _greedy(logits_w: torch.Tensor, start: torch.Tensor, steps: int):
+    toks = [start]
+    cur = start
+    total = torch.zeros_like(start, dtype=torch.float)
+    for i in range(steps):
+        sc = torch.index_select(logits_w, 0, cur)
+        nxt = sc.argmax(-1)
+        if bool(nxt.sum() % 2 == 0):
+            total = total + sc.max(-1).values
+        else:
+            total = total - 0.5
+        cur = nxt
+        toks.append(cur)
+    return torch.stack(toks, 1), total
+
+
+class Greedy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(20, 20))
+
+    def forward(self, start, steps):
+        return _greedy(self.w, start, int(steps))
+
+
+@model('test_scripted_greedy_loop_opset13', 13, ['start', 'steps'], ['tokens', 'score'],
+       {'start': {0: 'b'}}, [[np.array([1, 7, 3], np.int64), np.array(6, np.int64)],
+                             [np.array([5], np.int64), np.array(2, np.int64)]])
+def greedy():
+    """A torch.jit.script function inside the model: greedy token walk with a Loop whose trip count is an input, an If on a data-dependent condition, a list of tensors stacked (SequenceInsert / ConcatFromSequence)."""
+    return init_weights(Greedy(), 160)
+
+
+class F64Mlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = nn.Linear(10, 16).double()
+        self.l2 = nn.Linear(16, 3).double()
+
+    def forward(self, x, k):
+        h = torch.tanh(self.l1(x))
+        y = self.l2(h * k.to(torch.float64).unsqueeze(-1))
+        return y, y.to(torch.float32).sum(-1), (k.to(torch.int32) * 3 - 1).to(torch.int64)
+
+
+@model('test_float64_int32_mlp_opset13', 13, ['x', 'k'], ['y', 'ysum', 'k2'], {'x': {0: 'b'}, 'k': {0: 'b'}},
+       [[rs(171).randn(2, 10), np.array([1, -2], np.int32)], [rs(172).randn(4, 10), np.array([0, 5, 3, -7], np.int32)]])
+def f64():
+    """float64 MLP (Gemm, Tanh in double) with an int32 input cast to double and int64, float32 cast."""
+    return init_weights(F64Mlp(), 170)
+
+
+# ---------------------------------------------------------------------------------------------
 
 NP_TO_ORT = {np.float32: 'float32', np.int64: 'int64', np.int32: 'int32', np.bool_: 'bool', np.float64: 'float64',
              np.uint8: 'uint8', np.int8: 'int8', np.float16: 'float16'}
