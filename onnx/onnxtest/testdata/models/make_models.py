@@ -815,6 +815,99 @@ def f64():
 
 
 # ---------------------------------------------------------------------------------------------
+# Third batch: old opsets, integer and data-dependent shapes, ties
+
+
+for _op, _mode in [(9, 'bilinear'), (10, 'nearest'), (10, 'bilinear')]:
+    def _mk(mode=_mode, op=_op):
+        return init_weights(UNet(mode=mode), op)
+    _mk.__doc__ = ('The UNet above at an old opset: %s (mode %s), Slice with attributes, old MaxPool/Pad.'
+                   % ('Upsample-9' if _op == 9 else 'Resize-10', _mode))
+    model('test_unet_%s_opset%d' % (_mode, _op), _op, ['image'], ['seg', 'side'],
+          {'image': {0: 'b'}, 'seg': {0: 'b'}, 'side': {0: 'b'}},
+          [[randn(_op * 3, 1, 3, 32, 32)], [randn(_op * 3 + 1, 2, 3, 32, 32)]])(_mk)
+
+
+class Preproc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer('mean', torch.tensor([0.485, 0.456, 0.406]).view(1, 3, 1, 1))
+        self.register_buffer('std', torch.tensor([0.229, 0.224, 0.225]).view(1, 3, 1, 1))
+        self.net = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1), nn.BatchNorm2d(8), nn.Hardswish(), nn.Conv2d(8, 16, 3, 2, 1),
+                                 nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 5))
+
+    def forward(self, img):
+        # img: (b, h, w, 3) uint8
+        x = img.permute(0, 3, 1, 2).float() / 255.0
+        x = F.interpolate(x, size=(24, 24), mode='bilinear', align_corners=False)
+        x = (x - self.mean) / self.std
+        logits = self.net(x)
+        p = logits.softmax(-1)
+        conf, label = p.max(-1)
+        q = (x.clamp(-2, 2) * 60 + 128).round().to(torch.uint8)
+        return p, label.to(torch.int32), conf > 0.3, q
+
+
+@model('test_uint8_preproc_cnn_opset11', 11, ['img'], ['probs', 'label', 'confident', 'requant'],
+       {'img': {0: 'b', 1: 'h', 2: 'w'}},
+       [[rs(181).randint(0, 256, (1, 40, 30, 3)).astype(np.uint8)],
+        [rs(182).randint(0, 256, (2, 17, 33, 3)).astype(np.uint8)]])
+def preproc():
+    """Image classifier with its preprocessing in the graph: uint8 NHWC input, permute, /255, bilinear resize to 24x24 from any size, mean/std normalisation, small CNN with Hardswish, softmax, max with int32 label and bool threshold outputs, requantisation to uint8 with Round."""
+    return init_weights(Preproc(), 180)
+
+
+class IntOps(nn.Module):
+    def forward(self, x, v):
+        # x: (b, n) int64 with ties, v: (b, n) float with ties
+        am, an = x.argmax(1), x.argmin(1)
+        tv, ti = torch.topk(v, 4, dim=1)
+        sv, si = torch.sort(x, dim=1)  # TopK: ties in index order
+        u, inv, cnt = torch.unique(x, sorted=True, return_inverse=True, return_counts=True)
+        pos = v[v > 0]
+        nz = torch.nonzero(x > 3)
+        w = torch.where(x % 2 == 0, x.clamp(min=1, max=6), x.pow(2))
+        d = torch.div(x - 5, 3, rounding_mode='trunc') + torch.div(x - 5, 3, rounding_mode='floor')
+        r = (v * 2.5).round() + (v * 3 - 1).to(torch.int64).to(torch.float32)
+        c = torch.cumsum((x > 4).long(), 1)
+        return am, an, tv, ti, sv, si, u, inv, cnt, pos.sum() + pos.numel(), nz, w, d, r, c
+
+
+def _int_set(seed, b, n):
+    r = rs(seed)
+    return [r.randint(0, 8, (b, n)).astype(np.int64), (r.randint(-4, 5, (b, n)) / 2).astype(np.float32)]
+
+
+@model('test_int_ties_unique_opset12', 12, ['x', 'v'],
+       ['argmax', 'argmin', 'topv', 'topi', 'sortv', 'sorti', 'uniq', 'inverse', 'counts', 'possum', 'nonzero',
+        'where', 'intdiv', 'round', 'cumsum'],
+       {'x': {0: 'b', 1: 'n'}, 'v': {0: 'b', 1: 'n'}}, [_int_set(191, 2, 9), _int_set(192, 3, 6)])
+def intops():
+    """Integer and tie-breaking semantics: ArgMax/ArgMin with ties (first index), TopK and Sort (TopK) with ties, Unique with inverse and counts, boolean mask indexing (data-dependent length), NonZero, int64 Clip and Pow, trunc and floor int division, Round half to even, float->int64 Cast of negatives, CumSum of a bool mask."""
+    return IntOps()
+
+
+class Resample(nn.Module):
+    def forward(self, x):
+        a = F.interpolate(x, scale_factor=1.5, mode='bilinear', align_corners=False, recompute_scale_factor=True)
+        b = F.interpolate(x, scale_factor=(0.5, 1.75), mode='nearest')
+        c = F.interpolate(x, size=(5, 11), mode='bicubic', align_corners=True)
+        d = F.interpolate(x, size=(3, 4), mode='area')
+        e = F.interpolate(x[:, :, 0], scale_factor=3, mode='linear', align_corners=False)
+        f = F.interpolate(x, scale_factor=2.5, mode='nearest')
+        return a, b, c, d, e, f
+
+
+for _op in (11, 13):
+    model('test_resample_modes_opset%d' % _op, _op, ['x'], ['bilinear15', 'nearest_frac', 'bicubic_ac', 'area', 'linear1d', 'nearest25'],
+          {'x': {0: 'b'}}, [[randn(200 + _op, 1, 2, 6, 8)], [randn(201 + _op, 2, 2, 6, 8)]])(
+        lambda: Resample())
+    MODELS[-1]['note'] = ('F.interpolate corner cases: bilinear x1.5 with recompute_scale_factor, nearest with '
+                          'fractional (0.5, 1.75) scales and x2.5, bicubic to a size with align_corners, area mode '
+                          '(adaptive average pooling to 3x4), 1-D linear x3.')
+
+
+# ---------------------------------------------------------------------------------------------
 
 NP_TO_ORT = {np.float32: 'float32', np.int64: 'int64', np.int32: 'int32', np.bool_: 'bool', np.float64: 'float64',
              np.uint8: 'uint8', np.int8: 'int8', np.float16: 'float16'}
