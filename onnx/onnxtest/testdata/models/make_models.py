@@ -908,6 +908,77 @@ for _op in (11, 13):
 
 
 # ---------------------------------------------------------------------------------------------
+# Fourth batch: shapes from data values, scripted control flow with growing state
+
+
+class DataShapes(nn.Module):
+    def forward(self, x, lengths, reps):
+        # x: (b, t, c) float; lengths: (b,) int64; reps: (b2,) int64 (only its length is used)
+        n = lengths.max()
+        steps = torch.arange(n)  # Range with a data-dependent limit
+        mask = steps.unsqueeze(0) < lengths.unsqueeze(1)  # (b, n)
+        xs = x[:, :n] * mask.unsqueeze(-1)  # Slice end from data: every shape below depends on it
+        m = xs.shape[1]
+        top, idx = torch.topk(xs.sum(-1), (m + 1) // 2, dim=1)  # TopK k from the data-dependent shape
+        tiled = xs.mean(1).repeat(reps.shape[0], m)  # Tile repeats from shapes
+        z = torch.zeros(m * 2, dtype=torch.float32) + xs.sum()  # ConstantOfShape from data
+        flat = xs.reshape(m, -1)  # Reshape to a shape computed from data
+        e = xs[:, -1:].expand(-1, m, -1)  # Expand from data
+        return xs, top, idx, tiled, z, flat, e
+
+
+def _ds_set(seed, b, t, lengths, nreps):
+    return [randn(seed, b, t, 3), np.array(lengths, np.int64), np.arange(nreps, dtype=np.int64)]
+
+
+@model('test_data_dependent_shapes_opset13', 13, ['x', 'lengths', 'reps'],
+       ['xs', 'top', 'idx', 'tiled', 'z', 'flat', 'expanded'],
+       {'x': {0: 'b', 1: 't'}, 'lengths': {0: 'b'}, 'reps': {0: 'r'}},
+       [_ds_set(211, 2, 8, [5, 3], 2), _ds_set(212, 3, 6, [2, 6, 4], 1), _ds_set(213, 1, 4, [1], 3)])
+def data_shapes():
+    """Shapes that come from tensor values at run time: Range up to lengths.max(), Slice end from it, and from that data-dependent length: TopK k, Tile repeats, ConstantOfShape, Reshape, Expand."""
+    return DataShapes()
+
+
+@torch.jit.script
+def _beam(emb: torch.Tensor, w: torch.Tensor, start: torch.Tensor, max_len: int, eos: int):
+    out = start.unsqueeze(1)  # (b, 1), grows by one column per step
+    h = emb[start]
+    done = torch.zeros_like(start, dtype=torch.bool)
+    i = 0
+    while i < max_len and not bool(done.all()):
+        h = torch.tanh(h @ w + emb[out[:, -1]])
+        nxt = (h @ emb.t()).argmax(-1)
+        nxt = torch.where(done, nxt * 0 + eos, nxt)
+        done = done | (nxt == eos)
+        out = torch.cat([out, nxt.unsqueeze(1)], 1)
+        i += 1
+    parts = torch.split(out, 2, dim=1)
+    return out, h, torch.tensor(len(parts)), parts[-1].sum()
+
+
+class Beam(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Parameter(torch.randn(12, 8))
+        self.w = nn.Parameter(torch.randn(8, 8) * 0.5)
+
+    def forward(self, start, max_len):
+        out, h, n, last = _beam(self.emb, self.w, start, int(max_len), 3)
+        return out, h, n, last
+
+
+@model('test_scripted_while_growing_opset13', 13, ['start', 'max_len'], ['tokens', 'h', 'nparts', 'lastsum'],
+       {'start': {0: 'b'}}, [[np.array([0, 5, 9], np.int64), np.array(7, np.int64)],
+                             [np.array([1], np.int64), np.array(4, np.int64)],
+                             [np.array([3, 3], np.int64), np.array(5, np.int64)]])
+def beam():
+    """Scripted greedy decoder: a while loop with a data-dependent stop (all sequences hit EOS) and a loop-carried token tensor that grows by one column per iteration (Loop with changing shapes), Gather by the last column, torch.split into a list (SplitToSequence) and its length and last element."""
+    torch.manual_seed(220)
+    return Beam().eval()
+
+
+# ---------------------------------------------------------------------------------------------
 
 NP_TO_ORT = {np.float32: 'float32', np.int64: 'int64', np.int32: 'int32', np.bool_: 'bool', np.float64: 'float64',
              np.uint8: 'uint8', np.int8: 'int8', np.float16: 'float16'}
