@@ -979,6 +979,49 @@ def beam():
 
 
 # ---------------------------------------------------------------------------------------------
+# Fifth batch: quantized (QDQ) export
+
+
+class QNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        import torch.ao.quantization as tq
+        self.q, self.dq = tq.QuantStub(), tq.DeQuantStub()
+        self.c1, self.r = nn.Conv2d(3, 8, 3, padding=1), nn.ReLU()
+        self.c2 = nn.Conv2d(8, 8, 3, padding=1, groups=2)
+        self.c3 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.fc = nn.Linear(16 * 4 * 4, 5)
+        self.ff = torch.nn.quantized.FloatFunctional()
+
+    def forward(self, x):
+        x = self.q(x)
+        y = self.r(self.c1(x))
+        y = self.ff.add(y, self.c2(y))
+        y = F.avg_pool2d(self.c3(y), 2)  # max_pool2d/reshape of quantized tensors do not export in 1.13
+        return self.dq(self.fc(torch.flatten(y, 1)))
+
+
+def qnet_module():
+    import torch.ao.quantization as tq
+    m = init_weights(QNet(), 230)
+    m.qconfig = tq.get_default_qconfig('fbgemm')
+    tq.fuse_modules(m, [['c1', 'r']], inplace=True)
+    p = tq.prepare(m)
+    g = torch.Generator().manual_seed(231)
+    with torch.no_grad():
+        for _ in range(8):
+            p(torch.randn(4, 3, 16, 16, generator=g))
+    return tq.convert(p)
+
+
+@model('test_quantized_qdq_cnn_opset13', 13, ['image'], ['logits'], {'image': {0: 'b'}, 'logits': {0: 'b'}},
+       [[randn(232, 1, 3, 16, 16)], [randn(233, 3, 3, 16, 16)]], atol=0.04)
+def qnet():
+    """Post-training static quantization (torch.ao fbgemm: per-channel int8 weights, uint8 activations) exported as QuantizeLinear/DequantizeLinear around Conv (fused Conv+ReLU, grouped conv, strided conv), a quantized Add, AveragePool and Linear; ONNX Runtime fuses these into QLinearConv/QLinearAdd/QGemm. atol 0.04 (2.5 output quantisation steps of 0.0156): the AveragePool keeps the scale, so a quarter of its outputs are exact .5 ties before QuantizeLinear and the float summation order decides the rounding; ONNX Runtime's own optimisation levels differ by one step in 3 of 5 logits."""
+    return qnet_module()
+
+
+# ---------------------------------------------------------------------------------------------
 
 NP_TO_ORT = {np.float32: 'float32', np.int64: 'int64', np.int32: 'int32', np.bool_: 'bool', np.float64: 'float64',
              np.uint8: 'uint8', np.int8: 'int8', np.float16: 'float16'}
