@@ -1022,6 +1022,76 @@ def qnet():
 
 
 # ---------------------------------------------------------------------------------------------
+# Sixth batch: float16 conversions (what onnxconverter-common's float16 converter does with
+# keep_io_types=True: float32 inputs/outputs, float16 inside)
+
+
+F16_KEEP_F32 = {('Resize', 1), ('Resize', 2), ('Upsample', 1)}  # roi/scales stay float32
+
+
+def to_float16(mp):
+    g = mp.graph
+    fmax = 65504.0
+
+    def conv_tensor(t):
+        a = numpy_helper.to_array(t)
+        a = np.clip(a, -fmax, fmax).astype(np.float16)
+        return numpy_helper.from_array(a, t.name)
+
+    keep = set()
+    for n in g.node:
+        for i, name in enumerate(n.input):
+            if (n.op_type, i) in F16_KEEP_F32:
+                keep.add(name)
+    for k, t in enumerate(g.initializer):
+        if t.data_type == onnx.TensorProto.FLOAT and t.name not in keep:
+            g.initializer[k].CopyFrom(conv_tensor(t))
+    for n in g.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.TENSOR and a.t.data_type == onnx.TensorProto.FLOAT and \
+                    not (n.op_type == 'Constant' and n.output[0] in keep):
+                a.t.CopyFrom(conv_tensor(a.t))
+            if n.op_type == 'Cast' and a.name == 'to' and a.i == onnx.TensorProto.FLOAT:
+                a.i = onnx.TensorProto.FLOAT16
+    del g.value_info[:]
+    pre, post = [], []
+    for vi in g.input:
+        if vi.type.tensor_type.elem_type == onnx.TensorProto.FLOAT:
+            new = vi.name + '_f16'
+            for n in g.node:
+                for i, name in enumerate(n.input):
+                    if name == vi.name:
+                        n.input[i] = new
+            pre.append(onnx.helper.make_node('Cast', [vi.name], [new], to=onnx.TensorProto.FLOAT16))
+    for vi in g.output:
+        if vi.type.tensor_type.elem_type == onnx.TensorProto.FLOAT:
+            old = vi.name + '_f16'
+            for n in g.node:
+                for i, name in enumerate(n.output):
+                    if name == vi.name:
+                        n.output[i] = old
+                for i, name in enumerate(n.input):
+                    if name == vi.name:
+                        n.input[i] = old
+            post.append(onnx.helper.make_node('Cast', [old], [vi.name], to=onnx.TensorProto.FLOAT))
+    nodes = pre + list(g.node) + post
+    del g.node[:]
+    g.node.extend(nodes)
+    return mp
+
+
+for _base, _fn, _sets in [('distilbert_mask_opset13', lambda: init_weights(DistilBert(), 50), [_bert_set(241, 2, 10)]),
+                          ('mobilenetv2_w025_opset13', lambda: init_weights(MobileNetV2(), 11), [[randn(242, 2, 3, 64, 64)]]),
+                          ('unet_bilinear_opset13', lambda: init_weights(UNet(mode='bilinear'), 11), [[randn(243, 1, 3, 32, 32)]])]:
+    _src = [m for m in MODELS if m['name'].startswith('test_' + _base.split('_opset')[0])][0]
+    model('test_f16_' + _base, 13, _src['inputs'], _src['outputs'], _src['dynamic_axes'], _sets, rtol=5e-3, atol=1e-3)(_fn)
+    MODELS[-1]['post'] = to_float16
+    MODELS[-1]['note'] = ('%s at opset 13 converted to float16 inside (float32 inputs and outputs with Casts at the '
+                          'boundary, float constants clipped to the float16 range, Resize scales kept float32), as '
+                          'onnxconverter-common does; rtol 5e-3, atol 1e-3 for float16 arithmetic (a few float16 ulps).' % _src['name'])
+
+
+# ---------------------------------------------------------------------------------------------
 
 NP_TO_ORT = {np.float32: 'float32', np.int64: 'int64', np.int32: 'int32', np.bool_: 'bool', np.float64: 'float64',
              np.uint8: 'uint8', np.int8: 'int8', np.float16: 'float16'}
@@ -1041,6 +1111,9 @@ def build(m, tmp):
     torch.onnx.export(mod, args, path, opset_version=m['opset'], input_names=m['inputs'],
                       output_names=m['outputs'], dynamic_axes=m['dynamic_axes'], do_constant_folding=True)
     mp = onnx.load(path)
+    if m.get('post'):
+        mp = m['post'](mp)
+        onnx.save(mp, path)
     onnx.checker.check_model(mp)
     graph_inputs = [i.name for i in mp.graph.input]
     graph_outputs = [o.name for o in mp.graph.output]
