@@ -1143,6 +1143,81 @@ for _src_name, _ver in [('test_distilbert_mask_opset13', 18), ('test_gpt2_kv_ops
 
 
 # ---------------------------------------------------------------------------------------------
+# Eighth batch: dynamic quantization as ONNX Runtime's quantize_dynamic writes it (QOperator form,
+# what quantized transformers.js models contain): DynamicQuantizeLinear on activations,
+# MatMulInteger/ConvInteger with int8 symmetric per-tensor weights, Cast, Mul by the scales.
+
+
+def dynamic_quantize(mp):
+    g = mp.graph
+    inits = {t.name: t for t in g.initializer}
+    out, k = [], [0]
+
+    def qweight(w):
+        s = np.float32(max(np.abs(w).max(), 1e-8) / 127.0)
+        q = np.clip(np.round(w / s), -127, 127).astype(np.int8)
+        return q, s
+
+    def add_init(a, name):
+        g.initializer.append(numpy_helper.from_array(a, name))
+        return name
+
+    def quant_matmul(x, w, y, bias, conv_attrs=None):
+        p = 'dq%d_' % k[0]
+        k[0] += 1
+        q, s = qweight(w)
+        wq = add_init(q, p + 'w_q')
+        ws = add_init(np.array(s, np.float32), p + 'w_scale')
+        wz = add_init(np.array(0, np.int8), p + 'w_zp')
+        out.append(onnx.helper.make_node('DynamicQuantizeLinear', [x], [p + 'x_q', p + 'x_scale', p + 'x_zp']))
+        if conv_attrs is None:
+            out.append(onnx.helper.make_node('MatMulInteger', [p + 'x_q', wq, p + 'x_zp', wz], [p + 'acc']))
+        else:
+            out.append(onnx.helper.make_node('ConvInteger', [p + 'x_q', wq, p + 'x_zp', wz], [p + 'acc'], **conv_attrs))
+        out.append(onnx.helper.make_node('Cast', [p + 'acc'], [p + 'acc_f'], to=onnx.TensorProto.FLOAT))
+        out.append(onnx.helper.make_node('Mul', [p + 'x_scale', ws], [p + 'scale']))
+        out.append(onnx.helper.make_node('Mul', [p + 'acc_f', p + 'scale'], [y if bias is None else p + 'mm']))
+        if bias is not None:
+            out.append(onnx.helper.make_node('Add', [p + 'mm', bias], [y]))
+
+    for n in g.node:
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}
+        if n.op_type == 'MatMul' and n.input[1] in inits and len(inits[n.input[1]].dims) == 2:
+            quant_matmul(n.input[0], numpy_helper.to_array(inits[n.input[1]]), n.output[0], None)
+        elif n.op_type == 'Gemm' and n.input[1] in inits and attrs.get('alpha', 1.0) == 1.0 and \
+                attrs.get('beta', 1.0) == 1.0 and not attrs.get('transA', 0):
+            w = numpy_helper.to_array(inits[n.input[1]])
+            quant_matmul(n.input[0], w.T.copy() if attrs.get('transB', 0) else w, n.output[0],
+                         n.input[2] if len(n.input) > 2 and n.input[2] else None)
+        elif n.op_type == 'Conv' and n.input[1] in inits:
+            w = numpy_helper.to_array(inits[n.input[1]])
+            bias = None
+            if len(n.input) > 2 and n.input[2]:
+                b = numpy_helper.to_array(inits[n.input[2]])
+                bias = add_init(b.reshape(1, -1, *([1] * (w.ndim - 2))), 'dq%d_bias' % k[0])
+            quant_matmul(n.input[0], w, n.output[0], bias, conv_attrs=attrs)
+        else:
+            out.append(n)
+    del g.node[:]
+    g.node.extend(out)
+    used = {i for n in g.node for i in n.input}
+    keep = [t for t in g.initializer if t.name in used]
+    del g.initializer[:]
+    g.initializer.extend(keep)
+    return mp
+
+
+for _src_name in ['test_distilbert_mask_opset13', 'test_gpt2_kv_opset14', 'test_resnet18_w12_opset13']:
+    _src = [m for m in MODELS if m['name'] == _src_name][0]
+    model(_src_name.replace('test_', 'test_dynquant_'), _src['opset'], _src['inputs'], _src['outputs'],
+          _src['dynamic_axes'], _src['sets'])(_src['fn'])
+    MODELS[-1]['post'] = dynamic_quantize
+    MODELS[-1]['note'] = ('%s dynamically quantized as quantize_dynamic writes it: DynamicQuantizeLinear, '
+                          'MatMulInteger/ConvInteger with int8 symmetric weights, Cast, Mul by x_scale*w_scale, Add bias.'
+                          % _src_name)
+
+
+# ---------------------------------------------------------------------------------------------
 
 NP_TO_ORT = {np.float32: 'float32', np.int64: 'int64', np.int32: 'int32', np.bool_: 'bool', np.float64: 'float64',
              np.uint8: 'uint8', np.int8: 'int8', np.float16: 'float16'}
