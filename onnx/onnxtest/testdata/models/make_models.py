@@ -1218,6 +1218,39 @@ for _src_name in ['test_distilbert_mask_opset13', 'test_gpt2_kv_opset14', 'test_
 
 
 # ---------------------------------------------------------------------------------------------
+# Ninth batch: graph-level corner cases
+
+
+class EdgeOutputs(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer('table', torch.arange(6, dtype=torch.float32).view(2, 3))
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x, flag):
+        y = self.lin(x)
+        return (self.table, x, y, y, torch.tensor(x.shape), x[:, :0], y.sum(), y > 0, flag, ~flag,
+                x.new_zeros(0, 3).sum(0), y.new_ones(()).expand(x.shape[0]))
+
+
+@model('test_graph_edge_outputs_opset13', 13, ['x', 'flag'],
+       ['table', 'x_out', 'y', 'y_again', 'shape', 'empty', 'scalar', 'positive', 'flag_out', 'not_flag', 'empty_sum',
+        'ones'],
+       {'x': {0: 'b'}, 'flag': {0: 'f'}},
+       [[randn(251, 2, 3), np.array([True, False, True])], [randn(252, 4, 3), np.array([False])]])
+def edge_outputs():
+    """Graph outputs that are not ordinary computed tensors: an initializer returned directly, a graph input returned directly (Identity), the same tensor returned twice, Shape as an int64 output, an empty (b, 0) slice, a rank-0 sum, bool outputs, the ReduceSum of an empty tensor (zeros), an Expand of a scalar to the batch."""
+    return init_weights(EdgeOutputs(), 250)
+
+
+@model('test_resnet18_initializers_as_inputs_opset9', 9, ['image'], ['logits'], {'image': {0: 'batch'}, 'logits': {0: 'batch'}},
+       [[randn(261, 1, 3, 32, 32)], [randn(262, 2, 3, 32, 32)]])
+def resnet_init_inputs():
+    """The ResNet-18 above at opset 9 exported with keep_initializers_as_inputs=True (as older exporters and the ONNX model zoo wrote models): every weight is also a graph input with the initializer as its default, and the test data sets feed only the image (input_0.pb)."""
+    return init_weights(ResNet18(w=8), 260)
+
+
+# ---------------------------------------------------------------------------------------------
 
 NP_TO_ORT = {np.float32: 'float32', np.int64: 'int64', np.int32: 'int32', np.bool_: 'bool', np.float64: 'float64',
              np.uint8: 'uint8', np.int8: 'int8', np.float16: 'float16'}
@@ -1235,14 +1268,16 @@ def build(m, tmp):
     path = os.path.join(out, 'model.onnx')
     # not under no_grad: torch's MultiheadAttention would take its fused fast path, which does not export
     torch.onnx.export(mod, args, path, opset_version=m.get('export_opset', m['opset']), input_names=m['inputs'],
-                      output_names=m['outputs'], dynamic_axes=m['dynamic_axes'], do_constant_folding=True)
+                      output_names=m['outputs'], dynamic_axes=m['dynamic_axes'], do_constant_folding=True,
+                      keep_initializers_as_inputs='initializers_as_inputs' in m['name'])
     mp = onnx.load(path)
     if m.get('post'):
         mp = m['post'](mp)
         onnx.save(mp, path)
     if m['opset'] <= 17:  # onnx 1.12's checker knows opsets up to 17; ONNX Runtime checks the others
         onnx.checker.check_model(mp)
-    graph_inputs = [i.name for i in mp.graph.input]
+    inits = {t.name for t in mp.graph.initializer}
+    graph_inputs = [i.name for i in mp.graph.input if i.name not in inits]
     graph_outputs = [o.name for o in mp.graph.output]
     job = dict(name=name, model=path, sets=[])
     for k, s in enumerate(sets):
