@@ -1251,6 +1251,249 @@ def resnet_init_inputs():
 
 
 # ---------------------------------------------------------------------------------------------
+# Tenth batch: more modern architectures
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps=1e-6):
+        super().__init__()
+        self.weight, self.eps = nn.Parameter(torch.ones(d)), eps
+
+    def forward(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+
+def rotate_half(x):
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class Llama(nn.Module):
+    def __init__(self, vocab=96, d=48, heads=4, kv_heads=2, layers=2, ff=96):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.layers = nn.ModuleList([nn.ModuleDict(dict(
+            n1=RMSNorm(d), q=nn.Linear(d, d, bias=False), k=nn.Linear(d, d // heads * kv_heads, bias=False),
+            v=nn.Linear(d, d // heads * kv_heads, bias=False), o=nn.Linear(d, d, bias=False), n2=RMSNorm(d),
+            gate=nn.Linear(d, ff, bias=False), up=nn.Linear(d, ff, bias=False), down=nn.Linear(ff, d, bias=False)))
+            for _ in range(layers)])
+        self.norm = RMSNorm(d)
+        self.h, self.kvh, self.hd = heads, kv_heads, d // heads
+        inv = 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd))
+        self.register_buffer('inv_freq', inv)
+
+    def forward(self, ids, position_ids):
+        b, t = ids.shape
+        x = self.emb(ids)
+        freqs = position_ids.float().unsqueeze(-1) * self.inv_freq  # (b, t, hd/2)
+        embp = torch.cat((freqs, freqs), -1)
+        cos, sin = embp.cos().unsqueeze(1), embp.sin().unsqueeze(1)
+        mask = torch.full((t, t), float('-inf')).triu(1)
+        for L in self.layers:
+            h = L['n1'](x)
+            q = L['q'](h).view(b, t, self.h, self.hd).transpose(1, 2)
+            k = L['k'](h).view(b, t, self.kvh, self.hd).transpose(1, 2)
+            v = L['v'](h).view(b, t, self.kvh, self.hd).transpose(1, 2)
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
+            # HF's repeat_kv (torch 1.13 exports repeat_interleave(dim=1) wrongly here)
+            r = self.h // self.kvh
+            k = k[:, :, None].expand(b, self.kvh, r, t, self.hd).reshape(b, self.h, t, self.hd)
+            v = v[:, :, None].expand(b, self.kvh, r, t, self.hd).reshape(b, self.h, t, self.hd)
+            a = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(self.hd) + mask, -1)
+            x = x + L['o']((a @ v).transpose(1, 2).reshape(b, t, -1))
+            h = L['n2'](x)
+            x = x + L['down'](F.silu(L['gate'](h)) * L['up'](h))
+        logits = self.norm(x) @ self.emb.weight.t()
+        return logits, logits[:, -1].argmax(-1)
+
+
+def _llama_set(seed, b, t, off):
+    return [randint(seed, 0, 96, b, t), (np.arange(t)[None, :] + np.array(off)[:, None]).astype(np.int64)]
+
+
+for _op in (14, 17):
+    model('test_llama_gqa_rope_opset%d' % _op, _op, ['input_ids', 'position_ids'], ['logits', 'next_token'],
+          {'input_ids': {0: 'b', 1: 't'}, 'position_ids': {0: 'b', 1: 't'}},
+          [_llama_set(271, 1, 7, [0]), _llama_set(272, 2, 5, [3, 0])])(lambda: init_weights(Llama(), 270))
+    MODELS[-1]['note'] = ('Llama-style decoder: RMSNorm (Pow/ReduceMean/rsqrt), rotary position embeddings from '
+                          'position_ids (Cos/Sin, rotate_half with Neg and Concat), grouped-query attention with '
+                          'repeat_kv (Expand + Reshape) of 2 KV heads to 4, triu causal mask, SiLU-gated MLP, tied output embedding, argmax.')
+
+
+class CLIPish(nn.Module):
+    def __init__(self, d=32, vocab=64, ctx=16):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.randn(ctx, d) * 0.01)
+        layer = nn.TransformerEncoderLayer(d, 4, 64, dropout=0.0, batch_first=True, norm_first=True)
+        self.text = nn.TransformerEncoder(layer, 1)
+        self.ln = nn.LayerNorm(d)
+        self.tproj = nn.Parameter(torch.randn(d, 24) / math.sqrt(d))
+        self.vis = nn.Sequential(nn.Conv2d(3, 16, 4, 4), nn.GELU(), nn.Conv2d(16, d, 2, 2), nn.AdaptiveAvgPool2d(1),
+                                 nn.Flatten(), nn.LayerNorm(d), nn.Linear(d, 24, bias=False))
+        self.logit_scale = nn.Parameter(torch.tensor(math.log(1 / 0.07)))
+
+    def forward(self, image, text):
+        t = text.shape[1]
+        causal = torch.full((t, t), float('-inf')).triu(1)
+        x = self.tok(text) + self.pos[:t]
+        x = self.ln(self.text(x, mask=causal))
+        x = x[torch.arange(x.shape[0]), text.argmax(dim=-1)] @ self.tproj  # EOT token = highest id
+        img = self.vis(image)
+        img = img / img.norm(dim=-1, keepdim=True)
+        x = x / x.norm(dim=-1, keepdim=True)
+        logits = self.logit_scale.exp() * img @ x.t()
+        return logits, logits.softmax(-1)
+
+
+@model('test_clip_two_tower_opset14', 14, ['image', 'text'], ['logits_per_image', 'probs'],
+       {'image': {0: 'bi'}, 'text': {0: 'bt', 1: 't'}},
+       [[randn(281, 2, 3, 32, 32), randint(282, 0, 63, 3, 9)], [randn(283, 1, 3, 32, 32), randint(284, 0, 63, 2, 16)]])
+def clip():
+    """CLIP-style two-tower model: causal text transformer, EOT pooling by x[arange(b), text.argmax(-1)] (advanced indexing), text projection, conv image tower, L2 normalisation, exp(logit_scale), image-text similarity matrix and softmax."""
+    return init_weights(CLIPish(), 280)
+
+
+class ConvNeXtBlock(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.dw = nn.Conv2d(d, d, 7, padding=3, groups=d)
+        self.norm = nn.LayerNorm(d, eps=1e-6)
+        self.pw1, self.pw2 = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.gamma = nn.Parameter(torch.full((d,), 0.5))
+
+    def forward(self, x):
+        y = self.dw(x).permute(0, 2, 3, 1)
+        y = self.pw2(F.gelu(self.pw1(self.norm(y)))) * self.gamma
+        return x + y.permute(0, 3, 1, 2)
+
+
+class LayerNorm2d(nn.LayerNorm):
+    def forward(self, x):
+        return super().forward(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+
+class SE(nn.Module):
+    def __init__(self, c, r=4):
+        super().__init__()
+        self.f1, self.f2 = nn.Conv2d(c, c // r, 1), nn.Conv2d(c // r, c, 1)
+
+    def forward(self, x):
+        return x * torch.sigmoid(self.f2(F.silu(self.f1(F.adaptive_avg_pool2d(x, 1)))))
+
+
+class ConvNeXtEff(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 4, 4), LayerNorm2d(16, eps=1e-6))
+        self.s1 = nn.Sequential(ConvNeXtBlock(16), ConvNeXtBlock(16))
+        self.down = nn.Sequential(LayerNorm2d(16, eps=1e-6), nn.Conv2d(16, 32, 2, 2))
+        self.mb = nn.Sequential(nn.Conv2d(32, 64, 1, bias=False), nn.BatchNorm2d(64), nn.SiLU(),
+                                nn.Conv2d(64, 64, 5, 2, 2, groups=64, bias=False), nn.BatchNorm2d(64), nn.SiLU(),
+                                SE(64), nn.Conv2d(64, 32, 1, bias=False), nn.BatchNorm2d(32))
+        self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.LayerNorm(32), nn.Linear(32, 7))
+
+    def forward(self, x):
+        return self.head(self.mb(self.down(self.s1(self.stem(x)))))
+
+
+for _op in (13, 17):
+    model('test_convnext_effnet_opset%d' % _op, _op, ['image'], ['logits'], {'image': {0: 'b', 2: 'h', 3: 'w'}},
+          [[randn(290 + _op, 1, 3, 32, 32)], [randn(291 + _op, 2, 3, 48, 40)]])(lambda: init_weights(ConvNeXtEff(), 290))
+    MODELS[-1]['note'] = ('ConvNeXt stage (patchify stem, channels-last LayerNorm via permute, depthwise 7x7, '
+                          'inverted MLP, layer scale) and an EfficientNet MBConv (SiLU, depthwise 5x5 stride 2, '
+                          'squeeze-excitation); dynamic image size.')
+
+
+class SwinBlock(nn.Module):
+    def __init__(self, d=24, heads=3, win=4, shift=2):
+        super().__init__()
+        self.d, self.h, self.win, self.shift = d, heads, win, shift
+        self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+        self.mlp = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d))
+        self.bias_table = nn.Parameter(torch.randn((2 * win - 1) ** 2, heads) * 0.1)
+        c = torch.stack(torch.meshgrid(torch.arange(win), torch.arange(win), indexing='ij')).flatten(1)
+        rel = (c[:, :, None] - c[:, None, :]).permute(1, 2, 0) + (win - 1)
+        self.register_buffer('rel_index', rel[..., 0] * (2 * win - 1) + rel[..., 1])
+
+    def forward(self, x, H: int, W: int):
+        B, L, C = x.shape
+        w, s = self.win, self.shift
+        h = self.n1(x).view(B, H, W, C)
+        h = torch.roll(h, shifts=(-s, -s), dims=(1, 2))
+        h = h.view(B, H // w, w, W // w, w, C).permute(0, 1, 3, 2, 4, 5).reshape(-1, w * w, C)
+        qkv = self.qkv(h).reshape(h.shape[0], w * w, 3, self.h, C // self.h).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        a = (q * (C // self.h) ** -0.5) @ k.transpose(-2, -1)
+        a = a + self.bias_table[self.rel_index.view(-1)].view(w * w, w * w, -1).permute(2, 0, 1).unsqueeze(0)
+        a = a.softmax(-1)
+        h = (a @ v).transpose(1, 2).reshape(-1, w, w, C)
+        h = h.view(B, H // w, W // w, w, w, C).permute(0, 1, 3, 2, 4, 5).reshape(B, H, W, C)
+        h = torch.roll(h, shifts=(s, s), dims=(1, 2)).reshape(B, L, C)
+        x = x + self.proj(h)
+        return x + self.mlp(self.n2(x))
+
+
+class Swin(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.patch = nn.Conv2d(3, 24, 2, 2)
+        self.b1, self.b2 = SwinBlock(shift=0), SwinBlock(shift=2)
+        self.merge = nn.Linear(96, 48, bias=False)
+        self.head = nn.Linear(48, 5)
+
+    def forward(self, img):
+        x = self.patch(img)
+        B, C, H, W = x.shape
+        x = x.flatten(2).transpose(1, 2)
+        x = self.b2(self.b1(x, H, W), H, W).view(B, H, W, C)
+        x = torch.cat([x[:, 0::2, 0::2], x[:, 1::2, 0::2], x[:, 0::2, 1::2], x[:, 1::2, 1::2]], -1)
+        x = self.merge(x.view(B, -1, 4 * C))
+        return self.head(x.mean(1))
+
+
+@model('test_swin_window_attention_opset14', 14, ['image'], ['logits'], {'image': {0: 'b'}},
+       [[randn(301, 1, 3, 16, 16)], [randn(302, 2, 3, 16, 16)]])
+def swin():
+    """Swin-style window attention: window partition/reverse through 6-D view/permute, cyclic shift with torch.roll, relative position bias gathered from a table by a precomputed index, strided patch merging (x[:, 0::2, 1::2]) and Concat."""
+    return init_weights(Swin(), 300)
+
+
+class PackedTagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(50, 16, padding_idx=0)
+        self.lstm = nn.LSTM(16, 12, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(24, 8, batch_first=True)
+        self.out = nn.Linear(8, 5)
+
+    def forward(self, ids, lengths):
+        x = self.emb(ids)
+        p = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        y, (h, c) = self.lstm(p)
+        y, _ = nn.utils.rnn.pad_packed_sequence(y, batch_first=True, total_length=ids.shape[1])
+        z, hg = self.gru(y)
+        return self.out(z).log_softmax(-1), h, hg
+
+
+def _packed_set(seed, b, t, lengths):
+    ids = randint(seed, 1, 50, b, t)
+    for i, l in enumerate(lengths):
+        ids[i, l:] = 0
+    return [ids, np.array(lengths, np.int64)]
+
+
+@model('test_packed_bilstm_opset14', 14, ['ids', 'lengths'], ['log_probs', 'h_lstm', 'h_gru'],
+       {'ids': {0: 'b', 1: 't'}, 'lengths': {0: 'b'}, 'log_probs': {0: 'b', 1: 't'}},
+       [_packed_set(311, 3, 8, [5, 8, 2]), _packed_set(312, 2, 6, [6, 6])])
+def packed():
+    """pack_padded_sequence (enforce_sorted=False) into a bidirectional LSTM: sequence_lens on LSTM, per-length reverse direction, final states of each sequence at its own length, pad_packed_sequence, then a GRU over the padded output."""
+    return init_weights(PackedTagger(), 310)
+
+
+# ---------------------------------------------------------------------------------------------
 
 NP_TO_ORT = {np.float32: 'float32', np.int64: 'int64', np.int32: 'int32', np.bool_: 'bool', np.float64: 'float64',
              np.uint8: 'uint8', np.int8: 'int8', np.float16: 'float16'}
