@@ -1487,9 +1487,9 @@ def _packed_set(seed, b, t, lengths):
 
 @model('test_packed_bilstm_opset14', 14, ['ids', 'lengths'], ['log_probs', 'h_lstm', 'h_gru'],
        {'ids': {0: 'b', 1: 't'}, 'lengths': {0: 'b'}, 'log_probs': {0: 'b', 1: 't'}},
-       [_packed_set(311, 3, 8, [5, 8, 2]), _packed_set(312, 2, 6, [6, 6])])
+       [_packed_set(311, 3, 8, [5, 8, 2]), _packed_set(312, 3, 6, [6, 1, 6])])
 def packed():
-    """pack_padded_sequence (enforce_sorted=False) into a bidirectional LSTM: sequence_lens on LSTM, per-length reverse direction, final states of each sequence at its own length, pad_packed_sequence, then a GRU over the padded output."""
+    """pack_padded_sequence (enforce_sorted=False) into a bidirectional LSTM: sequence_lens on LSTM, per-length reverse direction, final states of each sequence at its own length, pad_packed_sequence, then a GRU over the padded output. Batch stays 3 in both data sets: the export expands the initial state to the traced batch."""
     return init_weights(PackedTagger(), 310)
 
 
