@@ -762,7 +762,8 @@ def spectro():
 
 
 @torch.jit.script
-def _greedy(logits_w: torch.Tensor, start: torch.Tensor, steps: int):
+def _greedy(logits_w: torch.Tensor, start: torch.Tensor, steps_t: torch.Tensor):
+    steps = int(steps_t)
     toks = [start]
     cur = start
     total = torch.zeros_like(start, dtype=torch.float)
@@ -784,7 +785,7 @@ class Greedy(nn.Module):
         self.w = nn.Parameter(torch.randn(20, 20))
 
     def forward(self, start, steps):
-        return _greedy(self.w, start, int(steps))
+        return _greedy(self.w, start, steps)  # int(steps) here would trace to a constant
 
 
 @model('test_scripted_greedy_loop_opset13', 13, ['start', 'steps'], ['tokens', 'score'],
@@ -941,7 +942,8 @@ def data_shapes():
 
 
 @torch.jit.script
-def _beam(emb: torch.Tensor, w: torch.Tensor, start: torch.Tensor, max_len: int, eos: int):
+def _beam(emb: torch.Tensor, w: torch.Tensor, start: torch.Tensor, max_len_t: torch.Tensor, eos: int):
+    max_len = int(max_len_t)
     out = start.unsqueeze(1)  # (b, 1), grows by one column per step
     h = emb[start]
     done = torch.zeros_like(start, dtype=torch.bool)
@@ -964,7 +966,7 @@ class Beam(nn.Module):
         self.w = nn.Parameter(torch.randn(8, 8) * 0.5)
 
     def forward(self, start, max_len):
-        out, h, n, last = _beam(self.emb, self.w, start, int(max_len), 3)
+        out, h, n, last = _beam(self.emb, self.w, start, max_len, 3)
         return out, h, n, last
 
 
@@ -1494,6 +1496,38 @@ def packed():
 
 
 # ---------------------------------------------------------------------------------------------
+# Eleventh batch: compile-time inputs (k, shapes, repeats, pads) that are graph inputs
+
+
+@torch.jit.script
+def _values_from_inputs(x: torch.Tensor, k: torch.Tensor, rows: torch.Tensor, pad: torch.Tensor, reps: torch.Tensor):
+    kk = int(k)
+    v, i = torch.topk(x.flatten(1), kk, dim=1)
+    r = x.reshape(int(rows), -1)
+    p = F.pad(x, [int(pad[0]), int(pad[1])], 'constant', 0.0)
+    t = x.repeat(int(reps[0]), 1, int(reps[1]))
+    a = torch.arange(int(rows), dtype=torch.float32)
+    z = torch.zeros([kk, 2]) + a.sum()
+    return v, i, r, p, t, z
+
+
+class ValuesFromInputs(nn.Module):
+    def forward(self, x, k, rows, pad, reps):
+        return _values_from_inputs(x, k, rows, pad, reps)
+
+
+@model('test_scripted_values_from_inputs_opset13', 13, ['x', 'k', 'rows', 'pad', 'reps'],
+       ['topv', 'topi', 'reshaped', 'padded', 'tiled', 'zeros'], {'x': {0: 'b', 1: 'c', 2: 'n'}},
+       [[randn(321, 2, 3, 4), np.array(3, np.int64), np.array(4, np.int64), np.array([1, 2], np.int64),
+         np.array([2, 1], np.int64)],
+        [randn(322, 1, 2, 6), np.array(5, np.int64), np.array(3, np.int64), np.array([0, 3], np.int64),
+         np.array([1, 3], np.int64)]])
+def values_from_inputs():
+    """torch.jit.script code whose sizes come from graph inputs: TopK k, a Reshape shape, Pad amounts, Tile repeats, Range limit and a ConstantOfShape shape, each computed from an int64 input tensor (fed by value at run time)."""
+    return ValuesFromInputs()
+
+
+# ---------------------------------------------------------------------------------------------
 
 NP_TO_ORT = {np.float32: 'float32', np.int64: 'int64', np.int32: 'int32', np.bool_: 'bool', np.float64: 'float64',
              np.uint8: 'uint8', np.int8: 'int8', np.float16: 'float16'}
@@ -1528,7 +1562,7 @@ def build(m, tmp):
         os.makedirs(d)
         ins = []
         for j, gname in enumerate(graph_inputs):
-            a = np.ascontiguousarray(s[m['inputs'].index(gname)])
+            a = np.array(s[m['inputs'].index(gname)], order='C')  # (ascontiguousarray makes rank 0 rank 1)
             with open(os.path.join(d, 'input_%d.pb' % j), 'wb') as f:
                 f.write(numpy_helper.from_array(a, gname).SerializeToString())
             raw = os.path.join(tmp, '%s_%d_%d.bin' % (name, k, j))

@@ -1,1 +1,1 @@
-BscoreJð¯þ½
+BscoreJpÈ½
