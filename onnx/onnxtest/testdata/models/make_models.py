@@ -1528,6 +1528,41 @@ def values_from_inputs():
 
 
 # ---------------------------------------------------------------------------------------------
+# Twelfth batch: the oldest opsets (ONNX model zoo era: opset 7/8)
+
+
+class SqueezeNetish(nn.Module):
+    def __init__(self):
+        super().__init__()
+        def fire(cin, s, e):
+            return nn.ModuleDict(dict(sq=nn.Conv2d(cin, s, 1), e1=nn.Conv2d(s, e, 1), e3=nn.Conv2d(s, e, 3, padding=1)))
+        self.stem = nn.Conv2d(3, 16, 3, 2)
+        self.f1, self.f2 = fire(16, 4, 8), fire(16, 4, 16)
+        self.bn = nn.BatchNorm2d(32)
+        self.cls = nn.Conv2d(32, 6, 1)
+        self.up = nn.ConvTranspose2d(6, 6, 2, 2)  # torch 1.13 exports no Upsample at opset 7/8
+
+    def fire(self, f, x):
+        s = F.relu(f['sq'](x))
+        return torch.cat([F.relu(f['e1'](s)), F.relu(f['e3'](s))], 1)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.stem(x)), 3, 2, ceil_mode=True)
+        x = self.fire(self.f2, self.fire(self.f1, x))
+        x = F.dropout(self.bn(x), 0.5, self.training)
+        y = F.relu(self.cls(x))
+        return F.avg_pool2d(y, 5).flatten(1).softmax(1), self.up(y)
+
+
+for _op in (7, 8):
+    model('test_squeezenet_like_opset%d' % _op, _op, ['data'], ['prob', 'upsampled'], {},
+          [[randn(330 + _op, 1, 3, 48, 48)]])(lambda: init_weights(SqueezeNetish(), 330))
+    MODELS[-1]['note'] = ('SqueezeNet-style network at a model-zoo opset: fire modules (1x1 squeeze, 1x1/3x3 '
+                          'expand, Concat), MaxPool ceil_mode, BatchNorm (not folded after a Concat), eval Dropout, '
+                          'AveragePool over the whole map, Softmax on a 2-D input, ConvTranspose 2x2 stride 2; static shapes as old exports had.')
+
+
+# ---------------------------------------------------------------------------------------------
 
 NP_TO_ORT = {np.float32: 'float32', np.int64: 'int64', np.int32: 'int32', np.bool_: 'bool', np.float64: 'float64',
              np.uint8: 'uint8', np.int8: 'int8', np.float16: 'float16'}
