@@ -1563,6 +1563,49 @@ for _op in (7, 8):
 
 
 # ---------------------------------------------------------------------------------------------
+# Thirteenth batch: infinities and NaNs as real models make them
+
+
+class NonFinite(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x, pad):
+        # pad: (b, t) bool; a row of all True masks every key of that sample (torch gives NaN there)
+        att, _ = self.mha(x, x, x, key_padding_mask=pad, need_weights=False)
+        m = x.masked_fill(pad.unsqueeze(-1), float('-inf'))
+        sm = m.softmax(1)  # a fully masked column -> NaN
+        lg = torch.log(x.abs() * (~pad).unsqueeze(-1).float())  # log(0) = -inf
+        inv = 1.0 / (x * (~pad).unsqueeze(-1).float())  # +-inf and, for 0/0, NaN below
+        nan = inv * 0.0
+        mx = torch.maximum(nan, x)
+        mn = torch.minimum(lg, x)
+        acts = torch.stack([torch.relu(nan), torch.sigmoid(inv), torch.tanh(inv), torch.erf(lg), F.gelu(inv),
+                            torch.clamp(inv, -1.0, 1.0), torch.exp(-lg), torch.sqrt(x), torch.where(pad.unsqueeze(-1), x, nan)])
+        return att, sm, lg, inv, mx, mn, acts, m.max(1).values, m.amax(2), m.sum(2), (inv > 0).long().sum(-1)
+
+
+def _nf_set(seed, b, t):
+    r = rs(seed)
+    x = randn(seed, b, t, 8)
+    x[0, 1, 2] = 0.0
+    pad = np.zeros((b, t), bool)
+    pad[0, t - 2:] = True
+    pad[-1, :] = True
+    return [x, pad]
+
+
+@model('test_nonfinite_masking_opset14', 14, ['x', 'pad'],
+       ['attention', 'softmax', 'log', 'inverse', 'maximum', 'minimum', 'activations', 'colmax', 'rowmax', 'rowsum',
+        'count'],
+       {'x': {0: 'b', 1: 't'}, 'pad': {0: 'b', 1: 't'}}, [_nf_set(341, 2, 5), _nf_set(342, 3, 4)])
+def nonfinite():
+    """Infinities and NaNs from masking, the way real models produce them: nn.MultiheadAttention with a sample whose keys are all padded (NaN rows), masked_fill with -inf then Softmax over a fully masked axis, log(0), 1/0, 0*inf, Max/Min with NaN, ReLU/Sigmoid/Tanh/Erf/GELU/Clip/Exp/Sqrt of infinities and NaN, ReduceMax/ReduceSum over -inf."""
+    return init_weights(NonFinite(), 340)
+
+
+# ---------------------------------------------------------------------------------------------
 
 NP_TO_ORT = {np.float32: 'float32', np.int64: 'int64', np.int32: 'int32', np.bool_: 'bool', np.float64: 'float64',
              np.uint8: 'uint8', np.int8: 'int8', np.float16: 'float16'}
