@@ -1,0 +1,1 @@
+BtraceJ"ÎfBÃn]B

@@ -1,0 +1,1 @@
+BsortedJ rˆÏA$A¯^Aó¼@®Ü¹A1gA1gA¼n8A

@@ -1,0 +1,1 @@
+BsortedJ@¢ºAò®ˆAÒ=QAç9AïBç¸SAž:AìŠ/ALúBošÑAèRµAèRµA›Ä‹A?vA×:A_þ6A

@@ -1,0 +1,1 @@
+BprobsJ(ÆEM>|w<>mU>CU>FûK>êÍM>½	;>Ý¿S>pT>ËN>
