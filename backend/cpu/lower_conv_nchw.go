@@ -13,8 +13,9 @@ import (
 // [channels, pixels] planes as they lie (kernels.ConvNCHWF32): the
 // channels-last path copies the image and the result to and from
 // channels-last, and its products have the output channels (a detection
-// head's 24) as N, the pixels as M. Depthwise convolutions keep their
-// own kernel, and input dilation (ConvTranspose) the general path.
+// head's 24) as N, the pixels as M. Input dilation (ConvTranspose, at
+// stride 1) runs phase by phase without the holes. Depthwise
+// convolutions keep their own kernel.
 func (x *Executable) lowerConvNCHW(in *hlo.Instruction) (kernelFunc, bool) {
 	p, kr, ok := planConvNCHW(in)
 	if !ok {
@@ -70,7 +71,7 @@ func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
 		groups = int(g)
 	}
 	p := &kernels.ConvNCHW{Batch: int(l.Dims[0]), InChannels: int(l.Dims[1]), OutChannels: int(o.Dims[1]), Groups: groups,
-		InH: 1, InW: 1, OutH: 1, OutW: 1, KH: 1, KW: 1, StrideH: 1, StrideW: 1, DilH: 1, DilW: 1}
+		InH: 1, InW: 1, OutH: 1, OutW: 1, KH: 1, KW: 1, StrideH: 1, StrideW: 1, DilH: 1, DilW: 1, LhsH: 1, LhsW: 1}
 	if groups < 1 || p.InChannels%groups != 0 || p.OutChannels%groups != 0 || int(r.Dims[1]) != p.InChannels/groups ||
 		groups == p.InChannels && groups > 1 { // depthwise: its own kernel
 		return nil, nil, false
@@ -80,18 +81,19 @@ func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
 		if w != nil && d < len(w.Dims) {
 			wd = w.Dims[d]
 		}
-		if wd.Reversal || max(wd.LhsDilation, 1) != 1 {
+		lhs := int(max(wd.LhsDilation, 1))
+		if wd.Reversal || lhs != 1 && max(wd.Stride, 1) != 1 {
 			return nil, nil, false
 		}
 		// The last spatial dimension is the width; a 1-D convolution's
 		// height is 1.
-		in, out, k := &p.InW, &p.OutW, &p.KW
+		in, out, k, ld := &p.InW, &p.OutW, &p.KW, &p.LhsW
 		st, pad, dil := &p.StrideW, &p.PadW, &p.DilW
 		if ns == 2 && d == 0 {
-			in, out, k = &p.InH, &p.OutH, &p.KH
+			in, out, k, ld = &p.InH, &p.OutH, &p.KH, &p.LhsH
 			st, pad, dil = &p.StrideH, &p.PadH, &p.DilH
 		}
-		*in, *out, *k = int(l.Dims[2+d]), int(o.Dims[2+d]), int(r.Dims[2+d])
+		*in, *out, *k, *ld = int(l.Dims[2+d]), int(o.Dims[2+d]), int(r.Dims[2+d]), lhs
 		*st, *pad, *dil = int(max(wd.Stride, 1)), int(wd.PadLo), int(max(wd.RhsDilation, 1))
 	}
 	if p.StrideW != 1 && p.InChannels/groups < kernels.DirectMinChannels {

@@ -8,7 +8,7 @@ import (
 )
 
 // TestConvNCHWAgainstDefinition runs random channels-first convolutions
-// (strides, padding on either side, kernel dilation, groups, batches,
+// (strides, padding on either side, kernel and input dilation, groups, batches,
 // rows that do and do not fill whole slivers) against refConv.
 func TestConvNCHWAgainstDefinition(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
@@ -21,12 +21,16 @@ func TestConvNCHWAgainstDefinition(t *testing.T) {
 		if i%3 == 0 {
 			p.StrideW, p.DilW = 1, 1
 		}
-		p.PadH, p.PadW = rng.IntN(p.KH), rng.IntN(p.KW)
-		hiH, hiW := rng.IntN(p.KH), rng.IntN(p.KW)
-		p.OutH = max(0, (p.InH+p.PadH+hiH-((p.KH-1)*p.DilH+1))/p.StrideH+1)
-		p.OutW = max(0, (p.InW+p.PadW+hiW-((p.KW-1)*p.DilW+1))/p.StrideW+1)
+		p.LhsH, p.LhsW = 1, 1
+		if i%4 == 1 { // a transposed convolution: input dilation, stride 1
+			p.LhsH, p.LhsW, p.StrideH, p.StrideW = 1+rng.IntN(3), 2+rng.IntN(2), 1, 1
+		}
+		p.PadH, p.PadW = rng.IntN(p.KH+1), rng.IntN(p.KW+1)
+		hiH, hiW := rng.IntN(p.KH+1), rng.IntN(p.KW+1)
+		p.OutH = max(0, ((p.InH-1)*p.LhsH+1+p.PadH+hiH-((p.KH-1)*p.DilH+1))/p.StrideH+1)
+		p.OutW = max(0, ((p.InW-1)*p.LhsW+1+p.PadW+hiW-((p.KW-1)*p.DilW+1))/p.StrideW+1)
 		if i%5 == 0 { // a 1×1 at stride 1: the plain product
-			p.KH, p.KW, p.StrideH, p.StrideW, p.PadH, p.PadW = 1, 1, 1, 1, 0, 0
+			p.KH, p.KW, p.StrideH, p.StrideW, p.PadH, p.PadW, p.LhsH, p.LhsW = 1, 1, 1, 1, 0, 0, 1, 1
 			p.OutH, p.OutW = p.InH, p.InW
 		}
 		if p.OutH == 0 || p.OutW == 0 {
@@ -35,7 +39,7 @@ func TestConvNCHWAgainstDefinition(t *testing.T) {
 		cin, taps := p.InChannels/g, p.KH*p.KW
 		ref := &Conv{Batch: p.Batch, InChannels: p.InChannels, OutChannels: p.OutChannels, Groups: g,
 			InSpatial: []int{p.InH, p.InW}, OutSpatial: []int{p.OutH, p.OutW}, Kernel: []int{p.KH, p.KW},
-			Stride: []int{p.StrideH, p.StrideW}, PadLo: []int{p.PadH, p.PadW}, LhsDil: []int{1, 1}, RhsDil: []int{p.DilH, p.DilW},
+			Stride: []int{p.StrideH, p.StrideW}, PadLo: []int{p.PadH, p.PadW}, LhsDil: []int{p.LhsH, p.LhsW}, RhsDil: []int{p.DilH, p.DilW},
 			InBatchStride: p.InChannels * p.InH * p.InW, InChannelStride: p.InH * p.InW, InSpatialStrides: []int{p.InW, 1},
 			KernelInStride: 1, KernelOutStride: taps * cin, KernelSpatialStrides: []int{p.KW * cin, cin}}
 		in := randSlice[float32](p.Batch*p.InChannels*p.InH*p.InW, rng)
