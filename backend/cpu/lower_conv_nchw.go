@@ -35,6 +35,12 @@ func (x *Executable) lowerConvNCHW(in *hlo.Instruction) (kernelFunc, bool) {
 	}, true
 }
 
+// nchwMaxOut is the output channels (of a group) from which a
+// convolution with a window goes channels-last: with fewer, the direct
+// kernel's N is too narrow (ppocr's 96->24 3×3 head, 20 GFLOP/s
+// channels-last against 88 here).
+const nchwMaxOut = 32
+
 // planConvNCHW describes a channels-first convolution to the kernel,
 // with the copy of its kernel into [out, spatial..., in] order (nil for
 // a 1×1 kernel, already in that order).
@@ -101,6 +107,15 @@ func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
 		// gathers of a few channels each; copied channels-last, the
 		// direct kernel reads its rows of taps as long runs (a ResNet
 		// stem 6x faster).
+		return nil, nil, false
+	}
+	pointwise := p.KH*p.KW == 1 && p.StrideH == 1 && p.StrideW == 1 && p.PadH == 0 && p.PadW == 0 &&
+		p.InH == p.OutH && p.InW == p.OutW
+	if !pointwise && p.LhsH == 1 && p.LhsW == 1 && p.OutChannels/groups >= nchwMaxOut && p.InChannels/groups >= kernels.DirectMinChannels {
+		// Enough channels on both sides: the channels-last direct kernel
+		// beats this one's packing by more than its two copies cost
+		// (BenchmarkConvNCHW, 3×3 of 32-256 channels at stride 1 and
+		// 2: 1.5-2x the GFLOP/s before the copies).
 		return nil, nil, false
 	}
 	if p.KH*p.KW == 1 {
