@@ -133,3 +133,36 @@ func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
 	kr.empty = !kr.b.finish()
 	return p, kr, true
 }
+
+// lowerConvDepthwiseNCHW runs a depthwise convolution of a channels-first
+// image into a channels-first result strip by strip
+// (kernels.ConvDepthwiseNCHWF32), its kernel copied channels-minor
+// (once, for a constant).
+func (x *Executable) lowerConvDepthwiseNCHW(in *hlo.Instruction) (kernelFunc, bool) {
+	p, relayIn, _, ok := planConv(in)
+	if !ok || relayIn == nil || relayIn.empty {
+		return nil, false
+	}
+	q := *p
+	if kr := relayIn.kernel; kr != nil {
+		c := relayIn.channelsLast
+		q.KernelSpatialStrides, q.KernelInStride, q.KernelOutStride = c.KernelSpatialStrides, c.KernelInStride, c.KernelOutStride
+	}
+	dn := in.ConvDims()
+	if !kernels.CanConvDepthwiseNCHW(&q) || dn.OutputBatch != 0 || dn.OutputFeature != 1 ||
+		!slices.Equal(dn.OutputSpatial, []int64{2, 3}) {
+		return nil, false
+	}
+	kr, threads := relayIn.kernel, x.threads
+	cw := constantWeights(in.Operands[1])
+	return func(out *hlo.Literal, ops []*hlo.Literal) error {
+		src, releaseIn := asF32(ops[0], threads)
+		defer releaseIn()
+		w, _, releaseW := cw.weights(ops[1], kr, threads)
+		defer releaseW()
+		c, finish := f32Into(out, threads)
+		kernels.ConvDepthwiseNCHWF32(&q, src, w, c, threads)
+		finish()
+		return nil
+	}, true
+}

@@ -75,3 +75,26 @@ func BenchmarkConvDepthwiseSmall(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkConvDepthwiseNCHW is ppocr_v4_det's first depthwise layer
+// (16 channels, 160×160, 3×3) channels-first, against the same layer
+// channels-last.
+func BenchmarkConvDepthwiseNCHW(b *testing.B) {
+	for _, first := range []bool{true, false} {
+		p := newConv(1, 16, 16, 16, []int{160, 160}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}, first)
+		p.KernelOutStride, p.KernelInStride, p.KernelSpatialStrides = 1, 16, []int{48, 16}
+		rng := rand.New(rand.NewPCG(1, 1))
+		in := randSlice[float32](inputLen(p), rng)
+		kern := randSlice[float32](9*16, rng)
+		out := make([]float32, 16*160*160)
+		b.Run(fmt.Sprintf("nchw=%v", first), func(b *testing.B) {
+			for b.Loop() {
+				if first {
+					ConvDepthwiseNCHWF32(p, in, kern, out, 2)
+				} else if err := ConvPackedF32(p, in, kern, out, 2, nil, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -97,3 +97,43 @@ func TestConvNCHWLarge(t *testing.T) {
 		}
 	}
 }
+
+// TestConvDepthwiseNCHW runs channels-first depthwise convolutions, big
+// enough for several strips and two threads, against refConv.
+func TestConvDepthwiseNCHW(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 36))
+	for _, s := range []struct{ batch, c, mult, h, w, k, stride, pad, dil int }{
+		{1, 16, 1, 160, 40, 3, 1, 1, 1}, {2, 24, 2, 50, 70, 3, 2, 1, 1}, {1, 40, 1, 30, 33, 5, 1, 2, 2},
+		{2, 200, 1, 2, 96, 5, 1, 2, 1}, {1, 8, 1, 9, 9, 3, 2, 0, 1}, {1, 32, 1, 64, 64, 3, 1, 5, 1},
+	} {
+		p := newConv(s.batch, s.c, s.c*s.mult, s.c, []int{s.h, s.w}, []int{s.k, s.k}, []int{s.stride, s.stride},
+			[]int{s.pad, s.pad}, []int{s.pad, s.pad}, []int{1, 1}, []int{s.dil, s.dil}, true)
+		// The kernel channels-minor: [kh, kw, 1, out].
+		o := s.c * s.mult
+		p.KernelOutStride, p.KernelInStride, p.KernelSpatialStrides = 1, o, []int{s.k * o, o}
+		if !CanConvDepthwiseNCHW(p) {
+			t.Fatalf("%+v: not taken", s)
+		}
+		in := randSlice[float32](inputLen(p), rng)
+		kern := randSlice[float32](s.k*s.k*o, rng)
+		want := refConv(p, in, kern) // [batch, pixels, channels]
+		pixels := p.OutSpatial[0] * p.OutSpatial[1]
+		for _, threads := range []int{1, 2} {
+			out := make([]float32, s.batch*o*pixels)
+			for i := range out {
+				out[i] = float32(math.NaN())
+			}
+			ConvDepthwiseNCHWF32(p, in, kern, out, threads)
+			for b := range s.batch {
+				for ch := range o {
+					for px := range pixels {
+						got, w := float64(out[(b*o+ch)*pixels+px]), want[(b*pixels+px)*o+ch]
+						if !(math.Abs(got-w) <= 1e-4*(1+math.Abs(w))) {
+							t.Fatalf("%+v threads %d: out[%d,%d,%d] = %v, want %v", s, threads, b, ch, px, got, w)
+						}
+					}
+				}
+			}
+		}
+	}
+}
