@@ -28,6 +28,9 @@ func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
 	if k, ok := x.lowerConvNCHW(in); ok {
 		return k, true
 	}
+	if k, ok := x.lowerConvDepthwiseNCHW(in); ok {
+		return k, true
+	}
 	p, relayIn, relayOut, ok := planConv(in)
 	if !ok {
 		return nil, false

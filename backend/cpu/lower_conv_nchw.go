@@ -13,8 +13,9 @@ import (
 // [channels, pixels] planes as they lie (kernels.ConvNCHWF32): the
 // channels-last path copies the image and the result to and from
 // channels-last, and its products have the output channels (a detection
-// head's 24) as N, the pixels as M. Depthwise convolutions keep their
-// own kernel, and input dilation (ConvTranspose) the general path.
+// head's 24) as N, the pixels as M. Input dilation (ConvTranspose, at
+// stride 1) runs phase by phase without the holes. Depthwise
+// convolutions keep their own kernel.
 func (x *Executable) lowerConvNCHW(in *hlo.Instruction) (kernelFunc, bool) {
 	p, kr, ok := planConvNCHW(in)
 	if !ok {
@@ -33,6 +34,12 @@ func (x *Executable) lowerConvNCHW(in *hlo.Instruction) (kernelFunc, bool) {
 		return nil
 	}, true
 }
+
+// nchwMaxOut is the output channels (of a group) from which a
+// convolution with a window goes channels-last: with fewer, the direct
+// kernel's N is too narrow (ppocr's 96->24 3×3 head, 20 GFLOP/s
+// channels-last against 88 here).
+const nchwMaxOut = 32
 
 // planConvNCHW describes a channels-first convolution to the kernel,
 // with the copy of its kernel into [out, spatial..., in] order (nil for
@@ -70,7 +77,7 @@ func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
 		groups = int(g)
 	}
 	p := &kernels.ConvNCHW{Batch: int(l.Dims[0]), InChannels: int(l.Dims[1]), OutChannels: int(o.Dims[1]), Groups: groups,
-		InH: 1, InW: 1, OutH: 1, OutW: 1, KH: 1, KW: 1, StrideH: 1, StrideW: 1, DilH: 1, DilW: 1}
+		InH: 1, InW: 1, OutH: 1, OutW: 1, KH: 1, KW: 1, StrideH: 1, StrideW: 1, DilH: 1, DilW: 1, LhsH: 1, LhsW: 1}
 	if groups < 1 || p.InChannels%groups != 0 || p.OutChannels%groups != 0 || int(r.Dims[1]) != p.InChannels/groups ||
 		groups == p.InChannels && groups > 1 { // depthwise: its own kernel
 		return nil, nil, false
@@ -80,18 +87,19 @@ func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
 		if w != nil && d < len(w.Dims) {
 			wd = w.Dims[d]
 		}
-		if wd.Reversal || max(wd.LhsDilation, 1) != 1 {
+		lhs := int(max(wd.LhsDilation, 1))
+		if wd.Reversal || lhs != 1 && max(wd.Stride, 1) != 1 {
 			return nil, nil, false
 		}
 		// The last spatial dimension is the width; a 1-D convolution's
 		// height is 1.
-		in, out, k := &p.InW, &p.OutW, &p.KW
+		in, out, k, ld := &p.InW, &p.OutW, &p.KW, &p.LhsW
 		st, pad, dil := &p.StrideW, &p.PadW, &p.DilW
 		if ns == 2 && d == 0 {
-			in, out, k = &p.InH, &p.OutH, &p.KH
+			in, out, k, ld = &p.InH, &p.OutH, &p.KH, &p.LhsH
 			st, pad, dil = &p.StrideH, &p.PadH, &p.DilH
 		}
-		*in, *out, *k = int(l.Dims[2+d]), int(o.Dims[2+d]), int(r.Dims[2+d])
+		*in, *out, *k, *ld = int(l.Dims[2+d]), int(o.Dims[2+d]), int(r.Dims[2+d]), lhs
 		*st, *pad, *dil = int(max(wd.Stride, 1)), int(wd.PadLo), int(max(wd.RhsDilation, 1))
 	}
 	if p.StrideW != 1 && p.InChannels/groups < kernels.DirectMinChannels {
@@ -99,6 +107,15 @@ func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
 		// gathers of a few channels each; copied channels-last, the
 		// direct kernel reads its rows of taps as long runs (a ResNet
 		// stem 6x faster).
+		return nil, nil, false
+	}
+	pointwise := p.KH*p.KW == 1 && p.StrideH == 1 && p.StrideW == 1 && p.PadH == 0 && p.PadW == 0 &&
+		p.InH == p.OutH && p.InW == p.OutW
+	if !pointwise && p.LhsH == 1 && p.LhsW == 1 && p.OutChannels/groups >= nchwMaxOut && p.InChannels/groups >= kernels.DirectMinChannels {
+		// Enough channels on both sides: the channels-last direct kernel
+		// beats this one's packing by more than its two copies cost
+		// (BenchmarkConvNCHW, 3×3 of 32-256 channels at stride 1 and
+		// 2: 1.5-2x the GFLOP/s before the copies).
 		return nil, nil, false
 	}
 	if p.KH*p.KW == 1 {
@@ -115,4 +132,37 @@ func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
 	kr := &relayout{b: newBox(0, dims, rowMajor(dims), slices.Clone(src))}
 	kr.empty = !kr.b.finish()
 	return p, kr, true
+}
+
+// lowerConvDepthwiseNCHW runs a depthwise convolution of a channels-first
+// image into a channels-first result strip by strip
+// (kernels.ConvDepthwiseNCHWF32), its kernel copied channels-minor
+// (once, for a constant).
+func (x *Executable) lowerConvDepthwiseNCHW(in *hlo.Instruction) (kernelFunc, bool) {
+	p, relayIn, _, ok := planConv(in)
+	if !ok || relayIn == nil || relayIn.empty {
+		return nil, false
+	}
+	q := *p
+	if kr := relayIn.kernel; kr != nil {
+		c := relayIn.channelsLast
+		q.KernelSpatialStrides, q.KernelInStride, q.KernelOutStride = c.KernelSpatialStrides, c.KernelInStride, c.KernelOutStride
+	}
+	dn := in.ConvDims()
+	if !kernels.CanConvDepthwiseNCHW(&q) || dn.OutputBatch != 0 || dn.OutputFeature != 1 ||
+		!slices.Equal(dn.OutputSpatial, []int64{2, 3}) {
+		return nil, false
+	}
+	kr, threads := relayIn.kernel, x.threads
+	cw := constantWeights(in.Operands[1])
+	return func(out *hlo.Literal, ops []*hlo.Literal) error {
+		src, releaseIn := asF32(ops[0], threads)
+		defer releaseIn()
+		w, _, releaseW := cw.weights(ops[1], kr, threads)
+		defer releaseW()
+		c, finish := f32Into(out, threads)
+		kernels.ConvDepthwiseNCHWF32(&q, src, w, c, threads)
+		finish()
+		return nil
+	}, true
 }

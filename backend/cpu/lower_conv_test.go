@@ -172,7 +172,8 @@ ENTRY e {
 // TestConvNCHW runs convolutions in ONNX's layouts (NCHW image, OIHW
 // kernel, NCHW result), which run as products of the kernel with the
 // image's im2col matrix, against the evaluator: strides, padding, kernel
-// dilation, groups, 1×1 windows, the kernel a parameter and a constant,
+// dilation, input dilation (ConvTranspose), groups, 1×1 windows, the
+// kernel a parameter and a constant,
 // in f32 and bf16.
 func TestConvNCHW(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 28))
@@ -186,6 +187,16 @@ ENTRY e {
   x = f32[1,16,20,20] parameter(0)
   k = f32[24,16,1,1] parameter(1)
   ROOT c = f32[1,24,20,20] convolution(x, k), window={size=1x1}, dim_labels=bf01_oi01->bf01
+}`, `HloModule conv
+ENTRY e {
+  x = f32[1,4,5,5] parameter(0)
+  k = f32[3,4,2,2] parameter(1)
+  ROOT c = f32[1,3,10,10] convolution(x, k), window={size=2x2 pad=1_1x1_1 lhs_dilate=2x2}, dim_labels=bf01_oi01->bf01
+}`, `HloModule conv
+ENTRY e {
+  x = f32[2,6,5,7] parameter(0)
+  k = f32[4,3,3,3] parameter(1)
+  ROOT c = f32[2,4,10,14] convolution(x, k), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, dim_labels=bf01_oi01->bf01, feature_group_count=2
 }`}
 	for range 40 {
 		cases = append(cases, convCase(rng, false, true))

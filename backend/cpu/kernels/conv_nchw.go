@@ -26,10 +26,17 @@ type ConvNCHW struct {
 	InH, InW, OutH, OutW, KH, KW           int
 	StrideH, StrideW, PadH, PadW           int // PadH, PadW: the low side's
 	DilH, DilW                             int // kernel (rhs) dilation
+	// LhsH, LhsW are the input dilation (a transposed convolution's
+	// stride), 0 or 1 for none; with it the strides must be 1.
+	LhsH, LhsW int
 }
 
 // ConvNCHWF32 computes convolution p; threads split each product.
 func ConvNCHWF32(p *ConvNCHW, in, kernel, out []float32, threads int) {
+	if max(p.LhsH, 1) > 1 || max(p.LhsW, 1) > 1 {
+		convPhases(p, in, kernel, out, threads)
+		return
+	}
 	cin, cout := p.InChannels/p.Groups, p.OutChannels/p.Groups
 	taps := p.KH * p.KW
 	k := taps * cin
@@ -153,4 +160,90 @@ func (p *ConvNCHW) packB(dst, src []float32, cin, pc, jc, kb, nb, from, to int) 
 			}
 		}
 	}
+}
+
+// convPhases computes a convolution with input dilation (ONNX's
+// ConvTranspose) phase by phase: the output pixels of one residue
+// (a, b) modulo the dilation see the image through a fixed subset of
+// the kernel's taps, evenly spaced, so they form an ordinary convolution
+// of the undilated image with that sub-kernel, computed into scratch and
+// dealt into place. The holes the dilation inserts are never multiplied:
+// a 2×2 transposed convolution of stride 2 is four 1×1 products.
+func convPhases(p *ConvNCHW, in, kernel, out []float32, threads int) {
+	lh, lw := max(p.LhsH, 1), max(p.LhsW, 1)
+	cin := p.InChannels / p.Groups
+	pixels := p.OutH * p.OutW
+	for a := range min(lh, p.OutH) {
+		th, sh := phaseTaps(a, p.PadH, p.KH, p.DilH, lh)
+		for b := range min(lw, p.OutW) {
+			tw, sw := phaseTaps(b, p.PadW, p.KW, p.DilW, lw)
+			q := *p
+			q.LhsH, q.LhsW = 1, 1
+			q.OutH, q.OutW = (p.OutH-a+lh-1)/lh, (p.OutW-b+lw-1)/lw
+			q.KH, q.KW = len(th), len(tw)
+			q.PadH, q.PadW, q.DilH, q.DilW = -sh.first, -sw.first, sh.step, sw.step
+			sub := make([]float32, p.Batch*p.OutChannels*q.OutH*q.OutW)
+			if q.KH > 0 && q.KW > 0 {
+				w := make([]float32, p.OutChannels*q.KH*q.KW*cin)
+				for o := range p.OutChannels {
+					for i, kh := range th {
+						for j, kw := range tw {
+							src := ((o*p.KH+kh)*p.KW + kw) * cin
+							copy(w[((o*q.KH+i)*q.KW+j)*cin:][:cin], kernel[src:src+cin])
+						}
+					}
+				}
+				ConvNCHWF32(&q, in, w, sub, threads)
+			}
+			subPixels := q.OutH * q.OutW
+			for bc := range p.Batch * p.OutChannels {
+				s := sub[bc*subPixels : (bc+1)*subPixels]
+				d := out[bc*pixels : (bc+1)*pixels]
+				for i := range q.OutH {
+					row := d[(a+i*lh)*p.OutW+b:]
+					for j, v := range s[i*q.OutW : (i+1)*q.OutW] {
+						row[j*lw] = v
+					}
+				}
+			}
+		}
+	}
+}
+
+// tapSpacing is where a phase's taps fall in the undilated image: the
+// first at offset first from the output position's index, the next
+// step further each.
+type tapSpacing struct{ first, step int }
+
+// phaseTaps lists the kernel taps (along one dimension) that output
+// positions a, a+l, a+2l, ... read at image positions rather than holes
+// of dilation l, and where they fall.
+func phaseTaps(a, pad, k, dil, l int) ([]int, tapSpacing) {
+	var taps []int
+	var sp tapSpacing
+	for t := range k {
+		at := a - pad + t*dil // in the dilated image, for output a
+		if at%l != 0 {
+			continue
+		}
+		off := floorDiv(at, l)
+		if len(taps) == 0 {
+			sp.first = off
+		} else if len(taps) == 1 {
+			sp.step = off - sp.first
+		}
+		taps = append(taps, t)
+	}
+	if sp.step == 0 {
+		sp.step = 1
+	}
+	return taps, sp
+}
+
+func floorDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
 }

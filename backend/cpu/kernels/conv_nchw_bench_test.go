@@ -15,7 +15,12 @@ var nchwBenchShapes = []struct{ cin, cout, side, k, stride int }{
 	{16, 32, 160, 1, 1},  // ppocr_v4_det pointwise
 	{64, 256, 56, 1, 1},  // resnet expanding 1x1
 	{3, 32, 224, 7, 2},   // resnet stem
-	{3, 16, 320, 3, 2},   // ppocr_v4_det stem
+	{32, 32, 56, 3, 1},
+	{64, 64, 28, 3, 1},
+	{128, 128, 14, 3, 1},
+	{256, 256, 7, 3, 1},
+	{256, 64, 56, 1, 1},
+	{3, 16, 320, 3, 2}, // ppocr_v4_det stem
 }
 
 func BenchmarkConvNCHW(b *testing.B) {
@@ -52,6 +57,44 @@ func BenchmarkConvNCHW(b *testing.B) {
 				ConvNCHWF32(q, in, kern, out, 2)
 			}
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// BenchmarkConvDepthwiseSmall is ppocr_mobile_v2_cls's widest depthwise
+// layer, channels-last: 2×2×96 pixels, 200 channels, 5×5, pad 2.
+func BenchmarkConvDepthwiseSmall(b *testing.B) {
+	p := newConv(2, 200, 200, 200, []int{2, 96}, []int{5, 5}, []int{1, 1}, []int{2, 2}, []int{2, 2}, []int{1, 1}, []int{1, 1}, false)
+	rng := rand.New(rand.NewPCG(1, 1))
+	in := randSlice[float32](inputLen(p), rng)
+	kern := randSlice[float32](kernelLen(p), rng)
+	out := make([]float32, 2*2*96*200)
+	for b.Loop() {
+		if err := ConvPackedF32(p, in, kern, out, 1, nil, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkConvDepthwiseNCHW is ppocr_v4_det's first depthwise layer
+// (16 channels, 160×160, 3×3) channels-first, against the same layer
+// channels-last.
+func BenchmarkConvDepthwiseNCHW(b *testing.B) {
+	for _, first := range []bool{true, false} {
+		p := newConv(1, 16, 16, 16, []int{160, 160}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}, first)
+		p.KernelOutStride, p.KernelInStride, p.KernelSpatialStrides = 1, 16, []int{48, 16}
+		rng := rand.New(rand.NewPCG(1, 1))
+		in := randSlice[float32](inputLen(p), rng)
+		kern := randSlice[float32](9*16, rng)
+		out := make([]float32, 16*160*160)
+		b.Run(fmt.Sprintf("nchw=%v", first), func(b *testing.B) {
+			for b.Loop() {
+				if first {
+					ConvDepthwiseNCHWF32(p, in, kern, out, 2)
+				} else if err := ConvPackedF32(p, in, kern, out, 2, nil, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

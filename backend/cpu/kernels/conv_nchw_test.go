@@ -8,7 +8,7 @@ import (
 )
 
 // TestConvNCHWAgainstDefinition runs random channels-first convolutions
-// (strides, padding on either side, kernel dilation, groups, batches,
+// (strides, padding on either side, kernel and input dilation, groups, batches,
 // rows that do and do not fill whole slivers) against refConv.
 func TestConvNCHWAgainstDefinition(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
@@ -21,12 +21,16 @@ func TestConvNCHWAgainstDefinition(t *testing.T) {
 		if i%3 == 0 {
 			p.StrideW, p.DilW = 1, 1
 		}
-		p.PadH, p.PadW = rng.IntN(p.KH), rng.IntN(p.KW)
-		hiH, hiW := rng.IntN(p.KH), rng.IntN(p.KW)
-		p.OutH = max(0, (p.InH+p.PadH+hiH-((p.KH-1)*p.DilH+1))/p.StrideH+1)
-		p.OutW = max(0, (p.InW+p.PadW+hiW-((p.KW-1)*p.DilW+1))/p.StrideW+1)
+		p.LhsH, p.LhsW = 1, 1
+		if i%4 == 1 { // a transposed convolution: input dilation, stride 1
+			p.LhsH, p.LhsW, p.StrideH, p.StrideW = 1+rng.IntN(3), 2+rng.IntN(2), 1, 1
+		}
+		p.PadH, p.PadW = rng.IntN(p.KH+1), rng.IntN(p.KW+1)
+		hiH, hiW := rng.IntN(p.KH+1), rng.IntN(p.KW+1)
+		p.OutH = max(0, ((p.InH-1)*p.LhsH+1+p.PadH+hiH-((p.KH-1)*p.DilH+1))/p.StrideH+1)
+		p.OutW = max(0, ((p.InW-1)*p.LhsW+1+p.PadW+hiW-((p.KW-1)*p.DilW+1))/p.StrideW+1)
 		if i%5 == 0 { // a 1×1 at stride 1: the plain product
-			p.KH, p.KW, p.StrideH, p.StrideW, p.PadH, p.PadW = 1, 1, 1, 1, 0, 0
+			p.KH, p.KW, p.StrideH, p.StrideW, p.PadH, p.PadW, p.LhsH, p.LhsW = 1, 1, 1, 1, 0, 0, 1, 1
 			p.OutH, p.OutW = p.InH, p.InW
 		}
 		if p.OutH == 0 || p.OutW == 0 {
@@ -35,7 +39,7 @@ func TestConvNCHWAgainstDefinition(t *testing.T) {
 		cin, taps := p.InChannels/g, p.KH*p.KW
 		ref := &Conv{Batch: p.Batch, InChannels: p.InChannels, OutChannels: p.OutChannels, Groups: g,
 			InSpatial: []int{p.InH, p.InW}, OutSpatial: []int{p.OutH, p.OutW}, Kernel: []int{p.KH, p.KW},
-			Stride: []int{p.StrideH, p.StrideW}, PadLo: []int{p.PadH, p.PadW}, LhsDil: []int{1, 1}, RhsDil: []int{p.DilH, p.DilW},
+			Stride: []int{p.StrideH, p.StrideW}, PadLo: []int{p.PadH, p.PadW}, LhsDil: []int{p.LhsH, p.LhsW}, RhsDil: []int{p.DilH, p.DilW},
 			InBatchStride: p.InChannels * p.InH * p.InW, InChannelStride: p.InH * p.InW, InSpatialStrides: []int{p.InW, 1},
 			KernelInStride: 1, KernelOutStride: taps * cin, KernelSpatialStrides: []int{p.KW * cin, cin}}
 		in := randSlice[float32](p.Batch*p.InChannels*p.InH*p.InW, rng)
@@ -88,6 +92,46 @@ func TestConvNCHWLarge(t *testing.T) {
 				got, w := float64(out[o*pixels+px]), want[px*s.cout+o]
 				if !(math.Abs(got-w) <= 1e-4*(1+math.Abs(w))) {
 					t.Fatal(fmt.Sprintf("%+v: out[%d,%d] = %v, want %v", s, o, px, got, w))
+				}
+			}
+		}
+	}
+}
+
+// TestConvDepthwiseNCHW runs channels-first depthwise convolutions, big
+// enough for several strips and two threads, against refConv.
+func TestConvDepthwiseNCHW(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 36))
+	for _, s := range []struct{ batch, c, mult, h, w, k, stride, pad, dil int }{
+		{1, 16, 1, 160, 40, 3, 1, 1, 1}, {2, 24, 2, 50, 70, 3, 2, 1, 1}, {1, 40, 1, 30, 33, 5, 1, 2, 2},
+		{2, 200, 1, 2, 96, 5, 1, 2, 1}, {1, 8, 1, 9, 9, 3, 2, 0, 1}, {1, 32, 1, 64, 64, 3, 1, 5, 1},
+	} {
+		p := newConv(s.batch, s.c, s.c*s.mult, s.c, []int{s.h, s.w}, []int{s.k, s.k}, []int{s.stride, s.stride},
+			[]int{s.pad, s.pad}, []int{s.pad, s.pad}, []int{1, 1}, []int{s.dil, s.dil}, true)
+		// The kernel channels-minor: [kh, kw, 1, out].
+		o := s.c * s.mult
+		p.KernelOutStride, p.KernelInStride, p.KernelSpatialStrides = 1, o, []int{s.k * o, o}
+		if !CanConvDepthwiseNCHW(p) {
+			t.Fatalf("%+v: not taken", s)
+		}
+		in := randSlice[float32](inputLen(p), rng)
+		kern := randSlice[float32](s.k*s.k*o, rng)
+		want := refConv(p, in, kern) // [batch, pixels, channels]
+		pixels := p.OutSpatial[0] * p.OutSpatial[1]
+		for _, threads := range []int{1, 2} {
+			out := make([]float32, s.batch*o*pixels)
+			for i := range out {
+				out[i] = float32(math.NaN())
+			}
+			ConvDepthwiseNCHWF32(p, in, kern, out, threads)
+			for b := range s.batch {
+				for ch := range o {
+					for px := range pixels {
+						got, w := float64(out[(b*o+ch)*pixels+px]), want[(b*pixels+px)*o+ch]
+						if !(math.Abs(got-w) <= 1e-4*(1+math.Abs(w))) {
+							t.Fatalf("%+v threads %d: out[%d,%d,%d] = %v, want %v", s, threads, b, ch, px, got, w)
+						}
+					}
 				}
 			}
 		}
