@@ -115,3 +115,61 @@ func TestFusionReadsBackWhatDotsRead(t *testing.T) {
 		t.Fatal(err) // the dots' sums round differently
 	}
 }
+
+// Periodic gathers (a bias along the rows) are gathered once per call
+// when the tiles are whole periods, and per tile where a tile starts
+// elsewhere: a loop fusion (tiles of 512, period 128), a row program
+// (rows of 384 with their bias) and a GEMM epilogue handed part rows
+// (on two threads, blocks of 96 of the 768 columns: every other one
+// starts mid-period) all give the evaluator's values, with the tile
+// programs and with generated code.
+func TestFusionPeriodicGathers(t *testing.T) {
+	for _, text := range []string{`HloModule loop
+ENTRY e {
+  x = f32[96,128] parameter(0)
+  b = f32[128] parameter(1)
+  bb = f32[96,128] broadcast(b), dimensions={1}
+  s = f32[96,128] add(x, bb)
+  ROOT m = f32[96,128] multiply(s, bb)
+}`, `HloModule rows
+add_f32 {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[40,384] parameter(0)
+  b = f32[384] parameter(1)
+  bb = f32[40,384] broadcast(b), dimensions={1}
+  s = f32[40,384] add(x, bb)
+  zero = f32[] constant(0)
+  r = f32[40] reduce(s, zero), dimensions={1}, to_apply=add_f32
+  rb = f32[40,384] broadcast(r), dimensions={0}
+  ROOT d = f32[40,384] subtract(s, rb)
+}`, `HloModule epilogue
+ENTRY e {
+  x = f32[64,96] parameter(0)
+  w = f32[96,12,64] parameter(1)
+  b = f32[64] parameter(2)
+  y = f32[64,12,64] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[64,12,64] broadcast(b), dimensions={2}
+  s = f32[64,12,64] add(y, bb)
+  ROOT m = f32[64,12,64] multiply(s, bb)
+}`} {
+		for _, code := range []bool{false, true} { // tile programs, generated code
+			for threads := 1; threads <= 2; threads++ {
+				saved := useJIT
+				useJIT = code && saved
+				m, x := compileText(t, text, Options{Threads: threads})
+				useJIT = saved
+				for seed := uint64(1); seed <= 2; seed++ { // the second call reuses the scratch
+					args := eval.RandomArguments(m, seed)
+					got, want := evalAndRun(t, m, x, args)
+					if err := closeTo(got, want, 1e-4); err != nil {
+						t.Fatalf("%s, code %v, %d threads: %v", m.Name, code, threads, err)
+					}
+				}
+			}
+		}
+	}
+}
