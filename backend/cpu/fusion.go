@@ -116,6 +116,20 @@ var cheapOps = map[hlo.Opcode]bool{
 	hlo.OpAnd: true, hlo.OpOr: true, hlo.OpXor: true, hlo.OpNot: true,
 }
 
+// cheap reports whether o may be recomputed in a second fusion: a cheap
+// op, or a division by a splat (attention's scores over √d, which two
+// fusions read: the row maximum's and the softmax's). A division costs
+// about what an add does against the pass over memory a stored
+// intermediate costs, and a stored one also needed its divisor spread
+// into an array first.
+func cheap(o *hlo.Instruction) bool {
+	if o.Opcode == hlo.OpDivide {
+		return scalarSplat(o.Operands[1]) && (o.Operands[1].Opcode == hlo.OpConstant ||
+			o.Operands[1].Operands[0].Shape.Rank() == 0)
+	}
+	return cheapOps[o.Opcode]
+}
+
 // maxCopied bounds the instructions one fusion recomputes (eight: a
 // layer norm's row program recomputes its two reductions, the ops on
 // their row values and two cheap producers).
@@ -170,7 +184,7 @@ func grow(root *hlo.Instruction, isReduce bool, users map[*hlo.Instruction][]*hl
 		member := g.members[k]
 		mapped := viewOp(member)
 		for _, o := range member.Operands {
-			absorbable := fusible(o) && !anyView(users[o]) || viewOp(o)
+			absorbable := fusible(o) && !anyView(users[o]) && !readByDot(users[o], owned) || viewOp(o)
 			if !owned[o] && g.spreadsRows(member, users) {
 				// Row values (reductions, and ops on them) are computed
 				// again in the fusion, row by row, where their input is at
@@ -192,12 +206,12 @@ func grow(root *hlo.Instruction, isReduce bool, users map[*hlo.Instruction][]*hl
 				add(o, false)
 			case taken[o] || !absorbable:
 			case g.copied[member]: // under a copy everything is a copy
-				if len(g.copied) < maxCopied && (cheapOps[o.Opcode] && copyPays(o, users) || viewOp(o)) {
+				if len(g.copied) < maxCopied && (cheap(o) && copyPays(o, users) || viewOp(o)) {
 					add(o, true)
 				}
 			case allOwned(users[o], owned) && !slices.ContainsFunc(users[o], func(u *hlo.Instruction) bool { return g.copied[u] }):
 				add(o, false) // a copy's original still reads its operands
-			case len(g.copied) < maxCopied && (cheapOps[o.Opcode] && copyPays(o, users) || viewOp(o)):
+			case len(g.copied) < maxCopied && (cheap(o) && copyPays(o, users) || viewOp(o)):
 				add(o, true)
 			}
 		}
@@ -260,6 +274,14 @@ func (g *group) rowTree(o *hlo.Instruction, taken map[*hlo.Instruction]bool) (no
 // fusion, as a parameter the map can address.
 func anyView(users []*hlo.Instruction) bool {
 	return slices.ContainsFunc(users, viewOp)
+}
+
+// readByDot: a value a dot reads is stored for it anyway, so another
+// fusion reads it back rather than computing a copy; copying it would
+// also copy its cheap producers and leave a costly one (a layer norm's
+// division by its row deviation) computed on its own in between.
+func readByDot(users []*hlo.Instruction, owned map[*hlo.Instruction]bool) bool {
+	return slices.ContainsFunc(users, func(u *hlo.Instruction) bool { return u.Opcode == hlo.OpDot && !owned[u] })
 }
 
 func allOwned(users []*hlo.Instruction, owned map[*hlo.Instruction]bool) bool {

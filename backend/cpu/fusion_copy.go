@@ -22,7 +22,7 @@ func copyPaysWithin(o *hlo.Instruction, users map[*hlo.Instruction][]*hlo.Instru
 		switch {
 		case !fusible(p) || scalarSplat(p) || viewOp(p) || anyView(users[p]):
 			// stored (or free) whether or not o is copied
-		case cheapOps[p.Opcode] && budget > 1 && copyPaysWithin(p, users, budget-1):
+		case cheap(p) && budget > 1 && copyPaysWithin(p, users, budget-1):
 		default:
 			return false
 		}

@@ -57,6 +57,12 @@ type slot struct {
 	nargs int
 	// slotGather: the parameter's affine index map.
 	m affineMap
+	// period is a slotGather's period when its map repeats along the
+	// flat index (outer dimensions all broadcast: a bias row, a mask
+	// over a row), else 0. When the tiles are whole periods, every tile
+	// gathers the same values: the slot has a tile of its own, never
+	// shared, gathered once a call (see fixedGather).
+	period int
 	// buf is the scratch tile the slot's values live in (-1: none).
 	buf int
 	// skip: no tile needs the slot's values computed here (a row
@@ -159,6 +165,8 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instr
 			s.kind, s.param, s.m = slotGather, param, m
 			if onlyIndexed(x) {
 				s.kind = slotRaw // read through its users' maps
+			} else if pr := m.period(); pr > 0 && pr < p.n {
+				s.period = pr
 			}
 			p.gathered = append(p.gathered, param)
 		case tileOps[x.Opcode] && tileValue(x.Shape.DType):
@@ -248,7 +256,7 @@ func (p *tileProg) assignTiles() {
 		var done []int // operand tiles this slot reads last
 		if s.kind == slotOp || s.kind == slotReduce || s.kind == slotRowBcast {
 			for k, a := range s.args[:s.nargs] {
-				if last[a] == i && p.slots[a].buf >= 0 && p.slots[a].kind != slotSplat && !slices.Contains(s.args[:k], a) {
+				if last[a] == i && p.slots[a].buf >= 0 && !p.slots[a].ownTile() && !slices.Contains(s.args[:k], a) {
 					done = append(done, p.slots[a].buf)
 				}
 			}
@@ -270,8 +278,8 @@ func (p *tileProg) assignTiles() {
 			continue
 		}
 		// Splats are filled once per worker, before the first tile, so
-		// their tiles are never shared.
-		if n := len(free); n > 0 && s.kind != slotSplat {
+		// their tiles are never shared (nor periodic gathers').
+		if n := len(free); n > 0 && !s.ownTile() {
 			s.buf, free = free[n-1], free[:n-1]
 		} else {
 			s.buf = p.nbufs
@@ -279,6 +287,18 @@ func (p *tileProg) assignTiles() {
 		}
 		free = append(free, done...)
 	}
+}
+
+// ownTile: the slot's tile is never shared, its values filled once per
+// worker.
+func (s *slot) ownTile() bool { return s.kind == slotSplat || s.kind == slotGather && s.period > 0 }
+
+// fixedGather reports whether gather slot s holds the same values in
+// every tile that starts a period: its map repeats with a period the
+// tiles are whole multiples of (a last short tile is a prefix of the
+// others).
+func (p *tileProg) fixedGather(s *slot) bool {
+	return s.kind == slotGather && s.period > 0 && p.tile%s.period == 0
 }
 
 // inPlace lists the fusion operands the program may write its result
@@ -429,6 +449,9 @@ type scratch struct {
 	pend          pending
 	// sink takes the copy a head fold's code writes (foldHead).
 	sink []float32
+	// fixed says which periodic gathers' tiles hold the values of a tile
+	// starting a period (see fixedGather); begin clears it.
+	fixed []bool
 }
 
 func (p *tileProg) getScratch() *scratch {
@@ -439,7 +462,7 @@ func (p *tileProg) getScratch() *scratch {
 	// not touch kilobytes per call).
 	size := min(p.tile, p.n)
 	sc := &scratch{bufs: make([][]float32, p.nbufs), view: make([][]float32, len(p.slots)),
-		dsts: make([][]float32, len(p.outs))}
+		dsts: make([][]float32, len(p.outs)), fixed: make([]bool, len(p.slots))}
 	store := make([]float32, p.nbufs*size)
 	for i := range sc.bufs {
 		sc.bufs[i] = store[i*size : (i+1)*size]
@@ -518,7 +541,9 @@ func (p *tileProg) begin(params []operand) *scratch {
 		sc.aheadLo[k] = -1
 	}
 	bufs := sc.bufs
-	for _, s := range p.slots {
+	clear(sc.fixed)
+	for i := range p.slots {
+		s := &p.slots[i]
 		if s.kind != slotSplat || s.param < 0 && s.from < 0 {
 			continue
 		}
@@ -570,6 +595,18 @@ func (p *tileProg) computeSlot(i int, sc *scratch, params []operand, lo, hi int,
 	case slotAlias:
 		view[i] = view[s.from]
 	case slotGather:
+		if p.fixedGather(s) && lo%s.period == 0 {
+			// The values of every tile starting a period: gathered once
+			// (for the whole tile) until a tile starting elsewhere (an
+			// epilogue's part rows) takes the buffer.
+			if !sc.fixed[i] {
+				gather(params[s.param], bufs[s.buf], 0, s.m)
+				sc.fixed[i] = true
+			}
+			view[i] = bufs[s.buf][:hi-lo]
+			break
+		}
+		sc.fixed[i] = false
 		view[i] = gather(params[s.param], bufs[s.buf][:hi-lo], lo, s.m)
 	case slotOp:
 		d := bufs[s.buf][:hi-lo]

@@ -95,6 +95,16 @@ func mmNumpyTo(c *Ctx, a, b *xb.Op, rt hlo.DType) (*xb.Op, error) {
 	if !bVec {
 		out = append(out, n)
 	}
+	if len(bd) == 2 && !aVec && !bVec && len(ad) > 2 {
+		// A dense layer over a batch of rows: one plain matrix product
+		// whose rows are a's batch dimensions and its rows, as they lie
+		// (the GEMM reads nesting free dimensions as one). No reshape
+		// between the product and its reader, so a bias or activation
+		// after it can fold into the GEMM as its epilogue.
+		return mmDot(a, b, xb.DotDims{
+			LhsContracting: []int64{int64(len(ad) - 1)}, RhsContracting: []int64{0},
+		}, rt, out), nil
+	}
 	if numElems(bB) == 1 {
 		// b has no batch (a dense layer): fold a's batch dimensions into
 		// its rows, one plain matrix product.

@@ -109,6 +109,9 @@ func TestMatqMatMulBroadcast(t *testing.T) {
 		{{5, 2, 3}, {5, 3, 4}}, {{5, 1, 2, 3}, {6, 3, 4}}, {{1, 6, 2, 3}, {5, 1, 3, 4}},
 		{{5, 6, 2, 3}, {1, 6, 3, 4}}, {{5, 1, 2, 3}, {1, 6, 3, 4}}, {{7, 1, 6, 2, 3}, {5, 1, 3, 4}},
 		{{2, 0, 3}, {3, 4}}, {{2, 3, 0}, {0, 4}},
+		// A dense layer over rows with batch dimensions: one dot on a as
+		// it is (no reshapes).
+		{{1, 2, 3}, {3, 4}}, {{2, 5, 2, 3}, {3, 4}}, {{1, 1, 2, 3}, {3, 4}}, {{2, 1, 3}, {3, 4}},
 	}
 	for _, cs := range cases {
 		at, bt := mmTestTensor(r, hlo.F32, cs[0]...), mmTestTensor(r, hlo.F32, cs[1]...)
