@@ -70,7 +70,7 @@ func (x *Executable) gemmEpilogue(g gemmPlan, ops []int, e *epilogue) kernelFunc
 		lb, releaseB := asF32(args[ops[1]], x.threads)
 		defer releaseB()
 		if gemvDot(&g, la, lb, c) {
-			epi(0, 0, g.m, g.n)
+			epi(0, 0, g.batch*g.m, g.n)
 			return nil
 		}
 		runBatch(g.batch, g.m, g.n, g.k, x.threads, func(i, threads int) {

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/axle-ml/axle/hlo"
@@ -142,6 +143,9 @@ var rnnRowMajorR = false
 var rnnRLhs = false
 
 func rnnMatmul(h, rt *xb.Op) *xb.Op {
+	if h.Rank() == 3 { // rnnBoth: [D, B, H]·[D, H, G*H]
+		return xb.DotGeneral(h, rt, xb.DotDims{LhsBatch: []int64{0}, RhsBatch: []int64{0}, LhsContracting: []int64{2}, RhsContracting: []int64{1}})
+	}
 	if rnnRowMajorR && rnnRLhs {
 		return xb.Transpose(xb.DotGeneral(rt, h, xb.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{1}}), 1, 0)
 	}
@@ -157,7 +161,11 @@ func rnnMatmul(h, rt *xb.Op) *xb.Op {
 func (v *rnnInv) step(xw, h, cst, idx *xb.Op) (hn, cn, y *xb.Op) {
 	dims := h.Dims()
 	bsz, hid := dims[0], dims[1]
-	gate := func(x *xb.Op, k int64) *xb.Op { return xb.SliceAxis(x, 1, k*hid, (k+1)*hid) }
+	ax := int64(h.Rank() - 1) // [D, B, H] states: both directions at once (rnnBoth)
+	if ax == 2 {
+		hid = dims[2]
+	}
+	gate := func(x *xb.Op, k int64) *xb.Op { return xb.SliceAxis(x, ax, k*hid, (k+1)*hid) }
 	clip := func(x *xb.Op) *xb.Op {
 		if v.Clip > 0 {
 			return xb.Clamp(FullLike(x, -v.Clip), x, FullLike(x, v.Clip))
@@ -175,7 +183,13 @@ func (v *rnnInv) step(xw, h, cst, idx *xb.Op) (hn, cn, y *xb.Op) {
 		if v.LBR {
 			rh := gate(hr, 2)
 			if v.Rbh != nil {
-				rh = xb.Add(rh, xb.BroadcastInDim(v.Rbh, []int64{bsz, hid}, 1))
+				var rbh *xb.Op
+				if ax == 2 {
+					rbh = xb.BroadcastInDim(v.Rbh, dims, 0, 2)
+				} else {
+					rbh = xb.BroadcastInDim(v.Rbh, dims, 1)
+				}
+				rh = xb.Add(rh, rbh)
 			}
 			pre = xb.Add(gate(xw, 2), xb.Mul(r, rh))
 		} else {
@@ -321,6 +335,13 @@ func lowerRNN(c *Ctx, kind rnnKind) error {
 	constWeights := c.In[2].Const != nil && (!c.Has(3) || c.In[3].Const != nil) && (peep == nil || c.In[7].Const != nil)
 
 	var ys, hs, cs []*xb.Op
+	// Both directions step together (one batched product and one fusion
+	// a step) when unrolled, without lengths or peepholes.
+	both := nd == 2 && T <= rnnUnrollMax && rnnBothDirections && lens == nil && peep == nil &&
+		!c.Node.Has("activation_alpha") && !c.Node.Has("activation_beta") &&
+		slices.EqualFunc(names[:nActs], names[nActs:], strings.EqualFold)
+	var bothXW, bothH, bothC []*xb.Op
+	var bothInv []*rnnInv
 	for d := int64(0); d < nd; d++ {
 		reverse := dir == "reverse" || d == 1
 		wd := xb.Reshape(xb.SliceAxis(w, 0, d, d+1), GH, xd[2])
@@ -379,6 +400,13 @@ func lowerRNN(c *Ctx, kind rnnKind) error {
 				cst = xb.Reshape(xb.SliceAxis(c0, 0, d, d+1), bsz, hid)
 			}
 		}
+		if both {
+			if d == 1 {
+				xw = xb.Reverse(xw, 0)
+			}
+			bothXW, bothH, bothC, bothInv = append(bothXW, xw), append(bothH, h), append(bothC, cst), append(bothInv, inv)
+			continue
+		}
 		var y *xb.Op
 		if T <= rnnUnrollMax {
 			y, h, cst = rnnUnrolled(c.B, inv, xw, h, cst, reverse)
@@ -386,6 +414,16 @@ func lowerRNN(c *Ctx, kind rnnKind) error {
 			y, h, cst = rnnWhile(c.B, inv, rebuild, xw, h, cst, reverse, c.Node.Input(0) != "" && len(c.Node.Outputs) > 0 && c.Node.Outputs[0] != "")
 		}
 		ys, hs, cs = append(ys, y), append(hs, h), append(cs, cst)
+	}
+	if both {
+		y, h, cst := rnnBoth(c.B, bothInv, bothXW, bothH, bothC)
+		ys = []*xb.Op{xb.Reshape(xb.SliceAxis(y, 1, 0, 1), T, bsz, hid), xb.Reverse(xb.Reshape(xb.SliceAxis(y, 1, 1, 2), T, bsz, hid), 0)}
+		for d := range int64(2) {
+			hs = append(hs, xb.Reshape(xb.SliceAxis(h, 0, d, d+1), bsz, hid))
+			if cst != nil {
+				cs = append(cs, xb.Reshape(xb.SliceAxis(cst, 0, d, d+1), bsz, hid))
+			}
+		}
 	}
 	// Y: [T, nd, B, H]; Y_h, Y_c: [nd, B, H] (layout 1: batch first).
 	if len(c.Node.Outputs) > 0 && c.Node.Outputs[0] != "" {
@@ -423,22 +461,57 @@ func lowerRNN(c *Ctx, kind rnnKind) error {
 	return nil
 }
 
+// rnnBothDirections lets a bidirectional recurrence step both directions
+// at once (rnnBoth).
+var rnnBothDirections = true
+
+// rnnBoth runs the two directions' unrolled recurrences as one over
+// [2, B, H] states: the reverse direction's XW comes reversed in time, and
+// its invariants are stacked with the forward one's, so each step is one
+// batched product and one fusion for both. It returns Y [T, 2, B, H]
+// (the reverse direction's in its own step order) and the final states
+// [2, B, H].
+func rnnBoth(b *xb.Builder, invs []*rnnInv, xws, hs, cs []*xb.Op) (y, h, cst *xb.Op) {
+	stack := func(xs []*xb.Op) *xb.Op {
+		if xs[0] == nil {
+			return nil
+		}
+		parts := make([]*xb.Op, len(xs))
+		for i, x := range xs {
+			parts[i] = xb.Reshape(x, append([]int64{1}, x.Dims()...)...)
+		}
+		return xb.Concatenate(0, parts...)
+	}
+	inv := *invs[0]
+	inv.RT = stack([]*xb.Op{invs[0].RT, invs[1].RT})
+	if inv.RTh != nil {
+		inv.RTh = stack([]*xb.Op{invs[0].RTh, invs[1].RTh})
+	}
+	if inv.Rbh != nil {
+		inv.Rbh = stack([]*xb.Op{invs[0].Rbh, invs[1].Rbh})
+	}
+	// lowerRNN takes this path only when both directions use the same
+	// activations.
+	xw := xb.Concatenate(1, xb.Reshape(xws[0], append([]int64{xws[0].Dims()[0], 1}, xws[0].Dims()[1:]...)...),
+		xb.Reshape(xws[1], append([]int64{xws[1].Dims()[0], 1}, xws[1].Dims()[1:]...)...)) // [T, 2, B, GH]
+	y, h, cst = rnnUnrolled(b, &inv, xw, stack(hs), stack(cs), false)
+	return y, h, cst
+}
+
 // rnnUnrolled runs the recurrence as straight-line code. It returns Y
 // [T, B, H] in time order and the final h and c.
 func rnnUnrolled(b *xb.Builder, inv *rnnInv, xw, h, cst *xb.Op, reverse bool) (y, hn, cn *xb.Op) {
-	d := xw.Dims()
-	T, bsz, gh := d[0], d[1], d[2]
-	hid := h.Dims()[1]
+	T := xw.Dims()[0]
 	ys := make([]*xb.Op, T)
 	for k := int64(0); k < T; k++ {
 		t := k
 		if reverse {
 			t = T - 1 - k
 		}
-		xt := xb.Reshape(xb.SliceAxis(xw, 0, t, t+1), bsz, gh)
+		xt := xb.Reshape(xb.SliceAxis(xw, 0, t, t+1), xw.Dims()[1:]...)
 		var yt *xb.Op
 		h, cst, yt = inv.step(xt, h, cst, b.ScalarOf(hlo.S32, float64(t)))
-		ys[t] = xb.Reshape(yt, 1, bsz, hid)
+		ys[t] = xb.Reshape(yt, append([]int64{1}, h.Dims()...)...)
 	}
 	return xb.Concatenate(0, ys...), h, cst
 }

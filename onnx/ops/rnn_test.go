@@ -45,6 +45,7 @@ type rnnRefCfg struct {
 	clip            float64
 	lbr, inputForgt bool
 	peep            bool
+	noLens          bool // no sequence_lens input (lens must then all be T)
 	acts            []string
 	alpha, beta     []float32
 }
@@ -190,6 +191,12 @@ func TestRNNAgainstReference(t *testing.T) {
 		{kind: rnnGRU, T: 6, B: 2, I: 3, H: 4, dirs: "bidirectional", lens: []int{6, 3}, lbr: true},
 		{kind: rnnGRU, T: 3, B: 2, I: 3, H: 2, dirs: "reverse", lens: []int{3, 3}},
 		{kind: rnnSimple, T: 5, B: 2, I: 2, H: 3, dirs: "bidirectional", lens: []int{1, 5}, acts: []string{"Relu", "Tanh"}},
+		// Without lengths, unrolled: both directions step together (rnnBoth).
+		{kind: rnnLSTM, T: 5, B: 2, I: 4, H: 3, dirs: "bidirectional", lens: []int{5, 5}, noLens: true, clip: 0.8},
+		{kind: rnnGRU, T: 4, B: 1, I: 3, H: 4, dirs: "bidirectional", lens: []int{4}, lbr: true, noLens: true},
+		{kind: rnnGRU, T: 3, B: 2, I: 3, H: 2, dirs: "bidirectional", lens: []int{3, 3}, noLens: true},
+		{kind: rnnSimple, T: 4, B: 3, I: 2, H: 3, dirs: "bidirectional", lens: []int{4, 4, 4}, noLens: true},
+		{kind: rnnSimple, T: 4, B: 2, I: 2, H: 3, dirs: "bidirectional", lens: []int{4, 4}, noLens: true, acts: []string{"Relu", "Tanh"}},
 	}
 	saved := [2]int64{rnnUnrollMax, rnnChunk}
 	defer func() { rnnUnrollMax, rnnChunk = saved[0], saved[1] }()
@@ -244,6 +251,9 @@ func TestRNNAgainstReference(t *testing.T) {
 		}
 		op := map[rnnKind]string{rnnSimple: "RNN", rnnGRU: "GRU", rnnLSTM: "LSTM"}[cfg.kind]
 		n := &onnx.Node{Op: op, Inputs: []string{"X", "W", "R", "B", "L", "H0"}, Outputs: []string{"Y", "Yh"}, Attrs: attrs}
+		if cfg.noLens {
+			n.Inputs[4] = ""
+		}
 		if cfg.kind == rnnLSTM {
 			n.Inputs = append(n.Inputs, "C0")
 			n.Outputs = append(n.Outputs, "Yc")
