@@ -1606,6 +1606,85 @@ def nonfinite():
 
 
 # ---------------------------------------------------------------------------------------------
+# Fourteenth batch: pooling windows that overhang the input
+
+
+class PoolOverhang(nn.Module):
+    def forward(self, x):
+        return (F.avg_pool2d(x, 3, 2, padding=1, ceil_mode=True, count_include_pad=True),
+                F.avg_pool2d(x, 2, 2, padding=0, ceil_mode=True, count_include_pad=True),
+                F.avg_pool2d(x, (3, 2), (2, 3), padding=(1, 0), ceil_mode=False, count_include_pad=True),
+                F.max_pool2d(x, 3, 2, padding=1, ceil_mode=True),
+                F.avg_pool1d(x[:, 0], 4, 3, padding=2, ceil_mode=True, count_include_pad=False),
+                F.max_pool1d(x[:, 0], 2, 2, ceil_mode=True, return_indices=False))
+
+
+for _op in (11, 17):
+    model('test_pool_overhang_opset%d' % _op, _op, ['x'], ['avg_pad_ceil', 'avg_ceil', 'avg_pad', 'max_ceil', 'avg1d', 'max1d'],
+          {'x': {0: 'b'}}, [[randn(350 + _op, 1, 2, 7, 8)], [randn(351 + _op, 2, 2, 7, 8)]])(lambda: PoolOverhang())
+    MODELS[-1]['note'] = ('Pooling windows past the edge: AveragePool with padding, ceil_mode and count_include_pad '
+                          '(the last window overhangs the padded input, where runtimes have disagreed), ceil_mode '
+                          'without padding, rectangular kernel with padding, MaxPool ceil_mode, 1-D AveragePool '
+                          'ceil_mode without pad counting, 1-D MaxPool ceil_mode.')
+
+
+def fuse_pad_into_pool(mp):
+    """onnxoptimizer's fuse_pad_into_pool: a constant-zero Pad feeding an AveragePool (count_include_pad=1)
+    or a MaxPool becomes the pool's pads."""
+    g = mp.graph
+    consts = {n.output[0]: numpy_helper.to_array(n.attribute[0].t) for n in g.node if n.op_type == 'Constant'}
+    consts.update({t.name: numpy_helper.to_array(t) for t in g.initializer})
+    users = {}
+    for n in g.node:
+        for i in n.input:
+            users.setdefault(i, []).append(n)
+    drop = set()
+    for n in g.node:
+        if n.op_type not in ('AveragePool', 'MaxPool'):
+            continue
+        p = [q for q in g.node if n.input[0] in q.output]
+        if not p or p[0].op_type != 'Pad' or len(users[n.input[0]]) != 1:
+            continue
+        pad = p[0]
+        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in pad.attribute}
+        if attrs.get('mode', b'constant') not in (b'constant', 'constant'):
+            continue
+        if len(pad.input) > 2 and pad.input[2] and float(consts[pad.input[2]]) != 0:
+            continue
+        pads = list(consts[pad.input[1]]) if len(pad.input) > 1 else list(attrs['pads'])
+        r = len(pads) // 2
+        if any(pads[i] for i in (0, 1, r, r + 1)):
+            continue
+        nattrs = {a.name: a for a in n.attribute}
+        old = list(nattrs['pads'].ints) if 'pads' in nattrs else [0] * (r - 2) * 2
+        k = r - 2
+        new = [old[i] + pads[2 + i] for i in range(k)] + [old[k + i] + pads[r + 2 + i] for i in range(k)]
+        if 'pads' in nattrs:
+            n.attribute.remove(nattrs['pads'])
+        n.attribute.append(onnx.helper.make_attribute('pads', [int(v) for v in new]))
+        if n.op_type == 'AveragePool':
+            if 'count_include_pad' in nattrs:
+                n.attribute.remove(nattrs['count_include_pad'])
+            n.attribute.append(onnx.helper.make_attribute('count_include_pad', 1))
+        n.input[0] = pad.input[0]
+        drop.add(id(pad))
+    keep = [n for n in g.node if id(n) not in drop]
+    del g.node[:]
+    g.node.extend(keep)
+    return mp
+
+
+for _op in (11, 17):
+    _src = [m for m in MODELS if m['name'] == 'test_pool_overhang_opset%d' % _op][0]
+    model('test_pool_overhang_fused_opset%d' % _op, _op, _src['inputs'], _src['outputs'], _src['dynamic_axes'],
+          _src['sets'])(_src['fn'])
+    MODELS[-1]['post'] = fuse_pad_into_pool
+    MODELS[-1]['note'] = ('test_pool_overhang_opset%d after onnxoptimizer-style fuse_pad_into_pool: the zero Pads go '
+                          'into the pools\' pads, so AveragePool has pads, ceil_mode and count_include_pad=1 together '
+                          '(windows overhanging the padded input).' % _op)
+
+
+# ---------------------------------------------------------------------------------------------
 
 NP_TO_ORT = {np.float32: 'float32', np.int64: 'int64', np.int32: 'int32', np.bool_: 'bool', np.float64: 'float64',
              np.uint8: 'uint8', np.int8: 'int8', np.float16: 'float16'}
