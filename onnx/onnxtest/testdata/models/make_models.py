@@ -1685,6 +1685,69 @@ for _op in (11, 17):
 
 
 # ---------------------------------------------------------------------------------------------
+# Fifteenth batch: detection post-processing with NonMaxSuppression and RoiAlign (emitted through
+# symbolic functions, as torchvision's exporter does)
+
+
+class _NMS(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, boxes, scores, max_out, iou, score_th):
+        # placeholder values for tracing; ONNX Runtime computes the real ones
+        return torch.zeros(3, 3, dtype=torch.long)
+
+    @staticmethod
+    def symbolic(g, boxes, scores, max_out, iou, score_th):
+        return g.op('NonMaxSuppression', boxes, scores, max_out, iou, score_th, center_point_box_i=0)
+
+
+class _RoiAlign(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, rois, batch_idx):
+        return torch.zeros(rois.shape[0], x.shape[1], 4, 4)
+
+    @staticmethod
+    def symbolic(g, x, rois, batch_idx):
+        return g.op('RoiAlign', x, rois, batch_idx, mode_s='avg', output_height_i=4, output_width_i=4,
+                    sampling_ratio_i=2, spatial_scale_f=0.25)
+
+
+class Detector(nn.Module):
+    def __init__(self, nc=3):
+        super().__init__()
+        self.nc = nc
+        self.backbone = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1), nn.ReLU(), nn.Conv2d(8, 16, 3, 2, 1), nn.ReLU())
+        self.box = nn.Conv2d(16, 4, 1)
+        self.cls = nn.Conv2d(16, nc, 1)
+        self.mask_head = nn.Sequential(nn.Conv2d(16, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 1, 1))
+
+    def forward(self, img):
+        f = self.backbone(img)  # stride 4
+        b, _, h, w = f.shape
+        ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w), indexing='ij')
+        ctr = torch.stack([xs, ys], -1).float().view(1, -1, 2) * 4 + 2
+        d = self.box(f).flatten(2).transpose(1, 2).exp() * 4  # (b, hw, 4) distances l, t, r, b
+        boxes = torch.cat([ctr - d[..., :2], ctr + d[..., 2:]], -1)  # x1 y1 x2 y2
+        boxes = torch.stack([boxes[..., 1], boxes[..., 0], boxes[..., 3], boxes[..., 2]], -1)  # y1 x1 y2 x2
+        scores = self.cls(f).flatten(2).sigmoid()  # (b, nc, hw)
+        sel = _NMS.apply(boxes, scores, torch.tensor([8]), torch.tensor([0.4]), torch.tensor([0.55]))
+        bi, ci, bx = sel[:, 0], sel[:, 1], sel[:, 2]
+        det_boxes = boxes[bi, bx]  # (k, 4)
+        det_scores = scores[bi, ci, bx]
+        rois = torch.stack([det_boxes[:, 1], det_boxes[:, 0], det_boxes[:, 3], det_boxes[:, 2]], -1)
+        crops = _RoiAlign.apply(f, rois, bi)
+        masks = self.mask_head(crops).sigmoid()
+        return sel, det_boxes, det_scores, masks
+
+
+@model('test_detector_nms_roialign_opset13', 13, ['image'], ['selected', 'boxes', 'scores', 'masks'],
+       {'image': {0: 'b', 2: 'h', 3: 'w'}},
+       [[randn(361, 1, 3, 32, 32)], [randn(362, 2, 3, 32, 48)]])
+def detector():
+    """Anchor-free detector with its post-processing in the graph: centre grid from meshgrid, exp box distances, per-class sigmoid scores, NonMaxSuppression (max 8 per class, IoU 0.4, score 0.55; data-dependent number of detections), advanced indexing of boxes and scores with the selected indices (GatherND), RoiAlign (avg, 4x4, sampling 2, scale 1/4) of the detections and a small mask head on the crops."""
+    return init_weights(Detector(), 360)
+
+
+# ---------------------------------------------------------------------------------------------
 
 NP_TO_ORT = {np.float32: 'float32', np.int64: 'int64', np.int32: 'int32', np.bool_: 'bool', np.float64: 'float64',
              np.uint8: 'uint8', np.int8: 'int8', np.float16: 'float16'}
