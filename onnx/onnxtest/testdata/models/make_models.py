@@ -1748,6 +1748,43 @@ def detector():
 
 
 # ---------------------------------------------------------------------------------------------
+# Sixteenth batch: If whose branches give different shapes
+
+
+@torch.jit.script
+def _route(x: torch.Tensor, w: torch.Tensor, mode: torch.Tensor):
+    if bool(x.mean() > 0):
+        y = torch.relu(x @ w)[:, :3]  # narrower
+    else:
+        y = torch.cat([x, -x], 1) @ torch.cat([w, w], 0)  # full width
+    if int(mode) == 1:
+        z = y.sum(0, keepdim=True)
+    elif int(mode) == 2:
+        z = y.t()
+    else:
+        z = y * 2.0
+    return y, z
+
+
+class Route(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(6, 5))
+
+    def forward(self, x, mode):
+        return _route(x, self.w, mode)
+
+
+@model('test_scripted_if_shapes_opset13', 13, ['x', 'mode'], ['y', 'z'], {'x': {0: 'b'}},
+       [[randn(371, 3, 6) + 1, np.array(1, np.int64)], [randn(372, 2, 6) - 1, np.array(2, np.int64)],
+        [randn(373, 4, 6) + 1, np.array(0, np.int64)]])
+def route():
+    """Scripted control flow: an If on a data value whose branches return different shapes ((b, 3) or (b, 5)), then a nested If chain on an int64 input choosing a reduction, a transpose or a scale; data sets take each branch."""
+    torch.manual_seed(370)
+    return Route().eval()
+
+
+# ---------------------------------------------------------------------------------------------
 
 NP_TO_ORT = {np.float32: 'float32', np.int64: 'int64', np.int32: 'int32', np.bool_: 'bool', np.float64: 'float64',
              np.uint8: 'uint8', np.int8: 'int8', np.float16: 'float16'}
