@@ -1866,6 +1866,16 @@ def write_manifest():
         f.write('test_name\topset\trtol\tatol\tdescription\n')
         for m in MODELS:
             f.write('%s\t%d\t%g\t%g\t%s\n' % (m['name'], m['opset'], m['rtol'], m['atol'], m['note']))
+    # the README's table of models
+    readme = os.path.join(HERE, 'README.md')
+    if os.path.exists(readme):
+        s = open(readme).read()
+        top = '| test | opset | what it is |\n|---|---:|---|\n'
+        if top in s:
+            head, rest = s.split(top)
+            tail = rest[rest.index('\n## '):] if '\n## ' in rest else ''
+            table = ''.join('| %s | %d | %s |\n' % (m['name'], m['opset'], m['note'].replace('|', '/')) for m in MODELS)
+            open(readme, 'w').write(head + top + table + tail)
 
 
 if __name__ == '__main__':
