@@ -896,16 +896,18 @@ class Resample(nn.Module):
         d = F.interpolate(x, size=(3, 4), mode='area')
         e = F.interpolate(x[:, :, 0], scale_factor=3, mode='linear', align_corners=False)
         f = F.interpolate(x, scale_factor=2.5, mode='nearest')
-        return a, b, c, d, e, f
+        g = F.interpolate(x, size=(3, 3), mode='bilinear', align_corners=False)  # downscaling
+        h = F.interpolate(x, scale_factor=(0.5, 0.375), mode='bicubic', align_corners=False, recompute_scale_factor=True)
+        return a, b, c, d, e, f, g, h
 
 
 for _op in (11, 13):
-    model('test_resample_modes_opset%d' % _op, _op, ['x'], ['bilinear15', 'nearest_frac', 'bicubic_ac', 'area', 'linear1d', 'nearest25'],
+    model('test_resample_modes_opset%d' % _op, _op, ['x'], ['bilinear15', 'nearest_frac', 'bicubic_ac', 'area', 'linear1d', 'nearest25', 'bilinear_down', 'bicubic_down'],
           {'x': {0: 'b'}}, [[randn(200 + _op, 1, 2, 6, 8)], [randn(201 + _op, 2, 2, 6, 8)]])(
         lambda: Resample())
     MODELS[-1]['note'] = ('F.interpolate corner cases: bilinear x1.5 with recompute_scale_factor, nearest with '
                           'fractional (0.5, 1.75) scales and x2.5, bicubic to a size with align_corners, area mode '
-                          '(adaptive average pooling to 3x4), 1-D linear x3.')
+                          '(adaptive average pooling to 3x4), 1-D linear x3, bilinear and bicubic downscaling.')
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1782,6 +1784,25 @@ def route():
     """Scripted control flow: an If on a data value whose branches return different shapes ((b, 3) or (b, 5)), then a nested If chain on an int64 input choosing a reduction, a transpose or a scale; data sets take each branch."""
     torch.manual_seed(370)
     return Route().eval()
+
+
+def resize_antialias(mp):
+    """What torch 2's exporter writes for F.interpolate(..., antialias=True) at opset 18."""
+    mp = bump_opset(18)(mp)
+    for n in mp.graph.node:
+        if n.op_type == 'Resize':
+            mode = [a for a in n.attribute if a.name == 'mode']
+            if mode and mode[0].s in (b'linear', b'cubic'):
+                n.attribute.append(onnx.helper.make_attribute('antialias', 1))
+    return mp
+
+
+_src = [m for m in MODELS if m['name'] == 'test_resample_modes_opset13'][0]
+model('test_resample_antialias_opset18', 13, _src['inputs'], _src['outputs'], _src['dynamic_axes'], _src['sets'])(_src['fn'])
+MODELS[-1].update(post=resize_antialias, export_opset=13, opset=18,
+                  note='test_resample_modes_opset13 raised to opset 18 with antialias=1 on its linear and cubic '
+                       'Resizes (as torch 2 exports F.interpolate(antialias=True)): the downscaling ones filter '
+                       'with a widened kernel, the upscaling ones are unchanged.')
 
 
 # ---------------------------------------------------------------------------------------------
