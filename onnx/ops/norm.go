@@ -173,17 +173,21 @@ func lowerLayerNorm(c *Ctx) error {
 	m, v := nmMeanVar(xs, axes)
 	inv := xb.Rsqrt(xb.Add(v, ScalarLike(v, eps)))
 	y := xb.Mul(xb.Sub(xs, rdBack(m, dims, axes)), rdBack(inv, dims, axes))
-	y = xb.Convert(y, t)
+	// Scale and bias apply in the stash type too, and Y is rounded to T once:
+	// for float16/bfloat16 inputs this is what ONNX Runtime computes (its
+	// kernels work in float32), where rounding the normalized value to T
+	// first (the function body's Cast before Mul) loses up to an ulp of
+	// |normalized*scale| to the cancellation against the bias.
 	if s := c.Input(1); s != nil {
-		y, s = Broadcast2(c.B, y, xb.Convert(s, t))
+		y, s = Broadcast2(c.B, y, xb.Convert(s, w))
 		y = xb.Mul(y, s)
 	}
 	if b := c.Input(2); b != nil {
 		var bb *xb.Op
-		y, bb = Broadcast2(c.B, y, xb.Convert(b, t))
+		y, bb = Broadcast2(c.B, y, xb.Convert(b, w))
 		y = xb.Add(y, bb)
 	}
-	c.Set(0, y)
+	c.Set(0, xb.Convert(y, t))
 	c.Set(1, rdKeep(m, dims, axes))
 	c.Set(2, rdKeep(inv, dims, axes))
 	return nil
@@ -209,12 +213,12 @@ func lowerRMSNorm(c *Ctx) error {
 	xs := xb.Convert(x, w)
 	ms := xb.Div(rdSum(xb.Mul(xs, xs), axes...), ScalarLike(xs, float64(rdCount(dims, axes))))
 	inv := xb.Rsqrt(xb.Add(ms, ScalarLike(ms, eps)))
-	y := xb.Convert(xb.Mul(xs, rdBack(inv, dims, axes)), t)
-	if s := c.Input(1); s != nil {
-		y, s = Broadcast2(c.B, y, xb.Convert(s, t))
+	y := xb.Mul(xs, rdBack(inv, dims, axes))
+	if s := c.Input(1); s != nil { // in the stash type, as in LayerNormalization
+		y, s = Broadcast2(c.B, y, xb.Convert(s, w))
 		y = xb.Mul(y, s)
 	}
-	c.Set(0, y)
+	c.Set(0, xb.Convert(y, t))
 	return nil
 }
 

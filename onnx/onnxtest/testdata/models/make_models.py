@@ -1084,15 +1084,7 @@ def to_float16(mp):
     return mp
 
 
-for _base, _fn, _sets in [('distilbert_mask_opset13', lambda: init_weights(DistilBert(), 50), [_bert_set(241, 2, 10)]),
-                          ('mobilenetv2_w025_opset13', lambda: init_weights(MobileNetV2(), 11), [[randn(242, 2, 3, 64, 64)]]),
-                          ('unet_bilinear_opset13', lambda: init_weights(UNet(mode='bilinear'), 11), [[randn(243, 1, 3, 32, 32)]])]:
-    _src = [m for m in MODELS if m['name'].startswith('test_' + _base.split('_opset')[0])][0]
-    model('test_f16_' + _base, 13, _src['inputs'], _src['outputs'], _src['dynamic_axes'], _sets, rtol=5e-3, atol=1e-3)(_fn)
-    MODELS[-1]['post'] = to_float16
-    MODELS[-1]['note'] = ('%s at opset 13 converted to float16 inside (float32 inputs and outputs with Casts at the '
-                          'boundary, float constants clipped to the float16 range, Resize scales kept float32), as '
-                          'onnxconverter-common does; rtol 5e-3, atol 1e-3 for float16 arithmetic (a few float16 ulps).' % _src['name'])
+# (the float16 models are defined at the end, after every model they convert)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1803,6 +1795,25 @@ MODELS[-1].update(post=resize_antialias, export_opset=13, opset=18,
                   note='test_resample_modes_opset13 raised to opset 18 with antialias=1 on its linear and cubic '
                        'Resizes (as torch 2 exports F.interpolate(antialias=True)): the downscaling ones filter '
                        'with a widened kernel, the upscaling ones are unchanged.')
+
+
+# ---------------------------------------------------------------------------------------------
+# float16 conversions of models above (to_float16 is defined in the sixth batch)
+
+
+for _base, _fn, _sets in [('distilbert_mask_opset13', lambda: init_weights(DistilBert(), 50), [_bert_set(241, 2, 10)]),
+                          ('mobilenetv2_w025_opset13', lambda: init_weights(MobileNetV2(), 11), [[randn(242, 2, 3, 64, 64)]]),
+                          ('unet_bilinear_opset13', lambda: init_weights(UNet(mode='bilinear'), 11), [[randn(243, 1, 3, 32, 32)]]),
+                          ('deit_tiny_shape_opset17', lambda: init_weights(ViT(), 30), [[randn(244, 2, 3, 32, 32)]]),
+                          ('gpt2_kv_opset14', lambda: init_weights(GPT2Block(), 40), [_gpt2_set(245, 2, 3, 4)]),
+                          ('convnext_effnet_opset17', lambda: init_weights(ConvNeXtEff(), 290), [[randn(246, 1, 3, 32, 32)]])]:
+    _src = [m for m in MODELS if m['name'].startswith('test_' + _base.split('_opset')[0])][0]
+    _op = int(_base.rsplit('opset', 1)[1])
+    model('test_f16_' + _base, _op, _src['inputs'], _src['outputs'], _src['dynamic_axes'], _sets, rtol=5e-3, atol=1e-3)(_fn)
+    MODELS[-1]['post'] = to_float16
+    MODELS[-1]['note'] = ('%s converted to float16 inside (float32 inputs and outputs with Casts at the '
+                          'boundary, float constants clipped to the float16 range, Resize scales kept float32), as '
+                          'onnxconverter-common does; rtol 5e-3, atol 1e-3 for float16 arithmetic (a few float16 ulps).' % _src['name'])
 
 
 # ---------------------------------------------------------------------------------------------
