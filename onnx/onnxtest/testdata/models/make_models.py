@@ -1814,6 +1814,11 @@ for _base, _fn, _sets in [('distilbert_mask_opset13', lambda: init_weights(Disti
     MODELS[-1]['note'] = ('%s converted to float16 inside (float32 inputs and outputs with Casts at the '
                           'boundary, float constants clipped to the float16 range, Resize scales kept float32), as '
                           'onnxconverter-common does; rtol 5e-3, atol 1e-3 for float16 arithmetic (a few float16 ulps).' % _src['name'])
+_f16_deit = [m for m in MODELS if m['name'] == 'test_f16_deit_tiny_shape_opset17'][0]
+_f16_deit['atol'] = 4e-3
+_f16_deit['note'] += (' atol 4e-3 here: one float16 ulp of the residual stream (about 4e-3 at magnitude 4) moves '
+                      'the near-zero outputs of the final LayerNorm by up to 2e-3 (measured: 2.0e-3 on tokens, '
+                      '1.9e-3 on logits), whatever the summation order.')
 
 
 # ---------------------------------------------------------------------------------------------
