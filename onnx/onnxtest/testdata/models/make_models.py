@@ -1798,6 +1798,50 @@ MODELS[-1].update(post=resize_antialias, export_opset=13, opset=18,
 
 
 # ---------------------------------------------------------------------------------------------
+# Seventeenth batch: a vocoder (HiFi-GAN generator shape)
+
+
+class ResBlock1d(nn.Module):
+    def __init__(self, c, k, dil):
+        super().__init__()
+        self.c1 = nn.ModuleList([nn.Conv1d(c, c, k, dilation=d, padding=(k * d - d) // 2) for d in dil])
+        self.c2 = nn.ModuleList([nn.Conv1d(c, c, k, padding=(k - 1) // 2) for _ in dil])
+
+    def forward(self, x):
+        for a, b in zip(self.c1, self.c2):
+            x = x + b(F.leaky_relu(a(F.leaky_relu(x, 0.1)), 0.1))
+        return x
+
+
+class HiFiGAN(nn.Module):
+    def __init__(self, mels=16, ch=32, rates=(4, 4), ks=(8, 8)):
+        super().__init__()
+        self.pre = nn.Conv1d(mels, ch, 7, padding=3)
+        self.ups, self.res = nn.ModuleList(), nn.ModuleList()
+        c = ch
+        for r, k in zip(rates, ks):
+            self.ups.append(nn.ConvTranspose1d(c, c // 2, k, r, padding=(k - r) // 2))
+            c //= 2
+            self.res.append(nn.ModuleList([ResBlock1d(c, 3, (1, 3, 5)), ResBlock1d(c, 7, (1, 3, 5))]))
+        self.post = nn.Conv1d(c, 1, 7, padding=3)
+
+    def forward(self, mel):
+        x = self.pre(mel)
+        for up, rb in zip(self.ups, self.res):
+            x = up(F.leaky_relu(x, 0.1))
+            x = (rb[0](x) + rb[1](x)) / 2
+        return torch.tanh(self.post(F.leaky_relu(x)))
+
+
+for _op in (13, 17):
+    model('test_hifigan_vocoder_opset%d' % _op, _op, ['mel'], ['audio'], {'mel': {0: 'b', 2: 'frames'}, 'audio': {0: 'b', 2: 'samples'}},
+          [[randn(380 + _op, 1, 16, 20)], [randn(381 + _op, 2, 16, 7)]])(lambda: init_weights(HiFiGAN(), 380))
+    MODELS[-1]['note'] = ('HiFi-GAN-style vocoder generator (the decoder of VITS/Piper TTS models): Conv1d, '
+                          'ConvTranspose1d upsampling x4 x4 with padding, multi-receptive-field residual blocks of '
+                          'dilated Conv1d (1, 3, 5) with LeakyReLU 0.1, tanh; dynamic frames.')
+
+
+# ---------------------------------------------------------------------------------------------
 # float16 conversions of models above (to_float16 is defined in the sixth batch)
 
 
