@@ -1842,6 +1842,85 @@ for _op in (13, 17):
 
 
 # ---------------------------------------------------------------------------------------------
+# Eighteenth batch: Conformer block, graph network
+
+
+class ConformerBlock(nn.Module):
+    def __init__(self, d=32, heads=4, k=7):
+        super().__init__()
+        self.ff1 = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 2 * d), nn.SiLU(), nn.Linear(2 * d, d))
+        self.ln_att = nn.LayerNorm(d)
+        self.att = nn.MultiheadAttention(d, heads, batch_first=True)
+        self.ln_conv = nn.LayerNorm(d)
+        self.pw1 = nn.Conv1d(d, 2 * d, 1)
+        self.dw = nn.Conv1d(d, d, k, padding=k // 2, groups=d)
+        self.bn = nn.BatchNorm1d(d)
+        self.pw2 = nn.Conv1d(d, d, 1)
+        self.ff2 = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 2 * d), nn.SiLU(), nn.Linear(2 * d, d))
+        self.ln_out = nn.LayerNorm(d)
+
+    def forward(self, x, lengths):
+        t = x.shape[1]
+        pad = torch.arange(t).unsqueeze(0) >= lengths.unsqueeze(1)
+        x = x + 0.5 * self.ff1(x)
+        h = self.ln_att(x)
+        x = x + self.att(h, h, h, key_padding_mask=pad, need_weights=False)[0]
+        h = self.ln_conv(x).masked_fill(pad.unsqueeze(-1), 0.0).transpose(1, 2)
+        h = F.glu(self.pw1(h), dim=1)
+        h = self.pw2(F.silu(self.bn(self.dw(h))))
+        x = x + h.transpose(1, 2)
+        x = x + 0.5 * self.ff2(x)
+        return self.ln_out(x)
+
+
+def _conf_set(seed, b, t, lengths):
+    return [randn(seed, b, t, 32), np.array(lengths, np.int64)]
+
+
+@model('test_conformer_block_opset14', 14, ['x', 'lengths'], ['y'], {'x': {0: 'b', 1: 't'}, 'lengths': {0: 'b'}, 'y': {0: 'b', 1: 't'}},
+       [_conf_set(391, 2, 12, [12, 7]), _conf_set(392, 1, 5, [5])])
+def conformer():
+    """Conformer block (speech encoders): macaron half-step SiLU feed-forwards, MultiheadAttention with a padding mask from lengths, convolution module (pointwise Conv1d, GLU over channels, depthwise Conv1d k=7, BatchNorm1d, SiLU, pointwise), final LayerNorm."""
+    return init_weights(ConformerBlock(), 390)
+
+
+class GNN(nn.Module):
+    def __init__(self, fin=6, d=16, classes=3):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(fin, d), nn.Linear(d, d)
+        self.att = nn.Linear(2 * d, 1)
+        self.out = nn.Linear(d, classes)
+
+    def forward(self, x, edges):
+        # x: (n, fin), edges: (2, e) int64 src -> dst
+        src, dst = edges[0], edges[1]
+        n = x.shape[0]
+        deg = torch.zeros(n).scatter_add(0, dst, torch.ones_like(dst, dtype=torch.float32)) + 1
+        h = self.l1(x)
+        msg = h[src] / deg[dst].sqrt().unsqueeze(1)
+        agg = torch.zeros_like(h).scatter_add(0, dst.unsqueeze(1).expand(-1, 16), msg)
+        h = F.relu(agg + h / deg.unsqueeze(1))
+        h2 = self.l2(h)
+        e = torch.sigmoid(self.att(torch.cat([h2[src], h2[dst]], 1))).squeeze(1)
+        agg2 = torch.zeros_like(h2).scatter_add(0, dst.unsqueeze(1).expand(-1, 16), h2[src] * e.unsqueeze(1))  # index_add does not export
+        h2 = F.elu(agg2 + h2)
+        return self.out(h2).log_softmax(-1), h2.mean(0)
+
+
+def _gnn_set(seed, n, e):
+    r = rs(seed)
+    return [randn(seed, n, 6), r.randint(0, n, (2, e)).astype(np.int64)]
+
+
+@model('test_gnn_scatter_opset16', 16, ['x', 'edges'], ['log_probs', 'graph_embedding'],
+       {'x': {0: 'n'}, 'edges': {1: 'e'}, 'log_probs': {0: 'n'}},
+       [_gnn_set(401, 7, 15), _gnn_set(402, 12, 30)])
+def gnn():
+    """Graph neural network (GCN + edge attention): node degrees by scatter_add, messages gathered by edge source, normalised and summed into destinations with scatter_add (ScatterElements reduction add, repeated indices), sigmoid edge attention over concatenated endpoint features; dynamic node and edge counts."""
+    return init_weights(GNN(), 400)
+
+
+# ---------------------------------------------------------------------------------------------
 # float16 conversions of models above (to_float16 is defined in the sixth batch)
 
 
