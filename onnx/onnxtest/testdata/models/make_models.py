@@ -1929,7 +1929,8 @@ for _base, _fn, _sets in [('distilbert_mask_opset13', lambda: init_weights(Disti
                           ('unet_bilinear_opset13', lambda: init_weights(UNet(mode='bilinear'), 11), [[randn(243, 1, 3, 32, 32)]]),
                           ('deit_tiny_shape_opset17', lambda: init_weights(ViT(), 30), [[randn(244, 2, 3, 32, 32)]]),
                           ('gpt2_kv_opset14', lambda: init_weights(GPT2Block(), 40), [_gpt2_set(245, 2, 3, 4)]),
-                          ('convnext_effnet_opset17', lambda: init_weights(ConvNeXtEff(), 290), [[randn(246, 1, 3, 32, 32)]])]:
+                          ('convnext_effnet_opset17', lambda: init_weights(ConvNeXtEff(), 290), [[randn(246, 1, 3, 32, 32)]]),
+                          ('hifigan_vocoder_opset17', lambda: init_weights(HiFiGAN(), 380), [[randn(247, 1, 16, 12)]])]:
     _src = [m for m in MODELS if m['name'].startswith('test_' + _base.split('_opset')[0])][0]
     _op = int(_base.rsplit('opset', 1)[1])
     model('test_f16_' + _base, _op, _src['inputs'], _src['outputs'], _src['dynamic_axes'], _sets, rtol=5e-3, atol=1e-3)(_fn)
