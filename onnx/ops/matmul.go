@@ -29,6 +29,12 @@ func lowerMatMul(c *Ctx) error {
 	return nil
 }
 
+// mmWiden reports whether Gemm of t computes A*B, alpha and C in float32
+// and rounds to t once: float16 and bfloat16, as ONNX Runtime's CPU kernel
+// does (bit for bit on float16 models); rounding A*B to t before adding C
+// is one more rounding, an ulp off in about one element in five.
+func mmWiden(t hlo.DType) bool { return t == hlo.F16 || t == hlo.BF16 }
+
 // mmNumpy is numpy's matmul of a and b (same element type): 1-D operands
 // are promoted to matrices and the promoted dimension removed again; the
 // batch dimensions broadcast. It emits one DotGeneral, in the forms the
@@ -187,13 +193,20 @@ func lowerGemm(c *Ctx) error {
 	if k != kb {
 		return c.Errorf("Gemm inner dimensions differ: A %v (transA %v), B %v (transB %v)", a.Dims(), transA, b.Dims(), transB)
 	}
+	t := a.DType()
+	if mmWiden(t) { // in float32, rounded once (see mmWiden)
+		a, b = xb.Convert(a, hlo.F32), xb.Convert(b, hlo.F32)
+	}
 	y := xb.DotGeneral(a, b, xb.DotDims{LhsContracting: []int64{ca}, RhsContracting: []int64{cb}})
 	if alpha != 1 {
 		y = xb.Mul(y, ScalarLike(y, alpha))
 	}
 	if cc := c.Input(2); cc != nil && beta != 0 {
+		if cc.DType() != t {
+			return c.Errorf("Gemm C has type %s, A %s", cc.DType(), t)
+		}
 		if cc.DType() != y.DType() {
-			return c.Errorf("Gemm C has type %s, A %s", cc.DType(), y.DType())
+			cc = xb.Convert(cc, y.DType())
 		}
 		// Before opset 7 the broadcast attribute allowed C to broadcast;
 		// C that broadcasts is accepted whatever it says.
@@ -204,6 +217,9 @@ func lowerGemm(c *Ctx) error {
 			cc = xb.Mul(cc, ScalarLike(cc, beta))
 		}
 		y = xb.Add(y, xb.BroadcastTo(cc, m, n))
+	}
+	if y.DType() != t {
+		y = xb.Convert(y, t)
 	}
 	c.Set(0, y)
 	return nil

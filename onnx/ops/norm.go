@@ -63,6 +63,20 @@ func nmStash(c *Ctx, t hlo.DType) (hlo.DType, error) {
 	return w, nil
 }
 
+// nmHalf reports whether t is float16 or bfloat16: the normalizations
+// compute those in float32 and round the result once, as ONNX Runtime's
+// kernels do (bit for bit on float16); rounding each step to float16 is
+// ulps away from it in about half the elements.
+func nmHalf(t hlo.DType) bool { return t == hlo.F16 || t == hlo.BF16 }
+
+// nmRound converts y to t where it was computed wider.
+func nmRound(y *xb.Op, t hlo.DType) *xb.Op {
+	if y.DType() == t {
+		return y
+	}
+	return xb.Convert(y, t)
+}
+
 func lowerBatchNorm(c *Ctx) error {
 	x, scale, bias, mean, vr := c.Input(0), c.Input(1), c.Input(2), c.Input(3), c.Input(4)
 	if x == nil || scale == nil || bias == nil || mean == nil || vr == nil {
@@ -85,6 +99,10 @@ func lowerBatchNorm(c *Ctx) error {
 			return c.Unsupported("training outputs before opset 14")
 		}
 	}
+	ot := t
+	if !training && nmHalf(t) {
+		x, t = xb.Convert(x, hlo.F32), hlo.F32
+	}
 	conv := func(v *xb.Op) *xb.Op { return xb.Convert(v, t) }
 	scale, bias, mean, vr = conv(scale), conv(bias), conv(mean), conv(vr)
 	if training {
@@ -106,7 +124,7 @@ func lowerBatchNorm(c *Ctx) error {
 	inv := xb.Div(FullLike(vr, 1), xb.Sqrt(xb.Add(vr, ScalarLike(vr, eps))))
 	y := xb.Mul(xb.Sub(x, nmChannel(mean, dims)), nmChannel(xb.Mul(inv, xb.BroadcastTo(scale, inv.Dims()...)), dims))
 	y = xb.Add(y, nmChannel(bias, dims))
-	c.Set(0, y)
+	c.Set(0, nmRound(y, ot))
 	if !training {
 		for i := 1; i < len(c.Node.Outputs); i++ {
 			if c.Node.Outputs[i] != "" {
@@ -135,11 +153,15 @@ func lowerInstanceNorm(c *Ctx) error {
 	for d := int64(2); d < int64(len(dims)); d++ {
 		axes = append(axes, d)
 	}
+	ot := t
+	if nmHalf(t) {
+		x, t = xb.Convert(x, hlo.F32), hlo.F32
+	}
 	m, v := nmMeanVar(x, axes)
 	inv := xb.Rsqrt(xb.Add(v, ScalarLike(v, eps)))
 	y := xb.Mul(xb.Sub(x, rdBack(m, dims, axes)), rdBack(inv, dims, axes))
 	y = xb.Add(xb.Mul(y, nmChannel(xb.Convert(scale, t), dims)), nmChannel(xb.Convert(bias, t), dims))
-	c.Set(0, y)
+	c.Set(0, nmRound(y, ot))
 	return nil
 }
 
@@ -173,17 +195,21 @@ func lowerLayerNorm(c *Ctx) error {
 	m, v := nmMeanVar(xs, axes)
 	inv := xb.Rsqrt(xb.Add(v, ScalarLike(v, eps)))
 	y := xb.Mul(xb.Sub(xs, rdBack(m, dims, axes)), rdBack(inv, dims, axes))
-	y = xb.Convert(y, t)
+	// Scale and bias apply in the stash type too, and Y is rounded to T once:
+	// for float16/bfloat16 inputs this is what ONNX Runtime computes (its
+	// kernels work in float32), where rounding the normalized value to T
+	// first (the function body's Cast before Mul) loses up to an ulp of
+	// |normalized*scale| to the cancellation against the bias.
 	if s := c.Input(1); s != nil {
-		y, s = Broadcast2(c.B, y, xb.Convert(s, t))
+		y, s = Broadcast2(c.B, y, xb.Convert(s, w))
 		y = xb.Mul(y, s)
 	}
 	if b := c.Input(2); b != nil {
 		var bb *xb.Op
-		y, bb = Broadcast2(c.B, y, xb.Convert(b, t))
+		y, bb = Broadcast2(c.B, y, xb.Convert(b, w))
 		y = xb.Add(y, bb)
 	}
-	c.Set(0, y)
+	c.Set(0, xb.Convert(y, t))
 	c.Set(1, rdKeep(m, dims, axes))
 	c.Set(2, rdKeep(inv, dims, axes))
 	return nil
@@ -209,12 +235,12 @@ func lowerRMSNorm(c *Ctx) error {
 	xs := xb.Convert(x, w)
 	ms := xb.Div(rdSum(xb.Mul(xs, xs), axes...), ScalarLike(xs, float64(rdCount(dims, axes))))
 	inv := xb.Rsqrt(xb.Add(ms, ScalarLike(ms, eps)))
-	y := xb.Convert(xb.Mul(xs, rdBack(inv, dims, axes)), t)
-	if s := c.Input(1); s != nil {
-		y, s = Broadcast2(c.B, y, xb.Convert(s, t))
+	y := xb.Mul(xs, rdBack(inv, dims, axes))
+	if s := c.Input(1); s != nil { // in the stash type, as in LayerNormalization
+		y, s = Broadcast2(c.B, y, xb.Convert(s, w))
 		y = xb.Mul(y, s)
 	}
-	c.Set(0, y)
+	c.Set(0, xb.Convert(y, t))
 	return nil
 }
 
@@ -247,16 +273,16 @@ func lowerGroupNorm(c *Ctx) error {
 	m, v := nmMeanVar(xs, axes)
 	inv := xb.Rsqrt(xb.Add(v, ScalarLike(v, eps)))
 	y := xb.Mul(xb.Sub(xs, rdBack(m, gd, axes)), rdBack(inv, gd, axes))
-	y = xb.Convert(y, t)
+	// Scale and bias in the stash type, rounded once (as LayerNormalization).
 	if c.Opset < 21 && scale.Dims()[0] == g && g != ch {
 		// Opset 18: scale and bias per group.
-		y = xb.Add(xb.Mul(y, nmChannel(xb.Convert(scale, t), gd)), nmChannel(xb.Convert(bias, t), gd))
-		c.Set(0, xb.Reshape(y, dims...))
+		y = xb.Add(xb.Mul(y, nmChannel(xb.Convert(scale, w), gd)), nmChannel(xb.Convert(bias, w), gd))
+		c.Set(0, nmRound(xb.Reshape(y, dims...), t))
 		return nil
 	}
 	y = xb.Reshape(y, dims...)
-	y = xb.Add(xb.Mul(y, nmChannel(xb.Convert(scale, t), dims)), nmChannel(xb.Convert(bias, t), dims))
-	c.Set(0, y)
+	y = xb.Add(xb.Mul(y, nmChannel(xb.Convert(scale, w), dims)), nmChannel(xb.Convert(bias, w), dims))
+	c.Set(0, nmRound(y, t))
 	return nil
 }
 
@@ -272,6 +298,9 @@ func lowerLpNorm(c *Ctx) error {
 		return c.Errorf("axis out of range")
 	}
 	ax := []int64{axis}
+	if nmHalf(t) {
+		x = xb.Convert(x, hlo.F32)
+	}
 	var n *xb.Op
 	switch p := c.Node.Int("p", 2); p {
 	case 1:
@@ -284,7 +313,7 @@ func lowerLpNorm(c *Ctx) error {
 	// A zero norm leaves the zero vector (no division by zero).
 	zero := xb.Eq(n, FullLike(n, 0))
 	n = xb.Select(zero, FullLike(n, 1), n)
-	c.Set(0, xb.Div(x, rdBack(n, dims, ax)))
+	c.Set(0, nmRound(xb.Div(x, rdBack(n, dims, ax)), t))
 	return nil
 }
 
@@ -310,13 +339,16 @@ func lowerMVN(c *Ctx) error {
 		}
 	}
 	slices.Sort(axes)
+	if nmHalf(t) {
+		x = xb.Convert(x, hlo.F32)
+	}
 	n := ScalarLike(x, float64(rdCount(dims, axes)))
 	mean := xb.Div(rdSum(x, axes...), n)
 	msq := xb.Div(rdSum(xb.Mul(x, x), axes...), n)
 	v := xb.Sub(msq, xb.Mul(mean, mean))
 	std := xb.Sqrt(xb.Max(v, FullLike(v, 0)))
 	y := xb.Div(xb.Sub(x, rdBack(mean, dims, axes)), rdBack(xb.Add(std, ScalarLike(std, 1e-9)), dims, axes))
-	c.Set(0, y)
+	c.Set(0, nmRound(y, t))
 	return nil
 }
 

@@ -79,9 +79,21 @@ func lowerSoftmaxFamily(c *Ctx) error {
 func smApply(c *Ctx, x *xb.Op, axis int64) *xb.Op {
 	switch c.Node.Op {
 	case "LogSoftmax":
-		return smLogSoftmax(x, axis)
+		return smWide(x, func(x *xb.Op) *xb.Op { return smLogSoftmax(x, axis) })
 	case "Hardmax":
 		return smHardmax(c, x, axis)
 	}
-	return smSoftmax(x, axis)
+	return smWide(x, func(x *xb.Op) *xb.Op { return smSoftmax(x, axis) })
+}
+
+// smWide runs f on a float16/bfloat16 x in float32 and rounds the result
+// once, as ONNX Runtime's kernels do (bit for bit on float16); exp, sum and
+// divide each rounded to float16 are ulps away from it in half the
+// elements. Other types run as they are.
+func smWide(x *xb.Op, f func(*xb.Op) *xb.Op) *xb.Op {
+	t := x.DType()
+	if t != hlo.F16 && t != hlo.BF16 {
+		return f(x)
+	}
+	return xb.Convert(f(xb.Convert(x, hlo.F32)), t)
 }
