@@ -140,3 +140,83 @@ ENTRY e {
   ROOT t = (f32[3,2], f32[3,2]) tuple(a, b)
 }`), "")
 }
+
+// Nearest-neighbour upsampling lowered as broadcast + reshape (a new
+// dimension next to each spatial one, then merged into it) keeps the
+// channels-last frame, and so does a flattening reshape whose merged
+// dimensions stay in order; none of the transposes is left.
+func TestReshapeMoverSinksTransposesThroughUpsample(t *testing.T) {
+	const text = `HloModule m
+ENTRY e {
+  x = f32[1,3,3,4] parameter(0)
+  y = f32[1,6,6,4] parameter(1)
+  tx = f32[1,4,3,3] transpose(x), dimensions={0,3,1,2}
+  b1 = f32[1,4,3,2,3] broadcast(tx), dimensions={0,1,2,4}
+  r1 = f32[1,4,6,3] reshape(b1)
+  b2 = f32[1,4,6,3,2] broadcast(r1), dimensions={0,1,2,3}
+  r2 = f32[1,4,6,6] reshape(b2)
+  ty = f32[1,4,6,6] transpose(y), dimensions={0,3,1,2}
+  s = f32[1,4,6,6] add(r2, ty)
+  out = f32[1,6,6,4] transpose(s), dimensions={0,2,3,1}
+  one = f32[1,4,1,1] slice(ty), slice={[0:1], [0:4], [0:1], [0:1]}
+  flat = f32[1,4] reshape(one)
+  ROOT t = (f32[1,6,6,4], f32[1,4]) tuple(out, flat)
+}`
+	orig, err := hlotext.Parse(text, hlotext.Options{File: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := hlotext.Parse(text, hlotext.Options{File: t.Name()})
+	pl := &pass.Pipeline{Label: "test", Passes: []pass.Pass{opt.ReshapeMover}}
+	if _, err := pl.RunWith(m, pass.Options{Verify: true, CheckUnchanged: true}); err != nil {
+		t.Fatal(err)
+	}
+	if n := countOp(m, hlo.OpTranspose); n != 0 {
+		t.Errorf("%d transposes left, want 0", n)
+	}
+	args := eval.RandomArguments(orig, 3)
+	want, err := eval.Run(orig, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := eval.Run(m, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conformance.Compare(got, want, conformance.Tolerance{}); err != nil {
+		t.Error(err)
+	}
+}
+
+// A reshape merging the channel dimension with a spatial one does not
+// commute with the channels-last transpose: the values must not change.
+func TestReshapeMoverKeepsNonCommutingReshape(t *testing.T) {
+	const text = `HloModule m
+ENTRY e {
+  y = f32[1,3,3,4] parameter(0)
+  ty = f32[1,4,3,3] transpose(y), dimensions={0,3,1,2}
+  e = f32[1,4,3,3] exponential(ty)
+  ROOT cm = f32[1,12,3] reshape(e)
+}`
+	orig, err := hlotext.Parse(text, hlotext.Options{File: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := hlotext.Parse(text, hlotext.Options{File: t.Name()})
+	pl := &pass.Pipeline{Label: "test", Passes: []pass.Pass{opt.ReshapeMover}}
+	if _, err := pl.RunWith(m, pass.Options{Verify: true, CheckUnchanged: true}); err != nil {
+		t.Fatal(err)
+	}
+	args := eval.RandomArguments(orig, 5)
+	want, err := eval.Run(orig, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := eval.Run(m, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conformance.Compare(got, want, conformance.Tolerance{}); err != nil {
+		t.Error(err)
+	}
+}
