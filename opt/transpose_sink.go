@@ -70,7 +70,7 @@ func sinkTransposes(c *hlo.Computation, names *hlo.NameSet) (bool, error) {
 		mo := &tsMember{perm: perm, comp: len(parent)}
 		parent = append(parent, len(parent))
 		for _, o := range in.Operands {
-			if framed(o) != nil {
+			if mem[o] != nil && tsReadsPrimed(in, perm, o, mem) {
 				union(mo.comp, mem[o].comp)
 			}
 		}
@@ -171,8 +171,8 @@ func tsExits(c *hlo.Computation, in *hlo.Instruction, mem map[*hlo.Instruction]*
 		return true // an identity frame's exit costs nothing
 	}
 	for _, u := range users[in] {
-		if mem[u] != nil {
-			continue // u reads in's primed value
+		if mem[u] != nil && tsReadsPrimed(u, mem[u].perm, in, mem) {
+			continue
 		}
 		if u.Opcode == hlo.OpConvolution && len(u.Operands) == 2 {
 			continue // transpose folding names the dimensions
@@ -199,13 +199,24 @@ func tsFrame(in *hlo.Instruction, framed func(*hlo.Instruction) []int64) []int64
 		}
 		return mapDims(r, q)
 	case in.Opcode.IsElementwise() && in.Opcode != hlo.OpRng && len(in.Operands) > 0:
+		// The frame is that of the movable operands; a broadcast of a
+		// movable value in another frame is read as a plain broadcast.
 		var perm []int64
 		for _, o := range in.Operands {
-			if p := framed(o); p != nil {
+			if p := framed(o); p != nil && o.Opcode != hlo.OpBroadcast {
 				if perm != nil && !slices.Equal(perm, p) {
 					return nil
 				}
 				perm = p
+			}
+		}
+		for _, o := range in.Operands {
+			if p := framed(o); p != nil && perm == nil {
+				perm = p
+			}
+		}
+		for _, o := range in.Operands {
+			if p := framed(o); p != nil && slices.Equal(p, perm) {
 				continue
 			}
 			if o.Shape.Rank() == 0 || o.Opcode == hlo.OpBroadcast {
@@ -253,6 +264,16 @@ func tsFrame(in *hlo.Instruction, framed func(*hlo.Instruction) []int64) []int64
 		return framed(in.Operands[0])
 	case in.Opcode == hlo.OpPad, in.Opcode == hlo.OpSlice:
 		return framed(in.Operands[0])
+	case in.Opcode == hlo.OpBroadcast:
+		if p := framed(in.Operands[0]); p != nil {
+			perm, _, _ := tsBroadcastFrame(in, p)
+			return perm
+		}
+	case in.Opcode == hlo.OpReshape:
+		if p := framed(in.Operands[0]); p != nil {
+			perm, _ := tsReshapeFrame(in, p)
+			return perm
+		}
 	case in.Opcode == hlo.OpConcatenate:
 		var perm []int64
 		for _, o := range in.Operands {
@@ -282,10 +303,11 @@ func tsBuild(b *builder, in *hlo.Instruction, mo *tsMember, mem map[*hlo.Instruc
 		}
 		return in.Operands[0]
 	}
-	x := prime(in.Operands[0])
+	elementwise := in.Opcode.IsElementwise()
+	var x *hlo.Instruction
 	var p []int64 // the operands' frame
 	for _, o := range in.Operands {
-		if y := prime(o); y != nil {
+		if y := prime(o); y != nil && (!elementwise || slices.Equal(mem[o].perm, mo.perm)) {
 			x, p = y, mem[o].perm
 			break
 		}
@@ -295,6 +317,12 @@ func tsBuild(b *builder, in *hlo.Instruction, mo *tsMember, mem map[*hlo.Instruc
 	}
 	rank := len(p)
 	switch in.Opcode {
+	case hlo.OpBroadcast:
+		_, dims, shape := tsBroadcastFrame(in, p)
+		return b.broadcast(x, shape, dims)
+	case hlo.OpReshape:
+		_, shape := tsReshapeFrame(in, p)
+		return b.withShape(hlo.OpReshape, hlo.ArrayShape(in.Shape.DType, shape...), []*hlo.Instruction{x})
 	case hlo.OpReduce:
 		dims := mapDims(p, in.Dimensions())
 		slices.Sort(dims)
@@ -348,7 +376,7 @@ func tsBuild(b *builder, in *hlo.Instruction, mo *tsMember, mem map[*hlo.Instruc
 	inner := x.Shape.Dims
 	ops := make([]*hlo.Instruction, len(in.Operands))
 	for i, o := range in.Operands {
-		if y := prime(o); y != nil {
+		if y := prime(o); y != nil && slices.Equal(mem[o].perm, p) {
 			ops[i] = y
 			continue
 		}
@@ -378,4 +406,184 @@ func withAttr(attrs []hlo.Attr, name string, v any) []hlo.Attr {
 		}
 	}
 	return append(out, hlo.Attr{Name: name, Value: v})
+}
+
+// tsReadsPrimed reports whether u, a movable value in frame uperm, reads
+// its operand o's primed value (rather than o itself).
+func tsReadsPrimed(u *hlo.Instruction, uperm []int64, o *hlo.Instruction, mem map[*hlo.Instruction]*tsMember) bool {
+	om := mem[o]
+	if om == nil || isIota(om.perm) {
+		return false
+	}
+	if u.Opcode.IsElementwise() {
+		return slices.Equal(om.perm, uperm)
+	}
+	return true
+}
+
+// tsBroadcastFrame: in = broadcast(o, dims) with o in frame p. The new
+// dimensions travel with the operand dimension before them (leading ones
+// stay first), and the operand's dimensions take o's primed order, so an
+// upsampling broadcast next to a dimension stays next to it. It returns
+// in's frame, the primed broadcast's dimensions and its shape.
+func tsBroadcastFrame(in *hlo.Instruction, p []int64) (perm, dims, shape []int64) {
+	d := in.Dimensions()
+	R := in.Shape.Rank()
+	if len(d) != len(p) {
+		return nil, nil, nil
+	}
+	owner := make([]int, R) // operand dimension each output dimension travels with, -1 leading
+	opOf := make([]int, R)
+	for i := range opOf {
+		opOf[i] = -1
+	}
+	for i, od := range d {
+		opOf[od] = i
+	}
+	cur := -1
+	for k := range R {
+		if opOf[k] >= 0 {
+			cur = opOf[k]
+		}
+		owner[k] = cur
+	}
+	var order []int64
+	for k := range R {
+		if owner[k] == -1 {
+			order = append(order, int64(k))
+		}
+	}
+	inv := make([]int, len(p))
+	for i, j := range p {
+		inv[j] = i
+	}
+	for j := range p {
+		i := inv[j] // o dimension at primed position j
+		for k := range R {
+			if owner[k] == i {
+				order = append(order, int64(k))
+			}
+		}
+	}
+	perm = make([]int64, R)
+	shape = make([]int64, R)
+	for k, od := range order {
+		perm[od] = int64(k)
+		shape[k] = in.Shape.Dims[od]
+	}
+	dims = make([]int64, len(p))
+	for j := range p {
+		dims[j] = perm[d[inv[j]]]
+	}
+	return perm, dims, shape
+}
+
+// tsReshapeFrame: in = reshape(o) with o in frame p. The reshape splits
+// into groups of consecutive dimensions of equal size products; it
+// commutes with the transpose when each group's operand dimensions stay
+// consecutive and in order in o's primed value. It returns in's frame
+// and the primed reshape's shape, or nil.
+func tsReshapeFrame(in *hlo.Instruction, p []int64) (perm, shape []int64) {
+	src, dst := in.Operands[0].Shape.Dims, in.Shape.Dims
+	for _, v := range append(slices.Clone(src), dst...) {
+		if v <= 0 {
+			return nil, nil
+		}
+	}
+	type group struct{ in, out []int64 }
+	var groups []group
+	i, j := 0, 0
+	for i < len(src) || j < len(dst) {
+		var g group
+		pi, po := int64(1), int64(1)
+		if i < len(src) {
+			pi *= src[i]
+			g.in = append(g.in, int64(i))
+			i++
+		}
+		if j < len(dst) {
+			po *= dst[j]
+			g.out = append(g.out, int64(j))
+			j++
+		}
+		for pi != po {
+			if pi < po {
+				if i >= len(src) {
+					return nil, nil
+				}
+				pi *= src[i]
+				g.in = append(g.in, int64(i))
+				i++
+			} else {
+				if j >= len(dst) {
+					return nil, nil
+				}
+				po *= dst[j]
+				g.out = append(g.out, int64(j))
+				j++
+			}
+		}
+		if (len(g.in) == 0 || len(g.out) == 0) && len(groups) > 0 {
+			last := &groups[len(groups)-1]
+			last.in = append(last.in, g.in...)
+			last.out = append(last.out, g.out...)
+			continue
+		}
+		if len(g.in) == 0 || len(g.out) == 0 {
+			return nil, nil
+		}
+		groups = append(groups, g)
+	}
+	// Dimensions of size 1 may sit anywhere; the others' ranks in o's
+	// primed order must run consecutively within each group.
+	rankOf := make([]int64, len(src))
+	r := int64(0)
+	inv := make([]int, len(p))
+	for d, j := range p {
+		inv[j] = d
+	}
+	for _, d := range inv {
+		rankOf[d] = -1
+		if src[d] != 1 {
+			rankOf[d] = r
+			r++
+		}
+	}
+	key := make([]int64, len(groups))
+	for gi, g := range groups {
+		key[gi] = -1
+		prev := int64(-1)
+		for _, d := range g.in {
+			if rankOf[d] < 0 {
+				continue
+			}
+			if prev >= 0 && rankOf[d] != prev+1 {
+				return nil, nil
+			}
+			if prev < 0 {
+				key[gi] = rankOf[d]
+			}
+			prev = rankOf[d]
+		}
+	}
+	idx := make([]int, len(groups))
+	for k := range idx {
+		idx[k] = k
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return int(key[a] - key[b]) })
+	sorted := make([]group, len(groups))
+	for k, gi := range idx {
+		sorted[k] = groups[gi]
+	}
+	groups = sorted
+	perm = make([]int64, len(dst))
+	k := int64(0)
+	for _, g := range groups {
+		for _, od := range g.out {
+			perm[od] = k
+			shape = append(shape, dst[od])
+			k++
+		}
+	}
+	return perm, shape
 }
