@@ -748,7 +748,7 @@ func roundBF16(x float32) float32 {
 
 // applyOp computes one instruction over a tile; b is nil or ignored for
 // unary ops. The arithmetic ops run on the vector kernels, which give the
-// bits of plain Go loops; exp, tanh and logistic on the vector math
+// bits of plain Go loops; exp, tanh, logistic and erf on the vector math
 // kernels (at most 2 ulp from the correctly rounded value, against the
 // evaluator's 0.5); the rest compute in float64 and round once, as the
 // evaluator does.

@@ -1,6 +1,6 @@
 // Package jit compiles small elementwise float32 programs (a loop
 // fusion's body) to x86-64 machine code with AVX2 and FMA (and, for f32
-// programs with exp, tanh or logistic on machines with AVX-512 F and DQ,
+// programs with exp, tanh, logistic or erf on machines with AVX-512 F and DQ,
 // AVX-512 on 16-lane ZMM vectors), and runs them.
 //
 // A tile program (package cpu) runs a fusion one instruction at a time

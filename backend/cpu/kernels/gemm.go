@@ -73,6 +73,22 @@ func GemmEpilogueF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, t
 func GemmWholeRows(n int) bool { return n <= gemmNC }
 
 func gemmF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int, epi Epilogue, wholeRows bool) {
+	if m == 1 && n > sgemmNR && b.Row == 1 && (epi == nil || !wholeRows || !GemmWholeRows(n)) {
+		// One row times a B stored transposed (weights kept [n, k], as
+		// ONNX's Gemm with transB and an LSTM's have them): as cᵀ =
+		// Bᵀ·aᵀ, Bᵀ is a row-major n×k left operand the skinny path
+		// reads in place, where the GEMM packed all of B for one row
+		// (silero's 1×128 by 128×512: 118 µs, most of it packing).
+		bt := Strided[float32]{Data: b.Data, Row: b.Col, Col: 1}
+		at := Strided[float32]{Data: a.Data, Row: a.Col, Col: 1}
+		var te Epilogue
+		if epi != nil {
+			te = func(i, j, rows, cols int) { epi(j, i, cols, rows) }
+		}
+		if gemmSkinnyF32(n, 1, k, bt, at, c, 1, accumulate, threads, te) {
+			return
+		}
+	}
 	if gemmSkinnyF32(m, n, k, a, b, c, ldc, accumulate, threads, epi) {
 		return
 	}
