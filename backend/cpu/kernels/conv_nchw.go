@@ -182,9 +182,13 @@ func convPhases(p *ConvNCHW, in, kernel, out []float32, threads int) {
 			q.OutH, q.OutW = (p.OutH-a+lh-1)/lh, (p.OutW-b+lw-1)/lw
 			q.KH, q.KW = len(th), len(tw)
 			q.PadH, q.PadW, q.DilH, q.DilW = -sh.first, -sw.first, sh.step, sw.step
-			sub := make([]float32, p.Batch*p.OutChannels*q.OutH*q.OutW)
-			if q.KH > 0 && q.KW > 0 {
-				w := make([]float32, p.OutChannels*q.KH*q.KW*cin)
+			// Pooled scratch: fresh memory costs a page fault per 4 KiB
+			// (a detection head's 160×160 phases: 600 KB each).
+			sub := getBuf[float32](p.Batch * p.OutChannels * q.OutH * q.OutW)
+			if q.KH == 0 || q.KW == 0 {
+				clear(sub)
+			} else {
+				w := getBuf[float32](p.OutChannels * q.KH * q.KW * cin)
 				for o := range p.OutChannels {
 					for i, kh := range th {
 						for j, kw := range tw {
@@ -194,6 +198,7 @@ func convPhases(p *ConvNCHW, in, kernel, out []float32, threads int) {
 					}
 				}
 				ConvNCHWF32(&q, in, w, sub, threads)
+				putBuf(w)
 			}
 			subPixels := q.OutH * q.OutW
 			for bc := range p.Batch * p.OutChannels {
@@ -206,6 +211,7 @@ func convPhases(p *ConvNCHW, in, kernel, out []float32, threads int) {
 					}
 				}
 			}
+			putBuf(sub)
 		}
 	}
 }
