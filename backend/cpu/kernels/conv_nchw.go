@@ -47,6 +47,23 @@ func ConvNCHWF32(p *ConvNCHW, in, kernel, out []float32, threads int) {
 	}
 	pointwise := taps == 1 && p.StrideH == 1 && p.StrideW == 1 && p.PadH == 0 && p.PadW == 0 &&
 		p.OutH == p.InH && p.OutW == p.InW
+	items := p.Batch * p.Groups
+	if items > 1 && threads > 1 && GemmRunsInline(cout, pixels, k) && 2*items*cout*pixels*k >= gemmParallelFlops {
+		// Products each too small to split, several of them (a batch of
+		// two images): one thread each.
+		t := min(threads, items)
+		parallel(t, func(i int) {
+			q := *p
+			for it := i * items / t; it < (i+1)*items/t; it++ {
+				b, g := it/p.Groups, it%p.Groups
+				q.Batch, q.Groups, q.InChannels, q.OutChannels = 1, 1, cin, cout
+				lo := (b*p.InChannels + g*cin) * plane
+				olo := (b*p.OutChannels + g*cout) * pixels
+				ConvNCHWF32(&q, in[lo:lo+cin*plane], kernel[g*cout*k:(g+1)*cout*k], out[olo:olo+cout*pixels], 1)
+			}
+		})
+		return
+	}
 	for b := range p.Batch {
 		for g := range p.Groups {
 			c := out[(b*p.OutChannels+g*cout)*pixels:]
