@@ -247,10 +247,18 @@ type relayout struct {
 	// kernel, for an input, is the copy of the kernel the convolution
 	// reads (nil: none).
 	kernel *relayout
+	// fast, when set, is the copy for a channels-first image (NCHW to
+	// NHWC or back), blocked so the channels-last side stays in cache:
+	// the general box copy ran at about 1 GB/s on these.
+	fast func(dst, src []float32, threads int)
 }
 
 func (r *relayout) copy(dst, src []float32, threads int) {
 	if r.empty {
+		return
+	}
+	if r.fast != nil {
+		r.fast(dst, src, threads)
 		return
 	}
 	splitCopy(asWords(dst), asWords(src), &r.b, threads)
@@ -296,7 +304,27 @@ func inputRelayout(p *kernels.Conv, dn *hlo.ConvDimNumbers, l hlo.Shape) *relayo
 	}
 	r.channelsLast = &q
 	r.empty = !r.b.finish()
+	if batch, c, n, ok := channelsFirst(l.Dims, dn.InputBatch, dn.InputFeature, dn.InputSpatial); ok {
+		r.fast = func(dst, src []float32, threads int) { kernels.ChannelsLastF32(dst, src, batch, c, n, threads) }
+	}
 	return r
+}
+
+// channelsFirst reports whether dims with these batch, feature and
+// spatial dimensions are in (batch, feature, spatial...) order, and their
+// batch, channels and pixels.
+func channelsFirst(dims []int64, b, f int64, sp []int64) (batch, c, n int, ok bool) {
+	if b != 0 || f != 1 {
+		return 0, 0, 0, false
+	}
+	n = 1
+	for d, s := range sp {
+		if s != int64(d+2) {
+			return 0, 0, 0, false
+		}
+		n *= int(dims[s])
+	}
+	return int(dims[0]), int(dims[1]), n, true
 }
 
 // outputRelayout plans the copy of the kernel's (batch, spatial...,
@@ -315,6 +343,9 @@ func outputRelayout(dn *hlo.ConvDimNumbers, s hlo.Shape) *relayout {
 	}
 	r := &relayout{b: newBox(0, dims, dst, rowMajor(dims))}
 	r.empty = !r.b.finish()
+	if batch, c, n, ok := channelsFirst(s.Dims, dn.OutputBatch, dn.OutputFeature, dn.OutputSpatial); ok {
+		r.fast = func(dst, src []float32, threads int) { kernels.ChannelsFirstF32(dst, src, batch, c, n, threads) }
+	}
 	return r
 }
 

@@ -172,7 +172,8 @@ ENTRY e {
 // TestConvNCHW runs convolutions in ONNX's layouts (NCHW image, OIHW
 // kernel, NCHW result), which run as products of the kernel with the
 // image's im2col matrix, against the evaluator: strides, padding, kernel
-// dilation, input dilation (ConvTranspose), groups, 1×1 windows, the
+// dilation, input dilation (ConvTranspose), groups, 1×1 windows, wide
+// ones and RGB stems (copied channels-last for the direct kernel), the
 // kernel a parameter and a constant,
 // in f32 and bf16.
 func TestConvNCHW(t *testing.T) {
@@ -197,6 +198,16 @@ ENTRY e {
   x = f32[2,6,5,7] parameter(0)
   k = f32[4,3,3,3] parameter(1)
   ROOT c = f32[2,4,10,14] convolution(x, k), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, dim_labels=bf01_oi01->bf01, feature_group_count=2
+}`, `HloModule conv
+ENTRY e {
+  x = f32[2,16,9,11] parameter(0)
+  k = f32[40,16,3,3] parameter(1)
+  ROOT c = f32[2,40,5,11] convolution(x, k), window={size=3x3 stride=2x1 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+}`, `HloModule conv
+ENTRY e {
+  x = f32[2,3,20,30] parameter(0)
+  k = f32[8,3,3,3] parameter(1)
+  ROOT c = f32[2,8,10,15] convolution(x, k), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
 }`}
 	for range 40 {
 		cases = append(cases, convCase(rng, false, true))

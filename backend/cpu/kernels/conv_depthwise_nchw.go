@@ -122,3 +122,39 @@ func toChannelsFirst(dst, src []float32, c, n, plane int) {
 		}
 	}
 }
+
+// transposeBlock is the pixels a pass of ChannelsLastF32 and
+// ChannelsFirstF32 moves at once: their channels-last side (up to 256
+// channels: 256 KiB) stays in L2 while the planes stream.
+const transposeBlock = 256
+
+// ChannelsLastF32 copies batch images of c planes of n pixels (NCHW) into
+// dst channels-last (NHWC), threads splitting the pixels.
+func ChannelsLastF32(dst, src []float32, batch, c, n, threads int) {
+	transposeImages(batch, c, n, threads, func(b, lo, hi int) {
+		toChannelsLast(dst[(b*n+lo)*c:], src[b*c*n+lo:], c, hi-lo, n)
+	})
+}
+
+// ChannelsFirstF32 copies batch channels-last images (NHWC) of c channels
+// and n pixels into dst channels-first (NCHW).
+func ChannelsFirstF32(dst, src []float32, batch, c, n, threads int) {
+	transposeImages(batch, c, n, threads, func(b, lo, hi int) {
+		toChannelsFirst(dst[b*c*n+lo:], src[(b*n+lo)*c:], c, hi-lo, n)
+	})
+}
+
+func transposeImages(batch, c, n, threads int, f func(b, lo, hi int)) {
+	blocks := (n + transposeBlock - 1) / transposeBlock
+	tasks := batch * blocks
+	if batch*c*n < MinParallelWork {
+		threads = 1
+	}
+	threads = max(1, min(threads, tasks))
+	parallel(threads, func(t int) {
+		for task := t * tasks / threads; task < (t+1)*tasks/threads; task++ {
+			b, lo := task/blocks, task%blocks*transposeBlock
+			f(b, lo, min(n, lo+transposeBlock))
+		}
+	})
+}

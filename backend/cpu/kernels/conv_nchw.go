@@ -47,6 +47,23 @@ func ConvNCHWF32(p *ConvNCHW, in, kernel, out []float32, threads int) {
 	}
 	pointwise := taps == 1 && p.StrideH == 1 && p.StrideW == 1 && p.PadH == 0 && p.PadW == 0 &&
 		p.OutH == p.InH && p.OutW == p.InW
+	items := p.Batch * p.Groups
+	if items > 1 && threads > 1 && GemmRunsInline(cout, pixels, k) && 2*items*cout*pixels*k >= gemmParallelFlops {
+		// Products each too small to split, several of them (a batch of
+		// two images): one thread each.
+		t := min(threads, items)
+		parallel(t, func(i int) {
+			q := *p
+			for it := i * items / t; it < (i+1)*items/t; it++ {
+				b, g := it/p.Groups, it%p.Groups
+				q.Batch, q.Groups, q.InChannels, q.OutChannels = 1, 1, cin, cout
+				lo := (b*p.InChannels + g*cin) * plane
+				olo := (b*p.OutChannels + g*cout) * pixels
+				ConvNCHWF32(&q, in[lo:lo+cin*plane], kernel[g*cout*k:(g+1)*cout*k], out[olo:olo+cout*pixels], 1)
+			}
+		})
+		return
+	}
 	for b := range p.Batch {
 		for g := range p.Groups {
 			c := out[(b*p.OutChannels+g*cout)*pixels:]
@@ -182,9 +199,13 @@ func convPhases(p *ConvNCHW, in, kernel, out []float32, threads int) {
 			q.OutH, q.OutW = (p.OutH-a+lh-1)/lh, (p.OutW-b+lw-1)/lw
 			q.KH, q.KW = len(th), len(tw)
 			q.PadH, q.PadW, q.DilH, q.DilW = -sh.first, -sw.first, sh.step, sw.step
-			sub := make([]float32, p.Batch*p.OutChannels*q.OutH*q.OutW)
-			if q.KH > 0 && q.KW > 0 {
-				w := make([]float32, p.OutChannels*q.KH*q.KW*cin)
+			// Pooled scratch: fresh memory costs a page fault per 4 KiB
+			// (a detection head's 160×160 phases: 600 KB each).
+			sub := getBuf[float32](p.Batch * p.OutChannels * q.OutH * q.OutW)
+			if q.KH == 0 || q.KW == 0 {
+				clear(sub)
+			} else {
+				w := getBuf[float32](p.OutChannels * q.KH * q.KW * cin)
 				for o := range p.OutChannels {
 					for i, kh := range th {
 						for j, kw := range tw {
@@ -194,6 +215,7 @@ func convPhases(p *ConvNCHW, in, kernel, out []float32, threads int) {
 					}
 				}
 				ConvNCHWF32(&q, in, w, sub, threads)
+				putBuf(w)
 			}
 			subPixels := q.OutH * q.OutW
 			for bc := range p.Batch * p.OutChannels {
@@ -206,6 +228,7 @@ func convPhases(p *ConvNCHW, in, kernel, out []float32, threads int) {
 					}
 				}
 			}
+			putBuf(sub)
 		}
 	}
 }

@@ -137,3 +137,36 @@ func TestConvDepthwiseNCHW(t *testing.T) {
 		}
 	}
 }
+
+// TestConvNCHWItems covers products too small to split but together
+// worth two threads: a batch of two images in two groups, one thread a
+// product.
+func TestConvNCHWItems(t *testing.T) {
+	rng := rand.New(rand.NewPCG(37, 38))
+	p := &ConvNCHW{Batch: 2, Groups: 2, InChannels: 40, OutChannels: 60, InH: 22, InW: 22, OutH: 22, OutW: 22,
+		KH: 3, KW: 3, StrideH: 1, StrideW: 1, PadH: 1, PadW: 1, DilH: 1, DilW: 1, LhsH: 1, LhsW: 1}
+	cin, cout, taps, pixels := 20, 30, 9, 22*22
+	if !GemmRunsInline(cout, pixels, taps*cin) || 2*4*cout*pixels*taps*cin < gemmParallelFlops {
+		t.Fatal("the shape no longer makes small products worth two threads")
+	}
+	ref := &Conv{Batch: 2, InChannels: 40, OutChannels: 60, Groups: 2,
+		InSpatial: []int{22, 22}, OutSpatial: []int{22, 22}, Kernel: []int{3, 3},
+		Stride: []int{1, 1}, PadLo: []int{1, 1}, LhsDil: []int{1, 1}, RhsDil: []int{1, 1},
+		InBatchStride: 40 * pixels, InChannelStride: pixels, InSpatialStrides: []int{22, 1},
+		KernelInStride: 1, KernelOutStride: taps * cin, KernelSpatialStrides: []int{3 * cin, cin}}
+	in := randSlice[float32](2*40*pixels, rng)
+	kern := randSlice[float32](60*taps*cin, rng)
+	want := refConv(ref, in, kern)
+	out := make([]float32, 2*60*pixels)
+	ConvNCHWF32(p, in, kern, out, 2)
+	for b := range 2 {
+		for o := range 60 {
+			for px := range pixels {
+				got, w := float64(out[(b*60+o)*pixels+px]), want[(b*pixels+px)*60+o]
+				if !(math.Abs(got-w) <= 1e-4*(1+math.Abs(w))) {
+					t.Fatalf("out[%d,%d,%d] = %v, want %v", b, o, px, got, w)
+				}
+			}
+		}
+	}
+}
