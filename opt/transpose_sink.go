@@ -212,7 +212,7 @@ func tsExits(c *hlo.Computation, in *hlo.Instruction, mem map[*hlo.Instruction]*
 // movable values among its operands (framed returns their frames), or nil
 // if it is not movable.
 func tsFrame(in *hlo.Instruction, framed func(*hlo.Instruction) []int64, users map[*hlo.Instruction][]*hlo.Instruction) []int64 {
-	if !in.Shape.IsArray() || in.Shape.Rank() < 1 || len(in.ControlPredecessors) > 0 {
+	if !in.Shape.IsArray() || in.Shape.Rank() < 1 || in.Shape.IsDynamic() || len(in.ControlPredecessors) > 0 {
 		return nil
 	}
 	rank := in.Shape.Rank()
@@ -640,7 +640,7 @@ func tsReshapeFrame(in *hlo.Instruction, p []int64) (perm, shape, reorder []int6
 // reshape: that transpose then replaces o, so the reshape's result stays
 // in a frame (ConvTranspose tiles interleaved channels-last).
 func tsReframes(o *hlo.Instruction, reorder []int64, framed func(*hlo.Instruction) []int64, users map[*hlo.Instruction][]*hlo.Instruction) []int64 {
-	if reorder == nil || o.Opcode != hlo.OpTranspose || framed(o.Operands[0]) != nil || len(users[o]) != 1 || o == o.Parent.Root {
+	if reorder == nil || o.Opcode != hlo.OpTranspose || framed(o.Operands[0]) != nil || len(users[o]) != 1 || o.Parent == nil || o == o.Parent.Root {
 		return nil
 	}
 	return mapDims(o.Dimensions(), reorder)
