@@ -22,15 +22,25 @@ import (
 //     order the kept dimensions take, often none (a global average pool
 //     of an NHWC tensor read as NCHW);
 //   - reduce-window, pad and slice, their window, padding or slice renamed
-//     through p; concatenate of movable values of one frame, along p[dim].
+//     through p; concatenate of movable values of one frame, along p[dim];
+//   - broadcast: the new dimensions travel with the operand dimension
+//     before them (nearest-neighbour upsampling);
+//   - reshape, when its groups of merged or split dimensions stay in order
+//     in the frame (flattening NHWC read as NCHW to N,C,HW), or, for a
+//     transpose used only by the reshape, by transposing the transpose's
+//     operand into the order the groups need instead (ConvTranspose tiles
+//     interleaved with C innermost).
 //
 // Movable values joined by operand edges form a region. Rebuilding a
 // region in the primed frame leaves transposes only where a value of the
 // region has a user outside it (its "exits"; users that fold a transpose
-// into their dimension numbers, convolutions, and identity frames cost
-// nothing). A region is rebuilt when the elements its exits transpose are
-// no more than those its transposes did, so a convolution net lowered
-// channels-last keeps its transposes only at its edges.
+// into their dimension numbers, convolutions and dots whose free
+// dimensions keep their order, and identity frames cost nothing). A
+// region is rebuilt when the elements its exits transpose are no more
+// than those its transposes did (strictly fewer if it moves only past
+// reshapes and broadcasts, which could otherwise go back and forth), so a
+// convolution net lowered channels-last keeps its transposes only at its
+// edges. Every rewrite renames dimensions only: the values are the same.
 
 // tsMember is a movable value: prime is its v' (once built), perm its
 // frame (v dimension d is v' dimension perm[d]).
