@@ -22,15 +22,25 @@ import (
 //     order the kept dimensions take, often none (a global average pool
 //     of an NHWC tensor read as NCHW);
 //   - reduce-window, pad and slice, their window, padding or slice renamed
-//     through p; concatenate of movable values of one frame, along p[dim].
+//     through p; concatenate of movable values of one frame, along p[dim];
+//   - broadcast: the new dimensions travel with the operand dimension
+//     before them (nearest-neighbour upsampling);
+//   - reshape, when its groups of merged or split dimensions stay in order
+//     in the frame (flattening NHWC read as NCHW to N,C,HW), or, for a
+//     transpose used only by the reshape, by transposing the transpose's
+//     operand into the order the groups need instead (ConvTranspose tiles
+//     interleaved with C innermost).
 //
 // Movable values joined by operand edges form a region. Rebuilding a
 // region in the primed frame leaves transposes only where a value of the
 // region has a user outside it (its "exits"; users that fold a transpose
-// into their dimension numbers, convolutions, and identity frames cost
-// nothing). A region is rebuilt when the elements its exits transpose are
-// no more than those its transposes did, so a convolution net lowered
-// channels-last keeps its transposes only at its edges.
+// into their dimension numbers, convolutions and dots whose free
+// dimensions keep their order, and identity frames cost nothing). A
+// region is rebuilt when the elements its exits transpose are no more
+// than those its transposes did (strictly fewer if it moves only past
+// reshapes and broadcasts, which could otherwise go back and forth), so a
+// convolution net lowered channels-last keeps its transposes only at its
+// edges. Every rewrite renames dimensions only: the values are the same.
 
 // tsMember is a movable value: prime is its v' (once built), perm its
 // frame (v dimension d is v' dimension perm[d]).
@@ -62,8 +72,9 @@ func sinkTransposes(c *hlo.Computation, names *hlo.NameSet) (bool, error) {
 		}
 		return nil
 	}
+	users := c.Users()
 	for _, in := range c.Instructions {
-		perm := tsFrame(in, framed)
+		perm := tsFrame(in, framed, users)
 		if perm == nil {
 			continue
 		}
@@ -80,11 +91,11 @@ func sinkTransposes(c *hlo.Computation, names *hlo.NameSet) (bool, error) {
 	if len(order) == 0 {
 		return false, nil
 	}
-	users := c.Users()
 	// The cost of each region: elements transposed now and after.
 	type cost struct {
 		before, after int64
-		moves         bool // has a member that is not a transpose
+		moves         bool // has a member that computes (not a transpose, reshape or broadcast)
+		shapes        bool // has a reshape or broadcast member
 	}
 	costs := map[int]*cost{}
 	for _, in := range order {
@@ -95,20 +106,31 @@ func sinkTransposes(c *hlo.Computation, names *hlo.NameSet) (bool, error) {
 			k = &cost{}
 			costs[mo.comp] = k
 		}
-		if in.Opcode == hlo.OpTranspose {
+		switch in.Opcode {
+		case hlo.OpTranspose:
 			if !isIota(in.Dimensions()) {
 				k.before += in.Shape.NumElements()
 			}
-		} else {
+		case hlo.OpReshape, hlo.OpBroadcast:
+			k.shapes = true
+		default:
 			k.moves = true
 		}
-		if tsExits(c, in, mem, users) && !isIota(mo.perm) {
+		if in.Opcode == hlo.OpReshape {
+			o := in.Operands[0]
+			if _, _, reorder := tsReshapeFrame(in, mem[o].perm); reorder != nil && !isIota(mapDims(o.Dimensions(), reorder)) {
+				k.after += o.Shape.NumElements() // the new transpose of o's source
+			}
+		}
+		if _, costly := tsExits(c, in, mem, users); costly {
 			k.after += in.Shape.NumElements()
 		}
 	}
 	apply := map[int]bool{}
 	for id, k := range costs {
-		if k.moves && k.after <= k.before {
+		// Equal costs are worth moving past computation only: moving past
+		// reshapes alone could go back and forth.
+		if k.moves && k.after <= k.before || k.shapes && k.after < k.before {
 			apply[id] = true
 		}
 	}
@@ -127,15 +149,21 @@ func sinkTransposes(c *hlo.Computation, names *hlo.NameSet) (bool, error) {
 			return false, b.err
 		}
 		if mo.prime == nil {
-			return false, nil // unreachable: tsFrame checked the forms
+			// Not expected (tsFrame checked the forms): leave the region
+			// as it is; what was built for it is dead.
+			apply[mo.comp] = false
+			continue
 		}
-		if tsExits(c, in, mem, users) {
+		if exit, _ := tsExits(c, in, mem, users); exit {
 			exits = append(exits, in)
 		}
 	}
 	changed := false
 	for _, in := range exits {
 		mo := mem[in]
+		if !apply[mo.comp] {
+			continue
+		}
 		var repl *hlo.Instruction
 		switch {
 		case isIota(mo.perm):
@@ -155,7 +183,6 @@ func sinkTransposes(c *hlo.Computation, names *hlo.NameSet) (bool, error) {
 	// Members used only inside their region are now dead; the rebuilt
 	// values replaced them.
 	if b.added {
-		changed = true
 		if err := c.SortTopologically(); err != nil {
 			return changed, err
 		}
@@ -165,28 +192,37 @@ func sinkTransposes(c *hlo.Computation, names *hlo.NameSet) (bool, error) {
 }
 
 // tsExits reports whether in (a movable value) has a user outside the
-// movable values that needs it in its own frame (or is the root).
-func tsExits(c *hlo.Computation, in *hlo.Instruction, mem map[*hlo.Instruction]*tsMember, users map[*hlo.Instruction][]*hlo.Instruction) bool {
-	if in == c.Root || isIota(mem[in].perm) {
-		return true // an identity frame's exit costs nothing
+// movable values that needs it in its own frame, or is the root (exit:
+// its uses are replaced), and whether that costs a transpose (users that
+// fold a transpose into their dimension numbers, and identity frames, do
+// not).
+func tsExits(c *hlo.Computation, in *hlo.Instruction, mem map[*hlo.Instruction]*tsMember, users map[*hlo.Instruction][]*hlo.Instruction) (exit, costly bool) {
+	free := isIota(mem[in].perm)
+	if in == c.Root {
+		return true, !free
 	}
 	for _, u := range users[in] {
 		if mem[u] != nil && tsReadsPrimed(u, mem[u].perm, in, mem) {
 			continue
 		}
-		if u.Opcode == hlo.OpConvolution && len(u.Operands) == 2 {
-			continue // transpose folding names the dimensions
+		exit = true
+		switch {
+		case free:
+		case u.Opcode == hlo.OpConvolution && len(u.Operands) == 2:
+			// transpose folding names the dimensions
+		case u.Opcode == hlo.OpDot && tsDotFolds(u, in, mem[in].perm):
+		default:
+			costly = true
 		}
-		return true
 	}
-	return false
+	return exit, costly
 }
 
 // tsFrame returns the frame in's value would have if rebuilt from the
 // movable values among its operands (framed returns their frames), or nil
 // if it is not movable.
-func tsFrame(in *hlo.Instruction, framed func(*hlo.Instruction) []int64) []int64 {
-	if !in.Shape.IsArray() || in.Shape.Rank() < 1 || len(in.ControlPredecessors) > 0 {
+func tsFrame(in *hlo.Instruction, framed func(*hlo.Instruction) []int64, users map[*hlo.Instruction][]*hlo.Instruction) []int64 {
+	if !in.Shape.IsArray() || in.Shape.Rank() < 1 || in.Shape.IsDynamic() || len(in.ControlPredecessors) > 0 {
 		return nil
 	}
 	rank := in.Shape.Rank()
@@ -271,7 +307,10 @@ func tsFrame(in *hlo.Instruction, framed func(*hlo.Instruction) []int64) []int64
 		}
 	case in.Opcode == hlo.OpReshape:
 		if p := framed(in.Operands[0]); p != nil {
-			perm, _ := tsReshapeFrame(in, p)
+			perm, _, reorder := tsReshapeFrame(in, p)
+			if reorder != nil && (isIota(reorder) || tsReframes(in.Operands[0], reorder, framed, users) == nil) {
+				return nil // (an identity reorder would rebuild o itself)
+			}
 			return perm
 		}
 	case in.Opcode == hlo.OpConcatenate:
@@ -321,7 +360,14 @@ func tsBuild(b *builder, in *hlo.Instruction, mo *tsMember, mem map[*hlo.Instruc
 		_, dims, shape := tsBroadcastFrame(in, p)
 		return b.broadcast(x, shape, dims)
 	case hlo.OpReshape:
-		_, shape := tsReshapeFrame(in, p)
+		_, shape, reorder := tsReshapeFrame(in, p)
+		if reorder != nil {
+			o := in.Operands[0]
+			x = o.Operands[0]
+			if q := mapDims(o.Dimensions(), reorder); !isIota(q) {
+				x = b.add(hlo.OpTranspose, []*hlo.Instruction{x}, hlo.Attr{Name: "dimensions", Value: q})
+			}
+		}
 		return b.withShape(hlo.OpReshape, hlo.ArrayShape(in.Shape.DType, shape...), []*hlo.Instruction{x})
 	case hlo.OpReduce:
 		dims := mapDims(p, in.Dimensions())
@@ -483,11 +529,11 @@ func tsBroadcastFrame(in *hlo.Instruction, p []int64) (perm, dims, shape []int64
 // commutes with the transpose when each group's operand dimensions stay
 // consecutive and in order in o's primed value. It returns in's frame
 // and the primed reshape's shape, or nil.
-func tsReshapeFrame(in *hlo.Instruction, p []int64) (perm, shape []int64) {
+func tsReshapeFrame(in *hlo.Instruction, p []int64) (perm, shape, reorder []int64) {
 	src, dst := in.Operands[0].Shape.Dims, in.Shape.Dims
 	for _, v := range append(slices.Clone(src), dst...) {
 		if v <= 0 {
-			return nil, nil
+			return nil, nil, nil
 		}
 	}
 	type group struct{ in, out []int64 }
@@ -509,14 +555,14 @@ func tsReshapeFrame(in *hlo.Instruction, p []int64) (perm, shape []int64) {
 		for pi != po {
 			if pi < po {
 				if i >= len(src) {
-					return nil, nil
+					return nil, nil, nil
 				}
 				pi *= src[i]
 				g.in = append(g.in, int64(i))
 				i++
 			} else {
 				if j >= len(dst) {
-					return nil, nil
+					return nil, nil, nil
 				}
 				po *= dst[j]
 				g.out = append(g.out, int64(j))
@@ -530,7 +576,7 @@ func tsReshapeFrame(in *hlo.Instruction, p []int64) (perm, shape []int64) {
 			continue
 		}
 		if len(g.in) == 0 || len(g.out) == 0 {
-			return nil, nil
+			return nil, nil, nil
 		}
 		groups = append(groups, g)
 	}
@@ -550,6 +596,7 @@ func tsReshapeFrame(in *hlo.Instruction, p []int64) (perm, shape []int64) {
 		}
 	}
 	key := make([]int64, len(groups))
+	commutes := true
 	for gi, g := range groups {
 		key[gi] = -1
 		prev := int64(-1)
@@ -558,9 +605,9 @@ func tsReshapeFrame(in *hlo.Instruction, p []int64) (perm, shape []int64) {
 				continue
 			}
 			if prev >= 0 && rankOf[d] != prev+1 {
-				return nil, nil
+				commutes = false
 			}
-			if prev < 0 {
+			if key[gi] < 0 || rankOf[d] < key[gi] {
 				key[gi] = rankOf[d]
 			}
 			prev = rankOf[d]
@@ -585,5 +632,46 @@ func tsReshapeFrame(in *hlo.Instruction, p []int64) (perm, shape []int64) {
 			k++
 		}
 	}
-	return perm, shape
+	if commutes {
+		return perm, shape, nil
+	}
+	// The groups in this order need o's dimensions in another order: a
+	// new transpose of o's source (see tsReframes).
+	for _, g := range groups {
+		reorder = append(reorder, g.in...)
+	}
+	return perm, shape, reorder
+}
+
+// tsReframes returns, for a reshape whose groups do not commute with its
+// operand o's frame, the permutation of the transpose of o's source that
+// lays the groups out in order (o dimension reorder[k] at position k), if
+// o is a transpose of a value outside the frames used only by the
+// reshape: that transpose then replaces o, so the reshape's result stays
+// in a frame (ConvTranspose tiles interleaved channels-last).
+func tsReframes(o *hlo.Instruction, reorder []int64, framed func(*hlo.Instruction) []int64, users map[*hlo.Instruction][]*hlo.Instruction) []int64 {
+	if reorder == nil || o.Opcode != hlo.OpTranspose || framed(o.Operands[0]) != nil || len(users[o]) != 1 || o.Parent == nil || o == o.Parent.Root {
+		return nil
+	}
+	return mapDims(o.Dimensions(), reorder)
+}
+
+// tsDotFolds reports whether transpose folding will fold a transpose by
+// perm of dot u's operand in (see foldDotOperand).
+func tsDotFolds(u, in *hlo.Instruction, perm []int64) bool {
+	if len(u.Operands) != 2 || u.HasAttr("sparsity") {
+		return false
+	}
+	for i, side := range []string{"lhs", "rhs"} {
+		if u.Operands[i] != in {
+			continue
+		}
+		batch, _ := u.Ints(side + "_batch_dims")
+		contract, _ := u.Ints(side + "_contracting_dims")
+		free := complement(len(perm), append(slices.Clone(batch), contract...))
+		if !slices.IsSorted(mapDims(perm, free)) {
+			return false
+		}
+	}
+	return true
 }

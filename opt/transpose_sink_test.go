@@ -1,6 +1,8 @@
 package opt_test
 
 import (
+	"slices"
+
 	"testing"
 
 	"github.com/axle-ml/axle/conformance"
@@ -218,5 +220,60 @@ ENTRY e {
 	}
 	if err := conformance.Compare(got, want, conformance.Tolerance{}); err != nil {
 		t.Error(err)
+	}
+}
+
+// ConvTranspose as tiles: a matrix product's result laid out NHW C kh kw,
+// interleaved into NCHW by one transpose and a reshape, then batch-norm
+// and a flattening reshape into the next matrix product. The transpose is
+// rebuilt channels-last (kh, kw interleaved with H and W, C innermost),
+// the rest follows in that frame, and the last transpose folds into the
+// dot: one transpose stays, moving C innermost.
+func TestReshapeMoverReframesTileInterleave(t *testing.T) {
+	const text = `HloModule m
+ENTRY e {
+  x = f32[1,3,3,4,2,2] parameter(0)
+  sc = f32[4] parameter(1)
+  w = f32[4,5] parameter(2)
+  tx = f32[1,4,3,2,3,2] transpose(x), dimensions={0,3,1,4,2,5}
+  r = f32[1,4,6,6] reshape(tx)
+  bsc = f32[1,4,6,6] broadcast(sc), dimensions={1}
+  m = f32[1,4,6,6] multiply(r, bsc)
+  f = f32[1,4,36] reshape(m)
+  ROOT d = f32[1,36,5] dot(f, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`
+	orig, err := hlotext.Parse(text, hlotext.Options{File: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := hlotext.Parse(text, hlotext.Options{File: t.Name()})
+	pl := &pass.Pipeline{Label: "test", Passes: []pass.Pass{opt.ReshapeMover, opt.TransposeFolding, opt.DCE}}
+	if _, err := pl.RunWith(m, pass.Options{Verify: true, CheckUnchanged: true}); err != nil {
+		t.Fatal(err)
+	}
+	var ts []*hlo.Instruction
+	for _, in := range m.Entry.Instructions {
+		if in.Opcode == hlo.OpTranspose {
+			ts = append(ts, in)
+		}
+	}
+	if len(ts) != 1 || !slices.Equal(ts[0].Dimensions(), []int64{0, 1, 4, 2, 5, 3}) {
+		t.Errorf("transposes %v, want one with dimensions={0,1,4,2,5,3}", ts)
+	}
+	args := eval.RandomArguments(orig, 11)
+	want, err := eval.Run(orig, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := eval.Run(m, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conformance.Compare(got, want, conformance.Tolerance{Atol: 1e-5, Rtol: 1e-5}); err != nil {
+		t.Error(err)
+	}
+	// A second run of the mover finds nothing to do.
+	if changed, err := (&pass.Pipeline{Label: "again", Passes: []pass.Pass{opt.ReshapeMover}}).RunWith(m, pass.Options{Verify: true}); err != nil || changed {
+		t.Errorf("second run: changed %v, err %v", changed, err)
 	}
 }
