@@ -35,6 +35,12 @@ func TestReductionFusion(t *testing.T) {
 		text    string
 		reduces int
 		atol    float64 // the evaluator sums rows sequentially in f32
+		// noOpt compiles the module as written: the standard pipeline's
+		// transpose sinking turns a reduction of a transposed operand
+		// into one over the operand's middle dimensions, a form the
+		// reduction fusion does not take yet; the case is about the
+		// fusion's transposed reads.
+		noOpt bool
 	}{
 		"softmax": {`HloModule softmax` + reductionBodies + `
 ENTRY main {
@@ -48,7 +54,7 @@ ENTRY main {
   s = f32[37] reduce(e, zero), dimensions={1}, to_apply=add
   sb = f32[37,300] broadcast(s), dimensions={0}
   ROOT p = f32[37,300] divide(e, sb)
-}`, 0, 1e-6}, // one row program (tile_row_test.go)
+}`, 0, 1e-6, false}, // one row program (tile_row_test.go)
 		"trailing dims, parameter init, transposed input": {`HloModule t` + reductionBodies + `
 ENTRY main {
   a = f32[5,7,9,11] parameter(0)
@@ -56,7 +62,7 @@ ENTRY main {
   t = f32[5,11,9,7] transpose(a), dimensions={0,3,2,1}
   sq = f32[5,11,9,7] multiply(t, t)
   ROOT r = f32[5,11] reduce(sq, init), dimensions={2,3}, to_apply=add
-}`, 1, 1e-5},
+}`, 1, 1e-5, true},
 		"product of a whole array": {`HloModule p` + reductionBodies + `
 ENTRY main {
   a = f32[3,50] parameter(0)
@@ -65,19 +71,19 @@ ENTRY main {
   hb = f32[3,50] broadcast(h), dimensions={}
   c = f32[3,50] clamp(hb, a, hb)
   ROOT r = f32[] reduce(c, one), dimensions={0,1}, to_apply=mul
-}`, 1, 1e-6},
+}`, 1, 1e-6, false},
 		"large rows over threads": {`HloModule l` + reductionBodies + `
 ENTRY main {
   a = f32[64,20000] parameter(0)
   zero = f32[] constant(0)
   ROOT r = f32[64] reduce(a, zero), dimensions={1}, to_apply=add
-}`, 1, 2e-3},
+}`, 1, 2e-3, false},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			var first *hlo.Literal
 			for threads := 1; threads <= 3; threads++ {
-				m, x := compileText(t, c.text, Options{Threads: threads, Poison: true})
+				m, x := compileText(t, c.text, Options{Threads: threads, Poison: true, NoOptimize: c.noOpt})
 				if x.Lowering["reduce-fusion"] != c.reduces {
 					t.Fatalf("lowering %v, want %d reduce fusions", x.Lowering, c.reduces)
 				}
