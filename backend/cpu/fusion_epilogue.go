@@ -17,9 +17,11 @@ import (
 // the product is never written out and read back.
 //
 // The product is folded only when
-//   - it runs on the (batched) GEMM in f32, or on the convolution kernel
-//     with a channels-last output, so the fusion's flat index is the
-//     kernel's C index;
+//   - it runs on the (batched) GEMM in f32, on the convolution kernel
+//     with a channels-last output, or on a channels-first (NCHW)
+//     convolution kernel, whose C is the output's [batch·channels,
+//     pixels] rows as they lie (a per-channel bias is a per-row value),
+//     so the fusion's flat index is the kernel's C index;
 //   - the fusion is its only reader (its value is not needed elsewhere,
 //     and nothing computes it twice) and has its dimensions and type f32,
 //     so the fusion's buffer can be C;
@@ -106,6 +108,9 @@ func epilogueFits(d *hlo.Instruction, p *tileProg, k int) bool {
 		g, _ := planDot(d)
 		return p.rowLen == g.n && kernels.GemmWholeRows(g.n)
 	case hlo.OpConvolution:
+		if convNCHWProducer(d) {
+			return false // its rows are channels, not the fusion's rows
+		}
 		c, _, _, _ := planConv(d)
 		return p.rowLen == c.OutChannels && kernels.ConvWholeRows(c)
 	}
@@ -119,8 +124,25 @@ func runsInline(d *hlo.Instruction) bool {
 		g, _ := planDot(d)
 		return kernels.GemmRunsInline(g.m, g.n, g.k)
 	}
+	if p, _, ok := planConvNCHW(d); ok {
+		return kernels.ConvNCHWRunsInline(p)
+	}
+	if q, _, ok := planConvDepthwiseNCHW(d); ok {
+		return kernels.ConvDepthwiseNCHWRunsInline(q)
+	}
 	p, relayIn, _, _ := planConv(d)
 	return kernels.ConvRunsInline(relayIn.conv(p))
+}
+
+// convNCHWProducer reports whether convolution d runs on a
+// channels-first kernel (lower_conv_nchw.go), whose output is the matrix
+// [batch·channels, pixels] an epilogue finishes by rows of channels.
+func convNCHWProducer(d *hlo.Instruction) bool {
+	if _, _, ok := planConvNCHW(d); ok {
+		return true
+	}
+	_, _, ok := planConvDepthwiseNCHW(d)
+	return ok
 }
 
 // outputProducer: a product whose kernel can hand its output blocks to
@@ -139,6 +161,9 @@ func outputProducer(d *hlo.Instruction) bool {
 		_, ok := planDot(d)
 		return ok
 	case hlo.OpConvolution:
+		if convNCHWProducer(d) {
+			return true
+		}
 		_, _, relayOut, ok := planConv(d)
 		return ok && relayOut == nil
 	}

@@ -615,3 +615,33 @@ ENTRY e {
 	checkEpilogue(t, fmt.Sprintf(text, 32, 1), map[string]int{"conv+epilogue": 1})
 	checkEpilogue(t, fmt.Sprintf(text, 16, 2), map[string]int{"conv+epilogue": 0, "conv": 1})
 }
+
+// Convolution with bias and ReLU on the channels-first (NCHW) kernels:
+// the output is the matrix [batch·channels, pixels] and the bias a
+// per-row value. The GEMM kernel (3×3 with few output channels, 1×1,
+// groups, a batch of small products, one split over threads, a
+// transposed convolution), and the depthwise kernel.
+func TestEpilogueConvNCHW(t *testing.T) {
+	const nchw, dw = "conv_nchw+epilogue", "conv_dw_nchw+epilogue"
+	cases := []struct {
+		name, in, kernel, out string
+		features              int
+		attrs, lowering       string
+	}{
+		{"3x3", "[2,16,9,7]", "[5,16,3,3]", "[2,5,9,7]", 5, "window={size=3x3 pad=1_1x1_1}", nchw},
+		{"3x3 big", "[1,16,64,48]", "[12,16,3,3]", "[1,12,64,48]", 12, "window={size=3x3 pad=1_1x1_1}", nchw},
+		{"1x1", "[1,24,20,20]", "[40,24,1,1]", "[1,40,20,20]", 40, "window={size=1x1}", nchw},
+		{"1x1 big", "[1,64,48,48]", "[48,64,1,1]", "[1,48,48,48]", 48, "window={size=1x1}", nchw},
+		{"groups", "[2,32,12,12]", "[8,16,3,3]", "[2,8,12,12]", 8, "window={size=3x3 pad=1_1x1_1}, feature_group_count=2", nchw},
+		{"batch", "[4,16,24,24]", "[8,16,3,3]", "[4,8,24,24]", 8, "window={size=3x3 pad=1_1x1_1}", nchw},
+		{"transposed", "[1,16,10,10]", "[6,16,2,2]", "[1,6,20,20]", 6, "window={size=2x2 pad=1_1x1_1 lhs_dilate=2x2}", nchw},
+		{"depthwise", "[2,8,10,10]", "[8,1,3,3]", "[2,8,10,10]", 8, "window={size=3x3 pad=1_1x1_1}, feature_group_count=8", dw},
+		{"depthwise big", "[1,32,80,80]", "[32,1,3,3]", "[1,32,40,40]", 32, "window={size=3x3 stride=2x2 pad=1_1x1_1}, feature_group_count=32", dw},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			text := fmt.Sprintf(convLayer, c.in, c.kernel, c.out, c.features, c.attrs+", dim_labels=bf01_oi01->bf01", 1)
+			checkEpilogue(t, text, map[string]int{c.lowering: 1, "conv": 0})
+		})
+	}
+}

@@ -17,19 +17,34 @@ import (
 // stride 1) runs phase by phase without the holes. Depthwise
 // convolutions keep their own kernel.
 func (x *Executable) lowerConvNCHW(in *hlo.Instruction) (kernelFunc, bool) {
-	p, kr, ok := planConvNCHW(in)
+	return x.convNCHW(in, in.Operands[1], []int{0, 1}, nil)
+}
+
+// convNCHW runs channels-first convolution d, its image and kernel
+// operands ops of the kernel function's, kernel the kernel's
+// instruction; e (nil: none) finishes the output's [channels, pixels]
+// rows as they are final (lower_epilogue.go).
+func (x *Executable) convNCHW(d, kernel *hlo.Instruction, ops []int, e *epilogue) (kernelFunc, bool) {
+	p, kr, ok := planConvNCHW(d)
 	if !ok {
 		return nil, false
 	}
 	threads := x.threads
-	cw := constantWeights(in.Operands[1])
-	return func(out *hlo.Literal, ops []*hlo.Literal) error {
-		src, releaseIn := asF32(ops[0], threads)
+	cw := constantWeights(kernel)
+	return func(out *hlo.Literal, args []*hlo.Literal) error {
+		src, releaseIn := asF32(args[ops[0]], threads)
 		defer releaseIn()
-		w, _, releaseW := cw.weights(ops[1], kr, threads)
+		w, _, releaseW := cw.weights(args[ops[1]], kr, threads)
 		defer releaseW()
 		c, finish := f32Into(out, threads)
-		kernels.ConvNCHWF32(p, src, w, c, threads)
+		var epi kernels.Epilogue
+		if e != nil {
+			var err error
+			if epi, err = e.bind(args, c, p.OutH*p.OutW); err != nil {
+				return err
+			}
+		}
+		kernels.ConvNCHWEpilogueF32(p, src, w, c, threads, epi)
 		finish()
 		return nil
 	}, true
@@ -139,9 +154,16 @@ func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
 // (kernels.ConvDepthwiseNCHWF32), its kernel copied channels-minor
 // (once, for a constant).
 func (x *Executable) lowerConvDepthwiseNCHW(in *hlo.Instruction) (kernelFunc, bool) {
+	return x.convDepthwiseNCHW(in, in.Operands[1], []int{0, 1}, nil)
+}
+
+// planConvDepthwiseNCHW describes a depthwise convolution of a
+// channels-first image into a channels-first result to
+// kernels.ConvDepthwiseNCHWF32, with the copy of its kernel.
+func planConvDepthwiseNCHW(in *hlo.Instruction) (*kernels.Conv, *relayout, bool) {
 	p, relayIn, _, ok := planConv(in)
 	if !ok || relayIn == nil || relayIn.empty {
-		return nil, false
+		return nil, nil, false
 	}
 	q := *p
 	if kr := relayIn.kernel; kr != nil {
@@ -151,17 +173,33 @@ func (x *Executable) lowerConvDepthwiseNCHW(in *hlo.Instruction) (kernelFunc, bo
 	dn := in.ConvDims()
 	if !kernels.CanConvDepthwiseNCHW(&q) || dn.OutputBatch != 0 || dn.OutputFeature != 1 ||
 		!slices.Equal(dn.OutputSpatial, []int64{2, 3}) {
+		return nil, nil, false
+	}
+	return &q, relayIn.kernel, true
+}
+
+// convDepthwiseNCHW is convNCHW for a depthwise convolution.
+func (x *Executable) convDepthwiseNCHW(d, kernel *hlo.Instruction, ops []int, e *epilogue) (kernelFunc, bool) {
+	q, kr, ok := planConvDepthwiseNCHW(d)
+	if !ok {
 		return nil, false
 	}
-	kr, threads := relayIn.kernel, x.threads
-	cw := constantWeights(in.Operands[1])
-	return func(out *hlo.Literal, ops []*hlo.Literal) error {
-		src, releaseIn := asF32(ops[0], threads)
+	threads := x.threads
+	cw := constantWeights(kernel)
+	return func(out *hlo.Literal, args []*hlo.Literal) error {
+		src, releaseIn := asF32(args[ops[0]], threads)
 		defer releaseIn()
-		w, _, releaseW := cw.weights(ops[1], kr, threads)
+		w, _, releaseW := cw.weights(args[ops[1]], kr, threads)
 		defer releaseW()
 		c, finish := f32Into(out, threads)
-		kernels.ConvDepthwiseNCHWF32(&q, src, w, c, threads)
+		var epi kernels.Epilogue
+		if e != nil {
+			var err error
+			if epi, err = e.bind(args, c, q.OutSpatial[0]*q.OutSpatial[1]); err != nil {
+				return err
+			}
+		}
+		kernels.ConvDepthwiseNCHWEpilogueF32(q, src, w, c, threads, epi)
 		finish()
 		return nil
 	}, true

@@ -53,6 +53,12 @@ func (x *Executable) lowerOutputFusion(in *hlo.Instruction) (kernelFunc, string,
 		g, _ := planDot(d)
 		return x.gemmEpilogue(g, ops, e), "gemm+epilogue", nil
 	}
+	if k, ok := x.convNCHW(d, in.Operands[ops[1]], ops, e); ok {
+		return k, "conv_nchw+epilogue", nil
+	}
+	if k, ok := x.convDepthwiseNCHW(d, in.Operands[ops[1]], ops, e); ok {
+		return k, "conv_dw_nchw+epilogue", nil
+	}
 	p, relayIn, _, _ := planConv(d)
 	return x.convEpilogue(p, relayIn, ops, e, constantWeights(in.Operands[ops[1]])), "conv+epilogue", nil
 }

@@ -28,6 +28,23 @@ const depthwiseStrip = 16 << 10
 // (CanConvDepthwiseNCHW) into out, [Batch, OutChannels, OutSpatial...]
 // row-major.
 func ConvDepthwiseNCHWF32(p *Conv, in, kernel, out []float32, threads int) {
+	ConvDepthwiseNCHWEpilogueF32(p, in, kernel, out, threads, nil)
+}
+
+// ConvDepthwiseNCHWRunsInline reports whether ConvDepthwiseNCHWF32 runs
+// p on one goroutine.
+func ConvDepthwiseNCHWRunsInline(p *Conv) bool {
+	flops := 2 * p.OutChannels * p.Batch
+	for d, o := range p.OutSpatial {
+		flops *= o * p.Kernel[d]
+	}
+	return flops < gemmParallelFlops
+}
+
+// ConvDepthwiseNCHWEpilogueF32 computes p like ConvDepthwiseNCHWF32 and
+// hands each strip of each channel to epi (nil: none) once it is in
+// place, out seen as the matrix [Batch·OutChannels, OutH·OutW].
+func ConvDepthwiseNCHWEpilogueF32(p *Conv, in, kernel, out []float32, threads int, epi Epilogue) {
 	c, o := p.InChannels, p.OutChannels
 	h, w := p.InSpatial[0], p.InSpatial[1]
 	oh, ow := p.OutSpatial[0], p.OutSpatial[1]
@@ -57,6 +74,9 @@ func ConvDepthwiseNCHWF32(p *Conv, in, kernel, out []float32, threads int) {
 			if n == 0 { // the strip's windows lie in the padding
 				for ch := range o {
 					clear(dst[ch*oh*ow+o0*ow : ch*oh*ow+o1*ow])
+					if epi != nil {
+						epi(b*o+ch, o0*ow, 1, (o1-o0)*ow)
+					}
 				}
 				continue
 			}
@@ -73,6 +93,11 @@ func ConvDepthwiseNCHWF32(p *Conv, in, kernel, out []float32, threads int) {
 			obuf = grow(obuf, m*o)
 			convDepthwise(&q, buf, kernel, obuf, 1, nil)
 			toChannelsFirst(dst[o0*ow:], obuf, o, m, oh*ow)
+			if epi != nil {
+				for ch := range o {
+					epi(b*o+ch, o0*ow, 1, m)
+				}
+			}
 		}
 	})
 }

@@ -33,8 +33,20 @@ type ConvNCHW struct {
 
 // ConvNCHWF32 computes convolution p; threads split each product.
 func ConvNCHWF32(p *ConvNCHW, in, kernel, out []float32, threads int) {
+	ConvNCHWEpilogueF32(p, in, kernel, out, threads, nil)
+}
+
+// ConvNCHWEpilogueF32 computes convolution p like ConvNCHWF32 and hands
+// every block of out to epi (nil: none) as soon as it is final, out
+// seen as the matrix [Batch·OutChannels, OutH·OutW]: a channel of an
+// image is a row, so a per-channel bias is a per-row value. A transposed
+// convolution (input dilation) hands over all of out at the end.
+func ConvNCHWEpilogueF32(p *ConvNCHW, in, kernel, out []float32, threads int, epi Epilogue) {
 	if max(p.LhsH, 1) > 1 || max(p.LhsW, 1) > 1 {
 		convPhases(p, in, kernel, out, threads)
+		if epi != nil && p.OutH*p.OutW > 0 {
+			epi(0, 0, p.Batch*p.OutChannels, p.OutH*p.OutW)
+		}
 		return
 	}
 	cin, cout := p.InChannels/p.Groups, p.OutChannels/p.Groups
@@ -59,7 +71,8 @@ func ConvNCHWF32(p *ConvNCHW, in, kernel, out []float32, threads int) {
 				q.Batch, q.Groups, q.InChannels, q.OutChannels = 1, 1, cin, cout
 				lo := (b*p.InChannels + g*cin) * plane
 				olo := (b*p.OutChannels + g*cout) * pixels
-				ConvNCHWF32(&q, in[lo:lo+cin*plane], kernel[g*cout*k:(g+1)*cout*k], out[olo:olo+cout*pixels], 1)
+				ConvNCHWEpilogueF32(&q, in[lo:lo+cin*plane], kernel[g*cout*k:(g+1)*cout*k], out[olo:olo+cout*pixels], 1,
+					shiftEpilogue(epi, b*p.OutChannels+g*cout))
 			}
 		})
 		return
@@ -68,14 +81,18 @@ func ConvNCHWF32(p *ConvNCHW, in, kernel, out []float32, threads int) {
 		for g := range p.Groups {
 			c := out[(b*p.OutChannels+g*cout)*pixels:]
 			c = c[:cout*pixels]
+			e := shiftEpilogue(epi, b*p.OutChannels+g*cout)
 			if k == 0 {
 				clear(c)
+				if e != nil {
+					e(0, 0, cout, pixels)
+				}
 				continue
 			}
 			a := Strided[float32]{Data: kernel[g*cout*k : (g+1)*cout*k], Row: k, Col: 1}
 			src := in[(b*p.InChannels+g*cin)*plane : (b*p.InChannels+(g+1)*cin)*plane]
 			if pointwise {
-				GemmF32(cout, pixels, cin, a, Strided[float32]{Data: src, Row: plane, Col: 1}, c, pixels, false, threads)
+				gemmF32(cout, pixels, cin, a, Strided[float32]{Data: src, Row: plane, Col: 1}, c, pixels, false, threads, e, false)
 				continue
 			}
 			pa := func(dst []float32, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, sgemmMR) }
@@ -86,12 +103,28 @@ func ConvNCHWF32(p *ConvNCHW, in, kernel, out []float32, threads int) {
 			// As gemm splits: by columns where B is wide (each thread packs
 			// its own slivers of the image), else by rows.
 			if t := splitThreads(cout, pixels, k, threads, sgemmMR); t > 1 && columnSplit && (pixels+sgemmNR-1)/sgemmNR >= 4*t {
-				gemmColumns(cout, pixels, k, blk, pb, c, pixels, false, t, sgemmMR, sgemmNR, nil)
+				gemmColumns(cout, pixels, k, blk, pb, c, pixels, false, t, sgemmMR, sgemmNR, e)
 				continue
 			}
-			gemmCore(cout, pixels, k, blk, pb, c, pixels, false, threads, sgemmMR, sgemmNR, nil)
+			gemmCore(cout, pixels, k, blk, pb, c, pixels, false, threads, sgemmMR, sgemmNR, e)
 		}
 	}
+}
+
+// ConvNCHWRunsInline reports whether ConvNCHWF32 runs p on one
+// goroutine.
+func ConvNCHWRunsInline(p *ConvNCHW) bool {
+	cin, cout := p.InChannels/max(p.Groups, 1), p.OutChannels/max(p.Groups, 1)
+	k, pixels := p.KH*p.KW*cin, p.OutH*p.OutW
+	return 2*p.Batch*p.Groups*cout*pixels*k < gemmParallelFlops
+}
+
+// shiftEpilogue makes the epilogue of rows [r0, ...) of epi's matrix.
+func shiftEpilogue(epi Epilogue, r0 int) Epilogue {
+	if epi == nil || r0 == 0 {
+		return epi
+	}
+	return func(i, j, rows, cols int) { epi(r0+i, j, rows, cols) }
 }
 
 // packB packs rows [pc, pc+kb) (tap, channel; channel fastest) and
