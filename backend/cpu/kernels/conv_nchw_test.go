@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -91,7 +90,7 @@ func TestConvNCHWLarge(t *testing.T) {
 			for px := range pixels {
 				got, w := float64(out[o*pixels+px]), want[px*s.cout+o]
 				if !(math.Abs(got-w) <= 1e-4*(1+math.Abs(w))) {
-					t.Fatal(fmt.Sprintf("%+v: out[%d,%d] = %v, want %v", s, o, px, got, w))
+					t.Fatalf("%+v: out[%d,%d] = %v, want %v", s, o, px, got, w)
 				}
 			}
 		}
