@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/onnx"
 	"github.com/axle-ml/axle/xb"
 )
@@ -165,12 +166,25 @@ func lowerConv(c *Ctx) error {
 			return c.Errorf("the kernel %v (dilations %v) does not fit the padded input %v", wd, a.dilations, xd)
 		}
 	}
+	t := x.DType()
+	if mmWiden(t) { // float16/bfloat16: in float32, rounded once, bias included (as ONNX Runtime)
+		x, w = xb.Convert(x, hlo.F32), xb.Convert(w, hlo.F32)
+	}
 	y := xb.Conv(x, w, xb.ConvConfig{
 		Dims: convDims(n), Strides: a.strides, Padding: pad, RhsDilation: a.dilations,
 		FeatureGroupCount: group,
 	})
-	c.Set(0, convAddBias(y, c.Input(2)))
+	c.Set(0, convRound(convAddBias(y, c.Input(2)), t))
 	return nil
+}
+
+// convRound converts y back to the operands' element type t where the
+// convolution ran wider.
+func convRound(y *xb.Op, t hlo.DType) *xb.Op {
+	if y.DType() == t {
+		return y
+	}
+	return xb.Convert(y, t)
 }
 
 // lowerConvTranspose: the gradient of a convolution with respect to its
@@ -282,6 +296,10 @@ func lowerConvTranspose(c *Ctx) error {
 			return c.Errorf("output size %d along spatial axis %d", full[i]-a.padLo[i]-a.padHi[i], i)
 		}
 	}
+	t := x.DType()
+	if mmWiden(t) { // float16/bfloat16: in float32, rounded once, bias included (as ONNX Runtime)
+		x, k = xb.Convert(x, hlo.F32), xb.Convert(k, hlo.F32)
+	}
 	y := xb.Conv(x, k, xb.ConvConfig{
 		Dims: convDims(n), Padding: pad, LhsDilation: a.strides, RhsDilation: a.dilations,
 		FeatureGroupCount: group,
@@ -302,7 +320,7 @@ func lowerConvTranspose(c *Ctx) error {
 		}
 		y = xb.Slice(y, starts, limits, nil)
 	}
-	c.Set(0, convAddBias(y, c.Input(2)))
+	c.Set(0, convRound(convAddBias(y, c.Input(2)), t))
 	return nil
 }
 

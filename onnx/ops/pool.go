@@ -303,6 +303,10 @@ func lowerAveragePool(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	t := x.DType()
+	if mmWiden(t) { // float16/bfloat16: summed in float32, rounded once (as ONNX Runtime)
+		x = xb.Convert(x, hlo.F32)
+	}
 	sum := poolReduce(c.B, x, p, 0, xb.Add)
 	counts := poolCounts(p, c.Node.Int("count_include_pad", 0) != 0)
 	uniform := true
@@ -312,11 +316,11 @@ func lowerAveragePool(c *Ctx) error {
 	var div *xb.Op
 	if uniform {
 		div = c.B.ScalarOf(x.DType(), counts[0])
-		c.Set(0, xb.Div(sum, xb.BroadcastTo(div, sum.Dims()...)))
+		c.Set(0, convRound(xb.Div(sum, xb.BroadcastTo(div, sum.Dims()...)), t))
 		return nil
 	}
 	div = c.B.Constant(literal(x.DType(), counts, p.out...))
-	c.Set(0, xb.Div(sum, xb.BroadcastInDim(div, sum.Dims(), poolSpatialAxes(len(p.in))...)))
+	c.Set(0, convRound(xb.Div(sum, xb.BroadcastInDim(div, sum.Dims(), poolSpatialAxes(len(p.in))...)), t))
 	return nil
 }
 
@@ -395,8 +399,12 @@ func lowerGlobalPool(kind string) func(c *Ctx) error {
 			if !x.DType().IsFloat() {
 				return c.Unsupported("GlobalAveragePool of %s", x.DType())
 			}
-			y = xb.ReduceSum(x, axes...)
-			y = xb.Div(y, FullLike(y, float64(count)))
+			xs := x
+			if mmWiden(x.DType()) { // float16/bfloat16: in float32, rounded once (as ONNX Runtime)
+				xs = xb.Convert(x, hlo.F32)
+			}
+			y = xb.ReduceSum(xs, axes...)
+			y = convRound(xb.Div(y, FullLike(y, float64(count))), x.DType())
 		case "lp":
 			if !x.DType().IsFloat() {
 				return c.Unsupported("GlobalLpPool of %s", x.DType())
