@@ -183,20 +183,37 @@ func lowerConv(c *Ctx) error {
 			return c.Errorf("the kernel %v (dilations %v) does not fit the padded input %v", wd, a.dilations, xd)
 		}
 	}
+	t := x.DType()
+	bias := c.Input(2)
+	if mmWiden(t) { // float16/bfloat16: in float32, rounded once, bias included (as ONNX Runtime)
+		x, w = xb.Convert(x, hlo.F32), xb.Convert(w, hlo.F32)
+		if bias != nil {
+			bias = xb.Convert(bias, hlo.F32)
+		}
+	}
 	cfg := xb.ConvConfig{Strides: a.strides, Padding: pad, RhsDilation: a.dilations, FeatureGroupCount: group}
 	chanLast := ConvChannelsLast
 	if group > 1 && group == xd[1] && wd[1] == 1 && numElems(a.kernel) <= convDepthwiseLimit && !convGeneralOnly {
-		c.Set(0, convDepthwise(c.B, x, w, a, chanLast, c.Input(2)))
+		c.Set(0, convRound(convDepthwise(c.B, x, w, a, chanLast, bias), t))
 		return nil
 	}
 	if chanLast {
-		c.Set(0, convChannelsLast(x, w, cfg, c.Input(2)))
+		c.Set(0, convRound(convChannelsLast(x, w, cfg, bias), t))
 		return nil
 	}
 	cfg.Dims = convDims(n)
 	y := xb.Conv(x, w, cfg)
-	c.Set(0, convAddBias(y, c.Input(2)))
+	c.Set(0, convRound(convAddBias(y, bias), t))
 	return nil
+}
+
+// convRound converts y back to the operands' element type t where the
+// convolution ran wider.
+func convRound(y *xb.Op, t hlo.DType) *xb.Op {
+	if y.DType() == t {
+		return y
+	}
+	return xb.Convert(y, t)
 }
 
 // lowerConvTranspose: the gradient of a convolution with respect to its
@@ -312,6 +329,10 @@ func lowerConvTranspose(c *Ctx) error {
 			return c.Errorf("output size %d along spatial axis %d", full[i]-a.padLo[i]-a.padHi[i], i)
 		}
 	}
+	t := x.DType()
+	if mmWiden(t) { // float16/bfloat16: in float32, rounded once, bias included (as ONNX Runtime)
+		x, k = xb.Convert(x, hlo.F32), xb.Convert(k, hlo.F32)
+	}
 	y := xb.Conv(x, k, xb.ConvConfig{
 		Dims: convDims(n), Padding: pad, LhsDilation: a.strides, RhsDilation: a.dilations,
 		FeatureGroupCount: group,
@@ -332,7 +353,7 @@ func lowerConvTranspose(c *Ctx) error {
 		}
 		y = xb.Slice(y, starts, limits, nil)
 	}
-	c.Set(0, convAddBias(y, c.Input(2)))
+	c.Set(0, convRound(convAddBias(y, c.Input(2)), t))
 	return nil
 }
 

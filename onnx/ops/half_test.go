@@ -9,7 +9,7 @@ import (
 	"github.com/axle-ml/axle/onnx"
 )
 
-// Float16 normalizations, Softmax and Gemm compute in float32 and round
+// Float16 normalizations, Softmax, Gemm and average pools compute in float32 and round
 // once, as ONNX Runtime does: each output is the float16 nearest to the
 // exact result (within a hair of half an ulp), where rounding every step
 // to float16 is up to an ulp or two off.
@@ -134,4 +134,20 @@ func TestHalfComputesWide(t *testing.T) {
 	}
 	halfCheck(t, "BatchNormalization", mmTestRun(t, mmTestNode("BatchNormalization", 5), 15, xi, sc, bi, me, va), bw)
 	halfCheck(t, "InstanceNormalization", mmTestRun(t, mmTestNode("InstanceNormalization", 3), 6, xi, sc, bi), iw)
+
+	// AveragePool (kernel 3, stride 1) and GlobalAveragePool of [2, 3, 8].
+	aw, gw2 := make([]float64, 2*3*6), make([]float64, 6)
+	for nc := range 6 {
+		seg := xiv[nc*8 : (nc+1)*8]
+		sum := 0.0
+		for _, a := range seg {
+			sum += a
+		}
+		gw2[nc] = sum / 8
+		for k := range 6 {
+			aw[nc*6+k] = (seg[k] + seg[k+1] + seg[k+2]) / 3
+		}
+	}
+	halfCheck(t, "AveragePool", mmTestRun(t, mmTestNode("AveragePool", 1, mmIntsAttr("kernel_shape", 3)), 19, xi), aw)
+	halfCheck(t, "GlobalAveragePool", mmTestRun(t, mmTestNode("GlobalAveragePool", 1), 1, xi), gw2)
 }

@@ -470,8 +470,12 @@ func lowerGlobalPool(kind string) func(c *Ctx) error {
 			if !x.DType().IsFloat() {
 				return c.Unsupported("GlobalAveragePool of %s", x.DType())
 			}
-			y = xb.ReduceSum(x, axes...)
-			y = xb.Div(y, FullLike(y, float64(count)))
+			xs := x
+			if mmWiden(x.DType()) { // float16/bfloat16: in float32, rounded once (as ONNX Runtime)
+				xs = xb.Convert(x, hlo.F32)
+			}
+			y = xb.ReduceSum(xs, axes...)
+			y = convRound(xb.Div(y, FullLike(y, float64(count))), x.DType())
 		case "lp":
 			if !x.DType().IsFloat() {
 				return c.Unsupported("GlobalLpPool of %s", x.DType())
