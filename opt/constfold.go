@@ -67,15 +67,17 @@ func foldable(in *hlo.Instruction, fx *effects) bool {
 	if in.Shape.NumElements()*int64(max(in.Shape.DType.Bits()/8, 1)) > FoldLimitBytes {
 		return false
 	}
-	// Broadcasts of constants count as constants (as in XLA) when a
-	// plain constant operand is at least the result's size: the fold
+	// Broadcasts of constants count as constants (as in XLA) in
+	// elementwise ops where a plain constant operand is at least the
+	// result's size (a concatenate or dot of broadcasts stays: the
+	// backend's kernels read them better): the fold
 	// then replaces work on that constant (x + ε, a batch norm's
 	// 1/√(var+ε)), never turns broadcasts into a larger constant.
-	largest := int64(-1)
+	largest, broadcasts := int64(-1), false
 	for _, o := range in.Operands {
 		c := o
-		if o.Opcode == hlo.OpBroadcast && len(o.Operands) == 1 {
-			c = o.Operands[0]
+		if o.Opcode == hlo.OpBroadcast && len(o.Operands) == 1 && in.Opcode.IsElementwise() {
+			c, broadcasts = o.Operands[0], true
 		} else if o.Opcode == hlo.OpConstant {
 			largest = max(largest, o.Shape.NumElements())
 		}
@@ -83,7 +85,7 @@ func foldable(in *hlo.Instruction, fx *effects) bool {
 			return false
 		}
 	}
-	return largest >= in.Shape.NumElements()
+	return !broadcasts || largest >= in.Shape.NumElements()
 }
 
 // keepGenericAttrs keeps the attributes every instruction may carry

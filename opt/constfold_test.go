@@ -73,3 +73,20 @@ ENTRY e {
   ROOT r = (f32[2], f32[4,2]) tuple(multiply(p, d), z)
 }`))
 }
+
+// Operands smaller than the result (no broadcast among them) still fold.
+func TestConstantFoldingConcatenate(t *testing.T) {
+	checkPass(t, opt.ConstantFolding, hloModule(`
+ENTRY e {
+  p = f32[4] parameter(0)
+  a = f32[2] constant({1, 2})
+  b = f32[2] constant({3, 4})
+  c = f32[4] concatenate(a, b), dimensions={0}
+  ROOT r = f32[4] add(p, c)
+}`), hloModule(`
+ENTRY e {
+  p = f32[4] parameter(0)
+  c = f32[4] constant({1, 2, 3, 4})
+  ROOT r = f32[4] add(p, c)
+}`))
+}
