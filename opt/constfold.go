@@ -8,7 +8,9 @@ import (
 
 // ConstantFolding replaces instructions whose operands are all constants
 // by the constant the evaluator computes (XLA's HloConstantFolding). It
-// leaves alone what would only grow the module or cannot be folded:
+// counts a broadcast of a constant as a constant where a plain constant
+// operand is as large as the result, and leaves alone what would only
+// grow the module or cannot be folded:
 // results over FoldLimitBytes, broadcasts and iotas (folding just
 // materializes them), side-effecting instructions, loops (which may not
 // terminate), tuples, and ops the evaluator refuses.
@@ -27,8 +29,17 @@ func runConstantFolding(m *hlo.Module) (bool, error) {
 				continue
 			}
 			ops := make([]*hlo.Literal, len(in.Operands))
+			var err error
 			for i, o := range in.Operands {
 				ops[i] = o.Literal
+				if o.Opcode == hlo.OpBroadcast {
+					if ops[i], err = ev.Instruction(o, []*hlo.Literal{o.Operands[0].Literal}); err != nil {
+						break
+					}
+				}
+			}
+			if err != nil {
+				continue
 			}
 			v, err := ev.Instruction(in, ops)
 			if err != nil || !v.Shape().IsArray() {
@@ -56,12 +67,25 @@ func foldable(in *hlo.Instruction, fx *effects) bool {
 	if in.Shape.NumElements()*int64(max(in.Shape.DType.Bits()/8, 1)) > FoldLimitBytes {
 		return false
 	}
+	// Broadcasts of constants count as constants (as in XLA) in
+	// elementwise ops where a plain constant operand is at least the
+	// result's size (a concatenate or dot of broadcasts stays: the
+	// backend's kernels read them better): the fold
+	// then replaces work on that constant (x + ε, a batch norm's
+	// 1/√(var+ε)), never turns broadcasts into a larger constant.
+	largest, broadcasts := int64(-1), false
 	for _, o := range in.Operands {
-		if o.Opcode != hlo.OpConstant || o.Literal == nil || o.Literal.IsElided() {
+		c := o
+		if o.Opcode == hlo.OpBroadcast && len(o.Operands) == 1 && in.Opcode.IsElementwise() {
+			c, broadcasts = o.Operands[0], true
+		} else if o.Opcode == hlo.OpConstant {
+			largest = max(largest, o.Shape.NumElements())
+		}
+		if c.Opcode != hlo.OpConstant || c.Literal == nil || c.Literal.IsElided() {
 			return false
 		}
 	}
-	return true
+	return !broadcasts || largest >= in.Shape.NumElements()
 }
 
 // keepGenericAttrs keeps the attributes every instruction may carry

@@ -39,3 +39,54 @@ ENTRY e {
   ROOT t = (f32[8], f32[8], f32[8]) tuple(s, i, r)
 }`), "")
 }
+
+// A broadcast scalar next to a constant of the result's size folds (a
+// batch norm's 1/√(var+ε)); broadcasts alone, or with a constant smaller
+// than the result, stay.
+func TestConstantFoldingThroughBroadcast(t *testing.T) {
+	checkPass(t, opt.ConstantFolding, hloModule(`
+ENTRY e {
+  p = f32[2] parameter(0)
+  v = f32[2] constant({3, 8})
+  e = f32[] constant(1)
+  b = f32[2] broadcast(e), dimensions={}
+  a = f32[2] add(v, b)
+  s = f32[2] sqrt(a)
+  d = f32[2] divide(b, s)
+  c = f32[] constant(2)
+  w = f32[4,2] broadcast(v), dimensions={1}
+  x = f32[4,2] broadcast(c), dimensions={}
+  y = f32[4,2] multiply(w, x)
+  q = f32[] constant(5)
+  z = f32[4,2] multiply(x, y)
+  ROOT r = (f32[2], f32[4,2]) tuple(multiply(p, d), z)
+}`), hloModule(`
+ENTRY e {
+  p = f32[2] parameter(0)
+  d = f32[2] constant({0.5, 0.333333343})
+  v = f32[2] constant({3, 8})
+  c = f32[] constant(2)
+  w = f32[4,2] broadcast(v), dimensions={1}
+  x = f32[4,2] broadcast(c), dimensions={}
+  y = f32[4,2] multiply(w, x)
+  z = f32[4,2] multiply(x, y)
+  ROOT r = (f32[2], f32[4,2]) tuple(multiply(p, d), z)
+}`))
+}
+
+// Operands smaller than the result (no broadcast among them) still fold.
+func TestConstantFoldingConcatenate(t *testing.T) {
+	checkPass(t, opt.ConstantFolding, hloModule(`
+ENTRY e {
+  p = f32[4] parameter(0)
+  a = f32[2] constant({1, 2})
+  b = f32[2] constant({3, 4})
+  c = f32[4] concatenate(a, b), dimensions={0}
+  ROOT r = f32[4] add(p, c)
+}`), hloModule(`
+ENTRY e {
+  p = f32[4] parameter(0)
+  c = f32[4] constant({1, 2, 3, 4})
+  ROOT r = f32[4] add(p, c)
+}`))
+}

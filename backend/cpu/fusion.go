@@ -202,6 +202,9 @@ func grow(root *hlo.Instruction, isReduce bool, users map[*hlo.Instruction][]*hl
 			switch {
 			case owned[o]:
 			case mapped && !viewOp(o):
+			case member.Opcode == hlo.OpReshape && viewOp(o) && !reshapeReadsAffine(o):
+				// The view is computed on its own (a movement kernel or
+				// a fusion), and the reshape reads its result.
 			case scalarSplat(o): // copied into every fusion that reads it
 				add(o, false)
 			case taken[o] || !absorbable:

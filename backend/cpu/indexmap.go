@@ -51,13 +51,20 @@ func indexOp(in *hlo.Instruction) bool {
 // chain reads, or reports that the chain is not affine (a reshape of a
 // transposed or sliced view) or does not end at a parameter.
 func mapOf(x *hlo.Instruction) (param int, m affineMap, ok bool) {
-	if x.Opcode == hlo.OpParameter {
+	return mapOfFrom(x, false)
+}
+
+// mapOfFrom is mapOf, where with anyLeaf any instruction other than an
+// index op ends the chain as a parameter would (for the fuser, before
+// the chain is in a fusion).
+func mapOfFrom(x *hlo.Instruction, anyLeaf bool) (param int, m affineMap, ok bool) {
+	if x.Opcode == hlo.OpParameter || anyLeaf && !indexOp(x) {
 		return int(x.ParamNumber), affineMap{dims: ints(x.Shape.Dims), strides: rowMajor(x.Shape.Dims)}, true
 	}
 	if !indexOp(x) {
 		return 0, m, false
 	}
-	param, o, ok := mapOf(x.Operands[0])
+	param, o, ok := mapOfFrom(x.Operands[0], anyLeaf)
 	if !ok {
 		return 0, m, false
 	}
@@ -115,4 +122,15 @@ func ints(dims []int64) []int {
 		out[i] = int(d)
 	}
 	return out
+}
+
+// reshapeReadsAffine reports whether a reshape of view v (an index op
+// over whatever unfused values its chain reads) is still an affine view
+// of those values: v's map reads them row-major without gaps. A reshape
+// that merges a transposed or broadcast dimension pair (a pixel shuffle,
+// a nearest-neighbour upsampling) is not, and a fusion holding both
+// would have no tile form.
+func reshapeReadsAffine(v *hlo.Instruction) bool {
+	_, m, ok := mapOfFrom(v, true)
+	return ok && contiguous(m)
 }

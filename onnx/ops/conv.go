@@ -8,8 +8,9 @@ import (
 
 // Convolutions. Conv lowers to one HLO convolution, channels-last between
 // transposes (see ConvChannelsLast), with the bias as a broadcast add;
-// a depthwise Conv (one input channel per group) instead sums shifted
-// slices times per-channel weights, which fuse into one loop. ConvTranspose
+// a depthwise Conv (one input channel per group) too, unless
+// ConvDepthwiseSlices has it sum shifted slices times per-channel weights
+// instead. ConvTranspose
 // is a convolution of the stride-dilated input with the flipped kernel, or,
 // when its windows do not overlap (kernel ≤ stride), one matrix product
 // laid out as tiles.
@@ -28,6 +29,15 @@ func init() {
 // residual adds): ResNet-50 ran ~30% faster so than with NC... dimension
 // numbers.
 var ConvChannelsLast = true
+
+// ConvDepthwiseSlices lowers depthwise convolutions (one input channel per
+// group) as sums of shifted slices times per-channel weights, elementwise
+// work that fuses into one loop, instead of one grouped convolution. That
+// was the faster form while the cpu backend ran grouped convolutions as
+// many tiny ones; with its depthwise kernels the convolution is the faster
+// (PaddleOCR's det and cls, 2 threads on Zen 4: 43 -> 29 ms and 5.8 -> 4.3 ms
+// best runs), so it is off.
+var ConvDepthwiseSlices = false
 
 // convGeneralOnly turns the special lowerings (tiles, depthwise) off, for tests that compare them with the general convolution.
 var convGeneralOnly = false
@@ -193,7 +203,7 @@ func lowerConv(c *Ctx) error {
 	}
 	cfg := xb.ConvConfig{Strides: a.strides, Padding: pad, RhsDilation: a.dilations, FeatureGroupCount: group}
 	chanLast := ConvChannelsLast
-	if group > 1 && group == xd[1] && wd[1] == 1 && numElems(a.kernel) <= convDepthwiseLimit && !convGeneralOnly {
+	if group > 1 && group == xd[1] && wd[1] == 1 && numElems(a.kernel) <= convDepthwiseLimit && ConvDepthwiseSlices && !convGeneralOnly {
 		c.Set(0, convRound(convDepthwise(c.B, x, w, a, chanLast, bias), t))
 		return nil
 	}

@@ -76,6 +76,8 @@ func TestConvTransposeTiles(t *testing.T) {
 func TestConvDepthwise(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	defer func(v bool) { ConvChannelsLast = v }(ConvChannelsLast)
+	defer func(v bool) { ConvDepthwiseSlices = v }(ConvDepthwiseSlices)
+	ConvDepthwiseSlices = true
 	for _, last := range []bool{false, true} {
 		ConvChannelsLast = last
 		convTestCompare(t, "Conv", []*onnxpb.AttributeProto{

@@ -82,6 +82,52 @@ func convDepthwise(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 				continue
 			}
 			offs, woffs = offs[:0], woffs[:0]
+			if deltas != nil {
+				// A border pixel's valid taps: per dimension the kernel
+				// positions that land inside the image, walked in tap
+				// order (as the loop below would find them).
+				var klo, khi [8]int
+				empty := false
+				for d := range p.Kernel {
+					dil := p.RhsDil[d]
+					lo, hi := 0, p.Kernel[d]
+					if o := org[d]; o < 0 {
+						lo = (-o + dil - 1) / dil
+					}
+					if last := p.InSpatial[d] - 1 - org[d]; last < 0 {
+						hi = 0
+					} else {
+						hi = min(hi, last/dil+1)
+					}
+					if lo >= hi {
+						empty = true
+						break
+					}
+					klo[d], khi[d], kpos[d] = lo, hi, lo
+				}
+				if !empty {
+					nd := len(p.Kernel)
+					for {
+						tap := 0
+						for d := range nd {
+							tap = tap*p.Kernel[d] + kpos[d]
+						}
+						offs, woffs = append(offs, start+deltas[tap]), append(woffs, koffs[tap])
+						d := nd - 1
+						for ; d >= 0; d-- {
+							if kpos[d]++; kpos[d] < khi[d] {
+								break
+							}
+							kpos[d] = klo[d]
+						}
+						if d < 0 {
+							break
+						}
+					}
+				}
+				depthwiseTaps(acc, in, kernel, offs, woffs, p.InChannels, mult)
+				continue
+			}
 			for tap := range taps {
 				tp := tap
 				for d := len(p.Kernel) - 1; d >= 0; d-- {

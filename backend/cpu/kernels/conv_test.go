@@ -449,3 +449,43 @@ func TestConvFewChannels(t *testing.T) {
 		checkDirectTaps(t, rng, fmt.Sprintf("case %d", ci), p, 1e-4, "im2col path")
 	}
 }
+
+// A depthwise convolution whose pixels are nearly all on the border
+// (windows wider than the image, dilated, strided, 1-D to 3-D) finds each
+// pixel's valid taps as the reference convolution sums them.
+func TestConvDepthwiseBorders(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, tc := range []struct{ in, kern, stride, padLo, padHi, rhsDil []int }{
+		{[]int{3, 9}, []int{5, 5}, []int{1, 1}, []int{2, 2}, []int{2, 2}, []int{1, 1}},
+		{[]int{3, 9}, []int{5, 5}, []int{2, 1}, []int{2, 2}, []int{2, 2}, []int{1, 1}},
+		{[]int{4, 5}, []int{3, 3}, []int{1, 2}, []int{3, 2}, []int{1, 4}, []int{2, 3}},
+		{[]int{2, 1}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}},
+		{[]int{6}, []int{4}, []int{1}, []int{5}, []int{4}, []int{3}},
+		{[]int{2, 3, 4}, []int{3, 3, 3}, []int{1, 1, 2}, []int{1, 2, 1}, []int{1, 0, 2}, []int{1, 2, 1}},
+	} {
+		for _, c := range []int{5, 40} {
+			for _, mult := range []int{1, 2} {
+				one := make([]int, len(tc.in))
+				for i := range one {
+					one[i] = 1
+				}
+				p := newConv(2, c, c*mult, c, tc.in, tc.kern, tc.stride, tc.padLo, tc.padHi, one, tc.rhsDil, false)
+				if !canConvDepthwise(p) {
+					t.Fatalf("%+v: not on the depthwise kernel", tc)
+				}
+				in := randSlice[float32](inputLen(p), rng)
+				kern := randSlice[float32](kernelLen(p), rng)
+				want := refConv(p, in, kern)
+				got := make([]float32, len(want))
+				if err := ConvF32(p, in, kern, got, 2); err != nil {
+					t.Fatal(err)
+				}
+				for i := range got {
+					if math.Abs(float64(got[i])-want[i]) > 1e-4 {
+						t.Fatalf("%+v channels %d multiplier %d: out[%d] = %v, want %v", tc, c, mult, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
