@@ -47,6 +47,7 @@ type jitProg struct {
 	inputs  []jitInput
 	scalars []int
 	gathers int       // inputs gathered per chunk
+	shared  bool      // some inputs are read displaced (compileJITForm's shared form)
 	pool    sync.Pool // of *[]float32: a worker's gather buffers
 	// blocks runs GEMM epilogues over blocks of part rows, made on first
 	// use (see stridedFor).
@@ -71,17 +72,95 @@ type jitBlocks struct {
 // through an index map, gathered into a buffer chunk by chunk.
 type jitInput struct {
 	param, gather int
+	// off is where an operand read in place starts being read: the
+	// program's values read it further on (jit.Value.Off) where it is
+	// sliced (contiguous views of it, compileJIT's shared form).
+	off int
 }
 
 // compileJIT generates code for p, or returns nil when p has a part the
 // generator does not take (row programs, f16 or predicate operands, ops
 // without code) or the platform runs none.
 func (p *tileProg) compileJIT() *jitProg {
+	j := p.compileJITForm(nil)
+	if j == nil && p.tooManyInputs() {
+		// Contiguous slices of an operand (a GRU step's gates, each a
+		// third of one projection) read it in place, the slices sharing
+		// one input at different displacements: the program then fits
+		// the generator's registers.
+		j = p.compileJITForm(p.sharedBases())
+	}
+	return j
+}
+
+// contiguous reports whether gather map m reads elements off, off+1, …
+// in order for the program's n elements.
+func (p *tileProg) contiguous(m affineMap) bool {
+	n := 1
+	for _, d := range m.dims {
+		n *= d
+	}
+	s, ok := collapseDims(m.dims, m.strides)
+	return ok && n == p.n && s == 1
+}
+
+// sharedGather reports whether slot s is a gather the shared form reads
+// in place: contiguous, of an f32 operand.
+func (p *tileProg) sharedGather(s *slot) bool {
+	return s.kind == slotGather && s.t == hlo.F32 && p.contiguous(s.m)
+}
+
+// tooManyInputs reports whether the program reads more arrays than the
+// generated code takes, counting an operand read in place once and each
+// gather on its own (compileJITForm's plain form).
+func (p *tileProg) tooManyInputs() bool {
+	params, n := map[int]bool{}, 0
+	for i := range p.slots {
+		switch s := &p.slots[i]; s.kind {
+		case slotParam:
+			if !params[s.param] {
+				params[s.param] = true
+				n++
+			}
+		case slotGather:
+			n++
+		}
+	}
+	return n > jit.MaxInputs || n+len(p.outs) > jit.MaxArrays
+}
+
+// sharedBases is, for each operand the shared form reads in place, the
+// first element it reads: the smallest offset of its contiguous gathers
+// (0 where it is also read whole).
+func (p *tileProg) sharedBases() map[int]int {
+	bases := map[int]int{}
+	for i := range p.slots {
+		s := &p.slots[i]
+		if p.sharedGather(s) {
+			if b, ok := bases[s.param]; !ok || s.m.off < b {
+				bases[s.param] = s.m.off
+			}
+		}
+	}
+	for i := range p.slots {
+		if s := &p.slots[i]; s.kind == slotParam {
+			if _, ok := bases[s.param]; ok {
+				bases[s.param] = 0
+			}
+		}
+	}
+	return bases
+}
+
+// compileJITForm is compileJIT's plain form (shared nil) or its shared
+// form: contiguous gathers of the operands in shared read them in place
+// from the base it gives.
+func (p *tileProg) compileJITForm(shared map[int]int) *jitProg {
 	if !useJIT || p.rowLen > 0 || len(p.outs) > jit.MaxOutputs {
 		return nil
 	}
 	prog := &jit.Program{}
-	j := &jitProg{}
+	j := &jitProg{shared: shared != nil}
 	for _, o := range p.outs {
 		t, ok := jitType(p.slots[o].t)
 		if !ok {
@@ -99,15 +178,15 @@ func (p *tileProg) compileJIT() *jitProg {
 			if !ok {
 				return nil
 			}
-			k, seen := inputOf[s.param]
-			if !seen {
-				k = len(j.inputs)
-				inputOf[s.param] = k
-				j.inputs = append(j.inputs, jitInput{param: s.param, gather: -1})
-				prog.InputTypes = append(prog.InputTypes, t)
-			}
+			k := j.inPlace(prog, inputOf, s.param, t, shared)
 			v = jit.Value{Op: jit.Input, Arg: k}
-		case slotGather: // gathered as f32, whatever the operand's type
+		case slotGather:
+			if base, ok := shared[s.param]; ok && p.sharedGather(&s) {
+				k := j.inPlace(prog, inputOf, s.param, jit.F32, shared)
+				v = jit.Value{Op: jit.Input, Arg: k, Off: s.m.off - base}
+				break
+			}
+			// gathered as f32, whatever the operand's type
 			v = jit.Value{Op: jit.Input, Arg: len(j.inputs)}
 			j.inputs = append(j.inputs, jitInput{param: s.param, gather: i})
 			prog.InputTypes = append(prog.InputTypes, jit.F32)
@@ -171,6 +250,19 @@ func (p *tileProg) compileJIT() *jitProg {
 	}
 	j.f, j.prog = f, prog
 	return j
+}
+
+// inPlace returns the input reading operand param in place, adding it
+// (of type t, from its base in shared) if it is new.
+func (j *jitProg) inPlace(prog *jit.Program, inputOf map[int]int, param int, t jit.Type, shared map[int]int) int {
+	k, seen := inputOf[param]
+	if !seen {
+		k = len(j.inputs)
+		inputOf[param] = k
+		j.inputs = append(j.inputs, jitInput{param: param, gather: -1, off: shared[param]})
+		prog.InputTypes = append(prog.InputTypes, t)
+	}
+	return k
 }
 
 // jitPrefetchAhead is how many elements ahead the generated loops of
@@ -252,7 +344,11 @@ func (j *jitProg) arrays(p *tileProg, params []operand, ins []jit.Array, bufs []
 	g := 0
 	for k, in := range j.inputs {
 		if in.gather < 0 {
-			ins[k] = params[in.param].array().Slice(c, e)
+			if src := params[in.param].array(); j.shared {
+				ins[k] = src.Slice(in.off+c, src.Len()) // read past e (jit.Value.Off)
+			} else {
+				ins[k] = src.Slice(c, e)
+			}
 			continue
 		}
 		buf := bufs[g*jitGatherChunk : g*jitGatherChunk+e-c]
@@ -293,6 +389,9 @@ func (j *jitProg) runBlock(p *tileProg, params []operand, out []float32, row, ro
 // refuses the program: runBlock then goes row by row.
 func (j *jitProg) stridedFor(p *tileProg, params []operand, ldc int) *jitBlocks {
 	j.blocksOnce.Do(func() {
+		if j.shared { // displaced reads: row by row
+			return
+		}
 		b := &jitBlocks{ldc: ldc}
 		for k, in := range j.inputs {
 			if in.gather < 0 { // C's shape, read in place

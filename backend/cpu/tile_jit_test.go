@@ -110,6 +110,16 @@ ENTRY main {
 		text string
 		jit  int
 	}{gathersModule(300, 401), 1}
+	// A GRU step's gates read eight arrays, six of them thirds of two
+	// operands: those read in place at displacements, sharing registers.
+	// Widths with a staged tail, of whole vectors, and split across
+	// workers.
+	for _, h := range []int{37, 96, 40000} {
+		cases[fmt.Sprintf("GRU gates, %d wide", h)] = struct {
+			text string
+			jit  int
+		}{gruGatesModule(h, 5, 3), 1}
+	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			m, ref := compileWithoutJIT(t, c.text)
@@ -170,6 +180,42 @@ ENTRY main {
   s3 = f32[%[1]d,%[2]d] subtract(s2, cb)
   ROOT r = f32[%[1]d,%[2]d] maximum(s3, zr)
 }`, r, c, r+2, c+4, r+1, c+2)
+}
+
+// gruGatesModule is step s of a GRU (hidden size h, t steps): the input
+// projections of all steps and the recurrent one each hold the three
+// gates' h columns, the gates read as slices (eight arrays in all).
+func gruGatesModule(h, t, s int) string {
+	return fmt.Sprintf(`HloModule gru_gates
+ENTRY main {
+  xp = f32[%[2]d,1,%[4]d] parameter(0)
+  d = f32[1,%[4]d] parameter(1)
+  b = f32[%[1]d] parameter(2)
+  hp = f32[1,%[1]d] parameter(3)
+  bb = f32[1,%[1]d] broadcast(b), dimensions={1}
+  one = f32[] constant(1)
+  ones = f32[1,%[1]d] broadcast(one), dimensions={}
+  xs3 = f32[1,1,%[4]d] slice(xp), slice={[%[3]d:%[5]d], [0:1], [0:%[4]d]}
+  xs = f32[1,%[4]d] reshape(xs3)
+  xr = f32[1,%[1]d] slice(xs), slice={[0:1], [0:%[1]d]}
+  dr = f32[1,%[1]d] slice(d), slice={[0:1], [0:%[1]d]}
+  ar = f32[1,%[1]d] add(xr, dr)
+  r = f32[1,%[1]d] logistic(ar)
+  xz = f32[1,%[1]d] slice(xs), slice={[0:1], [%[1]d:%[6]d]}
+  dz = f32[1,%[1]d] slice(d), slice={[0:1], [%[1]d:%[6]d]}
+  az = f32[1,%[1]d] add(xz, dz)
+  z = f32[1,%[1]d] logistic(az)
+  dn = f32[1,%[1]d] slice(d), slice={[0:1], [%[6]d:%[4]d]}
+  an = f32[1,%[1]d] add(dn, bb)
+  xn = f32[1,%[1]d] slice(xs), slice={[0:1], [%[6]d:%[4]d]}
+  rn = f32[1,%[1]d] multiply(r, an)
+  nn = f32[1,%[1]d] add(xn, rn)
+  n = f32[1,%[1]d] tanh(nn)
+  zc = f32[1,%[1]d] subtract(ones, z)
+  zn = f32[1,%[1]d] multiply(zc, n)
+  zh = f32[1,%[1]d] multiply(z, hp)
+  ROOT hn = f32[1,%[1]d] add(zn, zh)
+}`, h, t, s, 3*h, s+1, 2*h)
 }
 
 // loopFusions counts the single-output loop fusions of a lowering, run
