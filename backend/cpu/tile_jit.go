@@ -520,7 +520,11 @@ func (j *jitProg) begin(params []operand) (scalars [jit.MaxScalars]float32, chun
 
 func (j *jitProg) end(bufs []float32) {
 	if bufs != nil {
-		j.pool.Put(&bufs)
+		// A copy: the pool keeps its address, and taking bufs' own moved
+		// every caller's bufs to the heap, an allocation a call even
+		// without gathers (a GRU step's).
+		b := bufs
+		j.pool.Put(&b)
 	}
 }
 
