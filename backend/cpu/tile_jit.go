@@ -82,15 +82,17 @@ type jitInput struct {
 // generator does not take (row programs, f16 or predicate operands, ops
 // without code) or the platform runs none.
 func (p *tileProg) compileJIT() *jitProg {
-	j := p.compileJITForm(nil)
-	if j == nil && p.tooManyInputs() {
-		// Contiguous slices of an operand (a GRU step's gates, each a
-		// third of one projection) read it in place, the slices sharing
-		// one input at different displacements: the program then fits
-		// the generator's registers.
-		j = p.compileJITForm(p.sharedBases())
+	// Contiguous slices of an operand (a GRU step's gates, each a third
+	// of one projection; an LSTM step's slice of the input projections
+	// of all steps) read it in place, not through gather buffers, the
+	// slices of one operand sharing one input at their displacements: a
+	// program with many such slices then fits the generator's registers.
+	if bases := p.sharedBases(); len(bases) > 0 {
+		if j := p.compileJITForm(bases); j != nil {
+			return j
+		}
 	}
-	return j
+	return p.compileJITForm(nil)
 }
 
 // contiguous reports whether gather map m reads elements off, off+1, …
@@ -108,25 +110,6 @@ func (p *tileProg) contiguous(m affineMap) bool {
 // in place: contiguous, of an f32 operand.
 func (p *tileProg) sharedGather(s *slot) bool {
 	return s.kind == slotGather && s.t == hlo.F32 && p.contiguous(s.m)
-}
-
-// tooManyInputs reports whether the program reads more arrays than the
-// generated code takes, counting an operand read in place once and each
-// gather on its own (compileJITForm's plain form).
-func (p *tileProg) tooManyInputs() bool {
-	params, n := map[int]bool{}, 0
-	for i := range p.slots {
-		switch s := &p.slots[i]; s.kind {
-		case slotParam:
-			if !params[s.param] {
-				params[s.param] = true
-				n++
-			}
-		case slotGather:
-			n++
-		}
-	}
-	return n > jit.MaxInputs || n+len(p.outs) > jit.MaxArrays
 }
 
 // sharedBases is, for each operand the shared form reads in place, the
@@ -389,13 +372,10 @@ func (j *jitProg) runBlock(p *tileProg, params []operand, out []float32, row, ro
 // refuses the program: runBlock then goes row by row.
 func (j *jitProg) stridedFor(p *tileProg, params []operand, ldc int) *jitBlocks {
 	j.blocksOnce.Do(func() {
-		if j.shared { // displaced reads: row by row
-			return
-		}
 		b := &jitBlocks{ldc: ldc}
 		for k, in := range j.inputs {
-			if in.gather < 0 { // C's shape, read in place
-				b.rowStride[k] = ldc
+			if in.gather < 0 { // C's shape, read in place (from in.off)
+				b.off[k], b.rowStride[k] = in.off, ldc
 				continue
 			}
 			rs, cs, ok := rowsAndColumns(p.slots[in.gather].m, ldc)
