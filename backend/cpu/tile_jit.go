@@ -53,6 +53,10 @@ type jitProg struct {
 	// use (see stridedFor).
 	blocksOnce sync.Once
 	blocks     *jitBlocks
+	// rows runs a loop fusion with gathers as rows (see runRows), made on
+	// first use; nil where it cannot.
+	rowsOnce sync.Once
+	rows     *jitBlocks
 }
 
 // jitBlocks is a program's code for blocks of rows (jit.Program.Strided)
@@ -371,32 +375,92 @@ func (j *jitProg) runBlock(p *tileProg, params []operand, out []float32, row, ro
 // rows, a transpose, a bf16 operand gathered as f32) or the generator
 // refuses the program: runBlock then goes row by row.
 func (j *jitProg) stridedFor(p *tileProg, params []operand, ldc int) *jitBlocks {
-	j.blocksOnce.Do(func() {
-		b := &jitBlocks{ldc: ldc}
-		for k, in := range j.inputs {
-			if in.gather < 0 { // C's shape, read in place (from in.off)
-				b.off[k], b.rowStride[k] = in.off, ldc
-				continue
-			}
-			rs, cs, ok := rowsAndColumns(p.slots[in.gather].m, ldc)
-			if !ok || cs != 1 || rs < 0 || params[in.param].f32 == nil {
-				return
-			}
-			b.off[k], b.rowStride[k] = p.slots[in.gather].m.off, rs
-		}
-		prog := *j.prog
-		prog.Strided, prog.PrefetchInputs, prog.PrefetchAhead = true, nil, 0
-		f, err := jit.Compile(&prog)
-		if err != nil {
-			return
-		}
-		b.f = f
-		j.blocks = b
-	})
+	j.blocksOnce.Do(func() { j.blocks = j.blocksFor(p, params, ldc) })
 	if j.blocks == nil || j.blocks.ldc != ldc {
 		return nil
 	}
 	return j.blocks
+}
+
+// blocksFor makes the program's code for blocks of rows ldc long, or
+// returns nil (stridedFor).
+func (j *jitProg) blocksFor(p *tileProg, params []operand, ldc int) *jitBlocks {
+	b := &jitBlocks{ldc: ldc}
+	for k, in := range j.inputs {
+		if in.gather < 0 { // C's shape, read in place (from in.off)
+			b.off[k], b.rowStride[k] = in.off, ldc
+			continue
+		}
+		rs, cs, ok := rowsAndColumns(p.slots[in.gather].m, ldc)
+		if !ok || cs != 1 || rs < 0 || params[in.param].f32 == nil {
+			return nil
+		}
+		b.off[k], b.rowStride[k] = p.slots[in.gather].m.off, rs
+	}
+	prog := *j.prog
+	prog.Strided, prog.PrefetchInputs, prog.PrefetchAhead = true, nil, 0
+	f, err := jit.Compile(&prog)
+	if err != nil {
+		return nil
+	}
+	b.f = f
+	return b
+}
+
+// runRows computes a small loop fusion whose gathers read rows of their
+// operands (slices along the last dimension: an LSTM step's gates, each
+// a quarter of every row of the projections) with the block code, each
+// operand read in place by its row stride, not gathered first. It
+// reports false, having done nothing, where the program has no such
+// form or outs are not all f32.
+func (j *jitProg) runRows(p *tileProg, params []operand, outs []jit.Array) bool {
+	if j.gathers == 0 || p.n > jitChunk {
+		return false
+	}
+	for _, o := range outs {
+		if o.F32 == nil {
+			return false
+		}
+	}
+	j.rowsOnce.Do(func() {
+		var ldc int
+		for _, in := range j.inputs {
+			if in.gather >= 0 {
+				m := p.slots[in.gather].m
+				ldc = m.dims[len(m.dims)-1]
+				break
+			}
+		}
+		if ldc >= 16 && ldc < p.n && p.n%ldc == 0 { // short rows: mostly tails
+			j.rows = j.blocksFor(p, params, ldc)
+		}
+	})
+	b := j.rows
+	if b == nil {
+		return false
+	}
+	var insArr [jit.MaxInputs]jit.Array
+	var scalars [jit.MaxScalars]float32
+	var strides [jit.MaxOutputs]int
+	ins := insArr[:len(j.inputs)]
+	for k, a := range j.scalars {
+		scalars[k] = params[a].at(0)
+	}
+	for k, in := range j.inputs {
+		src := params[in.param].array()
+		if in.gather >= 0 && params[in.param].f32 == nil {
+			return false
+		}
+		ins[k] = src.Slice(b.off[k], src.Len())
+	}
+	for k := range outs {
+		strides[k] = b.ldc
+	}
+	rowRuns.Add(1)
+	r := b.f.Runner(scalars[:len(j.scalars)])
+	defer r.Close()
+	r.RunStrided(outs, ins, p.n/b.ldc, b.ldc, strides[:len(outs)], b.rowStride[:len(ins)])
+	return true
 }
 
 // runStrided is runBlock with the block's code: one call per block of
@@ -424,6 +488,9 @@ func (j *jitProg) runStrided(b *jitBlocks, params []operand, out []float32, row,
 		r.RunStrided(outs[:], ins, n, cols, outStride[:], b.rowStride[:len(ins)])
 	}
 }
+
+// rowRuns counts runRows' runs (tests check the path taken).
+var rowRuns atomic.Int64
 
 // stridedBlocks counts runStrided's calls (tests check the path taken).
 var stridedBlocks atomic.Int64
@@ -529,6 +596,9 @@ const (
 func (p *tileProg) runJIT(params []operand, outs []jit.Array, threads int) {
 	stream := p.n >= kernels.StreamMin
 	if threads == 1 {
+		if !stream && p.jit.runRows(p, params, outs) {
+			return
+		}
 		p.jit.run(p, params, outs, 0, p.n, stream)
 		return
 	}

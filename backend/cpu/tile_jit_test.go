@@ -120,6 +120,15 @@ ENTRY main {
 			jit  int
 		}{gruGatesModule(h, 5, 3), 1}
 	}
+	// An LSTM step's cell reads each gate as a slice of every row of the
+	// projections: run as rows, each read in place by its row stride
+	// (rows with a staged tail, and of whole vectors).
+	for _, h := range []int{37, 128} {
+		cases[fmt.Sprintf("LSTM cell, %d wide", h)] = struct {
+			text string
+			jit  int
+		}{lstmCellModule(h), 1}
+	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			m, ref := compileWithoutJIT(t, c.text)
@@ -129,6 +138,7 @@ ENTRY main {
 				t.Fatal(err)
 			}
 			for threads := 1; threads <= 3; threads++ {
+				before := rowRuns.Load()
 				m, x := compileText(t, c.text, Options{Threads: threads, Poison: true})
 				if x.Lowering["jit-fusion"] != c.jit {
 					t.Fatalf("lowering %v, want %d jit fusions", x.Lowering, c.jit)
@@ -139,6 +149,9 @@ ENTRY main {
 				}
 				if !got.Equal(tile) {
 					t.Fatalf("threads=%d: other bits than the tile program", threads)
+				}
+				if strings.HasPrefix(name, "LSTM") && rowRuns.Load() == before {
+					t.Errorf("threads=%d: the cell did not run as rows", threads)
 				}
 			}
 		})
@@ -216,6 +229,30 @@ ENTRY main {
   zh = f32[1,%[1]d] multiply(z, hp)
   ROOT hn = f32[1,%[1]d] add(zn, zh)
 }`, h, t, s, 3*h, s+1, 2*h)
+}
+
+// lstmCellModule is an LSTM cell (hidden size h, two directions of a
+// batch of two): the gates are slices of the last dimension of the
+// step's projections.
+func lstmCellModule(h int) string {
+	return fmt.Sprintf(`HloModule lstm_cell
+ENTRY main {
+  p = f32[2,2,%[2]d] parameter(0)
+  c = f32[2,2,%[1]d] parameter(1)
+  pi = f32[2,2,%[1]d] slice(p), slice={[0:2], [0:2], [0:%[1]d]}
+  i = f32[2,2,%[1]d] logistic(pi)
+  pf = f32[2,2,%[1]d] slice(p), slice={[0:2], [0:2], [%[1]d:%[3]d]}
+  f = f32[2,2,%[1]d] logistic(pf)
+  pg = f32[2,2,%[1]d] slice(p), slice={[0:2], [0:2], [%[3]d:%[4]d]}
+  g = f32[2,2,%[1]d] tanh(pg)
+  po = f32[2,2,%[1]d] slice(p), slice={[0:2], [0:2], [%[4]d:%[2]d]}
+  o = f32[2,2,%[1]d] logistic(po)
+  fc = f32[2,2,%[1]d] multiply(f, c)
+  ig = f32[2,2,%[1]d] multiply(i, g)
+  cn = f32[2,2,%[1]d] add(fc, ig)
+  tc = f32[2,2,%[1]d] tanh(cn)
+  ROOT hn = f32[2,2,%[1]d] multiply(o, tc)
+}`, h, 4*h, 2*h, 3*h)
 }
 
 // loopFusions counts the single-output loop fusions of a lowering, run
