@@ -645,3 +645,37 @@ func TestEpilogueConvNCHW(t *testing.T) {
 		})
 	}
 }
+
+// Part rows of an epilogue reading contiguous slices of a larger operand
+// (an LSTM step's slice of all steps' projections): one slice is read in
+// place from its offset, by the block code; two slices of one operand
+// share an input at displacements, which the block code does not take,
+// so they go row by row.
+func TestEpiloguePartRowsSlices(t *testing.T) {
+	const text = `HloModule slices
+ENTRY e {
+  x = f32[100,200] parameter(0)
+  w = f32[200,264] parameter(1)
+  p = f32[5,100,264] parameter(2)
+  d = f32[100,264] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  s3 = f32[1,100,264] slice(p), slice={[3:4], [0:100], [0:264]}
+  s = f32[100,264] reshape(s3)
+  t = f32[100,264] add(d, s)
+  %s
+}`
+	for _, c := range []struct {
+		root    string
+		strided bool
+	}{
+		{"ROOT y = f32[100,264] tanh(t)", true},
+		{`u3 = f32[1,100,264] slice(p), slice={[1:2], [0:100], [0:264]}
+  u = f32[100,264] reshape(u3)
+  ROOT y = f32[100,264] multiply(t, u)`, false},
+	} {
+		before := stridedBlocks.Load()
+		checkEpilogue(t, fmt.Sprintf(text, c.root), map[string]int{"gemm+epilogue": 1})
+		if strided := stridedBlocks.Load() > before; strided != c.strided && jit.Available {
+			t.Errorf("%q: block code used: %v", c.root, strided)
+		}
+	}
+}

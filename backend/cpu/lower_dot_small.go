@@ -10,7 +10,7 @@ import "github.com/axle-ml/axle/backend/cpu/kernels"
 // small-M kernels, product by product for a batch (a bidirectional
 // recurrence steps both directions in one batched dot), reporting false
 // (nothing computed) when they do not take it.
-func gemvDot(g *gemmPlan, a, b, c []float32) bool {
+func gemvDot(g *gemmPlan, a, b, c []float32, threads int) bool {
 	if g.m > kernels.GemvMaxRows || 2*g.batch*g.m*g.n*g.k > kernels.GemvMaxFlops {
 		return false
 	}
@@ -27,14 +27,41 @@ func gemvDot(g *gemmPlan, a, b, c []float32) bool {
 			return false
 		}
 	}
-	for i := range g.batch {
+	// part computes product i.
+	part := func(i int) bool {
 		ao, bo := g.offsets(i)
-		if !kernels.GemvF32(g.m, g.n, g.k, a[ao:], lda, b[bo:], g.b.Row, c[i*g.m*g.n:], g.n) {
-			if i > 0 {
-				panic("cpu: gemvDot: the kernels declined part of a batch")
-			}
-			return false
-		}
+		return kernels.GemvF32(g.m, g.n, g.k, a[ao:], lda, b[bo:], g.b.Row, c[i*g.m*g.n:], g.n)
 	}
+	if threads < 2 || g.batch < 2 || 2*g.batch*g.m*g.n*g.k < gemvParallelFlops {
+		for i := range g.batch {
+			if !part(i) {
+				if i > 0 {
+					panic("cpu: gemvDot: the kernels declined part of a batch")
+				}
+				return false
+			}
+		}
+		return true
+	}
+	// A batch (a bidirectional step's two directions) splits across the
+	// threads by product: each core reads its own products' B, half the
+	// step's, from its own cache. (Splitting one product's columns lost:
+	// a GRU step's 1×96·96×288 went from 1.9 to 2.2 µs.)
+	var probe [1]float32
+	if !kernels.GemvF32(1, 1, 1, probe[:], 1, probe[:], 1, probe[:], 1) {
+		return false // no kernels on this CPU: decline before writing
+	}
+	threads = min(threads, g.batch)
+	kernels.Parallel(threads, func(t int) {
+		for i := t * g.batch / threads; i < (t+1)*g.batch/threads; i++ {
+			part(i)
+		}
+	})
 	return true
 }
+
+// gemvParallelFlops is the least work (2·batch·m·n·k) a batch of
+// small-M products splits across threads for: the BiLSTM tagger's step,
+// two directions of 2×128·128×512 (524 KFLOP), went from 0.78 to 0.62 ms
+// a run.
+const gemvParallelFlops = 1 << 17

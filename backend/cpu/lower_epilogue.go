@@ -75,7 +75,7 @@ func (x *Executable) gemmEpilogue(g gemmPlan, ops []int, e *epilogue) kernelFunc
 		defer releaseA()
 		lb, releaseB := asF32(args[ops[1]], x.threads)
 		defer releaseB()
-		if gemvDot(&g, la, lb, c) {
+		if gemvDot(&g, la, lb, c, x.threads) {
 			epi(0, 0, g.batch*g.m, g.n)
 			return nil
 		}

@@ -139,7 +139,7 @@ func (x *Executable) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
 		b.Data, releaseB = asF32(ops[1], x.threads)
 		defer releaseB()
 		la, lb := a.Data, b.Data
-		if gemvDot(&g, la, lb, c) {
+		if gemvDot(&g, la, lb, c, x.threads) {
 			finish()
 			return nil
 		}

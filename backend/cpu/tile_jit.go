@@ -47,11 +47,16 @@ type jitProg struct {
 	inputs  []jitInput
 	scalars []int
 	gathers int       // inputs gathered per chunk
+	shared  bool      // some inputs are read displaced (compileJITForm's shared form)
 	pool    sync.Pool // of *[]float32: a worker's gather buffers
 	// blocks runs GEMM epilogues over blocks of part rows, made on first
 	// use (see stridedFor).
 	blocksOnce sync.Once
 	blocks     *jitBlocks
+	// rows runs a loop fusion with gathers as rows (see runRows), made on
+	// first use; nil where it cannot.
+	rowsOnce sync.Once
+	rows     *jitBlocks
 }
 
 // jitBlocks is a program's code for blocks of rows (jit.Program.Strided)
@@ -71,17 +76,78 @@ type jitBlocks struct {
 // through an index map, gathered into a buffer chunk by chunk.
 type jitInput struct {
 	param, gather int
+	// off is where an operand read in place starts being read: the
+	// program's values read it further on (jit.Value.Off) where it is
+	// sliced (contiguous views of it, compileJIT's shared form).
+	off int
 }
 
 // compileJIT generates code for p, or returns nil when p has a part the
 // generator does not take (row programs, f16 or predicate operands, ops
 // without code) or the platform runs none.
 func (p *tileProg) compileJIT() *jitProg {
+	// Contiguous slices of an operand (a GRU step's gates, each a third
+	// of one projection; an LSTM step's slice of the input projections
+	// of all steps) read it in place, not through gather buffers, the
+	// slices of one operand sharing one input at their displacements: a
+	// program with many such slices then fits the generator's registers.
+	if bases := p.sharedBases(); len(bases) > 0 {
+		if j := p.compileJITForm(bases); j != nil {
+			return j
+		}
+	}
+	return p.compileJITForm(nil)
+}
+
+// contiguous reports whether gather map m reads elements off, off+1, …
+// in order for the program's n elements.
+func (p *tileProg) contiguous(m affineMap) bool {
+	n := 1
+	for _, d := range m.dims {
+		n *= d
+	}
+	s, ok := collapseDims(m.dims, m.strides)
+	return ok && n == p.n && s == 1
+}
+
+// sharedGather reports whether slot s is a gather the shared form reads
+// in place: contiguous, of an f32 operand.
+func (p *tileProg) sharedGather(s *slot) bool {
+	return s.kind == slotGather && s.t == hlo.F32 && p.contiguous(s.m)
+}
+
+// sharedBases is, for each operand the shared form reads in place, the
+// first element it reads: the smallest offset of its contiguous gathers
+// (0 where it is also read whole).
+func (p *tileProg) sharedBases() map[int]int {
+	bases := map[int]int{}
+	for i := range p.slots {
+		s := &p.slots[i]
+		if p.sharedGather(s) {
+			if b, ok := bases[s.param]; !ok || s.m.off < b {
+				bases[s.param] = s.m.off
+			}
+		}
+	}
+	for i := range p.slots {
+		if s := &p.slots[i]; s.kind == slotParam {
+			if _, ok := bases[s.param]; ok {
+				bases[s.param] = 0
+			}
+		}
+	}
+	return bases
+}
+
+// compileJITForm is compileJIT's plain form (shared nil) or its shared
+// form: contiguous gathers of the operands in shared read them in place
+// from the base it gives.
+func (p *tileProg) compileJITForm(shared map[int]int) *jitProg {
 	if !useJIT || p.rowLen > 0 || len(p.outs) > jit.MaxOutputs {
 		return nil
 	}
 	prog := &jit.Program{}
-	j := &jitProg{}
+	j := &jitProg{shared: shared != nil}
 	for _, o := range p.outs {
 		t, ok := jitType(p.slots[o].t)
 		if !ok {
@@ -99,15 +165,15 @@ func (p *tileProg) compileJIT() *jitProg {
 			if !ok {
 				return nil
 			}
-			k, seen := inputOf[s.param]
-			if !seen {
-				k = len(j.inputs)
-				inputOf[s.param] = k
-				j.inputs = append(j.inputs, jitInput{param: s.param, gather: -1})
-				prog.InputTypes = append(prog.InputTypes, t)
-			}
+			k := j.inPlace(prog, inputOf, s.param, t, shared)
 			v = jit.Value{Op: jit.Input, Arg: k}
-		case slotGather: // gathered as f32, whatever the operand's type
+		case slotGather:
+			if base, ok := shared[s.param]; ok && p.sharedGather(&s) {
+				k := j.inPlace(prog, inputOf, s.param, jit.F32, shared)
+				v = jit.Value{Op: jit.Input, Arg: k, Off: s.m.off - base}
+				break
+			}
+			// gathered as f32, whatever the operand's type
 			v = jit.Value{Op: jit.Input, Arg: len(j.inputs)}
 			j.inputs = append(j.inputs, jitInput{param: s.param, gather: i})
 			prog.InputTypes = append(prog.InputTypes, jit.F32)
@@ -171,6 +237,19 @@ func (p *tileProg) compileJIT() *jitProg {
 	}
 	j.f, j.prog = f, prog
 	return j
+}
+
+// inPlace returns the input reading operand param in place, adding it
+// (of type t, from its base in shared) if it is new.
+func (j *jitProg) inPlace(prog *jit.Program, inputOf map[int]int, param int, t jit.Type, shared map[int]int) int {
+	k, seen := inputOf[param]
+	if !seen {
+		k = len(j.inputs)
+		inputOf[param] = k
+		j.inputs = append(j.inputs, jitInput{param: param, gather: -1, off: shared[param]})
+		prog.InputTypes = append(prog.InputTypes, t)
+	}
+	return k
 }
 
 // jitPrefetchAhead is how many elements ahead the generated loops of
@@ -252,7 +331,11 @@ func (j *jitProg) arrays(p *tileProg, params []operand, ins []jit.Array, bufs []
 	g := 0
 	for k, in := range j.inputs {
 		if in.gather < 0 {
-			ins[k] = params[in.param].array().Slice(c, e)
+			if src := params[in.param].array(); j.shared {
+				ins[k] = src.Slice(in.off+c, src.Len()) // read past e (jit.Value.Off)
+			} else {
+				ins[k] = src.Slice(c, e)
+			}
 			continue
 		}
 		buf := bufs[g*jitGatherChunk : g*jitGatherChunk+e-c]
@@ -292,32 +375,92 @@ func (j *jitProg) runBlock(p *tileProg, params []operand, out []float32, row, ro
 // rows, a transpose, a bf16 operand gathered as f32) or the generator
 // refuses the program: runBlock then goes row by row.
 func (j *jitProg) stridedFor(p *tileProg, params []operand, ldc int) *jitBlocks {
-	j.blocksOnce.Do(func() {
-		b := &jitBlocks{ldc: ldc}
-		for k, in := range j.inputs {
-			if in.gather < 0 { // C's shape, read in place
-				b.rowStride[k] = ldc
-				continue
-			}
-			rs, cs, ok := rowsAndColumns(p.slots[in.gather].m, ldc)
-			if !ok || cs != 1 || rs < 0 || params[in.param].f32 == nil {
-				return
-			}
-			b.off[k], b.rowStride[k] = p.slots[in.gather].m.off, rs
-		}
-		prog := *j.prog
-		prog.Strided, prog.PrefetchInputs, prog.PrefetchAhead = true, nil, 0
-		f, err := jit.Compile(&prog)
-		if err != nil {
-			return
-		}
-		b.f = f
-		j.blocks = b
-	})
+	j.blocksOnce.Do(func() { j.blocks = j.blocksFor(p, params, ldc) })
 	if j.blocks == nil || j.blocks.ldc != ldc {
 		return nil
 	}
 	return j.blocks
+}
+
+// blocksFor makes the program's code for blocks of rows ldc long, or
+// returns nil (stridedFor).
+func (j *jitProg) blocksFor(p *tileProg, params []operand, ldc int) *jitBlocks {
+	b := &jitBlocks{ldc: ldc}
+	for k, in := range j.inputs {
+		if in.gather < 0 { // C's shape, read in place (from in.off)
+			b.off[k], b.rowStride[k] = in.off, ldc
+			continue
+		}
+		rs, cs, ok := rowsAndColumns(p.slots[in.gather].m, ldc)
+		if !ok || cs != 1 || rs < 0 || params[in.param].f32 == nil {
+			return nil
+		}
+		b.off[k], b.rowStride[k] = p.slots[in.gather].m.off, rs
+	}
+	prog := *j.prog
+	prog.Strided, prog.PrefetchInputs, prog.PrefetchAhead = true, nil, 0
+	f, err := jit.Compile(&prog)
+	if err != nil {
+		return nil
+	}
+	b.f = f
+	return b
+}
+
+// runRows computes a small loop fusion whose gathers read rows of their
+// operands (slices along the last dimension: an LSTM step's gates, each
+// a quarter of every row of the projections) with the block code, each
+// operand read in place by its row stride, not gathered first. It
+// reports false, having done nothing, where the program has no such
+// form or outs are not all f32.
+func (j *jitProg) runRows(p *tileProg, params []operand, outs []jit.Array) bool {
+	if j.gathers == 0 || p.n > jitChunk {
+		return false
+	}
+	for _, o := range outs {
+		if o.F32 == nil {
+			return false
+		}
+	}
+	j.rowsOnce.Do(func() {
+		var ldc int
+		for _, in := range j.inputs {
+			if in.gather >= 0 {
+				m := p.slots[in.gather].m
+				ldc = m.dims[len(m.dims)-1]
+				break
+			}
+		}
+		if ldc >= 16 && ldc < p.n && p.n%ldc == 0 { // short rows: mostly tails
+			j.rows = j.blocksFor(p, params, ldc)
+		}
+	})
+	b := j.rows
+	if b == nil {
+		return false
+	}
+	var insArr [jit.MaxInputs]jit.Array
+	var scalars [jit.MaxScalars]float32
+	var strides [jit.MaxOutputs]int
+	ins := insArr[:len(j.inputs)]
+	for k, a := range j.scalars {
+		scalars[k] = params[a].at(0)
+	}
+	for k, in := range j.inputs {
+		src := params[in.param].array()
+		if in.gather >= 0 && params[in.param].f32 == nil {
+			return false
+		}
+		ins[k] = src.Slice(b.off[k], src.Len())
+	}
+	for k := range outs {
+		strides[k] = b.ldc
+	}
+	rowRuns.Add(1)
+	r := b.f.Runner(scalars[:len(j.scalars)])
+	defer r.Close()
+	r.RunStrided(outs, ins, p.n/b.ldc, b.ldc, strides[:len(outs)], b.rowStride[:len(ins)])
+	return true
 }
 
 // runStrided is runBlock with the block's code: one call per block of
@@ -345,6 +488,9 @@ func (j *jitProg) runStrided(b *jitBlocks, params []operand, out []float32, row,
 		r.RunStrided(outs[:], ins, n, cols, outStride[:], b.rowStride[:len(ins)])
 	}
 }
+
+// rowRuns counts runRows' runs (tests check the path taken).
+var rowRuns atomic.Int64
 
 // stridedBlocks counts runStrided's calls (tests check the path taken).
 var stridedBlocks atomic.Int64
@@ -421,7 +567,11 @@ func (j *jitProg) begin(params []operand) (scalars [jit.MaxScalars]float32, chun
 
 func (j *jitProg) end(bufs []float32) {
 	if bufs != nil {
-		j.pool.Put(&bufs)
+		// A copy: the pool keeps its address, and taking bufs' own moved
+		// every caller's bufs to the heap, an allocation a call even
+		// without gathers (a GRU step's).
+		b := bufs
+		j.pool.Put(&b)
 	}
 }
 
@@ -446,6 +596,9 @@ const (
 func (p *tileProg) runJIT(params []operand, outs []jit.Array, threads int) {
 	stream := p.n >= kernels.StreamMin
 	if threads == 1 {
+		if !stream && p.jit.runRows(p, params, outs) {
+			return
+		}
 		p.jit.run(p, params, outs, 0, p.n, stream)
 		return
 	}

@@ -110,6 +110,25 @@ ENTRY main {
 		text string
 		jit  int
 	}{gathersModule(300, 401), 1}
+	// A GRU step's gates read eight arrays, six of them thirds of two
+	// operands: those read in place at displacements, sharing registers.
+	// Widths with a staged tail, of whole vectors, and split across
+	// workers.
+	for _, h := range []int{37, 96, 40000} {
+		cases[fmt.Sprintf("GRU gates, %d wide", h)] = struct {
+			text string
+			jit  int
+		}{gruGatesModule(h, 5, 3), 1}
+	}
+	// An LSTM step's cell reads each gate as a slice of every row of the
+	// projections: run as rows, each read in place by its row stride
+	// (rows with a staged tail, and of whole vectors).
+	for _, h := range []int{37, 128} {
+		cases[fmt.Sprintf("LSTM cell, %d wide", h)] = struct {
+			text string
+			jit  int
+		}{lstmCellModule(h), 1}
+	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			m, ref := compileWithoutJIT(t, c.text)
@@ -119,6 +138,7 @@ ENTRY main {
 				t.Fatal(err)
 			}
 			for threads := 1; threads <= 3; threads++ {
+				before := rowRuns.Load()
 				m, x := compileText(t, c.text, Options{Threads: threads, Poison: true})
 				if x.Lowering["jit-fusion"] != c.jit {
 					t.Fatalf("lowering %v, want %d jit fusions", x.Lowering, c.jit)
@@ -129,6 +149,9 @@ ENTRY main {
 				}
 				if !got.Equal(tile) {
 					t.Fatalf("threads=%d: other bits than the tile program", threads)
+				}
+				if strings.HasPrefix(name, "LSTM") && rowRuns.Load() == before {
+					t.Errorf("threads=%d: the cell did not run as rows", threads)
 				}
 			}
 		})
@@ -170,6 +193,66 @@ ENTRY main {
   s3 = f32[%[1]d,%[2]d] subtract(s2, cb)
   ROOT r = f32[%[1]d,%[2]d] maximum(s3, zr)
 }`, r, c, r+2, c+4, r+1, c+2)
+}
+
+// gruGatesModule is step s of a GRU (hidden size h, t steps): the input
+// projections of all steps and the recurrent one each hold the three
+// gates' h columns, the gates read as slices (eight arrays in all).
+func gruGatesModule(h, t, s int) string {
+	return fmt.Sprintf(`HloModule gru_gates
+ENTRY main {
+  xp = f32[%[2]d,1,%[4]d] parameter(0)
+  d = f32[1,%[4]d] parameter(1)
+  b = f32[%[1]d] parameter(2)
+  hp = f32[1,%[1]d] parameter(3)
+  bb = f32[1,%[1]d] broadcast(b), dimensions={1}
+  one = f32[] constant(1)
+  ones = f32[1,%[1]d] broadcast(one), dimensions={}
+  xs3 = f32[1,1,%[4]d] slice(xp), slice={[%[3]d:%[5]d], [0:1], [0:%[4]d]}
+  xs = f32[1,%[4]d] reshape(xs3)
+  xr = f32[1,%[1]d] slice(xs), slice={[0:1], [0:%[1]d]}
+  dr = f32[1,%[1]d] slice(d), slice={[0:1], [0:%[1]d]}
+  ar = f32[1,%[1]d] add(xr, dr)
+  r = f32[1,%[1]d] logistic(ar)
+  xz = f32[1,%[1]d] slice(xs), slice={[0:1], [%[1]d:%[6]d]}
+  dz = f32[1,%[1]d] slice(d), slice={[0:1], [%[1]d:%[6]d]}
+  az = f32[1,%[1]d] add(xz, dz)
+  z = f32[1,%[1]d] logistic(az)
+  dn = f32[1,%[1]d] slice(d), slice={[0:1], [%[6]d:%[4]d]}
+  an = f32[1,%[1]d] add(dn, bb)
+  xn = f32[1,%[1]d] slice(xs), slice={[0:1], [%[6]d:%[4]d]}
+  rn = f32[1,%[1]d] multiply(r, an)
+  nn = f32[1,%[1]d] add(xn, rn)
+  n = f32[1,%[1]d] tanh(nn)
+  zc = f32[1,%[1]d] subtract(ones, z)
+  zn = f32[1,%[1]d] multiply(zc, n)
+  zh = f32[1,%[1]d] multiply(z, hp)
+  ROOT hn = f32[1,%[1]d] add(zn, zh)
+}`, h, t, s, 3*h, s+1, 2*h)
+}
+
+// lstmCellModule is an LSTM cell (hidden size h, two directions of a
+// batch of two): the gates are slices of the last dimension of the
+// step's projections.
+func lstmCellModule(h int) string {
+	return fmt.Sprintf(`HloModule lstm_cell
+ENTRY main {
+  p = f32[2,2,%[2]d] parameter(0)
+  c = f32[2,2,%[1]d] parameter(1)
+  pi = f32[2,2,%[1]d] slice(p), slice={[0:2], [0:2], [0:%[1]d]}
+  i = f32[2,2,%[1]d] logistic(pi)
+  pf = f32[2,2,%[1]d] slice(p), slice={[0:2], [0:2], [%[1]d:%[3]d]}
+  f = f32[2,2,%[1]d] logistic(pf)
+  pg = f32[2,2,%[1]d] slice(p), slice={[0:2], [0:2], [%[3]d:%[4]d]}
+  g = f32[2,2,%[1]d] tanh(pg)
+  po = f32[2,2,%[1]d] slice(p), slice={[0:2], [0:2], [%[4]d:%[2]d]}
+  o = f32[2,2,%[1]d] logistic(po)
+  fc = f32[2,2,%[1]d] multiply(f, c)
+  ig = f32[2,2,%[1]d] multiply(i, g)
+  cn = f32[2,2,%[1]d] add(fc, ig)
+  tc = f32[2,2,%[1]d] tanh(cn)
+  ROOT hn = f32[2,2,%[1]d] multiply(o, tc)
+}`, h, 4*h, 2*h, 3*h)
 }
 
 // loopFusions counts the single-output loop fusions of a lowering, run

@@ -130,6 +130,9 @@ type Func struct {
 	wide      bool // the code is 16-lane (usesWide)
 	strided   bool // the code loops over a block's rows (Program.Strided)
 	tails     bool // the code computes rows' partial vectors (Program.tails)
+	// offs is, per input, the largest displacement of its reads
+	// (Value.Off): its arrays are that much longer than the outputs.
+	offs []int
 	// The same loop with non-temporal stores, generated on the first call
 	// that streams (most programs never do).
 	ntOnce sync.Once
@@ -149,6 +152,7 @@ func Compile(p *Program) (*Func, error) {
 	if f.code, f.pool, f.foldWidth, err = load(p, false); err != nil {
 		return nil, err
 	}
+	f.offs = p.inputOffs() // p is valid: load checked it
 	runtime.SetFinalizer(f, func(f *Func) {
 		syscall.Munmap(f.code)
 		if f.codeNT != nil {
@@ -293,7 +297,7 @@ func (r *Runner) Run(outs, ins []Array) {
 		_ = outs[k].ptr(n - 1)
 	}
 	for k := range f.inputs {
-		_ = ins[k].ptr(n - 1)
+		_ = ins[k].ptr(n - 1 + f.offs[k])
 	}
 	f.span(r.fr, f.code, f.pool, outs, ins, 0, n)
 	runtime.KeepAlive(f)
@@ -460,7 +464,7 @@ func (f *Func) prepare(a *args, outs, ins []Array, scalars []float32, n int) {
 		_ = outs[k].ptr(n - 1)
 	}
 	for k := range f.inputs {
-		_ = ins[k].ptr(n - 1)
+		_ = ins[k].ptr(n - 1 + f.offs[k])
 	}
 	for k := range f.scalars {
 		for j := range a.splat[k] {
@@ -486,6 +490,16 @@ func (f *Func) tail(fr *frame, outs, ins []Array, lo, hi int) {
 	}
 	a := fr.a
 	for k := range f.inputs { // f32, or bf16 in the first half
+		if f.offs[k] > 0 { // f32 (validate): staged where each read reaches
+			buf := make([]float32, f.offs[k]+8)
+			for _, v := range f.prog.Values {
+				if v.Op == Input && v.Arg == k {
+					copy(buf[v.Off:v.Off+hi-lo], ins[k].F32[lo+v.Off:hi+v.Off])
+				}
+			}
+			fr.setIn(k, unsafe.Pointer(&buf[0]))
+			continue
+		}
 		if x := ins[k]; x.F32 != nil {
 			copy(a.tailIn[k][:], x.F32[lo:hi])
 		} else {

@@ -631,3 +631,44 @@ const (
 	guard     = 16
 	guardBits = 0x7fc0dead
 )
+
+// Inputs read at displacements (Value.Off) share one array: out[i] is
+// a[i+3]·a[i+40] + a[i], whole vectors and staged tails alike; programs
+// with rows, strides or bf16 inputs refuse them.
+func TestDisplacedInputs(t *testing.T) { bothWidths(t, testDisplacedInputs) }
+
+func testDisplacedInputs(t *testing.T) {
+	p := &Program{Inputs: 1, Values: []Value{
+		{Op: Input, Off: 3}, {Op: Input, Off: 40}, {Op: Mul, Args: [3]int{0, 1}},
+		{Op: Input}, {Op: Add, Args: [3]int{2, 3}},
+	}}
+	for _, bad := range []Program{
+		{Inputs: 1, Values: p.Values, RowLen: 16},
+		{Inputs: 1, Values: p.Values, Strided: true},
+		{Inputs: 1, Values: p.Values, InputTypes: []Type{BF16}},
+		{Inputs: 1, Values: []Value{{Op: Input, Off: -1}}},
+		{Inputs: 1, Values: []Value{{Op: Const, Off: 1}}},
+	} {
+		if err := bad.validate(); err == nil {
+			t.Errorf("%+v validated", bad)
+		}
+	}
+	if !Available {
+		t.Skip("no code generation here")
+	}
+	f, err := Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{1, 5, 8, 16, 29, 64, 1003} {
+		a := testInput(rng, n+40, 3)
+		want := make([]float32, n)
+		for i := range want {
+			want[i] = float32(a[i+3]*a[i+40]) + a[i] // rounded product: no FMA
+		}
+		got := make([]float32, n)
+		f.Run([]Array{{F32: got}}, []Array{{F32: a}}, nil, false)
+		sameBits(t, fmt.Sprintf("n=%d", n), got, want)
+	}
+}

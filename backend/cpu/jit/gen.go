@@ -655,9 +655,9 @@ func (g *gen) value(i int, v Value, off int32) error {
 		r := g.a.reg()
 		if g.p.inputType(v.Arg) == BF16 {
 			// A bf16 value is the top half of its f32.
-			g.a.loadWords(r, mem{base: g.inputReg(v.Arg), index: rsi, scale: 2, disp: 2 * off})
+			g.a.loadWords(r, mem{base: g.inputReg(v.Arg), index: rsi, scale: 2, disp: 2 * off}) // Off is 0 (validate)
 			g.a.shift(shiftLeft, r, r, 16)
-		} else if m := (mem{base: g.inputReg(v.Arg), index: rsi, scale: 4, disp: 4 * off}); g.masked {
+		} else if m := (mem{base: g.inputReg(v.Arg), index: rsi, scale: 4, disp: 4*off + 4*int32(v.Off)}); g.masked {
 			g.a.maskLoad(r, g.mask, m)
 		} else {
 			g.a.load(r, m)

@@ -94,6 +94,12 @@ type Value struct {
 	Args  [3]int
 	Arg   int     // Input, Splat
 	Value float32 // Const
+	// Off displaces an Input's reads: it reads its array Off elements past
+	// the output's index, so that several views of one array (slices at
+	// different offsets) share its register. Only flat programs (no rows,
+	// not strided) with f32 inputs take one; the arrays must then be Off
+	// elements longer than the outputs.
+	Off int
 }
 
 // Program is a list of values in dependency order. Outputs lists the
@@ -265,6 +271,21 @@ const (
 	maxSpill = 64
 )
 
+// maxInputOff bounds Value.Off, so that its byte offset is a 32-bit
+// displacement.
+const maxInputOff = 1 << 28
+
+// inputOffs is, for each input, the largest Off of the values reading it.
+func (p *Program) inputOffs() []int {
+	offs := make([]int, p.Inputs)
+	for _, v := range p.Values {
+		if v.Op == Input && v.Off > offs[v.Arg] {
+			offs[v.Arg] = v.Off
+		}
+	}
+	return offs
+}
+
 // maxPrefetchAhead bounds PrefetchAhead, so that its byte offset is a
 // 32-bit displacement.
 const maxPrefetchAhead = 1 << 28
@@ -331,6 +352,10 @@ func (p *Program) validate() error {
 		switch {
 		case v.Op == Input && (v.Arg < 0 || v.Arg >= p.Inputs):
 			return fmt.Errorf("jit: value %d reads input %d of %d", i, v.Arg, p.Inputs)
+		case v.Off != 0 && (v.Op != Input || v.Off < 0 || v.Off > maxInputOff):
+			return fmt.Errorf("jit: value %d (%s) displaced by %d elements", i, v.Op, v.Off)
+		case v.Off != 0 && (p.RowLen > 0 || p.Strided || p.inputType(v.Arg) != F32):
+			return fmt.Errorf("jit: value %d displaced in a program with rows, strides or bf16 input", i)
 		case v.Op == Splat && (v.Arg < 0 || v.Arg >= p.Scalars):
 			return fmt.Errorf("jit: value %d reads scalar %d of %d", i, v.Arg, p.Scalars)
 		}
