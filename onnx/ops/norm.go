@@ -174,73 +174,79 @@ func nmTrailingAxes(axis int64, rank int) []int64 {
 	return axes
 }
 
-func lowerLayerNorm(c *Ctx) error {
+// nmTrailing is what LayerNormalization and RMSNormalization share: the
+// input in the stash type, normalized over axis..rank-1.
+type nmTrailing struct {
+	t    hlo.DType // the input's type
+	w    hlo.DType // the stash type the arithmetic runs in
+	dims []int64
+	axes []int64
+	eps  float64
+	xs   *xb.Op // the input in the stash type
+}
+
+func nmTrailingInput(c *Ctx) (*nmTrailing, error) {
 	x := c.Input(0)
 	t := x.DType()
 	if !t.IsFloat() {
-		return c.Unsupported("%s input", t)
+		return nil, c.Unsupported("%s input", t)
 	}
 	dims := x.Dims()
 	axis, ok := NormAxis(c.Node.Int("axis", -1), len(dims))
 	if !ok {
-		return c.Errorf("axis out of range")
+		return nil, c.Errorf("axis out of range")
 	}
 	w, err := nmStash(c, t)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	eps := float64(c.Node.Float("epsilon", 1e-5))
-	axes := nmTrailingAxes(axis, len(dims))
-	xs := xb.Convert(x, w)
-	m, v := nmMeanVar(xs, axes)
-	inv := xb.Rsqrt(xb.Add(v, ScalarLike(v, eps)))
-	y := xb.Mul(xb.Sub(xs, rdBack(m, dims, axes)), rdBack(inv, dims, axes))
-	// Scale and bias apply in the stash type too, and Y is rounded to T once:
-	// for float16/bfloat16 inputs this is what ONNX Runtime computes (its
-	// kernels work in float32), where rounding the normalized value to T
-	// first (the function body's Cast before Mul) loses up to an ulp of
-	// |normalized*scale| to the cancellation against the bias.
+	return &nmTrailing{t: t, w: w, dims: dims, axes: nmTrailingAxes(axis, len(dims)),
+		eps: float64(c.Node.Float("epsilon", 1e-5)), xs: xb.Convert(x, w)}, nil
+}
+
+// affine applies the optional scale (input 1) and bias (input 2) in the
+// stash type and rounds Y to T once: for float16/bfloat16 inputs this is
+// what ONNX Runtime computes (its kernels work in float32), where rounding
+// the normalized value to T first (the function body's Cast before Mul)
+// loses up to an ulp of |normalized*scale| to the cancellation against the
+// bias.
+func (n *nmTrailing) affine(c *Ctx, y *xb.Op) *xb.Op {
 	if s := c.Input(1); s != nil {
-		y, s = Broadcast2(c.B, y, xb.Convert(s, w))
+		y, s = Broadcast2(c.B, y, xb.Convert(s, n.w))
 		y = xb.Mul(y, s)
 	}
 	if b := c.Input(2); b != nil {
 		var bb *xb.Op
-		y, bb = Broadcast2(c.B, y, xb.Convert(b, w))
+		y, bb = Broadcast2(c.B, y, xb.Convert(b, n.w))
 		y = xb.Add(y, bb)
 	}
-	c.Set(0, xb.Convert(y, t))
-	c.Set(1, rdKeep(m, dims, axes))
-	c.Set(2, rdKeep(inv, dims, axes))
-	return nil
+	return xb.Convert(y, n.t)
 }
 
-func lowerRMSNorm(c *Ctx) error {
-	x := c.Input(0)
-	t := x.DType()
-	if !t.IsFloat() {
-		return c.Unsupported("%s input", t)
-	}
-	dims := x.Dims()
-	axis, ok := NormAxis(c.Node.Int("axis", -1), len(dims))
-	if !ok {
-		return c.Errorf("axis out of range")
-	}
-	w, err := nmStash(c, t)
+func lowerLayerNorm(c *Ctx) error {
+	n, err := nmTrailingInput(c)
 	if err != nil {
 		return err
 	}
-	eps := float64(c.Node.Float("epsilon", 1e-5))
-	axes := nmTrailingAxes(axis, len(dims))
-	xs := xb.Convert(x, w)
-	ms := xb.Div(rdSum(xb.Mul(xs, xs), axes...), ScalarLike(xs, float64(rdCount(dims, axes))))
-	inv := xb.Rsqrt(xb.Add(ms, ScalarLike(ms, eps)))
-	y := xb.Mul(xs, rdBack(inv, dims, axes))
-	if s := c.Input(1); s != nil { // in the stash type, as in LayerNormalization
-		y, s = Broadcast2(c.B, y, xb.Convert(s, w))
-		y = xb.Mul(y, s)
+	m, v := nmMeanVar(n.xs, n.axes)
+	inv := xb.Rsqrt(xb.Add(v, ScalarLike(v, n.eps)))
+	y := xb.Mul(xb.Sub(n.xs, rdBack(m, n.dims, n.axes)), rdBack(inv, n.dims, n.axes))
+	c.Set(0, n.affine(c, y))
+	c.Set(1, rdKeep(m, n.dims, n.axes))
+	c.Set(2, rdKeep(inv, n.dims, n.axes))
+	return nil
+}
+
+// lowerRMSNorm: RMSNormalization has no bias input, so affine applies the
+// scale only.
+func lowerRMSNorm(c *Ctx) error {
+	n, err := nmTrailingInput(c)
+	if err != nil {
+		return err
 	}
-	c.Set(0, xb.Convert(y, t))
+	ms := xb.Div(rdSum(xb.Mul(n.xs, n.xs), n.axes...), ScalarLike(n.xs, float64(rdCount(n.dims, n.axes))))
+	inv := xb.Rsqrt(xb.Add(ms, ScalarLike(ms, n.eps)))
+	c.Set(0, n.affine(c, xb.Mul(n.xs, rdBack(inv, n.dims, n.axes))))
 	return nil
 }
 
