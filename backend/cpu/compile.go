@@ -67,6 +67,10 @@ type step struct {
 	// part is the element of operand 0's value this value is (a
 	// get-tuple-element of a tuple with per-element buffers), or -1.
 	part int
+	// param is a parameter's number + 1, 0 for any other step: runStep
+	// tests it rather than in.Opcode, a load from the instruction that
+	// missed the cache on every step (a tenth of a GRU run's step loop).
+	param int
 }
 
 // Executable is a compiled module: the entry computation's instructions
@@ -187,6 +191,9 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 		s := lowered[in]
 		for _, o := range in.Operands {
 			s.ops = append(s.ops, pos[o])
+		}
+		if in.Opcode == hlo.OpParameter {
+			s.param = int(in.ParamNumber) + 1
 		}
 		x.steps = append(x.steps, s)
 	}

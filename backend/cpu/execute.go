@@ -284,12 +284,13 @@ func sharedArg(args []*hlo.Literal, p int) bool {
 // runStep computes step i's value into f.vals[i].
 func (x *Executable) runStep(f *frame, i int, args []*hlo.Literal, outs []pooled) error {
 	s := &x.steps[i]
+	if s.param > 0 {
+		f.vals[i] = args[s.param-1]
+		return nil
+	}
 	b := x.asg.bufOf[i]
 	buf := &x.asg.bufs[b]
 	switch {
-	case s.in.Opcode == hlo.OpParameter:
-		f.vals[i] = args[s.in.ParamNumber]
-		return nil
 	case f.vals[i] != nil && s.k == nil: // a constant
 		return nil
 	case s.part >= 0: // the element the tuple's kernel wrote

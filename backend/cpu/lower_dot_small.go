@@ -27,14 +27,9 @@ func gemvDot(g *gemmPlan, a, b, c []float32, threads int) bool {
 			return false
 		}
 	}
-	// part computes product i.
-	part := func(i int) bool {
-		ao, bo := g.offsets(i)
-		return kernels.GemvF32(g.m, g.n, g.k, a[ao:], lda, b[bo:], g.b.Row, c[i*g.m*g.n:], g.n)
-	}
 	if threads < 2 || g.batch < 2 || 2*g.batch*g.m*g.n*g.k < gemvParallelFlops {
 		for i := range g.batch {
-			if !part(i) {
+			if !gemvPart(g, a, b, c, lda, i) {
 				if i > 0 {
 					panic("cpu: gemvDot: the kernels declined part of a batch")
 				}
@@ -54,10 +49,18 @@ func gemvDot(g *gemmPlan, a, b, c []float32, threads int) bool {
 	threads = min(threads, g.batch)
 	kernels.Parallel(threads, func(t int) {
 		for i := t * g.batch / threads; i < (t+1)*g.batch/threads; i++ {
-			part(i)
+			gemvPart(g, a, b, c, lda, i)
 		}
 	})
 	return true
+}
+
+// gemvPart computes product i of gemvDot's batch. (A function, not a
+// closure: one captured by the parallel branch's closure was allocated on
+// every call, the serial path's too.)
+func gemvPart(g *gemmPlan, a, b, c []float32, lda, i int) bool {
+	ao, bo := g.offsets(i)
+	return kernels.GemvF32(g.m, g.n, g.k, a[ao:], lda, b[bo:], g.b.Row, c[i*g.m*g.n:], g.n)
 }
 
 // gemvParallelFlops is the least work (2·batch·m·n·k) a batch of

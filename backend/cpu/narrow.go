@@ -48,10 +48,12 @@ func f32Into(out *hlo.Literal, threads int) (buf []float32, finish func()) {
 	}
 	f, _, _ := kernelType(out.DType())
 	bits := out.Data().([]uint16)
-	buf = getF32(len(bits))
-	return buf, func() {
-		convertInParallel(len(bits), threads, func(lo, hi int) { encodeNarrow(f, bits[lo:hi], buf[lo:hi]) })
-		putF32(buf)
+	// A local, not the named result: a closure capturing buf moved it to
+	// the heap on every call, the f32 path's too.
+	s := getF32(len(bits))
+	return s, func() {
+		convertInParallel(len(bits), threads, func(lo, hi int) { encodeNarrow(f, bits[lo:hi], s[lo:hi]) })
+		putF32(s)
 	}
 }
 
