@@ -252,15 +252,37 @@ func TestConvDepthwiseBitsMatchGo(t *testing.T) {
 // reuse them (from several goroutines at once), and a call with another
 // kernel array, which must not be served the first one's panels. The
 // shapes take the direct path's ordinary blocks and its split-K one.
+// convPath names the path ConvPackedF32 takes for p.
+func convPath(p *Conv) string {
+	switch {
+	case canConvDepthwise(p):
+		return "depthwise"
+	case pointwiseAsGemm(p):
+		return "pointwise"
+	case canConvDirect(p):
+		return "direct"
+	}
+	return "im2col"
+}
+
+// TestConvKernelCache: with a panel cache, the direct path and the two
+// GEMM paths (pointwise, implicit im2col) give the bits they give without
+// one, on first and later calls, from several goroutines, and for a new
+// kernel array handed to the same cache.
 func TestConvKernelCache(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
-	one := []int{1, 1}
+	one, zero := []int{1, 1}, []int{0, 0}
+	paths := map[string]bool{}
 	for _, p := range []*Conv{
 		newConv(2, 24, 40, 1, []int{9, 8}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
 		newConv(2, 1024, 5, 1, []int{5, 5}, []int{3, 3}, one, []int{1, 0}, []int{0, 1}, one, one, false),
+		newConv(2, 64, 40, 1, []int{9, 8}, []int{1, 1}, one, zero, zero, one, one, false),
+		newConv(1, 1, 258, 1, []int{1, 576}, []int{1, 256}, []int{1, 128}, zero, zero, one, one, true),
 	} {
-		if !canConvDirect(p) {
-			t.Fatal("not on the direct path")
+		paths[convPath(p)] = true
+		t.Logf("%v: %s path", p.OutChannels, convPath(p))
+		if convPath(p) == "depthwise" {
+			t.Fatal("a depthwise convolution has no panels")
 		}
 		in := randSlice[float32](inputLen(p), rng)
 		kernels := [][]float32{randSlice[float32](kernelLen(p), rng), randSlice[float32](kernelLen(p), rng)}
@@ -295,8 +317,13 @@ func TestConvKernelCache(t *testing.T) {
 			wg.Wait()
 			close(errs)
 			for e := range errs {
-				t.Fatal(e)
+				t.Fatalf("%s path: %s", convPath(p), e)
 			}
+		}
+	}
+	for _, want := range []string{"direct", "pointwise", "im2col"} {
+		if !paths[want] {
+			t.Errorf("no case takes the %s path (cases take %v)", want, paths)
 		}
 	}
 }
