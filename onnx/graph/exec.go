@@ -175,14 +175,6 @@ func signature(u *unit, args map[string]*onnx.Value) (string, bool) {
 	return hex.EncodeToString(h.Sum(nil)[:12]), true
 }
 
-func numElems(d []int64) int64 {
-	n := int64(1)
-	for _, v := range d {
-		n *= v
-	}
-	return n
-}
-
 // compileCluster lowers the unit for the given arguments and compiles it.
 // A lowering the compiler cannot take (unsupported attributes, a value
 // needed at compile time that is not known) sends the unit op by op.

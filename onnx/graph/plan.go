@@ -57,7 +57,7 @@ const (
 // from call to call (a sample rate, a flag), so that the cache keyed by
 // them stays small.
 func (u *unit) byValue(name string, t *onnx.Tensor) bool {
-	n := numElems(t.Dims())
+	n := t.Lit.Shape().NumElements()
 	switch u.constArgs[name] {
 	case needValue:
 		return n <= ops.FoldLimit

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/onnx"
 	"github.com/axle-ml/axle/onnx/graph"
 )
@@ -308,8 +309,18 @@ func compareTensor(got, want *onnx.Tensor, tol Tolerance) error {
 	return nil
 }
 
-func elemString(l interface {
-	GetFloat64(int) float64
-}, i int) string {
+// elemString prints element i of l in its own kind: integers exactly,
+// complex numbers as pairs, the rest as floats.
+func elemString(l *hlo.Literal, i int) string {
+	switch t := l.DType(); {
+	case t.IsComplex():
+		return fmt.Sprint(l.GetComplex128(i))
+	case t.IsUnsigned():
+		return strconv.FormatUint(l.GetUint64(i), 10)
+	case t.IsInteger():
+		return strconv.FormatInt(l.GetInt64(i), 10)
+	case t.IsPred():
+		return strconv.FormatBool(l.GetBool(i))
+	}
 	return strconv.FormatFloat(l.GetFloat64(i), 'g', 9, 64)
 }

@@ -244,8 +244,8 @@ func literal(t hlo.DType, vals []float64, dims ...int64) *hlo.Literal {
 	return l
 }
 
-// IntTensor is an int64 tensor of the given values and dims (a vector of
-// len(vals) when dims is empty and len(vals) != 1... use dims explicitly).
+// IntTensor is an int64 tensor of the given values and dims (no dims: a
+// scalar, so a vector needs its length given).
 func IntTensor(vals []int64, dims ...int64) *onnx.Tensor {
 	l := hlo.NewLiteral(hlo.ArrayShape(hlo.S64, dims...))
 	for i, v := range vals {
