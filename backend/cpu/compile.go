@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/axle-ml/axle/backend/cpu/tile"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/opt"
@@ -239,17 +240,16 @@ func (x *Executable) lowerMulti(in *hlo.Instruction) (kernel, [][]int, bool) {
 			return nil, nil, false // every element needs a buffer
 		}
 	}
-	p, err := compileMulti(in)
+	p, err := tile.Multi(in)
 	if err != nil {
 		return nil, nil, false
 	}
-	p.generate()
 	return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		if out == nil {
 			out = newTuple(in.Shape)
 		}
-		return out, p.runMulti(ops, out.Elements(), x.threads)
-	}, p.outputInPlace(), true
+		return out, p.RunMulti(ops, out.Elements(), x.threads)
+	}, p.OutputInPlace(), true
 }
 
 // newTuple allocates a tuple of fresh arrays of shape s.
@@ -259,47 +259,6 @@ func newTuple(s hlo.Shape) *hlo.Literal {
 		elems[k] = hlo.NewLiteral(e)
 	}
 	return hlo.MakeTupleLiteral(elems...)
-}
-
-// fuse runs the backend's fusion passes over mod's entry computation
-// (none with opts.noFusion) and verifies the result.
-func fuse(mod *hlo.Module, opts Options) error {
-	if opts.noFusion {
-		return nil
-	}
-	names := hlo.NewNameSet(mod)
-	if _, err := fuseReduceIotas(mod, mod.Entry, names); err != nil {
-		return fmt.Errorf("cpu: index fusion: %w", err)
-	}
-	if _, err := fuseLoops(mod, mod.Entry, names); err != nil {
-		return fmt.Errorf("cpu: fusion: %w", err)
-	}
-	// Fusion copies index ops into their readers and may leave the
-	// originals without users.
-	if _, err := opt.DCE.Run(mod); err != nil {
-		return fmt.Errorf("cpu: %w", err)
-	}
-	// After DCE: a product's dead readers would keep it from folding.
-	// Before multi-output fusion, which takes only kLoop fusions: a dot's
-	// epilogue stays with its dot.
-	if !opts.NoOutputFusion {
-		if _, err := fuseEpilogues(mod.Entry, names, effectiveThreads(opts.Threads)); err != nil {
-			return fmt.Errorf("cpu: output fusion: %w", err)
-		}
-	}
-	// Sibling fusions are merged once dead ones are gone (a merged dead
-	// value would still be computed).
-	if n, err := fuseMultiOutput(mod, mod.Entry, names); err != nil {
-		return fmt.Errorf("cpu: multi-output fusion: %w", err)
-	} else if n > 0 {
-		if _, err := opt.DCE.Run(mod); err != nil { // the members' fused computations
-			return fmt.Errorf("cpu: %w", err)
-		}
-	}
-	if err := hlo.Verify(mod); err != nil {
-		return fmt.Errorf("cpu: after fusion: %w", err)
-	}
-	return nil
 }
 
 // effectiveThreads is the thread count an executable runs with.
@@ -384,30 +343,27 @@ func (x *Executable) lower(in *hlo.Instruction) (kernel, string, []int) {
 			}, "reduce-select", nil
 		}
 		if fc := in.Computation("calls"); fc != nil && fc.Root != nil && fc.Root.Opcode == hlo.OpReduce {
-			if p, err := compileReduce(in); err == nil {
-				p.prod.compileSegments() // (computeTile runs it, never whole-program code)
+			if p, err := tile.Reduce(in); err == nil {
 				return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 					if out == nil {
 						out = hlo.NewLiteral(in.Shape)
 					}
-					return out, p.run(ops, out, x.threads)
+					return out, p.Run(ops, out, x.threads)
 				}, "reduce-fusion", nil
 			}
 			break
 		}
-		if p, err := compileLoop(in); err == nil {
-			p.streamAhead = true
-			p.generate()
+		if p, err := tile.Loop(in); err == nil {
 			how := "tile-fusion"
-			if p.runsJIT() {
+			if p.RunsJIT() {
 				how = "jit-fusion"
 			}
 			return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 				if out == nil {
 					out = hlo.NewLiteral(in.Shape)
 				}
-				return out, p.run(ops, out, x.threads)
-			}, how, p.inPlace()
+				return out, p.Run(ops, out, x.threads)
+			}, how, p.InPlace()
 		}
 	case hlo.OpFft:
 		if k, ok := lowerFFT(in, x.threads); ok {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/backend/cpu/tile"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/hlotext"
@@ -69,9 +70,9 @@ func TestConcurrentExecuteBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := stridedBlocks.Load()
+	before := tile.StridedBlockRuns()
 	executeConcurrently(t, x, args, func(got *hlo.Literal) string { return closeEnough(got, want) })
-	if useJIT && stridedBlocks.Load() == before {
+	if tile.GeneratedCode() && tile.StridedBlockRuns() == before {
 		t.Error("the epilogue never ran the strided code")
 	}
 }

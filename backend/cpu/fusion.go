@@ -3,6 +3,7 @@ package cpu
 import (
 	"slices"
 
+	"github.com/axle-ml/axle/backend/cpu/tile"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -17,37 +18,18 @@ import (
 // reduction that the fusion reads back along its rows (softmax's max and
 // sum) is computed in the fusion too, as a row program (tile_row.go).
 
-// tileOps are the opcodes tile programs implement (on f32, bf16 and f16,
-// computed in f32 and rounded to the result type after every op, which
-// for +, -, *, / and sqrt equals the evaluator's single rounding).
-var tileOps = map[hlo.Opcode]bool{
-	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true, hlo.OpDivide: true,
-	hlo.OpMaximum: true, hlo.OpMinimum: true, hlo.OpNegate: true, hlo.OpAbs: true,
-	hlo.OpExp: true, hlo.OpLog: true, hlo.OpTanh: true, hlo.OpLogistic: true,
-	hlo.OpSqrt: true, hlo.OpRsqrt: true, hlo.OpFloor: true, hlo.OpCeil: true,
-	hlo.OpSign: true, hlo.OpSin: true, hlo.OpCos: true, hlo.OpPower: true,
-	hlo.OpExpm1: true, hlo.OpLog1p: true, hlo.OpErf: true, hlo.OpCbrt: true,
-	hlo.OpClamp: true, hlo.OpConvert: true, hlo.OpTan: true, hlo.OpRoundNearestAfz: true,
-	hlo.OpRoundNearestEven: true, hlo.OpAtan2: true, hlo.OpRemainder: true,
-	hlo.OpCompare: true, hlo.OpSelect: true,
-	hlo.OpAnd: true, hlo.OpOr: true, hlo.OpXor: true, hlo.OpNot: true,
-}
-
-// tileType: the element types tile programs hold (as f32 values).
-func tileType(t hlo.DType) bool { return t == hlo.F32 || t == hlo.BF16 || t == hlo.F16 }
-
 // fusible is an elementwise instruction a tile program can compute: its
 // operands have its dimensions or are scalars (clamp's bounds). Inside a
 // program predicates are f32 0 or 1: a compare (IEEE, not total order)
 // may feed selects in the fusion, and a select may read a predicate
 // operand, but a fusion's result is always a float (see fusionRoot).
 func fusible(in *hlo.Instruction) bool {
-	if !tileOps[in.Opcode] || len(in.ControlPredecessors) > 0 || in.Shape.IsDynamic() {
+	if !tile.Computes(in.Opcode) || len(in.ControlPredecessors) > 0 || in.Shape.IsDynamic() {
 		return false
 	}
-	logical := maskOps[in.Opcode]
+	logical := tile.Mask(in.Opcode)
 	for i, o := range in.Operands {
-		want := tileType(o.Shape.DType)
+		want := tile.Type(o.Shape.DType)
 		if in.Opcode == hlo.OpSelect && i == 0 || logical {
 			want = o.Shape.DType == hlo.Pred
 		}
@@ -62,12 +44,12 @@ func fusible(in *hlo.Instruction) bool {
 	if logical {
 		return in.Shape.DType == hlo.Pred
 	}
-	return tileType(in.Shape.DType)
+	return tile.Type(in.Shape.DType)
 }
 
 // fusionRoot: a fusion computes floats; predicates live only inside.
 func fusionRoot(in *hlo.Instruction) bool {
-	return fusible(in) && tileType(in.Shape.DType)
+	return fusible(in) && tile.Type(in.Shape.DType)
 }
 
 // scalarSplat is a scalar constant, or a broadcast of anything: both are
@@ -76,19 +58,19 @@ func fusionRoot(in *hlo.Instruction) bool {
 // outside the fusion, as one of its parameters.)
 func scalarSplat(in *hlo.Instruction) bool {
 	switch {
-	case !tileType(in.Shape.DType):
+	case !tile.Type(in.Shape.DType):
 		return false
 	case in.Opcode == hlo.OpConstant:
 		return in.Shape.Rank() == 0 && in.Literal != nil && !in.Literal.IsElided()
 	case in.Opcode == hlo.OpBroadcast:
-		return tileType(in.Operands[0].Shape.DType) && !in.Shape.IsDynamic()
+		return tile.Type(in.Operands[0].Shape.DType) && !in.Shape.IsDynamic()
 	}
 	return false
 }
 
 // viewOp is an index op over an array (a broadcast of a scalar is a splat).
 func viewOp(in *hlo.Instruction) bool {
-	return indexOp(in) && in.Operands[0].Shape.Rank() > 0
+	return tile.IndexOp(in) && in.Operands[0].Shape.Rank() > 0
 }
 
 // group is one fusion to build: members[0] is its root; copied members
@@ -105,17 +87,6 @@ type group struct {
 	rowDims int
 }
 
-// cheapOps may be recomputed in a second fusion rather than stored and
-// read back: on the vector kernels they cost less than the memory pass
-// a stored intermediate costs. The cost model refuses to duplicate
-// anything else (logs, powers, trigonometry: scalar library calls).
-var cheapOps = map[hlo.Opcode]bool{
-	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true, hlo.OpNegate: true, hlo.OpAbs: true,
-	hlo.OpMaximum: true, hlo.OpMinimum: true, hlo.OpExp: true, hlo.OpConvert: true, hlo.OpClamp: true,
-	hlo.OpCompare: true, hlo.OpSelect: true,
-	hlo.OpAnd: true, hlo.OpOr: true, hlo.OpXor: true, hlo.OpNot: true,
-}
-
 // cheap reports whether o may be recomputed in a second fusion: a cheap
 // op, or a division by a splat (attention's scores over √d, which two
 // fusions read: the row maximum's and the softmax's). A division costs
@@ -127,7 +98,7 @@ func cheap(o *hlo.Instruction) bool {
 		return scalarSplat(o.Operands[1]) && (o.Operands[1].Opcode == hlo.OpConstant ||
 			o.Operands[1].Operands[0].Shape.Rank() == 0)
 	}
-	return cheapOps[o.Opcode]
+	return tile.Cheap(o.Opcode)
 }
 
 // maxCopied bounds the instructions one fusion recomputes (eight: a
@@ -142,7 +113,7 @@ func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, erro
 	var groups []group
 	for i := len(c.Instructions) - 1; i >= 0; i-- {
 		root := c.Instructions[i]
-		_, isReduce := rowReduce(root)
+		_, isReduce := tile.RowReduce(root)
 		if taken[root] || !fusionRoot(root) && !isReduce || len(root.ControlPredecessors) > 0 {
 			continue
 		}
@@ -202,7 +173,7 @@ func grow(root *hlo.Instruction, isReduce bool, users map[*hlo.Instruction][]*hl
 			switch {
 			case owned[o]:
 			case mapped && !viewOp(o):
-			case member.Opcode == hlo.OpReshape && viewOp(o) && !reshapeReadsAffine(o):
+			case member.Opcode == hlo.OpReshape && viewOp(o) && !tile.ReshapeReadsAffine(o):
 				// The view is computed on its own (a movement kernel or
 				// a fusion), and the reshape reads its result.
 			case scalarSplat(o): // copied into every fusion that reads it
@@ -247,7 +218,7 @@ func (g *group) rowTree(o *hlo.Instruction, taken map[*hlo.Instruction]bool) (no
 		return nil, 0, false
 	}
 	if o.Opcode == hlo.OpReduce {
-		if _, ok := rowLength(o, g.elem); !ok {
+		if _, ok := tile.RowLength(o, g.elem); !ok {
 			return nil, 0, false
 		}
 		return []*hlo.Instruction{o}, len(o.Dimensions()), true

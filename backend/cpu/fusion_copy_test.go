@@ -3,6 +3,7 @@ package cpu
 import (
 	"testing"
 
+	"github.com/axle-ml/axle/backend/cpu/tile"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
@@ -158,10 +159,9 @@ ENTRY e {
 }`} {
 		for _, code := range []bool{false, true} { // tile programs, generated code
 			for threads := 1; threads <= 2; threads++ {
-				saved := useJIT
-				useJIT = code && saved
+				saved := tile.SetGeneratedCode(code && tile.GeneratedCode())
 				m, x := compileText(t, text, Options{Threads: threads})
-				useJIT = saved
+				tile.SetGeneratedCode(saved)
 				for seed := uint64(1); seed <= 2; seed++ { // the second call reuses the scratch
 					args := eval.RandomArguments(m, seed)
 					got, want := evalAndRun(t, m, x, args)

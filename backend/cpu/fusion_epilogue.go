@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/backend/cpu/tile"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -82,11 +83,11 @@ func epilogueOperand(d, u *hlo.Instruction, threads int) (int, bool) {
 		return 0, false
 	}
 	k := slices.Index(u.Operands, d)
-	p, err := compileLoop(u)
+	p, err := tile.CompileLoop(u)
 	if k < 0 || err != nil || !epilogueFits(d, p, k) {
 		return 0, false
 	}
-	if threads > 1 && runsInline(d) && p.n*p.ops >= kernels.MinParallelWork {
+	if threads > 1 && runsInline(d) && p.Work() >= kernels.MinParallelWork {
 		return 0, false // the fusion alone would run on all threads
 	}
 	return k, true
@@ -96,23 +97,23 @@ func epilogueOperand(d, u *hlo.Instruction, threads int) (int, bool) {
 // as the kernel hands them over: it reads d (its parameter k) only at
 // the output's own positions, and a row program (softmax over the
 // product's rows) only gets whole rows.
-func epilogueFits(d *hlo.Instruction, p *tileProg, k int) bool {
-	if slices.Contains(p.gathered, k) {
+func epilogueFits(d *hlo.Instruction, p *tile.Prog, k int) bool {
+	if p.Gathers(k) {
 		return false
 	}
-	if p.rowLen == 0 {
+	if p.RowLen() == 0 {
 		return true
 	}
 	switch d.Opcode {
 	case hlo.OpDot:
 		g, _ := planDot(d)
-		return p.rowLen == g.n && kernels.GemmWholeRows(g.n)
+		return p.RowLen() == g.n && kernels.GemmWholeRows(g.n)
 	case hlo.OpConvolution:
 		if convNCHWProducer(d) {
 			return false // its rows are channels, not the fusion's rows
 		}
 		c, _, _, _ := planConv(d)
-		return p.rowLen == c.OutChannels && kernels.ConvWholeRows(c)
+		return p.RowLen() == c.OutChannels && kernels.ConvWholeRows(c)
 	}
 	return false
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/axle-ml/axle/backend/cpu/jit"
 	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/backend/cpu/tile"
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
@@ -182,34 +183,10 @@ ENTRY e {
   v = f32[100,264] subtract(u, hf)
   ROOT y = f32[100,264] add(v, cb)`,
 	} {
-		before := stridedBlocks.Load()
+		before := tile.StridedBlockRuns()
 		checkEpilogue(t, fmt.Sprintf(text, root), map[string]int{"gemm+epilogue": 1})
-		if strided := stridedBlocks.Load() > before; strided != !strings.Contains(root, "cb") && jit.Available {
+		if strided := tile.StridedBlockRuns() > before; strided != !strings.Contains(root, "cb") && jit.Available {
 			t.Errorf("%q: block code used: %v", root, strided)
-		}
-	}
-}
-
-// rowsAndColumns on index maps worked by hand, over a C with rows of 12.
-func TestRowsAndColumns(t *testing.T) {
-	for _, c := range []struct {
-		dims, strides []int
-		rows, cols    int
-		ok            bool
-	}{
-		{[]int{5, 12}, []int{0, 1}, 0, 1, true},          // a bias row
-		{[]int{5, 12}, []int{12, 1}, 12, 1, true},        // C's shape
-		{[]int{5, 12}, []int{1, 0}, 1, 0, true},          // a bias column
-		{[]int{5, 3, 4}, []int{0, 4, 1}, 0, 1, true},     // a bias of two dimensions
-		{[]int{2, 5, 12}, []int{60, 12, 1}, 12, 1, true}, // batched
-		{[]int{2, 5, 12}, []int{0, 12, 1}, 0, 0, false},  // rows that do not collapse
-		{[]int{5, 3, 4}, []int{0, 1, 3}, 0, 0, false},    // transposed columns
-		{[]int{5, 8}, []int{8, 1}, 0, 0, false},          // no split at 12
-		{[]int{5, 1, 12, 1}, []int{12, 7, 1, 9}, 12, 1, true},
-	} {
-		rows, cols, ok := rowsAndColumns(affineMap{dims: c.dims, strides: c.strides}, 12)
-		if ok != c.ok || ok && (rows != c.rows || cols != c.cols) {
-			t.Errorf("dims %v strides %v: got %d, %d, %v; want %d, %d, %v", c.dims, c.strides, rows, cols, ok, c.rows, c.cols, c.ok)
 		}
 	}
 }
@@ -672,9 +649,9 @@ ENTRY e {
   u = f32[100,264] reshape(u3)
   ROOT y = f32[100,264] multiply(t, u)`, false},
 	} {
-		before := stridedBlocks.Load()
+		before := tile.StridedBlockRuns()
 		checkEpilogue(t, fmt.Sprintf(text, c.root), map[string]int{"gemm+epilogue": 1})
-		if strided := stridedBlocks.Load() > before; strided != c.strided && jit.Available {
+		if strided := tile.StridedBlockRuns() > before; strided != c.strided && jit.Available {
 			t.Errorf("%q: block code used: %v", c.root, strided)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/axle-ml/axle/backend/cpu/tile"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/hlotext"
 )
@@ -85,7 +86,7 @@ func findMultiGroup(c *hlo.Computation, names *hlo.NameSet, tried map[*hlo.Instr
 		if err != nil {
 			continue
 		}
-		if _, err := compileMulti(fusion); err != nil {
+		if _, err := tile.CompileMulti(fusion); err != nil {
 			continue
 		}
 		return g, fc, fusion
@@ -96,7 +97,7 @@ func findMultiGroup(c *hlo.Computation, names *hlo.NameSet, tried map[*hlo.Instr
 // multiCandidate is a loop fusion computing one float array tile by tile
 // with no row reductions.
 func multiCandidate(in *hlo.Instruction) bool {
-	if in.Opcode != hlo.OpFusion || !tileType(in.Shape.DType) || in.Shape.Rank() == 0 || arrayBytes(in.Shape) <= 0 ||
+	if in.Opcode != hlo.OpFusion || !tile.Type(in.Shape.DType) || in.Shape.Rank() == 0 || arrayBytes(in.Shape) <= 0 ||
 		len(in.ControlPredecessors) > 0 {
 		return false
 	}
@@ -107,7 +108,7 @@ func multiCandidate(in *hlo.Instruction) bool {
 	if fc == nil || fc.Root == nil || slices.ContainsFunc(fc.Instructions, func(x *hlo.Instruction) bool { return x.Opcode == hlo.OpReduce }) {
 		return false
 	}
-	_, err := compileLoop(in)
+	_, err := tile.CompileLoop(in)
 	return err == nil
 }
 
@@ -183,7 +184,7 @@ func directEdgesFuse(members []*hlo.Instruction) bool {
 				continue
 			}
 			p := fc.Param(k)
-			if p == nil || slices.ContainsFunc(fusedUsers[p], indexOp) {
+			if p == nil || slices.ContainsFunc(fusedUsers[p], tile.IndexOp) {
 				return false
 			}
 		}

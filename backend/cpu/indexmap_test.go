@@ -3,7 +3,7 @@ package cpu
 import (
 	"testing"
 
-	"github.com/axle-ml/axle/backend/cpu/jit"
+	"github.com/axle-ml/axle/backend/cpu/tile"
 )
 
 // Index ops over fusion inputs fuse and read through composed maps; each
@@ -76,9 +76,9 @@ ENTRY e {
 			// The tile program's gathers, and the same gathers feeding
 			// generated code.
 			for _, how := range []string{"tile-fusion", "jit-fusion"} {
-				useJIT = how == "jit-fusion" && jit.Available
+				saved := tile.SetGeneratedCode(how == "jit-fusion")
 				m, x := compileText(t, text, Options{NoOptimize: true, Poison: true})
-				useJIT = jit.Available
+				tile.SetGeneratedCode(saved)
 				// (bf16 fusions keep their tile programs either way.)
 				if x.Lowering["tile-fusion"]+x.Lowering["jit-fusion"] == 0 || how == "tile-fusion" && x.Lowering["jit-fusion"] > 0 {
 					t.Fatalf("%s: lowering %v", how, x.Lowering)

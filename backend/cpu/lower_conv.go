@@ -1,12 +1,11 @@
 package cpu
 
 import (
-	"math/bits"
 	"slices"
 	"sync"
-	"unsafe"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/backend/cpu/tile"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -40,26 +39,26 @@ func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
 		src, w, cache, release := convOperands(ops[0], ops[1], relayIn, cw, threads)
 		defer release()
-		if f, narrow, _ := kernelType(out.DType()); narrow && relayOut == nil {
+		if f, narrow, _ := tile.KernelType(out.DType()); narrow && relayOut == nil {
 			// Each block of the f32 result is rounded into out as soon as
 			// it is final, while it is in cache, not in a pass after.
 			bits := out.Data().([]uint16)
-			dst := getF32(len(bits))
-			defer putF32(dst)
+			dst := kernels.GetF32(len(bits))
+			defer kernels.PutF32(dst)
 			ldc := p.OutChannels
 			round := func(i, j, rows, cols int) {
 				for r := i; r < i+rows; r++ {
 					o := r*ldc + j
-					encodeNarrow(f, bits[o:o+cols], dst[o:o+cols])
+					tile.EncodeNarrow(f, bits[o:o+cols], dst[o:o+cols])
 				}
 			}
 			return kernels.ConvPackedF32(relayIn.conv(p), src, w, dst, threads, round, cache)
 		}
-		c, finish := f32Into(out, threads)
+		c, finish := tile.F32Into(out, threads)
 		dst := c
 		if relayOut != nil {
-			dst = getF32(len(c))
-			defer putF32(dst)
+			dst = kernels.GetF32(len(c))
+			defer kernels.PutF32(dst)
 		}
 		err := kernels.ConvPackedF32(relayIn.conv(p), src, w, dst, threads, nil, cache)
 		if relayOut != nil {
@@ -74,7 +73,7 @@ func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
 // relaid out if relayIn says so) and the kernel's panel cache; release
 // hands back the scratch they took.
 func convOperands(in, kernel *hlo.Literal, relayIn *relayout, cw *constWeights, threads int) (src, w []float32, cache *kernels.ConvKernelCache, release func()) {
-	src, releaseIn := asF32(in, threads)
+	src, releaseIn := tile.AsF32(in, threads)
 	var kr *relayout
 	if relayIn != nil {
 		kr = relayIn.kernel
@@ -82,10 +81,10 @@ func convOperands(in, kernel *hlo.Literal, relayIn *relayout, cw *constWeights, 
 	w, cache, releaseW := cw.weights(kernel, kr, threads)
 	release = func() { releaseIn(); releaseW() }
 	if relayIn != nil && !relayIn.empty {
-		buf := getF32(len(src))
+		buf := kernels.GetF32(len(src))
 		relayIn.copy(buf, src, threads)
 		releaseIn()
-		src, release = buf, func() { putF32(buf); releaseW() }
+		src, release = buf, func() { kernels.PutF32(buf); releaseW() }
 	}
 	return src, w, cache, release
 }
@@ -115,12 +114,12 @@ func constantWeights(w *hlo.Instruction) *constWeights {
 // for this call, which release hands back.
 func (c *constWeights) weights(lit *hlo.Literal, kr *relayout, threads int) (w []float32, cache *kernels.ConvKernelCache, release func()) {
 	if c == nil {
-		w, release = asF32(lit, threads)
+		w, release = tile.AsF32(lit, threads)
 		if kr != nil {
-			buf := getF32(len(w))
+			buf := kernels.GetF32(len(w))
 			kr.copy(buf, w, threads)
 			release()
-			w, release = buf, func() { putF32(buf) }
+			w, release = buf, func() { kernels.PutF32(buf) }
 		}
 		return w, nil, release
 	}
@@ -130,10 +129,10 @@ func (c *constWeights) weights(lit *hlo.Literal, kr *relayout, threads int) (w [
 		if d, ok := lit.Data().([]float32); ok {
 			c.f32 = d
 		} else {
-			f, _, _ := kernelType(lit.DType())
+			f, _, _ := tile.KernelType(lit.DType())
 			bits := lit.Data().([]uint16)
 			c.f32 = make([]float32, len(bits))
-			decodeNarrow(f, c.f32, bits)
+			tile.DecodeNarrow(f, c.f32, bits)
 		}
 		if kr != nil {
 			t := make([]float32, len(c.f32))
@@ -261,7 +260,7 @@ func (r *relayout) copy(dst, src []float32, threads int) {
 		r.fast(dst, src, threads)
 		return
 	}
-	splitCopy(asWords(dst), asWords(src), &r.b, threads)
+	splitCopy(kernels.Words(dst), kernels.Words(src), &r.b, threads)
 }
 
 // conv returns the parameters to run the kernel with: p itself when the
@@ -271,10 +270,6 @@ func (r *relayout) conv(p *kernels.Conv) *kernels.Conv {
 		return p
 	}
 	return r.channelsLast
-}
-
-func asWords(f []float32) []uint32 {
-	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
 }
 
 // inputRelayout plans the copy of an input whose feature dimension is not
@@ -347,26 +342,4 @@ func outputRelayout(dn *hlo.ConvDimNumbers, s hlo.Shape) *relayout {
 		r.fast = func(dst, src []float32, threads int) { kernels.ChannelsFirstF32(dst, src, batch, c, n, threads) }
 	}
 	return r
-}
-
-// f32Scratch pools scratch buffers (relayouts, widened narrow operands,
-// results before rounding) by size class, capacities of 2^k floats: a
-// model converts the same shapes on every call, and fresh memory costs
-// more than the conversion (on these machines the first touch of a page
-// runs at about 2 GB/s). One pool for all sizes handed a small buffer to
-// a large request, which then allocated afresh.
-var f32Scratch [64]sync.Pool // of *[]float32, by log2 of the capacity
-
-func getF32(n int) []float32 {
-	k := bits.Len(uint(max(n, 1) - 1)) // 2^k >= n
-	if v, ok := f32Scratch[k].Get().(*[]float32); ok {
-		return (*v)[:n]
-	}
-	return make([]float32, n, 1<<k)
-}
-
-func putF32(b []float32) {
-	if c := cap(b); c > 0 && c&(c-1) == 0 {
-		f32Scratch[bits.Len(uint(c))-1].Put(&b)
-	}
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/backend/cpu/tile"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -24,7 +25,7 @@ func (x *Executable) lowerConvNCHW(in *hlo.Instruction) (kernelFunc, bool) {
 // operands ops of the kernel function's, kernel the kernel's
 // instruction; e (nil: none) finishes the output's [channels, pixels]
 // rows as they are final (lower_epilogue.go).
-func (x *Executable) convNCHW(d, kernel *hlo.Instruction, ops []int, e *epilogue) (kernelFunc, bool) {
+func (x *Executable) convNCHW(d, kernel *hlo.Instruction, ops []int, e *tile.Epilogue) (kernelFunc, bool) {
 	p, kr, ok := planConvNCHW(d)
 	if !ok {
 		return nil, false
@@ -32,15 +33,15 @@ func (x *Executable) convNCHW(d, kernel *hlo.Instruction, ops []int, e *epilogue
 	threads := x.threads
 	cw := constantWeights(kernel)
 	return func(out *hlo.Literal, args []*hlo.Literal) error {
-		src, releaseIn := asF32(args[ops[0]], threads)
+		src, releaseIn := tile.AsF32(args[ops[0]], threads)
 		defer releaseIn()
 		w, _, releaseW := cw.weights(args[ops[1]], kr, threads)
 		defer releaseW()
-		c, finish := f32Into(out, threads)
+		c, finish := tile.F32Into(out, threads)
 		var epi kernels.Epilogue
 		if e != nil {
 			var err error
-			if epi, err = e.bind(args, c, p.OutH*p.OutW); err != nil {
+			if epi, err = e.Bind(args, c, p.OutH*p.OutW); err != nil {
 				return err
 			}
 		}
@@ -179,7 +180,7 @@ func planConvDepthwiseNCHW(in *hlo.Instruction) (*kernels.Conv, *relayout, bool)
 }
 
 // convDepthwiseNCHW is convNCHW for a depthwise convolution.
-func (x *Executable) convDepthwiseNCHW(d, kernel *hlo.Instruction, ops []int, e *epilogue) (kernelFunc, bool) {
+func (x *Executable) convDepthwiseNCHW(d, kernel *hlo.Instruction, ops []int, e *tile.Epilogue) (kernelFunc, bool) {
 	q, kr, ok := planConvDepthwiseNCHW(d)
 	if !ok {
 		return nil, false
@@ -187,15 +188,15 @@ func (x *Executable) convDepthwiseNCHW(d, kernel *hlo.Instruction, ops []int, e 
 	threads := x.threads
 	cw := constantWeights(kernel)
 	return func(out *hlo.Literal, args []*hlo.Literal) error {
-		src, releaseIn := asF32(args[ops[0]], threads)
+		src, releaseIn := tile.AsF32(args[ops[0]], threads)
 		defer releaseIn()
 		w, _, releaseW := cw.weights(args[ops[1]], kr, threads)
 		defer releaseW()
-		c, finish := f32Into(out, threads)
+		c, finish := tile.F32Into(out, threads)
 		var epi kernels.Epilogue
 		if e != nil {
 			var err error
-			if epi, err = e.bind(args, c, q.OutSpatial[0]*q.OutSpatial[1]); err != nil {
+			if epi, err = e.Bind(args, c, q.OutSpatial[0]*q.OutSpatial[1]); err != nil {
 				return err
 			}
 		}

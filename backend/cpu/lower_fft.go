@@ -108,7 +108,7 @@ func fftTypes(typ string, c, r, in, out hlo.DType) bool {
 }
 
 func buildFFT[F float32 | float64](in *hlo.Instruction, typ string, lens []int64, threads int) (kernelFunc, bool) {
-	inDims, outDims := ints(in.Operands[0].Shape.Dims), ints(in.Shape.Dims)
+	inDims, outDims := hlo.Ints(in.Operands[0].Shape.Dims), hlo.Ints(in.Shape.Dims)
 	rank, r := len(inDims), len(lens)
 	if r < 1 || r > 3 || r > rank {
 		return nil, false

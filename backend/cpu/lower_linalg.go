@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/backend/cpu/tile"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -131,12 +132,12 @@ func (x *Executable) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
 		return nil, false
 	}
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
-		c, finish := f32Into(out, x.threads)
+		c, finish := tile.F32Into(out, x.threads)
 		a, b := g.a, g.b // Execute may run concurrently
 		var releaseA, releaseB func()
-		a.Data, releaseA = asF32(ops[0], x.threads)
+		a.Data, releaseA = tile.AsF32(ops[0], x.threads)
 		defer releaseA()
-		b.Data, releaseB = asF32(ops[1], x.threads)
+		b.Data, releaseB = tile.AsF32(ops[1], x.threads)
 		defer releaseB()
 		la, lb := a.Data, b.Data
 		if gemvDot(&g, la, lb, c, x.threads) {
@@ -202,7 +203,7 @@ func leading(d []int64) bool {
 // onKernels: operands and result are f32, bf16 or f16 (narrow ones are
 // widened for the f32 kernels), with the operands of one type.
 func onKernels(l, r, out hlo.DType) bool {
-	_, _, okL := kernelType(l)
-	_, _, okO := kernelType(out)
+	_, _, okL := tile.KernelType(l)
+	_, _, okO := tile.KernelType(out)
 	return okL && okO && l == r
 }

@@ -1,10 +1,11 @@
 package cpu
 
 import (
-	"github.com/axle-ml/axle/cbrng"
 	"slices"
 	"strings"
 	"unsafe"
+
+	"github.com/axle-ml/axle/cbrng"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/eval"

@@ -1,11 +1,12 @@
 package cpu
 
 import (
-	"github.com/axle-ml/axle/cbrng"
 	"hash/fnv"
 	"math"
 	"math/bits"
 	"sync/atomic"
+
+	"github.com/axle-ml/axle/cbrng"
 
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -326,13 +327,13 @@ func selectRunF32(x []float32, cands []int, rule selectRule, win []uint8) {
 	for lo := 0; lo < len(win); lo += len(best) {
 		hi := min(lo+len(best), len(win))
 		bv, m := best[:hi-lo], mask[:hi-lo]
-		copy(bv, asWords(x[cands[0]+lo:cands[0]+hi]))
+		copy(bv, kernels.Words(x[cands[0]+lo:cands[0]+hi]))
 		ws := win[lo:hi]
 		clear(ws)
 		for j := 1; j < len(cands); j++ {
 			xs := x[cands[j]+lo : cands[j]+hi]
 			replaceMask(m, bv, xs, rule)
-			vs := asWords(xs)
+			vs := kernels.Words(xs)
 			for c, v := range vs {
 				bv[c] = v&m[c] | bv[c]&^m[c]
 				ws[c] = uint8(j)&uint8(m[c]) | ws[c]&^uint8(m[c])

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -118,7 +119,7 @@ func (fp *fastSelectPlan) fillUncovered(dst []float32, init float32, d, base, lo
 		at := base + i*st
 		switch {
 		case !fp.covered[d][i]:
-			fill(dst[at:at+st], init)
+			kernels.Fill(dst[at:at+st], init)
 		case !fp.coveredFrom[d+1]:
 			fp.fillUncovered(dst, init, d+1, at, 0, fp.dims[d+1])
 		}
@@ -179,7 +180,7 @@ func (w *fastSelectWalk) lines(pre []int, d, base int) []int {
 func (w *fastSelectWalk) row(r int) {
 	fp, wp := w.fp, w.fp.wp
 	for _, p := range w.pre {
-		fill(w.dst[p:p+fp.line], w.init)
+		kernels.Fill(w.dst[p:p+fp.line], w.init)
 	}
 	last := len(wp.outDims) - 1
 	n, k, run := wp.outDims[last], wp.winDims[last], wp.run
@@ -276,7 +277,7 @@ func pickGT(x []float32, cands, picks []int, flip uint32) {
 func pick4GE(x []float32, cands, picks []int) {
 	n := len(picks)
 	c0, c1, c2, c3 := cands[0], cands[1], cands[2], cands[3]
-	x0, x1, x2, x3 := asWords(x[c0:c0+n]), asWords(x[c1:c1+n]), asWords(x[c2:c2+n]), asWords(x[c3:c3+n])
+	x0, x1, x2, x3 := kernels.Words(x[c0:c0+n]), kernels.Words(x[c1:c1+n]), kernels.Words(x[c2:c2+n]), kernels.Words(x[c3:c3+n])
 	for c := range picks {
 		best, at := x0[c], c0
 		if b := x1[c]; !(math.Float32frombits(best) >= math.Float32frombits(b)) {
@@ -296,7 +297,7 @@ func pick4GE(x []float32, cands, picks []int) {
 func pick4GT(x []float32, cands, picks []int) {
 	n := len(picks)
 	c0, c1, c2, c3 := cands[0], cands[1], cands[2], cands[3]
-	x0, x1, x2, x3 := asWords(x[c0:c0+n]), asWords(x[c1:c1+n]), asWords(x[c2:c2+n]), asWords(x[c3:c3+n])
+	x0, x1, x2, x3 := kernels.Words(x[c0:c0+n]), kernels.Words(x[c1:c1+n]), kernels.Words(x[c2:c2+n]), kernels.Words(x[c3:c3+n])
 	for c := range picks {
 		best, at := x0[c], c0
 		if b := x1[c]; !(math.Float32frombits(best) > math.Float32frombits(b)) {

@@ -2,11 +2,11 @@ package cpu
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/axle-ml/axle/backend/cpu/jit"
+	"github.com/axle-ml/axle/backend/cpu/tile"
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
@@ -133,12 +133,12 @@ ENTRY main {
 		t.Run(name, func(t *testing.T) {
 			m, ref := compileWithoutJIT(t, c.text)
 			args := eval.RandomArguments(m, 11)
-			tile, err := ref.Execute(args...)
+			tiled, err := ref.Execute(args...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for threads := 1; threads <= 3; threads++ {
-				before := rowRuns.Load()
+				before := tile.RowRuns()
 				m, x := compileText(t, c.text, Options{Threads: threads, Poison: true})
 				if x.Lowering["jit-fusion"] != c.jit {
 					t.Fatalf("lowering %v, want %d jit fusions", x.Lowering, c.jit)
@@ -147,10 +147,10 @@ ENTRY main {
 				if err := conformance.Compare(got, want, conformance.Tolerance{Rtol: 1e-5, Atol: 1e-6}); err != nil {
 					t.Fatalf("threads=%d against the evaluator: %v", threads, err)
 				}
-				if !got.Equal(tile) {
+				if !got.Equal(tiled) {
 					t.Fatalf("threads=%d: other bits than the tile program", threads)
 				}
-				if strings.HasPrefix(name, "LSTM") && rowRuns.Load() == before {
+				if strings.HasPrefix(name, "LSTM") && tile.RowRuns() == before {
 					t.Errorf("threads=%d: the cell did not run as rows", threads)
 				}
 			}
@@ -161,8 +161,7 @@ ENTRY main {
 // compileWithoutJIT compiles text with tile programs only.
 func compileWithoutJIT(t *testing.T, text string) (*hlo.Module, *Executable) {
 	t.Helper()
-	useJIT = false
-	defer func() { useJIT = jit.Available }()
+	defer tile.SetGeneratedCode(tile.SetGeneratedCode(false))
 	m, x := compileText(t, text, Options{Threads: 1})
 	if x.Lowering["jit-fusion"] != 0 {
 		t.Fatalf("lowering %v with generated code off", x.Lowering)
@@ -435,7 +434,7 @@ ENTRY main {
 		t.Run(name, func(t *testing.T) {
 			m, ref := compileWithoutJIT(t, c.text)
 			args := eval.RandomArguments(m, 13)
-			tile, err := ref.Execute(args...)
+			tiled, err := ref.Execute(args...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -455,10 +454,10 @@ ENTRY main {
 				// A sum a segment folds adds in another order than the
 				// tile program's kernel: close to its bits, not equal.
 				// Everything else is bit for bit.
-				if sums == 0 && !got.Equal(tile) {
+				if sums == 0 && !got.Equal(tiled) {
 					t.Fatalf("threads=%d: other bits than the tile programs", threads)
 				}
-				if err := conformance.Compare(got, tile, conformance.Tolerance{Rtol: 1e-5, Atol: 1e-6}); err != nil {
+				if err := conformance.Compare(got, tiled, conformance.Tolerance{Rtol: 1e-5, Atol: 1e-6}); err != nil {
 					t.Fatalf("threads=%d against the tile programs: %v", threads, err)
 				}
 				if first == nil {
@@ -468,8 +467,7 @@ ENTRY main {
 				}
 			}
 			// Pipelining runs the same instructions: the same bits.
-			usePipe = false
-			defer func() { usePipe = true }()
+			defer tile.SetPipelining(tile.SetPipelining(false))
 			m, x := compileText(t, c.text, Options{Threads: 2, Poison: true})
 			if got, _ := evalAndRun(t, m, x, args); !got.Equal(first) {
 				t.Fatalf("other bits without pipelining")
@@ -486,33 +484,23 @@ func rootSegments(t *testing.T, x *Executable) (segs, sums int, piped bool) {
 	if root.Opcode != hlo.OpFusion {
 		t.Fatalf("the root is %s, not a fusion", root.Opcode)
 	}
+	var p *tile.Prog
 	if fc := root.Computation("calls"); fc.Root.Opcode == hlo.OpReduce {
-		p, err := compileReduce(root)
+		r, err := tile.Reduce(root)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.prod.compileSegments()
-		return len(p.prod.segs), foldedSums(p.prod), false
-	}
-	p, err := compileLoop(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.streamAhead = true // as compile sets it
-	p.generate()
-	return len(p.segs), foldedSums(p), p.pipe != nil
-}
-
-func foldedSums(p *tileProg) int {
-	n := 0
-	for _, g := range p.segs {
-		for _, fd := range g.folds {
-			if p.slots[fd.slot].op == hlo.OpAdd {
-				n++
-			}
+		p = r.Body()
+	} else {
+		var err error
+		if p, err = tile.Loop(root); err != nil {
+			t.Fatal(err)
 		}
 	}
-	return n
+	for _, g := range p.Segments() {
+		sums += g.FoldedSums
+	}
+	return len(p.Segments()), sums, p.Piped()
 }
 
 // BenchmarkSoftmaxSegments runs a softmax row program over 64 rows of
@@ -533,9 +521,9 @@ ENTRY main {
   ROOT p = f32[64,1024] divide(e, sb)
 }`
 	for _, on := range []bool{false, true} {
-		useJIT = on
+		saved := tile.SetGeneratedCode(on)
 		m, x := compileText(b, text, Options{Threads: 1})
-		useJIT = jit.Available
+		tile.SetGeneratedCode(saved)
 		args := eval.RandomArguments(m, 1)
 		name := "tile"
 		if on {
@@ -577,50 +565,5 @@ ENTRY e {
 		if !got.Equal(want) {
 			t.Fatalf("n=%d: %v, the evaluator gives %v", c.n, got, want)
 		}
-	}
-}
-
-// A loop fusion's generated code prefetches the operands it reads in
-// place, not those gathered through an index map (their buffer is
-// filled chunk by chunk, in cache).
-func TestJITPrefetchesInPlaceInputs(t *testing.T) {
-	if !jit.Available {
-		t.Skip("no generated code here")
-	}
-	text := `HloModule prefetch
-ENTRY e {
-  a = f32[64,48] parameter(0)
-  b = f32[48,64] parameter(1)
-  bt = f32[64,48] transpose(b), dimensions={1,0}
-  s = f32[64,48] add(a, bt)
-  ROOT m = f32[64,48] multiply(s, a)
-}`
-	m, x := compileText(t, text, Options{Threads: 1})
-	if x.Lowering["jit-fusion"] != 1 {
-		t.Fatalf("lowered as %v, want one jit-fusion", x.Lowering)
-	}
-	p, err := compileLoop(x.entry.Root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j := p.compileJIT()
-	if j == nil {
-		t.Fatal("no generated code for the fusion")
-	}
-	var inPlace []int
-	for k, in := range j.inputs {
-		if in.gather < 0 {
-			inPlace = append(inPlace, k)
-		}
-	}
-	if len(inPlace) != 1 || len(j.inputs) != 2 {
-		t.Fatalf("inputs %+v: want a in place and b's transpose gathered", j.inputs)
-	}
-	if !slices.Equal(j.prog.PrefetchInputs, inPlace) || j.prog.PrefetchAhead != jitPrefetchAhead {
-		t.Fatalf("prefetches inputs %v, %d ahead; want %v, %d", j.prog.PrefetchInputs, j.prog.PrefetchAhead, inPlace, jitPrefetchAhead)
-	}
-	got, want := evalAndRun(t, m, x, eval.RandomArguments(m, 5))
-	if !got.Equal(want) {
-		t.Fatalf("%v, the evaluator gives %v", got, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/axle-ml/axle/backend/cpu/jit"
+	"github.com/axle-ml/axle/backend/cpu/tile"
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
@@ -166,18 +167,18 @@ func rootRowLen(x *Executable) int {
 	if root.Opcode != hlo.OpFusion {
 		return 0
 	}
-	p, err := compileLoop(root)
 	if fc := root.Computation("calls"); fc != nil && fc.Root.Opcode == hlo.OpReduce {
-		r, rerr := compileReduce(root)
-		if rerr != nil {
+		r, err := tile.Reduce(root)
+		if err != nil {
 			return -1
 		}
-		return r.prod.rowLen
+		return r.Body().RowLen()
 	}
+	p, err := tile.CompileLoop(root)
 	if err != nil {
 		return -1
 	}
-	return p.rowLen
+	return p.RowLen()
 }
 
 // TestSegmentsStreamInputs checks which segments prefetch the next tile
@@ -218,21 +219,27 @@ ENTRY main {
 		{"bf16", true, [][]int{nil, nil, nil}},
 	} {
 		_, x := compileText(t, softmax(c.dt), Options{Threads: 1})
-		p, err := compileLoop(x.entry.Root)
+		// Loop streams its tiles in order; a program compiled alone
+		// does not.
+		p, err := tile.Loop(x.entry.Root)
+		if !c.stream {
+			if p, err = tile.CompileLoop(x.entry.Root); err == nil {
+				p.Generate()
+			}
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.streamAhead = c.stream
-		p.generate()
-		if len(p.segs) != len(c.streams) {
-			t.Fatalf("%s stream=%v: %d segments, want %d", c.dt, c.stream, len(p.segs), len(c.streams))
+		segs := p.Segments()
+		if len(segs) != len(c.streams) {
+			t.Fatalf("%s stream=%v: %d segments, want %d", c.dt, c.stream, len(segs), len(c.streams))
 		}
-		for i, g := range p.segs {
-			if !slices.Equal(g.streams, c.streams[i]) {
-				t.Errorf("%s stream=%v: segment %d streams %v, want %v", c.dt, c.stream, i, g.streams, c.streams[i])
+		for i, g := range segs {
+			if !slices.Equal(g.Streams, c.streams[i]) {
+				t.Errorf("%s stream=%v: segment %d streams %v, want %v", c.dt, c.stream, i, g.Streams, c.streams[i])
 			}
 		}
-		if inPlace := slices.Contains(p.inPlaceParams, 0); inPlace != (c.dt != "f32" || !c.stream) {
+		if inPlace := p.TilePrefetches(0); inPlace != (c.dt != "f32" || !c.stream) {
 			t.Errorf("%s stream=%v: tile prefetch of parameter 0 %v", c.dt, c.stream, inPlace)
 		}
 	}

@@ -1,4 +1,4 @@
-package cpu
+package tile
 
 import (
 	"fmt"
@@ -17,9 +17,9 @@ import (
 // operands the outputs share are read from memory once. Row programs
 // (fusions holding reductions) are not merged, so they never get here.
 
-// compileMulti compiles a fusion whose fused root is a tuple of float
+// CompileMulti compiles a fusion whose fused root is a tuple of float
 // arrays of the same dimensions, none of them a fusion parameter.
-func compileMulti(in *hlo.Instruction) (*tileProg, error) {
+func CompileMulti(in *hlo.Instruction) (*Prog, error) {
 	fc := in.Computation("calls")
 	if fc == nil || fc.Root == nil || fc.Root.Opcode != hlo.OpTuple || len(fc.Root.Operands) == 0 {
 		return nil, fmt.Errorf("fusion %s: the fused root is not a tuple", in.Name)
@@ -44,13 +44,13 @@ func compileMulti(in *hlo.Instruction) (*tileProg, error) {
 	return p, nil
 }
 
-// outputInPlace lists, per output, the fusion operands the output may be
+// OutputInPlace lists, per output, the fusion operands the output may be
 // written over: those the program reads only at the output's positions
 // (never through an index map) and no longer reads once the output's
 // tile is written — outputs computed straight into their storage are
 // written halfway through the tile, so a later slot reading the operand
 // would see the output instead.
-func (p *tileProg) outputInPlace() [][]int {
+func (p *Prog) OutputInPlace() [][]int {
 	ks := make([][]int, len(p.outs))
 	for k, r := range p.outs {
 		for _, s := range p.slots {
@@ -65,7 +65,7 @@ func (p *tileProg) outputInPlace() [][]int {
 
 // readAfter reports whether a slot after slot r reads fusion operand j
 // (decodes it, or computes on its storage).
-func (p *tileProg) readAfter(j, r int) bool {
+func (p *Prog) readAfter(j, r int) bool {
 	isParam := func(i int) bool { return p.slots[i].kind == slotParam && p.slots[i].param == j }
 	for i := r + 1; i < len(p.slots); i++ {
 		if isParam(i) || slices.ContainsFunc(p.slots[i].args[:p.slots[i].nargs], isParam) {
@@ -97,9 +97,9 @@ func newOutput(l *hlo.Literal, n int) (output, error) {
 	return output{}, fmt.Errorf("fusion output of type %s has no tile form", l.DType())
 }
 
-// runMulti computes the program's outputs into outs (one array per
+// RunMulti computes the program's outputs into outs (one array per
 // output, in tuple order) from the operand values.
-func (p *tileProg) runMulti(args, outs []*hlo.Literal, threads int) error {
+func (p *Prog) RunMulti(args, outs []*hlo.Literal, threads int) error {
 	if len(outs) != len(p.outs) {
 		return fmt.Errorf("fusion has %d outputs, got %d buffers", len(p.outs), len(outs))
 	}
@@ -147,7 +147,7 @@ func (p *tileProg) runMulti(args, outs []*hlo.Literal, threads int) error {
 }
 
 // runMultiTiles computes tiles [from, to) of every output.
-func (p *tileProg) runMultiTiles(params []operand, outs []output, from, to int) {
+func (p *Prog) runMultiTiles(params []operand, outs []output, from, to int) {
 	sc := p.begin(params)
 	defer p.pool.Put(sc)
 	for tile := from; tile < to; tile++ {
@@ -167,7 +167,7 @@ func (p *tileProg) runMultiTiles(params []operand, outs []output, from, to int) 
 			v := sc.view[p.outs[k]]
 			switch {
 			case o.f32 == nil:
-				encodeNarrow(o.fmt, o.bits[lo:hi], v)
+				EncodeNarrow(o.fmt, o.bits[lo:hi], v)
 			case &v[0] != &o.f32[lo]:
 				copy(o.f32[lo:hi], v)
 			}

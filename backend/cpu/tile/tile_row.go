@@ -1,4 +1,4 @@
-package cpu
+package tile
 
 import (
 	"fmt"
@@ -33,15 +33,15 @@ const maxRowLen = 4096
 const rowTileSize = 16384
 
 // rowMode finds the row reductions among xs (not counting a reduction
-// root, which compileReduce handles) and makes p's tiles whole rows.
+// root, which CompileReduce handles) and makes p's tiles whole rows.
 // They must all fold the same trailing dimensions of values of the
 // program's shape.
-func (p *tileProg) rowMode(in *hlo.Instruction, xs []*hlo.Instruction, shape hlo.Shape) error {
+func (p *Prog) rowMode(in *hlo.Instruction, xs []*hlo.Instruction, shape hlo.Shape) error {
 	for _, x := range xs {
 		if x.Opcode != hlo.OpReduce {
 			continue
 		}
-		L, ok := rowLength(x, shape)
+		L, ok := RowLength(x, shape)
 		if !ok || p.rowLen != 0 && L != p.rowLen {
 			return fmt.Errorf("fusion %s: reduce %s is not a row reduction of the fusion's rows", in.Name, x.Name)
 		}
@@ -53,10 +53,10 @@ func (p *tileProg) rowMode(in *hlo.Instruction, xs []*hlo.Instruction, shape hlo
 	return nil
 }
 
-// rowLength is the length of the rows reduce x folds when it is a row
+// RowLength is the length of the rows reduce x folds when it is a row
 // reduction of a value of the given shape.
-func rowLength(x *hlo.Instruction, shape hlo.Shape) (int, bool) {
-	if _, ok := rowReduce(x); !ok || !x.Operands[0].Shape.SameDims(shape) {
+func RowLength(x *hlo.Instruction, shape hlo.Shape) (int, bool) {
+	if _, ok := RowReduce(x); !ok || !x.Operands[0].Shape.SameDims(shape) {
 		return 0, false
 	}
 	L := 1
@@ -67,20 +67,20 @@ func rowLength(x *hlo.Instruction, shape hlo.Shape) (int, bool) {
 }
 
 // readsRowValues reports whether broadcast x spreads row values.
-func (p *tileProg) readsRowValues(x *hlo.Instruction, index map[*hlo.Instruction]int) bool {
+func (p *Prog) readsRowValues(x *hlo.Instruction, index map[*hlo.Instruction]int) bool {
 	k, ok := index[x.Operands[0]]
 	return ok && p.rowValued(k)
 }
 
 // rowValued: slot k holds one value per row of the tile.
-func (p *tileProg) rowValued(k int) bool {
+func (p *Prog) rowValued(k int) bool {
 	s := &p.slots[k]
 	return s.kind == slotReduce || s.kind == slotOp && s.rows
 }
 
 // markRowOp marks an elementwise op on row values (not of the program's
 // shape); its operands must be row values or splats.
-func (p *tileProg) markRowOp(in, x *hlo.Instruction, s *slot) error {
+func (p *Prog) markRowOp(in, x *hlo.Instruction, s *slot) error {
 	if p.rowLen == 0 || x.Shape.SameDims(p.shape) {
 		return nil
 	}
@@ -94,9 +94,9 @@ func (p *tileProg) markRowOp(in, x *hlo.Instruction, s *slot) error {
 }
 
 // rowSlot compiles a row reduction or the broadcast of one.
-func (p *tileProg) rowSlot(in, x *hlo.Instruction, index map[*hlo.Instruction]int, s *slot) error {
+func (p *Prog) rowSlot(in, x *hlo.Instruction, index map[*hlo.Instruction]int, s *slot) error {
 	if x.Opcode == hlo.OpReduce {
-		op, _ := rowReduce(x)
+		op, _ := RowReduce(x)
 		init, ok := index[x.Operands[1]]
 		if p.rowLen == 0 || !ok || p.slots[init].kind != slotSplat {
 			return fmt.Errorf("fusion %s: reduce %s has no row-program form", in.Name, x.Name)
@@ -119,7 +119,7 @@ func (p *tileProg) rowSlot(in, x *hlo.Instruction, index map[*hlo.Instruction]in
 
 // reduceRows folds each of the tile's n/rowLen rows of its operand,
 // from the initial value, into buf.
-func (p *tileProg) reduceRows(s *slot, buf []float32, view [][]float32, n int) []float32 {
+func (p *Prog) reduceRows(s *slot, buf []float32, view [][]float32, n int) []float32 {
 	L := p.rowLen
 	src, init := view[s.args[0]], view[s.args[1]][0]
 	rows := buf[:n/L]
@@ -161,10 +161,10 @@ func foldTileRows(op hlo.Opcode, init float32, rows, src []float32, L int) bool 
 }
 
 // spreadRows fills each row of dst with its row's value.
-func (p *tileProg) spreadRows(rows, dst []float32) []float32 {
+func (p *Prog) spreadRows(rows, dst []float32) []float32 {
 	L := p.rowLen
 	for r, v := range rows {
-		fill(dst[r*L:(r+1)*L], v)
+		kernels.Fill(dst[r*L:(r+1)*L], v)
 	}
 	return dst
 }

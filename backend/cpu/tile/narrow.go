@@ -1,4 +1,4 @@
-package cpu
+package tile
 
 import (
 	"github.com/axle-ml/axle/backend/cpu/kernels"
@@ -11,9 +11,9 @@ import (
 // to the narrow type — how XLA's CPU backend runs bf16 dots and
 // convolutions.
 
-// kernelType reports whether t runs on the f32 kernels, and its format if
+// KernelType reports whether t runs on the f32 kernels, and its format if
 // it is narrow.
-func kernelType(t hlo.DType) (minifloat.Format, bool, bool) {
+func KernelType(t hlo.DType) (minifloat.Format, bool, bool) {
 	switch t {
 	case hlo.F32:
 		return minifloat.Format{}, false, true
@@ -25,41 +25,41 @@ func kernelType(t hlo.DType) (minifloat.Format, bool, bool) {
 	return minifloat.Format{}, false, false
 }
 
-// asF32 returns l's values as f32: its own storage for f32; for bf16 and
+// AsF32 returns l's values as f32: its own storage for f32; for bf16 and
 // f16 a widened copy in pooled scratch, which release hands back once the
 // kernel is done with it.
-func asF32(l *hlo.Literal, threads int) (vals []float32, release func()) {
+func AsF32(l *hlo.Literal, threads int) (vals []float32, release func()) {
 	if d, ok := l.Data().([]float32); ok {
 		return d, func() {}
 	}
-	f, _, _ := kernelType(l.DType())
+	f, _, _ := KernelType(l.DType())
 	bits := l.Data().([]uint16)
-	buf := getF32(len(bits))
-	convertInParallel(len(bits), threads, func(lo, hi int) { decodeNarrow(f, buf[lo:hi], bits[lo:hi]) })
-	return buf, func() { putF32(buf) }
+	buf := kernels.GetF32(len(bits))
+	convertInParallel(len(bits), threads, func(lo, hi int) { DecodeNarrow(f, buf[lo:hi], bits[lo:hi]) })
+	return buf, func() { kernels.PutF32(buf) }
 }
 
-// f32Into returns the f32 slice to compute out into: out's own storage
+// F32Into returns the f32 slice to compute out into: out's own storage
 // for f32; for a narrow type pooled scratch that finish rounds into out
 // (and hands back).
-func f32Into(out *hlo.Literal, threads int) (buf []float32, finish func()) {
+func F32Into(out *hlo.Literal, threads int) (buf []float32, finish func()) {
 	if d, ok := out.Data().([]float32); ok {
 		return d, func() {}
 	}
-	f, _, _ := kernelType(out.DType())
+	f, _, _ := KernelType(out.DType())
 	bits := out.Data().([]uint16)
 	// A local, not the named result: a closure capturing buf moved it to
 	// the heap on every call, the f32 path's too.
-	s := getF32(len(bits))
+	s := kernels.GetF32(len(bits))
 	return s, func() {
-		convertInParallel(len(bits), threads, func(lo, hi int) { encodeNarrow(f, bits[lo:hi], s[lo:hi]) })
-		putF32(s)
+		convertInParallel(len(bits), threads, func(lo, hi int) { EncodeNarrow(f, bits[lo:hi], s[lo:hi]) })
+		kernels.PutF32(s)
 	}
 }
 
-// encodeNarrow rounds src to the format f into dst (bf16 by the vector
+// EncodeNarrow rounds src to the format f into dst (bf16 by the vector
 // kernel).
-func encodeNarrow(f minifloat.Format, dst []uint16, src []float32) {
+func EncodeNarrow(f minifloat.Format, dst []uint16, src []float32) {
 	if f == minifloat.BF16 {
 		kernels.F32ToBF16(dst, src)
 		return
@@ -67,9 +67,9 @@ func encodeNarrow(f minifloat.Format, dst []uint16, src []float32) {
 	f.EncodeFloat32(dst, src)
 }
 
-// decodeNarrow widens the format f's bits src into dst (bf16 by the
+// DecodeNarrow widens the format f's bits src into dst (bf16 by the
 // vector kernel).
-func decodeNarrow(f minifloat.Format, dst []float32, src []uint16) {
+func DecodeNarrow(f minifloat.Format, dst []float32, src []uint16) {
 	if f == minifloat.BF16 {
 		kernels.BF16ToF32(dst, src)
 		return

@@ -1,4 +1,4 @@
-package cpu
+package tile
 
 import (
 	"slices"
@@ -52,7 +52,7 @@ type pending struct {
 // compilePipe pipelines the last two segments, where the last writes the
 // program's one output and reads only views, the tiles of slots before
 // it and the row values of reductions.
-func (p *tileProg) compilePipe() {
+func (p *Prog) compilePipe() {
 	n := len(p.segs)
 	if !useJIT || !usePipe || !p.streamAhead || p.rowLen == 0 || n < 2 || len(p.outs) != 1 {
 		return
@@ -91,7 +91,7 @@ func (p *tileProg) compilePipe() {
 // heldBy lists the slots before segment g whose tiles g reads: its
 // inputs but parameters and splats, and its row values. Each must have a
 // tile of its own, neither a splat's nor another's of them.
-func (p *tileProg) heldBy(g *segment) ([]int, bool) {
+func (p *Prog) heldBy(g *segment) ([]int, bool) {
 	var held []int
 	bufs := map[int]bool{}
 	for k, a := range append(slices.Clone(g.ins), g.rowIns...) {
@@ -115,7 +115,7 @@ func (p *tileProg) heldBy(g *segment) ([]int, bool) {
 // concat compiles segment g1's program prog (compiled as f) followed by
 // g2's, with g1's outputs to scratch tiles stored through the caches.
 // The folds must leave their partial results as f's do.
-func (p *tileProg) concat(g1 *segment, prog *jit.Program, f *jit.Func, g2 *segment) *jit.Func {
+func (p *Prog) concat(g1 *segment, prog *jit.Program, f *jit.Func, g2 *segment) *jit.Func {
 	a := *prog
 	a.CachedOutputs = nil
 	for k, o := range g1.outs {
@@ -136,7 +136,7 @@ func (p *tileProg) concat(g1 *segment, prog *jit.Program, f *jit.Func, g2 *segme
 
 // pipeRuns reports whether this call's tiles run pipelined: the last
 // segment's parameters are f32 in memory.
-func (p *tileProg) pipeRuns(params []operand) bool {
+func (p *Prog) pipeRuns(params []operand) bool {
 	g2 := &p.segs[p.pipe.g2]
 	for _, a := range g2.ins {
 		if s := &p.slots[a]; s.kind == slotParam && params[s.param].f32 == nil {
@@ -147,7 +147,7 @@ func (p *tileProg) pipeRuns(params []operand) bool {
 }
 
 // runPiped computes tiles [from, to) into out, pipelined.
-func (p *tileProg) runPiped(sc *scratch, params []operand, out []float32, from, to int) {
+func (p *Prog) runPiped(sc *scratch, params []operand, out []float32, from, to int) {
 	pp := p.pipe
 	sc.pend.lo = -1
 	for tile := from; tile < to; tile++ {
@@ -179,7 +179,7 @@ func (p *tileProg) runPiped(sc *scratch, params []operand, out []float32, from, 
 // computeHead computes the slots of elements [lo, hi) before the last
 // segment, which it leaves pending; segment g1 runs with the pending
 // tile's last segment when the two have as many rows.
-func (p *tileProg) computeHead(sc *scratch, params []operand, lo, hi int, dsts [][]float32) {
+func (p *Prog) computeHead(sc *scratch, params []operand, lo, hi int, dsts [][]float32) {
 	pp := p.pipe
 	for i := 0; i < p.segs[pp.g2].start; i++ {
 		if p.segStart[i] >= 0 {
@@ -209,7 +209,7 @@ func (p *tileProg) computeHead(sc *scratch, params []operand, lo, hi int, dsts [
 
 // pendingArrays appends the pending tile's arrays for the last segment:
 // its output's storage, its inputs, its row values.
-func (p *tileProg) pendingArrays(sc *scratch, params []operand, outs, ins []jit.Array, rows [][]float32) ([]jit.Array, []jit.Array, [][]float32) {
+func (p *Prog) pendingArrays(sc *scratch, params []operand, outs, ins []jit.Array, rows [][]float32) ([]jit.Array, []jit.Array, [][]float32) {
 	pp, pd := p.pipe, &sc.pend
 	g2 := &p.segs[pp.g2]
 	n := pd.hi - pd.lo
@@ -236,7 +236,7 @@ func (p *tileProg) pendingArrays(sc *scratch, params []operand, outs, ins []jit.
 
 // runMerged runs segment g (g1) over the tile [lo, hi) and the last
 // segment over the pending tile, in one call.
-func (p *tileProg) runMerged(g *segment, sc *scratch, params []operand, lo, hi int, dsts [][]float32) {
+func (p *Prog) runMerged(g *segment, sc *scratch, params []operand, lo, hi int, dsts [][]float32) {
 	var r rowArrays
 	c, f, ahead, _ := p.rowArgs(&r, g, p.pipe.f, p.pipe.fAhead, sc, params, lo, hi, dsts)
 	c.outs, c.ins, c.rows = p.pendingArrays(sc, params, c.outs, c.ins, c.rows)
@@ -246,7 +246,7 @@ func (p *tileProg) runMerged(g *segment, sc *scratch, params []operand, lo, hi i
 }
 
 // runPending runs the last segment over the pending tile, alone.
-func (p *tileProg) runPending(sc *scratch, params []operand) {
+func (p *Prog) runPending(sc *scratch, params []operand) {
 	g2 := &p.segs[p.pipe.g2]
 	var r rowArrays
 	outs, ins, rows := p.pendingArrays(sc, params, r.outs[:0], r.ins[:0], r.rows[:0])

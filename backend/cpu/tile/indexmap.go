@@ -1,4 +1,4 @@
-package cpu
+package tile
 
 import (
 	"github.com/axle-ml/axle/hlo"
@@ -35,15 +35,15 @@ func (m affineMap) period() int {
 	return p
 }
 
-// indexOp reports whether a tile program reads in through an index map.
-func indexOp(in *hlo.Instruction) bool {
+// IndexOp reports whether a tile program reads in through an index map.
+func IndexOp(in *hlo.Instruction) bool {
 	switch in.Opcode {
 	case hlo.OpBroadcast, hlo.OpTranspose, hlo.OpSlice, hlo.OpReverse, hlo.OpReshape:
 	default:
 		return false
 	}
 	o := in.Operands[0].Shape
-	return tileType(in.Shape.DType) && o.DType == in.Shape.DType && !in.Shape.IsDynamic() && !o.IsDynamic() &&
+	return Type(in.Shape.DType) && o.DType == in.Shape.DType && !in.Shape.IsDynamic() && !o.IsDynamic() &&
 		len(in.ControlPredecessors) == 0
 }
 
@@ -58,17 +58,17 @@ func mapOf(x *hlo.Instruction) (param int, m affineMap, ok bool) {
 // index op ends the chain as a parameter would (for the fuser, before
 // the chain is in a fusion).
 func mapOfFrom(x *hlo.Instruction, anyLeaf bool) (param int, m affineMap, ok bool) {
-	if x.Opcode == hlo.OpParameter || anyLeaf && !indexOp(x) {
-		return int(x.ParamNumber), affineMap{dims: ints(x.Shape.Dims), strides: rowMajor(x.Shape.Dims)}, true
+	if x.Opcode == hlo.OpParameter || anyLeaf && !IndexOp(x) {
+		return int(x.ParamNumber), affineMap{dims: hlo.Ints(x.Shape.Dims), strides: rowMajor(x.Shape.Dims)}, true
 	}
-	if !indexOp(x) {
+	if !IndexOp(x) {
 		return 0, m, false
 	}
 	param, o, ok := mapOfFrom(x.Operands[0], anyLeaf)
 	if !ok {
 		return 0, m, false
 	}
-	m = affineMap{off: o.off, dims: ints(x.Shape.Dims), strides: make([]int, x.Shape.Rank())}
+	m = affineMap{off: o.off, dims: hlo.Ints(x.Shape.Dims), strides: make([]int, x.Shape.Rank())}
 	switch x.Opcode {
 	case hlo.OpBroadcast:
 		for k, d := range x.Dimensions() {
@@ -116,21 +116,13 @@ func contiguous(m affineMap) bool {
 	return true
 }
 
-func ints(dims []int64) []int {
-	out := make([]int, len(dims))
-	for i, d := range dims {
-		out[i] = int(d)
-	}
-	return out
-}
-
-// reshapeReadsAffine reports whether a reshape of view v (an index op
+// ReshapeReadsAffine reports whether a reshape of view v (an index op
 // over whatever unfused values its chain reads) is still an affine view
 // of those values: v's map reads them row-major without gaps. A reshape
 // that merges a transposed or broadcast dimension pair (a pixel shuffle,
 // a nearest-neighbour upsampling) is not, and a fusion holding both
 // would have no tile form.
-func reshapeReadsAffine(v *hlo.Instruction) bool {
+func ReshapeReadsAffine(v *hlo.Instruction) bool {
 	_, m, ok := mapOfFrom(v, true)
 	return ok && contiguous(m)
 }

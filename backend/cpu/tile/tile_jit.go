@@ -1,4 +1,4 @@
-package cpu
+package tile
 
 import (
 	"slices"
@@ -19,14 +19,6 @@ import (
 // useJIT turns generated code on (tests compare with it off).
 var useJIT = jit.Available
 
-// jitOps maps the opcodes with generated code to their jit ops.
-var jitOps = map[hlo.Opcode]jit.Op{
-	hlo.OpAdd: jit.Add, hlo.OpSubtract: jit.Sub, hlo.OpMultiply: jit.Mul, hlo.OpDivide: jit.Div,
-	hlo.OpMaximum: jit.Max, hlo.OpMinimum: jit.Min, hlo.OpNegate: jit.Neg, hlo.OpAbs: jit.Abs,
-	hlo.OpSqrt: jit.Sqrt, hlo.OpExp: jit.Exp, hlo.OpTanh: jit.Tanh, hlo.OpLogistic: jit.Logistic, hlo.OpErf: jit.Erf,
-	hlo.OpSelect: jit.Select, hlo.OpClamp: jit.Clamp, hlo.OpAnd: jit.And, hlo.OpOr: jit.Or, hlo.OpXor: jit.Xor,
-}
-
 var jitCompares = [...]jit.Op{cmpEQ: jit.CmpEQ, cmpNE: jit.CmpNE, cmpLT: jit.CmpLT, cmpLE: jit.CmpLE, cmpGT: jit.CmpGT, cmpGE: jit.CmpGE}
 
 // jitOpOf is the generated-code op computing op slot s.
@@ -34,8 +26,8 @@ func jitOpOf(s *slot) (jit.Op, bool) {
 	if s.op == hlo.OpCompare {
 		return jitCompares[s.dir], true
 	}
-	op, ok := jitOps[s.op]
-	return op, ok
+	r := row(s.op)
+	return r.jit, r.jitOK
 }
 
 // jitProg is a tile program's generated code and how to feed it.
@@ -85,7 +77,7 @@ type jitInput struct {
 // compileJIT generates code for p, or returns nil when p has a part the
 // generator does not take (row programs, f16 or predicate operands, ops
 // without code) or the platform runs none.
-func (p *tileProg) compileJIT() *jitProg {
+func (p *Prog) compileJIT() *jitProg {
 	// Contiguous slices of an operand (a GRU step's gates, each a third
 	// of one projection; an LSTM step's slice of the input projections
 	// of all steps) read it in place, not through gather buffers, the
@@ -101,7 +93,7 @@ func (p *tileProg) compileJIT() *jitProg {
 
 // contiguous reports whether gather map m reads elements off, off+1, …
 // in order for the program's n elements.
-func (p *tileProg) contiguous(m affineMap) bool {
+func (p *Prog) contiguous(m affineMap) bool {
 	n := 1
 	for _, d := range m.dims {
 		n *= d
@@ -112,14 +104,14 @@ func (p *tileProg) contiguous(m affineMap) bool {
 
 // sharedGather reports whether slot s is a gather the shared form reads
 // in place: contiguous, of an f32 operand.
-func (p *tileProg) sharedGather(s *slot) bool {
+func (p *Prog) sharedGather(s *slot) bool {
 	return s.kind == slotGather && s.t == hlo.F32 && p.contiguous(s.m)
 }
 
 // sharedBases is, for each operand the shared form reads in place, the
 // first element it reads: the smallest offset of its contiguous gathers
 // (0 where it is also read whole).
-func (p *tileProg) sharedBases() map[int]int {
+func (p *Prog) sharedBases() map[int]int {
 	bases := map[int]int{}
 	for i := range p.slots {
 		s := &p.slots[i]
@@ -142,7 +134,7 @@ func (p *tileProg) sharedBases() map[int]int {
 // compileJITForm is compileJIT's plain form (shared nil) or its shared
 // form: contiguous gathers of the operands in shared read them in place
 // from the base it gives.
-func (p *tileProg) compileJITForm(shared map[int]int) *jitProg {
+func (p *Prog) compileJITForm(shared map[int]int) *jitProg {
 	if !useJIT || p.rowLen > 0 || len(p.outs) > jit.MaxOutputs {
 		return nil
 	}
@@ -271,7 +263,7 @@ func jitType(t hlo.DType) (jit.Type, bool) {
 // hasCode reports whether op slot s has generated code: an f32, bf16
 // or predicate result of an op with code, or a convert between f32 and
 // bf16.
-func (p *tileProg) hasCode(s *slot) bool {
+func (p *Prog) hasCode(s *slot) bool {
 	if s.t != hlo.F32 && s.t != hlo.BF16 && s.t != hlo.Pred {
 		return false
 	}
@@ -286,7 +278,7 @@ func (p *tileProg) hasCode(s *slot) bool {
 // jitOp appends the values computing op slot s from values args and
 // returns the last: the op, then its rounding to bf16 for a bf16 result.
 // A convert between float types is only that rounding (or nothing).
-func (p *tileProg) jitOp(prog *jit.Program, s *slot, args []int) (int, bool) {
+func (p *Prog) jitOp(prog *jit.Program, s *slot, args []int) (int, bool) {
 	if !p.hasCode(s) {
 		return 0, false
 	}
@@ -306,7 +298,7 @@ func (p *tileProg) jitOp(prog *jit.Program, s *slot, args []int) (int, bool) {
 }
 
 // run computes elements [lo, hi) of the outputs with the generated code.
-func (j *jitProg) run(p *tileProg, params []operand, outs []jit.Array, lo, hi int, stream bool) {
+func (j *jitProg) run(p *Prog, params []operand, outs []jit.Array, lo, hi int, stream bool) {
 	var insArr [jit.MaxInputs]jit.Array
 	var outsArr [jit.MaxOutputs]jit.Array
 	chunkOuts := outsArr[:len(outs)]
@@ -327,7 +319,7 @@ func (j *jitProg) run(p *tileProg, params []operand, outs []jit.Array, lo, hi in
 
 // arrays sets ins to the inputs' elements [c, e): operands read in place
 // are sliced, gathered ones gathered into bufs.
-func (j *jitProg) arrays(p *tileProg, params []operand, ins []jit.Array, bufs []float32, c, e int) {
+func (j *jitProg) arrays(p *Prog, params []operand, ins []jit.Array, bufs []float32, c, e int) {
 	g := 0
 	for k, in := range j.inputs {
 		if in.gather < 0 {
@@ -350,7 +342,7 @@ func (j *jitProg) arrays(p *tileProg, params []operand, ins []jit.Array, bufs []
 // of gather buffers. Calling run for each row set those up every time,
 // which cost mlp_b256's bias-and-ReLU epilogues more than their
 // arithmetic.
-func (j *jitProg) runBlock(p *tileProg, params []operand, out []float32, row, rows, col, cols, ldc int) {
+func (j *jitProg) runBlock(p *Prog, params []operand, out []float32, row, rows, col, cols, ldc int) {
 	var insArr [jit.MaxInputs]jit.Array
 	ins := insArr[:len(j.inputs)]
 	if b := j.stridedFor(p, params, ldc); b != nil {
@@ -374,7 +366,7 @@ func (j *jitProg) runBlock(p *tileProg, params []operand, out []float32, row, ro
 // long, or nil where an input cannot be read by rows (a gather along the
 // rows, a transpose, a bf16 operand gathered as f32) or the generator
 // refuses the program: runBlock then goes row by row.
-func (j *jitProg) stridedFor(p *tileProg, params []operand, ldc int) *jitBlocks {
+func (j *jitProg) stridedFor(p *Prog, params []operand, ldc int) *jitBlocks {
 	j.blocksOnce.Do(func() { j.blocks = j.blocksFor(p, params, ldc) })
 	if j.blocks == nil || j.blocks.ldc != ldc {
 		return nil
@@ -384,7 +376,7 @@ func (j *jitProg) stridedFor(p *tileProg, params []operand, ldc int) *jitBlocks 
 
 // blocksFor makes the program's code for blocks of rows ldc long, or
 // returns nil (stridedFor).
-func (j *jitProg) blocksFor(p *tileProg, params []operand, ldc int) *jitBlocks {
+func (j *jitProg) blocksFor(p *Prog, params []operand, ldc int) *jitBlocks {
 	b := &jitBlocks{ldc: ldc}
 	for k, in := range j.inputs {
 		if in.gather < 0 { // C's shape, read in place (from in.off)
@@ -413,7 +405,7 @@ func (j *jitProg) blocksFor(p *tileProg, params []operand, ldc int) *jitBlocks {
 // operand read in place by its row stride, not gathered first. It
 // reports false, having done nothing, where the program has no such
 // form or outs are not all f32.
-func (j *jitProg) runRows(p *tileProg, params []operand, outs []jit.Array) bool {
+func (j *jitProg) runRows(p *Prog, params []operand, outs []jit.Array) bool {
 	if j.gathers == 0 || p.n > jitChunk {
 		return false
 	}
@@ -593,7 +585,7 @@ const (
 
 // runJIT is run for a program with generated code: the outputs (in the
 // program's order) split into one range per worker.
-func (p *tileProg) runJIT(params []operand, outs []jit.Array, threads int) {
+func (p *Prog) runJIT(params []operand, outs []jit.Array, threads int) {
 	stream := p.n >= kernels.StreamMin
 	if threads == 1 {
 		if !stream && p.jit.runRows(p, params, outs) {

@@ -1,4 +1,4 @@
-package cpu
+package tile
 
 import (
 	"math"
@@ -15,7 +15,7 @@ import (
 // arithmetic (only select reads them), so the encoding is private to it.
 
 // tileValue: the element types a value inside a tile program may have.
-func tileValue(t hlo.DType) bool { return tileType(t) || t == hlo.Pred }
+func tileValue(t hlo.DType) bool { return Type(t) || t == hlo.Pred }
 
 type compareDir uint8
 
@@ -64,13 +64,9 @@ func b2m(b bool) uint32 { return -uint32(*(*uint8)(unsafe.Pointer(&b))) }
 // is false except NE.
 func compareTile(dir compareDir, dst, a, b []float32) { kernels.CompareF32(int(dir), dst, a, b) }
 
-// maskOps are the logical ops on predicates a tile program computes,
-// bitwise on the masks (applyOp runs them).
-var maskOps = map[hlo.Opcode]bool{hlo.OpAnd: true, hlo.OpOr: true, hlo.OpXor: true, hlo.OpNot: true}
-
 // notMask inverts mask tiles.
 func notMask(dst, a []float32) {
-	d, x := asWords(dst), asWords(a)[:len(dst)]
+	d, x := kernels.Words(dst), kernels.Words(a)[:len(dst)]
 	for i := range d {
 		d[i] = ^x[i]
 	}

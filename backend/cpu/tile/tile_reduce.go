@@ -1,4 +1,4 @@
-package cpu
+package tile
 
 import (
 	"fmt"
@@ -21,9 +21,9 @@ import (
 // row sum, which folds each row in one call: the calls were the cost.
 const reduceChunk = 4096
 
-// reduceProg is a row reduction over a tile program's root.
-type reduceProg struct {
-	prod   *tileProg
+// ReduceProg is a row reduction over a tile program's root.
+type ReduceProg struct {
+	prod   *Prog
 	op     hlo.Opcode // add, multiply, maximum or minimum
 	rowLen int
 	rows   int
@@ -31,10 +31,10 @@ type reduceProg struct {
 	initV  float32
 }
 
-// rowReduce describes a reduce instruction the fusion can take as its
+// RowReduce describes a reduce instruction the fusion can take as its
 // root: one f32 operand, reduced over its trailing dimensions by a body
 // that is one binary op on its two parameters. It returns the op.
-func rowReduce(in *hlo.Instruction) (hlo.Opcode, bool) {
+func RowReduce(in *hlo.Instruction) (hlo.Opcode, bool) {
 	if in.Opcode != hlo.OpReduce || len(in.Operands) != 2 || in.Shape.DType != hlo.F32 ||
 		in.Operands[0].Shape.DType != hlo.F32 || in.Operands[0].Shape.IsDynamic() {
 		return 0, false
@@ -62,14 +62,14 @@ func reduceBody(c *hlo.Computation) (hlo.Opcode, bool) {
 	return 0, false
 }
 
-// compileReduce compiles a fusion whose root is a row reduction.
-func compileReduce(in *hlo.Instruction) (*reduceProg, error) {
+// CompileReduce compiles a fusion whose root is a row reduction.
+func CompileReduce(in *hlo.Instruction) (*ReduceProg, error) {
 	fc := in.Computation("calls")
 	if fc == nil || fc.Root == nil {
 		return nil, fmt.Errorf("fusion %s has no fused computation", in.Name)
 	}
 	red := fc.Root
-	op, ok := rowReduce(red)
+	op, ok := RowReduce(red)
 	if !ok {
 		return nil, fmt.Errorf("fusion %s: root %s is not a row reduction", in.Name, red.Name)
 	}
@@ -85,7 +85,7 @@ func compileReduce(in *hlo.Instruction) (*reduceProg, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &reduceProg{prod: prod, op: op, rows: int(in.Shape.NumElements()), init: -1}
+	p := &ReduceProg{prod: prod, op: op, rows: int(in.Shape.NumElements()), init: -1}
 	if p.rows > 0 {
 		p.rowLen = prod.n / p.rows
 	}
@@ -113,8 +113,8 @@ func compileReduce(in *hlo.Instruction) (*reduceProg, error) {
 	return p, nil
 }
 
-// run computes the row results into out (f32).
-func (p *reduceProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error {
+// Run computes the row results into out (f32).
+func (p *ReduceProg) Run(args []*hlo.Literal, out *hlo.Literal, threads int) error {
 	var small [8]operand
 	params, err := newOperands(small[:0], args)
 	if err != nil {
@@ -150,7 +150,7 @@ func (p *reduceProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) err
 // within a row: a long row is cut into tiles from its own start, short
 // rows are taken whole, several to a tile, so every row is folded from the
 // same segments whichever thread computes it.
-func (p *reduceProg) runRows(params []operand, dst []float32, init float32, from, to int) {
+func (p *ReduceProg) runRows(params []operand, dst []float32, init float32, from, to int) {
 	if from >= to {
 		return
 	}
@@ -195,7 +195,7 @@ func (p *reduceProg) runRows(params []operand, dst []float32, init float32, from
 // f32 operand itself, read in place (else nil). Other slots, such as the
 // reduce's initial value, which the fused computation may list first, need
 // no computing then.
-func (p *reduceProg) direct(params []operand) []float32 {
+func (p *ReduceProg) direct(params []operand) []float32 {
 	if len(p.prod.outs) != 1 {
 		return nil
 	}

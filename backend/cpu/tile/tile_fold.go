@@ -1,4 +1,4 @@
-package cpu
+package tile
 
 import (
 	"slices"
@@ -38,7 +38,7 @@ type segFold struct {
 // reduces after it of values it computes, and, when tiles run in order,
 // reduces before it of parameters read in place that no earlier segment
 // folds. At most jit.MaxRowFolds in all.
-func (p *tileProg) foldsOf(start, end int, folded map[int]bool) (after, ahead []int) {
+func (p *Prog) foldsOf(start, end int, folded map[int]bool) (after, ahead []int) {
 	if p.rowLen == 0 {
 		return nil, nil
 	}
@@ -63,7 +63,7 @@ func (p *tileProg) foldsOf(start, end int, folded map[int]bool) (after, ahead []
 // foldable reports whether slot r is a row reduction generated code can
 // fold: add, maximum or minimum of f32 values from a splat, and not an
 // output of the program.
-func (p *tileProg) foldable(r int) bool {
+func (p *Prog) foldable(r int) bool {
 	s := &p.slots[r]
 	if s.kind != slotReduce || s.t != hlo.F32 || slices.Contains(p.outs, r) || p.slots[s.args[1]].kind != slotSplat {
 		return false
@@ -76,7 +76,7 @@ func (p *tileProg) foldable(r int) bool {
 }
 
 // foldOp is the generated code's op for reduce slot r.
-func (p *tileProg) foldOp(r int) jit.Op {
+func (p *Prog) foldOp(r int) jit.Op {
 	switch p.slots[r].op {
 	case hlo.OpMaximum:
 		return jit.Max
@@ -88,12 +88,12 @@ func (p *tileProg) foldOp(r int) jit.Op {
 
 // partialsLen is the floats a fold's partial results take for a tile:
 // at most jit.MaxFoldWidth a row.
-func (p *tileProg) partialsLen() int { return p.tile / p.rowLen * jit.MaxFoldWidth }
+func (p *Prog) partialsLen() int { return p.tile / p.rowLen * jit.MaxFoldWidth }
 
 // finishFolds reduces the partial results fn's call left for segment g's
 // folds over n elements: an ahead fold's into the scratch's values for
 // the tile starting at next, the others into their slots' tiles.
-func (p *tileProg) finishFolds(g *segment, fn *jit.Func, sc *scratch, n, next int, ahead bool) {
+func (p *Prog) finishFolds(g *segment, fn *jit.Func, sc *scratch, n, next int, ahead bool) {
 	rows, W := n/p.rowLen, fn.FoldWidth()
 	for _, fd := range g.folds {
 		if fd.ahead && !ahead {
@@ -115,7 +115,7 @@ func (p *tileProg) finishFolds(g *segment, fn *jit.Func, sc *scratch, n, next in
 
 // foldedAhead sets reduce slot i's values for the tile at lo from an
 // earlier segment's ahead fold, if one computed them.
-func (p *tileProg) foldedAhead(i int, sc *scratch, lo, hi int) bool {
+func (p *Prog) foldedAhead(i int, sc *scratch, lo, hi int) bool {
 	s := &p.slots[i]
 	if s.fold == 0 || sc.aheadLo[s.fold-1] != lo {
 		return false
@@ -134,7 +134,7 @@ func (p *tileProg) foldedAhead(i int, sc *scratch, lo, hi int) bool {
 // it was its thread's first (the row kernels sum in another order). The
 // first tile, which no ahead fold reaches on any thread count, keeps the
 // row kernels' bits, those of the same reduction outside a fusion.
-func (p *tileProg) foldHead(i int, sc *scratch, lo, hi int) bool {
+func (p *Prog) foldHead(i int, sc *scratch, lo, hi int) bool {
 	s := &p.slots[i]
 	if lo == 0 || s.fold == 0 || p.headFolds[s.fold-1] == nil {
 		return false

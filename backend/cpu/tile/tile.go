@@ -1,4 +1,4 @@
-package cpu
+package tile
 
 import (
 	"fmt"
@@ -77,7 +77,7 @@ type slot struct {
 	dst int
 }
 
-type tileProg struct {
+type Prog struct {
 	slots []slot
 	n     int
 	pool  sync.Pool // of *scratch
@@ -118,9 +118,9 @@ type tileProg struct {
 	segReaders [][]int
 }
 
-// compileLoop turns a kLoop fusion of f32 elementwise instructions into a
+// CompileLoop turns a kLoop fusion of f32 elementwise instructions into a
 // tile program, or reports why it cannot.
-func compileLoop(in *hlo.Instruction) (*tileProg, error) {
+func CompileLoop(in *hlo.Instruction) (*Prog, error) {
 	fc := in.Computation("calls")
 	if fc == nil || fc.Root == nil {
 		return nil, fmt.Errorf("fusion %s has no fused computation", in.Name)
@@ -131,8 +131,8 @@ func compileLoop(in *hlo.Instruction) (*tileProg, error) {
 // compileSlots compiles the instructions xs of a fused computation
 // computing values of shape s tile by tile; roots are its outputs, and
 // the last of xs must be one of them (anything after it would be dead).
-func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instruction, shape hlo.Shape) (*tileProg, error) {
-	p := &tileProg{n: int(shape.NumElements()), tile: tileSize, shape: shape}
+func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instruction, shape hlo.Shape) (*Prog, error) {
+	p := &Prog{n: int(shape.NumElements()), tile: tileSize, shape: shape}
 	if err := p.rowMode(in, xs, shape); err != nil {
 		return nil, err
 	}
@@ -157,7 +157,7 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instr
 			if p.slots[s.from].kind != slotSplat {
 				s.kind = slotAlias
 			}
-		case indexOp(x):
+		case IndexOp(x):
 			param, m, ok := mapOf(x)
 			if !ok {
 				return nil, fmt.Errorf("fusion %s: %s %s is not an affine view of a parameter", in.Name, x.Opcode, x.Name)
@@ -169,7 +169,7 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instr
 				s.period = pr
 			}
 			p.gathered = append(p.gathered, param)
-		case tileOps[x.Opcode] && tileValue(x.Shape.DType):
+		case Computes(x.Opcode) && tileValue(x.Shape.DType):
 			s.kind, s.op, s.nargs = slotOp, x.Opcode, len(x.Operands)
 			for k, o := range x.Operands {
 				s.args[k] = index[o]
@@ -211,10 +211,10 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instr
 
 // markOutputs records the output slots. An op slot computes its tile
 // straight into the first output it is (a repeated root is copied).
-func (p *tileProg) markOutputs(in *hlo.Instruction, roots []*hlo.Instruction, index map[*hlo.Instruction]int) error {
+func (p *Prog) markOutputs(in *hlo.Instruction, roots []*hlo.Instruction, index map[*hlo.Instruction]int) error {
 	for k, r := range roots {
 		i, ok := index[r]
-		if !ok || !tileType(r.Shape.DType) {
+		if !ok || !Type(r.Shape.DType) {
 			return fmt.Errorf("fusion %s: output %s is not a float value of the program", in.Name, r.Name)
 		}
 		if s := &p.slots[i]; s.kind == slotOp && s.dst < 0 && !s.rows {
@@ -233,7 +233,7 @@ func (p *tileProg) markOutputs(in *hlo.Instruction, roots []*hlo.Instruction, in
 // through a few tiles that stay in L1 instead of ten (plus the streams in
 // and out) that would not. An op may take the tile of an operand it
 // reads last, which the kernels allow (dst may be an input).
-func (p *tileProg) assignTiles() {
+func (p *Prog) assignTiles() {
 	last := make([]int, len(p.slots))
 	for i, s := range p.slots {
 		last[i] = i
@@ -297,14 +297,14 @@ func (s *slot) ownTile() bool { return s.kind == slotSplat || s.kind == slotGath
 // every tile that starts a period: its map repeats with a period the
 // tiles are whole multiples of (a last short tile is a prefix of the
 // others).
-func (p *tileProg) fixedGather(s *slot) bool {
+func (p *Prog) fixedGather(s *slot) bool {
 	return s.kind == slotGather && s.period > 0 && p.tile%s.period == 0
 }
 
-// inPlace lists the fusion operands the program may write its result
+// InPlace lists the fusion operands the program may write its result
 // over: those read only at the output's own positions (a tile reads its
 // operands' tiles before it writes its output's), never through a map.
-func (p *tileProg) inPlace() []int {
+func (p *Prog) InPlace() []int {
 	var ks []int
 	for _, s := range p.slots {
 		if s.kind == slotParam && !slices.Contains(p.gathered, s.param) {
@@ -362,7 +362,7 @@ func (o operand) tile(lo, hi int, buf []float32) []float32 {
 		}
 		return buf
 	}
-	decodeNarrow(*o.format, buf, o.bits[lo:hi])
+	DecodeNarrow(*o.format, buf, o.bits[lo:hi])
 	return buf
 }
 
@@ -394,13 +394,13 @@ func newOperands(dst []operand, args []*hlo.Literal) ([]operand, error) {
 // tile's kernels take a few nanoseconds an op.
 const jitMinElements = 8
 
-// runsJIT reports whether run computes the fusion with its generated
+// RunsJIT reports whether Run computes the fusion with its generated
 // code.
-func (p *tileProg) runsJIT() bool { return p.jit != nil && p.n >= jitMinElements }
+func (p *Prog) RunsJIT() bool { return p.jit != nil && p.n >= jitMinElements }
 
-// run computes the fusion into out (f32, bf16 or f16) from the operand
-// values.
-func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error {
+// Run computes the fusion into out (f32, bf16 or f16) from the operand
+// values on at most threads goroutines.
+func (p *Prog) Run(args []*hlo.Literal, out *hlo.Literal, threads int) error {
 	var small [8]operand
 	params, err := newOperands(small[:0], args)
 	if err != nil {
@@ -411,7 +411,7 @@ func (p *tileProg) run(args []*hlo.Literal, out *hlo.Literal, threads int) error
 	if p.n*p.ops < kernels.MinParallelWork {
 		threads = 1 // small fusions run inline
 	}
-	if p.runsJIT() {
+	if p.RunsJIT() {
 		if a, ok := literalArray(out); ok {
 			outs := [1]jit.Array{a}
 			p.runJIT(params, outs[:], threads)
@@ -454,7 +454,7 @@ type scratch struct {
 	fixed []bool
 }
 
-func (p *tileProg) getScratch() *scratch {
+func (p *Prog) getScratch() *scratch {
 	if sc, ok := p.pool.Get().(*scratch); ok {
 		return sc
 	}
@@ -469,7 +469,7 @@ func (p *tileProg) getScratch() *scratch {
 	}
 	for _, s := range p.slots {
 		if s.kind == slotSplat && s.param < 0 && s.from < 0 {
-			fill(sc.bufs[s.buf], s.value)
+			kernels.Fill(sc.bufs[s.buf], s.value)
 		}
 	}
 	if p.pipe != nil {
@@ -489,7 +489,7 @@ func (p *tileProg) getScratch() *scratch {
 	return sc
 }
 
-func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
+func (p *Prog) runTiles(params []operand, out *hlo.Literal, from, to int) {
 	sc := p.begin(params)
 	defer p.pool.Put(sc)
 	sc.aheadEnd = min(to*p.tile, p.n)
@@ -517,13 +517,13 @@ func (p *tileProg) runTiles(params []operand, out *hlo.Literal, from, to int) {
 			}
 			continue
 		}
-		encodeNarrow(outFmt, outBits[lo:hi], p.computeTile(sc, params, lo, hi, nil))
+		EncodeNarrow(outFmt, outBits[lo:hi], p.computeTile(sc, params, lo, hi, nil))
 	}
 }
 
 // prefetch starts loading elements [lo, hi) of the operands read in
 // place while the tile before them is computed.
-func (p *tileProg) prefetch(params []operand, lo, hi int) {
+func (p *Prog) prefetch(params []operand, lo, hi int) {
 	for _, k := range p.inPlaceParams {
 		if x := params[k].f32; x != nil {
 			kernels.Prefetch(x[lo:hi])
@@ -534,7 +534,7 @@ func (p *tileProg) prefetch(params []operand, lo, hi int) {
 // begin takes a worker's scratch and fills the splat slots whose value
 // comes from a parameter (constant splats were filled when the scratch
 // was made).
-func (p *tileProg) begin(params []operand) *scratch {
+func (p *Prog) begin(params []operand) *scratch {
 	sc := p.getScratch()
 	sc.aheadEnd = 0
 	for k := range sc.aheadLo {
@@ -548,9 +548,9 @@ func (p *tileProg) begin(params []operand) *scratch {
 			continue
 		}
 		if s.param >= 0 {
-			fill(bufs[s.buf], params[s.param].at(0))
+			kernels.Fill(bufs[s.buf], params[s.param].at(0))
 		} else {
-			fill(bufs[s.buf], bufs[p.slots[s.from].buf][0])
+			kernels.Fill(bufs[s.buf], bufs[p.slots[s.from].buf][0])
 		}
 	}
 	return sc
@@ -560,7 +560,7 @@ func (p *tileProg) begin(params []operand) *scratch {
 // and returns the last slot's: an op slot that is an output computes into
 // dsts[slot.dst] when that is not nil, others into scratch, and parameters
 // stay in their operand's storage. (dsts is nil or one tile per output.)
-func (p *tileProg) computeTile(sc *scratch, params []operand, lo, hi int, dsts [][]float32) []float32 {
+func (p *Prog) computeTile(sc *scratch, params []operand, lo, hi int, dsts [][]float32) []float32 {
 	last := len(p.slots) - 1
 	for i := 0; i < len(p.slots); i++ {
 		if p.segStart != nil && p.segStart[i] >= 0 {
@@ -580,7 +580,7 @@ func (p *tileProg) computeTile(sc *scratch, params []operand, lo, hi int, dsts [
 }
 
 // computeSlot computes slot i's values for elements [lo, hi).
-func (p *tileProg) computeSlot(i int, sc *scratch, params []operand, lo, hi int, dsts [][]float32) {
+func (p *Prog) computeSlot(i int, sc *scratch, params []operand, lo, hi int, dsts [][]float32) {
 	bufs, view := sc.bufs, sc.view
 	s := &p.slots[i] // not a copy: a slot is over a hundred bytes
 	switch s.kind {
@@ -638,7 +638,7 @@ func (p *tileProg) computeSlot(i int, sc *scratch, params []operand, lo, hi int,
 func onlyIndexed(x *hlo.Instruction) bool {
 	users := x.Parent.Users()[x]
 	for _, u := range users {
-		if !indexOp(u) || u.Opcode == hlo.OpBroadcast && u.Operands[0].Shape.Rank() == 0 {
+		if !IndexOp(u) || u.Opcode == hlo.OpBroadcast && u.Operands[0].Shape.Rank() == 0 {
 			return false
 		}
 	}
@@ -654,7 +654,7 @@ func gather(src operand, dst []float32, lo int, m affineMap) []float32 {
 	dims, strides := m.dims, m.strides
 	r := len(dims)
 	if r == 0 {
-		fill(dst, src.at(m.off))
+		kernels.Fill(dst, src.at(m.off))
 		return dst
 	}
 	// Outer dimensions that are all broadcast repeat the inner ones: gather
@@ -700,7 +700,7 @@ func gather(src operand, dst []float32, lo int, m affineMap) []float32 {
 func run(src operand, dst []float32, off, step int) {
 	switch {
 	case step == 0:
-		fill(dst, src.at(off))
+		kernels.Fill(dst, src.at(off))
 	case step == 1 && src.f32 != nil && len(dst) <= 16:
 		s := src.f32[off : off+len(dst)]
 		for i := range dst {
@@ -744,135 +744,4 @@ func roundBF16(x float32) float32 {
 	}
 	b += 0x7fff + (b>>16)&1
 	return math.Float32frombits(b &^ 0xffff)
-}
-
-// applyOp computes one instruction over a tile; b is nil or ignored for
-// unary ops. The arithmetic ops run on the vector kernels, which give the
-// bits of plain Go loops; exp, tanh, logistic and erf on the vector math
-// kernels (at most 2 ulp from the correctly rounded value, against the
-// evaluator's 0.5); the rest compute in float64 and round once, as the
-// evaluator does.
-func applyOp(op hlo.Opcode, dst, a, b, c []float32) {
-	switch op {
-	case hlo.OpSelect: // select(pred=a, on_true=b, on_false=c), a mask
-		kernels.SelectF32(dst, a, b, c)
-	case hlo.OpAnd: // masks, bitwise
-		kernels.AndF32(dst, a, b)
-	case hlo.OpOr:
-		kernels.OrF32(dst, a, b)
-	case hlo.OpXor:
-		kernels.XorF32(dst, a, b)
-	case hlo.OpNot:
-		notMask(dst, a)
-	case hlo.OpClamp: // clamp(lo=a, x=b, hi=c)
-		kernels.ClampF32(dst, a, b, c)
-	case hlo.OpConvert: // between float types: the slot's rounding does it
-		copy(dst, a[:len(dst)])
-	case hlo.OpAdd:
-		kernels.AddF32(dst, a, b)
-	case hlo.OpSubtract:
-		kernels.SubF32(dst, a, b)
-	case hlo.OpMultiply:
-		kernels.MulF32(dst, a, b)
-	case hlo.OpDivide:
-		kernels.DivF32(dst, a, b)
-	case hlo.OpMaximum:
-		kernels.MaximumF32(dst, a, b)
-	case hlo.OpMinimum:
-		kernels.MinimumF32(dst, a, b)
-	case hlo.OpNegate:
-		kernels.NegF32(dst, a)
-	case hlo.OpAbs:
-		kernels.AbsF32(dst, a)
-	case hlo.OpSqrt:
-		kernels.SqrtF32(dst, a[:len(dst)])
-	case hlo.OpRsqrt:
-		kernels.RsqrtF32(dst, a[:len(dst)])
-	case hlo.OpExp:
-		kernels.ExpF32(dst, a[:len(dst)])
-	case hlo.OpTanh:
-		kernels.TanhF32(dst, a[:len(dst)])
-	case hlo.OpLogistic:
-		kernels.LogisticF32(dst, a[:len(dst)])
-	case hlo.OpErf:
-		kernels.ErfF32(dst, a[:len(dst)])
-	case hlo.OpPower:
-		kernels.PowF32(dst, a[:len(dst)], b[:len(dst)])
-	case hlo.OpAtan2, hlo.OpRemainder:
-		f := binaryFuncs[op]
-		a, b = a[:len(dst)], b[:len(dst)]
-		for i := range dst {
-			dst[i] = float32(f(float64(a[i]), float64(b[i])))
-		}
-	default:
-		f := unaryFuncs[op]
-		a = a[:len(dst)]
-		for i := range dst {
-			dst[i] = float32(f(float64(a[i])))
-		}
-	}
-}
-
-// nanMax and nanMin propagate NaN, as XLA's maximum and minimum do.
-func nanMax(a, b float32) float32 {
-	switch {
-	case a != a:
-		return a
-	case b != b || b > a:
-		return b
-	}
-	return a
-}
-
-func nanMin(a, b float32) float32 {
-	switch {
-	case a != a:
-		return a
-	case b != b || b < a:
-		return b
-	}
-	return a
-}
-
-// binaryFuncs are the binary ops without a vector kernel; XLA's float
-// remainder is C's fmod (the dividend's sign).
-var binaryFuncs = map[hlo.Opcode]func(a, b float64) float64{
-	hlo.OpAtan2: math.Atan2, hlo.OpRemainder: math.Mod,
-}
-
-// unaryFuncs compute in float64 and round once, as the evaluator does, so
-// the two agree exactly on these ops.
-var unaryFuncs = map[hlo.Opcode]func(float64) float64{
-	hlo.OpAbs: math.Abs, hlo.OpExp: math.Exp, hlo.OpLog: math.Log, hlo.OpTanh: math.Tanh,
-	hlo.OpSqrt: math.Sqrt, hlo.OpFloor: math.Floor, hlo.OpCeil: math.Ceil, hlo.OpSin: math.Sin,
-	hlo.OpCos: math.Cos, hlo.OpExpm1: math.Expm1, hlo.OpLog1p: math.Log1p, hlo.OpErf: math.Erf,
-	hlo.OpCbrt: math.Cbrt, hlo.OpTan: math.Tan,
-	hlo.OpRoundNearestAfz: math.Round, hlo.OpRoundNearestEven: math.RoundToEven,
-	hlo.OpLogistic: func(x float64) float64 { return 1 / (1 + math.Exp(-x)) },
-	hlo.OpRsqrt:    func(x float64) float64 { return 1 / math.Sqrt(x) },
-	hlo.OpSign: func(x float64) float64 {
-		switch {
-		case x > 0:
-			return 1
-		case x < 0:
-			return -1
-		}
-		return x
-	},
-}
-
-// fill sets every element of dst to v by doubling copies, which run as
-// vector moves: a broadcast row of softmax's max or sum fills half of
-// every tile, and the one-element loop took a third of its time.
-func fill(dst []float32, v float32) {
-	if len(dst) <= 32 { // a short run: a loop costs less than the copies
-		for i := range dst {
-			dst[i] = v
-		}
-		return
-	}
-	dst[0] = v
-	for n := 1; n < len(dst); n *= 2 {
-		copy(dst[n:], dst[:n])
-	}
 }

@@ -1,4 +1,4 @@
-package cpu
+package tile
 
 import (
 	"slices"
@@ -46,9 +46,9 @@ type segment struct {
 	prog, progAhead *jit.Program
 }
 
-// generate gives p generated code: for the whole program, or failing
+// Generate gives p generated code: for the whole program, or failing
 // that for its segments.
-func (p *tileProg) generate() {
+func (p *Prog) Generate() {
 	if p.jit = p.compileJIT(); p.jit == nil {
 		p.compileSegments()
 		p.compilePipe()
@@ -56,14 +56,14 @@ func (p *tileProg) generate() {
 }
 
 // isSegOp reports whether slot i is an op a segment computes.
-func (p *tileProg) isSegOp(i int) bool {
+func (p *Prog) isSegOp(i int) bool {
 	s := &p.slots[i]
 	return s.kind == slotOp && !s.rows && p.hasCode(s)
 }
 
 // inRun reports whether slot i may sit in a segment: an op it computes,
 // or a view it gets first.
-func (p *tileProg) inRun(i int) bool {
+func (p *Prog) inRun(i int) bool {
 	switch p.slots[i].kind {
 	case slotParam, slotSplat, slotGather, slotRaw:
 		return true
@@ -73,7 +73,7 @@ func (p *tileProg) inRun(i int) bool {
 
 // compileSegments finds the runs holding two or more ops and compiles
 // each (shortened from its end until it fits the generator's limits).
-func (p *tileProg) compileSegments() {
+func (p *Prog) compileSegments() {
 	if !useJIT {
 		return
 	}
@@ -109,7 +109,7 @@ func (p *tileProg) compileSegments() {
 // segment compiles slots [start, end) as one function, if it fits, with
 // the reductions it can fold that no other segment does (marked in
 // folded).
-func (p *tileProg) segment(start, end int, folded map[int]bool) (segment, bool) {
+func (p *Prog) segment(start, end int, folded map[int]bool) (segment, bool) {
 	g := segment{start: start, end: end}
 	prog := &jit.Program{}
 	value := map[int]int{} // slot → jit value
@@ -206,7 +206,7 @@ func (p *tileProg) segment(start, end int, folded map[int]bool) (segment, bool) 
 // the reduce slots ahead over the next tile's rows of their parameters,
 // read as inputs after prog's (tile_fold.go). Those rows are read by the
 // loop itself, so prog's prefetching of the same parameters is dropped.
-func (p *tileProg) foldAhead(g *segment, prog *jit.Program, ahead []int, folded map[int]bool) {
+func (p *Prog) foldAhead(g *segment, prog *jit.Program, ahead []int, folded map[int]bool) {
 	if len(ahead) == 0 {
 		return
 	}
@@ -255,11 +255,11 @@ func (p *tileProg) foldAhead(g *segment, prog *jit.Program, ahead []int, folded 
 // operand it reads in place that no earlier segment prefetches, as it
 // goes (jit.Program.PrefetchInputs), and returns those parameters. A row
 // program's tiles are otherwise fetched at once when the tile before
-// starts (tileProg.prefetch), a burst that stalls the core until enough
+// starts (Prog.prefetch), a burst that stalls the core until enough
 // of it has arrived; spread over the segment's loop, the fetches overlap
 // its arithmetic. Only for programs whose tiles run in order
 // (streamAhead).
-func (p *tileProg) streamInputs(prog *jit.Program, ins []int) []int {
+func (p *Prog) streamInputs(prog *jit.Program, ins []int) []int {
 	if !p.streamAhead {
 		return nil
 	}
@@ -280,7 +280,7 @@ func (p *tileProg) streamInputs(prog *jit.Program, ins []int) []int {
 // the tile program computes k after those ops, so assignTiles may have
 // given k the tile of a value they read last. Such a slot gets a tile of
 // its own.
-func (p *tileProg) clobbers(k, start int) bool {
+func (p *Prog) clobbers(k, start int) bool {
 	b := p.slots[k].buf
 	if b < 0 {
 		return false
@@ -300,13 +300,13 @@ func (p *tileProg) clobbers(k, start int) bool {
 // row values the code can take as a per-row scalar. (Rows of any length:
 // the code ends each in a partial vector of its own, so a vector never
 // straddles two; where it cannot, bf16 arrays, the segment is refused.)
-func (p *tileProg) rowScalar(a int) bool {
+func (p *Prog) rowScalar(a int) bool {
 	return p.slots[a].kind == slotRowBcast && p.rowLen > 0
 }
 
 // skipSpreads marks the row-broadcast slots that only segments read,
 // as row scalars: nothing needs their tiles.
-func (p *tileProg) skipSpreads() {
+func (p *Prog) skipSpreads() {
 	inSeg := map[int]bool{} // spread slot → read as a row scalar somewhere
 	for _, g := range p.segs {
 		for _, a := range g.spreads {
@@ -331,7 +331,7 @@ func (p *tileProg) skipSpreads() {
 
 // readsAsRowScalar reports whether slot m lies in a segment that reads
 // slot a as a row scalar.
-func (p *tileProg) readsAsRowScalar(m, a int) bool {
+func (p *Prog) readsAsRowScalar(m, a int) bool {
 	for _, g := range p.segs {
 		if m >= g.start && m < g.end && slices.Contains(g.spreads, a) && p.isSegOp(m) {
 			return true
@@ -343,7 +343,7 @@ func (p *tileProg) readsAsRowScalar(m, a int) bool {
 // readAfterSlot reports whether slot i's value is needed from slot end
 // on: read by a later slot (but the reductions folded, which read it in
 // the segment), or an output of the program.
-func (p *tileProg) readAfterSlot(i, end int, folded []int) bool {
+func (p *Prog) readAfterSlot(i, end int, folded []int) bool {
 	if slices.Contains(p.outs, i) {
 		return true
 	}
@@ -368,7 +368,7 @@ const maxSegmentSlots = 256
 // argument, or as the slot an alias or splat views), in order: what
 // readAfterSlot asks of every slot of every segment tried, at the cost
 // of one pass.
-func (p *tileProg) slotReaders() [][]int {
+func (p *Prog) slotReaders() [][]int {
 	readers := make([][]int, len(p.slots))
 	for m := range p.slots {
 		s := &p.slots[m]
@@ -387,7 +387,7 @@ func (p *tileProg) slotReaders() [][]int {
 // runSegment computes segment g over the tile [lo, hi): its outputs go
 // where the slots' own values would (their scratch tile, or the program
 // output's storage), and the reductions it folds get their values.
-func (p *tileProg) runSegment(g *segment, sc *scratch, params []operand, lo, hi int, dsts [][]float32) {
+func (p *Prog) runSegment(g *segment, sc *scratch, params []operand, lo, hi int, dsts [][]float32) {
 	n := hi - lo
 	if g.rows {
 		var r rowArrays
@@ -429,7 +429,7 @@ type rowCall struct {
 // [lo, hi) and picks its code: f, or fAhead when the tile folds the next
 // one's rows (ahead). all reports whether every output goes to the
 // program's output storage.
-func (p *tileProg) rowArgs(r *rowArrays, g *segment, f, fAhead *jit.Func, sc *scratch, params []operand, lo, hi int, dsts [][]float32) (c rowCall, code *jit.Func, ahead, all bool) {
+func (p *Prog) rowArgs(r *rowArrays, g *segment, f, fAhead *jit.Func, sc *scratch, params []operand, lo, hi int, dsts [][]float32) (c rowCall, code *jit.Func, ahead, all bool) {
 	n := hi - lo
 	c = rowCall{ins: r.ins[:len(g.ins)], outs: r.outs[:len(g.outs)], rows: r.rows[:len(g.rowIns)], folds: r.folds[:0]}
 	for k, a := range g.ins {
@@ -460,7 +460,7 @@ func (p *tileProg) rowArgs(r *rowArrays, g *segment, f, fAhead *jit.Func, sc *sc
 // canFoldAhead reports whether segment g's tile folds the next tile's
 // rows: it has code for that, the next tile is this worker's and as long
 // (room), and the parameters are f32 in memory.
-func (p *tileProg) canFoldAhead(g *segment, params []operand, room bool) bool {
+func (p *Prog) canFoldAhead(g *segment, params []operand, room bool) bool {
 	if g.fAhead == nil || !room {
 		return false
 	}
@@ -472,7 +472,7 @@ func (p *tileProg) canFoldAhead(g *segment, params []operand, room bool) bool {
 	return true
 }
 
-func (p *tileProg) segOutputs(g *segment, sc *scratch, n int, dsts [][]float32, outs []jit.Array) bool {
+func (p *Prog) segOutputs(g *segment, sc *scratch, n int, dsts [][]float32, outs []jit.Array) bool {
 	all := true
 	for k, o := range g.outs {
 		s := &p.slots[o]
