@@ -79,8 +79,10 @@ func (x *Executable) compileSub(sc *subCompiler, c *hlo.Computation, o Options) 
 	if err != nil {
 		return subResult{err: err}
 	}
+	// The module's fusion passes fused c already, if it is a computation
+	// the backend compiles as a program (sequentialComputations).
 	sub, err := Compile(m, Options{Threads: x.threads, NoOptimize: true, Poison: x.poison, NoOutputFusion: x.noOutputFusion,
-		Context: sc.ctx, noFusion: o.noFusion, shared: sc})
+		Context: sc.ctx, noFusion: true, shared: sc})
 	return subResult{sub, err}
 }
 
