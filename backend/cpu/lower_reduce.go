@@ -43,7 +43,7 @@ func newReducePlan(dims []int64, reduced []int64, threads int) *reducePlan {
 	for _, d := range reduced {
 		isRed[d] = true
 	}
-	strides := rowMajor(dims)
+	strides := hlo.RowMajorStrides(dims)
 	for d, n := range dims {
 		pl.empty = pl.empty || n == 0
 		if !isRed[d] {
