@@ -12,11 +12,7 @@ import (
 // evalBroadcast maps operand dimension k to result dimension dimensions[k];
 // the other result dimensions repeat it (source stride 0).
 func evalBroadcast(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -38,11 +34,7 @@ func evalBroadcast(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.
 
 // evalReshape keeps the row-major element order, so it is a plain copy.
 func evalReshape(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -100,11 +92,7 @@ func mvPhysStrides(s hlo.Shape) ([]int, bool) {
 // stepping along result dimension i steps the operand by that dimension's
 // stride.
 func evalTranspose(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -128,11 +116,7 @@ func evalTranspose(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.
 // evalReverse reads the reversed dimensions from their last element
 // backwards (a negative source stride).
 func evalReverse(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +182,7 @@ func evalGetDimensionSize(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal)
 // evalSetDimensionSize copies the operand and records operand 1 as the
 // live size of the dimension; the storage keeps the bound's worth.
 func evalSetDimensionSize(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -207,10 +191,6 @@ func evalSetDimensionSize(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal)
 		return nil, err
 	}
 	d, err := mvOneDim(in, src)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
 	if err != nil {
 		return nil, err
 	}

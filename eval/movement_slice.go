@@ -14,11 +14,7 @@ import (
 
 // evalSlice reads, per dimension, start, start+stride, ... below limit.
 func evalSlice(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -88,11 +84,7 @@ func mvAllScalars(ls []*hlo.Literal) bool {
 
 // evalDynamicSlice is a unit-stride slice at run-time (clamped) starts.
 func evalDynamicSlice(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -116,15 +108,11 @@ func evalDynamicSlice(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*h
 // evalDynamicUpdateSlice copies the operand, then writes the update at
 // run-time (clamped) starts.
 func evalDynamicUpdateSlice(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
 	upd, err := mvOperand(ops, 1)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
 	if err != nil {
 		return nil, err
 	}
@@ -159,11 +147,7 @@ func evalConcatenate(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hl
 	if len(ops) == 0 {
 		return nil, fmt.Errorf("concatenate has no operands")
 	}
-	first, err := mvOperand(ops, 0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, first)
+	_, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -215,15 +199,11 @@ func mvFitsConcat(sd, od []int64, d int, at int64) error {
 // the operand that survives negative (cropping) edge padding. Operand
 // element j of a dimension lands at lo + j·(interior+1).
 func evalPad(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
 	pv, err := mvOperand(ops, 1)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
 	if err != nil {
 		return nil, err
 	}
