@@ -43,6 +43,15 @@ func uploOf(c byte) blas.Uplo {
 	return blas.Lower
 }
 
+// squareMatrices checks the operands of a call on a batch of square
+// matrices (operand 0, rank 2 or more) and returns their order n.
+func (c *lapackCall) squareMatrices() (int, error) {
+	if err := c.checkOperands(2); err != nil {
+		return 0, err
+	}
+	return c.squareOperand(0)
+}
+
 // squareOperand returns n for operand i of shape [..., n, n].
 func (c *lapackCall) squareOperand(i int) (int, error) {
 	s := c.ops[i].Shape()
@@ -58,10 +67,7 @@ func (c *lapackCall) squareOperand(i int) (int, error) {
 // info is 0, or the order j of the first leading minor that is not
 // positive definite.
 func kPotrf(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2); err != nil {
-		return nil, err
-	}
-	n, err := c.squareOperand(0)
+	n, err := c.squareMatrices()
 	if err != nil {
 		return nil, err
 	}

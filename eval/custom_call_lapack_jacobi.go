@@ -130,10 +130,7 @@ func permuteCols(x []complex128, rows int, order []int) []complex128 {
 
 // kHeevd: x → (x_out, w, info) for Hermitian x, as kSyevd.
 func kHeevd(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2); err != nil {
-		return nil, err
-	}
-	n, err := c.squareOperand(0)
+	n, err := c.squareMatrices()
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"fmt"
 	"math"
 	"math/cmplx"
 
@@ -210,10 +209,7 @@ func maxAbs(v []complex128) float64 {
 
 // kGeevComplex: x → (w, vl, vr, info) for complex x.
 func kGeevComplex(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2); err != nil {
-		return nil, err
-	}
-	n, err := c.squareOperand(0)
+	n, err := c.squareMatrices()
 	if err != nil {
 		return nil, err
 	}
@@ -253,21 +249,9 @@ func kGeevComplex(c *lapackCall) ([]*hlo.Literal, error) {
 
 // kGeesComplex: x → (t, vs, w, sdim, info) for complex x, sort 'N' only.
 func kGeesComplex(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2); err != nil {
-		return nil, err
-	}
-	n, err := c.squareOperand(0)
+	n, mode, err := c.geesArgs()
 	if err != nil {
 		return nil, err
-	}
-	mode, err := c.char("mode", 'V', "NV")
-	if err != nil {
-		return nil, err
-	}
-	if sort, err := c.char("sort", 'N', "NS"); err != nil {
-		return nil, err
-	} else if sort != 'N' {
-		return nil, fmt.Errorf("sort = %q is not implemented (only 'N', what JAX emits)", sort)
 	}
 	batch := c.batchDims(0, 2)
 	s := c.ops[0].Shape()
