@@ -11,14 +11,6 @@ import (
 // Complex gtsv, gehrd, hetrd, unmqr and geqp3, from LAPACK's reference
 // algorithms (zgtsv, zgehd2, zhetd2, zunm2r). Row-major: a[i*n+j] is A(i,j).
 
-func init() {
-	registerLapack("lapack_?gtsv_ffi", "cz", kGtsvComplex)
-	registerLapack("lapack_?gehrd_ffi", "cz", kGehrdComplex)
-	registerLapack("lapack_?hetrd_ffi", "cz", kHetrd)
-	registerLapack("lapack_?unmqr_ffi", "cz", kUnmqr)
-	registerLapack("lapack_?geqp3_ffi", "cz", kGeqp3Complex)
-}
-
 // applyLeft sets C = (I - tau·v·vᴴ)·C for C = a's rows r0.. (len(v) of
 // them) and columns c0..c1-1, n columns in all.
 func applyLeft(a []complex128, n, r0, c0, c1 int, v []complex128, tau complex128) {

@@ -14,16 +14,6 @@ import (
 // complex forms (heevd, complex gesdd/geev/gees/gehrd, hetrd) are refused
 // by name. f32 is computed in float64 and rounded once on output.
 
-func init() {
-	registerLapack("lapack_?syevd_ffi", "sd", kSyevd)
-	registerLapack("lapack_?gesdd_ffi", "sd", kGesdd)
-	registerLapack("lapack_?gesvd_ffi", "sd", kGesdd) // same operands, results and modes
-	registerLapack("lapack_?geev_ffi", "sd", kGeev)
-	registerLapack("lapack_?gees_ffi", "sd", kGees)
-	registerLapack("lapack_?gehrd_ffi", "sd", kGehrd)
-	registerLapack("lapack_?sytrd_ffi", "sd", kSytrd)
-}
-
 // kSyevd: x → (x_out, w, info): the eigenvalues of the symmetric x (its
 // uplo triangle is read) in ascending order, and with mode 'V' the
 // orthonormal eigenvectors as x_out's columns.

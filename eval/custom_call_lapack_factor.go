@@ -21,16 +21,6 @@ import (
 // routines (blocked, as LAPACK's); complex types use the unblocked
 // algorithms in custom_call_lapack_complex.go.
 
-func init() {
-	registerLapack("lapack_?potrf_ffi", "sdcz", kPotrf)
-	registerLapack("lapack_?getrf_ffi", "sdcz", kGetrf)
-	registerLapack("lapack_?geqrf_ffi", "sdcz", kGeqrf)
-	registerLapack("lapack_?orgqr_ffi", "sd", kOrgqr)
-	registerLapack("lapack_?ungqr_ffi", "cz", kOrgqr)
-	registerLapack("lapack_?trsm_ffi", "sdcz", kTrsm)
-	registerLapack("lapack_?gtsv_ffi", "sd", kGtsv)
-}
-
 var (
 	lapack64 = lapackgonum.Implementation{}
 	blas64   = blasgonum.Implementation{}

@@ -16,12 +16,6 @@ import (
 // LAPACK's (to rounding); the vectors are another valid choice (a phase
 // per vector, or a rotation within a repeated value).
 
-func init() {
-	registerLapack("lapack_?heevd_ffi", "cz", kHeevd)
-	registerLapack("lapack_?gesdd_ffi", "cz", kGesddComplex)
-	registerLapack("lapack_?gesvd_ffi", "cz", kGesddComplex)
-}
-
 // jacobiRotation returns the rotation J (J_pp = J_qq = c, J_pq = s·e^{iφ},
 // J_qp = -s·e^{-iφ}) that zeroes the (p,q) entry of Jᴴ·H·J for the
 // Hermitian 2×2 [[app, apq], [conj(apq), aqq]], φ = arg(apq).

@@ -14,11 +14,6 @@ import (
 // LAPACK's to rounding; their order and the Schur vectors may differ, as
 // between LAPACK builds.
 
-func init() {
-	registerLapack("lapack_?geev_ffi", "cz", kGeevComplex)
-	registerLapack("lapack_?gees_ffi", "cz", kGeesComplex)
-}
-
 // zschur overwrites the n×n a with its upper triangular Schur form T and
 // returns Z; info is LAPACK's: 0, or i > 0 when eigenvalues i.. (1-based)
 // did not converge.
