@@ -58,26 +58,19 @@ func u8ToF32Vec(dst []float32, src []uint8) int {
 // bf16ToF32Vec widens the whole vectors of src and returns how many
 // elements it did.
 func bf16ToF32Vec(dst []float32, src []uint16) int {
-	n := len(src) &^ 7
-	if !useAsm || n == 0 {
-		return 0
-	}
-	_ = dst[n-1]
-	done := 0
-	if useAVX512 {
-		if done = n &^ 15; done > 0 {
-			bf16ToF32AVX512(&dst[0], &src[0], done)
-		}
-	}
-	if done < n {
-		bf16ToF32(&dst[done], &src[done], n-done)
-	}
-	return n
+	return convertVec(dst, src, bf16ToF32AVX512, bf16ToF32)
 }
 
 // f32ToBF16Vec rounds the whole vectors of src and returns how many
 // elements it did.
 func f32ToBF16Vec(dst []uint16, src []float32) int {
+	return convertVec(dst, src, f32ToBF16AVX512, f32ToBF16)
+}
+
+// convertVec converts the whole 8-vectors of src, the whole 16-vectors
+// with the AVX-512 kernel k512 where there is AVX-512, and returns how
+// many elements it did.
+func convertVec[D, S any](dst []D, src []S, k512, k func(dst *D, src *S, n int)) int {
 	n := len(src) &^ 7
 	if !useAsm || n == 0 {
 		return 0
@@ -86,11 +79,11 @@ func f32ToBF16Vec(dst []uint16, src []float32) int {
 	done := 0
 	if useAVX512 {
 		if done = n &^ 15; done > 0 {
-			f32ToBF16AVX512(&dst[0], &src[0], done)
+			k512(&dst[0], &src[0], done)
 		}
 	}
 	if done < n {
-		f32ToBF16(&dst[done], &src[done], n-done)
+		k(&dst[done], &src[done], n-done)
 	}
 	return n
 }
