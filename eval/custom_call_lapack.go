@@ -39,6 +39,50 @@ var lapackTypes = []struct {
 	dtype  hlo.DType
 }{{'s', hlo.F32}, {'d', hlo.F64}, {'c', hlo.C64}, {'z', hlo.C128}}
 
+// lapackKernels is every FFI target of JAX's CPU lowering that the
+// evaluator runs: the name with ? for the type letter, the letters it
+// takes, its kernel.
+var lapackKernels = []struct {
+	name, letters string
+	kernel        lapackKernel
+}{
+	// Factorizations and solvers (custom_call_lapack_factor.go, _qr.go).
+	{"lapack_?potrf_ffi", "sdcz", kPotrf},
+	{"lapack_?getrf_ffi", "sdcz", kGetrf},
+	{"lapack_?geqrf_ffi", "sdcz", kGeqrf},
+	{"lapack_?orgqr_ffi", "sd", kOrgqr},
+	{"lapack_?ungqr_ffi", "cz", kOrgqr},
+	{"lapack_?trsm_ffi", "sdcz", kTrsm},
+	{"lapack_?gtsv_ffi", "sd", kGtsv},
+	{"lapack_?gtsv_ffi", "cz", kGtsvComplex},
+	{"lapack_?geqp3_ffi", "sd", kGeqp3},
+	{"lapack_?geqp3_ffi", "cz", kGeqp3Complex},
+	{"lapack_?ormqr_ffi", "sd", kOrmqr},
+	{"lapack_?unmqr_ffi", "cz", kUnmqr},
+	// Eigenvalues, singular values, reductions (_eig.go, _zeig.go,
+	// _jacobi.go, _complex2.go).
+	{"lapack_?syevd_ffi", "sd", kSyevd},
+	{"lapack_?heevd_ffi", "cz", kHeevd},
+	{"lapack_?gesdd_ffi", "sd", kGesdd},
+	{"lapack_?gesdd_ffi", "cz", kGesddComplex},
+	{"lapack_?gesvd_ffi", "sd", kGesdd}, // same operands, results and modes
+	{"lapack_?gesvd_ffi", "cz", kGesddComplex},
+	{"lapack_?geev_ffi", "sd", kGeev},
+	{"lapack_?geev_ffi", "cz", kGeevComplex},
+	{"lapack_?gees_ffi", "sd", kGees},
+	{"lapack_?gees_ffi", "cz", kGeesComplex},
+	{"lapack_?gehrd_ffi", "sd", kGehrd},
+	{"lapack_?gehrd_ffi", "cz", kGehrdComplex},
+	{"lapack_?sytrd_ffi", "sd", kSytrd},
+	{"lapack_?hetrd_ffi", "cz", kHetrd},
+}
+
+func init() {
+	for _, r := range lapackKernels {
+		registerLapack(r.name, r.letters, r.kernel)
+	}
+}
+
 // registerLapack adds target for each type letter in letters; name is a
 // pattern whose '?' is replaced by the letter ("lapack_?potrf_ffi").
 func registerLapack(name, letters string, k lapackKernel) {

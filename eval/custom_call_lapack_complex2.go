@@ -11,14 +11,6 @@ import (
 // Complex gtsv, gehrd, hetrd, unmqr and geqp3, from LAPACK's reference
 // algorithms (zgtsv, zgehd2, zhetd2, zunm2r). Row-major: a[i*n+j] is A(i,j).
 
-func init() {
-	registerLapack("lapack_?gtsv_ffi", "cz", kGtsvComplex)
-	registerLapack("lapack_?gehrd_ffi", "cz", kGehrdComplex)
-	registerLapack("lapack_?hetrd_ffi", "cz", kHetrd)
-	registerLapack("lapack_?unmqr_ffi", "cz", kUnmqr)
-	registerLapack("lapack_?geqp3_ffi", "cz", kGeqp3Complex)
-}
-
 // applyLeft sets C = (I - tau·v·vᴴ)·C for C = a's rows r0.. (len(v) of
 // them) and columns c0..c1-1, n columns in all.
 func applyLeft(a []complex128, n, r0, c0, c1 int, v []complex128, tau complex128) {
@@ -194,24 +186,12 @@ func zgtsv(n, nrhs int, dl, d, du, b []complex128) int {
 }
 
 func kGehrdComplex(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2); err != nil {
-		return nil, err
-	}
-	n, err := c.squareOperand(0)
+	g, err := c.gehrdSize()
 	if err != nil {
 		return nil, err
 	}
-	lo, hi := int(c.attrOr("low", 1)), int(c.attrOr("high", int64(n)))
-	if n > 0 && (lo < 1 || hi > n || lo > hi) {
-		return nil, fmt.Errorf("low = %d, high = %d is not 1 ≤ low ≤ high ≤ %d", lo, hi, n)
-	}
-	batch := c.batchDims(0, 2)
-	nt := max(0, n-1)
-	if err := c.checkResults(c.ops[0].Shape(), shapeOf(c.dtype, batch, int64(nt)), shapeOf(hlo.S32, batch)); err != nil {
-		return nil, err
-	}
+	n, lo, hi, nt, nb := g.n, g.lo, g.hi, g.nt, g.nb
 	_, _, a := c.cplxMats(0)
-	nb := numBatch(batch)
 	tau := make([]complex128, nb*nt)
 	for b := range nb {
 		if n > 1 {
@@ -222,10 +202,7 @@ func kGehrdComplex(c *lapackCall) ([]*hlo.Literal, error) {
 }
 
 func kHetrd(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2); err != nil {
-		return nil, err
-	}
-	n, err := c.squareOperand(0)
+	n, err := c.squareMatrices()
 	if err != nil {
 		return nil, err
 	}

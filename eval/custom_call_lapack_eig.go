@@ -14,24 +14,11 @@ import (
 // complex forms (heevd, complex gesdd/geev/gees/gehrd, hetrd) are refused
 // by name. f32 is computed in float64 and rounded once on output.
 
-func init() {
-	registerLapack("lapack_?syevd_ffi", "sd", kSyevd)
-	registerLapack("lapack_?gesdd_ffi", "sd", kGesdd)
-	registerLapack("lapack_?gesvd_ffi", "sd", kGesdd) // same operands, results and modes
-	registerLapack("lapack_?geev_ffi", "sd", kGeev)
-	registerLapack("lapack_?gees_ffi", "sd", kGees)
-	registerLapack("lapack_?gehrd_ffi", "sd", kGehrd)
-	registerLapack("lapack_?sytrd_ffi", "sd", kSytrd)
-}
-
 // kSyevd: x → (x_out, w, info): the eigenvalues of the symmetric x (its
 // uplo triangle is read) in ascending order, and with mode 'V' the
 // orthonormal eigenvectors as x_out's columns.
 func kSyevd(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2); err != nil {
-		return nil, err
-	}
-	n, err := c.squareOperand(0)
+	n, err := c.squareMatrices()
 	if err != nil {
 		return nil, err
 	}
@@ -126,10 +113,7 @@ func kGesdd(c *lapackCall) ([]*hlo.Literal, error) {
 // does). info > 0: the QR algorithm failed and the first info-1
 // eigenvalues were not computed.
 func kGeev(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2); err != nil {
-		return nil, err
-	}
-	n, err := c.squareOperand(0)
+	n, err := c.squareMatrices()
 	if err != nil {
 		return nil, err
 	}
@@ -202,6 +186,24 @@ func unpackEigenvectors(n int, wi, v []float64, out []complex128) {
 	}
 }
 
+// geesArgs checks what gees takes for real and complex x alike: one
+// square operand (its order n), the mode, and sort 'N'.
+func (c *lapackCall) geesArgs() (n int, mode byte, err error) {
+	if n, err = c.squareMatrices(); err != nil {
+		return 0, 0, err
+	}
+	if mode, err = c.char("mode", 'V', "NV"); err != nil {
+		return 0, 0, err
+	}
+	switch sort, err := c.char("sort", 'N', "NS"); {
+	case err != nil:
+		return 0, 0, err
+	case sort != 'N':
+		return 0, 0, fmt.Errorf("sort = %q is not implemented (only 'N', what JAX emits)", sort)
+	}
+	return n, mode, nil
+}
+
 // kGees: x → (t, vs, wr, wi, sdim, info): the real Schur form x =
 // vs·t·vsᵀ (t quasi-upper-triangular with standardized 2×2 blocks for
 // complex pairs), its eigenvalues as wr, wi, vs when mode is 'V'. Only
@@ -209,21 +211,9 @@ func unpackEigenvectors(n int, wi, v []float64, out []complex128) {
 // without its balancing step: Hessenberg reduction, then the QR
 // algorithm accumulating Schur vectors.
 func kGees(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2); err != nil {
-		return nil, err
-	}
-	n, err := c.squareOperand(0)
+	n, mode, err := c.geesArgs()
 	if err != nil {
 		return nil, err
-	}
-	mode, err := c.char("mode", 'V', "NV")
-	if err != nil {
-		return nil, err
-	}
-	if sort, err := c.char("sort", 'N', "NS"); err != nil {
-		return nil, err
-	} else if sort != 'N' {
-		return nil, fmt.Errorf("sort = %q is not implemented (only 'N', what JAX emits)", sort)
 	}
 	batch := c.batchDims(0, 2)
 	s, vs := c.ops[0].Shape(), shapeOf(c.dtype, batch, int64(n))
@@ -273,24 +263,12 @@ func kGees(c *lapackCall) ([]*hlo.Literal, error) {
 // reduced; H on and above the subdiagonal of x_out, the reflectors below
 // it, their scalars in tau (n-1 of them).
 func kGehrd(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2); err != nil {
-		return nil, err
-	}
-	n, err := c.squareOperand(0)
+	g, err := c.gehrdSize()
 	if err != nil {
 		return nil, err
 	}
-	lo, hi := int(c.attrOr("low", 1)), int(c.attrOr("high", int64(n)))
-	if n > 0 && (lo < 1 || hi > n || lo > hi) {
-		return nil, fmt.Errorf("low = %d, high = %d is not 1 ≤ low ≤ high ≤ %d", lo, hi, n)
-	}
-	batch := c.batchDims(0, 2)
-	nt := max(0, n-1)
-	if err := c.checkResults(c.ops[0].Shape(), shapeOf(c.dtype, batch, int64(nt)), shapeOf(hlo.S32, batch)); err != nil {
-		return nil, err
-	}
+	n, lo, hi, nt, nb := g.n, g.lo, g.hi, g.nt, g.nb
 	_, _, a := c.realMats(0)
-	nb := numBatch(batch)
 	tau, info := make([]float64, nb*nt), make([]int64, nb)
 	for b := range nb {
 		if n <= 1 {
@@ -301,6 +279,28 @@ func kGehrd(c *lapackCall) ([]*hlo.Literal, error) {
 		lapack64.Dgehrd(n, lo-1, hi-1, h, n, t, work, len(work))
 	}
 	return []*hlo.Literal{c.realMatsOut(0, a), c.realVecOut(1, tau), c.intOut(2, info)}, nil
+}
+
+// gehrdSize is what gehrd works on: nb matrices of order n, the 1-based
+// rows and columns lo..hi still to reduce, nt reflectors each.
+type gehrdSize struct{ n, lo, hi, nt, nb int }
+
+// gehrdSize checks what gehrd takes for real and complex x alike.
+func (c *lapackCall) gehrdSize() (gehrdSize, error) {
+	n, err := c.squareMatrices()
+	if err != nil {
+		return gehrdSize{}, err
+	}
+	lo, hi := int(c.attrOr("low", 1)), int(c.attrOr("high", int64(n)))
+	if n > 0 && (lo < 1 || hi > n || lo > hi) {
+		return gehrdSize{}, fmt.Errorf("low = %d, high = %d is not 1 ≤ low ≤ high ≤ %d", lo, hi, n)
+	}
+	batch := c.batchDims(0, 2)
+	nt := max(0, n-1)
+	if err := c.checkResults(c.ops[0].Shape(), shapeOf(c.dtype, batch, int64(nt)), shapeOf(hlo.S32, batch)); err != nil {
+		return gehrdSize{}, err
+	}
+	return gehrdSize{n, lo, hi, nt, numBatch(batch)}, nil
 }
 
 func (c *lapackCall) attrOr(name string, def int64) int64 {
@@ -314,10 +314,7 @@ func (c *lapackCall) attrOr(name string, def int64) int64 {
 // diagonal d and off-diagonal e; x_out holds T's and the reflectors in
 // the uplo triangle as LAPACK's dsytrd.
 func kSytrd(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2); err != nil {
-		return nil, err
-	}
-	n, err := c.squareOperand(0)
+	n, err := c.squareMatrices()
 	if err != nil {
 		return nil, err
 	}

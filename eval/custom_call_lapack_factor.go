@@ -21,16 +21,6 @@ import (
 // routines (blocked, as LAPACK's); complex types use the unblocked
 // algorithms in custom_call_lapack_complex.go.
 
-func init() {
-	registerLapack("lapack_?potrf_ffi", "sdcz", kPotrf)
-	registerLapack("lapack_?getrf_ffi", "sdcz", kGetrf)
-	registerLapack("lapack_?geqrf_ffi", "sdcz", kGeqrf)
-	registerLapack("lapack_?orgqr_ffi", "sd", kOrgqr)
-	registerLapack("lapack_?ungqr_ffi", "cz", kOrgqr)
-	registerLapack("lapack_?trsm_ffi", "sdcz", kTrsm)
-	registerLapack("lapack_?gtsv_ffi", "sd", kGtsv)
-}
-
 var (
 	lapack64 = lapackgonum.Implementation{}
 	blas64   = blasgonum.Implementation{}
@@ -41,6 +31,15 @@ func uploOf(c byte) blas.Uplo {
 		return blas.Upper
 	}
 	return blas.Lower
+}
+
+// squareMatrices checks the operands of a call on a batch of square
+// matrices (operand 0, rank 2 or more) and returns their order n.
+func (c *lapackCall) squareMatrices() (int, error) {
+	if err := c.checkOperands(2); err != nil {
+		return 0, err
+	}
+	return c.squareOperand(0)
 }
 
 // squareOperand returns n for operand i of shape [..., n, n].
@@ -58,10 +57,7 @@ func (c *lapackCall) squareOperand(i int) (int, error) {
 // info is 0, or the order j of the first leading minor that is not
 // positive definite.
 func kPotrf(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2); err != nil {
-		return nil, err
-	}
-	n, err := c.squareOperand(0)
+	n, err := c.squareMatrices()
 	if err != nil {
 		return nil, err
 	}

@@ -16,12 +16,6 @@ import (
 // LAPACK's (to rounding); the vectors are another valid choice (a phase
 // per vector, or a rotation within a repeated value).
 
-func init() {
-	registerLapack("lapack_?heevd_ffi", "cz", kHeevd)
-	registerLapack("lapack_?gesdd_ffi", "cz", kGesddComplex)
-	registerLapack("lapack_?gesvd_ffi", "cz", kGesddComplex)
-}
-
 // jacobiRotation returns the rotation J (J_pp = J_qq = c, J_pq = s·e^{iφ},
 // J_qp = -s·e^{-iφ}) that zeroes the (p,q) entry of Jᴴ·H·J for the
 // Hermitian 2×2 [[app, apq], [conj(apq), aqq]], φ = arg(apq).
@@ -130,10 +124,7 @@ func permuteCols(x []complex128, rows int, order []int) []complex128 {
 
 // kHeevd: x → (x_out, w, info) for Hermitian x, as kSyevd.
 func kHeevd(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2); err != nil {
-		return nil, err
-	}
-	n, err := c.squareOperand(0)
+	n, err := c.squareMatrices()
 	if err != nil {
 		return nil, err
 	}

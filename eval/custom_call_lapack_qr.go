@@ -12,11 +12,6 @@ import (
 // pivoting=True) and multiplying by Q without forming it (ormqr, behind
 // jax.lax.linalg.householder_product's users). Real types, through gonum.
 
-func init() {
-	registerLapack("lapack_?geqp3_ffi", "sd", kGeqp3)
-	registerLapack("lapack_?ormqr_ffi", "sd", kOrmqr)
-}
-
 // kGeqp3: (x, jpvt) → (x_out, jpvt_out, tau): A·P = Q·R with column
 // pivoting. On entry a nonzero jpvt(j) moves column j to the front; on
 // return jpvt(j) = i (1-based) says A·P's column j is A's column i.

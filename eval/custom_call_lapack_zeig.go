@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"fmt"
 	"math"
 	"math/cmplx"
 
@@ -14,11 +13,6 @@ import (
 // zgees / zgeev compute them (without balancing). Eigenvalues agree with
 // LAPACK's to rounding; their order and the Schur vectors may differ, as
 // between LAPACK builds.
-
-func init() {
-	registerLapack("lapack_?geev_ffi", "cz", kGeevComplex)
-	registerLapack("lapack_?gees_ffi", "cz", kGeesComplex)
-}
 
 // zschur overwrites the n×n a with its upper triangular Schur form T and
 // returns Z; info is LAPACK's: 0, or i > 0 when eigenvalues i.. (1-based)
@@ -210,10 +204,7 @@ func maxAbs(v []complex128) float64 {
 
 // kGeevComplex: x → (w, vl, vr, info) for complex x.
 func kGeevComplex(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2); err != nil {
-		return nil, err
-	}
-	n, err := c.squareOperand(0)
+	n, err := c.squareMatrices()
 	if err != nil {
 		return nil, err
 	}
@@ -253,21 +244,9 @@ func kGeevComplex(c *lapackCall) ([]*hlo.Literal, error) {
 
 // kGeesComplex: x → (t, vs, w, sdim, info) for complex x, sort 'N' only.
 func kGeesComplex(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2); err != nil {
-		return nil, err
-	}
-	n, err := c.squareOperand(0)
+	n, mode, err := c.geesArgs()
 	if err != nil {
 		return nil, err
-	}
-	mode, err := c.char("mode", 'V', "NV")
-	if err != nil {
-		return nil, err
-	}
-	if sort, err := c.char("sort", 'N', "NS"); err != nil {
-		return nil, err
-	} else if sort != 'N' {
-		return nil, fmt.Errorf("sort = %q is not implemented (only 'N', what JAX emits)", sort)
 	}
 	batch := c.batchDims(0, 2)
 	s := c.ops[0].Shape()

@@ -60,53 +60,48 @@ func evalBinary(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Lit
 // binaryFloat applies op elementwise; dst may alias a. It reports false for
 // ops without a float meaning.
 func binaryFloat[T nativeFloat](op hlo.Opcode, dst, a, b []T) bool {
-	b = b[:len(a)]
-	dst = dst[:len(a)]
+	return binaryLoop(floatBinaryOp[T](op), dst, a, b)
+}
+
+// binaryLoop sets dst[i] = f(a[i], b[i]); it reports false for a nil f.
+func binaryLoop[T any](f func(x, y T) T, dst, a, b []T) bool {
+	if f == nil {
+		return false
+	}
+	b, dst = b[:len(a)], dst[:len(a)]
+	for i := range a {
+		dst[i] = f(a[i], b[i])
+	}
+	return true
+}
+
+// floatBinaryOp is op on one pair of elements, or nil.
+func floatBinaryOp[T nativeFloat](op hlo.Opcode) func(x, y T) T {
 	switch op {
 	case hlo.OpAdd:
-		for i := range a {
-			dst[i] = a[i] + b[i]
-		}
+		return func(x, y T) T { return x + y }
 	case hlo.OpSubtract:
-		for i := range a {
-			dst[i] = a[i] - b[i]
-		}
+		return func(x, y T) T { return x - y }
 	case hlo.OpMultiply:
-		for i := range a {
-			dst[i] = a[i] * b[i]
-		}
+		return func(x, y T) T { return x * y }
 	case hlo.OpDivide:
-		for i := range a {
-			dst[i] = a[i] / b[i]
-		}
+		return func(x, y T) T { return x / y }
 	case hlo.OpMaximum:
-		for i := range a {
-			dst[i] = floatMax(a[i], b[i])
-		}
+		return floatMax[T]
 	case hlo.OpMinimum:
-		for i := range a {
-			dst[i] = floatMin(a[i], b[i])
-		}
+		return floatMin[T]
 	case hlo.OpRemainder:
 		// XLA's float remainder is C's fmod: the result has the dividend's
 		// sign.
-		for i := range a {
-			dst[i] = T(math.Mod(float64(a[i]), float64(b[i])))
-		}
+		return func(x, y T) T { return T(math.Mod(float64(x), float64(y))) }
 	case hlo.OpPower:
 		// Go's math.Pow is tens of ulps off for large exponents; XLA
 		// calls libm's nearly correctly rounded pow.
-		for i := range a {
-			dst[i] = powOf(a[i], b[i])
-		}
+		return powOf[T]
 	case hlo.OpAtan2:
-		for i := range a {
-			dst[i] = T(math.Atan2(float64(a[i]), float64(b[i])))
-		}
-	default:
-		return false
+		return func(x, y T) T { return T(math.Atan2(float64(x), float64(y))) }
 	}
-	return true
+	return nil
 }
 
 // powOf is x**y: ddmath.Pow32 for float32 (one rounding from the exact
@@ -148,94 +143,82 @@ func floatMin[T nativeFloat](a, b T) T {
 // width is the element type's width, less than the storage's for s2/s4/
 // u2/u4, whose results the caller re-wraps.
 func binaryInt[T integer](op hlo.Opcode, dst, a, b []T, width int) bool {
-	b = b[:len(a)]
-	dst = dst[:len(a)]
-	mask := uint64(math.MaxUint64) >> (64 - width)
+	return binaryLoop(intBinaryOp[T](op, width), dst, a, b)
+}
+
+// intBinaryOp is op on one pair of elements, or nil.
+func intBinaryOp[T integer](op hlo.Opcode, width int) func(x, y T) T {
 	switch op {
 	case hlo.OpAdd:
-		for i := range a {
-			dst[i] = a[i] + b[i]
-		}
+		return func(x, y T) T { return x + y }
 	case hlo.OpSubtract:
-		for i := range a {
-			dst[i] = a[i] - b[i]
-		}
+		return func(x, y T) T { return x - y }
 	case hlo.OpMultiply:
-		for i := range a {
-			dst[i] = a[i] * b[i]
-		}
+		return func(x, y T) T { return x * y }
 	case hlo.OpDivide:
-		for i := range a {
-			if b[i] == 0 {
-				dst[i] = ^T(0)
-			} else {
-				dst[i] = a[i] / b[i]
-			}
-		}
+		return intDivide[T]
 	case hlo.OpRemainder:
-		for i := range a {
-			if b[i] == 0 {
-				dst[i] = a[i]
-			} else {
-				dst[i] = a[i] % b[i]
-			}
-		}
+		return intRemainder[T]
 	case hlo.OpMaximum:
-		for i := range a {
-			dst[i] = max(a[i], b[i])
-		}
+		return func(x, y T) T { return max(x, y) }
 	case hlo.OpMinimum:
-		for i := range a {
-			dst[i] = min(a[i], b[i])
-		}
+		return func(x, y T) T { return min(x, y) }
 	case hlo.OpAnd:
-		for i := range a {
-			dst[i] = a[i] & b[i]
-		}
+		return func(x, y T) T { return x & y }
 	case hlo.OpOr:
-		for i := range a {
-			dst[i] = a[i] | b[i]
-		}
+		return func(x, y T) T { return x | y }
 	case hlo.OpXor:
-		for i := range a {
-			dst[i] = a[i] ^ b[i]
-		}
+		return func(x, y T) T { return x ^ y }
+	case hlo.OpPower:
+		return intPow[T]
+	case hlo.OpMulhi:
+		return func(x, y T) T { return mulhi(x, y, width) }
+	}
+	return intShiftOp[T](op, width)
+}
+
+func intDivide[T integer](x, y T) T {
+	if y == 0 {
+		return ^T(0)
+	}
+	return x / y
+}
+
+func intRemainder[T integer](x, y T) T {
+	if y == 0 {
+		return x
+	}
+	return x % y
+}
+
+// intShiftOp is a shift op on one pair of elements, or nil. Amounts are
+// compared as unsigned against the width.
+func intShiftOp[T integer](op hlo.Opcode, width int) func(x, y T) T {
+	mask := uint64(math.MaxUint64) >> (64 - width)
+	switch op {
 	case hlo.OpShiftLeft:
-		for i := range a {
-			if n := uint64(b[i]) & mask; n < uint64(width) {
-				dst[i] = a[i] << n
-			} else {
-				dst[i] = 0
+		return func(x, y T) T {
+			if n := uint64(y) & mask; n < uint64(width) {
+				return x << n
 			}
+			return 0
 		}
 	case hlo.OpShiftRightLogical:
-		for i := range a {
-			if n := uint64(b[i]) & mask; n < uint64(width) {
-				dst[i] = T((uint64(a[i]) & mask) >> n)
-			} else {
-				dst[i] = 0
+		return func(x, y T) T {
+			if n := uint64(y) & mask; n < uint64(width) {
+				return T((uint64(x) & mask) >> n)
 			}
+			return 0
 		}
 	case hlo.OpShiftRightArithmetic:
 		// Shifting by the width or more fills with the sign bit, the same
 		// as shifting by width-1.
-		for i := range a {
-			n := min(uint64(b[i])&mask, uint64(width-1))
-			v := int64(uint64(a[i])<<(64-width)) >> (64 - width)
-			dst[i] = T(v >> n)
+		return func(x, y T) T {
+			n := min(uint64(y)&mask, uint64(width-1))
+			return T(int64(uint64(x)<<(64-width)) >> (64 - width) >> n)
 		}
-	case hlo.OpPower:
-		for i := range a {
-			dst[i] = intPow(a[i], b[i])
-		}
-	case hlo.OpMulhi:
-		for i := range a {
-			dst[i] = mulhi(a[i], b[i], width)
-		}
-	default:
-		return false
 	}
-	return true
+	return nil
 }
 
 // intPow is x**y by repeated squaring with wrap-around. For y < 0 XLA

@@ -85,26 +85,33 @@ func evalUnary(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Lite
 }
 
 // floatFuncs are the float ops computed by a float64 library function and
-// rounded once to the element type.
+// rounded once to the element type. Square roots are exact in f64, so one
+// rounding to f32 gives the correctly rounded f32 root.
 var floatFuncs = map[hlo.Opcode]func(float64) float64{
-	hlo.OpCbrt:  math.Cbrt,
-	hlo.OpCos:   math.Cos,
-	hlo.OpErf:   math.Erf,
-	hlo.OpExp:   math.Exp,
-	hlo.OpExpm1: math.Expm1,
-	hlo.OpLog:   math.Log,
-	hlo.OpLog1p: math.Log1p,
-	hlo.OpSin:   math.Sin,
-	hlo.OpTan:   math.Tan,
-	hlo.OpTanh:  math.Tanh,
-	hlo.OpAtan:  math.Atan,
-	hlo.OpAtanh: math.Atanh,
-	hlo.OpCosh:  math.Cosh,
-	hlo.OpSinh:  math.Sinh,
-	hlo.OpAcos:  math.Acos,
-	hlo.OpAcosh: math.Acosh,
-	hlo.OpAsin:  math.Asin,
-	hlo.OpAsinh: math.Asinh,
+	hlo.OpAbs:              math.Abs,
+	hlo.OpSqrt:             math.Sqrt,
+	hlo.OpFloor:            math.Floor,
+	hlo.OpCeil:             math.Ceil,
+	hlo.OpRoundNearestAfz:  math.Round,
+	hlo.OpRoundNearestEven: math.RoundToEven,
+	hlo.OpCbrt:             math.Cbrt,
+	hlo.OpCos:              math.Cos,
+	hlo.OpErf:              math.Erf,
+	hlo.OpExp:              math.Exp,
+	hlo.OpExpm1:            math.Expm1,
+	hlo.OpLog:              math.Log,
+	hlo.OpLog1p:            math.Log1p,
+	hlo.OpSin:              math.Sin,
+	hlo.OpTan:              math.Tan,
+	hlo.OpTanh:             math.Tanh,
+	hlo.OpAtan:             math.Atan,
+	hlo.OpAtanh:            math.Atanh,
+	hlo.OpCosh:             math.Cosh,
+	hlo.OpSinh:             math.Sinh,
+	hlo.OpAcos:             math.Acos,
+	hlo.OpAcosh:            math.Acosh,
+	hlo.OpAsin:             math.Asin,
+	hlo.OpAsinh:            math.Asinh,
 	hlo.OpLogistic: func(x float64) float64 {
 		return 1 / (1 + math.Exp(-x))
 	},
@@ -116,10 +123,6 @@ func unaryFloat[T nativeFloat](op hlo.Opcode, dst, src []T) error {
 	case hlo.OpNegate:
 		for i, v := range src {
 			dst[i] = -v
-		}
-	case hlo.OpAbs:
-		for i, v := range src {
-			dst[i] = T(math.Abs(float64(v)))
 		}
 	case hlo.OpSign:
 		// XLA: -1 or +1 by sign; zeros (either sign) and NaN are returned
@@ -133,28 +136,6 @@ func unaryFloat[T nativeFloat](op hlo.Opcode, dst, src []T) error {
 			default:
 				dst[i] = v
 			}
-		}
-	case hlo.OpSqrt:
-		// Exact in f64, so one rounding to f32 is the correctly rounded
-		// f32 square root.
-		for i, v := range src {
-			dst[i] = T(math.Sqrt(float64(v)))
-		}
-	case hlo.OpFloor:
-		for i, v := range src {
-			dst[i] = T(math.Floor(float64(v)))
-		}
-	case hlo.OpCeil:
-		for i, v := range src {
-			dst[i] = T(math.Ceil(float64(v)))
-		}
-	case hlo.OpRoundNearestAfz:
-		for i, v := range src {
-			dst[i] = T(math.Round(float64(v)))
-		}
-	case hlo.OpRoundNearestEven:
-		for i, v := range src {
-			dst[i] = T(math.RoundToEven(float64(v)))
 		}
 	default:
 		f, ok := floatFuncs[op]

@@ -42,7 +42,7 @@ func newStartIndices(l *hlo.Literal, ivd int64) (*startIndices, error) {
 	if ivd == int64(len(ext)) {
 		ext = append(ext, 1)
 	}
-	strides := rowMajorStrides(ext)
+	strides := hlo.RowMajorStrides(ext)
 	batch := complementDims(len(ext), []int64{ivd})
 	vals := loadInt64(l)
 	if l.DType() == hlo.U64 {
@@ -59,7 +59,7 @@ func newStartIndices(l *hlo.Literal, ivd int64) (*startIndices, error) {
 	for _, d := range batch {
 		s.sizes = append(s.sizes, ext[d])
 	}
-	s.after = rowMajorStrides(s.sizes)
+	s.after = hlo.RowMajorStrides(s.sizes)
 	return s, nil
 }
 
@@ -180,7 +180,7 @@ func gatherPlan(in *hlo.Instruction, xs, os hlo.Shape, idx *startIndices, sizes 
 	opBatch := gsInts(in, "operand_batching_dims")
 	idxBatch := gsInts(in, "start_indices_batching_dims")
 	startMap := gsInts(in, "start_index_map")
-	xStrides, oStrides := rowMajorStrides(xs.Dims), rowMajorStrides(os.Dims)
+	xStrides, oStrides := hlo.RowMajorStrides(xs.Dims), hlo.RowMajorStrides(os.Dims)
 	winDims := complementDims(xs.Rank(), gsInts(in, "collapsed_slice_dims"), opBatch)
 	p := &windowPlan{
 		dstBase: offsetTable(complementDims(os.Rank(), offsetDims), os.Dims, oStrides),

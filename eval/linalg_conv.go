@@ -47,7 +47,7 @@ func newConvPlan(in *hlo.Instruction, l, r hlo.Shape) (*convPlan, error) {
 	outZ := r.Dims[d.KernelOutput]
 	return &convPlan{
 		d: d, w: wd, lDims: l.Dims, rDims: r.Dims,
-		lSt: rowMajorStrides(l.Dims), rSt: rowMajorStrides(r.Dims),
+		lSt: hlo.RowMajorStrides(l.Dims), rSt: hlo.RowMajorStrides(r.Dims),
 		outDims: in.Shape.Dims, z: r.Dims[d.KernelInput],
 		outZPerFG: max(outZ/fg, 1), outZPerBG: max(outZ/bg, 1),
 		batchGroupSize: l.Dims[d.InputBatch] / bg,

@@ -25,7 +25,7 @@ func newDotPlan(in *hlo.Instruction, l, r hlo.Shape) (*dotPlan, error) {
 	if len(lbd) != len(rbd) || len(lcd) != len(rcd) {
 		return nil, fmt.Errorf("dot: mismatched dimension numbers")
 	}
-	ls, rs := rowMajorStrides(l.Dims), rowMajorStrides(r.Dims)
+	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
 	return &dotPlan{
 		lb: offsetTable(lbd, l.Dims, ls), lc: offsetTable(lcd, l.Dims, ls),
 		lf: offsetTable(complementDims(l.Rank(), lbd, lcd), l.Dims, ls),

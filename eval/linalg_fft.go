@@ -54,7 +54,7 @@ func evalFft(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Litera
 // dftAlong applies a length-n DFT along dimension d (inverse: conjugate
 // twiddles and 1/n scaling).
 func dftAlong(x []complex128, dims []int64, d int, n int64, inverse bool) []complex128 {
-	st := rowMajorStrides(dims)
+	st := hlo.RowMajorStrides(dims)
 	sign := -1.0
 	if inverse {
 		sign = 1

@@ -2,18 +2,6 @@ package eval
 
 import "github.com/axle-ml/axle/hlo"
 
-// rowMajorStrides returns each dimension's element stride in row-major
-// storage.
-func rowMajorStrides(dims []int64) []int {
-	s := make([]int, len(dims))
-	n := 1
-	for i := len(dims) - 1; i >= 0; i-- {
-		s[i] = n
-		n *= int(dims[i])
-	}
-	return s
-}
-
 // offsetTable lists the linear offsets of every index over the chosen
 // dimensions (row-major over that list, first listed varies slowest), so
 // inner loops add precomputed offsets instead of recomputing indices.

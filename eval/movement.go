@@ -213,6 +213,15 @@ func mvOperand(ops []*hlo.Literal, i int) (*hlo.Literal, error) {
 	return ops[i], nil
 }
 
+// mvUnary reads operand 0 and allocates the result like it.
+func mvUnary(in *hlo.Instruction, ops []*hlo.Literal) (src, out *hlo.Literal, err error) {
+	if src, err = mvOperand(ops, 0); err != nil {
+		return nil, nil, err
+	}
+	out, err = mvResult(in, src)
+	return src, out, err
+}
+
 // mvResult allocates the instruction's array result, checking its element
 // type against the operand's.
 func mvResult(in *hlo.Instruction, like *hlo.Literal) (*hlo.Literal, error) {

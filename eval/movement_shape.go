@@ -12,11 +12,7 @@ import (
 // evalBroadcast maps operand dimension k to result dimension dimensions[k];
 // the other result dimensions repeat it (source stride 0).
 func evalBroadcast(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -25,24 +21,20 @@ func evalBroadcast(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.
 		return nil, fmt.Errorf("broadcast dimensions %v do not match operand rank %d", dims, src.Shape().Rank())
 	}
 	srcStrides := make([]int, in.Shape.Rank())
-	opStrides := rowMajorStrides(src.Shape().Dims)
+	opStrides := hlo.RowMajorStrides(src.Shape().Dims)
 	for k, d := range dims {
 		if d < 0 || int(d) >= in.Shape.Rank() || in.Shape.Dims[d] != src.Shape().Dims[k] {
 			return nil, fmt.Errorf("broadcast dimension %d of %s does not fit result %s", d, src.Shape(), in.Shape)
 		}
 		srcStrides[d] = opStrides[k]
 	}
-	m := newMove(in.Shape.Dims, rowMajorStrides(in.Shape.Dims), srcStrides)
+	m := newMove(in.Shape.Dims, hlo.RowMajorStrides(in.Shape.Dims), srcStrides)
 	return out, moveElems(out, src, m)
 }
 
 // evalReshape keeps the row-major element order, so it is a plain copy.
 func evalReshape(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -75,11 +67,11 @@ func evalBitcast(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Li
 		return out, mvCopyAll(out, src)
 	}
 	buf := hlo.NewLiteral(hlo.ArrayShape(src.DType(), int64(src.Len())))
-	toPhys := newMove(src.Shape().Dims, srcPhys, rowMajorStrides(src.Shape().Dims))
+	toPhys := newMove(src.Shape().Dims, srcPhys, hlo.RowMajorStrides(src.Shape().Dims))
 	if err := moveElems(buf, src, toPhys); err != nil {
 		return nil, err
 	}
-	fromPhys := newMove(in.Shape.Dims, rowMajorStrides(in.Shape.Dims), outPhys)
+	fromPhys := newMove(in.Shape.Dims, hlo.RowMajorStrides(in.Shape.Dims), outPhys)
 	return out, moveElems(out, buf, fromPhys)
 }
 
@@ -87,19 +79,7 @@ func evalBitcast(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Li
 // layout order (minor_to_major), and whether that is plain row-major.
 // Shapes without a (complete) layout are row-major.
 func mvPhysStrides(s hlo.Shape) ([]int, bool) {
-	rm := rowMajorStrides(s.Dims)
-	if s.Layout == nil || len(s.Layout.MinorToMajor) != len(s.Dims) {
-		return rm, true
-	}
-	st := make([]int, len(s.Dims))
-	n := 1
-	for _, d := range s.Layout.MinorToMajor {
-		if d < 0 || int(d) >= len(s.Dims) {
-			return rm, true
-		}
-		st[d] = n
-		n *= int(s.Dims[d])
-	}
+	st, rm := s.LayoutStrides(), hlo.RowMajorStrides(s.Dims)
 	for i := range st {
 		if st[i] != rm[i] && s.Dims[i] != 1 {
 			return st, false
@@ -112,11 +92,7 @@ func mvPhysStrides(s hlo.Shape) ([]int, bool) {
 // stepping along result dimension i steps the operand by that dimension's
 // stride.
 func evalTranspose(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +101,7 @@ func evalTranspose(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.
 	if len(perm) != rank || in.Shape.Rank() != rank {
 		return nil, fmt.Errorf("transpose permutation %v does not match rank %d", perm, rank)
 	}
-	opStrides := rowMajorStrides(src.Shape().Dims)
+	opStrides := hlo.RowMajorStrides(src.Shape().Dims)
 	srcStrides := make([]int, rank)
 	for i, p := range perm {
 		if p < 0 || int(p) >= rank || src.Shape().Dims[p] != in.Shape.Dims[i] {
@@ -133,18 +109,14 @@ func evalTranspose(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.
 		}
 		srcStrides[i] = opStrides[p]
 	}
-	m := newMove(in.Shape.Dims, rowMajorStrides(in.Shape.Dims), srcStrides)
+	m := newMove(in.Shape.Dims, hlo.RowMajorStrides(in.Shape.Dims), srcStrides)
 	return out, moveElems(out, src, m)
 }
 
 // evalReverse reads the reversed dimensions from their last element
 // backwards (a negative source stride).
 func evalReverse(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -152,8 +124,8 @@ func evalReverse(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Li
 	if !in.Shape.SameDims(src.Shape()) {
 		return nil, fmt.Errorf("reverse result %s differs from operand %s", in.Shape, src.Shape())
 	}
-	srcStrides := rowMajorStrides(dims)
-	m := newMove(dims, rowMajorStrides(dims), srcStrides)
+	srcStrides := hlo.RowMajorStrides(dims)
+	m := newMove(dims, hlo.RowMajorStrides(dims), srcStrides)
 	flipped := make([]bool, len(dims))
 	for _, d := range in.Dimensions() {
 		if d < 0 || int(d) >= len(dims) || flipped[d] {
@@ -184,7 +156,7 @@ func evalIota(_ *Evaluator, in *hlo.Instruction, _ []*hlo.Literal) (*hlo.Literal
 	out := hlo.NewLiteral(in.Shape)
 	srcStrides := make([]int, in.Shape.Rank())
 	srcStrides[d] = 1
-	m := newMove(in.Shape.Dims, rowMajorStrides(in.Shape.Dims), srcStrides)
+	m := newMove(in.Shape.Dims, hlo.RowMajorStrides(in.Shape.Dims), srcStrides)
 	return out, moveElems(out, vec, m)
 }
 
@@ -210,7 +182,7 @@ func evalGetDimensionSize(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal)
 // evalSetDimensionSize copies the operand and records operand 1 as the
 // live size of the dimension; the storage keeps the bound's worth.
 func evalSetDimensionSize(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -219,10 +191,6 @@ func evalSetDimensionSize(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal)
 		return nil, err
 	}
 	d, err := mvOneDim(in, src)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
 	if err != nil {
 		return nil, err
 	}

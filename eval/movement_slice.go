@@ -14,11 +14,7 @@ import (
 
 // evalSlice reads, per dimension, start, start+stride, ... below limit.
 func evalSlice(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -28,8 +24,8 @@ func evalSlice(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Lite
 	if len(sl) != len(dims) || in.Shape.Rank() != len(dims) {
 		return nil, fmt.Errorf("slice %s does not match operand %s", hlo.SliceString(sl), src.Shape())
 	}
-	srcStrides := rowMajorStrides(dims)
-	m := newMove(in.Shape.Dims, rowMajorStrides(in.Shape.Dims), srcStrides)
+	srcStrides := hlo.RowMajorStrides(dims)
+	m := newMove(in.Shape.Dims, hlo.RowMajorStrides(in.Shape.Dims), srcStrides)
 	for d, s := range sl {
 		n := int64(0)
 		if s.Stride > 0 && s.Limit > s.Start {
@@ -88,11 +84,7 @@ func mvAllScalars(ls []*hlo.Literal) bool {
 
 // evalDynamicSlice is a unit-stride slice at run-time (clamped) starts.
 func evalDynamicSlice(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -107,8 +99,8 @@ func evalDynamicSlice(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*h
 	if err != nil {
 		return nil, err
 	}
-	srcStrides := rowMajorStrides(src.Shape().Dims)
-	m := newMove(sizes, rowMajorStrides(sizes), srcStrides)
+	srcStrides := hlo.RowMajorStrides(src.Shape().Dims)
+	m := newMove(sizes, hlo.RowMajorStrides(sizes), srcStrides)
 	m.srcOff = mvOffset(starts, srcStrides)
 	return out, moveElems(out, src, m)
 }
@@ -116,15 +108,11 @@ func evalDynamicSlice(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*h
 // evalDynamicUpdateSlice copies the operand, then writes the update at
 // run-time (clamped) starts.
 func evalDynamicUpdateSlice(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
 	upd, err := mvOperand(ops, 1)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
 	if err != nil {
 		return nil, err
 	}
@@ -139,8 +127,8 @@ func evalDynamicUpdateSlice(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Litera
 	if err != nil {
 		return nil, err
 	}
-	outStrides := rowMajorStrides(in.Shape.Dims)
-	m := newMove(ud, outStrides, rowMajorStrides(ud))
+	outStrides := hlo.RowMajorStrides(in.Shape.Dims)
+	m := newMove(ud, outStrides, hlo.RowMajorStrides(ud))
 	m.dstOff = mvOffset(starts, outStrides)
 	return out, moveElems(out, upd, m)
 }
@@ -159,11 +147,7 @@ func evalConcatenate(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hl
 	if len(ops) == 0 {
 		return nil, fmt.Errorf("concatenate has no operands")
 	}
-	first, err := mvOperand(ops, 0)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, first)
+	_, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +157,7 @@ func evalConcatenate(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hl
 		return nil, fmt.Errorf("concatenate dimensions %v do not name one dimension of %s", dims, in.Shape)
 	}
 	d := int(dims[0])
-	outStrides := rowMajorStrides(in.Shape.Dims)
+	outStrides := hlo.RowMajorStrides(in.Shape.Dims)
 	at := int64(0)
 	for i := range ops {
 		src, err := mvOperand(ops, i)
@@ -184,7 +168,7 @@ func evalConcatenate(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hl
 		if err := mvFitsConcat(sd, in.Shape.Dims, d, at); err != nil {
 			return nil, err
 		}
-		m := newMove(sd, outStrides, rowMajorStrides(sd))
+		m := newMove(sd, outStrides, hlo.RowMajorStrides(sd))
 		m.dstOff = int(at) * outStrides[d]
 		if err := moveElems(out, src, m); err != nil {
 			return nil, err
@@ -215,15 +199,11 @@ func mvFitsConcat(sd, od []int64, d int, at int64) error {
 // the operand that survives negative (cropping) edge padding. Operand
 // element j of a dimension lands at lo + j·(interior+1).
 func evalPad(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	src, err := mvOperand(ops, 0)
+	src, out, err := mvUnary(in, ops)
 	if err != nil {
 		return nil, err
 	}
 	pv, err := mvOperand(ops, 1)
-	if err != nil {
-		return nil, err
-	}
-	out, err := mvResult(in, src)
 	if err != nil {
 		return nil, err
 	}
@@ -236,8 +216,8 @@ func evalPad(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Litera
 	if err := mvFill(out, pv); err != nil {
 		return nil, err
 	}
-	outStrides := rowMajorStrides(in.Shape.Dims)
-	srcStrides := rowMajorStrides(dims)
+	outStrides := hlo.RowMajorStrides(in.Shape.Dims)
+	srcStrides := hlo.RowMajorStrides(dims)
 	box := make([]int64, len(dims))
 	dstStrides := make([]int, len(dims))
 	m := newMove(box, dstStrides, srcStrides)

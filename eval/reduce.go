@@ -106,7 +106,7 @@ func evalReduce(e *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Lit
 	}
 	s := inputs[0].Shape()
 	dims := in.Dimensions()
-	st := rowMajorStrides(s.Dims)
+	st := hlo.RowMajorStrides(s.Dims)
 	kept := offsetTable(complementDims(s.Rank(), dims), s.Dims, st)
 	red := offsetTable(dims, s.Dims, st)
 	outs := make([]*hlo.Literal, n)

@@ -47,7 +47,7 @@ func evalSelectAndScatter(e *Evaluator, in *hlo.Instruction, ops []*hlo.Literal)
 	if w == nil || out.Len() == 0 || source.Len() == 0 {
 		return out, nil
 	}
-	x := &windowIndexer{dims: s.Dims, strides: rowMajorStrides(s.Dims), w: w.Dims}
+	x := &windowIndexer{dims: s.Dims, strides: hlo.RowMajorStrides(s.Dims), w: w.Dims}
 	wDims := windowSizes(w)
 	if hasZero(wDims) {
 		return out, nil

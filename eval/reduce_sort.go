@@ -32,7 +32,7 @@ func evalSort(e *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Liter
 	if d := in.Dimensions(); len(d) > 0 {
 		dim = d[0]
 	}
-	st := rowMajorStrides(s.Dims)
+	st := hlo.RowMajorStrides(s.Dims)
 	n := int(s.Dims[dim])
 	args := make([]*hlo.Literal, 2*len(ops))
 	perm := make([]int, n)

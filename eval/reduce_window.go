@@ -76,7 +76,7 @@ func evalReduceWindow(e *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*h
 	if w == nil || len(w.Dims) != s.Rank() {
 		return nil, fmt.Errorf("reduce-window: window rank does not match operand rank %d", s.Rank())
 	}
-	x := &windowIndexer{dims: s.Dims, strides: rowMajorStrides(s.Dims), w: w.Dims}
+	x := &windowIndexer{dims: s.Dims, strides: hlo.RowMajorStrides(s.Dims), w: w.Dims}
 	outs := make([]*hlo.Literal, n)
 	for i := range outs {
 		outs[i] = hlo.NewLiteral(leaves[i])

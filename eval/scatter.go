@@ -76,7 +76,7 @@ func scatterPlan(in *hlo.Instruction, xs, us hlo.Shape, idx *startIndices) (*win
 	for k, d := range opWin {
 		win[d] = us.Dims[updWin[k]]
 	}
-	xStrides, uStrides := rowMajorStrides(xs.Dims), rowMajorStrides(us.Dims)
+	xStrides, uStrides := hlo.RowMajorStrides(xs.Dims), hlo.RowMajorStrides(us.Dims)
 	p := &windowPlan{
 		srcBase: offsetTable(complementDims(us.Rank(), updWin), us.Dims, uStrides),
 		srcWin:  offsetTable(updWin, us.Dims, uStrides),

@@ -110,7 +110,7 @@ func planConvGeneric(in *hlo.Instruction, l, r hlo.Shape, threads int) (*convGen
 	bg, _ := in.Int("batch_group_count")
 	fg, bg = max(fg, 1), max(bg, 1)
 	outZ := r.Dims[d.KernelOutput]
-	lSt, rSt := rowMajor(l.Dims), rowMajor(r.Dims)
+	lSt, rSt := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
 	cg := &convGeneric{
 		outFeature: int(d.OutputFeature), outBatch: int(d.OutputBatch),
 		lFeat: lSt[d.InputFeature], rIn: rSt[d.KernelInput], z: int(r.Dims[d.KernelInput]),

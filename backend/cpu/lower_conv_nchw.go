@@ -141,11 +141,11 @@ func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
 	order = append(order, 1)
 	dims := make([]int64, len(order))
 	src := make([]int, len(order))
-	rs := rowMajor(r.Dims)
+	rs := hlo.RowMajorStrides(r.Dims)
 	for i, d := range order {
 		dims[i], src[i] = r.Dims[d], rs[d]
 	}
-	kr := &relayout{b: newBox(0, dims, rowMajor(dims), slices.Clone(src))}
+	kr := &relayout{b: newBox(0, dims, hlo.RowMajorStrides(dims), slices.Clone(src))}
 	kr.empty = !kr.b.finish()
 	return p, kr, true
 }

@@ -120,7 +120,7 @@ func dotAsGemm(in *hlo.Instruction) (dotGemm, bool) {
 		int(lc[0]) < nb || int(rc[0]) < nb || int(lc[0]) >= l.Rank() || int(rc[0]) >= r.Rank() {
 		return dotGemm{}, false
 	}
-	ls, rs := rowMajor(l.Dims), rowMajor(r.Dims)
+	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
 	g := dotGemm{batch: 1, m: 1, n: 1, k: int(l.Dims[lc[0]]), aCol: ls[lc[0]], bRow: rs[rc[0]]}
 	if l.Rank() == nb+2 {
 		free := 2*nb + 1 - int(lc[0]) // the other of the last two
@@ -187,7 +187,7 @@ func newDotTables(in *hlo.Instruction) (*dotTables, bool) {
 			return nil, false
 		}
 	}
-	ls, rs := rowMajor(l.Dims), rowMajor(r.Dims)
+	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
 	p := &dotTables{
 		lb: offsetTable(lbd, l.Dims, ls), lc: offsetTable(lcd, l.Dims, ls),
 		lf: offsetTable(otherDims(l.Rank(), lbd, lcd), l.Dims, ls),

@@ -3,6 +3,7 @@ package cpu
 import (
 	"math"
 
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/internal/ddmath"
 )
@@ -62,18 +63,18 @@ func divFloats[T float32 | float64](dst, a, b []T) {
 	}
 }
 
-// maxFloats and minFloats propagate NaN (floatMax, floatMin).
+// maxFloats and minFloats propagate NaN, as XLA's maximum and minimum do.
 func maxFloats[T float32 | float64](dst, a, b []T) {
 	b, dst = b[:len(a)], dst[:len(a)]
 	for i := range a {
-		dst[i] = floatMax(a[i], b[i])
+		dst[i] = kernels.NaNMax(a[i], b[i])
 	}
 }
 
 func minFloats[T float32 | float64](dst, a, b []T) {
 	b, dst = b[:len(a)], dst[:len(a)]
 	for i := range a {
-		dst[i] = floatMin(a[i], b[i])
+		dst[i] = kernels.NaNMin(a[i], b[i])
 	}
 }
 
@@ -111,7 +112,7 @@ func atan2Floats[T float32 | float64](dst, a, b []T) {
 func clampFloats[T float32 | float64](dst, lo, x, hi []T) {
 	lo, hi, dst = lo[:len(x)], hi[:len(x)], dst[:len(x)]
 	for i := range x {
-		dst[i] = floatMin(floatMax(x[i], lo[i]), hi[i])
+		dst[i] = kernels.NaNMin(kernels.NaNMax(x[i], lo[i]), hi[i])
 	}
 }
 

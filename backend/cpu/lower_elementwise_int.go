@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -59,15 +60,10 @@ func intKernel[T integer](in *hlo.Instruction, width, threads int) (kernelFunc, 
 	return nil, false
 }
 
-func ewSigned[T integer]() bool {
-	var z T
-	return ^z < z
-}
-
 // wrapLoop re-establishes the storage invariant of a width-bit integer in
 // 8-bit storage: signed values sign-extended, unsigned ones masked.
 func wrapLoop[T integer](width int) func(dst []T) {
-	if ewSigned[T]() {
+	if kernels.Signed[T]() {
 		s := 64 - width
 		return func(dst []T) {
 			for i, v := range dst {
@@ -140,7 +136,7 @@ func intShiftLoop[T integer](op hlo.Opcode, width int) func(dst, a, b []T) {
 		return func(dst, a, b []T) { shiftRightArithInts(dst, a, b, mask, width) }
 	case hlo.OpMulhi:
 		if width == 64 {
-			if ewSigned[T]() {
+			if kernels.Signed[T]() {
 				return mulhiSigned64[T]
 			}
 			return mulhiUnsigned64[T]
@@ -243,40 +239,15 @@ func shiftRightArithInts[T integer](dst, a, b []T, mask uint64, width int) {
 func powInts[T integer](dst, a, b []T) {
 	b, dst = b[:len(a)], dst[:len(a)]
 	for i := range a {
-		dst[i] = ewIntPow(a[i], b[i])
+		dst[i] = kernels.IntPow(a[i], b[i])
 	}
-}
-
-// ewIntPow is x**y by repeated squaring with wrap-around; for y < 0 it is 0
-// except for the bases 1 and -1 (the evaluator's intPow).
-func ewIntPow[T integer](x, y T) T {
-	if y < 0 {
-		switch {
-		case x == 1:
-			return 1
-		case x == ^T(0) && ewSigned[T]():
-			if y&1 != 0 {
-				return x
-			}
-			return 1
-		}
-		return 0
-	}
-	r := T(1)
-	for ; y != 0; y >>= 1 {
-		if y&1 != 0 {
-			r *= x
-		}
-		x *= x
-	}
-	return r
 }
 
 // mulhiNarrow is the high half of the double-width product for widths
 // below 64, which fits in 64 bits.
 func mulhiNarrow[T integer](dst, a, b []T, width int) {
 	b, dst = b[:len(a)], dst[:len(a)]
-	if ewSigned[T]() {
+	if kernels.Signed[T]() {
 		for i := range a {
 			dst[i] = T((int64(a[i]) * int64(b[i])) >> width)
 		}

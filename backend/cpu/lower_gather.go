@@ -102,7 +102,7 @@ func newIndexVectors(is hlo.Shape, ivd int64, toOperand, opBatch, idxBatch []int
 	if int(ext[ivd]) != len(toOperand) || !distinctIn(len(xDims), toOperand, opBatch) {
 		return nil, false
 	}
-	strides := rowMajor(ext)
+	strides := hlo.RowMajorStrides(ext)
 	batch := otherDims(len(ext), []int64{ivd})
 	v := &indexVectors{base: offsetTable(batch, ext, strides), vecStride: strides[ivd]}
 	for _, d := range toOperand {
@@ -236,7 +236,7 @@ func planGather(in *hlo.Instruction) (*gatherPlan, bool) {
 			return nil, false
 		}
 	}
-	xStrides, oStrides := rowMajor(xs.Dims), rowMajor(os.Dims)
+	xStrides, oStrides := hlo.RowMajorStrides(xs.Dims), hlo.RowMajorStrides(os.Dims)
 	idx, ok := newIndexVectors(in.Operands[1].Shape, ivd, attrInts(in, "start_index_map"), opBatch,
 		attrInts(in, "start_indices_batching_dims"), xs.Dims, sizes, xStrides)
 	if !ok {

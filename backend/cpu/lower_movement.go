@@ -408,14 +408,14 @@ func planBroadcast(in *hlo.Instruction) *program {
 		return nil
 	}
 	srcStrides := make([]int, in.Shape.Rank())
-	opStrides := rowMajor(o.Dims)
+	opStrides := hlo.RowMajorStrides(o.Dims)
 	for k, d := range dims {
 		if d < 0 || int(d) >= in.Shape.Rank() || in.Shape.Dims[d] != o.Dims[k] {
 			return nil
 		}
 		srcStrides[d] = opStrides[k]
 	}
-	return &program{boxes: []box{newBox(0, in.Shape.Dims, rowMajor(in.Shape.Dims), srcStrides)}}
+	return &program{boxes: []box{newBox(0, in.Shape.Dims, hlo.RowMajorStrides(in.Shape.Dims), srcStrides)}}
 }
 
 // planTranspose: result dimension i is operand dimension dimensions[i].
@@ -428,7 +428,7 @@ func planTranspose(in *hlo.Instruction) *program {
 	if len(perm) != o.Rank() || in.Shape.Rank() != o.Rank() {
 		return nil
 	}
-	opStrides := rowMajor(o.Dims)
+	opStrides := hlo.RowMajorStrides(o.Dims)
 	srcStrides := make([]int, len(perm))
 	for i, p := range perm {
 		if p < 0 || int(p) >= o.Rank() || o.Dims[p] != in.Shape.Dims[i] {
@@ -436,7 +436,7 @@ func planTranspose(in *hlo.Instruction) *program {
 		}
 		srcStrides[i] = opStrides[p]
 	}
-	return &program{boxes: []box{newBox(0, in.Shape.Dims, rowMajor(in.Shape.Dims), srcStrides)}}
+	return &program{boxes: []box{newBox(0, in.Shape.Dims, hlo.RowMajorStrides(in.Shape.Dims), srcStrides)}}
 }
 
 // planReverse reads reversed dimensions from their end (negative stride).
@@ -445,8 +445,8 @@ func planReverse(in *hlo.Instruction) *program {
 		return nil
 	}
 	dims := in.Shape.Dims
-	srcStrides := rowMajor(dims)
-	b := newBox(0, dims, rowMajor(dims), srcStrides)
+	srcStrides := hlo.RowMajorStrides(dims)
+	b := newBox(0, dims, hlo.RowMajorStrides(dims), srcStrides)
 	flipped := make([]bool, len(dims))
 	for _, d := range in.Dimensions() {
 		if d < 0 || int(d) >= len(dims) || flipped[d] {
@@ -473,7 +473,7 @@ func planIota(in *hlo.Instruction) *program {
 	}
 	srcStrides := make([]int, in.Shape.Rank())
 	srcStrides[d] = 1
-	b := newBox(-1, in.Shape.Dims, rowMajor(in.Shape.Dims), srcStrides)
+	b := newBox(-1, in.Shape.Dims, hlo.RowMajorStrides(in.Shape.Dims), srcStrides)
 	return &program{boxes: []box{b}, consts: []*hlo.Literal{vec}}
 }
 
@@ -553,8 +553,8 @@ func lowerBitcastRelayout(in *hlo.Instruction) (kernelFunc, bool) {
 	if o.DType != in.Shape.DType || o.NumElements() != in.Shape.NumElements() {
 		return nil, false
 	}
-	toPhys := newBox(0, o.Dims, physStrides(o), rowMajor(o.Dims))
-	fromPhys := newBox(0, in.Shape.Dims, rowMajor(in.Shape.Dims), physStrides(in.Shape))
+	toPhys := newBox(0, o.Dims, o.LayoutStrides(), hlo.RowMajorStrides(o.Dims))
+	fromPhys := newBox(0, in.Shape.Dims, hlo.RowMajorStrides(in.Shape.Dims), in.Shape.LayoutStrides())
 	n := int(o.NumElements())
 	switch storageWidth(o.DType) {
 	case 1:
@@ -586,22 +586,4 @@ func bitcastMove[W word](toPhys, fromPhys box, n int) kernelFunc {
 		copyBox(dst, buf, &b)
 		return nil
 	}
-}
-
-// physStrides gives each logical dimension's stride in the shape's
-// physical (layout) order; without a complete layout, row-major.
-func physStrides(s hlo.Shape) []int {
-	if s.Layout == nil || len(s.Layout.MinorToMajor) != len(s.Dims) {
-		return rowMajor(s.Dims)
-	}
-	st := make([]int, len(s.Dims))
-	n := 1
-	for _, d := range s.Layout.MinorToMajor {
-		if d < 0 || int(d) >= len(s.Dims) {
-			return rowMajor(s.Dims)
-		}
-		st[d] = n
-		n *= int(s.Dims[d])
-	}
-	return st
 }

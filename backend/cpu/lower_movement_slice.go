@@ -20,8 +20,8 @@ func planSlice(in *hlo.Instruction) *program {
 	if len(sl) != len(dims) || in.Shape.Rank() != len(dims) {
 		return nil
 	}
-	srcStrides := rowMajor(dims)
-	b := newBox(0, in.Shape.Dims, rowMajor(in.Shape.Dims), srcStrides)
+	srcStrides := hlo.RowMajorStrides(dims)
+	b := newBox(0, in.Shape.Dims, hlo.RowMajorStrides(in.Shape.Dims), srcStrides)
 	for d, s := range sl {
 		n := int64(0)
 		if s.Stride > 0 && s.Limit > s.Start {
@@ -44,7 +44,7 @@ func planConcat(in *hlo.Instruction) *program {
 		return nil
 	}
 	d := int(dims[0])
-	outStrides := rowMajor(in.Shape.Dims)
+	outStrides := hlo.RowMajorStrides(in.Shape.Dims)
 	p := &program{}
 	at := int64(0)
 	for i, o := range in.Operands {
@@ -56,7 +56,7 @@ func planConcat(in *hlo.Instruction) *program {
 				return nil
 			}
 		}
-		b := newBox(i, o.Shape.Dims, outStrides, rowMajor(o.Shape.Dims))
+		b := newBox(i, o.Shape.Dims, outStrides, hlo.RowMajorStrides(o.Shape.Dims))
 		b.dstOff = int(at) * outStrides[d]
 		p.boxes = append(p.boxes, b)
 		at += o.Shape.Dims[d]
@@ -80,9 +80,9 @@ func planPad(in *hlo.Instruction) *program {
 	if len(cfg) != len(dims) || in.Shape.Rank() != len(dims) {
 		return nil
 	}
-	outStrides := rowMajor(in.Shape.Dims)
+	outStrides := hlo.RowMajorStrides(in.Shape.Dims)
 	p := &program{boxes: []box{newBox(1, in.Shape.Dims, outStrides, make([]int, len(dims)))}}
-	srcStrides := rowMajor(dims)
+	srcStrides := hlo.RowMajorStrides(dims)
 	b := newBox(0, make([]int64, len(dims)), make([]int, len(dims)), srcStrides)
 	for d, pd := range cfg {
 		want := pd.Lo + pd.Hi + dims[d] + max(dims[d]-1, 0)*pd.Interior
@@ -136,7 +136,7 @@ type dynStarts struct {
 
 func newDynStarts(in *hlo.Instruction, first int, dims, sizes []int64) *dynStarts {
 	rank := len(dims)
-	s := &dynStarts{first: first, limits: make([]int64, rank), strides: rowMajor(dims)}
+	s := &dynStarts{first: first, limits: make([]int64, rank), strides: hlo.RowMajorStrides(dims)}
 	idx := in.Operands[first:]
 	switch {
 	case len(idx) == 1 && idx[0].Shape.Rank() == 1 && idx[0].Shape.Dims[0] == int64(rank):
@@ -196,7 +196,7 @@ func planDynamicSlice(in *hlo.Instruction) *program {
 	if dyn == nil || len(dims) != len(sizes) {
 		return nil
 	}
-	b := newBox(0, sizes, rowMajor(sizes), rowMajor(dims))
+	b := newBox(0, sizes, hlo.RowMajorStrides(sizes), hlo.RowMajorStrides(dims))
 	b.moved = true
 	return &program{boxes: []box{b}, dyn: dyn}
 }
@@ -215,7 +215,7 @@ func planDynamicUpdateSlice(in *hlo.Instruction) *program {
 	dyn.dst = true
 	whole := newBox(0, []int64{in.Shape.NumElements()}, []int{1}, []int{1})
 	whole.inPlace = true
-	upd := newBox(1, ud, rowMajor(dims), rowMajor(ud))
+	upd := newBox(1, ud, hlo.RowMajorStrides(dims), hlo.RowMajorStrides(ud))
 	upd.moved = true
 	return &program{boxes: []box{whole, upd}, dyn: dyn}
 }

@@ -43,7 +43,7 @@ func newReducePlan(dims []int64, reduced []int64, threads int) *reducePlan {
 	for _, d := range reduced {
 		isRed[d] = true
 	}
-	strides := rowMajor(dims)
+	strides := hlo.RowMajorStrides(dims)
 	for d, n := range dims {
 		pl.empty = pl.empty || n == 0
 		if !isRed[d] {
@@ -221,28 +221,8 @@ func lowerReduce(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 	return nil, false
 }
 
-// floatMax and floatMin propagate NaN, as XLA's (and the evaluator's)
-// maximum and minimum do.
-func floatMax[T float32 | float64](a, b T) T {
-	switch {
-	case a != a:
-		return a
-	case b != b || b > a:
-		return b
-	}
-	return a
-}
-
-func floatMin[T float32 | float64](a, b T) T {
-	switch {
-	case a != a:
-		return a
-	case b != b || b < a:
-		return b
-	}
-	return a
-}
-
+// floatCombine is T's fold for op; maximum and minimum propagate NaN,
+// as XLA's (and the evaluator's) do.
 func floatCombine[T float32 | float64](op hlo.Opcode) func(a, b T) T {
 	switch op {
 	case hlo.OpAdd:
@@ -250,9 +230,9 @@ func floatCombine[T float32 | float64](op hlo.Opcode) func(a, b T) T {
 	case hlo.OpMultiply:
 		return func(a, b T) T { return a * b }
 	case hlo.OpMaximum:
-		return floatMax[T]
+		return kernels.NaNMax[T]
 	}
-	return floatMin[T]
+	return kernels.NaNMin[T]
 }
 
 // narrowCombine works as the evaluator's f16/bf16 arithmetic does: decode
@@ -270,9 +250,7 @@ func predCombine(op hlo.Opcode) func(a, b bool) bool {
 	return func(a, b bool) bool { return a || b }
 }
 
-type integer interface {
-	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64
-}
+type integer = kernels.Integer
 
 // intCombine wraps around on overflow, as XLA's integer arithmetic does.
 func intCombine[T integer](op hlo.Opcode) func(a, b T) T {
@@ -438,9 +416,9 @@ func rowsF32(op hlo.Opcode, dst, src []float32, init float32, lo, hi, r int) {
 		case hlo.OpAdd:
 			dst[i] = init + kernels.SumF32(row)
 		case hlo.OpMaximum:
-			dst[i] = floatMax(init, kernels.MaxF32(row))
+			dst[i] = kernels.NaNMax(init, kernels.MaxF32(row))
 		default:
-			dst[i] = floatMin(init, kernels.MinF32(row))
+			dst[i] = kernels.NaNMin(init, kernels.MinF32(row))
 		}
 	}
 }
@@ -474,11 +452,11 @@ func colsF32(op hlo.Opcode, d, src []float32, init float32, r, c int) {
 		switch op {
 		case hlo.OpMaximum:
 			for j := range d {
-				d[j] = floatMax(floatMax(floatMax(floatMax(d[j], r0[j]), r1[j]), r2[j]), r3[j])
+				d[j] = kernels.NaNMax(kernels.NaNMax(kernels.NaNMax(kernels.NaNMax(d[j], r0[j]), r1[j]), r2[j]), r3[j])
 			}
 		default:
 			for j := range d {
-				d[j] = floatMin(floatMin(floatMin(floatMin(d[j], r0[j]), r1[j]), r2[j]), r3[j])
+				d[j] = kernels.NaNMin(kernels.NaNMin(kernels.NaNMin(kernels.NaNMin(d[j], r0[j]), r1[j]), r2[j]), r3[j])
 			}
 		}
 	}
@@ -486,9 +464,9 @@ func colsF32(op hlo.Opcode, d, src []float32, init float32, r, c int) {
 		for j, v := range row(i) {
 			switch op {
 			case hlo.OpMaximum:
-				d[j] = floatMax(d[j], v)
+				d[j] = kernels.NaNMax(d[j], v)
 			default:
-				d[j] = floatMin(d[j], v)
+				d[j] = kernels.NaNMin(d[j], v)
 			}
 		}
 	}

@@ -100,7 +100,7 @@ func planVariadic(in *hlo.Instruction) (variadicPlan, bool) {
 			}
 		}
 	}
-	st := rowMajor(x.Dims)
+	st := hlo.RowMajorStrides(x.Dims)
 	return variadicPlan{n: n, x: x, leaves: leaves, kept: offsetTable(keptDims, x.Dims, st), red: offsetTable(dims, x.Dims, st)}, true
 }
 
@@ -263,7 +263,7 @@ func lowerReduceWindowLanes(in *hlo.Instruction, threads int) (func(ops []*hlo.L
 			return nil, false
 		}
 	}
-	st := rowMajor(x.Dims)
+	st := hlo.RowMajorStrides(x.Dims)
 	out := leaves[0].Dims
 	var tabs [][]int
 	var win []int

@@ -38,7 +38,7 @@ func newWindowPlan(w *hlo.Window, dims, out []int64, threads int) (*windowPlan, 
 		inner--
 		pl.run *= int(dims[inner])
 	}
-	strides := rowMajor(dims)
+	strides := hlo.RowMajorStrides(dims)
 	pl.size = pl.run
 	for d := range inner {
 		wd := w.Dims[d]

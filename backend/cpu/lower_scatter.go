@@ -142,7 +142,7 @@ func planScatterOf(in *hlo.Instruction, xs, is, us, res hlo.Shape) (*scatterPlan
 	for k, d := range opWin {
 		win[d] = us.Dims[updWin[k]]
 	}
-	xStrides, uStrides := rowMajor(xs.Dims), rowMajor(us.Dims)
+	xStrides, uStrides := hlo.RowMajorStrides(xs.Dims), hlo.RowMajorStrides(us.Dims)
 	idx, ok := newIndexVectors(is, ivd, attrInts(in, "scatter_dims_to_operand_dims"), opBatch,
 		attrInts(in, "scatter_indices_batching_dims"), xs.Dims, win, xStrides)
 	if !ok {

@@ -51,7 +51,7 @@ func newFastSelectPlan(pl *selectPlan, dims []int64) *fastSelectPlan {
 	}
 	wp := pl.wp
 	n := len(wp.outDims)
-	fp := &fastSelectPlan{selectPlan: pl, rows: 1, strides: rowMajor(dims)[:n]}
+	fp := &fastSelectPlan{selectPlan: pl, rows: 1, strides: hlo.RowMajorStrides(dims)[:n]}
 	for d := range n {
 		fp.dims = append(fp.dims, int(dims[d]))
 	}

@@ -23,7 +23,7 @@ import (
 // payloads and signed zeros included.
 //
 // Maximum, Minimum and Clamp propagate NaN (XLA's maximum and minimum), which
-// MAXPS and MINPS alone do not: see nanMax and nanMin.
+// MAXPS and MINPS alone do not: see NaNMax and NaNMin.
 
 // AddF32 sets dst[i] = a[i] + b[i].
 func AddF32(dst, a, b []float32) { n := len(dst); addF32(dst, a[:n], b[:n]) }
@@ -37,14 +37,14 @@ func MulF32(dst, a, b []float32) { n := len(dst); mulF32(dst, a[:n], b[:n]) }
 // DivF32 sets dst[i] = a[i] / b[i].
 func DivF32(dst, a, b []float32) { n := len(dst); divF32(dst, a[:n], b[:n]) }
 
-// MaximumF32 sets dst[i] = nanMax(a[i], b[i]), XLA's maximum. (MaxF32
+// MaximumF32 sets dst[i] = NaNMax(a[i], b[i]), XLA's maximum. (MaxF32
 // is the reduction.)
 func MaximumF32(dst, a, b []float32) { n := len(dst); maximumF32(dst, a[:n], b[:n]) }
 
-// MinimumF32 sets dst[i] = nanMin(a[i], b[i]), XLA's minimum.
+// MinimumF32 sets dst[i] = NaNMin(a[i], b[i]), XLA's minimum.
 func MinimumF32(dst, a, b []float32) { n := len(dst); minimumF32(dst, a[:n], b[:n]) }
 
-// ClampF32 sets dst[i] = nanMin(nanMax(x[i], lo[i]), hi[i]): x limited
+// ClampF32 sets dst[i] = NaNMin(NaNMax(x[i], lo[i]), hi[i]): x limited
 // to [lo, hi], NaN if any of the three is.
 func ClampF32(dst, lo, x, hi []float32) {
 	n := len(dst)
@@ -56,29 +56,6 @@ func NegF32(dst, a []float32) { negF32(dst, a[:len(dst)]) }
 
 // AbsF32 sets dst[i] = |a[i]|, clearing the sign bit (of NaN too).
 func AbsF32(dst, a []float32) { absF32(dst, a[:len(dst)]) }
-
-// nanMax is XLA's maximum: NaN if either is (a's NaN if both are), else
-// the larger, and a when they compare equal (so nanMax(-0, +0) = -0).
-func nanMax(a, b float32) float32 {
-	switch {
-	case a != a:
-		return a
-	case b != b || b > a:
-		return b
-	}
-	return a
-}
-
-// nanMin is XLA's minimum, nanMax's mirror image.
-func nanMin(a, b float32) float32 {
-	switch {
-	case a != a:
-		return a
-	case b != b || b < a:
-		return b
-	}
-	return a
-}
 
 // The pure-Go kernels: the plain loops the assembly must match.
 
@@ -113,21 +90,21 @@ func divGo(dst, a, b []float32) {
 func maximumGo(dst, a, b []float32) {
 	a, b = a[:len(dst)], b[:len(dst)]
 	for i := range dst {
-		dst[i] = nanMax(a[i], b[i])
+		dst[i] = NaNMax(a[i], b[i])
 	}
 }
 
 func minimumGo(dst, a, b []float32) {
 	a, b = a[:len(dst)], b[:len(dst)]
 	for i := range dst {
-		dst[i] = nanMin(a[i], b[i])
+		dst[i] = NaNMin(a[i], b[i])
 	}
 }
 
 func clampGo(dst, lo, x, hi []float32) {
 	lo, x, hi = lo[:len(dst)], x[:len(dst)], hi[:len(dst)]
 	for i := range dst {
-		dst[i] = nanMin(nanMax(x[i], lo[i]), hi[i])
+		dst[i] = NaNMin(NaNMax(x[i], lo[i]), hi[i])
 	}
 }
 

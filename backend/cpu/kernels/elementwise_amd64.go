@@ -5,53 +5,16 @@ package kernels
 // The elementwise kernels take any n and mask the last partial vector
 // themselves; n = 0 stays in Go, where there is no &dst[0].
 
-func addF32(dst, a, b []float32) {
-	if !useAsm || len(dst) == 0 {
-		addGo(dst, a, b)
-		return
-	}
-	addF32AVX(&dst[0], &a[0], &b[0], len(dst))
-}
-
-func subF32(dst, a, b []float32) {
-	if !useAsm || len(dst) == 0 {
-		subGo(dst, a, b)
-		return
-	}
-	subF32AVX(&dst[0], &a[0], &b[0], len(dst))
-}
-
-func mulF32(dst, a, b []float32) {
-	if !useAsm || len(dst) == 0 {
-		mulGo(dst, a, b)
-		return
-	}
-	mulF32AVX(&dst[0], &a[0], &b[0], len(dst))
-}
-
-func divF32(dst, a, b []float32) {
-	if !useAsm || len(dst) == 0 {
-		divGo(dst, a, b)
-		return
-	}
-	divF32AVX(&dst[0], &a[0], &b[0], len(dst))
-}
-
-func maximumF32(dst, a, b []float32) {
-	if !useAsm || len(dst) == 0 {
-		maximumGo(dst, a, b)
-		return
-	}
-	maximumF32AVX(&dst[0], &a[0], &b[0], len(dst))
-}
-
-func minimumF32(dst, a, b []float32) {
-	if !useAsm || len(dst) == 0 {
-		minimumGo(dst, a, b)
-		return
-	}
-	minimumF32AVX(&dst[0], &a[0], &b[0], len(dst))
-}
+func addF32(dst, a, b []float32)     { binaryAsm(addF32AVX, addGo, dst, a, b) }
+func subF32(dst, a, b []float32)     { binaryAsm(subF32AVX, subGo, dst, a, b) }
+func mulF32(dst, a, b []float32)     { binaryAsm(mulF32AVX, mulGo, dst, a, b) }
+func divF32(dst, a, b []float32)     { binaryAsm(divF32AVX, divGo, dst, a, b) }
+func maximumF32(dst, a, b []float32) { binaryAsm(maximumF32AVX, maximumGo, dst, a, b) }
+func minimumF32(dst, a, b []float32) { binaryAsm(minimumF32AVX, minimumGo, dst, a, b) }
+func negF32(dst, a []float32)        { unaryAsm(negF32AVX, negGo, dst, a) }
+func absF32(dst, a []float32)        { unaryAsm(absF32AVX, absGo, dst, a) }
+func sqrtF32(dst, a []float32)       { unaryAsm(sqrtF32AVX, sqrtGo, dst, a) }
+func rsqrtF32(dst, a []float32)      { unaryAsm(rsqrtF32AVX, rsqrtGo, dst, a) }
 
 func clampF32(dst, lo, x, hi []float32) {
 	if !useAsm || len(dst) == 0 {
@@ -61,36 +24,23 @@ func clampF32(dst, lo, x, hi []float32) {
 	clampF32AVX(&dst[0], &lo[0], &x[0], &hi[0], len(dst))
 }
 
-func negF32(dst, a []float32) {
+// binaryAsm runs kernel k, or the Go loop g where it cannot run. Both
+// inline into the callers above, so the calls stay direct.
+func binaryAsm(k func(dst, a, b *float32, n int), g func(dst, a, b []float32), dst, a, b []float32) {
 	if !useAsm || len(dst) == 0 {
-		negGo(dst, a)
+		g(dst, a, b)
 		return
 	}
-	negF32AVX(&dst[0], &a[0], len(dst))
+	k(&dst[0], &a[0], &b[0], len(dst))
 }
 
-func absF32(dst, a []float32) {
+// unaryAsm is binaryAsm for one operand.
+func unaryAsm(k func(dst, a *float32, n int), g func(dst, a []float32), dst, a []float32) {
 	if !useAsm || len(dst) == 0 {
-		absGo(dst, a)
+		g(dst, a)
 		return
 	}
-	absF32AVX(&dst[0], &a[0], len(dst))
-}
-
-func sqrtF32(dst, a []float32) {
-	if !useAsm || len(dst) == 0 {
-		sqrtGo(dst, a)
-		return
-	}
-	sqrtF32AVX(&dst[0], &a[0], len(dst))
-}
-
-func rsqrtF32(dst, a []float32) {
-	if !useAsm || len(dst) == 0 {
-		rsqrtGo(dst, a)
-		return
-	}
-	rsqrtF32AVX(&dst[0], &a[0], len(dst))
+	k(&dst[0], &a[0], len(dst))
 }
 
 // u8ToF32Vec converts the whole vectors of src and returns how many
@@ -108,26 +58,19 @@ func u8ToF32Vec(dst []float32, src []uint8) int {
 // bf16ToF32Vec widens the whole vectors of src and returns how many
 // elements it did.
 func bf16ToF32Vec(dst []float32, src []uint16) int {
-	n := len(src) &^ 7
-	if !useAsm || n == 0 {
-		return 0
-	}
-	_ = dst[n-1]
-	done := 0
-	if useAVX512 {
-		if done = n &^ 15; done > 0 {
-			bf16ToF32AVX512(&dst[0], &src[0], done)
-		}
-	}
-	if done < n {
-		bf16ToF32(&dst[done], &src[done], n-done)
-	}
-	return n
+	return convertVec(dst, src, bf16ToF32AVX512, bf16ToF32)
 }
 
 // f32ToBF16Vec rounds the whole vectors of src and returns how many
 // elements it did.
 func f32ToBF16Vec(dst []uint16, src []float32) int {
+	return convertVec(dst, src, f32ToBF16AVX512, f32ToBF16)
+}
+
+// convertVec converts the whole 8-vectors of src, the whole 16-vectors
+// with the AVX-512 kernel k512 where there is AVX-512, and returns how
+// many elements it did.
+func convertVec[D, S any](dst []D, src []S, k512, k func(dst *D, src *S, n int)) int {
 	n := len(src) &^ 7
 	if !useAsm || n == 0 {
 		return 0
@@ -136,11 +79,11 @@ func f32ToBF16Vec(dst []uint16, src []float32) int {
 	done := 0
 	if useAVX512 {
 		if done = n &^ 15; done > 0 {
-			f32ToBF16AVX512(&dst[0], &src[0], done)
+			k512(&dst[0], &src[0], done)
 		}
 	}
 	if done < n {
-		f32ToBF16(&dst[done], &src[done], n-done)
+		k(&dst[done], &src[done], n-done)
 	}
 	return n
 }

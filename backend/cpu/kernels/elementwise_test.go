@@ -157,7 +157,7 @@ func compareBits(t *testing.T, where string, got, want []float32, in [][]float32
 	}
 }
 
-// The NaN and signed-zero rules of nanMax and nanMin, which the kernels
+// The NaN and signed-zero rules of NaNMax and NaNMin, which the kernels
 // follow (TestElementwise checks them against the loops).
 func TestNaNMaxMin(t *testing.T) {
 	nz := float32(math.Copysign(0, -1))
@@ -166,9 +166,9 @@ func TestNaNMaxMin(t *testing.T) {
 		f        func(a, b float32) float32
 		a, b, to float32
 	}{
-		{nanMax, nz, 0, nz}, {nanMax, 0, nz, 0}, {nanMin, nz, 0, nz}, {nanMin, 0, nz, 0},
-		{nanMax, n1, n2, n1}, {nanMax, 1, n2, n2}, {nanMax, n1, 1, n1}, {nanMax, 1, 2, 2},
-		{nanMin, n2, n1, n2}, {nanMin, 1, n2, n2}, {nanMin, n1, 1, n1}, {nanMin, 1, 2, 1},
+		{NaNMax[float32], nz, 0, nz}, {NaNMax[float32], 0, nz, 0}, {NaNMin[float32], nz, 0, nz}, {NaNMin[float32], 0, nz, 0},
+		{NaNMax[float32], n1, n2, n1}, {NaNMax[float32], 1, n2, n2}, {NaNMax[float32], n1, 1, n1}, {NaNMax[float32], 1, 2, 2},
+		{NaNMin[float32], n2, n1, n2}, {NaNMin[float32], 1, n2, n2}, {NaNMin[float32], n1, 1, n1}, {NaNMin[float32], 1, 2, 1},
 	} {
 		if got := c.f(c.a, c.b); math.Float32bits(got) != math.Float32bits(c.to) {
 			t.Errorf("(%v, %v) = %#x, want %#x", c.a, c.b, math.Float32bits(got), math.Float32bits(c.to))

@@ -79,41 +79,21 @@ func mapAsm(op int, dst, x []float32) {
 }
 
 func callAsm(op int, nt, wide bool, dst, x *float32, n int) {
-	if wide {
-		callAsm512(op, nt, dst, x, n)
-		return
-	}
-	switch {
-	case op == opExp && !nt:
-		expAVX(dst, x, n)
-	case op == opExp:
-		expAVXNT(dst, x, n)
-	case op == opTanh && !nt:
-		tanhAVX(dst, x, n)
-	case op == opTanh:
-		tanhAVXNT(dst, x, n)
-	case !nt:
-		logisticAVX(dst, x, n)
-	default:
-		logisticAVXNT(dst, x, n)
-	}
+	asmKernels[b2i(wide)][op][b2i(nt)](dst, x, n)
 }
 
-func callAsm512(op int, nt bool, dst, x *float32, n int) {
-	switch {
-	case op == opExp && !nt:
-		expAVX512(dst, x, n)
-	case op == opExp:
-		expAVX512NT(dst, x, n)
-	case op == opTanh && !nt:
-		tanhAVX512(dst, x, n)
-	case op == opTanh:
-		tanhAVX512NT(dst, x, n)
-	case !nt:
-		logisticAVX512(dst, x, n)
-	default:
-		logisticAVX512NT(dst, x, n)
+// asmKernels[wide][op][nt] is op's kernel: AVX-512 when wide, with
+// non-temporal stores when nt.
+var asmKernels = [2][3][2]func(dst, x *float32, n int){
+	{{expAVX, expAVXNT}, {tanhAVX, tanhAVXNT}, {logisticAVX, logisticAVXNT}},
+	{{expAVX512, expAVX512NT}, {tanhAVX512, tanhAVX512NT}, {logisticAVX512, logisticAVX512NT}},
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
+	return 0
 }
 
 func sumBlockF32(x []float32) float32 {

@@ -109,17 +109,17 @@ func mulF32AVX(dst *float32, a *float32, b *float32, n int)
 //go:noescape
 func divF32AVX(dst *float32, a *float32, b *float32, n int)
 
-// maximumF32AVX sets, for i < n, dst[i] = nanMax(a[i], b[i]).
+// maximumF32AVX sets, for i < n, dst[i] = NaNMax(a[i], b[i]).
 //
 //go:noescape
 func maximumF32AVX(dst *float32, a *float32, b *float32, n int)
 
-// minimumF32AVX sets, for i < n, dst[i] = nanMin(a[i], b[i]).
+// minimumF32AVX sets, for i < n, dst[i] = NaNMin(a[i], b[i]).
 //
 //go:noescape
 func minimumF32AVX(dst *float32, a *float32, b *float32, n int)
 
-// clampF32AVX sets, for i < n, dst[i] = nanMin(nanMax(x[i], lo[i]), hi[i]).
+// clampF32AVX sets, for i < n, dst[i] = NaNMin(NaNMax(x[i], lo[i]), hi[i]).
 //
 //go:noescape
 func clampF32AVX(dst *float32, lo *float32, x *float32, hi *float32, n int)

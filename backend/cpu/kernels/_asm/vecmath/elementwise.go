@@ -39,13 +39,13 @@ var elementwiseOps = []elementwiseOp{
 	binaryOp("subF32AVX", "dst[i] = a[i] - b[i]", VSUBPS),
 	binaryOp("mulF32AVX", "dst[i] = a[i] * b[i]", VMULPS),
 	binaryOp("divF32AVX", "dst[i] = a[i] / b[i]", VDIVPS),
-	{"maximumF32AVX", "dst[i] = nanMax(a[i], b[i])", []string{"a", "b"}, func(in []reg.VecVirtual) reg.VecVirtual {
+	{"maximumF32AVX", "dst[i] = NaNMax(a[i], b[i])", []string{"a", "b"}, func(in []reg.VecVirtual) reg.VecVirtual {
 		return nanExtreme(VMAXPS, in[0], in[1])
 	}},
-	{"minimumF32AVX", "dst[i] = nanMin(a[i], b[i])", []string{"a", "b"}, func(in []reg.VecVirtual) reg.VecVirtual {
+	{"minimumF32AVX", "dst[i] = NaNMin(a[i], b[i])", []string{"a", "b"}, func(in []reg.VecVirtual) reg.VecVirtual {
 		return nanExtreme(VMINPS, in[0], in[1])
 	}},
-	{"clampF32AVX", "dst[i] = nanMin(nanMax(x[i], lo[i]), hi[i])", []string{"lo", "x", "hi"}, func(in []reg.VecVirtual) reg.VecVirtual {
+	{"clampF32AVX", "dst[i] = NaNMin(NaNMax(x[i], lo[i]), hi[i])", []string{"lo", "x", "hi"}, func(in []reg.VecVirtual) reg.VecVirtual {
 		return nanExtreme(VMINPS, nanExtreme(VMAXPS, in[1], in[0]), in[2])
 	}},
 	{"negF32AVX", "dst[i] = -a[i] (the sign bit flipped, NaN too)", []string{"a"}, func(in []reg.VecVirtual) reg.VecVirtual {
@@ -315,8 +315,8 @@ func elementwise(op elementwiseOp) {
 	RET()
 }
 
-// nanExtreme returns max (VMAXPS) or min (VMINPS) of a and b as nanMax
-// and nanMin define them: a if a is NaN, else b if b is NaN or beyond a,
+// nanExtreme returns max (VMAXPS) or min (VMINPS) of a and b as NaNMax
+// and NaNMin define them: a if a is NaN, else b if b is NaN or beyond a,
 // else a (so max(-0, +0) is -0, the first). With b as Intel's first
 // source MAXPS gives (b > a) ? b : a, and a whenever either is NaN;
 // the blends then put a NaN b, and over it a NaN a, in place.
