@@ -182,11 +182,11 @@ func kernelRelayout(p *kernels.Conv, dn *hlo.ConvDimNumbers, r hlo.Shape) (*rela
 	order := append(slices.Clone(dn.KernelSpatial), dn.KernelInput, dn.KernelOutput)
 	dims := make([]int64, len(order))
 	src := make([]int, len(order))
-	rs := rowMajor(r.Dims)
+	rs := hlo.RowMajorStrides(r.Dims)
 	for i, d := range order {
 		dims[i], src[i] = r.Dims[d], rs[d]
 	}
-	dst := rowMajor(dims)
+	dst := hlo.RowMajorStrides(dims)
 	kr := &relayout{b: newBox(0, dims, dst, src)}
 	kr.empty = !kr.b.finish()
 	q := *p
@@ -204,7 +204,7 @@ func convParams(in *hlo.Instruction, dn *hlo.ConvDimNumbers, w *hlo.Window, l, r
 	if g, ok := in.Int("feature_group_count"); ok {
 		groups = int(g)
 	}
-	ls, rs := rowMajor(l.Dims), rowMajor(r.Dims)
+	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
 	p := &kernels.Conv{
 		Batch: int(l.Dims[dn.InputBatch]), InChannels: int(l.Dims[dn.InputFeature]),
 		OutChannels: int(in.Shape.Dims[dn.OutputFeature]), Groups: groups,
@@ -282,11 +282,11 @@ func inputRelayout(p *kernels.Conv, dn *hlo.ConvDimNumbers, l hlo.Shape) *relayo
 	order := append(append([]int64{dn.InputBatch}, dn.InputSpatial...), dn.InputFeature)
 	dims := make([]int64, len(order))
 	src := make([]int, len(order))
-	ls := rowMajor(l.Dims)
+	ls := hlo.RowMajorStrides(l.Dims)
 	for i, d := range order {
 		dims[i], src[i] = l.Dims[d], ls[d]
 	}
-	dst := rowMajor(dims)
+	dst := hlo.RowMajorStrides(dims)
 	r := &relayout{b: newBox(0, dims, dst, src)}
 	q := *p
 	q.InBatchStride, q.InChannelStride = dst[0], 1
@@ -332,11 +332,11 @@ func outputRelayout(dn *hlo.ConvDimNumbers, s hlo.Shape) *relayout {
 	}
 	dims := make([]int64, len(order))
 	dst := make([]int, len(order))
-	os := rowMajor(s.Dims)
+	os := hlo.RowMajorStrides(s.Dims)
 	for i, d := range order {
 		dims[i], dst[i] = s.Dims[d], os[d]
 	}
-	r := &relayout{b: newBox(0, dims, dst, rowMajor(dims))}
+	r := &relayout{b: newBox(0, dims, dst, hlo.RowMajorStrides(dims))}
 	r.empty = !r.b.finish()
 	if batch, c, n, ok := channelsFirst(s.Dims, dn.OutputBatch, dn.OutputFeature, dn.OutputSpatial); ok {
 		r.fast = func(dst, src []float32, threads int) { kernels.ChannelsFirstF32(dst, src, batch, c, n, threads) }

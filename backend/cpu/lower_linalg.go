@@ -8,16 +8,6 @@ import (
 	"github.com/axle-ml/axle/hlo"
 )
 
-func rowMajor(dims []int64) []int {
-	st := make([]int, len(dims))
-	n := 1
-	for i := len(dims) - 1; i >= 0; i-- {
-		st[i] = n
-		n *= int(dims[i])
-	}
-	return st
-}
-
 // gemmPlan is a dot as the batched GEMM sees it: batch products of
 // m×k by k×n, the operands read through strides (Data unset). The batch
 // dimensions (sizes batchDims, row-major in the result) may sit anywhere
@@ -57,7 +47,7 @@ func planDot(in *hlo.Instruction) (gemmPlan, bool) {
 	if !onKernels(l.DType, r.DType, in.Shape.DType) || len(lb) != len(rb) || len(lc) != len(rc) || in.HasAttr("sparsity") {
 		return gemmPlan{}, false
 	}
-	ls, rs := rowMajor(l.Dims), rowMajor(r.Dims)
+	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)
 	g := gemmPlan{batch: 1}
 	var ok [4]bool
 	var kA, kB int

@@ -81,22 +81,27 @@ func buildOps() []opRow {
 		t[op] = opRow{vec: bin(f), jit: j, jitOK: true, cheap: true, mask: true}
 	}
 	t[hlo.OpNot] = opRow{vec: un(notMask), cheap: true, mask: true}
-	for op, f := range floatFuncs {
-		t[op] = opRow{f64: f}
+	for _, op := range tileFloat {
+		t[op] = opRow{f64: floatFuncs[op]}
 	}
 	t[hlo.OpAtan2] = opRow{f64b: math.Atan2}
 	t[hlo.OpRemainder] = opRow{f64b: math.Mod} // XLA's float remainder is C's fmod (the dividend's sign)
 	return t
 }
 
-// floatFuncs are the unary ops tile programs compute in float64 and round
-// once. The CPU backend's elementwise loops use the same definitions
-// (FloatFunc), so a fused and an unfused op agree.
+// floatFuncs is the one float64 definition of each unary math op the CPU
+// backend computes by calling Go's math package: tile programs for the
+// ops in tileFloat (their other ops have vector kernels), and the
+// backend's elementwise loops (FloatFunc), so a fused and an unfused op
+// give the same bits.
 var floatFuncs = map[hlo.Opcode]func(float64) float64{
 	hlo.OpLog: math.Log, hlo.OpFloor: math.Floor, hlo.OpCeil: math.Ceil, hlo.OpSin: math.Sin,
 	hlo.OpCos: math.Cos, hlo.OpExpm1: math.Expm1, hlo.OpLog1p: math.Log1p,
-	hlo.OpCbrt: math.Cbrt, hlo.OpTan: math.Tan,
+	hlo.OpCbrt: math.Cbrt, hlo.OpTan: math.Tan, hlo.OpSqrt: math.Sqrt,
 	hlo.OpRoundNearestAfz: math.Round, hlo.OpRoundNearestEven: math.RoundToEven,
+	hlo.OpExp: math.Exp, hlo.OpTanh: math.Tanh, hlo.OpErf: math.Erf,
+	hlo.OpAtan: math.Atan, hlo.OpAtanh: math.Atanh, hlo.OpCosh: math.Cosh, hlo.OpSinh: math.Sinh,
+	hlo.OpAcos: math.Acos, hlo.OpAcosh: math.Acosh, hlo.OpAsin: math.Asin, hlo.OpAsinh: math.Asinh,
 	hlo.OpSign: func(x float64) float64 {
 		switch {
 		case x > 0:
@@ -108,8 +113,14 @@ var floatFuncs = map[hlo.Opcode]func(float64) float64{
 	},
 }
 
-// FloatFunc is the float64 definition of a unary op tile programs compute
-// in float64 (nil, false for the others).
+// tileFloat are the ops tile programs compute through floatFuncs.
+var tileFloat = []hlo.Opcode{
+	hlo.OpLog, hlo.OpFloor, hlo.OpCeil, hlo.OpSin, hlo.OpCos, hlo.OpExpm1, hlo.OpLog1p,
+	hlo.OpCbrt, hlo.OpTan, hlo.OpRoundNearestAfz, hlo.OpRoundNearestEven, hlo.OpSign,
+}
+
+// FloatFunc is the float64 definition of a unary math op (nil, false for
+// the others).
 func FloatFunc(op hlo.Opcode) (func(float64) float64, bool) {
 	f, ok := floatFuncs[op]
 	return f, ok
@@ -186,36 +197,4 @@ func applyOp(op hlo.Opcode, dst, a, b, c []float32) {
 			dst[i] = float32(r.f64(float64(a[i])))
 		}
 	}
-}
-
-// nanMax and nanMin propagate NaN, as XLA's maximum and minimum do.
-func nanMax(a, b float32) float32 {
-	switch {
-	case a != a:
-		return a
-	case b != b || b > a:
-		return b
-	}
-	return a
-}
-
-func nanMin(a, b float32) float32 {
-	switch {
-	case a != a:
-		return a
-	case b != b || b < a:
-		return b
-	}
-	return a
-}
-
-// rowMajor is the strides of a row-major array of dims.
-func rowMajor(dims []int64) []int {
-	st := make([]int, len(dims))
-	n := 1
-	for i := len(dims) - 1; i >= 0; i-- {
-		st[i] = n
-		n *= int(dims[i])
-	}
-	return st
 }

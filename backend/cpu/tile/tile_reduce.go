@@ -219,9 +219,9 @@ func fold(op hlo.Opcode, acc float32, seg []float32) float32 {
 	case hlo.OpAdd:
 		return acc + kernels.SumF32(seg)
 	case hlo.OpMaximum:
-		return nanMax(acc, kernels.MaxF32(seg))
+		return kernels.NaNMax(acc, kernels.MaxF32(seg))
 	case hlo.OpMinimum:
-		return nanMin(acc, kernels.MinF32(seg))
+		return kernels.NaNMin(acc, kernels.MinF32(seg))
 	}
 	for _, x := range seg {
 		acc *= x
@@ -240,11 +240,11 @@ func foldShort(op hlo.Opcode, acc float32, seg []float32) float32 {
 		return acc + r
 	case hlo.OpMaximum:
 		for _, x := range seg {
-			acc = nanMax(acc, x)
+			acc = kernels.NaNMax(acc, x)
 		}
 	case hlo.OpMinimum:
 		for _, x := range seg {
-			acc = nanMin(acc, x)
+			acc = kernels.NaNMin(acc, x)
 		}
 	default:
 		for _, x := range seg {

@@ -147,12 +147,12 @@ func foldTileRows(op hlo.Opcode, init float32, rows, src []float32, L int) bool 
 	case hlo.OpMaximum:
 		kernels.MaxRowsF32(rows, src, len(rows), L)
 		for r, v := range rows {
-			rows[r] = nanMax(init, v)
+			rows[r] = kernels.NaNMax(init, v)
 		}
 	case hlo.OpMinimum:
 		kernels.MinRowsF32(rows, src, len(rows), L)
 		for r, v := range rows {
-			rows[r] = nanMin(init, v)
+			rows[r] = kernels.NaNMin(init, v)
 		}
 	default:
 		return false
