@@ -14,8 +14,8 @@ seeds=${1:-1,2,3,4,5}
 epochs=${2:-3}
 export OMP_WAIT_POLICY=passive
 bin=$(mktemp -d)
-go build -o "$bin/dense" ./examples/dense
-go build -o "$bin/cnn" ./examples/cnn
+go -C examples build -o "$bin/dense" ./dense   # examples/ is a module of its own
+go -C examples build -o "$bin/cnn" ./cnn
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $(date -u +%F)"
 for s in ${seeds//,/ }; do
 	echo "== dense seed $s: axle";  "$bin/dense" --seed "$s" --plot "" 2>/dev/null | tail -1

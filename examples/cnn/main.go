@@ -9,7 +9,7 @@
 //
 // Usage:
 //
-//	go run ./examples/cnn [--epochs N | --steps N] [--data DIR] [--plot cnn.png]
+//	go -C examples run ./cnn [--epochs N | --steps N] [--data DIR] [--plot cnn.png]
 //
 // The last line of output is
 // test_accuracy=<x> steps=<n> train_seconds=<s> ms_per_step=<ms>, where

@@ -9,7 +9,7 @@
 //
 // Usage:
 //
-//	go run ./examples/dense [--steps N | --epochs N] [--data DIR] [--plot dense.png]
+//	go -C examples run ./dense [--steps N | --epochs N] [--data DIR] [--plot dense.png]
 //
 // The last line of output is
 // test_accuracy=<x> steps=<n> train_seconds=<s> ms_per_step=<ms>, where
