@@ -18,6 +18,42 @@ import (
 // fusion makes it, the lowering dispatches on it.
 const kOutput = "kOutput"
 
+// outputProducer: a product whose kernel can hand its output blocks to
+// an epilogue.
+func outputProducer(d *hlo.Instruction) bool {
+	for _, o := range d.Operands {
+		if o.Shape.DType != hlo.F32 {
+			return false
+		}
+	}
+	if d.Shape.DType != hlo.F32 || d.Shape.IsDynamic() {
+		return false
+	}
+	switch d.Opcode {
+	case hlo.OpDot:
+		_, ok := planDot(d)
+		return ok
+	case hlo.OpConvolution:
+		if convNCHWProducer(d) {
+			return true
+		}
+		_, _, relayOut, ok := planConv(d)
+		return ok && relayOut == nil
+	}
+	return false
+}
+
+// convNCHWProducer reports whether convolution d runs on a
+// channels-first kernel (lower_conv_nchw.go), whose output is the matrix
+// [batch·channels, pixels] an epilogue finishes by rows of channels.
+func convNCHWProducer(d *hlo.Instruction) bool {
+	if _, _, ok := planConvNCHW(d); ok {
+		return true
+	}
+	_, _, ok := planConvDepthwiseNCHW(d)
+	return ok
+}
+
 // epilogueFits reports whether program p can finish product d's blocks
 // as the kernel hands them over: it reads d (its parameter k) only at
 // the output's own positions, and a row program (softmax over the
@@ -58,40 +94,4 @@ func runsInline(d *hlo.Instruction) bool {
 	}
 	p, relayIn, _, _ := planConv(d)
 	return kernels.ConvRunsInline(relayIn.conv(p))
-}
-
-// convNCHWProducer reports whether convolution d runs on a
-// channels-first kernel (lower_conv_nchw.go), whose output is the matrix
-// [batch·channels, pixels] an epilogue finishes by rows of channels.
-func convNCHWProducer(d *hlo.Instruction) bool {
-	if _, _, ok := planConvNCHW(d); ok {
-		return true
-	}
-	_, _, ok := planConvDepthwiseNCHW(d)
-	return ok
-}
-
-// outputProducer: a product whose kernel can hand its output blocks to
-// an epilogue.
-func outputProducer(d *hlo.Instruction) bool {
-	for _, o := range d.Operands {
-		if o.Shape.DType != hlo.F32 {
-			return false
-		}
-	}
-	if d.Shape.DType != hlo.F32 || d.Shape.IsDynamic() {
-		return false
-	}
-	switch d.Opcode {
-	case hlo.OpDot:
-		_, ok := planDot(d)
-		return ok
-	case hlo.OpConvolution:
-		if convNCHWProducer(d) {
-			return true
-		}
-		_, _, relayOut, ok := planConv(d)
-		return ok && relayOut == nil
-	}
-	return false
 }
