@@ -60,7 +60,7 @@ func FusionPipeline(opts Options) *pass.Pipeline {
 }
 
 var fusionOrders = []pass.Order{
-	{Before: "reduce-iota-fusion", After: "loop-fusion", Reason: "an argmax's iota joins its reduce only while it is a plain iota; loop fusion would make it a fusion of its own"},
+	{Before: "reduce-iota-fusion", After: "loop-fusion", Reason: "an argmax's reduce and iota pair up as plain instructions, before loop fusion may claim either (tile programs compute no iota today, so the two commute; the order keeps it so)"},
 	{Before: "loop-fusion", After: "fusion-dce", Reason: "fusion copies index ops and cheap producers into their readers and may leave the originals without users"},
 	{Before: "loop-fusion", After: "output-fusion", Reason: "a product folds into a kLoop fusion: its epilogue must be one first"},
 	{Before: "fusion-dce", After: "output-fusion", Reason: "a product folds only into its only reader: dead readers would keep it from folding"},
