@@ -61,7 +61,7 @@ func (p *Pipeline) PassNames() []string { return names(p.Passes, nil) }
 
 // RunWith runs the pipeline on m.
 func (p *Pipeline) RunWith(m *hlo.Module, opts Options) (bool, error) {
-	if err := checkOrders(p.Passes, p.Orders); err != nil {
+	if err := checkOrders(p.Passes, p.allOrders(nil)); err != nil {
 		return false, fmt.Errorf("pipeline %s: %w", p.Label, err)
 	}
 	known := p.PassNames()
@@ -77,6 +77,19 @@ func (p *Pipeline) RunWith(m *hlo.Module, opts Options) (bool, error) {
 	}
 	r := &runner{opts: opts, m: m}
 	return r.list(p.Passes, len(opts.Only) == 0)
+}
+
+// allOrders is p's orders and those of the pipelines nested in it: a
+// nested pipeline's table is run by the outer one, so its orders are
+// checked there.
+func (p *Pipeline) allOrders(out []Order) []Order {
+	out = append(out, p.Orders...)
+	for _, ps := range p.Passes {
+		if q, ok := ps.(*Pipeline); ok {
+			out = q.allOrders(out)
+		}
+	}
+	return out
 }
 
 type runner struct {

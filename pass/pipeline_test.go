@@ -83,6 +83,13 @@ func TestOrdersAreChecked(t *testing.T) {
 	if _, err := dup.RunWith(parse(t, small), pass.Options{}); err == nil {
 		t.Fatal("duplicate pass names accepted")
 	}
+	// A nested pipeline's orders are checked by the pipeline running it.
+	inner := &pass.Pipeline{Label: "inner", Passes: []pass.Pass{noop("d"), noop("c")},
+		Orders: []pass.Order{{Before: "c", After: "d", Reason: "d reads what c leaves"}}}
+	outer := &pass.Pipeline{Label: "outer", Passes: []pass.Pass{noop("a"), inner}}
+	if _, err := outer.RunWith(parse(t, small), pass.Options{}); err == nil || !strings.Contains(err.Error(), "d reads what c leaves") {
+		t.Fatalf("nested order violation not reported: %v", err)
+	}
 }
 
 // The invariant checks catch a pass that lies about changing the module,

@@ -3,6 +3,12 @@
 // computation once to a kernel, schedules the instructions and assigns
 // their buffers:
 //
+//   - The fusion passes (fusion_pipeline.go) are a pass.Pipeline run
+//     once over the entry and every computation control flow calls:
+//     reduce-iota-fusion, loop-fusion, fusion-dce, output-fusion,
+//     multi-output-fusion, fusion-late-dce, each order with its reason.
+//     Pipeline is the standard pipeline followed by them, what Compile
+//     runs and `axle opt --backend cpu` dumps, verifies and times.
 //   - Loop fusion (fusion.go): elementwise chains over f32/bf16/f16 with
 //     the broadcasts, transposes, slices, reverses and reshapes of their
 //     inputs (read through one composed affine index map, indexmap.go);
@@ -10,7 +16,8 @@
 //     cheap producers (add, multiply, exp, ...) are recomputed in a second
 //     fusion rather than stored, within a budget; nothing else is
 //     duplicated.
-//   - Output fusion (fusion_epilogue.go, lower_epilogue.go): a dot or
+//   - Output fusion (fusion_epilogue.go, lower_epilogue.go, both asking
+//     product_plan.go whether the kernel can finish it): a dot or
 //     convolution read only by one loop fusion, element for element
 //     (bias, activation), joins it as a kOutput fusion; the GEMM or conv
 //     kernel hands each block of its output to the fusion's tile program

@@ -106,8 +106,8 @@ func cheap(o *hlo.Instruction) bool {
 // their row values and two cheap producers).
 const maxCopied = 8
 
-// fuseLoops rewrites c, returning the number of fusions made.
-func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, error) {
+// fuseLoops rewrites c, reporting whether it changed it.
+func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (bool, error) {
 	users := c.Users()
 	taken := map[*hlo.Instruction]bool{}
 	var groups []group
@@ -127,11 +127,11 @@ func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, erro
 	}
 	for _, g := range groups {
 		if err := buildFusion(m, c, g, names); err != nil {
-			return 0, err
+			return false, err
 		}
 	}
-	removeUnusedSplats(c)
-	return len(groups), nil
+	removed := removeUnusedSplats(c)
+	return len(groups) > 0 || removed, nil
 }
 
 // grow collects root's fusion: producers whose every reader is in the
@@ -267,8 +267,10 @@ func allOwned(users []*hlo.Instruction, owned map[*hlo.Instruction]bool) bool {
 	return len(users) > 0
 }
 
-// removeUnusedSplats drops scalar splats whose readers were all fused.
-func removeUnusedSplats(c *hlo.Computation) {
+// removeUnusedSplats drops scalar splats whose readers were all fused,
+// reporting whether there were any.
+func removeUnusedSplats(c *hlo.Computation) bool {
+	removed := false
 	for {
 		users := c.Users()
 		dead := map[*hlo.Instruction]bool{}
@@ -278,9 +280,10 @@ func removeUnusedSplats(c *hlo.Computation) {
 			}
 		}
 		if len(dead) == 0 {
-			return
+			return removed
 		}
 		c.RemoveInstructions(dead)
+		removed = true
 	}
 }
 

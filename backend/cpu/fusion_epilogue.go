@@ -36,9 +36,6 @@ import (
 // The fused computation is ordinary HLO: it prints, verifies and runs on
 // the evaluator.
 
-// kOutput is the fusion kind of a product with its epilogue.
-const kOutput = "kOutput"
-
 // fuseEpilogues folds products into their epilogue fusions in c,
 // returning how many it folded. threads is the executable's thread count.
 func fuseEpilogues(c *hlo.Computation, names *hlo.NameSet, threads int) (int, error) {
@@ -91,84 +88,6 @@ func epilogueOperand(d, u *hlo.Instruction, threads int) (int, bool) {
 		return 0, false // the fusion alone would run on all threads
 	}
 	return k, true
-}
-
-// epilogueFits reports whether program p can finish product d's blocks
-// as the kernel hands them over: it reads d (its parameter k) only at
-// the output's own positions, and a row program (softmax over the
-// product's rows) only gets whole rows.
-func epilogueFits(d *hlo.Instruction, p *tile.Prog, k int) bool {
-	if p.Gathers(k) {
-		return false
-	}
-	if p.RowLen() == 0 {
-		return true
-	}
-	switch d.Opcode {
-	case hlo.OpDot:
-		g, _ := planDot(d)
-		return p.RowLen() == g.n && kernels.GemmWholeRows(g.n)
-	case hlo.OpConvolution:
-		if convNCHWProducer(d) {
-			return false // its rows are channels, not the fusion's rows
-		}
-		c, _, _, _ := planConv(d)
-		return p.RowLen() == c.OutChannels && kernels.ConvWholeRows(c)
-	}
-	return false
-}
-
-// runsInline reports whether product d's kernel runs on one goroutine,
-// and so would its epilogue.
-func runsInline(d *hlo.Instruction) bool {
-	if d.Opcode == hlo.OpDot {
-		g, _ := planDot(d)
-		return kernels.GemmRunsInline(g.m, g.n, g.k)
-	}
-	if p, _, ok := planConvNCHW(d); ok {
-		return kernels.ConvNCHWRunsInline(p)
-	}
-	if q, _, ok := planConvDepthwiseNCHW(d); ok {
-		return kernels.ConvDepthwiseNCHWRunsInline(q)
-	}
-	p, relayIn, _, _ := planConv(d)
-	return kernels.ConvRunsInline(relayIn.conv(p))
-}
-
-// convNCHWProducer reports whether convolution d runs on a
-// channels-first kernel (lower_conv_nchw.go), whose output is the matrix
-// [batch·channels, pixels] an epilogue finishes by rows of channels.
-func convNCHWProducer(d *hlo.Instruction) bool {
-	if _, _, ok := planConvNCHW(d); ok {
-		return true
-	}
-	_, _, ok := planConvDepthwiseNCHW(d)
-	return ok
-}
-
-// outputProducer: a product whose kernel can hand its output blocks to
-// an epilogue.
-func outputProducer(d *hlo.Instruction) bool {
-	for _, o := range d.Operands {
-		if o.Shape.DType != hlo.F32 {
-			return false
-		}
-	}
-	if d.Shape.DType != hlo.F32 || d.Shape.IsDynamic() {
-		return false
-	}
-	switch d.Opcode {
-	case hlo.OpDot:
-		_, ok := planDot(d)
-		return ok
-	case hlo.OpConvolution:
-		if convNCHWProducer(d) {
-			return true
-		}
-		_, _, relayOut, ok := planConv(d)
-		return ok && relayOut == nil
-	}
-	return false
 }
 
 func hasDuplicates(xs []*hlo.Instruction) bool {

@@ -5,60 +5,116 @@ import (
 
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/opt"
+	"github.com/axle-ml/axle/pass"
 )
 
-// fuse runs the backend's fusion passes over the computations the
-// backend compiles as sequences of kernels (sequentialComputations; none
-// with opts.noFusion) and verifies the result.
+// Pipeline returns the passes Compile runs on a module before lowering
+// it, in Compile's order: the standard pipeline (with opts.NoOptimize,
+// only the passes that give their ops kernels), then FusionPipeline. It
+// is what `axle opt --backend cpu` runs, so dumps, --verify-each and
+// --timings see the backend's own decisions.
+func Pipeline(opts Options) *pass.Pipeline {
+	var front pass.Pass = opt.Standard()
+	if opts.NoOptimize {
+		front = &pass.Pipeline{Label: "kernel-prep", Passes: []pass.Pass{opt.GPULibraryCalls, opt.MapInliner, opt.BatchNormExpander}}
+	}
+	return &pass.Pipeline{
+		Label:  "cpu",
+		Passes: []pass.Pass{front, FusionPipeline(opts)},
+		Orders: []pass.Order{
+			{Before: "standard", After: "fusion", Reason: "the standard passes do not look inside fusions: they simplify the module fusion then partitions"},
+		},
+	}
+}
+
+// FusionPipeline returns the backend's fusion passes for one compile
+// (they share its names and thread count, so build one per module). Each
+// runs over the computations compiled as sequences of kernels
+// (sequentialComputations).
+func FusionPipeline(opts Options) *pass.Pipeline {
+	s := &fusionState{threads: effectiveThreads(opts.Threads)}
+	passes := []pass.Pass{
+		s.pass("reduce-iota-fusion", func(m *hlo.Module, c *hlo.Computation) (bool, error) {
+			n, err := fuseReduceIotas(m, c, s.namesFor(m))
+			return n > 0, err
+		}),
+		s.pass("loop-fusion", func(m *hlo.Module, c *hlo.Computation) (bool, error) {
+			return fuseLoops(m, c, s.namesFor(m))
+		}),
+		pass.Rename("fusion-dce", opt.DCE),
+	}
+	if !opts.NoOutputFusion {
+		passes = append(passes, s.pass("output-fusion", func(m *hlo.Module, c *hlo.Computation) (bool, error) {
+			n, err := fuseEpilogues(c, s.namesFor(m), s.threads)
+			return n > 0, err
+		}))
+	}
+	passes = append(passes,
+		s.pass("multi-output-fusion", func(m *hlo.Module, c *hlo.Computation) (bool, error) {
+			n, err := fuseMultiOutput(m, c, s.namesFor(m))
+			return n > 0, err
+		}),
+		pass.Rename("fusion-late-dce", opt.DCE),
+	)
+	return &pass.Pipeline{Label: "fusion", Passes: passes, Orders: fusionOrders}
+}
+
+var fusionOrders = []pass.Order{
+	{Before: "reduce-iota-fusion", After: "loop-fusion", Reason: "an argmax's reduce and iota pair up as plain instructions, before loop fusion may claim either (tile programs compute no iota today, so the two commute; the order keeps it so)"},
+	{Before: "loop-fusion", After: "fusion-dce", Reason: "fusion copies index ops and cheap producers into their readers and may leave the originals without users"},
+	{Before: "loop-fusion", After: "output-fusion", Reason: "a product folds into a kLoop fusion: its epilogue must be one first"},
+	{Before: "fusion-dce", After: "output-fusion", Reason: "a product folds only into its only reader: dead readers would keep it from folding"},
+	{Before: "output-fusion", After: "multi-output-fusion", Reason: "multi-output fusion takes only kLoop fusions: a dot's epilogue stays with its dot rather than with its siblings"},
+	{Before: "fusion-dce", After: "multi-output-fusion", Reason: "a merged dead value would still be computed"},
+	{Before: "multi-output-fusion", After: "fusion-late-dce", Reason: "merging leaves the members' fused computations uncalled"},
+}
+
+// fuse runs the fusion passes over the computations the backend compiles
+// as sequences of kernels (none with opts.noFusion) and verifies the
+// result. The pipeline stops once opts.Context is done.
 func fuse(mod *hlo.Module, opts Options) error {
 	if opts.noFusion {
 		return nil
 	}
-	names := hlo.NewNameSet(mod)
-	comps := sequentialComputations(mod)
-	for _, c := range comps {
-		if _, err := fuseReduceIotas(mod, c, names); err != nil {
-			return fmt.Errorf("cpu: index fusion: %w", err)
-		}
-		if _, err := fuseLoops(mod, c, names); err != nil {
-			return fmt.Errorf("cpu: fusion: %w", err)
-		}
-	}
-	// Fusion copies index ops into their readers and may leave the
-	// originals without users.
-	if _, err := opt.DCE.Run(mod); err != nil {
+	if _, err := FusionPipeline(opts).RunWith(mod, pass.Options{Observers: contextObserver(opts.Context)}); err != nil {
 		return fmt.Errorf("cpu: %w", err)
-	}
-	// After DCE: a product's dead readers would keep it from folding.
-	// Before multi-output fusion, which takes only kLoop fusions: a dot's
-	// epilogue stays with its dot.
-	for _, c := range comps {
-		if opts.NoOutputFusion {
-			break
-		}
-		if _, err := fuseEpilogues(c, names, effectiveThreads(opts.Threads)); err != nil {
-			return fmt.Errorf("cpu: output fusion: %w", err)
-		}
-	}
-	// Sibling fusions are merged once dead ones are gone (a merged dead
-	// value would still be computed).
-	merged := 0
-	for _, c := range comps {
-		n, err := fuseMultiOutput(mod, c, names)
-		if err != nil {
-			return fmt.Errorf("cpu: multi-output fusion: %w", err)
-		}
-		merged += n
-	}
-	if merged > 0 {
-		if _, err := opt.DCE.Run(mod); err != nil { // the members' fused computations
-			return fmt.Errorf("cpu: %w", err)
-		}
 	}
 	if err := hlo.Verify(mod); err != nil {
 		return fmt.Errorf("cpu: after fusion: %w", err)
 	}
 	return nil
+}
+
+// fusionState is what one compile's fusion passes share.
+type fusionState struct {
+	threads int
+	mod     *hlo.Module
+	names   *hlo.NameSet
+}
+
+// namesFor returns m's name set, made when a fusion pass first sees m:
+// the fusion passes run back to back, and the set they keep handing out
+// names from stays current without walking the module again.
+func (s *fusionState) namesFor(m *hlo.Module) *hlo.NameSet {
+	if s.mod != m {
+		s.mod, s.names = m, hlo.NewNameSet(m)
+	}
+	return s.names
+}
+
+// pass makes a named pass running step on each sequential computation.
+func (s *fusionState) pass(name string, step func(*hlo.Module, *hlo.Computation) (bool, error)) pass.Pass {
+	return pass.Func(name, func(m *hlo.Module) (bool, error) {
+		changed := false
+		for _, c := range sequentialComputations(m) {
+			ch, err := step(m, c)
+			if err != nil {
+				return changed, fmt.Errorf("%s: %w", c.Name, err)
+			}
+			changed = changed || ch
+		}
+		return changed, nil
+	})
 }
 
 // sequentialComputations lists the computations the backend compiles as

@@ -11,7 +11,9 @@ import (
 
 // Lowering of kOutput fusions (fusion_epilogue.go): the product's kernel
 // runs into the fusion's buffer and hands each block to the epilogue
-// (tile.Epilogue) as soon as the block is final.
+// (tile.Epilogue) as soon as the block is final. Whether a fusion is one
+// the kernels can finish is asked of product_plan.go, as fusion asked
+// it when it made the fusion.
 
 // lowerOutputFusion lowers a kOutput fusion, naming the lowering.
 func (x *Executable) lowerOutputFusion(in *hlo.Instruction) (kernelFunc, string, error) {

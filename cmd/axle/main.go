@@ -22,9 +22,10 @@ commands:
   run [--backend interp|cpu] [--threads T] [--opt] [--warmup K] [--repeat N] [--json] [--args FILE]
       [--inputs FILE.npz|A.npy,B.npy] [--save-outputs FILE.npz] FILE.hlo
                                                 run a module on seeded random arguments (or given ones)
-  opt [--passes p,q] [--skip-passes p] [--verify-each] [--timings]
+  opt [--backend cpu] [--passes p,q] [--skip-passes p] [--verify-each] [--timings]
       [--dump-to DIR] [--dump-pass-re RE] [--dump-format text,dot,html] FILE.hlo
-                                                optimize a module with the standard pipeline and print it
+                                                optimize a module with the standard pipeline (or the
+                                                backend's: standard, then fusion) and print it
   convert --to hlo|proto [-o OUT] FILE           write a module file (.hlo text or .pb HloModuleProto) as the other
   test-cases [--backend interp|cpu] [--opt] DIR... run conformance cases: PASS/FAIL per case, then "N passed, M failed"
   test-stablehlo [--backend interp|cpu] [--opt] DIR... run StableHLO test programs: PASS/FAIL/SKIP each, then counts
