@@ -17,7 +17,8 @@ import (
 // Profiling: with Options.Profile, every thunk runs under a pprof label
 // naming its HLO instruction (so `go tool pprof -tagfocus` attributes
 // samples to instructions) and its time is added to a per-instruction
-// table that `axle run --profile` prints.
+// table that `axle run --profile` prints. The table is the module's:
+// the bodies its control flow runs add to it too.
 
 // KernelTime is one instruction's accumulated execution time.
 type KernelTime struct {
@@ -31,8 +32,8 @@ type profile struct {
 	times map[string]*KernelTime
 }
 
-// profiled wraps t to label and time it.
-func (x *Executable) profiled(in *hlo.Instruction, how string, k kernel) kernel {
+// wrap wraps k to label and time it.
+func (p *profile) wrap(in *hlo.Instruction, how string, k kernel) kernel {
 	if k == nil {
 		return nil
 	}
@@ -44,7 +45,7 @@ func (x *Executable) profiled(in *hlo.Instruction, how string, k kernel) kernel 
 			defer kernels.LabelTasks(context.Background())
 			out, err = k(ev, dst, ops)
 		})
-		x.prof.add(in, how, time.Since(start))
+		p.add(in, how, time.Since(start))
 		return out, err
 	}
 }
@@ -64,6 +65,9 @@ func (p *profile) add(in *hlo.Instruction, how string, d time.Duration) {
 // Profile returns the per-instruction times so far, slowest first (empty
 // unless compiled with Options.Profile).
 func (x *Executable) Profile() []KernelTime {
+	if x.prof == nil {
+		return nil
+	}
 	x.prof.mu.Lock()
 	defer x.prof.mu.Unlock()
 	var out []KernelTime
