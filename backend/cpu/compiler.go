@@ -61,13 +61,7 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	if err := fuse(mod, opts); err != nil {
 		return nil, err
 	}
-	c := newCompiler(mod, opts)
-	x, err := c.compile(mod.Entry)
-	if err != nil {
-		return nil, err
-	}
-	x.module = mod
-	return x, nil
+	return newCompiler(mod, opts).compile(mod.Entry)
 }
 
 // prepare verifies m and copies it, with what every engine needs done
@@ -122,7 +116,7 @@ func newCompiler(mod *hlo.Module, opts Options) *compiler {
 	c := &compiler{opts: opts, threads: effectiveThreads(opts.Threads), ctx: opts.Context, module: mod,
 		done: map[*hlo.Computation]calledResult{}}
 	if opts.Profile {
-		c.prof = &profile{times: map[string]*KernelTime{}}
+		c.prof = &profile{times: map[*hlo.Instruction]*KernelTime{}}
 	}
 	return c
 }

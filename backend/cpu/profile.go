@@ -29,7 +29,7 @@ type KernelTime struct {
 
 type profile struct {
 	mu    sync.Mutex
-	times map[string]*KernelTime
+	times map[*hlo.Instruction]*KernelTime // by instruction: names may repeat across computations
 }
 
 // wrap wraps k to label and time it.
@@ -53,10 +53,10 @@ func (p *profile) wrap(in *hlo.Instruction, how string, k kernel) kernel {
 func (p *profile) add(in *hlo.Instruction, how string, d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	k := p.times[in.Name]
+	k := p.times[in]
 	if k == nil {
 		k = &KernelTime{Instruction: in.Name, Opcode: in.Opcode.String(), Lowering: how}
-		p.times[in.Name] = k
+		p.times[in] = k
 	}
 	k.Calls++
 	k.Total += d
