@@ -15,7 +15,9 @@ import (
 // condition of its own: compiling it should cost time linear in n
 // (each called computation compiled once, the module never copied per
 // body).
-func whileModule(tb testing.TB, n int) *hlo.Module {
+// With small, a body only counts: what compiling it costs is the
+// compiler's overhead per called computation, no kernel generation.
+func whileModule(tb testing.TB, n int, small bool) *hlo.Module {
 	tb.Helper()
 	var b strings.Builder
 	b.WriteString("HloModule whiles\n")
@@ -24,6 +26,10 @@ func whileModule(tb testing.TB, n int) *hlo.Module {
 		fmt.Fprintf(&b, "  lim = s32[] constant(%d)\n  ROOT lt = pred[] compare(i, lim), direction=LT\n}\n", k%5+1)
 		fmt.Fprintf(&b, "\nbody%d {\n  p = (s32[], f32[64]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n", k)
 		b.WriteString("  one = s32[] constant(1)\n  j = s32[] add(i, one)\n  v = f32[64] get-tuple-element(p), index=1\n")
+		if small {
+			b.WriteString("  ROOT t = (s32[], f32[64]) tuple(j, v)\n}\n")
+			continue
+		}
 		fmt.Fprintf(&b, "  c = f32[] constant(%d)\n  cb = f32[64] broadcast(c), dimensions={}\n", k+1)
 		b.WriteString("  m = f32[64] multiply(v, cb)\n  e = f32[64] exponential(m)\n  w = f32[64] add(v, e)\n")
 		b.WriteString("  ROOT t = (s32[], f32[64]) tuple(j, w)\n}\n")
@@ -42,20 +48,31 @@ func whileModule(tb testing.TB, n int) *hlo.Module {
 	return m
 }
 
-// BenchmarkCompileWhileBodies compiles modules of 50 to 400 while loops:
-// ns/op over n (reported as ns/body) should stay about constant.
+// BenchmarkCompileWhileBodies compiles modules of 50 to 400 while loops,
+// their bodies counting only (small; noopt: without the optimization
+// pipeline, whose time hides the backend's) or computing a loop fusion
+// too: ns/op over n (reported as ns/body) should stay about constant.
 func BenchmarkCompileWhileBodies(b *testing.B) {
-	for _, n := range []int{50, 100, 200, 400} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			m := whileModule(b, n)
-			for b.Loop() {
-				if _, err := Compile(m, Options{Threads: 1}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/body")
-		})
+	for _, v := range []struct {
+		name         string
+		small, noOpt bool
+	}{{"noopt", true, true}, {"small", true, false}, {"fused", false, false}} {
+		for _, n := range []int{50, 100, 200, 400} {
+			b.Run(fmt.Sprintf("%s/%d", v.name, n), func(b *testing.B) {
+				benchCompile(b, whileModule(b, n, v.small), n, Options{Threads: 1, NoOptimize: v.noOpt})
+			})
+		}
 	}
+}
+
+// benchCompile times compiling m, reporting the time per body of its n.
+func benchCompile(b *testing.B, m *hlo.Module, n int, opts Options) {
+	for b.Loop() {
+		if _, err := Compile(m, opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/body")
 }
 
 // BenchmarkCompileCorpus compiles the benchmark models of ../shared/bench.
