@@ -193,6 +193,15 @@ func (x *Executable) place(comp *hlo.Computation, lowered map[*hlo.Instruction]s
 // being compiled calls, once for the whole module, and counts it among
 // that executable's subs (whose peaks count in its own).
 func (c *compiler) called(comp *hlo.Computation) (*Executable, error) {
+	x, err := c.compiled(comp)
+	if err == nil {
+		c.use(x)
+	}
+	return x, err
+}
+
+// compiled compiles comp once for the whole module.
+func (c *compiler) compiled(comp *hlo.Computation) (*Executable, error) {
 	if comp == nil {
 		return nil, fmt.Errorf("missing computation")
 	}
@@ -201,10 +210,14 @@ func (c *compiler) called(comp *hlo.Computation) (*Executable, error) {
 		r.x, r.err = c.compile(comp)
 		c.done[comp] = r
 	}
-	if r.err == nil && !slices.Contains(c.cur.subs, r.x) {
-		c.cur.subs = append(c.cur.subs, r.x)
-	}
 	return r.x, r.err
+}
+
+// use counts sub among the subs of the executable being compiled.
+func (c *compiler) use(sub *Executable) {
+	if !slices.Contains(c.cur.subs, sub) {
+		c.cur.subs = append(c.cur.subs, sub)
+	}
 }
 
 // lowerValue lowers one instruction to its step and says what buffer

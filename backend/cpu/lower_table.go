@@ -80,6 +80,7 @@ var loweringDecls = []loweringDecl{
 	{lowering{"rng", makes(lowerRandom)}, opcodes(hlo.OpRng)},
 	{lowering{"rng-get-and-update-state", makes(lowerRandom)}, opcodes(hlo.OpRngGetAndUpdateState)},
 	{lowering{"topk", makes(lowerTopK)}, opcodes(hlo.OpTopK)},
+	{lowering{"async-start", lowerAsyncStartKernel}, opcodes(hlo.OpAsyncStart)},
 	{lowering{"single-device", lowerSingleDeviceKernel}, singleDeviceOpcodes},
 	{lowering{"scatter-lanes", returns(lowerScatterLanes)}, opcodes(hlo.OpScatter)},
 	{lowering{"reduce-window-lanes", returns(lowerReduceWindowLanes)}, opcodes(hlo.OpReduceWindow)},
@@ -93,12 +94,13 @@ var movementOpcodes = opcodes(hlo.OpCopy, hlo.OpReshape, hlo.OpBitcast, hlo.OpBr
 	hlo.OpSlice, hlo.OpConcatenate, hlo.OpPad, hlo.OpIota, hlo.OpDynamicSlice, hlo.OpDynamicUpdateSlice,
 	hlo.OpSelect, hlo.OpConvert)
 
-// singleDeviceOpcodes are lowerSingleDevice's opcodes.
+// singleDeviceOpcodes are lowerSingleDevice's opcodes but async-start,
+// whose computation the compiler compiles (lowerAsyncStartKernel).
 var singleDeviceOpcodes = opcodes(hlo.OpAllReduce, hlo.OpAllReduceStart, hlo.OpAllGather, hlo.OpReduceScatter,
 	hlo.OpAllToAll, hlo.OpCollectiveBroadcast, hlo.OpAllGatherStart, hlo.OpCollectivePermute,
 	hlo.OpCollectivePermuteStart, hlo.OpAllGatherDone, hlo.OpCollectivePermuteDone, hlo.OpAllReduceDone,
 	hlo.OpOptimizationBarrier, hlo.OpDomain, hlo.OpAddDependency, hlo.OpAsyncUpdate, hlo.OpCopy,
-	hlo.OpAsyncDone, hlo.OpCopyDone, hlo.OpCopyStart, hlo.OpAsyncStart, hlo.OpAfterAll, hlo.OpReplicaID,
+	hlo.OpAsyncDone, hlo.OpCopyDone, hlo.OpCopyStart, hlo.OpAfterAll, hlo.OpReplicaID,
 	hlo.OpPartitionID, hlo.OpGetDimensionSize, hlo.OpSetDimensionSize, hlo.OpDynamicReshape, hlo.OpCustomCall)
 
 // elementwiseOpcodes are lowerElementwise's: the op table's elementwise ones.
@@ -359,4 +361,31 @@ func lowerEvaluator(_ *compiler, in *hlo.Instruction) (lowered, bool) {
 	return lowered{k: func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		return ev.Instruction(in, ops)
 	}, inPlace: all}, true
+}
+
+// lowerAsyncStartKernel compiles the wrapped computation with the
+// module's compiler, run at once as the evaluator does: ((operands),
+// result, contexts...). A computation that would leave anything to the
+// evaluator is declined whole, so what it leaves is reported (as this
+// async-start) and not as well as its own instructions.
+func lowerAsyncStartKernel(c *compiler, in *hlo.Instruction) (lowered, bool) {
+	comp := in.Computation("calls")
+	if comp == nil || !in.Shape.IsTuple() || len(in.Shape.Tuple) < 2 {
+		return lowered{}, false
+	}
+	n := len(c.fallbacks)
+	sub, err := c.compiled(comp)
+	if err != nil || len(sub.Fallbacks) > 0 {
+		c.fallbacks = c.fallbacks[:n]
+		return lowered{}, false
+	}
+	c.use(sub)
+	contexts := in.Shape.Tuple[2:]
+	return lowered{k: func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+		r, err := sub.runSub(ev, ops...)
+		if err != nil {
+			return nil, fmt.Errorf("async computation %s: %w", comp.Name, err)
+		}
+		return withContexts(contexts, hlo.MakeTupleLiteral(ops...), r), nil
+	}}, true
 }
