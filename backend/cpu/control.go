@@ -1,27 +1,26 @@
 package cpu
 
 import (
-	"context"
 	"fmt"
-	"slices"
 
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
 
 // Control flow: the computations a while, conditional or call runs are
-// compiled like an entry computation (fused, lowered, scheduled, with an
-// arena of their own), and the instruction's kernel drives them. A while
+// compiled like the entry computation, by the same compiler (lowered,
+// scheduled, with an arena of their own; the module's fusion passes
+// fused them already), and the instruction's kernel drives them. A while
 // loop recycles each iteration's state into its body's output pool once
 // the next iteration has read it, so a loop allocates nothing after its
 // first iterations.
 
 // lowerControl compiles the computations in calls and returns its kernel.
-func (x *Executable) lowerControl(in *hlo.Instruction) (kernel, bool) {
+func (c *compiler) lowerControl(in *hlo.Instruction) (kernel, bool) {
 	switch in.Opcode {
 	case hlo.OpWhile:
-		cond, err1 := x.sub(in.Computation("condition"))
-		body, err2 := x.sub(in.Computation("body"))
+		cond, err1 := c.called(in.Computation("condition"))
+		body, err2 := c.called(in.Computation("body"))
 		if err1 != nil || err2 != nil {
 			return nil, false
 		}
@@ -29,61 +28,17 @@ func (x *Executable) lowerControl(in *hlo.Instruction) (kernel, bool) {
 			return runWhile(ev, cond, body, ops[0])
 		}, true
 	case hlo.OpCall:
-		c, err := x.sub(in.Computation("to_apply"))
+		sub, err := c.called(in.Computation("to_apply"))
 		if err != nil {
 			return nil, false
 		}
 		return func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
-			return c.runSub(ev, ops...)
+			return sub.runSub(ev, ops...)
 		}, true
 	case hlo.OpConditional:
-		return x.lowerConditional(in)
+		return c.lowerConditional(in)
 	}
 	return nil, false
-}
-
-// sub compiles a called computation as the entry of a module of its own
-// (already optimized; compiling it fuses and lowers it), once for the
-// whole compilation (see subCompiler).
-func (x *Executable) sub(c *hlo.Computation) (*Executable, error) {
-	return x.subWith(c, Options{})
-}
-
-// subWith is sub with the extra options in o (noFusion).
-func (x *Executable) subWith(c *hlo.Computation, o Options) (*Executable, error) {
-	if c == nil {
-		return nil, fmt.Errorf("missing computation")
-	}
-	sc := x.shared
-	if sc == nil { // (only Compile lowers: never, but cheap to allow)
-		sc = newSubCompiler(context.Background())
-	}
-	key := subKey{sc.originOf(c), o.noFusion}
-	r, done := sc.done[key]
-	if !done {
-		r = x.compileSub(sc, c, o)
-		sc.done[key] = r
-		if r.err == nil { // its own, once: a shared callee's are listed where it was compiled
-			x.Fallbacks = append(x.Fallbacks, r.x.Fallbacks...)
-		}
-	}
-	if r.err == nil && !slices.Contains(x.subs, r.x) {
-		x.subs = append(x.subs, r.x)
-	}
-	return r.x, r.err
-}
-
-// compileSub compiles c, a computation of x's module, on its own.
-func (x *Executable) compileSub(sc *subCompiler, c *hlo.Computation, o Options) subResult {
-	m, err := sc.moduleOf(x.module, c)
-	if err != nil {
-		return subResult{err: err}
-	}
-	// The module's fusion passes fused c already, if it is a computation
-	// the backend compiles as a program (sequentialComputations).
-	sub, err := Compile(m, Options{Threads: x.threads, NoOptimize: true, Poison: x.poison, NoOutputFusion: x.noOutputFusion,
-		Context: sc.ctx, noFusion: true, shared: sc})
-	return subResult{sub, err}
 }
 
 // runWhile runs a loop under the calling execution's stop flag (ev's),
@@ -117,7 +72,7 @@ func runWhile(ev *eval.Evaluator, cond, body *Executable, state *hlo.Literal) (*
 
 // lowerConditional: a pred picks the true or false computation, an index
 // a branch (out-of-range indices the last one, as the evaluator does).
-func (x *Executable) lowerConditional(in *hlo.Instruction) (kernel, bool) {
+func (c *compiler) lowerConditional(in *hlo.Instruction) (kernel, bool) {
 	var comps []*hlo.Computation
 	pred := in.Operands[0].Shape.DType == hlo.Pred
 	if pred {
@@ -130,8 +85,8 @@ func (x *Executable) lowerConditional(in *hlo.Instruction) (kernel, bool) {
 		return nil, false
 	}
 	branches := make([]*Executable, len(comps))
-	for i, c := range comps {
-		b, err := x.sub(c)
+	for i, comp := range comps {
+		b, err := c.called(comp)
 		if err != nil {
 			return nil, false
 		}
@@ -157,15 +112,15 @@ func (x *Executable) lowerConditional(in *hlo.Instruction) (kernel, bool) {
 // by another compiler's pipeline: XLA's GPU fusions hold dots, concats
 // and integer ops our tile programs do not) as a call of its fused
 // computation, each instruction of which gets its own kernel.
-func (x *Executable) fusionBody(in *hlo.Instruction) (kernel, bool) {
+func (c *compiler) fusionBody(in *hlo.Instruction) (kernel, bool) {
 	if in.Opcode != hlo.OpFusion {
 		return nil, false
 	}
-	c, err := x.subWith(in.Computation("calls"), Options{noFusion: true})
+	body, err := c.called(in.Computation("calls"))
 	if err != nil {
 		return nil, false
 	}
 	return func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
-		return c.runSub(ev, ops...)
+		return body.runSub(ev, ops...)
 	}, true
 }

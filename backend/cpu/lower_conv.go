@@ -23,18 +23,18 @@ import (
 //     kernel cannot write: it goes through a scratch buffer and a copy.
 //
 // Window reversal and batch groups go to the generic kernel.
-func (x *Executable) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
-	if k, ok := x.lowerConvNCHW(in); ok {
+func (c *compiler) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
+	if k, ok := c.lowerConvNCHW(in); ok {
 		return k, true
 	}
-	if k, ok := x.lowerConvDepthwiseNCHW(in); ok {
+	if k, ok := c.lowerConvDepthwiseNCHW(in); ok {
 		return k, true
 	}
 	p, relayIn, relayOut, ok := planConv(in)
 	if !ok {
 		return nil, false
 	}
-	threads := x.threads
+	threads := c.threads
 	cw := constantWeights(in.Operands[1])
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
 		src, w, cache, release := convOperands(ops[0], ops[1], relayIn, cw, threads)

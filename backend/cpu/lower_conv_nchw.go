@@ -17,20 +17,20 @@ import (
 // head's 24) as N, the pixels as M. Input dilation (ConvTranspose, at
 // stride 1) runs phase by phase without the holes. Depthwise
 // convolutions keep their own kernel.
-func (x *Executable) lowerConvNCHW(in *hlo.Instruction) (kernelFunc, bool) {
-	return x.convNCHW(in, in.Operands[1], []int{0, 1}, nil)
+func (c *compiler) lowerConvNCHW(in *hlo.Instruction) (kernelFunc, bool) {
+	return c.convNCHW(in, in.Operands[1], []int{0, 1}, nil)
 }
 
 // convNCHW runs channels-first convolution d, its image and kernel
 // operands ops of the kernel function's, kernel the kernel's
 // instruction; e (nil: none) finishes the output's [channels, pixels]
 // rows as they are final (lower_epilogue.go).
-func (x *Executable) convNCHW(d, kernel *hlo.Instruction, ops []int, e *tile.Epilogue) (kernelFunc, bool) {
+func (c *compiler) convNCHW(d, kernel *hlo.Instruction, ops []int, e *tile.Epilogue) (kernelFunc, bool) {
 	p, kr, ok := planConvNCHW(d)
 	if !ok {
 		return nil, false
 	}
-	threads := x.threads
+	threads := c.threads
 	cw := constantWeights(kernel)
 	return func(out *hlo.Literal, args []*hlo.Literal) error {
 		src, releaseIn := tile.AsF32(args[ops[0]], threads)
@@ -154,8 +154,8 @@ func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
 // image into a channels-first result strip by strip
 // (kernels.ConvDepthwiseNCHWF32), its kernel copied channels-minor
 // (once, for a constant).
-func (x *Executable) lowerConvDepthwiseNCHW(in *hlo.Instruction) (kernelFunc, bool) {
-	return x.convDepthwiseNCHW(in, in.Operands[1], []int{0, 1}, nil)
+func (c *compiler) lowerConvDepthwiseNCHW(in *hlo.Instruction) (kernelFunc, bool) {
+	return c.convDepthwiseNCHW(in, in.Operands[1], []int{0, 1}, nil)
 }
 
 // planConvDepthwiseNCHW describes a depthwise convolution of a
@@ -180,12 +180,12 @@ func planConvDepthwiseNCHW(in *hlo.Instruction) (*kernels.Conv, *relayout, bool)
 }
 
 // convDepthwiseNCHW is convNCHW for a depthwise convolution.
-func (x *Executable) convDepthwiseNCHW(d, kernel *hlo.Instruction, ops []int, e *tile.Epilogue) (kernelFunc, bool) {
+func (c *compiler) convDepthwiseNCHW(d, kernel *hlo.Instruction, ops []int, e *tile.Epilogue) (kernelFunc, bool) {
 	q, kr, ok := planConvDepthwiseNCHW(d)
 	if !ok {
 		return nil, false
 	}
-	threads := x.threads
+	threads := c.threads
 	cw := constantWeights(kernel)
 	return func(out *hlo.Literal, args []*hlo.Literal) error {
 		src, releaseIn := tile.AsF32(args[ops[0]], threads)

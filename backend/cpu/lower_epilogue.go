@@ -16,7 +16,7 @@ import (
 // it when it made the fusion.
 
 // lowerOutputFusion lowers a kOutput fusion, naming the lowering.
-func (x *Executable) lowerOutputFusion(in *hlo.Instruction) (kernelFunc, string, error) {
+func (c *compiler) lowerOutputFusion(in *hlo.Instruction) (kernelFunc, string, error) {
 	fc := in.Computation("calls")
 	if fc == nil || fc.Root == nil {
 		return nil, "", fmt.Errorf("fusion %s has no fused computation", in.Name)
@@ -41,20 +41,20 @@ func (x *Executable) lowerOutputFusion(in *hlo.Instruction) (kernelFunc, string,
 	}
 	if d.Opcode == hlo.OpDot {
 		g, _ := planDot(d)
-		return x.gemmEpilogue(g, ops, e), "gemm+epilogue", nil
+		return c.gemmEpilogue(g, ops, e), "gemm+epilogue", nil
 	}
-	if k, ok := x.convNCHW(d, in.Operands[ops[1]], ops, e); ok {
+	if k, ok := c.convNCHW(d, in.Operands[ops[1]], ops, e); ok {
 		return k, "conv_nchw+epilogue", nil
 	}
-	if k, ok := x.convDepthwiseNCHW(d, in.Operands[ops[1]], ops, e); ok {
+	if k, ok := c.convDepthwiseNCHW(d, in.Operands[ops[1]], ops, e); ok {
 		return k, "conv_dw_nchw+epilogue", nil
 	}
 	p, relayIn, _, _ := planConv(d)
-	return x.convEpilogue(p, relayIn, ops, e, constantWeights(in.Operands[ops[1]])), "conv+epilogue", nil
+	return c.convEpilogue(p, relayIn, ops, e, constantWeights(in.Operands[ops[1]])), "conv+epilogue", nil
 }
 
 // gemmEpilogue runs a (batched) product finished by e.
-func (x *Executable) gemmEpilogue(g gemmPlan, ops []int, e *tile.Epilogue) kernelFunc {
+func (x *compiler) gemmEpilogue(g gemmPlan, ops []int, e *tile.Epilogue) kernelFunc {
 	return func(out *hlo.Literal, args []*hlo.Literal) error {
 		c := out.Data().([]float32)
 		epi, err := e.Bind(args, c, g.n)
@@ -90,8 +90,8 @@ func shiftRows(epi kernels.Epilogue, r0 int) kernels.Epilogue {
 
 // convEpilogue runs a convolution with a channels-last output (the
 // matrix [pixels, channels]) finished by e.
-func (x *Executable) convEpilogue(p *kernels.Conv, relayIn *relayout, ops []int, e *tile.Epilogue, cw *constWeights) kernelFunc {
-	threads := x.threads
+func (c *compiler) convEpilogue(p *kernels.Conv, relayIn *relayout, ops []int, e *tile.Epilogue, cw *constWeights) kernelFunc {
+	threads := c.threads
 	return func(out *hlo.Literal, args []*hlo.Literal) error {
 		c := out.Data().([]float32)
 		src, w, cache, release := convOperands(args[ops[0]], args[ops[1]], relayIn, cw, threads)

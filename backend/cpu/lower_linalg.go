@@ -116,7 +116,7 @@ func collapse(dims []int64, strides []int, ds []int64) (size, stride int, ok boo
 }
 
 // lowerDot runs a dot planDot accepts on the batched GEMM.
-func (x *Executable) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
+func (x *compiler) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
 	g, ok := planDot(in)
 	if !ok {
 		return nil, false

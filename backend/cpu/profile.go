@@ -17,7 +17,8 @@ import (
 // Profiling: with Options.Profile, every thunk runs under a pprof label
 // naming its HLO instruction (so `go tool pprof -tagfocus` attributes
 // samples to instructions) and its time is added to a per-instruction
-// table that `axle run --profile` prints.
+// table that `axle run --profile` prints. The table is the module's:
+// the bodies its control flow runs add to it too.
 
 // KernelTime is one instruction's accumulated execution time.
 type KernelTime struct {
@@ -28,11 +29,11 @@ type KernelTime struct {
 
 type profile struct {
 	mu    sync.Mutex
-	times map[string]*KernelTime
+	times map[*hlo.Instruction]*KernelTime // by instruction: names may repeat across computations
 }
 
-// profiled wraps t to label and time it.
-func (x *Executable) profiled(in *hlo.Instruction, how string, k kernel) kernel {
+// wrap wraps k to label and time it.
+func (p *profile) wrap(in *hlo.Instruction, how string, k kernel) kernel {
 	if k == nil {
 		return nil
 	}
@@ -44,7 +45,7 @@ func (x *Executable) profiled(in *hlo.Instruction, how string, k kernel) kernel 
 			defer kernels.LabelTasks(context.Background())
 			out, err = k(ev, dst, ops)
 		})
-		x.prof.add(in, how, time.Since(start))
+		p.add(in, how, time.Since(start))
 		return out, err
 	}
 }
@@ -52,10 +53,10 @@ func (x *Executable) profiled(in *hlo.Instruction, how string, k kernel) kernel 
 func (p *profile) add(in *hlo.Instruction, how string, d time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	k := p.times[in.Name]
+	k := p.times[in]
 	if k == nil {
 		k = &KernelTime{Instruction: in.Name, Opcode: in.Opcode.String(), Lowering: how}
-		p.times[in.Name] = k
+		p.times[in] = k
 	}
 	k.Calls++
 	k.Total += d
@@ -64,6 +65,9 @@ func (p *profile) add(in *hlo.Instruction, how string, d time.Duration) {
 // Profile returns the per-instruction times so far, slowest first (empty
 // unless compiled with Options.Profile).
 func (x *Executable) Profile() []KernelTime {
+	if x.prof == nil {
+		return nil
+	}
 	x.prof.mu.Lock()
 	defer x.prof.mu.Unlock()
 	var out []KernelTime

@@ -98,7 +98,7 @@ func TestPanicInBodyContained(t *testing.T) {
 	m, x := compileText(t, controlFlow, Options{NoOptimize: true})
 	var name string
 	for _, s := range x.subs {
-		if strings.HasPrefix(s.module.Name, "loops.body") {
+		if s.entry.Name == "body" {
 			name = s.steps[s.root].in.Name
 		}
 	}
