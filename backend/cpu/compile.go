@@ -34,10 +34,6 @@ type Options struct {
 	// the compiler's stages: once it is done, Compile returns an error
 	// wrapping its Err.
 	Context context.Context
-	// noFusion leaves fuse nothing to do. Nothing sets it since called
-	// computations are compiled with their module (compiler.called)
-	// rather than as modules of their own; fuse still reads it.
-	noFusion bool
 }
 
 // kernel computes one instruction. out is the instruction's assigned

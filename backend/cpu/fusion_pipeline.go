@@ -70,12 +70,8 @@ var fusionOrders = []pass.Order{
 }
 
 // fuse runs the fusion passes over the computations the backend compiles
-// as sequences of kernels (none with opts.noFusion) and verifies the
-// result. The pipeline stops once opts.Context is done.
+// as sequences of kernels and verifies the result. The pipeline stops once opts.Context is done.
 func fuse(mod *hlo.Module, opts Options) error {
-	if opts.noFusion {
-		return nil
-	}
 	if _, err := FusionPipeline(opts).RunWith(mod, pass.Options{Observers: contextObserver(opts.Context)}); err != nil {
 		return fmt.Errorf("cpu: %w", err)
 	}
@@ -118,8 +114,9 @@ func (s *fusionState) pass(name string, step func(*hlo.Module, *hlo.Computation)
 }
 
 // sequentialComputations lists the computations the backend compiles as
-// sequences of kernels: the entry, and what while loops, conditionals and
-// calls run, at any depth (XLA's sequential call context). A computation
+// sequences of kernels: the entry, and what while loops, conditionals,
+// calls and async-starts run, at any depth (XLA's sequential call
+// context). A computation
 // also applied elementwise somewhere (a reducer, a comparator, a fusion's
 // body: the embedded context) is left out: fusing it would change what
 // those callers apply, so it runs instruction by instruction.
@@ -158,5 +155,5 @@ func sequentialComputations(m *hlo.Module) []*hlo.Computation {
 // runsAsProgram: the opcodes whose called computations run as programs of
 // their own rather than being applied to elements.
 func runsAsProgram(op hlo.Opcode) bool {
-	return op == hlo.OpWhile || op == hlo.OpCall || op == hlo.OpConditional
+	return op == hlo.OpWhile || op == hlo.OpCall || op == hlo.OpConditional || op == hlo.OpAsyncStart
 }

@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
@@ -59,9 +58,6 @@ func lowerSingleDevice(in *hlo.Instruction, threads int) (kernel, string, bool) 
 	case hlo.OpCopyStart:
 		k, ok := lowerCopyStart(in)
 		return k, "copy-start", ok
-	case hlo.OpAsyncStart:
-		k, ok := lowerAsyncStart(in, threads)
-		return k, "async-start", ok
 	case hlo.OpAfterAll:
 		tok := hlo.NewLiteral(hlo.TokenShape()) // holds nothing: shared by every execution
 		return func(*eval.Evaluator, *hlo.Literal, []*hlo.Literal) (*hlo.Literal, error) { return tok, nil },
@@ -329,45 +325,6 @@ func lowerCopyStart(in *hlo.Instruction) (kernel, bool) {
 	return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		return withContexts(contexts, ops[0], ops[0]), nil
 	}, true
-}
-
-// lowerAsyncStart compiles the wrapped computation, run at once as the
-// evaluator does: ((operands), result, contexts...). A computation that
-// would leave anything to the evaluator is declined whole, so what it
-// leaves is reported (as this async-start).
-func lowerAsyncStart(in *hlo.Instruction, threads int) (kernel, bool) {
-	c := in.Computation("calls")
-	if c == nil || !in.Shape.IsTuple() || len(in.Shape.Tuple) < 2 || in.Parent == nil || in.Parent.Parent == nil {
-		return nil, false
-	}
-	sub, err := compileCalled(in.Parent.Parent, c, threads)
-	if err != nil || sub.interp || len(sub.Fallbacks) > 0 {
-		return nil, false
-	}
-	contexts := in.Shape.Tuple[2:]
-	return func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
-		r, err := sub.runSub(ev, ops...)
-		if err != nil {
-			return nil, fmt.Errorf("async computation %s: %w", c.Name, err)
-		}
-		return withContexts(contexts, hlo.MakeTupleLiteral(ops...), r), nil
-	}, true
-}
-
-// compileCalled compiles c as the entry of a copy of its (already
-// optimized) module, as control flow's bodies are.
-func compileCalled(m *hlo.Module, c *hlo.Computation, threads int) (*Executable, error) {
-	mc := m.Clone()
-	mc.Name, mc.Entry, mc.EntryLayout = m.Name+"."+c.Name, nil, nil
-	for _, k := range mc.Computations {
-		if k.Name == c.Name {
-			mc.Entry = k
-		}
-	}
-	if mc.Entry == nil {
-		return nil, errors.New("called computation not in its module")
-	}
-	return Compile(mc, Options{Threads: threads, NoOptimize: true})
 }
 
 // lowerDeviceID writes the evaluator's replica or partition id (what the
