@@ -32,13 +32,10 @@ func floatKernel[T float32 | float64](in *hlo.Instruction, threads int) (kernelF
 }
 
 func floatBinaryLoop[T float32 | float64](op hlo.Opcode) func(dst, a, b []T) {
+	if loop := arithLoop[T](op); loop != nil {
+		return loop
+	}
 	switch op {
-	case hlo.OpAdd:
-		return addLoop[T]
-	case hlo.OpSubtract:
-		return subLoop[T]
-	case hlo.OpMultiply:
-		return mulLoop[T]
 	case hlo.OpDivide:
 		return divFloats[T]
 	case hlo.OpMaximum:

@@ -8,15 +8,8 @@ import (
 	"github.com/axle-ml/axle/hlo"
 )
 
-func rowMajor(dims []int64) []int {
-	st := make([]int, len(dims))
-	n := 1
-	for i := len(dims) - 1; i >= 0; i-- {
-		st[i] = n
-		n *= int(dims[i])
-	}
-	return st
-}
+// rowMajor is tile.RowMajor, the strides of a row-major array of dims.
+func rowMajor(dims []int64) []int { return tile.RowMajor(dims) }
 
 // gemmPlan is a dot as the batched GEMM sees it: batch products of
 // m×k by k×n, the operands read through strides (Data unset). The batch

@@ -71,14 +71,10 @@ func lowerRngBitGenerator(in *hlo.Instruction, threads int) (kernel, bool) {
 	if !ok {
 		return nil, false
 	}
-	return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
-		if out == nil || len(out.Elements()) != 2 {
-			out = newTuple(in.Shape)
-		}
-		e := out.Elements()
-		p.run(e[0], e[1], ops[0])
-		return out, nil
-	}, true
+	return pairKernel(in.Shape, func(a, b, x *hlo.Literal) error {
+		p.run(a, b, x)
+		return nil
+	}), true
 }
 
 // planBitGen checks what the evaluator accepts (a 64-bit state vector of

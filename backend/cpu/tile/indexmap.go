@@ -59,7 +59,7 @@ func mapOf(x *hlo.Instruction) (param int, m affineMap, ok bool) {
 // the chain is in a fusion).
 func mapOfFrom(x *hlo.Instruction, anyLeaf bool) (param int, m affineMap, ok bool) {
 	if x.Opcode == hlo.OpParameter || anyLeaf && !IndexOp(x) {
-		return int(x.ParamNumber), affineMap{dims: hlo.Ints(x.Shape.Dims), strides: rowMajor(x.Shape.Dims)}, true
+		return int(x.ParamNumber), affineMap{dims: hlo.Ints(x.Shape.Dims), strides: RowMajor(x.Shape.Dims)}, true
 	}
 	if !IndexOp(x) {
 		return 0, m, false
@@ -98,7 +98,7 @@ func mapOfFrom(x *hlo.Instruction, anyLeaf bool) (param int, m affineMap, ok boo
 		if !contiguous(o) {
 			return 0, m, false
 		}
-		m.strides = rowMajor(x.Shape.Dims)
+		m.strides = RowMajor(x.Shape.Dims)
 	}
 	return param, m, true
 }

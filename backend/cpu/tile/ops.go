@@ -209,8 +209,8 @@ func nanMin(a, b float32) float32 {
 	return a
 }
 
-// rowMajor is the strides of a row-major array of dims.
-func rowMajor(dims []int64) []int {
+// RowMajor is the strides of a row-major array of dims.
+func RowMajor(dims []int64) []int {
 	st := make([]int, len(dims))
 	n := 1
 	for i := len(dims) - 1; i >= 0; i-- {
