@@ -307,16 +307,22 @@ func sortRows[K int64 | uint64 | float64](pl *sortPlan, outs, ops []*hlo.Literal
 		perm := make([]int, pl.n)
 		cmp := orderFunc(keys, pl.ord)
 		for r := lo; r < hi; r++ {
-			base := r/pl.inner*pl.n*pl.inner + r%pl.inner
-			for i := range perm {
-				perm[i] = base + i*pl.inner
-			}
-			slices.SortStableFunc(perm, cmp)
-			for k, m := range pl.moves {
-				m(outs[k], ops[k], perm, base)
-			}
+			pl.sortRow(outs, ops, perm, r, cmp)
 		}
 	})
+}
+
+// sortRow stable-sorts row r of the operands by cmp, its positions in
+// perm, and moves each operand's row into its output in that order.
+func (pl *sortPlan) sortRow(outs, ops []*hlo.Literal, perm []int, r int, cmp func(a, b int) int) {
+	base := r/pl.inner*pl.n*pl.inner + r%pl.inner
+	for i := range perm {
+		perm[i] = base + i*pl.inner
+	}
+	slices.SortStableFunc(perm, cmp)
+	for k, m := range pl.moves {
+		m(outs[k], ops[k], perm, base)
+	}
 }
 
 // orderFunc is the evaluator's three-way function: -1 if less(a, b), 1
