@@ -32,9 +32,6 @@ func floatKernel[T float32 | float64](in *hlo.Instruction, threads int) (kernelF
 }
 
 func floatBinaryLoop[T float32 | float64](op hlo.Opcode) func(dst, a, b []T) {
-	if loop := arithLoop[T](op); loop != nil {
-		return loop
-	}
 	switch op {
 	case hlo.OpDivide:
 		return divFloats[T]
@@ -49,7 +46,7 @@ func floatBinaryLoop[T float32 | float64](op hlo.Opcode) func(dst, a, b []T) {
 	case hlo.OpAtan2:
 		return atan2Floats[T]
 	}
-	return nil
+	return arithLoop[T](op)
 }
 
 func divFloats[T float32 | float64](dst, a, b []T) {
