@@ -20,6 +20,26 @@ type word interface {
 	uint8 | uint16 | uint32 | uint64 | [2]uint64
 }
 
+// byWidth applies to p the instantiation, among a generic maker's k1,
+// k2, k4, k8 and k16 over the words of 1 to 16 bytes, for elements w
+// bytes wide; false for another width.
+func byWidth[P, K any](w int, p P, k1, k2, k4, k8, k16 func(P) K) (K, bool) {
+	switch w {
+	case 1:
+		return k1(p), true
+	case 2:
+		return k2(p), true
+	case 4:
+		return k4(p), true
+	case 8:
+		return k8(p), true
+	case 16:
+		return k16(p), true
+	}
+	var none K
+	return none, false
+}
+
 // wordsOf views an array literal's storage as elements of width W.
 func wordsOf[W word](l *hlo.Literal) []W {
 	b := bytesOf(l)
@@ -255,19 +275,8 @@ func (p *program) compile(t hlo.DType) (kernelFunc, bool) {
 		}
 	}
 	p.boxes = keep
-	switch storageWidth(t) {
-	case 1:
-		return runProgram[uint8](p), true
-	case 2:
-		return runProgram[uint16](p), true
-	case 4:
-		return runProgram[uint32](p), true
-	case 8:
-		return runProgram[uint64](p), true
-	case 16:
-		return runProgram[[2]uint64](p), true
-	}
-	return nil, false
+	return byWidth(storageWidth(t), p, runProgram[uint8], runProgram[uint16], runProgram[uint32], runProgram[uint64],
+		runProgram[[2]uint64])
 }
 
 func runProgram[W word](p *program) kernelFunc {

@@ -72,19 +72,8 @@ func lowerScatter(in *hlo.Instruction, _ int) (kernelFunc, bool) {
 	}
 	p.op = op
 	if op == scatterOverwrite {
-		switch storageWidth(t) {
-		case 1:
-			return runScatterCopy[uint8](p), true
-		case 2:
-			return runScatterCopy[uint16](p), true
-		case 4:
-			return runScatterCopy[uint32](p), true
-		case 8:
-			return runScatterCopy[uint64](p), true
-		case 16:
-			return runScatterCopy[[2]uint64](p), true
-		}
-		return nil, false
+		return byWidth(storageWidth(t), p, runScatterCopy[uint8], runScatterCopy[uint16], runScatterCopy[uint32],
+			runScatterCopy[uint64], runScatterCopy[[2]uint64])
 	}
 	switch t {
 	case hlo.S8:

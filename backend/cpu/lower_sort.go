@@ -258,19 +258,9 @@ func totalKeys(l *hlo.Literal, w int) []int64 {
 // sortMove returns the function writing one sorted row of an operand of
 // type t: element i of the row (at base + i*inner) comes from perm[i].
 func sortMove(t hlo.DType, inner int) func(dst, src *hlo.Literal, perm []int, base int) {
-	switch storageWidth(t) {
-	case 1:
-		return moveRow[uint8](inner)
-	case 2:
-		return moveRow[uint16](inner)
-	case 4:
-		return moveRow[uint32](inner)
-	case 8:
-		return moveRow[uint64](inner)
-	case 16:
-		return moveRow[[2]uint64](inner)
-	}
-	return nil
+	move, _ := byWidth(storageWidth(t), inner, moveRow[uint8], moveRow[uint16], moveRow[uint32], moveRow[uint64],
+		moveRow[[2]uint64])
+	return move
 }
 
 func moveRow[W word](inner int) func(dst, src *hlo.Literal, perm []int, base int) {
