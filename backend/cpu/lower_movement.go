@@ -356,45 +356,36 @@ func plainArray(s hlo.Shape) bool {
 // lowerMovement returns a compiled kernel for a data-movement
 // instruction, or false when it has none.
 func lowerMovement(in *hlo.Instruction, threads int) (kernelFunc, bool) {
-	var p *program
 	switch in.Opcode {
-	case hlo.OpCopy, hlo.OpReshape:
-		p = planCopy(in)
 	case hlo.OpBitcast:
-		if movable(in, 0) && in.Operands[0].Shape.NumElements() == in.Shape.NumElements() &&
-			defaultLayout(in.Shape) && defaultLayout(in.Operands[0].Shape) {
-			p = planCopy(in)
-		} else {
+		if !movable(in, 0) || in.Operands[0].Shape.NumElements() != in.Shape.NumElements() ||
+			!defaultLayout(in.Shape) || !defaultLayout(in.Operands[0].Shape) {
 			return lowerBitcastRelayout(in)
 		}
-	case hlo.OpBroadcast:
-		p = planBroadcast(in)
-	case hlo.OpTranspose:
-		p = planTranspose(in)
-	case hlo.OpReverse:
-		p = planReverse(in)
-	case hlo.OpSlice:
-		p = planSlice(in)
-	case hlo.OpConcatenate:
-		p = planConcat(in)
-	case hlo.OpPad:
-		p = planPad(in)
-	case hlo.OpIota:
-		p = planIota(in)
-	case hlo.OpDynamicSlice:
-		p = planDynamicSlice(in)
-	case hlo.OpDynamicUpdateSlice:
-		p = planDynamicUpdateSlice(in)
 	case hlo.OpSelect:
 		return lowerSelect(in)
 	case hlo.OpConvert:
 		return lowerConvert(in)
 	}
+	plan := movementPlans[in.Opcode]
+	if plan == nil {
+		return nil, false
+	}
+	p := plan(in)
 	if p == nil {
 		return nil, false
 	}
 	p.threads = threads
 	return p.compile(in.Shape.DType)
+}
+
+// movementPlans are the ops whose kernel is a program of box copies,
+// each with its planner (a bitcast that keeps the layout is a copy).
+var movementPlans = map[hlo.Opcode]func(*hlo.Instruction) *program{
+	hlo.OpCopy: planCopy, hlo.OpReshape: planCopy, hlo.OpBitcast: planCopy,
+	hlo.OpBroadcast: planBroadcast, hlo.OpTranspose: planTranspose, hlo.OpReverse: planReverse,
+	hlo.OpSlice: planSlice, hlo.OpConcatenate: planConcat, hlo.OpPad: planPad, hlo.OpIota: planIota,
+	hlo.OpDynamicSlice: planDynamicSlice, hlo.OpDynamicUpdateSlice: planDynamicUpdateSlice,
 }
 
 func planCopy(in *hlo.Instruction) *program {
