@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
@@ -28,6 +29,10 @@ type source func(ev *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error)
 // lowerSingleDevice compiles the collectives and the other ops whose
 // meaning on one device is a copy or a constant.
 func lowerSingleDevice(in *hlo.Instruction, threads int) (kernel, string, bool) {
+	if l, ok := singleDeviceLowerings[in.Opcode]; ok {
+		k, ok := l.lower(in, threads)
+		return k, cmp.Or(l.name, in.Opcode.String()), ok
+	}
 	switch in.Opcode {
 	case hlo.OpAllReduce, hlo.OpAllReduceStart, hlo.OpAllGather, hlo.OpReduceScatter,
 		hlo.OpAllToAll, hlo.OpCollectiveBroadcast:
@@ -35,12 +40,6 @@ func lowerSingleDevice(in *hlo.Instruction, threads int) (kernel, string, bool) 
 			return nil, "", false
 		}
 		return deliver(in, threads, operandsAs(in.Shape)), "collective", copyable(in, 0)
-	case hlo.OpAllGatherStart:
-		k, ok := lowerAllGatherStart(in)
-		return k, "collective", ok
-	case hlo.OpCollectivePermute, hlo.OpCollectivePermuteStart:
-		k, ok := lowerCollectivePermute(in, threads)
-		return k, "collective", ok
 	case hlo.OpAllGatherDone, hlo.OpCollectivePermuteDone:
 		return deliver(in, threads, elementValue(in, 1, 2)), "collective", elementCopyable(in, 1)
 	case hlo.OpAllReduceDone:
@@ -55,31 +54,33 @@ func lowerSingleDevice(in *hlo.Instruction, threads int) (kernel, string, bool) 
 		return deliver(in, threads, elementValue(in, 1, 2)), "async-done", elementCopyable(in, 1)
 	case hlo.OpCopyDone:
 		return deliver(in, threads, elementValue(in, 0, 1)), "copy-done", elementCopyable(in, 0)
-	case hlo.OpCopyStart:
-		k, ok := lowerCopyStart(in)
-		return k, "copy-start", ok
 	case hlo.OpAfterAll:
 		tok := hlo.NewLiteral(hlo.TokenShape()) // holds nothing: shared by every execution
 		return func(*eval.Evaluator, *hlo.Literal, []*hlo.Literal) (*hlo.Literal, error) { return tok, nil },
 			"after-all", in.Shape.IsToken()
-	case hlo.OpReplicaID, hlo.OpPartitionID:
-		k, ok := lowerDeviceID(in)
-		return k, in.Opcode.String(), ok
-	case hlo.OpGetDimensionSize:
-		k, ok := lowerGetDimensionSize(in)
-		return k, "get-dimension-size", ok
-	case hlo.OpSetDimensionSize:
-		k, ok := lowerSetDimensionSize(in, threads)
-		return k, "set-dimension-size", ok
-	case hlo.OpDynamicReshape:
-		k, ok := lowerDynamicReshape(in, threads)
-		return k, "dynamic-reshape", ok
 	case hlo.OpCustomCall:
 		return lowerCustomCall(in, threads)
 	}
 	// rng-get-and-update-state advances a counter kept in the evaluator's
 	// unexported state; only the evaluator can advance it.
 	return nil, "", false
+}
+
+// singleDeviceLowerings are the single-device ops lowered by a function
+// of their own, each with its kernel's name (none: the opcode's).
+var singleDeviceLowerings = map[hlo.Opcode]struct {
+	name  string
+	lower func(in *hlo.Instruction, threads int) (kernel, bool)
+}{
+	hlo.OpAllGatherStart:         {"collective", lowerAllGatherStart},
+	hlo.OpCollectivePermute:      {"collective", lowerCollectivePermute},
+	hlo.OpCollectivePermuteStart: {"collective", lowerCollectivePermute},
+	hlo.OpCopyStart:              {"", lowerCopyStart},
+	hlo.OpReplicaID:              {"", lowerDeviceID},
+	hlo.OpPartitionID:            {"", lowerDeviceID},
+	hlo.OpGetDimensionSize:       {"", lowerGetDimensionSize},
+	hlo.OpSetDimensionSize:       {"", lowerSetDimensionSize},
+	hlo.OpDynamicReshape:         {"", lowerDynamicReshape},
 }
 
 // soleParticipant says whether each leaf of result has its operand's
@@ -216,7 +217,7 @@ func splitBytes(n, elems, threads int, f func(lo, hi int)) {
 
 // lowerAllGatherStart: (operands, gathered results), where with one
 // operand both are that operand.
-func lowerAllGatherStart(in *hlo.Instruction) (kernel, bool) {
+func lowerAllGatherStart(in *hlo.Instruction, _ int) (kernel, bool) {
 	if !in.Shape.IsTuple() || len(in.Shape.Tuple) != 2 || !soleParticipant(in, in.Shape.Tuple[1]) {
 		return nil, false
 	}
@@ -317,7 +318,7 @@ func withContexts(contexts []hlo.Shape, elems ...*hlo.Literal) *hlo.Literal {
 
 // lowerCopyStart: the copy is done at once, so destination and source
 // both hold the operand.
-func lowerCopyStart(in *hlo.Instruction) (kernel, bool) {
+func lowerCopyStart(in *hlo.Instruction, _ int) (kernel, bool) {
 	if !in.Shape.IsTuple() || len(in.Shape.Tuple) < 2 || len(in.Operands) != 1 {
 		return nil, false
 	}
@@ -329,7 +330,7 @@ func lowerCopyStart(in *hlo.Instruction) (kernel, bool) {
 
 // lowerDeviceID writes the evaluator's replica or partition id (what the
 // evaluator returns for it) into element 0, zeros elsewhere.
-func lowerDeviceID(in *hlo.Instruction) (kernel, bool) {
+func lowerDeviceID(in *hlo.Instruction, _ int) (kernel, bool) {
 	if arrayBytes(in.Shape) <= 0 {
 		return nil, false
 	}

@@ -137,7 +137,7 @@ func oneDim(in *hlo.Instruction) (int, bool) {
 
 // lowerGetDimensionSize writes the operand's live size of the dimension
 // (its size, when static).
-func lowerGetDimensionSize(in *hlo.Instruction) (kernel, bool) {
+func lowerGetDimensionSize(in *hlo.Instruction, _ int) (kernel, bool) {
 	d, ok := oneDim(in)
 	if !ok || !in.Shape.IsScalar() || arrayBytes(in.Shape) <= 0 {
 		return nil, false

@@ -85,7 +85,7 @@ func accumLoad[T any](t hlo.DType, load func(*hlo.Literal) []T) func(*hlo.Litera
 }
 
 func planConvGeneric(in *hlo.Instruction, l, r hlo.Shape, threads int) (*convGeneric, bool) {
-	d, w := in.ConvDims(), in.Window()
+	d := in.ConvDims()
 	if d == nil {
 		return nil, false
 	}
@@ -93,18 +93,9 @@ func planConvGeneric(in *hlo.Instruction, l, r hlo.Shape, threads int) (*convGen
 	if len(d.KernelSpatial) != ns || len(d.OutputSpatial) != ns {
 		return nil, false
 	}
-	var wd []hlo.WindowDim
-	if w != nil {
-		wd = w.Dims
-	}
-	if len(wd) != ns {
-		if len(wd) != 0 {
-			return nil, false
-		}
-		wd = make([]hlo.WindowDim, ns)
-		for i := range wd {
-			wd[i] = hlo.WindowDim{Size: r.Dims[d.KernelSpatial[i]], Stride: 1, LhsDilation: 1, RhsDilation: 1}
-		}
+	wd, ok := convWindowDims(in.Window(), d, r)
+	if !ok {
+		return nil, false
 	}
 	fg, _ := in.Int("feature_group_count")
 	bg, _ := in.Int("batch_group_count")
@@ -135,11 +126,45 @@ func planConvGeneric(in *hlo.Instruction, l, r hlo.Shape, threads int) (*convGen
 		cg.empty = true
 		return cg, true
 	}
+	if !cg.inputTables(wd, d, l, lSt, in.Shape) {
+		return nil, false
+	}
+	cg.kernelOffsets(wd, d, rSt, kn)
+	cg.work = n * kn * cg.z
+	return cg, true
+}
+
+// convWindowDims is window w's dimensions, or for no window a unit one
+// over kernel r, or false where they do not match the spatial
+// dimensions of d.
+func convWindowDims(w *hlo.Window, d *hlo.ConvDimNumbers, r hlo.Shape) ([]hlo.WindowDim, bool) {
+	ns := len(d.InputSpatial)
+	var wd []hlo.WindowDim
+	if w != nil {
+		wd = w.Dims
+	}
+	if len(wd) == ns {
+		return wd, true
+	}
+	if len(wd) != 0 {
+		return nil, false
+	}
+	wd = make([]hlo.WindowDim, ns)
+	for i := range wd {
+		wd[i] = hlo.WindowDim{Size: r.Dims[d.KernelSpatial[i]], Stride: 1, LhsDilation: 1, RhsDilation: 1}
+	}
+	return wd, true
+}
+
+// inputTables fills in lTabs, the input offsets of window wd over image
+// l (row-major strides lSt) for out, or reports false for an input
+// dilation below 1.
+func (cg *convGeneric) inputTables(wd []hlo.WindowDim, d *hlo.ConvDimNumbers, l hlo.Shape, lSt []int, out hlo.Shape) bool {
 	for i, x := range wd {
 		if x.LhsDilation < 1 {
-			return nil, false
+			return false
 		}
-		o, k := in.Shape.Dims[d.OutputSpatial[i]], int64(cg.kDims[i])
+		o, k := out.Dims[d.OutputSpatial[i]], int64(cg.kDims[i])
 		tab := make([]int, o*k)
 		for oi := range o {
 			for ki := range k {
@@ -153,7 +178,13 @@ func planConvGeneric(in *hlo.Instruction, l, r hlo.Shape, threads int) (*convGen
 		}
 		cg.lTabs = append(cg.lTabs, tab)
 	}
-	kIdx := make([]int, ns)
+	return true
+}
+
+// kernelOffsets fills in rOffs, the kernel's offset (row-major strides
+// rSt) at each of its kn window positions, reversed where wd says.
+func (cg *convGeneric) kernelOffsets(wd []hlo.WindowDim, d *hlo.ConvDimNumbers, rSt []int, kn int) {
+	kIdx := make([]int, len(wd))
 	for range kn {
 		ro := 0
 		for i, x := range wd {
@@ -166,8 +197,6 @@ func planConvGeneric(in *hlo.Instruction, l, r hlo.Shape, threads int) (*convGen
 		cg.rOffs = append(cg.rOffs, ro)
 		nextWindow(kIdx, cg.kDims)
 	}
-	cg.work = n * kn * cg.z
-	return cg, true
 }
 
 // convKernel runs the loop in T, loading operands with load, multiplying

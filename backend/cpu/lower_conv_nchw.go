@@ -30,7 +30,18 @@ func (c *compiler) convNCHW(d, kernel *hlo.Instruction, ops []int, e *tile.Epilo
 	if !ok {
 		return nil, false
 	}
-	threads := c.threads
+	return c.nchwKernel(kernel, kr, ops, e, p.OutH*p.OutW, func(src, w, c []float32, threads int, epi kernels.Epilogue) {
+		kernels.ConvNCHWEpilogueF32(p, src, w, c, threads, epi)
+	}), true
+}
+
+// nchwKernel is the kernel function of a channels-first convolution
+// whose output rows are pixels long: it makes its operands f32 and its
+// kernel (operand ops[1], instruction kernel) laid out by kr, binds
+// epilogue e and runs conv.
+func (x *compiler) nchwKernel(kernel *hlo.Instruction, kr *relayout, ops []int, e *tile.Epilogue, pixels int,
+	conv func(src, w, c []float32, threads int, epi kernels.Epilogue)) kernelFunc {
+	threads := x.threads
 	cw := constantWeights(kernel)
 	return func(out *hlo.Literal, args []*hlo.Literal) error {
 		src, releaseIn := tile.AsF32(args[ops[0]], threads)
@@ -41,14 +52,14 @@ func (c *compiler) convNCHW(d, kernel *hlo.Instruction, ops []int, e *tile.Epilo
 		var epi kernels.Epilogue
 		if e != nil {
 			var err error
-			if epi, err = e.Bind(args, c, p.OutH*p.OutW); err != nil {
+			if epi, err = e.Bind(args, c, pixels); err != nil {
 				return err
 			}
 		}
-		kernels.ConvNCHWEpilogueF32(p, src, w, c, threads, epi)
+		conv(src, w, c, threads, epi)
 		finish()
 		return nil
-	}, true
+	}
 }
 
 // nchwMaxOut is the output channels (of a group) from which a
@@ -61,28 +72,13 @@ const nchwMaxOut = 32
 // with the copy of its kernel into [out, spatial..., in] order (nil for
 // a 1×1 kernel, already in that order).
 func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
-	dn, w := in.ConvDims(), in.Window()
+	dn := in.ConvDims()
 	l, r, o := in.Operands[0].Shape, in.Operands[1].Shape, in.Shape
 	if dn == nil || !onKernels(l.DType, r.DType, o.DType) {
 		return nil, nil, false
 	}
 	ns := len(dn.InputSpatial)
-	if ns < 1 || ns > 2 || l.Rank() != ns+2 || r.Rank() != ns+2 || o.Rank() != ns+2 {
-		return nil, nil, false
-	}
-	first := func(a, b int64, sp []int64) bool {
-		if a != 0 || b != 1 {
-			return false
-		}
-		for d, s := range sp {
-			if s != int64(d+2) {
-				return false
-			}
-		}
-		return true
-	}
-	if !first(dn.InputBatch, dn.InputFeature, dn.InputSpatial) || !first(dn.KernelOutput, dn.KernelInput, dn.KernelSpatial) ||
-		!first(dn.OutputBatch, dn.OutputFeature, dn.OutputSpatial) {
+	if ns < 1 || ns > 2 || l.Rank() != ns+2 || r.Rank() != ns+2 || o.Rank() != ns+2 || !nchwLayout(dn) {
 		return nil, nil, false
 	}
 	if bg, ok := in.Int("batch_group_count"); ok && bg != 1 {
@@ -98,6 +94,39 @@ func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
 		groups == p.InChannels && groups > 1 { // depthwise: its own kernel
 		return nil, nil, false
 	}
+	if !nchwSpatial(p, in.Window(), ns, l, r, o) || nchwGoesChannelsLast(p) {
+		return nil, nil, false
+	}
+	if p.KH*p.KW == 1 {
+		return p, nil, true
+	}
+	return p, nchwKernelRelayout(dn, r), true
+}
+
+// nchwLayout reports whether image, kernel and result all lie
+// channels-first: batch (or output channel) 0, feature 1, then the
+// spatial dimensions in order.
+func nchwLayout(dn *hlo.ConvDimNumbers) bool {
+	first := func(a, b int64, sp []int64) bool {
+		if a != 0 || b != 1 {
+			return false
+		}
+		for d, s := range sp {
+			if s != int64(d+2) {
+				return false
+			}
+		}
+		return true
+	}
+	return first(dn.InputBatch, dn.InputFeature, dn.InputSpatial) && first(dn.KernelOutput, dn.KernelInput, dn.KernelSpatial) &&
+		first(dn.OutputBatch, dn.OutputFeature, dn.OutputSpatial)
+}
+
+// nchwSpatial fills in p's sizes, strides, padding and dilations for
+// the ns spatial dimensions of window w (nil: unit), or reports false
+// for a window the kernel does not run: reversed, or dilating the input
+// at a stride.
+func nchwSpatial(p *kernels.ConvNCHW, w *hlo.Window, ns int, l, r, o hlo.Shape) bool {
 	for d := range ns {
 		wd := hlo.WindowDim{Size: r.Dims[2+d], Stride: 1, LhsDilation: 1, RhsDilation: 1}
 		if w != nil && d < len(w.Dims) {
@@ -105,7 +134,7 @@ func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
 		}
 		lhs := int(max(wd.LhsDilation, 1))
 		if wd.Reversal || lhs != 1 && max(wd.Stride, 1) != 1 {
-			return nil, nil, false
+			return false
 		}
 		// The last spatial dimension is the width; a 1-D convolution's
 		// height is 1.
@@ -118,25 +147,33 @@ func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
 		*in, *out, *k, *ld = int(l.Dims[2+d]), int(o.Dims[2+d]), int(r.Dims[2+d]), lhs
 		*st, *pad, *dil = int(max(wd.Stride, 1)), int(wd.PadLo), int(max(wd.RhsDilation, 1))
 	}
+	return true
+}
+
+// nchwGoesChannelsLast reports whether convolution p runs faster
+// copied channels-last than on this kernel.
+func nchwGoesChannelsLast(p *kernels.ConvNCHW) bool {
+	groups := p.Groups
 	if p.StrideW != 1 && p.InChannels/groups < kernels.DirectMinChannels {
 		// A strided first layer (an RGB image): its sliver rows are
 		// gathers of a few channels each; copied channels-last, the
 		// direct kernel reads its rows of taps as long runs (a ResNet
 		// stem 6x faster).
-		return nil, nil, false
+		return true
 	}
 	pointwise := p.KH*p.KW == 1 && p.StrideH == 1 && p.StrideW == 1 && p.PadH == 0 && p.PadW == 0 &&
 		p.InH == p.OutH && p.InW == p.OutW
-	if !pointwise && p.LhsH == 1 && p.LhsW == 1 && p.OutChannels/groups >= nchwMaxOut && p.InChannels/groups >= kernels.DirectMinChannels {
-		// Enough channels on both sides: the channels-last direct kernel
-		// beats this one's packing by more than its two copies cost
-		// (BenchmarkConvNCHW, 3×3 of 32-256 channels at stride 1 and
-		// 2: 1.5-2x the GFLOP/s before the copies).
-		return nil, nil, false
-	}
-	if p.KH*p.KW == 1 {
-		return p, nil, true
-	}
+	// Enough channels on both sides: the channels-last direct kernel
+	// beats this one's packing by more than its two copies cost
+	// (BenchmarkConvNCHW, 3×3 of 32-256 channels at stride 1 and 2:
+	// 1.5-2x the GFLOP/s before the copies).
+	return !pointwise && p.LhsH == 1 && p.LhsW == 1 && p.OutChannels/groups >= nchwMaxOut &&
+		p.InChannels/groups >= kernels.DirectMinChannels
+}
+
+// nchwKernelRelayout is the copy of OIHW kernel r into [out,
+// spatial..., in] order.
+func nchwKernelRelayout(dn *hlo.ConvDimNumbers, r hlo.Shape) *relayout {
 	order := append([]int64{0}, dn.KernelSpatial...)
 	order = append(order, 1)
 	dims := make([]int64, len(order))
@@ -147,7 +184,7 @@ func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
 	}
 	kr := &relayout{b: newBox(0, dims, hlo.RowMajorStrides(dims), slices.Clone(src))}
 	kr.empty = !kr.b.finish()
-	return p, kr, true
+	return kr
 }
 
 // lowerConvDepthwiseNCHW runs a depthwise convolution of a channels-first
@@ -185,23 +222,7 @@ func (c *compiler) convDepthwiseNCHW(d, kernel *hlo.Instruction, ops []int, e *t
 	if !ok {
 		return nil, false
 	}
-	threads := c.threads
-	cw := constantWeights(kernel)
-	return func(out *hlo.Literal, args []*hlo.Literal) error {
-		src, releaseIn := tile.AsF32(args[ops[0]], threads)
-		defer releaseIn()
-		w, _, releaseW := cw.weights(args[ops[1]], kr, threads)
-		defer releaseW()
-		c, finish := tile.F32Into(out, threads)
-		var epi kernels.Epilogue
-		if e != nil {
-			var err error
-			if epi, err = e.Bind(args, c, q.OutSpatial[0]*q.OutSpatial[1]); err != nil {
-				return err
-			}
-		}
+	return c.nchwKernel(kernel, kr, ops, e, q.OutSpatial[0]*q.OutSpatial[1], func(src, w, c []float32, threads int, epi kernels.Epilogue) {
 		kernels.ConvDepthwiseNCHWEpilogueF32(q, src, w, c, threads, epi)
-		finish()
-		return nil
-	}, true
+	}), true
 }

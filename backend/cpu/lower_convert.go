@@ -23,6 +23,26 @@ type number interface {
 	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64
 }
 
+// numberMakers are a generic kernel maker's instantiations over
+// number's types (nil: a type it does not take).
+type numberMakers[P, K any] struct {
+	f32, f64          func(P) K
+	s8, s16, s32, s64 func(P) K
+	u8, u16, u32, u64 func(P) K
+}
+
+// of applies to p the instantiation for elements of type t, or reports
+// false.
+func (m numberMakers[P, K]) of(t hlo.DType, p P) (K, bool) {
+	pick := map[hlo.DType]func(P) K{hlo.F32: m.f32, hlo.F64: m.f64, hlo.S8: m.s8, hlo.S16: m.s16, hlo.S32: m.s32,
+		hlo.S64: m.s64, hlo.U8: m.u8, hlo.U16: m.u16, hlo.U32: m.u32, hlo.U64: m.u64}[t]
+	if pick == nil {
+		var none K
+		return none, false
+	}
+	return pick(p), true
+}
+
 // convPlan is what a conversion needs beyond the storage types.
 type convPlan struct {
 	srcTab []float64        // decodes a narrow-float source's bits

@@ -69,27 +69,9 @@ func lowerDotGeneric(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 		return nil, false
 	}
 	p.threads, p.wraps = threads, t != hlo.F64
-	switch t {
-	case hlo.F64:
-		return runDotLoop[float64](p), true
-	case hlo.S8:
-		return runDotLoop[int8](p), true
-	case hlo.S16:
-		return runDotLoop[int16](p), true
-	case hlo.S32:
-		return runDotLoop[int32](p), true
-	case hlo.S64:
-		return runDotLoop[int64](p), true
-	case hlo.U8:
-		return runDotLoop[uint8](p), true
-	case hlo.U16:
-		return runDotLoop[uint16](p), true
-	case hlo.U32:
-		return runDotLoop[uint32](p), true
-	case hlo.U64:
-		return runDotLoop[uint64](p), true
-	}
-	return nil, false
+	return numberMakers[*dotTables, kernelFunc]{f64: runDotLoop[float64],
+		s8: runDotLoop[int8], s16: runDotLoop[int16], s32: runDotLoop[int32], s64: runDotLoop[int64],
+		u8: runDotLoop[uint8], u16: runDotLoop[uint16], u32: runDotLoop[uint32], u64: runDotLoop[uint64]}.of(t, p)
 }
 
 func intDotType(t hlo.DType) bool {

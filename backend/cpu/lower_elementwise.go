@@ -187,6 +187,20 @@ func ternaryKernel[T any](in *hlo.Instruction, loop func(dst, a, b, c []T), thre
 
 // Loops shared by integers and floats; dst may alias a or b.
 
+// arithLoop is the loop of add, subtract or multiply, one for every
+// number type (integers wrap), or nil for another op.
+func arithLoop[T ewNum](op hlo.Opcode) func(dst, a, b []T) {
+	switch op {
+	case hlo.OpAdd:
+		return addLoop[T]
+	case hlo.OpSubtract:
+		return subLoop[T]
+	case hlo.OpMultiply:
+		return mulLoop[T]
+	}
+	return nil
+}
+
 func addLoop[T ewNum](dst, a, b []T) {
 	b, dst = b[:len(a)], dst[:len(a)]
 	for i := range a {

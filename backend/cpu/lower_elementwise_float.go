@@ -34,12 +34,6 @@ func floatKernel[T float32 | float64](in *hlo.Instruction, threads int) (kernelF
 
 func floatBinaryLoop[T float32 | float64](op hlo.Opcode) func(dst, a, b []T) {
 	switch op {
-	case hlo.OpAdd:
-		return addLoop[T]
-	case hlo.OpSubtract:
-		return subLoop[T]
-	case hlo.OpMultiply:
-		return mulLoop[T]
 	case hlo.OpDivide:
 		return divFloats[T]
 	case hlo.OpMaximum:
@@ -53,7 +47,7 @@ func floatBinaryLoop[T float32 | float64](op hlo.Opcode) func(dst, a, b []T) {
 	case hlo.OpAtan2:
 		return atan2Floats[T]
 	}
-	return nil
+	return arithLoop[T](op)
 }
 
 func divFloats[T float32 | float64](dst, a, b []T) {

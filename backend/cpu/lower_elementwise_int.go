@@ -97,13 +97,10 @@ func wrapBinary[T integer](loop func(dst, a, b []T), width int) func(dst, a, b [
 
 // intBinaryLoop returns the loop of a binary op, or nil.
 func intBinaryLoop[T integer](op hlo.Opcode, width int) func(dst, a, b []T) {
+	if loop := arithLoop[T](op); loop != nil {
+		return loop
+	}
 	switch op {
-	case hlo.OpAdd:
-		return addLoop[T]
-	case hlo.OpSubtract:
-		return subLoop[T]
-	case hlo.OpMultiply:
-		return mulLoop[T]
 	case hlo.OpDivide:
 		return divInts[T]
 	case hlo.OpRemainder:

@@ -202,19 +202,8 @@ func lowerGather(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 		return nil, false
 	}
 	p.threads = threads
-	switch storageWidth(in.Shape.DType) {
-	case 1:
-		return runGather[uint8](p), true
-	case 2:
-		return runGather[uint16](p), true
-	case 4:
-		return runGather[uint32](p), true
-	case 8:
-		return runGather[uint64](p), true
-	case 16:
-		return runGather[[2]uint64](p), true
-	}
-	return nil, false
+	return byWidth(storageWidth(in.Shape.DType), p, runGather[uint8], runGather[uint16], runGather[uint32], runGather[uint64],
+		runGather[[2]uint64])
 }
 
 // planGather follows XLA's semantics (as eval/gather.go does): output

@@ -20,6 +20,26 @@ type word interface {
 	uint8 | uint16 | uint32 | uint64 | [2]uint64
 }
 
+// byWidth applies to p the instantiation, among a generic maker's k1,
+// k2, k4, k8 and k16 over the words of 1 to 16 bytes, for elements w
+// bytes wide; false for another width.
+func byWidth[P, K any](w int, p P, k1, k2, k4, k8, k16 func(P) K) (K, bool) {
+	switch w {
+	case 1:
+		return k1(p), true
+	case 2:
+		return k2(p), true
+	case 4:
+		return k4(p), true
+	case 8:
+		return k8(p), true
+	case 16:
+		return k16(p), true
+	}
+	var none K
+	return none, false
+}
+
 // wordsOf views an array literal's storage as elements of width W.
 func wordsOf[W word](l *hlo.Literal) []W {
 	b := bytesOf(l)
@@ -255,19 +275,8 @@ func (p *program) compile(t hlo.DType) (kernelFunc, bool) {
 		}
 	}
 	p.boxes = keep
-	switch storageWidth(t) {
-	case 1:
-		return runProgram[uint8](p), true
-	case 2:
-		return runProgram[uint16](p), true
-	case 4:
-		return runProgram[uint32](p), true
-	case 8:
-		return runProgram[uint64](p), true
-	case 16:
-		return runProgram[[2]uint64](p), true
-	}
-	return nil, false
+	return byWidth(storageWidth(t), p, runProgram[uint8], runProgram[uint16], runProgram[uint32], runProgram[uint64],
+		runProgram[[2]uint64])
 }
 
 func runProgram[W word](p *program) kernelFunc {
@@ -347,45 +356,36 @@ func plainArray(s hlo.Shape) bool {
 // lowerMovement returns a compiled kernel for a data-movement
 // instruction, or false when it has none.
 func lowerMovement(in *hlo.Instruction, threads int) (kernelFunc, bool) {
-	var p *program
 	switch in.Opcode {
-	case hlo.OpCopy, hlo.OpReshape:
-		p = planCopy(in)
 	case hlo.OpBitcast:
-		if movable(in, 0) && in.Operands[0].Shape.NumElements() == in.Shape.NumElements() &&
-			defaultLayout(in.Shape) && defaultLayout(in.Operands[0].Shape) {
-			p = planCopy(in)
-		} else {
+		if !movable(in, 0) || in.Operands[0].Shape.NumElements() != in.Shape.NumElements() ||
+			!defaultLayout(in.Shape) || !defaultLayout(in.Operands[0].Shape) {
 			return lowerBitcastRelayout(in)
 		}
-	case hlo.OpBroadcast:
-		p = planBroadcast(in)
-	case hlo.OpTranspose:
-		p = planTranspose(in)
-	case hlo.OpReverse:
-		p = planReverse(in)
-	case hlo.OpSlice:
-		p = planSlice(in)
-	case hlo.OpConcatenate:
-		p = planConcat(in)
-	case hlo.OpPad:
-		p = planPad(in)
-	case hlo.OpIota:
-		p = planIota(in)
-	case hlo.OpDynamicSlice:
-		p = planDynamicSlice(in)
-	case hlo.OpDynamicUpdateSlice:
-		p = planDynamicUpdateSlice(in)
 	case hlo.OpSelect:
 		return lowerSelect(in)
 	case hlo.OpConvert:
 		return lowerConvert(in)
 	}
+	plan := movementPlans[in.Opcode]
+	if plan == nil {
+		return nil, false
+	}
+	p := plan(in)
 	if p == nil {
 		return nil, false
 	}
 	p.threads = threads
 	return p.compile(in.Shape.DType)
+}
+
+// movementPlans are the ops whose kernel is a program of box copies,
+// each with its planner (a bitcast that keeps the layout is a copy).
+var movementPlans = map[hlo.Opcode]func(*hlo.Instruction) *program{
+	hlo.OpCopy: planCopy, hlo.OpReshape: planCopy, hlo.OpBitcast: planCopy,
+	hlo.OpBroadcast: planBroadcast, hlo.OpTranspose: planTranspose, hlo.OpReverse: planReverse,
+	hlo.OpSlice: planSlice, hlo.OpConcatenate: planConcat, hlo.OpPad: planPad, hlo.OpIota: planIota,
+	hlo.OpDynamicSlice: planDynamicSlice, hlo.OpDynamicUpdateSlice: planDynamicUpdateSlice,
 }
 
 func planCopy(in *hlo.Instruction) *program {

@@ -71,14 +71,10 @@ func lowerRngBitGenerator(in *hlo.Instruction, threads int) (kernel, bool) {
 	if !ok {
 		return nil, false
 	}
-	return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
-		if out == nil || len(out.Elements()) != 2 {
-			out = newTuple(in.Shape)
-		}
-		e := out.Elements()
-		p.run(e[0], e[1], ops[0])
-		return out, nil
-	}, true
+	return pairKernel(in.Shape, func(a, b, x *hlo.Literal) error {
+		p.run(a, b, x)
+		return nil
+	}), true
 }
 
 // planBitGen checks what the evaluator accepts (a 64-bit state vector of
@@ -140,13 +136,7 @@ func wordStore(t hlo.DType) func(out *hlo.Literal, at int, words []uint32) {
 	case 4:
 		return func(out *hlo.Literal, at int, words []uint32) { copy(wordsOf[uint32](out)[at:], words) }
 	case 2:
-		return func(out *hlo.Literal, at int, words []uint32) {
-			d := wordsOf[uint16](out)[at:]
-			d = d[:len(words)]
-			for i, v := range words {
-				d[i] = uint16(v)
-			}
-		}
+		return truncStore[uint16, uint32]
 	case 1:
 		if t.IsSigned() {
 			return func(out *hlo.Literal, at int, words []uint32) {
@@ -157,15 +147,32 @@ func wordStore(t hlo.DType) func(out *hlo.Literal, at int, words []uint32) {
 				}
 			}
 		}
-		return func(out *hlo.Literal, at int, words []uint32) {
-			d := wordsOf[uint8](out)[at:]
-			d = d[:len(words)]
-			for i, v := range words {
-				d[i] = uint8(v << sh >> sh)
-			}
-		}
+		return lowBitsStore[uint8, uint32](sh)
 	}
 	return nil
+}
+
+// truncStore stores words v into elements D wide from element at on:
+// the words' low bits.
+func truncStore[D uint8 | uint16 | uint32, S uint32 | uint64](out *hlo.Literal, at int, v []S) {
+	d := wordsOf[D](out)[at:]
+	d = d[:len(v)]
+	for i, x := range v {
+		d[i] = D(x)
+	}
+}
+
+// lowBitsStore is truncStore for unsigned elements narrower than their
+// storage (u4, u2): the word's top sh bits, above the element's, are
+// cleared.
+func lowBitsStore[D uint8 | uint16 | uint32, S uint32 | uint64](sh uint) func(out *hlo.Literal, at int, v []S) {
+	return func(out *hlo.Literal, at int, v []S) {
+		d := wordsOf[D](out)[at:]
+		d = d[:len(v)]
+		for i, x := range v {
+			d[i] = D(x << sh >> sh)
+		}
+	}
 }
 
 // genChunk is how many words a worker generates before storing them.

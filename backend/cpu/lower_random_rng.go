@@ -173,21 +173,9 @@ func bitsStore(t hlo.DType) func(out *hlo.Literal, at int, v []uint64) {
 	case w == 8:
 		return func(out *hlo.Literal, at int, v []uint64) { copy(wordsOf[uint64](out)[at:], v) }
 	case w == 4:
-		return func(out *hlo.Literal, at int, v []uint64) {
-			d := wordsOf[uint32](out)[at:]
-			d = d[:len(v)]
-			for i, x := range v {
-				d[i] = uint32(x)
-			}
-		}
+		return truncStore[uint32, uint64]
 	case w == 2:
-		return func(out *hlo.Literal, at int, v []uint64) {
-			d := wordsOf[uint16](out)[at:]
-			d = d[:len(v)]
-			for i, x := range v {
-				d[i] = uint16(x)
-			}
-		}
+		return truncStore[uint16, uint64]
 	case w == 1 && t.IsSigned():
 		return func(out *hlo.Literal, at int, v []uint64) {
 			d := wordsOf[uint8](out)[at:]
@@ -197,13 +185,7 @@ func bitsStore(t hlo.DType) func(out *hlo.Literal, at int, v []uint64) {
 			}
 		}
 	case w == 1:
-		return func(out *hlo.Literal, at int, v []uint64) {
-			d := wordsOf[uint8](out)[at:]
-			d = d[:len(v)]
-			for i, x := range v {
-				d[i] = uint8(x << sh >> sh)
-			}
-		}
+		return lowBitsStore[uint8, uint64](sh)
 	}
 	return nil
 }

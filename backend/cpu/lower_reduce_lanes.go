@@ -28,24 +28,32 @@ func lowerReduceLanes(in *hlo.Instruction, threads int) (func(ops []*hlo.Literal
 	if !ok {
 		return nil, false
 	}
-	n, x, leaves, kept, red := rp.n, rp.x, rp.leaves, rp.kept, rp.red
+	n, leaves, kept, red := rp.n, rp.leaves, rp.kept, rp.red
 	lanes := max(1, min(len(kept), reduceLanesBlock))
-	prog, ok := compileLanes(in.Computation("to_apply"), lanes)
-	if !ok || len(prog.params) != 2*n || len(prog.roots) != n {
+	prog, ok := compileCombiner(in, n, lanes)
+	if !ok {
 		return nil, false
-	}
-	for i := range n {
-		t := x.DType
-		if i > 0 {
-			t = in.Operands[i].Shape.DType
-		}
-		if prog.params[i].DType != t || prog.params[n+i].DType != t || prog.shapeOf(prog.roots[i]).DType != t {
-			return nil, false
-		}
 	}
 	r := &reduceLanes{n: n, outs: len(kept), steps: len(red), prog: prog, leaves: leaves, tuple: in.Shape.IsTuple(),
 		threads: threads, kept: kept, red: red}
 	return r.run, true
+}
+
+// compileCombiner compiles in's to_apply, which combines its first n
+// operands pairwise, as a lane program of lanes lanes: 2n parameters and
+// n results, of operand k's type at k and n+k.
+func compileCombiner(in *hlo.Instruction, n, lanes int) (*laneProg, bool) {
+	prog, ok := compileLanes(in.Computation("to_apply"), lanes)
+	if !ok || len(prog.params) != 2*n || len(prog.roots) != n {
+		return nil, false
+	}
+	for k := range n {
+		t := in.Operands[k].Shape.DType
+		if prog.params[k].DType != t || prog.params[n+k].DType != t || prog.shapeOf(prog.roots[k]).DType != t {
+			return nil, false
+		}
+	}
+	return prog, true
 }
 
 // variadicPlan is a variadic reduce's layout: n inputs shaped like x, the
@@ -278,15 +286,9 @@ func lowerReduceWindowLanes(in *hlo.Instruction, threads int) (func(ops []*hlo.L
 	}
 	outs := int(leaves[0].NumElements())
 	lanes := max(1, min(outs, reduceLanesBlock))
-	prog, ok := compileLanes(in.Computation("to_apply"), lanes)
-	if !ok || len(prog.params) != 2*n || len(prog.roots) != n {
+	prog, ok := compileCombiner(in, n, lanes)
+	if !ok {
 		return nil, false
-	}
-	for i := range n {
-		t := in.Operands[i].Shape.DType
-		if prog.params[i].DType != t || prog.params[n+i].DType != t || prog.shapeOf(prog.roots[i]).DType != t {
-			return nil, false
-		}
 	}
 	at := func(o, s int) int {
 		off := 0

@@ -214,11 +214,8 @@ func selectionCompare(in *hlo.Instruction, vals map[*hlo.Instruction]selVal, n i
 // selectableType reports whether the kernel folds elements of t: Go's
 // own number types, whose comparisons are HLO's.
 func selectableType(t hlo.DType) bool {
-	switch t {
-	case hlo.F32, hlo.F64, hlo.S8, hlo.S16, hlo.S32, hlo.S64, hlo.U8, hlo.U16, hlo.U32, hlo.U64:
-		return true
-	}
-	return false
+	_, ok := selectFolds[t]
+	return ok
 }
 
 // lowerReduceSelect returns a kernel for a reduce of one or two inputs
@@ -286,6 +283,7 @@ func newReduceSelect(in *hlo.Instruction, args []int, threads int) (*reduceSelec
 	}
 	r := &reduceSelect{n: n, table: table, byValue: byFirstSlot(table, n), leaves: rp.leaves, tuple: in.Shape.IsTuple(),
 		threads: threads, kept: rp.kept, red: rp.red, args: args, operands: 2 * n}
+	r.fold = selectFolds[rp.leaves[0].DType](n, rp.leaves[n-1].DType)
 	r.contiguous = len(r.red) > 0
 	for s, off := range r.red {
 		r.contiguous = r.contiguous && off == s
@@ -326,6 +324,7 @@ func byFirstSlot(table []uint8, n int) [numOrders]uint8 {
 // kept[o] + red[s], s in order.
 type reduceSelect struct {
 	n         int
+	fold      foldMaker
 	table     []uint8
 	byValue   [numOrders]uint8 // what the slots keep by the first slot's order alone, or mixed
 	leaves    []hlo.Shape
@@ -407,60 +406,52 @@ func pick[T any](c bool, a, b T) T {
 // selectFolder returns the fold over output positions [from, to) for
 // the operands' element types, or nil if the literals do not hold them.
 func selectFolder(r *reduceSelect, ops, outs []*hlo.Literal) func(from, to int) {
-	switch a := r.slot(ops, 0).(type) {
-	case []float32:
-		return selectFolderB(r, a, ops, outs)
-	case []float64:
-		return selectFolderB(r, a, ops, outs)
-	case []int8:
-		return selectFolderB(r, a, ops, outs)
-	case []int16:
-		return selectFolderB(r, a, ops, outs)
-	case []int32:
-		return selectFolderB(r, a, ops, outs)
-	case []int64:
-		return selectFolderB(r, a, ops, outs)
-	case []uint8:
-		return selectFolderB(r, a, ops, outs)
-	case []uint16:
-		return selectFolderB(r, a, ops, outs)
-	case []uint32:
-		return selectFolderB(r, a, ops, outs)
-	case []uint64:
-		return selectFolderB(r, a, ops, outs)
+	if r.fold == nil {
+		return nil
 	}
-	return nil
+	return r.fold(r, ops, outs)
 }
 
-// selectFolderB picks the fold for the second input's type (argmax's
-// index), or the one-input fold.
-func selectFolderB[A number](r *reduceSelect, a []A, ops, outs []*hlo.Literal) func(from, to int) {
-	if r.n == 1 {
-		return selectFold1(r, a, ops, outs)
+// A foldMaker makes the fold of a reduceSelect for operand literals of
+// the types it was chosen for, or nil where they hold others.
+type foldMaker func(r *reduceSelect, ops, outs []*hlo.Literal) func(from, to int)
+
+// selectFolds is, by the first input's type (the selectable types), the
+// choice of a fold by the input count and the second input's type.
+var selectFolds = map[hlo.DType]func(n int, second hlo.DType) foldMaker{
+	hlo.F32: foldsOver[float32], hlo.F64: foldsOver[float64],
+	hlo.S8: foldsOver[int8], hlo.S16: foldsOver[int16], hlo.S32: foldsOver[int32], hlo.S64: foldsOver[int64],
+	hlo.U8: foldsOver[uint8], hlo.U16: foldsOver[uint16], hlo.U32: foldsOver[uint32], hlo.U64: foldsOver[uint64],
+}
+
+// foldsOver picks the fold for a first input of type A: the one-input
+// fold, or the fold for the second input's type (argmax's index).
+func foldsOver[A number](n int, second hlo.DType) foldMaker {
+	if n == 1 {
+		return selectFoldOf1[A]
 	}
-	switch b := r.slot(ops, 1).(type) {
-	case []int32:
-		return selectFold2(r, a, b, ops, outs)
-	case []int64:
-		return selectFold2(r, a, b, ops, outs)
-	case []uint32:
-		return selectFold2(r, a, b, ops, outs)
-	case []uint64:
-		return selectFold2(r, a, b, ops, outs)
-	case []float32:
-		return selectFold2(r, a, b, ops, outs)
-	case []float64:
-		return selectFold2(r, a, b, ops, outs)
-	case []int8:
-		return selectFold2(r, a, b, ops, outs)
-	case []int16:
-		return selectFold2(r, a, b, ops, outs)
-	case []uint8:
-		return selectFold2(r, a, b, ops, outs)
-	case []uint16:
-		return selectFold2(r, a, b, ops, outs)
+	return map[hlo.DType]foldMaker{
+		hlo.F32: selectFoldOf2[A, float32], hlo.F64: selectFoldOf2[A, float64],
+		hlo.S8: selectFoldOf2[A, int8], hlo.S16: selectFoldOf2[A, int16], hlo.S32: selectFoldOf2[A, int32], hlo.S64: selectFoldOf2[A, int64],
+		hlo.U8: selectFoldOf2[A, uint8], hlo.U16: selectFoldOf2[A, uint16], hlo.U32: selectFoldOf2[A, uint32], hlo.U64: selectFoldOf2[A, uint64],
+	}[second]
+}
+
+func selectFoldOf1[A number](r *reduceSelect, ops, outs []*hlo.Literal) func(from, to int) {
+	a, ok := r.slot(ops, 0).([]A)
+	if !ok {
+		return nil
 	}
-	return nil
+	return selectFold1(r, a, ops, outs)
+}
+
+func selectFoldOf2[A, B number](r *reduceSelect, ops, outs []*hlo.Literal) func(from, to int) {
+	a, okA := r.slot(ops, 0).([]A)
+	b, okB := r.slot(ops, 1).([]B)
+	if !okA || !okB {
+		return nil
+	}
+	return selectFold2(r, a, b, ops, outs)
 }
 
 // elemsOf is l's elements as T, or nil.

@@ -72,43 +72,12 @@ func lowerScatter(in *hlo.Instruction, _ int) (kernelFunc, bool) {
 	}
 	p.op = op
 	if op == scatterOverwrite {
-		switch storageWidth(t) {
-		case 1:
-			return runScatterCopy[uint8](p), true
-		case 2:
-			return runScatterCopy[uint16](p), true
-		case 4:
-			return runScatterCopy[uint32](p), true
-		case 8:
-			return runScatterCopy[uint64](p), true
-		case 16:
-			return runScatterCopy[[2]uint64](p), true
-		}
-		return nil, false
+		return byWidth(storageWidth(t), p, runScatterCopy[uint8], runScatterCopy[uint16], runScatterCopy[uint32],
+			runScatterCopy[uint64], runScatterCopy[[2]uint64])
 	}
-	switch t {
-	case hlo.S8:
-		return runScatterArith[int8](p), true
-	case hlo.S16:
-		return runScatterArith[int16](p), true
-	case hlo.S32:
-		return runScatterArith[int32](p), true
-	case hlo.S64:
-		return runScatterArith[int64](p), true
-	case hlo.U8:
-		return runScatterArith[uint8](p), true
-	case hlo.U16:
-		return runScatterArith[uint16](p), true
-	case hlo.U32:
-		return runScatterArith[uint32](p), true
-	case hlo.U64:
-		return runScatterArith[uint64](p), true
-	case hlo.F32:
-		return runScatterArith[float32](p), true
-	case hlo.F64:
-		return runScatterArith[float64](p), true
-	}
-	return nil, false
+	return numberMakers[*scatterPlan, kernelFunc]{f32: runScatterArith[float32], f64: runScatterArith[float64],
+		s8: runScatterArith[int8], s16: runScatterArith[int16], s32: runScatterArith[int32], s64: runScatterArith[int64],
+		u8: runScatterArith[uint8], u16: runScatterArith[uint16], u32: runScatterArith[uint32], u64: runScatterArith[uint64]}.of(t, p)
 }
 
 // planScatter follows eval/scatter.go: update dimensions not in

@@ -95,32 +95,15 @@ func lowerSelectAndScatter(in *hlo.Instruction, threads int) (kernelFunc, bool) 
 		return nil, false
 	}
 	x := in.Operands[0].Shape
-	switch x.DType {
-	case hlo.F32:
+	if x.DType == hlo.F32 {
 		if fp := newFastSelectPlan(pl, x.Dims); fp != nil {
 			return fastSelectScatterF32(fp), true
 		}
-		return selectScatterKernel[float32](pl), true
-	case hlo.F64:
-		return selectScatterKernel[float64](pl), true
-	case hlo.S8:
-		return selectScatterKernel[int8](pl), true
-	case hlo.S16:
-		return selectScatterKernel[int16](pl), true
-	case hlo.S32:
-		return selectScatterKernel[int32](pl), true
-	case hlo.S64:
-		return selectScatterKernel[int64](pl), true
-	case hlo.U8:
-		return selectScatterKernel[uint8](pl), true
-	case hlo.U16:
-		return selectScatterKernel[uint16](pl), true
-	case hlo.U32:
-		return selectScatterKernel[uint32](pl), true
-	case hlo.U64:
-		return selectScatterKernel[uint64](pl), true
 	}
-	return nil, false
+	return numberMakers[*selectPlan, kernelFunc]{f32: selectScatterKernel[float32], f64: selectScatterKernel[float64],
+		s8: selectScatterKernel[int8], s16: selectScatterKernel[int16], s32: selectScatterKernel[int32], s64: selectScatterKernel[int64],
+		u8: selectScatterKernel[uint8], u16: selectScatterKernel[uint16], u32: selectScatterKernel[uint32],
+		u64: selectScatterKernel[uint64]}.of(x.DType, pl)
 }
 
 // newSelectPlan returns the plan of a select-and-scatter with a compare

@@ -258,19 +258,9 @@ func totalKeys(l *hlo.Literal, w int) []int64 {
 // sortMove returns the function writing one sorted row of an operand of
 // type t: element i of the row (at base + i*inner) comes from perm[i].
 func sortMove(t hlo.DType, inner int) func(dst, src *hlo.Literal, perm []int, base int) {
-	switch storageWidth(t) {
-	case 1:
-		return moveRow[uint8](inner)
-	case 2:
-		return moveRow[uint16](inner)
-	case 4:
-		return moveRow[uint32](inner)
-	case 8:
-		return moveRow[uint64](inner)
-	case 16:
-		return moveRow[[2]uint64](inner)
-	}
-	return nil
+	move, _ := byWidth(storageWidth(t), inner, moveRow[uint8], moveRow[uint16], moveRow[uint32], moveRow[uint64],
+		moveRow[[2]uint64])
+	return move
 }
 
 func moveRow[W word](inner int) func(dst, src *hlo.Literal, perm []int, base int) {
@@ -307,16 +297,22 @@ func sortRows[K int64 | uint64 | float64](pl *sortPlan, outs, ops []*hlo.Literal
 		perm := make([]int, pl.n)
 		cmp := orderFunc(keys, pl.ord)
 		for r := lo; r < hi; r++ {
-			base := r/pl.inner*pl.n*pl.inner + r%pl.inner
-			for i := range perm {
-				perm[i] = base + i*pl.inner
-			}
-			slices.SortStableFunc(perm, cmp)
-			for k, m := range pl.moves {
-				m(outs[k], ops[k], perm, base)
-			}
+			pl.sortRow(outs, ops, perm, r, cmp)
 		}
 	})
+}
+
+// sortRow stable-sorts row r of the operands by cmp, its positions in
+// perm, and moves each operand's row into its output in that order.
+func (pl *sortPlan) sortRow(outs, ops []*hlo.Literal, perm []int, r int, cmp func(a, b int) int) {
+	base := r/pl.inner*pl.n*pl.inner + r%pl.inner
+	for i := range perm {
+		perm[i] = base + i*pl.inner
+	}
+	slices.SortStableFunc(perm, cmp)
+	for k, m := range pl.moves {
+		m(outs[k], ops[k], perm, base)
+	}
 }
 
 // orderFunc is the evaluator's three-way function: -1 if less(a, b), 1

@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"slices"
 	"sync"
 
 	"github.com/axle-ml/axle/hlo"
@@ -29,47 +28,59 @@ func sortLanes(in *hlo.Instruction) (*laneProg, bool) {
 }
 
 func sortRowsLanes(pl *sortPlan, outs, ops []*hlo.Literal, rows int) error {
-	var mu sync.Mutex
-	var first error
+	var first firstError
 	splitRange(rows, rows*pl.n*len(ops)*len(pl.lanes.steps), pl.threads, func(lo, hi int) {
-		f := pl.lanes.frame()
-		res := pl.lanes.result(f, 0).Data().([]bool)
-		var err error
-		at := make([]int, 1)
-		less := func(a, b int) bool {
-			for k, o := range ops {
-				at[0] = a
-				gatherLanes(f.vals[2*k], o, at)
-				at[0] = b
-				gatherLanes(f.vals[2*k+1], o, at)
-			}
-			if e := pl.lanes.run(f); e != nil {
-				err = e
-				return false
-			}
-			return res[0]
-		}
-		cmp := threeWay(less)
+		cmp, err := laneComparator(pl.lanes, ops)
 		perm := make([]int, pl.n)
-		for r := lo; r < hi && err == nil; r++ {
-			base := r/pl.inner*pl.n*pl.inner + r%pl.inner
-			for i := range perm {
-				perm[i] = base + i*pl.inner
-			}
-			slices.SortStableFunc(perm, cmp)
-			for k, m := range pl.moves {
-				m(outs[k], ops[k], perm, base)
-			}
+		for r := lo; r < hi && *err == nil; r++ {
+			pl.sortRow(outs, ops, perm, r, cmp)
 		}
-		if err != nil {
-			mu.Lock()
-			if first == nil {
-				first = err
-			}
-			mu.Unlock()
-		}
+		first.set(*err)
 	})
-	return first
+	return first.err
+}
+
+// laneComparator is the three-way order (threeWay) of the elements of
+// ops that one-lane program lp compares, taking one operand per pair of
+// its parameters, with a frame of its own. The first error lp returns
+// stands in err; comparisons after it say "not before".
+func laneComparator(lp *laneProg, ops []*hlo.Literal) (cmp func(a, b int) int, err *error) {
+	f := lp.frame()
+	res := lp.result(f, 0).Data().([]bool)
+	err = new(error)
+	at := make([]int, 1)
+	less := func(a, b int) bool {
+		for k, o := range ops {
+			at[0] = a
+			gatherLanes(f.vals[2*k], o, at)
+			at[0] = b
+			gatherLanes(f.vals[2*k+1], o, at)
+		}
+		if e := lp.run(f); e != nil {
+			*err = e
+			return false
+		}
+		return res[0]
+	}
+	return threeWay(less), err
+}
+
+// firstError keeps the first error of several workers.
+type firstError struct {
+	mu  sync.Mutex
+	err error
+}
+
+// set records err unless nil or another came first.
+func (f *firstError) set(err error) {
+	if err == nil {
+		return
+	}
+	f.mu.Lock()
+	if f.err == nil {
+		f.err = err
+	}
+	f.mu.Unlock()
 }
 
 // threeWay turns a comparator's "a before b" into the -1/0/1 order that

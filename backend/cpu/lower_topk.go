@@ -42,13 +42,20 @@ func lowerTopK(in *hlo.Instruction, threads int) (kernel, bool) {
 	if !ok {
 		return nil, false
 	}
+	return pairKernel(in.Shape, p.run), true
+}
+
+// pairKernel is the kernel of an instruction of shape, a pair of arrays
+// that run computes from operand 0: into the pair the caller passes in,
+// or a new one.
+func pairKernel(shape hlo.Shape, run func(a, b, x *hlo.Literal) error) kernel {
 	return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		if out == nil || len(out.Elements()) != 2 {
-			out = newTuple(in.Shape)
+			out = newTuple(shape)
 		}
 		e := out.Elements()
-		return out, p.run(e[0], e[1], ops[0])
-	}, true
+		return out, run(e[0], e[1], ops[0])
+	}
 }
 
 func planTopK(in *hlo.Instruction, threads int) (*topkPlan, bool) {

@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"slices"
-	"sync"
 
 	"github.com/axle-ml/axle/hlo"
 )
@@ -59,40 +58,18 @@ func topkSortRows(p *topkPlan, cmp func(a, b int) int, emit func(row int, perm [
 // topkLaneRows is topkSortRows with the comparator run as a one-lane
 // program per comparison (a frame per worker); the first error wins.
 func topkLaneRows(p *topkPlan, lp *laneProg, x *hlo.Literal, emit func(row int, perm []int)) error {
-	var mu sync.Mutex
-	var first error
+	var first firstError
 	splitRange(p.rows, p.rows*p.n*8*len(lp.steps), p.threads, func(lo, hi int) {
-		f := lp.frame()
-		res := lp.result(f, 0).Data().([]bool)
-		var err error
-		at := make([]int, 1)
-		less := func(a, b int) bool {
-			at[0] = a
-			gatherLanes(f.vals[0], x, at)
-			at[0] = b
-			gatherLanes(f.vals[1], x, at)
-			if e := lp.run(f); e != nil {
-				err = e
-				return false
-			}
-			return res[0]
-		}
-		cmp := threeWay(less)
+		cmp, err := laneComparator(lp, []*hlo.Literal{x})
 		perm := make([]int, p.n)
-		for row := lo; row < hi && err == nil; row++ {
+		for row := lo; row < hi && *err == nil; row++ {
 			for i := range perm {
 				perm[i] = row*p.n + i
 			}
 			slices.SortStableFunc(perm, cmp)
 			emit(row, perm)
 		}
-		if err != nil {
-			mu.Lock()
-			if first == nil {
-				first = err
-			}
-			mu.Unlock()
-		}
+		first.set(*err)
 	})
-	return first
+	return first.err
 }

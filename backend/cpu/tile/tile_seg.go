@@ -112,12 +112,41 @@ func (p *Prog) compileSegments() {
 func (p *Prog) segment(start, end int, folded map[int]bool) (segment, bool) {
 	g := segment{start: start, end: end}
 	prog := &jit.Program{}
-	value := map[int]int{} // slot → jit value
-	ops := 0
-	var rebuf []int // slots that need tiles of their own
-	for i := start; i < end; i++ {
+	value, ops, rebuf := p.segValues(&g, prog)
+	after, ahead := p.foldsOf(start, end, folded)
+	p.segResults(&g, prog, value, after)
+	// The row values are read here, not where the skipped spread would
+	// have read them, so assignTiles's liveness ends too early for them:
+	// any slot computed between the spread and the segment's end (a
+	// gather feeding it, an output, a view computed ahead) could have been
+	// given their tile. A tile of their own is safe from all of them.
+	for _, r := range g.rowIns {
+		if !slices.Contains(rebuf, r) {
+			rebuf = append(rebuf, r)
+		}
+	}
+	if !segFits(&g, prog, ops, len(after)) {
+		return g, false
+	}
+	streamed := p.streamInputs(prog, g.ins)
+	f, err := jit.Compile(prog)
+	if err != nil {
+		return g, false
+	}
+	g.f, g.prog, g.rows, g.streams = f, prog, prog.RowLen > 0, streamed
+	p.claimSegment(&g, rebuf, after, folded)
+	p.foldAhead(&g, prog, ahead, folded)
+	return g, true
+}
+
+// segValues adds to prog the values of segment g's ops, and the inputs
+// they read from slots before it, returning each slot's value, the ops
+// counted and the views before the ops that need tiles of their own.
+func (p *Prog) segValues(g *segment, prog *jit.Program) (value map[int]int, ops int, rebuf []int) {
+	value = map[int]int{} // slot → jit value
+	for i := g.start; i < g.end; i++ {
 		if !p.isSegOp(i) {
-			if p.clobbers(i, start) {
+			if p.clobbers(i, g.start) {
 				rebuf = append(rebuf, i)
 			}
 			g.pre = append(g.pre, i)
@@ -129,29 +158,39 @@ func (p *Prog) segment(start, end int, folded map[int]bool) (segment, bool) {
 		for k, a := range s.args[:s.nargs] {
 			if _, ok := value[a]; !ok { // a slot before the segment
 				value[a] = len(prog.Values)
-				if p.rowScalar(a) {
-					// Row values read back along the rows: a scalar the
-					// code takes afresh for each row, no spread tile.
-					prog.RowScalars = append(prog.RowScalars, prog.Scalars)
-					prog.Values = append(prog.Values, jit.Value{Op: jit.Splat, Arg: prog.Scalars})
-					prog.Scalars++
-					g.rowIns = append(g.rowIns, p.slots[a].args[0])
-					g.spreads = append(g.spreads, a)
-				} else {
-					prog.Values = append(prog.Values, jit.Value{Op: jit.Input, Arg: len(g.ins)})
-					g.ins = append(g.ins, a)
-				}
+				p.segInput(g, prog, a)
 			}
 			args[k] = value[a]
 		}
 		value[i], _ = p.jitOp(prog, s, args)
 	}
-	after, ahead := p.foldsOf(start, end, folded)
+	return value, ops, rebuf
+}
+
+// segInput adds the value reading slot a, computed before segment g.
+func (p *Prog) segInput(g *segment, prog *jit.Program, a int) {
+	if p.rowScalar(a) {
+		// Row values read back along the rows: a scalar the code takes
+		// afresh for each row, no spread tile.
+		prog.RowScalars = append(prog.RowScalars, prog.Scalars)
+		prog.Values = append(prog.Values, jit.Value{Op: jit.Splat, Arg: prog.Scalars})
+		prog.Scalars++
+		g.rowIns = append(g.rowIns, p.slots[a].args[0])
+		g.spreads = append(g.spreads, a)
+		return
+	}
+	prog.Values = append(prog.Values, jit.Value{Op: jit.Input, Arg: len(g.ins)})
+	g.ins = append(g.ins, a)
+}
+
+// segResults gives prog the folds of reduce slots after and, as
+// outputs, the values of segment g's ops read after it.
+func (p *Prog) segResults(g *segment, prog *jit.Program, value map[int]int, after []int) {
 	for _, r := range after {
 		prog.RowFolds = append(prog.RowFolds, jit.RowFold{Op: p.foldOp(r), Value: value[p.slots[r].args[0]]})
 	}
-	for i := start; i < end; i++ {
-		if p.isSegOp(i) && p.readAfterSlot(i, end, after) {
+	for i := g.start; i < g.end; i++ {
+		if p.isSegOp(i) && p.readAfterSlot(i, g.end, after) {
 			g.outs = append(g.outs, i)
 			prog.Outputs = append(prog.Outputs, value[i])
 		}
@@ -160,34 +199,30 @@ func (p *Prog) segment(start, end int, folded map[int]bool) (segment, bool) {
 	if len(prog.RowScalars) > 0 || len(prog.RowFolds) > 0 {
 		prog.RowLen = p.rowLen
 	}
-	// The row values are read here, not where the skipped spread would
-	// have read them, so assignTiles's liveness ends too early for them:
-	// any slot computed between the spread and the segment's end (a
-	// gather feeding it, an output, a view computed ahead) could have been
-	// given their tile. A tile of their own is safe from all of them.
-	for _, r := range g.rowIns {
-		if !slices.Contains(rebuf, r) {
-			rebuf = append(rebuf, r)
-		}
+}
+
+// segFits reports whether segment g, of ops ops and folds folds, is
+// worth its call and fits the generator's limits. One op is a segment
+// only where it saves spreading row values.
+func segFits(g *segment, prog *jit.Program, ops, folds int) bool {
+	if ops < 2 && len(g.rowIns) == 0 && folds == 0 || len(g.outs) == 0 {
+		return false
 	}
-	// One op is a segment only where it saves spreading row values.
-	if ops < 2 && len(g.rowIns) == 0 && len(after) == 0 || len(g.outs) == 0 || prog.Scalars > jit.MaxScalars || len(g.ins) > jit.MaxInputs || len(g.outs) > jit.MaxOutputs || len(g.ins)+len(g.outs) > jit.MaxArrays {
-		return g, false
-	}
-	streamed := p.streamInputs(prog, g.ins)
-	f, err := jit.Compile(prog)
-	if err != nil {
-		return g, false
-	}
-	g.streams = streamed
-	for _, k := range streamed {
+	return prog.Scalars <= jit.MaxScalars && len(g.ins) <= jit.MaxInputs && len(g.outs) <= jit.MaxOutputs &&
+		len(g.ins)+len(g.outs) <= jit.MaxArrays
+}
+
+// claimSegment records in p what compiled segment g takes over: its
+// streamed parameters are no longer read in place, slots rebuf and the
+// reductions after it that it folds get tiles of their own.
+func (p *Prog) claimSegment(g *segment, rebuf, after []int, folded map[int]bool) {
+	for _, k := range g.streams {
 		p.inPlaceParams = slices.DeleteFunc(p.inPlaceParams, func(q int) bool { return q == k })
 	}
 	for _, k := range rebuf {
 		p.slots[k].buf = p.nbufs
 		p.nbufs++
 	}
-	g.f, g.prog, g.rows = f, prog, prog.RowLen > 0
 	for _, r := range after {
 		g.folds = append(g.folds, segFold{slot: r, k: p.nfolds})
 		p.headFolds = append(p.headFolds, nil)
@@ -198,8 +233,6 @@ func (p *Prog) segment(start, end int, folded map[int]bool) (segment, bool) {
 		p.slots[r].skip, p.slots[r].buf = true, p.nbufs
 		p.nbufs++
 	}
-	p.foldAhead(&g, prog, ahead, folded)
-	return g, true
 }
 
 // foldAhead gives segment g, whose program is prog, code that also folds
