@@ -22,6 +22,7 @@ type (
 	integer     interface{ signedInt | unsignedInt }
 	nativeFloat interface{ ~float32 | ~float64 }
 	nativeCplx  interface{ ~complex64 | ~complex128 }
+	realNumber  interface{ nativeFloat | integer }
 )
 
 func isSignedType[T integer]() bool {
@@ -121,22 +122,9 @@ var floatFuncs = map[hlo.Opcode]func(float64) float64{
 func unaryFloat[T nativeFloat](op hlo.Opcode, dst, src []T) error {
 	switch op {
 	case hlo.OpNegate:
-		for i, v := range src {
-			dst[i] = -v
-		}
+		negateEach(dst, src)
 	case hlo.OpSign:
-		// XLA: -1 or +1 by sign; zeros (either sign) and NaN are returned
-		// unchanged.
-		for i, v := range src {
-			switch {
-			case v > 0:
-				dst[i] = 1
-			case v < 0:
-				dst[i] = -1
-			default:
-				dst[i] = v
-			}
-		}
+		signEach(dst, src)
 	default:
 		f, ok := floatFuncs[op]
 		if !ok {
@@ -153,9 +141,7 @@ func unaryInt[T integer](op hlo.Opcode, dst, src []T, width int) error {
 	mask := uint64(math.MaxUint64) >> (64 - width)
 	switch op {
 	case hlo.OpNegate:
-		for i, v := range src {
-			dst[i] = -v
-		}
+		negateEach(dst, src)
 	case hlo.OpNot:
 		for i, v := range src {
 			dst[i] = ^v
@@ -168,16 +154,7 @@ func unaryInt[T integer](op hlo.Opcode, dst, src []T, width int) error {
 			dst[i] = v
 		}
 	case hlo.OpSign:
-		for i, v := range src {
-			switch {
-			case v > 0:
-				dst[i] = 1
-			case v < 0:
-				dst[i] = ^T(0) // -1; only reachable for signed types
-			default:
-				dst[i] = 0
-			}
-		}
+		signEach(dst, src)
 	case hlo.OpPopulationCount:
 		for i, v := range src {
 			dst[i] = T(bits.OnesCount64(uint64(v) & mask))
@@ -190,6 +167,30 @@ func unaryInt[T integer](op hlo.Opcode, dst, src []T, width int) error {
 		return errOpType(op, hlo.S32)
 	}
 	return nil
+}
+
+// negateEach and signEach are negate and sign for floats and integers
+// alike (negation wraps for integers).
+func negateEach[T realNumber](dst, src []T) {
+	for i, v := range src {
+		dst[i] = -v
+	}
+}
+
+// signEach follows XLA: -1 or +1 by sign; zeros (of either sign) and NaN
+// are returned unchanged.
+func signEach[T realNumber](dst, src []T) {
+	var one T = 1
+	for i, v := range src {
+		switch {
+		case v > 0:
+			dst[i] = one
+		case v < 0:
+			dst[i] = -one // only reachable for signed types
+		default:
+			dst[i] = v
+		}
+	}
 }
 
 func unaryPred(op hlo.Opcode, dst, src []bool) error {
