@@ -25,6 +25,32 @@ type (
 	realNumber  interface{ nativeFloat | integer }
 )
 
+// intOps are the unary and binary integer loops over literals stored as
+// one Go integer type: unaryInt and binaryInt instantiated for it, since
+// Go cannot pass them uninstantiated.
+type intOps interface {
+	unary(op hlo.Opcode, out, x *hlo.Literal, width int) error
+	binary(op hlo.Opcode, out, a, b *hlo.Literal, width int) bool
+}
+
+type intOpsOf[T integer] struct{}
+
+func (intOpsOf[T]) unary(op hlo.Opcode, out, x *hlo.Literal, width int) error {
+	return unaryInt(op, out.Data().([]T), x.Data().([]T), width)
+}
+
+func (intOpsOf[T]) binary(op hlo.Opcode, out, a, b *hlo.Literal, width int) bool {
+	return binaryInt(op, out.Data().([]T), a.Data().([]T), b.Data().([]T), width)
+}
+
+// integerOps maps each integer element type to the loops of its storage.
+var integerOps = map[hlo.DType]intOps{
+	hlo.S2: intOpsOf[int8]{}, hlo.S4: intOpsOf[int8]{}, hlo.S8: intOpsOf[int8]{},
+	hlo.S16: intOpsOf[int16]{}, hlo.S32: intOpsOf[int32]{}, hlo.S64: intOpsOf[int64]{},
+	hlo.U2: intOpsOf[uint8]{}, hlo.U4: intOpsOf[uint8]{}, hlo.U8: intOpsOf[uint8]{},
+	hlo.U16: intOpsOf[uint16]{}, hlo.U32: intOpsOf[uint32]{}, hlo.U64: intOpsOf[uint64]{},
+}
+
 func isSignedType[T integer]() bool {
 	var z T
 	return ^z < z
@@ -59,24 +85,11 @@ func evalUnary(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Lite
 		err = unaryComplex(op, out.Data().([]complex128), d)
 	case []bool:
 		err = unaryPred(op, out.Data().([]bool), d)
-	case []int8:
-		err = unaryInt(op, out.Data().([]int8), d, t.Bits())
-	case []int16:
-		err = unaryInt(op, out.Data().([]int16), d, 16)
-	case []int32:
-		err = unaryInt(op, out.Data().([]int32), d, 32)
-	case []int64:
-		err = unaryInt(op, out.Data().([]int64), d, 64)
-	case []uint8:
-		err = unaryInt(op, out.Data().([]uint8), d, t.Bits())
-	case []uint16:
-		err = unaryInt(op, out.Data().([]uint16), d, 16)
-	case []uint32:
-		err = unaryInt(op, out.Data().([]uint32), d, 32)
-	case []uint64:
-		err = unaryInt(op, out.Data().([]uint64), d, 64)
 	default:
 		err = errOpType(op, t)
+		if ints, ok := integerOps[t]; ok {
+			err = ints.unary(op, out, x, t.Bits())
+		}
 	}
 	if err != nil {
 		return nil, errOpType(op, t)
