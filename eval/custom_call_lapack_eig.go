@@ -183,7 +183,7 @@ func unpackEigenvectors(n int, wi, v []float64, out []complex128) {
 
 // geesArgs checks what gees takes for real and complex x alike: one
 // batch of square matrices, the mode, and sort 'N'.
-func (c *lapackCall) geesArgs() (x matrixBatch, mode byte, err error) {
+func (c *lapackCall) geesArgs() (matrixBatch, byte, error) {
 	x, f, err := c.squareWith(vectorAttr, charAttr{"sort", 'N', "NS"})
 	if err != nil {
 		return x, 0, err
