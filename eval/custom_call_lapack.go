@@ -208,6 +208,36 @@ func (c *lapackCall) char(name string, def byte, allowed string) (byte, error) {
 	return byte(v), nil
 }
 
+// charAttr is a character attribute a kernel takes: its name, its value
+// when absent, and the values allowed.
+type charAttr struct {
+	name    string
+	def     byte
+	allowed string
+}
+
+// The character attributes several kernels share.
+var (
+	uploAttr   = charAttr{"uplo", 'L', "LU"}
+	vectorAttr = charAttr{"mode", 'V', "NV"} // eigen- or Schur vectors wanted
+	leftAttr   = charAttr{"compute_left", 'V', "NV"}
+	rightAttr  = charAttr{"compute_right", 'V', "NV"}
+)
+
+// chars reads the attributes attrs, in order, stopping at the first
+// invalid one.
+func (c *lapackCall) chars(attrs ...charAttr) ([]byte, error) {
+	out := make([]byte, len(attrs))
+	for i, a := range attrs {
+		v, err := c.char(a.name, a.def, a.allowed)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
 // checkOperands checks the operand count and that operand i has the call's
 // element type and rank ≥ minRank[i].
 func (c *lapackCall) checkOperands(minRank ...int) error {
@@ -244,6 +274,22 @@ func (c *lapackCall) checkResults(want ...hlo.Shape) error {
 func (c *lapackCall) batchDims(i, n int) []int64 {
 	d := c.ops[i].Shape().Dims
 	return append([]int64(nil), d[:len(d)-n]...)
+}
+
+// matrixBatch is an operand read as nb m×n matrices over the leading
+// dimensions batch; k = min(m, n).
+type matrixBatch struct {
+	shape       hlo.Shape
+	batch       []int64
+	nb, m, n, k int
+}
+
+// matrices returns operand i's matrices; the operand has rank ≥ 2.
+func (c *lapackCall) matrices(i int) matrixBatch {
+	s := c.ops[i].Shape()
+	m, n := int(s.Dims[s.Rank()-2]), int(s.Dims[s.Rank()-1])
+	batch := c.batchDims(i, 2)
+	return matrixBatch{s, batch, numBatch(batch), m, n, min(m, n)}
 }
 
 func dimsOf(batch []int64, more ...int64) []int64 {

@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"fmt"
 	"math/cmplx"
 	"slices"
 
@@ -108,24 +107,14 @@ func zhetd2Lower(n int, a []complex128, d, e []float64, tau []complex128) {
 }
 
 func kGtsvComplex(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(1, 1, 1, 2); err != nil {
+	rhsm, err := c.tridiagonalSystems()
+	if err != nil {
 		return nil, err
 	}
-	batch := c.batchDims(3, 2)
-	bs := c.ops[3].Shape()
-	n, nrhs := int(bs.Dims[bs.Rank()-2]), int(bs.Dims[bs.Rank()-1])
-	ds := shapeOf(c.dtype, batch, int64(n))
-	for i := range 3 {
-		if !c.ops[i].Shape().SameDims(ds) {
-			return nil, fmt.Errorf("operand %d is %s, want %s", i, c.ops[i].Shape().HumanString(), ds.HumanString())
-		}
-	}
-	if err := c.checkResults(ds, ds, ds, bs, shapeOf(hlo.S32, batch)); err != nil {
-		return nil, err
-	}
+	n, nrhs := rhsm.m, rhsm.n
 	dl, d, du := c.cplxVec(0), c.cplxVec(1), c.cplxVec(2)
 	_, _, rhs := c.cplxMats(3)
-	info := make([]int64, numBatch(batch))
+	info := make([]int64, rhsm.nb)
 	for b := range info {
 		o := b * n
 		info[b] = int64(zgtsv(n, nrhs, dl[o:o+n], d[o:o+n], du[o:o+n], rhs[b*n*nrhs:(b+1)*n*nrhs]))
@@ -202,23 +191,18 @@ func kGehrdComplex(c *lapackCall) ([]*hlo.Literal, error) {
 }
 
 func kHetrd(c *lapackCall) ([]*hlo.Literal, error) {
-	n, err := c.squareMatrices()
+	x, f, err := c.squareWith(uploAttr)
 	if err != nil {
 		return nil, err
 	}
-	uplo, err := c.char("uplo", 'L', "LU")
-	if err != nil {
-		return nil, err
-	}
-	batch := c.batchDims(0, 2)
+	n, nb, batch, uplo := x.n, x.nb, x.batch, f[0]
 	nt := max(0, n-1)
 	rdt := c.dtype.ComplexComponent()
-	if err := c.checkResults(c.ops[0].Shape(), shapeOf(rdt, batch, int64(n)), shapeOf(rdt, batch, int64(nt)),
+	if err := c.checkResults(x.shape, shapeOf(rdt, batch, int64(n)), shapeOf(rdt, batch, int64(nt)),
 		shapeOf(c.dtype, batch, int64(nt)), shapeOf(hlo.S32, batch)); err != nil {
 		return nil, err
 	}
 	_, _, a := c.cplxMats(0)
-	nb := numBatch(batch)
 	d, e, tau := make([]float64, nb*n), make([]float64, nb*nt), make([]complex128, nb*nt)
 	for b := range nb {
 		m, db, eb, tb := a[b*n*n:(b+1)*n*n], d[b*n:(b+1)*n], e[b*nt:(b+1)*nt], tau[b*nt:(b+1)*nt]
@@ -327,23 +311,12 @@ func zgeqp3(m, n int, a, tau []complex128, jpvt []int64) {
 }
 
 func kGeqp3Complex(c *lapackCall) ([]*hlo.Literal, error) {
-	if len(c.ops) != 2 || c.ops[0].Shape().DType != c.dtype || c.ops[0].Shape().Rank() < 2 {
-		return nil, fmt.Errorf("takes a matrix of %s and s32 pivots", c.dtype)
-	}
-	batch := c.batchDims(0, 2)
-	s := c.ops[0].Shape()
-	m, n := int(s.Dims[s.Rank()-2]), int(s.Dims[s.Rank()-1])
-	k := min(m, n)
-	ps := shapeOf(hlo.S32, batch, int64(n))
-	if !c.ops[1].Shape().SameDims(ps) || c.ops[1].Shape().DType != hlo.S32 {
-		return nil, fmt.Errorf("operand 1 is %s, want %s", c.ops[1].Shape().HumanString(), ps.HumanString())
-	}
-	if err := c.checkResults(s, ps, shapeOf(c.dtype, batch, int64(k))); err != nil {
+	x, jp, err := c.pivotedQRArgs()
+	if err != nil {
 		return nil, err
 	}
+	m, n, k, nb := x.m, x.n, x.k, x.nb
 	_, _, a := c.cplxMats(0)
-	jp := toPhys(loadInt64(c.ops[1]), c.ops[1].Shape().Dims, c.operandLayout(1))
-	nb := numBatch(batch)
 	tau := make([]complex128, nb*k)
 	for b := range nb {
 		zgeqp3(m, n, a[b*m*n:(b+1)*m*n], tau[b*k:(b+1)*k], jp[b*n:(b+1)*n])

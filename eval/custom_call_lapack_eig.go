@@ -18,24 +18,15 @@ import (
 // uplo triangle is read) in ascending order, and with mode 'V' the
 // orthonormal eigenvectors as x_out's columns.
 func kSyevd(c *lapackCall) ([]*hlo.Literal, error) {
-	n, err := c.squareMatrices()
+	x, f, err := c.squareWith(uploAttr, vectorAttr)
 	if err != nil {
 		return nil, err
 	}
-	uplo, err := c.char("uplo", 'L', "LU")
-	if err != nil {
-		return nil, err
-	}
-	mode, err := c.char("mode", 'V', "NV")
-	if err != nil {
-		return nil, err
-	}
-	batch := c.batchDims(0, 2)
-	if err := c.checkResults(c.ops[0].Shape(), shapeOf(c.dtype, batch, int64(n)), shapeOf(hlo.S32, batch)); err != nil {
+	n, nb, uplo, mode := x.n, x.nb, f[0], f[1]
+	if err := c.checkResults(x.shape, shapeOf(c.dtype, x.batch, int64(n)), shapeOf(hlo.S32, x.batch)); err != nil {
 		return nil, err
 	}
 	_, _, a := c.realMats(0)
-	nb := numBatch(batch)
 	w, info := make([]float64, nb*n), make([]int64, nb)
 	for b := range nb {
 		if n == 0 {
@@ -58,34 +49,12 @@ func kSyevd(c *lapackCall) ([]*hlo.Literal, error) {
 // repeated singular value may differ by a rotation, as between any two
 // LAPACK builds.
 func kGesdd(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2); err != nil {
-		return nil, err
-	}
-	mode, err := c.char("mode", 'A', "ASN")
+	g, err := c.svdSize(c.dtype)
 	if err != nil {
 		return nil, err
 	}
-	batch := c.batchDims(0, 2)
-	s := c.ops[0].Shape()
-	m, n := int(s.Dims[s.Rank()-2]), int(s.Dims[s.Rank()-1])
-	k := min(m, n)
-	uc, vr := m, n
-	switch mode {
-	case 'S':
-		uc, vr = k, k
-	case 'N':
-		// JAX sizes the unused u and vt by full_matrices, which mode 'N'
-		// does not say: take the result's own.
-		if len(c.results) == 5 && c.results[2].Rank() == s.Rank() && c.results[3].Rank() == s.Rank() {
-			uc, vr = int(c.results[2].Dims[s.Rank()-1]), int(c.results[3].Dims[s.Rank()-2])
-		}
-	}
-	if err := c.checkResults(s, shapeOf(c.dtype, batch, int64(k)), shapeOf(c.dtype, batch, int64(m), int64(uc)),
-		shapeOf(c.dtype, batch, int64(vr), int64(n)), shapeOf(hlo.S32, batch)); err != nil {
-		return nil, err
-	}
+	m, n, k, nb, uc, vr, mode := g.m, g.n, g.k, g.nb, g.uc, g.vr, g.mode
 	_, _, a := c.realMats(0)
-	nb := numBatch(batch)
 	sv, u, vt, info := make([]float64, nb*k), make([]float64, nb*m*uc), make([]float64, nb*vr*n), make([]int64, nb)
 	for b := range nb {
 		if k == 0 {
@@ -105,6 +74,41 @@ func kGesdd(c *lapackCall) ([]*hlo.Literal, error) {
 	return []*hlo.Literal{c.realMatsOut(0, a), c.realVecOut(1, sv), c.realMatsOut(2, u), c.realMatsOut(3, vt), c.intOut(4, info)}, nil
 }
 
+// svdSize is what gesdd and gesvd work on: x's matrices, U m×uc and Vᵀ
+// vr×n as mode asks.
+type svdSize struct {
+	matrixBatch
+	uc, vr int
+	mode   byte
+}
+
+// svdSize checks what gesdd takes for real and complex x alike; the
+// singular values are of type sdt.
+func (c *lapackCall) svdSize(sdt hlo.DType) (svdSize, error) {
+	if err := c.checkOperands(2); err != nil {
+		return svdSize{}, err
+	}
+	mode, err := c.char("mode", 'A', "ASN")
+	if err != nil {
+		return svdSize{}, err
+	}
+	x := c.matrices(0)
+	g, r := svdSize{x, x.m, x.n, mode}, x.shape.Rank()
+	switch mode {
+	case 'S':
+		g.uc, g.vr = x.k, x.k
+	case 'N':
+		// JAX sizes the unused u and vt by full_matrices, which mode 'N'
+		// does not say: take the result's own.
+		if len(c.results) == 5 && c.results[2].Rank() == r && c.results[3].Rank() == r {
+			g.uc, g.vr = int(c.results[2].Dims[r-1]), int(c.results[3].Dims[r-2])
+		}
+	}
+	b := x.batch
+	return g, c.checkResults(x.shape, shapeOf(sdt, b, int64(x.k)), shapeOf(c.dtype, b, int64(x.m), int64(g.uc)),
+		shapeOf(c.dtype, b, int64(g.vr), int64(x.n)), shapeOf(hlo.S32, b))
+}
+
 // kGeev: x → (wr, wi, vl, vr, info): the eigenvalues of the general x
 // as real and imaginary parts (conjugate pairs adjacent, positive
 // imaginary part first) and, per compute_left / compute_right = 'V', the
@@ -113,19 +117,11 @@ func kGesdd(c *lapackCall) ([]*hlo.Literal, error) {
 // does). info > 0: the QR algorithm failed and the first info-1
 // eigenvalues were not computed.
 func kGeev(c *lapackCall) ([]*hlo.Literal, error) {
-	n, err := c.squareMatrices()
+	x, f, err := c.squareWith(leftAttr, rightAttr)
 	if err != nil {
 		return nil, err
 	}
-	left, err := c.char("compute_left", 'V', "NV")
-	if err != nil {
-		return nil, err
-	}
-	right, err := c.char("compute_right", 'V', "NV")
-	if err != nil {
-		return nil, err
-	}
-	batch := c.batchDims(0, 2)
+	n, nb, batch, left, right := x.n, x.nb, x.batch, f[0], f[1]
 	cdt := hlo.C64
 	if c.dtype == hlo.F64 {
 		cdt = hlo.C128
@@ -136,7 +132,6 @@ func kGeev(c *lapackCall) ([]*hlo.Literal, error) {
 		return nil, err
 	}
 	_, _, a := c.realMats(0)
-	nb := numBatch(batch)
 	wr, wi, info := make([]float64, nb*n), make([]float64, nb*n), make([]int64, nb)
 	vl, vr := make([]complex128, nb*n*n), make([]complex128, nb*n*n)
 	for b := range nb {
@@ -187,21 +182,16 @@ func unpackEigenvectors(n int, wi, v []float64, out []complex128) {
 }
 
 // geesArgs checks what gees takes for real and complex x alike: one
-// square operand (its order n), the mode, and sort 'N'.
-func (c *lapackCall) geesArgs() (n int, mode byte, err error) {
-	if n, err = c.squareMatrices(); err != nil {
-		return 0, 0, err
+// batch of square matrices, the mode, and sort 'N'.
+func (c *lapackCall) geesArgs() (matrixBatch, byte, error) {
+	x, f, err := c.squareWith(vectorAttr, charAttr{"sort", 'N', "NS"})
+	if err != nil {
+		return x, 0, err
 	}
-	if mode, err = c.char("mode", 'V', "NV"); err != nil {
-		return 0, 0, err
+	if sort := f[1]; sort != 'N' {
+		return x, 0, fmt.Errorf("sort = %q is not implemented (only 'N', what JAX emits)", sort)
 	}
-	switch sort, err := c.char("sort", 'N', "NS"); {
-	case err != nil:
-		return 0, 0, err
-	case sort != 'N':
-		return 0, 0, fmt.Errorf("sort = %q is not implemented (only 'N', what JAX emits)", sort)
-	}
-	return n, mode, nil
+	return x, f[0], nil
 }
 
 // kGees: x → (t, vs, wr, wi, sdim, info): the real Schur form x =
@@ -211,17 +201,16 @@ func (c *lapackCall) geesArgs() (n int, mode byte, err error) {
 // without its balancing step: Hessenberg reduction, then the QR
 // algorithm accumulating Schur vectors.
 func kGees(c *lapackCall) ([]*hlo.Literal, error) {
-	n, mode, err := c.geesArgs()
+	x, mode, err := c.geesArgs()
 	if err != nil {
 		return nil, err
 	}
-	batch := c.batchDims(0, 2)
-	s, vs := c.ops[0].Shape(), shapeOf(c.dtype, batch, int64(n))
+	n, nb, batch := x.n, x.nb, x.batch
+	s, vs := x.shape, shapeOf(c.dtype, batch, int64(n))
 	if err := c.checkResults(s, s, vs, vs, shapeOf(hlo.S32, batch), shapeOf(hlo.S32, batch)); err != nil {
 		return nil, err
 	}
 	_, _, a := c.realMats(0)
-	nb := numBatch(batch)
 	z, wr, wi := make([]float64, nb*n*n), make([]float64, nb*n), make([]float64, nb*n)
 	sdim, info := make([]int64, nb), make([]int64, nb)
 	for b := range nb {
@@ -287,20 +276,20 @@ type gehrdSize struct{ n, lo, hi, nt, nb int }
 
 // gehrdSize checks what gehrd takes for real and complex x alike.
 func (c *lapackCall) gehrdSize() (gehrdSize, error) {
-	n, err := c.squareMatrices()
+	x, _, err := c.squareWith()
 	if err != nil {
 		return gehrdSize{}, err
 	}
+	n := x.n
 	lo, hi := int(c.attrOr("low", 1)), int(c.attrOr("high", int64(n)))
 	if n > 0 && (lo < 1 || hi > n || lo > hi) {
 		return gehrdSize{}, fmt.Errorf("low = %d, high = %d is not 1 ≤ low ≤ high ≤ %d", lo, hi, n)
 	}
-	batch := c.batchDims(0, 2)
 	nt := max(0, n-1)
-	if err := c.checkResults(c.ops[0].Shape(), shapeOf(c.dtype, batch, int64(nt)), shapeOf(hlo.S32, batch)); err != nil {
+	if err := c.checkResults(x.shape, shapeOf(c.dtype, x.batch, int64(nt)), shapeOf(hlo.S32, x.batch)); err != nil {
 		return gehrdSize{}, err
 	}
-	return gehrdSize{n, lo, hi, nt, numBatch(batch)}, nil
+	return gehrdSize{n, lo, hi, nt, x.nb}, nil
 }
 
 func (c *lapackCall) attrOr(name string, def int64) int64 {
@@ -314,22 +303,17 @@ func (c *lapackCall) attrOr(name string, def int64) int64 {
 // diagonal d and off-diagonal e; x_out holds T's and the reflectors in
 // the uplo triangle as LAPACK's dsytrd.
 func kSytrd(c *lapackCall) ([]*hlo.Literal, error) {
-	n, err := c.squareMatrices()
+	x, f, err := c.squareWith(uploAttr)
 	if err != nil {
 		return nil, err
 	}
-	uplo, err := c.char("uplo", 'L', "LU")
-	if err != nil {
-		return nil, err
-	}
-	batch := c.batchDims(0, 2)
+	n, nb, uplo := x.n, x.nb, f[0]
 	nt := max(0, n-1)
-	ds, es := shapeOf(c.dtype, batch, int64(n)), shapeOf(c.dtype, batch, int64(nt))
-	if err := c.checkResults(c.ops[0].Shape(), ds, es, es, shapeOf(hlo.S32, batch)); err != nil {
+	ds, es := shapeOf(c.dtype, x.batch, int64(n)), shapeOf(c.dtype, x.batch, int64(nt))
+	if err := c.checkResults(x.shape, ds, es, es, shapeOf(hlo.S32, x.batch)); err != nil {
 		return nil, err
 	}
 	_, _, a := c.realMats(0)
-	nb := numBatch(batch)
 	d, e, tau, info := make([]float64, nb*n), make([]float64, nb*nt), make([]float64, nb*nt), make([]int64, nb)
 	for b := range nb {
 		if n == 0 {

@@ -33,13 +33,21 @@ func uploOf(c byte) blas.Uplo {
 	return blas.Lower
 }
 
-// squareMatrices checks the operands of a call on a batch of square
-// matrices (operand 0, rank 2 or more) and returns their order n.
-func (c *lapackCall) squareMatrices() (int, error) {
+// squareWith checks the operands of a call on one batch of square
+// matrices (operand 0, rank 2 or more) and reads the character
+// attributes attrs, in order.
+func (c *lapackCall) squareWith(attrs ...charAttr) (matrixBatch, []byte, error) {
 	if err := c.checkOperands(2); err != nil {
-		return 0, err
+		return matrixBatch{}, nil, err
 	}
-	return c.squareOperand(0)
+	if _, err := c.squareOperand(0); err != nil {
+		return matrixBatch{}, nil, err
+	}
+	flags, err := c.chars(attrs...)
+	if err != nil {
+		return matrixBatch{}, nil, err
+	}
+	return c.matrices(0), flags, nil
 }
 
 // squareOperand returns n for operand i of shape [..., n, n].
@@ -57,19 +65,15 @@ func (c *lapackCall) squareOperand(i int) (int, error) {
 // info is 0, or the order j of the first leading minor that is not
 // positive definite.
 func kPotrf(c *lapackCall) ([]*hlo.Literal, error) {
-	n, err := c.squareMatrices()
+	x, f, err := c.squareWith(uploAttr)
 	if err != nil {
 		return nil, err
 	}
-	uplo, err := c.char("uplo", 'L', "LU")
-	if err != nil {
+	n, uplo := x.n, f[0]
+	if err := c.checkResults(x.shape, shapeOf(hlo.S32, x.batch)); err != nil {
 		return nil, err
 	}
-	batch := c.batchDims(0, 2)
-	if err := c.checkResults(c.ops[0].Shape(), shapeOf(hlo.S32, batch)); err != nil {
-		return nil, err
-	}
-	info := make([]int64, numBatch(batch))
+	info := make([]int64, x.nb)
 	if c.dtype.IsComplex() {
 		_, _, a := c.cplxMats(0)
 		for b := range info {
@@ -100,14 +104,11 @@ func kGetrf(c *lapackCall) ([]*hlo.Literal, error) {
 	if err := c.checkOperands(2); err != nil {
 		return nil, err
 	}
-	batch := c.batchDims(0, 2)
-	s := c.ops[0].Shape()
-	m, n := int(s.Dims[s.Rank()-2]), int(s.Dims[s.Rank()-1])
-	k := min(m, n)
-	if err := c.checkResults(s, shapeOf(hlo.S32, batch, int64(k)), shapeOf(hlo.S32, batch)); err != nil {
+	x := c.matrices(0)
+	m, n, k, nb := x.m, x.n, x.k, x.nb
+	if err := c.checkResults(x.shape, shapeOf(hlo.S32, x.batch, int64(k)), shapeOf(hlo.S32, x.batch)); err != nil {
 		return nil, err
 	}
-	nb := numBatch(batch)
 	ipiv, info := make([]int64, nb*k), make([]int64, nb)
 	if c.dtype.IsComplex() {
 		_, _, a := c.cplxMats(0)
@@ -152,14 +153,11 @@ func kGeqrf(c *lapackCall) ([]*hlo.Literal, error) {
 	if err := c.checkOperands(2); err != nil {
 		return nil, err
 	}
-	batch := c.batchDims(0, 2)
-	s := c.ops[0].Shape()
-	m, n := int(s.Dims[s.Rank()-2]), int(s.Dims[s.Rank()-1])
-	k := min(m, n)
-	if err := c.checkResults(s, shapeOf(c.dtype, batch, int64(k))); err != nil {
+	x := c.matrices(0)
+	m, n, k, nb := x.m, x.n, x.k, x.nb
+	if err := c.checkResults(x.shape, shapeOf(c.dtype, x.batch, int64(k))); err != nil {
 		return nil, err
 	}
-	nb := numBatch(batch)
 	if c.dtype.IsComplex() {
 		_, _, a := c.cplxMats(0)
 		tau := make([]complex128, nb*k)
@@ -188,18 +186,16 @@ func kOrgqr(c *lapackCall) ([]*hlo.Literal, error) {
 	if err := c.checkOperands(2, 1); err != nil {
 		return nil, err
 	}
-	batch := c.batchDims(0, 2)
-	s := c.ops[0].Shape()
-	m, n := int(s.Dims[s.Rank()-2]), int(s.Dims[s.Rank()-1])
+	x := c.matrices(0)
+	m, n, nb := x.m, x.n, x.nb
 	ts := c.ops[1].Shape()
 	k := int(ts.Dims[ts.Rank()-1])
-	if !ts.SameDims(shapeOf(c.dtype, batch, int64(k))) || n > m || k > n {
-		return nil, fmt.Errorf("operands %s and %s are not an m×n matrix (n ≤ m) and k ≤ n scalars per batch", s.HumanString(), ts.HumanString())
+	if !ts.SameDims(shapeOf(c.dtype, x.batch, int64(k))) || n > m || k > n {
+		return nil, fmt.Errorf("operands %s and %s are not an m×n matrix (n ≤ m) and k ≤ n scalars per batch", x.shape.HumanString(), ts.HumanString())
 	}
-	if err := c.checkResults(s); err != nil {
+	if err := c.checkResults(x.shape); err != nil {
 		return nil, err
 	}
-	nb := numBatch(batch)
 	if c.dtype.IsComplex() {
 		_, _, a := c.cplxMats(0)
 		tau := c.cplxVec(1)
@@ -229,19 +225,11 @@ type trsmFlags struct {
 }
 
 func (c *lapackCall) trsmFlags() (trsmFlags, error) {
-	f := trsmFlags{alpha: 1}
-	var err error
-	for _, a := range []struct {
-		p       *byte
-		name    string
-		def     byte
-		allowed string
-	}{{&f.side, "side", 'L', "LR"}, {&f.uplo, "uplo", 'L', "LU"}, {&f.trans, "trans_x", 'N', "NTC"}, {&f.diag, "diag", 'N', "NU"}} {
-		if *a.p, err = c.char(a.name, a.def, a.allowed); err != nil {
-			return f, err
-		}
+	v, err := c.chars(charAttr{"side", 'L', "LR"}, uploAttr, charAttr{"trans_x", 'N', "NTC"}, charAttr{"diag", 'N', "NU"})
+	if err != nil {
+		return trsmFlags{}, err
 	}
-	return f, nil
+	return trsmFlags{side: v[0], uplo: v[1], trans: v[2], diag: v[3], alpha: 1}, nil
 }
 
 // kTrsm: (x, y) → y_out solving op(x)·y_out = y (side L) or
@@ -312,24 +300,14 @@ func trsm(c *lapackCall, f trsmFlags) ([]*hlo.Literal, error) {
 // column of b. The diagonals come back overwritten by the factorization;
 // info is 0 or the index of the first exactly zero pivot.
 func kGtsv(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(1, 1, 1, 2); err != nil {
+	rhsm, err := c.tridiagonalSystems()
+	if err != nil {
 		return nil, err
 	}
-	batch := c.batchDims(3, 2)
-	bs := c.ops[3].Shape()
-	n, nrhs := int(bs.Dims[bs.Rank()-2]), int(bs.Dims[bs.Rank()-1])
-	ds := shapeOf(c.dtype, batch, int64(n))
-	for i := range 3 {
-		if !c.ops[i].Shape().SameDims(ds) {
-			return nil, fmt.Errorf("operand %d is %s, want %s", i, c.ops[i].Shape().HumanString(), ds.HumanString())
-		}
-	}
-	if err := c.checkResults(ds, ds, ds, bs, shapeOf(hlo.S32, batch)); err != nil {
-		return nil, err
-	}
+	n, nrhs := rhsm.m, rhsm.n
 	dl, d, du := c.realVec(0), c.realVec(1), c.realVec(2)
 	_, _, rhs := c.realMats(3)
-	info := make([]int64, numBatch(batch))
+	info := make([]int64, rhsm.nb)
 	for b := range info {
 		if n == 0 {
 			break
@@ -345,4 +323,21 @@ func kGtsv(c *lapackCall) ([]*hlo.Literal, error) {
 		}
 	}
 	return []*hlo.Literal{c.realVecOut(0, dl), c.realVecOut(1, d), c.realVecOut(2, du), c.realMatsOut(3, rhs), c.intOut(4, info)}, nil
+}
+
+// tridiagonalSystems checks gtsv's operands (dl, d, du, b) and results
+// for real and complex types alike and returns b's matrices: each system
+// is of order m with n right-hand sides.
+func (c *lapackCall) tridiagonalSystems() (matrixBatch, error) {
+	if err := c.checkOperands(1, 1, 1, 2); err != nil {
+		return matrixBatch{}, err
+	}
+	b := c.matrices(3)
+	ds := shapeOf(c.dtype, b.batch, int64(b.m))
+	for i := range 3 {
+		if !c.ops[i].Shape().SameDims(ds) {
+			return matrixBatch{}, fmt.Errorf("operand %d is %s, want %s", i, c.ops[i].Shape().HumanString(), ds.HumanString())
+		}
+	}
+	return b, c.checkResults(ds, ds, ds, b.shape, shapeOf(hlo.S32, b.batch))
 }

@@ -124,23 +124,15 @@ func permuteCols(x []complex128, rows int, order []int) []complex128 {
 
 // kHeevd: x → (x_out, w, info) for Hermitian x, as kSyevd.
 func kHeevd(c *lapackCall) ([]*hlo.Literal, error) {
-	n, err := c.squareMatrices()
+	x, f, err := c.squareWith(uploAttr, vectorAttr)
 	if err != nil {
 		return nil, err
 	}
-	uplo, err := c.char("uplo", 'L', "LU")
-	if err != nil {
-		return nil, err
-	}
-	if _, err := c.char("mode", 'V', "NV"); err != nil {
-		return nil, err
-	}
-	batch := c.batchDims(0, 2)
-	if err := c.checkResults(c.ops[0].Shape(), shapeOf(c.dtype.ComplexComponent(), batch, int64(n)), shapeOf(hlo.S32, batch)); err != nil {
+	n, nb, uplo := x.n, x.nb, f[0]
+	if err := c.checkResults(x.shape, shapeOf(c.dtype.ComplexComponent(), x.batch, int64(n)), shapeOf(hlo.S32, x.batch)); err != nil {
 		return nil, err
 	}
 	_, _, a := c.cplxMats(0)
-	nb := numBatch(batch)
 	w, info := make([]float64, nb*n), make([]int64, nb)
 	for b := range nb {
 		m := a[b*n*n : (b+1)*n*n]

@@ -16,23 +16,12 @@ import (
 // pivoting. On entry a nonzero jpvt(j) moves column j to the front; on
 // return jpvt(j) = i (1-based) says A·P's column j is A's column i.
 func kGeqp3(c *lapackCall) ([]*hlo.Literal, error) {
-	if len(c.ops) != 2 || c.ops[0].Shape().DType != c.dtype || c.ops[0].Shape().Rank() < 2 {
-		return nil, fmt.Errorf("takes a matrix of %s and s32 pivots", c.dtype)
-	}
-	batch := c.batchDims(0, 2)
-	s := c.ops[0].Shape()
-	m, n := int(s.Dims[s.Rank()-2]), int(s.Dims[s.Rank()-1])
-	k := min(m, n)
-	ps := shapeOf(hlo.S32, batch, int64(n))
-	if !c.ops[1].Shape().SameDims(ps) || c.ops[1].Shape().DType != hlo.S32 {
-		return nil, fmt.Errorf("operand 1 is %s, want %s", c.ops[1].Shape().HumanString(), ps.HumanString())
-	}
-	if err := c.checkResults(s, ps, shapeOf(c.dtype, batch, int64(k))); err != nil {
+	x, jp, err := c.pivotedQRArgs()
+	if err != nil {
 		return nil, err
 	}
+	m, n, k, nb := x.m, x.n, x.k, x.nb
 	_, _, a := c.realMats(0)
-	jp := toPhys(loadInt64(c.ops[1]), c.ops[1].Shape().Dims, c.operandLayout(1))
-	nb := numBatch(batch)
 	tau := make([]float64, nb*k)
 	piv := make([]int, n)
 	for b := range nb {
@@ -53,6 +42,23 @@ func kGeqp3(c *lapackCall) ([]*hlo.Literal, error) {
 		}
 	}
 	return []*hlo.Literal{c.realMatsOut(0, a), c.intOut(1, jp), c.realVecOut(2, tau)}, nil
+}
+
+// pivotedQRArgs checks what geqp3 takes for real and complex x alike
+// and returns x's matrices and the pivots jpvt in memory order.
+func (c *lapackCall) pivotedQRArgs() (matrixBatch, []int64, error) {
+	if len(c.ops) != 2 || c.ops[0].Shape().DType != c.dtype || c.ops[0].Shape().Rank() < 2 {
+		return matrixBatch{}, nil, fmt.Errorf("takes a matrix of %s and s32 pivots", c.dtype)
+	}
+	x := c.matrices(0)
+	ps := shapeOf(hlo.S32, x.batch, int64(x.n))
+	if !c.ops[1].Shape().SameDims(ps) || c.ops[1].Shape().DType != hlo.S32 {
+		return matrixBatch{}, nil, fmt.Errorf("operand 1 is %s, want %s", c.ops[1].Shape().HumanString(), ps.HumanString())
+	}
+	if err := c.checkResults(x.shape, ps, shapeOf(c.dtype, x.batch, int64(x.k))); err != nil {
+		return matrixBatch{}, nil, err
+	}
+	return x, toPhys(loadInt64(c.ops[1]), c.ops[1].Shape().Dims, c.operandLayout(1)), nil
 }
 
 // kOrmqr: (a, tau, c) → c_out = op(Q)·c (left) or c·op(Q) (right), Q the

@@ -147,32 +147,12 @@ func adjointMat(a []complex128, m, n int) []complex128 {
 
 // kGesddComplex: x → (x_out, s, u, vt, info) for complex x, as kGesdd.
 func kGesddComplex(c *lapackCall) ([]*hlo.Literal, error) {
-	if err := c.checkOperands(2); err != nil {
-		return nil, err
-	}
-	mode, err := c.char("mode", 'A', "ASN")
+	g, err := c.svdSize(c.dtype.ComplexComponent())
 	if err != nil {
 		return nil, err
 	}
-	batch := c.batchDims(0, 2)
-	sh := c.ops[0].Shape()
-	m, n := int(sh.Dims[sh.Rank()-2]), int(sh.Dims[sh.Rank()-1])
-	k := min(m, n)
-	uc, vr := m, n
-	switch mode {
-	case 'S':
-		uc, vr = k, k
-	case 'N':
-		if len(c.results) == 5 && c.results[2].Rank() == sh.Rank() && c.results[3].Rank() == sh.Rank() {
-			uc, vr = int(c.results[2].Dims[sh.Rank()-1]), int(c.results[3].Dims[sh.Rank()-2])
-		}
-	}
-	if err := c.checkResults(sh, shapeOf(c.dtype.ComplexComponent(), batch, int64(k)), shapeOf(c.dtype, batch, int64(m), int64(uc)),
-		shapeOf(c.dtype, batch, int64(vr), int64(n)), shapeOf(hlo.S32, batch)); err != nil {
-		return nil, err
-	}
+	m, n, k, nb, uc, vr, mode := g.m, g.n, g.k, g.nb, g.uc, g.vr, g.mode
 	_, _, a := c.cplxMats(0)
-	nb := numBatch(batch)
 	sv, u, vt, info := make([]float64, nb*k), make([]complex128, nb*m*uc), make([]complex128, nb*vr*n), make([]int64, nb)
 	for b := range nb {
 		if k == 0 {

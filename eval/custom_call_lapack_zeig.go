@@ -204,24 +204,15 @@ func maxAbs(v []complex128) float64 {
 
 // kGeevComplex: x → (w, vl, vr, info) for complex x.
 func kGeevComplex(c *lapackCall) ([]*hlo.Literal, error) {
-	n, err := c.squareMatrices()
+	x, f, err := c.squareWith(leftAttr, rightAttr)
 	if err != nil {
 		return nil, err
 	}
-	left, err := c.char("compute_left", 'V', "NV")
-	if err != nil {
-		return nil, err
-	}
-	right, err := c.char("compute_right", 'V', "NV")
-	if err != nil {
-		return nil, err
-	}
-	batch := c.batchDims(0, 2)
-	if err := c.checkResults(shapeOf(c.dtype, batch, int64(n)), c.ops[0].Shape(), c.ops[0].Shape(), shapeOf(hlo.S32, batch)); err != nil {
+	n, nb, left, right := x.n, x.nb, f[0], f[1]
+	if err := c.checkResults(shapeOf(c.dtype, x.batch, int64(n)), x.shape, x.shape, shapeOf(hlo.S32, x.batch)); err != nil {
 		return nil, err
 	}
 	_, _, a := c.cplxMats(0)
-	nb := numBatch(batch)
 	w, vl, vr, info := make([]complex128, nb*n), make([]complex128, nb*n*n), make([]complex128, nb*n*n), make([]int64, nb)
 	for b := range nb {
 		t := a[b*n*n : (b+1)*n*n]
@@ -244,17 +235,15 @@ func kGeevComplex(c *lapackCall) ([]*hlo.Literal, error) {
 
 // kGeesComplex: x → (t, vs, w, sdim, info) for complex x, sort 'N' only.
 func kGeesComplex(c *lapackCall) ([]*hlo.Literal, error) {
-	n, mode, err := c.geesArgs()
+	x, mode, err := c.geesArgs()
 	if err != nil {
 		return nil, err
 	}
-	batch := c.batchDims(0, 2)
-	s := c.ops[0].Shape()
+	n, nb, batch, s := x.n, x.nb, x.batch, x.shape
 	if err := c.checkResults(s, s, shapeOf(c.dtype, batch, int64(n)), shapeOf(hlo.S32, batch), shapeOf(hlo.S32, batch)); err != nil {
 		return nil, err
 	}
 	_, _, a := c.cplxMats(0)
-	nb := numBatch(batch)
 	zs, w, sdim, info := make([]complex128, nb*n*n), make([]complex128, nb*n), make([]int64, nb), make([]int64, nb)
 	for b := range nb {
 		t := a[b*n*n : (b+1)*n*n]

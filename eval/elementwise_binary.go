@@ -33,22 +33,10 @@ func evalBinary(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Lit
 		ok = binaryComplex(op, out.Data().([]complex128), d, b.Data().([]complex128))
 	case []bool:
 		ok = binaryPred(op, out.Data().([]bool), d, b.Data().([]bool))
-	case []int8:
-		ok = binaryInt(op, out.Data().([]int8), d, b.Data().([]int8), t.Bits())
-	case []int16:
-		ok = binaryInt(op, out.Data().([]int16), d, b.Data().([]int16), 16)
-	case []int32:
-		ok = binaryInt(op, out.Data().([]int32), d, b.Data().([]int32), 32)
-	case []int64:
-		ok = binaryInt(op, out.Data().([]int64), d, b.Data().([]int64), 64)
-	case []uint8:
-		ok = binaryInt(op, out.Data().([]uint8), d, b.Data().([]uint8), t.Bits())
-	case []uint16:
-		ok = binaryInt(op, out.Data().([]uint16), d, b.Data().([]uint16), 16)
-	case []uint32:
-		ok = binaryInt(op, out.Data().([]uint32), d, b.Data().([]uint32), 32)
-	case []uint64:
-		ok = binaryInt(op, out.Data().([]uint64), d, b.Data().([]uint64), 64)
+	default:
+		if ints, isInt := integerOps[t]; isInt {
+			ok = ints.binary(op, out, a, b, t.Bits())
+		}
 	}
 	if !ok {
 		return nil, errOpType(op, t)
@@ -75,8 +63,9 @@ func binaryLoop[T any](f func(x, y T) T, dst, a, b []T) bool {
 	return true
 }
 
-// floatBinaryOp is op on one pair of elements, or nil.
-func floatBinaryOp[T nativeFloat](op hlo.Opcode) func(x, y T) T {
+// ringOp is add, subtract or multiply, the same for floats and (wrapping)
+// integers, or nil for any other op.
+func ringOp[T realNumber](op hlo.Opcode) func(x, y T) T {
 	switch op {
 	case hlo.OpAdd:
 		return func(x, y T) T { return x + y }
@@ -84,6 +73,16 @@ func floatBinaryOp[T nativeFloat](op hlo.Opcode) func(x, y T) T {
 		return func(x, y T) T { return x - y }
 	case hlo.OpMultiply:
 		return func(x, y T) T { return x * y }
+	}
+	return nil
+}
+
+// floatBinaryOp is op on one pair of elements, or nil.
+func floatBinaryOp[T nativeFloat](op hlo.Opcode) func(x, y T) T {
+	if f := ringOp[T](op); f != nil {
+		return f
+	}
+	switch op {
 	case hlo.OpDivide:
 		return func(x, y T) T { return x / y }
 	case hlo.OpMaximum:
@@ -148,13 +147,10 @@ func binaryInt[T integer](op hlo.Opcode, dst, a, b []T, width int) bool {
 
 // intBinaryOp is op on one pair of elements, or nil.
 func intBinaryOp[T integer](op hlo.Opcode, width int) func(x, y T) T {
+	if f := ringOp[T](op); f != nil {
+		return f
+	}
 	switch op {
-	case hlo.OpAdd:
-		return func(x, y T) T { return x + y }
-	case hlo.OpSubtract:
-		return func(x, y T) T { return x - y }
-	case hlo.OpMultiply:
-		return func(x, y T) T { return x * y }
 	case hlo.OpDivide:
 		return intDivide[T]
 	case hlo.OpRemainder:

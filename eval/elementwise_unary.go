@@ -22,7 +22,34 @@ type (
 	integer     interface{ signedInt | unsignedInt }
 	nativeFloat interface{ ~float32 | ~float64 }
 	nativeCplx  interface{ ~complex64 | ~complex128 }
+	realNumber  interface{ nativeFloat | integer }
 )
+
+// intOps are the unary and binary integer loops over literals stored as
+// one Go integer type: unaryInt and binaryInt instantiated for it, since
+// Go cannot pass them uninstantiated.
+type intOps interface {
+	unary(op hlo.Opcode, out, x *hlo.Literal, width int) error
+	binary(op hlo.Opcode, out, a, b *hlo.Literal, width int) bool
+}
+
+type intOpsOf[T integer] struct{}
+
+func (intOpsOf[T]) unary(op hlo.Opcode, out, x *hlo.Literal, width int) error {
+	return unaryInt(op, out.Data().([]T), x.Data().([]T), width)
+}
+
+func (intOpsOf[T]) binary(op hlo.Opcode, out, a, b *hlo.Literal, width int) bool {
+	return binaryInt(op, out.Data().([]T), a.Data().([]T), b.Data().([]T), width)
+}
+
+// integerOps maps each integer element type to the loops of its storage.
+var integerOps = map[hlo.DType]intOps{
+	hlo.S2: intOpsOf[int8]{}, hlo.S4: intOpsOf[int8]{}, hlo.S8: intOpsOf[int8]{},
+	hlo.S16: intOpsOf[int16]{}, hlo.S32: intOpsOf[int32]{}, hlo.S64: intOpsOf[int64]{},
+	hlo.U2: intOpsOf[uint8]{}, hlo.U4: intOpsOf[uint8]{}, hlo.U8: intOpsOf[uint8]{},
+	hlo.U16: intOpsOf[uint16]{}, hlo.U32: intOpsOf[uint32]{}, hlo.U64: intOpsOf[uint64]{},
+}
 
 func isSignedType[T integer]() bool {
 	var z T
@@ -58,24 +85,11 @@ func evalUnary(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Lite
 		err = unaryComplex(op, out.Data().([]complex128), d)
 	case []bool:
 		err = unaryPred(op, out.Data().([]bool), d)
-	case []int8:
-		err = unaryInt(op, out.Data().([]int8), d, t.Bits())
-	case []int16:
-		err = unaryInt(op, out.Data().([]int16), d, 16)
-	case []int32:
-		err = unaryInt(op, out.Data().([]int32), d, 32)
-	case []int64:
-		err = unaryInt(op, out.Data().([]int64), d, 64)
-	case []uint8:
-		err = unaryInt(op, out.Data().([]uint8), d, t.Bits())
-	case []uint16:
-		err = unaryInt(op, out.Data().([]uint16), d, 16)
-	case []uint32:
-		err = unaryInt(op, out.Data().([]uint32), d, 32)
-	case []uint64:
-		err = unaryInt(op, out.Data().([]uint64), d, 64)
 	default:
 		err = errOpType(op, t)
+		if ints, ok := integerOps[t]; ok {
+			err = ints.unary(op, out, x, t.Bits())
+		}
 	}
 	if err != nil {
 		return nil, errOpType(op, t)
@@ -121,22 +135,9 @@ var floatFuncs = map[hlo.Opcode]func(float64) float64{
 func unaryFloat[T nativeFloat](op hlo.Opcode, dst, src []T) error {
 	switch op {
 	case hlo.OpNegate:
-		for i, v := range src {
-			dst[i] = -v
-		}
+		negateEach(dst, src)
 	case hlo.OpSign:
-		// XLA: -1 or +1 by sign; zeros (either sign) and NaN are returned
-		// unchanged.
-		for i, v := range src {
-			switch {
-			case v > 0:
-				dst[i] = 1
-			case v < 0:
-				dst[i] = -1
-			default:
-				dst[i] = v
-			}
-		}
+		signEach(dst, src)
 	default:
 		f, ok := floatFuncs[op]
 		if !ok {
@@ -153,9 +154,7 @@ func unaryInt[T integer](op hlo.Opcode, dst, src []T, width int) error {
 	mask := uint64(math.MaxUint64) >> (64 - width)
 	switch op {
 	case hlo.OpNegate:
-		for i, v := range src {
-			dst[i] = -v
-		}
+		negateEach(dst, src)
 	case hlo.OpNot:
 		for i, v := range src {
 			dst[i] = ^v
@@ -168,16 +167,7 @@ func unaryInt[T integer](op hlo.Opcode, dst, src []T, width int) error {
 			dst[i] = v
 		}
 	case hlo.OpSign:
-		for i, v := range src {
-			switch {
-			case v > 0:
-				dst[i] = 1
-			case v < 0:
-				dst[i] = ^T(0) // -1; only reachable for signed types
-			default:
-				dst[i] = 0
-			}
-		}
+		signEach(dst, src)
 	case hlo.OpPopulationCount:
 		for i, v := range src {
 			dst[i] = T(bits.OnesCount64(uint64(v) & mask))
@@ -190,6 +180,30 @@ func unaryInt[T integer](op hlo.Opcode, dst, src []T, width int) error {
 		return errOpType(op, hlo.S32)
 	}
 	return nil
+}
+
+// negateEach and signEach are negate and sign for floats and integers
+// alike (negation wraps for integers).
+func negateEach[T realNumber](dst, src []T) {
+	for i, v := range src {
+		dst[i] = -v
+	}
+}
+
+// signEach follows XLA: -1 or +1 by sign; zeros (of either sign) and NaN
+// are returned unchanged.
+func signEach[T realNumber](dst, src []T) {
+	var one T = 1
+	for i, v := range src {
+		switch {
+		case v > 0:
+			dst[i] = one
+		case v < 0:
+			dst[i] = -one // only reachable for signed types
+		default:
+			dst[i] = v
+		}
+	}
 }
 
 func unaryPred(op hlo.Opcode, dst, src []bool) error {

@@ -76,20 +76,25 @@ func (s *startIndices) coord(b int, idxDim int64) int64 {
 	return int64(b/s.after[j]) % s.sizes[j]
 }
 
-// fullStart is the operand start index of batch position b: the index
-// vector scattered to the operand dimensions it maps to (start_index_map
-// or scatter_dims_to_operand_dims), and each operand batching dimension
+// operandOffsets returns, for each batch position b, the operand offset
+// at gives for b's full start index: the index vector scattered to the
+// operand dimensions it maps to (start_index_map or
+// scatter_dims_to_operand_dims), and each operand batching dimension
 // taking the batch coordinate of its paired indices batching dimension;
 // other dimensions start at 0.
-func (s *startIndices) fullStart(b int, rank int, toOperand, opBatch, idxBatch []int64) []int64 {
-	start := make([]int64, rank)
-	for k, d := range toOperand {
-		start[d] = s.component(b, k)
+func (s *startIndices) operandOffsets(rank int, toOperand, opBatch, idxBatch []int64, at func(start []int64) int) []int {
+	out := make([]int, len(s.base))
+	for b := range out {
+		start := make([]int64, rank)
+		for k, d := range toOperand {
+			start[d] = s.component(b, k)
+		}
+		for i, d := range opBatch {
+			start[d] = s.coord(b, idxBatch[i])
+		}
+		out[b] = at(start)
 	}
-	for i, d := range opBatch {
-		start[d] = s.coord(b, idxBatch[i])
-	}
-	return start
+	return out
 }
 
 // windowPlan is a gather or scatter reduced to offsets: for each index
@@ -99,6 +104,15 @@ func (s *startIndices) fullStart(b int, rank int, toOperand, opBatch, idxBatch [
 type windowPlan struct {
 	dstBase, srcBase []int
 	dstWin, srcWin   []int
+}
+
+// batchAndWindowOffsets splits the offsets of s's elements into those of
+// its batch positions (the dimensions other than win) and those within
+// one window (the dimensions win), as gather's output and scatter's
+// updates are laid out.
+func batchAndWindowOffsets(s hlo.Shape, win []int64) (batch, window []int) {
+	st := hlo.RowMajorStrides(s.Dims)
+	return offsetTable(complementDims(s.Rank(), win), s.Dims, st), offsetTable(win, s.Dims, st)
 }
 
 // windowCopy moves every planned element in index order; the type switch
@@ -180,27 +194,27 @@ func gatherPlan(in *hlo.Instruction, xs, os hlo.Shape, idx *startIndices, sizes 
 	opBatch := gsInts(in, "operand_batching_dims")
 	idxBatch := gsInts(in, "start_indices_batching_dims")
 	startMap := gsInts(in, "start_index_map")
-	xStrides, oStrides := hlo.RowMajorStrides(xs.Dims), hlo.RowMajorStrides(os.Dims)
+	xStrides := hlo.RowMajorStrides(xs.Dims)
 	winDims := complementDims(xs.Rank(), gsInts(in, "collapsed_slice_dims"), opBatch)
-	p := &windowPlan{
-		dstBase: offsetTable(complementDims(os.Rank(), offsetDims), os.Dims, oStrides),
-		dstWin:  offsetTable(offsetDims, os.Dims, oStrides),
-		srcWin:  offsetTable(winDims, sizes, xStrides),
-	}
+	p := &windowPlan{srcWin: offsetTable(winDims, sizes, xStrides)}
+	p.dstBase, p.dstWin = batchAndWindowOffsets(os, offsetDims)
 	if len(p.dstBase) != len(idx.base) {
 		return nil, fmt.Errorf("gather: %d output batch positions for %d index vectors", len(p.dstBase), len(idx.base))
 	}
-	p.srcBase = make([]int, len(p.dstBase))
-	for b := range p.dstBase {
-		start := idx.fullStart(b, xs.Rank(), startMap, opBatch, idxBatch)
-		off := 0
-		for d, s := range start {
-			// "the starting indices are clamped so the slice lies within
-			// the operand": [0, dim - slice_size].
-			s = max(0, min(s, xs.Dims[d]-sizes[d]))
-			off += int(s) * xStrides[d]
-		}
-		p.srcBase[b] = off
-	}
+	p.srcBase = idx.operandOffsets(xs.Rank(), startMap, opBatch, idxBatch, func(start []int64) int {
+		return gatherBase(start, xs.Dims, sizes, xStrides)
+	})
 	return p, nil
+}
+
+// gatherBase is the operand offset of a slice of the given sizes starting
+// at start, "the starting indices clamped so the slice lies within the
+// operand": to [0, dim - slice_size].
+func gatherBase(start, dims, sizes []int64, strides []int) int {
+	off := 0
+	for d, s := range start {
+		s = max(0, min(s, dims[d]-sizes[d]))
+		off += int(s) * strides[d]
+	}
+	return off
 }

@@ -38,10 +38,34 @@ import (
 // convolution's multiply-accumulate loops and the store into a literal of
 // the result's shape.
 type macOps[T any] struct {
-	load  func(*hlo.Literal) []T
-	dot   dotRun[T]
-	conv  convRun[T]
-	store func(hlo.Shape, []T) *hlo.Literal
+	load    func(*hlo.Literal) []T
+	dotSum  dotRun[T]
+	convSum convRun[T]
+	store   func(hlo.Shape, []T) *hlo.Literal
+}
+
+// accumulation is a dot and a convolution over literals, computed in the
+// accumulation type of one result element type: the macOps of each type
+// behind one interface, since Go cannot pass the generic loops
+// uninstantiated.
+type accumulation interface {
+	dot(p *dotPlan, s hlo.Shape, l, r *hlo.Literal) *hlo.Literal
+	conv(p *convPlan, s hlo.Shape, l, r *hlo.Literal) *hlo.Literal
+}
+
+// accumulationFor returns the accumulation for result element type t.
+func accumulationFor(t hlo.DType) accumulation {
+	switch {
+	case t == hlo.F64:
+		return &macF64
+	case t.IsFloat():
+		return &macF32
+	case t == hlo.C64:
+		return &macC64
+	case t.IsComplex():
+		return &macC128
+	}
+	return &macInt
 }
 
 // dotRun adds l[lo+lc[k]]·r[ro+rc[k]] to acc for k in order.
@@ -120,68 +144,62 @@ func AccumOperand(l *hlo.Literal, t hlo.DType) *hlo.Literal {
 	return l
 }
 
+// loadNarrowed returns a load of T values for an accumulation narrower
+// than the wide type its literals load as: a literal stored as T is used
+// as it is, any other is loaded wide and narrowed element by element.
+func loadNarrowed[T, W any](wide func(*hlo.Literal) []W, narrow func(W) T) func(*hlo.Literal) []T {
+	return func(l *hlo.Literal) []T {
+		if d, ok := l.Data().([]T); ok {
+			return d
+		}
+		return convertEach(wide(l), narrow)
+	}
+}
+
+// storeWidened returns a store of T values through the wide store.
+func storeWidened[T, W any](wide func(hlo.Shape, []W) *hlo.Literal, widen func(T) W) func(hlo.Shape, []T) *hlo.Literal {
+	return func(s hlo.Shape, v []T) *hlo.Literal { return wide(s, convertEach(v, widen)) }
+}
+
+func convertEach[From, To any](v []From, conv func(From) To) []To {
+	out := make([]To, len(v))
+	for i, x := range v {
+		out[i] = conv(x)
+	}
+	return out
+}
+
 // The accumulations by result element type.
 var (
 	macF32 = macOps[float32]{
-		load: func(l *hlo.Literal) []float32 {
-			if d, ok := l.Data().([]float32); ok {
-				return d
-			}
-			v := loadFloat64(l)
-			out := make([]float32, len(v))
-			for i, x := range v {
-				out[i] = float32(x) // exact: the element type is at most f32 wide
-			}
-			return out
-		},
-		dot:  dotF32,
-		conv: convRounded[float32],
-		store: func(s hlo.Shape, v []float32) *hlo.Literal {
-			w := make([]float64, len(v))
-			for i, x := range v {
-				w[i] = float64(x)
-			}
-			return storeFloat64(s, w)
-		},
+		// Narrowing is exact: the element type is at most f32 wide.
+		load:    loadNarrowed(loadFloat64, func(x float64) float32 { return float32(x) }),
+		dotSum:  dotF32,
+		convSum: convRounded[float32],
+		store:   storeWidened(storeFloat64, func(x float32) float64 { return float64(x) }),
 	}
 	macF64 = macOps[float64]{
-		load:  loadFloat64,
-		dot:   dotF64,
-		conv:  convRounded[float64],
-		store: storeFloat64,
+		load:    loadFloat64,
+		dotSum:  dotF64,
+		convSum: convRounded[float64],
+		store:   storeFloat64,
 	}
 	macC64 = macOps[complex64]{
-		load: func(l *hlo.Literal) []complex64 {
-			if d, ok := l.Data().([]complex64); ok {
-				return d
-			}
-			v := loadComplex128(l)
-			out := make([]complex64, len(v))
-			for i, x := range v {
-				out[i] = complex64(x)
-			}
-			return out
-		},
-		dot:  dotC64,
-		conv: convC64,
-		store: func(s hlo.Shape, v []complex64) *hlo.Literal {
-			w := make([]complex128, len(v))
-			for i, x := range v {
-				w[i] = complex128(x)
-			}
-			return storeComplex128(s, w)
-		},
+		load:    loadNarrowed(loadComplex128, func(x complex128) complex64 { return complex64(x) }),
+		dotSum:  dotC64,
+		convSum: convC64,
+		store:   storeWidened(storeComplex128, func(x complex64) complex128 { return complex128(x) }),
 	}
 	macC128 = macOps[complex128]{
-		load:  loadComplex128,
-		dot:   dotC128,
-		conv:  convC128,
-		store: storeComplex128,
+		load:    loadComplex128,
+		dotSum:  dotC128,
+		convSum: convC128,
+		store:   storeComplex128,
 	}
 	macInt = macOps[int64]{
-		load:  loadInt64,
-		dot:   dotInt,
-		conv:  convRounded[int64],
-		store: storeInt64,
+		load:    loadInt64,
+		dotSum:  dotInt,
+		convSum: convRounded[int64],
+		store:   storeInt64,
 	}
 )

@@ -68,21 +68,11 @@ func evalConvolution(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hl
 	}
 	s := in.Shape
 	l, r := AccumOperand(ops[0], s.DType), AccumOperand(ops[1], s.DType)
-	switch t := s.DType; {
-	case t == hlo.F64:
-		return convWith(p, macF64, s, l, r), nil
-	case t.IsFloat():
-		return convWith(p, macF32, s, l, r), nil
-	case t == hlo.C64:
-		return convWith(p, macC64, s, l, r), nil
-	case t.IsComplex():
-		return convWith(p, macC128, s, l, r), nil
-	}
-	return convWith(p, macInt, s, l, r), nil
+	return accumulationFor(s.DType).conv(p, s, l, r), nil
 }
 
-func convWith[T any](p *convPlan, m macOps[T], s hlo.Shape, l, r *hlo.Literal) *hlo.Literal {
-	return m.store(s, convLoop(p, m.load(l), m.load(r), m.conv))
+func (m *macOps[T]) conv(p *convPlan, s hlo.Shape, l, r *hlo.Literal) *hlo.Literal {
+	return m.store(s, convLoop(p, m.load(l), m.load(r), m.convSum))
 }
 
 func convLoop[T any](p *convPlan, l, r []T, run convRun[T]) []T {

@@ -44,21 +44,11 @@ func evalDot(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Litera
 	}
 	s := in.Shape
 	l, r := AccumOperand(ops[0], s.DType), AccumOperand(ops[1], s.DType)
-	switch t := s.DType; {
-	case t == hlo.F64:
-		return dotWith(p, macF64, s, l, r), nil
-	case t.IsFloat():
-		return dotWith(p, macF32, s, l, r), nil
-	case t == hlo.C64:
-		return dotWith(p, macC64, s, l, r), nil
-	case t.IsComplex():
-		return dotWith(p, macC128, s, l, r), nil
-	}
-	return dotWith(p, macInt, s, l, r), nil
+	return accumulationFor(s.DType).dot(p, s, l, r), nil
 }
 
-func dotWith[T any](p *dotPlan, m macOps[T], s hlo.Shape, l, r *hlo.Literal) *hlo.Literal {
-	return m.store(s, dotLoop(p, m.load(l), m.load(r), m.dot))
+func (m *macOps[T]) dot(p *dotPlan, s hlo.Shape, l, r *hlo.Literal) *hlo.Literal {
+	return m.store(s, dotLoop(p, m.load(l), m.load(r), m.dotSum))
 }
 
 func dotLoop[T any](p *dotPlan, l, r []T, run dotRun[T]) []T {

@@ -76,19 +76,15 @@ func scatterPlan(in *hlo.Instruction, xs, us hlo.Shape, idx *startIndices) (*win
 	for k, d := range opWin {
 		win[d] = us.Dims[updWin[k]]
 	}
-	xStrides, uStrides := hlo.RowMajorStrides(xs.Dims), hlo.RowMajorStrides(us.Dims)
-	p := &windowPlan{
-		srcBase: offsetTable(complementDims(us.Rank(), updWin), us.Dims, uStrides),
-		srcWin:  offsetTable(updWin, us.Dims, uStrides),
-		dstWin:  offsetTable(opWin, win, xStrides),
-	}
+	xStrides := hlo.RowMajorStrides(xs.Dims)
+	p := &windowPlan{dstWin: offsetTable(opWin, win, xStrides)}
+	p.srcBase, p.srcWin = batchAndWindowOffsets(us, updWin)
 	if len(p.srcBase) != len(idx.base) {
 		return nil, fmt.Errorf("scatter: %d update index positions for %d index vectors", len(p.srcBase), len(idx.base))
 	}
-	p.dstBase = make([]int, len(p.srcBase))
-	for b := range p.dstBase {
-		p.dstBase[b] = scatterBase(idx.fullStart(b, xs.Rank(), toOperand, opBatch, idxBatch), xs.Dims, win, xStrides)
-	}
+	p.dstBase = idx.operandOffsets(xs.Rank(), toOperand, opBatch, idxBatch, func(start []int64) int {
+		return scatterBase(start, xs.Dims, win, xStrides)
+	})
 	return p, nil
 }
 
