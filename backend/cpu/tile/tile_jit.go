@@ -195,8 +195,11 @@ func (j *jitProg) runRows(p *Prog, params []operand, outs []jit.Array) bool {
 		var ldc int
 		for _, in := range j.inputs {
 			if in.gather >= 0 {
-				m := p.slots[in.gather].m
-				ldc = m.dims[len(m.dims)-1]
+				// (A scalar spread over the output has an empty map: no
+				// rows to read, so ldc stays 0 and there is no row form.)
+				if m := p.slots[in.gather].m; len(m.dims) > 0 {
+					ldc = m.dims[len(m.dims)-1]
+				}
 				break
 			}
 		}
