@@ -244,6 +244,30 @@ func (g *gen) byUse() []uint32 {
 func (g *gen) loop(a *asm) error {
 	a.wide = g.wide
 	defer func() { a.wide = false }()
+	g.loadArgs(a)
+	// With rows, the loops below run once per row.
+	rows := g.p.RowLen > 0 || g.p.Strided
+	rowTop, rowExit := len(a.b), -1
+	if rows {
+		rowExit = g.startRow(a)
+	}
+	if err := g.vectors(a); err != nil {
+		return err
+	}
+	if rows {
+		g.endRow(a, rowTop, rowExit)
+	}
+	if g.nt {
+		a.sfence() // order the weakly-ordered stores before anything later
+	}
+	a.vzeroupper()
+	a.ret()
+	return nil
+}
+
+// loadArgs loads the array, length and pool registers from the argument
+// block, and the pinned constants from the pool.
+func (g *gen) loadArgs(a *asm) {
 	for k := range g.p.outputs() {
 		a.loadGP(g.outReg(k), mem{base: rdi, index: -1, disp: argOuts + 8*int32(k)})
 	}
@@ -258,27 +282,50 @@ func (g *gen) loop(a *asm) error {
 	for k := range g.p.Inputs {
 		a.loadGP(g.inputReg(k), mem{base: rdi, index: -1, disp: argIns + 8*int32(k)})
 	}
-	lanes := int32(g.lanes())
-	// With rows, the loops below run once per row: first each row scalar's
-	// value is broadcast into its splat slot.
-	rowTop, rowExit := len(a.b), -1
-	if g.p.RowLen > 0 || g.p.Strided {
-		a.cmpMemZero(mem{base: rdi, index: -1, disp: argRows})
-		rowExit = a.je()
-		for _, k := range g.p.RowScalars {
-			ptr := mem{base: rdi, index: -1, disp: argRowPtrs + 8*int32(k)}
-			a.loadGP(rsi, ptr)
-			a.broadcast(0, mem{base: rsi, index: -1})
-			a.store(mem{base: rdi, index: -1, disp: argSplat + slotBytes*int32(k)}, 0)
-			a.addMem(ptr, 4)
-		}
-		g.startFolds(a)
+}
+
+// startRow emits a row's start: the exit once no row remains, then each
+// row scalar's value broadcast into its splat slot. It returns the exit
+// jump's displacement to patch.
+func (g *gen) startRow(a *asm) int {
+	a.cmpMemZero(mem{base: rdi, index: -1, disp: argRows})
+	rowExit := a.je()
+	for _, k := range g.p.RowScalars {
+		ptr := mem{base: rdi, index: -1, disp: argRowPtrs + 8*int32(k)}
+		a.loadGP(rsi, ptr)
+		a.broadcast(0, mem{base: rsi, index: -1})
+		a.store(mem{base: rdi, index: -1, disp: argSplat + slotBytes*int32(k)}, 0)
+		a.addMem(ptr, 4)
 	}
-	// RSI counts elements: f32 arrays are addressed with scale 4, bf16
-	// ones with scale 2. R13 = n + slack - lanes·unroll: the main loop
-	// runs while RSI < R13 (signed, as R13 may be negative), that is
-	// while unroll whole vectors remain. slack is 1, or 8 where n is a
-	// multiple of 8 (the same test then, with R13 a multiple of 8 too).
+	g.startFolds(a)
+	return rowExit
+}
+
+// endRow emits a row's end: the folds stored, every array moved on to
+// its next row, the row count decremented and the jump back to rowTop.
+func (g *gen) endRow(a *asm, rowTop, rowExit int) {
+	g.endFolds(a)
+	outs := len(g.p.outputs())
+	for k := range outs {
+		g.nextRow(a, g.outReg(k), k, g.p.outputType(k))
+	}
+	for k := range g.p.Inputs {
+		g.nextRow(a, g.inputReg(k), outs+k, g.p.inputType(k))
+	}
+	a.decMem(mem{base: rdi, index: -1, disp: argRows})
+	a.patch(a.jmp(), rowTop)
+	a.patch(rowExit, len(a.b))
+}
+
+// vectors emits the loops over one row's (or the whole array's) vectors.
+//
+// RSI counts elements: f32 arrays are addressed with scale 4, bf16
+// ones with scale 2. R13 = n + slack - lanes·unroll: the main loop
+// runs while RSI < R13 (signed, as R13 may be negative), that is
+// while unroll whole vectors remain. slack is 1, or 8 where n is a
+// multiple of 8 (the same test then, with R13 a multiple of 8 too).
+func (g *gen) vectors(a *asm) error {
+	lanes := int32(g.lanes())
 	slack := int32(8)
 	tails := g.p.tails()
 	if tails {
@@ -305,43 +352,31 @@ func (g *gen) loop(a *asm) error {
 	a.addImm(rsi, lanes)
 	a.patch(a.jmp(), rest)
 	a.patch(exit, len(a.b))
-	if g.wide { // a last half vector, in the 8-lane code
-		setBound(a, slack, 8)
-		done := pastBound(a)
-		g.wide, a.wide = false, false
-		err := g.block(a, 1)
-		g.wide, a.wide = true, true
-		if err != nil {
+	if g.wide {
+		if err := g.halfVector(a, slack, tails); err != nil {
 			return err
 		}
-		if tails {
-			a.addImm(rsi, 8)
-		}
-		a.patch(done, len(a.b))
 	}
 	if tails {
-		if err := g.tail(a); err != nil {
-			return err
-		}
+		return g.tail(a)
 	}
-	if g.p.RowLen > 0 || g.p.Strided { // the next row
-		g.endFolds(a)
-		outs := len(g.p.outputs())
-		for k := range outs {
-			g.nextRow(a, g.outReg(k), k, g.p.outputType(k))
-		}
-		for k := range g.p.Inputs {
-			g.nextRow(a, g.inputReg(k), outs+k, g.p.inputType(k))
-		}
-		a.decMem(mem{base: rdi, index: -1, disp: argRows})
-		a.patch(a.jmp(), rowTop)
-		a.patch(rowExit, len(a.b))
+	return nil
+}
+
+// halfVector emits wide code's last half vector, in the 8-lane code.
+func (g *gen) halfVector(a *asm, slack int32, tails bool) error {
+	setBound(a, slack, 8)
+	done := pastBound(a)
+	g.wide, a.wide = false, false
+	err := g.block(a, 1)
+	g.wide, a.wide = true, true
+	if err != nil {
+		return err
 	}
-	if g.nt {
-		a.sfence() // order the weakly-ordered stores before anything later
+	if tails {
+		a.addImm(rsi, 8)
 	}
-	a.vzeroupper()
-	a.ret()
+	a.patch(done, len(a.b))
 	return nil
 }
 
