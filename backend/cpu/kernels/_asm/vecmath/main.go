@@ -655,13 +655,26 @@ func logisticRest(x reg.VecVirtual, st []reg.VecVirtual) reg.VecVirtual {
 
 // hsum adds the eight lanes of v into the low lane of the result.
 func hsum(v reg.VecVirtual) reg.Register {
+	return foldLanes(v, func(hi, lo reg.Register, last bool) {
+		if last {
+			VADDSS(hi, lo, lo)
+		} else {
+			VADDPS(hi, lo, lo)
+		}
+	})
+}
+
+// foldLanes folds the eight lanes of v into the low lane of the result,
+// halving them three times, fold(hi, lo, last) combining the high half
+// into the low (last: only the low lane matters).
+func foldLanes(v reg.VecVirtual, fold func(hi, lo reg.Register, last bool)) reg.Register {
 	lo, hi := v.AsX(), XMM()
 	VEXTRACTF128(Imm(1), v, hi)
-	VADDPS(hi, lo, lo)
+	fold(hi, lo, false)
 	VMOVHLPS(lo, hi, hi)
-	VADDPS(hi, lo, lo)
+	fold(hi, lo, false)
 	VMOVSHDUP(lo, hi)
-	VADDSS(hi, lo, lo)
+	fold(hi, lo, true)
 	return lo
 }
 
@@ -736,13 +749,7 @@ func extremeKernel(name, doc string, isMax bool) {
 	// Fold 8 lanes to 1; an all-ones lane is a NaN, and OR-ing the NaN
 	// mask in makes every lane it touches NaN before the fold.
 	VORPS(nan, acc, acc)
-	lo, hi := acc.AsX(), XMM()
-	VEXTRACTF128(Imm(1), acc, hi)
-	foldNaN(op, hi, lo)
-	VMOVHLPS(lo, hi, hi)
-	foldNaN(op, hi, lo)
-	VMOVSHDUP(lo, hi)
-	foldNaN(op, hi, lo)
+	lo := foldLanes(acc, func(hi, lo reg.Register, _ bool) { foldNaN(op, hi, lo) })
 	Store(lo, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
