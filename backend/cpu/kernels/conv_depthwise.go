@@ -59,6 +59,8 @@ func kernelTapOffsets(p *Conv, taps int) []int {
 // handing each depthwiseEpilogueBlock of them to the epilogue.
 func (dw *depthwise) pixels(lo, hi int) {
 	p, taps := dw.im.p, dw.im.taps
+	// In locals, as the loop reads them for every pixel.
+	in, kernel, out, deltas, koffs, mult, epi := dw.im.in, dw.kernel, dw.out, dw.deltas, dw.koffs, dw.mult, dw.epi
 	var org, pos [8]int
 	offs, woffs := make([]int, 0, taps), make([]int, 0, taps) // a pixel's valid taps
 	// Rows before done have been through the epilogue.
@@ -70,12 +72,12 @@ func (dw *depthwise) pixels(lo, hi int) {
 		pos[d], rem = rem%p.OutSpatial[d], rem/p.OutSpatial[d]
 	}
 	for i := lo; i < hi; i++ {
-		if dw.epi != nil && (i-done)*p.OutChannels >= depthwiseEpilogueBlock {
-			dw.epi(done, 0, i-done, p.OutChannels)
+		if epi != nil && (i-done)*p.OutChannels >= depthwiseEpilogueBlock {
+			epi(done, 0, i-done, p.OutChannels)
 			done = i
 		}
-		acc := dw.out[i*p.OutChannels : (i+1)*p.OutChannels]
-		start, inside, pb := b*p.InBatchStride, dw.deltas != nil, b
+		acc := out[i*p.OutChannels : (i+1)*p.OutChannels]
+		start, inside, pb := b*p.InBatchStride, deltas != nil, b
 		for d := range p.OutSpatial {
 			o := pos[d]*p.Stride[d] - p.PadLo[d]
 			org[d] = o
@@ -96,21 +98,21 @@ func (dw *depthwise) pixels(lo, hi int) {
 		}
 		if inside {
 			offs = offs[:taps]
-			for tap, delta := range dw.deltas {
+			for tap, delta := range deltas {
 				offs[tap] = start + delta
 			}
-			depthwiseTaps(acc, dw.im.in, dw.kernel, offs, dw.koffs, p.InChannels, dw.mult)
+			depthwiseTaps(acc, in, kernel, offs, koffs, p.InChannels, mult)
 			continue
 		}
-		if dw.deltas != nil {
+		if deltas != nil {
 			offs, woffs = dw.borderTaps(offs[:0], woffs[:0], &org, start)
 		} else {
 			offs, woffs = dw.dilatedTaps(offs[:0], woffs[:0], &org, pb)
 		}
-		depthwiseTaps(acc, dw.im.in, dw.kernel, offs, woffs, p.InChannels, dw.mult)
+		depthwiseTaps(acc, in, kernel, offs, woffs, p.InChannels, mult)
 	}
-	if dw.epi != nil && hi > done {
-		dw.epi(done, 0, hi-done, p.OutChannels)
+	if epi != nil && hi > done {
+		epi(done, 0, hi-done, p.OutChannels)
 	}
 }
 
