@@ -179,21 +179,26 @@ func kernelRelayout(p *kernels.Conv, dn *hlo.ConvDimNumbers, r hlo.Shape) (*rela
 	if p.Groups != p.InChannels || p.Groups <= 1 || p.InChannelStride != 1 || p.KernelOutStride == 1 {
 		return nil, nil
 	}
-	order := append(slices.Clone(dn.KernelSpatial), dn.KernelInput, dn.KernelOutput)
-	dims := make([]int64, len(order))
-	src := make([]int, len(order))
-	rs := hlo.RowMajorStrides(r.Dims)
-	for i, d := range order {
-		dims[i], src[i] = r.Dims[d], rs[d]
-	}
-	dst := hlo.RowMajorStrides(dims)
-	kr := &relayout{b: newBox(0, dims, dst, src)}
+	kr, dst := permutedCopy(r, append(slices.Clone(dn.KernelSpatial), dn.KernelInput, dn.KernelOutput))
 	kr.empty = !kr.b.finish()
 	q := *p
 	ns := len(dn.KernelSpatial)
 	q.KernelSpatialStrides = slices.Clone(dst[:ns])
 	q.KernelInStride, q.KernelOutStride = dst[ns], dst[ns+1]
 	return kr, &q
+}
+
+// permutedCopy plans the copy of an array of shape s into the order of
+// its dimensions listed in order, returning it and the copy's strides.
+func permutedCopy(s hlo.Shape, order []int64) (*relayout, []int) {
+	dims := make([]int64, len(order))
+	src := make([]int, len(order))
+	strides := hlo.RowMajorStrides(s.Dims)
+	for i, d := range order {
+		dims[i], src[i] = s.Dims[d], strides[d]
+	}
+	dst := hlo.RowMajorStrides(dims)
+	return &relayout{b: newBox(0, dims, dst, src)}, dst
 }
 
 // convParams describes the convolution to the kernel with the operands'
@@ -279,15 +284,7 @@ func inputRelayout(p *kernels.Conv, dn *hlo.ConvDimNumbers, l hlo.Shape) *relayo
 	if p.InChannelStride == 1 {
 		return nil
 	}
-	order := append(append([]int64{dn.InputBatch}, dn.InputSpatial...), dn.InputFeature)
-	dims := make([]int64, len(order))
-	src := make([]int, len(order))
-	ls := hlo.RowMajorStrides(l.Dims)
-	for i, d := range order {
-		dims[i], src[i] = l.Dims[d], ls[d]
-	}
-	dst := hlo.RowMajorStrides(dims)
-	r := &relayout{b: newBox(0, dims, dst, src)}
+	r, dst := permutedCopy(l, append(append([]int64{dn.InputBatch}, dn.InputSpatial...), dn.InputFeature))
 	q := *p
 	q.InBatchStride, q.InChannelStride = dst[0], 1
 	q.InSpatialStrides = slices.Clone(dst[1 : len(dst)-1])

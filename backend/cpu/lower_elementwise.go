@@ -229,6 +229,23 @@ func negLoop[T ewNum](dst, src []T) {
 	}
 }
 
+// signLoop is 1 or -1 by sign; zeros (of either sign) and NaN pass
+// through unchanged.
+func signLoop[T ewNum](dst, src []T) {
+	one := T(1)
+	dst = dst[:len(src)]
+	for i, v := range src {
+		switch {
+		case v > 0:
+			dst[i] = one
+		case v < 0:
+			dst[i] = -one
+		default:
+			dst[i] = v
+		}
+	}
+}
+
 // lowerStretched compiles a clamp with scalar bounds beside an array
 // operand (HLO allows them; select's scalar predicate is lowerSelect's):
 // the kernel of the all-array form, run on the scalars repeated to the

@@ -118,7 +118,7 @@ func floatUnaryLoop[T float32 | float64](op hlo.Opcode) func(dst, src []T) {
 	case hlo.OpAbs:
 		return absFloats[T]
 	case hlo.OpSign:
-		return signFloats[T]
+		return signLoop[T]
 	case hlo.OpRsqrt:
 		return rsqrtFloats[T]
 	case hlo.OpLogistic:
@@ -131,22 +131,6 @@ func absFloats[T float32 | float64](dst, src []T) {
 	dst = dst[:len(src)]
 	for i, v := range src {
 		dst[i] = T(math.Abs(float64(v)))
-	}
-}
-
-// signFloats is -1 or +1 by sign; zeros of either sign and NaN pass
-// through unchanged.
-func signFloats[T float32 | float64](dst, src []T) {
-	dst = dst[:len(src)]
-	for i, v := range src {
-		switch {
-		case v > 0:
-			dst[i] = 1
-		case v < 0:
-			dst[i] = -1
-		default:
-			dst[i] = v
-		}
 	}
 }
 

@@ -298,7 +298,7 @@ func intUnaryLoop[T integer](op hlo.Opcode, width int) func(dst, src []T) {
 	case hlo.OpAbs:
 		return absInts[T]
 	case hlo.OpSign:
-		return signInts[T]
+		return signLoop[T]
 	case hlo.OpPopulationCount:
 		return func(dst, src []T) { popcntInts(dst, src, mask) }
 	case hlo.OpClz:
@@ -321,20 +321,6 @@ func absInts[T integer](dst, src []T) {
 			v = -v
 		}
 		dst[i] = v
-	}
-}
-
-func signInts[T integer](dst, src []T) {
-	dst = dst[:len(src)]
-	for i, v := range src {
-		switch {
-		case v > 0:
-			dst[i] = 1
-		case v < 0:
-			dst[i] = ^T(0)
-		default:
-			dst[i] = 0
-		}
 	}
 }
 

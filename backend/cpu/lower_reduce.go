@@ -224,15 +224,25 @@ func lowerReduce(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 // floatCombine is T's fold for op; maximum and minimum propagate NaN,
 // as XLA's (and the evaluator's) do.
 func floatCombine[T float32 | float64](op hlo.Opcode) func(a, b T) T {
+	if f := arithCombine[T](op); f != nil {
+		return f
+	}
+	if op == hlo.OpMaximum {
+		return kernels.NaNMax[T]
+	}
+	return kernels.NaNMin[T]
+}
+
+// arithCombine is the fold of add or multiply, one for every number
+// type (integers wrap), or nil for another op.
+func arithCombine[T ewNum](op hlo.Opcode) func(a, b T) T {
 	switch op {
 	case hlo.OpAdd:
 		return func(a, b T) T { return a + b }
 	case hlo.OpMultiply:
 		return func(a, b T) T { return a * b }
-	case hlo.OpMaximum:
-		return kernels.NaNMax[T]
 	}
-	return kernels.NaNMin[T]
+	return nil
 }
 
 // narrowCombine works as the evaluator's f16/bf16 arithmetic does: decode
@@ -254,11 +264,10 @@ type integer = kernels.Integer
 
 // intCombine wraps around on overflow, as XLA's integer arithmetic does.
 func intCombine[T integer](op hlo.Opcode) func(a, b T) T {
+	if f := arithCombine[T](op); f != nil {
+		return f
+	}
 	switch op {
-	case hlo.OpAdd:
-		return func(a, b T) T { return a + b }
-	case hlo.OpMultiply:
-		return func(a, b T) T { return a * b }
 	case hlo.OpMaximum:
 		return func(a, b T) T { return max(a, b) }
 	case hlo.OpMinimum:

@@ -540,14 +540,22 @@ func fold2[A, B number](a []A, b []B, x A, i B, base int, red []int, table *[64]
 			continue
 		}
 		j := b[base+off]
-		o := orderOf(x, y)
-		keep := by[o%numOrders]
-		if keep == mixed {
-			keep = table[(o+numOrders*orderOf(i, j))&63]
-		}
-		if keep != 0 { // rare and predicted: no chain through the accumulators
-			x, i = pick(keep&1 != 0, y, x), pick(keep&2 != 0, j, i)
-		}
+		x, i = fold2Step(x, i, y, j, table, by)
+	}
+	return x, i
+}
+
+// fold2Step folds element y, index j, which passOver did not pass over,
+// into accumulator x, index i. Out of line, it keeps the loops small:
+// with a guard (argmax, argmin) they pass over nearly every element.
+func fold2Step[A, B number](x A, i B, y A, j B, table *[64]uint8, by *[numOrders]uint8) (A, B) {
+	o := orderOf(x, y)
+	keep := by[o%numOrders]
+	if keep == mixed {
+		keep = table[(o+numOrders*orderOf(i, j))&63]
+	}
+	if keep != 0 { // rare and predicted: no chain through the accumulators
+		x, i = pick(keep&1 != 0, y, x), pick(keep&2 != 0, j, i)
 	}
 	return x, i
 }
@@ -561,14 +569,7 @@ func fold2Row[A, B number](a []A, b []B, x A, i B, table *[64]uint8, by *[numOrd
 			continue
 		}
 		j := b[k]
-		o := orderOf(x, y)
-		keep := by[o%numOrders]
-		if keep == mixed {
-			keep = table[(o+numOrders*orderOf(i, j))&63]
-		}
-		if keep != 0 {
-			x, i = pick(keep&1 != 0, y, x), pick(keep&2 != 0, j, i)
-		}
+		x, i = fold2Step(x, i, y, j, table, by)
 	}
 	return x, i
 }
@@ -594,14 +595,7 @@ func fold2Iota[A, B number](a []A, x A, i B, base int, red []int, k0 B, iota []i
 			continue
 		}
 		j := k0 + B(iota[s])
-		o := orderOf(x, y)
-		keep := by[o%numOrders]
-		if keep == mixed {
-			keep = table[(o+numOrders*orderOf(i, j))&63]
-		}
-		if keep != 0 {
-			x, i = pick(keep&1 != 0, y, x), pick(keep&2 != 0, j, i)
-		}
+		x, i = fold2Step(x, i, y, j, table, by)
 	}
 	return x, i
 }

@@ -4,7 +4,6 @@ package jit
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
@@ -68,10 +67,6 @@ var (
 	erfLarge  = mc.ErfLarge
 )
 
-// poolBias is how far past the pool's start RDX points, so that one-byte
-// displacements (-128 to 127) reach its first eight constants.
-const poolBias = 128
-
 // gen generates one program's loop.
 type gen struct {
 	a     *vasm
@@ -111,14 +106,6 @@ type gen struct {
 	// lanes.
 	masked bool
 	mask   int
-}
-
-// copies is how many copies of each constant the pool holds.
-func (g *gen) copies() int {
-	if g.wideProg {
-		return 16
-	}
-	return 8
 }
 
 // lanes is how many elements a vector of the main loops holds.
@@ -228,22 +215,35 @@ func (g *gen) function() ([]byte, error) {
 	return a.b, nil
 }
 
-// byUse lists the constants of the pool, most used first (ties: in the
-// order they were first used).
-func (g *gen) byUse() []uint32 {
-	order := make([]uint32, 0, len(g.pool)/g.copies())
-	for k := 0; k < len(g.pool); k += g.copies() {
-		order = append(order, g.pool[k])
-	}
-	slices.SortStableFunc(order, func(x, y uint32) int { return g.uses[y] - g.uses[x] })
-	return order
-}
-
 // loop emits the function: unroll vectors at a time while as many
 // remain, then one at a time; wide, then a last 8-lane half vector.
 func (g *gen) loop(a *asm) error {
 	a.wide = g.wide
 	defer func() { a.wide = false }()
+	g.loadArgs(a)
+	// With rows, the loops below run once per row.
+	rows := g.p.RowLen > 0 || g.p.Strided
+	rowTop, rowExit := len(a.b), -1
+	if rows {
+		rowExit = g.startRow(a)
+	}
+	if err := g.vectors(a); err != nil {
+		return err
+	}
+	if rows {
+		g.endRow(a, rowTop, rowExit)
+	}
+	if g.nt {
+		a.sfence() // order the weakly-ordered stores before anything later
+	}
+	a.vzeroupper()
+	a.ret()
+	return nil
+}
+
+// loadArgs loads the array, length and pool registers from the argument
+// block, and the pinned constants from the pool.
+func (g *gen) loadArgs(a *asm) {
 	for k := range g.p.outputs() {
 		a.loadGP(g.outReg(k), mem{base: rdi, index: -1, disp: argOuts + 8*int32(k)})
 	}
@@ -258,27 +258,17 @@ func (g *gen) loop(a *asm) error {
 	for k := range g.p.Inputs {
 		a.loadGP(g.inputReg(k), mem{base: rdi, index: -1, disp: argIns + 8*int32(k)})
 	}
+}
+
+// vectors emits the loops over one row's (or the whole array's) vectors.
+//
+// RSI counts elements: f32 arrays are addressed with scale 4, bf16
+// ones with scale 2. R13 = n + slack - lanes·unroll: the main loop
+// runs while RSI < R13 (signed, as R13 may be negative), that is
+// while unroll whole vectors remain. slack is 1, or 8 where n is a
+// multiple of 8 (the same test then, with R13 a multiple of 8 too).
+func (g *gen) vectors(a *asm) error {
 	lanes := int32(g.lanes())
-	// With rows, the loops below run once per row: first each row scalar's
-	// value is broadcast into its splat slot.
-	rowTop, rowExit := len(a.b), -1
-	if g.p.RowLen > 0 || g.p.Strided {
-		a.cmpMemZero(mem{base: rdi, index: -1, disp: argRows})
-		rowExit = a.je()
-		for _, k := range g.p.RowScalars {
-			ptr := mem{base: rdi, index: -1, disp: argRowPtrs + 8*int32(k)}
-			a.loadGP(rsi, ptr)
-			a.broadcast(0, mem{base: rsi, index: -1})
-			a.store(mem{base: rdi, index: -1, disp: argSplat + slotBytes*int32(k)}, 0)
-			a.addMem(ptr, 4)
-		}
-		g.startFolds(a)
-	}
-	// RSI counts elements: f32 arrays are addressed with scale 4, bf16
-	// ones with scale 2. R13 = n + slack - lanes·unroll: the main loop
-	// runs while RSI < R13 (signed, as R13 may be negative), that is
-	// while unroll whole vectors remain. slack is 1, or 8 where n is a
-	// multiple of 8 (the same test then, with R13 a multiple of 8 too).
 	slack := int32(8)
 	tails := g.p.tails()
 	if tails {
@@ -305,43 +295,31 @@ func (g *gen) loop(a *asm) error {
 	a.addImm(rsi, lanes)
 	a.patch(a.jmp(), rest)
 	a.patch(exit, len(a.b))
-	if g.wide { // a last half vector, in the 8-lane code
-		setBound(a, slack, 8)
-		done := pastBound(a)
-		g.wide, a.wide = false, false
-		err := g.block(a, 1)
-		g.wide, a.wide = true, true
-		if err != nil {
+	if g.wide {
+		if err := g.halfVector(a, slack, tails); err != nil {
 			return err
 		}
-		if tails {
-			a.addImm(rsi, 8)
-		}
-		a.patch(done, len(a.b))
 	}
 	if tails {
-		if err := g.tail(a); err != nil {
-			return err
-		}
+		return g.tail(a)
 	}
-	if g.p.RowLen > 0 || g.p.Strided { // the next row
-		g.endFolds(a)
-		outs := len(g.p.outputs())
-		for k := range outs {
-			g.nextRow(a, g.outReg(k), k, g.p.outputType(k))
-		}
-		for k := range g.p.Inputs {
-			g.nextRow(a, g.inputReg(k), outs+k, g.p.inputType(k))
-		}
-		a.decMem(mem{base: rdi, index: -1, disp: argRows})
-		a.patch(a.jmp(), rowTop)
-		a.patch(rowExit, len(a.b))
+	return nil
+}
+
+// halfVector emits wide code's last half vector, in the 8-lane code.
+func (g *gen) halfVector(a *asm, slack int32, tails bool) error {
+	setBound(a, slack, 8)
+	done := pastBound(a)
+	g.wide, a.wide = false, false
+	err := g.block(a, 1)
+	g.wide, a.wide = true, true
+	if err != nil {
+		return err
 	}
-	if g.nt {
-		a.sfence() // order the weakly-ordered stores before anything later
+	if tails {
+		a.addImm(rsi, 8)
 	}
-	a.vzeroupper()
-	a.ret()
+	a.patch(done, len(a.b))
 	return nil
 }
 
@@ -378,17 +356,6 @@ func (g *gen) tail(a *asm) error {
 	}
 	a.patch(done, len(a.b))
 	return nil
-}
-
-// nextRow moves array register r, the slot-th array (outputs first), on
-// to its next row: by one row of RowLen elements, or by the array's
-// stride in the argument block for a strided program.
-func (g *gen) nextRow(a *asm, r, slot int, t Type) {
-	if g.p.Strided {
-		a.addGPMem(r, mem{base: rdi, index: -1, disp: argStrides + 8*int32(slot)})
-		return
-	}
-	a.addImm(r, int32(g.p.RowLen*t.size()))
 }
 
 // prefetchHint is the PREFETCH variant the loops use: 1 is T0 (into
@@ -514,129 +481,6 @@ func (g *gen) body(off int32) error {
 	return nil
 }
 
-// foldSlot is the accumulator of row fold f for the s-th vector of an
-// iteration.
-func foldSlot(f, s int) mem {
-	return mem{base: rdi, index: -1, disp: argFolds + int32(slotBytes*(f*maxUnroll+s))}
-}
-
-// fold adds the current vector of fold fd's value into accumulator f of
-// the s-th vector of the iteration. It goes with the stores, after every
-// shortcut test: a vector the full block redoes is folded once.
-func (g *gen) fold(f int, fd RowFold, s int) {
-	a := g.a
-	m := foldSlot(f, s)
-	acc, r, x := a.reg(), a.reg(), g.inReg(g.loc[fd.Value])
-	if g.masked { // the lanes past the row fold the identity
-		y := a.reg()
-		a.blendv(y, g.inReg(g.constant(foldIdentity(fd.Op))), ymm(x), g.mask)
-		x = y
-	}
-	a.load(acc, m)
-	if fd.Op == Add {
-		a.ps(opAdd, r, acc, ymm(x))
-		a.store(m, r, false)
-		return
-	}
-	// MAXPS (MINPS) gives its second source when either is NaN: the
-	// accumulator taken both ways round, one of the two is NaN if either
-	// was, and the OR of their bits then is a NaN too (a NaN's exponent
-	// is all ones and its fraction not zero); without NaNs the two are
-	// the same. The accumulator's chain from one iteration to the next is
-	// two ops, where extreme's blends would make it four (eight, wide,
-	// through the mask registers).
-	code := byte(opMax)
-	if fd.Op == Min {
-		code = opMin
-	}
-	r2 := a.reg()
-	a.ps(code, r, x, ymm(acc))
-	a.ps(code, r2, acc, ymm(x))
-	a.ps(opOr, r, r, ymm(r2))
-	a.store(m, r, false)
-}
-
-// foldIdentity is the value a fold's accumulators start a row with.
-func foldIdentity(op Op) uint32 {
-	switch op {
-	case Max:
-		return 0xff800000 // -inf
-	case Min:
-		return 0x7f800000
-	}
-	return 0
-}
-
-// foldWidth is how many partial results a row's fold leaves: one per
-// lane of each vector of an iteration.
-func (g *gen) foldWidth() int { return g.unroll * g.lanes() }
-
-// startFolds sets the folds' accumulators to their identity, at a row's
-// start (machine registers: nothing is live between rows).
-func (g *gen) startFolds(a *asm) {
-	for f, fd := range g.p.RowFolds {
-		a.load(0, g.constMem(foldIdentity(fd.Op)))
-		for s := range g.unroll {
-			a.store(foldSlot(f, s), 0)
-		}
-	}
-}
-
-// endFolds stores the folds' accumulators, at a row's end, where their
-// pointers say, and moves the pointers on by a row's partial results.
-func (g *gen) endFolds(a *asm) {
-	for f := range g.p.RowFolds {
-		ptr := mem{base: rdi, index: -1, disp: argFoldPtrs + 8*int32(f)}
-		a.loadGP(rsi, ptr)
-		for s := range g.unroll {
-			a.load(0, foldSlot(f, s))
-			a.store(mem{base: rsi, index: -1, disp: int32(4 * g.lanes() * s)}, 0)
-		}
-		a.addMem32(ptr, int32(4*g.foldWidth()))
-	}
-}
-
-// constant returns a vector of copies of bits: its register, if wide
-// code keeps it in one, or its address in the pool.
-func (g *gen) constant(bits uint32) rm {
-	g.uses[bits]++
-	m := g.constMem(bits)
-	if g.wide && int(g.at[bits])/(4*g.copies()) < g.pin {
-		v, ok := g.pinned[bits]
-		if !ok {
-			v = g.nregs
-			g.nregs++
-			g.pinned[bits] = v
-		}
-		return ymm(v)
-	}
-	return at(m)
-}
-
-// constMem returns the pool address of a vector of copies of bits.
-func (g *gen) constMem(bits uint32) mem {
-	off, ok := g.at[bits]
-	if !ok {
-		off = int32(4 * len(g.pool))
-		for range g.copies() {
-			g.pool = append(g.pool, bits)
-		}
-		g.at[bits] = off
-	}
-	return mem{base: rdx, index: -1, disp: off - poolBias}
-}
-
-func (g *gen) f32(v float32) rm { return g.constant(math.Float32bits(v)) }
-
-// setF32 sets register r to copies of v.
-func (g *gen) setF32(r int, v float32) {
-	if c := g.f32(v); c.isMem {
-		g.a.load(r, c.m)
-	} else {
-		g.a.mov(r, c.reg)
-	}
-}
-
 // inReg returns a register holding o, loading a memory operand into a
 // new one.
 func (g *gen) inReg(o rm) int {
@@ -738,44 +582,6 @@ func (g *gen) extreme(op Op, r int, ao, bo rm) {
 	a.blendv(r, r, ymm(y), m)
 	a.cmp(unordered, m, x, ymm(x))
 	a.blendv(r, r, ymm(x), m)
-}
-
-// bf16 rounding, as the tile programs' roundBF16 and minifloat's BF16
-// encoding do it: add 0x7fff plus the bit above the cut, then cut.
-
-// roundBF16 sets r to x rounded to bf16 precision (still an f32); a NaN
-// is quieted with its other bits kept.
-func (g *gen) roundBF16(r, x int) {
-	a := g.a
-	lsb, q, m := a.reg(), a.reg(), a.reg()
-	a.shift(shiftRightLogical, lsb, x, 16)
-	a.pd(opPAnd, lsb, lsb, g.constant(1))
-	a.pd(opPAddD, r, x, g.constant(0x7fff))
-	a.pd(opPAddD, r, r, ymm(lsb))
-	a.pd(opPAnd, r, r, g.constant(0xffff0000))
-	a.cmp(unordered, m, x, ymm(x))
-	a.ps(opOr, q, x, g.constant(0x400000))
-	a.blendv(r, r, ymm(q), m)
-}
-
-// storeBF16 stores the eight lanes of x as bf16 at m: rounded to
-// nearest even, a NaN as the canonical quiet NaN with x's sign.
-func (g *gen) storeBF16(m mem, x int) {
-	a := g.a
-	lsb, r, n, nan, hi := a.reg(), a.reg(), a.reg(), a.reg(), a.reg()
-	a.shift(shiftRightLogical, lsb, x, 16)
-	a.pd(opPAnd, lsb, lsb, g.constant(1))
-	a.pd(opPAddD, r, x, g.constant(0x7fff))
-	a.pd(opPAddD, r, r, ymm(lsb))
-	a.shift(shiftRightLogical, r, r, 16)
-	a.pd(opPAnd, n, x, g.constant(0x80000000))
-	a.shift(shiftRightLogical, n, n, 16)
-	a.ps(opOr, n, n, g.constant(0x7fc0))
-	a.cmp(unordered, nan, x, ymm(x))
-	a.blendv(r, r, ymm(n), nan)
-	a.extractHigh(hi, r)
-	a.packWords(r, r, hi)
-	a.store128(m, r)
 }
 
 // unrollFor is how many vectors the main loop interleaves for p: three

@@ -11,7 +11,6 @@ func canConvDepthwise(p *Conv) bool {
 }
 
 func convDepthwise(p *Conv, in, kernel, out []float32, threads int, epi Epilogue) {
-	mult := p.OutChannels / p.Groups
 	pixels, taps := 1, 1
 	for d := range p.OutSpatial {
 		pixels *= p.OutSpatial[d]
@@ -21,11 +20,30 @@ func convDepthwise(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 	if m == 0 {
 		return
 	}
-	im := &im2col{p: p, in: in, cin: 1, pixels: pixels, taps: taps}
-	// Each tap's kernel offset, and its input offset from the window's
-	// origin (nil with input dilation): a pixel whose window lies inside
-	// the image then finds its taps by one add each, and only border
-	// pixels test bounds tap by tap.
+	dw := &depthwise{
+		im:     im2col{p: p, in: in, cin: 1, pixels: pixels, taps: taps},
+		kernel: kernel, out: out, mult: p.OutChannels / p.Groups, epi: epi,
+		koffs: kernelTapOffsets(p, taps), deltas: offsetsOfTaps(p, taps),
+	}
+	threads = max(1, min(threads, m))
+	parallel(threads, func(t int) { dw.pixels(t*m/threads, (t+1)*m/threads) })
+}
+
+// depthwise is one depthwise convolution's operands and what its pixels
+// share. Each tap's kernel offset (koffs), and its input offset from the
+// window's origin (deltas; nil with input dilation): a pixel whose window
+// lies inside the image then finds its taps by one add each, and only
+// border pixels test bounds tap by tap.
+type depthwise struct {
+	im            im2col
+	kernel, out   []float32
+	mult          int // output channels per input channel
+	epi           Epilogue
+	koffs, deltas []int
+}
+
+// kernelTapOffsets returns each kernel tap's offset in the kernel.
+func kernelTapOffsets(p *Conv, taps int) []int {
 	koffs := make([]int, taps)
 	for tap := range koffs {
 		tp := tap
@@ -34,116 +52,129 @@ func convDepthwise(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 			tp /= p.Kernel[d]
 		}
 	}
-	deltas := offsetsOfTaps(p, taps)
-	threads = max(1, min(threads, m))
-	parallel(threads, func(t int) {
-		var org, pos [8]int
-		var kpos [8]int
-		offs, woffs := make([]int, 0, taps), make([]int, 0, taps) // a pixel's valid taps
-		lo, hi := t*m/threads, (t+1)*m/threads
-		done := lo // rows before done have been through the epilogue
-		// The pixel's batch and position, stepped along (no division per
-		// pixel: it was a quarter of the time).
-		b, rem := lo/pixels, lo%pixels
-		for d := len(p.OutSpatial) - 1; d >= 0; d-- {
-			pos[d], rem = rem%p.OutSpatial[d], rem/p.OutSpatial[d]
+	return koffs
+}
+
+// pixels computes output pixels [lo, hi) (batch and position flattened),
+// handing each depthwiseEpilogueBlock of them to the epilogue.
+func (dw *depthwise) pixels(lo, hi int) {
+	p, taps := dw.im.p, dw.im.taps
+	// In locals, as the loop reads them for every pixel.
+	in, kernel, out, deltas, koffs, mult, epi := dw.im.in, dw.kernel, dw.out, dw.deltas, dw.koffs, dw.mult, dw.epi
+	var org, pos [8]int
+	offs, woffs := make([]int, 0, taps), make([]int, 0, taps) // a pixel's valid taps
+	// Rows before done have been through the epilogue.
+	done := lo
+	// The pixel's batch and position, stepped along (no division per
+	// pixel: it was a quarter of the time).
+	b, rem := lo/dw.im.pixels, lo%dw.im.pixels
+	for d := len(p.OutSpatial) - 1; d >= 0; d-- {
+		pos[d], rem = rem%p.OutSpatial[d], rem/p.OutSpatial[d]
+	}
+	for i := lo; i < hi; i++ {
+		if epi != nil && (i-done)*p.OutChannels >= depthwiseEpilogueBlock {
+			epi(done, 0, i-done, p.OutChannels)
+			done = i
 		}
-		for i := lo; i < hi; i++ {
-			if epi != nil && (i-done)*p.OutChannels >= depthwiseEpilogueBlock {
-				epi(done, 0, i-done, p.OutChannels)
-				done = i
+		acc := out[i*p.OutChannels : (i+1)*p.OutChannels]
+		start, inside, pb := b*p.InBatchStride, deltas != nil, b
+		for d := range p.OutSpatial {
+			o := pos[d]*p.Stride[d] - p.PadLo[d]
+			org[d] = o
+			inside = inside && o >= 0 && o+(p.Kernel[d]-1)*p.RhsDil[d] < p.InSpatial[d]
+			start += o * p.InSpatialStrides[d]
+		}
+		for d := len(p.OutSpatial) - 1; d >= 0; d-- { // the next pixel
+			if pos[d]++; pos[d] < p.OutSpatial[d] {
+				break
 			}
-			acc := out[i*p.OutChannels : (i+1)*p.OutChannels]
-			start, inside, pb := b*p.InBatchStride, deltas != nil, b
-			for d := range p.OutSpatial {
-				o := pos[d]*p.Stride[d] - p.PadLo[d]
-				org[d] = o
-				inside = inside && o >= 0 && o+(p.Kernel[d]-1)*p.RhsDil[d] < p.InSpatial[d]
-				start += o * p.InSpatialStrides[d]
-			}
-			for d := len(p.OutSpatial) - 1; d >= 0; d-- { // the next pixel
-				if pos[d]++; pos[d] < p.OutSpatial[d] {
-					break
-				}
-				pos[d] = 0
-				if d == 0 {
-					b++
-				}
-			}
-			if len(p.OutSpatial) == 0 {
+			pos[d] = 0
+			if d == 0 {
 				b++
 			}
-			if inside {
-				offs = offs[:taps]
-				for tap, delta := range deltas {
-					offs[tap] = start + delta
-				}
-				depthwiseTaps(acc, in, kernel, offs, koffs, p.InChannels, mult)
-				continue
-			}
-			offs, woffs = offs[:0], woffs[:0]
-			if deltas != nil {
-				// A border pixel's valid taps: per dimension the kernel
-				// positions that land inside the image, walked in tap
-				// order (as the loop below would find them).
-				var klo, khi [8]int
-				empty := false
-				for d := range p.Kernel {
-					dil := p.RhsDil[d]
-					lo, hi := 0, p.Kernel[d]
-					if o := org[d]; o < 0 {
-						lo = (-o + dil - 1) / dil
-					}
-					if last := p.InSpatial[d] - 1 - org[d]; last < 0 {
-						hi = 0
-					} else {
-						hi = min(hi, last/dil+1)
-					}
-					if lo >= hi {
-						empty = true
-						break
-					}
-					klo[d], khi[d], kpos[d] = lo, hi, lo
-				}
-				if !empty {
-					nd := len(p.Kernel)
-					for {
-						tap := 0
-						for d := range nd {
-							tap = tap*p.Kernel[d] + kpos[d]
-						}
-						offs, woffs = append(offs, start+deltas[tap]), append(woffs, koffs[tap])
-						d := nd - 1
-						for ; d >= 0; d-- {
-							if kpos[d]++; kpos[d] < khi[d] {
-								break
-							}
-							kpos[d] = klo[d]
-						}
-						if d < 0 {
-							break
-						}
-					}
-				}
-				depthwiseTaps(acc, in, kernel, offs, woffs, p.InChannels, mult)
-				continue
-			}
-			for tap := range taps {
-				tp := tap
-				for d := len(p.Kernel) - 1; d >= 0; d-- {
-					kpos[d] = tp % p.Kernel[d]
-					tp /= p.Kernel[d]
-				}
-				if off, ok := im.tapOffset(true, pb*p.InBatchStride, &org, &kpos); ok {
-					offs, woffs = append(offs, off), append(woffs, koffs[tap])
-				}
-			}
-			depthwiseTaps(acc, in, kernel, offs, woffs, p.InChannels, mult)
 		}
-		if epi != nil && hi > done {
-			epi(done, 0, hi-done, p.OutChannels)
+		if len(p.OutSpatial) == 0 {
+			b++
 		}
-	})
+		if inside {
+			offs = offs[:taps]
+			for tap, delta := range deltas {
+				offs[tap] = start + delta
+			}
+			depthwiseTaps(acc, in, kernel, offs, koffs, p.InChannels, mult)
+			continue
+		}
+		if deltas != nil {
+			offs, woffs = dw.borderTaps(offs[:0], woffs[:0], &org, start)
+		} else {
+			offs, woffs = dw.dilatedTaps(offs[:0], woffs[:0], &org, pb)
+		}
+		depthwiseTaps(acc, in, kernel, offs, woffs, p.InChannels, mult)
+	}
+	if epi != nil && hi > done {
+		epi(done, 0, hi-done, p.OutChannels)
+	}
+}
+
+// borderTaps appends a border pixel's valid taps, its window at org
+// (start in the image): per dimension the kernel positions that land
+// inside the image, walked in tap order (as dilatedTaps would find them).
+func (dw *depthwise) borderTaps(offs, woffs []int, org *[8]int, start int) ([]int, []int) {
+	p := dw.im.p
+	var klo, khi, kpos [8]int
+	for d := range p.Kernel {
+		dil := p.RhsDil[d]
+		lo, hi := 0, p.Kernel[d]
+		if o := org[d]; o < 0 {
+			lo = (-o + dil - 1) / dil
+		}
+		if last := p.InSpatial[d] - 1 - org[d]; last < 0 {
+			hi = 0
+		} else {
+			hi = min(hi, last/dil+1)
+		}
+		if lo >= hi {
+			return offs, woffs
+		}
+		klo[d], khi[d], kpos[d] = lo, hi, lo
+	}
+	nd := len(p.Kernel)
+	for {
+		tap := 0
+		for d := range nd {
+			tap = tap*p.Kernel[d] + kpos[d]
+		}
+		offs, woffs = append(offs, start+dw.deltas[tap]), append(woffs, dw.koffs[tap])
+		d := nd - 1
+		for ; d >= 0; d-- {
+			if kpos[d]++; kpos[d] < khi[d] {
+				break
+			}
+			kpos[d] = klo[d]
+		}
+		if d < 0 {
+			return offs, woffs
+		}
+	}
+}
+
+// dilatedTaps appends the valid taps of a pixel of example b, its window
+// at org, testing each tap's bounds (input dilation: taps skip
+// positions).
+func (dw *depthwise) dilatedTaps(offs, woffs []int, org *[8]int, b int) ([]int, []int) {
+	p := dw.im.p
+	var kpos [8]int
+	for tap := range dw.im.taps {
+		tp := tap
+		for d := len(p.Kernel) - 1; d >= 0; d-- {
+			kpos[d] = tp % p.Kernel[d]
+			tp /= p.Kernel[d]
+		}
+		if off, ok := dw.im.tapOffset(true, b*p.InBatchStride, org, &kpos); ok {
+			offs, woffs = append(offs, off), append(woffs, dw.koffs[tap])
+		}
+	}
+	return offs, woffs
 }
 
 // depthwiseEpilogueBlock is the output elements (16 KiB) a depthwise

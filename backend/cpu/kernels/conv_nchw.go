@@ -143,16 +143,7 @@ func (p *ConvNCHW) packB(dst, src []float32, cin, pc, jc, kb, nb, from, to int) 
 		oh, ow := p0/p.OutW, p0%p.OutW
 		oneRow := cols == nr && ow+nr <= p.OutW && p.StrideW == 1
 		if !oneRow {
-			h, w := oh, ow
-			for j := range nr {
-				ihb[j], iwb[j] = h*p.StrideH-p.PadH, w*p.StrideW-p.PadW
-				if j >= cols {
-					ihb[j] = -1 << 40 // past the pixels: zeros
-				}
-				if w++; w == p.OutW {
-					w, h = 0, h+1
-				}
-			}
+			p.sliverOrigins(&ihb, &iwb, oh, ow, cols)
 		}
 		tap, c := pc/cin, pc%cin
 		for r := 0; r < kb; {
@@ -173,16 +164,7 @@ func (p *ConvNCHW) packB(dst, src []float32, cin, pc, jc, kb, nb, from, to int) 
 						}
 					}
 				default: // the row's ends fall in the padding
-					lo, hi := max(0, -iw), min(nr, p.InW-iw)
-					off := c*plane + ih*p.InW + iw
-					for q := range run {
-						row := rows[q*nr : (q+1)*nr]
-						clear(row)
-						if lo < hi {
-							o := off + q*plane
-							copy(row[lo:hi], src[o+lo:o+hi])
-						}
-					}
+					p.packRowEnds(rows, src[c*plane+ih*p.InW:], run, iw)
 				}
 			} else {
 				for j := range nr {
@@ -208,6 +190,40 @@ func (p *ConvNCHW) packB(dst, src []float32, cin, pc, jc, kb, nb, from, to int) 
 			if c += run; c == cin {
 				c, tap = 0, tap+1
 			}
+		}
+	}
+}
+
+// sliverOrigins sets the input position under kernel tap (0, 0) of each
+// pixel of a sliver not within one output row, from output pixel
+// (oh, ow) on: its cols pixels, then past them a row that no tap reaches
+// (they pack as zeros).
+func (p *ConvNCHW) sliverOrigins(ihb, iwb *[sgemmNR]int, oh, ow, cols int) {
+	h, w := oh, ow
+	for j := range sgemmNR {
+		ihb[j], iwb[j] = h*p.StrideH-p.PadH, w*p.StrideW-p.PadW
+		if j >= cols {
+			ihb[j] = -1 << 40
+		}
+		if w++; w == p.OutW {
+			w, h = 0, h+1
+		}
+	}
+}
+
+// packRowEnds packs run channels of sixteen pixels of one input row from
+// column iw on, src starting at that row of the first channel, where the
+// row's ends fall in the padding: zeros there.
+func (p *ConvNCHW) packRowEnds(rows, src []float32, run, iw int) {
+	const nr = sgemmNR
+	plane := p.InH * p.InW
+	lo, hi := max(0, -iw), min(nr, p.InW-iw)
+	for q := range run {
+		row := rows[q*nr : (q+1)*nr]
+		clear(row)
+		if lo < hi {
+			o := iw + q*plane
+			copy(row[lo:hi], src[o+lo:o+hi])
 		}
 	}
 }

@@ -71,9 +71,7 @@ func microKernelBody(name string, rows, size int, bcast func(Op, reg.VecVirtual)
 	// the end, and its rows are a whole row of C apart, so without this
 	// each of them is a cache miss the FMAs cannot hide.
 	{
-		c := Load(Param("c"), GP64())
-		ldc := Load(Param("ldc"), GP64())
-		SHLQ(Imm(uint64(map[int]int{4: 2, 8: 3}[size])), ldc)
+		c, ldc := loadC(size)
 		for i := range rows {
 			PREFETCHT0(Mem{Base: c})
 			PREFETCHT0(Mem{Base: c, Disp: 63})
@@ -98,41 +96,14 @@ func microKernelBody(name string, rows, size int, bcast func(Op, reg.VecVirtual)
 			fma(b1, x, acc[2*i+1])
 		}
 	}
-	alignLoop()
-	Label(name + "_loop4")
-	CMPQ(k, Imm(4))
-	JL(LabelRef(name + "_tail"))
-	for s := range 4 {
-		step(s)
-	}
-	ADDQ(U32(4*rows*size), a)
-	ADDQ(U32(4*64), b)
-	SUBQ(Imm(4), k)
-	JMP(LabelRef(name + "_loop4"))
-	Label(name + "_tail")
-	TESTQ(k, k)
-	JZ(LabelRef(name + "_store"))
-	step(0)
-	ADDQ(U32(rows*size), a)
-	ADDQ(U32(64), b)
-	DECQ(k)
-	JMP(LabelRef(name + "_tail"))
+	kLoop4(name, k, step, func(n int) {
+		ADDQ(U32(n*rows*size), a)
+		ADDQ(U32(n*64), b)
+	}, name+"_store")
 	Label(name + "_store")
-	c := Load(Param("c"), GP64())
-	ldc := Load(Param("ldc"), GP64())
-	SHLQ(Imm(uint64(map[int]int{4: 2, 8: 3}[size])), ldc)
-	ow := Load(Param("overwrite"), GP8())
-	TESTB(ow, ow)
-	JNZ(LabelRef(name + "_overwrite"))
-	storeTile(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { add(m, x, x); store(x, m) })
-	VZEROUPPER()
-	RET()
-	// The first k block of a GEMM writes C without reading it, which
-	// saves clearing C beforehand.
-	Label(name + "_overwrite")
-	storeTile(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { store(x, m) })
-	VZEROUPPER()
-	RET()
+	storeAndReturn(name, size, func(c, ldc reg.Register, put func(Mem, reg.VecVirtual)) {
+		storeTile(rows, c, ldc, acc, put)
+	}, add, store)
 }
 
 // storeTile writes the accumulators, two 32-byte vectors a row, row by
@@ -342,9 +313,7 @@ func tapsKernel(name string, wide bool) {
 		ADDQ(b, bHi)
 	}
 	{
-		c := Load(Param("c"), GP64())
-		ldc := Load(Param("ldc"), GP64())
-		SHLQ(Imm(2), ldc)
+		c, ldc := loadC(4)
 		for i := range rows {
 			PREFETCHT0(Mem{Base: c})
 			PREFETCHT0(Mem{Base: c, Disp: 2*width - 1})
@@ -416,9 +385,7 @@ func tapsKernel(name string, wide bool) {
 	DECQ(n)
 	JMP(LabelRef(name + "_run"))
 	Label(name + "_store")
-	c := Load(Param("c"), GP64())
-	ldc := Load(Param("ldc"), GP64())
-	SHLQ(Imm(2), ldc)
+	c, ldc := loadC(4)
 	ow := Load(Param("overwrite"), GP8())
 	TESTB(ow, ow)
 	JNZ(LabelRef(name + "_overwrite"))
@@ -879,9 +846,7 @@ func prefetchRow(c reg.Register, pf func(Op)) {
 // 150–156 GFLOP/s with the burst, 156–163 spread). Where k is too short for the spread to
 // reach the last row it prefetches every row now, as before.
 func spreadPrefetchC(name string, rows, size int, k reg.Register) func() {
-	c := Load(Param("c"), GP64())
-	ldc := Load(Param("ldc"), GP64())
-	SHLQ(Imm(uint64(map[int]int{4: 2, 8: 3}[size])), ldc)
+	c, ldc := loadC(size)
 	last := GP64()
 	IMUL3Q(Imm(uint64(rows-1)), ldc, last)
 	ADDQ(c, last)
@@ -977,19 +942,38 @@ func kLoop4(name string, k reg.Register, step func(int), advance func(int), done
 // storeAndReturn512 adds the rows×2 vector tile acc into C (sets it, if
 // overwrite) and returns: the pair kernels' end.
 func storeAndReturn512(name string, rows, size int, acc []reg.VecVirtual, add func(m, x, dst Op)) {
-	c := Load(Param("c"), GP64())
-	ldc := Load(Param("ldc"), GP64())
-	SHLQ(Imm(uint64(map[int]int{4: 2, 8: 3}[size])), ldc)
+	storeAndReturn(name, size, func(c, ldc reg.Register, put func(Mem, reg.VecVirtual)) {
+		storeTile512(rows, c, ldc, acc, put)
+	}, add, func(x, m Op) { VMOVUPS(x, m) })
+}
+
+// storeAndReturn adds a tile into C (sets it, if overwrite) and returns:
+// tile writes the tile through put, add and store are the element
+// type's.
+func storeAndReturn(name string, size int, tile func(c, ldc reg.Register, put func(Mem, reg.VecVirtual)),
+	add func(m, x, dst Op), store func(x, m Op)) {
+	c, ldc := loadC(size)
 	ow := Load(Param("overwrite"), GP8())
 	TESTB(ow, ow)
 	JNZ(LabelRef(name + "_overwrite"))
-	storeTile512(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { add(m, x, x); VMOVUPS(x, m) })
+	tile(c, ldc, func(m Mem, x reg.VecVirtual) { add(m, x, x); store(x, m) })
 	VZEROUPPER()
 	RET()
+	// The first k block of a GEMM writes C without reading it, which
+	// saves clearing C beforehand.
 	Label(name + "_overwrite")
-	storeTile512(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
+	tile(c, ldc, func(m Mem, x reg.VecVirtual) { store(x, m) })
 	VZEROUPPER()
 	RET()
+}
+
+// loadC loads C's address and its row stride in bytes (size a C
+// element's).
+func loadC(size int) (c, ldc reg.Register) {
+	c = Load(Param("c"), GP64())
+	ldc = Load(Param("ldc"), GP64())
+	SHLQ(Imm(uint64(map[int]int{4: 2, 8: 3}[size])), ldc)
+	return c, ldc
 }
 
 // directTapsKernel emits the direct convolution's 12-row kernel: twelve
@@ -1088,9 +1072,7 @@ func skinnyKernel(name string) {
 	}
 	kLoop4(name, k, step, advance, name+"_store")
 	Label(name + "_store")
-	c := Load(Param("c"), GP64())
-	ldc := Load(Param("ldc"), GP64())
-	SHLQ(Imm(2), ldc)
+	c, ldc := loadC(4)
 	m := Load(Param("mask"), GP32())
 	KMOVW(m, reg.K1)
 	ow := Load(Param("overwrite"), GP8())

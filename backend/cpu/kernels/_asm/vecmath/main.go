@@ -250,12 +250,7 @@ func unary(name, doc string, body func(x reg.VecVirtual) reg.VecVirtual, fast *f
 		doc += fmt.Sprintf(" dst must be %d-byte aligned; the stores are non-temporal.", vb)
 		storeInst = func(x, m Op) *ir.Instruction { return must(x86.VMOVNTPS(x, m)) }
 	}
-	TEXT(name, NOSPLIT, "func(dst, x *float32, n int)")
-	Pragma("noescape")
-	Doc(doc)
-	dst := Load(Param("dst"), GP64())
-	src := Load(Param("x"), GP64())
-	n := Load(Param("n"), GP64())
+	dst, src, n := unaryText(name, doc)
 	hoist(keep)
 	defer clear(hoisted)
 	// interleave computes the vectors at the given offsets with their
@@ -548,14 +543,7 @@ func expScaleBody(x reg.VecVirtual) reg.VecVirtual {
 }
 
 // logisticScaleBody is logisticBody with expScale.
-func logisticScaleBody(x reg.VecVirtual) reg.VecVirtual {
-	a := V()
-	rec(x86.VORPS(k("vm_sign"), x, a)) // -|x|
-	lo := V()
-	rec(x86.VMOVUPS(k("vm_explo"), lo))
-	rec(x86.VMAXPS(a, lo, a))
-	return logisticFinish(x, expScale(a))
-}
+func logisticScaleBody(x reg.VecVirtual) reg.VecVirtual { return logisticWith(x, expScale) }
 
 // tanhBody computes N = 1 - e^-2|x| ∈ [0, 1) and returns N/(2-N) with
 // x's sign: one formula for every x, no polynomial in x² for small |x|
@@ -598,7 +586,10 @@ func tanhBody(x reg.VecVirtual) reg.VecVirtual {
 // logisticBody computes E = e^-|x| ≤ 1 (never overflows) and returns
 // q = 1/(1+E) for x ≥ 0 and q = E/(1+E) for x < 0, one division either
 // way.
-func logisticBody(x reg.VecVirtual) reg.VecVirtual {
+func logisticBody(x reg.VecVirtual) reg.VecVirtual { return logisticWith(x, expCore) }
+
+// logisticWith is logisticBody with e^-|x| computed by exp.
+func logisticWith(x reg.VecVirtual, exp func(reg.VecVirtual) reg.VecVirtual) reg.VecVirtual {
 	a := V()
 	rec(x86.VORPS(k("vm_sign"), x, a)) // -|x|
 	// -|x| ≤ 0 needs only the lower clamp; MAXPS returns a, its second
@@ -606,7 +597,7 @@ func logisticBody(x reg.VecVirtual) reg.VecVirtual {
 	lo := V()
 	rec(x86.VMOVUPS(k("vm_explo"), lo))
 	rec(x86.VMAXPS(a, lo, a))
-	return logisticFinish(x, expCore(a))
+	return logisticFinish(x, exp(a))
 }
 
 // logisticFinish returns logistic(x) given e = e^-|x|.
@@ -664,13 +655,26 @@ func logisticRest(x reg.VecVirtual, st []reg.VecVirtual) reg.VecVirtual {
 
 // hsum adds the eight lanes of v into the low lane of the result.
 func hsum(v reg.VecVirtual) reg.Register {
+	return foldLanes(v, func(hi, lo reg.Register, last bool) {
+		if last {
+			VADDSS(hi, lo, lo)
+		} else {
+			VADDPS(hi, lo, lo)
+		}
+	})
+}
+
+// foldLanes folds the eight lanes of v into the low lane of the result,
+// halving them three times, fold(hi, lo, last) combining the high half
+// into the low (last: only the low lane matters).
+func foldLanes(v reg.VecVirtual, fold func(hi, lo reg.Register, last bool)) reg.Register {
 	lo, hi := v.AsX(), XMM()
 	VEXTRACTF128(Imm(1), v, hi)
-	VADDPS(hi, lo, lo)
+	fold(hi, lo, false)
 	VMOVHLPS(lo, hi, hi)
-	VADDPS(hi, lo, lo)
+	fold(hi, lo, false)
 	VMOVSHDUP(lo, hi)
-	VADDSS(hi, lo, lo)
+	fold(hi, lo, true)
 	return lo
 }
 
@@ -745,13 +749,7 @@ func extremeKernel(name, doc string, isMax bool) {
 	// Fold 8 lanes to 1; an all-ones lane is a NaN, and OR-ing the NaN
 	// mask in makes every lane it touches NaN before the fold.
 	VORPS(nan, acc, acc)
-	lo, hi := acc.AsX(), XMM()
-	VEXTRACTF128(Imm(1), acc, hi)
-	foldNaN(op, hi, lo)
-	VMOVHLPS(lo, hi, hi)
-	foldNaN(op, hi, lo)
-	VMOVSHDUP(lo, hi)
-	foldNaN(op, hi, lo)
+	lo := foldLanes(acc, func(hi, lo reg.Register, _ bool) { foldNaN(op, hi, lo) })
 	Store(lo, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
@@ -769,12 +767,7 @@ func foldNaN(op func(...Op), hi, lo reg.Register) {
 // accumulate emits dst[i] = f(dst[i], x[i]) over n floats, two vectors
 // per iteration.
 func accumulate(name, doc string, f func(d, x reg.VecVirtual)) {
-	TEXT(name, NOSPLIT, "func(dst, x *float32, n int)")
-	Pragma("noescape")
-	Doc(doc)
-	dst := Load(Param("dst"), GP64())
-	src := Load(Param("x"), GP64())
-	n := Load(Param("n"), GP64())
+	dst, src, n := unaryText(name, doc)
 	alignLoop()
 	Label(name + "_loop")
 	TESTQ(n, n)
@@ -848,4 +841,13 @@ func columnSum(w int) {
 // builds that differed elsewhere.
 func alignLoop() {
 	Instruction(&ir.Instruction{Opcode: "PCALIGN", Operands: []Op{Imm(32)}})
+}
+
+// unaryText starts function name, func(dst, x *float32, n int), and
+// loads its arguments.
+func unaryText(name, doc string) (dst, src, n reg.Register) {
+	TEXT(name, NOSPLIT, "func(dst, x *float32, n int)")
+	Pragma("noescape")
+	Doc(doc)
+	return Load(Param("dst"), GP64()), Load(Param("x"), GP64()), Load(Param("n"), GP64())
 }

@@ -1,0 +1,44 @@
+package kernels
+
+import "sync"
+
+// ConvKernelCache keeps a convolution kernel's packed panels across
+// calls (see ConvPackedF32). Its zero value is ready; it is safe for
+// concurrent calls.
+type ConvKernelCache struct {
+	mu     sync.RWMutex
+	kernel *float32 // the array the panels were packed from
+	n      int
+	panels map[[4]int][]float32 // (first output channel, pc, kb, nb)
+}
+
+// forKernel returns c after dropping panels packed from another array.
+func (c *ConvKernelCache) forKernel(kernel []float32) *ConvKernelCache {
+	if c == nil || len(kernel) == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.kernel != &kernel[0] || c.n != len(kernel) {
+		c.kernel, c.n, c.panels = &kernel[0], len(kernel), map[[4]int][]float32{}
+	}
+	return c
+}
+
+func (c *ConvKernelCache) get(key [4]int) []float32 {
+	if c == nil {
+		return nil
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.panels[key]
+}
+
+func (c *ConvKernelCache) put(key [4]int, panel []float32) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.panels[key] = panel
+}
