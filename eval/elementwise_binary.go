@@ -217,27 +217,29 @@ func intShiftOp[T integer](op hlo.Opcode, width int) func(x, y T) T {
 	return nil
 }
 
-// intPow is x**y by repeated squaring with wrap-around. For y < 0 XLA
-// returns 0 except for the bases 1 and -1, whose powers stay exact.
+// intPow is x**y with wrap-around. For y < 0 XLA returns 0 except for
+// the bases 1 and -1, whose reciprocals are integers. The oracle's own
+// definition, apart from the backend's: it walks the exponent's bits from
+// the top (the backend's squares from the bottom).
 func intPow[T integer](x, y T) T {
 	if y < 0 {
 		switch {
 		case x == 1:
 			return 1
-		case x == ^T(0) && isSignedType[T]():
-			if y&1 != 0 {
-				return x
+		case isSignedType[T]() && x == ^T(0): // -1
+			if y%2 == 0 {
+				return 1
 			}
-			return 1
+			return x
 		}
 		return 0
 	}
 	r := T(1)
-	for ; y != 0; y >>= 1 {
-		if y&1 != 0 {
+	for bit := bits.Len64(uint64(y)) - 1; bit >= 0; bit-- {
+		r *= r
+		if uint64(y)>>uint(bit)&1 == 1 {
 			r *= x
 		}
-		x *= x
 	}
 	return r
 }
