@@ -114,25 +114,35 @@ func powOf[T nativeFloat](x, y T) T {
 	return T(ddmath.Pow(float64(x), float64(y)))
 }
 
-// floatMax and floatMin propagate NaN, as XLA's maximum and minimum do.
+// floatMax and floatMin propagate NaN, as XLA's maximum and minimum do
+// (a's NaN when both are), and keep a when the two compare equal (-0 and
+// +0). The oracle's own definitions, written apart from the kernels'.
 func floatMax[T nativeFloat](a, b T) T {
-	switch {
-	case a != a:
-		return a
-	case b != b || b > a:
+	if a != a || b != b {
+		return pickNaN(a, b)
+	}
+	if b > a {
 		return b
 	}
 	return a
 }
 
 func floatMin[T nativeFloat](a, b T) T {
-	switch {
-	case a != a:
-		return a
-	case b != b || b < a:
+	if a != a || b != b {
+		return pickNaN(a, b)
+	}
+	if b < a {
 		return b
 	}
 	return a
+}
+
+// pickNaN is a if it is NaN, else b.
+func pickNaN[T nativeFloat](a, b T) T {
+	if a != a {
+		return a
+	}
+	return b
 }
 
 // binaryInt applies op with XLA's integer semantics (operation_semantics
@@ -223,16 +233,14 @@ func intShiftOp[T integer](op hlo.Opcode, width int) func(x, y T) T {
 // the top (the backend's squares from the bottom).
 func intPow[T integer](x, y T) T {
 	if y < 0 {
-		switch {
-		case x == 1:
-			return 1
-		case isSignedType[T]() && x == ^T(0): // -1
-			if y%2 == 0 {
-				return 1
-			}
+		minusOne := isSignedType[T]() && x == ^T(0)
+		if x != 1 && !minusOne {
+			return 0 // 1/x^|y| truncates to 0 (and 0's is taken as 0)
+		}
+		if minusOne && y%2 != 0 {
 			return x
 		}
-		return 0
+		return 1
 	}
 	r := T(1)
 	for bit := bits.Len64(uint64(y)) - 1; bit >= 0; bit-- {
