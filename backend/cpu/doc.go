@@ -4,7 +4,8 @@
 // kernels, schedules it and assigns its buffers; the Executable it returns
 // holds only what execution needs. In reading order:
 //
-//   - The pipeline (fusion_pipeline.go): reduce-iota-fusion, loop-fusion,
+//   - The pipeline (fusion_pipeline.go): reduce-iota-fusion,
+//     int8-dot-fusion (fusion_int8_dot.go), loop-fusion,
 //     fusion-dce, output-fusion, multi-output-fusion, fusion-late-dce,
 //     each ordering with its reason, run once over the entry and every
 //     computation control flow calls (sequentialComputations).

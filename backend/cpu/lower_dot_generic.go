@@ -408,3 +408,34 @@ func widenFloats(dst, src *hlo.Literal) {
 		d[i] = float32(src.GetFloat64(i))
 	}
 }
+
+// lowerInt8DotFusion runs a kCustom fusion of fuseInt8Dots (converts of
+// u8/s8 and s8 operands to s32, then their dot) on the 8-bit GEMM, which
+// reads the operands as they are: the same integer sums, wrapping in s32
+// as the evaluator's do.
+func lowerInt8DotFusion(in *hlo.Instruction, threads int) (kernelFunc, bool) {
+	fc := in.Computation("calls")
+	if kind, _ := in.EnumAttr("kind"); kind != kCustom || fc == nil || fc.Root == nil {
+		return nil, false
+	}
+	d := fc.Root
+	a, b, ok := int8DotOperands(d)
+	if !ok || a.Operands[0].Opcode != hlo.OpParameter || b.Operands[0].Opcode != hlo.OpParameter {
+		return nil, false
+	}
+	g, ok := dotAsGemm(d)
+	if !ok {
+		return nil, false
+	}
+	pa, pb, unsigned := a.Operands[0].ParamNumber, b.Operands[0].ParamNumber, a.Operands[0].Shape.DType == hlo.U8
+	return func(out *hlo.Literal, ops []*hlo.Literal) error {
+		y, c := ops[pb].Data().([]int8), out.Data().([]int32)
+		bs := kernels.Strided[int8]{Data: y, Row: g.bRow, Col: g.bCol}
+		if unsigned {
+			as := kernels.Strided[uint8]{Data: ops[pa].Data().([]uint8), Row: g.aRow, Col: g.aCol}
+			return kernels.GemmBatchU8S8(g.batch, g.m, g.n, g.k, as, g.m*g.k, bs, g.k*g.n, c, g.n, g.m*g.n, false, threads)
+		}
+		as := kernels.Strided[int8]{Data: ops[pa].Data().([]int8), Row: g.aRow, Col: g.aCol}
+		return kernels.GemmBatchS8(g.batch, g.m, g.n, g.k, as, g.m*g.k, bs, g.k*g.n, c, g.n, g.m*g.n, false, threads)
+	}, true
+}

@@ -45,6 +45,7 @@ const evaluatorLowering = "evaluator"
 // opcode's list is the declarations that take it, in this order.
 var loweringDecls = []loweringDecl{
 	{lowering{"multi-output-fusion", lowerMultiFusion}, opcodes(hlo.OpFusion)},
+	{lowering{"gemm-int8", writes(lowerInt8DotFusion)}, opcodes(hlo.OpFusion)},
 	{lowering{"parameter", func(*compiler, *hlo.Instruction) (lowered, bool) { return lowered{}, true }}, opcodes(hlo.OpParameter)},
 	{lowering{"constant", lowerConstant}, opcodes(hlo.OpConstant)},
 	{lowering{"output-fusion", lowerOutputFusionKernel}, opcodes(hlo.OpFusion)},

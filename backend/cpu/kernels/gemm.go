@@ -32,7 +32,7 @@ const (
 )
 
 // Strided is a 2-D view: element (i, j) is Data[i*Row + j*Col].
-type Strided[T float32 | float64 | int8] struct {
+type Strided[T float32 | float64 | int8 | uint8] struct {
 	Data     []T
 	Row, Col int
 }

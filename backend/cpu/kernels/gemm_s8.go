@@ -45,6 +45,20 @@ var ErrGemmArgs = errors.New("kernels: bad GEMM arguments")
 // wrapping ErrGemmArgs, touching nothing, when a size, stride or ldc is
 // negative or 2^31 or more, or a view or C is too short for the product.
 func GemmS8(m, n, k int, a, b Strided[int8], c []int32, ldc int, accumulate bool, threads int) error {
+	return gemm8(m, n, k, a, b, c, ldc, accumulate, threads)
+}
+
+// GemmU8S8 is GemmS8 for a u8 A (ONNX's MatMulInteger: u8 activations,
+// s8 weights). The u8 values widen to s16 as exactly as s8 ones do, and a
+// product's size (≤ 255·128) keeps every pair sum exact in s32.
+func GemmU8S8(m, n, k int, a Strided[uint8], b Strided[int8], c []int32, ldc int, accumulate bool, threads int) error {
+	return gemm8(m, n, k, a, b, c, ldc, accumulate, threads)
+}
+
+// byte8 are the 8-bit element types A may have.
+type byte8 interface{ int8 | uint8 }
+
+func gemm8[A byte8](m, n, k int, a Strided[A], b Strided[int8], c []int32, ldc int, accumulate bool, threads int) error {
 	if err := checkGemmS8(m, n, k, a, b, c, ldc); err != nil {
 		return err
 	}
@@ -52,7 +66,7 @@ func GemmS8(m, n, k int, a, b Strided[int8], c []int32, ldc int, accumulate bool
 	return nil
 }
 
-func checkGemmS8(m, n, k int, a, b Strided[int8], c []int32, ldc int) error {
+func checkGemmS8[A byte8](m, n, k int, a Strided[A], b Strided[int8], c []int32, ldc int) error {
 	for _, v := range []int{m, n, k, ldc, a.Row, a.Col, b.Row, b.Col} {
 		// Sizes and strides below 2^31 keep the extents below in int64
 		// range on every platform, so a huge argument cannot wrap past
@@ -81,7 +95,7 @@ func checkGemmS8(m, n, k int, a, b Strided[int8], c []int32, ldc int) error {
 
 // viewFits says whether every element of a rows×cols view (both
 // positive, strides checked not negative) is inside its data.
-func viewFits(v Strided[int8], rows, cols int) bool {
+func viewFits[T byte8](v Strided[T], rows, cols int) bool {
 	return extent(rows, cols, v.Row, v.Col) <= int64(len(v.Data))
 }
 
@@ -91,7 +105,7 @@ func extent(rows, cols, row, col int) int64 {
 }
 
 // gemmS8 is gemmCore's loop nest for packed s16 operands and an s32 C.
-func gemmS8(m, n, k int, a, b Strided[int8], c []int32, ldc int, accumulate bool, threads int) {
+func gemmS8[A byte8](m, n, k int, a Strided[A], b Strided[int8], c []int32, ldc int, accumulate bool, threads int) {
 	if m == 0 || n == 0 {
 		return
 	}
@@ -152,7 +166,7 @@ func putS16(b []int16) { s16Pool.Put(&b) }
 // packAS8 packs A[ic:ic+mb, pc:pc+kb] into MR-row slivers of kp = ⌈kb/2⌉
 // steps, each step MR pairs (a[i,2p], a[i,2p+1]) widened to s16; rows past
 // mb and the half pair past an odd kb are zero.
-func packAS8(dst []int16, a Strided[int8], ic, pc, mb, kb int) {
+func packAS8[A byte8](dst []int16, a Strided[A], ic, pc, mb, kb int) {
 	kp := (kb + 1) / 2
 	for s := 0; s < mb; s += s8MR {
 		d := dst[s*2*kp : (s+s8MR)*2*kp]
@@ -161,8 +175,8 @@ func packAS8(dst []int16, a Strided[int8], ic, pc, mb, kb int) {
 			clear(d)
 		}
 		done := 0 // values of each row packed by the vector code
-		if rows == s8MR && a.Col == 1 && packA6S8(kb/16, a.Data[(ic+s)*a.Row+pc:], a.Row, d) {
-			done = kb / 16 * 16
+		if a8, ok := any(a).(Strided[int8]); ok && rows == s8MR && a.Col == 1 && packA6S8(kb/16, a8.Data[(ic+s)*a.Row+pc:], a.Row, d) {
+			done = kb / 16 * 16 // (the vector code sign-extends: s8 only)
 		}
 		if done == kb {
 			continue
@@ -175,7 +189,7 @@ func packAS8(dst []int16, a Strided[int8], ic, pc, mb, kb int) {
 
 // packRowPairs writes row i of v, columns [pc, pc+kb), as s16 pairs to
 // dst[q*step], dst[q*step+1] for pair q, a zero after an odd last value.
-func packRowPairs(dst []int16, v Strided[int8], i, pc, kb, step int) {
+func packRowPairs[T byte8](dst []int16, v Strided[T], i, pc, kb, step int) {
 	kp := (kb + 1) / 2
 	dst = dst[:(kp-1)*step+2]
 	at := i*v.Row + pc*v.Col
@@ -305,13 +319,24 @@ func kernelS8Go(kp int, a, b []int16, c []int32, ldc int, overwrite bool) {
 // previous ones (a dot's batch dimensions, flattened).
 func GemmBatchS8(batch, m, n, k int, a Strided[int8], aStride int, b Strided[int8], bStride int,
 	c []int32, ldc, cStride int, accumulate bool, threads int) error {
+	return gemmBatch8(batch, m, n, k, a, aStride, b, bStride, c, ldc, cStride, accumulate, threads)
+}
+
+// GemmBatchU8S8 is GemmBatchS8 for a u8 A.
+func GemmBatchU8S8(batch, m, n, k int, a Strided[uint8], aStride int, b Strided[int8], bStride int,
+	c []int32, ldc, cStride int, accumulate bool, threads int) error {
+	return gemmBatch8(batch, m, n, k, a, aStride, b, bStride, c, ldc, cStride, accumulate, threads)
+}
+
+func gemmBatch8[A byte8](batch, m, n, k int, a Strided[A], aStride int, b Strided[int8], bStride int,
+	c []int32, ldc, cStride int, accumulate bool, threads int) error {
 	if batch < 0 || aStride < 0 || bStride < 0 || cStride < 0 {
 		return fmt.Errorf("%w: batch %d, strides %d, %d, %d", ErrGemmArgs, batch, aStride, bStride, cStride)
 	}
 	for i := range batch {
 		ai, bi := a, b
 		ai.Data, bi.Data = sliceFrom(a.Data, i*aStride), sliceFrom(b.Data, i*bStride)
-		if err := GemmS8(m, n, k, ai, bi, sliceFrom(c, i*cStride), ldc, accumulate, threads); err != nil {
+		if err := gemm8(m, n, k, ai, bi, sliceFrom(c, i*cStride), ldc, accumulate, threads); err != nil {
 			return fmt.Errorf("batch %d: %w", i, err)
 		}
 	}

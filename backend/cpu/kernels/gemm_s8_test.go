@@ -216,3 +216,54 @@ func TestGemmS8BadArgs(t *testing.T) {
 		t.Errorf("batch past the data: err = %v, want ErrGemmArgs", err)
 	}
 }
+
+// u8 A (ONNX MatMulInteger's activations): every size 1..17, A plain or
+// transposed, values over the whole u8 range (255·(-128) products), exactly
+// the integer sums of a plain loop.
+func TestGemmU8S8Sizes(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(8, 8))
+		for m := 1; m <= 17; m++ {
+			for n := 1; n <= 17; n += 4 {
+				for k := 1; k <= 17; k++ {
+					for _, transA := range []bool{false, true} {
+						checkGemmU8S8Case(t, m, n, k, transA, rng)
+					}
+				}
+			}
+		}
+		checkGemmU8S8Case(t, 37, 70, 300, false, rng) // several slivers and k blocks of pairs
+	})
+}
+
+func checkGemmU8S8Case(t *testing.T, m, n, k int, transA bool, rng *rand.Rand) {
+	t.Helper()
+	ad := make([]uint8, m*k)
+	for i := range ad {
+		ad[i] = uint8(rng.IntN(256))
+	}
+	a := Strided[uint8]{Data: ad, Row: k, Col: 1}
+	if transA {
+		a = Strided[uint8]{Data: ad, Row: 1, Col: m}
+	}
+	bd := make([]int8, k*n)
+	for i := range bd {
+		bd[i] = int8(rng.IntN(256) - 128)
+	}
+	b := Strided[int8]{Data: bd, Row: n, Col: 1}
+	c := make([]int32, m*n)
+	if err := GemmU8S8(m, n, k, a, b, c, n, false, 2); err != nil {
+		t.Fatal(err)
+	}
+	for i := range m {
+		for j := range n {
+			var want int32
+			for p := range k {
+				want += int32(a.Data[i*a.Row+p*a.Col]) * int32(b.Data[p*b.Row+j*b.Col])
+			}
+			if c[i*n+j] != want {
+				t.Fatalf("m=%d n=%d k=%d transA=%v: C[%d,%d] = %d, want %d", m, n, k, transA, i, j, c[i*n+j], want)
+			}
+		}
+	}
+}
