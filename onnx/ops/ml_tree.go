@@ -183,23 +183,37 @@ func mlLeafWeights(h *HostCtx, prefix string) (map[mlTreeKey][]int, []int64, []f
 	return m, ids, w, nil
 }
 
+// mlEnsemble is what both tree ensembles read first: the input rows, the
+// trees, each leaf's weights (for targets or classes) and the base values.
+type mlEnsemble struct {
+	rows   [][]float64
+	t      *mlLegacyTrees
+	byLeaf map[mlTreeKey][]int
+	ids    []int64
+	w      []float64
+	base   []float64
+}
+
+func mlReadEnsemble(h *HostCtx, leafKind string) (e mlEnsemble, err error) {
+	if e.rows, err = mlRows(h); err != nil {
+		return e, err
+	}
+	if e.t, err = mlReadLegacyTrees(h); err != nil {
+		return e, err
+	}
+	if e.byLeaf, e.ids, e.w, err = mlLeafWeights(h, leafKind); err != nil {
+		return e, err
+	}
+	e.base, err = mlFloatsAttr(h, "base_values")
+	return e, err
+}
+
 func hostTreeEnsembleRegressor(h *HostCtx) error {
-	rows, err := mlRows(h)
+	e, err := mlReadEnsemble(h, "target")
 	if err != nil {
 		return err
 	}
-	t, err := mlReadLegacyTrees(h)
-	if err != nil {
-		return err
-	}
-	byLeaf, ids, w, err := mlLeafWeights(h, "target")
-	if err != nil {
-		return err
-	}
-	base, err := mlFloatsAttr(h, "base_values")
-	if err != nil {
-		return err
-	}
+	rows, t, byLeaf, ids, w, base := e.rows, e.t, e.byLeaf, e.ids, e.w, e.base
 	nt := h.Node.Int("n_targets", 1)
 	if nt < 1 || nt > 1<<24 {
 		return h.Errorf("n_targets %d", nt)
@@ -266,22 +280,11 @@ func hostTreeEnsembleRegressor(h *HostCtx) error {
 }
 
 func hostTreeEnsembleClassifier(h *HostCtx) error {
-	rows, err := mlRows(h)
+	e, err := mlReadEnsemble(h, "class")
 	if err != nil {
 		return err
 	}
-	t, err := mlReadLegacyTrees(h)
-	if err != nil {
-		return err
-	}
-	byLeaf, ids, w, err := mlLeafWeights(h, "class")
-	if err != nil {
-		return err
-	}
-	base, err := mlFloatsAttr(h, "base_values")
-	if err != nil {
-		return err
-	}
+	rows, t, byLeaf, ids, w, base := e.rows, e.t, e.byLeaf, e.ids, e.w, e.base
 	labelsInt, labelsStr := h.Node.Ints("classlabels_int64s"), h.Node.Strs("classlabels_strings")
 	nc := max(len(labelsInt), len(labelsStr))
 	if nc == 0 {

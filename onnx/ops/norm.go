@@ -293,10 +293,9 @@ func lowerGroupNorm(c *Ctx) error {
 }
 
 func lowerLpNorm(c *Ctx) error {
-	x := c.Input(0)
-	t := x.DType()
-	if !t.IsFloat() {
-		return c.Unsupported("%s input", t)
+	x, t, err := floatInput(c)
+	if err != nil {
+		return err
 	}
 	dims := x.Dims()
 	axis, ok := NormAxis(c.Node.Int("axis", -1), len(dims))
@@ -324,10 +323,9 @@ func lowerLpNorm(c *Ctx) error {
 }
 
 func lowerMVN(c *Ctx) error {
-	x := c.Input(0)
-	t := x.DType()
-	if !t.IsFloat() {
-		return c.Unsupported("%s input", t)
+	x, t, err := floatInput(c)
+	if err != nil {
+		return err
 	}
 	dims := x.Dims()
 	raw := c.Node.Ints("axes")
@@ -359,10 +357,9 @@ func lowerMVN(c *Ctx) error {
 }
 
 func lowerLRN(c *Ctx) error {
-	x := c.Input(0)
-	t := x.DType()
-	if !t.IsFloat() {
-		return c.Unsupported("%s input", t)
+	x, _, err := floatInput(c)
+	if err != nil {
+		return err
 	}
 	dims := x.Dims()
 	if len(dims) < 2 {
@@ -388,4 +385,17 @@ func lowerLRN(c *Ctx) error {
 	den = xb.Pow(den, ScalarLike(den, beta))
 	c.Set(0, xb.Div(x, den))
 	return nil
+}
+
+// floatInput is the node's input 0 and its type, which must be a float.
+func floatInput(c *Ctx) (*xb.Op, hlo.DType, error) {
+	x := c.Input(0)
+	if x == nil {
+		return nil, 0, c.Errorf("missing input 0")
+	}
+	t := x.DType()
+	if !t.IsFloat() {
+		return nil, 0, c.Unsupported("%s input", t)
+	}
+	return x, t, nil
 }

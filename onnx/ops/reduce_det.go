@@ -16,10 +16,9 @@ func init() {
 }
 
 func lowerDet(c *Ctx) error {
-	x := c.Input(0)
-	t := x.DType()
-	if !t.IsFloat() {
-		return c.Unsupported("%s input", t)
+	x, t, err := floatInput(c)
+	if err != nil {
+		return err
 	}
 	dims := x.Dims()
 	r := len(dims)
