@@ -144,11 +144,20 @@ func gemmDotS8(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 		return nil, false
 	}
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
-		x, y, c := ops[0].Data().([]int8), ops[1].Data().([]int8), out.Data().([]int32)
-		a := kernels.Strided[int8]{Data: x, Row: g.aRow, Col: g.aCol}
-		b := kernels.Strided[int8]{Data: y, Row: g.bRow, Col: g.bCol}
-		return kernels.GemmBatchS8(g.batch, g.m, g.n, g.k, a, g.m*g.k, b, g.k*g.n, c, g.n, g.m*g.n, false, threads)
+		return g.int8(ops[0], ops[1], out, threads)
 	}, true
+}
+
+// int8 runs the product on the 8-bit GEMM: a is u8 or s8, b s8, out s32.
+func (g dotGemm) int8(a, b, out *hlo.Literal, threads int) error {
+	bs := kernels.Strided[int8]{Data: b.Data().([]int8), Row: g.bRow, Col: g.bCol}
+	c := out.Data().([]int32)
+	if x, ok := a.Data().([]uint8); ok {
+		as := kernels.Strided[uint8]{Data: x, Row: g.aRow, Col: g.aCol}
+		return kernels.GemmBatchU8S8(g.batch, g.m, g.n, g.k, as, g.m*g.k, bs, g.k*g.n, c, g.n, g.m*g.n, false, threads)
+	}
+	as := kernels.Strided[int8]{Data: a.Data().([]int8), Row: g.aRow, Col: g.aCol}
+	return kernels.GemmBatchS8(g.batch, g.m, g.n, g.k, as, g.m*g.k, bs, g.k*g.n, c, g.n, g.m*g.n, false, threads)
 }
 
 // newDotTables resolves any dimension numbers into offset tables.
@@ -427,15 +436,8 @@ func lowerInt8DotFusion(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 	if !ok {
 		return nil, false
 	}
-	pa, pb, unsigned := a.Operands[0].ParamNumber, b.Operands[0].ParamNumber, a.Operands[0].Shape.DType == hlo.U8
+	pa, pb := a.Operands[0].ParamNumber, b.Operands[0].ParamNumber
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
-		y, c := ops[pb].Data().([]int8), out.Data().([]int32)
-		bs := kernels.Strided[int8]{Data: y, Row: g.bRow, Col: g.bCol}
-		if unsigned {
-			as := kernels.Strided[uint8]{Data: ops[pa].Data().([]uint8), Row: g.aRow, Col: g.aCol}
-			return kernels.GemmBatchU8S8(g.batch, g.m, g.n, g.k, as, g.m*g.k, bs, g.k*g.n, c, g.n, g.m*g.n, false, threads)
-		}
-		as := kernels.Strided[int8]{Data: ops[pa].Data().([]int8), Row: g.aRow, Col: g.aCol}
-		return kernels.GemmBatchS8(g.batch, g.m, g.n, g.k, as, g.m*g.k, bs, g.k*g.n, c, g.n, g.m*g.n, false, threads)
+		return g.int8(ops[pa], ops[pb], out, threads)
 	}, true
 }
