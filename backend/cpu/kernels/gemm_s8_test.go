@@ -267,3 +267,22 @@ func checkGemmU8S8Case(t *testing.T, m, n, k int, transA bool, rng *rand.Rand) {
 		}
 	}
 }
+
+// A u8 A too short for its view, or a negative size, is refused with
+// ErrGemmArgs before anything is written.
+func TestGemmU8S8BadArgs(t *testing.T) {
+	b := Strided[int8]{Data: make([]int8, 4*3), Row: 3, Col: 1}
+	c := []int32{7, 7, 7, 7, 7, 7}
+	short := Strided[uint8]{Data: make([]uint8, 7), Row: 4, Col: 1} // 2×4 needs 8
+	if err := GemmU8S8(2, 3, 4, short, b, c, 3, false, 1); !errors.Is(err, ErrGemmArgs) {
+		t.Errorf("short A: %v", err)
+	}
+	if err := GemmU8S8(-1, 3, 4, short, b, c, 3, false, 1); !errors.Is(err, ErrGemmArgs) {
+		t.Errorf("negative m: %v", err)
+	}
+	for _, v := range c {
+		if v != 7 {
+			t.Fatalf("C written on refused arguments: %v", c)
+		}
+	}
+}
