@@ -19,7 +19,7 @@ func BenchmarkGemmF32(b *testing.B) {
 // BenchmarkGemmS8 is BenchmarkGemmF32's sizes for s8×s8→s32, in integer
 // ops (2·m·n·k per product).
 func BenchmarkGemmS8(b *testing.B) {
-	for _, sz := range []int{256, 1024} {
+	for _, sz := range []int{256, 1024, 2048} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("n=%d/threads=%d", sz, threads), func(b *testing.B) {
 				rng := rand.New(rand.NewPCG(1, 1))
