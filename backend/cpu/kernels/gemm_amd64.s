@@ -6625,6 +6625,61 @@ quads16_done:
 	VMOVDQU X4, 48(SI)
 	RET
 
+// func packQuads6(chunks int, src *byte, lda int, dst *byte, flip uint32)
+// Requires: AVX, AVX512F, AVX512VL
+TEXT ·packQuads6(SB), NOSPLIT, $0-36
+	MOVL         flip+32(FP), AX
+	VPBROADCASTD AX, X0
+	MOVQ         chunks+0(FP), AX
+	MOVQ         src+8(FP), CX
+	MOVQ         lda+16(FP), DX
+	MOVQ         dst+24(FP), BX
+	LEAQ         (DX)(DX*2), SI
+	ADDQ         CX, SI
+	TESTQ        AX, AX
+	JZ           quads6_done
+	PCALIGN      $0x20
+
+quads6_loop:
+	VMOVDQU     (CX), X1
+	VMOVDQU     (CX)(DX*1), X2
+	VMOVDQU     (CX)(DX*2), X3
+	VMOVDQU     (SI), X4
+	VMOVDQU     (SI)(DX*1), X5
+	VMOVDQU     (SI)(DX*2), X6
+	VPXOR       X0, X1, X1
+	VPXOR       X0, X2, X2
+	VPXOR       X0, X3, X3
+	VPXOR       X0, X4, X4
+	VPXOR       X0, X5, X5
+	VPXOR       X0, X6, X6
+	VPUNPCKLDQ  X2, X1, X7
+	VPUNPCKHDQ  X2, X1, X1
+	VPUNPCKLDQ  X4, X3, X2
+	VPUNPCKHDQ  X4, X3, X3
+	VPUNPCKLDQ  X6, X5, X4
+	VPUNPCKHDQ  X6, X5, X5
+	VPUNPCKLQDQ X2, X7, X6
+	VMOVQ       X4, 16(BX)
+	VMOVDQU     X6, (BX)
+	VPUNPCKHQDQ X2, X7, X2
+	VPEXTRQ     $0x01, X4, 40(BX)
+	VMOVDQU     X2, 24(BX)
+	VPUNPCKLQDQ X3, X1, X2
+	VMOVQ       X5, 64(BX)
+	VMOVDQU     X2, 48(BX)
+	VPUNPCKHQDQ X3, X1, X1
+	VPEXTRQ     $0x01, X5, 88(BX)
+	VMOVDQU     X1, 72(BX)
+	ADDQ        $0x10, CX
+	ADDQ        $0x10, SI
+	ADDQ        $0x60, BX
+	DECQ        AX
+	JNZ         quads6_loop
+
+quads6_done:
+	RET
+
 // func packRows6F32(chunks int, src *float32, lda int, dst *float32)
 // Requires: AVX
 TEXT ·packRows6F32(SB), NOSPLIT, $0-32

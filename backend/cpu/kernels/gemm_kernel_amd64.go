@@ -235,6 +235,20 @@ func packQuads16S8(quads int, src []int8, ld int, dst []byte, sums *[q8NR]int32)
 	return quads
 }
 
+// packQuads6Rows packs the first 16·chunks bytes of six rows of a
+// row-major 8-bit A (src at row 0, rows lda apart), each xor flip, as
+// gemm_quad.go's A sliver, and returns the chunks it packed: none where
+// the VNNI code does not run.
+func packQuads6Rows(chunks int, src []byte, lda int, dst []byte, flip byte) int {
+	if !useAsm || !useAVX512 || !useVNNI || chunks == 0 {
+		return 0
+	}
+	_ = src[5*lda+16*chunks-1]
+	_ = dst[chunks*4*4*q8MR-1]
+	packQuads6(chunks, &src[0], lda, &dst[0], uint32(flip)*0x01010101)
+	return chunks
+}
+
 // packRows16S8 packs pairs of rows of 16 s8, ldb apart, interleaved and
 // widened to s16, into dst, reporting false when the vector code is not
 // available.

@@ -36,6 +36,8 @@ func kernelQuad(blocks, kq int, a, b []byte, c []int32, ldc int, overwrite bool,
 	kernelQuadGo(blocks, kq, a, b, c, ldc, overwrite, bias)
 }
 
+func packQuads6Rows(chunks int, src []byte, lda int, dst []byte, flip byte) int { return 0 }
+
 func packQuads16S8(quads int, src []int8, ld int, dst []byte, sums *[q8NR]int32) int { return 0 }
 
 func kernelTapsPairF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite bool) {

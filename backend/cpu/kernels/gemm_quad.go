@@ -116,8 +116,15 @@ func packAQuad(dst []byte, a Strided[byte], ic, pc, mb, kb int, shift bool) {
 		if rows < q8MR || kb%4 != 0 {
 			clear(d)
 		}
+		done := 0 // values of each row packed by the vector code
+		if rows == q8MR && a.Col == 1 {
+			done = 16 * packQuads6Rows(kb/16, a.Data[(ic+s)*a.Row+pc:], a.Row, d, flip)
+		}
+		if done == kb {
+			continue
+		}
 		for r := range rows {
-			packRowQuads(d[4*r:], a, ic+s+r, pc, kb, 4*q8MR, flip)
+			packRowQuads(d[done/4*4*q8MR+4*r:], a, ic+s+r, pc+done, kb-done, 4*q8MR, flip)
 		}
 	}
 }

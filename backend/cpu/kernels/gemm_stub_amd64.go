@@ -143,6 +143,11 @@ func packRows6S8(chunks int, src *int8, lda int, dst *int16)
 //go:noescape
 func packQuads16(quads int, src *int8, ldb int, dst *byte, sums *int32)
 
+// packQuads6 packs 16·chunks bytes of 6 rows, lda apart, each xor flip's bytes, as 4·chunks steps of six rows' four bytes at dst.
+//
+//go:noescape
+func packQuads6(chunks int, src *byte, lda int, dst *byte, flip uint32)
+
 // packRows6F32 packs 8·chunks values of 6 rows of f32, lda bytes apart, as 8·chunks steps of 6 values at dst.
 //
 //go:noescape

@@ -38,6 +38,7 @@ func main() {
 	packPairs16S8()
 	packRows6S8()
 	packQuads16()
+	packQuads6()
 	packRows6F32()
 	packRows16()
 	packRowsMasked16()
@@ -287,6 +288,55 @@ func packQuads16() {
 	for i := range acc {
 		VMOVDQU(acc[i], Mem{Base: sums, Disp: 16 * i})
 	}
+	RET()
+}
+
+// packQuads6 packs six rows of a row-major 8-bit A for the VNNI kernel,
+// 16 values (four quads) of each a round: each row's quads are dwords, so
+// the 6×4 dword block is turned around with dword and qword unpacks (as
+// packRows6S8 does with pairs) and each quad step's six dwords (24 bytes:
+// rows 0-3 as 16, rows 4-5 as 8) are stored together; every byte is xored
+// with the flip bytes first (0x80 each turns s8 into u8 plus 128).
+func packQuads6() {
+	TEXT("packQuads6", NOSPLIT, "func(chunks int, src *byte, lda int, dst *byte, flip uint32)")
+	Pragma("noescape")
+	Doc("packQuads6 packs 16·chunks bytes of 6 rows, lda apart, each xor flip's bytes, as 4·chunks steps of six rows' four bytes at dst.")
+	f := XMM()
+	fl := Load(Param("flip"), GP32())
+	VPBROADCASTD(fl, f)
+	n, p, p3, dst, rows := sixRows("quads6", func(m Op, r reg.VecVirtual) { VMOVDQU(m, r.AsX()) })
+	x := make([]reg.Register, 6)
+	for i, r := range rows {
+		x[i] = r.AsX()
+		VPXOR(f, x[i], x[i])
+	}
+	lo, hi := make([]reg.VecVirtual, 3), make([]reg.VecVirtual, 3)
+	for h := range 3 {
+		lo[h], hi[h] = XMM(), XMM()
+		VPUNPCKLDQ(x[2*h+1], x[2*h], lo[h]) // quads 0, 1 of rows 2h, 2h+1
+		VPUNPCKHDQ(x[2*h+1], x[2*h], hi[h]) // quads 2, 3
+	}
+	for q, src := range []reg.VecVirtual{lo[0], lo[0], hi[0], hi[0]} {
+		other, tail := lo[1], lo[2]
+		if q >= 2 {
+			other, tail = hi[1], hi[2]
+		}
+		v := XMM()
+		if q%2 == 0 {
+			VPUNPCKLQDQ(other, src, v)
+			VMOVQ(tail, Mem{Base: dst, Disp: 24*q + 16})
+		} else {
+			VPUNPCKHQDQ(other, src, v)
+			VPEXTRQ(Imm(1), tail, Mem{Base: dst, Disp: 24*q + 16})
+		}
+		VMOVDQU(v, Mem{Base: dst, Disp: 24 * q})
+	}
+	ADDQ(Imm(16), p)
+	ADDQ(Imm(16), p3)
+	ADDQ(Imm(96), dst)
+	DECQ(n)
+	JNZ(LabelRef("quads6_loop"))
+	Label("quads6_done")
 	RET()
 }
 
