@@ -89,6 +89,14 @@ func bytesOf[T byte8](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s))
 }
 
+// int8sOf views bytes as s8 (the same bits).
+func int8sOf(s []byte) []int8 {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*int8)(unsafe.Pointer(&s[0])), len(s))
+}
+
 var bytePool sync.Pool
 
 // getBytes returns a buffer of at least n bytes (contents undefined).
