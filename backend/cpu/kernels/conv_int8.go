@@ -76,35 +76,146 @@ func ConvInt8NCHW(p *ConvInt8, in []byte, kernel []int8, out []int32, threads in
 	if pixels == 0 || cout == 0 || p.Batch == 0 {
 		return nil
 	}
-	chunk := max(q8Tile, im2colBytes/max(k, 1)/q8Tile*q8Tile)
-	chunk = min(chunk, pixels)
-	buf := getBytes(k * chunk)
-	defer putBytes(buf)
 	rows := convInt8RowTerms(p, kernel, k)
-	var cols []int32
-	if p.WZero != nil {
-		cols = make([]int32, chunk)
-	}
 	for b := range p.Batch {
 		for g := range p.Groups {
 			src := in[(b*p.InChannels+g*cin)*plane : (b*p.InChannels+(g+1)*cin)*plane]
 			a := Strided[int8]{Data: kernel[g*cout*k : (g+1)*cout*k], Row: k, Col: 1}
 			c := out[(b*p.OutChannels+g*cout)*pixels : (b*p.OutChannels+(g+1)*cout)*pixels]
-			for j0 := 0; j0 < pixels; j0 += chunk {
-				nb := min(chunk, pixels-j0)
-				blk := buf[:k*nb]
-				p.im2col(blk, src, cin, j0, nb, threads)
-				if err := GemmS8(cout, nb, k, a, Strided[int8]{Data: int8sOf(blk), Row: nb, Col: 1}, c[j0:], pixels, false, threads); err != nil {
-					return err
-				}
-				if cols != nil {
-					p.columnSums(cols[:nb], blk, k, nb)
-				}
-				addConvTerms(c[j0:], pixels, nb, rows[g*cout:(g+1)*cout], cols, p.WZero, g*cout)
+			if p.StrideW == 1 {
+				p.planeWide(src, a, c, rows[g*cout:(g+1)*cout], g*cout, cin, threads)
+			} else {
+				p.planeExact(src, a, c, rows[g*cout:(g+1)*cout], g*cout, cin, threads)
 			}
 		}
 	}
 	return nil
+}
+
+// planeExact computes one example and group: src its channels of the
+// image, a its kernel matrix, c its output channels, rows their terms
+// (channels from o0), through im2col blocks of whole output pixels.
+func (p *ConvInt8) planeExact(src []byte, a Strided[int8], c, rows []int32, o0, cin, threads int) {
+	k, pixels, cout := a.Row, p.OutH*p.OutW, len(rows)
+	chunk := min(pixels, max(q8Tile, im2colBytes/max(k, 1)/q8Tile*q8Tile))
+	buf := getBytes(k * chunk)
+	defer putBytes(buf)
+	var cols []int32
+	if p.WZero != nil {
+		cols = make([]int32, chunk)
+	}
+	for j0 := 0; j0 < pixels; j0 += chunk {
+		nb := min(chunk, pixels-j0)
+		blk := buf[:k*nb]
+		p.im2col(blk, src, cin, j0, nb, threads)
+		gemmS8(cout, nb, k, a, Strided[int8]{Data: int8sOf(blk), Row: nb, Col: 1}, c[j0:], pixels, false, threads)
+		if cols != nil {
+			p.columnSums(cols[:nb], blk, k, nb)
+		}
+		addConvTerms(c[j0:], pixels, nb, rows, cols, p.WZero, o0)
+	}
+}
+
+// planeWide is planeExact for a unit horizontal stride, through a padded
+// copy of the image instead: with its rows Wp = OutW + (KW−1)·DilW wide,
+// output pixel (y, x) of tap (i, j) reads the copy at
+// (y·StrideH + i·DilH)·Wp + j·DilW + x, so an im2col row of whole
+// output rows is one run of the copy per output row (per block when
+// StrideH is 1). The GEMM computes Wp columns an output row, the last
+// (KW−1)·DilW of them past the output and dropped, which costs a few
+// percent of the products and saves cutting every run at the padding.
+func (p *ConvInt8) planeWide(src []byte, a Strided[int8], c, rows []int32, o0, cin, threads int) {
+	k, cout := a.Row, len(rows)
+	wp := p.OutW + (p.KW-1)*p.DilW
+	hp := (p.OutH-1)*p.StrideH + (p.KH-1)*p.DilH + 1
+	padded := getBytes(cin*hp*wp + wp) // a run may read a row's width past the last plane
+	defer putBytes(padded)
+	p.padPlanes(padded[:cin*hp*wp], src, cin, hp, wp)
+	ny := max(1, min(p.OutH, im2colBytes/max(k*wp, 1)))
+	buf := getBytes(k * ny * wp)
+	defer putBytes(buf)
+	tmp := getS32(cout * ny * wp)
+	defer putS32(tmp)
+	var cols []int32
+	if p.WZero != nil {
+		cols = make([]int32, ny*wp)
+	}
+	for y0 := 0; y0 < p.OutH; y0 += ny {
+		n := min(ny, p.OutH-y0)
+		nb := n * wp
+		blk := buf[:k*nb]
+		parallelRows(k, nb, threads, func(r int) {
+			c, tap := r/(p.KH*p.KW), r%(p.KH*p.KW)
+			plane := padded[c*hp*wp:]
+			d := blk[r*nb : (r+1)*nb]
+			at := (y0*p.StrideH+tap/p.KW*p.DilH)*wp + tap%p.KW*p.DilW
+			if p.StrideH == 1 {
+				copy(d, plane[at:at+nb])
+				return
+			}
+			for y := range n {
+				copy(d[y*wp:(y+1)*wp], plane[at+y*p.StrideH*wp:])
+			}
+		})
+		gemmS8(cout, nb, k, a, Strided[int8]{Data: int8sOf(blk), Row: nb, Col: 1}, tmp, nb, false, threads)
+		if cols != nil {
+			p.columnSums(cols[:nb], blk, k, nb)
+		}
+		for y := range n {
+			// Output row y0+y of every channel: the first OutW of its Wp columns.
+			addConvTerms(tmp[y*wp:], nb, p.OutW, rows, offsetCols(cols, y*wp), p.WZero, o0)
+			for o := range cout {
+				copy(c[o*p.OutH*p.OutW+(y0+y)*p.OutW:][:p.OutW], tmp[o*nb+y*wp:][:p.OutW])
+			}
+		}
+	}
+}
+
+func offsetCols(cols []int32, at int) []int32 {
+	if cols == nil {
+		return nil
+	}
+	return cols[at:]
+}
+
+// padPlanes writes the group's cin channel planes of the image into dst
+// as hp×wp planes: the image at row PadH and column PadW, XZero around
+// it, each byte as s8 (a u8 image minus 128).
+func (p *ConvInt8) padPlanes(dst, src []byte, cin, hp, wp int) {
+	pad := byte(p.XZero)
+	for c := range cin {
+		for yy := range hp {
+			row := dst[(c*hp+yy)*wp : (c*hp+yy+1)*wp]
+			y := yy - p.PadH
+			if y < 0 || y >= p.InH {
+				fillBytes(row, pad)
+				continue
+			}
+			line := src[(c*p.InH+y)*p.InW : (c*p.InH+y+1)*p.InW]
+			lo := min(wp, p.PadW)
+			hi := max(lo, min(wp, p.PadW+p.InW))
+			fillBytes(row[:lo], pad)
+			copy(row[lo:hi], line)
+			fillBytes(row[hi:], pad)
+		}
+	}
+	if p.XUnsigned {
+		flipBytes(dst)
+	}
+}
+
+// parallelRows runs f on rows [0, k) of an im2col block nb wide, the rows
+// shared by threads where the block is big enough to pay for them.
+func parallelRows(k, nb, threads int, f func(r int)) {
+	if 2*k*nb < gemmParallelFlops {
+		threads = 1
+	}
+	threads = max(1, min(threads, k))
+	parallel(threads, func(t int) {
+		for r := t * k / threads; r < (t+1)*k/threads; r++ {
+			f(r)
+		}
+	})
 }
 
 // convInt8RowTerms is, per output channel o, what the zero points and the
@@ -134,8 +245,8 @@ func convInt8RowTerms(p *ConvInt8, kernel []int8, k int) []int32 {
 }
 
 // addConvTerms adds the channel terms rows and, with zero points of the
-// kernel, −WZero[o]·cols[j] to the nb pixels of each channel row of c
-// (row stride ldc).
+// kernel, −WZero[o]·cols[j] to the first nb values of each channel row
+// of c (rows ldc apart).
 func addConvTerms(c []int32, ldc, nb int, rows, cols, wzero []int32, o0 int) {
 	for o, r := range rows {
 		row := c[o*ldc : o*ldc+nb]
@@ -173,16 +284,10 @@ func (p *ConvInt8) columnSums(cols []int32, blk []byte, k, nb int) {
 // the image's values and XZero in the padding, each as s8 (a u8 value
 // minus 128). Threads share the rows.
 func (p *ConvInt8) im2col(dst, src []byte, cin, j0, nb, threads int) {
-	k := cin * p.KH * p.KW
-	if 2*k*nb < gemmParallelFlops {
-		threads = 1
-	}
-	threads = max(1, min(threads, k))
-	parallel(threads, func(t int) {
-		for r := t * k / threads; r < (t+1)*k/threads; r++ {
-			c, tap := r/(p.KH*p.KW), r%(p.KH*p.KW)
-			p.im2colRow(dst[r*nb:(r+1)*nb], src[c*p.InH*p.InW:(c+1)*p.InH*p.InW], tap/p.KW, tap%p.KW, j0)
-		}
+	plane := p.InH * p.InW
+	parallelRows(cin*p.KH*p.KW, nb, threads, func(r int) {
+		c, tap := r/(p.KH*p.KW), r%(p.KH*p.KW)
+		p.im2colRow(dst[r*nb:(r+1)*nb], src[c*plane:(c+1)*plane], tap/p.KW, tap%p.KW, j0)
 	})
 }
 

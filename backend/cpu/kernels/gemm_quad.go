@@ -109,6 +109,18 @@ func getBytes(n int) []byte {
 
 func putBytes(b []byte) { bytePool.Put(&b) }
 
+var s32Pool sync.Pool
+
+// getS32 returns a buffer of at least n elements (contents undefined).
+func getS32(n int) []int32 {
+	if b, ok := s32Pool.Get().(*[]int32); ok && cap(*b) >= n {
+		return (*b)[:n]
+	}
+	return make([]int32, n)
+}
+
+func putS32(b []int32) { s32Pool.Put(&b) }
+
 // packAQuad packs A[ic:ic+mb, pc:pc+kb] into 6-row slivers of
 // kq = ⌈kb/4⌉ steps, each step six rows' four bytes (flipped into u8 when
 // shift: an s8 A plus 128); rows past mb and bytes past kb are zero.
