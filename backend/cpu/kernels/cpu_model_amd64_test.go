@@ -54,3 +54,18 @@ func BenchmarkBF16Peak(b *testing.B) {
 	}
 	benchPeak(b, bf16Peak, 12*64, "GFLOP/s")
 }
+
+// AXLE_KERNELS as this run has it: purego, avx2 and avx512 leave the
+// AVX512_BF16 kernels out, bf16 takes them wherever they run.
+func TestKernelsEnvBF16(t *testing.T) {
+	switch kernelsEnv {
+	case "purego", "avx2", "avx512":
+		if useBF16 || preferBF16DP {
+			t.Errorf("AXLE_KERNELS=%s: useBF16 %v, preferBF16DP %v", kernelsEnv, useBF16, preferBF16DP)
+		}
+	case "bf16":
+		if preferBF16DP != useBF16 {
+			t.Errorf("AXLE_KERNELS=bf16: useBF16 %v, preferBF16DP %v", useBF16, preferBF16DP)
+		}
+	}
+}
