@@ -58,6 +58,11 @@ type cpuPolicy struct {
 	// bf16DP: bf16×bf16 products run on VDPBF16PS (gemmBF16DP) rather
 	// than widening to f32 while packing, where the CPU has AVX512_BF16.
 	bf16DP bool
+	// narrowGemm: the f32 and f64 GEMM run their AVX2 micro-kernels even
+	// where the AVX-512 ones can (the pair, direct and skinny kernels);
+	// the 8-bit and bf16 kernels, convolution and elementwise code keep
+	// AVX-512.
+	narrowGemm bool
 }
 
 // cpuPolicies are the preferences by CPU model, first match wins; a CPU
@@ -74,9 +79,18 @@ var cpuPolicies = []cpuPolicy{
 	// preferBF16DP checks): VDPBF16PS is reported at about twice the
 	// f32 FMA rate; PyTorch/oneDNN's bf16 matmul of 2048³ on two threads
 	// takes 42 ms against 87 ms for f32.
-	{vendor: "AuthenticAMD", family: 0x19, modelLo: 0, modelHi: 0xFF, bf16DP: true},
-	// AMD Zen 5: not measured; assumed to keep Zen 4's ratio (its wider
-	// FP units widen both instructions alike).
+	//
+	// Zen 4 runs a 512-bit operation as two halves on its 256-bit units,
+	// so the 16-lane GEMM kernels buy nothing and cost registers: on the
+	// Zen 4 host of issue 42 (2026-12-06), AXLE_KERNELS=avx2 ran
+	// gemm_f32_1024 7% faster than the AVX-512 kernels (10.3 against
+	// 11.0 ms over 30 runs). Only the GEMM was measured, so only the GEMM
+	// narrows; VPDPBUSD keeps its 4× the multiply-adds of an FMA at either
+	// width, so the 8-bit kernels stay wide.
+	{vendor: "AuthenticAMD", family: 0x19, modelLo: 0, modelHi: 0xFF, bf16DP: true, narrowGemm: true},
+	// AMD Zen 5: not measured; assumed to keep Zen 4's bf16 ratio (its
+	// wider FP units widen both instructions alike). Its server parts run
+	// 512-bit operations whole, so the GEMM stays wide.
 	{vendor: "AuthenticAMD", family: 0x1A, modelLo: 0, modelHi: 0xFF, bf16DP: true},
 }
 
@@ -100,6 +114,10 @@ var kernelsEnv = os.Getenv("AXLE_KERNELS")
 // useBF16 says whether the AVX512_BF16 kernels (VDPBF16PS) can run.
 var useBF16 = useAVX512 && cpu.X86.HasAVX512BF16 &&
 	kernelsEnv != "purego" && kernelsEnv != "avx2" && kernelsEnv != "avx512"
+
+// wideGemm says whether the f32 and f64 GEMM may take their AVX-512
+// kernels (where useAVX512 holds): unless the CPU's policy narrows them.
+var wideGemm = !policyFor(cpuVendor, cpuFamily, cpuModelNumber).narrowGemm
 
 // preferBF16DP says whether GemmNarrowF32 runs bf16×bf16 products on
 // VDPBF16PS: where the kernels can run and the CPU's policy, or

@@ -28,19 +28,20 @@ func TestFamilyModel(t *testing.T) {
 
 func TestCPUPolicies(t *testing.T) {
 	for _, c := range []struct {
-		vendor        string
-		family, model int
-		bf16DP        bool
+		vendor             string
+		family, model      int
+		bf16DP, narrowGemm bool
 	}{
-		{"GenuineIntel", 6, 207, false},
-		{"GenuineIntel", 6, 143, false},
-		{"AuthenticAMD", 0x19, 0x11, true},
-		{"AuthenticAMD", 0x1A, 0x44, true},
-		{"AuthenticAMD", 0x17, 0x31, false},
-		{"HygonGenuine", 0x18, 0x1, false},
+		{"GenuineIntel", 6, 207, false, false},
+		{"GenuineIntel", 6, 143, false, false},
+		{"AuthenticAMD", 0x19, 0x11, true, true},
+		{"AuthenticAMD", 0x1A, 0x44, true, false},
+		{"AuthenticAMD", 0x17, 0x31, false, false},
+		{"HygonGenuine", 0x18, 0x1, false, false},
 	} {
-		if got := policyFor(c.vendor, c.family, c.model).bf16DP; got != c.bf16DP {
-			t.Errorf("policyFor(%s, %#x, %#x).bf16DP = %v", c.vendor, c.family, c.model, got)
+		p := policyFor(c.vendor, c.family, c.model)
+		if p.bf16DP != c.bf16DP || p.narrowGemm != c.narrowGemm {
+			t.Errorf("policyFor(%s, %#x, %#x) = %+v", c.vendor, c.family, c.model, p)
 		}
 	}
 }

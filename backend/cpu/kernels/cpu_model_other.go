@@ -14,3 +14,7 @@ var useBF16 = false
 // VDPBF16PS path: never by default here; tests set it to run the path on
 // the kernels' Go twin.
 var preferBF16DP = false
+
+// wideGemm says whether the f32 and f64 GEMM may take their AVX-512
+// kernels: the question does not arise here.
+const wideGemm = true
