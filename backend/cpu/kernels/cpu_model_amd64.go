@@ -124,3 +124,26 @@ var wideGemm = !policyFor(cpuVendor, cpuFamily, cpuModelNumber).narrowGemm
 // AXLE_KERNELS=bf16, asks for it. Tests set it to run the path anywhere
 // (on the Go twin of the kernels where useBF16 is false).
 var preferBF16DP = useBF16 && (policyFor(cpuVendor, cpuFamily, cpuModelNumber).bf16DP || kernelsEnv == "bf16")
+
+// Kernels names the kernel families this process runs, for benchmark
+// notes and `axle run`: "avx512+vnni+bf16" and the like, "avx2",
+// "purego"; "gemm-avx2" where the CPU's policy narrows the GEMM, and
+// "bf16dp" where bf16 products run on VDPBF16PS.
+func Kernels() string {
+	if !useAsm {
+		return "purego"
+	}
+	if !useAVX512 {
+		return "avx2"
+	}
+	s := "avx512"
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{useVNNI, "vnni"}, {useBF16, "bf16"}, {preferBF16DP, "bf16dp"}, {!wideGemm, "gemm-avx2"}} {
+		if f.on {
+			s += "+" + f.name
+		}
+	}
+	return s
+}

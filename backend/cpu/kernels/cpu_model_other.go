@@ -18,3 +18,6 @@ var preferBF16DP = false
 // wideGemm says whether the f32 and f64 GEMM may take their AVX-512
 // kernels: the question does not arise here.
 const wideGemm = true
+
+// Kernels names the kernel families this process runs: the pure-Go ones.
+func Kernels() string { return "purego" }
