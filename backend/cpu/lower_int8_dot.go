@@ -1,0 +1,266 @@
+package cpu
+
+import (
+	"errors"
+
+	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/hlo"
+)
+
+// Lowering of the integer dot fusion (fusion_int8_dot.go): the 8-bit GEMM
+// on the operands as they are, and the zero points folded in by
+//
+//	Σ(a-za)(b-zb) = Σab - zb·Σa - za·(Σb - K·zb)
+//
+// (sums over the K contracted values; za one per row of A, zb one per
+// column of B): C starts as minus the two correction terms and the GEMM
+// adds A·B to it. Every step wraps in s32 as the evaluator's sums do
+// (they wrap in 64 bits and truncate, which commutes with + and ·), so the
+// result is the evaluator's bit for bit. A u8 B is read as the s8 b-128
+// the GEMM takes, its zero points shifted by 128 with it. B's column sums
+// and s8 form are made once when B is a constant (a layer's weights).
+
+// int8Dot is a kCustom integer dot fusion as its kernel runs it.
+type int8Dot struct {
+	g       gemmPlan // the dimensions; the views' Data are unset
+	pa, pb  int      // the fusion parameters holding the 8-bit operands
+	za, zb  *zeroPoints
+	shiftB  bool          // B is u8: the GEMM reads b-128
+	constB  *int8Operands // B as the GEMM reads it, when it is a constant
+	threads int
+}
+
+// zeroPoints reads one operand's zero points: fusion parameter param,
+// broadcast to the operand, whose element at an operand's row-major
+// offset is at(offset).
+type zeroPoints struct {
+	param int
+	at    func(off int) int
+}
+
+// int8Operands is B as the GEMM reads it (s8, laid out as B is) and its
+// sums over K per column of each product (nil until wanted).
+type int8Operands struct {
+	s8   []int8
+	sums []int32
+}
+
+// lowerInt8DotFusion compiles a kCustom fusion of fuseInt8Dots.
+func lowerInt8DotFusion(in *hlo.Instruction, threads int) (kernelFunc, bool) {
+	fc := in.Computation("calls")
+	if kind, _ := in.EnumAttr("kind"); kind != kCustom || fc == nil || fc.Root == nil {
+		return nil, false
+	}
+	d := fc.Root
+	a, b, ok := int8DotOperands(d)
+	if !ok || a.x == nil || b.x == nil || a.x.Opcode != hlo.OpParameter || b.x.Opcode != hlo.OpParameter || !plainArray(d.Shape) {
+		return nil, false
+	}
+	g, ok := planProduct(d)
+	if !ok {
+		return nil, false
+	}
+	p := &int8Dot{g: g, pa: int(a.x.ParamNumber), pb: int(b.x.ParamNumber), shiftB: b.x.Shape.DType == hlo.U8, threads: threads}
+	if p.za, ok = zeroPointsOf(a); !ok {
+		return nil, false
+	}
+	if p.zb, ok = zeroPointsOf(b); !ok {
+		return nil, false
+	}
+	if w := in.Operands[p.pb]; w.Opcode == hlo.OpConstant && w.Literal != nil && !w.Literal.IsElided() {
+		p.constB = p.operandB(w.Literal, p.za != nil)
+	}
+	return p.run, true
+}
+
+// zeroPointsOf returns how o's zero points are read (nil: it has none).
+func zeroPointsOf(o int8Operand) (*zeroPoints, bool) {
+	if o.zp == nil {
+		return nil, true
+	}
+	z := o.zp.Operands[0]
+	if z.Opcode != hlo.OpParameter || z.Shape.DType != hlo.S32 || !plainArray(z.Shape) {
+		return nil, false
+	}
+	s, dims := o.sub.Shape, o.zp.Dimensions()
+	ss, zs := hlo.RowMajorStrides(s.Dims), hlo.RowMajorStrides(z.Shape.Dims)
+	return &zeroPoints{param: int(z.ParamNumber), at: func(off int) int {
+		zi := 0
+		for t, d := range dims {
+			zi += off / ss[d] % int(s.Dims[d]) * zs[t]
+		}
+		return zi
+	}}, true
+}
+
+func (p *int8Dot) run(out *hlo.Literal, ops []*hlo.Literal) error {
+	c := out.Data().([]int32)
+	if len(c) == 0 {
+		return nil
+	}
+	b := p.constB
+	if b == nil {
+		b = p.operandB(ops[p.pb], p.za != nil)
+	}
+	za, zb := p.zeroRows(ops), p.zeroCols(ops)
+	corrected := za != nil || zb != nil
+	if corrected {
+		p.startC(c, ops[p.pa], b, za, zb)
+	}
+	return p.gemm(ops[p.pa], b.s8, c, corrected)
+}
+
+// operandB makes B's s8 form and, if sums, its column sums.
+func (p *int8Dot) operandB(l *hlo.Literal, sums bool) *int8Operands {
+	o := &int8Operands{}
+	if x, ok := l.Data().([]uint8); ok {
+		o.s8 = make([]int8, len(x))
+		for i, v := range x {
+			o.s8[i] = int8(v ^ 0x80) // v - 128
+		}
+	} else {
+		o.s8 = l.Data().([]int8)
+	}
+	if !sums {
+		return o
+	}
+	g := &p.g
+	o.sums = make([]int32, g.batch*g.n)
+	for i := range g.batch {
+		_, bo := g.offsets(i)
+		s := o.sums[i*g.n : (i+1)*g.n]
+		for k := range g.k {
+			row := bo + k*g.b.Row
+			for j := range s {
+				s[j] += int32(o.s8[row+j*g.b.Col])
+			}
+		}
+	}
+	return o
+}
+
+// zeroRows is A's zero point for each row of each product (nil: none).
+func (p *int8Dot) zeroRows(ops []*hlo.Literal) []int32 {
+	if p.za == nil {
+		return nil
+	}
+	g, z := &p.g, ops[p.za.param].Data().([]int32)
+	rows := make([]int32, g.batch*g.m)
+	for i := range g.batch {
+		ao, _ := g.offsets(i)
+		for r := range g.m {
+			rows[i*g.m+r] = z[p.za.at(ao+r*g.a.Row)]
+		}
+	}
+	return rows
+}
+
+// zeroCols is B's zero point for each column of each product, as the
+// GEMM reads B (shifted by 128 from a u8 B's), or nil for none.
+func (p *int8Dot) zeroCols(ops []*hlo.Literal) []int32 {
+	if p.zb == nil && !p.shiftB {
+		return nil
+	}
+	g := &p.g
+	cols := make([]int32, g.batch*g.n)
+	if p.zb != nil {
+		z := ops[p.zb.param].Data().([]int32)
+		for i := range g.batch {
+			_, bo := g.offsets(i)
+			for j := range g.n {
+				cols[i*g.n+j] = z[p.zb.at(bo+j*g.b.Col)]
+			}
+		}
+	}
+	if p.shiftB {
+		for j := range cols {
+			cols[j] -= 128
+		}
+	}
+	return cols
+}
+
+// startC sets C to -(zb·Σa + za·(Σb - K·zb)) per element, the sums of
+// A's rows taken only when there are zb.
+func (p *int8Dot) startC(c []int32, a *hlo.Literal, b *int8Operands, za, zb []int32) {
+	g := &p.g
+	var rowSums, q []int32
+	if zb != nil {
+		rowSums = p.rowSums(a)
+	}
+	if za != nil {
+		q = make([]int32, g.batch*g.n)
+		for j := range q {
+			q[j] = b.sums[j]
+			if zb != nil {
+				q[j] -= int32(g.k) * zb[j]
+			}
+		}
+	}
+	rows := g.batch * g.m
+	splitRange(rows, rows*g.n, p.threads, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			cr, col := c[r*g.n:(r+1)*g.n], r/g.m*g.n
+			clear(cr)
+			if zb != nil {
+				sa, zc := rowSums[r], zb[col:col+g.n]
+				for j := range cr {
+					cr[j] -= zc[j] * sa
+				}
+			}
+			if za != nil {
+				z, qc := za[r], q[col:col+g.n]
+				for j := range cr {
+					cr[j] -= z * qc[j]
+				}
+			}
+		}
+	})
+}
+
+// rowSums is Σa over K for each row of each product.
+func (p *int8Dot) rowSums(a *hlo.Literal) []int32 {
+	g := &p.g
+	sums := make([]int32, g.batch*g.m)
+	splitRange(len(sums), len(sums)*g.k, p.threads, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			ao, _ := g.offsets(r / g.m)
+			at := ao + r%g.m*g.a.Row
+			switch x := a.Data().(type) {
+			case []uint8:
+				sums[r] = sumStrided(x, at, g.a.Col, g.k)
+			case []int8:
+				sums[r] = sumStrided(x, at, g.a.Col, g.k)
+			}
+		}
+	})
+	return sums
+}
+
+func sumStrided[T uint8 | int8](x []T, at, step, n int) int32 {
+	var s int32
+	for k := range n {
+		s += int32(x[at+k*step])
+	}
+	return s
+}
+
+// gemm runs C = A·B (or C += A·B) on the 8-bit GEMM, per product.
+func (p *int8Dot) gemm(a *hlo.Literal, b []int8, c []int32, accumulate bool) error {
+	g := &p.g
+	errs := make([]error, g.batch)
+	runBatch(g.batch, g.m, g.n, g.k, p.threads, func(i, threads int) {
+		ao, bo := g.offsets(i)
+		bs := kernels.Strided[int8]{Data: b[bo:], Row: g.b.Row, Col: g.b.Col}
+		ci := c[i*g.m*g.n:]
+		switch x := a.Data().(type) {
+		case []uint8:
+			as := kernels.Strided[uint8]{Data: x[ao:], Row: g.a.Row, Col: g.a.Col}
+			errs[i] = kernels.GemmU8S8(g.m, g.n, g.k, as, bs, ci, g.n, accumulate, threads)
+		case []int8:
+			as := kernels.Strided[int8]{Data: x[ao:], Row: g.a.Row, Col: g.a.Col}
+			errs[i] = kernels.GemmS8(g.m, g.n, g.k, as, bs, ci, g.n, accumulate, threads)
+		}
+	})
+	return errors.Join(errs...)
+}
