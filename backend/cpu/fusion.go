@@ -52,6 +52,13 @@ func fusionRoot(in *hlo.Instruction) bool {
 	return fusible(in) && tile.Type(in.Shape.DType)
 }
 
+// intRoot: a fusion may store its float result converted to an integer
+// type (quantizing: a tile program's edge, tile.IntResult), the convert
+// its root.
+func intRoot(in *hlo.Instruction) bool {
+	return tile.IntResult(in) && len(in.ControlPredecessors) == 0 && !in.Shape.IsDynamic() && in.Shape.SameDims(in.Operands[0].Shape)
+}
+
 // scalarSplat is a scalar constant, or a broadcast of anything: both are
 // copied into every fusion that reads them, since in a tile program they
 // cost an index map, not a pass over memory. (A broadcast's operand stays
@@ -114,7 +121,7 @@ func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (bool, err
 	for i := len(c.Instructions) - 1; i >= 0; i-- {
 		root := c.Instructions[i]
 		_, isReduce := tile.RowReduce(root)
-		if taken[root] || !fusionRoot(root) && !isReduce || len(root.ControlPredecessors) > 0 {
+		if taken[root] || !fusionRoot(root) && !isReduce && !intRoot(root) || len(root.ControlPredecessors) > 0 {
 			continue
 		}
 		g := grow(root, isReduce, users, taken)

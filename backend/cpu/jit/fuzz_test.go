@@ -229,7 +229,7 @@ func randomProgram(rng *rand.Rand) *Program {
 		return n - 1 - min(rng.IntN(n)*rng.IntN(2), n-1)
 	}
 	ops := []Op{Add, Sub, Mul, Div, Max, Min, Neg, Abs, Sqrt, Exp, Tanh, Logistic, Erf, Clamp, And, Or, Xor,
-		CmpEQ, CmpNE, CmpLT, CmpLE, CmpGT, CmpGE, RoundBF16, Select}
+		CmpEQ, CmpNE, CmpLT, CmpLE, CmpGT, CmpGE, RoundBF16, Select, RoundEven}
 	for range 4 + rng.IntN(40) {
 		op := ops[rng.IntN(len(ops))]
 		v := Value{Op: op}
@@ -349,6 +349,8 @@ func reference(p *Program, ins []Array, scalars []float32, rowVals [][]float32, 
 			kernels.LogisticF32(d, a(0))
 		case Erf:
 			kernels.ErfF32(d, a(0))
+		case RoundEven:
+			roundEvenRef(d, a(0))
 		case Clamp:
 			kernels.ClampF32(d, a(0), a(1), a(2))
 		case And:

@@ -464,8 +464,12 @@ func (g *gen) body(off int32) error {
 	}
 	for k, v := range g.p.outputs() {
 		r := g.inReg(g.loc[v])
-		if g.p.outputType(k) == BF16 {
+		switch t := g.p.outputType(k); t {
+		case BF16:
 			g.storeBF16(mem{base: g.outReg(k), index: rsi, scale: 2, disp: 2 * off}, r)
+			continue
+		case U8, S8:
+			g.storeBytes(mem{base: g.outReg(k), index: rsi, scale: 1, disp: off}, r, t == S8)
 			continue
 		}
 		m := mem{base: g.outReg(k), index: rsi, scale: 4, disp: 4 * off}
@@ -505,6 +509,9 @@ func (g *gen) value(i int, v Value, off int32) error {
 			g.a.maskLoad(r, g.mask, m)
 		} else {
 			g.a.load(r, m)
+		}
+		if g.p.inputType(v.Arg) == I32 {
+			g.a.cvt(cvtDQ2PS, r, ymm(r))
 		}
 		g.loc[i] = ymm(r)
 		return nil
@@ -550,6 +557,8 @@ func (g *gen) emit(op Op, r int, args []rm) error {
 		a.ps(opXor, r, g.inReg(args[0]), g.constant(0x80000000))
 	case Sqrt:
 		a.sqrt(r, args[0])
+	case RoundEven:
+		a.round(r, args[0], roundNearest)
 	case Max, Min:
 		g.extreme(op, r, args[0], args[1])
 	case Clamp: // nanMin(nanMax(x, lo), hi), as kernels.ClampF32

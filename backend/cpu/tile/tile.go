@@ -115,16 +115,32 @@ type Prog struct {
 	pipe *pipe
 	// segReaders is slotReaders while compileSegments runs.
 	segReaders [][]int
+	// intOut is the integer type a loop fusion's result is stored as
+	// (Invalid: its float type), converted as it is (tile_int.go).
+	intOut hlo.DType
 }
 
 // CompileLoop turns a kLoop fusion of f32 elementwise instructions into a
-// tile program, or reports why it cannot.
+// tile program, or reports why it cannot. Its root may convert the
+// result to an integer type (IntResult): the program computes the float
+// value and Run stores it converted.
 func CompileLoop(in *hlo.Instruction) (*Prog, error) {
 	fc := in.Computation("calls")
 	if fc == nil || fc.Root == nil {
 		return nil, fmt.Errorf("fusion %s has no fused computation", in.Name)
 	}
-	return compileSlots(in, fc.Instructions, []*hlo.Instruction{fc.Root}, in.Shape)
+	root, xs := fc.Root, fc.Instructions
+	if !IntResult(root) {
+		return compileSlots(in, xs, []*hlo.Instruction{root}, in.Shape)
+	}
+	v := root.Operands[0]
+	p, err := compileSlots(in, slices.DeleteFunc(slices.Clone(xs), func(x *hlo.Instruction) bool { return x == root }),
+		[]*hlo.Instruction{v}, v.Shape)
+	if err != nil {
+		return nil, err
+	}
+	p.intOut = root.Shape.DType
+	return p, nil
 }
 
 // compileSlots compiles the instructions xs of a fused computation
@@ -421,7 +437,7 @@ func (p *Prog) runTiles(params []operand, out *hlo.Literal, from, to int) {
 	outF32, _ := out.Data().([]float32)
 	var outBits []uint16
 	var outFmt minifloat.Format
-	if outF32 == nil {
+	if outF32 == nil && p.intOut == hlo.Invalid {
 		outBits = out.Data().([]uint16)
 		outFmt, _ = minifloat.ByName(out.DType().String())
 	}
@@ -440,6 +456,10 @@ func (p *Prog) runTiles(params []operand, out *hlo.Literal, from, to int) {
 			if v := p.computeTile(sc, params, lo, hi, sc.dsts); &v[0] != &outF32[lo] {
 				copy(outF32[lo:hi], v)
 			}
+			continue
+		}
+		if p.intOut != hlo.Invalid {
+			storeInts(out.Data(), lo, p.computeTile(sc, params, lo, hi, nil))
 			continue
 		}
 		EncodeNarrow(outFmt, outBits[lo:hi], p.computeTile(sc, params, lo, hi, nil))

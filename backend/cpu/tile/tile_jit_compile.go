@@ -76,6 +76,9 @@ func (p *Prog) compileJITForm(shared map[int]int) *jitProg {
 	prog, j := b.prog, b.j
 	for _, o := range p.outs {
 		t, ok := jitType(p.slots[o].t)
+		if p.intOut != hlo.Invalid {
+			t, ok = jitIntType(p.intOut)
+		}
 		if !ok {
 			return nil
 		}

@@ -1,0 +1,117 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/axle-ml/axle/backend/cpu/jit"
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+)
+
+// quantizeModule quantizes x (r×c) as ONNX's QuantizeLinear and
+// DynamicQuantizeLinear write it: x/scale rounded to even, plus the zero
+// point, clamped to [lo, hi] and converted to t.
+func quantizeModule(r, c int, t string, lo, hi int) string {
+	return fmt.Sprintf(`HloModule quantize
+ENTRY main {
+  x = f32[%[1]d,%[2]d] parameter(0)
+  s = f32[] parameter(1)
+  z = f32[] parameter(2)
+  sb = f32[%[1]d,%[2]d] broadcast(s), dimensions={}
+  zb = f32[%[1]d,%[2]d] broadcast(z), dimensions={}
+  d = f32[%[1]d,%[2]d] divide(x, sb)
+  q = f32[%[1]d,%[2]d] round-nearest-even(d)
+  a = f32[%[1]d,%[2]d] add(q, zb)
+  lo = f32[] constant(%[4]d)
+  hi = f32[] constant(%[5]d)
+  cl = f32[%[1]d,%[2]d] clamp(lo, a, hi)
+  ROOT y = %[3]s[%[1]d,%[2]d] convert(cl)
+}`, r, c, t, lo, hi)
+}
+
+// Loop fusions with integer edges (a float result stored as integers, an
+// s32 operand read as floats) equal the evaluator bit for bit, NaN,
+// infinities and values past the type's range included, with generated
+// code (8-bit results and s32 operands) and without, on 1 to 3 threads.
+func TestIntEdgeFusions(t *testing.T) {
+	cases := map[string]struct {
+		text string
+		jit  int // fusions expected to run generated code
+	}{
+		"quantize u8": {quantizeModule(37, 111, "u8", 0, 255), 1},
+		"quantize s8": {quantizeModule(37, 111, "s8", -128, 127), 1},
+		// Converting saturates without a clamp: NaN to 0, the rest to the
+		// range, toward zero.
+		"saturate s8": {`HloModule saturate
+ENTRY main {
+  x = f32[1001] parameter(0)
+  c = f32[] constant(100)
+  cb = f32[1001] broadcast(c), dimensions={}
+  m = f32[1001] multiply(x, cb)
+  ROOT y = s8[1001] convert(m)
+}`, 1},
+		"saturate u8": {`HloModule saturate
+ENTRY main {
+  x = f32[1001] parameter(0)
+  c = f32[] constant(100)
+  cb = f32[1001] broadcast(c), dimensions={}
+  m = f32[1001] multiply(x, cb)
+  ROOT y = u8[1001] convert(m)
+}`, 1},
+		// Wider integers are converted after the program, without code.
+		"quantize s16":                      {quantizeModule(30, 40, "s16", -32768, 32767), 0},
+		"quantize u32":                      {quantizeModule(30, 40, "u32", 0, 65535), 0},
+		"quantize u8, split across workers": {quantizeModule(301, 1001, "u8", 0, 255), 1},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			m, ref := compileWithoutJIT(t, c.text)
+			if ref.Lowering["tile-fusion"] != 1 {
+				t.Fatalf("lowering %v, want one tile fusion", ref.Lowering)
+			}
+			args := intEdgeArguments(m)
+			tiled, err := ref.Execute(args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for threads := 1; threads <= 3; threads++ {
+				m, x := compileText(t, c.text, Options{Threads: threads, Poison: true})
+				if jit.Available && x.Lowering["jit-fusion"] != c.jit {
+					t.Fatalf("lowering %v, want %d jit fusions", x.Lowering, c.jit)
+				}
+				got, want := evalAndRun(t, m, x, args)
+				if !got.Equal(want) {
+					t.Fatalf("threads=%d: other values than the evaluator's", threads)
+				}
+				if !got.Equal(tiled) {
+					t.Fatalf("threads=%d: other bits than the tile program", threads)
+				}
+			}
+		})
+	}
+}
+
+// intEdgeArguments are random arguments whose f32 arrays hold specials
+// (NaN, infinities, ties, values far past any integer range) every few
+// elements, and whose scalars are a scale and an offset as quantizing
+// takes them.
+func intEdgeArguments(m *hlo.Module) []*hlo.Literal {
+	args := eval.RandomArguments(m, 11)
+	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 2.5, -2.5, 127.5, -128.5, 255.5, 1e10, -1e10, -0.25}
+	for _, a := range args {
+		switch {
+		case a.Shape().Rank() == 0:
+			a.SetFloat64(0, 0.0173)
+		case a.DType() == hlo.F32:
+			for i := 0; i < a.Len(); i += 7 {
+				a.SetFloat64(i, specials[i/7%len(specials)])
+			}
+			for i := 3; i < a.Len(); i += 7 {
+				a.SetFloat64(i, a.GetFloat64(i)*300)
+			}
+		}
+	}
+	return args
+}
