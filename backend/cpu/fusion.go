@@ -22,7 +22,9 @@ import (
 // operands have its dimensions or are scalars (clamp's bounds). Inside a
 // program predicates are f32 0 or 1: a compare (IEEE, not total order)
 // may feed selects in the fusion, and a select may read a predicate
-// operand, but a fusion's result is always a float (see fusionRoot).
+// operand, but a fusion's result is always a float (see fusionRoot) or
+// stored as integers (intRoot). A convert from an integer type reads its
+// operand converted (dequantizing an s32 accumulator in one pass).
 func fusible(in *hlo.Instruction) bool {
 	if !tile.Computes(in.Opcode) || len(in.ControlPredecessors) > 0 || in.Shape.IsDynamic() {
 		return false
@@ -30,8 +32,11 @@ func fusible(in *hlo.Instruction) bool {
 	logical := tile.Mask(in.Opcode)
 	for i, o := range in.Operands {
 		want := tile.Type(o.Shape.DType)
-		if in.Opcode == hlo.OpSelect && i == 0 || logical {
+		switch {
+		case in.Opcode == hlo.OpSelect && i == 0 || logical:
 			want = o.Shape.DType == hlo.Pred
+		case in.Opcode == hlo.OpConvert && tile.IntType(o.Shape.DType):
+			want = true // read converted, at the program's edge
 		}
 		if !want || !(o.Shape.SameDims(in.Shape) || o.Shape.Rank() == 0) {
 			return false

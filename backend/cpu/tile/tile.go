@@ -188,6 +188,9 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instr
 			s.kind, s.op, s.nargs = slotOp, x.Opcode, len(x.Operands)
 			for k, o := range x.Operands {
 				s.args[k] = index[o]
+				if IntType(o.Shape.DType) && x.Opcode != hlo.OpConvert {
+					return nil, fmt.Errorf("fusion %s: %s reads the integers of %s", in.Name, x.Name, o.Name)
+				}
 			}
 			if err := p.markRowOp(in, x, &s); err != nil {
 				return nil, err
@@ -202,7 +205,9 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instr
 		default:
 			return nil, fmt.Errorf("fusion %s: %s %s has no tile form", in.Name, x.Opcode, x.Shape.HumanString())
 		}
-		if !tileValue(x.Shape.DType) {
+		// Integer operands are read converted (their values as f32), for
+		// converts to read (tile_int.go); nothing computes on integers.
+		if !tileValue(x.Shape.DType) && !(IntType(x.Shape.DType) && s.kind != slotOp && s.kind != slotReduce && s.kind != slotRowBcast) {
 			return nil, fmt.Errorf("fusion %s: %s is %s", in.Name, x.Name, x.Shape.DType)
 		}
 		s.t = x.Shape.DType

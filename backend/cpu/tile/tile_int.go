@@ -28,6 +28,25 @@ func IntResult(in *hlo.Instruction) bool {
 	return in.Opcode == hlo.OpConvert && len(in.Operands) == 1 && IntType(in.Shape.DType) && Type(in.Operands[0].Shape.DType)
 }
 
+// intValues are an integer operand's values, converted to f32 as the
+// evaluator converts them (to nearest, ties to even: Go's conversion).
+type intValues interface {
+	tile(lo, hi int, buf []float32) []float32
+	at(i int) float32
+}
+
+type intSlice[T int8 | uint8 | int16 | uint16 | int32 | uint32] []T
+
+func (s intSlice[T]) tile(lo, hi int, buf []float32) []float32 {
+	buf = buf[:hi-lo]
+	for i, v := range s[lo:hi] {
+		buf[i] = float32(v)
+	}
+	return buf
+}
+
+func (s intSlice[T]) at(i int) float32 { return float32(s[i]) }
+
 // jitIntType is the generated code's array type for an integer result
 // of type t: the 8-bit ones (the others are converted by storeInts).
 func jitIntType(t hlo.DType) (jit.Type, bool) {

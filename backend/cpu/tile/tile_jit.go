@@ -309,8 +309,8 @@ func collapseDims(dims, strides []int) (int, bool) {
 }
 
 // array is the operand's storage as the generated code reads it (f32
-// values or bf16 bits; compileJIT took no other type).
-func (o operand) array() jit.Array { return jit.Array{F32: o.f32, BF16: o.bits} }
+// values, bf16 bits or s32 values; compileJIT took no other type).
+func (o operand) array() jit.Array { return jit.Array{F32: o.f32, BF16: o.bits, I32: o.i32} }
 
 // literalArray is an f32 or bf16 literal's storage as an array.
 func literalArray(l *hlo.Literal) (jit.Array, bool) {
