@@ -31,7 +31,7 @@ const kCustom = "kCustom"
 // fuseInt8Dots rewrites c, returning the number of fusions made.
 func fuseInt8Dots(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, error) {
 	var dots []*hlo.Instruction
-	narrowed := false
+	split := false
 	for _, d := range slices.Clone(c.Instructions) {
 		a, b, ok := int8DotOperands(d)
 		if !ok {
@@ -39,18 +39,18 @@ func fuseInt8Dots(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, e
 		}
 		dots = append(dots, d)
 		for k, o := range []int8Operand{a, b} {
-			if o.x == nil { // a narrowable s32 constant
+			if o.split != nil {
 				holder, i := d, k
 				if o.sub != nil {
 					holder, i = o.sub, 0
 				}
-				holder.Operands[i] = narrowConstant(c, o.wide, names)
-				narrowed = true
+				holder.Operands[i] = o.split.emit(c, o.wide, names)
+				split = true
 			}
 		}
 	}
-	if narrowed {
-		if err := c.SortTopologically(); err != nil { // the widened constants were appended
+	if split {
+		if err := c.SortTopologically(); err != nil { // the split constants were appended
 			return 0, err
 		}
 	}
@@ -75,9 +75,11 @@ func fuseInt8Dots(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, e
 }
 
 // int8Operand is one side of an integer dot: the 8-bit array x widened
-// to s32 (wide), minus zero points (zp, a broadcast, nil for none).
+// to s32 (wide), minus zero points (zp, a broadcast, nil for none); or
+// wide an s32 constant that split rewrites so when the dot is fused.
 type int8Operand struct {
 	sub, wide, zp, x *hlo.Instruction
+	split            *constSplit
 }
 
 // members are the instructions the fusion takes (x and the zero points'
@@ -124,7 +126,8 @@ func int8OperandOf(v *hlo.Instruction, contracting []int64) (int8Operand, bool) 
 		o.x = o.wide.Operands[0]
 		return o, true
 	}
-	return o, narrowType(o.wide) != hlo.Invalid // x nil: narrowed when fused
+	o.split = splitConstant(o.wide, contracting, o.sub == nil)
+	return o, o.split != nil
 }
 
 // widened8 reports whether x is a plain convert to s32 of an array of one
@@ -134,35 +137,4 @@ func widened8(x *hlo.Instruction, from ...hlo.DType) bool {
 		return false
 	}
 	return slices.Contains(from, x.Operands[0].Shape.DType)
-}
-
-// narrowType is the 8-bit type an s32 array constant's values all fit
-// (s8 preferred: the GEMM's B is s8), or Invalid.
-func narrowType(v *hlo.Instruction) hlo.DType {
-	if v.Opcode != hlo.OpConstant || v.Shape.DType != hlo.S32 || v.Literal == nil || v.Literal.IsElided() || !plainArray(v.Shape) {
-		return hlo.Invalid
-	}
-	lo, hi := int32(0), int32(0)
-	for _, x := range v.Literal.Data().([]int32) {
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	switch {
-	case lo >= -128 && hi <= 127:
-		return hlo.S8
-	case lo >= 0 && hi <= 255:
-		return hlo.U8
-	}
-	return hlo.Invalid
-}
-
-// narrowConstant returns convert(x8) for an s32 constant v of narrowType
-// t, adding the 8-bit constant x8 and the convert to c.
-func narrowConstant(c *hlo.Computation, v *hlo.Instruction, names *hlo.NameSet) *hlo.Instruction {
-	lit := hlo.NewLiteral(v.Shape.WithDType(narrowType(v)))
-	for i, x := range v.Literal.Data().([]int32) {
-		lit.SetInt64(i, int64(x))
-	}
-	x8 := c.AddInstruction(&hlo.Instruction{Name: names.Unique(v.Name + ".narrow"), Opcode: hlo.OpConstant, Shape: lit.Shape(), Literal: lit})
-	return c.AddInstruction(&hlo.Instruction{Name: names.Unique(v.Name + ".widen"), Opcode: hlo.OpConvert, Shape: v.Shape.Clone(),
-		Operands: []*hlo.Instruction{x8}})
 }

@@ -183,3 +183,43 @@ func TestInt8DotZeroPoints(t *testing.T) {
 		}
 	}
 }
+
+// An s32 constant operand (small weights minus their zero points, folded
+// by the standard passes) splits back into 8-bit values minus zero
+// points per column, or per tensor, when each column spans at most 255
+// values, and runs on the 8-bit GEMM with the evaluator's result; a
+// column spanning more keeps the dot off it.
+func TestInt8DotSplitsConstants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, c := range []struct {
+		name   string
+		col    func(j int) (lo, span int)
+		fusion bool
+	}{
+		{"per column", func(j int) (int, int) { return 1000*j - 100, 256 }, true},
+		{"per tensor", func(int) (int, int) { return -300, 256 }, true},
+		{"s8", func(int) (int, int) { return -128, 256 }, true},
+		{"too wide", func(j int) (int, int) { return -150, 256 + j }, false},
+	} {
+		const k, n = 45, 13
+		var b strings.Builder
+		fmt.Fprintf(&b, "HloModule split\nENTRY e {\n  p0 = u8[9,%d] parameter(0)\n  a = s32[9,%d] convert(p0)\n  w = s32[%d,%d] constant({", k, k, k, n)
+		for range k {
+			b.WriteString("{")
+			for j := range n {
+				lo, span := c.col(j)
+				fmt.Fprintf(&b, "%d,", lo+rng.IntN(span))
+			}
+			b.WriteString("},")
+		}
+		fmt.Fprintf(&b, "})\n  ROOT d = s32[9,%d] dot(a, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n}\n", n)
+		text := strings.ReplaceAll(strings.ReplaceAll(b.String(), ",}", "}"), "},})", "}})")
+		t.Run(c.name, func(t *testing.T) {
+			want := "gemm-int8"
+			if !c.fusion {
+				want = "dot"
+			}
+			checkInt8Dot(t, text, func(hlo.DType) int64 { return int64(rng.IntN(256)) }, 2, want)
+		})
+	}
+}

@@ -201,17 +201,23 @@ func (p *int8Dot) startC(c []int32, a *hlo.Literal, b *int8Operands, za, zb []in
 	splitRange(rows, rows*g.n, p.threads, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			cr, col := c[r*g.n:(r+1)*g.n], r/g.m*g.n
-			clear(cr)
-			if zb != nil {
+			switch {
+			case zb != nil && za != nil:
+				sa, z, zc, qc := rowSums[r], za[r], zb[col:col+g.n], q[col:col+g.n]
+				for j := range cr {
+					cr[j] = -(zc[j]*sa + z*qc[j])
+				}
+			case zb != nil:
 				sa, zc := rowSums[r], zb[col:col+g.n]
 				for j := range cr {
-					cr[j] -= zc[j] * sa
+					cr[j] = -zc[j] * sa
 				}
-			}
-			if za != nil {
+			case r > lo && r%g.m != 0 && za[r] == za[r-1]:
+				copy(cr, c[(r-1)*g.n:r*g.n]) // a zero point per tensor: the same row
+			default:
 				z, qc := za[r], q[col:col+g.n]
 				for j := range cr {
-					cr[j] -= z * qc[j]
+					cr[j] = -z * qc[j]
 				}
 			}
 		}
