@@ -31,21 +31,17 @@ ENTRY main {
 }`, r, c, t, lo, hi)
 }
 
-// Loop fusions with integer edges (a float result stored as integers,
-// integer operands read as floats) equal the evaluator bit for bit, NaN,
-// infinities, values past the type's range and s32 values f32 rounds
-// included, with generated code (8-bit results and s32 operands) and
-// without, on 1 to 3 threads.
-func TestIntEdgeFusions(t *testing.T) {
-	cases := map[string]struct {
-		text string
-		jit  int // fusions expected to run generated code
-	}{
-		"quantize u8": {quantizeModule(37, 111, "u8", 0, 255), 1},
-		"quantize s8": {quantizeModule(37, 111, "s8", -128, 127), 1},
-		// Converting saturates without a clamp: NaN to 0, the rest to the
-		// range, toward zero.
-		"saturate s8": {`HloModule saturate
+// intEdgeCases are TestIntEdgeFusions' modules, with the fusions
+// expected to run generated code.
+var intEdgeCases = map[string]struct {
+	text string
+	jit  int // fusions expected to run generated code
+}{
+	"quantize u8": {quantizeModule(37, 111, "u8", 0, 255), 1},
+	"quantize s8": {quantizeModule(37, 111, "s8", -128, 127), 1},
+	// Converting saturates without a clamp: NaN to 0, the rest to the
+	// range, toward zero.
+	"saturate s8": {`HloModule saturate
 ENTRY main {
   x = f32[1001] parameter(0)
   c = f32[] constant(100)
@@ -53,7 +49,7 @@ ENTRY main {
   m = f32[1001] multiply(x, cb)
   ROOT y = s8[1001] convert(m)
 }`, 1},
-		"saturate u8": {`HloModule saturate
+	"saturate u8": {`HloModule saturate
 ENTRY main {
   x = f32[1001] parameter(0)
   c = f32[] constant(100)
@@ -61,28 +57,28 @@ ENTRY main {
   m = f32[1001] multiply(x, cb)
   ROOT y = u8[1001] convert(m)
 }`, 1},
-		// Wider integers are converted after the program, without code.
-		"quantize s16":                      {quantizeModule(30, 40, "s16", -32768, 32767), 0},
-		"quantize u32":                      {quantizeModule(30, 40, "u32", 0, 65535), 0},
-		"quantize u8, split across workers": {quantizeModule(301, 1001, "u8", 0, 255), 1},
-		// An s32 accumulator dequantized: converted (to nearest, past
-		// 2^24 too), scaled per column, a bias added (code reads s32).
-		"dequantize s32":                       {dequantizeModule(37, 111, "s32"), 1},
-		"dequantize s32, split across workers": {dequantizeModule(301, 1001, "s32"), 1},
-		// Other integer operands are converted into the tile.
-		"dequantize u8":  {dequantizeModule(37, 111, "u8"), 0},
-		"dequantize s16": {dequantizeModule(37, 111, "s16"), 0},
-		// An integer operand read through an index map (transposed) is
-		// gathered converted.
-		"transposed s32": {`HloModule transposed
+	// Wider integers are converted after the program, without code.
+	"quantize s16":                      {quantizeModule(30, 40, "s16", -32768, 32767), 0},
+	"quantize u32":                      {quantizeModule(30, 40, "u32", 0, 65535), 0},
+	"quantize u8, split across workers": {quantizeModule(301, 1001, "u8", 0, 255), 1},
+	// An s32 accumulator dequantized: converted (to nearest, past
+	// 2^24 too), scaled per column, a bias added (code reads s32).
+	"dequantize s32":                       {dequantizeModule(37, 111, "s32"), 1},
+	"dequantize s32, split across workers": {dequantizeModule(301, 1001, "s32"), 1},
+	// Other integer operands are converted into the tile.
+	"dequantize u8":  {dequantizeModule(37, 111, "u8"), 0},
+	"dequantize s16": {dequantizeModule(37, 111, "s16"), 0},
+	// An integer operand read through an index map (transposed) is
+	// gathered converted.
+	"transposed s32": {`HloModule transposed
 ENTRY main {
   x = s32[40,30] parameter(0)
   t = s32[30,40] transpose(x), dimensions={1,0}
   f = f32[30,40] convert(t)
   ROOT y = f32[30,40] negate(f)
 }`, 1},
-		// Both edges: requantizing an s32 accumulator to u8.
-		"requantize": {`HloModule requantize
+	// Both edges: requantizing an s32 accumulator to u8.
+	"requantize": {`HloModule requantize
 ENTRY main {
   x = s32[50,70] parameter(0)
   s = f32[] parameter(1)
@@ -92,7 +88,15 @@ ENTRY main {
   r = f32[50,70] round-nearest-even(m)
   ROOT y = u8[50,70] convert(r)
 }`, 1},
-	}
+}
+
+// Loop fusions with integer edges (a float result stored as integers,
+// integer operands read as floats) equal the evaluator bit for bit, NaN,
+// infinities, values past the type's range and s32 values f32 rounds
+// included, with generated code (8-bit results and s32 operands) and
+// without, on 1 to 3 threads.
+func TestIntEdgeFusions(t *testing.T) {
+	cases := intEdgeCases
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			m, ref := compileWithoutJIT(t, c.text)

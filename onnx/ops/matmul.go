@@ -99,12 +99,19 @@ func mmNumpy(c *Ctx, a, b *xb.Op) (*xb.Op, error) {
 		})
 		return xb.Reshape(y, out...), nil
 	}
-	// Otherwise every batch dimension is a batch dimension of the dot;
-	// an operand whose batch is smaller (a size 1 against the other's
-	// larger) is broadcast to the full batch. (The GEMM reads batch
-	// dimensions through strides, but free and contracting ones only
-	// when they nest, which a size-1 batch dimension kept as a free
-	// dimension of the other side would break.)
+	return mmBatched(a, b, aB, bB, outB, out, m, k, n), nil
+}
+
+// mmBatched is mmNumpy's product when both operands have batch
+// dimensions (aB and bB, padded to outB's rank): every batch dimension
+// is a batch dimension of the dot; an operand whose batch is smaller (a
+// size 1 against the other's larger) is broadcast to the full batch.
+// (The GEMM reads batch dimensions through strides, but free and
+// contracting ones only when they nest, which a size-1 batch dimension
+// kept as a free dimension of the other side would break.) The result is
+// reshaped to out.
+func mmBatched(a, b *xb.Op, aB, bB, outB, out []int64, m, k, n int64) *xb.Op {
+	nb := len(outB)
 	aFull := append(append([]int64(nil), outB...), m, k)
 	bFull := append(append([]int64(nil), outB...), k, n)
 	if ar := append(append([]int64(nil), aB...), m, k); !equalDims(a.Dims(), ar) {
@@ -130,7 +137,7 @@ func mmNumpy(c *Ctx, a, b *xb.Op) (*xb.Op, error) {
 	if !equalDims(y.Dims(), out) {
 		y = xb.Reshape(y, out...)
 	}
-	return y, nil
+	return y
 }
 
 func equalDims(a, b []int64) bool {

@@ -185,22 +185,8 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instr
 			}
 			p.gathered = append(p.gathered, param)
 		case Computes(x.Opcode) && tileValue(x.Shape.DType):
-			s.kind, s.op, s.nargs = slotOp, x.Opcode, len(x.Operands)
-			for k, o := range x.Operands {
-				s.args[k] = index[o]
-				if IntType(o.Shape.DType) && x.Opcode != hlo.OpConvert {
-					return nil, fmt.Errorf("fusion %s: %s reads the integers of %s", in.Name, x.Name, o.Name)
-				}
-			}
-			if err := p.markRowOp(in, x, &s); err != nil {
+			if err := p.opSlot(in, x, index, &s); err != nil {
 				return nil, err
-			}
-			if x.Opcode == hlo.OpCompare {
-				d, ok := compareDirOf(x)
-				if !ok {
-					return nil, fmt.Errorf("fusion %s: compare %s has no tile form", in.Name, x.Name)
-				}
-				s.dir = d
 			}
 		default:
 			return nil, fmt.Errorf("fusion %s: %s %s has no tile form", in.Name, x.Opcode, x.Shape.HumanString())
@@ -227,6 +213,29 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instr
 		}
 	}
 	return p, nil
+}
+
+// opSlot makes s the op slot computing x, whose operands' slots index
+// gives.
+func (p *Prog) opSlot(in, x *hlo.Instruction, index map[*hlo.Instruction]int, s *slot) error {
+	s.kind, s.op, s.nargs = slotOp, x.Opcode, len(x.Operands)
+	for k, o := range x.Operands {
+		s.args[k] = index[o]
+		if IntType(o.Shape.DType) && x.Opcode != hlo.OpConvert {
+			return fmt.Errorf("fusion %s: %s reads the integers of %s", in.Name, x.Name, o.Name)
+		}
+	}
+	if err := p.markRowOp(in, x, s); err != nil {
+		return err
+	}
+	if x.Opcode == hlo.OpCompare {
+		d, ok := compareDirOf(x)
+		if !ok {
+			return fmt.Errorf("fusion %s: compare %s has no tile form", in.Name, x.Name)
+		}
+		s.dir = d
+	}
+	return nil
 }
 
 // markOutputs records the output slots. An op slot computes its tile
