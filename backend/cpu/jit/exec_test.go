@@ -769,3 +769,53 @@ func testIntArrays(t *testing.T) {
 		}
 	}
 }
+
+// TestExtremeOfNumbers: a maximum, minimum or clamp against constants
+// that are not NaN (one MAXPS or MINPS a bound) gives the kernels' bits:
+// NaN, signed zeros against a zero bound, infinities, values beyond
+// either bound.
+func TestExtremeOfNumbers(t *testing.T) { bothWidths(t, testExtremeOfNumbers) }
+
+func testExtremeOfNumbers(t *testing.T) {
+	if !Available {
+		t.Skip("no code generation here")
+	}
+	negZero := float32(math.Copysign(0, -1))
+	x := []float32{0, negZero, 1, -1, 255, 256, -129, float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0.5, -0.5, 3e38}
+	for len(x) < 37 {
+		x = append(x, x[len(x)%13]*1.5)
+	}
+	splat := func(c float32) []float32 {
+		s := make([]float32, len(x))
+		for i := range s {
+			s[i] = c
+		}
+		return s
+	}
+	for _, c := range []struct {
+		op     Op
+		lo, hi float32
+		ref    func(dst []float32)
+	}{
+		{Max, 0, 0, func(d []float32) { kernels.MaximumF32(d, x, splat(0)) }},
+		{Max, negZero, 0, func(d []float32) { kernels.MaximumF32(d, x, splat(negZero)) }},
+		{Min, 0, 0, func(d []float32) { kernels.MinimumF32(d, x, splat(0)) }},
+		{Clamp, 0, 255, func(d []float32) { kernels.ClampF32(d, splat(0), x, splat(255)) }},
+		{Clamp, -128, 127, func(d []float32) { kernels.ClampF32(d, splat(-128), x, splat(127)) }},
+	} {
+		p := &Program{Inputs: 1, Values: []Value{{Op: Input}, {Op: Const, Value: c.lo}, {Op: Const, Value: c.hi}}}
+		if c.op == Clamp {
+			p.Values = append(p.Values, Value{Op: Clamp, Args: [3]int{1, 0, 2}})
+		} else {
+			p.Values = append(p.Values, Value{Op: c.op, Args: [3]int{0, 1}})
+		}
+		f, err := Compile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := make([]float32, len(x)), make([]float32, len(x))
+		f.Run(f32s(got), f32s(x), nil, false)
+		c.ref(want)
+		sameBits(t, fmt.Sprintf("%s against %v, %v", c.op, c.lo, c.hi), got, want)
+	}
+}

@@ -527,6 +527,9 @@ func (g *gen) value(i int, v Value, off int32) error {
 		args[k] = g.loc[v.Args[k]]
 	}
 	r := g.a.reg()
+	if (v.Op == Max || v.Op == Min || v.Op == Clamp) && g.numbers(v) {
+		return g.extremeOfNumbers(i, v, r, args)
+	}
 	if err := g.emit(v.Op, r, args); err != nil {
 		return err
 	}
@@ -574,6 +577,41 @@ func (g *gen) emit(op Op, r int, args []rm) error {
 	default:
 		return fmt.Errorf("no code for %s", op)
 	}
+	return nil
+}
+
+// numbers reports whether v's bounds (a maximum's or minimum's second
+// operand, a clamp's lo and hi) are constants other than NaN.
+func (g *gen) numbers(v Value) bool {
+	bounds := v.Args[1:2]
+	if v.Op == Clamp {
+		bounds = []int{v.Args[0], v.Args[2]}
+	}
+	for _, b := range bounds {
+		if c := g.p.Values[b]; c.Op != Const || c.Value != c.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// extremeOfNumbers is extreme with a bound that is never NaN: MAXPS with
+// the bound first returns the other operand, NaN or not, where it does
+// not exceed the bound (equal values included), which is all the blends
+// would make it (a ReLU, a quantizer's clamp: one instruction a bound).
+func (g *gen) extremeOfNumbers(i int, v Value, r int, args []rm) error {
+	a := g.a
+	switch v.Op {
+	case Max:
+		a.ps(opMax, r, g.inReg(args[1]), args[0])
+	case Min:
+		a.ps(opMin, r, g.inReg(args[1]), args[0])
+	case Clamp:
+		t := a.reg()
+		a.ps(opMax, t, g.inReg(args[0]), args[1])
+		a.ps(opMin, r, g.inReg(args[2]), ymm(t))
+	}
+	g.loc[i] = ymm(r)
 	return nil
 }
 
