@@ -184,6 +184,11 @@ func grow(root *hlo.Instruction, isReduce bool, users map[*hlo.Instruction][]*hl
 			}
 			switch {
 			case owned[o]:
+			case g.computedScalar(o):
+				// Computed once on its own and read as a splat: in a tile
+				// program every op is computed per element, so a scalar
+				// chain (DynamicQuantizeLinear's scale from the range)
+				// would cost its ops, a division among them, per element.
 			case mapped && !viewOp(o):
 			case member.Opcode == hlo.OpReshape && viewOp(o) && !tile.ReshapeReadsAffine(o):
 				// The view is computed on its own (a movement kernel or
@@ -203,6 +208,18 @@ func grow(root *hlo.Instruction, isReduce bool, users map[*hlo.Instruction][]*hl
 		}
 	}
 	return g
+}
+
+// scalarHoist is the fewest elements of a fusion from which a scalar its
+// elements read is computed outside it: below, the ops per element cost
+// less than the scalar's own kernel call (about a microsecond).
+const scalarHoist = 1024
+
+// computedScalar reports whether o is a scalar computed by an op (not a
+// constant or a parameter) that g's elements read: it stays outside.
+func (g *group) computedScalar(o *hlo.Instruction) bool {
+	return o.Shape.Rank() == 0 && o.Opcode != hlo.OpConstant && o.Opcode != hlo.OpParameter &&
+		g.elem.NumElements() >= scalarHoist
 }
 
 // spreadsRows reports whether b broadcasts row values (of the fusion's
