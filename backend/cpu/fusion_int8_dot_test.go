@@ -133,7 +133,8 @@ func (c zpCase) text(t *testing.T, rng *rand.Rand) string {
 
 // Zero points subtracted from the widened operands fold into the 8-bit
 // GEMM's fusion (per tensor, per row of A, per column of B, per batch,
-// u8 or s8 on either side, B a constant or not, odd sizes), and the
+// u8 or s8 on either side, B a constant or not, odd sizes, products cut
+// by columns across threads), and the
 // result equals the evaluator's bit for bit, on random values and zero
 // points and on the extremes; a zero point that varies along the
 // contracted dimension keeps the dot off the GEMM.
@@ -157,6 +158,9 @@ func TestInt8DotZeroPoints(t *testing.T) {
 		zpCase{a: "u8[2,9,130]", b: "s8[11,130]", za: "s32[] ", zb: "s32[11] 0", out: "s32[2,9,11]", wantFusion: true, constantB: true,
 			dims: "lhs_contracting_dims={2}, rhs_contracting_dims={1}"},
 		zpCase{a: "u8[6,10]", b: "s8[10,4]", za: "s32[10] 1", zb: "s32[] ", out: "s32[6,4]", dims: mk},
+		// Fewer rows than columns, on several threads: cut by columns.
+		zpCase{a: "u8[40,300]", b: "s8[300,401]", za: "s32[] ", zb: "s32[401] 1", dims: mk, out: "s32[40,401]", wantFusion: true},
+		zpCase{a: "s8[40,300]", b: "u8[300,401]", za: "s32[40] 0", dims: mk, out: "s32[40,401]", wantFusion: true, constantB: true},
 	)
 	for _, c := range cases {
 		text := c.text(t, rng)

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
@@ -254,19 +255,55 @@ func sumStrided[T uint8 | int8](x []T, at, step, n int) int32 {
 // gemm runs C = A·B (or C += A·B) on the 8-bit GEMM, per product.
 func (p *int8Dot) gemm(a *hlo.Literal, b []int8, c []int32, accumulate bool) error {
 	g := &p.g
-	errs := make([]error, g.batch)
+	errs := make([][]error, g.batch)
 	runBatch(g.batch, g.m, g.n, g.k, p.threads, func(i, threads int) {
 		ao, bo := g.offsets(i)
-		bs := kernels.Strided[int8]{Data: b[bo:], Row: g.b.Row, Col: g.b.Col}
 		ci := c[i*g.m*g.n:]
-		switch x := a.Data().(type) {
-		case []uint8:
-			as := kernels.Strided[uint8]{Data: x[ao:], Row: g.a.Row, Col: g.a.Col}
-			errs[i] = kernels.GemmU8S8(g.m, g.n, g.k, as, bs, ci, g.n, accumulate, threads)
-		case []int8:
-			as := kernels.Strided[int8]{Data: x[ao:], Row: g.a.Row, Col: g.a.Col}
-			errs[i] = kernels.GemmS8(g.m, g.n, g.k, as, bs, ci, g.n, accumulate, threads)
+		parts := columnParts(g.m, g.n, g.k, threads)
+		errs[i] = make([]error, parts)
+		product := func(t int) {
+			j0, j1 := g.n*t/parts/int8Cols*int8Cols, g.n*(t+1)/parts/int8Cols*int8Cols
+			if t == parts-1 {
+				j1 = g.n
+			}
+			bs := kernels.Strided[int8]{Data: b[bo+j0*g.b.Col:], Row: g.b.Row, Col: g.b.Col}
+			errs[i][t] = gemm8(a, ao, g, bs, ci[j0:], j1-j0, accumulate, threads/parts)
 		}
+		if parts == 1 {
+			product(0)
+			return
+		}
+		kernels.Parallel(parts, product)
 	})
-	return errors.Join(errs...)
+	return errors.Join(slices.Concat(errs...)...)
+}
+
+// int8Cols aligns the column parts: the 8-bit micro-kernels' widest
+// tile is 32 columns.
+const int8Cols = 32
+
+// columnParts is how many column parts a product is cut into, each run
+// on a thread of its own: a product with fewer rows than columns (a
+// layer over 128 tokens of 3072 features) on several threads, whose GEMM
+// splits rows, would pack all of B on every thread; cut by columns, each
+// packs its part of B and all of the smaller A.
+func columnParts(m, n, k, threads int) int {
+	if threads <= 1 || m >= n || n < threads*int8Cols || kernels.GemmRunsInline(m, n, k) {
+		return 1
+	}
+	return threads
+}
+
+// gemm8 runs the 8-bit GEMM of A (u8 or s8, from ao) by b into cols
+// columns of c.
+func gemm8(a *hlo.Literal, ao int, g *gemmPlan, b kernels.Strided[int8], c []int32, cols int, accumulate bool, threads int) error {
+	switch x := a.Data().(type) {
+	case []uint8:
+		as := kernels.Strided[uint8]{Data: x[ao:], Row: g.a.Row, Col: g.a.Col}
+		return kernels.GemmU8S8(g.m, cols, g.k, as, b, c, g.n, accumulate, max(threads, 1))
+	case []int8:
+		as := kernels.Strided[int8]{Data: x[ao:], Row: g.a.Row, Col: g.a.Col}
+		return kernels.GemmS8(g.m, cols, g.k, as, b, c, g.n, accumulate, max(threads, 1))
+	}
+	return nil
 }
