@@ -127,16 +127,28 @@ func (p *int8Dot) operandB(l *hlo.Literal, sums bool) *int8Operands {
 	}
 	g := &p.g
 	o.sums = make([]int32, g.batch*g.n)
-	for i := range g.batch {
-		_, bo := g.offsets(i)
-		s := o.sums[i*g.n : (i+1)*g.n]
-		for k := range g.k {
-			row := bo + k*g.b.Row
-			for j := range s {
-				s[j] += int32(o.s8[row+j*g.b.Col])
+	// Columns in parts across the threads, each part's sums kept while
+	// B's rows stream past (a weight matrix given at run time).
+	splitRange(g.batch*g.n, g.batch*g.n*g.k, p.threads, func(lo, hi int) {
+		for c := lo; c < hi; {
+			i, j := c/g.n, c%g.n
+			s := o.sums[c : c+min(hi-c, g.n-j)]
+			_, bo := g.offsets(i)
+			for k := range g.k {
+				row := bo + k*g.b.Row + j*g.b.Col
+				if g.b.Col == 1 { // B's rows contiguous
+					for jj, v := range o.s8[row : row+len(s)] {
+						s[jj] += int32(v)
+					}
+					continue
+				}
+				for jj := range s {
+					s[jj] += int32(o.s8[row+jj*g.b.Col])
+				}
 			}
+			c += len(s)
 		}
-	}
+	})
 	return o
 }
 
