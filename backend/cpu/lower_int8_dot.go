@@ -116,9 +116,11 @@ func (p *int8Dot) operandB(l *hlo.Literal, sums bool) *int8Operands {
 	o := &int8Operands{}
 	if x, ok := l.Data().([]uint8); ok {
 		o.s8 = make([]int8, len(x))
-		for i, v := range x {
-			o.s8[i] = int8(v ^ 0x80) // v - 128
-		}
+		splitRange(len(x), len(x), p.threads, func(lo, hi int) {
+			for i, v := range x[lo:hi] {
+				o.s8[lo+i] = int8(v ^ 0x80) // v - 128
+			}
+		})
 	} else {
 		o.s8 = l.Data().([]int8)
 	}
@@ -258,6 +260,12 @@ func (p *int8Dot) rowSums(a *hlo.Literal) []int32 {
 
 func sumStrided[T uint8 | int8](x []T, at, step, n int) int32 {
 	var s int32
+	if step == 1 { // a row of A as it lies: no bounds checks
+		for _, v := range x[at : at+n] {
+			s += int32(v)
+		}
+		return s
+	}
 	for k := range n {
 		s += int32(x[at+k*step])
 	}
