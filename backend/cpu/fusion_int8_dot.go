@@ -21,9 +21,10 @@ import (
 //
 //	Σ(a-za)(b-zb) = Σab - zb·Σa - za·Σb + K·za·zb.
 //
-// An s32 constant operand whose values fit 8 bits (the standard passes
-// fold a constant's widening when it is small) is narrowed back first.
-// A member with readers outside the fusion is copied into it and stays.
+// An s32 constant operand (the standard passes fold a small constant's
+// widening and zero points into one) is split back into 8-bit values
+// and zero points first (fusion_int8_const.go). A member with readers
+// outside the fusion is copied into it and stays.
 
 // kCustom is the kind of a fusion a library-style kernel takes whole.
 const kCustom = "kCustom"
