@@ -6,7 +6,9 @@
 # a temp dir, not kept in git. Each round runs `axle run --backend cpu
 # --warmup 2 --repeat 10 --json` on f32 then on quant, alternating, so both
 # see the same machine minutes; printed are the medians over rounds of each
-# run's median and f32/quant (the quantized layer's speed-up).
+# run's median and f32/quant (the quantized layer's speed-up), then the
+# fastest run of each (two-thread runs of small products are bimodal on a
+# shared host; the minimum shows what the code does when undisturbed).
 #
 # usage: bench/quant/run.sh [AXLE] [ROUNDS]   (AXLE: a built axle; default: build one)
 # Needs python3-numpy and python3-onnx.
@@ -29,14 +31,17 @@ for shape in "1024 4096 1024" "128 768 3072"; do
 	for _ in $(seq "$rounds"); do
 		for kind in f32 quant; do
 			ms=$("$axle" run --backend cpu --warmup 2 --repeat 10 --json "$dir/$kind.onnx" |
-				tail -1 | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["run_ms"]["median"])')
+				tail -1 | /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin)["run_ms"]; print(r["median"], r["min"], sep=":")')
 			if [ "$kind" = f32 ]; then f32+=("$ms"); else q+=("$ms"); fi
 		done
 	done
 	/usr/bin/python3 - "${f32[*]}" "${q[*]}" "$1x$2x$3" <<'PY'
 import statistics, sys
-f, q = [float(x) for x in sys.argv[1].split()], [float(x) for x in sys.argv[2].split()]
-mf, mq = statistics.median(f), statistics.median(q)
-print(f"{sys.argv[3]} f32_ms={mf:.3f} quant_ms={mq:.3f} speedup={mf/mq:.2f} (f32 {f}, quant {q})")
+f = [tuple(map(float, x.split(":"))) for x in sys.argv[1].split()]
+q = [tuple(map(float, x.split(":"))) for x in sys.argv[2].split()]
+mf, mq = statistics.median(x[0] for x in f), statistics.median(x[0] for x in q)
+nf, nq = min(x[1] for x in f), min(x[1] for x in q)
+print(f"{sys.argv[3]} f32_ms={mf:.3f} quant_ms={mq:.3f} speedup={mf/mq:.2f} min: f32_ms={nf:.3f} quant_ms={nq:.3f} speedup={nf/nq:.2f}")
+print(f"  medians: f32 {[x[0] for x in f]}, quant {[x[0] for x in q]}")
 PY
 done
