@@ -194,3 +194,31 @@ ENTRY main {
 		}
 	}
 }
+
+// Sibling fusions reading one s32 operand converted merge into a
+// multi-output fusion that reads it once, converted, with the
+// evaluator's results.
+func TestIntEdgeMultiOutput(t *testing.T) {
+	const text = `HloModule siblings
+ENTRY main {
+  x = s32[300,500] parameter(0)
+  f = f32[300,500] convert(x)
+  two = f32[] constant(2)
+  tb = f32[300,500] broadcast(two), dimensions={}
+  a = f32[300,500] multiply(f, tb)
+  e = f32[300,500] exponential(a)
+  g = f32[300,500] convert(x)
+  n = f32[300,500] negate(g)
+  ROOT t = (f32[300,500], f32[300,500]) tuple(e, n)
+}`
+	for threads := 1; threads <= 2; threads++ {
+		m, x := compileText(t, text, Options{Threads: threads, Poison: true})
+		if x.Lowering["multi-output-fusion"] != 1 {
+			t.Fatalf("lowering %v, want one multi-output fusion", x.Lowering)
+		}
+		got, want := evalAndRun(t, m, x, intEdgeArguments(m))
+		if err := closeTo(got, want, 1e-5); err != nil {
+			t.Fatalf("threads=%d: %v", threads, err) // exp within 2 ULP
+		}
+	}
+}
