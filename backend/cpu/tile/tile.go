@@ -353,8 +353,9 @@ const jitMinElements = 8
 // code.
 func (p *Prog) RunsJIT() bool { return p.jit != nil && p.n >= jitMinElements }
 
-// Run computes the fusion into out (f32, bf16 or f16) from the operand
-// values on at most threads goroutines.
+// Run computes the fusion into out (f32, bf16 or f16, or the integer
+// type a quantizing fusion stores) from the operand values on at most
+// threads goroutines.
 func (p *Prog) Run(args []*hlo.Literal, out *hlo.Literal, threads int) error {
 	var small [8]operand
 	params, err := newOperands(small[:0], args)
