@@ -22,7 +22,9 @@ import (
 // operands have its dimensions or are scalars (clamp's bounds). Inside a
 // program predicates are f32 0 or 1: a compare (IEEE, not total order)
 // may feed selects in the fusion, and a select may read a predicate
-// operand, but a fusion's result is always a float (see fusionRoot).
+// operand, but a fusion's result is always a float (see fusionRoot) or
+// stored as integers (intRoot). A convert from an integer type reads its
+// operand converted (dequantizing an s32 accumulator in one pass).
 func fusible(in *hlo.Instruction) bool {
 	if !tile.Computes(in.Opcode) || len(in.ControlPredecessors) > 0 || in.Shape.IsDynamic() {
 		return false
@@ -30,8 +32,11 @@ func fusible(in *hlo.Instruction) bool {
 	logical := tile.Mask(in.Opcode)
 	for i, o := range in.Operands {
 		want := tile.Type(o.Shape.DType)
-		if in.Opcode == hlo.OpSelect && i == 0 || logical {
+		switch {
+		case in.Opcode == hlo.OpSelect && i == 0 || logical:
 			want = o.Shape.DType == hlo.Pred
+		case in.Opcode == hlo.OpConvert && tile.IntType(o.Shape.DType):
+			want = true // read converted, at the program's edge
 		}
 		if !want || !(o.Shape.SameDims(in.Shape) || o.Shape.Rank() == 0) {
 			return false
@@ -50,6 +55,13 @@ func fusible(in *hlo.Instruction) bool {
 // fusionRoot: a fusion computes floats; predicates live only inside.
 func fusionRoot(in *hlo.Instruction) bool {
 	return fusible(in) && tile.Type(in.Shape.DType)
+}
+
+// intRoot: a fusion may store its float result converted to an integer
+// type (quantizing: a tile program's edge, tile.IntResult), the convert
+// its root.
+func intRoot(in *hlo.Instruction) bool {
+	return tile.IntResult(in) && len(in.ControlPredecessors) == 0 && !in.Shape.IsDynamic() && in.Shape.SameDims(in.Operands[0].Shape)
 }
 
 // scalarSplat is a scalar constant, or a broadcast of anything: both are
@@ -114,7 +126,7 @@ func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (bool, err
 	for i := len(c.Instructions) - 1; i >= 0; i-- {
 		root := c.Instructions[i]
 		_, isReduce := tile.RowReduce(root)
-		if taken[root] || !fusionRoot(root) && !isReduce || len(root.ControlPredecessors) > 0 {
+		if taken[root] || !fusionRoot(root) && !isReduce && !intRoot(root) || len(root.ControlPredecessors) > 0 {
 			continue
 		}
 		g := grow(root, isReduce, users, taken)
@@ -172,6 +184,11 @@ func grow(root *hlo.Instruction, isReduce bool, users map[*hlo.Instruction][]*hl
 			}
 			switch {
 			case owned[o]:
+			case g.computedScalar(o):
+				// Computed once on its own and read as a splat: in a tile
+				// program every op is computed per element, so a scalar
+				// chain (DynamicQuantizeLinear's scale from the range)
+				// would cost its ops, a division among them, per element.
 			case mapped && !viewOp(o):
 			case member.Opcode == hlo.OpReshape && viewOp(o) && !tile.ReshapeReadsAffine(o):
 				// The view is computed on its own (a movement kernel or
@@ -191,6 +208,18 @@ func grow(root *hlo.Instruction, isReduce bool, users map[*hlo.Instruction][]*hl
 		}
 	}
 	return g
+}
+
+// scalarHoist is the fewest elements of a fusion from which a scalar its
+// elements read is computed outside it: below, the ops per element cost
+// less than the scalar's own kernel call (about a microsecond).
+const scalarHoist = 1024
+
+// computedScalar reports whether o is a scalar computed by an op (not a
+// constant or a parameter) that g's elements read: it stays outside.
+func (g *group) computedScalar(o *hlo.Instruction) bool {
+	return o.Shape.Rank() == 0 && o.Opcode != hlo.OpConstant && o.Opcode != hlo.OpParameter &&
+		g.elem.NumElements() >= scalarHoist
 }
 
 // spreadsRows reports whether b broadcasts row values (of the fusion's

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/axle-ml/axle/backend/cpu/tile"
@@ -170,6 +171,50 @@ ENTRY e {
 					}
 				}
 			}
+		}
+	}
+}
+
+// A scalar computed by ops (a quantizer's scale from the range) is
+// computed once, in a fusion of its own, and read by the big fusion as a
+// splat: in it every op would run per element. A small fusion still
+// takes it.
+func TestFusionComputesScalarsOnce(t *testing.T) {
+	const text = `HloModule scale
+ENTRY e {
+  x = f32[%d] parameter(0)
+  lo = f32[] parameter(1)
+  hi = f32[] parameter(2)
+  r = f32[] subtract(hi, lo)
+  c = f32[] constant(255)
+  s = f32[] divide(r, c)
+  sb = f32[%d] broadcast(s), dimensions={}
+  ROOT y = f32[%d] divide(x, sb)
+}`
+	for _, n := range []int{scalarHoist, 16} {
+		src := fmt.Sprintf(text, n, n, n)
+		m, x := compileText(t, src, Options{Threads: 2})
+		var big *hlo.Instruction
+		for _, in := range x.Module().Entry.Instructions {
+			if in.Opcode == hlo.OpFusion && in.Shape.Rank() == 1 {
+				big = in
+			}
+		}
+		if big == nil {
+			t.Fatalf("n=%d: no fusion of x", n)
+		}
+		scalarOps := 0
+		for _, in := range big.Computation("calls").Instructions {
+			if in.Shape.Rank() == 0 && in.Opcode != hlo.OpParameter && in.Opcode != hlo.OpConstant {
+				scalarOps++
+			}
+		}
+		if want := map[bool]int{true: 0, false: 2}[n >= scalarHoist]; scalarOps != want {
+			t.Errorf("n=%d: the fusion of x computes %d scalar ops, want %d", n, scalarOps, want)
+		}
+		got, want := evalAndRun(t, m, x, eval.RandomArguments(m, 4))
+		if !got.Equal(want) {
+			t.Fatalf("n=%d: other values than the evaluator's", n)
 		}
 	}
 }

@@ -417,27 +417,3 @@ func widenFloats(dst, src *hlo.Literal) {
 		d[i] = float32(src.GetFloat64(i))
 	}
 }
-
-// lowerInt8DotFusion runs a kCustom fusion of fuseInt8Dots (converts of
-// u8/s8 and s8 operands to s32, then their dot) on the 8-bit GEMM, which
-// reads the operands as they are: the same integer sums, wrapping in s32
-// as the evaluator's do.
-func lowerInt8DotFusion(in *hlo.Instruction, threads int) (kernelFunc, bool) {
-	fc := in.Computation("calls")
-	if kind, _ := in.EnumAttr("kind"); kind != kCustom || fc == nil || fc.Root == nil {
-		return nil, false
-	}
-	d := fc.Root
-	a, b, ok := int8DotOperands(d)
-	if !ok || a.Operands[0].Opcode != hlo.OpParameter || b.Operands[0].Opcode != hlo.OpParameter {
-		return nil, false
-	}
-	g, ok := dotAsGemm(d)
-	if !ok {
-		return nil, false
-	}
-	pa, pb := a.Operands[0].ParamNumber, b.Operands[0].ParamNumber
-	return func(out *hlo.Literal, ops []*hlo.Literal) error {
-		return g.int8(ops[pa], ops[pb], out, threads)
-	}, true
-}

@@ -40,11 +40,21 @@ func (g *gemmPlan) offsets(i int) (a, b int) {
 // free) is the GEMM's C.
 func planDot(in *hlo.Instruction) (gemmPlan, bool) {
 	l, r := in.Operands[0].Shape, in.Operands[1].Shape
+	if !onKernels(l.DType, r.DType, in.Shape.DType) {
+		return gemmPlan{}, false
+	}
+	return planProduct(in)
+}
+
+// planProduct is planDot's mapping of any dot's dimensions onto the
+// batched GEMM, whatever its element types (the 8-bit GEMM's too).
+func planProduct(in *hlo.Instruction) (gemmPlan, bool) {
+	l, r := in.Operands[0].Shape, in.Operands[1].Shape
 	lb, _ := in.Ints("lhs_batch_dims")
 	rb, _ := in.Ints("rhs_batch_dims")
 	lc, _ := in.Ints("lhs_contracting_dims")
 	rc, _ := in.Ints("rhs_contracting_dims")
-	if !onKernels(l.DType, r.DType, in.Shape.DType) || len(lb) != len(rb) || len(lc) != len(rc) || in.HasAttr("sparsity") {
+	if len(lb) != len(rb) || len(lc) != len(rc) || in.HasAttr("sparsity") {
 		return gemmPlan{}, false
 	}
 	ls, rs := hlo.RowMajorStrides(l.Dims), hlo.RowMajorStrides(r.Dims)

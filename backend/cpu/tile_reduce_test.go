@@ -151,3 +151,42 @@ ENTRY main {
 		}
 	}
 }
+
+// A maximum or minimum of fewer rows than threads (a whole array to one
+// value, as DynamicQuantizeLinear takes its range) splits each row
+// across the threads and equals the evaluator: of a parameter, of an
+// expression, with a NaN in either half.
+func TestReductionFusionSplitsFewRows(t *testing.T) {
+	min := `
+min {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT m = f32[] minimum(x, y)
+}`
+	for _, text := range []string{`HloModule whole` + reductionBodies + min + `
+ENTRY main {
+  a = f32[300,1001] parameter(0)
+  ninf = f32[] constant(-inf)
+  ROOT m = f32[] reduce(a, ninf), dimensions={0,1}, to_apply=max
+}`, `HloModule expr` + reductionBodies + min + `
+ENTRY main {
+  a = f32[2,300,1001] parameter(0)
+  e = f32[2,300,1001] multiply(a, a)
+  inf = f32[] constant(inf)
+  ROOT m = f32[2] reduce(e, inf), dimensions={1,2}, to_apply=min
+}`} {
+		for threads := 1; threads <= 3; threads++ {
+			m, x := compileText(t, text, Options{Threads: threads})
+			for _, nan := range []int{-1, 7, 250000} {
+				args := eval.RandomArguments(m, 5)
+				if nan >= 0 {
+					args[0].Data().([]float32)[nan] = float32(math.NaN())
+				}
+				got, want := evalAndRun(t, m, x, args)
+				if err := conformance.Compare(got, want, conformance.Tolerance{}); err != nil {
+					t.Fatalf("threads=%d, NaN at %d: %v\n%s", threads, nan, err, text)
+				}
+			}
+		}
+	}
+}

@@ -51,6 +51,13 @@ func (g *Graph) Floats(name string, vals []float32, dims ...int64) {
 		DataType: proto.Int32(int32(onnx.Float)), FloatData: vals})
 }
 
+// Raw adds an initializer of any element type from its little-endian
+// bytes (an int8 or uint8 tensor: one byte an element).
+func (g *Graph) Raw(name string, elem onnx.ElemType, raw []byte, dims ...int64) {
+	g.G.Initializer = append(g.G.Initializer, &onnxpb.TensorProto{Name: proto.String(name), Dims: dims,
+		DataType: proto.Int32(int32(elem)), RawData: raw})
+}
+
 // Ints adds an int64 initializer.
 func (g *Graph) Ints(name string, vals []int64, dims ...int64) {
 	g.G.Initializer = append(g.G.Initializer, &onnxpb.TensorProto{Name: proto.String(name), Dims: dims,

@@ -41,28 +41,7 @@ func mmWiden(t hlo.DType) bool { return t == hlo.F16 || t == hlo.BF16 }
 // CPU backend runs as a GEMM: when b has no batch, a's batch folds into
 // its rows; otherwise the batch dimensions are the dot's, the operand with
 // the smaller batch broadcast to the full one (only when they differ).
-func mmNumpy(c *Ctx, a, b *xb.Op) (*xb.Op, error) { return mmNumpyTo(c, a, b, a.DType()) }
-
-// mmDot is DotGeneral with result element type rt (s32 for s8 operands:
-// the CPU backend's quantized GEMM).
-func mmDot(x, y *xb.Op, dims xb.DotDims, rt hlo.DType, out []int64) *xb.Op {
-	if rt == x.DType() {
-		return xb.DotGeneral(x, y, dims)
-	}
-	var attrs []hlo.Attr
-	for _, a := range []hlo.Attr{
-		{Name: "lhs_batch_dims", Value: dims.LhsBatch}, {Name: "lhs_contracting_dims", Value: dims.LhsContracting},
-		{Name: "rhs_batch_dims", Value: dims.RhsBatch}, {Name: "rhs_contracting_dims", Value: dims.RhsContracting},
-	} {
-		if v := a.Value.([]int64); len(v) > 0 {
-			attrs = append(attrs, a)
-		}
-	}
-	return x.Builder().Emit(hlo.OpDot, hlo.ArrayShape(rt, out...), attrs, x, y)
-}
-
-// mmNumpyTo is mmNumpy with result element type rt.
-func mmNumpyTo(c *Ctx, a, b *xb.Op, rt hlo.DType) (*xb.Op, error) {
+func mmNumpy(c *Ctx, a, b *xb.Op) (*xb.Op, error) {
 	ad, bd := a.Dims(), b.Dims()
 	if len(ad) == 0 || len(bd) == 0 {
 		return nil, c.Errorf("MatMul operands must not be scalars (got %v and %v)", ad, bd)
@@ -107,25 +86,32 @@ func mmNumpyTo(c *Ctx, a, b *xb.Op, rt hlo.DType) (*xb.Op, error) {
 		// (the GEMM reads nesting free dimensions as one). No reshape
 		// between the product and its reader, so a bias or activation
 		// after it can fold into the GEMM as its epilogue.
-		return mmDot(a, b, xb.DotDims{
+		return xb.DotGeneral(a, b, xb.DotDims{
 			LhsContracting: []int64{int64(len(ad) - 1)}, RhsContracting: []int64{0},
-		}, rt, out), nil
+		}), nil
 	}
 	if numElems(bB) == 1 {
 		// b has no batch (a dense layer): fold a's batch dimensions into
 		// its rows, one plain matrix product.
 		rows := m * numElems(aB)
-		y := mmDot(xb.Reshape(a, rows, k), xb.Reshape(b, k, n), xb.DotDims{
+		y := xb.DotGeneral(xb.Reshape(a, rows, k), xb.Reshape(b, k, n), xb.DotDims{
 			LhsContracting: []int64{1}, RhsContracting: []int64{0},
-		}, rt, []int64{rows, n})
+		})
 		return xb.Reshape(y, out...), nil
 	}
-	// Otherwise every batch dimension is a batch dimension of the dot;
-	// an operand whose batch is smaller (a size 1 against the other's
-	// larger) is broadcast to the full batch. (The GEMM reads batch
-	// dimensions through strides, but free and contracting ones only
-	// when they nest, which a size-1 batch dimension kept as a free
-	// dimension of the other side would break.)
+	return mmBatched(a, b, aB, bB, outB, out, m, k, n), nil
+}
+
+// mmBatched is mmNumpy's product when both operands have batch
+// dimensions (aB and bB, padded to outB's rank): every batch dimension
+// is a batch dimension of the dot; an operand whose batch is smaller (a
+// size 1 against the other's larger) is broadcast to the full batch.
+// (The GEMM reads batch dimensions through strides, but free and
+// contracting ones only when they nest, which a size-1 batch dimension
+// kept as a free dimension of the other side would break.) The result is
+// reshaped to out.
+func mmBatched(a, b *xb.Op, aB, bB, outB, out []int64, m, k, n int64) *xb.Op {
+	nb := len(outB)
 	aFull := append(append([]int64(nil), outB...), m, k)
 	bFull := append(append([]int64(nil), outB...), k, n)
 	if ar := append(append([]int64(nil), aB...), m, k); !equalDims(a.Dims(), ar) {
@@ -144,14 +130,14 @@ func mmNumpyTo(c *Ctx, a, b *xb.Op, rt hlo.DType) (*xb.Op, error) {
 	for i := range batch {
 		batch[i] = int64(i)
 	}
-	y := mmDot(a, b, xb.DotDims{
+	y := xb.DotGeneral(a, b, xb.DotDims{
 		LhsContracting: []int64{int64(nb + 1)}, RhsContracting: []int64{int64(nb)},
 		LhsBatch: batch, RhsBatch: batch,
-	}, rt, append(append([]int64(nil), outB...), m, n))
+	})
 	if !equalDims(y.Dims(), out) {
 		y = xb.Reshape(y, out...)
 	}
-	return y, nil
+	return y
 }
 
 func equalDims(a, b []int64) bool {
@@ -266,11 +252,11 @@ func lowerMatMulInteger(c *Ctx) error {
 
 // mmInteger is numpy's matmul of (a - za) and (b - zb) in s32 (za per
 // tensor, per row of a or N-D [..., M, 1]; zb per tensor, per column of b
-// or N-D [..., 1, N]; nil for 0).
+// or N-D [..., 1, N]; nil for 0): the operands widened to s32, their zero
+// points subtracted, an s32 dot — the form quantized models write, which
+// the CPU backend recognises (int8-dot-fusion) and runs on its 8-bit GEMM
+// with the zero-point terms folded in.
 func mmInteger(c *Ctx, a, b, za, zb *xb.Op) (*xb.Op, error) {
-	if is8(a.DType()) && is8(b.DType()) && a.Rank() >= 1 && b.Rank() >= 1 {
-		return mmInt8(c, a, b, za, zb)
-	}
 	a, err := mmIntOperand(c, a, za, 2)
 	if err != nil {
 		return nil, err
@@ -280,112 +266,6 @@ func mmInteger(c *Ctx, a, b, za, zb *xb.Op) (*xb.Op, error) {
 		return nil, err
 	}
 	return mmNumpy(c, a, b)
-}
-
-func is8(t hlo.DType) bool { return t == hlo.U8 || t == hlo.S8 }
-
-// mmInt8 computes mmInteger's product on the s8×s8→s32 GEMM: u8
-// operands shift by -128 into s8 (their zero points with them), and
-// Σ(a-za)(b-zb) = Σab - zb·Σa - za·Σb + K·za·zb, the sums over the
-// contracted dimension. s32 arithmetic wraps, so the identity holds
-// bit for bit whenever the true result fits s32.
-func mmInt8(c *Ctx, a, b, za, zb *xb.Op) (*xb.Op, error) {
-	aVec, bVec := a.Rank() == 1, b.Rank() == 1
-	if aVec {
-		a = xb.Reshape(a, 1, a.Dims()[0])
-	}
-	if bVec {
-		b = xb.Reshape(b, b.Dims()[0], 1)
-	}
-	k := a.Dims()[a.Rank()-1]
-	toS8 := func(x *xb.Op) (*xb.Op, int64) {
-		if x.DType() == hlo.S8 {
-			return x, 0
-		}
-		return xb.Convert(xb.Sub(xb.Convert(x, hlo.S16), ScalarLike(xb.Convert(x, hlo.S16), 128)), hlo.S8), 128
-	}
-	a8, shA := toS8(a)
-	b8, shB := toS8(b)
-	// zero points in the s8 domain, s32, shaped to broadcast against
-	// [..., M, N].
-	zp := func(z *xb.Op, shift int64, perRow bool, x *xb.Op) (*xb.Op, error) {
-		var v *xb.Op
-		if z == nil {
-			if shift == 0 {
-				return nil, nil
-			}
-			return c.B.ScalarOf(hlo.S32, float64(-shift)), nil
-		}
-		v = xb.Convert(z, hlo.S32)
-		zd := v.Dims()
-		switch {
-		case numElems(zd) == 1:
-			v = xb.Reshape(v)
-		case len(zd) == 1 && perRow && zd[0] == x.Dims()[x.Rank()-2]:
-			v = xb.Reshape(v, zd[0], 1)
-		case len(zd) == 1 && !perRow && zd[0] == x.Dims()[x.Rank()-1]:
-		case len(zd) == x.Rank():
-		default:
-			return nil, c.Errorf("zero point of shape %v does not fit operand %v", zd, x.Dims())
-		}
-		if shift != 0 {
-			v = xb.Sub(v, ScalarLike(v, float64(shift)))
-		}
-		return v, nil
-	}
-	zA, err := zp(za, shA, true, a)
-	if err != nil {
-		return nil, err
-	}
-	zB, err := zp(zb, shB, false, b)
-	if err != nil {
-		return nil, err
-	}
-	y, err := mmNumpyTo(c, a8, b8, hlo.S32)
-	if err != nil {
-		return nil, err
-	}
-	out := y.Dims()
-	sub := func(t *xb.Op) error {
-		if _, ok := BroadcastDims(t.Dims(), out); !ok {
-			return c.Errorf("zero point terms of shape %v do not fit %v", t.Dims(), out)
-		}
-		y = xb.Sub(y, xb.BroadcastTo(t, out...))
-		return nil
-	}
-	if zB != nil {
-		ra := xb.ReduceSum(xb.Convert(a8, hlo.S32), int64(a8.Rank()-1))
-		ra = xb.Reshape(ra, append(ra.Dims(), 1)...)
-		if err := sub(xb.Mul(Broadcast2(c.B, zB, ra))); err != nil {
-			return nil, err
-		}
-	}
-	if zA != nil {
-		cb := xb.ReduceSum(xb.Convert(b8, hlo.S32), int64(b8.Rank()-2))
-		d := cb.Dims()
-		cb = xb.Reshape(cb, append(append(d[:len(d)-1:len(d)-1], 1), d[len(d)-1])...)
-		if err := sub(xb.Mul(Broadcast2(c.B, zA, cb))); err != nil {
-			return nil, err
-		}
-	}
-	if zA != nil && zB != nil {
-		t := xb.Mul(Broadcast2(c.B, zA, zB))
-		t = xb.Mul(t, ScalarLike(t, float64(k)))
-		if err := sub(xb.Neg(t)); err != nil {
-			return nil, err
-		}
-	}
-	if aVec || bVec {
-		od := out[: len(out)-2 : len(out)-2]
-		if !aVec {
-			od = append(od, out[len(out)-2])
-		}
-		if !bVec {
-			od = append(od, out[len(out)-1])
-		}
-		y = xb.Reshape(y, od...)
-	}
-	return y, nil
 }
 
 // qScaleF64 is the scale multiplier (sa·sb/sy computed in the scales'

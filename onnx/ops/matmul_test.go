@@ -167,7 +167,7 @@ func mmTestInts(r *rand.Rand, t hlo.DType, dims ...int64) (*onnx.Tensor, []float
 	return onnx.TensorOf(literal(t, vals, dims...)), vals
 }
 
-// TestMatqMatMulInteger checks the s8-GEMM form of MatMulInteger against
+// TestMatqMatMulInteger checks MatMulInteger (zero points subtracted in s32) against
 // the direct product, for u8 and s8 operands and all zero point forms.
 func TestMatqMatMulInteger(t *testing.T) {
 	r := rand.New(rand.NewSource(2))

@@ -117,6 +117,8 @@ func qConv(c *Ctx, x, w *xb.Op, narrow bool) (*xb.Op, error) {
 	return xb.Conv(x, w, cfg), nil
 }
 
+func is8(t hlo.DType) bool { return t == hlo.U8 || t == hlo.S8 }
+
 func lowerConvInteger(c *Ctx) error {
 	x, w := c.Input(0), c.Input(1)
 	if x == nil || w == nil {

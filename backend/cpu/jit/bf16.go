@@ -36,6 +36,31 @@ func (g *gen) storeBF16(m mem, x int) {
 	a.cmp(unordered, nan, x, ymm(x))
 	a.blendv(r, r, ymm(n), nan)
 	a.extractHigh(hi, r)
-	a.packWords(r, r, hi)
+	a.pack(packUSDW, r, r, hi)
 	a.store128(m, r)
+}
+
+// storeBytes stores the eight lanes of x as 8-bit integers at m, as the
+// evaluator converts: clamped to the type's range (MAXPS with x first
+// gives the bound for a NaN), a NaN then 0, truncated toward zero, packed
+// with saturation (no lane is out of range by then).
+func (g *gen) storeBytes(m mem, x int, signed bool) {
+	a := g.a
+	lo, hi, dw, wb := float32(0), float32(255), byte(packUSDW), byte(packUSWB)
+	if signed {
+		lo, hi, dw, wb = -128, 127, packSSDW, packSSWB
+	}
+	c, h := a.reg(), a.reg()
+	a.ps(opMax, c, x, g.f32(lo))
+	a.ps(opMin, c, c, g.f32(hi))
+	if signed { // (unsigned, the NaN's bound is 0 already)
+		nan := a.reg()
+		a.cmp(unordered, nan, x, ymm(x))
+		a.ps(opAndN, c, nan, ymm(c))
+	}
+	a.cvt(cvtTPS2DQ, c, ymm(c))
+	a.extractHigh(h, c)
+	a.pack(dw, c, c, h)
+	a.pack(wb, c, c, c)
+	a.store64(m, c)
 }

@@ -215,6 +215,16 @@ func (a *asm) pd(op byte, dst, src1 int, src2 rm) { a.vec(map0F, pp66, op, dst, 
 
 func (a *asm) sqrt(dst int, src rm) { a.vec(map0F, ppNone, opSqrt, dst, 0, src) }
 
+// round is VROUNDPS (VEX) or VRNDSCALEPS (EVEX, scale 0: to integers),
+// one opcode: dst = src rounded by mode imm.
+func (a *asm) round(dst int, src rm, imm byte) {
+	a.vec(map0F3A, pp66, 0x08, dst, 0, src)
+	a.byte(imm)
+}
+
+// roundNearest is round's mode for to nearest, ties to even.
+const roundNearest = 0
+
 func (a *asm) load(dst int, m mem)  { a.vec(map0F, ppNone, 0x10, dst, 0, at(m)) }
 func (a *asm) store(m mem, src int) { a.vec(map0F, ppNone, 0x11, src, 0, at(m)) }
 
@@ -259,11 +269,43 @@ func (a *asm) extractHigh(dst, src int) {
 	a.byte(1)
 }
 
-// packWords is VPACKUSDW on xmm registers: dst's four low words from
-// src1's dwords, four high from src2's, saturated unsigned.
-func (a *asm) packWords(dst, src1, src2 int) {
-	a.vexL(map0F38, pp66, false, false, 0x2B, dst, src1, ymm(src2))
+// pack is a saturating pack on xmm registers (VEX.128.66): dst's low
+// half from src1's lanes, its high half from src2's, each half as wide.
+func (a *asm) pack(op byte, dst, src1, src2 int) {
+	m := byte(map0F)
+	if op == packUSDW {
+		m = map0F38
+	}
+	a.vexL(m, pp66, false, false, op, dst, src1, ymm(src2))
 }
+
+// The packs: dwords to words and words to bytes, unsigned or signed
+// saturation (VPACKUSDW is in the 0F38 map, the others in 0F).
+const (
+	packUSDW = 0x2B
+	packSSDW = 0x6B
+	packUSWB = 0x67
+	packSSWB = 0x63
+)
+
+// cvt is VCVTDQ2PS (s32 to f32, rounded as MXCSR says: to nearest even)
+// or VCVTTPS2DQ (f32 to s32 toward zero), on whole registers.
+func (a *asm) cvt(op byte, dst int, src rm) {
+	pp := byte(ppNone)
+	if op == cvtTPS2DQ {
+		pp = ppF3
+	}
+	a.vec(map0F, pp, 0x5B, dst, 0, src)
+}
+
+// The conversions cvt does (both opcode 5B; the prefix tells them apart).
+const (
+	cvtDQ2PS  = 0
+	cvtTPS2DQ = 1
+)
+
+// store64 is VMOVQ [m], xmm src: eight bytes.
+func (a *asm) store64(m mem, src int) { a.vexL(map0F, pp66, false, false, 0xD6, src, 0, at(m)) }
 
 // maskLoad is VMASKMOVPS dst, mask, [m]: the lanes whose mask has its
 // sign bit set are read from m, the others are zero and their memory is

@@ -475,10 +475,37 @@ func (f *Func) prepare(a *args, outs, ins []Array, scalars []float32, n int) {
 
 // ptr is the address of element i.
 func (x Array) ptr(i int) unsafe.Pointer {
-	if x.F32 != nil {
+	switch {
+	case x.F32 != nil:
 		return unsafe.Pointer(&x.F32[i])
+	case x.I32 != nil:
+		return unsafe.Pointer(&x.I32[i])
+	case x.U8 != nil:
+		return unsafe.Pointer(&x.U8[i])
+	case x.S8 != nil:
+		return unsafe.Pointer(&x.S8[i])
 	}
 	return unsafe.Pointer(&x.BF16[i])
+}
+
+// stage copies elements [lo, hi) of x (at most 8) to the staging vector
+// at p, or back from it with out: the bytes they take either way.
+func (x Array) stage(p unsafe.Pointer, lo, hi int, out bool) {
+	n := hi - lo
+	size := 4
+	switch {
+	case x.BF16 != nil:
+		size = 2
+	case x.U8 != nil, x.S8 != nil:
+		size = 1
+	}
+	mem := unsafe.Slice((*byte)(x.ptr(lo)), n*size)
+	vec := unsafe.Slice((*byte)(p), n*size)
+	if out {
+		copy(mem, vec)
+	} else {
+		copy(vec, mem)
+	}
 }
 
 // tail computes elements [lo, hi) (fewer than 8) through the frame's
@@ -500,11 +527,7 @@ func (f *Func) tail(fr *frame, outs, ins []Array, lo, hi int) {
 			fr.setIn(k, unsafe.Pointer(&buf[0]))
 			continue
 		}
-		if x := ins[k]; x.F32 != nil {
-			copy(a.tailIn[k][:], x.F32[lo:hi])
-		} else {
-			copy(unsafe.Slice((*uint16)(unsafe.Pointer(&a.tailIn[k])), 8), x.BF16[lo:hi])
-		}
+		ins[k].stage(unsafe.Pointer(&a.tailIn[k]), lo, hi, false)
 		fr.setIn(k, unsafe.Pointer(&a.tailIn[k]))
 	}
 	for k := range f.outputs {
@@ -514,10 +537,6 @@ func (f *Func) tail(fr *frame, outs, ins []Array, lo, hi int) {
 	fr.setPool(f.pool)
 	call(uintptr(unsafe.Pointer(&f.code[0])), unsafe.Pointer(a))
 	for k := range f.outputs {
-		if x := outs[k]; x.F32 != nil {
-			copy(x.F32[lo:hi], a.tailOut[k][:hi-lo])
-		} else {
-			copy(x.BF16[lo:hi], unsafe.Slice((*uint16)(unsafe.Pointer(&a.tailOut[k])), 8)[:hi-lo])
-		}
+		outs[k].stage(unsafe.Pointer(&a.tailOut[k]), lo, hi, true)
 	}
 }

@@ -69,7 +69,7 @@ func testOpsMatchKernels(t *testing.T) {
 		{Div, bin(kernels.DivF32), false}, {Max, bin(kernels.MaximumF32), false}, {Min, bin(kernels.MinimumF32), false},
 		{Neg, un(kernels.NegF32), false}, {Abs, un(kernels.AbsF32), false}, {Sqrt, un(kernels.SqrtF32), false},
 		{Exp, un(kernels.ExpF32), false}, {Tanh, un(kernels.TanhF32), false}, {Logistic, un(kernels.LogisticF32), false},
-		{Erf, un(kernels.ErfF32), false},
+		{Erf, un(kernels.ErfF32), false}, {RoundEven, un(roundEvenRef), false},
 		{And, bin(kernels.AndF32), false}, {Or, bin(kernels.OrF32), false}, {Xor, bin(kernels.XorF32), false},
 		{CmpEQ, cmp(0), false}, {CmpNE, cmp(1), false}, {CmpLT, cmp(2), false},
 		{CmpLE, cmp(3), false}, {CmpGT, cmp(4), false}, {CmpGE, cmp(5), false},
@@ -670,5 +670,152 @@ func testDisplacedInputs(t *testing.T) {
 		got := make([]float32, n)
 		f.Run([]Array{{F32: got}}, []Array{{F32: a}}, nil, false)
 		sameBits(t, fmt.Sprintf("n=%d", n), got, want)
+	}
+}
+
+// roundEvenRef is round-nearest-even as the evaluator computes it.
+func roundEvenRef(dst, a []float32) {
+	for i, x := range a[:len(dst)] {
+		dst[i] = float32(math.RoundToEven(float64(x)))
+	}
+}
+
+// TestRoundEven rounds ties both ways, the edges of the integers f32
+// holds exactly, signed zeros, subnormals, infinities and NaN as the
+// evaluator does, at both widths.
+func TestRoundEven(t *testing.T) { bothWidths(t, testRoundEven) }
+
+func testRoundEven(t *testing.T) {
+	if !Available {
+		t.Skip("no code generation here")
+	}
+	var x []float32
+	for k := -6; k <= 6; k++ {
+		x = append(x, float32(k)+0.5, float32(k)+0.49999997, float32(k)-0.25)
+	}
+	for _, v := range []float32{0, 1e-40, 0.5, 1 << 22, 1<<22 + 0.5, 1<<23 - 0.5, 1 << 23, 1<<23 + 1, 1 << 24, 3e38, float32(math.Inf(1)), float32(math.NaN())} {
+		x = append(x, v, -v)
+	}
+	p := &Program{Inputs: 1, Values: []Value{{Op: Input}, {Op: RoundEven}}}
+	f, err := Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := make([]float32, len(x)), make([]float32, len(x))
+	f.Run(f32s(got), f32s(x), nil, false)
+	roundEvenRef(want, x)
+	sameBits(t, "round-even", got, want)
+}
+
+// saturateRef is the evaluator's float-to-integer conversion into
+// [lo, hi]: toward zero, saturating, NaN to 0.
+func saturateRef(x float32, lo, hi float64) int64 {
+	v := float64(x)
+	switch {
+	case v != v:
+		return 0
+	case v >= hi:
+		return int64(hi)
+	case v <= lo:
+		return int64(lo)
+	}
+	return int64(v)
+}
+
+// TestIntArrays reads s32 inputs (converted to the nearest f32, ties to
+// even, beyond 2^24 too) and stores u8 and s8 outputs (toward zero,
+// saturating, NaN to 0) as the evaluator converts, for lengths covering
+// the staged tail, with ordinary and streaming stores; at both widths
+// (an s32 input keeps wide code, the 8-bit outputs take 8 lanes).
+func TestIntArrays(t *testing.T) { bothWidths(t, testIntArrays) }
+
+func testIntArrays(t *testing.T) {
+	if !Available {
+		t.Skip("no code generation here")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	p := &Program{Inputs: 2, Scalars: 1, Values: []Value{
+		{Op: Input, Arg: 0}, {Op: Input, Arg: 1}, {Op: Splat}, {Op: Mul, Args: [3]int{0, 2}}, {Op: Add, Args: [3]int{3, 1}},
+		{Op: Exp, Args: [3]int{1}}},
+		InputTypes: []Type{I32, F32}, OutputTypes: []Type{U8, S8, F32}, Outputs: []int{4, 4, 5}}
+	f, err := Compile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), -0.5, 0.99, 127.5, 128, 255.9, 256, -128.9, -129}
+	for _, n := range []int{1, 7, 8, 9, 31, 100, 1001} {
+		a, b := make([]int32, n), make([]float32, n)
+		for i := range a {
+			a[i] = int32(rng.Uint32()) >> rng.IntN(32)
+			if rng.IntN(3) == 0 {
+				b[i] = specials[rng.IntN(len(specials))]
+			} else {
+				b[i] = (rng.Float32()*2 - 1) * 300
+			}
+		}
+		scale := [1]float32{1.0 / (1 << 24)}
+		if n%2 == 1 { // the input's conversion alone
+			scale[0], b = 1, make([]float32, n)
+		}
+		for _, stream := range []bool{false, true} {
+			u, s, e := make([]uint8, n), make([]int8, n), make([]float32, n)
+			f.Run([]Array{{U8: u}, {S8: s}, {F32: e}}, []Array{{I32: a}, {F32: b}}, scale[:], stream)
+			for i := range n {
+				v := float32(a[i])*scale[0] + b[i]
+				if int64(u[i]) != saturateRef(v, 0, 255) || int64(s[i]) != saturateRef(v, -128, 127) {
+					t.Fatalf("n %d, element %d: %v as u8 %d, s8 %d; want %d, %d", n, i, v, u[i], s[i], saturateRef(v, 0, 255), saturateRef(v, -128, 127))
+				}
+			}
+		}
+	}
+}
+
+// TestExtremeOfNumbers: a maximum, minimum or clamp against constants
+// that are not NaN (one MAXPS or MINPS a bound) gives the kernels' bits:
+// NaN, signed zeros against a zero bound, infinities, values beyond
+// either bound.
+func TestExtremeOfNumbers(t *testing.T) { bothWidths(t, testExtremeOfNumbers) }
+
+func testExtremeOfNumbers(t *testing.T) {
+	if !Available {
+		t.Skip("no code generation here")
+	}
+	negZero := float32(math.Copysign(0, -1))
+	x := []float32{0, negZero, 1, -1, 255, 256, -129, float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0.5, -0.5, 3e38}
+	for len(x) < 37 {
+		x = append(x, x[len(x)%13]*1.5)
+	}
+	splat := func(c float32) []float32 {
+		s := make([]float32, len(x))
+		for i := range s {
+			s[i] = c
+		}
+		return s
+	}
+	for _, c := range []struct {
+		op     Op
+		lo, hi float32
+		ref    func(dst []float32)
+	}{
+		{Max, 0, 0, func(d []float32) { kernels.MaximumF32(d, x, splat(0)) }},
+		{Max, negZero, 0, func(d []float32) { kernels.MaximumF32(d, x, splat(negZero)) }},
+		{Min, 0, 0, func(d []float32) { kernels.MinimumF32(d, x, splat(0)) }},
+		{Clamp, 0, 255, func(d []float32) { kernels.ClampF32(d, splat(0), x, splat(255)) }},
+		{Clamp, -128, 127, func(d []float32) { kernels.ClampF32(d, splat(-128), x, splat(127)) }},
+	} {
+		p := &Program{Inputs: 1, Values: []Value{{Op: Input}, {Op: Const, Value: c.lo}, {Op: Const, Value: c.hi}}}
+		if c.op == Clamp {
+			p.Values = append(p.Values, Value{Op: Clamp, Args: [3]int{1, 0, 2}})
+		} else {
+			p.Values = append(p.Values, Value{Op: c.op, Args: [3]int{0, 1}})
+		}
+		f, err := Compile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, want := make([]float32, len(x)), make([]float32, len(x))
+		f.Run(f32s(got), f32s(x), nil, false)
+		c.ref(want)
+		sameBits(t, fmt.Sprintf("%s against %v, %v", c.op, c.lo, c.hi), got, want)
 	}
 }

@@ -229,7 +229,7 @@ func randomProgram(rng *rand.Rand) *Program {
 		return n - 1 - min(rng.IntN(n)*rng.IntN(2), n-1)
 	}
 	ops := []Op{Add, Sub, Mul, Div, Max, Min, Neg, Abs, Sqrt, Exp, Tanh, Logistic, Erf, Clamp, And, Or, Xor,
-		CmpEQ, CmpNE, CmpLT, CmpLE, CmpGT, CmpGE, RoundBF16, Select}
+		CmpEQ, CmpNE, CmpLT, CmpLE, CmpGT, CmpGE, RoundBF16, Select, RoundEven}
 	for range 4 + rng.IntN(40) {
 		op := ops[rng.IntN(len(ops))]
 		v := Value{Op: op}
@@ -335,20 +335,8 @@ func reference(p *Program, ins []Array, scalars []float32, rowVals [][]float32, 
 			kernels.MaximumF32(d, a(0), a(1))
 		case Min:
 			kernels.MinimumF32(d, a(0), a(1))
-		case Neg:
-			kernels.NegF32(d, a(0))
-		case Abs:
-			kernels.AbsF32(d, a(0))
-		case Sqrt:
-			kernels.SqrtF32(d, a(0))
-		case Exp:
-			kernels.ExpF32(d, a(0))
-		case Tanh:
-			kernels.TanhF32(d, a(0))
-		case Logistic:
-			kernels.LogisticF32(d, a(0))
-		case Erf:
-			kernels.ErfF32(d, a(0))
+		case Neg, Abs, Sqrt, Exp, Tanh, Logistic, Erf, RoundEven:
+			unaryRefs[v.Op](d, a(0))
 		case Clamp:
 			kernels.ClampF32(d, a(0), a(1), a(2))
 		case And:
@@ -379,6 +367,11 @@ func reference(p *Program, ins []Array, scalars []float32, rowVals [][]float32, 
 	}
 	return outs
 }
+
+// unaryRefs are the unary ops' references: the kernels tile programs
+// call.
+var unaryRefs = map[Op]func(dst, a []float32){Neg: kernels.NegF32, Abs: kernels.AbsF32, Sqrt: kernels.SqrtF32,
+	Exp: kernels.ExpF32, Tanh: kernels.TanhF32, Logistic: kernels.LogisticF32, Erf: kernels.ErfF32, RoundEven: roundEvenRef}
 
 // roundBF16Ref is x rounded to bf16 precision, as an f32.
 func roundBF16Ref(x float32) float32 {

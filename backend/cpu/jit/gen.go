@@ -464,8 +464,12 @@ func (g *gen) body(off int32) error {
 	}
 	for k, v := range g.p.outputs() {
 		r := g.inReg(g.loc[v])
-		if g.p.outputType(k) == BF16 {
+		switch t := g.p.outputType(k); t {
+		case BF16:
 			g.storeBF16(mem{base: g.outReg(k), index: rsi, scale: 2, disp: 2 * off}, r)
+			continue
+		case U8, S8:
+			g.storeBytes(mem{base: g.outReg(k), index: rsi, scale: 1, disp: off}, r, t == S8)
 			continue
 		}
 		m := mem{base: g.outReg(k), index: rsi, scale: 4, disp: 4 * off}
@@ -506,6 +510,9 @@ func (g *gen) value(i int, v Value, off int32) error {
 		} else {
 			g.a.load(r, m)
 		}
+		if g.p.inputType(v.Arg) == I32 {
+			g.a.cvt(cvtDQ2PS, r, ymm(r))
+		}
 		g.loc[i] = ymm(r)
 		return nil
 	case Splat:
@@ -520,6 +527,9 @@ func (g *gen) value(i int, v Value, off int32) error {
 		args[k] = g.loc[v.Args[k]]
 	}
 	r := g.a.reg()
+	if (v.Op == Max || v.Op == Min || v.Op == Clamp) && g.numbers(v) {
+		return g.extremeOfNumbers(i, v, r, args)
+	}
 	if err := g.emit(v.Op, r, args); err != nil {
 		return err
 	}
@@ -550,6 +560,8 @@ func (g *gen) emit(op Op, r int, args []rm) error {
 		a.ps(opXor, r, g.inReg(args[0]), g.constant(0x80000000))
 	case Sqrt:
 		a.sqrt(r, args[0])
+	case RoundEven:
+		a.round(r, args[0], roundNearest)
 	case Max, Min:
 		g.extreme(op, r, args[0], args[1])
 	case Clamp: // nanMin(nanMax(x, lo), hi), as kernels.ClampF32
@@ -565,6 +577,41 @@ func (g *gen) emit(op Op, r int, args []rm) error {
 	default:
 		return fmt.Errorf("no code for %s", op)
 	}
+	return nil
+}
+
+// numbers reports whether v's bounds (a maximum's or minimum's second
+// operand, a clamp's lo and hi) are constants other than NaN.
+func (g *gen) numbers(v Value) bool {
+	bounds := v.Args[1:2]
+	if v.Op == Clamp {
+		bounds = []int{v.Args[0], v.Args[2]}
+	}
+	for _, b := range bounds {
+		if c := g.p.Values[b]; c.Op != Const || c.Value != c.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// extremeOfNumbers is extreme with a bound that is never NaN: MAXPS with
+// the bound first returns the other operand, NaN or not, where it does
+// not exceed the bound (equal values included), which is all the blends
+// would make it (a ReLU, a quantizer's clamp: one instruction a bound).
+func (g *gen) extremeOfNumbers(i int, v Value, r int, args []rm) error {
+	a := g.a
+	switch v.Op {
+	case Max:
+		a.ps(opMax, r, g.inReg(args[1]), args[0])
+	case Min:
+		a.ps(opMin, r, g.inReg(args[1]), args[0])
+	case Clamp:
+		t := a.reg()
+		a.ps(opMax, t, g.inReg(args[0]), args[1])
+		a.ps(opMin, r, g.inReg(args[2]), ymm(t))
+	}
+	g.loc[i] = ymm(r)
 	return nil
 }
 

@@ -59,10 +59,14 @@ const (
 	CmpGE
 	RoundBF16 // Args[0] rounded to bf16 precision (nearest even), still an f32
 	Erf       // kernels.ErfF32
+	// RoundEven is Args[0] rounded to an integer, ties to even (XLA's
+	// round-nearest-even): exact, so any correct rounding gives the bits
+	// of tile's Go loop.
+	RoundEven
 )
 
 var opNames = [...]string{"input", "splat", "const", "add", "sub", "mul", "div", "max", "min", "neg", "abs", "sqrt",
-	"exp", "tanh", "logistic", "select", "clamp", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge", "round-bf16", "erf"}
+	"exp", "tanh", "logistic", "select", "clamp", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge", "round-bf16", "erf", "round-even"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) {
@@ -76,7 +80,7 @@ func (o Op) arity() int {
 	switch o {
 	case Input, Splat, Const:
 		return 0
-	case Neg, Abs, Sqrt, Exp, Tanh, Logistic, RoundBF16, Erf:
+	case Neg, Abs, Sqrt, Exp, Tanh, Logistic, RoundBF16, Erf, RoundEven:
 		return 1
 	case Select, Clamp:
 		return 3
@@ -163,24 +167,42 @@ type RowFold struct {
 	Value int
 }
 
-// Array is an input or output array of a call: f32 values, or bf16 bit
-// patterns, as the program's types say.
+// Array is an input or output array of a call: f32 values, bf16 bit
+// patterns, s32 inputs, u8 or s8 outputs, as the program's types say
+// (one field set).
 type Array struct {
 	F32  []float32
 	BF16 []uint16
+	I32  []int32
+	U8   []uint8
+	S8   []int8
 }
 
 func (x Array) Len() int {
-	if x.F32 != nil {
+	switch {
+	case x.F32 != nil:
 		return len(x.F32)
+	case x.I32 != nil:
+		return len(x.I32)
+	case x.U8 != nil:
+		return len(x.U8)
+	case x.S8 != nil:
+		return len(x.S8)
 	}
 	return len(x.BF16)
 }
 
 // Slice is elements [lo, hi) of x.
 func (x Array) Slice(lo, hi int) Array {
-	if x.F32 != nil {
+	switch {
+	case x.F32 != nil:
 		return Array{F32: x.F32[lo:hi]}
+	case x.I32 != nil:
+		return Array{I32: x.I32[lo:hi]}
+	case x.U8 != nil:
+		return Array{U8: x.U8[lo:hi]}
+	case x.S8 != nil:
+		return Array{S8: x.S8[lo:hi]}
 	}
 	return Array{BF16: x.BF16[lo:hi]}
 }
@@ -191,12 +213,23 @@ type Type uint8
 const (
 	F32  Type = iota
 	BF16      // bit patterns, in []uint16
+	// I32 is an input of s32 values, each read as the nearest f32 (ties
+	// to even, as Go's and the evaluator's conversion).
+	I32
+	// U8 and S8 are outputs of 8-bit integers: each value converted
+	// toward zero, saturating at the type's range, NaN to 0 (the
+	// evaluator's float-to-integer conversion). Flat programs only.
+	U8
+	S8
 )
 
 // size is the bytes of an element.
 func (t Type) size() int {
-	if t == BF16 {
+	switch t {
+	case BF16:
 		return 2
+	case U8, S8:
+		return 1
 	}
 	return 4
 }
@@ -215,11 +248,12 @@ func (p *Program) outputType(k int) Type {
 	return F32
 }
 
-// allF32 reports whether every array of p is f32.
+// allF32 reports whether every array of p has 32-bit lanes: f32 (or
+// s32 inputs, converted as they are loaded).
 func (p *Program) allF32() bool {
 	for _, ts := range [][]Type{p.InputTypes, p.OutputTypes} {
 		for _, t := range ts {
-			if t != F32 {
+			if t != F32 && t != I32 {
 				return false
 			}
 		}
@@ -293,6 +327,22 @@ const maxPrefetchAhead = 1 << 28
 // ErrUnsupported says this machine or build runs no generated code.
 var ErrUnsupported = errors.New("jit: no code generation on this platform")
 
+// validateTypes checks that s32 arrays are inputs, 8-bit ones outputs,
+// and both only in flat programs.
+func (p *Program) validateTypes() error {
+	for _, t := range p.InputTypes {
+		if t == U8 || t == S8 || t == I32 && (p.RowLen > 0 || p.Strided) {
+			return fmt.Errorf("jit: input of type %d in this program", t)
+		}
+	}
+	for _, t := range p.OutputTypes {
+		if t == I32 || (t == U8 || t == S8) && (p.RowLen > 0 || p.Strided) {
+			return fmt.Errorf("jit: output of type %d in this program", t)
+		}
+	}
+	return nil
+}
+
 // validate checks p's structure, so generation can trust it.
 func (p *Program) validate() error {
 	if len(p.Values) == 0 {
@@ -313,6 +363,9 @@ func (p *Program) validate() error {
 	}
 	if p.Strided && (p.RowLen > 0 || len(p.PrefetchInputs) > 0) {
 		return errors.New("jit: a strided program has no fixed rows and prefetches nothing")
+	}
+	if err := p.validateTypes(); err != nil {
+		return err
 	}
 	for _, k := range p.RowScalars {
 		if k < 0 || k >= p.Scalars {

@@ -277,6 +277,8 @@ func (al *allocator) emit(in *vinst, dst int, phys [2]int, op2 rm) {
 		a.shift(int(in.op), dst, src1, in.imm)
 	case kSqrt:
 		a.sqrt(dst, op2)
+	case kRound:
+		a.round(dst, op2, in.imm)
 	case kLoad:
 		a.load(dst, in.m)
 	case kStore:
@@ -294,7 +296,11 @@ func (al *allocator) emit(in *vinst, dst int, phys [2]int, op2 rm) {
 	case kExtract:
 		a.extractHigh(dst, src1)
 	case kPack:
-		a.packWords(dst, src1, mask)
+		a.pack(in.op, dst, src1, mask)
+	case kCvt:
+		a.cvt(in.op, dst, op2)
+	case kStore64:
+		a.store64(in.m, src1)
 	case kStore128:
 		a.store128(in.m, src1)
 	case kMaskLoad:

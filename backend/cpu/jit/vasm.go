@@ -22,12 +22,15 @@ const (
 	kBlend                  // dst = mask ? src2 : src1
 	kShift                  // dst = src1 shifted by imm
 	kSqrt                   // dst = √src2
+	kRound                  // dst = src2 rounded as imm says
 	kLoad                   // dst = [m]
 	kStore                  // [m] = src1 (op 1: non-temporal)
 	kMov                    // dst = src1
 	kLoadWords              // dst = eight words at m, zero-extended
 	kExtract                // dst (xmm) = src1's upper 128 bits
-	kPack                   // dst (xmm) = words of src1's and mask's dwords
+	kPack                   // dst (xmm) = src1 and mask packed narrower, as op says
+	kCvt                    // dst = src2 converted, as op says
+	kStore64                // [m] = src1's lower 64 bits
 	kStore128               // [m] = src1's lower 128 bits
 	kTestJump               // jump (to the full block) unless src1 AND src2 is zero
 	kMaskLoad               // dst = [m] in the lanes of mask, zero in the others
@@ -39,7 +42,7 @@ const (
 type vinst struct {
 	kind            ikind
 	op              byte // opcode, FMA form, predicate or shift extension
-	imm             byte // shift count
+	imm             byte // shift count, rounding mode
 	dst, src1, mask int
 	src2            rm
 	m               mem // kLoad, kStore, kMaskLoad, kMaskStore
@@ -75,15 +78,20 @@ func (a *vasm) shift(ext int, dst, src int, n byte) {
 	a.add(vinst{kind: kShift, op: byte(ext), imm: n, dst: dst, src1: src})
 }
 func (a *vasm) sqrt(dst int, src rm) { a.add(vinst{kind: kSqrt, dst: dst, src2: src}) }
-func (a *vasm) load(dst int, m mem)  { a.add(vinst{kind: kLoad, dst: dst, m: m}) }
-func (a *vasm) mov(dst, src int)     { a.add(vinst{kind: kMov, dst: dst, src1: src}) }
+func (a *vasm) round(dst int, src rm, imm byte) {
+	a.add(vinst{kind: kRound, imm: imm, dst: dst, src2: src})
+}
+func (a *vasm) load(dst int, m mem) { a.add(vinst{kind: kLoad, dst: dst, m: m}) }
+func (a *vasm) mov(dst, src int)    { a.add(vinst{kind: kMov, dst: dst, src1: src}) }
 func (a *vasm) loadWords(dst int, m mem) {
 	a.add(vinst{kind: kLoadWords, dst: dst, m: m})
 }
 func (a *vasm) extractHigh(dst, src int) { a.add(vinst{kind: kExtract, dst: dst, src1: src}) }
-func (a *vasm) packWords(dst, src1, src2 int) {
-	a.add(vinst{kind: kPack, dst: dst, src1: src1, mask: src2})
+func (a *vasm) pack(op byte, dst, src1, src2 int) {
+	a.add(vinst{kind: kPack, op: op, dst: dst, src1: src1, mask: src2})
 }
+func (a *vasm) cvt(op byte, dst int, src rm) { a.add(vinst{kind: kCvt, op: op, dst: dst, src2: src}) }
+func (a *vasm) store64(m mem, src int)       { a.add(vinst{kind: kStore64, src1: src, m: m}) }
 func (a *vasm) store128(m mem, src int) {
 	a.add(vinst{kind: kStore128, src1: src, m: m})
 }
@@ -112,11 +120,11 @@ func (o *operands) list() []int { return o.regs[:o.n] }
 // reads returns the variables i reads.
 func (i *vinst) reads() operands {
 	o := operands{src2: -1}
-	if (i.kind == kPS || i.kind == kPD || i.kind == kFMA || i.kind == kCmp || i.kind == kBlend || i.kind == kSqrt || i.kind == kTestJump) && !i.src2.isMem {
+	if (i.kind == kPS || i.kind == kPD || i.kind == kFMA || i.kind == kCmp || i.kind == kBlend || i.kind == kSqrt || i.kind == kRound || i.kind == kCvt || i.kind == kTestJump) && !i.src2.isMem {
 		o.src2 = i.src2.reg
 	}
 	switch i.kind {
-	case kPS, kPD, kCmp, kShift, kStore, kMov, kExtract, kStore128, kTestJump, kMaskLoad:
+	case kPS, kPD, kCmp, kShift, kStore, kMov, kExtract, kStore128, kStore64, kTestJump, kMaskLoad:
 		o.regs[0], o.n = i.src1, 1
 	case kPack, kBlend, kMaskStore:
 		o.regs, o.n = [2]int{i.src1, i.mask}, 2
@@ -128,7 +136,7 @@ func (i *vinst) reads() operands {
 
 // writes is the virtual register i writes, or -1.
 func (i *vinst) writes() int {
-	if i.kind == kStore || i.kind == kStore128 || i.kind == kTestJump || i.kind == kMaskStore {
+	if i.kind == kStore || i.kind == kStore128 || i.kind == kStore64 || i.kind == kTestJump || i.kind == kMaskStore {
 		return -1
 	}
 	return i.dst

@@ -2,7 +2,9 @@
 // tile by tile (512 elements): each fused instruction is one vector-kernel
 // call per tile, operands read in place or gathered through one composed
 // affine index map (indexmap.go), narrow floats widened to f32 and
-// rounded back after every op (narrow.go). Row programs fold the row
+// rounded back after every op (narrow.go), integer operands read
+// converted and a loop fusion's result stored as integers (quantizing,
+// tile_int.go). Row programs fold the row
 // reductions a fusion reads back (softmax, layer norm: tile_row.go,
 // tile_fold.go); reduction programs fold a fusion's root by rows
 // (tile_reduce.go); multi-output programs leave each output's tile in its

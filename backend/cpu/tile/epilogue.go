@@ -123,7 +123,7 @@ func (e *Epilogue) Bind(args []*hlo.Literal, c []float32, ldc int) (kernels.Epil
 func (p *Prog) runSpan(sc *scratch, params []operand, out []float32, lo, hi int) {
 	if p.jit != nil {
 		outs := [1]jit.Array{{F32: out}}
-		p.jit.run(p, params, outs[:], lo, hi, false)
+		p.jit.run(p, params, outs[:], 0, lo, hi, false)
 		return
 	}
 	for lo < hi {

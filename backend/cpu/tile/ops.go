@@ -67,6 +67,8 @@ func buildOps() []opRow {
 	vec(hlo.OpTanh, un(kernels.TanhF32), jit.Tanh, true, false)
 	vec(hlo.OpLogistic, un(kernels.LogisticF32), jit.Logistic, true, false)
 	vec(hlo.OpErf, un(kernels.ErfF32), jit.Erf, true, false)
+	// Quantization rounds (x/scale rounded, then clamped and converted).
+	vec(hlo.OpRoundNearestEven, un(roundEvenF32), jit.RoundEven, true, true)
 	vec(hlo.OpPower, func(dst, a, b, _ []float32) { kernels.PowF32(dst, a[:len(dst)], b[:len(dst)]) }, 0, false, false)
 	// select(pred=a, on_true=b, on_false=c) and clamp(lo=a, x=b, hi=c).
 	vec(hlo.OpSelect, kernels.SelectF32, jit.Select, true, true)
@@ -116,7 +118,24 @@ var floatFuncs = map[hlo.Opcode]func(float64) float64{
 // tileFloat are the ops tile programs compute through floatFuncs.
 var tileFloat = []hlo.Opcode{
 	hlo.OpLog, hlo.OpFloor, hlo.OpCeil, hlo.OpSin, hlo.OpCos, hlo.OpExpm1, hlo.OpLog1p,
-	hlo.OpCbrt, hlo.OpTan, hlo.OpRoundNearestAfz, hlo.OpRoundNearestEven, hlo.OpSign,
+	hlo.OpCbrt, hlo.OpTan, hlo.OpRoundNearestAfz, hlo.OpSign,
+}
+
+// roundEvenF32 rounds to integers, ties to even: below 2^23 adding and
+// taking away 2^23 leaves the integer f32 rounding picks (to even on a
+// tie), the sign put back (-0.4 rounds to -0); from 2^23 on every f32 is
+// an integer, and NaN and infinities stay. Exact, as the evaluator's
+// math.RoundToEven, and as the generated code's VROUNDPS.
+func roundEvenF32(dst, a []float32) {
+	const big = 1 << 23
+	for i, x := range a[:len(dst)] {
+		ax := float32(math.Abs(float64(x)))
+		if !(ax < big) {
+			dst[i] = x
+			continue
+		}
+		dst[i] = float32(math.Copysign(float64(ax+big-big), float64(x)))
+	}
 }
 
 // FloatFunc is the float64 definition of a unary math op (nil, false for

@@ -115,16 +115,32 @@ type Prog struct {
 	pipe *pipe
 	// segReaders is slotReaders while compileSegments runs.
 	segReaders [][]int
+	// intOut is the integer type a loop fusion's result is stored as
+	// (Invalid: its float type), converted as it is (tile_int.go).
+	intOut hlo.DType
 }
 
 // CompileLoop turns a kLoop fusion of f32 elementwise instructions into a
-// tile program, or reports why it cannot.
+// tile program, or reports why it cannot. Its root may convert the
+// result to an integer type (IntResult): the program computes the float
+// value and Run stores it converted.
 func CompileLoop(in *hlo.Instruction) (*Prog, error) {
 	fc := in.Computation("calls")
 	if fc == nil || fc.Root == nil {
 		return nil, fmt.Errorf("fusion %s has no fused computation", in.Name)
 	}
-	return compileSlots(in, fc.Instructions, []*hlo.Instruction{fc.Root}, in.Shape)
+	root, xs := fc.Root, fc.Instructions
+	if !IntResult(root) {
+		return compileSlots(in, xs, []*hlo.Instruction{root}, in.Shape)
+	}
+	v := root.Operands[0]
+	p, err := compileSlots(in, slices.DeleteFunc(slices.Clone(xs), func(x *hlo.Instruction) bool { return x == root }),
+		[]*hlo.Instruction{v}, v.Shape)
+	if err != nil {
+		return nil, err
+	}
+	p.intOut = root.Shape.DType
+	return p, nil
 }
 
 // compileSlots compiles the instructions xs of a fused computation
@@ -169,24 +185,15 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instr
 			}
 			p.gathered = append(p.gathered, param)
 		case Computes(x.Opcode) && tileValue(x.Shape.DType):
-			s.kind, s.op, s.nargs = slotOp, x.Opcode, len(x.Operands)
-			for k, o := range x.Operands {
-				s.args[k] = index[o]
-			}
-			if err := p.markRowOp(in, x, &s); err != nil {
+			if err := p.opSlot(in, x, index, &s); err != nil {
 				return nil, err
-			}
-			if x.Opcode == hlo.OpCompare {
-				d, ok := compareDirOf(x)
-				if !ok {
-					return nil, fmt.Errorf("fusion %s: compare %s has no tile form", in.Name, x.Name)
-				}
-				s.dir = d
 			}
 		default:
 			return nil, fmt.Errorf("fusion %s: %s %s has no tile form", in.Name, x.Opcode, x.Shape.HumanString())
 		}
-		if !tileValue(x.Shape.DType) {
+		// Integer operands are read converted (their values as f32), for
+		// converts to read (tile_int.go); nothing computes on integers.
+		if !tileValue(x.Shape.DType) && !(IntType(x.Shape.DType) && s.kind != slotOp && s.kind != slotReduce && s.kind != slotRowBcast) {
 			return nil, fmt.Errorf("fusion %s: %s is %s", in.Name, x.Name, x.Shape.DType)
 		}
 		s.t = x.Shape.DType
@@ -206,6 +213,29 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instr
 		}
 	}
 	return p, nil
+}
+
+// opSlot makes s the op slot computing x, whose operands' slots index
+// gives.
+func (p *Prog) opSlot(in, x *hlo.Instruction, index map[*hlo.Instruction]int, s *slot) error {
+	s.kind, s.op, s.nargs = slotOp, x.Opcode, len(x.Operands)
+	for k, o := range x.Operands {
+		s.args[k] = index[o]
+		if IntType(o.Shape.DType) && x.Opcode != hlo.OpConvert {
+			return fmt.Errorf("fusion %s: %s reads the integers of %s", in.Name, x.Name, o.Name)
+		}
+	}
+	if err := p.markRowOp(in, x, s); err != nil {
+		return err
+	}
+	if x.Opcode == hlo.OpCompare {
+		d, ok := compareDirOf(x)
+		if !ok {
+			return fmt.Errorf("fusion %s: compare %s has no tile form", in.Name, x.Name)
+		}
+		s.dir = d
+	}
+	return nil
 }
 
 // markOutputs records the output slots. An op slot computes its tile
@@ -323,8 +353,9 @@ const jitMinElements = 8
 // code.
 func (p *Prog) RunsJIT() bool { return p.jit != nil && p.n >= jitMinElements }
 
-// Run computes the fusion into out (f32, bf16 or f16) from the operand
-// values on at most threads goroutines.
+// Run computes the fusion into out (f32, bf16 or f16, or the integer
+// type a quantizing fusion stores) from the operand values on at most
+// threads goroutines.
 func (p *Prog) Run(args []*hlo.Literal, out *hlo.Literal, threads int) error {
 	var small [8]operand
 	params, err := newOperands(small[:0], args)
@@ -421,7 +452,7 @@ func (p *Prog) runTiles(params []operand, out *hlo.Literal, from, to int) {
 	outF32, _ := out.Data().([]float32)
 	var outBits []uint16
 	var outFmt minifloat.Format
-	if outF32 == nil {
+	if outF32 == nil && p.intOut == hlo.Invalid {
 		outBits = out.Data().([]uint16)
 		outFmt, _ = minifloat.ByName(out.DType().String())
 	}
@@ -440,6 +471,10 @@ func (p *Prog) runTiles(params []operand, out *hlo.Literal, from, to int) {
 			if v := p.computeTile(sc, params, lo, hi, sc.dsts); &v[0] != &outF32[lo] {
 				copy(outF32[lo:hi], v)
 			}
+			continue
+		}
+		if p.intOut != hlo.Invalid {
+			storeInts(out.Data(), lo, p.computeTile(sc, params, lo, hi, nil))
 			continue
 		}
 		EncodeNarrow(outFmt, outBits[lo:hi], p.computeTile(sc, params, lo, hi, nil))

@@ -74,8 +74,9 @@ type jitInput struct {
 	off int
 }
 
-// run computes elements [lo, hi) of the outputs with the generated code.
-func (j *jitProg) run(p *Prog, params []operand, outs []jit.Array, lo, hi int, stream bool) {
+// run computes elements [lo, hi) of the outputs with the generated code;
+// outs hold the elements from base on.
+func (j *jitProg) run(p *Prog, params []operand, outs []jit.Array, base, lo, hi int, stream bool) {
 	var insArr [jit.MaxInputs]jit.Array
 	var outsArr [jit.MaxOutputs]jit.Array
 	chunkOuts := outsArr[:len(outs)]
@@ -88,7 +89,7 @@ func (j *jitProg) run(p *Prog, params []operand, outs []jit.Array, lo, hi int, s
 		e := min(c+chunk, hi)
 		j.arrays(p, params, ins, bufs, c, e)
 		for k, o := range outs {
-			chunkOuts[k] = o.Slice(c, e)
+			chunkOuts[k] = o.Slice(c-base, e-base)
 		}
 		j.f.Run(chunkOuts, ins, scalarArr[:len(j.scalars)], stream)
 	}
@@ -308,8 +309,8 @@ func collapseDims(dims, strides []int) (int, bool) {
 }
 
 // array is the operand's storage as the generated code reads it (f32
-// values or bf16 bits; compileJIT took no other type).
-func (o operand) array() jit.Array { return jit.Array{F32: o.f32, BF16: o.bits} }
+// values, bf16 bits or s32 values; compileJIT took no other type).
+func (o operand) array() jit.Array { return jit.Array{F32: o.f32, BF16: o.bits, I32: o.i32} }
 
 // literalArray is an f32 or bf16 literal's storage as an array.
 func literalArray(l *hlo.Literal) (jit.Array, bool) {
@@ -320,6 +321,10 @@ func literalArray(l *hlo.Literal) (jit.Array, bool) {
 		if l.DType() == hlo.BF16 {
 			return jit.Array{BF16: d}, true
 		}
+	case []uint8:
+		return jit.Array{U8: d}, true
+	case []int8:
+		return jit.Array{S8: d}, true
 	}
 	return jit.Array{}, false
 }
@@ -371,7 +376,7 @@ func (p *Prog) runJIT(params []operand, outs []jit.Array, threads int) {
 		if !stream && p.jit.runRows(p, params, outs) {
 			return
 		}
-		p.jit.run(p, params, outs, 0, p.n, stream)
+		p.jit.run(p, params, outs, 0, 0, p.n, stream)
 		return
 	}
 	// Ranges start on multiples of 16 elements, 64 bytes: a cache line
@@ -384,6 +389,6 @@ func (p *Prog) runJIT(params []operand, outs []jit.Array, threads int) {
 		if t == threads-1 {
 			hi = p.n
 		}
-		p.jit.run(p, shared, sharedOuts, lo, hi, stream)
+		p.jit.run(p, shared, sharedOuts, 0, lo, hi, stream)
 	})
 }

@@ -76,6 +76,9 @@ func (p *Prog) compileJITForm(shared map[int]int) *jitProg {
 	prog, j := b.prog, b.j
 	for _, o := range p.outs {
 		t, ok := jitType(p.slots[o].t)
+		if p.intOut != hlo.Invalid {
+			t, ok = jitIntType(p.intOut)
+		}
 		if !ok {
 			return nil
 		}
@@ -225,20 +228,22 @@ func jitType(t hlo.DType) (jit.Type, bool) {
 		return jit.F32, true
 	case hlo.BF16:
 		return jit.BF16, true
+	case hlo.S32: // an operand, read converted
+		return jit.I32, true
 	}
 	return 0, false
 }
 
 // hasCode reports whether op slot s has generated code: an f32, bf16
-// or predicate result of an op with code, or a convert between f32 and
-// bf16.
+// or predicate result of an op with code, or a convert to f32 or bf16
+// from f32, bf16 or s32 (read converted).
 func (p *Prog) hasCode(s *slot) bool {
 	if s.t != hlo.F32 && s.t != hlo.BF16 && s.t != hlo.Pred {
 		return false
 	}
 	if s.op == hlo.OpConvert {
 		from := p.slots[s.args[0]].t
-		return (from == hlo.F32 || from == hlo.BF16) && s.t != hlo.Pred
+		return (from == hlo.F32 || from == hlo.BF16 || from == hlo.S32) && s.t != hlo.Pred
 	}
 	_, ok := jitOpOf(s)
 	return ok

@@ -12,14 +12,17 @@ import (
 // What a tile program reads: its operands, f32 or narrow, tiles of them
 // gathered through index maps, and values rounded to their element type.
 
-// operand is one fusion operand: f32 values, or narrow bit patterns
-// decoded per tile through tab.
+// operand is one fusion operand: f32 values, narrow bit patterns
+// decoded per tile through tab, or integers converted per tile (ints; an
+// s32 one also as i32, which generated code reads).
 type operand struct {
 	f32    []float32
 	pred   []bool // held in tiles as masks (see tile_compare.go)
 	bits   []uint16
 	tab    []float64
 	format *minifloat.Format // an element of minifloat.All: an operand is copied per call, so small
+	ints   intValues
+	i32    []int32
 }
 
 func newOperand(l *hlo.Literal) (operand, error) {
@@ -41,8 +44,27 @@ func (o *operand) set(l *hlo.Literal) error {
 			o.bits, o.tab, o.format = d, f.Values(), f
 			return nil
 		}
+		if l.DType() == hlo.U16 {
+			o.ints = intSlice[uint16](d)
+			return nil
+		}
 	case []bool:
 		o.pred = d
+		return nil
+	case []int32:
+		o.ints, o.i32 = intSlice[int32](d), d
+		return nil
+	case []int8:
+		o.ints = intSlice[int8](d)
+		return nil
+	case []uint8:
+		o.ints = intSlice[uint8](d)
+		return nil
+	case []int16:
+		o.ints = intSlice[int16](d)
+		return nil
+	case []uint32:
+		o.ints = intSlice[uint32](d)
 		return nil
 	}
 	return fmt.Errorf("fusion operand of type %s has no tile form", l.DType())
@@ -52,6 +74,9 @@ func (o *operand) set(l *hlo.Literal) error {
 func (o operand) tile(lo, hi int, buf []float32) []float32 {
 	if o.f32 != nil {
 		return o.f32[lo:hi]
+	}
+	if o.ints != nil {
+		return o.ints.tile(lo, hi, buf)
 	}
 	buf = buf[:hi-lo]
 	if o.pred != nil {
@@ -70,6 +95,9 @@ func (o operand) at(i int) float32 {
 	}
 	if o.pred != nil {
 		return b2f(o.pred[i])
+	}
+	if o.ints != nil {
+		return o.ints.at(i)
 	}
 	return float32(o.tab[o.bits[i]])
 }

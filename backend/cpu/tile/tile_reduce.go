@@ -131,10 +131,15 @@ func (p *ReduceProg) Run(args []*hlo.Literal, out *hlo.Literal, threads int) err
 		}
 		return nil
 	}
-	threads = max(1, min(threads, p.prod.n/(8*tileSize), p.rows))
+	threads = max(1, min(threads, p.prod.n/(8*tileSize)))
 	if p.prod.n*(p.prod.ops+1) < kernels.MinParallelWork {
 		threads = 1
 	}
+	if threads > p.rows && p.rowLen >= threads*p.prod.tile && p.prod.rowLen == 0 && (p.op == hlo.OpMaximum || p.op == hlo.OpMinimum) {
+		p.runSplit(append([]operand(nil), params...), dst, init, threads)
+		return nil
+	}
+	threads = min(threads, p.rows)
 	if threads == 1 {
 		p.runRows(params, dst, init, 0, p.rows)
 		return nil
@@ -172,12 +177,7 @@ func (p *ReduceProg) runRows(params []operand, dst []float32, init float32, from
 	defer p.prod.pool.Put(sc)
 	if L >= p.prod.tile && p.prod.rowLen == 0 {
 		for r := from; r < to; r++ {
-			acc := init
-			for lo := r * L; lo < (r+1)*L; lo += p.prod.tile {
-				hi := min(lo+p.prod.tile, (r+1)*L)
-				acc = fold(p.op, acc, p.prod.computeTile(sc, params, lo, hi, nil))
-			}
-			dst[r] = acc
+			dst[r] = p.foldSpan(sc, params, init, r*L, (r+1)*L)
 		}
 		return
 	}
@@ -188,6 +188,44 @@ func (p *ReduceProg) runRows(params []operand, dst []float32, init float32, from
 		for k := range n {
 			dst[r+k] = fold(p.op, init, v[k*L:(k+1)*L])
 		}
+	}
+}
+
+// foldSpan folds elements [lo, hi) of one row into acc, a tile at a time
+// from lo.
+func (p *ReduceProg) foldSpan(sc *scratch, params []operand, acc float32, lo, hi int) float32 {
+	for ; lo < hi; lo += p.prod.tile {
+		acc = fold(p.op, acc, p.prod.computeTile(sc, params, lo, min(lo+p.prod.tile, hi), nil))
+	}
+	return acc
+}
+
+// runSplit reduces fewer rows than there are threads (a whole array to
+// its maximum: DynamicQuantizeLinear's range) with all of them: each row
+// is cut into one part per thread on tile boundaries, each part folded
+// from init, and the parts combined in order. Only for maximum and
+// minimum, whose result does not depend on the cut (the kernels already
+// leave the sign of equal zeros open); a sum's rounding would.
+func (p *ReduceProg) runSplit(params []operand, dst []float32, init float32, threads int) {
+	L, step := p.rowLen, p.prod.tile
+	tiles := (L + step - 1) / step
+	parts := make([]float32, threads)
+	for r := range p.rows {
+		kernels.Parallel(threads, func(t int) {
+			lo, hi := r*L+tiles*t/threads*step, r*L+min(tiles*(t+1)/threads*step, L)
+			if src := p.direct(params); src != nil {
+				parts[t] = fold(p.op, init, src[lo:hi])
+				return
+			}
+			sc := p.prod.begin(params)
+			defer p.prod.pool.Put(sc)
+			parts[t] = p.foldSpan(sc, params, init, lo, hi)
+		})
+		acc := parts[0]
+		for _, v := range parts[1:] {
+			acc = foldShort(p.op, acc, []float32{v})
+		}
+		dst[r] = acc
 	}
 }
 
