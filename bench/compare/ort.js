@@ -16,9 +16,12 @@ const options = {
   extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
 };
 
-function readF32(file) {
+// Element types an input may have (manifest "types"; float32 when absent).
+const arrays = { float32: Float32Array, int8: Int8Array, uint8: Uint8Array };
+
+function readInput(file, type) {
   const b = fs.readFileSync(file);
-  return new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length));
+  return new arrays[type](b.buffer.slice(b.byteOffset, b.byteOffset + b.length));
 }
 
 async function main() {
@@ -29,7 +32,10 @@ async function main() {
     try {
       const session = await ort.InferenceSession.create(path.join(dir, name + '.onnx'), options);
       const feeds = {};
-      m.inputs.forEach((f, i) => { feeds[session.inputNames[i]] = new ort.Tensor('float32', readF32(path.join(dir, f)), m.shapes[i]); });
+      m.inputs.forEach((f, i) => {
+        const type = (m.types || [])[i] || 'float32';
+        feeds[session.inputNames[i]] = new ort.Tensor(type, readInput(path.join(dir, f), type), m.shapes[i]);
+      });
       let out;
       for (let i = 0; i < m.warmup; i++) out = await session.run(feeds);
       const times = [];

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/axle-ml/axle"
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
@@ -114,6 +115,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *backend == "cpu" {
+		vendor, family, model := kernels.CPUModel()
+		fmt.Fprintf(stdout, "cpu: %s family %d model %d; kernels %s\n", vendor, family, model, kernels.Kernels())
 		fmt.Fprintf(stdout, "engine: %s\n", x.Engine())
 		fmt.Fprintf(stdout, "lowered %s\n", loweringSummary(x.Lowering()))
 		if fb := x.Fallbacks(); len(fb) > 0 {
@@ -167,6 +170,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "memory: peak %s of intermediates in one arena (%s if each had its own buffer, %d computed in place); outputs %s\n",
 			byteSize(mem.Peak), byteSize(mem.Intermediates), mem.InPlace, byteSize(mem.Outputs))
 		report["peak_bytes"], report["intermediate_bytes"] = mem.Peak, mem.Intermediates
+		vendor, family, model := kernels.CPUModel()
+		report["cpu"] = map[string]any{"vendor": vendor, "family": family, "model": model, "kernels": kernels.Kernels()}
 		if *profile {
 			fmt.Fprint(stdout, x.ProfileTable(20))
 		}

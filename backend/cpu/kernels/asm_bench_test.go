@@ -88,14 +88,31 @@ func BenchmarkMicroKernelF32K64(b *testing.B) {
 // the integer peak the s8 GEMM is compared against.
 func BenchmarkMaddPeak(b *testing.B) { benchPeak(b, maddPeak, 256, "GOP/s") }
 
-// BenchmarkVNNIPeak measures VPDPWSSD's throughput on ZMM registers (the
-// s8 kernel's instruction where AVX-512 VNNI runs), on 1 and 2
-// goroutines: the integer peak of the VNNI s8 GEMM.
-func BenchmarkVNNIPeak(b *testing.B) {
+// BenchmarkVNNI8Peak measures VPDPBUSD's throughput on ZMM registers
+// (the 8-bit GEMM's instruction where AVX-512 VNNI runs, gemm_quad.go):
+// the integer peak it is compared against.
+func BenchmarkVNNI8Peak(b *testing.B) {
 	if !useVNNI {
 		b.Skip("no AVX-512 VNNI")
 	}
-	benchPeak(b, vnniPeak, 768, "GOP/s")
+	benchPeak(b, vnni8Peak, 1536, "GOP/s")
+}
+
+// BenchmarkMicroKernelQuad is the VNNI 12×32 kernel in L1, against
+// BenchmarkVNNI8Peak.
+func BenchmarkMicroKernelQuad(b *testing.B) {
+	if !useVNNI {
+		b.Skip("no AVX-512 VNNI")
+	}
+	const kq = 256 // 1024 values of k
+	a := make([]byte, 2*4*q8MR*kq)
+	bb := make([]byte, 2*4*q8NR*kq)
+	c := make([]int32, 12*32)
+	bias := make([]int32, 32)
+	for b.Loop() {
+		kernelQuad(2, kq, a, bb, c, 32, false, bias)
+	}
+	b.ReportMetric(2*12*32*4*kq*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
 }
 
 func BenchmarkMicroKernelS8(b *testing.B) {

@@ -17,6 +17,8 @@ var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv("AXLE_KERNELS") != "
 // asks for the AVX2 kernels alone, for A/B runs.
 var useAVX512 = useAsm && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && os.Getenv("AXLE_KERNELS") != "avx2"
 
-// useVNNI says whether the s8 GEMM runs its AVX-512 VNNI kernels
-// (VPDPWSSD) where the AVX-512 kernels run.
-var useVNNI = useAVX512 && cpu.X86.HasAVX512VNNI
+// useVNNI says whether the 8-bit GEMM runs its AVX-512 VNNI kernels
+// (VPDPBUSD, gemm_quad.go) where the AVX-512 kernels run, unless
+// AXLE_KERNELS=avx512 asks for AVX-512 F/DQ kernels alone (the s16-pair
+// path, for A/B runs).
+var useVNNI = useAVX512 && cpu.X86.HasAVX512VNNI && os.Getenv("AXLE_KERNELS") != "avx512"

@@ -576,7 +576,7 @@ func macroKernel[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr
 // there is none: it computes a (6·blocks)×2NR tile from blocks (1 or 2)
 // A slivers and two B slivers, each the kernel's packing.
 func pairKernel[T float32 | float64](mr, nr int) func(blocks, k int, a, b, c []T, ldc int, overwrite bool) {
-	if !useAsm || !useAVX512 || mr != 6 {
+	if !useAsm || !useAVX512 || !wideGemm || mr != 6 {
 		return nil
 	}
 	var f any

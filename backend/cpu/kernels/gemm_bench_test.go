@@ -19,7 +19,7 @@ func BenchmarkGemmF32(b *testing.B) {
 // BenchmarkGemmS8 is BenchmarkGemmF32's sizes for s8×s8→s32, in integer
 // ops (2·m·n·k per product).
 func BenchmarkGemmS8(b *testing.B) {
-	for _, sz := range []int{256, 1024} {
+	for _, sz := range []int{256, 1024, 2048} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("n=%d/threads=%d", sz, threads), func(b *testing.B) {
 				rng := rand.New(rand.NewPCG(1, 1))
@@ -80,4 +80,28 @@ func benchGemmF32(b *testing.B, m, n, k, threads int) {
 		GemmF32(m, n, k, a, bm, c, n, false, threads)
 	}
 	b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// BenchmarkGemmU8S8 is gemm_u8s8_1024x4096's product (ONNX MatMulInteger's
+// u8 activations by s8 weights), in integer ops.
+func BenchmarkGemmU8S8(b *testing.B) {
+	const m, n, k = 1024, 1024, 4096
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 1))
+			ad := make([]uint8, m*k)
+			for i := range ad {
+				ad[i] = uint8(rng.IntN(256))
+			}
+			a := Strided[uint8]{Data: ad, Row: k, Col: 1}
+			bm := Strided[int8]{Data: randS8(k*n, rng), Row: n, Col: 1}
+			c := make([]int32, m*n)
+			for b.Loop() {
+				if err := GemmU8S8(m, n, k, a, bm, c, n, false, threads); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GOP/s")
+		})
+	}
 }

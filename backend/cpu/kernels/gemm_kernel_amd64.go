@@ -203,18 +203,50 @@ func kernelS8(kp int, a, b []int16, c []int32, ldc int, overwrite bool) {
 	kernelS8Go(kp, a, b, c, ldc, overwrite)
 }
 
-// kernelS8Pair computes a (6·blocks)×32 tile, blocks (1 or 2) A slivers
-// by two B slivers, with the VNNI kernel (layouts as pairKernelF32's, in
-// s16 pairs and kp packed steps).
-func kernelS8Pair(blocks, kp int, a, b []int16, c []int32, ldc int, overwrite bool) {
-	_ = c[(6*blocks-1)*ldc+31]
-	_ = a[blocks*2*s8MR*kp-1]
-	_ = b[2*2*s8NR*kp-1]
-	if blocks == 2 {
-		s8gemm12x32z(kp, &a[0], &b[0], &c[0], ldc, overwrite)
-	} else {
-		s8gemm6x32z(kp, &a[0], &b[0], &c[0], ldc, overwrite)
+// kernelQuad computes a (6·blocks)×32 tile, blocks (1 or 2) A slivers by
+// two B slivers of kq packed quad steps, from the column biases bias, with
+// the VNNI kernel where it runs (gemm_quad.go).
+func kernelQuad(blocks, kq int, a, b []byte, c []int32, ldc int, overwrite bool, bias []int32) {
+	if !useAsm || !useAVX512 || !useVNNI {
+		kernelQuadGo(blocks, kq, a, b, c, ldc, overwrite, bias)
+		return
 	}
+	_ = c[(q8MR*blocks-1)*ldc+q8Tile-1]
+	_ = a[blocks*4*q8MR*kq-1]
+	_ = b[2*4*q8NR*kq-1]
+	_ = bias[q8Tile-1]
+	if blocks == 2 {
+		q8gemm12x32z(kq, &a[0], (*int8)(unsafe.Pointer(&b[0])), &c[0], ldc, overwrite, &bias[0])
+	} else {
+		q8gemm6x32z(kq, &a[0], (*int8)(unsafe.Pointer(&b[0])), &c[0], ldc, overwrite, &bias[0])
+	}
+}
+
+// packQuads16S8 packs quads·4 rows of 16 s8 (gemm_quad.go's B sliver),
+// adding each column's values to sums, and returns the quads it packed:
+// none where the VNNI code does not run.
+func packQuads16S8(quads int, src []int8, ld int, dst []byte, sums *[q8NR]int32) int {
+	if !useAsm || !useAVX512 || !useVNNI || quads == 0 {
+		return 0
+	}
+	_ = src[(4*quads-1)*ld+q8NR-1]
+	_ = dst[quads*4*q8NR-1]
+	packQuads16(quads, &src[0], ld, &dst[0], &sums[0])
+	return quads
+}
+
+// packQuads6Rows packs the first 16·chunks bytes of six rows of a
+// row-major 8-bit A (src at row 0, rows lda apart), each xor flip, as
+// gemm_quad.go's A sliver, and returns the chunks it packed: none where
+// the VNNI code does not run.
+func packQuads6Rows(chunks int, src []byte, lda int, dst []byte, flip byte) int {
+	if !useAsm || !useAVX512 || !useVNNI || chunks == 0 {
+		return 0
+	}
+	_ = src[5*lda+16*chunks-1]
+	_ = dst[chunks*4*4*q8MR-1]
+	packQuads6(chunks, &src[0], lda, &dst[0], uint32(flip)*0x01010101)
+	return chunks
 }
 
 // packRows16S8 packs pairs of rows of 16 s8, ldb apart, interleaved and

@@ -32,9 +32,13 @@ func pairKernelF64(blocks, k int, a, b, c []float64, ldc int, overwrite bool) {
 	panic("kernels: no AVX-512 kernel")
 }
 
-func kernelS8Pair(blocks, kp int, a, b []int16, c []int32, ldc int, overwrite bool) {
-	panic("kernels: no VNNI kernel")
+func kernelQuad(blocks, kq int, a, b []byte, c []int32, ldc int, overwrite bool, bias []int32) {
+	kernelQuadGo(blocks, kq, a, b, c, ldc, overwrite, bias)
 }
+
+func packQuads6Rows(chunks int, src []byte, lda int, dst []byte, flip byte) int { return 0 }
+
+func packQuads16S8(quads int, src []int8, ld int, dst []byte, sums *[q8NR]int32) int { return 0 }
 
 func kernelTapsPairF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite bool) {
 	panic("kernels: no AVX-512 kernel")

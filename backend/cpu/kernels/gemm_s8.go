@@ -117,6 +117,10 @@ func gemmS8[A byte8](m, n, k int, a Strided[A], b Strided[int8], c []int32, ldc 
 		}
 		return
 	}
+	if useAsm && useAVX512 && useVNNI {
+		gemmQuad(m, n, k, a, b, c, ldc, accumulate, threads)
+		return
+	}
 	threads = max(1, min(threads, (m+s8MR-1)/s8MR))
 	if 2*m*n*k < gemmParallelFlops {
 		threads = 1
@@ -245,26 +249,7 @@ func packBS8(dst []int16, b Strided[int8], pc, jc, kb, nb, from, to int) {
 // block of kp steps; tiles past the edge of C go through a scratch tile.
 func macroKernelS8(ap, bp []int16, c []int32, ldc, ic, jc, mb, nb, kp int, overwrite bool) {
 	var scratch [s8MR * s8NR]int32
-	j := 0
-	if useAsm && useAVX512 && useVNNI { // two B slivers (and A slivers) at a time where whole
-		for ; j+2*s8NR <= nb; j += 2 * s8NR {
-			i := 0
-			for ; i+s8MR <= mb; i += s8MR {
-				blocks := 1
-				if i+2*s8MR <= mb {
-					blocks = 2
-				}
-				kernelS8Pair(blocks, kp, ap[i*2*kp:(i+blocks*s8MR)*2*kp], bp[j*2*kp:(j+2*s8NR)*2*kp], c[(ic+i)*ldc+jc+j:], ldc, overwrite)
-				i += (blocks - 1) * s8MR
-			}
-			if i < mb {
-				for h := j; h < j+2*s8NR; h += s8NR {
-					tileS8(ap, bp, c, scratch[:], ldc, ic, jc, i, h, mb, nb, kp, overwrite)
-				}
-			}
-		}
-	}
-	for ; j < nb; j += s8NR {
+	for j := 0; j < nb; j += s8NR {
 		for i := 0; i < mb; i += s8MR {
 			tileS8(ap, bp, c, scratch[:], ldc, ic, jc, i, j, mb, nb, kp, overwrite)
 		}

@@ -286,3 +286,76 @@ func TestGemmU8S8BadArgs(t *testing.T) {
 		}
 	}
 }
+
+// gemmQuad itself on every kernel level: the VNNI assembly where the CPU
+// has it, its pure-Go twin otherwise (the purego run), exact against the
+// reference loop for s8 and u8 A, over edges, k blocks and threads.
+func TestGemmQuad(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(11, 12))
+		for _, sz := range [][3]int{{1, 1, 1}, {13, 33, 7}, {12, 32, 4}, {25, 65, 1027}, {6, 31, 2051}, {131, 45, 1025}} {
+			m, n, k := sz[0], sz[1], sz[2]
+			for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}} {
+				a, b := s8Case(rng, m, n, k, tr[0], tr[1], 1+m%2, randS8)
+				want := refGemmS8(m, n, k, a, b)
+				for _, th := range []int{1, 2} {
+					c := make([]int32, m*n)
+					gemmQuad(m, n, k, a, b, c, n, false, th)
+					ua := Strided[uint8]{Data: make([]uint8, len(a.Data)), Row: a.Row, Col: a.Col}
+					for i, x := range a.Data {
+						ua.Data[i] = uint8(x)
+					}
+					cu := make([]int32, m*n)
+					gemmQuad(m, n, k, ua, b, cu, n, false, th)
+					for i := range m {
+						for j := range n {
+							var wu int64
+							for p := range k {
+								wu += int64(ua.at(i, p)) * int64(b.at(p, j))
+							}
+							if c[i*n+j] != want[i*n+j] || cu[i*n+j] != int32(wu) {
+								t.Fatalf("%v threads %d: C[%d,%d] = %d (s8 A), %d (u8 A); want %d, %d", sz, th, i, j, c[i*n+j], cu[i*n+j], want[i*n+j], wu)
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// The VNNI kernel gives its pure-Go twin's bits on the same packed data,
+// accumulating into C or overwriting it, one A sliver or two.
+func TestQuadKernelTwin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, kq := range []int{1, 3, 4, 5, 64, 257} {
+		for blocks := 1; blocks <= 2; blocks++ {
+			a := make([]byte, blocks*4*q8MR*kq)
+			b := make([]byte, 2*4*q8NR*kq)
+			for i := range a {
+				a[i] = byte(rng.IntN(256))
+			}
+			for i := range b {
+				b[i] = byte(rng.IntN(256))
+			}
+			bias := make([]int32, q8Tile)
+			for i := range bias {
+				bias[i] = rng.Int32() - 1<<30
+			}
+			for _, ow := range []bool{false, true} {
+				got, want := make([]int32, 12*40), make([]int32, 12*40)
+				for i := range got {
+					got[i] = int32(i * 7919)
+					want[i] = got[i]
+				}
+				kernelQuad(blocks, kq, a, b, got, 40, ow, bias)
+				kernelQuadGo(blocks, kq, a, b, want, 40, ow, bias)
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("kq=%d blocks=%d overwrite=%v: C[%d] = %d, twin %d", kq, blocks, ow, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}

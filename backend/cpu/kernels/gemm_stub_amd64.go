@@ -49,15 +49,15 @@ func sgemm6x32tapsz(runs *int, n int, b *float32, c *float32, ldc int, overwrite
 //go:noescape
 func depthwisePixel512(acc *float32, in *float32, w *float32, offs *int, woffs *int, ntaps int, n int)
 
-// s8gemm12x32z computes C[12x32] += A·B (C = A·B if overwrite) over k steps from 2 packed 6-row A sliver(s), k apart, and two packed 16-column B slivers, k apart (AVX-512).
+// q8gemm12x32z computes C[12x32] += bias + A·B (C = bias + A·B if overwrite) over k steps of four u8 (A) by s8 (B) products from 2 packed 6-row A sliver(s), k apart, two packed 16-column B slivers, k apart, and 32 s32 column biases (AVX512_VNNI).
 //
 //go:noescape
-func s8gemm12x32z(k int, a *int16, b *int16, c *int32, ldc int, overwrite bool)
+func q8gemm12x32z(k int, a *uint8, b *int8, c *int32, ldc int, overwrite bool, bias *int32)
 
-// s8gemm6x32z computes C[6x32] += A·B (C = A·B if overwrite) over k steps from 1 packed 6-row A sliver(s), k apart, and two packed 16-column B slivers, k apart (AVX-512).
+// q8gemm6x32z computes C[6x32] += bias + A·B (C = bias + A·B if overwrite) over k steps of four u8 (A) by s8 (B) products from 1 packed 6-row A sliver(s), k apart, two packed 16-column B slivers, k apart, and 32 s32 column biases (AVX512_VNNI).
 //
 //go:noescape
-func s8gemm6x32z(k int, a *int16, b *int16, c *int32, ldc int, overwrite bool)
+func q8gemm6x32z(k int, a *uint8, b *int8, c *int32, ldc int, overwrite bool, bias *int32)
 
 // sgemm12x32zd computes C[12x32] += A·B (C = A·B if overwrite) over k steps from 12 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
 //
@@ -111,8 +111,8 @@ func sgemm12x32tapsz(runs *int, n int, a *float32, lda int, b *float32, c *float
 //go:noescape
 func sgemm12x16zs(k int, a *float32, lda int, b *float32, c *float32, ldc int, mask uint16, overwrite bool)
 
-// vnniPeak runs n rounds of 12 independent VPDPWSSD on ZMM registers (768 integer ops per round).
-func vnniPeak(n int)
+// vnni8Peak runs n rounds of 12 independent VPDPBUSD on ZMM registers (1536 integer ops per round).
+func vnni8Peak(n int)
 
 // s8gemm6x16 computes C[6x16] += A·B (C = A·B if overwrite), s32 wrapping, over k steps of s16 pairs (A packed 6 pairs per step, B packed 16 pairs per step).
 //
@@ -137,6 +137,16 @@ func packPairs16S8(pairs int, src *int8, ldb int, dst *int16)
 //
 //go:noescape
 func packRows6S8(chunks int, src *int8, lda int, dst *int16)
+
+// packQuads16 packs quads·4 rows of 16 s8 from src, ldb apart, as quads steps of 16 columns' four bytes at dst, and adds each column's values to sums[0:16] (AVX512_VNNI).
+//
+//go:noescape
+func packQuads16(quads int, src *int8, ldb int, dst *byte, sums *int32)
+
+// packQuads6 packs 16·chunks bytes of 6 rows, lda apart, each xor flip's bytes, as 4·chunks steps of six rows' four bytes at dst.
+//
+//go:noescape
+func packQuads6(chunks int, src *byte, lda int, dst *byte, flip uint32)
 
 // packRows6F32 packs 8·chunks values of 6 rows of f32, lda bytes apart, as 8·chunks steps of 6 values at dst.
 //

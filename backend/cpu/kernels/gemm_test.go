@@ -36,6 +36,11 @@ func refGemm[T float32 | float64](m, n, k int, a, b Strided[T]) []float64 {
 // the assembly exists).
 func withKernels(t *testing.T, f func(t *testing.T)) {
 	t.Run("default", f)
+	if useVNNIVar != nil && *useVNNIVar {
+		*useVNNIVar = false
+		t.Run("avx512", f)
+		*useVNNIVar = true
+	}
 	if useAVX512Var != nil && *useAVX512Var {
 		*useAVX512Var = false
 		t.Run("avx2", f)

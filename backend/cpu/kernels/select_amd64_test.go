@@ -5,3 +5,5 @@ package kernels
 var useAsmVar = &useAsm
 
 var useAVX512Var = &useAVX512
+
+var useVNNIVar = &useVNNI

@@ -5,3 +5,5 @@ package kernels
 var useAsmVar *bool
 
 var useAVX512Var *bool
+
+var useVNNIVar *bool

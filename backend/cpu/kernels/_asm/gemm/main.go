@@ -22,21 +22,23 @@ func main() {
 	pairKernel("dgemm6x16z", 1, 8)
 	tapsKernel("sgemm6x32tapsz", true)
 	depthwisePixelOf("depthwisePixel512", true)
-	pairKernelOf("s8gemm12x32z", 2, 4, "int16")
-	pairKernelOf("s8gemm6x32z", 1, 4, "int16")
+	pairKernelOf("q8gemm12x32z", 2, 4, "quad")
+	pairKernelOf("q8gemm6x32z", 1, 4, "quad")
 	for _, rows := range []int{12, 8, 6, 4} {
 		directKernel(fmt.Sprintf("sgemm%dx32zd", rows), rows, false)
 		directKernel(fmt.Sprintf("sgemm%dx32zdp", rows), rows, true)
 	}
 	directTapsKernel("sgemm12x32tapsz")
 	skinnyKernel("sgemm12x16zs")
-	vnniPeak()
+	vnni8Peak()
 	s8gemmKernel()
 	fmaPeak()
 	fmaPeak512()
 	maddPeak()
 	packPairs16S8()
 	packRows6S8()
+	packQuads16()
+	packQuads6()
 	packRows6F32()
 	packRows16()
 	packRowsMasked16()
@@ -220,6 +222,121 @@ func packPairs16S8() {
 	JNZ(LabelRef("pairs_loop"))
 	Label("pairs_done")
 	VZEROUPPER()
+	RET()
+}
+
+// packQuads16 packs one 16-column B sliver of a row-major s8 B for the
+// VNNI kernel: per four rows, their 16 bytes are interleaved byte by
+// byte, then word by word (VPUNPCKL/H BW, WD), giving each column's four
+// bytes together, 64 bytes a quad; VPDPBUSD of a vector of u8 ones with
+// each 16-byte quarter adds the column's four values to its running sum,
+// which the s8-A path's bias needs (gemm_quad.go).
+func packQuads16() {
+	TEXT("packQuads16", NOSPLIT, "func(quads int, src *int8, ldb int, dst *byte, sums *int32)")
+	Pragma("noescape")
+	Doc("packQuads16 packs quads·4 rows of 16 s8 from src, ldb apart, as quads steps of 16 columns' four bytes at dst, and adds each column's values to sums[0:16] (AVX512_VNNI).")
+	n := Load(Param("quads"), GP64())
+	src := Load(Param("src"), GP64())
+	ldb := Load(Param("ldb"), GP64())
+	dst := Load(Param("dst"), GP64())
+	sums := Load(Param("sums"), GP64())
+	ld3 := GP64()
+	LEAQ(Mem{Base: ldb, Index: ldb, Scale: 2}, ld3)
+	ones := XMM()
+	one := GP32()
+	MOVL(U32(0x01010101), one)
+	VPBROADCASTD(one, ones)
+	acc := make([]reg.VecVirtual, 4)
+	for i := range acc {
+		acc[i] = XMM()
+		VMOVDQU(Mem{Base: sums, Disp: 16 * i}, acc[i])
+	}
+	TESTQ(n, n)
+	JZ(LabelRef("quads16_done"))
+	Label("quads16_loop")
+	r := make([]reg.VecVirtual, 4)
+	for i := range r {
+		r[i] = XMM()
+	}
+	VMOVDQU(Mem{Base: src}, r[0])
+	VMOVDQU(Mem{Base: src, Index: ldb, Scale: 1}, r[1])
+	VMOVDQU(Mem{Base: src, Index: ldb, Scale: 2}, r[2])
+	VMOVDQU(Mem{Base: src, Index: ld3, Scale: 1}, r[3])
+	t := []reg.VecVirtual{XMM(), XMM(), XMM(), XMM()}
+	VPUNPCKLBW(r[1], r[0], t[0]) // columns 0-7, rows 0 and 1
+	VPUNPCKHBW(r[1], r[0], t[1]) // columns 8-15
+	VPUNPCKLBW(r[3], r[2], t[2])
+	VPUNPCKHBW(r[3], r[2], t[3])
+	for i, u := range []struct {
+		lo   bool
+		x, y reg.VecVirtual
+	}{{true, t[0], t[2]}, {false, t[0], t[2]}, {true, t[1], t[3]}, {false, t[1], t[3]}} {
+		q := XMM()
+		if u.lo {
+			VPUNPCKLWD(u.y, u.x, q)
+		} else {
+			VPUNPCKHWD(u.y, u.x, q)
+		}
+		VMOVDQU(q, Mem{Base: dst, Disp: 16 * i})
+		vpdpbusd(q, ones, acc[i])
+	}
+	LEAQ(Mem{Base: src, Index: ldb, Scale: 4}, src)
+	ADDQ(Imm(64), dst)
+	DECQ(n)
+	JNZ(LabelRef("quads16_loop"))
+	Label("quads16_done")
+	for i := range acc {
+		VMOVDQU(acc[i], Mem{Base: sums, Disp: 16 * i})
+	}
+	RET()
+}
+
+// packQuads6 packs six rows of a row-major 8-bit A for the VNNI kernel,
+// 16 values (four quads) of each a round: each row's quads are dwords, so
+// the 6×4 dword block is turned around with dword and qword unpacks (as
+// packRows6S8 does with pairs) and each quad step's six dwords (24 bytes:
+// rows 0-3 as 16, rows 4-5 as 8) are stored together; every byte is xored
+// with the flip bytes first (0x80 each turns s8 into u8 plus 128).
+func packQuads6() {
+	TEXT("packQuads6", NOSPLIT, "func(chunks int, src *byte, lda int, dst *byte, flip uint32)")
+	Pragma("noescape")
+	Doc("packQuads6 packs 16·chunks bytes of 6 rows, lda apart, each xor flip's bytes, as 4·chunks steps of six rows' four bytes at dst.")
+	f := XMM()
+	fl := Load(Param("flip"), GP32())
+	VPBROADCASTD(fl, f)
+	n, p, p3, dst, rows := sixRows("quads6", func(m Op, r reg.VecVirtual) { VMOVDQU(m, r.AsX()) })
+	x := make([]reg.Register, 6)
+	for i, r := range rows {
+		x[i] = r.AsX()
+		VPXOR(f, x[i], x[i])
+	}
+	lo, hi := make([]reg.VecVirtual, 3), make([]reg.VecVirtual, 3)
+	for h := range 3 {
+		lo[h], hi[h] = XMM(), XMM()
+		VPUNPCKLDQ(x[2*h+1], x[2*h], lo[h]) // quads 0, 1 of rows 2h, 2h+1
+		VPUNPCKHDQ(x[2*h+1], x[2*h], hi[h]) // quads 2, 3
+	}
+	for q, src := range []reg.VecVirtual{lo[0], lo[0], hi[0], hi[0]} {
+		other, tail := lo[1], lo[2]
+		if q >= 2 {
+			other, tail = hi[1], hi[2]
+		}
+		v := XMM()
+		if q%2 == 0 {
+			VPUNPCKLQDQ(other, src, v)
+			VMOVQ(tail, Mem{Base: dst, Disp: 24*q + 16})
+		} else {
+			VPUNPCKHQDQ(other, src, v)
+			VPEXTRQ(Imm(1), tail, Mem{Base: dst, Disp: 24*q + 16})
+		}
+		VMOVDQU(v, Mem{Base: dst, Disp: 24 * q})
+	}
+	ADDQ(Imm(16), p)
+	ADDQ(Imm(16), p3)
+	ADDQ(Imm(96), dst)
+	DECQ(n)
+	JNZ(LabelRef("quads6_loop"))
+	Label("quads6_done")
 	RET()
 }
 
@@ -707,6 +824,9 @@ func pairKernelBody(name string, ablocks, rows, size int, typ string, direct, pa
 	if typ == "int16" {
 		sig = "func(k int, a, b *int16, c *int32, ldc int, overwrite bool)"
 	}
+	if typ == "quad" {
+		sig = "func(k int, a *uint8, b *int8, c *int32, ldc int, overwrite bool, bias *int32)"
+	}
 	if direct {
 		sig = "func(k int, a *float32, lda int, b, c *float32, ldc int, overwrite bool)"
 	}
@@ -722,6 +842,9 @@ func pairKernelBody(name string, ablocks, rows, size int, typ string, direct, pa
 	} else if direct {
 		Doc(fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps from %d rows of A, lda apart, and two packed %d-column B slivers, k apart (AVX-512).",
 			name, rows, 2*lanes, rows, lanes))
+	} else if typ == "quad" {
+		Doc(fmt.Sprintf("%s computes C[%dx32] += bias + A·B (C = bias + A·B if overwrite) over k steps of four u8 (A) by s8 (B) products from %d packed 6-row A sliver(s), k apart, two packed 16-column B slivers, k apart, and 32 s32 column biases (AVX512_VNNI).",
+			name, rows, ablocks))
 	} else {
 		Doc(fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps from %d packed 6-row A sliver(s), k apart, and two packed %d-column B slivers, k apart (AVX-512).",
 			name, rows, 2*lanes, ablocks, lanes))
@@ -757,7 +880,12 @@ func pairKernelBody(name string, ablocks, rows, size int, typ string, direct, pa
 		rowBases(as, ld)
 	}
 	spread := spreadPrefetchC(name, rows, size, k)
-	acc := zeroZMM(2 * rows)
+	var acc []reg.VecVirtual
+	if typ == "quad" {
+		acc = biasZMM(rows)
+	} else {
+		acc = zeroZMM(2 * rows)
+	}
 	bcast := func(m Op, x reg.VecVirtual) { VBROADCASTSS(m, x) }
 	fma := func(b, x, acc Op) { VFMADD231PS(b, x, acc) }
 	add := func(m, x, dst Op) { VADDPS(m, x, dst) }
@@ -773,6 +901,14 @@ func pairKernelBody(name string, ablocks, rows, size int, typ string, direct, pa
 		// + VPADDD give, in one instruction.
 		bcast = func(m Op, x reg.VecVirtual) { VPBROADCASTD(m, x) }
 		fma = func(b, x, acc Op) { vpdpwssd(b, x, acc) }
+		add = func(m, x, dst Op) { VPADDD(m, x, dst) }
+	case typ == "quad":
+		// A holds four u8 and B four s8 (consecutive k) in each 32-bit
+		// lane: VPDPBUSD adds the lane's four exact products (each
+		// ≤ 255·128, their sum well inside s32) to the s32 accumulator,
+		// wrapping: 64 multiply-adds an instruction, twice VPDPWSSD's.
+		bcast = func(m Op, x reg.VecVirtual) { VPBROADCASTD(m, x) }
+		fma = func(b, x, acc Op) { vpdpbusd(b, x, acc) }
 		add = func(m, x, dst Op) { VPADDD(m, x, dst) }
 	}
 	var src, ldb, ahead reg.Register
@@ -1097,12 +1233,32 @@ func vpdpwssd(b, x, acc Op) {
 		Inputs: []Op{b, x, acc}, Outputs: []Op{acc}, ISA: []string{"AVX512_VNNI"}})
 }
 
-// vnniPeak issues n rounds of 12 independent VPDPWSSD on ZMM registers
-// (12·16 lanes · 2 multiply-adds = 768 integer ops per round).
-func vnniPeak() {
-	probe("vnniPeak", "vnniPeak runs n rounds of 12 independent VPDPWSSD on ZMM registers (768 integer ops per round).",
+// vpdpbusd emits VPDPBUSD b, x, acc (AVX512_VNNI), which avo v0.5 does not
+// know: acc's 32-bit lanes += the sum of the four products of x's u8 and
+// b's s8 bytes in the lane.
+func vpdpbusd(b, x, acc Op) {
+	Instruction(&ir.Instruction{Opcode: "VPDPBUSD", Operands: []Op{b, x, acc},
+		Inputs: []Op{b, x, acc}, Outputs: []Op{acc}, ISA: []string{"AVX512_VNNI"}})
+}
+
+// biasZMM returns rows×2 new ZMM accumulators, row by row each pair
+// loaded with the 32 column biases at parameter bias.
+func biasZMM(rows int) []reg.VecVirtual {
+	bias := Load(Param("bias"), GP64())
+	acc := make([]reg.VecVirtual, 2*rows)
+	for i := range acc {
+		acc[i] = ZMM()
+		VMOVDQU32(Mem{Base: bias, Disp: 64 * (i % 2)}, acc[i])
+	}
+	return acc
+}
+
+// vnni8Peak issues n rounds of 12 independent VPDPBUSD on ZMM registers
+// (12·16 lanes · 4 multiply-adds = 1536 integer ops per round).
+func vnni8Peak() {
+	probe("vnni8Peak", "vnni8Peak runs n rounds of 12 independent VPDPBUSD on ZMM registers (1536 integer ops per round).",
 		12, ZMM, func(x reg.VecVirtual) { VPXORD(x, x, x) },
-		func(x, y, acc reg.VecVirtual) { vpdpwssd(x, y, acc) })
+		func(x, y, acc reg.VecVirtual) { vpdpbusd(x, y, acc) })
 }
 
 // storeTile512 is storeTile for rows of two 64-byte vectors.
