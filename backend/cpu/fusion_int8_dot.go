@@ -31,10 +31,18 @@ const kCustom = "kCustom"
 
 // fuseInt8Dots rewrites c, returning the number of fusions made.
 func fuseInt8Dots(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, error) {
+	return fuseInt8Products(m, c, names, int8DotOperands)
+}
+
+// fuseInt8Products makes a kCustom fusion of every product of c whose
+// two operands match reports as 8-bit values widened (the integer dot
+// and convolution fusions), returning how many it made.
+func fuseInt8Products(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet,
+	match func(*hlo.Instruction) (a, b int8Operand, ok bool)) (int, error) {
 	var dots []*hlo.Instruction
 	split := false
 	for _, d := range slices.Clone(c.Instructions) {
-		a, b, ok := int8DotOperands(d)
+		a, b, ok := match(d)
 		if !ok {
 			continue
 		}
@@ -57,7 +65,7 @@ func fuseInt8Dots(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, e
 	}
 	users := c.Users()
 	for _, d := range dots {
-		a, b, _ := int8DotOperands(d)
+		a, b, _ := match(d)
 		members := []*hlo.Instruction{d}
 		for _, x := range append(a.members(), b.members()...) {
 			if !slices.Contains(members, x) {

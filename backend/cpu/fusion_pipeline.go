@@ -42,6 +42,10 @@ func FusionPipeline(opts Options) *pass.Pipeline {
 			n, err := fuseInt8Dots(m, c, s.namesFor(m))
 			return n > 0, err
 		}),
+		s.pass("int8-conv-fusion", func(m *hlo.Module, c *hlo.Computation) (bool, error) {
+			n, err := fuseInt8Convs(m, c, s.namesFor(m))
+			return n > 0, err
+		}),
 		s.pass("loop-fusion", func(m *hlo.Module, c *hlo.Computation) (bool, error) {
 			return fuseLoops(m, c, s.namesFor(m))
 		}),
@@ -74,6 +78,7 @@ func FusionPipeline(opts Options) *pass.Pipeline {
 
 var fusionOrders = []pass.Order{
 	{Before: "int8-dot-fusion", After: "loop-fusion", Reason: "an integer dot claims its operands' converts before loop fusion may take them (today it takes no s32 convert; the order keeps it so)"},
+	{Before: "int8-conv-fusion", After: "loop-fusion", Reason: "an integer convolution claims its operands' converts and zero-point subtractions before loop fusion may take them"},
 	{Before: "reduce-iota-fusion", After: "loop-fusion", Reason: "an argmax's reduce and iota pair up as plain instructions, before loop fusion may claim either (tile programs compute no iota today, so the two commute; the order keeps it so)"},
 	{Before: "loop-fusion", After: "fusion-dce", Reason: "fusion copies index ops and cheap producers into their readers and may leave the originals without users"},
 	{Before: "loop-fusion", After: "output-fusion", Reason: "a product folds into a kLoop fusion: its epilogue must be one first"},
