@@ -19,68 +19,12 @@ import (
 // input dilation, a zero point varying over the image) keeps the generic
 // loop.
 
-// fuseInt8Convs rewrites c, returning the number of fusions made.
+// fuseInt8Convs rewrites c, returning the number of fusions made. (An
+// s32 constant kernel, zero points folded in by the standard passes,
+// splits back into 8-bit values less one zero point per output channel,
+// as a dot's constant operand does: fusion_int8_const.go.)
 func fuseInt8Convs(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int, error) {
-	split := false
-	for _, cv := range c.Instructions {
-		if cv.Opcode == hlo.OpConvolution && cv.Shape.DType == hlo.S32 {
-			split = splitKernelConstant(c, cv, names) || split
-		}
-	}
-	if split {
-		if err := c.SortTopologically(); err != nil { // the split kernels were appended
-			return 0, err
-		}
-	}
 	return fuseInt8Products(m, c, names, int8ConvOperands)
-}
-
-// splitKernelConstant rewrites cv's kernel when it is an s32 constant
-// whose values do not fit 8 bits but each output channel's do within an
-// offset (the standard passes fold a constant kernel's zero points in:
-// w − zw of a u8 kernel spans −255…255, each channel at most 256 values):
-// it becomes convert(w8) − broadcast(zw) with w8 the s8 values less each
-// channel's offset, zw minus the offsets, which the fusion then takes.
-func splitKernelConstant(c *hlo.Computation, cv *hlo.Instruction, names *hlo.NameSet) bool {
-	w := cv.Operands[1]
-	if w.Opcode != hlo.OpConstant || w.Literal == nil || w.Literal.IsElided() || w.Shape.DType != hlo.S32 ||
-		!plainArray(w.Shape) || w.Shape.Rank() < 3 || narrowType(w) != hlo.Invalid || len(w.ControlPredecessors) > 0 {
-		return false
-	}
-	if _, ok := planInt8Conv(cv); !ok {
-		return false
-	}
-	vals := w.Literal.Data().([]int32)
-	outs := int(w.Shape.Dims[0])
-	per := len(vals) / max(outs, 1)
-	offs := make([]int32, outs)
-	for o := range outs {
-		lo, hi := vals[o*per], vals[o*per]
-		for _, v := range vals[o*per : (o+1)*per] {
-			lo, hi = min(lo, v), max(hi, v)
-		}
-		if int64(hi)-int64(lo) > 255 {
-			return false
-		}
-		offs[o] = lo + 128 // w − offs[o] lies in [−128, 127]
-	}
-	w8 := hlo.NewLiteral(w.Shape.WithDType(hlo.S8))
-	z := hlo.NewLiteral(hlo.ArrayShape(hlo.S32, int64(outs)))
-	for o := range outs {
-		for i := o * per; i < (o+1)*per; i++ {
-			w8.SetInt64(i, int64(vals[i]-offs[o]))
-		}
-		z.SetInt64(o, -int64(offs[o])) // w = w8 − (−offs)
-	}
-	add := func(op hlo.Opcode, name string, s hlo.Shape, lit *hlo.Literal, attrs []hlo.Attr, operands ...*hlo.Instruction) *hlo.Instruction {
-		return c.AddInstruction(&hlo.Instruction{Name: names.Unique(w.Name + name), Opcode: op, Shape: s, Literal: lit, Attrs: attrs, Operands: operands})
-	}
-	narrow := add(hlo.OpConstant, ".narrow", w8.Shape(), w8, nil)
-	wide := add(hlo.OpConvert, ".widen", w.Shape.Clone(), nil, nil, narrow)
-	zc := add(hlo.OpConstant, ".zero", z.Shape(), z, nil)
-	zb := add(hlo.OpBroadcast, ".zeros", w.Shape.Clone(), nil, []hlo.Attr{{Name: "dimensions", Value: []int64{0}}}, zc)
-	cv.Operands[1] = add(hlo.OpSubtract, ".split", w.Shape.Clone(), nil, nil, wide, zb)
-	return true
 }
 
 // int8ConvOperands reports whether cv is an integer convolution the
@@ -103,7 +47,11 @@ func int8ConvOperands(cv *hlo.Instruction) (x, w int8Operand, ok bool) {
 	}
 	x, okX := int8OperandOf(cv.Operands[0], notBatch)
 	w, okW := int8OperandOf(cv.Operands[1], notOut)
-	if !okX || !okW || x.wide == w.wide || x.zp != nil && x.zp.Operands[0].Shape.Rank() != 0 {
+	oneZero := x.zp == nil || x.zp.Operands[0].Shape.Rank() == 0
+	if x.split != nil && x.split.z != nil && x.split.z.Shape().Rank() != 0 {
+		oneZero = false // a constant image split per example
+	}
+	if !okX || !okW || x.wide == w.wide || !oneZero {
 		return x, w, false
 	}
 	return x, w, true
