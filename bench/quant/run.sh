@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Times the f32 dense layer against the same layer as ONNX Runtime's dynamic
-# quantization writes it (examples/onnx/qlinear/make_qlinear.py), at the
+# quantization writes it (examples/onnx/qlinear/make_qlinear.py), and a convolution likewise
+# (examples/onnx/qconv/make_qconv.py), at the
 # issue's shape (X 1024x4096, W 4096x1024) and a transformer's FFN shape
 # (128x768 · 768x3072). The models (16 MiB of f32 weights) are written into
 # a temp dir, not kept in git. Each round runs `axle run --backend cpu
@@ -23,10 +24,18 @@ if [ -z "$axle" ]; then
 	axle="$work/axle"
 	go build -o "$axle" "$root/cmd/axle"
 fi
-for shape in "1024 4096 1024" "128 768 3072"; do
+# Dense shapes M K N, then "conv N C O HW": a ResNet layer (3x3, 64 -> 64 channels, 56x56, batch 8)
+# as dynamic quantization writes a Conv (examples/onnx/qconv/make_qconv.py: ConvInteger).
+for shape in "1024 4096 1024" "128 768 3072" "conv 8 64 64 56"; do
 	set -- $shape
-	dir="$work/${1}x${2}x${3}"
-	/usr/bin/python3 "$root/examples/onnx/qlinear/make_qlinear.py" --m "$1" --k "$2" --n "$3" "$dir"
+	if [ "$1" = conv ]; then
+		shift
+		dir="$work/conv${1}x${2}x${4}x${4}to${3}"
+		/usr/bin/python3 "$root/examples/onnx/qconv/make_qconv.py" --n "$1" --c "$2" --o "$3" --hw "$4" "$dir"
+	else
+		dir="$work/${1}x${2}x${3}"
+		/usr/bin/python3 "$root/examples/onnx/qlinear/make_qlinear.py" --m "$1" --k "$2" --n "$3" "$dir"
+	fi
 	f32=() q=()
 	for _ in $(seq "$rounds"); do
 		for kind in f32 quant; do
@@ -35,7 +44,7 @@ for shape in "1024 4096 1024" "128 768 3072"; do
 			if [ "$kind" = f32 ]; then f32+=("$ms"); else q+=("$ms"); fi
 		done
 	done
-	/usr/bin/python3 - "${f32[*]}" "${q[*]}" "$1x$2x$3" <<'PY'
+	/usr/bin/python3 - "${f32[*]}" "${q[*]}" "$(basename "$dir")" <<'PY'
 import statistics, sys
 f = [tuple(map(float, x.split(":"))) for x in sys.argv[1].split()]
 q = [tuple(map(float, x.split(":"))) for x in sys.argv[2].split()]

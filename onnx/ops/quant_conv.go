@@ -104,11 +104,13 @@ func qConv(c *Ctx, x, w *xb.Op, narrow bool) (*xb.Op, error) {
 		OutputBatch: 0, OutputFeature: 1, OutputSpatial: sp,
 	}
 	cfg := xb.ConvConfig{Dims: dn, Strides: strides, Padding: padding, RhsDilation: dil, FeatureGroupCount: group}
-	// With 8-bit operands, zero points subtracted, each product is at
-	// most 255² < 2¹⁶; when a whole output's sum stays below 2²⁴ every
-	// partial sum is an integer f32 holds exactly, in any order, so the
-	// f32 convolution kernels compute the s32 result exactly.
-	if narrow {
+	// A 1-D or 2-D convolution stays in s32: the CPU backend's
+	// int8-conv-fusion runs it on the 8-bit GEMM. In 3-D, with 8-bit
+	// operands, zero points subtracted, each product is at most
+	// 255² < 2¹⁶; when a whole output's sum stays below 2²⁴ every partial
+	// sum is an integer f32 holds exactly, in any order, so the f32
+	// convolution kernels compute the s32 result exactly.
+	if narrow && n > 2 {
 		if terms := numElems(wd[1:]); terms*255*255 < 1<<24 {
 			y := xb.Conv(xb.Convert(x, hlo.F32), xb.Convert(w, hlo.F32), cfg)
 			return xb.Convert(y, hlo.S32), nil
