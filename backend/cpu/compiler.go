@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/opt"
@@ -157,8 +159,21 @@ func (c *compiler) lowerAll(x *Executable, comp *hlo.Computation) (map[*hlo.Inst
 		}
 		steps[in], infos[in] = s, info
 		x.Lowering[s.how]++
+		warmScratch(s.how, in, c.threads)
 	}
 	return steps, infos, nil
+}
+
+// warmScratch fills the kernels' pools with the packing buffers a
+// product or convolution lowered as how will take, so the executable's
+// first run does not page them in (kernels.WarmGemm); the columns of the
+// product are taken as the result's last dimension, which they are for a
+// dot and a channels-last convolution.
+func warmScratch(how string, in *hlo.Instruction, threads int) {
+	if !strings.HasPrefix(how, "gemm") && !strings.HasPrefix(how, "conv") || !in.Shape.IsArray() || in.Shape.Rank() == 0 {
+		return
+	}
+	kernels.WarmGemm(int(in.Shape.Dims[in.Shape.Rank()-1]), threads)
 }
 
 // place schedules comp's steps and assigns their buffers.
