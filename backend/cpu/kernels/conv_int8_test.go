@@ -82,6 +82,7 @@ func TestConvInt8NCHW(t *testing.T) {
 			convInt8Case(2, 6, 6, 6, 8, 8, 5, 5, 1, 2, 1),
 			convInt8Case(1, 13, 40, 1, 1, 30, 1, 7, 1, 3, 1),
 			convInt8Case(1, 64, 24, 1, 10, 10, 3, 3, 1, 1, 1),
+			convInt8Case(3, 32, 32, 1, 20, 20, 3, 3, 1, 1, 1), // examples across threads
 		}
 		for ci, p := range cases {
 			for _, variant := range []int{0, 1, 2, 3} {
