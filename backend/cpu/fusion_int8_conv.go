@@ -62,29 +62,14 @@ func int8ConvOperands(cv *hlo.Instruction) (x, w int8Operand, ok bool) {
 // not channels-first, input dilation, negative padding, a reversed
 // window, batch groups.
 func planInt8Conv(cv *hlo.Instruction) (*kernels.ConvInt8, bool) {
-	dn := cv.ConvDims()
-	l, r, o := cv.Operands[0].Shape, cv.Operands[1].Shape, cv.Shape
-	if dn == nil || !plainArray(l) || !plainArray(r) || !plainArray(o) {
+	if !plainArray(cv.Operands[0].Shape) || !plainArray(cv.Operands[1].Shape) || !plainArray(cv.Shape) {
 		return nil, false
 	}
-	ns := len(dn.InputSpatial)
-	if ns < 1 || ns > 2 || l.Rank() != ns+2 || r.Rank() != ns+2 || o.Rank() != ns+2 || !nchwLayout(dn) {
+	p, ok := nchwGeometry(cv)
+	if !ok || p.LhsH != 1 || p.LhsW != 1 || p.PadH < 0 || p.PadW < 0 {
 		return nil, false
 	}
-	if bg, ok := cv.Int("batch_group_count"); ok && bg != 1 {
-		return nil, false
-	}
-	groups := 1
-	if g, ok := cv.Int("feature_group_count"); ok {
-		groups = int(g)
-	}
-	p := &kernels.ConvNCHW{Batch: int(l.Dims[0]), InChannels: int(l.Dims[1]), OutChannels: int(o.Dims[1]), Groups: groups,
-		InH: 1, InW: 1, OutH: 1, OutW: 1, KH: 1, KW: 1, StrideH: 1, StrideW: 1, DilH: 1, DilW: 1, LhsH: 1, LhsW: 1}
-	if groups < 1 || p.InChannels%groups != 0 || p.OutChannels%groups != 0 || int(r.Dims[1]) != p.InChannels/groups ||
-		!nchwSpatial(p, cv.Window(), ns, l, r, o) || p.LhsH != 1 || p.LhsW != 1 || p.PadH < 0 || p.PadW < 0 {
-		return nil, false
-	}
-	return &kernels.ConvInt8{Batch: p.Batch, InChannels: p.InChannels, OutChannels: p.OutChannels, Groups: groups,
+	return &kernels.ConvInt8{Batch: p.Batch, InChannels: p.InChannels, OutChannels: p.OutChannels, Groups: p.Groups,
 		InH: p.InH, InW: p.InW, OutH: p.OutH, OutW: p.OutW, KH: p.KH, KW: p.KW,
 		StrideH: p.StrideH, StrideW: p.StrideW, PadH: p.PadH, PadW: p.PadW, DilH: p.DilH, DilW: p.DilW}, true
 }

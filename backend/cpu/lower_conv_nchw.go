@@ -72,17 +72,34 @@ const nchwMaxOut = 32
 // with the copy of its kernel into [out, spatial..., in] order (nil for
 // a 1×1 kernel, already in that order).
 func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
+	l, r, o := in.Operands[0].Shape, in.Operands[1].Shape, in.Shape
+	if !onKernels(l.DType, r.DType, o.DType) {
+		return nil, nil, false
+	}
+	p, ok := nchwGeometry(in)
+	if !ok || p.Groups == p.InChannels && p.Groups > 1 || nchwGoesChannelsLast(p) { // depthwise: its own kernel
+		return nil, nil, false
+	}
+	if p.KH*p.KW == 1 {
+		return p, nil, true
+	}
+	return p, nchwKernelRelayout(in.ConvDims(), r), true
+}
+
+// nchwGeometry describes a 1-D or 2-D convolution whose image, kernel
+// and result lie channels-first (any element types), or reports false.
+func nchwGeometry(in *hlo.Instruction) (*kernels.ConvNCHW, bool) {
 	dn := in.ConvDims()
 	l, r, o := in.Operands[0].Shape, in.Operands[1].Shape, in.Shape
-	if dn == nil || !onKernels(l.DType, r.DType, o.DType) {
-		return nil, nil, false
+	if dn == nil {
+		return nil, false
 	}
 	ns := len(dn.InputSpatial)
 	if ns < 1 || ns > 2 || l.Rank() != ns+2 || r.Rank() != ns+2 || o.Rank() != ns+2 || !nchwLayout(dn) {
-		return nil, nil, false
+		return nil, false
 	}
 	if bg, ok := in.Int("batch_group_count"); ok && bg != 1 {
-		return nil, nil, false
+		return nil, false
 	}
 	groups := 1
 	if g, ok := in.Int("feature_group_count"); ok {
@@ -91,16 +108,10 @@ func planConvNCHW(in *hlo.Instruction) (*kernels.ConvNCHW, *relayout, bool) {
 	p := &kernels.ConvNCHW{Batch: int(l.Dims[0]), InChannels: int(l.Dims[1]), OutChannels: int(o.Dims[1]), Groups: groups,
 		InH: 1, InW: 1, OutH: 1, OutW: 1, KH: 1, KW: 1, StrideH: 1, StrideW: 1, DilH: 1, DilW: 1, LhsH: 1, LhsW: 1}
 	if groups < 1 || p.InChannels%groups != 0 || p.OutChannels%groups != 0 || int(r.Dims[1]) != p.InChannels/groups ||
-		groups == p.InChannels && groups > 1 { // depthwise: its own kernel
-		return nil, nil, false
+		!nchwSpatial(p, in.Window(), ns, l, r, o) {
+		return nil, false
 	}
-	if !nchwSpatial(p, in.Window(), ns, l, r, o) || nchwGoesChannelsLast(p) {
-		return nil, nil, false
-	}
-	if p.KH*p.KW == 1 {
-		return p, nil, true
-	}
-	return p, nchwKernelRelayout(dn, r), true
+	return p, true
 }
 
 // nchwLayout reports whether image, kernel and result all lie

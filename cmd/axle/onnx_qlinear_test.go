@@ -13,7 +13,15 @@ import (
 // the same bits on the cpu backend as on the evaluator, and stays within
 // the quantization's error of the f32 layer.
 func TestQuantizedLayerExample(t *testing.T) {
-	const ex = "../../examples/onnx/qlinear"
+	checkQuantizedExample(t, "../../examples/onnx/qlinear", 0.1) // X's range over 255 steps, W's over 254, 64 terms
+}
+
+// checkQuantizedExample runs an example folder's quant.onnx on the cpu
+// backend and the evaluator and its f32.onnx on the cpu backend, all on
+// its in.npz: the quantized results must be the same bits, and within tol
+// of the f32 ones.
+func checkQuantizedExample(t *testing.T, ex string, tol float64) {
+	t.Helper()
 	in := filepath.Join(ex, "in.npz")
 	run := func(backend, model string) []float32 {
 		out := filepath.Join(t.TempDir(), "out.npz")
@@ -34,7 +42,17 @@ func TestQuantizedLayerExample(t *testing.T) {
 		}
 		worst = max(worst, math.Abs(float64(q[i]-f[i])))
 	}
-	if worst > 0.1 { // X's range over 255 steps, W's over 254, 64 terms
-		t.Errorf("the quantized layer is %v off the f32 one", worst)
+	if worst > tol {
+		t.Errorf("the quantized layer is %v off the f32 one (at most %v)", worst, tol)
 	}
+}
+
+// The README's quantized convolution (examples/onnx/qconv, as ONNX
+// Runtime's dynamic quantization writes a Conv): the cpu backend's result
+// is the evaluator's bit for bit, and within the quantization's error of
+// the f32 layer: X in [-1, 1) over 255 steps, W in [-0.5, 0.5) over 254,
+// 72 products an output, each off by at most |x|·Δw/2 + |w|·Δx/2 + Δx·Δw/4
+// ≤ 0.0040, so 0.29 in all.
+func TestQuantizedConvExample(t *testing.T) {
+	checkQuantizedExample(t, "../../examples/onnx/qconv", 0.29)
 }

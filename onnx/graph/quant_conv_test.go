@@ -3,7 +3,6 @@ package graph_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/axle-ml/axle/hlo"
@@ -83,12 +82,7 @@ func TestQuantizedConv(t *testing.T) {
 			if !got.Equal(want) {
 				t.Fatalf("the cpu backend and the evaluator differ\n%s", prof)
 			}
-			lowerings := map[string]int{}
-			for _, line := range strings.Split(prof, "\n") {
-				if f := strings.Fields(line); len(f) == 5 && f[0] != "instruction" {
-					lowerings[f[2]]++
-				}
-			}
+			lowerings := profileLowerings(prof)
 			if lowerings["conv-int8"] != 1 || lowerings["conv-loop"]+lowerings["conv"]+lowerings["evaluator"]+lowerings["fusion-body"] > 0 {
 				t.Fatalf("lowered as %v, want the 8-bit convolution's fusion\n%s", lowerings, prof)
 			}

@@ -94,6 +94,17 @@ func runLayer(t *testing.T, m *onnx.Model, backend string, x *hlo.Literal) (*hlo
 	return out[0].Tensor.Lit, s.ProfileTable(100)
 }
 
+// profileLowerings counts the lowerings of a profile table's kernels.
+func profileLowerings(prof string) map[string]int {
+	lowerings := map[string]int{}
+	for _, line := range strings.Split(prof, "\n") {
+		if f := strings.Fields(line); len(f) == 5 && f[0] != "instruction" {
+			lowerings[f[2]]++
+		}
+	}
+	return lowerings
+}
+
 // A quantized layer as ONNX Runtime writes it runs on the compiled device
 // as the 8-bit GEMM's fusion with the zero points folded in, one pass
 // quantizing X and one finishing the product (s32 read, scaled, biased),
@@ -128,12 +139,7 @@ func TestQuantizedLayer(t *testing.T) {
 			if q.x[0] < 64 {
 				return // (small clusters may run on the evaluator: the cost model)
 			}
-			lowerings := map[string]int{}
-			for _, line := range strings.Split(prof, "\n") {
-				if f := strings.Fields(line); len(f) == 5 && f[0] != "instruction" {
-					lowerings[f[2]]++
-				}
-			}
+			lowerings := profileLowerings(prof)
 			fused := "jit-fusion"
 			if !jit.Available {
 				fused = "tile-fusion"

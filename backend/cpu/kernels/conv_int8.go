@@ -113,8 +113,8 @@ func ConvInt8NCHW(p *ConvInt8, in []byte, kernel []int8, out []int32, threads in
 func (p *ConvInt8) planeExact(src []byte, a Strided[int8], c, rows []int32, o0, cin, threads int) {
 	k, pixels, cout := a.Row, p.OutH*p.OutW, len(rows)
 	chunk := min(pixels, max(q8Tile, im2colBytes/max(k, 1)/q8Tile*q8Tile))
-	buf := getBytes(k * chunk)
-	defer putBytes(buf)
+	buf := bytePool.get(k * chunk)
+	defer bytePool.put(buf)
 	var cols []int32
 	if p.WZero != nil {
 		cols = make([]int32, chunk)
@@ -143,14 +143,14 @@ func (p *ConvInt8) planeWide(src []byte, a Strided[int8], c, rows []int32, o0, c
 	k, cout := a.Row, len(rows)
 	wp := p.OutW + (p.KW-1)*p.DilW
 	hp := (p.OutH-1)*p.StrideH + (p.KH-1)*p.DilH + 1
-	padded := getBytes(cin*hp*wp + wp) // a run may read a row's width past the last plane
-	defer putBytes(padded)
+	padded := bytePool.get(cin*hp*wp + wp) // a run may read a row's width past the last plane
+	defer bytePool.put(padded)
 	p.padPlanes(padded[:cin*hp*wp], src, cin, hp, wp)
 	ny := max(1, min(p.OutH, im2colBytes/max(k*wp, 1)))
-	buf := getBytes(k * ny * wp)
-	defer putBytes(buf)
-	tmp := getS32(cout * ny * wp)
-	defer putS32(tmp)
+	buf := bytePool.get(k * ny * wp)
+	defer bytePool.put(buf)
+	tmp := s32Pool.get(cout * ny * wp)
+	defer s32Pool.put(tmp)
 	var cols []int32
 	if p.WZero != nil {
 		cols = make([]int32, ny*wp)

@@ -349,16 +349,26 @@ func bufClass(n int) int { return bits.Len(uint(max(n, 1) - 1)) }
 
 // getBuf returns a buffer of n elements (contents undefined).
 func getBuf[T float32 | float64](n int) []T {
+	b, _ := getBufFresh[T](n)
+	return b
+}
+
+// getBufFresh is getBuf, reporting whether the buffer is newly made.
+func getBufFresh[T float32 | float64](n int) ([]T, bool) {
 	c := bufClass(n)
-	pool := &bufPools.f32[c]
+	if b, ok := bufPool[T](c).Get().(*[]T); ok {
+		return (*b)[:n], false
+	}
+	return make([]T, n, 1<<c), true
+}
+
+// bufPool is the pool of T's size class c.
+func bufPool[T float32 | float64](c int) *sync.Pool {
 	var z T
 	if any(z) == any(float64(0)) {
-		pool = &bufPools.f64[c]
+		return &bufPools.f64[c]
 	}
-	if b, ok := pool.Get().(*[]T); ok {
-		return (*b)[:n]
-	}
-	return make([]T, n, 1<<c)
+	return &bufPools.f32[c]
 }
 
 // putBuf returns a buffer from getBuf to its pool.
@@ -367,12 +377,7 @@ func putBuf[T float32 | float64](b []T) {
 	if cap(b) != 1<<c {
 		return // not one of getBuf's
 	}
-	pool := &bufPools.f32[c]
-	var z T
-	if any(z) == any(float64(0)) {
-		pool = &bufPools.f64[c]
-	}
-	pool.Put(&b)
+	bufPool[T](c).Put(&b)
 }
 
 // WarmGemm puts in the pools the packing buffers an f32 product with n
@@ -392,17 +397,11 @@ func WarmGemm(n, threads int) {
 func warmBufs[T float32 | float64](n, count int) {
 	bufs := make([][]T, count)
 	for i := range bufs {
-		c := bufClass(n)
-		pool := &bufPools.f32[c]
-		var z T
-		if any(z) == any(float64(0)) {
-			pool = &bufPools.f64[c]
-		}
-		if b, ok := pool.Get().(*[]T); ok {
-			bufs[i] = *b
+		var fresh bool
+		if bufs[i], fresh = getBufFresh[T](n); !fresh {
 			continue
 		}
-		bufs[i] = make([]T, n, 1<<c)
+		var z T
 		all := bufs[i][:cap(bufs[i])]
 		for j := 0; j < len(all); j += 4096 / int(unsafe.Sizeof(z)) {
 			all[j] = 0 // the first touch: the page fault now

@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"encoding/binary"
-	"sync"
 	"unsafe"
 )
 
@@ -50,13 +49,13 @@ func gemmQuad[A byte8](m, n, k int, a Strided[A], b Strided[int8], c []int32, ld
 	per := ((m+threads-1)/threads + 2*q8MR - 1) / (2 * q8MR) * (2 * q8MR)
 	nc := min(gemmNC, roundUp(n, q8Tile))
 	kq := (min(q8KC, k) + 3) / 4
-	bp := getBytes(4 * kq * nc)
-	defer putBytes(bp)
+	bp := bytePool.get(4 * kq * nc)
+	defer bytePool.put(bp)
 	bias := make([]int32, nc)
 	aps := make([][]byte, threads)
 	for t := range aps {
-		aps[t] = getBytes(4 * kq * roundUp(gemmMC, 2*q8MR))
-		defer putBytes(aps[t])
+		aps[t] = bytePool.get(4 * kq * roundUp(gemmMC, 2*q8MR))
+		defer bytePool.put(aps[t])
 	}
 	for jc := 0; jc < n; jc += nc {
 		nb := min(nc, n-jc)
@@ -97,29 +96,11 @@ func int8sOf(s []byte) []int8 {
 	return unsafe.Slice((*int8)(unsafe.Pointer(&s[0])), len(s))
 }
 
-var bytePool sync.Pool
-
-// getBytes returns a buffer of at least n bytes (contents undefined).
-func getBytes(n int) []byte {
-	if b, ok := bytePool.Get().(*[]byte); ok && cap(*b) >= n {
-		return (*b)[:n]
-	}
-	return make([]byte, n)
-}
-
-func putBytes(b []byte) { bytePool.Put(&b) }
-
-var s32Pool sync.Pool
-
-// getS32 returns a buffer of at least n elements (contents undefined).
-func getS32(n int) []int32 {
-	if b, ok := s32Pool.Get().(*[]int32); ok && cap(*b) >= n {
-		return (*b)[:n]
-	}
-	return make([]int32, n)
-}
-
-func putS32(b []int32) { s32Pool.Put(&b) }
+// bytePool and s32Pool hold the 8-bit GEMM's and convolution's scratch.
+var (
+	bytePool slicePool[byte]
+	s32Pool  slicePool[int32]
+)
 
 // packAQuad packs A[ic:ic+mb, pc:pc+kb] into 6-row slivers of
 // kq = ⌈kb/4⌉ steps, each step six rows' four bytes (flipped into u8 when

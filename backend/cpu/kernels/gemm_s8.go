@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 )
 
 // s8×s8→s32 GEMM, the f32 driver's blocking (gemmCore) on integer data.
@@ -127,12 +126,12 @@ func gemmS8[A byte8](m, n, k int, a Strided[A], b Strided[int8], c []int32, ldc 
 	}
 	per := ((m+threads-1)/threads + s8MR - 1) / s8MR * s8MR
 	nc := min(gemmNC, (n+s8NR-1)/s8NR*s8NR)
-	bp := getS16(s8KC * nc)
-	defer putS16(bp)
+	bp := s16Pool.get(s8KC * nc)
+	defer s16Pool.put(bp)
 	aps := make([][]int16, threads)
 	for t := range aps {
-		aps[t] = getS16(gemmMC * s8KC)
-		defer putS16(aps[t])
+		aps[t] = s16Pool.get(gemmMC * s8KC)
+		defer s16Pool.put(aps[t])
 	}
 	for jc := 0; jc < n; jc += nc {
 		nb := min(nc, n-jc)
@@ -155,17 +154,8 @@ func gemmS8[A byte8](m, n, k int, a Strided[A], b Strided[int8], c []int32, ldc 
 	}
 }
 
-var s16Pool sync.Pool
-
-// getS16 returns a buffer of at least n elements (contents undefined).
-func getS16(n int) []int16 {
-	if b, ok := s16Pool.Get().(*[]int16); ok && cap(*b) >= n {
-		return (*b)[:n]
-	}
-	return make([]int16, n)
-}
-
-func putS16(b []int16) { s16Pool.Put(&b) }
+// s16Pool holds the s16 path's packing buffers.
+var s16Pool slicePool[int16]
 
 // packAS8 packs A[ic:ic+mb, pc:pc+kb] into MR-row slivers of kp = ⌈kb/2⌉
 // steps, each step MR pairs (a[i,2p], a[i,2p+1]) widened to s16; rows past

@@ -30,6 +30,20 @@ func PutF32(b []float32) {
 	}
 }
 
+// slicePool pools slices of T for reuse as scratch: fresh memory costs a
+// page fault per 4 KiB on first touch, more than most kernels' work on it.
+type slicePool[T any] struct{ p sync.Pool }
+
+// get returns a slice of at least n elements (contents undefined).
+func (s *slicePool[T]) get(n int) []T {
+	if b, ok := s.p.Get().(*[]T); ok && cap(*b) >= n {
+		return (*b)[:n]
+	}
+	return make([]T, n)
+}
+
+func (s *slicePool[T]) put(b []T) { s.p.Put(&b) }
+
 // Words views float32s as their bit patterns (predicate masks, sign bits).
 func Words(f []float32) []uint32 {
 	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(f))), len(f))
