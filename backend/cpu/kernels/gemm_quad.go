@@ -234,16 +234,7 @@ func macroKernelQuad(ap, bp []byte, bias, c []int32, ldc, ic, jc, mb, nb, kq int
 				continue
 			}
 			kernelQuad(blocks, kq, as, bs, scratch[:], q8Tile, true, bj)
-			for r := range rows {
-				row, t := c[off+r*ldc:off+r*ldc+cols], scratch[r*q8Tile:r*q8Tile+cols]
-				if overwrite {
-					copy(row, t)
-					continue
-				}
-				for q := range row {
-					row[q] += t[q]
-				}
-			}
+			storeEdge(c[off:], ldc, scratch[:], q8Tile, rows, cols, overwrite)
 		}
 	}
 }

@@ -258,8 +258,15 @@ func tileS8(ap, bp []int16, c, scratch []int32, ldc, ic, jc, i, j, mb, nb, kp in
 		return
 	}
 	kernelS8(kp, as, bs, scratch, s8NR, true)
+	storeEdge(c[off:], ldc, scratch, s8NR, rows, cols, overwrite)
+}
+
+// storeEdge writes (or adds, unless overwrite) the first rows×cols of an
+// edge tile computed into scratch (rows sld apart) into C (rows ldc
+// apart): the part of a whole tile that lies inside C.
+func storeEdge(c []int32, ldc int, scratch []int32, sld, rows, cols int, overwrite bool) {
 	for r := range rows {
-		row, t := c[off+r*ldc:off+r*ldc+cols], scratch[r*s8NR:r*s8NR+cols]
+		row, t := c[r*ldc:r*ldc+cols], scratch[r*sld:r*sld+cols]
 		if overwrite {
 			copy(row, t)
 			continue
