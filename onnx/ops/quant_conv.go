@@ -94,16 +94,7 @@ func qConv(c *Ctx, x, w *xb.Op, narrow bool) (*xb.Op, error) {
 	default:
 		return nil, c.Unsupported("auto_pad %q", ap)
 	}
-	sp := make([]int64, n)
-	for i := range sp {
-		sp[i] = int64(2 + i)
-	}
-	dn := &xb.ConvDims{
-		InputBatch: 0, InputFeature: 1, InputSpatial: sp,
-		KernelOutput: 0, KernelInput: 1, KernelSpatial: sp,
-		OutputBatch: 0, OutputFeature: 1, OutputSpatial: sp,
-	}
-	cfg := xb.ConvConfig{Dims: dn, Strides: strides, Padding: padding, RhsDilation: dil, FeatureGroupCount: group}
+	cfg := xb.ConvConfig{Dims: channelsFirst(n), Strides: strides, Padding: padding, RhsDilation: dil, FeatureGroupCount: group}
 	// A 1-D or 2-D convolution stays in s32: the CPU backend's
 	// int8-conv-fusion runs it on the 8-bit GEMM. In 3-D, with 8-bit
 	// operands, zero points subtracted, each product is at most
@@ -117,6 +108,20 @@ func qConv(c *Ctx, x, w *xb.Op, narrow bool) (*xb.Op, error) {
 		}
 	}
 	return xb.Conv(x, w, cfg), nil
+}
+
+// channelsFirst is ONNX's NCHW/OIHW convolution layout with n spatial
+// dimensions.
+func channelsFirst(n int) *xb.ConvDims {
+	sp := make([]int64, n)
+	for i := range sp {
+		sp[i] = int64(2 + i)
+	}
+	return &xb.ConvDims{
+		InputBatch: 0, InputFeature: 1, InputSpatial: sp,
+		KernelOutput: 0, KernelInput: 1, KernelSpatial: sp,
+		OutputBatch: 0, OutputFeature: 1, OutputSpatial: sp,
+	}
 }
 
 func is8(t hlo.DType) bool { return t == hlo.U8 || t == hlo.S8 }
