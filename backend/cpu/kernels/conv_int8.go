@@ -76,7 +76,7 @@ func ConvInt8NCHW(p *ConvInt8, in []byte, kernel []int8, out []int32, threads in
 	if pixels == 0 || cout == 0 || p.Batch == 0 {
 		return nil
 	}
-	rows := convInt8RowTerms(p, kernel, k)
+	rows := convInt8RowTerms(p, kernel, k, p.XUnsigned)
 	item := func(it, threads int) {
 		b, g := it/p.Groups, it%p.Groups
 		src := in[(b*p.InChannels+g*cin)*plane : (b*p.InChannels+(g+1)*cin)*plane]
@@ -233,16 +233,16 @@ func parallelRows(k, nb, threads int, f func(r int)) {
 	})
 }
 
-// convInt8RowTerms is, per output channel o, what the zero points and the
-// u8 shift add to every pixel of o:
+// convInt8RowTerms is, per output channel o, what the zero points and a
+// u8 image's shift (when shifted) add to every pixel of o:
 //
-//	(128·[u8 image] − XZero)·Σₖ w[o,k] + K·XZero·WZero[o]
+//	(128·[shifted] − XZero)·Σₖ w[o,k] + K·XZero·WZero[o]
 //
-// (the product the GEMM forms is Σₖ w·(x − 128·[u8]); expanding
+// (the product the GEMM forms is Σₖ w·(x − 128·[shifted]); expanding
 // Σₖ (x − zx)(w − zw) leaves these terms and −zw·Σₖ x per pixel).
-func convInt8RowTerms(p *ConvInt8, kernel []int8, k int) []int32 {
+func convInt8RowTerms(p *ConvInt8, kernel []int8, k int, shifted bool) []int32 { // shifted: the image went in as s8, x − 128
 	shift := int32(0)
-	if p.XUnsigned {
+	if shifted {
 		shift = 128
 	}
 	rows := make([]int32, p.OutChannels)
@@ -344,9 +344,15 @@ func (p *ConvInt8) im2colRow(d, plane []byte, i, j, j0 int) {
 	}
 }
 
+// fillBytes sets every byte of d to v, by doubling copies (memmove's
+// speed, not a byte loop's).
 func fillBytes(d []byte, v byte) {
-	for i := range d {
-		d[i] = v
+	if len(d) == 0 {
+		return
+	}
+	d[0] = v
+	for n := 1; n < len(d); n *= 2 {
+		copy(d[n:], d[:n])
 	}
 }
 

@@ -83,6 +83,13 @@ func TestConvInt8NCHW(t *testing.T) {
 			convInt8Case(1, 13, 40, 1, 1, 30, 1, 7, 1, 3, 1),
 			convInt8Case(1, 64, 24, 1, 10, 10, 3, 3, 1, 1, 1),
 			convInt8Case(3, 32, 32, 1, 20, 20, 3, 3, 1, 1, 1), // examples across threads
+			convInt8Case(1, 32, 40, 2, 9, 11, 3, 3, 1, 1, 2),  // by pixel rows: groups, dilation
+			convInt8Case(1, 128, 16, 1, 6, 7, 3, 3, 1, 1, 1),  // K past one block (1152 > 1024)
+			func() *ConvInt8 { // a vertical stride alone
+				p := convInt8Case(2, 16, 8, 1, 11, 9, 3, 3, 1, 1, 1)
+				p.StrideH, p.OutH = 2, 6
+				return p
+			}(),
 		}
 		for ci, p := range cases {
 			for _, variant := range []int{0, 1, 2, 3} {
