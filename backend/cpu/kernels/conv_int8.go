@@ -240,7 +240,7 @@ func parallelRows(k, nb, threads int, f func(r int)) {
 //
 // (the product the GEMM forms is Σₖ w·(x − 128·[shifted]); expanding
 // Σₖ (x − zx)(w − zw) leaves these terms and −zw·Σₖ x per pixel).
-func convInt8RowTerms(p *ConvInt8, kernel []int8, k int, shifted bool) []int32 { // shifted: the image went in as s8, x − 128
+func convInt8RowTerms(p *ConvInt8, kernel []int8, k int, shifted bool) []int32 {
 	shift := int32(0)
 	if shifted {
 		shift = 128
