@@ -63,7 +63,11 @@ func (k *int8Conv) run(out *hlo.Literal, ops []*hlo.Literal) error {
 	p := k.p
 	if k.zx >= 0 {
 		p.XZero = ops[k.zx].Data().([]int32)[0]
-		if lo, hi := int32(-128), int32(127); k.p.XUnsigned && (p.XZero < 0 || p.XZero > 255) || !k.p.XUnsigned && (p.XZero < lo || p.XZero > hi) {
+		lo, hi := int32(-128), int32(127)
+		if p.XUnsigned {
+			lo, hi = 0, 255
+		}
+		if p.XZero < lo || p.XZero > hi {
 			return k.onEvaluator(out, ops)
 		}
 	}
