@@ -16,14 +16,13 @@ import (
 
 // int8Conv is a kCustom integer convolution fusion as its kernel runs it.
 type int8Conv struct {
-	p        kernels.ConvInt8 // geometry and image type; zero points per call
-	fc       *hlo.Computation
-	px, pw   int // the fusion parameters of the 8-bit image and kernel
-	zx, zw   int // those of the zero points (-1: none)
-	shiftW   bool
-	constW   []int8 // the s8 kernel, when the kernel is a constant
-	threads  int
-	outChans int
+	p       kernels.ConvInt8 // geometry and image type; zero points per call
+	fc      *hlo.Computation
+	px, pw  int // the fusion parameters of the 8-bit image and kernel
+	zx, zw  int // those of the zero points (-1: none)
+	shiftW  bool
+	constW  []int8 // the s8 kernel, when the kernel is a constant
+	threads int
 }
 
 // lowerInt8ConvFusion compiles a kCustom fusion of fuseInt8Convs.
@@ -38,7 +37,7 @@ func lowerInt8ConvFusion(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 	}
 	p, _ := planInt8Conv(fc.Root)
 	k := &int8Conv{p: *p, fc: fc, px: int(x.x.ParamNumber), pw: int(w.x.ParamNumber), zx: -1, zw: -1,
-		shiftW: w.x.Shape.DType == hlo.U8, threads: threads, outChans: p.OutChannels}
+		shiftW: w.x.Shape.DType == hlo.U8, threads: threads}
 	k.p.XUnsigned = x.x.Shape.DType == hlo.U8
 	for _, z := range []struct {
 		o   int8Operand
@@ -97,7 +96,7 @@ func (k *int8Conv) kernelZeros(ops []*hlo.Literal) []int32 {
 	if k.zw < 0 && !k.shiftW {
 		return nil
 	}
-	z := make([]int32, k.outChans)
+	z := make([]int32, k.p.OutChannels)
 	if k.zw >= 0 {
 		v := ops[k.zw].Data().([]int32)
 		for o := range z {
