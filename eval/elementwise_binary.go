@@ -7,6 +7,7 @@ import (
 
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/internal/ddmath"
+	"github.com/axle-ml/axle/internal/xlamath"
 )
 
 func evalBinary(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
@@ -343,14 +344,5 @@ func evalComplex(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Li
 	return out, nil
 }
 
-// ComplexPow is x^y as the evaluator computes it (compiled backends call
-// it for the same bits): cmplx.Pow, except for a zero base with an
-// exponent whose real part is NaN and imaginary part infinite, where
-// cmplx.Pow panics ("not reached") and the answer is the NaN its other
-// NaN exponents give.
-func ComplexPow(x, y complex128) complex128 {
-	if x == 0 && real(y) != real(y) {
-		return cmplx.NaN()
-	}
-	return cmplx.Pow(x, y)
-}
+// ComplexPow is x^y as the evaluator computes it (xlamath.ComplexPow).
+func ComplexPow(x, y complex128) complex128 { return xlamath.ComplexPow(x, y) }

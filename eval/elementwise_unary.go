@@ -1,13 +1,12 @@
 package eval
 
 import (
-	"maps"
 	"math"
 	"math/bits"
 	"math/cmplx"
-	"slices"
 
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/internal/xlamath"
 )
 
 // signedInt, unsignedInt and integer are the Go storage types of XLA's
@@ -217,52 +216,14 @@ func unaryPred(op hlo.Opcode, dst, src []bool) error {
 }
 
 // ComplexUnary returns the evaluator's formula for the unary op on
-// complex values (compiled backends call it for the same bits).
-func ComplexUnary(op hlo.Opcode) (func(complex128) complex128, bool) {
-	f, ok := complexFuncs[op]
-	return f, ok
-}
+// complex values (package xlamath's, which compiled backends call too).
+func ComplexUnary(op hlo.Opcode) (func(complex128) complex128, bool) { return xlamath.ComplexUnary(op) }
 
 // ComplexUnaryOps lists the ops ComplexUnary knows, in opcode order.
-func ComplexUnaryOps() []hlo.Opcode {
-	return slices.Sorted(maps.Keys(complexFuncs))
-}
-
-var complexFuncs = map[hlo.Opcode]func(complex128) complex128{
-	hlo.OpNegate: func(x complex128) complex128 { return -x },
-	hlo.OpExp:    cmplx.Exp,
-	hlo.OpExpm1:  func(x complex128) complex128 { return cmplx.Exp(x) - 1 },
-	hlo.OpLog:    cmplx.Log,
-	hlo.OpLog1p:  func(x complex128) complex128 { return cmplx.Log(1 + x) },
-	hlo.OpSqrt:   cmplx.Sqrt,
-	hlo.OpRsqrt:  func(x complex128) complex128 { return 1 / cmplx.Sqrt(x) },
-	hlo.OpSin:    cmplx.Sin,
-	hlo.OpCos:    cmplx.Cos,
-	hlo.OpTan:    cmplx.Tan,
-	hlo.OpTanh:   cmplx.Tanh,
-	hlo.OpSinh:   cmplx.Sinh,
-	hlo.OpCosh:   cmplx.Cosh,
-	hlo.OpAtan:   cmplx.Atan,
-	hlo.OpAtanh:  cmplx.Atanh,
-	hlo.OpAcos:   cmplx.Acos,
-	hlo.OpAcosh:  cmplx.Acosh,
-	hlo.OpAsin:   cmplx.Asin,
-	hlo.OpAsinh:  cmplx.Asinh,
-	hlo.OpLogistic: func(x complex128) complex128 {
-		return 1 / (1 + cmplx.Exp(-x))
-	},
-	// sign(z) = z/|z|, and 0 for 0 (operation_semantics: "sign(x) = x / |x|"
-	// for complex).
-	hlo.OpSign: func(x complex128) complex128 {
-		if x == 0 {
-			return 0
-		}
-		return x / complex(cmplx.Abs(x), 0)
-	},
-}
+func ComplexUnaryOps() []hlo.Opcode { return xlamath.ComplexUnaryOps() }
 
 func unaryComplex[T nativeCplx](op hlo.Opcode, dst, src []T) error {
-	f, ok := complexFuncs[op]
+	f, ok := xlamath.ComplexUnary(op)
 	if !ok {
 		return errOpType(op, hlo.C64)
 	}

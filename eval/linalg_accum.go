@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/internal/xlamath"
 )
 
 // Dot and convolution accumulate in the result's element type, in order,
@@ -31,7 +32,7 @@ import (
 //     tolerance on conv_general_dilated_float32_2_3_9_float32_12_1_3.mlir
 //     (whose element 20 is the rounded sum) where this one stays inside
 //     it on all 11.
-// Complex products are ComplexMul64 and ComplexMul128 in both.
+// Complex products are xlamath.ComplexMul64 and xlamath.ComplexMul128 in both.
 
 // macOps is, for one accumulation type T, the loads of both operands
 // (already in the result's element type), the dot's and the
@@ -76,7 +77,7 @@ type convRun[T any] func(acc T, l, r []T, lo, ls, ro, rs, n int) T
 
 func dotF32(acc float32, l, r []float32, lo, ro int, lc, rc []int) float32 {
 	for k, c := range lc {
-		acc = FMA32(l[lo+c], r[ro+rc[k]], acc)
+		acc = xlamath.FMA32(l[lo+c], r[ro+rc[k]], acc)
 	}
 	return acc
 }
@@ -121,8 +122,8 @@ func complexRuns[T complex64 | complex128](mul func(a, b T) T) (dotRun[T], convR
 }
 
 var (
-	dotC64, convC64   = complexRuns(ComplexMul64)
-	dotC128, convC128 = complexRuns(ComplexMul128)
+	dotC64, convC64   = complexRuns(xlamath.ComplexMul64)
+	dotC128, convC128 = complexRuns(xlamath.ComplexMul128)
 )
 
 // AccumOperand is a dot or convolution operand converted to the result's
@@ -203,3 +204,12 @@ var (
 		store:   storeInt64,
 	}
 )
+
+// complexMul is x*y computed in T's precision (x and y hold T's values).
+func complexMul[T nativeCplx](x, y complex128) complex128 {
+	var z T
+	if _, ok := any(z).(complex64); ok {
+		return complex128(xlamath.ComplexMul64(complex64(x), complex64(y)))
+	}
+	return xlamath.ComplexMul128(x, y)
+}

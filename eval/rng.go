@@ -2,11 +2,12 @@ package eval
 
 import (
 	"fmt"
-	"github.com/axle-ml/axle/cbrng"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
+
+	"github.com/axle-ml/axle/cbrng"
 
 	"github.com/axle-ml/axle/hlo"
 )

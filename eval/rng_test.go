@@ -2,8 +2,9 @@ package eval
 
 import (
 	"fmt"
-	"github.com/axle-ml/axle/cbrng"
 	"testing"
+
+	"github.com/axle-ml/axle/cbrng"
 
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/hlotext"

@@ -1,56 +1,28 @@
 package eval
 
 import (
-	"errors"
 	"fmt"
-	"runtime/debug"
 
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/internal/faults"
+	"github.com/axle-ml/axle/internal/runctl"
 )
 
 // The run loop's controls: interruption (a cancelled context), panic
 // containment and the measured peak of live values.
 
 // ErrInterrupted is what an evaluation stopped by its Interrupt flag
-// returns; the caller who set the flag knows why (its context's error).
-var ErrInterrupted = errors.New("execution interrupted")
+// returns; the compiled engine returns the same (package runctl).
+var ErrInterrupted = runctl.ErrInterrupted
 
-// PanicError is a panic raised while computing an instruction (a bug in
-// a handler or a kernel), caught and turned into an error so that the
-// process survives it. The cpu backend and the runtime API return it too.
-type PanicError struct {
-	// Instruction names the instruction being computed ("computation
-	// %s, instruction %s" from the evaluator, the instruction's name from
-	// a compiled kernel).
-	Instruction string
-	// Value is what was passed to panic.
-	Value any
-	// Stack is the panicking goroutine's stack.
-	Stack []byte
-}
-
-func (e *PanicError) Error() string {
-	return fmt.Sprintf("internal error: panic in instruction %s: %v", e.Instruction, e.Value)
-}
-
-// Unwrap exposes a panic value that is itself an error (a runtime error).
-func (e *PanicError) Unwrap() error {
-	err, _ := e.Value.(error)
-	return err
-}
+// PanicError is a panic raised while computing an instruction, caught and
+// turned into an error so that the process survives it. The cpu backend
+// and the runtime API return it too.
+type PanicError = runctl.PanicError
 
 // NewPanicError wraps a recovered value r raised while computing the
-// instruction named name, keeping the current stack. A value that is a
-// *PanicError already (a nested computation's, or one raised on a worker
-// goroutine and carried to its caller) is kept as is: it names the
-// innermost instruction and the stack that panicked.
-func NewPanicError(name string, r any) *PanicError {
-	if p, ok := r.(*PanicError); ok {
-		return p
-	}
-	return &PanicError{Instruction: name, Value: r, Stack: debug.Stack()}
-}
+// instruction named name (runctl.NewPanicError).
+func NewPanicError(name string, r any) *PanicError { return runctl.NewPanicError(name, r) }
 
 func newPanicError(c *hlo.Computation, in *hlo.Instruction, r any) *PanicError {
 	name := "(none)"

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	_ "github.com/axle-ml/axle/backend/cpu/compiler"
+
 	"github.com/axle-ml/axle/backend/cpu"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"

@@ -7,9 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/axle-ml/axle/backend/cpu/tile"
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
-	"github.com/axle-ml/axle/pass"
 )
 
 // Options control compilation.
@@ -42,7 +40,7 @@ type Options struct {
 // when its value has none (other tuples, tokens, dynamic shapes); the
 // kernel returns the value it computed: out itself, or a literal of its
 // own, which the executor copies into out.
-type kernel func(ev *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error)
+type kernel func(ev *runState, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error)
 
 // kernelFunc computes one instruction into out, a literal of the
 // instruction's shape from the execution's arena: its contents are
@@ -116,7 +114,7 @@ func (c *compiler) lowerMulti(in *hlo.Instruction) (kernel, [][]int, bool) {
 	if err != nil {
 		return nil, nil, false
 	}
-	return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return func(_ *runState, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		if out == nil {
 			out = newTuple(in.Shape)
 		}
@@ -194,7 +192,7 @@ func (x *Executable) Memory() MemoryStats {
 
 // fromFunc adapts a kernel that writes into its output buffer.
 func fromFunc(in *hlo.Instruction, f kernelFunc) kernel {
-	return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return func(_ *runState, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		if out == nil {
 			out = hlo.NewLiteral(in.Shape)
 		}
@@ -211,13 +209,4 @@ func checkContext(ctx context.Context, stage string) error {
 		return fmt.Errorf("cpu: compilation stopped before %s: %w", stage, err)
 	}
 	return nil
-}
-
-// contextObserver stops the pass pipeline once ctx is done (nil when
-// ctx can never be: no observer to call).
-func contextObserver(ctx context.Context) []pass.Observer {
-	if ctx == nil || ctx.Done() == nil {
-		return nil
-	}
-	return []pass.Observer{func(pass.Event) error { return ctx.Err() }}
 }

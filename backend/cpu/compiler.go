@@ -2,15 +2,14 @@ package cpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/axle-ml/axle/backend/cpu/frontend"
 	"github.com/axle-ml/axle/backend/cpu/kernels"
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
-	"github.com/axle-ml/axle/opt"
-	"github.com/axle-ml/axle/pass"
 )
 
 // compiler compiles one module, already optimized and fused: its entry
@@ -48,28 +47,35 @@ type calledResult struct {
 // Compile optimizes a copy of m (m itself is left alone), fuses it,
 // lowers every instruction of its entry computation and of the
 // computations it calls to a kernel, schedules them and assigns their
-// buffers.
+// buffers. It needs the compiler (package backend/cpu/compiler, which
+// registers itself when imported: package axle imports it).
 func Compile(m *hlo.Module, opts Options) (*Executable, error) {
-	mod, interp, err := prepare(m, opts)
+	fc := frontend.Registered()
+	if fc == nil {
+		return nil, errNoCompiler
+	}
+	mod, interp, err := prepare(m, opts, fc)
 	if err != nil || interp != nil {
 		return interp, err
 	}
-	if err := optimize(mod, opts); err != nil {
+	if err := optimize(mod, opts, fc); err != nil {
 		return nil, err
 	}
 	if err := checkContext(opts.Context, "fusing"); err != nil {
 		return nil, err
 	}
-	if err := fuse(mod, opts); err != nil {
+	if err := fuse(mod, opts, fc); err != nil {
 		return nil, err
 	}
 	return newCompiler(mod, opts).compile(mod.Entry)
 }
 
+var errNoCompiler = errors.New(`cpu: Compile needs the compiler: import _ "github.com/axle-ml/axle/backend/cpu/compiler"`)
+
 // prepare verifies m and copies it, with what every engine needs done
-// first; or, when the cost model says compiling would not pay, returns
-// the copy as an interpreted executable.
-func prepare(m *hlo.Module, opts Options) (*hlo.Module, *Executable, error) {
+// first (fc.Prepare); or, when the cost model says compiling would not
+// pay, returns the copy as an interpreted executable.
+func prepare(m *hlo.Module, opts Options, fc frontend.Compiler) (*hlo.Module, *Executable, error) {
 	if m.Entry == nil {
 		return nil, nil, fmt.Errorf("cpu: module %s has no entry computation", m.Name)
 	}
@@ -77,14 +83,7 @@ func prepare(m *hlo.Module, opts Options) (*hlo.Module, *Executable, error) {
 		return nil, nil, err
 	}
 	mod := m.Clone()
-	// GPU library calls become the HLO they stand for whatever the
-	// options: nothing, not even the evaluator, runs them as calls.
-	if _, err := opt.GPULibraryCalls.Run(mod); err != nil {
-		return nil, nil, fmt.Errorf("cpu: %w", err)
-	}
-	// What no kernel takes runs on the evaluator: what the evaluator
-	// cannot run either fails here, not at the first execution.
-	if err := eval.CheckSupported(mod); err != nil {
+	if err := fc.Prepare(mod); err != nil {
 		return nil, nil, fmt.Errorf("cpu: %w", err)
 	}
 	if est := estimate(mod); est.interpret(opts.ExpectedRuns) {
@@ -94,22 +93,14 @@ func prepare(m *hlo.Module, opts Options) (*hlo.Module, *Executable, error) {
 }
 
 // optimize runs the standard pipeline over mod, or with NoOptimize the
-// two passes that give map and batch-norm their kernels: they lower,
-// not optimize.
-func optimize(mod *hlo.Module, opts Options) error {
+// passes that give map and batch-norm their kernels: they lower, not
+// optimize.
+func optimize(mod *hlo.Module, opts Options, fc frontend.Compiler) error {
 	if err := checkContext(opts.Context, "optimizing"); err != nil {
 		return err
 	}
-	if !opts.NoOptimize {
-		if _, err := opt.Standard().RunWith(mod, pass.Options{Observers: contextObserver(opts.Context)}); err != nil {
-			return fmt.Errorf("cpu: %w", err)
-		}
-		return nil
-	}
-	for _, p := range []pass.Pass{opt.MapInliner, opt.BatchNormExpander} {
-		if _, err := p.Run(mod); err != nil {
-			return fmt.Errorf("cpu: %s: %w", p.Name(), err)
-		}
+	if err := fc.Optimize(mod, !opts.NoOptimize, opts.Context); err != nil {
+		return fmt.Errorf("cpu: %w", err)
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package cpu
 import (
 	"fmt"
 
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -24,7 +23,7 @@ func (c *compiler) lowerControl(in *hlo.Instruction) (kernel, bool) {
 		if err1 != nil || err2 != nil {
 			return nil, false
 		}
-		return func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+		return func(ev *runState, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 			return runWhile(ev, cond, body, ops[0])
 		}, true
 	case hlo.OpCall:
@@ -32,7 +31,7 @@ func (c *compiler) lowerControl(in *hlo.Instruction) (kernel, bool) {
 		if err != nil {
 			return nil, false
 		}
-		return func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+		return func(ev *runState, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 			return sub.runSub(ev, ops...)
 		}, true
 	case hlo.OpConditional:
@@ -44,7 +43,7 @@ func (c *compiler) lowerControl(in *hlo.Instruction) (kernel, bool) {
 // runWhile runs a loop under the calling execution's stop flag (ev's),
 // polled every iteration: a loop that never ends stops when its
 // execution is cancelled.
-func runWhile(ev *eval.Evaluator, cond, body *Executable, state *hlo.Literal) (*hlo.Literal, error) {
+func runWhile(ev *runState, cond, body *Executable, state *hlo.Literal) (*hlo.Literal, error) {
 	var owned *hlo.Literal // the state, when it is a body result
 	for {
 		if ev.Interrupt != nil && ev.Interrupt.Load() {
@@ -92,7 +91,7 @@ func (c *compiler) lowerConditional(in *hlo.Instruction) (kernel, bool) {
 		}
 		branches[i] = b
 	}
-	return func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return func(ev *runState, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		var i int
 		if pred {
 			if ops[0].GetBool(0) {
@@ -120,7 +119,7 @@ func (c *compiler) fusionBody(in *hlo.Instruction) (kernel, bool) {
 	if err != nil {
 		return nil, false
 	}
-	return func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return func(ev *runState, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		return body.runSub(ev, ops...)
 	}, true
 }

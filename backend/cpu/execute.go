@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -27,7 +26,7 @@ type frame struct {
 	vals  []*hlo.Literal // per step: this execution's values
 	ops   []*hlo.Literal // operand list scratch
 	outs  []pooled       // this execution's output storage
-	ev    eval.Evaluator
+	ev    runState
 }
 
 // framePool keeps idle frames: one in a slot taken and refilled with a

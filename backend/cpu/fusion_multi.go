@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/axle-ml/axle/backend/cpu/frontend"
 	"github.com/axle-ml/axle/backend/cpu/tile"
 	"github.com/axle-ml/axle/hlo"
-	"github.com/axle-ml/axle/hlo/hlotext"
 )
 
 // Multi-output fusion (XLA's sibling and producer-consumer multi-output
@@ -246,7 +246,8 @@ func groupOutputs(c *hlo.Computation, members []*hlo.Instruction, users map[*hlo
 // instruction calling it, neither yet in the module.
 func buildMulti(c *hlo.Computation, g *multiGroup, names *hlo.NameSet) (*hlo.Computation, *hlo.Instruction, error) {
 	b := &multiBuilder{fc: &hlo.Computation{Name: names.Unique("fused_computation")}, names: names,
-		params: map[*hlo.Instruction]*hlo.Instruction{}, roots: map[*hlo.Instruction]*hlo.Instruction{}, seen: map[string]*hlo.Instruction{}}
+		params: map[*hlo.Instruction]*hlo.Instruction{}, roots: map[*hlo.Instruction]*hlo.Instruction{}, seen: map[string]*hlo.Instruction{},
+		canonical: frontend.Registered().Canonical} // fusion runs only under a compiler
 	for _, member := range g.members {
 		if err := b.add(member); err != nil {
 			return nil, nil, err
@@ -272,6 +273,8 @@ type multiBuilder struct {
 	params   map[*hlo.Instruction]*hlo.Instruction // outer operand → parameter
 	roots    map[*hlo.Instruction]*hlo.Instruction // member → its root's copy
 	seen     map[string]*hlo.Instruction           // fusedKey → the instruction computing it
+	// canonical is the compiler's canonical text of an instruction.
+	canonical func(*hlo.Instruction) string
 }
 
 // add copies member's fused instructions into the merged computation.
@@ -288,7 +291,7 @@ func (b *multiBuilder) add(member *hlo.Instruction) error {
 		for k, o := range x.Operands {
 			cp.Operands[k] = mapped[o]
 		}
-		key := fusedKey(&cp)
+		key := fusedKey(&cp, b.canonical)
 		if prev, ok := b.seen[key]; ok && key != "" {
 			mapped[x] = prev
 			continue
@@ -329,7 +332,7 @@ func (b *multiBuilder) input(outer *hlo.Instruction) *hlo.Instruction {
 // fusedKey identifies a fused instruction by what it computes (XLA's
 // canonical text and its operands' identities), or is "" for one never
 // shared: parameters and non-scalar constants.
-func fusedKey(x *hlo.Instruction) string {
+func fusedKey(x *hlo.Instruction, canonical func(*hlo.Instruction) string) string {
 	var b strings.Builder
 	switch {
 	case x.Opcode == hlo.OpParameter:
@@ -341,7 +344,7 @@ func fusedKey(x *hlo.Instruction) string {
 		// The canonical text leaves constants' values out.
 		fmt.Fprintf(&b, "%x ", math.Float64bits(x.Literal.GetFloat64(0)))
 	}
-	b.WriteString(hlotext.PrintInstruction(x, hlotext.CanonicalForm))
+	b.WriteString(canonical(x))
 	for _, o := range x.Operands {
 		fmt.Fprintf(&b, " %p", o)
 	}

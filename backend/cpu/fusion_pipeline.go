@@ -3,37 +3,19 @@ package cpu
 import (
 	"fmt"
 
+	"github.com/axle-ml/axle/backend/cpu/frontend"
 	"github.com/axle-ml/axle/hlo"
-	"github.com/axle-ml/axle/opt"
-	"github.com/axle-ml/axle/pass"
 )
 
-// Pipeline returns the passes Compile runs on a module before lowering
-// it, in Compile's order: the standard pipeline (with opts.NoOptimize,
-// only the passes that give their ops kernels), then FusionPipeline. It
-// is what `axle opt --backend cpu` runs, so dumps, --verify-each and
-// --timings see the backend's own decisions.
-func Pipeline(opts Options) *pass.Pipeline {
-	var front pass.Pass = opt.Standard()
-	if opts.NoOptimize {
-		front = &pass.Pipeline{Label: "kernel-prep", Passes: []pass.Pass{opt.GPULibraryCalls, opt.MapInliner, opt.BatchNormExpander}}
-	}
-	return &pass.Pipeline{
-		Label:  "cpu",
-		Passes: []pass.Pass{front, FusionPipeline(opts)},
-		Orders: []pass.Order{
-			{Before: "standard", After: "fusion", Reason: "the standard passes do not look inside fusions: they simplify the module fusion then partitions"},
-		},
-	}
-}
-
-// FusionPipeline returns the backend's fusion passes for one compile
-// (they share its names and thread count, so build one per module). Each
-// runs over the computations compiled as sequences of kernels
-// (sequentialComputations).
-func FusionPipeline(opts Options) *pass.Pipeline {
+// FusionPasses returns the backend's fusion passes for one compile (they
+// share its names and thread count, so make them once per module), in
+// their order; FusionOrders says why that order. Each runs over the
+// computations compiled as sequences of kernels (sequentialComputations).
+// fc, the compiler, cleans up after them (DCE). The compiler runs them
+// (package compiler's FusionPipeline), with its dumps and timings.
+func FusionPasses(opts Options, fc frontend.Compiler) []frontend.Pass {
 	s := &fusionState{threads: effectiveThreads(opts.Threads)}
-	passes := []pass.Pass{
+	passes := []frontend.Pass{
 		s.pass("reduce-iota-fusion", func(m *hlo.Module, c *hlo.Computation) (bool, error) {
 			n, err := fuseReduceIotas(m, c, s.namesFor(m))
 			return n > 0, err
@@ -49,7 +31,7 @@ func FusionPipeline(opts Options) *pass.Pipeline {
 		s.pass("loop-fusion", func(m *hlo.Module, c *hlo.Computation) (bool, error) {
 			return fuseLoops(m, c, s.namesFor(m))
 		}),
-		pass.Rename("fusion-dce", opt.DCE),
+		{Name: "fusion-dce", Run: fc.DCE},
 	}
 	if !opts.NoOutputFusion {
 		passes = append(passes, s.pass("output-fusion", func(m *hlo.Module, c *hlo.Computation) (bool, error) {
@@ -57,7 +39,7 @@ func FusionPipeline(opts Options) *pass.Pipeline {
 			return n > 0, err
 		}))
 	}
-	passes = append(passes,
+	return append(passes,
 		s.pass("multi-output-fusion", func(m *hlo.Module, c *hlo.Computation) (bool, error) {
 			n, err := fuseMultiOutput(m, c, s.namesFor(m))
 			s.merged += n
@@ -66,17 +48,17 @@ func FusionPipeline(opts Options) *pass.Pipeline {
 		// Only merging leaves fused computations uncalled: without a
 		// merge there is nothing for it to find, and a walk of the
 		// module is a tenth of a tiny module's compile.
-		pass.Func("fusion-late-dce", func(m *hlo.Module) (bool, error) {
+		frontend.Pass{Name: "fusion-late-dce", Run: func(m *hlo.Module) (bool, error) {
 			if s.merged == 0 {
 				return false, nil
 			}
-			return opt.DCE.Run(m)
-		}),
+			return fc.DCE(m)
+		}},
 	)
-	return &pass.Pipeline{Label: "fusion", Passes: passes, Orders: fusionOrders}
 }
 
-var fusionOrders = []pass.Order{
+// FusionOrders are the orders FusionPasses keeps, with their reasons.
+var FusionOrders = []frontend.Order{
 	{Before: "int8-dot-fusion", After: "loop-fusion", Reason: "an integer dot claims its operands' converts before loop fusion may take them (today it takes no s32 convert; the order keeps it so)"},
 	{Before: "int8-conv-fusion", After: "loop-fusion", Reason: "an integer convolution claims its operands' converts and zero-point subtractions before loop fusion may take them"},
 	{Before: "reduce-iota-fusion", After: "loop-fusion", Reason: "an argmax's reduce and iota pair up as plain instructions, before loop fusion may claim either (tile programs compute no iota today, so the two commute; the order keeps it so)"},
@@ -88,15 +70,11 @@ var fusionOrders = []pass.Order{
 	{Before: "multi-output-fusion", After: "fusion-late-dce", Reason: "merging leaves the members' fused computations uncalled"},
 }
 
-// fuse runs the fusion passes over the computations the backend compiles
-// as sequences of kernels and verifies the result. The pipeline stops
-// once opts.Context is done.
-func fuse(mod *hlo.Module, opts Options) error {
-	if _, err := FusionPipeline(opts).RunWith(mod, pass.Options{Observers: contextObserver(opts.Context)}); err != nil {
+// fuse runs the fusion passes through the compiler fc, which verifies the
+// result. The pipeline stops once opts.Context is done.
+func fuse(mod *hlo.Module, opts Options, fc frontend.Compiler) error {
+	if err := fc.Fuse(mod, FusionPasses(opts, fc), FusionOrders, opts.Context); err != nil {
 		return fmt.Errorf("cpu: %w", err)
-	}
-	if err := hlo.Verify(mod); err != nil {
-		return fmt.Errorf("cpu: after fusion: %w", err)
 	}
 	return nil
 }
@@ -120,8 +98,8 @@ func (s *fusionState) namesFor(m *hlo.Module) *hlo.NameSet {
 }
 
 // pass makes a named pass running step on each sequential computation.
-func (s *fusionState) pass(name string, step func(*hlo.Module, *hlo.Computation) (bool, error)) pass.Pass {
-	return pass.Func(name, func(m *hlo.Module) (bool, error) {
+func (s *fusionState) pass(name string, step func(*hlo.Module, *hlo.Computation) (bool, error)) frontend.Pass {
+	return frontend.Pass{Name: name, Run: func(m *hlo.Module) (bool, error) {
 		changed := false
 		for _, c := range sequentialComputations(m) {
 			ch, err := step(m, c)
@@ -131,7 +109,7 @@ func (s *fusionState) pass(name string, step func(*hlo.Module, *hlo.Computation)
 			changed = changed || ch
 		}
 		return changed, nil
-	})
+	}}
 }
 
 // sequentialComputations lists the computations the backend compiles as

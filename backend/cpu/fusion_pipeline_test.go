@@ -89,7 +89,7 @@ func TestFusionPipelineOrders(t *testing.T) {
 	}
 	m := &hlo.Module{Name: "empty"}
 	bad := &pass.Pipeline{Label: "bad", Passes: []pass.Pass{FusionPipeline(Options{}).Passes[3], FusionPipeline(Options{}).Passes[0]},
-		Orders: fusionOrders}
+		Orders: FusionPipeline(Options{}).Orders}
 	if _, err := bad.RunWith(m, pass.Options{}); err == nil || !strings.Contains(err.Error(), "plain instructions") {
 		t.Errorf("order violation not reported: %v", err)
 	}

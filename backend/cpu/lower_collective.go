@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -24,7 +23,7 @@ import (
 // evaluator reports it.
 
 // source picks an instruction's value from its operands' values.
-type source func(ev *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error)
+type source func(ev *runState, ops []*hlo.Literal) (*hlo.Literal, error)
 
 // lowerSingleDevice compiles the collectives and the other ops whose
 // meaning on one device is a copy or a constant.
@@ -56,7 +55,7 @@ func lowerSingleDevice(in *hlo.Instruction, threads int) (kernel, string, bool) 
 		return deliver(in, threads, elementValue(in, 0, 1)), "copy-done", elementCopyable(in, 0)
 	case hlo.OpAfterAll:
 		tok := hlo.NewLiteral(hlo.TokenShape()) // holds nothing: shared by every execution
-		return func(*eval.Evaluator, *hlo.Literal, []*hlo.Literal) (*hlo.Literal, error) { return tok, nil },
+		return func(*runState, *hlo.Literal, []*hlo.Literal) (*hlo.Literal, error) { return tok, nil },
 			"after-all", in.Shape.IsToken()
 	case hlo.OpCustomCall:
 		return lowerCustomCall(in, threads)
@@ -106,7 +105,7 @@ func soleParticipant(in *hlo.Instruction, result hlo.Shape) bool {
 // them, or the one operand.
 func operandsAs(s hlo.Shape) source {
 	if s.IsTuple() {
-		return func(_ *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error) {
+		return func(_ *runState, ops []*hlo.Literal) (*hlo.Literal, error) {
 			return hlo.MakeTupleLiteral(ops...), nil // (copies the slice: ops is scratch)
 		}
 	}
@@ -114,13 +113,13 @@ func operandsAs(s hlo.Shape) source {
 }
 
 func operandValue(k int) source {
-	return func(_ *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error) { return ops[k], nil }
+	return func(_ *runState, ops []*hlo.Literal) (*hlo.Literal, error) { return ops[k], nil }
 }
 
 // elementValue is element k of operand 0's tuple, which must have at least n
 // elements (done ops read their start op's tuple).
 func elementValue(in *hlo.Instruction, k, n int) source {
-	return func(_ *eval.Evaluator, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return func(_ *runState, ops []*hlo.Literal) (*hlo.Literal, error) {
 		el := ops[0].Elements()
 		if len(el) < n {
 			return nil, fmt.Errorf("%s expects the tuple of its start op, not %s", in.Opcode, ops[0].Shape().HumanString())
@@ -156,11 +155,11 @@ func copies(from, to hlo.Shape) bool {
 // a value without a buffer, else a copy into the buffer.
 func deliver(in *hlo.Instruction, threads int, src source) kernel {
 	if arrayBytes(in.Shape) < 0 {
-		return func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+		return func(ev *runState, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 			return src(ev, ops)
 		}
 	}
-	return func(ev *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return func(ev *runState, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		v, err := src(ev, ops)
 		if err != nil {
 			return nil, err
@@ -222,7 +221,7 @@ func lowerAllGatherStart(in *hlo.Instruction, _ int) (kernel, bool) {
 		return nil, false
 	}
 	res := operandsAs(in.Shape.Tuple[1])
-	return func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return func(ev *runState, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		r, _ := res(ev, ops)
 		input := r
 		if len(ops) > 1 {
@@ -254,7 +253,7 @@ func lowerCollectivePermute(in *hlo.Instruction, threads int) (kernel, bool) {
 			}
 		}
 	}
-	received := func(ev *eval.Evaluator) (bool, error) {
+	received := func(ev *runState) (bool, error) {
 		self, got := int64(ev.ReplicaID), false
 		for _, p := range pairs {
 			if p[1] == self {
@@ -270,7 +269,7 @@ func lowerCollectivePermute(in *hlo.Instruction, threads int) (kernel, bool) {
 		if !copyable(in, 0) || len(in.Operands) != 1 {
 			return nil, false
 		}
-		return func(ev *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+		return func(ev *runState, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 			got, err := received(ev)
 			if err != nil {
 				return nil, err
@@ -287,7 +286,7 @@ func lowerCollectivePermute(in *hlo.Instruction, threads int) (kernel, bool) {
 	if start {
 		contexts = in.Shape.Tuple[2:]
 	}
-	return func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return func(ev *runState, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		got, err := received(ev)
 		if err != nil {
 			return nil, err
@@ -323,7 +322,7 @@ func lowerCopyStart(in *hlo.Instruction, _ int) (kernel, bool) {
 		return nil, false
 	}
 	contexts := in.Shape.Tuple[2:]
-	return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return func(_ *runState, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		return withContexts(contexts, ops[0], ops[0]), nil
 	}, true
 }
@@ -335,7 +334,7 @@ func lowerDeviceID(in *hlo.Instruction, _ int) (kernel, bool) {
 		return nil, false
 	}
 	partition := in.Opcode == hlo.OpPartitionID
-	return func(ev *eval.Evaluator, out *hlo.Literal, _ []*hlo.Literal) (*hlo.Literal, error) {
+	return func(ev *runState, out *hlo.Literal, _ []*hlo.Literal) (*hlo.Literal, error) {
 		out = arrayOut(in.Shape, out)
 		clearArray(out, 1)
 		id := ev.ReplicaID

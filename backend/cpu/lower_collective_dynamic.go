@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -33,7 +32,7 @@ func lowerCustomCall(in *hlo.Instruction, threads int) (kernel, string, bool) {
 		return deliver(in, threads, operandValue(0)), how, ok
 	case target == "AllocateBuffer":
 		// Unspecified contents: zeros, as the evaluator gives.
-		return func(_ *eval.Evaluator, out *hlo.Literal, _ []*hlo.Literal) (*hlo.Literal, error) {
+		return func(_ *runState, out *hlo.Literal, _ []*hlo.Literal) (*hlo.Literal, error) {
 			if arrayBytes(in.Shape) < 0 {
 				return hlo.NewLiteral(in.Shape), nil
 			}
@@ -73,7 +72,7 @@ func lowerPadToStatic(in *hlo.Instruction, threads int) (kernel, bool) {
 			return nil, false
 		}
 	}
-	return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return func(_ *runState, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		data := hlo.NewLiteral(in.Shape.Tuple[0])
 		if err := copyArray(data, ops[0], threads); err != nil {
 			return nil, err
@@ -94,7 +93,7 @@ func lowerSliceToDynamic(in *hlo.Instruction, threads int) (kernel, bool) {
 	if len(in.Operands) != in.Shape.Rank()+1 || !sameStorageShape(in.Shape, in.Operands[0].Shape) || !sizeOperands(in, 1) {
 		return nil, false
 	}
-	return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return func(_ *runState, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		if in.Shape.IsDynamic() {
 			out = hlo.NewLiteral(in.Shape)
 		} else {
@@ -142,7 +141,7 @@ func lowerGetDimensionSize(in *hlo.Instruction, _ int) (kernel, bool) {
 	if !ok || !in.Shape.IsScalar() || arrayBytes(in.Shape) <= 0 {
 		return nil, false
 	}
-	return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return func(_ *runState, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		out = arrayOut(in.Shape, out)
 		out.SetInt64(0, ops[0].DynamicSize(d))
 		return out, nil
@@ -158,7 +157,7 @@ func lowerSetDimensionSize(in *hlo.Instruction, threads int) (kernel, bool) {
 		return nil, false
 	}
 	unsigned := in.Operands[1].Shape.DType.IsUnsigned()
-	return func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return func(_ *runState, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		src, out := ops[0], hlo.NewLiteral(in.Shape)
 		if err := copyArray(out, src, threads); err != nil {
 			return nil, err
@@ -191,7 +190,7 @@ func lowerDynamicReshape(in *hlo.Instruction, threads int) (kernel, bool) {
 	if !x.IsArray() || x.IsUnbounded() || x.DType != s.DType || w == 0 {
 		return nil, false
 	}
-	return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return func(_ *runState, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		if s.IsDynamic() {
 			out = hlo.NewLiteral(s) // dead elements are zeros, as the evaluator leaves them
 		} else {

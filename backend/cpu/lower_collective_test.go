@@ -373,7 +373,7 @@ func TestLowerSingleDeviceIDs(t *testing.T) {
 		if in.Shape.IsArray() {
 			out = poisoned(in.Shape)
 		}
-		got, err := k(&ev, out, ops)
+		got, err := k(&runState{ReplicaID: 1, PartitionID: 3}, out, ops)
 		if err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
@@ -471,7 +471,7 @@ func BenchmarkSingleDevice(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("%s/kernel-threads%d", c.name, threads), func(b *testing.B) {
 				for b.Loop() {
-					if _, err := k(&ev, out, ops); err != nil {
+					if _, err := k(&runState{}, out, ops); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -3,9 +3,9 @@ package cpu
 import (
 	"math/cmplx"
 
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/minifloat"
+	"github.com/axle-ml/axle/internal/xlamath"
 )
 
 // Elementwise ops over complex values (c64, c128) and the ops that enter
@@ -98,7 +98,7 @@ func complexArith[T cplx](in *hlo.Instruction, threads int) (kernelFunc, bool) {
 		if in.Opcode == hlo.OpNegate {
 			return unaryKernel(in, negComplex[T], threads), true
 		}
-		if f, ok := eval.ComplexUnary(in.Opcode); ok {
+		if f, ok := xlamath.ComplexUnary(in.Opcode); ok {
 			return unaryKernel(in, func(dst, src []T) { mapComplex(dst, src, f) }, threads), true
 		}
 	case 2:
@@ -155,19 +155,19 @@ func subComplex[T cplx](dst, a, b []T) {
 }
 
 // mulComplex multiplies as the evaluator does, with XLA's CPU backend's
-// fused products (eval.ComplexMul64, eval.ComplexMul128).
+// fused products (xlamath.ComplexMul64, xlamath.ComplexMul128).
 func mulComplex[T cplx](dst, a, b []T) {
 	b, dst = b[:len(a)], dst[:len(a)]
 	switch d := any(dst).(type) {
 	case []complex64:
 		x, y := any(a).([]complex64), any(b).([]complex64)
 		for i := range x {
-			d[i] = eval.ComplexMul64(x[i], y[i])
+			d[i] = xlamath.ComplexMul64(x[i], y[i])
 		}
 	case []complex128:
 		x, y := any(a).([]complex128), any(b).([]complex128)
 		for i := range x {
-			d[i] = eval.ComplexMul128(x[i], y[i])
+			d[i] = xlamath.ComplexMul128(x[i], y[i])
 		}
 	}
 }
@@ -182,7 +182,7 @@ func divComplex[T cplx](dst, a, b []T) {
 func powComplex[T cplx](dst, a, b []T) {
 	b, dst = b[:len(a)], dst[:len(a)]
 	for i := range a {
-		dst[i] = T(eval.ComplexPow(complex128(a[i]), complex128(b[i])))
+		dst[i] = T(xlamath.ComplexPow(complex128(a[i]), complex128(b[i])))
 	}
 }
 

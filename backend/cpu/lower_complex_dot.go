@@ -1,15 +1,15 @@
 package cpu
 
 import (
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/internal/xlamath"
 )
 
 // Dots of complex operands: any dimension numbers, planned once into the
 // generic dot's offset tables (newDotTables). The evaluator converts both
 // operands to the result type, sums lhs·rhs products over the contraction
 // in order from zero in that type, each product as XLA's CPU backend forms
-// it (eval.ComplexMul64, eval.ComplexMul128); this loop does the same per
+// it (xlamath.ComplexMul64, xlamath.ComplexMul128); this loop does the same per
 // result element, so the bits are the evaluator's. It runs i-k-j (one
 // result row of accumulators at a time) so the right operand streams
 // along its free dimension.
@@ -31,9 +31,9 @@ func lowerDotComplex(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 	}
 	p.threads = threads
 	if in.Shape.DType == hlo.C64 {
-		return complexDot(p, hlo.C64, eval.ComplexMul64), true
+		return complexDot(p, hlo.C64, xlamath.ComplexMul64), true
 	}
-	return complexDot(p, hlo.C128, eval.ComplexMul128), true
+	return complexDot(p, hlo.C128, xlamath.ComplexMul128), true
 }
 
 // complexDot splits result rows (a batch and lhs-free position each)
@@ -46,8 +46,8 @@ func complexDot[D cplx](p *dotTables, t hlo.DType, mul func(a, b D) D) kernelFun
 			return errEwStorage("complex dot")
 		}
 		c, ok0 := out.Data().([]D)
-		x, ok1 := eval.AccumOperand(ops[0], t).Data().([]D)
-		y, ok2 := eval.AccumOperand(ops[1], t).Data().([]D)
+		x, ok1 := xlamath.AccumOperand(ops[0], t).Data().([]D)
+		y, ok2 := xlamath.AccumOperand(ops[1], t).Data().([]D)
 		if !ok0 || !ok1 || !ok2 || len(c) != rows*nr {
 			return errEwStorage("complex dot")
 		}

@@ -1,18 +1,18 @@
 package cpu
 
 import (
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/internal/xlamath"
 )
 
 // The generic convolution covers what the f32 kernels do not (f64, the
 // narrow floats, integers, complex, batch groups, any dimension order) by
 // the evaluator's direct loop, sped up only by tables resolved at
 // lowering: float and complex operands are converted to the result type
-// (eval.AccumOperand) and accumulate in it, f16, bf16 and the other
+// (xlamath.AccumOperand) and accumulate in it, f16, bf16 and the other
 // narrow floats in float32 rounded once at the end, each product rounded
-// before it is added (complex ones as eval.ComplexMul64 and
-// eval.ComplexMul128 form them); integers accumulate in int64 wrapping to
+// before it is added (complex ones as xlamath.ComplexMul64 and
+// xlamath.ComplexMul128 form them); integers accumulate in int64 wrapping to
 // the result's width. Each output sums over kernel positions in row-major
 // order, then input features, as the evaluator does, so results are
 // bit-identical.
@@ -59,9 +59,9 @@ func lowerConvGeneric(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 			return nil, false
 		}
 		if t == hlo.C64 {
-			return convKernel(cg, accumLoad(t, loadC64), eval.ComplexMul64, storeC64), true
+			return convKernel(cg, accumLoad(t, loadC64), xlamath.ComplexMul64, storeC64), true
 		}
-		return convKernel(cg, accumLoad(t, loadComplex), eval.ComplexMul128, storeComplex), true
+		return convKernel(cg, accumLoad(t, loadComplex), xlamath.ComplexMul128, storeComplex), true
 	case t.IsFloat():
 		if l.DType.IsComplex() || r.DType.IsComplex() {
 			return nil, false
@@ -81,7 +81,7 @@ func lowerConvGeneric(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 
 // accumLoad converts an operand to the result type t before load reads it.
 func accumLoad[T any](t hlo.DType, load func(*hlo.Literal) []T) func(*hlo.Literal) []T {
-	return func(l *hlo.Literal) []T { return load(eval.AccumOperand(l, t)) }
+	return func(l *hlo.Literal) []T { return load(xlamath.AccumOperand(l, t)) }
 }
 
 func planConvGeneric(in *hlo.Instruction, l, r hlo.Shape, threads int) (*convGeneric, bool) {

@@ -5,8 +5,8 @@ import (
 	"math"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/internal/xlamath"
 )
 
 // Dots the f32 GEMM path (lowerDot) does not take: f64 on the f64 GEMM
@@ -243,7 +243,7 @@ func dotRow[T dotElem](p *dotTables, acc, x, y []T, lo, ro int) {
 	clear(acc)
 	switch a := any(acc).(type) {
 	case []float32:
-		dotRowFused(p, a, any(x).([]float32), any(y).([]float32), lo, ro, eval.FMA32)
+		dotRowFused(p, a, any(x).([]float32), any(y).([]float32), lo, ro, xlamath.FMA32)
 		return
 	case []float64:
 		dotRowFused(p, a, any(x).([]float64), any(y).([]float64), lo, ro, math.FMA)
@@ -375,7 +375,7 @@ func f32DotLoop(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 
 // floatDotLoop is a dot of other float types (f8, f16, mixed widths) the
 // GEMM declines: operands converted to the result type as the evaluator
-// converts them (eval.AccumOperand), widened exactly to float32, the
+// converts them (xlamath.AccumOperand), widened exactly to float32, the
 // table loop in float32, and each sum rounded once into the result type
 // by the literal library.
 func floatDotLoop(in *hlo.Instruction, threads int) (kernelFunc, bool) {
@@ -397,8 +397,8 @@ func floatDotLoop(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 			return fmt.Errorf("dot: operand storage does not match %s", in)
 		}
 		l, r, a := hlo.NewLiteral(ls), hlo.NewLiteral(rs), hlo.NewLiteral(acc)
-		widenFloats(l, eval.AccumOperand(ops[0], t))
-		widenFloats(r, eval.AccumOperand(ops[1], t))
+		widenFloats(l, xlamath.AccumOperand(ops[0], t))
+		widenFloats(r, xlamath.AccumOperand(ops[1], t))
 		if err := k(a, []*hlo.Literal{l, r}); err != nil {
 			return err
 		}

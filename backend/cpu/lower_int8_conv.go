@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"github.com/axle-ml/axle/backend/cpu/kernels"
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -113,7 +112,10 @@ func (k *int8Conv) kernelZeros(ops []*hlo.Literal) []int32 {
 
 // onEvaluator computes the fusion's convolution with the evaluator.
 func (k *int8Conv) onEvaluator(out *hlo.Literal, ops []*hlo.Literal) error {
-	var ev eval.Evaluator
+	ev, err := newEvaluator(nil, false)
+	if err != nil {
+		return err
+	}
 	v, err := ev.Computation(k.fc, ops...)
 	if err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"github.com/axle-ml/axle/cbrng"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -42,7 +41,7 @@ func lowerRngState(in *hlo.Instruction) (kernel, bool) {
 		return nil, false
 	}
 	delta, _ := in.Int("delta")
-	return func(ev *eval.Evaluator, out *hlo.Literal, _ []*hlo.Literal) (*hlo.Literal, error) {
+	return func(ev *runState, out *hlo.Literal, _ []*hlo.Literal) (*hlo.Literal, error) {
 		if out == nil || out.Len() != 2 {
 			out = hlo.NewLiteral(in.Shape)
 		}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/axle-ml/axle/cbrng"
 
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/minifloat"
 )
@@ -60,7 +59,7 @@ func lowerRng(in *hlo.Instruction, threads int) (kernel, bool) {
 	if !ok {
 		return nil, false
 	}
-	return func(ev *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return func(ev *runState, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		if out == nil {
 			out = hlo.NewLiteral(in.Shape)
 		}

@@ -71,7 +71,7 @@ func runBitGen(t *testing.T, alg, state, bits string, st *hlo.Literal, threads i
 	if poison {
 		out = poisoned(in.Shape)
 	}
-	got, err := k(&ev, out, []*hlo.Literal{st})
+	got, err := k(&runState{}, out, []*hlo.Literal{st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,8 +277,7 @@ func rngOps(in *hlo.Instruction) []*hlo.Literal {
 
 func runRng(t *testing.T, in *hlo.Instruction, k kernel, seed uint64) *hlo.Literal {
 	t.Helper()
-	ev := eval.Evaluator{Seed: seed}
-	r, err := k(&ev, poisoned(in.Shape), rngOps(in))
+	r, err := k(&runState{Seed: seed}, poisoned(in.Shape), rngOps(in))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/axle-ml/axle/backend/cpu/tile"
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -188,7 +187,7 @@ func returns(f func(*hlo.Instruction, int) (func([]*hlo.Literal) (*hlo.Literal, 
 		if !ok {
 			return lowered{}, false
 		}
-		return lowered{k: func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+		return lowered{k: func(_ *runState, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 			return g(ops)
 		}}, true
 	}
@@ -274,7 +273,7 @@ func lowerReduceFusion(c *compiler, in *hlo.Instruction) (lowered, bool) {
 	if err != nil {
 		return lowered{}, false
 	}
-	return lowered{k: func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return lowered{k: func(_ *runState, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		if out == nil {
 			out = hlo.NewLiteral(in.Shape)
 		}
@@ -295,7 +294,7 @@ func lowerLoopFusion(c *compiler, in *hlo.Instruction) (lowered, bool) {
 	if p.RunsJIT() {
 		how = "jit-fusion"
 	}
-	return lowered{k: func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return lowered{k: func(_ *runState, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		if out == nil {
 			out = hlo.NewLiteral(in.Shape)
 		}
@@ -304,7 +303,7 @@ func lowerLoopFusion(c *compiler, in *hlo.Instruction) (lowered, bool) {
 }
 
 func lowerTuple(*compiler, *hlo.Instruction) (lowered, bool) {
-	return lowered{k: func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return lowered{k: func(_ *runState, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		return hlo.MakeTupleLiteral(slices.Clone(ops)...), nil
 	}}, true
 }
@@ -313,7 +312,7 @@ func lowerTuple(*compiler, *hlo.Instruction) (lowered, bool) {
 // buffer, so it does not depend on the tuple's storage.
 func lowerTupleElement(_ *compiler, in *hlo.Instruction) (lowered, bool) {
 	idx, _ := in.Int("index")
-	return lowered{k: func(_ *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return lowered{k: func(_ *runState, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		if e := ops[0].Elements(); idx >= 0 && int(idx) < len(e) {
 			return e[idx], nil
 		}
@@ -360,8 +359,12 @@ func lowerEvaluator(_ *compiler, in *hlo.Instruction) (lowered, bool) {
 	for k := range all {
 		all[k] = k
 	}
-	return lowered{k: func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
-		return ev.Instruction(in, ops)
+	return lowered{k: func(ev *runState, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+		e, err := ev.evaluator()
+		if err != nil {
+			return nil, err
+		}
+		return e.Instruction(in, ops)
 	}, inPlace: all}, true
 }
 
@@ -383,7 +386,7 @@ func lowerAsyncStartKernel(c *compiler, in *hlo.Instruction) (lowered, bool) {
 	}
 	c.use(sub)
 	contexts := in.Shape.Tuple[2:]
-	return lowered{k: func(ev *eval.Evaluator, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return lowered{k: func(ev *runState, _ *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		r, err := sub.runSub(ev, ops...)
 		if err != nil {
 			return nil, fmt.Errorf("async computation %s: %w", comp.Name, err)

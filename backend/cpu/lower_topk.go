@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/minifloat"
 )
@@ -49,7 +48,7 @@ func lowerTopK(in *hlo.Instruction, threads int) (kernel, bool) {
 // that run computes from operand 0: into the pair the caller passes in,
 // or a new one.
 func pairKernel(shape hlo.Shape, run func(a, b, x *hlo.Literal) error) kernel {
-	return func(_ *eval.Evaluator, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return func(_ *runState, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
 		if out == nil || len(out.Elements()) != 2 {
 			out = newTuple(shape)
 		}

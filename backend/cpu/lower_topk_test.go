@@ -79,7 +79,7 @@ func runTopK(t *testing.T, in *hlo.Instruction, x *hlo.Literal, threads int, poi
 	if poison {
 		out = poisoned(in.Shape)
 	}
-	got, err := k(&ev, out, []*hlo.Literal{x})
+	got, err := k(&runState{}, out, []*hlo.Literal{x})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func checkInstructions(t *testing.T, x *Executable, args []*hlo.Literal) {
 		if s.k == nil || s.how == "evaluator" {
 			continue
 		}
-		got, err := s.k(&ev, garbage(in.Shape), ops)
+		got, err := s.k(&runState{}, garbage(in.Shape), ops)
 		if err != nil {
 			t.Fatalf("%s: %v", in.Name, err)
 		}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -38,7 +37,7 @@ func (p *profile) wrap(in *hlo.Instruction, how string, k kernel) kernel {
 		return nil
 	}
 	labels := pprof.Labels("hlo", in.Name, "op", in.Opcode.String())
-	return func(ev *eval.Evaluator, dst *hlo.Literal, ops []*hlo.Literal) (out *hlo.Literal, err error) {
+	return func(ev *runState, dst *hlo.Literal, ops []*hlo.Literal) (out *hlo.Literal, err error) {
 		start := time.Now()
 		pprof.Do(context.Background(), labels, func(ctx context.Context) {
 			kernels.LabelTasks(ctx) // the pool's workers take them too

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
-	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/internal/faults"
+	"github.com/axle-ml/axle/internal/runctl"
 )
 
 // Execution control: a stop flag polled between steps and at every while
@@ -17,11 +17,11 @@ import (
 
 // ErrInterrupted is what an execution stopped by its stop flag returns
 // (wrapped); it is the evaluator's, so that both engines say the same.
-var ErrInterrupted = eval.ErrInterrupted
+var ErrInterrupted = runctl.ErrInterrupted
 
 // PanicError is a kernel's panic, turned into an error (the evaluator's
 // type, which its handlers' panics come back as).
-type PanicError = eval.PanicError
+type PanicError = runctl.PanicError
 
 // RunControlled is RunChecked under a stop flag: once stop is set (by a
 // cancelled context's AfterFunc) the execution stops before its next step
@@ -41,7 +41,10 @@ func (x *Executable) RunControlled(args []*hlo.Literal, donated []bool, stop *at
 // runEvaluator runs the module on a fresh evaluator (it is not safe for
 // concurrent use), measuring its live values.
 func (x *Executable) runEvaluator(args []*hlo.Literal, stop *atomic.Bool) (*hlo.Literal, error) {
-	ev := eval.Evaluator{Interrupt: stop, MeasurePeak: true}
+	ev, err := newEvaluator(stop, true)
+	if err != nil {
+		return nil, err
+	}
 	out, err := ev.Run(x.module, args...)
 	x.notePeak(ev.PeakBytes())
 	return out, err
@@ -105,7 +108,7 @@ func newPanicError(name string, r any) *PanicError {
 	if p, ok := r.(*kernels.WorkerPanic); ok {
 		return &PanicError{Instruction: name, Value: p.Value, Stack: p.Stack}
 	}
-	return eval.NewPanicError(name, r)
+	return runctl.NewPanicError(name, r)
 }
 
 // injectFault panics where a test armed a fault (internal/faults): on
@@ -179,13 +182,13 @@ func (x *Executable) notePeak(n int64) {
 // PeakBytes is the most memory one execution has measurably used so far:
 // on compiled code its arena, the outputs it drew from the pool or
 // allocated, and its control flow's bodies' peaks; on the evaluator the
-// high-water mark of its live values (eval.Evaluator.PeakBytes).
+// high-water mark of its live values (frontend.Evaluator.PeakBytes).
 // Arguments are not counted.
 func (x *Executable) PeakBytes() int64 { return x.peak.Load() }
 
 // runSub runs a called computation (a while body, a branch, a call) for
 // a kernel, under the calling execution's stop flag.
-func (x *Executable) runSub(ev *eval.Evaluator, args ...*hlo.Literal) (*hlo.Literal, error) {
+func (x *Executable) runSub(ev *runState, args ...*hlo.Literal) (*hlo.Literal, error) {
 	if err := x.entry.CheckArguments(args); err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/axle-ml/axle/backend/cpu"
+	"github.com/axle-ml/axle/backend/cpu/compiler"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/hlotext"
 	"github.com/axle-ml/axle/opt"
@@ -90,7 +91,9 @@ func backendPipeline(name string) (func() *pass.Pipeline, error) {
 	case "":
 		return opt.Standard, nil
 	case "cpu":
-		return func() *pass.Pipeline { return cpu.Pipeline(cpu.Options{}) }, nil
+		return func() *pass.Pipeline {
+			return compiler.Pipeline(true, cpu.FusionPasses(cpu.Options{}, compiler.Compiler{}), cpu.FusionOrders)
+		}, nil
 	}
 	return nil, fmt.Errorf("unknown backend %q (want cpu)", name)
 }

@@ -1,4 +1,9 @@
-package eval
+// Package xlamath is arithmetic as XLA's CPU backend computes it, shared
+// by the reference evaluator and the compiled kernels so that both give
+// the same bits: complex products with fused multiply-adds, an f32 FMA,
+// complex powers and elementary functions, and the conversion of a
+// product's operands to its accumulation type.
+package xlamath
 
 import "math"
 
@@ -38,15 +43,6 @@ func offTie(s float64) bool {
 func ComplexMul128(x, y complex128) complex128 {
 	a, b, c, d := real(x), imag(x), real(y), imag(y)
 	return complex(math.FMA(a, c, -float64(b*d)), math.FMA(a, d, float64(b*c)))
-}
-
-// complexMul is x*y computed in T's precision (x and y hold T's values).
-func complexMul[T nativeCplx](x, y complex128) complex128 {
-	var z T
-	if _, ok := any(z).(complex64); ok {
-		return complex128(ComplexMul64(complex64(x), complex64(y)))
-	}
-	return ComplexMul128(x, y)
 }
 
 // FMA32 is a*b + c rounded once to float32, as a hardware f32 FMA gives
