@@ -4,82 +4,18 @@ import (
 	"math/rand/v2"
 
 	"github.com/axle-ml/axle/hlo"
-	"github.com/axle-ml/axle/hlo/minifloat"
+	"github.com/axle-ml/axle/hlo/randlit"
 )
 
-// RandomLiteral fills a shape with seeded values that keep common models
-// finite: floats uniform in [-1, 1), integers in [0, 10), random preds.
-// `axle run`, the pass tests and the backends' differential tests share it
-// so they feed models the same inputs.
-func RandomLiteral(s hlo.Shape, rng *rand.Rand) *hlo.Literal {
-	if s.IsTuple() {
-		elems := make([]*hlo.Literal, len(s.Tuple))
-		for i, e := range s.Tuple {
-			elems[i] = RandomLiteral(e, rng)
-		}
-		return hlo.MakeTupleLiteral(elems...)
-	}
-	l := hlo.NewLiteral(s)
-	if !s.IsArray() {
-		return l
-	}
-	// The common weight types without a per-element type switch (same
-	// values as SetFloat64 gives).
-	switch d := l.Data().(type) {
-	case []float32:
-		for i := range d {
-			d[i] = float32(rng.Float64()*2 - 1)
-		}
-		return l
-	case []uint16:
-		if s.DType == hlo.BF16 {
-			for i := range d {
-				d[i] = minifloat.BF16.FromFloat32(float32(rng.Float64()*2 - 1))
-			}
-			return l
-		}
-	}
-	for i := range l.Len() {
-		switch t := s.DType; {
-		case t.IsFloat():
-			l.SetFloat64(i, rng.Float64()*2-1)
-		case t.IsComplex():
-			l.SetComplex128(i, complex(rng.Float64()*2-1, rng.Float64()*2-1))
-		case t.IsPred():
-			l.SetBool(i, rng.IntN(2) == 1)
-		default:
-			l.SetInt64(i, int64(rng.IntN(10)))
-		}
-	}
-	return l
-}
+// RandomLiteral, FillElidedConstants and RandomArguments are package
+// randlit's (kept here for the evaluator's callers).
 
-// FillElidedConstants gives constants written {...} seeded random values,
-// as XLA's HLO runner does for dumps without weights.
-func FillElidedConstants(m *hlo.Module, rng *rand.Rand) {
-	for _, c := range m.Computations {
-		for _, in := range c.Instructions {
-			// One too large to allocate stays elided, for CheckSupported
-			// (which compiling and Run call) to report.
-			if in.Opcode == hlo.OpConstant && in.Literal != nil && in.Literal.IsElided() && checkAllocatable(in.Shape) == nil {
-				in.Literal = RandomLiteral(in.Shape, rng)
-			}
-		}
-	}
-}
+// RandomLiteral fills a shape with seeded values (randlit.RandomLiteral).
+func RandomLiteral(s hlo.Shape, rng *rand.Rand) *hlo.Literal { return randlit.RandomLiteral(s, rng) }
+
+// FillElidedConstants gives constants written {...} seeded random values.
+func FillElidedConstants(m *hlo.Module, rng *rand.Rand) { randlit.FillElidedConstants(m, rng) }
 
 // RandomArguments returns seeded random arguments for m's entry
 // parameters (after filling its elided constants from the same stream).
-// A parameter too large to allocate on this host gets nil, which Run and
-// executables refuse, naming the parameter.
-func RandomArguments(m *hlo.Module, seed uint64) []*hlo.Literal {
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	FillElidedConstants(m, rng)
-	args := make([]*hlo.Literal, len(m.Entry.Params))
-	for i, p := range m.Entry.Params {
-		if checkAllocatable(p.Shape) == nil {
-			args[i] = RandomLiteral(p.Shape, rng)
-		}
-	}
-	return args
-}
+func RandomArguments(m *hlo.Module, seed uint64) []*hlo.Literal { return randlit.RandomArguments(m, seed) }

@@ -28,6 +28,9 @@ type Options struct {
 	// Poison fills new arenas and output buffers with NaN bytes, so tests
 	// catch kernels that leave part of their result unwritten.
 	Poison bool
+	// RecordPlan keeps what compiling decided (Executable.Plan), for an
+	// ahead-of-time package to store and Load to follow.
+	RecordPlan bool
 	// Context, if not nil, is checked between the optimization passes and
 	// the compiler's stages: once it is done, Compile returns an error
 	// wrapping its Err.
@@ -93,6 +96,7 @@ type Executable struct {
 	// bodies, branches), whose peaks count in this one's (run.go).
 	subs []*Executable
 	peak atomic.Int64 // PeakBytes
+	plan *Plan        // with Options.RecordPlan or from Load
 	// plainPeak is what an execution without donation or control flow
 	// measures: the arena and every output.
 	plainPeak int64

@@ -35,6 +35,10 @@ type compiler struct {
 	// cur is the executable being compiled, whose subs a control-flow
 	// lowering extends.
 	cur *Executable
+	// plan, when recording (Options.RecordPlan), receives every choice;
+	// when following (Load), dictates them.
+	plan   *Plan
+	follow bool
 }
 
 // calledResult is a compiled computation, or why it could not be
@@ -67,7 +71,15 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	if err := fuse(mod, opts, fc); err != nil {
 		return nil, err
 	}
-	return newCompiler(mod, opts).compile(mod.Entry)
+	c := newCompiler(mod, opts)
+	if opts.RecordPlan {
+		c.plan = &Plan{Lowerings: map[string]string{}, Schedules: map[string][]string{}}
+	}
+	x, err := c.compile(mod.Entry)
+	if x != nil {
+		x.plan = c.plan
+	}
+	return x, err
 }
 
 var errNoCompiler = errors.New(`cpu: Compile needs the compiler: import _ "github.com/axle-ml/axle/backend/cpu/compiler"`)
@@ -131,7 +143,11 @@ func (c *compiler) compile(comp *hlo.Computation) (*Executable, error) {
 	if len(c.fallbacks) > first {
 		x.Fallbacks = slices.Clone(c.fallbacks[first:])
 	}
-	x.place(comp, steps, infos)
+	order, asg, err := c.schedule(comp, infos)
+	if err != nil {
+		return nil, err
+	}
+	x.place(comp, order, asg, steps)
 	return x, nil
 }
 
@@ -168,8 +184,7 @@ func warmScratch(how string, in *hlo.Instruction, threads int) {
 }
 
 // place schedules comp's steps and assigns their buffers.
-func (x *Executable) place(comp *hlo.Computation, lowered map[*hlo.Instruction]step, infos map[*hlo.Instruction]valueInfo) {
-	order, asg := bestSchedule(comp, infos)
+func (x *Executable) place(comp *hlo.Computation, order []*hlo.Instruction, asg *assignment, lowered map[*hlo.Instruction]step) {
 	pos := make(map[*hlo.Instruction]int, len(order))
 	for i, in := range order {
 		pos[in] = i
@@ -248,8 +263,12 @@ func (c *compiler) lowerValue(in *hlo.Instruction, infos map[*hlo.Instruction]va
 // lower tries in's opcode's lowerings in order; the last, the
 // evaluator's, takes anything.
 func (c *compiler) lower(in *hlo.Instruction) (lowered, string) {
+	if l, name, ok := c.lowerAsPlanned(in); ok {
+		return l, name
+	}
 	for _, lw := range lowerings[in.Opcode] {
 		if l, ok := lw.lower(c, in); ok {
+			c.record(in, lw.name)
 			if l.how != "" {
 				return l, l.how
 			}

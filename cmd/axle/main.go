@@ -26,6 +26,9 @@ commands:
       [--dump-to DIR] [--dump-pass-re RE] [--dump-format text,dot,html] FILE.hlo
                                                 optimize a module with the standard pipeline (or the
                                                 backend's: standard, then fusion) and print it
+  aot --pkg NAME -o DIR [--main] [--import-path P] [--seed S] FILE
+                                                compile a module ahead of time into a Go package (with --main,
+                                                a command beside it) that runs without the compiler
   convert --to hlo|proto [-o OUT] FILE           write a module file (.hlo text or .pb HloModuleProto) as the other
   test-cases [--backend interp|cpu] [--opt] DIR... run conformance cases: PASS/FAIL per case, then "N passed, M failed"
   test-stablehlo [--backend interp|cpu] [--opt] DIR... run StableHLO test programs: PASS/FAIL/SKIP each, then counts
@@ -46,6 +49,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdRun(args[1:], stdout, stderr)
 	case "opt":
 		return cmdOpt(args[1:], stdout, stderr)
+	case "aot":
+		return cmdAOT(args[1:], stdout, stderr)
 	case "convert":
 		return cmdConvert(args[1:], stdout, stderr)
 	case "test-cases":

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/load"
+	"github.com/axle-ml/axle/npy"
 	"github.com/axle-ml/axle/stablehlo"
 )
 
@@ -16,7 +16,7 @@ import (
 // that their shapes can refine a StableHLO entry's dynamic dimensions.
 type runInputs struct {
 	spec    string
-	arrays  []inputArray
+	arrays  []npy.Input
 	dimVars []int64 // the values of the entry's dimension variables, if any
 }
 
@@ -32,7 +32,7 @@ func loadForRun(path, spec, argsFile string, warn io.Writer) ([]*hlo.Module, *ru
 	if argsFile != "" {
 		return nil, nil, errors.New("axle run: --inputs: --args gives the arguments too: give one of the two")
 	}
-	arrays, err := loadInputs(spec)
+	arrays, err := npy.LoadInputs(spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("axle run: --inputs: %w", err)
 	}
@@ -71,11 +71,10 @@ func (in *runInputs) skipDimVars(sig stablehlo.Signature) {
 	}
 	for i := range in.arrays {
 		a := &in.arrays[i]
-		if m := positional.FindStringSubmatch(a.Name); m != nil {
-			n, _ := strconv.Atoi(m[1])
+		if n := npy.Position(a.Name); n >= 0 {
 			a.Name = fmt.Sprintf("arg%d", n+sig.DimVars)
-		} else if a.pos >= 0 {
-			a.pos += sig.DimVars
+		} else if a.Pos >= 0 {
+			a.Pos += sig.DimVars
 		}
 	}
 }
@@ -93,24 +92,24 @@ func (in *runInputs) argShapes(sig stablehlo.Signature) ([]hlo.Shape, error) {
 	shapes := hlo.CloneShapes(sig.Args)
 	given := make([]bool, len(shapes))
 	for _, a := range in.arrays {
-		i := paramFor(a, params)
+		i := npy.ParamFor(a, params)
 		if i < 0 || !sig.Args[i].IsArray() {
-			continue // bindInputs reports it with the module's parameters
+			continue // npy.BindInputs reports it with the module's parameters
 		}
 		shapes[i] = hlo.ArrayShape(sig.Args[i].DType, a.Lit.Shape().Dims...)
 		given[i] = true
 	}
 	for i, sh := range shapes {
 		if !given[i] && !isStaticShape(sh) {
-			return nil, fmt.Errorf("no array for parameter %s in %s, whose dynamic dimensions it would give", describe(params[i]), in.spec)
+			return nil, fmt.Errorf("no array for parameter %s in %s, whose dynamic dimensions it would give", npy.DescribeParam(params[i]), in.spec)
 		}
 	}
 	return shapes, nil
 }
 
-// bind matches the arrays to m's parameters (see bindInputs).
+// bind matches the arrays to m's parameters (see npy.BindInputs).
 func (in *runInputs) bind(m *hlo.Module) ([]*hlo.Literal, error) {
-	return bindInputs(in.arrays, in.spec, m, in.dimVars)
+	return npy.BindInputs(in.arrays, in.spec, m, in.dimVars)
 }
 
 // isStaticShape reports whether no dimension of sh is dynamic.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/axle-ml/axle"
+	"github.com/axle-ml/axle/aot"
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
@@ -340,30 +341,9 @@ func leaves(l *hlo.Literal, f func(*hlo.Literal)) {
 	f(l)
 }
 
-// checksum is the sum of the elements as float64 (complex: real plus
-// imaginary parts); NaN and inf propagate.
-func checksum(l *hlo.Literal) float64 {
-	s := l.Shape()
-	if !s.IsArray() {
-		return 0
-	}
-	var sum float64
-	for i := range l.Len() {
-		switch t := s.DType; {
-		case t.IsComplex():
-			c := l.GetComplex128(i)
-			sum += real(c) + imag(c)
-		case t.IsUnsigned():
-			sum += float64(l.GetUint64(i))
-		default:
-			sum += l.GetFloat64(i)
-		}
-	}
-	if math.IsNaN(sum) {
-		return math.NaN()
-	}
-	return sum
-}
+// checksum is what `axle run` prints of a result (aot.Checksum, which
+// ahead-of-time commands print too).
+func checksum(l *hlo.Literal) float64 { return aot.Checksum(l) }
 
 // loweringSummary says how many instructions went to each kind of thunk
 // ("12 gemm, 30 tile-fusion, 4 evaluator").

@@ -1,0 +1,225 @@
+package gen_test
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/axle-ml/axle/aot/gen"
+	"github.com/axle-ml/axle/load"
+)
+
+// repoRoot is the module root (this package is aot/gen).
+func repoRoot(t *testing.T) string {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// tempModule makes a Go module in a temporary folder that requires this
+// repository's module from its folder, with its go.sum.
+func tempModule(t *testing.T) string {
+	root := repoRoot(t)
+	dir := t.TempDir()
+	gomod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := strings.Replace(string(gomod), "module github.com/axle-ml/axle", "module example.com/aotuser", 1)
+	mod += "\nrequire github.com/axle-ml/axle v0.0.0\n\nreplace github.com/axle-ml/axle => " + root + "\n"
+	write(t, filepath.Join(dir, "go.mod"), []byte(mod))
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "go.sum"), sum)
+	return dir
+}
+
+func write(t *testing.T, path string, b []byte) {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// goCmd runs the go command in dir with extra environment.
+func goCmd(t *testing.T, dir string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// generate writes the AOT package (with its command) of the module file
+// path as package pkg of module dir.
+func generate(t *testing.T, dir, pkg, path string) *gen.Result {
+	t.Helper()
+	mods, err := load.File(path, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := gen.Generate(mods[0], gen.Options{Package: pkg, Dir: filepath.Join(dir, pkg), Main: true})
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return r
+}
+
+// run runs a command and returns its stdout.
+func run(t *testing.T, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %v: %v\n%s%s", name, args, err, out.String(), errb.String())
+	}
+	return out.String()
+}
+
+var resultLine = regexp.MustCompile(`(?m)^result .*$`)
+
+// results are the `result SHAPE checksum X` lines of a run's output.
+func results(out string) []string { return resultLine.FindAllString(out, -1) }
+
+// workloads are the module files the AOT packages must match `axle run`
+// on: every ../shared/bench workload and XLA's CPU benchmark models.
+func workloads(t *testing.T) map[string]string {
+	shared := filepath.Join(repoRoot(t), "..", "shared")
+	if _, err := os.Stat(shared); err != nil {
+		t.Skip("../shared is absent: no workloads to compile")
+	}
+	out := map[string]string{}
+	for _, pattern := range []string{"bench/*.hlo", "corpus/hlo/xla/backends/cpu/benchmarks/hlo/*.hlo"} {
+		files, _ := filepath.Glob(filepath.Join(shared, pattern))
+		for _, f := range files {
+			name := regexp.MustCompile(`[^a-z0-9]`).ReplaceAllString(strings.TrimSuffix(filepath.Base(f), ".hlo"), "")
+			out[name] = f
+		}
+	}
+	if len(out) == 0 {
+		t.Fatal("no workloads found in ../shared")
+	}
+	return out
+}
+
+// TestAOTMatchesAxleRun generates, builds and runs the AOT package of
+// every workload in a module of its own, and checks that its command
+// prints the results `axle run --backend cpu` prints, bit for bit (the
+// checksums to nine digits, and each result's first elements through
+// --save-outputs would differ there first); then that the mlp_b256
+// command links no compiler and is at most half axle's size, that the
+// packages build for other platforms, and that under purego the results
+// hold within the kernels' tolerance.
+func TestAOTMatchesAxleRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds packages and binaries")
+	}
+	dir := tempModule(t)
+	files := workloads(t)
+	for pkg, path := range files {
+		generate(t, dir, pkg, path)
+	}
+	bin := filepath.Join(dir, "bin")
+	goCmd(t, dir, nil, "build", "-o", bin+string(filepath.Separator), "./...")
+	axle := filepath.Join(bin, "axle")
+	goCmd(t, repoRoot(t), nil, "build", "-o", axle, "./cmd/axle")
+	for pkg, path := range files {
+		want := results(run(t, nil, axle, "run", "--backend", "cpu", path))
+		got := results(run(t, nil, filepath.Join(bin, pkg)))
+		if len(want) == 0 || strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s: the AOT command prints\n%s\naxle run prints\n%s", pkg, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	if _, ok := files["mlpb256"]; ok {
+		checkLinks(t, filepath.Join(bin, "mlpb256"), axle)
+		checkPlatforms(t, dir, "mlpb256")
+		checkPurego(t, dir, "mlpb256", results(run(t, nil, filepath.Join(bin, "mlpb256"))))
+	}
+}
+
+// forbidden are the packages an AOT binary must not link: the parser,
+// the passes, the pass runner, the evaluator, the compiler front, and
+// the JIT's code generator.
+var forbidden = []string{
+	"github.com/axle-ml/axle/hlo/hlotext.", "github.com/axle-ml/axle/opt.", "github.com/axle-ml/axle/pass.",
+	"github.com/axle-ml/axle/eval.", "github.com/axle-ml/axle/backend/cpu/compiler.",
+	"github.com/axle-ml/axle/backend/cpu/jit.generate", "github.com/axle-ml/axle/backend/cpu/jit.(*gen)",
+	"github.com/axle-ml/axle/backend/cpu/jit.newGen", "github.com/axle-ml/axle/backend/cpu/jit.InstallGenerator",
+}
+
+// checkLinks: no forbidden symbol in the binary, and it is at most half
+// axle's size.
+func checkLinks(t *testing.T, bin, axle string) {
+	out := run(t, nil, "go", "tool", "nm", bin)
+	for _, line := range strings.Split(out, "\n") {
+		for _, f := range forbidden {
+			if strings.Contains(line, f) {
+				t.Errorf("%s links %s: %s", filepath.Base(bin), strings.TrimSuffix(f, "."), strings.TrimSpace(line))
+				break
+			}
+		}
+	}
+	a, err1 := os.Stat(bin)
+	b, err2 := os.Stat(axle)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	t.Logf("%s: %d bytes; axle: %d bytes (%.2f)", filepath.Base(bin), a.Size(), b.Size(), float64(a.Size())/float64(b.Size()))
+	if 2*a.Size() > b.Size() {
+		t.Errorf("%s is %d bytes, more than half of axle's %d", filepath.Base(bin), a.Size(), b.Size())
+	}
+}
+
+// checkPlatforms builds the package and its command for other systems.
+func checkPlatforms(t *testing.T, dir, pkg string) {
+	for _, p := range [][2]string{{"linux", "arm64"}, {"darwin", "arm64"}, {"js", "wasm"}} {
+		goCmd(t, dir, []string{"CGO_ENABLED=0", "GOOS=" + p[0], "GOARCH=" + p[1]}, "build", "-o", os.DevNull, "./"+pkg+"/...")
+	}
+}
+
+// checkPurego runs the command built with -tags purego: no assembly, no
+// generated code. The kernels' portable code sums in other orders, so
+// each checksum agrees within 1e-5 relative (the GEMM's documented
+// bound, kernels.GemmF32, is per element; a sum of many keeps it).
+func checkPurego(t *testing.T, dir, pkg string, want []string) {
+	if runtime.GOARCH != "amd64" {
+		return // purego is what other architectures run anyway
+	}
+	bin := filepath.Join(t.TempDir(), pkg)
+	goCmd(t, dir, nil, "build", "-tags", "purego", "-o", bin, "./"+pkg+"/cmd/"+pkg)
+	got := results(run(t, nil, bin))
+	if len(got) != len(want) {
+		t.Fatalf("purego: %d results, want %d", len(got), len(want))
+	}
+	for i := range got {
+		g, w := checksumOf(t, got[i]), checksumOf(t, want[i])
+		if math.Abs(g-w) > 1e-5*math.Max(1, math.Abs(w)) {
+			t.Errorf("purego: %s, want %s", got[i], want[i])
+		}
+	}
+}
+
+func checksumOf(t *testing.T, line string) float64 {
+	f := strings.Fields(line)
+	v, err := strconv.ParseFloat(f[len(f)-1], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

@@ -1,0 +1,85 @@
+package aot
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/axle-ml/axle/backend/cpu"
+)
+
+// A plan file is the magic, then three length-prefixed sections (an
+// unsigned varint each): a JSON header, the fused module as an
+// HloModuleProto, and the JIT's code book (package jit).
+const magic = "AXLEAOT1"
+
+// Header is a plan's description: what the module is and what compiling
+// it decided.
+type Header struct {
+	// Module is the module's name; Entry its entry computation's.
+	Module, Entry string
+	// Plan is the lowering of each instruction and the schedules.
+	Plan cpu.Plan
+	// ArgSource is the state of the seeded stream (randlit.Source) after
+	// the module's elided constants took their values: the command draws
+	// its random arguments from it, as `axle run` does.
+	ArgSource []byte `json:",omitempty"`
+	// Seed is the seed ArgSource was made with.
+	Seed uint64
+	// Host says where the plan was made: CPU model and kernel level.
+	Host string
+	// Features are the CPU features the code book's code needs; on a CPU
+	// without them the same plan runs without generated code.
+	Features []string `json:",omitempty"`
+}
+
+// Plan is a decoded plan file.
+type Plan struct {
+	Header Header
+	Module []byte // HloModuleProto
+	Code   []byte // the JIT's code book
+}
+
+// Marshal encodes p as a plan file.
+func (p *Plan) Marshal() ([]byte, error) {
+	h, err := json.Marshal(p.Header)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString(magic)
+	for _, s := range [][]byte{h, p.Module, p.Code} {
+		b.Write(binary.AppendUvarint(nil, uint64(len(s))))
+		b.Write(s)
+	}
+	return b.Bytes(), nil
+}
+
+// ErrBadPlan is what decoding a damaged plan file returns (wrapped).
+var ErrBadPlan = errors.New("not an Axle plan file (or a damaged one)")
+
+// Decode reads a plan file.
+func Decode(data []byte) (*Plan, error) {
+	rest, ok := bytes.CutPrefix(data, []byte(magic))
+	if !ok {
+		return nil, fmt.Errorf("aot: %w: no %s header", ErrBadPlan, magic)
+	}
+	var sections [3][]byte
+	for i := range sections {
+		n, k := binary.Uvarint(rest)
+		if k <= 0 || n > uint64(len(rest)-k) {
+			return nil, fmt.Errorf("aot: %w: section %d is truncated", ErrBadPlan, i)
+		}
+		sections[i], rest = rest[k:k+int(n)], rest[k+int(n):]
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("aot: %w: %d bytes after the last section", ErrBadPlan, len(rest))
+	}
+	p := &Plan{Module: sections[1], Code: sections[2]}
+	if err := json.Unmarshal(sections[0], &p.Header); err != nil {
+		return nil, fmt.Errorf("aot: %w: header: %v", ErrBadPlan, err)
+	}
+	return p, nil
+}
