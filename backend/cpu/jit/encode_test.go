@@ -269,7 +269,7 @@ func TestWideCodeRegisters(t *testing.T) {
 		{Op: Add, Args: [3]int{2, 0}}, {Op: Tanh, Args: [3]int{3}}, {Op: Mul, Args: [3]int{4, 4}},
 		{Op: Sub, Args: [3]int{5, 1}}, {Op: Exp, Args: [3]int{6}}, {Op: Mul, Args: [3]int{7, 4}},
 		{Op: Abs, Args: [3]int{8}}, {Op: Sqrt, Args: [3]int{9}}, {Op: Sub, Args: [3]int{10, 2}}}}
-	code, _, _, err := generate(chain10, false)
+	code, _, _, err := generate(chain10, false, targetOf(chain10))
 	if err != nil {
 		t.Fatal(err)
 	}

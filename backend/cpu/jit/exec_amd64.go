@@ -130,26 +130,34 @@ type Func struct {
 	wide      bool // the code is 16-lane (usesWide)
 	strided   bool // the code loops over a block's rows (Program.Strided)
 	tails     bool // the code computes rows' partial vectors (Program.tails)
+	// target is what the code was made for: the streaming loop is made
+	// for it too, whatever the settings when it is made.
+	target target
 	// offs is, per input, the largest displacement of its reads
 	// (Value.Off): its arrays are that much longer than the outputs.
 	offs []int
-	// The same loop with non-temporal stores, generated on the first call
-	// that streams (most programs never do).
+	// The same loop with non-temporal stores, made on the first call
+	// that streams (most programs never do), or at once while recording.
 	ntOnce sync.Once
 	codeNT []byte
 	poolNT []uint32
 	ntErr  error
 }
 
-// Compile generates p's code.
+// Compile returns p's code: from the code book where it holds p,
+// otherwise generated, where a generator is installed (InstallGenerator;
+// with none, a program the book lacks is an error wrapping
+// ErrUnsupported, and the caller keeps its tile program).
 func Compile(p *Program) (*Func, error) {
 	if !Available {
 		return nil, ErrUnsupported
 	}
+	t := targetOf(p)
 	f := &Func{prog: p, inputs: p.Inputs, outputs: len(p.outputs()), scalars: p.Scalars,
-		rowLen: p.RowLen, rowVals: p.RowScalars, folds: len(p.RowFolds), wide: usesWide(p), strided: p.Strided, tails: p.tails()}
+		rowLen: p.RowLen, rowVals: p.RowScalars, folds: len(p.RowFolds), wide: t.wide, strided: p.Strided, tails: p.tails(),
+		target: t}
 	var err error
-	if f.code, f.pool, f.foldWidth, err = load(p, false); err != nil {
+	if f.code, f.pool, f.foldWidth, err = load(p, false, t); err != nil {
 		return nil, err
 	}
 	f.offs = p.inputOffs() // p is valid: load checked it
@@ -159,6 +167,11 @@ func Compile(p *Program) (*Func, error) {
 			syscall.Munmap(f.codeNT)
 		}
 	})
+	if Recording() {
+		// A recorded book serves runs that may stream, which this
+		// compile may never reach: the streaming loop is made now.
+		f.streaming()
+	}
 	return f, nil
 }
 
@@ -184,35 +197,17 @@ func (f *Func) FoldCode(k int) (*Func, error) {
 	return c, err
 }
 
-// streaming returns the non-temporal loop, generating it on first use.
+// streaming returns the non-temporal loop, making it on first use.
 func (f *Func) streaming() ([]byte, []uint32, error) {
 	f.ntOnce.Do(func() {
 		var width int
-		f.codeNT, f.poolNT, width, f.ntErr = load(f.prog, true)
+		f.codeNT, f.poolNT, width, f.ntErr = load(f.prog, true, f.target)
 		if f.ntErr == nil && width != f.foldWidth {
 			// Both loops must leave their partial results alike.
 			f.ntErr = fmt.Errorf("jit: the streaming loop folds %d lanes, the other %d", width, f.foldWidth)
 		}
 	})
 	return f.codeNT, f.poolNT, f.ntErr
-}
-
-// load generates p's code into a new read-only executable mapping.
-func load(p *Program, nt bool) ([]byte, []uint32, int, error) {
-	code, pool, width, err := generate(p, nt)
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	m, err := syscall.Mmap(-1, 0, len(code), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("jit: mmap: %w", err)
-	}
-	copy(m, code)
-	if err := syscall.Mprotect(m, syscall.PROT_READ|syscall.PROT_EXEC); err != nil {
-		syscall.Munmap(m)
-		return nil, nil, 0, fmt.Errorf("jit: mprotect: %w", err)
-	}
-	return m, pool, width, nil
 }
 
 // Run sets outs[k] at i to the program's k-th output at i, reading ins[k]

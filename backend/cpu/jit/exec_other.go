@@ -18,6 +18,16 @@ func Compile(p *Program) (*Func, error) {
 	return nil, ErrUnsupported
 }
 
+// InstallGenerator does nothing here: no code is generated.
+func InstallGenerator() {}
+
+// RemoveGenerator does nothing here.
+func RemoveGenerator() {}
+
+// codeABI is 0 here: no book made here holds code (Recorded's are empty),
+// and LoadBook adds nothing where no generated code runs.
+func codeABI() uint64 { return 0 }
+
 // Run is never called: Compile returns no Func here.
 func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {}
 

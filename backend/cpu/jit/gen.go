@@ -47,25 +47,11 @@ var arrayRegs = [MaxArrays]int{r8, rax, rbx, r9, r10, r11, r12}
 func (g *gen) outReg(k int) int   { return arrayRegs[k] }
 func (g *gen) inputReg(k int) int { return arrayRegs[len(g.p.outputs())+k] }
 
-// The constants of the math expansions: the kernels' own, so that the
-// two compute the same bits.
-var (
-	mc        = kernels.MathConstants
-	log2e     = mc.Log2e
-	ln2Hi     = mc.Ln2Hi
-	ln2Lo     = mc.Ln2Lo
-	round     = mc.Round
-	expHi     = mc.ExpHi
-	expLo     = mc.ExpLo
-	tanhBig   = mc.TanhBig
-	expPoly   = mc.ExpPoly
-	expm1Poly = mc.Expm1Poly
-	erfSplit  = mc.ErfSplit
-	erfMid    = mc.ErfMid
-	erfBig    = mc.ErfBig
-	erfSmall  = mc.ErfSmall
-	erfLarge  = mc.ErfLarge
-)
+// mc holds the constants of the math expansions: the kernels' own, so
+// that the two compute the same bits. (The address of a variable is a
+// static initializer: no init code refers to the generator's data, and
+// the linker drops it from binaries without the generator.)
+var mc = &kernels.MathConstants
 
 // gen generates one program's loop.
 type gen struct {
@@ -77,6 +63,7 @@ type gen struct {
 	loc   []rm             // where each value is, in the stream being generated
 	nregs int              // virtual registers used
 	nt    bool             // store the result non-temporally
+	t     target           // the code's width and the generator's settings
 	// unroll is how many vectors the main loop computes at a time.
 	unroll int
 	// fast is set while the shortcut block is recorded: exp and logistic
@@ -116,60 +103,30 @@ func (g *gen) lanes() int {
 	return 8
 }
 
-// usesWide reports whether p's code is generated wide: on a machine
-// with AVX-512 (wideCode), for programs of f32 arrays (bf16's packing
-// instructions have only their YMM forms here) with an exp, tanh or
-// logistic, whose polynomials make them compute-bound. Other programs
-// stream at memory speed either way, and 16-lane streaming stores ran
-// 10% slower than 8-lane ones (a 16M negate on two threads: 57–59
-// against 63–64 GB/s).
-func usesWide(p *Program) bool {
-	if !wideCode {
-		return false
-	}
-	if p.lanes != 0 {
-		return p.lanes == 16
-	}
-	if !p.allF32() {
-		return false
-	}
-	if wideAlways {
-		return true
-	}
-	for _, v := range p.Values {
-		if v.Op.long() {
-			return true
-		}
-	}
-	return false
-}
-
-// wideAlways makes every f32 program wide where wideCode holds (tests).
-var wideAlways = false
-
-// generate returns p's machine code and constant pool. It generates
-// twice: the first time only to count each constant's uses, so that the
-// second can put the most used first in the pool, where a one-byte
-// displacement reaches them (see poolBias). width is the row folds'
-// partial results a row (foldWidth).
-func generate(p *Program, nt bool) (code []byte, pool []uint32, width int, err error) {
+// generate returns p's machine code and constant pool for target t. It
+// generates twice: the first time only to count each constant's uses,
+// so that the second can put the most used first in the pool, where a
+// one-byte displacement reaches them (see poolBias). width is the row
+// folds' partial results a row (foldWidth). p, nt and t are all it
+// reads: they make the program's key in the code book (book_key.go).
+func generate(p *Program, nt bool, t target) (code []byte, pool []uint32, width int, err error) {
 	if err := p.validate(); err != nil {
 		return nil, nil, 0, err
 	}
-	count := newGen(p, nt, nil, 0)
+	count := newGen(p, nt, t, nil, 0)
 	if _, err := count.function(); err != nil {
 		return nil, nil, 0, err
 	}
 	order := count.byUse()
-	g := newGen(p, nt, order, 0)
+	g := newGen(p, nt, t, order, 0)
 	if code, err = g.function(); err != nil {
 		return nil, nil, 0, err
 	}
 	// Keep as many constants in registers as leave the values their
 	// registers: the most that spill no more and unroll as far.
 	if g.wide {
-		for k := min(len(order), maxPinned); k > 0; k /= 2 {
-			pg := newGen(p, nt, order, k)
+		for k := min(len(order), t.maxPinned); k > 0; k /= 2 {
+			pg := newGen(p, nt, t, order, k)
 			pc, err := pg.function()
 			if err == nil && pg.spills <= g.spills && pg.unroll == g.unroll {
 				code, g = pc, pg
@@ -184,10 +141,10 @@ func generate(p *Program, nt bool) (code []byte, pool []uint32, width int, err e
 // the 32 (a variable for tests, which compare with none).
 var maxPinned = 16
 
-// newGen returns a generator for p whose pool starts with the constants
-// listed in order.
-func newGen(p *Program, nt bool, order []uint32, pin int) *gen {
-	g := &gen{p: p, at: map[uint32]int32{}, uses: map[uint32]int{}, nt: nt, unroll: unrollFor(p), wide: usesWide(p),
+// newGen returns a generator for p, for target t, whose pool starts with
+// the constants listed in order.
+func newGen(p *Program, nt bool, t target, order []uint32, pin int) *gen {
+	g := &gen{p: p, at: map[uint32]int32{}, uses: map[uint32]int{}, nt: nt, t: t, unroll: unrollFor(p), wide: t.wide,
 		pin: pin, pinned: map[uint32]int{}}
 	g.wideProg = g.wide
 	for _, bits := range order {
@@ -405,7 +362,7 @@ var shortcuts = true
 // hasShortcut reports whether p has an op with a shortcut (exp and
 // logistic: the kernels' fast path for arguments in a window).
 func (g *gen) hasShortcut() bool {
-	if !shortcuts {
+	if !g.t.shortcuts {
 		return false
 	}
 	for _, v := range g.p.Values {
@@ -538,10 +495,12 @@ func (g *gen) value(i int, v Value, off int32) error {
 }
 
 // binary ops: the kernels compute a op b with a as Intel's first source.
-var psOps = map[Op]byte{Add: opAdd, Sub: opSub, Mul: opMul, Div: opDiv, And: opAnd, Or: opOr, Xor: opXor}
+// (Tables are static arrays, not maps: a map literal is built by init
+// code, which would keep it in binaries without the generator.)
+var psOps = [...]byte{Add: opAdd, Sub: opSub, Mul: opMul, Div: opDiv, And: opAnd, Or: opOr, Xor: opXor}
 
 // Comparison predicates, as kernels' compare kernels use them.
-var cmpPreds = map[Op]byte{CmpEQ: 0x00, CmpNE: 0x04, CmpLT: 0x01, CmpLE: 0x02, CmpGT: 0x0E, CmpGE: 0x0D}
+var cmpPreds = [...]byte{CmpEQ: 0x00, CmpNE: 0x04, CmpLT: 0x01, CmpLE: 0x02, CmpGT: 0x0E, CmpGE: 0x0D}
 
 const unordered = 3
 

@@ -20,6 +20,12 @@
 // caller keeps its tile program. Code runs only on linux/amd64 with AVX2
 // and FMA, outside the purego build, and not when AXLE_JIT=off;
 // AXLE_KERNELS=avx2 keeps it to 8 lanes.
+//
+// A program's code comes from the code book (book.go) where it holds the
+// program, and otherwise from the generator, which only binaries that
+// call InstallGenerator link: a model compiled ahead of time ships the
+// book recorded as it was compiled (Record, Recorded, LoadBook), and
+// builds the same programs at load without generating any code.
 package jit
 
 import (

@@ -42,9 +42,9 @@ func (g *gen) math(op Op, r, x int) {
 func (g *gen) exp(r, x int) {
 	a := g.a
 	y := a.reg()
-	g.setF32(y, expLo)
+	g.setF32(y, mc.ExpLo)
 	a.ps(opMax, y, y, ymm(x)) // max(lo, x): x, the second source, if NaN
-	g.setF32(r, expHi)
+	g.setF32(r, mc.ExpHi)
 	a.ps(opMin, y, r, ymm(y))
 	g.expCore(r, y)
 }
@@ -57,7 +57,7 @@ func (g *gen) expCore(r, x int) {
 	g.expReduce(x, t, nf, true)
 	g.expPoly(r, x)
 	n1, n2 := nf, x // free now
-	a.pd(opPSubD, n2, t, g.constant(math.Float32bits(round)-254))
+	a.pd(opPSubD, n2, t, g.constant(math.Float32bits(mc.Round)-254))
 	a.shift(shiftRightArith, n1, n2, 1)
 	a.pd(opPSubD, n2, n2, ymm(n1))
 	a.shift(shiftLeft, n1, n1, 23)
@@ -86,7 +86,7 @@ func (g *gen) expFast(r, x int) {
 	ts := g.temps(3)
 	t, nf, u := ts[0], ts[1], ts[2]
 	g.expReduce(x, t, nf, true)
-	a.pd(opPSubD, u, t, g.constant(math.Float32bits(round)-uint32(-shortcutLo)))
+	a.pd(opPSubD, u, t, g.constant(math.Float32bits(mc.Round)-uint32(-shortcutLo)))
 	a.testJump(u, g.constant(^uint32(shortcutWindow-1)))
 	g.expPoly(r, x)
 	a.shift(shiftLeft, t, t, 23)
@@ -97,12 +97,12 @@ func (g *gen) expFast(r, x int) {
 // (ln2Hi, and ln2Lo when lo).
 func (g *gen) expReduce(x, t, nf int, lo bool) {
 	a := g.a
-	g.setF32(t, log2e)
-	a.fma(fmadd213, t, x, g.f32(round))
-	a.ps(opSub, nf, t, g.f32(round))
-	a.fma(fnmadd231, x, nf, g.f32(ln2Hi))
+	g.setF32(t, mc.Log2e)
+	a.fma(fmadd213, t, x, g.f32(mc.Round))
+	a.ps(opSub, nf, t, g.f32(mc.Round))
+	a.fma(fnmadd231, x, nf, g.f32(mc.Ln2Hi))
 	if lo {
-		a.fma(fnmadd231, x, nf, g.f32(ln2Lo))
+		a.fma(fnmadd231, x, nf, g.f32(mc.Ln2Lo))
 	}
 }
 
@@ -113,11 +113,11 @@ func (g *gen) expPoly(p, r int) {
 	r2, r4, c := ts[0], ts[1], ts[2]
 	a.ps(opMul, r2, r, ymm(r))
 	a.ps(opMul, r4, r2, ymm(r2))
-	g.setF32(c, expPoly[3])
-	a.fma(fmadd213, c, r, g.f32(expPoly[2]))
-	g.setF32(p, expPoly[5])
-	a.fma(fmadd213, p, r, g.f32(expPoly[4]))
-	a.fma(fmadd231, p, r2, g.f32(expPoly[6]))
+	g.setF32(c, mc.ExpPoly[3])
+	a.fma(fmadd213, c, r, g.f32(mc.ExpPoly[2]))
+	g.setF32(p, mc.ExpPoly[5])
+	a.fma(fmadd213, p, r, g.f32(mc.ExpPoly[4]))
+	a.fma(fmadd231, p, r2, g.f32(mc.ExpPoly[6]))
 	a.fma(fmadd213, c, r2, ymm(r))
 	a.fma(fmadd213, p, r4, ymm(c))
 	a.ps(opAdd, p, p, g.f32(1))
@@ -130,13 +130,13 @@ func (g *gen) expm1Poly(c, r int) {
 	r2, r4, p, q := ts[0], ts[1], ts[2], ts[3]
 	a.ps(opMul, r2, r, ymm(r))
 	a.ps(opMul, r4, r2, ymm(r2))
-	g.setF32(p, expm1Poly[1])
-	a.fma(fmadd213, p, r, g.f32(expm1Poly[0]))
-	g.setF32(q, expm1Poly[3])
-	a.fma(fmadd213, q, r, g.f32(expm1Poly[2]))
-	g.setF32(c, expm1Poly[5])
-	a.fma(fmadd213, c, r, g.f32(expm1Poly[4]))
-	a.fma(fmadd231, c, r2, g.f32(expm1Poly[6]))
+	g.setF32(p, mc.Expm1Poly[1])
+	a.fma(fmadd213, p, r, g.f32(mc.Expm1Poly[0]))
+	g.setF32(q, mc.Expm1Poly[3])
+	a.fma(fmadd213, q, r, g.f32(mc.Expm1Poly[2]))
+	g.setF32(c, mc.Expm1Poly[5])
+	a.fma(fmadd213, c, r, g.f32(mc.Expm1Poly[4]))
+	a.fma(fmadd231, c, r2, g.f32(mc.Expm1Poly[6]))
 	a.fma(fmadd213, q, r2, ymm(p))
 	a.fma(fmadd213, c, r4, ymm(q))
 	a.fma(fmadd213, c, r2, ymm(r))
@@ -149,12 +149,12 @@ func (g *gen) tanh(r, x int) {
 	ts := g.temps(3)
 	y, t, nf := ts[0], ts[1], ts[2]
 	a.ps(opAnd, nf, x, g.constant(0x7fffffff))
-	g.setF32(y, tanhBig)
+	g.setF32(y, mc.TanhBig)
 	a.ps(opMin, y, y, ymm(nf))
 	a.ps(opMul, y, y, g.f32(-2))
 	g.expReduce(y, t, nf, false)
 	g.expm1Poly(r, y)
-	a.pd(opPSubD, t, t, g.constant(math.Float32bits(round)-127))
+	a.pd(opPSubD, t, t, g.constant(math.Float32bits(mc.Round)-127))
 	a.shift(shiftLeft, t, t, 23) // 2^n
 	oms := nf
 	g.setF32(oms, 1)
@@ -174,7 +174,7 @@ func (g *gen) logistic(r, x int) {
 	ts := g.temps(3)
 	y, e, den := ts[0], ts[1], ts[2]
 	a.ps(opOr, y, x, g.constant(0x80000000)) // -|x|
-	g.setF32(den, expLo)
+	g.setF32(den, mc.ExpLo)
 	a.ps(opMax, y, den, ymm(y))
 	g.expCore(e, y)
 	g.logisticFinish(r, x, y, e, den)
@@ -213,14 +213,14 @@ func (g *gen) erf(r, x int) {
 	a.ps(opAnd, ab, x, g.constant(0x7fffffff))
 	// Small: x + x·q(x²).
 	a.ps(opMul, s, x, ymm(x))
-	g.setF32(q, erfSmall[len(erfSmall)-1])
-	for k := len(erfSmall) - 2; k >= 0; k-- {
-		a.fma(fmadd213, q, s, g.f32(erfSmall[k]))
+	g.setF32(q, mc.ErfSmall[len(mc.ErfSmall)-1])
+	for k := len(mc.ErfSmall) - 2; k >= 0; k-- {
+		a.fma(fmadd213, q, s, g.f32(mc.ErfSmall[k]))
 	}
 	a.fma(fmadd213, q, x, ymm(x))
 	// Large: 1 - e^-a²·g(a), a capped (MINPS gives a, its second source,
 	// if NaN).
-	g.setF32(c, erfBig)
+	g.setF32(c, mc.ErfBig)
 	a.ps(opMin, ab, c, ymm(ab))
 	a.ps(opMul, hi, ab, ymm(ab))
 	a.ps(opXor, lo, hi, g.constant(0x80000000)) // -hi
@@ -228,15 +228,15 @@ func (g *gen) erf(r, x int) {
 	a.fma(fmadd231, lo, ab, ymm(ab)) // a·a - hi
 	g.expCore(e, y)
 	a.fma(fnmadd231, e, e, ymm(lo)) // e - e·lo
-	a.ps(opSub, s, ab, g.f32(erfMid))
-	g.setF32(r, erfLarge[len(erfLarge)-1])
-	for k := len(erfLarge) - 2; k >= 0; k-- {
-		a.fma(fmadd213, r, s, g.f32(erfLarge[k]))
+	a.ps(opSub, s, ab, g.f32(mc.ErfMid))
+	g.setF32(r, mc.ErfLarge[len(mc.ErfLarge)-1])
+	for k := len(mc.ErfLarge) - 2; k >= 0; k-- {
+		a.fma(fmadd213, r, s, g.f32(mc.ErfLarge[k]))
 	}
 	a.fma(fnmadd213, r, e, g.f32(1)) // 1 - e·g
 	a.ps(opAnd, c, x, g.constant(0x80000000))
 	a.ps(opXor, r, r, ymm(c))
-	a.cmp(0x01, m, ab, g.f32(erfSplit))
+	a.cmp(0x01, m, ab, g.f32(mc.ErfSplit))
 	a.blendv(r, r, ymm(q), m)
 	// A NaN x as x + x (quieted), whatever the branches made of it.
 	a.cmp(unordered, m, x, ymm(x))

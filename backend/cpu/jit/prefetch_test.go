@@ -46,7 +46,7 @@ func TestPrefetchAhead(t *testing.T) {
 			if u := unrollFor(&c.p); u != c.unroll {
 				t.Fatalf("unroll %d, the test expects %d", u, c.unroll)
 			}
-			code, _, _, err := generate(&c.p, false)
+			code, _, _, err := generate(&c.p, false, targetOf(&c.p))
 			if err != nil {
 				t.Fatal(err)
 			}

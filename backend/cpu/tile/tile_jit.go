@@ -167,14 +167,29 @@ func (j *jitProg) blocksFor(p *Prog, params []operand, ldc int) *jitBlocks {
 		}
 		b.off[k], b.rowStride[k] = p.slots[in.gather].m.off, rs
 	}
-	prog := *j.prog
-	prog.Strided, prog.PrefetchInputs, prog.PrefetchAhead = true, nil, 0
-	f, err := jit.Compile(&prog)
+	f, err := jit.Compile(j.stridedProg())
 	if err != nil {
 		return nil
 	}
 	b.f = f
 	return b
+}
+
+// stridedProg is the program's form for blocks of rows (blocksFor).
+func (j *jitProg) stridedProg() *jit.Program {
+	prog := *j.prog
+	prog.Strided, prog.PrefetchInputs, prog.PrefetchAhead = true, nil, 0
+	return &prog
+}
+
+// recordStrided compiles the program's form for blocks of rows while the
+// code book records (jit.Record): runs compile it on first use, which a
+// model compiled ahead of time, whose book is recorded as it compiles,
+// may never reach. (Where the generator refuses it, runs do without.)
+func (j *jitProg) recordStrided() {
+	if jit.Recording() {
+		_, _ = jit.Compile(j.stridedProg()) // the book keeps it
+	}
 }
 
 // runRows computes a small loop fusion whose gathers read rows of their
