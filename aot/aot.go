@@ -18,11 +18,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/axle-ml/axle/backend/cpu"
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
-	"github.com/axle-ml/axle/hlo/hloproto"
+	"github.com/axle-ml/axle/hlo/hlobin"
 	"github.com/axle-ml/axle/internal/runctl"
 )
 
@@ -51,7 +53,7 @@ func Load(data []byte, opts Options) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	mod, err := hloproto.Read(p.Module)
+	mod, err := hlobin.Decode(p.Module)
 	if err != nil {
 		return nil, fmt.Errorf("aot: the plan's module: %w", err)
 	}
@@ -62,6 +64,9 @@ func Load(data []byte, opts Options) (*Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aot: %w", err)
 	}
+	// Start the kernels' worker pool now: its threads' start is a
+	// first execution's largest cost otherwise.
+	kernels.Parallel(runtime.GOMAXPROCS(0), func(int) {})
 	return &Program{x: x, mod: mod, header: p.Header}, nil
 }
 
@@ -88,7 +93,7 @@ func (p *Program) Lowering() map[string]int { return p.x.Lowering }
 func (p *Program) Params() []Param {
 	out := make([]Param, len(p.mod.Entry.Params))
 	for i, in := range p.mod.Entry.Params {
-		out[i] = Param{in.Name, in.Shape.Clone()}
+		out[i] = Param{p.paramName(i), in.Shape.Clone()}
 	}
 	return out
 }
@@ -109,6 +114,14 @@ func (p *Program) Results() []hlo.Shape {
 	}
 	walk(p.mod.Entry.Root.Shape)
 	return out
+}
+
+// paramName is parameter i's name as the module was written.
+func (p *Program) paramName(i int) string {
+	if i < len(p.header.Params) && len(p.header.Params) == len(p.mod.Entry.Params) {
+		return p.header.Params[i]
+	}
+	return p.mod.Entry.Params[i].Name
 }
 
 // PeakBytes is the most memory one execution has used so far.

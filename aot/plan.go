@@ -11,8 +11,8 @@ import (
 )
 
 // A plan file is the magic, then three length-prefixed sections (an
-// unsigned varint each): a JSON header, the fused module as an
-// HloModuleProto, and the JIT's code book (package jit).
+// unsigned varint each): a JSON header, the fused module (package
+// hlobin), and the JIT's code book (package jit).
 const magic = "AXLEAOT1"
 
 // Header is a plan's description: what the module is and what compiling
@@ -20,6 +20,9 @@ const magic = "AXLEAOT1"
 type Header struct {
 	// Module is the module's name; Entry its entry computation's.
 	Module, Entry string
+	// Params are the entry parameters' names in the module as written
+	// (compiling may rename them).
+	Params []string
 	// Plan is the lowering of each instruction and the schedules.
 	Plan cpu.Plan
 	// ArgSource is the state of the seeded stream (randlit.Source) after
@@ -38,7 +41,7 @@ type Header struct {
 // Plan is a decoded plan file.
 type Plan struct {
 	Header Header
-	Module []byte // HloModuleProto
+	Module []byte // hlobin
 	Code   []byte // the JIT's code book
 }
 

@@ -17,7 +17,7 @@ func Arg[T any](p *Program, k int, data []T) (*hlo.Literal, error) {
 	}
 	l, err := hlo.NewLiteralFromData(params[k].Shape, data)
 	if err != nil {
-		return nil, fmt.Errorf("aot: parameter %d (%s): %w", k, params[k].Name, err)
+		return nil, fmt.Errorf("aot: parameter %d (%s): %w", k, p.paramName(k), err)
 	}
 	return l, nil
 }

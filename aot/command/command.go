@@ -11,8 +11,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/axle-ml/axle/aot"
@@ -51,12 +53,13 @@ func Main(load func(aot.Options) (*aot.Program, error), args []string, stdout, s
 		return 1
 	}
 	loaded := time.Since(started)
+	t := time.Now()
 	argv, err := arguments(p, *inputs)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
-	r := &report{p: p, load: loaded}
+	r := &report{p: p, load: loaded, args: time.Since(t)}
 	if err := r.run(argv, max(*warmup, 0), max(*repeat, 1)); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -100,7 +103,8 @@ func arguments(p *aot.Program, spec string) ([]*hlo.Literal, error) {
 type report struct {
 	p      *aot.Program
 	load   time.Duration // process (package) start to a loaded plan
-	first  time.Duration // process (package) start to the first result
+	args   time.Duration // making or reading the arguments (not counted in first)
+	first  time.Duration // process (package) start to the first result, args excluded
 	times  []time.Duration
 	result []*hlo.Literal
 }
@@ -113,7 +117,7 @@ func (r *report) run(argv []*hlo.Literal, warmup, repeat int) error {
 			return err
 		}
 		if i == 0 {
-			r.first = time.Since(started)
+			r.first = time.Since(started) - r.args
 		}
 		if i >= warmup {
 			r.times = append(r.times, time.Since(t))
@@ -134,6 +138,7 @@ func (r *report) print(w io.Writer, asJSON bool) {
 	vendor, family, model := kernels.CPUModel()
 	fmt.Fprintf(w, "cpu: %s family %d model %d; kernels %s\n", vendor, family, model, kernels.Kernels())
 	fmt.Fprintf(w, "engine: ahead-of-time (planned on %s)\n", r.p.Header().Host)
+	fmt.Fprintf(w, "lowered %s\n", loweringSummary(r.p.Lowering()))
 	var outs []output
 	for _, l := range r.result {
 		outs = append(outs, output{l.Shape().HumanString(), aot.Checksum(l)})
@@ -144,7 +149,7 @@ func (r *report) print(w io.Writer, asJSON bool) {
 	t := r.times
 	fmt.Fprintf(w, "load %.3f ms; run min %.3f ms, median %.3f ms, max %.3f ms over %d runs\n",
 		ms(r.load), ms(t[0]), ms(t[len(t)/2]), ms(t[len(t)-1]), len(t))
-	fmt.Fprintf(w, "first result %.3f ms after start\n", ms(r.first))
+	fmt.Fprintf(w, "first result %.3f ms after start (making the arguments, %.3f ms, not counted)\n", ms(r.first), ms(r.args))
 	fmt.Fprintf(w, "measured peak: %d bytes in one execution (arguments excluded)\n", r.p.PeakBytes())
 	if asJSON {
 		line, _ := json.Marshal(map[string]any{
@@ -165,4 +170,14 @@ func save(path string, results []*hlo.Literal) error {
 		arrays[i] = npy.Array{Name: fmt.Sprintf("output_%d", i), Lit: l}
 	}
 	return npy.WriteNPZ(path, arrays)
+}
+
+// loweringSummary says how many instructions went to each kind of kernel
+// ("12 gemm, 30 tile-fusion"), as `axle run` does.
+func loweringSummary(counts map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/axle-ml/axle/backend/cpu/jit"
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
-	"github.com/axle-ml/axle/hlo/hloproto"
+	"github.com/axle-ml/axle/hlo/hlobin"
 	"github.com/axle-ml/axle/hlo/randlit"
 )
 
@@ -104,6 +104,10 @@ func compilePlan(m *hlo.Module, seed uint64) (*aot.Plan, map[string]int, error) 
 	if m.Entry == nil {
 		return nil, nil, fmt.Errorf("aot: module %s has no entry computation", m.Name)
 	}
+	var params []string // as written: cloning may rename them
+	for _, p := range m.Entry.Params {
+		params = append(params, p.Name)
+	}
 	m = m.Clone()
 	src := randlit.Source(seed)
 	randlit.FillElidedConstants(m, rand.New(src))
@@ -123,13 +127,13 @@ func compilePlan(m *hlo.Module, seed uint64) (*aot.Plan, map[string]int, error) 
 	if x.Plan() == nil {
 		return nil, nil, fmt.Errorf("aot: module %s compiled to the evaluator, not to kernels", m.Name)
 	}
-	mod, err := hloproto.Write(x.Module())
+	mod, err := hlobin.Encode(x.Module())
 	if err != nil {
 		return nil, nil, fmt.Errorf("aot: writing the fused module: %w", err)
 	}
 	vendor, family, model := kernels.CPUModel()
-	h := aot.Header{Module: m.Name, Entry: m.Entry.Name, Plan: *x.Plan(), ArgSource: state, Seed: seed,
-		Host: fmt.Sprintf("%s family %d model %d; kernels %s", vendor, family, model, kernels.Kernels()),
+	h := aot.Header{Module: m.Name, Entry: m.Entry.Name, Params: params, Plan: *x.Plan(), ArgSource: state, Seed: seed,
+		Host:     fmt.Sprintf("%s family %d model %d; kernels %s", vendor, family, model, kernels.Kernels()),
 		Features: book.Features()}
 	return &aot.Plan{Header: h, Module: mod, Code: book.Marshal()}, x.Lowering, nil
 }
@@ -146,7 +150,7 @@ func write(plan *aot.Plan, data []byte, lowering map[string]int, opts Options) (
 		return nil, err
 	}
 	files := map[string][]byte{
-		filepath.Join(opts.Dir, planFile):             data,
+		filepath.Join(opts.Dir, planFile):           data,
 		filepath.Join(opts.Dir, opts.Package+".go"): src,
 	}
 	if opts.Main {

@@ -10,13 +10,13 @@ import (
 
 	"github.com/axle-ml/axle/aot"
 	"github.com/axle-ml/axle/hlo"
-	"github.com/axle-ml/axle/hlo/hloproto"
+	"github.com/axle-ml/axle/hlo/hlobin"
 )
 
 // packageSource is the package's Go file: the plan embedded (or its file
 // named), New, and a typed method running the entry.
 func packageSource(plan *aot.Plan, pkg, planFile string, embedded bool) ([]byte, error) {
-	mod, err := hloproto.Read(plan.Module)
+	mod, err := hlobin.Decode(plan.Module)
 	if err != nil {
 		return nil, err
 	}

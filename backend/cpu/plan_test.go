@@ -6,12 +6,12 @@ import (
 	"testing"
 
 	"github.com/axle-ml/axle/eval"
-	"github.com/axle-ml/axle/hlo/hloproto"
+	"github.com/axle-ml/axle/hlo/hlobin"
 	"github.com/axle-ml/axle/hlo/hlotext"
 )
 
-// TestLoadFollowsPlan: a module compiled with RecordPlan, written as an
-// HloModuleProto and read back, loads following the plan (every
+// TestLoadFollowsPlan: a module compiled with RecordPlan, written as
+// hlobin and read back, loads following the plan (every
 // lowering as recorded, the same schedule) and computes the compiled
 // executable's bits; the plan covers the computations control flow
 // calls.
@@ -25,11 +25,11 @@ func TestLoadFollowsPlan(t *testing.T) {
 		if err != nil || x.Plan() == nil {
 			t.Fatalf("%s: %v (plan %v)", name, err, x.Plan())
 		}
-		data, err := hloproto.Write(x.Module())
+		data, err := hlobin.Encode(x.Module())
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		mod, err := hloproto.Read(data)
+		mod, err := hlobin.Decode(data)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/axle-ml/axle/backend/cpu/frontend"
+	"github.com/axle-ml/axle/backend/cpu/jit"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/hlotext"
@@ -20,7 +21,12 @@ import (
 	"github.com/axle-ml/axle/pass"
 )
 
-func init() { frontend.Register(Compiler{}) }
+// Importing the compiler registers it, and installs the JIT's code
+// generator: compiling generates code, running a plan only loads it.
+func init() {
+	frontend.Register(Compiler{})
+	jit.InstallGenerator()
+}
 
 // Compiler implements frontend.Compiler.
 type Compiler struct{}

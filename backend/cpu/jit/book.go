@@ -69,7 +69,7 @@ func LoadBook(data []byte) error {
 		return err
 	}
 	if abi := codeABI(); b.abi != abi {
-		return fmt.Errorf("jit: the book's code is for generated code %#x, this package's is %#x", b.abi, abi)
+		return fmt.Errorf("%w: the book's code is for generated code %#x, this package's is %#x", ErrBookStale, b.abi, abi)
 	}
 	book.mu.Lock()
 	defer book.mu.Unlock()

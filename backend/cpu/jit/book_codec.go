@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // A book as bytes: the magic, the format's version, the generated code's
@@ -61,9 +62,11 @@ func appendEntry(out []byte, key string, e entry) []byte {
 }
 
 var (
-	errNotABook  = errors.New("jit: not a code book (or a damaged one)")
-	errBadBook   = errors.New("jit: malformed code book")
-	errBookStale = errors.New("jit: code book of another format version")
+	errNotABook = errors.New("jit: not a code book (or a damaged one)")
+	errBadBook  = errors.New("jit: malformed code book")
+	// ErrBookStale: the book was made for other generated code (another
+	// version of this package); its programs run without it, the same bits.
+	ErrBookStale = errors.New("jit: code book of another format version")
 )
 
 // parseBook reads a book from Marshal's bytes. It checks every length
@@ -80,7 +83,7 @@ func parseBook(data []byte) (*Book, error) {
 	}
 	r := bookReader{b: body[n:]}
 	if v := r.uvarint(); r.err == nil && v != bookVersion {
-		return nil, errBookStale
+		return nil, ErrBookStale
 	}
 	b := &Book{abi: r.uint64(), entries: map[string]entry{}}
 	for count := r.uvarint(); count > 0 && r.err == nil; count-- {
@@ -162,4 +165,18 @@ func (r *bookReader) entry() (string, entry) {
 	}
 	e.width = int(width)
 	return key, e
+}
+
+// Features are the CPU features the book's code needs, each named once
+// ("avx2", "fma", "avx512f", "avx512dq"), sorted.
+func (b *Book) Features() []string {
+	seen := map[string]bool{}
+	for _, e := range b.entries {
+		for _, f := range strings.Split(e.features, ",") {
+			if f != "" {
+				seen[f] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
 }
