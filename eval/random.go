@@ -18,4 +18,6 @@ func FillElidedConstants(m *hlo.Module, rng *rand.Rand) { randlit.FillElidedCons
 
 // RandomArguments returns seeded random arguments for m's entry
 // parameters (after filling its elided constants from the same stream).
-func RandomArguments(m *hlo.Module, seed uint64) []*hlo.Literal { return randlit.RandomArguments(m, seed) }
+func RandomArguments(m *hlo.Module, seed uint64) []*hlo.Literal {
+	return randlit.RandomArguments(m, seed)
+}

@@ -1,8 +1,8 @@
 package hlobin_test
 
 import (
-	"math/rand/v2"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
