@@ -3,6 +3,7 @@ package kernels
 import (
 	"math/bits"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -356,6 +357,9 @@ func getBuf[T float32 | float64](n int) []T {
 // getBufFresh is getBuf, reporting whether the buffer is newly made.
 func getBufFresh[T float32 | float64](n int) ([]T, bool) {
 	c := bufClass(n)
+	if b := takeKept[T](c); b != nil {
+		return (*b)[:n], false
+	}
 	if b, ok := bufPool[T](c).Get().(*[]T); ok {
 		return (*b)[:n], false
 	}
@@ -377,7 +381,64 @@ func putBuf[T float32 | float64](b []T) {
 	if cap(b) != 1<<c {
 		return // not one of getBuf's
 	}
-	bufPool[T](c).Put(&b)
+	if !keep(&b, c) {
+		bufPool[T](c).Put(&b)
+	}
+}
+
+// kept holds, per type and size class, as many buffers as WarmGemm
+// asked for, out of the garbage collector's reach: a sync.Pool drops
+// what it holds at the second collection after the Put, which a
+// process's start easily reaches before the first run (making a model's
+// arguments: 3 MB for mlp_b256), and that first run then paged in fresh
+// scratch after all. want is read without the lock on every get.
+var kept struct {
+	mu       sync.Mutex
+	f32, f64 [bits.UintSize]keptClass
+}
+
+type keptClass struct {
+	want atomic.Int32
+	free []any // *[]T
+}
+
+func keptOf[T float32 | float64](c int) *keptClass {
+	var z T
+	if any(z) == any(float64(0)) {
+		return &kept.f64[c]
+	}
+	return &kept.f32[c]
+}
+
+// takeKept takes a kept buffer of class c, or returns nil.
+func takeKept[T float32 | float64](c int) *[]T {
+	k := keptOf[T](c)
+	if k.want.Load() == 0 {
+		return nil
+	}
+	kept.mu.Lock()
+	defer kept.mu.Unlock()
+	if len(k.free) == 0 {
+		return nil
+	}
+	b := k.free[len(k.free)-1].(*[]T)
+	k.free = k.free[:len(k.free)-1]
+	return b
+}
+
+// keep holds b in class c's kept buffers if the class wants more.
+func keep[T float32 | float64](b *[]T, c int) bool {
+	k := keptOf[T](c)
+	if k.want.Load() == 0 {
+		return false
+	}
+	kept.mu.Lock()
+	defer kept.mu.Unlock()
+	if len(k.free) >= int(k.want.Load()) {
+		return false
+	}
+	k.free = append(k.free, b)
+	return true
 }
 
 // WarmGemm puts in the pools the packing buffers an f32 product with n
@@ -386,7 +447,9 @@ func putBuf[T float32 | float64](b []T) {
 // process's first run of a model does not pay the page faults of fresh
 // scratch (about 1.5 µs per 4 KiB here: a first 1024³ product took
 // 1.4 ms more than the next; a second executable's first run, reusing
-// the pooled buffers, did not).
+// the pooled buffers, did not). The buffers it warms are kept out of the
+// garbage collector's reach (kept), as many per size class as the most
+// one call asked for.
 func WarmGemm(n, threads int) {
 	warmBufs[float32](gemmKC*min(gemmNC, (max(n, 1)+sgemmNR-1)/sgemmNR*sgemmNR), 1)
 	warmBufs[float32](gemmMC*gemmKC+edgeTile, max(threads, 1))
@@ -395,6 +458,9 @@ func WarmGemm(n, threads int) {
 // warmBufs makes sure count buffers of n elements are in getBuf's pool,
 // touching each page of the ones it makes.
 func warmBufs[T float32 | float64](n, count int) {
+	k := keptOf[T](bufClass(n))
+	for w := k.want.Load(); w < int32(count) && !k.want.CompareAndSwap(w, int32(count)); w = k.want.Load() {
+	}
 	bufs := make([][]T, count)
 	for i := range bufs {
 		var fresh bool
