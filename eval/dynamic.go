@@ -72,10 +72,5 @@ func evalRngGetAndUpdateState(e *Evaluator, in *hlo.Instruction, _ []*hlo.Litera
 // rng-get-and-update-state does; compiled backends call it so that
 // their runs share the evaluator's state.
 func (e *Evaluator) RngGetAndUpdateState(delta int64) [2]uint64 {
-	if !e.rngStateSet {
-		e.rngState, e.rngStateSet = [2]uint64{e.Seed, 0}, true
-	}
-	state := e.rngState
-	e.rngState[0] += uint64(delta)
-	return state
+	return e.rngState.GetAndUpdate(e.Seed, delta)
 }

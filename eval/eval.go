@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/internal/runctl"
 )
 
 // ErrUnimplemented marks an opcode (or an opcode's variant) the evaluator
@@ -41,8 +42,7 @@ type Evaluator struct {
 	// draw different values yet a run is reproducible from Seed.
 	rngCalls uint64
 	// rngState is rng-get-and-update-state's counter.
-	rngState    [2]uint64
-	rngStateSet bool
+	rngState runctl.RngState
 
 	// Interrupt, when set, is polled before every instruction: once it
 	// is true, evaluation stops with ErrInterrupted (a caller's context

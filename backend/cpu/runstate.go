@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/axle-ml/axle/backend/cpu/frontend"
+	"github.com/axle-ml/axle/internal/runctl"
 )
 
 // runState is what the kernels of one execution frame share: the stop
@@ -19,10 +20,9 @@ type runState struct {
 	// ReplicaID and PartitionID are what replica-id and partition-id return.
 	ReplicaID, PartitionID uint32
 	// Seed drives rng and rng-get-and-update-state's initial state.
-	Seed        uint64
-	rngState    [2]uint64
-	rngStateSet bool
-	ev          frontend.Evaluator
+	Seed     uint64
+	rngState runctl.RngState
+	ev       frontend.Evaluator
 }
 
 var errNoEvaluator = errors.New("cpu: this instruction runs on the evaluator, which this binary does not link (it has no compiler)")
@@ -31,12 +31,7 @@ var errNoEvaluator = errors.New("cpu: this instruction runs on the evaluator, wh
 // first use) and advances its low word by delta, as the instruction
 // rng-get-and-update-state does (the evaluator's state machine).
 func (s *runState) RngGetAndUpdateState(delta int64) [2]uint64 {
-	if !s.rngStateSet {
-		s.rngState, s.rngStateSet = [2]uint64{s.Seed, 0}, true
-	}
-	state := s.rngState
-	s.rngState[0] += uint64(delta)
-	return state
+	return s.rngState.GetAndUpdate(s.Seed, delta)
 }
 
 // evaluator returns the frame's evaluator, polling the frame's stop flag.

@@ -49,3 +49,21 @@ func NewPanicError(name string, r any) *PanicError {
 	}
 	return &PanicError{Instruction: name, Value: r, Stack: debug.Stack()}
 }
+
+// RngState is rng-get-and-update-state's 128-bit state, shared in form by
+// the evaluator and the compiled engine: seeded from the run's seed at
+// first use, its low word advanced by each call's delta.
+type RngState struct {
+	state [2]uint64
+	set   bool
+}
+
+// GetAndUpdate returns the state and advances its low word by delta.
+func (r *RngState) GetAndUpdate(seed uint64, delta int64) [2]uint64 {
+	if !r.set {
+		r.state, r.set = [2]uint64{seed, 0}, true
+	}
+	s := r.state
+	r.state[0] += uint64(delta)
+	return s
+}
