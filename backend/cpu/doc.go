@@ -1,8 +1,13 @@
-// Package cpu is Axle's CPU backend. Compile runs the backend's pipeline
-// (Pipeline: the standard passes, then the fusion passes), then a
-// compiler lowers each computation the backend runs as a program to
-// kernels, schedules it and assigns its buffers; the Executable it returns
-// holds only what execution needs. In reading order:
+// Package cpu is Axle's CPU backend's engine. Compile has the compiler
+// (package backend/cpu/compiler, registered through package frontend:
+// this package imports no parser, pass, evaluator or code generator) run
+// the standard passes and this package's fusion passes (FusionPasses),
+// then lowers each computation the backend runs as a program to kernels,
+// schedules it and assigns its buffers; the Executable it returns holds
+// only what execution needs. With Options.RecordPlan it keeps what it
+// decided (Plan: the lowering each instruction took, the schedules), and
+// Load lowers a fused module following a plan without any compiler: what
+// an ahead-of-time package (package aot) runs. In reading order:
 //
 //   - The pipeline (fusion_pipeline.go): reduce-iota-fusion,
 //     int8-dot-fusion (fusion_int8_dot.go), loop-fusion,
@@ -33,7 +38,8 @@
 //   - Scheduling (schedule.go) and buffer assignment (buffers.go): the
 //     order needing the smallest arena of three candidates; views,
 //     in-place updates, one pooled arena per execution.
-//   - Execution (execute.go, run.go): arenas and outputs pooled across
+//   - Plans (plan.go): recording what compiling decided, and Load.
+//   - Execution (execute.go, run.go, runstate.go): arenas and outputs pooled across
 //     executions, donation, many goroutines at once, cancellation.
 //   - A cost model (costmodel.go) runs tiny modules on the evaluator when
 //     the caller expects too few executions to repay compiling.
