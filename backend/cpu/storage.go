@@ -59,7 +59,9 @@ func bytesOf(l *hlo.Literal) []byte { return l.RawBytes() }
 func alignedBytes(n int64) []byte {
 	b := make([]byte, n+64)
 	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b))) & 63)
-	return b[off : off+int(n) : off+int(n)]
+	b = b[off : off+int(n) : off+int(n)]
+	populate(b)
+	return b
 }
 
 // sameStorage reports whether two literals' storage starts at the same
