@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/internal/pages"
 )
 
 // Assigned buffers are raw bytes (an arena, a pooled output, a donated
@@ -13,38 +14,7 @@ import (
 // viewBytes returns a literal of array shape s over mem (len(mem) is at
 // least s's storage size).
 func viewBytes(s hlo.Shape, mem []byte) *hlo.Literal {
-	n := int(s.NumElements())
-	p := unsafe.Pointer(unsafe.SliceData(mem))
-	var data any
-	switch s.DType {
-	case hlo.Pred:
-		data = unsafe.Slice((*bool)(p), n)
-	case hlo.S2, hlo.S4, hlo.S8:
-		data = unsafe.Slice((*int8)(p), n)
-	case hlo.S16:
-		data = unsafe.Slice((*int16)(p), n)
-	case hlo.S32:
-		data = unsafe.Slice((*int32)(p), n)
-	case hlo.S64:
-		data = unsafe.Slice((*int64)(p), n)
-	case hlo.U16, hlo.F16, hlo.BF16:
-		data = unsafe.Slice((*uint16)(p), n)
-	case hlo.U32:
-		data = unsafe.Slice((*uint32)(p), n)
-	case hlo.U64:
-		data = unsafe.Slice((*uint64)(p), n)
-	case hlo.F32:
-		data = unsafe.Slice((*float32)(p), n)
-	case hlo.F64:
-		data = unsafe.Slice((*float64)(p), n)
-	case hlo.C64:
-		data = unsafe.Slice((*complex64)(p), n)
-	case hlo.C128:
-		data = unsafe.Slice((*complex128)(p), n)
-	default: // u2, u4, u8, f8 and f4 types
-		data = unsafe.Slice((*uint8)(p), n)
-	}
-	l, err := hlo.NewLiteralFromData(s, data)
+	l, err := hlo.ViewBytes(s, mem)
 	if err != nil {
 		panic(fmt.Sprintf("cpu: view of %s: %v", s, err)) // a bug in buffer assignment
 	}
@@ -60,7 +30,7 @@ func alignedBytes(n int64) []byte {
 	b := make([]byte, n+64)
 	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b))) & 63)
 	b = b[off : off+int(n) : off+int(n)]
-	populate(b)
+	pages.Populate(b)
 	return b
 }
 

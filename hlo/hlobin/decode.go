@@ -37,6 +37,7 @@ type decoder struct {
 	comps []*hlo.Computation
 	// fixups resolve computation references once all are read.
 	fixups []func()
+	chunk  []byte // the rest of the block literals are cut from (store)
 }
 
 func (d *decoder) fail(format string, args ...any) {
