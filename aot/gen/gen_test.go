@@ -2,6 +2,8 @@ package gen_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -14,6 +16,8 @@ import (
 	"github.com/axle-ml/axle/aot/gen"
 	"github.com/axle-ml/axle/load"
 	"github.com/axle-ml/axle/npy"
+	"github.com/axle-ml/axle/onnx"
+	"github.com/axle-ml/axle/onnx/graph"
 )
 
 // repoRoot is the module root (this package is aot/gen).
@@ -291,5 +295,64 @@ func TestPlanBesideBinary(t *testing.T) {
 	write(t, filepath.Join(bin, "beside.axleplan"), data)
 	if got := results(run(t, nil, filepath.Join(bin, "beside"))); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("beside the binary: %v, embedded %v", got, want)
+	}
+}
+
+// TestONNXModel: an ONNX model whose every node compiles (the quantized
+// dense layer of examples/onnx/qlinear: DynamicQuantizeLinear,
+// MatMulInteger, the scales) becomes one module (graph.Module), and its
+// AOT command gives, on the example's inputs, the bits the graph
+// executor gives (what `axle run model.onnx` runs).
+func TestONNXModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a binary")
+	}
+	ex := filepath.Join(repoRoot(t), "examples", "onnx", "qlinear")
+	model, err := onnx.Load(filepath.Join(ex, "quant.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrays, err := npy.ReadNPZ(filepath.Join(ex, "in.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs := map[string]*onnx.Value{}
+	ordered := make([]*onnx.Value, len(model.Graph.Inputs))
+	for i, vi := range model.Graph.Inputs {
+		for _, a := range arrays {
+			if a.Name == vi.Name || a.Name == fmt.Sprintf("arr_%d", i) {
+				inputs[vi.Name], ordered[i] = onnx.LiteralValue(a.Lit), onnx.LiteralValue(a.Lit)
+			}
+		}
+	}
+	m, err := graph.Module(model, inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := tempModule(t)
+	if _, err := gen.Generate(m, gen.Options{Package: "qlinear", Dir: filepath.Join(dir, "qlinear"), Main: true}); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin")
+	goCmd(t, dir, nil, "build", "-o", bin+string(filepath.Separator), "./...")
+	got := filepath.Join(t.TempDir(), "aot.npz")
+	run(t, nil, filepath.Join(bin, "qlinear"), "--inputs", filepath.Join(ex, "in.npz"), "--save-outputs", got)
+	sess, err := graph.New(model, graph.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	want, err := sess.RunOrdered(context.Background(), ordered)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := npy.ReadNPZ(got)
+	if err != nil || len(g) != len(want) {
+		t.Fatalf("%v: %d outputs, want %d", err, len(g), len(want))
+	}
+	for i, w := range want {
+		if !bytes.Equal(g[i].Lit.RawBytes(), w.Tensor.Lit.RawBytes()) {
+			t.Errorf("output %d (%s) differs from the graph executor's", i, model.Graph.Outputs[i].Name)
+		}
 	}
 }

@@ -119,7 +119,12 @@ func runONNX(o onnxRun, stdout, stderr io.Writer) int {
 // inputs, or arr_0, arr_1, ... in input order) or makes seeded random
 // tensors of the declared shapes (symbolic dimensions 1).
 func onnxInputs(sess *graph.Session, o onnxRun) ([]*onnx.Value, error) {
-	gin := sess.Inputs()
+	return modelInputs(sess.Inputs(), o)
+}
+
+// modelInputs are the --inputs arrays for the graph inputs gin, or seeded
+// random tensors of their shapes.
+func modelInputs(gin []*onnx.ValueInfo, o onnxRun) ([]*onnx.Value, error) {
 	out := make([]*onnx.Value, len(gin))
 	if o.inputs != "" {
 		arrays, err := npy.ReadNPZ(o.inputs)

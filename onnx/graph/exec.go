@@ -179,42 +179,12 @@ func signature(u *unit, args map[string]*onnx.Value) (string, bool) {
 // A lowering the compiler cannot take (unsupported attributes, a value
 // needed at compile time that is not known) sends the unit op by op.
 func (s *Session) compileCluster(p *plan, u *unit, args map[string]*onnx.Value, key string, c *compiled) {
-	b := xb.New(fmt.Sprintf("cluster_%d", u.id))
-	l := &ops.Lowerer{Opsets: p.opsets, Env: ops.NewEnv(nil)}
-	for name, t := range p.g.Initializers {
-		l.Env.Set(name, ops.FromConst(t))
-	}
-	for _, name := range u.inputs {
-		t := args[name].Tensor
-		if u.byValue(name, t) {
-			l.Env.Set(name, ops.FromConst(t))
-			continue
-		}
-		c.params = append(c.params, name)
-		l.Env.Set(name, ops.FromOp(b.Parameter(name, t.Lit.Shape())))
-	}
-	if err := l.LowerNodes(b, u.nodes); err != nil {
-		s.refuse(u, c, err)
-		return
-	}
-	c.consts = map[string]*onnx.Tensor{}
-	c.results = map[string]int{}
-	var roots []*xb.Op
-	for _, name := range u.outputs {
-		v, _ := l.Env.Get(name)
-		if v.Const != nil {
-			c.consts[name] = v.Const
-			continue
-		}
-		c.results[name] = len(roots)
-		roots = append(roots, v.In(b))
-	}
-	if len(roots) == 0 {
-		return
-	}
-	m, err := b.Build(b.Tuple(roots...))
+	m, err := buildCluster(p, u, args, fmt.Sprintf("cluster_%d", u.id), c)
 	if err != nil {
 		s.refuse(u, c, err)
+		return
+	}
+	if m == nil {
 		return
 	}
 	if s.opts.DumpDir != "" {
@@ -230,6 +200,46 @@ func (s *Session) compileCluster(p *plan, u *unit, args map[string]*onnx.Value, 
 		fmt.Fprintf(s.opts.LogPlacement, "compiled %s on %s for signature %s: %d nodes, %d parameters, engine %s\n",
 			u, u.dev, key, len(u.nodes), len(c.params), exe.Engine())
 	}
+}
+
+// buildCluster lowers u's nodes into a module named name for the
+// arguments' shapes (and the values of those fed by value), filling c's
+// parameters, results and constant outputs; nil when every output is a
+// constant.
+func buildCluster(p *plan, u *unit, args map[string]*onnx.Value, name string, c *compiled) (*hlo.Module, error) {
+	b := xb.New(name)
+	l := &ops.Lowerer{Opsets: p.opsets, Env: ops.NewEnv(nil)}
+	for name, t := range p.g.Initializers {
+		l.Env.Set(name, ops.FromConst(t))
+	}
+	for _, name := range u.inputs {
+		t := args[name].Tensor
+		if u.byValue(name, t) {
+			l.Env.Set(name, ops.FromConst(t))
+			continue
+		}
+		c.params = append(c.params, name)
+		l.Env.Set(name, ops.FromOp(b.Parameter(name, t.Lit.Shape())))
+	}
+	if err := l.LowerNodes(b, u.nodes); err != nil {
+		return nil, err
+	}
+	c.consts = map[string]*onnx.Tensor{}
+	c.results = map[string]int{}
+	var roots []*xb.Op
+	for _, name := range u.outputs {
+		v, _ := l.Env.Get(name)
+		if v.Const != nil {
+			c.consts[name] = v.Const
+			continue
+		}
+		c.results[name] = len(roots)
+		roots = append(roots, v.In(b))
+	}
+	if len(roots) == 0 {
+		return nil, nil
+	}
+	return b.Build(b.Tuple(roots...))
 }
 
 func (s *Session) refuse(u *unit, c *compiled, err error) {
