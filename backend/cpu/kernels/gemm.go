@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/axle-ml/axle/internal/pages"
 )
 
 // GEMM in the BLIS / OpenBLAS design. C (m×n) = A (m×k) · B (k×n):
@@ -469,8 +471,11 @@ func warmBufs[T float32 | float64](n, count int) {
 		}
 		var z T
 		all := bufs[i][:cap(bufs[i])]
+		// Map the pages now: in one call where the kernel allows it,
+		// else by a first touch of each (a fault each).
+		pages.Populate(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(all))), len(all)*int(unsafe.Sizeof(z))))
 		for j := 0; j < len(all); j += 4096 / int(unsafe.Sizeof(z)) {
-			all[j] = 0 // the first touch: the page fault now
+			all[j] = 0
 		}
 	}
 	for _, b := range bufs {
