@@ -3,7 +3,6 @@ package aot
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -11,7 +10,7 @@ import (
 )
 
 // A plan file is the magic, then three length-prefixed sections (an
-// unsigned varint each): a JSON header, the fused module (package
+// unsigned varint each): the header (header.go), the fused module (package
 // hlobin), and the JIT's code book (package jit).
 const magic = "AXLEAOT1"
 
@@ -28,14 +27,14 @@ type Header struct {
 	// ArgSource is the state of the seeded stream (randlit.Source) after
 	// the module's elided constants took their values: the command draws
 	// its random arguments from it, as `axle run` does.
-	ArgSource []byte `json:",omitempty"`
+	ArgSource []byte
 	// Seed is the seed ArgSource was made with.
 	Seed uint64
 	// Host says where the plan was made: CPU model and kernel level.
 	Host string
 	// Features are the CPU features the code book's code needs; on a CPU
 	// without them the same plan runs without generated code.
-	Features []string `json:",omitempty"`
+	Features []string
 }
 
 // Plan is a decoded plan file.
@@ -47,10 +46,7 @@ type Plan struct {
 
 // Marshal encodes p as a plan file.
 func (p *Plan) Marshal() ([]byte, error) {
-	h, err := json.Marshal(p.Header)
-	if err != nil {
-		return nil, err
-	}
+	h := p.Header.marshal()
 	var b bytes.Buffer
 	b.WriteString(magic)
 	for _, s := range [][]byte{h, p.Module, p.Code} {
@@ -81,8 +77,10 @@ func Decode(data []byte) (*Plan, error) {
 		return nil, fmt.Errorf("aot: %w: %d bytes after the last section", ErrBadPlan, len(rest))
 	}
 	p := &Plan{Module: sections[1], Code: sections[2]}
-	if err := json.Unmarshal(sections[0], &p.Header); err != nil {
+	h, err := unmarshalHeader(sections[0])
+	if err != nil {
 		return nil, fmt.Errorf("aot: %w: header: %v", ErrBadPlan, err)
 	}
+	p.Header = h
 	return p, nil
 }

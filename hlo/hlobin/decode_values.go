@@ -110,7 +110,9 @@ const chunkBytes = 1 << 20
 func (d *decoder) store(n int) []byte {
 	const align = 64
 	if n+align > len(d.chunk) {
-		size := max(chunkBytes, n+align)
+		// The literals still to come fit in the bytes left: a small
+		// module's block is small.
+		size := max(min(chunkBytes, len(d.b)+align), n+align)
 		d.chunk = make([]byte, size)
 		pages.Populate(d.chunk)
 	}
