@@ -216,3 +216,13 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// TestOtherVersion: a plan of another format version is refused saying
+// so, not misread.
+func TestOtherVersion(t *testing.T) {
+	good := plan(t)
+	old := append([]byte("AXLEAOT1"), good[8:]...)
+	if _, err := aot.Load(old, aot.Options{}); err == nil || !strings.Contains(err.Error(), "regenerate") {
+		t.Errorf("format 1: %v", err)
+	}
+}

@@ -12,7 +12,9 @@ import (
 // A plan file is the magic, then three length-prefixed sections (an
 // unsigned varint each): the header (header.go), the fused module (package
 // hlobin), and the JIT's code book (package jit).
-const magic = "AXLEAOT1"
+// The digit is the format's version: a plan written by another version
+// is refused with a message saying to regenerate it, not misread.
+const magic = "AXLEAOT2"
 
 // Header is a plan's description: what the module is and what compiling
 // it decided.
@@ -63,6 +65,10 @@ var ErrBadPlan = errors.New("not an Axle plan file (or a damaged one)")
 func Decode(data []byte) (*Plan, error) {
 	rest, ok := bytes.CutPrefix(data, []byte(magic))
 	if !ok {
+		if len(data) >= len(magic) && bytes.HasPrefix(data, []byte(magic[:len(magic)-1])) {
+			return nil, fmt.Errorf("aot: %w: a plan of format %s, this package reads %s: regenerate it with this version's axle aot",
+				ErrBadPlan, data[:len(magic)], magic)
+		}
 		return nil, fmt.Errorf("aot: %w: no %s header", ErrBadPlan, magic)
 	}
 	var sections [3][]byte
