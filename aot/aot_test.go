@@ -226,3 +226,23 @@ func TestOtherVersion(t *testing.T) {
 		t.Errorf("format 1: %v", err)
 	}
 }
+
+// TestEvaluatorOnlyRefused: a module with an instruction only the
+// evaluator runs (a LAPACK custom call, as JAX's CPU lowering writes)
+// cannot become a package, which links no evaluator: the generator says
+// so, naming it, instead of writing a plan that fails in a user's binary.
+func TestEvaluatorOnlyRefused(t *testing.T) {
+	m, err := hlotext.Parse(`HloModule lu
+ENTRY main {
+  a = f32[2,2]{0,1} parameter(0)
+  lu = (f32[2,2]{0,1}, s32[2]{0}, s32[]) custom-call(a), custom_call_target="lapack_sgetrf_ffi", operand_layout_constraints={f32[2,2]{0,1}}, output_to_operand_aliasing={{0}: (0, {})}, api_version=API_VERSION_TYPED_FFI, backend_config={}
+  ROOT f = f32[2,2]{0,1} get-tuple-element(lu), index=0
+}`, hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = gen.Generate(m, gen.Options{Package: "lu", Dir: t.TempDir()})
+	if err == nil || !strings.Contains(err.Error(), "custom-call") {
+		t.Errorf("evaluator-only module: %v", err)
+	}
+}

@@ -127,6 +127,12 @@ func compilePlan(m *hlo.Module, seed uint64) (*aot.Plan, map[string]int, error) 
 	if x.Plan() == nil {
 		return nil, nil, fmt.Errorf("aot: module %s compiled to the evaluator, not to kernels", m.Name)
 	}
+	// A package links no evaluator: what only the evaluator runs cannot
+	// be in one (it would fail at load, in the user's binary).
+	if len(x.Fallbacks) > 0 {
+		return nil, nil, fmt.Errorf("aot: module %s has instructions no kernel takes, which run on the evaluator an ahead-of-time package does not link: %s",
+			m.Name, strings.Join(x.Fallbacks, "; "))
+	}
 	mod, err := hlobin.Encode(x.Module())
 	if err != nil {
 		return nil, nil, fmt.Errorf("aot: writing the fused module: %w", err)
