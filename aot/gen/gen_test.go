@@ -14,6 +14,9 @@ import (
 	"testing"
 
 	"github.com/axle-ml/axle/aot/gen"
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo/hlotext"
+	"github.com/axle-ml/axle/hlo/randlit"
 	"github.com/axle-ml/axle/load"
 	"github.com/axle-ml/axle/npy"
 	"github.com/axle-ml/axle/onnx"
@@ -354,5 +357,45 @@ func TestONNXModel(t *testing.T) {
 		if !bytes.Equal(g[i].Lit.RawBytes(), w.Tensor.Lit.RawBytes()) {
 			t.Errorf("output %d (%s) differs from the graph executor's", i, model.Graph.Outputs[i].Name)
 		}
+	}
+}
+
+// TestTupleEntry: an entry taking a tuple gets no typed method (the
+// package still builds, and says to use Program().Run), and its command
+// draws the tuple argument axle run draws: the result is the evaluator's
+// on the same seeded values.
+func TestTupleEntry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a binary")
+	}
+	const text = `HloModule tup
+ENTRY e {
+  p = (f32[2], s32[3]) parameter(0)
+  a = f32[2] get-tuple-element(p), index=0
+  ROOT n = f32[2] negate(a)
+}`
+	m, err := hlotext.Parse(text, hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := tempModule(t)
+	if _, err := gen.Generate(m, gen.Options{Package: "tup", Dir: filepath.Join(dir, "tup"), Main: true}); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "tup", "tup.go"))
+	if err != nil || !strings.Contains(string(src), "Program().Run") {
+		t.Errorf("no pointer to Program().Run: %v\n%s", err, src)
+	}
+	bin := filepath.Join(dir, "bin")
+	goCmd(t, dir, nil, "build", "-o", bin+string(filepath.Separator), "./...")
+	got := filepath.Join(t.TempDir(), "out.npz")
+	run(t, nil, filepath.Join(bin, "tup"), "--save-outputs", got)
+	want, err := eval.Run(m, randlit.RandomArguments(m.Clone(), 1)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := npy.ReadNPZ(got)
+	if err != nil || len(g) != 1 || !bytes.Equal(g[0].Lit.RawBytes(), want.RawBytes()) {
+		t.Errorf("result %v (%v), evaluator %v", g, err, want)
 	}
 }
