@@ -71,9 +71,11 @@ func Load(data []byte, opts Options) (*Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aot: %w", err)
 	}
-	// Start the kernels' worker pool now: its threads' start is a
-	// first execution's largest cost otherwise.
-	kernels.Parallel(runtime.GOMAXPROCS(0), func(int) {})
+	// Start the kernels' worker pool (its goroutines, a thread for them)
+	// at load rather than in the first execution.
+	if opts.Threads != 1 {
+		kernels.Parallel(runtime.GOMAXPROCS(0), func(int) {})
+	}
 	return &Program{x: x, mod: mod, header: p.Header}, nil
 }
 
