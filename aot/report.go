@@ -1,7 +1,11 @@
 package aot
 
 import (
+	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/axle-ml/axle/hlo"
 )
@@ -30,4 +34,15 @@ func Checksum(l *hlo.Literal) float64 {
 		return math.NaN()
 	}
 	return sum
+}
+
+// LoweringSummary says how many instructions went to each kind of kernel
+// ("12 gemm, 30 tile-fusion"), as `axle run` and ahead-of-time commands
+// print it.
+func LoweringSummary(counts map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -11,10 +11,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/axle-ml/axle/aot"
@@ -138,7 +136,7 @@ func (r *report) print(w io.Writer, asJSON bool) {
 	vendor, family, model := kernels.CPUModel()
 	fmt.Fprintf(w, "cpu: %s family %d model %d; kernels %s\n", vendor, family, model, kernels.Kernels())
 	fmt.Fprintf(w, "engine: ahead-of-time (planned on %s)\n", r.p.Header().Host)
-	fmt.Fprintf(w, "lowered %s\n", loweringSummary(r.p.Lowering()))
+	fmt.Fprintf(w, "lowered %s\n", aot.LoweringSummary(r.p.Lowering()))
 	var outs []output
 	for _, l := range r.result {
 		outs = append(outs, output{l.Shape().HumanString(), aot.Checksum(l)})
@@ -170,14 +168,4 @@ func save(path string, results []*hlo.Literal) error {
 		arrays[i] = npy.Array{Name: fmt.Sprintf("output_%d", i), Lit: l}
 	}
 	return npy.WriteNPZ(path, arrays)
-}
-
-// loweringSummary says how many instructions went to each kind of kernel
-// ("12 gemm, 30 tile-fusion"), as `axle run` does.
-func loweringSummary(counts map[string]int) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(counts)) {
-		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
-	}
-	return strings.Join(parts, ", ")
 }

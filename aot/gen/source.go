@@ -106,12 +106,16 @@ func goType(t hlo.DType) string {
 	return strings.TrimPrefix(fmt.Sprintf("%T", hlo.NewLiteral(hlo.ScalarShape(t)).Data()), "[]")
 }
 
-var nonIdent = regexp.MustCompile(`[^A-Za-z0-9]+`)
+var (
+	nonIdent   = regexp.MustCompile(`[^A-Za-z0-9]+`)
+	hloSuffix  = regexp.MustCompile(`\.\d+$`) // the ".N" dumps append to names
+	resultName = regexp.MustCompile(`^r\d+$`) // r0, r1, ...: the results' names
+)
 
 // methodName is the entry's name as an exported Go identifier ("main.5":
 // Main).
 func methodName(name string) string {
-	name = regexp.MustCompile(`\.\d+$`).ReplaceAllString(name, "")
+	name = hloSuffix.ReplaceAllString(name, "")
 	var b strings.Builder
 	for _, part := range nonIdent.Split(name, -1) {
 		if part != "" {
@@ -132,7 +136,7 @@ func paramNames(params []*hlo.Instruction) []string {
 	taken := map[string]bool{"ctx": true, "m": true, "args": true, "res": true, "err": true, "aot": true, "hlo": true, "context": true}
 	out := make([]string, len(params))
 	for i, p := range params {
-		n := strings.Trim(nonIdent.ReplaceAllString(regexp.MustCompile(`\.\d+$`).ReplaceAllString(p.Name, ""), "_"), "_")
+		n := strings.Trim(nonIdent.ReplaceAllString(hloSuffix.ReplaceAllString(p.Name, ""), "_"), "_")
 		if n == "" || !unicode.IsLetter([]rune(n)[0]) {
 			n = fmt.Sprintf("arg%d", i)
 		}
@@ -146,7 +150,7 @@ func paramNames(params []*hlo.Instruction) []string {
 }
 
 // isResultName: r0, r1, ... name the results.
-func isResultName(n string) bool { return regexp.MustCompile(`^r\d+$`).MatchString(n) }
+func isResultName(n string) bool { return resultName.MatchString(n) }
 
 // mainSource is the command running the package as `axle run` runs a
 // module.

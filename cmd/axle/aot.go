@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/axle-ml/axle/aot"
 	"github.com/axle-ml/axle/aot/gen"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/onnx"
@@ -43,7 +44,7 @@ func cmdAOT(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\n", path, err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "lowered %s\n", loweringSummary(r.Lowering))
+	fmt.Fprintf(stdout, "lowered %s\n", aot.LoweringSummary(r.Lowering))
 	how := "embedded"
 	if !r.Embedded {
 		how = "beside the binary (over --embed-limit)"

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/axle-ml/axle/aot"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/npy"
 )
@@ -12,9 +13,9 @@ import (
 func writeOutputs(path string, results []*hlo.Literal) error {
 	var arrays []npy.Array
 	for _, r := range results {
-		leaves(r, func(l *hlo.Literal) {
+		for _, l := range aot.Leaves(r) {
 			arrays = append(arrays, npy.Array{Name: fmt.Sprintf("output_%d", len(arrays)), Lit: l})
-		})
+		}
 	}
 	return npy.WriteNPZ(path, arrays)
 }

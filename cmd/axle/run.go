@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"os"
 	"runtime/pprof"
@@ -119,7 +118,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		vendor, family, model := kernels.CPUModel()
 		fmt.Fprintf(stdout, "cpu: %s family %d model %d; kernels %s\n", vendor, family, model, kernels.Kernels())
 		fmt.Fprintf(stdout, "engine: %s\n", x.Engine())
-		fmt.Fprintf(stdout, "lowered %s\n", loweringSummary(x.Lowering()))
+		fmt.Fprintf(stdout, "lowered %s\n", aot.LoweringSummary(x.Lowering()))
 		if fb := x.Fallbacks(); len(fb) > 0 {
 			fmt.Fprintf(stdout, "on the evaluator (no kernel): %s\n", strings.Join(fb, "; "))
 		}
@@ -150,9 +149,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	var outs []output
 	for _, r := range result {
-		leaves(r, func(l *hlo.Literal) {
+		for _, l := range aot.Leaves(r) {
 			outs = append(outs, output{l.Shape().HumanString(), checksum(l)})
-		})
+		}
 	}
 	for _, o := range outs {
 		fmt.Fprintf(stdout, "result %s checksum %.9g\n", o.Shape, o.Checksum)
@@ -331,29 +330,9 @@ func readArgs(path string) ([]*hlo.Literal, error) {
 	return out, nil
 }
 
-func leaves(l *hlo.Literal, f func(*hlo.Literal)) {
-	if l.Shape().IsTuple() {
-		for _, e := range l.Elements() {
-			leaves(e, f)
-		}
-		return
-	}
-	f(l)
-}
-
 // checksum is what `axle run` prints of a result (aot.Checksum, which
 // ahead-of-time commands print too).
 func checksum(l *hlo.Literal) float64 { return aot.Checksum(l) }
-
-// loweringSummary says how many instructions went to each kind of thunk
-// ("12 gemm, 30 tile-fusion, 4 evaluator").
-func loweringSummary(counts map[string]int) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(counts)) {
-		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
-	}
-	return strings.Join(parts, ", ")
-}
 
 // byteSize formats n bytes for people.
 func byteSize(n int64) string {
