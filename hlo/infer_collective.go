@@ -28,33 +28,42 @@ var collectiveRules = map[Opcode]inferRule{
 	OpCollectiveReduce:       cannotInfer,
 }
 
-// groupMode is XLA's CollectiveOpGroupMode.
-type groupMode uint8
+// GroupMode is XLA's CollectiveOpGroupMode: what the ids in a
+// collective's replica groups name and which devices each group spans.
+type GroupMode uint8
 
 const (
-	crossReplica groupMode = iota
-	crossPartition
-	crossReplicaAndPartition
-	flattenedID
+	// CrossReplica groups replicas of the same partition.
+	CrossReplica GroupMode = iota
+	// CrossPartition groups partitions of the same replica.
+	CrossPartition
+	// CrossReplicaAndPartition groups replicas and, with each, every
+	// partition.
+	CrossReplicaAndPartition
+	// FlattenedID groups devices named replica*partitions+partition.
+	FlattenedID
 )
+
+// CollectiveGroupMode is the group mode of a collective instruction.
+func CollectiveGroupMode(in *Instruction) (GroupMode, error) { return collectiveMode(in) }
 
 // collectiveMode derives the group mode from channel_id and
 // use_global_device_ids, as XLA's GetCollectiveOpGroupMode does; ops
 // without use_global_device_ids treat a channel as cross-partition.
-func collectiveMode(in *Instruction) (groupMode, error) {
+func collectiveMode(in *Instruction) (GroupMode, error) {
 	_, channel := in.Int("channel_id")
 	global := in.Bool("use_global_device_ids")
 	switch {
 	case !channel && global:
 		return 0, errors.New("use_global_device_ids=true is only allowed with a channel_id")
 	case !channel:
-		return crossReplica, nil
+		return CrossReplica, nil
 	case !in.Opcode.AcceptsAttr("use_global_device_ids"):
-		return crossPartition, nil
+		return CrossPartition, nil
 	case global:
-		return flattenedID, nil
+		return FlattenedID, nil
 	}
-	return crossReplicaAndPartition, nil
+	return CrossReplicaAndPartition, nil
 }
 
 // replicaGroups returns the written replica groups: as lists, or for
@@ -122,16 +131,16 @@ func subgroupSize(in *Instruction) (int64, error) {
 		replicas, partitions = max(m.ReplicaCount, 1), max(m.NumPartitions, 1)
 	}
 	switch mode {
-	case crossReplica, crossReplicaAndPartition:
+	case CrossReplica, CrossReplicaAndPartition:
 		n := written
 		if n == 0 {
 			n = replicas
 		}
-		if mode == crossReplicaAndPartition {
+		if mode == CrossReplicaAndPartition {
 			n *= partitions
 		}
 		return n, nil
-	case flattenedID:
+	case FlattenedID:
 		if written == 0 {
 			return 0, errors.New("replica groups must be specified in flattened-id mode")
 		}

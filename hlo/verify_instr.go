@@ -196,7 +196,7 @@ func checkReplicaGroups(in *Instruction) error {
 		return err
 	}
 	groups, _, present := replicaGroups(in)
-	if !present && mode == flattenedID {
+	if !present && mode == FlattenedID {
 		return errors.New("replica groups must be specified in flattened-id mode")
 	}
 	if len(groups) == 0 {
@@ -224,9 +224,9 @@ func checkReplicaGroups(in *Instruction) error {
 		replicas, partitions := max(m.ReplicaCount, 1), max(m.NumPartitions, 1)
 		want, what := replicas, "replicas"
 		switch mode {
-		case crossPartition:
+		case CrossPartition:
 			want, what = partitions, "partitions"
-		case flattenedID:
+		case FlattenedID:
 			want, what = replicas*partitions, "flattened IDs"
 		}
 		if want != 1 && n != want {
