@@ -52,6 +52,9 @@ func (c *Client) compile(ctx context.Context, m *hlo.Module, opts CompileOptions
 		}
 	}()
 	x = &Executable{client: c, entry: m.Entry.Name, tuple: m.Entry.ResultShape().IsTuple()}
+	if err := x.place(m); err != nil {
+		return nil, err
+	}
 	x.params = hlo.CloneShapes(m.Entry.ParamShapes())
 	for _, p := range m.Entry.Params {
 		x.names = append(x.names, p.Name)
@@ -70,7 +73,7 @@ func (c *Client) compile(ctx context.Context, m *hlo.Module, opts CompileOptions
 		x.need = executionNeed(x)
 		return x, nil
 	}
-	cx, err := cpu.Compile(m, cpu.Options{Threads: c.threads, NoOptimize: opts.NoOptimize, Profile: opts.Profile,
+	cx, err := cpu.Compile(m, cpu.Options{Threads: x.threads(), NoOptimize: opts.NoOptimize, Profile: opts.Profile,
 		ExpectedRuns: opts.ExpectedRuns, Context: ctx})
 	if err != nil {
 		return nil, fmt.Errorf("axle: %w", err)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 	"sync/atomic"
+
+	"github.com/axle-ml/axle/collective"
 )
 
 // ClientOptions configure a Client.
@@ -29,6 +31,16 @@ type ClientOptions struct {
 	// machine's physical memory (MemTotal on Linux, 4 GiB on WebAssembly;
 	// no limit where it is unknown), negative no limit.
 	MemoryLimit int64
+	// Devices is how many CPU devices the client has (0: one). Each has
+	// an equal share of Threads; a module with replica_count ×
+	// num_partitions > 1 runs one program per device (ExecuteDevices),
+	// exchanging values through in-process collectives.
+	Devices int
+	// Cluster, when set, joins the client to other processes (package
+	// distributed): the client's devices are the cluster's, numbered
+	// globally, of which this process runs the cluster's local devices.
+	// Devices must then be 0 or the local device count.
+	Cluster collective.Cluster
 }
 
 // DefaultCacheSize is the compile cache's size when ClientOptions leave it 0.
@@ -48,14 +60,23 @@ type Client struct {
 	host    hostPool
 	closed  atomic.Bool
 	mem     memAccount // the memory limit (memory.go)
+	// net carries collectives between devices (devices.go); cluster is
+	// set when they span processes.
+	net      collective.Transport
+	cluster  collective.Cluster
+	launches atomic.Uint64
 }
 
-// Device is one device of a client's platform. Axle has one CPU device;
-// its executions use up to Threads goroutines.
+// Device is one device of a client's platform: a share of the machine's
+// threads (its executions use up to Threads goroutines), in this process
+// or, in a cluster, in process Process.
 type Device struct {
 	ID      int
 	Kind    string
 	Threads int
+	Process int
+	// Local says whether this process runs the device's programs.
+	Local bool
 }
 
 // String names the device as PJRT's debug strings do ("cpu:0").
@@ -98,7 +119,9 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	if c.mem.limit == 0 {
 		c.mem.limit = defaultMemoryLimit()
 	}
-	c.devices = []*Device{{ID: 0, Kind: "cpu", Threads: threads}}
+	if err := c.makeDevices(opts, threads); err != nil {
+		return nil, err
+	}
 	c.cache.init(size, budget)
 	return c, nil
 }
@@ -112,8 +135,8 @@ func (c *Client) Platform() string {
 	return c.backend
 }
 
-// Devices lists the client's devices (one CPU device). The caller must
-// not modify them.
+// Devices lists the client's devices, across every process of a
+// cluster, by id. The caller must not modify them.
 func (c *Client) Devices() []*Device {
 	if c == nil {
 		return nil

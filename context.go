@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/axle-ml/axle/collective"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/hlotext"
@@ -34,7 +35,7 @@ func (x *Executable) ExecuteContext(ctx context.Context, opts ExecuteOptions, ar
 	stop := new(atomic.Bool)
 	unregister := context.AfterFunc(ctx, func() { stop.Store(true) })
 	defer unregister()
-	out, err := x.execute(stop, opts, args)
+	out, err := x.execute(stop, opts, args, nil)
 	if err != nil && stop.Load() && errors.Is(err, eval.ErrInterrupted) {
 		return nil, fmt.Errorf("axle: executing %s: %w", x.entry, ctx.Err())
 	}
@@ -44,19 +45,19 @@ func (x *Executable) ExecuteContext(ctx context.Context, opts ExecuteOptions, ar
 // run runs the program on checked, acquired arguments under stop (nil:
 // no cancellation), within the client's memory limit. The backends turn
 // their kernels' and handlers' panics into *ExecutionPanicError.
-func (x *Executable) run(lits []*hlo.Literal, donated []bool, stop *atomic.Bool) (*hlo.Literal, error) {
+func (x *Executable) run(lits []*hlo.Literal, donated []bool, stop *atomic.Bool, part *collective.Participant) (*hlo.Literal, error) {
 	mem := &x.client.mem
 	switch {
 	case x.need >= minAccounted && mem.limit > 0:
 	case x.contained: // runProgram's first case, a call less
-		return x.cpu.RunControlled(lits, donated, stop)
+		return x.cpu.RunOn(lits, donated, stop, part)
 	default:
-		return x.runProgram(lits, donated, stop)
+		return x.runProgram(lits, donated, stop, part)
 	}
 	if err := mem.reserve(x.need, x.executing); err != nil {
 		return nil, err
 	}
-	out, err := x.runProgram(lits, donated, stop)
+	out, err := x.runProgram(lits, donated, stop, part)
 	mem.release(x.need)
 	return out, err
 }

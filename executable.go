@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/axle-ml/axle/backend/cpu"
+	"github.com/axle-ml/axle/collective"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -16,9 +17,10 @@ type program interface {
 	// RunChecked runs on arguments the caller has checked against the
 	// entry's parameters.
 	RunChecked(args []*hlo.Literal, donated []bool) (*hlo.Literal, error)
-	// RunControlled is RunChecked under a stop flag (cancellation, nil:
-	// none; see context.go).
-	RunControlled(args []*hlo.Literal, donated []bool, stop *atomic.Bool) (*hlo.Literal, error)
+	// RunOn is RunChecked under a stop flag (cancellation, nil: none;
+	// see context.go), as one device of a launch (part nil: a single
+	// device).
+	RunOn(args []*hlo.Literal, donated []bool, stop *atomic.Bool, part *collective.Participant) (*hlo.Literal, error)
 	Recycle(out *hlo.Literal)
 	PeakBytes() int64
 }
@@ -49,6 +51,11 @@ type Executable struct {
 	closed    atomic.Bool // see lifecycle.go
 	cached    cacheKey    // the compile cache's key for it
 	need      int64       // bytes an execution reserves under the memory limit (memory.go)
+	// assign places a multi-device module's programs (nil: one device);
+	// local are the devices this process runs, by id (devices.go).
+	assign  *collective.Assignment
+	local   []*Device
+	program uint64 // the module's fingerprint, in exchanges' keys
 }
 
 // ExecuteOptions modify one execution.
@@ -72,15 +79,18 @@ func (x *Executable) Execute(args ...*Buffer) ([]*Buffer, error) {
 
 // ExecuteWith is Execute with options.
 func (x *Executable) ExecuteWith(opts ExecuteOptions, args ...*Buffer) ([]*Buffer, error) {
-	return x.execute(nil, opts, args)
+	return x.execute(nil, opts, args, nil)
 }
 
 // execute is ExecuteWith under a stop flag (ExecuteContext's; nil: none).
-func (x *Executable) execute(stop *atomic.Bool, opts ExecuteOptions, args []*Buffer) ([]*Buffer, error) {
+func (x *Executable) execute(stop *atomic.Bool, opts ExecuteOptions, args []*Buffer, part *collective.Participant) ([]*Buffer, error) {
 	if err := x.enter(); err != nil {
 		return nil, err
 	}
 	defer x.leave()
+	if part == nil && x.assign != nil {
+		return nil, x.needsDevices()
+	}
 	if len(args) != len(x.params) {
 		return nil, x.countError(len(args))
 	}
@@ -95,7 +105,7 @@ func (x *Executable) execute(stop *atomic.Bool, opts ExecuteOptions, args []*Buf
 	if donated != nil {
 		endDonated(args, donated) // their storage is the execution's now
 	}
-	out, err := x.run(lits, donated, stop)
+	out, err := x.run(lits, donated, stop, part)
 	if err != nil {
 		unholdKept(args, donated)
 		return nil, fmt.Errorf("axle: executing %s: %w", x.entry, err)
@@ -115,22 +125,22 @@ func (x *Executable) execute(stop *atomic.Bool, opts ExecuteOptions, args []*Buf
 // own containment (a bug outside any kernel) into an error, and copies an
 // evaluator's result, which may share storage with the module's constants
 // or the arguments.
-func (x *Executable) runProgram(args []*hlo.Literal, donated []bool, stop *atomic.Bool) (*hlo.Literal, error) {
+func (x *Executable) runProgram(args []*hlo.Literal, donated []bool, stop *atomic.Bool, part *collective.Participant) (*hlo.Literal, error) {
 	if x.contained {
-		return x.cpu.RunControlled(args, donated, stop)
+		return x.cpu.RunOn(args, donated, stop, part)
 	}
-	return x.runRecovered(args, donated, stop)
+	return x.runRecovered(args, donated, stop, part)
 }
 
 // runRecovered is runProgram with the recover a contained program does
 // not need.
-func (x *Executable) runRecovered(args []*hlo.Literal, donated []bool, stop *atomic.Bool) (out *hlo.Literal, err error) {
+func (x *Executable) runRecovered(args []*hlo.Literal, donated []bool, stop *atomic.Bool, part *collective.Participant) (out *hlo.Literal, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, fmt.Errorf("internal error: %v", r)
 		}
 	}()
-	out, err = x.prog.RunControlled(args, donated, stop)
+	out, err = x.prog.RunOn(args, donated, stop, part)
 	if err == nil && x.copyResult {
 		out = out.Clone()
 	}
@@ -191,7 +201,10 @@ func (x *Executable) ExecuteLiterals(args ...*hlo.Literal) ([]*hlo.Literal, erro
 	if err := x.enter(); err != nil {
 		return nil, err
 	}
-	out, err := x.run(args, nil, nil)
+	if x.assign != nil {
+		return nil, x.needsDevices()
+	}
+	out, err := x.run(args, nil, nil, nil)
 	x.leave()
 	if err != nil {
 		return nil, fmt.Errorf("axle: executing %s: %w", x.entry, err)

@@ -3,6 +3,7 @@ package axle
 import (
 	"sync/atomic"
 
+	"github.com/axle-ml/axle/collective"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
@@ -16,12 +17,16 @@ type interpProgram struct {
 }
 
 func (p *interpProgram) RunChecked(args []*hlo.Literal, donated []bool) (*hlo.Literal, error) {
-	return p.RunControlled(args, donated, nil)
+	return p.RunOn(args, donated, nil, nil)
 }
 
-// RunControlled evaluates under stop, measuring the live values.
-func (p *interpProgram) RunControlled(args []*hlo.Literal, _ []bool, stop *atomic.Bool) (*hlo.Literal, error) {
-	ev := eval.Evaluator{Interrupt: stop, MeasurePeak: true}
+// RunOn evaluates under stop as device part (nil: the only one),
+// measuring the live values.
+func (p *interpProgram) RunOn(args []*hlo.Literal, _ []bool, stop *atomic.Bool, part *collective.Participant) (*hlo.Literal, error) {
+	ev := eval.Evaluator{Interrupt: stop, MeasurePeak: true, Participant: part}
+	if part != nil {
+		ev.ReplicaID, ev.PartitionID = uint32(part.Replica), uint32(part.Partition)
+	}
 	out, err := ev.Run(p.m, args...)
 	for n := ev.PeakBytes(); ; {
 		old := p.peak.Load()

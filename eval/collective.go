@@ -3,15 +3,19 @@ package eval
 import (
 	"fmt"
 
+	"github.com/axle-ml/axle/collective"
 	"github.com/axle-ml/axle/hlo"
 )
 
-// The evaluator runs one replica of one partition. A collective whose
-// group is that one participant computes what operation_semantics gives
-// for a group of one: all-reduce, all-gather, reduce-scatter, all-to-all
-// and collective-broadcast return their operands unchanged. A group of
-// more participants is refused, since the other participants' values do
-// not exist here.
+// The evaluator runs one replica of one partition. Given a Participant
+// (the runtime's multi-device launches give one to each device's
+// evaluator), collectives exchange values with the other devices through
+// package collective, as the CPU backend's do. Without one, a collective
+// whose group is this one participant computes what operation_semantics
+// gives for a group of one: all-reduce, all-gather, reduce-scatter,
+// all-to-all and collective-broadcast return their operands unchanged; a
+// group of more participants is refused, since the other participants'
+// values do not exist here.
 
 func init() {
 	register(evalSoleParticipant, hlo.OpAllReduce, hlo.OpAllReduceStart, hlo.OpAllGather,
@@ -46,16 +50,35 @@ func soleParticipant(in *hlo.Instruction, ops []*hlo.Literal, result hlo.Shape) 
 	return ops[0], nil
 }
 
-func evalSoleParticipant(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+func evalSoleParticipant(e *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	if e.Participant != nil {
+		return e.collective(in, ops, in.Shape)
+	}
 	return soleParticipant(in, ops, in.Shape)
 }
 
+// collective runs in across devices, into a new literal of shape result.
+func (e *Evaluator) collective(in *hlo.Instruction, ops []*hlo.Literal, result hlo.Shape) (*hlo.Literal, error) {
+	out := hlo.NewLiteral(result)
+	apply := func(c *hlo.Computation, a, b *hlo.Literal) (*hlo.Literal, error) { return e.Computation(c, a, b) }
+	if err := collective.Do(e.Participant, in, ops, out, apply); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // evalAllGatherStart returns (operands, gathered results).
-func evalAllGatherStart(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+func evalAllGatherStart(e *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
 	if !in.Shape.IsTuple() || len(in.Shape.Tuple) < 2 {
 		return nil, fmt.Errorf("all-gather-start result %s is not a tuple (operands, results)", in.Shape.HumanString())
 	}
-	res, err := soleParticipant(in, ops, in.Shape.Tuple[1])
+	var res *hlo.Literal
+	var err error
+	if e.Participant != nil {
+		res, err = e.collective(in, ops, in.Shape.Tuple[1])
+	} else {
+		res, err = soleParticipant(in, ops, in.Shape.Tuple[1])
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +103,9 @@ func evalDone(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Liter
 // (operation_semantics, CollectivePermute). A pair from another replica
 // needs that replica, which the evaluator does not have.
 func evalCollectivePermute(e *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	if e.Participant != nil {
+		return e.permuteAcross(in, ops)
+	}
 	if in.HasAttr("slice_sizes") {
 		return nil, fmt.Errorf("in-place collective-permute: %w", ErrUnimplemented)
 	}
@@ -110,6 +136,30 @@ func evalCollectivePermute(e *Evaluator, in *hlo.Instruction, ops []*hlo.Literal
 	elems := []*hlo.Literal{input, output}
 	for _, s := range in.Shape.Tuple[2:] {
 		elems = append(elems, hlo.NewLiteral(s)) // backend contexts
+	}
+	return hlo.MakeTupleLiteral(elems...), nil
+}
+
+// permuteAcross is collective-permute (or its start form) between
+// devices.
+func (e *Evaluator) permuteAcross(in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	if in.Opcode == hlo.OpCollectivePermute {
+		return e.collective(in, ops, in.Shape)
+	}
+	if !in.Shape.IsTuple() || len(in.Shape.Tuple) < 2 {
+		return nil, fmt.Errorf("collective-permute-start result %s is not a tuple (operands, results, ...)", in.Shape.HumanString())
+	}
+	res, err := e.collective(in, ops, in.Shape.Tuple[1])
+	if err != nil {
+		return nil, err
+	}
+	input := ops[0]
+	if len(ops) > 1 {
+		input = hlo.MakeTupleLiteral(ops...)
+	}
+	elems := []*hlo.Literal{input, res}
+	for _, s := range in.Shape.Tuple[2:] {
+		elems = append(elems, hlo.NewLiteral(s))
 	}
 	return hlo.MakeTupleLiteral(elems...), nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/axle-ml/axle/collective"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/internal/runctl"
 )
@@ -36,6 +37,10 @@ type Evaluator struct {
 	Seed uint64
 	// ReplicaID and PartitionID are what replica-id and partition-id return.
 	ReplicaID, PartitionID uint32
+	// Participant, when set, is this device's part in a multi-device
+	// launch: collectives exchange values with the other devices through
+	// it (package collective).
+	Participant *collective.Participant
 
 	plans map[*hlo.Computation]*compPlan
 	// rngCalls counts rng evaluations, so repeated ones (a loop body)

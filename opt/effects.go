@@ -5,6 +5,8 @@ import "github.com/axle-ml/axle/hlo"
 // effects answers "may this instruction be removed or merged with an equal
 // one?", as XLA's HasSideEffect does: side-effecting opcodes, custom calls
 // that say so, and any instruction whose called computations contain one.
+// Collectives count too: their value depends on the other devices, so
+// folding one on constants (as if it ran alone) would be wrong.
 type effects struct {
 	comps map[*hlo.Computation]bool
 }
@@ -17,7 +19,7 @@ func (e *effects) instruction(in *hlo.Instruction) bool {
 		if in.Bool("custom_call_has_side_effect") {
 			return true
 		}
-	case in.Opcode.Has(hlo.SideEffecting):
+	case in.Opcode.Has(hlo.SideEffecting), in.Opcode.Has(hlo.Collective):
 		return true
 	}
 	for _, c := range in.CalledComputations() {

@@ -82,6 +82,7 @@ var loweringDecls = []loweringDecl{
 	{lowering{"rng-get-and-update-state", makes(lowerRandom)}, opcodes(hlo.OpRngGetAndUpdateState)},
 	{lowering{"topk", makes(lowerTopK)}, opcodes(hlo.OpTopK)},
 	{lowering{"async-start", lowerAsyncStartKernel}, opcodes(hlo.OpAsyncStart)},
+	{lowering{"collective", lowerCollectiveKernel}, collectiveOpcodes},
 	{lowering{"single-device", lowerSingleDeviceKernel}, singleDeviceOpcodes},
 	{lowering{"scatter-lanes", returns(lowerScatterLanes)}, opcodes(hlo.OpScatter)},
 	{lowering{"reduce-window-lanes", returns(lowerReduceWindowLanes)}, opcodes(hlo.OpReduceWindow)},

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/collective"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/internal/faults"
 	"github.com/axle-ml/axle/internal/runctl"
@@ -32,19 +33,28 @@ type PanicError = runctl.PanicError
 // in it into an error, which the runtime relies on to set up no recover
 // of its own.
 func (x *Executable) RunControlled(args []*hlo.Literal, donated []bool, stop *atomic.Bool) (*hlo.Literal, error) {
+	return x.RunOn(args, donated, stop, nil)
+}
+
+// RunOn is RunControlled as one device of a multi-device launch:
+// replica-id and partition-id return part's, and collectives exchange
+// values with the other devices through it (package collective). part
+// nil is a single device.
+func (x *Executable) RunOn(args []*hlo.Literal, donated []bool, stop *atomic.Bool, part *collective.Participant) (*hlo.Literal, error) {
 	if x.interp {
-		return x.runEvaluator(args, stop)
+		return x.runEvaluator(args, stop, part)
 	}
-	return x.runSteps(args, donated, stop)
+	return x.runSteps(args, donated, stop, part)
 }
 
 // runEvaluator runs the module on a fresh evaluator (it is not safe for
 // concurrent use), measuring its live values.
-func (x *Executable) runEvaluator(args []*hlo.Literal, stop *atomic.Bool) (*hlo.Literal, error) {
+func (x *Executable) runEvaluator(args []*hlo.Literal, stop *atomic.Bool, part *collective.Participant) (*hlo.Literal, error) {
 	ev, err := newEvaluator(stop, true)
 	if err != nil {
 		return nil, err
 	}
+	ev.SetParticipant(part)
 	out, err := ev.Run(x.module, args...)
 	x.notePeak(ev.PeakBytes())
 	return out, err
@@ -53,7 +63,7 @@ func (x *Executable) runEvaluator(args []*hlo.Literal, stop *atomic.Bool) (*hlo.
 // runSteps runs the schedule on a pooled frame. A panic leaves the frame
 // and the outputs drawn to the garbage collector: a kernel may have
 // stopped halfway through writing them, or may still hold them.
-func (x *Executable) runSteps(args []*hlo.Literal, donated []bool, stop *atomic.Bool) (out *hlo.Literal, err error) {
+func (x *Executable) runSteps(args []*hlo.Literal, donated []bool, stop *atomic.Bool, part *collective.Participant) (out *hlo.Literal, err error) {
 	f := x.getFrame()
 	cur := -1
 	defer func() {
@@ -69,6 +79,9 @@ func (x *Executable) runSteps(args []*hlo.Literal, donated []bool, stop *atomic.
 	}()
 	if f.ev.Interrupt != stop { // a store costs a write barrier check
 		f.ev.Interrupt = stop
+	}
+	if f.ev.part != part {
+		f.ev.setParticipant(part)
 	}
 	copy(f.vals, f.lits)
 	outs := x.outputBuffers(f, args, donated)
@@ -192,5 +205,5 @@ func (x *Executable) runSub(ev *runState, args ...*hlo.Literal) (*hlo.Literal, e
 	if err := x.entry.CheckArguments(args); err != nil {
 		return nil, fmt.Errorf("cpu: %w", err)
 	}
-	return x.RunControlled(args, nil, ev.Interrupt)
+	return x.RunOn(args, nil, ev.Interrupt, ev.part)
 }

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/axle-ml/axle/backend/cpu/frontend"
+	"github.com/axle-ml/axle/collective"
 	"github.com/axle-ml/axle/internal/runctl"
 )
 
@@ -19,6 +20,9 @@ type runState struct {
 	Interrupt *atomic.Bool
 	// ReplicaID and PartitionID are what replica-id and partition-id return.
 	ReplicaID, PartitionID uint32
+	// part is this device's part in a multi-device launch (nil: one
+	// device); collectives exchange through it.
+	part *collective.Participant
 	// Seed drives rng and rng-get-and-update-state's initial state.
 	Seed     uint64
 	rngState runctl.RngState
@@ -26,6 +30,15 @@ type runState struct {
 }
 
 var errNoEvaluator = errors.New("cpu: this instruction runs on the evaluator, which this binary does not link (it has no compiler)")
+
+// setParticipant makes the frame one device's (nil: a single device).
+func (s *runState) setParticipant(p *collective.Participant) {
+	s.part = p
+	s.ReplicaID, s.PartitionID = 0, 0
+	if p != nil {
+		s.ReplicaID, s.PartitionID = uint32(p.Replica), uint32(p.Partition)
+	}
+}
 
 // RngGetAndUpdateState returns the 128-bit rng state (seeded from Seed at
 // first use) and advances its low word by delta, as the instruction
@@ -44,6 +57,7 @@ func (s *runState) evaluator() (frontend.Evaluator, error) {
 		s.ev = ev
 	}
 	s.ev.SetInterrupt(s.Interrupt)
+	s.ev.SetParticipant(s.part)
 	return s.ev, nil
 }
 

@@ -48,6 +48,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	dumpTo := fs.String("dump-to", "", "ONNX: write each compiled cluster's HLO module to this folder")
 	noSoft := fs.Bool("no-soft-placement", false, "ONNX: fail where a node's preferred device refuses it")
 	noCluster := fs.Bool("no-clustering", false, "ONNX: run every node op by op on the evaluator device")
+	devices := fs.Int("devices", 0, "CPU devices of the client (0: as many as the module's replica_count × num_partitions)")
 	memLimit := fs.String("memory-limit", "", "the client's memory limit in bytes, with an optional K, M or G suffix (powers of 1024; -1: none; default 3/4 of physical memory)")
 	var of optFlags
 	of.register(fs)
@@ -106,7 +107,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	client := axle.ClientOptions{Backend: *backend, Threads: *threads, MemoryLimit: limit}
+	client := axle.ClientOptions{Backend: *backend, Threads: *threads, MemoryLimit: limit,
+		Devices: max(*devices, int(max(m.ReplicaCount, 1)*max(m.NumPartitions, 1)))}
 	x, err := compileModule(ctx, m, client, axle.CompileOptions{NoOptimize: *optimize, Profile: *profile,
 		ExpectedRuns: *warmup + max(*repeat, 1)})
 	cancel()
@@ -136,7 +138,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *saveOutputs != "" {
-		if err := writeOutputs(*saveOutputs, result); err != nil {
+		if err := writeOutputs(*saveOutputs, slices.Concat(result...)); err != nil {
 			fmt.Fprintf(stderr, "axle run: --save-outputs: %v\n", err)
 			return 1
 		}
@@ -148,13 +150,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		Checksum float64 `json:"checksum"`
 	}
 	var outs []output
-	for _, r := range result {
-		for _, l := range aot.Leaves(r) {
-			outs = append(outs, output{l.Shape().HumanString(), checksum(l)})
+	for d, rs := range result {
+		if len(result) > 1 {
+			dev := x.Devices()[d]
+			fmt.Fprintf(stdout, "device %d (process %d)\n", dev.ID, dev.Process)
 		}
-	}
-	for _, o := range outs {
-		fmt.Fprintf(stdout, "result %s checksum %.9g\n", o.Shape, o.Checksum)
+		for _, r := range rs {
+			for _, l := range aot.Leaves(r) {
+				outs = append(outs, output{l.Shape().HumanString(), checksum(l)})
+				fmt.Fprintf(stdout, "result %s checksum %.9g\n", l.Shape().HumanString(), checksum(l))
+			}
+		}
 	}
 	fmt.Fprintf(stdout, "compile %.3f ms; run min %.3f ms, median %.3f ms, max %.3f ms over %d runs\n",
 		ms(compile), ms(times[0]), ms(times[len(times)/2]), ms(times[len(times)-1]), len(times))
@@ -213,7 +219,7 @@ type runOptions struct {
 // the next, so that their storage is reused as in a serving loop. With a
 // profile path, the timed runs are profiled (pprof CPU profile); with a
 // timeout, each run is cancelled when it takes longer.
-func timeRuns(x *axle.Executable, args []*hlo.Literal, o runOptions) ([]*hlo.Literal, []time.Duration, error) {
+func timeRuns(x *axle.Executable, args []*hlo.Literal, o runOptions) ([][]*hlo.Literal, []time.Duration, error) {
 	warmup, repeat, profile := o.warmup, o.repeat, o.profile
 	bufs := make([]*axle.Buffer, len(args))
 	for i, a := range args {
@@ -223,7 +229,7 @@ func timeRuns(x *axle.Executable, args []*hlo.Literal, o runOptions) ([]*hlo.Lit
 		}
 		bufs[i] = b
 	}
-	var outs []*axle.Buffer
+	var outs [][]*axle.Buffer
 	var times []time.Duration
 	for i := range warmup + repeat {
 		if i == warmup && profile != "" {
@@ -243,25 +249,34 @@ func timeRuns(x *axle.Executable, args []*hlo.Literal, o runOptions) ([]*hlo.Lit
 			times = append(times, time.Since(t0))
 		}
 	}
-	result := make([]*hlo.Literal, len(outs))
-	for i, o := range outs {
-		var err error
-		if result[i], err = o.ToLiteral(); err != nil {
-			return nil, nil, err
+	result := make([][]*hlo.Literal, len(outs))
+	for d, bs := range outs {
+		for _, o := range bs {
+			l, err := o.ToLiteral()
+			if err != nil {
+				return nil, nil, err
+			}
+			result[d] = append(result[d], l)
 		}
 	}
 	release(outs)
 	return result, times, nil
 }
 
-// execute runs x once, cancelled after timeout (0: never).
-func execute(x *axle.Executable, bufs []*axle.Buffer, timeout time.Duration) ([]*axle.Buffer, error) {
-	if timeout <= 0 {
-		return x.Execute(bufs...)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+// execute runs x once on each of its devices (every device given the
+// same arguments), cancelled after timeout (0: never).
+func execute(x *axle.Executable, bufs []*axle.Buffer, timeout time.Duration) ([][]*axle.Buffer, error) {
+	ctx, cancel := withTimeout(timeout)
 	defer cancel()
-	return x.ExecuteContext(ctx, axle.ExecuteOptions{}, bufs...)
+	if len(x.Devices()) == 1 {
+		out, err := x.ExecuteContext(ctx, axle.ExecuteOptions{}, bufs...)
+		return [][]*axle.Buffer{out}, err
+	}
+	args := make([][]*axle.Buffer, len(x.Devices()))
+	for d := range args {
+		args[d] = bufs
+	}
+	return x.ExecuteDevices(ctx, axle.ExecuteOptions{}, args)
 }
 
 // parseByteSize reads a byte count with an optional K, M or G suffix
@@ -306,9 +321,11 @@ func startCPUProfile(path string) (stop func(), err error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-func release(bufs []*axle.Buffer) {
-	for _, b := range bufs {
-		b.Release()
+func release(bufs [][]*axle.Buffer) {
+	for _, bs := range bufs {
+		for _, b := range bs {
+			b.Release()
+		}
 	}
 }
 

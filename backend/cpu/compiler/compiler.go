@@ -14,6 +14,7 @@ import (
 
 	"github.com/axle-ml/axle/backend/cpu/frontend"
 	"github.com/axle-ml/axle/backend/cpu/jit"
+	"github.com/axle-ml/axle/collective"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/hlotext"
@@ -84,6 +85,14 @@ func (Compiler) NewEvaluator(stop *atomic.Bool, measurePeak bool) frontend.Evalu
 type evaluator struct{ eval.Evaluator }
 
 func (e *evaluator) SetInterrupt(stop *atomic.Bool) { e.Interrupt = stop }
+
+func (e *evaluator) SetParticipant(p *collective.Participant) {
+	e.Participant = p
+	e.ReplicaID, e.PartitionID = 0, 0
+	if p != nil {
+		e.ReplicaID, e.PartitionID = uint32(p.Replica), uint32(p.Partition)
+	}
+}
 
 // FusionPipeline is the engine's fusion passes as a pipeline.
 func FusionPipeline(passes []frontend.Pass, orders []frontend.Order) *pass.Pipeline {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/axle-ml/axle/collective"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -37,6 +38,9 @@ type Evaluator interface {
 	PeakBytes() int64
 	// SetInterrupt makes evaluation poll stop (nil: never stop).
 	SetInterrupt(stop *atomic.Bool)
+	// SetParticipant makes the evaluator one device of a multi-device
+	// launch (nil: a single device, replica and partition 0).
+	SetParticipant(p *collective.Participant)
 }
 
 // Compiler is what compiling a module needs beyond the engine.

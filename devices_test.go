@@ -1,0 +1,137 @@
+package axle_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/axle-ml/axle"
+)
+
+func devicesClient(t *testing.T, backend string, n int) *axle.Client {
+	t.Helper()
+	c, err := axle.NewClient(axle.ClientOptions{Backend: backend, Devices: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// allReduceModule sums a vector over every replica and adds the
+// replica's id times 100, so each device's result tells the sum and that
+// the device ran its own replica.
+func allReduceModule(n int) string {
+	return fmt.Sprintf(`HloModule ar, replica_count=%d
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+ENTRY main {
+  p = f32[3] parameter(0)
+  ar = f32[3] all-reduce(p), replica_groups={}, to_apply=add
+  id = u32[] replica-id()
+  f = f32[] convert(id)
+  h = f32[] constant(100)
+  m = f32[] multiply(f, h)
+  b = f32[3] broadcast(m), dimensions={}
+  ROOT r = f32[3] add(ar, b)
+}
+`, n)
+}
+
+// Device d's input is {d, 2d, 3d+1}: the all-reduce over n devices is
+// {Σd, 2Σd, 3Σd+n} with Σd = n(n-1)/2 (worked by hand).
+func TestExecuteDevicesAllReduce(t *testing.T) {
+	for _, backend := range []string{"interp", "cpu"} {
+		for _, n := range []int{2, 4, 8} {
+			t.Run(fmt.Sprintf("%s/%d", backend, n), func(t *testing.T) {
+				c := devicesClient(t, backend, n)
+				x, err := c.CompileText(allReduceModule(n), axle.CompileOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(x.Devices()) != n {
+					t.Fatalf("%d devices, want %d", len(x.Devices()), n)
+				}
+				args := make([][]*axle.Buffer, n)
+				for d := range n {
+					b, err := axle.BufferFromSlice(c, []float32{float32(d), float32(2 * d), float32(3*d + 1)}, 3)
+					if err != nil {
+						t.Fatal(err)
+					}
+					args[d] = []*axle.Buffer{b}
+				}
+				outs, err := x.ExecuteDevices(context.Background(), axle.ExecuteOptions{}, args)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := float32(n * (n - 1) / 2)
+				for d := range n {
+					got, err := axle.ToSlice[float32](outs[d][0])
+					if err != nil {
+						t.Fatal(err)
+					}
+					off := float32(100 * d)
+					want := []float32{s + off, 2*s + off, 3*s + float32(n) + off}
+					if fmt.Sprint(got) != fmt.Sprint(want) {
+						t.Errorf("device %d: got %v, want %v", d, got, want)
+					}
+				}
+			})
+		}
+	}
+}
+
+// A device given a bad argument fails; the others, waiting in the
+// all-reduce for it, are cancelled, and the error names the device.
+func TestExecuteDevicesOneFails(t *testing.T) {
+	for _, backend := range []string{"interp", "cpu"} {
+		c := devicesClient(t, backend, 4)
+		x, err := c.CompileText(allReduceModule(4), axle.CompileOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := make([][]*axle.Buffer, 4)
+		for d := range 4 {
+			n := 3
+			if d == 2 {
+				n = 4
+			}
+			b, err := axle.BufferFromSlice(c, make([]float32, n), int64(n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			args[d] = []*axle.Buffer{b}
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := x.ExecuteDevices(context.Background(), axle.ExecuteOptions{}, args)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "device 2") {
+				t.Fatalf("%s: error %v, want one naming device 2", backend, err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: the launch hangs after device 2 failed", backend)
+		}
+		if _, err := x.Execute(args[0]...); err == nil || !strings.Contains(err.Error(), "ExecuteDevices") {
+			t.Errorf("%s: Execute on a 4-device executable: %v, want an error pointing at ExecuteDevices", backend, err)
+		}
+	}
+}
+
+func TestCompileNeedsDevices(t *testing.T) {
+	c := devicesClient(t, "cpu", 2)
+	_, err := c.CompileText(allReduceModule(4), axle.CompileOptions{})
+	if err == nil || !strings.Contains(err.Error(), "needs 4 devices") {
+		t.Fatalf("got %v, want an error saying the module needs 4 devices", err)
+	}
+}
