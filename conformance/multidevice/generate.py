@@ -807,7 +807,8 @@ ENTRY test_computation {
 def f8_case(op_dir, name, source, fp8, gen_body, want_fn, variant):
     @case(op_dir, name, source, variant=variant)
     def _(n):
-        return module(name, gen_body(n, fp8), replicas=n), no_args(n), want_fn(n)
+        mod = op_dir.replace("-", "_") + "_" + name
+        return module(mod, gen_body(n, fp8), replicas=n), no_args(n), want_fn(n)
 
 
 f8_case("all-gather", "8bit_float", CC + ": Fp8CollectiveOpsTest.AllGather_8BitFloat (f8e4m3fn)", "f8e4m3fn",
