@@ -34,6 +34,7 @@ NP = {
     "pred": np.bool_, "s8": np.int8, "u8": np.uint8, "s16": np.int16,
     "u16": np.uint16, "s32": np.int32, "u32": np.uint32, "s64": np.int64,
     "u64": np.uint64, "f16": np.float16, "f32": np.float32, "f64": np.float64,
+    "c64": np.complex64, "c128": np.complex128,
 }
 
 
@@ -220,6 +221,21 @@ def register_one_op(t, tname, op, x, suffix, counts):
 
 
 register_all_ops_for_reduce()
+
+
+def complex_sum_case(t, tname):
+    name = "sum_" + tname
+
+    @case("all-reduce", name, CC + ": AllReduce_sum_" + tname,
+          variant="n replicas instead of two (the test is disabled on XLA's CPU backend, not for its values)")
+    def _(n):
+        x = np.array([1 + 2j, 3 + 4j], NP[t])
+        return (crs_module(name, "%s[2]" % t, t, "add", n),
+                same_args(n, arr(t, x)), [arr(t, fold("add", [x] * n))] * n)
+
+
+complex_sum_case("c64", "complex64")
+complex_sum_case("c128", "complex128")
 
 
 def pred_equal_case(op):
@@ -500,7 +516,8 @@ add {
 
 @case("all-reduce", "cross_partition_partition_id",
       CC + ": AsyncAllReduce (sum of ids) over partitions",
-      variant="n partitions, one replica: all-reduce of partition-id with channel_id (cross-partition mode)")
+      variant="n partitions, one replica: all-reduce of partition-id with channel_id=1 and no groups "
+              "(cross-replica-and-partition mode, whose one group is then every partition)")
 def _(n):
     body = SUM_U32 + """
 ENTRY test_computation {
@@ -1432,6 +1449,7 @@ ENTRY test {
 # generalized expressions above must reproduce them exactly.
 XLA_LITERALS = {
     ("all-reduce", "sum_float32_2d", 2): [[2, 4, 6, 8]] * 2,
+    ("all-reduce", "sum_complex64", 2): [[2 + 4j, 6 + 8j]] * 2,
     ("all-reduce", "two_replicas_one_operand_int8_multiply", 2): [[1, 4, 9]] * 2,
     ("all-reduce", "two_replicas_one_operand_bfloat16_add", 2): [[2, 4, 6]] * 2,
     ("all-reduce", "two_replicas_one_operand_int32_add_negative", 2): [[-2, -4, -6]] * 2,
