@@ -11,12 +11,19 @@ import (
 
 // Case is one conformance case file.
 type Case struct {
-	Name      string     `json:"name"`
-	Op        string     `json:"op"`
-	HLO       string     `json:"hlo"`
-	Args      []Value    `json:"args"`
-	Expected  Value      `json:"expected"`
-	Tolerance *Tolerance `json:"tolerance"`
+	Name string `json:"name"`
+	Op   string `json:"op"`
+	HLO  string `json:"hlo"`
+	// Devices, when positive, makes the case a multi-device one
+	// (MULTIDEVICE.md): its args and expected are then one entry per
+	// device, decoded into DeviceArgs and DeviceExpected, and Args and
+	// Expected stay empty.
+	Devices        int        `json:"devices,omitempty"`
+	Args           []Value    `json:"args"`
+	Expected       Value      `json:"expected"`
+	DeviceArgs     [][]Value  `json:"-"`
+	DeviceExpected []Value    `json:"-"`
+	Tolerance      *Tolerance `json:"tolerance"`
 	// Path is the file the case was read from.
 	Path string `json:"-"`
 }
@@ -64,7 +71,7 @@ func LoadCase(path string) (*Case, error) {
 		return nil, err
 	}
 	c := &Case{Path: path}
-	if err := json.Unmarshal(b, c); err != nil {
+	if err := c.decode(b); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil

@@ -24,7 +24,9 @@ type Runner struct {
 	Prepare Prepare
 }
 
-// RunCase parses, verifies, runs and checks one case.
+// RunCase parses, verifies, runs and checks one case. A multi-device case
+// (Devices > 0) needs a Backend that also implements DeviceBackend; each
+// device's result is compared and a mismatch names the device.
 func (r *Runner) RunCase(c *Case) error {
 	m, err := hlotext.Parse(c.HLO, hlotext.Options{File: c.Name + ".hlo"})
 	if err != nil {
@@ -37,6 +39,9 @@ func (r *Runner) RunCase(c *Case) error {
 		if err := r.Prepare(m); err != nil {
 			return fmt.Errorf("prepare: %w", err)
 		}
+	}
+	if c.Devices > 0 {
+		return r.runDevices(c, m)
 	}
 	args := make([]*hlo.Literal, len(c.Args))
 	for i, a := range c.Args {

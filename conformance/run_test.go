@@ -8,6 +8,7 @@ import (
 
 	_ "github.com/axle-ml/axle/backend/cpu/compiler"
 
+	"github.com/axle-ml/axle"
 	"github.com/axle-ml/axle/backend/cpu"
 	"github.com/axle-ml/axle/conformance"
 	"github.com/axle-ml/axle/eval"
@@ -44,6 +45,43 @@ func TestCPUCases(t *testing.T) {
 	t.Run("threads=1", func(t *testing.T) {
 		runAll(t, &conformance.Runner{Backend: &cpu.Backend{Options: cpu.Options{Threads: 1, Poison: true}}})
 	})
+}
+
+// TestMultiDeviceCases runs every case under multidevice/ (XLA's
+// collective tests at 2, 4 and 8 devices) through the runtime's
+// ModuleRunner on the evaluator and on the CPU backend, one subtest per
+// case. It needs ModuleRunner to implement conformance.DeviceBackend and
+// skips, saying so, until it does.
+func TestMultiDeviceCases(t *testing.T) {
+	files, err := conformance.FindCases("multidevice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, platform := range []string{"interp", "cpu"} {
+		t.Run(platform, func(t *testing.T) {
+			c, err := axle.NewClient(axle.ClientOptions{Backend: platform})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b conformance.Backend = &axle.ModuleRunner{Client: c}
+			if _, ok := b.(conformance.DeviceBackend); !ok {
+				t.Skip("axle.ModuleRunner does not implement conformance.DeviceBackend (RunDevices) yet")
+			}
+			r := &conformance.Runner{Backend: b}
+			for _, f := range files {
+				name := strings.TrimSuffix(strings.TrimPrefix(filepath.ToSlash(f), "multidevice/"), ".json")
+				t.Run(name, func(t *testing.T) {
+					mc, err := conformance.LoadCase(f)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := r.RunCase(mc); err != nil {
+						t.Fatal(err)
+					}
+				})
+			}
+		})
+	}
 }
 
 func runAll(t *testing.T, r *conformance.Runner) {
