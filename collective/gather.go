@@ -23,7 +23,7 @@ func allGather(c *call, ops, outs []*hlo.Literal) error {
 		s := op.Shape()
 		want := slices.Clone(s.Dims)
 		if d < 0 || d >= len(want) {
-			return sameDims(i, outs[i], nil)
+			return fmt.Errorf("dimension %d is out of range for operand %d, %s", d, i, s.HumanString())
 		}
 		want[d] *= int64(k)
 		if err := sameDims(i, outs[i], want); err != nil {
