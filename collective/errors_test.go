@@ -45,7 +45,9 @@ func TestMismatchedSizes(t *testing.T) {
 		}
 		_, errs := launch{replicas: 2, partitions: 1, name: "x",
 			module: func(d int) string { return text(8 - 4*d) },
-			inputs: func(d, _, _ int) []*hlo.Literal { return []*hlo.Literal{hlo.NewLiteral(hlo.ArrayShape(hlo.F32, int64(8-4*d)))} },
+			inputs: func(d, _, _ int) []*hlo.Literal {
+				return []*hlo.Literal{hlo.NewLiteral(hlo.ArrayShape(hlo.F32, int64(8-4*d)))}
+			},
 		}.run(t)
 		found := false
 		for _, err := range errs {

@@ -180,3 +180,32 @@ func TestCollectivePermuteStartAcrossPartitions(t *testing.T) {
 		wantData(t, "swap", outs[d], []float32{float32(from), -1})
 	}
 }
+
+// A result written over its own operand (an in-place buffer) is still
+// right: all-reduce saves the chunk it folds over, all-to-all and
+// permute copy what they send before receiving over it. Device d holds
+// 10d + [0..7]; 4 devices.
+func TestInPlace(t *testing.T) {
+	in := func(d, _, _ int) []*hlo.Literal {
+		v := make([]int32, 8)
+		for i := range v {
+			v[i] = int32(10*d + i)
+		}
+		return []*hlo.Literal{s32s(t, v, 8)}
+	}
+	run := func(body string) []*hlo.Literal {
+		return launch{replicas: 4, partitions: 1, name: "x", inPlace: true, inputs: in,
+			text: module(4, 1, "p = s32[8] parameter(0)\n  "+body)}.mustRun(t)
+	}
+	for _, o := range run(`ROOT x = s32[8] all-reduce(p), replica_groups={}, to_apply=adds`) {
+		wantData(t, "all-reduce", o, []int32{60, 64, 68, 72, 76, 80, 84, 88})
+	}
+	for d, o := range run(`ROOT x = s32[8] all-to-all(p), replica_groups={}, dimensions={0}`) {
+		e := int32(2 * d)
+		wantData(t, "all-to-all", o, []int32{e, e + 1, 10 + e, 11 + e, 20 + e, 21 + e, 30 + e, 31 + e})
+	}
+	for d, o := range run(`ROOT x = s32[8] collective-permute(p), source_target_pairs={{0,1},{1,2},{2,3},{3,0}}`) {
+		b := int32(10 * ((d + 3) % 4))
+		wantData(t, "permute", o, []int32{b, b + 1, b + 2, b + 3, b + 4, b + 5, b + 6, b + 7})
+	}
+}

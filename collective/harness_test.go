@@ -24,6 +24,8 @@ type launch struct {
 	// inputs are each device's operands.
 	inputs func(device, replica, partition int) []*hlo.Literal
 	apply  collective.ScalarApply
+	// inPlace writes each device's result over its first operand.
+	inPlace bool
 	// module, when set, gives a device its own module text (to make
 	// devices disagree).
 	module func(device int) string
@@ -42,6 +44,7 @@ func (l launch) run(t *testing.T) ([]*hlo.Literal, []error) {
 	ctx, cancel := context.WithTimeoutCause(context.Background(), 10*time.Second, errors.New("test timeout"))
 	defer cancel()
 	ctx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
 	net := collective.NewLocal()
 	outs, errs := make([]*hlo.Literal, n), make([]error, n)
 	var wg sync.WaitGroup
@@ -56,6 +59,9 @@ func (l launch) run(t *testing.T) ([]*hlo.Literal, []error) {
 		ops := l.inputs(d, r, pt)
 		wg.Go(func() {
 			out := hlo.NewLiteral(resultShape(in))
+			if l.inPlace {
+				out = ops[0]
+			}
 			if err := collective.Do(p, in, ops, out, l.apply); err != nil {
 				errs[d] = err
 				fail(fmt.Errorf("device %d failed", d))
