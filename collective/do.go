@@ -3,6 +3,7 @@ package collective
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/axle-ml/axle/hlo"
@@ -42,6 +43,14 @@ func do(p *Participant, in *hlo.Instruction, ops []*hlo.Literal, out *hlo.Litera
 	if in.Opcode == hlo.OpCollectivePermute || in.Opcode == hlo.OpCollectivePermuteStart {
 		return permute(newCall(p, in, nil, 0), ops, outs)
 	}
+	if in.Opcode == hlo.OpCollectiveBroadcast && !inSomeGroup(in, p) {
+		// StableHLO's collective_broadcast: a process in no group gets
+		// zeros.
+		for _, o := range outs {
+			clear(o.RawBytes())
+		}
+		return nil
+	}
 	group, me, err := GroupOf(in, p.Assign, p.Device)
 	if err != nil {
 		return err
@@ -60,6 +69,21 @@ func do(p *Participant, in *hlo.Instruction, ops []*hlo.Literal, out *hlo.Litera
 		return broadcast(c, ops, outs)
 	}
 	return fmt.Errorf("not a collective Do performs")
+}
+
+// inSomeGroup reports whether p's device is in one of in's groups (an
+// error forming them counts as yes, for GroupOf to report).
+func inSomeGroup(in *hlo.Instruction, p *Participant) bool {
+	groups, err := Groups(in, p.Assign)
+	if err != nil {
+		return true
+	}
+	for _, g := range groups {
+		if slices.Contains(g, p.Device) {
+			return true
+		}
+	}
+	return false
 }
 
 // call is one execution of a collective on one device: its group, its

@@ -130,8 +130,22 @@ func TestAllToAllTuple(t *testing.T) {
 }
 
 // collective-broadcast: every member gets the group's first member's
-// operand: device 1 in {1,0}, device 2 in {2,3}.
+// operand: device 1 in {1,0}, device 2 in {2,3}. A device in no group
+// gets zeros (StableHLO's collective_broadcast): with groups {{1,0}}
+// devices 2 and 3.
 func TestCollectiveBroadcast(t *testing.T) {
+	outs0 := launch{replicas: 4, partitions: 1, name: "cb",
+		text: module(4, 1, `p = s32[2,3] parameter(0)
+  ROOT cb = s32[2,3] collective-broadcast(p), replica_groups={{1,0}}`),
+		inputs: func(d, _, _ int) []*hlo.Literal { return []*hlo.Literal{grid(t, d)} },
+	}.mustRun(t)
+	for d, o := range outs0 {
+		want := []int32{10, 11, 12, 13, 14, 15}
+		if d >= 2 {
+			want = []int32{0, 0, 0, 0, 0, 0}
+		}
+		wantData(t, "broadcast, some devices in no group", o, want)
+	}
 	outs := launch{replicas: 4, partitions: 1, name: "cb",
 		text: module(4, 1, `p = s32[2,3] parameter(0)
   ROOT cb = s32[2,3] collective-broadcast(p), replica_groups={{1,0},{2,3}}`),
