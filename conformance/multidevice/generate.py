@@ -570,13 +570,28 @@ def _(n):
     return module("cross_replica_and_partition", body, replicas=R, partitions=P), no_args(n), want
 
 
+def flattened_sums(groups, R, P):
+    """Each device's all-reduce of its own device id (p*R + r) over groups of
+    flattened ids. XLA's flattened id of replica r, partition p is r*P + p
+    (GetParticipatingDevicesGroups: replica = id / P, partition = id % P),
+    which is not the device id under the default assignment."""
+    def device(f):
+        return (f % P) * R + f // P
+    want = [None] * (R * P)
+    for g in groups:
+        total = sum(device(f) for f in g)
+        for f in g:
+            want[device(f)] = arr("u32", np.array(total, np.uint32))
+    return want
+
+
 @case("all-reduce", "global_device_ids_pairs", CC + ": AsyncAllReduce (sum of ids) in flattened-id groups",
       variant="2 replicas × n/2 partitions, use_global_device_ids=true, groups of flattened ids {0,1},{2,3},...")
 def _(n):
     R, P = 2, n // 2
     groups = [[2 * i, 2 * i + 1] for i in range(n // 2)]
     body = flat_id_body("channel_id=1, use_global_device_ids=true, replica_groups=%s" % groups_text(groups)) % R
-    want = [arr("u32", np.array(sum(g), np.uint32)) for g in groups for _ in g]
+    want = flattened_sums(groups, R, P)
     return module("global_device_ids_pairs", body, replicas=R, partitions=P), no_args(n), want
 
 
@@ -586,7 +601,7 @@ def _(n):
     R, P = 2, n // 2
     groups = [list(range(0, n, 2)), list(range(1, n, 2))]
     body = flat_id_body("channel_id=1, use_global_device_ids=true, replica_groups=%s" % groups_text(groups)) % R
-    want = [arr("u32", np.array(sum(groups[d % 2]), np.uint32)) for d in range(n)]
+    want = flattened_sums(groups, R, P)
     return module("global_device_ids_strided", body, replicas=R, partitions=P), no_args(n), want
 
 
