@@ -314,15 +314,14 @@ ENTRY e {
 		!strings.Contains(err.Error(), "30 live elements") {
 		t.Fatalf("reshape of 30 elements to 5x5: err = %v", err)
 	}
-	for _, c := range []struct{ text, fallback string }{
-		{`HloModule m, replica_count=2
+	// A collective over several devices compiles to the collective
+	// kernel (no evaluator fallback); run as a single device it says it
+	// needs the others.
+	for _, text := range []string{`HloModule m, replica_count=2
 ENTRY e {
   p0 = f32[2] parameter(0)
   ROOT ag = f32[4] all-gather(p0), dimensions={0}, replica_groups={{0,1}}
-}`, "all-gather"},
-		// (An unknown custom-call target no longer compiles: see
-		// TestCompileRejectsUnknownCustomCall.)
-		{`HloModule m, replica_count=2
+}`, `HloModule m, replica_count=2
 wrapped {
   x = f32[2] parameter(0)
   ROOT s = f32[4] all-gather(x), dimensions={0}, replica_groups={{0,1}}
@@ -331,9 +330,8 @@ ENTRY e {
   p0 = f32[2] parameter(0)
   s = ((f32[2]), f32[4], s32[]) async-start(p0), calls=wrapped
   ROOT d = f32[4] async-done(s), calls=wrapped
-}`, "async-start"}, // what the wrapped computation leaves is not hidden
-	} {
-		m, err := hlotext.Parse(c.text, hlotext.Options{})
+}`} {
+		m, err := hlotext.Parse(text, hlotext.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -341,8 +339,12 @@ ENTRY e {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(x.Fallbacks) != 1 || !strings.HasPrefix(x.Fallbacks[0], c.fallback+" ") {
-			t.Fatalf("%s: fallbacks %v", c.fallback, x.Fallbacks)
+		if len(x.Fallbacks) != 0 {
+			t.Fatalf("fallbacks %v", x.Fallbacks)
+		}
+		p, _ := hlo.LiteralFromSlice([]float32{1, 2})
+		if _, err := x.Execute(p); err == nil || !strings.Contains(err.Error(), "needs several devices") {
+			t.Fatalf("all-gather of 2 replicas on one device: err = %v", err)
 		}
 	}
 }
