@@ -40,7 +40,7 @@ func soleParticipant(in *hlo.Instruction, ops []*hlo.Literal, result hlo.Shape) 
 	}
 	for i, l := range leaves {
 		if !l.SameDims(ops[i].Shape()) {
-			return nil, fmt.Errorf("%s over more than one participant (operand %d is %s, result %s): the evaluator runs a single replica and partition",
+			return nil, fmt.Errorf("%s over more than one participant (operand %d is %s, result %s) on a single device: declare the devices (replica_count, num_partitions; axle run --replica-count N)",
 				in.Opcode, i, ops[i].Shape().HumanString(), l.HumanString())
 		}
 	}

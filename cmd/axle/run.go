@@ -48,6 +48,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	dumpTo := fs.String("dump-to", "", "ONNX: write each compiled cluster's HLO module to this folder")
 	noSoft := fs.Bool("no-soft-placement", false, "ONNX: fail where a node's preferred device refuses it")
 	noCluster := fs.Bool("no-clustering", false, "ONNX: run every node op by op on the evaluator device")
+	replicas := fs.Int64("replica-count", 0, "run the module as this many replicas (as XLA's HloModuleConfig; 0: the module's)")
+	partitions := fs.Int64("num-partitions", 0, "run the module as this many partitions (0: the module's)")
 	devices := fs.Int("devices", 0, "CPU devices of the client (0: as many as the module's replica_count × num_partitions)")
 	memLimit := fs.String("memory-limit", "", "the client's memory limit in bytes, with an optional K, M or G suffix (powers of 1024; -1: none; default 3/4 of physical memory)")
 	var of optFlags
@@ -81,6 +83,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	m := mods[0]
+	if *replicas > 0 {
+		m.ReplicaCount = *replicas
+	}
+	if *partitions > 0 {
+		m.NumPartitions = *partitions
+	}
 	if err := hlo.Verify(m); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", path, err)
 		return 1
