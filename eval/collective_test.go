@@ -55,7 +55,7 @@ ENTRY e {
 		t.Fatal(err)
 	}
 	p, _ := hlo.LiteralFromSlice([]float32{1, 2}, 2)
-	if _, err := eval.Run(m, p); err == nil || !strings.Contains(err.Error(), "single replica") {
+	if _, err := eval.Run(m, p); err == nil || !strings.Contains(err.Error(), "on a single device") {
 		t.Fatalf("err = %v", err)
 	}
 }
