@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -199,5 +200,24 @@ func close32(t *testing.T, what string, got, want []float32) {
 		if d := math.Abs(float64(got[i] - want[i])); d > 1e-5+1e-5*math.Abs(float64(want[i])) {
 			t.Fatalf("%s[%d] = %v, single device %v", what, i, got[i], want[i])
 		}
+	}
+}
+
+// The README's multi-device example is this step on 4 devices; keep the
+// file and the generator in step (regenerate with AXLE_WRITE_EXAMPLES=1).
+func TestShardedMLPExampleFile(t *testing.T) {
+	const path = "examples/devices/mlp_step_4dev.hlo"
+	want := shardedMLPStep(4)
+	if os.Getenv("AXLE_WRITE_EXAMPLES") != "" {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Fatalf("%s differs from shardedMLPStep(4): regenerate it with AXLE_WRITE_EXAMPLES=1 go test -run %s", path, t.Name())
 	}
 }
