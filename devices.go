@@ -139,9 +139,10 @@ func (x *Executable) needsDevices() error {
 // first. Buffers from any device of the client may be passed to any
 // device: a CPU device's memory is the host's.
 func (x *Executable) ExecuteDevices(ctx context.Context, opts ExecuteOptions, args [][]*Buffer) ([][]*Buffer, error) {
-	if x == nil {
-		return nil, errNoExecutable
+	if err := x.enter(); err != nil {
+		return nil, err
 	}
+	x.leave()
 	if len(args) != len(x.local) {
 		return nil, fmt.Errorf("axle: %s runs on %d devices of this process but got %d argument lists", x.entry, len(x.local), len(args))
 	}
