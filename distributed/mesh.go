@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/axle-ml/axle/collective"
 )
@@ -20,6 +22,7 @@ const (
 	dChunk                  // message id, ring slot, byte count
 	dCredit                 // a ring slot the receiver has emptied
 	dBye                    // the sender closes its node
+	dFail                   // the sender's job failed: rank, reason
 )
 
 // headerSize is a message header's fixed part: kind, Program, Launch,
@@ -43,6 +46,7 @@ type peer struct {
 	br   *bufio.Reader
 
 	wmu    sync.Mutex // one frame at a time
+	broken bool       // a write failed midway: no whole frame can follow
 	out    *segment   // this process's ring to the peer, nil for TCP
 	in     *segment   // the peer's ring to this process
 	slots  chan int   // free slots of out
@@ -99,9 +103,24 @@ func (p *peer) readHeader() (matchKey, int, uint64, error) {
 func (p *peer) write(bufs ...[]byte) error {
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
+	if p.broken {
+		return errBroken
+	}
 	nb := net.Buffers(bufs)
 	_, err := nb.WriteTo(p.conn)
+	p.broken = err != nil
 	return err
+}
+
+var errBroken = errors.New("connection broken")
+
+// abort passes this process's verdict on the job's failure to the peer,
+// so that every process names the process that failed first rather than
+// the one whose connection closed next, and closes the connection.
+func (p *peer) abort(rank int, reason string) {
+	p.conn.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	p.write([]byte{dFail}, newFrame(cDead).int(rank).str(reason).done())
+	p.conn.Close()
 }
 
 // send writes one message: inline, or through the ring when it is
@@ -164,14 +183,18 @@ func (p *peer) read() {
 	if p.in != nil {
 		close(p.credit)
 	}
-	if err != nil {
-		p.node.fail(p.info.Rank, fmt.Sprintf("broke its connection to process %d (%v)", p.node.rank, err))
-	}
 }
 
+// brokeErr is the error of the receives cut off by the end of the
+// connection: the job's failure if there is one (it may be what closed
+// the connection), the peer's goodbye when err is nil.
 func (p *peer) brokeErr(err error) error {
 	if err == nil {
 		return &ProcessError{Process: p.info, Reason: "closed its node during an exchange"}
+	}
+	p.node.fail(p.info.Rank, fmt.Sprintf("broke its connection to process %d (%v)", p.node.rank, err))
+	if e := p.node.Err(); e != nil {
+		return e
 	}
 	return &ProcessError{Process: p.info, Reason: fmt.Sprintf("broke its connection (%v)", err)}
 }
@@ -197,6 +220,11 @@ func (p *peer) readFrames(inflight map[uint64]*shmRecv) error {
 			if _, err = io.ReadFull(p.br, b[:4]); err == nil {
 				err = p.takeCredit(int(binary.LittleEndian.Uint32(b[:])))
 			}
+		case dFail:
+			if _, d, err := readFrame(p.br); err == nil {
+				p.node.fail(d.int(), d.str())
+			}
+			return errors.New("the peer's job failed")
 		case dBye:
 			p.left.Store(true)
 			lo := p.info.Rank * p.node.local
@@ -232,7 +260,7 @@ func (p *peer) readMsg() error {
 		dest = make([]byte, n)
 	}
 	_, err = io.ReadFull(p.br, dest)
-	if err != nil && r.err == nil {
+	if err != nil {
 		r.err = p.brokeErr(err)
 	}
 	close(r.done)

@@ -117,7 +117,7 @@ func (n *Node) fail(rank int, reason string) {
 		n.kill(&ProcessError{Process: info, Reason: reason})
 		for _, p := range n.peers {
 			if p != nil {
-				p.conn.Close()
+				go p.abort(rank, reason)
 			}
 		}
 	})

@@ -170,8 +170,10 @@ func (s *service) rendezvousTimeout() {
 // process that came.
 func (s *service) failLocked(msg string) {
 	s.failed = true
-	for _, m := range s.members {
-		if m != nil {
+	// Process 0 last: once told, it returns from Join and may exit,
+	// taking the service with it.
+	for r := len(s.members) - 1; r >= 0; r-- {
+		if m := s.members[r]; m != nil {
 			m.conn.send(newFrame(cFail).str(msg))
 		}
 	}

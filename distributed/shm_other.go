@@ -13,5 +13,5 @@ var errNoShm = errors.New("distributed: shared memory is only used on linux")
 
 func createSegment(string, int) (*segment, error) { return nil, errNoShm }
 func openSegment(string, int) (*segment, error)   { return nil, errNoShm }
-func (s *segment) unlink()                         {}
-func (s *segment) close()                          {}
+func (s *segment) unlink()                        {}
+func (s *segment) close()                         {}

@@ -14,12 +14,12 @@ import (
 // greeting) are a 4-byte little-endian length, a kind byte and a body
 // of fixed-width integers and length-prefixed strings.
 const (
-	cRegister byte = iota + 1 // rank, size, local devices, data address, host, pid
-	cTable                    // job token, then per process its info
-	cFail                     // rendezvous failed: message
-	cHeartbeat                // either way
-	cSet                      // id, key, value → cAck id
-	cGet                      // id, key → cValue id, value
+	cRegister  byte = iota + 1 // rank, size, local devices, data address, host, pid
+	cTable                     // job token, then per process its info
+	cFail                      // rendezvous failed: message
+	cHeartbeat                 // either way
+	cSet                       // id, key, value → cAck id
+	cGet                       // id, key → cValue id, value
 	cAck
 	cValue
 	cDead     // rank, reason
