@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"time"
 )
 
@@ -65,9 +66,13 @@ func (n *Node) connectMesh(ctx context.Context, token string) error {
 	return nil
 }
 
+// EnvNoShm, when set, keeps every message on TCP (for A/B runs and
+// tests of the TCP path on one host).
+const EnvNoShm = "AXLE_DISTRIBUTED_NO_SHM"
+
 func (n *Node) createRings(token string) []*segment {
 	outs := make([]*segment, len(n.table))
-	if !shmSupported {
+	if !shmSupported || os.Getenv(EnvNoShm) != "" {
 		return outs
 	}
 	for j, info := range n.table {

@@ -183,10 +183,17 @@ func runRole(role string) error {
 	return fmt.Errorf("unknown role %q", role)
 }
 
-// pattern is the byte at i of the message device from sends device to
-// under launch: every pair and position differ.
-func pattern(launch uint64, from, to, i int) byte {
-	return byte((i*31 + from*7 + to*13 + int(launch)*5) % 251)
+// fill writes the message device from sends device to under launch:
+// bytes (i+off)*31 mod 251 at i, a period of 251 whose phase differs
+// for every pair and launch.
+func fill(b []byte, launch uint64, from, to int) {
+	off := from*7 + to*13 + int(launch)*5
+	for i := 0; i < len(b) && i < 251; i++ {
+		b[i] = byte((i + off) * 31 % 251)
+	}
+	for n := 251; n < len(b); n *= 2 {
+		copy(b[n:], b[:n])
+	}
 }
 
 // allPairs has every local device send to every device of the job
@@ -198,7 +205,7 @@ func allPairs(ctx context.Context, n *Node, launch uint64) error {
 	for _, self := range n.LocalDevices() {
 		go func() {
 			var err error
-			for _, size := range []int{100, 5<<20 + 3} {
+			for _, size := range []int{100, 2*slotSize + 3} {
 				if err = exchangeOnce(ctx, n, self, devices, size, launch); err != nil {
 					break
 				}
@@ -218,9 +225,7 @@ func exchangeOnce(ctx context.Context, n *Node, self, devices, size int, launch 
 	var sends, recvs []collective.Message
 	for d := range devices {
 		out := make([]byte, size)
-		for i := range out {
-			out[i] = pattern(launch, self, d, i)
-		}
+		fill(out, launch, self, d)
 		sends = append(sends, collective.Message{Peer: d, Data: out})
 		recvs = append(recvs, collective.Message{Peer: d, Data: make([]byte, size)})
 	}
@@ -228,14 +233,26 @@ func exchangeOnce(ctx context.Context, n *Node, self, devices, size int, launch 
 	if err := n.Exchange(ctx, self, key, sends, recvs); err != nil {
 		return err
 	}
+	want := make([]byte, size)
 	for _, m := range recvs {
-		for i, b := range m.Data {
-			if want := pattern(launch, m.Peer, self, i); b != want {
-				return fmt.Errorf("device %d got byte %d = %d from device %d, want %d", self, i, b, m.Peer, want)
-			}
+		fill(want, launch, m.Peer, self)
+		if i := firstDiff(m.Data, want); i >= 0 {
+			return fmt.Errorf("device %d got byte %d = %d from device %d, want %d", self, i, m.Data[i], m.Peer, want[i])
 		}
 	}
 	return nil
+}
+
+func firstDiff(a, b []byte) int {
+	if bytes.Equal(a, b) {
+		return -1
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return len(a)
 }
 
 // kvRole: process 0 publishes after the others started waiting; then
@@ -278,13 +295,19 @@ func ranks(n int) []int {
 
 func TestExchangeAllPairs(t *testing.T) {
 	for _, procs := range []int{2, 4} {
-		t.Run(fmt.Sprint(procs, " processes"), func(t *testing.T) {
-			for i, r := range startJob(t, procs, ranks(procs), "exchange").results() {
-				if r != "OK" {
-					t.Errorf("process %d: %s", i, r)
+		for _, path := range []string{"rings", "tcp"} {
+			t.Run(fmt.Sprint(procs, " processes, ", path), func(t *testing.T) {
+				extra := []string{}
+				if path == "tcp" {
+					extra = append(extra, EnvNoShm+"=1")
 				}
-			}
-		})
+				for i, r := range startJob(t, procs, ranks(procs), "exchange", extra...).results() {
+					if r != "OK" {
+						t.Errorf("process %d: %s", i, r)
+					}
+				}
+			})
+		}
 	}
 }
 

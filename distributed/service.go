@@ -222,7 +222,12 @@ func (s *service) lost(m *member, reason string) {
 			go o.conn.send(newFrame(cDead).int(m.info.Rank).str(reason))
 		}
 	}
-	m.conn.Close()
+	// A process declared dead that still runs (it was only slow) learns
+	// why the others gave up on it.
+	go func() {
+		m.conn.send(newFrame(cDead).int(m.info.Rank).str(reason))
+		m.conn.Close()
+	}()
 }
 
 func (s *service) bye(m *member) {
