@@ -203,7 +203,7 @@ func (n *Node) teardown() {
 	if n.coord != nil {
 		n.coord.conn.Close()
 	}
-	if n.svc != nil && n.closing.Load() == false {
+	if n.svc != nil && !n.closing.Load() {
 		n.svc.ln.Close()
 	}
 	n.ln.Close()

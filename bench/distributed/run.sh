@@ -3,7 +3,8 @@
 # package distributed and OpenMPI's MPI_Allreduce, both launched by
 # mpirun with 2 and 4 processes on this host. The runs alternate
 # (REPEAT times each) so that both see the same machine load; the table
-# keeps each side's best median. Needs mpirun and mpicc (apt-get install
+# keeps each side's best median. axle_tcp is package distributed with
+# its same-host rings switched off (AXLE_DISTRIBUTED_NO_SHM=1). Needs mpirun and mpicc (apt-get install
 # openmpi-bin libopenmpi-dev).
 set -eu
 cd "$(dirname "$0")"
@@ -21,14 +22,16 @@ run() { np=$1; shift; mpirun $root --oversubscribe -np "$np" "$@" | grep GB/s; }
 for np in $PROCS; do
 	for i in $(seq "$REPEAT"); do
 		run "$np" "$out/allreduce" -bytes "$BYTES" -rounds "$ROUNDS" >>"$out/axle.$np"
+		AXLE_DISTRIBUTED_NO_SHM=1 run "$np" -x AXLE_DISTRIBUTED_NO_SHM "$out/allreduce" -bytes "$BYTES" -rounds "$ROUNDS" >>"$out/tcp.$np"
 		run "$np" "$out/allreduce_mpi" "$BYTES" "$ROUNDS" >>"$out/mpi.$np"
 	done
 done
 best() { sed 's/.*median_ms=\([0-9.]*\).*/\1/' "$1" | sort -n | head -1; }
-printf '%-6s %-10s %14s %14s %10s %10s %8s\n' procs bytes axle_ms mpi_ms axle_GB/s mpi_GB/s ratio
+printf '%-6s %-9s %8s %8s %8s %9s %9s %9s %10s %9s\n' procs bytes axle_ms tcp_ms mpi_ms axle_GB/s tcp_GB/s mpi_GB/s axle/mpi tcp/mpi
 for np in $PROCS; do
 	a=$(best "$out/axle.$np")
+	c=$(best "$out/tcp.$np")
 	m=$(best "$out/mpi.$np")
-	awk -v np="$np" -v b="$BYTES" -v a="$a" -v m="$m" 'BEGIN {
-		printf "%-6s %-10s %14.2f %14.2f %10.3f %10.3f %8.2f\n", np, b, a, m, b/a/1e6, b/m/1e6, m/a }'
+	awk -v np="$np" -v b="$BYTES" -v a="$a" -v c="$c" -v m="$m" 'BEGIN {
+		printf "%-6s %-9s %8.2f %8.2f %8.2f %9.3f %9.3f %9.3f %10.2f %9.2f\n", np, b, a, c, m, b/a/1e6, b/c/1e6, b/m/1e6, m/a, m/c }'
 done

@@ -86,8 +86,8 @@ func run(n, rounds int) error {
 type allReduce struct {
 	node         *distributed.Node
 	self, procs  int
-	in, out, acc []float32
-	parts        [][]float32 // the chunks received in the reduce-scatter
+	in, out      []float32
+	parts        [][]float32 // the reduce-scatter's chunks; parts[self] is in's
 	bounds       []int       // chunk i is [bounds[i], bounds[i+1])
 	sends, recvs []collective.Message
 }
@@ -100,7 +100,6 @@ func newAllReduce(node *distributed.Node, n int) *allReduce {
 		a.bounds = append(a.bounds, i*n/p)
 	}
 	mine := a.bounds[a.self+1] - a.bounds[a.self]
-	a.acc = make([]float32, mine)
 	for range p {
 		a.parts = append(a.parts, make([]float32, mine))
 	}
@@ -114,33 +113,50 @@ func asBytes(f []float32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&f[0])), 4*len(f))
 }
 
+// run all-reduces in into out. A process's own chunk needs no message:
+// it is folded straight from in, and the sum is written straight into
+// its place in out, which the all-gather then sends.
 func (a *allReduce) run(ctx context.Context, launch uint64) error {
 	key := collective.Key{Program: 1, Launch: launch, Op: "all-reduce"}
 	a.sends, a.recvs = a.sends[:0], a.recvs[:0]
 	for d := range a.procs {
-		a.sends = append(a.sends, collective.Message{Peer: d, Data: asBytes(a.in[a.bounds[d]:a.bounds[d+1]])})
-		a.recvs = append(a.recvs, collective.Message{Peer: d, Data: asBytes(a.parts[d])})
+		if d != a.self {
+			a.sends = append(a.sends, collective.Message{Peer: d, Data: asBytes(a.chunk(a.in, d))})
+			a.recvs = append(a.recvs, collective.Message{Peer: d, Data: asBytes(a.parts[d])})
+		}
 	}
 	if err := a.node.Exchange(ctx, a.self, key, a.sends, a.recvs); err != nil {
 		return err
 	}
-	copy(a.acc, a.parts[0])
-	for _, part := range a.parts[1:] {
-		add(a.acc, part)
+	a.parts[a.self] = a.chunk(a.in, a.self)
+	acc := a.chunk(a.out, a.self)
+	if a.procs == 1 {
+		copy(acc, a.parts[0])
+	} else {
+		add(acc, a.parts[0], a.parts[1])
+	}
+	for _, part := range a.parts[min(2, a.procs):] {
+		add(acc, acc, part)
 	}
 	key.Phase = 1
 	a.sends, a.recvs = a.sends[:0], a.recvs[:0]
 	for d := range a.procs {
-		a.sends = append(a.sends, collective.Message{Peer: d, Data: asBytes(a.acc)})
-		a.recvs = append(a.recvs, collective.Message{Peer: d, Data: asBytes(a.out[a.bounds[d]:a.bounds[d+1]])})
+		if d != a.self {
+			a.sends = append(a.sends, collective.Message{Peer: d, Data: asBytes(acc)})
+			a.recvs = append(a.recvs, collective.Message{Peer: d, Data: asBytes(a.chunk(a.out, d))})
+		}
 	}
 	return a.node.Exchange(ctx, a.self, key, a.sends, a.recvs)
 }
 
-func add(acc, x []float32) {
-	x = x[:len(acc)]
-	for i := range acc {
-		acc[i] += x[i]
+func (a *allReduce) chunk(f []float32, d int) []float32 { return f[a.bounds[d]:a.bounds[d+1]] }
+
+// add sets dst = x + y, element by element (in that order, so that the
+// fold is left to right in rank order).
+func add(dst, x, y []float32) {
+	x, y = x[:len(dst)], y[:len(dst)]
+	for i := range dst {
+		dst[i] = x[i] + y[i]
 	}
 }
 
