@@ -240,3 +240,12 @@ func (x *Executable) handshake(part *collective.Participant, args []*Buffer) err
 		return fmt.Sprintf("program %016x with arguments (%s)", binary.LittleEndian.Uint64(b), strings.TrimSuffix(string(b[8:]), ";"))
 	})
 }
+
+// Assignment is how many replicas and partitions the executable runs as
+// (1, 1 for a single device).
+func (x *Executable) Assignment() (replicas, partitions int) {
+	if x == nil || x.assign == nil {
+		return 1, 1
+	}
+	return x.assign.Replicas, x.assign.Partitions
+}

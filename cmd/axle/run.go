@@ -18,6 +18,7 @@ import (
 	"github.com/axle-ml/axle/aot"
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/conformance"
+	"github.com/axle-ml/axle/distributed"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/opt"
@@ -50,6 +51,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	noCluster := fs.Bool("no-clustering", false, "ONNX: run every node op by op on the evaluator device")
 	replicas := fs.Int64("replica-count", 0, "run the module as this many replicas (as XLA's HloModuleConfig; 0: the module's)")
 	partitions := fs.Int64("num-partitions", 0, "run the module as this many partitions (0: the module's)")
+	dist := fs.Bool("distributed", false, "join the job a launcher started (mpirun, srun, a Kubernetes indexed Job, or AXLE_COORDINATOR_ADDRESS/AXLE_NUM_PROCESSES/AXLE_PROCESS_ID) and run this process's devices")
+	localDevices := fs.Int("local-devices", 0, "with --distributed: devices per process (0: AXLE_LOCAL_DEVICES, else 1)")
 	devices := fs.Int("devices", 0, "CPU devices of the client (0: as many as the module's replica_count × num_partitions)")
 	memLimit := fs.String("memory-limit", "", "the client's memory limit in bytes, with an optional K, M or G suffix (powers of 1024; -1: none; default 3/4 of physical memory)")
 	var of optFlags
@@ -117,6 +120,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	client := axle.ClientOptions{Backend: *backend, Threads: *threads, MemoryLimit: limit,
 		Devices: max(*devices, int(max(m.ReplicaCount, 1)*max(m.NumPartitions, 1)))}
+	if *dist {
+		node, err := joinJob(*localDevices)
+		if err != nil {
+			fmt.Fprintf(stderr, "axle run: --distributed: %v\n", err)
+			return 1
+		}
+		defer node.Close()
+		client.Cluster, client.Devices = node, 0
+	}
 	x, err := compileModule(ctx, m, client, axle.CompileOptions{NoOptimize: *optimize, Profile: *profile,
 		ExpectedRuns: *warmup + max(*repeat, 1)})
 	cancel()
@@ -159,7 +171,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	var outs []output
 	for d, rs := range result {
-		if len(result) > 1 {
+		if r, p := x.Assignment(); r*p > 1 {
 			dev := x.Devices()[d]
 			fmt.Fprintf(stdout, "device %d (process %d)\n", dev.ID, dev.Process)
 		}
@@ -276,10 +288,6 @@ func timeRuns(x *axle.Executable, args []*hlo.Literal, o runOptions) ([][]*hlo.L
 func execute(x *axle.Executable, bufs []*axle.Buffer, timeout time.Duration) ([][]*axle.Buffer, error) {
 	ctx, cancel := withTimeout(timeout)
 	defer cancel()
-	if len(x.Devices()) == 1 {
-		out, err := x.ExecuteContext(ctx, axle.ExecuteOptions{}, bufs...)
-		return [][]*axle.Buffer{out}, err
-	}
 	args := make([][]*axle.Buffer, len(x.Devices()))
 	for d := range args {
 		args[d] = bufs
@@ -368,4 +376,20 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// joinJob joins the job this process's launcher started, with local
+// devices per process (0: the environment's, else 1).
+func joinJob(local int) (*distributed.Node, error) {
+	cfg, launched, err := distributed.ConfigFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	if !launched {
+		return nil, fmt.Errorf("no launcher environment (mpirun, srun, a Kubernetes indexed Job) and no %s", distributed.EnvCoordinator)
+	}
+	if local > 0 {
+		cfg.LocalDevices = local
+	}
+	return distributed.Join(context.Background(), cfg)
 }

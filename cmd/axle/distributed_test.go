@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The tests here start processes of this test binary that run as the
+// axle command (TestMain), joined as a job through the AXLE_* variables
+// or, where it is installed, OpenMPI's mpirun.
+const runAsAxle = "AXLE_TEST_RUN_AXLE"
+
+func TestMain(m *testing.M) {
+	if args := os.Getenv(runAsAxle); args != "" {
+		os.Exit(run(strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+const stepExample = "../../examples/devices/mlp_step_4dev.hlo"
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// axleProcess is one rank of a job of n running axle with args.
+func axleProcess(t *testing.T, coord string, rank, n int, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), runAsAxle+"="+strings.Join(args, "\x1f"),
+		"AXLE_COORDINATOR_ADDRESS="+coord, fmt.Sprintf("AXLE_NUM_PROCESSES=%d", n), fmt.Sprintf("AXLE_PROCESS_ID=%d", rank))
+	return cmd
+}
+
+var deviceLines = regexp.MustCompile(`(?m)^(device \d+ \(process \d+\)|result .*)$`)
+
+// perDevice keeps the device headers and result lines, with the process
+// numbers dropped (in one process every device is process 0's).
+func perDevice(out string) string {
+	lines := deviceLines.FindAllString(out, -1)
+	for i, l := range lines {
+		if j := strings.Index(l, " (process"); j > 0 {
+			lines[i] = l[:j]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// The sharded training step run by 4 processes, one device each, prints
+// what 4 devices in one process print.
+func TestDistributedRunMatchesDevices(t *testing.T) {
+	var want bytes.Buffer
+	if code := run([]string{"run", "--backend", "cpu", "--devices", "4", stepExample}, &want, os.Stderr); code != 0 {
+		t.Fatalf("axle run --devices 4: exit %d", code)
+	}
+	coord := freeAddr(t)
+	outs := make([]bytes.Buffer, 4)
+	var cmds []*exec.Cmd
+	for r := range 4 {
+		cmd := axleProcess(t, coord, r, 4, "run", "--backend", "cpu", "--distributed", stepExample)
+		cmd.Stdout, cmd.Stderr = &outs[r], &outs[r]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	var got []string
+	for r, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("process %d: %v\n%s", r, err, outs[r].String())
+		}
+		got = append(got, perDevice(outs[r].String()))
+	}
+	if g, w := strings.Join(got, "\n"), perDevice(want.String()); g != w || !strings.Contains(w, "device 3") {
+		t.Fatalf("4 processes printed\n%s\n\n4 devices of one process printed\n%s", g, w)
+	}
+}
+
+// The same under mpirun, when OpenMPI is installed.
+func TestDistributedMpirun(t *testing.T) {
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Skip("mpirun not installed (apt-get install openmpi-bin)")
+	}
+	var want bytes.Buffer
+	if code := run([]string{"run", "--backend", "cpu", "--devices", "4", stepExample}, &want, os.Stderr); code != 0 {
+		t.Fatalf("axle run --devices 4: exit %d", code)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "4", "-x", runAsAxle, exe)
+	cmd.Env = append(os.Environ(), runAsAxle+"="+strings.Join([]string{"run", "--backend", "cpu", "--distributed", stepExample}, "\x1f"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mpirun: %v\n%s", err, out)
+	}
+	// mpirun interleaves the processes' output: compare sets of lines per
+	// device, which each process prints in one piece.
+	got := perDevice(string(out))
+	for _, dev := range strings.Split(perDevice(want.String()), "device ")[1:] {
+		if !strings.Contains(got, "device "+strings.TrimSpace(dev)) {
+			t.Fatalf("mpirun's output lacks\ndevice %s\nit printed\n%s", dev, got)
+		}
+	}
+}
+
+// Killing one of 4 processes mid-run makes the others fail within 30 s
+// with an error naming it.
+func TestDistributedProcessKilled(t *testing.T) {
+	coord := freeAddr(t)
+	outs := make([]bytes.Buffer, 4)
+	var cmds []*exec.Cmd
+	for r := range 4 {
+		cmd := axleProcess(t, coord, r, 4, "run", "--backend", "cpu", "--distributed", "--repeat", "100000000", stepExample)
+		cmd.Stdout, cmd.Stderr = &outs[r], &outs[r]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	time.Sleep(2 * time.Second)
+	if err := cmds[2].Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmds[2].Wait()
+	killed := time.Now()
+	for _, r := range []int{0, 1, 3} {
+		done := make(chan error, 1)
+		go func() { done <- cmds[r].Wait() }()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Fatalf("process %d exited cleanly after process 2 was killed", r)
+			}
+			msg := outs[r].String()
+			if !strings.Contains(msg, fmt.Sprintf("process 2 (host %s", hostname(t))) || !strings.Contains(msg, fmt.Sprintf("pid %d", cmds[2].Process.Pid)) {
+				t.Fatalf("process %d's error does not name process 2 with its pid:\n%s", r, tail(msg))
+			}
+		case <-time.After(30*time.Second - time.Since(killed)):
+			for _, c := range cmds {
+				c.Process.Kill()
+			}
+			t.Fatalf("process %d still runs 30 s after process 2 was killed", r)
+		}
+	}
+}
+
+func hostname(t *testing.T) string {
+	h, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func tail(s string) string {
+	if len(s) > 1500 {
+		return s[len(s)-1500:]
+	}
+	return s
+}
