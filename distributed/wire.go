@@ -104,9 +104,14 @@ func readFrame(r io.Reader) (byte, *dec, error) {
 	if n == 0 || n > maxFrame {
 		return 0, nil, fmt.Errorf("distributed: control frame of %d bytes", n)
 	}
-	body := make([]byte, n-1)
-	if _, err := io.ReadFull(r, body); err != nil {
+	// The body grows as it arrives: a header claiming a gigabyte costs
+	// nothing until the bytes come.
+	body, err := io.ReadAll(io.LimitReader(r, int64(n-1)))
+	if err != nil {
 		return 0, nil, err
+	}
+	if len(body) != int(n-1) {
+		return 0, nil, io.ErrUnexpectedEOF
 	}
 	return h[4], &dec{b: body}, nil
 }
