@@ -19,6 +19,11 @@ import (
 // all-gather-start's is in.Shape.Tuple[1], collective-permute-start's is
 // in.Shape.Tuple[1].
 //
+// The in-place collective-permute (slice_sizes) and ragged-all-to-all
+// take their operands as written, tuples included (input, output, start
+// indices or ragged metadata); out is the output's shape, and Do fills
+// it with output's values before writing what it receives.
+//
 // apply evaluates a reduction computation on two scalars, for to_apply
 // computations the typed folds do not recognize; it may be nil, and then
 // such computations are an error.
@@ -35,6 +40,16 @@ func Do(p *Participant, in *hlo.Instruction, ops []*hlo.Literal, out *hlo.Litera
 func do(p *Participant, in *hlo.Instruction, ops []*hlo.Literal, out *hlo.Literal, apply ScalarApply) error {
 	if p == nil || p.Assign == nil || p.Net == nil {
 		return errors.New("the participant has no device assignment or transport")
+	}
+	if (in.Opcode == hlo.OpCollectivePermute || in.Opcode == hlo.OpCollectivePermuteStart) && in.HasAttr("slice_sizes") {
+		return permuteInPlace(newCall(p, in, nil, 0), ops, out)
+	}
+	if in.Opcode == hlo.OpRaggedAllToAll {
+		group, me, err := GroupOf(in, p.Assign, p.Device)
+		if err != nil {
+			return err
+		}
+		return raggedAllToAll(newCall(p, in, group, me), ops, out)
 	}
 	outs, err := arrays(ops, out)
 	if err != nil {

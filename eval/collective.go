@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/axle-ml/axle/collective"
@@ -13,15 +14,18 @@ import (
 // package collective, as the CPU backend's do. Without one, a collective
 // whose group is this one participant computes what operation_semantics
 // gives for a group of one: all-reduce, all-gather, reduce-scatter,
-// all-to-all and collective-broadcast return their operands unchanged; a
-// group of more participants is refused, since the other participants'
-// values do not exist here.
+// all-to-all and collective-broadcast return their operands unchanged;
+// the in-place collective-permute and ragged-all-to-all run through
+// package collective on a participant alone (collective.Alone). A group
+// of more participants is refused, since the other participants' values
+// do not exist here.
 
 func init() {
 	register(evalSoleParticipant, hlo.OpAllReduce, hlo.OpAllReduceStart, hlo.OpAllGather,
 		hlo.OpReduceScatter, hlo.OpAllToAll, hlo.OpCollectiveBroadcast)
 	register(evalAllGatherStart, hlo.OpAllGatherStart)
 	register(evalCollectivePermute, hlo.OpCollectivePermute, hlo.OpCollectivePermuteStart)
+	register(evalRaggedAllToAll, hlo.OpRaggedAllToAll)
 	register(evalDone, hlo.OpAllGatherDone, hlo.OpCollectivePermuteDone, hlo.OpAsyncDone)
 	register(evalPassThrough, hlo.OpAllReduceDone)
 	register(evalReplicaID, hlo.OpReplicaID)
@@ -59,12 +63,40 @@ func evalSoleParticipant(e *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) 
 
 // collective runs in across devices, into a new literal of shape result.
 func (e *Evaluator) collective(in *hlo.Instruction, ops []*hlo.Literal, result hlo.Shape) (*hlo.Literal, error) {
+	return e.collectiveAs(e.Participant, in, ops, result)
+}
+
+func (e *Evaluator) collectiveAs(p *collective.Participant, in *hlo.Instruction, ops []*hlo.Literal, result hlo.Shape) (*hlo.Literal, error) {
 	out := hlo.NewLiteral(result)
 	apply := func(c *hlo.Computation, a, b *hlo.Literal) (*hlo.Literal, error) { return e.Computation(c, a, b) }
-	if err := collective.Do(e.Participant, in, ops, out, apply); err != nil {
+	if err := collective.Do(p, in, ops, out, apply); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// alone is the participant of a single-device run, for the collectives
+// whose group of one package collective computes (the in-place permute,
+// ragged-all-to-all): replica 0 of partition 0 by itself.
+func (e *Evaluator) alone(in *hlo.Instruction) (*collective.Participant, error) {
+	if e.Participant != nil {
+		return e.Participant, nil
+	}
+	if e.ReplicaID != 0 || e.PartitionID != 0 {
+		return nil, fmt.Errorf("%s on replica %d, partition %d alone: declare the devices (replica_count, num_partitions; axle run --replica-count N)",
+			in.Opcode, e.ReplicaID, e.PartitionID)
+	}
+	return collective.Alone(context.Background()), nil
+}
+
+// evalRaggedAllToAll: across devices, or alone a group of one (which
+// sends only to itself).
+func evalRaggedAllToAll(e *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	p, err := e.alone(in)
+	if err != nil {
+		return nil, err
+	}
+	return e.collectiveAs(p, in, ops, in.Shape)
 }
 
 // evalAllGatherStart returns (operands, gathered results).
@@ -103,11 +135,12 @@ func evalDone(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Liter
 // (operation_semantics, CollectivePermute). A pair from another replica
 // needs that replica, which the evaluator does not have.
 func evalCollectivePermute(e *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	if e.Participant != nil {
-		return e.permuteAcross(in, ops)
-	}
-	if in.HasAttr("slice_sizes") {
-		return nil, fmt.Errorf("in-place collective-permute: %w", ErrUnimplemented)
+	if e.Participant != nil || in.HasAttr("slice_sizes") {
+		p, err := e.alone(in)
+		if err != nil {
+			return nil, err
+		}
+		return e.permuteAcross(p, in, ops)
 	}
 	pairs, _ := in.Attr("source_target_pairs")
 	self := int64(e.ReplicaID)
@@ -141,20 +174,21 @@ func evalCollectivePermute(e *Evaluator, in *hlo.Instruction, ops []*hlo.Literal
 }
 
 // permuteAcross is collective-permute (or its start form) between
-// devices.
-func (e *Evaluator) permuteAcross(in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+// devices, p among them. The start form's tuple begins with the input:
+// the operands, or the in-place form's input buffer.
+func (e *Evaluator) permuteAcross(p *collective.Participant, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
 	if in.Opcode == hlo.OpCollectivePermute {
-		return e.collective(in, ops, in.Shape)
+		return e.collectiveAs(p, in, ops, in.Shape)
 	}
 	if !in.Shape.IsTuple() || len(in.Shape.Tuple) < 2 {
 		return nil, fmt.Errorf("collective-permute-start result %s is not a tuple (operands, results, ...)", in.Shape.HumanString())
 	}
-	res, err := e.collective(in, ops, in.Shape.Tuple[1])
+	res, err := e.collectiveAs(p, in, ops, in.Shape.Tuple[1])
 	if err != nil {
 		return nil, err
 	}
 	input := ops[0]
-	if len(ops) > 1 {
+	if len(ops) > 1 && !in.HasAttr("slice_sizes") {
 		input = hlo.MakeTupleLiteral(ops...)
 	}
 	elems := []*hlo.Literal{input, res}

@@ -19,7 +19,6 @@ var notEvaluated = map[hlo.Opcode]string{
 	hlo.OpRecvDone: "host transfer / cross-program channel: not implemented",
 
 	hlo.OpCollectiveReduce: "collective not implemented yet (ErrUnimplemented)",
-	hlo.OpRaggedAllToAll:   "collective not implemented yet (ErrUnimplemented)",
 
 	hlo.OpRaggedDot:         "not implemented yet; its shape rule is cannotInfer too",
 	hlo.OpScaledDot:         "not implemented yet (block-scaled dot)",

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/axle-ml/axle/collective"
@@ -16,15 +17,17 @@ import (
 
 // collectiveOpcodes are the ops lowerCollectiveKernel takes.
 var collectiveOpcodes = opcodes(hlo.OpAllReduce, hlo.OpAllReduceStart, hlo.OpAllGather, hlo.OpAllGatherStart,
-	hlo.OpReduceScatter, hlo.OpAllToAll, hlo.OpCollectiveBroadcast, hlo.OpCollectivePermute, hlo.OpCollectivePermuteStart)
+	hlo.OpReduceScatter, hlo.OpAllToAll, hlo.OpCollectiveBroadcast, hlo.OpCollectivePermute, hlo.OpCollectivePermuteStart,
+	hlo.OpRaggedAllToAll)
 
 // lowerCollectiveKernel lowers a collective for both cases: with a
 // participant through collective.Do, without one through the
-// single-device kernel when there is one.
+// single-device kernel when there is one. The in-place collective-permute
+// and ragged-all-to-all have none: alone they run through collective.Do
+// on a participant alone (a group of one), as the evaluator runs them.
+// Their out buffer may be an operand's; Do first fills it with the
+// output operand's values, which untouched elements keep.
 func lowerCollectiveKernel(c *compiler, in *hlo.Instruction) (lowered, bool) {
-	if in.HasAttr("slice_sizes") {
-		return lowered{}, false // the in-place permute: the evaluator's to refuse
-	}
 	single, _, ok := lowerSingleDevice(in, c.threads)
 	if !ok {
 		single = nil
@@ -33,13 +36,18 @@ func lowerCollectiveKernel(c *compiler, in *hlo.Instruction) (lowered, bool) {
 	if !ok {
 		return lowered{}, false
 	}
+	alone := in.Opcode == hlo.OpRaggedAllToAll || in.HasAttr("slice_sizes")
 	buffered := arrayBytes(in.Shape) >= 0
 	return lowered{how: "collective", k: func(ev *runState, out *hlo.Literal, ops []*hlo.Literal) (*hlo.Literal, error) {
-		if ev.part == nil {
-			if single == nil {
+		part := ev.part
+		if part == nil {
+			switch {
+			case single != nil:
+				return single(ev, out, ops)
+			case !alone || ev.ReplicaID != 0 || ev.PartitionID != 0:
 				return nil, fmt.Errorf("%s needs several devices: run it on a multi-device client (ClientOptions.Devices, axle run --devices)", in.Name)
 			}
-			return single(ev, out, ops)
+			part = collective.Alone(context.Background())
 		}
 		var res *hlo.Literal
 		if buffered {
@@ -47,7 +55,7 @@ func lowerCollectiveKernel(c *compiler, in *hlo.Instruction) (lowered, bool) {
 		} else {
 			res = hlo.NewLiteral(result)
 		}
-		if err := collective.Do(ev.part, in, ops, res, ev.applyScalar); err != nil {
+		if err := collective.Do(part, in, ops, res, ev.applyScalar); err != nil {
 			return nil, err
 		}
 		return wrap(res, ops), nil
@@ -68,9 +76,10 @@ func collectiveResult(in *hlo.Instruction) (hlo.Shape, func(res *hlo.Literal, op
 		return hlo.Shape{}, nil, false
 	}
 	contexts := in.Shape.Tuple[2:]
+	inPlace := in.HasAttr("slice_sizes") // the tuple begins with the input buffer alone
 	return in.Shape.Tuple[1], func(res *hlo.Literal, ops []*hlo.Literal) *hlo.Literal {
 		input := ops[0]
-		if len(ops) > 1 {
+		if len(ops) > 1 && !inPlace {
 			input = hlo.MakeTupleLiteral(ops...)
 		}
 		return withContexts(contexts, input, res)
