@@ -88,7 +88,7 @@ func (p *partitioner) customCall(in *hlo.Instruction, want Sharding, annotated b
 // isManual reports whether in belongs to a shard_map region: annotated
 // manual, or using a manual value (other than to leave the region).
 func (p *partitioner) isManual(in *hlo.Instruction, want Sharding) bool {
-	if t, _ := in.StringAttr("custom_call_target"); in.Opcode == hlo.OpCustomCall && t == targetShardToFull {
+	if t, _ := in.StringAttr("custom_call_target"); in.Opcode == hlo.OpCustomCall && (t == targetShardToFull || t == targetFullToShard) {
 		return false
 	}
 	if want.Kind == Manual {
@@ -113,6 +113,9 @@ func (p *partitioner) manual(in *hlo.Instruction) (*hlo.Instruction, Sharding, e
 			return nil, Sharding{}, fmt.Errorf("operand %s is sharded %s inside a manual region", o.Name, s)
 		}
 		ops[i] = p.local[o]
+	}
+	if t, _ := in.StringAttr("custom_call_target"); in.Opcode == hlo.OpCustomCall && t == targetSharding && len(ops) == 1 {
+		return ops[0], Sharding{Kind: Manual}, nil // {manual} on a manual value says nothing new
 	}
 	return p.rewrite(in, in.Shape.Clone(), ops), Sharding{Kind: Manual}, nil
 }

@@ -159,6 +159,7 @@ func (p *partitioner) run() error {
 	root := p.local[p.src.Root]
 	root.SetAttr("sharding", hlo.Raw(p.shard[p.src.Root].String()))
 	p.comp.Root = root
+	p.removeDead()
 	if err := p.comp.SortTopologically(); err != nil {
 		return err
 	}
@@ -252,4 +253,36 @@ func (p *partitioner) rule(in *hlo.Instruction) handler {
 		return (*partitioner).elementwise
 	}
 	return (*partitioner).fallback
+}
+
+// removeDead drops the values resharding left unused (a whole value whose
+// only user took its tile), keeping parameters and side effects.
+func (p *partitioner) removeDead() {
+	live := map[*hlo.Instruction]bool{}
+	var mark func(in *hlo.Instruction)
+	mark = func(in *hlo.Instruction) {
+		if live[in] {
+			return
+		}
+		live[in] = true
+		for _, o := range in.Operands {
+			mark(o)
+		}
+		for _, o := range in.ControlPredecessors {
+			mark(o)
+		}
+	}
+	mark(p.comp.Root)
+	for _, in := range p.comp.Instructions {
+		if in.Opcode == hlo.OpParameter || in.Opcode.Has(hlo.SideEffecting) {
+			mark(in)
+		}
+	}
+	dead := map[*hlo.Instruction]bool{}
+	for _, in := range p.comp.Instructions {
+		if !live[in] {
+			dead[in] = true
+		}
+	}
+	p.comp.RemoveInstructions(dead)
 }

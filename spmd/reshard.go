@@ -23,6 +23,11 @@ func (p *partitioner) reshard(x *hlo.Instruction, shape hlo.Shape, from, to Shar
 		return nil, fmt.Errorf("cannot move %s between %s and %s: manual values cross only through @%s/@%s",
 			x.Name, from, to, targetFullToShard, targetShardToFull)
 	}
+	if from.IsReplicated() && x.Opcode == hlo.OpBroadcast {
+		if y, ok := p.broadcastShard(x, shape, to); ok {
+			return y, nil
+		}
+	}
 	full, err := p.gather(x, shape, from)
 	if err != nil || to.IsReplicated() {
 		return full, err
@@ -129,4 +134,22 @@ func (p *partitioner) slice(x *hlo.Instruction, shape hlo.Shape, to Sharding) (*
 	local = local.WithDType(x.Shape.DType)
 	return p.add(x.Name+".shard", hlo.OpDynamicSlice, local, starts,
 		hlo.Attr{Name: "dynamic_slice_sizes", Value: slices.Clone(local.Dims)}), nil
+}
+
+// broadcastShard makes the tile of a broadcast of a whole value directly
+// when the operand's dimensions are not tiled (a bias along features, a
+// scalar splat): each device broadcasts into its tile instead of slicing
+// the whole broadcast.
+func (p *partitioner) broadcastShard(x *hlo.Instruction, shape hlo.Shape, to Sharding) (*hlo.Instruction, bool) {
+	for _, d := range x.Dimensions() {
+		if to.Tiles[d] > 1 {
+			return nil, false
+		}
+	}
+	local, err := to.ShardShape(shape)
+	if err != nil {
+		return nil, false
+	}
+	return p.add(x.Name+".shard", hlo.OpBroadcast, local.WithDType(x.Shape.DType), []*hlo.Instruction{x.Operands[0]},
+		hlo.Attr{Name: "dimensions", Value: x.Dimensions()}), true
 }
