@@ -164,7 +164,9 @@ func (p *partitioner) fallback(in *hlo.Instruction, _ Sharding, _ bool) (*hlo.In
 	if err != nil {
 		return nil, Sharding{}, err
 	}
-	p.fallbacks = append(p.fallbacks, in.Name)
+	if len(in.Operands) > 0 { // constants and iotas are made whole anyway
+		p.fallbacks = append(p.fallbacks, in.Name)
+	}
 	return p.rewrite(in, in.Shape.Clone(), ops), rep, nil
 }
 

@@ -21,21 +21,40 @@ const (
 // shards, each keeping its sharding attribute so a caller can split
 // arguments and reassemble results.
 func Partition(m *hlo.Module) (*hlo.Module, error) {
+	out, _, err := PartitionWithStats(m)
+	return out, err
+}
+
+// Stats says how a module was partitioned.
+type Stats struct {
+	// Fallbacks names the entry instructions that ran on whole
+	// (all-gathered) values because no rule partitions them.
+	Fallbacks []string
+	// Collectives counts the collectives the partitioner added.
+	Collectives int
+}
+
+// PartitionWithStats is Partition, also saying what took the fallback.
+func PartitionWithStats(m *hlo.Module) (*hlo.Module, Stats, error) {
 	if m == nil || m.Entry == nil {
-		return nil, fmt.Errorf("spmd: module without an entry computation")
+		return nil, Stats{}, fmt.Errorf("spmd: module without an entry computation")
 	}
 	if m.NumPartitions <= 1 || !annotated(m.Entry) {
-		return m, nil
+		return m, Stats{}, nil
 	}
 	if m.ReplicaCount > 1 {
-		return nil, fmt.Errorf("spmd: module %s has %d replicas; the partitioner handles partitions only", m.Name, m.ReplicaCount)
+		return nil, Stats{}, fmt.Errorf("spmd: module %s has %d replicas; the partitioner handles partitions only", m.Name, m.ReplicaCount)
+	}
+	if err := hlo.Verify(m); err != nil {
+		return nil, Stats{}, fmt.Errorf("spmd: the module to partition does not verify: %w", err)
 	}
 	out := m.Clone()
 	p := newPartitioner(out)
+	first := p.nextChannel
 	if err := p.run(); err != nil {
-		return nil, fmt.Errorf("spmd: module %s: %w", m.Name, err)
+		return nil, Stats{}, fmt.Errorf("spmd: module %s: %w", m.Name, err)
 	}
-	return out, nil
+	return out, Stats{Fallbacks: p.fallbacks, Collectives: int(p.nextChannel - first)}, nil
 }
 
 // NeedsPartitioning reports whether m still has to go through Partition.

@@ -304,3 +304,21 @@ func shardMapOracle(n int) func(*hlo.Module, ...*hlo.Literal) (*hlo.Literal, err
 		return hlo.MakeTupleLiteral(l, l.Clone()), nil
 	}
 }
+
+// Which instructions take the fallback: none in the native cases, the
+// sort and the convolution in theirs.
+func TestFallbacks(t *testing.T) {
+	want := map[string][]string{"fallback-sort": {"s"}, "fallback-conv": {"c"}}
+	for _, c := range cases {
+		if c.only4 || c.name == "shard-map" {
+			continue
+		}
+		_, st, err := spmd.PartitionWithStats(parseCase(t, c.text, 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(st.Fallbacks) != fmt.Sprint(want[c.name]) {
+			t.Errorf("%s: fallbacks %v, want %v", c.name, st.Fallbacks, want[c.name])
+		}
+	}
+}
