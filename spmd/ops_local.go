@@ -192,7 +192,7 @@ func (p *partitioner) mapped(in *hlo.Instruction, to []int) (*hlo.Instruction, S
 	return p.rewrite(in, local, []*hlo.Instruction{p.local[in.Operands[0]]}), out, nil
 }
 
-// local runs a one-operand instruction on a replicated operand as is.
+// whole runs a one-operand instruction on a replicated operand as is.
 func (p *partitioner) whole(in *hlo.Instruction) (*hlo.Instruction, Sharding, error) {
 	rep, err := Replicate().forShape(in.Shape)
 	if err != nil {
