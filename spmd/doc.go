@@ -1,0 +1,52 @@
+// Package spmd partitions a module written on global shapes with sharding
+// annotations into one SPMD program per device, as XLA's SpmdPartitioner
+// does for modules that JAX and PyTorch/XLA produce: `num_partitions=N`,
+// `sharding={...}` attributes, and @Sharding, @SPMDFullToShardShape and
+// @SPMDShardToFullShape custom-calls.
+//
+// # Shardings
+//
+// Package hlo keeps the attribute verbatim (hlo.Raw); Parse and Of turn it
+// into a Sharding with its tile assignment (the device of every tile).
+// Maximal shardings are treated as replicated (every device computes the
+// value). last_tile_dims subgroups other than replicated are refused, as
+// are uneven tilings (a dimension not divisible by its tile count; XLA
+// pads those).
+//
+// # Propagation
+//
+// Much simpler than XLA's ShardingPropagation (which runs forward and
+// backward over every op, through while loops and calls, and weighs
+// alternatives): one forward pass, decided while partitioning.
+//   - An annotated instruction gets its annotation (its value is resharded
+//     to it when its rule produced another placement).
+//   - Unannotated parameters and the entry root are replicated.
+//   - Elementwise ops take their first tiled operand's sharding.
+//   - dot, reduce, transpose, broadcast and reshape keep the placement
+//     their rule produces (batch-sharded dot → batch-sharded result, ...).
+//   - Anything using a manual value (inside a shard_map region) is manual.
+//   - Everything else is replicated.
+//
+// # Partitioning
+//
+// Rules that run on shards (native): elementwise ops; dot when the
+// operands' tilings line up (batch dimensions alike; contracting
+// dimensions alike, then an all-reduce of the partial products; a free
+// dimension tiled with the other operand whole), trying the operands as
+// placed, then with one of them all-gathered; reduce (an all-reduce with
+// the reducer when reduced dimensions are tiled); transpose and
+// broadcast; reshape when each tiled dimension maps onto a result
+// dimension at the same linear stride; tuple and get-tuple-element;
+// parameters (their shard shapes). Every other instruction takes the
+// fallback: all-gather its operands, run it on whole values, and
+// dynamic-slice this device's tile (offsets from a constant table indexed
+// by partition-id) when the result is tiled. Resharding between two
+// placements is the same all-gather then slice. Collectives use fresh
+// channel ids and explicit groups of partition ids with
+// use_global_device_ids, as XLA writes them.
+//
+// @Sharding becomes a reshard; @SPMDFullToShardShape hands its operand's
+// shard to the manual region, whose instructions are copied unchanged
+// (their shapes are per-device already); @SPMDShardToFullShape declares the
+// manual value to be the shard of its annotated result.
+package spmd

@@ -1,0 +1,86 @@
+package spmd_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/hlotext"
+	"github.com/axle-ml/axle/hlo/randhlo"
+	"github.com/axle-ml/axle/spmd"
+)
+
+// TestRandomModules annotates random modules with random shardings (on
+// dimensions that split evenly over 2 devices) and checks the partitioned
+// program against the evaluator on the whole module.
+func TestRandomModules(t *testing.T) {
+	seeds := 150
+	if testing.Short() {
+		seeds = 30
+	}
+	ran := 0
+	for seed := range uint64(seeds) {
+		m, err := randhlo.Module(seed, randhlo.Options{MaxDim: 6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.NumPartitions = 2
+		annotate(m, rand.New(rand.NewPCG(seed, 3)))
+		text := hlotext.Print(m, hlotext.PrintOptions{})
+		args := eval.RandomArguments(m, seed)
+		want, err := eval.Run(m, args...)
+		if err != nil {
+			continue // the evaluator refuses it (e.g. an unsupported op): nothing to compare
+		}
+		pm, err := spmd.Partition(m)
+		if err != nil {
+			t.Errorf("seed %d: %v\n%s", seed, err, text)
+			continue
+		}
+		if err := hlo.Verify(pm); err != nil {
+			t.Errorf("seed %d: partitioned module does not verify: %v\n%s", seed, err, hlotext.Print(pm, hlotext.PrintOptions{}))
+			continue
+		}
+		got := runDevices(t, "interp", pm, args, 2)
+		wants := []*hlo.Literal{want}
+		if want.Shape().IsTuple() {
+			wants = want.Elements()
+		}
+		for i := range wants {
+			closeLiterals(t, fmt.Sprintf("seed %d: result %d", seed, i), got[i], wants[i], text)
+		}
+		ran++
+	}
+	if ran < seeds/2 {
+		t.Errorf("only %d of %d random modules ran", ran, seeds)
+	}
+}
+
+// annotate gives some entry instructions a sharding: replicated, or tiled
+// over 2 devices along a dimension of even size.
+func annotate(m *hlo.Module, rng *rand.Rand) {
+	for _, in := range m.Entry.Instructions {
+		if !in.Shape.IsArray() || rng.IntN(3) == 0 {
+			continue
+		}
+		var even []int
+		for i, d := range in.Shape.Dims {
+			if d%2 == 0 && d > 0 {
+				even = append(even, i)
+			}
+		}
+		if len(even) == 0 || rng.IntN(4) == 0 {
+			in.SetAttr("sharding", hlo.Raw("{replicated}"))
+			continue
+		}
+		tiles := make([]string, in.Shape.Rank())
+		for i := range tiles {
+			tiles[i] = "1"
+		}
+		tiles[even[rng.IntN(len(even))]] = "2"
+		in.SetAttr("sharding", hlo.Raw("{devices=["+strings.Join(tiles, ",")+"]<=[2]}"))
+	}
+}
