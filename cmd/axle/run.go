@@ -53,6 +53,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	partitions := fs.Int64("num-partitions", 0, "run the module as this many partitions (0: the module's)")
 	dist := fs.Bool("distributed", false, "join the job a launcher started (mpirun, srun, a Kubernetes indexed Job, or AXLE_COORDINATOR_ADDRESS/AXLE_NUM_PROCESSES/AXLE_PROCESS_ID) and run this process's devices")
 	localDevices := fs.Int("local-devices", 0, "with --distributed: devices per process (0: AXLE_LOCAL_DEVICES, else 1)")
+	spmdMode := fs.String("spmd", "auto", "partition a module carrying sharding annotations over global shapes into per-device programs (auto: when it does; on; off: every device runs the whole module)")
 	devices := fs.Int("devices", 0, "CPU devices of the client (0: as many as the module's replica_count × num_partitions)")
 	memLimit := fs.String("memory-limit", "", "the client's memory limit in bytes, with an optional K, M or G suffix (powers of 1024; -1: none; default 3/4 of physical memory)")
 	var of optFlags
@@ -108,6 +109,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	start = start.Add(time.Since(pause))
+	m, sp, note, err := partitionForRun(m, *spmdMode)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", path, err)
+		return 1
+	}
+	if note != "" {
+		fmt.Fprintln(stdout, note)
+	}
 	ctx, cancel := withTimeout(*timeout)
 	defer cancel()
 	if *optimize {
@@ -152,7 +161,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	result, times, err := timeRuns(x, argv, runOptions{*warmup, max(*repeat, 1), *cpuProfile, *timeout})
+	result, times, err := runSharded(x, argv, sp, runOptions{*warmup, max(*repeat, 1), *cpuProfile, *timeout})
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", path, err)
 		return 1
@@ -171,7 +180,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	var outs []output
 	for d, rs := range result {
-		if r, p := x.Assignment(); r*p > 1 {
+		if r, p := x.Assignment(); r*p > 1 && (sp == nil || len(result) > 1) {
 			dev := x.Devices()[d]
 			fmt.Fprintf(stdout, "device %d (process %d)\n", dev.ID, dev.Process)
 		}
@@ -239,15 +248,18 @@ type runOptions struct {
 // the next, so that their storage is reused as in a serving loop. With a
 // profile path, the timed runs are profiled (pprof CPU profile); with a
 // timeout, each run is cancelled when it takes longer.
-func timeRuns(x *axle.Executable, args []*hlo.Literal, o runOptions) ([][]*hlo.Literal, []time.Duration, error) {
+func timeRuns(x *axle.Executable, args [][]*hlo.Literal, o runOptions) ([][]*hlo.Literal, []time.Duration, error) {
 	warmup, repeat, profile := o.warmup, o.repeat, o.profile
-	bufs := make([]*axle.Buffer, len(args))
-	for i, a := range args {
-		b, err := x.Client().BufferFromLiteral(a)
-		if err != nil {
-			return nil, nil, fmt.Errorf("argument %d: %w", i, err)
+	bufs := make([][]*axle.Buffer, len(x.Devices()))
+	for d := range bufs {
+		as := args[min(d, len(args)-1)]
+		for i, a := range as {
+			b, err := x.Client().BufferFromLiteral(a)
+			if err != nil {
+				return nil, nil, fmt.Errorf("argument %d: %w", i, err)
+			}
+			bufs[d] = append(bufs[d], b)
 		}
-		bufs[i] = b
 	}
 	var outs [][]*axle.Buffer
 	var times []time.Duration
@@ -283,16 +295,32 @@ func timeRuns(x *axle.Executable, args []*hlo.Literal, o runOptions) ([][]*hlo.L
 	return result, times, nil
 }
 
-// execute runs x once on each of its devices (every device given the
-// same arguments), cancelled after timeout (0: never).
-func execute(x *axle.Executable, bufs []*axle.Buffer, timeout time.Duration) ([][]*axle.Buffer, error) {
+// execute runs x once on each of its devices (bufs[d] are device d's
+// arguments), cancelled after timeout (0: never).
+func execute(x *axle.Executable, bufs [][]*axle.Buffer, timeout time.Duration) ([][]*axle.Buffer, error) {
 	ctx, cancel := withTimeout(timeout)
 	defer cancel()
-	args := make([][]*axle.Buffer, len(x.Devices()))
-	for d := range args {
-		args[d] = bufs
+	return x.ExecuteDevices(ctx, axle.ExecuteOptions{}, bufs)
+}
+
+// runSharded is timeRuns with every device given the same arguments, or
+// for a partitioned module its pieces of them, with the devices' results
+// put back together when this process has every device.
+func runSharded(x *axle.Executable, args []*hlo.Literal, sp *spmdRun, o runOptions) ([][]*hlo.Literal, []time.Duration, error) {
+	if sp == nil {
+		return timeRuns(x, [][]*hlo.Literal{args}, o)
 	}
-	return x.ExecuteDevices(ctx, axle.ExecuteOptions{}, args)
+	r, p := x.Assignment()
+	devArgs, err := sp.split(x, args, r*p)
+	if err != nil {
+		return nil, nil, err
+	}
+	result, times, err := timeRuns(x, devArgs, o)
+	if err != nil || len(result) < r*p {
+		return result, times, err
+	}
+	whole, err := sp.assemble(result)
+	return [][]*hlo.Literal{whole}, times, err
 }
 
 // parseByteSize reads a byte count with an optional K, M or G suffix

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var resultLine = regexp.MustCompile(`(?m)^result .*$`)
+
+// A dense layer annotated for 4 partitions (as JAX writes it before
+// XLA's SPMD partitioner) is partitioned by axle run, each device given
+// its pieces of the arguments; the reassembled result is the
+// unpartitioned module's, on both engines.
+func TestRunPartitionsShardedModule(t *testing.T) {
+	const file = "../../examples/devices/sharded_dense.hlo"
+	text, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := t.TempDir() + "/plain.hlo"
+	if err := os.WriteFile(plain, []byte(strings.Replace(string(text), ", num_partitions=4", "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if code := run([]string{"run", "--backend", "interp", plain}, &want, os.Stderr); code != 0 {
+		t.Fatalf("unpartitioned run: exit %d", code)
+	}
+	for _, backend := range []string{"interp", "cpu"} {
+		var got bytes.Buffer
+		if code := run([]string{"run", "--backend", backend, file}, &got, os.Stderr); code != 0 {
+			t.Fatalf("%s: exit %d", backend, code)
+		}
+		if !strings.Contains(got.String(), "spmd: partitioned over 4 devices") {
+			t.Fatalf("%s: not partitioned:\n%s", backend, got.String())
+		}
+		g, w := resultLine.FindAllString(got.String(), -1), resultLine.FindAllString(want.String(), -1)
+		if strings.Join(g, "\n") != strings.Join(w, "\n") || len(w) != 1 {
+			t.Fatalf("%s: partitioned run printed %v, the unpartitioned module %v", backend, g, w)
+		}
+	}
+}
