@@ -28,6 +28,8 @@ type Buffer struct {
 	// acct is the buffer's share of the client's memory account (nil
 	// when not counted; memory.go).
 	acct *bufAcct
+	// dev is the device holding it (nil: the client's first).
+	dev *Device
 }
 
 const (
@@ -125,10 +127,14 @@ func (b *Buffer) Shape() hlo.Shape {
 // DType is the buffer's element type (hlo.Tuple for a tuple).
 func (b *Buffer) DType() hlo.DType { return b.Shape().DType }
 
-// Device is the device holding the buffer.
+// Device is the device holding the buffer: the one whose execution made
+// it, the one BufferOn placed it on, else the client's first.
 func (b *Buffer) Device() *Device {
 	if b == nil || b.client == nil || len(b.client.devices) == 0 {
 		return nil
+	}
+	if b.dev != nil {
+		return b.dev
 	}
 	return b.client.devices[0]
 }

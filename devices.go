@@ -167,6 +167,9 @@ func (x *Executable) ExecuteDevices(ctx context.Context, opts ExecuteOptions, ar
 		go func() {
 			defer wg.Done()
 			results[i], errs[i] = x.executeDevice(lctx, opts, args[i], d, launch)
+			for _, b := range results[i] {
+				b.dev = d
+			}
 			if errs[i] != nil {
 				cancel(fmt.Errorf("device %d failed: %w", d.ID, errs[i]))
 			}
@@ -248,4 +251,23 @@ func (x *Executable) Assignment() (replicas, partitions int) {
 		return 1, 1
 	}
 	return x.assign.Replicas, x.assign.Partitions
+}
+
+// BufferOn is BufferFromLiteral placing the buffer on device d, one of
+// this process's. (A CPU device's memory is the host's: any device's
+// buffer may be passed to any device; the placement is what
+// Buffer.Device reports.)
+func (c *Client) BufferOn(d *Device, l *hlo.Literal) (*Buffer, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	if d == nil || d.ID < 0 || d.ID >= len(c.devices) || c.devices[d.ID] != d || !d.Local {
+		return nil, fmt.Errorf("axle: device %v is not one of this client's local devices", d)
+	}
+	b, err := c.BufferFromLiteral(l)
+	if err != nil {
+		return nil, err
+	}
+	b.dev = d
+	return b, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/axle-ml/axle"
+	"github.com/axle-ml/axle/hlo"
 )
 
 func devicesClient(t *testing.T, backend string, n int) *axle.Client {
@@ -133,5 +134,40 @@ func TestCompileNeedsDevices(t *testing.T) {
 	_, err := c.CompileText(allReduceModule(4), axle.CompileOptions{})
 	if err == nil || !strings.Contains(err.Error(), "needs 4 devices") {
 		t.Fatalf("got %v, want an error saying the module needs 4 devices", err)
+	}
+}
+
+// Results live on the device that computed them; BufferOn places a
+// buffer, and refuses another client's device.
+func TestBufferDevices(t *testing.T) {
+	c := devicesClient(t, "cpu", 2)
+	x, err := c.CompileText(allReduceModule(2), axle.CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lit, _ := hlo.LiteralFromSlice([]float32{1, 2, 3}, 3)
+	var args [][]*axle.Buffer
+	for _, d := range x.Devices() {
+		b, err := c.BufferOn(d, lit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Device() != d {
+			t.Fatalf("BufferOn(%v) is on %v", d, b.Device())
+		}
+		args = append(args, []*axle.Buffer{b})
+	}
+	outs, err := x.ExecuteDevices(context.Background(), axle.ExecuteOptions{}, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range x.Devices() {
+		if outs[i][0].Device() != d {
+			t.Errorf("device %v's result is on %v", d, outs[i][0].Device())
+		}
+	}
+	other := devicesClient(t, "cpu", 2)
+	if _, err := c.BufferOn(other.Devices()[1], lit); err == nil {
+		t.Error("BufferOn took another client's device")
 	}
 }
