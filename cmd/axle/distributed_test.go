@@ -178,3 +178,41 @@ func tail(s string) string {
 	}
 	return s
 }
+
+// A process running another program fails at its first launch, and so
+// do the others, naming the device that differs, rather than waiting in
+// a collective for messages that never come.
+func TestDistributedProgramMismatch(t *testing.T) {
+	text, err := os.ReadFile(stepExample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := t.TempDir() + "/other.hlo"
+	if err := os.WriteFile(other, []byte(strings.Replace(string(text), "constant(0.1)", "constant(0.2)", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	coord := freeAddr(t)
+	outs := make([]bytes.Buffer, 4)
+	var cmds []*exec.Cmd
+	for r := range 4 {
+		file := stepExample
+		if r == 3 {
+			file = other
+		}
+		cmd := axleProcess(t, coord, r, 4, "run", "--backend", "cpu", "--distributed", file)
+		cmd.Stdout, cmd.Stderr = &outs[r], &outs[r]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	for r, cmd := range cmds {
+		if err := cmd.Wait(); err == nil {
+			t.Fatalf("process %d succeeded with process 3 running another program", r)
+		}
+		msg := outs[r].String()
+		if r != 3 && !strings.Contains(msg, "device 3 runs program") {
+			t.Fatalf("process %d's error does not name device 3's program:\n%s", r, tail(msg))
+		}
+	}
+}
