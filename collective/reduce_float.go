@@ -5,6 +5,7 @@ import (
 
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/minifloat"
+	"github.com/axle-ml/axle/internal/xlamath"
 )
 
 type float interface{ ~float32 | ~float64 }
@@ -41,40 +42,11 @@ func floatOp[T float](op hlo.Opcode) func(a, b T) T {
 	case hlo.OpMultiply:
 		return func(a, b T) T { return a * b }
 	case hlo.OpMaximum:
-		return floatMax[T]
+		return xlamath.Max[T]
 	case hlo.OpMinimum:
-		return floatMin[T]
+		return xlamath.Min[T]
 	}
 	return nil
-}
-
-// floatMax and floatMin propagate NaN (a's when both are) and keep a
-// when the two compare equal (-0 and +0), as package eval does.
-func floatMax[T float](a, b T) T {
-	if a != a || b != b {
-		return pickNaN(a, b)
-	}
-	if b > a {
-		return b
-	}
-	return a
-}
-
-func floatMin[T float](a, b T) T {
-	if a != a || b != b {
-		return pickNaN(a, b)
-	}
-	if b < a {
-		return b
-	}
-	return a
-}
-
-func pickNaN[T float](a, b T) T {
-	if a != a {
-		return a
-	}
-	return b
 }
 
 // narrowFold folds f16, bf16 and the f8 types as the evaluator computes

@@ -87,9 +87,9 @@ func floatBinaryOp[T nativeFloat](op hlo.Opcode) func(x, y T) T {
 	case hlo.OpDivide:
 		return func(x, y T) T { return x / y }
 	case hlo.OpMaximum:
-		return floatMax[T]
+		return xlamath.Max[T]
 	case hlo.OpMinimum:
-		return floatMin[T]
+		return xlamath.Min[T]
 	case hlo.OpRemainder:
 		// XLA's float remainder is C's fmod: the result has the dividend's
 		// sign.
@@ -113,37 +113,6 @@ func powOf[T nativeFloat](x, y T) T {
 		return T(ddmath.Pow32(float32(x), float32(y)))
 	}
 	return T(ddmath.Pow(float64(x), float64(y)))
-}
-
-// floatMax and floatMin propagate NaN, as XLA's maximum and minimum do
-// (a's NaN when both are), and keep a when the two compare equal (-0 and
-// +0). The oracle's own definitions, written apart from the kernels'.
-func floatMax[T nativeFloat](a, b T) T {
-	if a != a || b != b {
-		return pickNaN(a, b)
-	}
-	if b > a {
-		return b
-	}
-	return a
-}
-
-func floatMin[T nativeFloat](a, b T) T {
-	if a != a || b != b {
-		return pickNaN(a, b)
-	}
-	if b < a {
-		return b
-	}
-	return a
-}
-
-// pickNaN is a if it is NaN, else b.
-func pickNaN[T nativeFloat](a, b T) T {
-	if a != a {
-		return a
-	}
-	return b
 }
 
 // binaryInt applies op with XLA's integer semantics (operation_semantics

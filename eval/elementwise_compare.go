@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/internal/xlamath"
 )
 
 // direction is a compare direction as a function of the three-way order of
@@ -232,7 +233,7 @@ func evalClamp(_ *Evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Lite
 
 func clampFloat[T nativeFloat](dst, lo, x, hi []T) {
 	for i := range dst {
-		dst[i] = floatMin(floatMax(x[i], lo[i]), hi[i])
+		dst[i] = xlamath.Min(xlamath.Max(x[i], lo[i]), hi[i])
 	}
 }
 
