@@ -3,6 +3,7 @@ package collective
 import (
 	"fmt"
 
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/minifloat"
 	"github.com/axle-ml/axle/internal/xlamath"
@@ -10,10 +11,16 @@ import (
 
 type float interface{ ~float32 | ~float64 }
 
+// addF32 is acc += x on the kernels' vector code.
+func addF32(acc, x []float32) { kernels.AddF32(acc, acc, x) }
+
 // floatFold: add and multiply round once in T; maximum and minimum
 // propagate NaN, as XLA's do. The parameter order is kept even for add,
 // so that which NaN survives is the evaluator's.
 func floatFold[T float](op hlo.Opcode, swapped bool) func(acc, x []T) {
+	if f, ok := any(addF32).(func(acc, x []T)); ok && op == hlo.OpAdd && !swapped {
+		return f // the vector kernel: IEEE addition gives the same bits at any width
+	}
 	switch {
 	case op == hlo.OpAdd && !swapped:
 		return func(acc, x []T) {
