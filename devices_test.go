@@ -2,6 +2,7 @@ package axle_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -169,5 +170,118 @@ func TestBufferDevices(t *testing.T) {
 	other := devicesClient(t, "cpu", 2)
 	if _, err := c.BufferOn(other.Devices()[1], lit); err == nil {
 		t.Error("BufferOn took another client's device")
+	}
+}
+
+// Bad argument lists are errors naming what is wrong, never a panic or
+// a hang, and leave the executable usable.
+func TestExecuteDevicesBadArguments(t *testing.T) {
+	c := devicesClient(t, "cpu", 2)
+	x, err := c.CompileText(allReduceModule(2), axle.CompileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := func() []*axle.Buffer {
+		b, err := axle.BufferFromSlice(c, []float32{1, 2, 3}, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []*axle.Buffer{b}
+	}
+	released := good()
+	released[0].Release()
+	for name, args := range map[string][][]*axle.Buffer{
+		"no lists":       nil,
+		"one list":       {good()},
+		"three lists":    {good(), good(), good()},
+		"nil list":       {good(), nil},
+		"nil buffer":     {good(), {nil}},
+		"released":       {good(), released},
+		"extra argument": {good(), append(good(), good()...)},
+	} {
+		done := make(chan error, 1)
+		go func() {
+			_, err := x.ExecuteDevices(context.Background(), axle.ExecuteOptions{}, args)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("%s: no error", name)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: hangs", name)
+		}
+	}
+	if _, err := x.ExecuteDevices(context.Background(), axle.ExecuteOptions{}, [][]*axle.Buffer{good(), good()}); err != nil {
+		t.Fatalf("after bad calls: %v", err)
+	}
+}
+
+// Cancelling the context stops every device of a launch, in a loop of
+// all-reduces, and the call returns the context's error.
+func TestExecuteDevicesCancel(t *testing.T) {
+	const text = `HloModule loop, replica_count=4
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+cond {
+  p = (s32[], f32[64]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(2000000000)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+body {
+  p = (s32[], f32[64]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  v = f32[64] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  r = f32[64] all-reduce(v), replica_groups={}, to_apply=add
+  ROOT t = (s32[], f32[64]) tuple(j, r)
+}
+
+ENTRY main {
+  x = f32[64] parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], f32[64]) tuple(z, x)
+  w = (s32[], f32[64]) while(t), condition=cond, body=body
+  ROOT v = f32[64] get-tuple-element(w), index=1
+}
+`
+	for _, backend := range []string{"interp", "cpu"} {
+		c := devicesClient(t, backend, 4)
+		x, err := c.CompileText(text, axle.CompileOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := make([][]*axle.Buffer, 4)
+		for d := range args {
+			b, err := axle.BufferFromSlice(c, make([]float32, 64), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			args[d] = []*axle.Buffer{b}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		done := make(chan error, 1)
+		go func() {
+			_, err := x.ExecuteDevices(ctx, axle.ExecuteOptions{}, args)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("%s: %v, want the context's deadline error", backend, err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: a cancelled launch keeps running", backend)
+		}
+		cancel()
 	}
 }
