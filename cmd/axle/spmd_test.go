@@ -42,3 +42,25 @@ func TestRunPartitionsShardedModule(t *testing.T) {
 		}
 	}
 }
+
+// What jax.export writes for a sharded function (StableHLO with
+// mhlo.sharding attributes and a @Sharding custom call) is partitioned
+// too, and prints what every device running the whole module prints.
+func TestRunPartitionsStableHLO(t *testing.T) {
+	const file = "../../examples/devices/sharded_jax.mlir"
+	var want bytes.Buffer
+	if code := run([]string{"run", "--backend", "interp", "--spmd", "off", file}, &want, os.Stderr); code != 0 {
+		t.Fatalf("--spmd off: exit %d", code)
+	}
+	w := resultLine.FindAllString(want.String(), -1)
+	for _, backend := range []string{"interp", "cpu"} {
+		var got bytes.Buffer
+		if code := run([]string{"run", "--backend", backend, file}, &got, os.Stderr); code != 0 {
+			t.Fatalf("%s: exit %d", backend, code)
+		}
+		g := resultLine.FindAllString(got.String(), -1)
+		if !strings.Contains(got.String(), "spmd: partitioned over 4 devices") || len(g) != 1 || len(w) != 4 || g[0] != w[0] {
+			t.Fatalf("%s: partitioned run printed %v, the whole module on every device %v\n%s", backend, g, w, got.String())
+		}
+	}
+}
