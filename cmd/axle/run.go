@@ -52,6 +52,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	replicas := fs.Int64("replica-count", 0, "run the module as this many replicas (as XLA's HloModuleConfig; 0: the module's)")
 	partitions := fs.Int64("num-partitions", 0, "run the module as this many partitions (0: the module's)")
 	dist := fs.Bool("distributed", false, "join the job a launcher started (mpirun, srun, a Kubernetes indexed Job, or AXLE_COORDINATOR_ADDRESS/AXLE_NUM_PROCESSES/AXLE_PROCESS_ID) and run this process's devices")
+	heartbeat := fs.Duration("heartbeat", 0, "with --distributed: how long a silent process may stay silent before the job fails naming it (0: 10s)")
 	localDevices := fs.Int("local-devices", 0, "with --distributed: devices per process (0: AXLE_LOCAL_DEVICES, else 1)")
 	spmdMode := fs.String("spmd", "auto", "partition a module carrying sharding annotations over global shapes into per-device programs (auto: when it does; on; off: every device runs the whole module)")
 	devices := fs.Int("devices", 0, "CPU devices of the client (0: as many as the module's replica_count × num_partitions)")
@@ -130,7 +131,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	client := axle.ClientOptions{Backend: *backend, Threads: *threads, MemoryLimit: limit,
 		Devices: max(*devices, int(max(m.ReplicaCount, 1)*max(m.NumPartitions, 1)))}
 	if *dist {
-		node, err := joinJob(*localDevices)
+		node, err := joinJob(*localDevices, *heartbeat)
 		if err != nil {
 			fmt.Fprintf(stderr, "axle run: --distributed: %v\n", err)
 			return 1
@@ -407,8 +408,9 @@ func byteSize(n int64) string {
 }
 
 // joinJob joins the job this process's launcher started, with local
-// devices per process (0: the environment's, else 1).
-func joinJob(local int) (*distributed.Node, error) {
+// devices per process (0: the environment's, else 1) and a heartbeat
+// timeout (0: the default).
+func joinJob(local int, heartbeat time.Duration) (*distributed.Node, error) {
 	cfg, launched, err := distributed.ConfigFromEnv()
 	if err != nil {
 		return nil, err
@@ -419,5 +421,6 @@ func joinJob(local int) (*distributed.Node, error) {
 	if local > 0 {
 		cfg.LocalDevices = local
 	}
+	cfg.Heartbeat = heartbeat
 	return distributed.Join(context.Background(), cfg)
 }
