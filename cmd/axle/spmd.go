@@ -34,7 +34,7 @@ func partitionForRun(m *hlo.Module, mode string) (*hlo.Module, *spmdRun, string,
 	default:
 		return nil, nil, "", fmt.Errorf("--spmd %q: want auto, on or off", mode)
 	}
-	pm, stats, err := spmd.PartitionWithStats(m)
+	pm, stats, err := partition(m)
 	if err != nil {
 		if mode == "on" {
 			return nil, nil, "", err
@@ -96,4 +96,22 @@ func (r *spmdRun) assemble(results [][]*hlo.Literal) ([]*hlo.Literal, error) {
 		out = append(out, whole)
 	}
 	return out, nil
+}
+
+// partition is spmd.PartitionWithStats, its result verified and a panic
+// in it (a partitioner bug) an error, so that "auto" falls back to
+// running the whole module rather than fail a module it could run.
+func partition(m *hlo.Module) (pm *hlo.Module, stats spmd.Stats, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			pm, err = nil, fmt.Errorf("internal error: %v", r)
+		}
+	}()
+	if pm, stats, err = spmd.PartitionWithStats(m); err != nil {
+		return nil, stats, err
+	}
+	if err := hlo.Verify(pm); err != nil {
+		return nil, stats, fmt.Errorf("the partitioned module does not verify: %w", err)
+	}
+	return pm, stats, nil
 }
