@@ -28,7 +28,7 @@ func TestRandomModules(t *testing.T) {
 			t.Fatal(err)
 		}
 		m.NumPartitions = 2
-		annotate(m, rand.New(rand.NewPCG(seed, 3)))
+		annotate(m, rand.New(rand.NewPCG(seed, 3)), 2)
 		text := hlotext.Print(m, hlotext.PrintOptions{})
 		args := eval.RandomArguments(m, seed)
 		want, err := eval.Run(m, args...)
@@ -61,14 +61,14 @@ func TestRandomModules(t *testing.T) {
 
 // annotate gives some entry instructions a sharding: replicated, or tiled
 // over 2 devices along a dimension of even size.
-func annotate(m *hlo.Module, rng *rand.Rand) {
+func annotate(m *hlo.Module, rng *rand.Rand, n int64) {
 	for _, in := range m.Entry.Instructions {
 		if !in.Shape.IsArray() || rng.IntN(3) == 0 {
 			continue
 		}
 		var even []int
 		for i, d := range in.Shape.Dims {
-			if d%2 == 0 && d > 0 {
+			if d%n == 0 && d > 0 {
 				even = append(even, i)
 			}
 		}
@@ -80,7 +80,45 @@ func annotate(m *hlo.Module, rng *rand.Rand) {
 		for i := range tiles {
 			tiles[i] = "1"
 		}
-		tiles[even[rng.IntN(len(even))]] = "2"
-		in.SetAttr("sharding", hlo.Raw("{devices=["+strings.Join(tiles, ",")+"]<=[2]}"))
+		tiles[even[rng.IntN(len(even))]] = fmt.Sprint(n)
+		in.SetAttr("sharding", hlo.Raw(fmt.Sprintf("{devices=[%s]<=[%d]}", strings.Join(tiles, ","), n)))
 	}
+}
+
+// FuzzPartition is TestRandomModules for any seed and device count:
+// go test ./spmd -run XXX -fuzz FuzzPartition.
+func FuzzPartition(f *testing.F) {
+	for s := range uint64(4) {
+		f.Add(s, uint8(2))
+	}
+	f.Add(uint64(7), uint8(4))
+	f.Fuzz(func(t *testing.T, seed uint64, n uint8) {
+		devices := int64(2 + n%3) // 2, 3 or 4
+		m, err := randhlo.Module(seed, randhlo.Options{MaxDim: 6})
+		if err != nil {
+			t.Skip()
+		}
+		m.NumPartitions = devices
+		annotate(m, rand.New(rand.NewPCG(seed, 3)), devices)
+		args := eval.RandomArguments(m, seed)
+		want, err := eval.Run(m, args...)
+		if err != nil {
+			t.Skip()
+		}
+		pm, err := spmd.Partition(m)
+		if err != nil {
+			return // a refusal (uneven tiles) is an answer; a panic is not
+		}
+		if err := hlo.Verify(pm); err != nil {
+			t.Fatalf("partitioned module does not verify: %v", err)
+		}
+		got := runDevices(t, "interp", pm, args, int(devices))
+		wants := []*hlo.Literal{want}
+		if want.Shape().IsTuple() {
+			wants = want.Elements()
+		}
+		for i := range wants {
+			closeLiterals(t, fmt.Sprintf("seed %d: result %d", seed, i), got[i], wants[i], hlotext.Print(m, hlotext.PrintOptions{}))
+		}
+	})
 }
