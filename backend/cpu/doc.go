@@ -34,7 +34,10 @@
 //     dot and convolution on the GEMM and convolution kernels (package
 //     kernels), movement, reduce, sort, scatter and the rest with their
 //     index arithmetic resolved at compile time; reducers and comparators
-//     that are not one op run as lane programs (lanes.go).
+//     that are not one op run as lane programs (lanes.go). Collectives
+//     (lower_collective_devices.go) run package collective's Do through
+//     the frame's participant in a multi-device launch (RunOn), the
+//     single-device copies (lower_collective.go) otherwise.
 //   - Scheduling (schedule.go) and buffer assignment (buffers.go): the
 //     order needing the smallest arena of three candidates; views,
 //     in-place updates, one pooled arena per execution.
