@@ -53,7 +53,7 @@ func (p *partitioner) dot(in *hlo.Instruction, want Sharding, annotated bool) (*
 		if try[0].IsReplicated() && try[1].IsReplicated() {
 			continue
 		}
-		out, sum, ok := p.dotPlan(in, try[0], try[1])
+		out, sum, ok := p.dotPlan(dotDimsOf(in), in.Operands[0].Shape.Rank(), in.Operands[1].Shape.Rank(), try[0], try[1])
 		if !ok {
 			continue
 		}
@@ -85,11 +85,12 @@ func (p *partitioner) dot(in *hlo.Instruction, want Sharding, annotated bool) (*
 // tile, its rhs free tile). When contracting dimensions are tiled, each
 // device has a partial sum; the devices sharing a result tile must then
 // hold each contracting tile exactly once, and an all-reduce over them
-// (sum, returned) completes the tile.
-func (p *partitioner) dotPlan(in *hlo.Instruction, l, r Sharding) (out Sharding, sum [][]int64, ok bool) {
-	dd := dotDimsOf(in)
-	lv := l.view(in.Operands[0].Shape.Rank(), p.n)
-	rv := r.view(in.Operands[1].Shape.Rank(), p.n)
+// (sum, returned) completes the tile. Operand dimensions dd does not list
+// are ignored: a caller listing fewer (convolution's spatial dimensions)
+// checks them itself.
+func (p *partitioner) dotPlan(dd dotDims, lrank, rrank int, l, r Sharding) (out Sharding, sum [][]int64, ok bool) {
+	lv := l.view(lrank, p.n)
+	rv := r.view(rrank, p.n)
 	if !slices.Equal(pick(lv.Tiles, dd.lb), pick(rv.Tiles, dd.rb)) || !slices.Equal(pick(lv.Tiles, dd.lc), pick(rv.Tiles, dd.rc)) {
 		return Sharding{}, nil, false
 	}
