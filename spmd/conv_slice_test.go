@@ -44,6 +44,21 @@ ENTRY main {
   k = f32[3,3,8,4] parameter(1), sharding={devices=[1,1,$N,1]<=[$N]}
   ROOT c = f32[2,5,5,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
 }`},
+	// Input features tiled, kernel whole: the kernel is cut to the
+	// matching rows on each device, not the input gathered.
+	{name: "conv-in-feature-kernel-whole", absent: []string{"all-gather"}, present: []string{"all-reduce"}, text: `HloModule cik, num_partitions=$N
+ENTRY main {
+  x = f32[2,5,5,8] parameter(0), sharding={devices=[1,1,1,$N]<=[$N]}
+  k = f32[3,3,8,4] parameter(1), sharding={replicated}
+  ROOT c = f32[2,5,5,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+}`},
+	// And the other way round, on a mesh whose device order is transposed.
+	{name: "conv-in-feature-input-whole", only4: true, absent: []string{"all-gather"}, present: []string{"all-reduce"}, text: `HloModule cii, num_partitions=4
+ENTRY main {
+  x = f32[2,5,5,8] parameter(0), sharding={replicated}
+  k = f32[3,3,8,4] parameter(1), sharding={devices=[1,1,2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}
+  ROOT c = f32[2,5,5,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+}`},
 	// Features first, batch last, output in yet another order.
 	{name: "conv-odd-layout", absent: []string{"all-gather"}, present: []string{"all-reduce"}, text: `HloModule co, num_partitions=$N
 ENTRY main {
@@ -58,6 +73,13 @@ ENTRY main {
   x = f32[2,8,5,5] parameter(0), sharding={devices=[1,$N,1,1]<=[$N]}
   k = f32[16,1,3,3] parameter(1), sharding={devices=[$N,1,1,1]<=[$N]}
   ROOT c = f32[2,16,5,5] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01, feature_group_count=8, sharding={devices=[1,$N,1,1]<=[$N]}
+}`},
+	// Depthwise with the kernel whole: each device cuts its groups' filters.
+	{name: "conv-depthwise-kernel-whole", absent: []string{"all-gather", "all-reduce"}, text: `HloModule cdk, num_partitions=$N
+ENTRY main {
+  x = f32[2,5,5,8] parameter(0), sharding={devices=[1,1,1,$N]<=[$N]}
+  k = f32[3,3,1,8] parameter(1), sharding={replicated}
+  ROOT c = f32[2,5,5,8] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=8, sharding={devices=[1,1,1,$N]<=[$N]}
 }`},
 	// 2 groups cannot split over 4 feature tiles.
 	{name: "conv-grouped-split", only4: true, fallbacks: []string{"c"}, text: `HloModule cgs, num_partitions=4

@@ -33,9 +33,9 @@ func convAsDot(cd *hlo.ConvDimNumbers, groups int64) (dotDims, []int) {
 		[]int{int(cd.OutputBatch), int(cd.OutputFeature)}
 }
 
-// convolution tries the placements dot tries (as placed, kernel
-// gathered, input gathered) and runs the first that convPlan accepts on
-// shards, all-reducing partial sums over tiled input features.
+// convolution tries placements of its operands in the order convTries
+// gives and runs the first that convPlan accepts on shards, all-reducing
+// partial sums over tiled input features.
 func (p *partitioner) convolution(in *hlo.Instruction, want Sharding, annotated bool) (*hlo.Instruction, Sharding, error) {
 	cd := in.ConvDims()
 	bgc, _ := in.Int("batch_group_count")
@@ -46,11 +46,7 @@ func (p *partitioner) convolution(in *hlo.Instruction, want Sharding, annotated 
 	if !ok {
 		groups = 1
 	}
-	l, r, rep := p.shard[in.Operands[0]], p.shard[in.Operands[1]], Replicate()
-	for _, try := range [][2]Sharding{{l, r}, {l, rep}, {rep, r}} {
-		if try[0].IsReplicated() && try[1].IsReplicated() {
-			continue
-		}
+	for _, try := range p.convTries(in, cd, groups) {
 		out, sum, localGroups, ok := p.convPlan(in, cd, groups, try[0], try[1])
 		if !ok {
 			continue
@@ -124,4 +120,59 @@ func onlyTiled(tiles []int64, listed ...[]int64) bool {
 		}
 	}
 	return true
+}
+
+// convTries lists the operand placements to try: as placed; the kernel
+// whole; the kernel placed to fit the input (for tiled input features, a
+// whole kernel is cut locally to the matching tiles rather than the input
+// gathered, as XLA reshards the cheaper operand); the input whole; the
+// input placed to fit the kernel.
+func (p *partitioner) convTries(in *hlo.Instruction, cd *hlo.ConvDimNumbers, groups int64) [][2]Sharding {
+	x, k := in.Operands[0], in.Operands[1]
+	l, r, rep := p.shard[x], p.shard[k], Replicate()
+	dd, _ := convAsDot(cd, groups)
+	lPaired, rPaired := slices.Concat(dd.lb, dd.lc), slices.Concat(dd.rb, dd.rc)
+	tries := [][2]Sharding{{l, r}, {l, rep}}
+	if fit, ok := p.fitting(l, x.Shape, lPaired, k.Shape, rPaired); ok {
+		tries = append(tries, [2]Sharding{l, fit})
+	}
+	tries = append(tries, [2]Sharding{rep, r})
+	if fit, ok := p.fitting(r, k.Shape, rPaired, x.Shape, lPaired); ok {
+		tries = append(tries, [2]Sharding{fit, r})
+	}
+	return slices.DeleteFunc(tries, func(t [2]Sharding) bool { return t[0].IsReplicated() && t[1].IsReplicated() })
+}
+
+// fitting is a placement for the other operand of a contraction whose
+// one operand (of shape sh) is placed by s: the other's dimensions
+// theirs[i] tiled as s tiles mine[i], every device holding the tiles
+// that pair with its own, everything else whole. ok is false when s
+// tiles none of mine or the tiles do not divide the other's shape.
+func (p *partitioner) fitting(s Sharding, sh hlo.Shape, mine []int64, other hlo.Shape, theirs []int64) (Sharding, bool) {
+	v := s.view(sh.Rank(), p.n)
+	tiles := make([]int64, other.Rank())
+	for i := range tiles {
+		tiles[i] = 1
+	}
+	for i, d := range mine {
+		tiles[theirs[i]] = v.Tiles[d]
+	}
+	if prod(tiles) == 1 {
+		return Sharding{}, false
+	}
+	fit, ok := grouped(p.n, tiles, func(d int64) []int64 {
+		t, _, _ := v.position(d)
+		idx := make([]int64, len(tiles))
+		for i, m := range mine {
+			idx[theirs[i]] = t[m]
+		}
+		return idx
+	})
+	if !ok {
+		return Sharding{}, false
+	}
+	if _, err := fit.ShardShape(other); err != nil {
+		return Sharding{}, false
+	}
+	return fit, true
 }

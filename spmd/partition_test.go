@@ -63,6 +63,14 @@ ENTRY main {
   w = f32[8,6] parameter(1), sharding={devices=[$N,1]<=[$N]}
   ROOT d = f32[4,6] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 }`},
+	// Contracting tiles held twice each: two all-reduce groups per
+	// result tile.
+	{name: "dot-contracting-replicated", only4: true, absent: []string{"all-gather"}, text: `HloModule dotcr, num_partitions=4
+ENTRY main {
+  x = f32[4,8] parameter(0), sharding={devices=[1,2,2]<=[4] last_tile_dim_replicate}
+  w = f32[8,6] parameter(1), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  ROOT d = f32[4,6] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`},
 	{name: "dot-rhs-free", absent: []string{"all-gather", "all-reduce"}, text: `HloModule dotf, num_partitions=$N
 ENTRY main {
   x = f32[4,6] parameter(0), sharding={replicated}
