@@ -40,8 +40,9 @@
 // dimension at the same linear stride; convolution seen as a dot (input
 // batch and kernel output features free, input features contracted,
 // or with feature groups the features tiled alike when each tile holds
-// whole groups), any dim_labels, spatial dimensions whole (tiled ones
-// would need XLA's halo exchange); dynamic-slice and
+// whole groups; a whole kernel or input is cut locally to fit the other
+// operand's feature tiles), any dim_labels, spatial dimensions whole
+// (tiled ones would need XLA's halo exchange); dynamic-slice and
 // dynamic-update-slice when every tiled dimension is taken whole (its
 // start index then clamps to 0 on every shard); tuple and get-tuple-element;
 // parameters (their shard shapes). Every other instruction takes the
