@@ -22,8 +22,9 @@
 //     to it when its rule produced another placement).
 //   - Unannotated parameters and the entry root are replicated.
 //   - Elementwise ops take their first tiled operand's sharding.
-//   - dot, reduce, transpose, broadcast and reshape keep the placement
-//     their rule produces (batch-sharded dot → batch-sharded result, ...).
+//   - dot, convolution, reduce, transpose, broadcast, reshape,
+//     dynamic-slice and dynamic-update-slice keep the placement their rule
+//     produces (batch-sharded dot → batch-sharded result, ...).
 //   - Anything using a manual value (inside a shard_map region) is manual.
 //   - Everything else is replicated.
 //
@@ -36,7 +37,14 @@
 // placed, then with one of them all-gathered; reduce (an all-reduce with
 // the reducer when reduced dimensions are tiled); transpose and
 // broadcast; reshape when each tiled dimension maps onto a result
-// dimension at the same linear stride; tuple and get-tuple-element;
+// dimension at the same linear stride; convolution seen as a dot (input
+// batch and kernel output features free, input features contracted,
+// or with feature groups the features tiled alike when each tile holds
+// whole groups; a whole kernel or input is cut locally to fit the other
+// operand's feature tiles), any dim_labels, spatial dimensions whole
+// (tiled ones would need XLA's halo exchange); dynamic-slice and
+// dynamic-update-slice when every tiled dimension is taken whole (its
+// start index then clamps to 0 on every shard); tuple and get-tuple-element;
 // parameters (their shard shapes). Every other instruction takes the
 // fallback: all-gather its operands, run it on whole values, and
 // dynamic-slice this device's tile (offsets from a constant table indexed

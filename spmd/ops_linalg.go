@@ -53,7 +53,7 @@ func (p *partitioner) dot(in *hlo.Instruction, want Sharding, annotated bool) (*
 		if try[0].IsReplicated() && try[1].IsReplicated() {
 			continue
 		}
-		out, sum, ok := p.dotPlan(in, try[0], try[1])
+		out, sum, ok := p.dotPlan(dotDimsOf(in), in.Operands[0].Shape.Rank(), in.Operands[1].Shape.Rank(), try[0], try[1])
 		if !ok {
 			continue
 		}
@@ -84,12 +84,13 @@ func (p *partitioner) dot(in *hlo.Instruction, want Sharding, annotated bool) (*
 // them. The result tile of a device is (its batch tile, its lhs free
 // tile, its rhs free tile). When contracting dimensions are tiled, each
 // device has a partial sum; the devices sharing a result tile must then
-// hold each contracting tile exactly once, and an all-reduce over them
-// (sum, returned) completes the tile.
-func (p *partitioner) dotPlan(in *hlo.Instruction, l, r Sharding) (out Sharding, sum [][]int64, ok bool) {
-	dd := dotDimsOf(in)
-	lv := l.view(in.Operands[0].Shape.Rank(), p.n)
-	rv := r.view(in.Operands[1].Shape.Rank(), p.n)
+// split into groups holding each contracting tile exactly once, and an
+// all-reduce over each group (sum, returned) completes the tile. Operand
+// dimensions dd does not list are ignored: a caller listing fewer
+// (convolution's spatial dimensions) checks them itself.
+func (p *partitioner) dotPlan(dd dotDims, lrank, rrank int, l, r Sharding) (out Sharding, sum [][]int64, ok bool) {
+	lv := l.view(lrank, p.n)
+	rv := r.view(rrank, p.n)
 	if !slices.Equal(pick(lv.Tiles, dd.lb), pick(rv.Tiles, dd.rb)) || !slices.Equal(pick(lv.Tiles, dd.lc), pick(rv.Tiles, dd.rc)) {
 		return Sharding{}, nil, false
 	}
@@ -111,8 +112,9 @@ func (p *partitioner) dotPlan(in *hlo.Instruction, l, r Sharding) (out Sharding,
 	if !ok || nc == 1 {
 		return out, nil, ok
 	}
-	// Group the devices by result tile; each group must cover every
-	// contracting tile once.
+	// Group the devices by result tile; each group must split into
+	// subgroups that hold every contracting tile once (more than one
+	// when the contracting tiles are replicated).
 	byTile := map[int64][]int64{}
 	var order []int64
 	for d := range p.n {
@@ -123,20 +125,37 @@ func (p *partitioner) dotPlan(in *hlo.Instruction, l, r Sharding) (out Sharding,
 		byTile[t] = append(byTile[t], d)
 	}
 	for _, t := range order {
-		g := byTile[t]
-		if int64(len(g)) != nc {
+		subs, ok := coverOnce(byTile[t], cIdx, nc)
+		if !ok {
 			return Sharding{}, nil, false
 		}
-		seen := make([]bool, nc)
-		for _, d := range g {
-			if seen[cIdx[d]] {
-				return Sharding{}, nil, false
-			}
-			seen[cIdx[d]] = true
-		}
-		sum = append(sum, g)
+		sum = append(sum, subs...)
 	}
 	return out, sum, true
+}
+
+// coverOnce splits devices g into groups that each hold every one of nc
+// contracting tiles (cIdx[d] is device d's) exactly once: the j-th
+// holder of each tile form group j. ok is false when the tiles are not
+// held equally often.
+func coverOnce(g []int64, cIdx []int64, nc int64) ([][]int64, bool) {
+	byC := make([][]int64, nc)
+	for _, d := range g {
+		byC[cIdx[d]] = append(byC[cIdx[d]], d)
+	}
+	m := len(byC[0])
+	for _, h := range byC {
+		if len(h) != m || m == 0 {
+			return nil, false
+		}
+	}
+	out := make([][]int64, m)
+	for j := range out {
+		for _, h := range byC {
+			out[j] = append(out[j], h[j])
+		}
+	}
+	return out, true
 }
 
 // reduce reduces each device's block locally; when reduced dimensions

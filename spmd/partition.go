@@ -253,15 +253,18 @@ func (p *partitioner) wanted(in *hlo.Instruction) (Sharding, bool, error) {
 type handler func(p *partitioner, in *hlo.Instruction, want Sharding, annotated bool) (*hlo.Instruction, Sharding, error)
 
 var handlers = map[hlo.Opcode]handler{
-	hlo.OpParameter:       (*partitioner).parameter,
-	hlo.OpTuple:           (*partitioner).tuple,
-	hlo.OpGetTupleElement: (*partitioner).getTupleElement,
-	hlo.OpCustomCall:      (*partitioner).customCall,
-	hlo.OpDot:             (*partitioner).dot,
-	hlo.OpReduce:          (*partitioner).reduce,
-	hlo.OpTranspose:       (*partitioner).transpose,
-	hlo.OpBroadcast:       (*partitioner).broadcast,
-	hlo.OpReshape:         (*partitioner).reshape,
+	hlo.OpParameter:          (*partitioner).parameter,
+	hlo.OpTuple:              (*partitioner).tuple,
+	hlo.OpGetTupleElement:    (*partitioner).getTupleElement,
+	hlo.OpCustomCall:         (*partitioner).customCall,
+	hlo.OpDot:                (*partitioner).dot,
+	hlo.OpReduce:             (*partitioner).reduce,
+	hlo.OpTranspose:          (*partitioner).transpose,
+	hlo.OpBroadcast:          (*partitioner).broadcast,
+	hlo.OpReshape:            (*partitioner).reshape,
+	hlo.OpConvolution:        (*partitioner).convolution,
+	hlo.OpDynamicSlice:       (*partitioner).dynamicSlice,
+	hlo.OpDynamicUpdateSlice: (*partitioner).dynamicUpdateSlice,
 }
 
 func (p *partitioner) rule(in *hlo.Instruction) handler {

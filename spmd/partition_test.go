@@ -63,6 +63,14 @@ ENTRY main {
   w = f32[8,6] parameter(1), sharding={devices=[$N,1]<=[$N]}
   ROOT d = f32[4,6] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 }`},
+	// Contracting tiles held twice each: two all-reduce groups per
+	// result tile.
+	{name: "dot-contracting-replicated", only4: true, absent: []string{"all-gather"}, text: `HloModule dotcr, num_partitions=4
+ENTRY main {
+  x = f32[4,8] parameter(0), sharding={devices=[1,2,2]<=[4] last_tile_dim_replicate}
+  w = f32[8,6] parameter(1), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  ROOT d = f32[4,6] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`},
 	{name: "dot-rhs-free", absent: []string{"all-gather", "all-reduce"}, text: `HloModule dotf, num_partitions=$N
 ENTRY main {
   x = f32[4,6] parameter(0), sharding={replicated}
@@ -116,10 +124,16 @@ ENTRY main {
   x = f32[4,8] parameter(0), sharding={devices=[1,$N]<=[$N]}
   ROOT s = f32[4,8] sort(x), dimensions={1}, to_apply=lt, sharding={devices=[1,$N]<=[$N]}
 }`},
-	{name: "fallback-conv", text: `HloModule conv, num_partitions=$N
+	{name: "conv-gather-kernel", absent: []string{"all-reduce"}, text: `HloModule convk, num_partitions=$N
 ENTRY main {
   x = f32[4,8,2] parameter(0), sharding={devices=[$N,1,1]<=[$N]}
   k = f32[3,2,4] parameter(1), sharding={devices=[1,1,$N]<=[$N]}
+  ROOT c = f32[4,8,4] convolution(x, k), window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f, sharding={devices=[$N,1,1]<=[$N]}
+}`},
+	{name: "fallback-conv", text: `HloModule conv, num_partitions=$N
+ENTRY main {
+  x = f32[4,8,2] parameter(0), sharding={devices=[1,$N,1]<=[$N]}
+  k = f32[3,2,4] parameter(1), sharding={replicated}
   ROOT c = f32[4,8,4] convolution(x, k), window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f, sharding={devices=[$N,1,1]<=[$N]}
 }`},
 	{name: "sharding-custom-call", text: `HloModule cc, num_partitions=$N
@@ -236,7 +250,7 @@ ENTRY main {
 		t.Error("a partitioned dump needs partitioning")
 	}
 	// shard_map regions hold collectives, but @Sharding calls remain.
-	m := parseCase(t, strings.ReplaceAll(cases[13].text, "$LOCAL", "4"), 2)
+	m := parseCase(t, strings.ReplaceAll(caseText(t, "shard-map"), "$LOCAL", "4"), 2)
 	if !spmd.NeedsPartitioning(m) {
 		t.Error("a module with @Sharding custom-calls does not need partitioning")
 	}
@@ -257,7 +271,7 @@ ENTRY main {
 
 // Channel ids of new collectives do not collide with the module's own.
 func TestChannelIDsUnique(t *testing.T) {
-	m := parseCase(t, strings.ReplaceAll(cases[13].text, "$LOCAL", "4"), 2)
+	m := parseCase(t, strings.ReplaceAll(caseText(t, "shard-map"), "$LOCAL", "4"), 2)
 	pm, err := spmd.Partition(m)
 	if err != nil {
 		t.Fatal(err)
@@ -306,7 +320,7 @@ func shardMapOracle(n int) func(*hlo.Module, ...*hlo.Literal) (*hlo.Literal, err
 }
 
 // Which instructions take the fallback: none in the native cases, the
-// sort and the convolution in theirs.
+// sort and the spatially tiled convolution in theirs.
 func TestFallbacks(t *testing.T) {
 	want := map[string][]string{"fallback-sort": {"s"}, "fallback-conv": {"c"}}
 	for _, c := range cases {
@@ -321,4 +335,16 @@ func TestFallbacks(t *testing.T) {
 			t.Errorf("%s: fallbacks %v, want %v", c.name, st.Fallbacks, want[c.name])
 		}
 	}
+}
+
+// caseText is the text of the case named name.
+func caseText(t *testing.T, name string) string {
+	t.Helper()
+	for _, c := range cases {
+		if c.name == name {
+			return c.text
+		}
+	}
+	t.Fatalf("no case %s", name)
+	return ""
 }
