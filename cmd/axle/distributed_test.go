@@ -107,19 +107,28 @@ func TestDistributedMpirun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "4", "-x", runAsAxle, exe)
+	cmd := exec.Command(mpirun, "--allow-run-as-root", "--oversubscribe", "--tag-output", "-np", "4", "-x", runAsAxle, exe)
 	cmd.Env = append(os.Environ(), runAsAxle+"="+strings.Join([]string{"run", "--backend", "cpu", "--distributed", stepExample}, "\x1f"))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("mpirun: %v\n%s", err, out)
 	}
-	// mpirun interleaves the processes' output: compare sets of lines per
-	// device, which each process prints in one piece.
-	got := perDevice(string(out))
-	for _, dev := range strings.Split(perDevice(want.String()), "device ")[1:] {
-		if !strings.Contains(got, "device "+strings.TrimSpace(dev)) {
-			t.Fatalf("mpirun's output lacks\ndevice %s\nit printed\n%s", dev, got)
+	// mpirun interleaves the processes' lines; --tag-output prefixes each
+	// with its rank ("[1,2]<stdout>:"), by which they are put back apart.
+	byRank := make([]string, 4)
+	tag := regexp.MustCompile(`^\[\d+,(\d)\]<std(?:out|err)>:(.*)$`)
+	for _, line := range strings.Split(string(out), "\n") {
+		if m := tag.FindStringSubmatch(line); m != nil {
+			r := int(m[1][0] - '0')
+			byRank[r] += m[2] + "\n"
 		}
+	}
+	var got []string
+	for _, o := range byRank {
+		got = append(got, perDevice(o))
+	}
+	if g, w := strings.Join(got, "\n"), perDevice(want.String()); g != w {
+		t.Fatalf("mpirun's 4 processes printed\n%s\n\n4 devices of one process printed\n%s\n\nraw:\n%s", g, w, tail(string(out)))
 	}
 }
 

@@ -19,7 +19,7 @@ func TestDistributedProcessHangs(t *testing.T) {
 	outs := make([]bytes.Buffer, 4)
 	var cmds []*exec.Cmd
 	for r := range 4 {
-		cmd := axleProcess(t, coord, r, 4, "run", "--backend", "cpu", "--distributed", "--heartbeat", "2s", "--repeat", "100000000", stepExample)
+		cmd := axleProcess(t, coord, r, 4, "run", "--backend", "cpu", "--distributed", "--heartbeat", "3s", "--repeat", "100000000", stepExample)
 		cmd.Stdout, cmd.Stderr = &outs[r], &outs[r]
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
