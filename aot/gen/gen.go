@@ -58,6 +58,12 @@ func Generate(m *hlo.Module, opts Options) (*Result, error) {
 	if err := checkOptions(&opts); err != nil {
 		return nil, err
 	}
+	// A package runs one program on one device: its API has no devices
+	// to launch on together, so a module written for several is refused
+	// here rather than failing at its first collective in a user's binary.
+	if n := max(m.ReplicaCount, 1) * max(m.NumPartitions, 1); n > 1 {
+		return nil, fmt.Errorf("aot: %s runs on %d devices (replica_count %d, num_partitions %d); ahead-of-time packages run a single device", m.Name, n, m.ReplicaCount, m.NumPartitions)
+	}
 	plan, lowering, err := compilePlan(m, opts.Seed)
 	if err != nil {
 		return nil, err

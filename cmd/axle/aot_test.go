@@ -38,6 +38,7 @@ func TestAOTCommand(t *testing.T) {
 		{[]string{"aot", "--pkg", "m", "-o", filepath.Join(os.TempDir(), "axle-aot-nomod"), "--main", src}, "no go.mod"},
 		{[]string{"aot", "--pkg", "m", "-o", dir, filepath.Join(dir, "missing.hlo")}, "missing.hlo"},
 		{[]string{"aot", "--pkg", "m", "-o", dir, "../../examples/onnx/scores_nonzero/model.onnx"}, `node "nonzero" (NonZero) runs on eval:0`},
+		{[]string{"aot", "--pkg", "m", "-o", dir, stepExample}, "ahead-of-time packages run a single device"},
 	} {
 		_, stderr, code := runAxle(c.args...)
 		if code == 0 || !strings.Contains(stderr, c.want) {
