@@ -44,7 +44,7 @@ func TestRandomModules(t *testing.T) {
 			t.Errorf("seed %d: partitioned module does not verify: %v\n%s", seed, err, hlotext.Print(pm, hlotext.PrintOptions{}))
 			continue
 		}
-		got := runDevices(t, "interp", pm, args, 2)
+		got := runDevices(t, "interp", pm, args, 2, m.Entry.Root.Shape)
 		wants := []*hlo.Literal{want}
 		if want.Shape().IsTuple() {
 			wants = want.Elements()
@@ -112,7 +112,7 @@ func FuzzPartition(f *testing.F) {
 		if err := hlo.Verify(pm); err != nil {
 			t.Fatalf("partitioned module does not verify: %v", err)
 		}
-		got := runDevices(t, "interp", pm, args, int(devices))
+		got := runDevices(t, "interp", pm, args, int(devices), m.Entry.Root.Shape)
 		wants := []*hlo.Literal{want}
 		if want.Shape().IsTuple() {
 			wants = want.Elements()

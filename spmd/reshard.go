@@ -58,7 +58,7 @@ func (p *partitioner) reshardTuple(x *hlo.Instruction, shape hlo.Shape, from, to
 }
 
 // gather all-gathers each tiled dimension of x in turn, ending with the
-// whole value on every device.
+// whole value on every device (the padding of uneven tiles sliced off).
 func (p *partitioner) gather(x *hlo.Instruction, shape hlo.Shape, from Sharding) (*hlo.Instruction, error) {
 	if from.IsReplicated() {
 		return x, nil
@@ -73,6 +73,7 @@ func (p *partitioner) gather(x *hlo.Instruction, shape hlo.Shape, from Sharding)
 		attrs := append(p.collectiveAttrs(from.groupsAlong(dim)), hlo.Attr{Name: "dimensions", Value: []int64{int64(dim)}})
 		cur = p.add(x.Name+".ag", hlo.OpAllGather, s, []*hlo.Instruction{cur}, attrs...)
 	}
+	cur = p.unpad(cur, shape)
 	if !cur.Shape.SameDims(shape) {
 		return nil, fmt.Errorf("gathering %s gave %s, want %s", x.Name, cur.Shape.HumanString(), shape.HumanString())
 	}
@@ -105,13 +106,18 @@ func (s Sharding) groupsAlong(dims ...int) [][]int64 {
 }
 
 // slice takes this device's tile of the whole value x: a dynamic-slice at
-// offsets read from per-device tables indexed by partition-id.
+// offsets read from per-device tables indexed by partition-id, of x
+// padded to whole tiles when the tiling is uneven.
 func (p *partitioner) slice(x *hlo.Instruction, shape hlo.Shape, to Sharding) (*hlo.Instruction, error) {
 	local, err := to.ShardShape(shape)
 	if err != nil {
 		return nil, err
 	}
-	starts := []*hlo.Instruction{x}
+	full := slices.Clone(local.Dims)
+	for dim, k := range to.Tiles {
+		full[dim] *= k
+	}
+	starts := []*hlo.Instruction{p.padTo(x, full)}
 	for dim, k := range to.Tiles {
 		if k == 1 {
 			starts = append(starts, p.zero())
