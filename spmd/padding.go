@@ -19,7 +19,9 @@ import (
 //     other side's padding may be Inf or NaN, and 0·Inf is NaN);
 //   - all-gathering a whole value slices the padding off, and cutting a
 //     whole value into tiles pads it to k·S first (a dynamic-slice would
-//     otherwise clamp the last tiles' starts back into the data);
+//     otherwise clamp the last tiles' starts back into the data); between
+//     two tilings the gathered padding is cut or extended to the new
+//     tiles' without being sliced off first;
 //   - @SPMDFullToShardShape hands a manual region zeros in the padding.
 // Rules that keep every padded dimension in place (elementwise, batch
 // and free dimensions of dot and convolution, transpose, broadcast, a
@@ -94,26 +96,33 @@ func (p *partitioner) zeroOf(t hlo.DType) *hlo.Instruction {
 // unpad slices the padding off x, a gathered value of padded dimensions,
 // leaving the value of shape sh.
 func (p *partitioner) unpad(x *hlo.Instruction, sh hlo.Shape) *hlo.Instruction {
-	if x.Shape.SameDims(sh) || x.Shape.Rank() != sh.Rank() {
-		return x
-	}
-	dims := make([]hlo.SliceDim, sh.Rank())
-	for i, n := range sh.Dims {
-		dims[i] = hlo.SliceDim{Start: 0, Limit: n, Stride: 1}
-	}
-	return p.add(x.Name+".unpad", hlo.OpSlice, hlo.ArrayShape(x.Shape.DType, sh.Dims...), []*hlo.Instruction{x},
-		hlo.Attr{Name: "slice", Value: dims})
+	return p.resize(x, sh.Dims)
 }
 
-// padTo pads the whole value x at the end of every dimension to dims (the
-// tiles times the shard shape), with zeros.
-func (p *partitioner) padTo(x *hlo.Instruction, dims []int64) *hlo.Instruction {
-	if slices.Equal(x.Shape.Dims, dims) {
+// resize makes x, a whole value padded at the end of some dimensions,
+// dims large: cut (slice) where it is larger, padded with zeros where it
+// is smaller. Moving between two uneven tilings, the padding of one
+// becomes the other's without being cut off first.
+func (p *partitioner) resize(x *hlo.Instruction, dims []int64) *hlo.Instruction {
+	if x.Shape.Rank() != len(dims) || slices.Equal(x.Shape.Dims, dims) {
+		return x
+	}
+	cut := make([]hlo.SliceDim, len(dims))
+	small := slices.Clone(x.Shape.Dims)
+	for i, n := range dims {
+		small[i] = min(n, small[i])
+		cut[i] = hlo.SliceDim{Start: 0, Limit: small[i], Stride: 1}
+	}
+	if !slices.Equal(small, x.Shape.Dims) {
+		x = p.add(x.Name+".cut", hlo.OpSlice, hlo.ArrayShape(x.Shape.DType, small...), []*hlo.Instruction{x},
+			hlo.Attr{Name: "slice", Value: cut})
+	}
+	if slices.Equal(small, dims) {
 		return x
 	}
 	cfg := make(hlo.PaddingConfig, len(dims))
 	for i, n := range dims {
-		cfg[i] = hlo.PadDim{Hi: n - x.Shape.Dims[i]}
+		cfg[i] = hlo.PadDim{Hi: n - small[i]}
 	}
 	return p.add(x.Name+".pad", hlo.OpPad, hlo.ArrayShape(x.Shape.DType, dims...),
 		[]*hlo.Instruction{x, p.zeroOf(x.Shape.DType)}, hlo.Attr{Name: "padding", Value: cfg})
