@@ -229,7 +229,8 @@ func forEachIndex(dims []int64, f func([]int64)) {
 }
 
 // closeLiterals compares within f32 reassociation error (sums regrouped
-// across devices); NaN matches only NaN.
+// across devices: a sum of 1800 values split in two differed by 1.6e-5
+// relative); NaN matches only NaN.
 func closeLiterals(t *testing.T, what string, got, want *hlo.Literal, module string) {
 	t.Helper()
 	if !got.Shape().SameDims(want.Shape()) {
@@ -237,7 +238,7 @@ func closeLiterals(t *testing.T, what string, got, want *hlo.Literal, module str
 	}
 	for i := range want.Len() {
 		g, w := got.GetFloat64(i), want.GetFloat64(i)
-		if math.IsNaN(g) != math.IsNaN(w) || math.Abs(g-w) > 1e-5+1e-5*math.Abs(w) {
+		if math.IsNaN(g) != math.IsNaN(w) || math.Abs(g-w) > 1e-5+1e-4*math.Abs(w) {
 			t.Fatalf("%s: element %d is %v, the global module gives %v\n%s", what, i, g, w, module)
 		}
 	}
