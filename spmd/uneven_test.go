@@ -134,6 +134,43 @@ ENTRY main {
   k = f32[3,3,7,4] parameter(1), sharding={devices=[1,1,$N,1]<=[$N]}
   ROOT c = f32[2,5,5,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
 }`},
+	// The whole kernel is cut to the input's uneven feature tiles (padded
+	// with zeros, then masked like the input).
+	{name: "conv-in-feature-kernel-whole", absent: []string{"all-gather"}, text: `HloModule cik, num_partitions=$N
+ENTRY main {
+  x = f32[2,5,5,7] parameter(0), sharding={devices=[1,1,1,$N]<=[$N]}
+  k = f32[3,3,7,4] parameter(1), sharding={replicated}
+  ROOT c = f32[2,5,5,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+}`},
+	// A whole update is cut to the operand's uneven tiles.
+	{name: "dynamic-update-slice-whole-update", absent: []string{"all-gather", "all-reduce"}, text: `HloModule dusw, num_partitions=$N
+ENTRY main {
+  x = f32[7,6] parameter(0), sharding={devices=[$N,1]<=[$N]}
+  u = f32[7,3] parameter(1), sharding={replicated}
+  j = s32[] parameter(2)
+  ROOT d = f32[7,6] dynamic-update-slice(x, u, j, j), sharding={devices=[$N,1]<=[$N]}
+}`},
+	// Integers: the padding (77 in the harness) must not reach a sum or
+	// a maximum either.
+	{name: "reduce-s32", absent: []string{"all-gather"}, text: `HloModule ri, num_partitions=$N
+addi {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+maxi {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT m = s32[] maximum(a, b)
+}
+ENTRY main {
+  x = s32[5,3] parameter(0), sharding={devices=[$N,1]<=[$N]}
+  z = s32[] constant(0)
+  lo = s32[] constant(-1000)
+  s = s32[3] reduce(x, z), dimensions={0}, to_apply=addi
+  m = s32[3] reduce(x, lo), dimensions={0}, to_apply=maxi
+  ROOT t = (s32[3], s32[3]) tuple(s, m)
+}`},
 	// The tiled (padded) rows are taken whole: each shard, padding and
 	// all, is its own slice.
 	{name: "dynamic-slice", absent: []string{"all-gather", "all-reduce"}, text: `HloModule ds, num_partitions=$N
