@@ -9,9 +9,24 @@
 // Package hlo keeps the attribute verbatim (hlo.Raw); Parse and Of turn it
 // into a Sharding with its tile assignment (the device of every tile).
 // Maximal shardings are treated as replicated (every device computes the
-// value). last_tile_dims subgroups other than replicated are refused, as
-// are uneven tilings (a dimension not divisible by its tile count; XLA
-// pads those).
+// value). last_tile_dims subgroups other than replicated are refused.
+//
+// # Uneven tilings
+//
+// A dimension of size D over k tiles gives each device ceil(D/k) of it,
+// as XLA does (a vocabulary of 50257 over 8 devices: 6283 each, the last
+// device 6276 and 7 rows of padding). Shards hold the value padded at the
+// end; what the padding holds is unspecified, so rules mask it wherever
+// it could reach data (padding.go): a reduce over a padded dimension
+// fills it with its init value, a dot or convolution contracting one
+// zeroes both operands' padding, gathering a whole value slices it off
+// and cutting one into tiles pads first. Split pads arguments with zeros
+// and AssembleShape drops the padding of results (Assemble cannot: it
+// infers the whole shape from the pieces, right for even tilings only).
+// Every rule below handles padded shards; a reshape partitions natively
+// only when it leaves an unevenly tiled dimension alone, and a manual
+// region (@SPMDFullToShardShape) sees zeros in its shard's padding.
+// Tiled dynamic dimensions are refused.
 //
 // # Propagation
 //

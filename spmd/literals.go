@@ -13,6 +13,7 @@ import (
 
 // Split cuts a whole array value into the piece each of devices devices
 // holds under s (the whole value for a replicated or maximal sharding).
+// Pieces of an uneven tiling are padded with zeros to the shard shape.
 func Split(whole *hlo.Literal, s Sharding, devices int) ([]*hlo.Literal, error) {
 	if !whole.Shape().IsArray() {
 		return nil, fmt.Errorf("spmd: Split takes arrays, not %s", whole.Shape().HumanString())
@@ -27,20 +28,38 @@ func Split(whole *hlo.Literal, s Sharding, devices int) ([]*hlo.Literal, error) 
 			out[d] = whole
 			continue
 		}
-		start, err := tileStart(s, int64(d), shard.Dims)
+		start, size, err := tileBox(s, int64(d), whole.Shape().Dims)
 		if err != nil {
 			return nil, err
 		}
 		out[d] = hlo.NewLiteral(shard)
-		copyBox(out[d], whole, start, false)
+		copyBox(out[d], whole, start, size, false)
 	}
 	return out, nil
 }
 
 // Assemble puts the devices' pieces of a value back together under s;
 // devices holding the same piece (replicated, partially replicated) must
-// hold the same bytes.
+// hold the same bytes. The whole shape is taken to be a piece's times the
+// tiles, which holds for even tilings only: AssembleShape takes it from
+// the caller and drops the padding of uneven ones.
 func Assemble(pieces []*hlo.Literal, s Sharding) (*hlo.Literal, error) {
+	if len(pieces) == 0 {
+		return nil, fmt.Errorf("spmd: no pieces to assemble")
+	}
+	sh := pieces[0].Shape().Clone()
+	if s.Kind == Tiled && sh.IsArray() && len(s.Tiles) == sh.Rank() {
+		for i, k := range s.Tiles {
+			sh.Dims[i] *= k
+		}
+	}
+	return AssembleShape(pieces, s, sh)
+}
+
+// AssembleShape is Assemble for a whole value of shape whole: each
+// piece must have s's shard shape of it, and the padding of uneven tiles
+// is dropped.
+func AssembleShape(pieces []*hlo.Literal, s Sharding, whole hlo.Shape) (*hlo.Literal, error) {
 	if len(pieces) == 0 {
 		return nil, fmt.Errorf("spmd: no pieces to assemble")
 	}
@@ -52,15 +71,21 @@ func Assemble(pieces []*hlo.Literal, s Sharding) (*hlo.Literal, error) {
 		}
 		return pieces[0], nil
 	}
-	sh := pieces[0].Shape()
-	dims := append([]int64(nil), sh.Dims...)
-	for i, k := range s.Tiles {
-		dims[i] *= k
+	if !whole.IsArray() {
+		return nil, fmt.Errorf("spmd: Assemble takes arrays, not %s", whole.HumanString())
 	}
-	whole := hlo.NewLiteral(hlo.ArrayShape(sh.DType, dims...))
+	shard, err := s.ShardShape(whole)
+	if err != nil {
+		return nil, err
+	}
+	out := hlo.NewLiteral(hlo.ArrayShape(pieces[0].DType(), whole.Dims...))
 	seen := map[string]int{}
 	for d, p := range pieces {
-		start, err := tileStart(s, int64(d), sh.Dims)
+		if !p.Shape().SameDims(shard) {
+			return nil, fmt.Errorf("spmd: device %d's piece is %s, a shard of %s under %s is %s",
+				d, p.Shape().HumanString(), whole.HumanString(), s, shard.HumanString())
+		}
+		start, size, err := tileBox(s, int64(d), whole.Dims)
 		if err != nil {
 			return nil, err
 		}
@@ -72,35 +97,48 @@ func Assemble(pieces []*hlo.Literal, s Sharding) (*hlo.Literal, error) {
 			continue
 		}
 		seen[key] = d
-		copyBox(p, whole, start, true)
+		copyBox(p, out, start, size, true)
 	}
-	return whole, nil
+	return out, nil
 }
 
-// tileStart is where device d's tile of shard dims starts.
-func tileStart(s Sharding, d int64, shard []int64) ([]int64, error) {
-	idx, err := s.TileIndex(d, len(shard))
+// tileBox is where device d's tile of a value of dims starts, and how
+// much of it is data rather than padding.
+func tileBox(s Sharding, d int64, dims []int64) (start, size []int64, err error) {
+	idx, err := s.TileIndex(d, len(dims))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	for i := range idx {
-		idx[i] *= shard[i]
+	start, size = make([]int64, len(dims)), make([]int64, len(dims))
+	for i, n := range dims {
+		k := int64(1)
+		if s.Kind == Tiled {
+			k = s.Tiles[i]
+		}
+		t := tileSize(n, k)
+		start[i] = min(idx[i]*t, n)
+		size[i] = min(t, n-start[i])
 	}
-	return idx, nil
+	return start, size, nil
 }
 
-// copyBox copies between a shard and the box of whole at start: into the
-// shard, or (toWhole) out of it; a row of the minor dimension at a time.
-func copyBox(shard, whole *hlo.Literal, start []int64, toWhole bool) {
-	dims := shard.Shape().Dims
+// copyBox copies the box of size dims at start of whole to the start of
+// shard, or (toWhole) back; a row of the minor dimension at a time.
+func copyBox(shard, whole *hlo.Literal, start, dims []int64, toWhole bool) {
 	esize := int64(max(shard.DType().Bits()/8, 1))
 	sb, wb := shard.RawBytes(), whole.RawBytes()
-	if shard.Len() == 0 {
-		return
+	for _, n := range dims {
+		if n == 0 {
+			return
+		}
 	}
 	rank := len(dims)
 	if rank == 0 {
-		copy(sb, wb)
+		if toWhole {
+			copy(wb, sb)
+		} else {
+			copy(sb, wb)
+		}
 		return
 	}
 	row := dims[rank-1] * esize

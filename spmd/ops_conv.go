@@ -59,6 +59,10 @@ func (p *partitioner) convolution(in *hlo.Instruction, want Sharding, annotated 
 		if err != nil {
 			return nil, Sharding{}, err
 		}
+		dd, _ := convAsDot(cd, groups)
+		if lhs, rhs, err = p.maskPair(in, lhs, rhs, try, dd.lc, dd.rc); err != nil {
+			return nil, Sharding{}, err
+		}
 		local, err := out.ShardShape(in.Shape)
 		if err != nil {
 			return nil, Sharding{}, err

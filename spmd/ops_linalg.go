@@ -65,6 +65,10 @@ func (p *partitioner) dot(in *hlo.Instruction, want Sharding, annotated bool) (*
 		if err != nil {
 			return nil, Sharding{}, err
 		}
+		dd := dotDimsOf(in)
+		if lhs, rhs, err = p.maskPair(in, lhs, rhs, try, dd.lc, dd.rc); err != nil {
+			return nil, Sharding{}, err
+		}
 		local, err := out.ShardShape(in.Shape)
 		if err != nil {
 			return nil, Sharding{}, err
@@ -76,6 +80,17 @@ func (p *partitioner) dot(in *hlo.Instruction, want Sharding, annotated bool) (*
 		return x, out, nil
 	}
 	return p.fallback(in, want, annotated)
+}
+
+// maskPair zeroes the padding of a contraction's two operands (local
+// values lhs and rhs placed by s) along their contracted dimensions.
+func (p *partitioner) maskPair(in *hlo.Instruction, lhs, rhs *hlo.Instruction, s [2]Sharding, lc, rc []int64) (*hlo.Instruction, *hlo.Instruction, error) {
+	lhs, err := p.maskContracted(lhs, in.Operands[0].Shape, s[0], lc)
+	if err != nil {
+		return nil, nil, err
+	}
+	rhs, err = p.maskContracted(rhs, in.Operands[1].Shape, s[1], rc)
+	return lhs, rhs, err
 }
 
 // dotPlan decides whether a local dot of the blocks placed by l and r
@@ -162,7 +177,8 @@ func coverOnce(g []int64, cIdx []int64, nc int64) ([][]int64, bool) {
 // are tiled, an all-reduce with the reduce's own computation combines the
 // partial results across the devices that share the kept tile (and
 // replica). Like XLA's partitioner this counts on the init value being
-// the reducer's identity, since every device folds it in once.
+// the reducer's identity, since every device folds it in once (and it
+// fills the padding of unevenly tiled reduced dimensions).
 func (p *partitioner) reduce(in *hlo.Instruction, want Sharding, annotated bool) (*hlo.Instruction, Sharding, error) {
 	if len(in.Operands) != 2 || !in.Shape.IsArray() {
 		return p.fallback(in, want, annotated)
@@ -188,12 +204,18 @@ func (p *partitioner) reduce(in *hlo.Instruction, want Sharding, annotated bool)
 	if err != nil {
 		return nil, Sharding{}, err
 	}
-	x := p.rewrite(in, local, []*hlo.Instruction{p.local[in.Operands[0]], init})
+	// Padding along a reduced dimension would be folded in: fill it with
+	// the init value, the reducer's identity (XLA pads the same way).
+	dims := make([]int, len(reduced))
+	for i, d := range reduced {
+		dims[i] = int(d)
+	}
+	operand, err := p.mask(p.local[in.Operands[0]], in.Operands[0].Shape, s, dims, init)
+	if err != nil {
+		return nil, Sharding{}, err
+	}
+	x := p.rewrite(in, local, []*hlo.Instruction{operand, init})
 	if prod(pick(s.Tiles, reduced)) > 1 {
-		dims := make([]int, len(reduced))
-		for i, d := range reduced {
-			dims[i] = int(d)
-		}
 		x = p.allReduce(x, s.groupsAlong(dims...), in.Computation("to_apply"))
 	}
 	return x, out, nil

@@ -64,7 +64,9 @@ func (p *partitioner) customCall(in *hlo.Instruction, want Sharding, annotated b
 			return nil, Sharding{}, fmt.Errorf("@%s: the operand's shard is %s under %s, the result %s",
 				target, x.Shape.HumanString(), s, in.Shape.HumanString())
 		}
-		return x, Sharding{Kind: Manual}, nil
+		// The region sees its shard's padding: make it zeros, as Split does.
+		x, err := p.mask(x, o.Shape, s, allDims(o.Shape.Rank()), p.zeroOf(x.Shape.DType))
+		return x, Sharding{Kind: Manual}, err
 	case targetShardToFull:
 		if s.Kind != Manual && !s.IsReplicated() {
 			return nil, Sharding{}, fmt.Errorf("@%s of a value sharded %s, want manual", target, s)
@@ -170,6 +172,14 @@ func (p *partitioner) fallback(in *hlo.Instruction, _ Sharding, _ bool) (*hlo.In
 	return p.rewrite(in, in.Shape.Clone(), ops), rep, nil
 }
 
+func allDims(rank int) []int {
+	out := make([]int, rank)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
 // tiledOperand is operand 0's sharding when it is tiled; ok is false when
 // it is replicated (the instruction then runs on whole values locally).
 func (p *partitioner) tiledOperand(in *hlo.Instruction) (Sharding, bool) {
@@ -229,7 +239,9 @@ func (p *partitioner) broadcast(in *hlo.Instruction, want Sharding, annotated bo
 // reshape keeps the tiling when each tiled operand dimension has a result
 // dimension starting at the same linear stride (same product of the
 // dimensions before it) and both sizes divide by the tile count: then a
-// tile is the same run of elements in both shapes. Otherwise it runs on
+// tile is the same run of elements in both shapes. An unevenly tiled
+// dimension needs a result dimension of its own size at that stride
+// (the reshape leaves it alone, padding included). Otherwise it runs on
 // whole values.
 func (p *partitioner) reshape(in *hlo.Instruction, want Sharding, annotated bool) (*hlo.Instruction, Sharding, error) {
 	s, ok := p.tiledOperand(in)
@@ -244,7 +256,8 @@ func (p *partitioner) reshape(in *hlo.Instruction, want Sharding, annotated bool
 			continue
 		}
 		for j := range dst {
-			if prod(src[:i]) == prod(dst[:j]) && dst[j]%k == 0 && src[i]%k == 0 {
+			even := dst[j]%k == 0 && src[i]%k == 0
+			if prod(src[:i]) == prod(dst[:j]) && (even || dst[j] == src[i]) {
 				to[i] = j
 				break
 			}
@@ -253,5 +266,17 @@ func (p *partitioner) reshape(in *hlo.Instruction, want Sharding, annotated bool
 			return p.fallback(in, want, annotated)
 		}
 	}
+	out, err := s.remap(in.Shape.Rank(), to)
+	if err != nil || !sameCount(s, in.Operands[0].Shape, out, in.Shape) {
+		return p.fallback(in, want, annotated)
+	}
 	return p.mapped(in, to)
+}
+
+// sameCount reports whether the shards of a and b (placed by sa and sb)
+// hold as many elements, as a local reshape between them needs.
+func sameCount(sa Sharding, a hlo.Shape, sb Sharding, b hlo.Shape) bool {
+	la, errA := sa.ShardShape(a)
+	lb, errB := sb.ShardShape(b)
+	return errA == nil && errB == nil && prod(la.Dims) == prod(lb.Dims)
 }

@@ -256,19 +256,6 @@ ENTRY main {
 	}
 }
 
-// The uneven case is refused with a message naming the dimension.
-func TestUnevenRefused(t *testing.T) {
-	m := parseCase(t, `HloModule uneven, num_partitions=2
-ENTRY main {
-  x = f32[5] parameter(0), sharding={devices=[2]0,1}
-  ROOT n = f32[5] negate(x)
-}`, 2)
-	_, err := spmd.Partition(m)
-	if err == nil || !strings.Contains(err.Error(), "evenly") {
-		t.Fatalf("err = %v, want an uneven-sharding error", err)
-	}
-}
-
 // Channel ids of new collectives do not collide with the module's own.
 func TestChannelIDsUnique(t *testing.T) {
 	m := parseCase(t, strings.ReplaceAll(caseText(t, "shard-map"), "$LOCAL", "4"), 2)

@@ -13,9 +13,9 @@ import (
 	"github.com/axle-ml/axle/spmd"
 )
 
-// TestRandomModules annotates random modules with random shardings (on
-// dimensions that split evenly over 2 devices) and checks the partitioned
-// program against the evaluator on the whole module.
+// TestRandomModules annotates random modules with random shardings over
+// 2, 3 or 4 devices (by seed), even and uneven, and checks the
+// partitioned program against the evaluator on the whole module.
 func TestRandomModules(t *testing.T) {
 	seeds := 150
 	if testing.Short() {
@@ -23,12 +23,13 @@ func TestRandomModules(t *testing.T) {
 	}
 	ran := 0
 	for seed := range uint64(seeds) {
-		m, err := randhlo.Module(seed, randhlo.Options{MaxDim: 6})
+		m, err := randhlo.Module(seed, randhlo.Options{MaxDim: 7})
 		if err != nil {
 			t.Fatal(err)
 		}
-		m.NumPartitions = 2
-		annotate(m, rand.New(rand.NewPCG(seed, 3)), 2)
+		n := int64(2 + seed%3)
+		m.NumPartitions = n
+		annotate(m, rand.New(rand.NewPCG(seed, 3)), n)
 		text := hlotext.Print(m, hlotext.PrintOptions{})
 		args := eval.RandomArguments(m, seed)
 		want, err := eval.Run(m, args...)
@@ -44,7 +45,7 @@ func TestRandomModules(t *testing.T) {
 			t.Errorf("seed %d: partitioned module does not verify: %v\n%s", seed, err, hlotext.Print(pm, hlotext.PrintOptions{}))
 			continue
 		}
-		got := runDevices(t, "interp", pm, args, 2)
+		got := runDevices(t, "interp", pm, args, int(n), m.Entry.Root.Shape)
 		wants := []*hlo.Literal{want}
 		if want.Shape().IsTuple() {
 			wants = want.Elements()
@@ -60,19 +61,20 @@ func TestRandomModules(t *testing.T) {
 }
 
 // annotate gives some entry instructions a sharding: replicated, or tiled
-// over 2 devices along a dimension of even size.
+// over n devices along one dimension, of any size (5 or 7 over 2–4
+// devices pads the last tiles; 1 over 4 leaves three tiles all padding).
 func annotate(m *hlo.Module, rng *rand.Rand, n int64) {
 	for _, in := range m.Entry.Instructions {
 		if !in.Shape.IsArray() || rng.IntN(3) == 0 {
 			continue
 		}
-		var even []int
+		var dims []int
 		for i, d := range in.Shape.Dims {
-			if d%n == 0 && d > 0 {
-				even = append(even, i)
+			if d > 0 && !in.Shape.IsDynamicDim(i) {
+				dims = append(dims, i)
 			}
 		}
-		if len(even) == 0 || rng.IntN(4) == 0 {
+		if len(dims) == 0 || rng.IntN(4) == 0 {
 			in.SetAttr("sharding", hlo.Raw("{replicated}"))
 			continue
 		}
@@ -80,7 +82,7 @@ func annotate(m *hlo.Module, rng *rand.Rand, n int64) {
 		for i := range tiles {
 			tiles[i] = "1"
 		}
-		tiles[even[rng.IntN(len(even))]] = fmt.Sprint(n)
+		tiles[dims[rng.IntN(len(dims))]] = fmt.Sprint(n)
 		in.SetAttr("sharding", hlo.Raw(fmt.Sprintf("{devices=[%s]<=[%d]}", strings.Join(tiles, ","), n)))
 	}
 }
@@ -94,7 +96,7 @@ func FuzzPartition(f *testing.F) {
 	f.Add(uint64(7), uint8(4))
 	f.Fuzz(func(t *testing.T, seed uint64, n uint8) {
 		devices := int64(2 + n%3) // 2, 3 or 4
-		m, err := randhlo.Module(seed, randhlo.Options{MaxDim: 6})
+		m, err := randhlo.Module(seed, randhlo.Options{MaxDim: 7})
 		if err != nil {
 			t.Skip()
 		}
@@ -107,12 +109,12 @@ func FuzzPartition(f *testing.F) {
 		}
 		pm, err := spmd.Partition(m)
 		if err != nil {
-			return // a refusal (uneven tiles) is an answer; a panic is not
+			return // a refusal is an answer; a panic or a wrong value is not
 		}
 		if err := hlo.Verify(pm); err != nil {
 			t.Fatalf("partitioned module does not verify: %v", err)
 		}
-		got := runDevices(t, "interp", pm, args, int(devices))
+		got := runDevices(t, "interp", pm, args, int(devices), m.Entry.Root.Shape)
 		wants := []*hlo.Literal{want}
 		if want.Shape().IsTuple() {
 			wants = want.Elements()

@@ -28,9 +28,12 @@ func (p *partitioner) reshard(x *hlo.Instruction, shape hlo.Shape, from, to Shar
 			return y, nil
 		}
 	}
-	full, err := p.gather(x, shape, from)
-	if err != nil || to.IsReplicated() {
-		return full, err
+	full, err := p.gatherPadded(x, shape, from)
+	if err != nil {
+		return nil, err
+	}
+	if to.IsReplicated() {
+		return p.unpad(full, shape), nil
 	}
 	return p.slice(full, shape, to)
 }
@@ -57,9 +60,10 @@ func (p *partitioner) reshardTuple(x *hlo.Instruction, shape hlo.Shape, from, to
 	return p.add(x.Name+".tuple", hlo.OpTuple, hlo.TupleShape(shapes...), elems), nil
 }
 
-// gather all-gathers each tiled dimension of x in turn, ending with the
-// whole value on every device.
-func (p *partitioner) gather(x *hlo.Instruction, shape hlo.Shape, from Sharding) (*hlo.Instruction, error) {
+// gatherPadded all-gathers each tiled dimension of x in turn, ending with
+// the whole value on every device, still padded at the end of unevenly
+// tiled dimensions.
+func (p *partitioner) gatherPadded(x *hlo.Instruction, shape hlo.Shape, from Sharding) (*hlo.Instruction, error) {
 	if from.IsReplicated() {
 		return x, nil
 	}
@@ -73,7 +77,7 @@ func (p *partitioner) gather(x *hlo.Instruction, shape hlo.Shape, from Sharding)
 		attrs := append(p.collectiveAttrs(from.groupsAlong(dim)), hlo.Attr{Name: "dimensions", Value: []int64{int64(dim)}})
 		cur = p.add(x.Name+".ag", hlo.OpAllGather, s, []*hlo.Instruction{cur}, attrs...)
 	}
-	if !cur.Shape.SameDims(shape) {
+	if cur.Shape.Rank() != shape.Rank() || !covers(cur.Shape.Dims, shape.Dims) {
 		return nil, fmt.Errorf("gathering %s gave %s, want %s", x.Name, cur.Shape.HumanString(), shape.HumanString())
 	}
 	return cur, nil
@@ -104,14 +108,21 @@ func (s Sharding) groupsAlong(dims ...int) [][]int64 {
 	return groups
 }
 
-// slice takes this device's tile of the whole value x: a dynamic-slice at
-// offsets read from per-device tables indexed by partition-id.
+// slice takes this device's tile of the whole value x (which may hold
+// padding at the end of its dimensions): a dynamic-slice at offsets read
+// from per-device tables indexed by partition-id, of x resized to whole
+// tiles when the tiling is uneven (a dynamic-slice would otherwise clamp
+// the last tiles' starts back into the data).
 func (p *partitioner) slice(x *hlo.Instruction, shape hlo.Shape, to Sharding) (*hlo.Instruction, error) {
 	local, err := to.ShardShape(shape)
 	if err != nil {
 		return nil, err
 	}
-	starts := []*hlo.Instruction{x}
+	full := slices.Clone(local.Dims)
+	for dim, k := range to.Tiles {
+		full[dim] *= k
+	}
+	starts := []*hlo.Instruction{p.resize(x, full)}
 	for dim, k := range to.Tiles {
 		if k == 1 {
 			starts = append(starts, p.zero())
@@ -152,4 +163,14 @@ func (p *partitioner) broadcastShard(x *hlo.Instruction, shape hlo.Shape, to Sha
 	}
 	return p.add(x.Name+".shard", hlo.OpBroadcast, local.WithDType(x.Shape.DType), []*hlo.Instruction{x.Operands[0]},
 		hlo.Attr{Name: "dimensions", Value: x.Dimensions()}), true
+}
+
+// covers reports whether dims are at least want, one by one.
+func covers(dims, want []int64) bool {
+	for i, n := range want {
+		if dims[i] < n {
+			return false
+		}
+	}
+	return true
 }

@@ -167,8 +167,10 @@ func flatten(idx, dims []int64) int64 {
 }
 
 // ShardShape is the shape of one device's piece of a value of shape sh.
-// Uneven tiling (a dimension not divisible by its tile count) is refused:
-// XLA pads such shards, Axle's partitioner does not yet.
+// A dimension of size D over k tiles gives every device ceil(D/k) of it,
+// as in XLA: when k does not divide D the last tiles are padded past the
+// end of the value (some may be all padding), and the padding holds
+// anything (see padding.go).
 func (s Sharding) ShardShape(sh hlo.Shape) (hlo.Shape, error) {
 	if sh.IsTuple() {
 		out := make([]hlo.Shape, len(sh.Tuple))
@@ -194,13 +196,35 @@ func (s Sharding) ShardShape(sh hlo.Shape) (hlo.Shape, error) {
 	}
 	out := hlo.ArrayShape(sh.DType, sh.Dims...)
 	for i, k := range s.Tiles {
-		if sh.IsDynamicDim(i) || sh.Dims[i]%k != 0 {
-			return hlo.Shape{}, fmt.Errorf("dimension %d of %s does not split evenly into %d tiles (uneven sharding is not supported)", i, sh.HumanString(), k)
+		if sh.IsDynamicDim(i) && k > 1 {
+			return hlo.Shape{}, fmt.Errorf("dimension %d of %s is dynamic and tiled (not supported)", i, sh.HumanString())
 		}
-		out.Dims[i] = sh.Dims[i] / k
+		out.Dims[i] = tileSize(sh.Dims[i], k)
 	}
 	return out, nil
 }
+
+// tileSize is how much of a dimension of size d each of k tiles holds.
+func tileSize(d, k int64) int64 { return (d + k - 1) / k }
+
+// padded lists the dimensions of sh that s tiles unevenly: their last
+// tiles hold padding.
+func (s Sharding) padded(sh hlo.Shape) []int {
+	if s.Kind != Tiled || len(s.Tiles) != sh.Rank() {
+		return nil
+	}
+	var out []int
+	for i, k := range s.Tiles {
+		if sh.Dims[i]%k != 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Pads reports whether s tiles some dimension of the array shape sh
+// unevenly, so that shards carry padding.
+func (s Sharding) Pads(sh hlo.Shape) bool { return len(s.padded(sh)) > 0 }
 
 // element is the sharding of tuple element i of n: a non-tuple sharding
 // applies to every element, as in XLA.

@@ -97,8 +97,17 @@ func TestShardShape(t *testing.T) {
 	if err != nil || !slices.Equal(got.Dims, []int64{4, 6}) {
 		t.Errorf("shard of f32[8,6]: %v, %v", got, err)
 	}
-	if _, err := s.ShardShape(hlo.ArrayShape(hlo.F32, 7, 6)); err == nil {
-		t.Error("uneven shard accepted")
+	// Uneven: ceil(7/2) = 4 rows each, the last tile one row short.
+	if got, err := s.ShardShape(hlo.ArrayShape(hlo.F32, 7, 6)); err != nil || !slices.Equal(got.Dims, []int64{4, 6}) {
+		t.Errorf("shard of f32[7,6]: %v, %v", got, err)
+	}
+	if !s.Pads(hlo.ArrayShape(hlo.F32, 7, 6)) || s.Pads(hlo.ArrayShape(hlo.F32, 8, 5)) {
+		t.Error("Pads: f32[7,6] should pad, f32[8,5] (untiled 5) should not")
+	}
+	// 5 over 4: ceil = 2, tiles at 0, 2, 4 and 6 (all padding).
+	four, _ := Parse("{devices=[4]<=[4]}")
+	if got, err := four.ShardShape(hlo.ArrayShape(hlo.F32, 5)); err != nil || !slices.Equal(got.Dims, []int64{2}) {
+		t.Errorf("shard of f32[5] over 4: %v, %v", got, err)
 	}
 	if _, err := s.ShardShape(hlo.ArrayShape(hlo.F32, 8)); err == nil {
 		t.Error("rank mismatch accepted")

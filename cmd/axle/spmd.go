@@ -15,6 +15,9 @@ import (
 type spmdRun struct {
 	params []spmd.Sharding
 	root   spmd.Sharding
+	// shape is the whole module's result shape: uneven tiles are padded,
+	// so the pieces alone do not say it.
+	shape hlo.Shape
 }
 
 // partitionForRun partitions m when mode says so ("on", or "auto" and
@@ -41,7 +44,7 @@ func partitionForRun(m *hlo.Module, mode string) (*hlo.Module, *spmdRun, string,
 		}
 		return m, nil, fmt.Sprintf("spmd: not partitioned (%v): every device runs the whole module", err), nil
 	}
-	r := &spmdRun{}
+	r := &spmdRun{shape: m.Entry.Root.Shape.Clone()}
 	for _, p := range pm.Entry.Params {
 		s, _, err := spmd.Of(p)
 		if err != nil {
@@ -78,7 +81,13 @@ func (r *spmdRun) split(x *axle.Executable, args []*hlo.Literal, total int) ([][
 func (r *spmdRun) assemble(results [][]*hlo.Literal) ([]*hlo.Literal, error) {
 	var out []*hlo.Literal
 	for i := range results[0] {
-		s := r.root
+		s, shape := r.root, r.shape
+		if shape.IsTuple() {
+			if i >= len(shape.Tuple) {
+				return nil, fmt.Errorf("result %d is not in the module's result %s", i, r.shape.HumanString())
+			}
+			shape = shape.Tuple[i]
+		}
 		if s.Kind == spmd.TupleKind {
 			if i >= len(s.Elements) {
 				return nil, fmt.Errorf("result %d has no sharding", i)
@@ -89,7 +98,7 @@ func (r *spmdRun) assemble(results [][]*hlo.Literal) ([]*hlo.Literal, error) {
 		for d := range results {
 			pieces[d] = results[d][i]
 		}
-		whole, err := spmd.Assemble(pieces, s)
+		whole, err := spmd.AssembleShape(pieces, s, shape)
 		if err != nil {
 			return nil, fmt.Errorf("result %d: %w", i, err)
 		}
