@@ -51,16 +51,9 @@ func (p *partitioner) convolution(in *hlo.Instruction, want Sharding, annotated 
 		if !ok {
 			continue
 		}
-		lhs, err := p.operand(in, 0, try[0])
-		if err != nil {
-			return nil, Sharding{}, err
-		}
-		rhs, err := p.operand(in, 1, try[1])
-		if err != nil {
-			return nil, Sharding{}, err
-		}
 		dd, _ := convAsDot(cd, groups)
-		if lhs, rhs, err = p.maskPair(in, lhs, rhs, try, dd.lc, dd.rc); err != nil {
+		lhs, rhs, err := p.placedPair(in, try, dd.lc, dd.rc)
+		if err != nil {
 			return nil, Sharding{}, err
 		}
 		local, err := out.ShardShape(in.Shape)

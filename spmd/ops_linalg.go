@@ -57,16 +57,9 @@ func (p *partitioner) dot(in *hlo.Instruction, want Sharding, annotated bool) (*
 		if !ok {
 			continue
 		}
-		lhs, err := p.operand(in, 0, try[0])
-		if err != nil {
-			return nil, Sharding{}, err
-		}
-		rhs, err := p.operand(in, 1, try[1])
-		if err != nil {
-			return nil, Sharding{}, err
-		}
 		dd := dotDimsOf(in)
-		if lhs, rhs, err = p.maskPair(in, lhs, rhs, try, dd.lc, dd.rc); err != nil {
+		lhs, rhs, err := p.placedPair(in, try, dd.lc, dd.rc)
+		if err != nil {
 			return nil, Sharding{}, err
 		}
 		local, err := out.ShardShape(in.Shape)
@@ -219,4 +212,18 @@ func (p *partitioner) reduce(in *hlo.Instruction, want Sharding, annotated bool)
 		x = p.allReduce(x, s.groupsAlong(dims...), in.Computation("to_apply"))
 	}
 	return x, out, nil
+}
+
+// placedPair is a product's two operands resharded to try, with the
+// padding of contracted dimensions lc, rc zeroed (maskPair).
+func (p *partitioner) placedPair(in *hlo.Instruction, try [2]Sharding, lc, rc []int64) (*hlo.Instruction, *hlo.Instruction, error) {
+	lhs, err := p.operand(in, 0, try[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	rhs, err := p.operand(in, 1, try[1])
+	if err != nil {
+		return nil, nil, err
+	}
+	return p.maskPair(in, lhs, rhs, try, lc, rc)
 }
