@@ -28,37 +28,11 @@ import (
 // cmdRun compiles (for interp: verifies) a module, feeds seeded random
 // arguments and runs it, printing result shapes, checksums and timing:
 // axle run [--backend interp] [--opt] [--threads T] [--warmup K] [--repeat N] [--json] [--args FILE]
-// [--inputs FILE.npz] [--save-outputs FILE.npz] [--cpuprofile FILE] [--timeout D] [--memory-limit N] FILE.hlo
+// [--inputs FILE.npz] [--save-outputs FILE.npz] [--cpuprofile FILE] [--timeout D] [--memory-limit N]
+// [--devices N] [--replica-count R] [--num-partitions P] [--spmd MODE] [--distributed] FILE.hlo
 func cmdRun(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	backend := fs.String("backend", "interp", "backend (interp, cpu)")
-	threads := fs.Int("threads", 0, "worker threads of the cpu backend (0: GOMAXPROCS; interp runs on one)")
-	warmup := fs.Int("warmup", 0, "untimed runs before the timed ones")
-	repeat := fs.Int("repeat", 1, "timed runs")
-	asJSON := fs.Bool("json", false, "end with one JSON line of the results")
-	argsFile := fs.String("args", "", "JSON file with a list of argument values (conformance format) instead of random ones")
-	inputs := fs.String("inputs", "", "arguments from NumPy: an .npz archive or comma-separated .npy files, by parameter name or as arg0, arg1, ... (np.savez's arr_0, ...)")
-	saveOutputs := fs.String("save-outputs", "", "write the results to this .npz archive as output_0, output_1, ...")
-	seed := fs.Uint64("seed", 1, "seed of the random arguments and elided constants")
-	optimize := fs.Bool("opt", false, "run the standard optimization pipeline before running")
-	profile := fs.Bool("profile", false, "cpu backend: print the time of each kernel (and label them for pprof)")
-	cpuProfile := fs.String("cpuprofile", "", "write a pprof CPU profile of the timed runs to this file (go tool pprof)")
-	timeout := fs.Duration("timeout", 0, "cancel compiling (with --opt, optimizing and compiling), and each run, when it takes longer than this (a Go duration: 500ms, 2m; 0: none)")
-	logPlacement := fs.Bool("log-placement", false, "ONNX: print each node's device and cluster, and each cluster compiled")
-	dumpTo := fs.String("dump-to", "", "ONNX: write each compiled cluster's HLO module to this folder")
-	noSoft := fs.Bool("no-soft-placement", false, "ONNX: fail where a node's preferred device refuses it")
-	noCluster := fs.Bool("no-clustering", false, "ONNX: run every node op by op on the evaluator device")
-	replicas := fs.Int64("replica-count", 0, "run the module as this many replicas (as XLA's HloModuleConfig; 0: the module's)")
-	partitions := fs.Int64("num-partitions", 0, "run the module as this many partitions (0: the module's)")
-	dist := fs.Bool("distributed", false, "join the job a launcher started (mpirun, srun, a Kubernetes indexed Job, or AXLE_COORDINATOR_ADDRESS/AXLE_NUM_PROCESSES/AXLE_PROCESS_ID) and run this process's devices")
-	heartbeat := fs.Duration("heartbeat", 0, "with --distributed: how long a silent process may stay silent before the job fails naming it (0: 10s)")
-	localDevices := fs.Int("local-devices", 0, "with --distributed: devices per process (0: AXLE_LOCAL_DEVICES, else 1)")
-	spmdMode := fs.String("spmd", "auto", "partition a module carrying sharding annotations over global shapes into per-device programs (auto: when it does; on; off: every device runs the whole module)")
-	devices := fs.Int("devices", 0, "CPU devices of the client (0: as many as the module's replica_count × num_partitions)")
-	memLimit := fs.String("memory-limit", "", "the client's memory limit in bytes, with an optional K, M or G suffix (powers of 1024; -1: none; default 3/4 of physical memory)")
-	var of optFlags
-	of.register(fs)
+	r := &runCmd{stdout: stdout, stderr: stderr}
+	fs := r.flags()
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -66,157 +40,248 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "axle run: give one module file")
 		return 2
 	}
-	if *backend != "interp" && *backend != "cpu" {
-		fmt.Fprintf(stderr, "axle run: unknown backend %q (available: interp, cpu)\n", *backend)
+	if r.backend != "interp" && r.backend != "cpu" {
+		fmt.Fprintf(stderr, "axle run: unknown backend %q (available: interp, cpu)\n", r.backend)
 		return 2
 	}
-	limit, err := parseByteSize(*memLimit)
-	if err != nil {
+	var err error
+	if r.limit, err = parseByteSize(r.memLimit); err != nil {
 		fmt.Fprintf(stderr, "axle run: --memory-limit: %v\n", err)
 		return 2
 	}
-	path := fs.Arg(0)
-	if isONNX(path) {
-		return runONNX(onnxRun{path: path, inputs: *inputs, saveOutputs: *saveOutputs, dumpTo: *dumpTo,
-			backend: *backend, threads: *threads, warmup: *warmup, repeat: *repeat, seed: *seed,
-			asJSON: *asJSON, logPlacement: *logPlacement, noSoft: *noSoft, noCluster: *noCluster, profile: *profile}, stdout, stderr)
+	r.path = fs.Arg(0)
+	if isONNX(r.path) {
+		return runONNX(onnxRun{path: r.path, inputs: r.inputs, saveOutputs: r.saveOutputs, dumpTo: r.dumpTo,
+			backend: r.backend, threads: r.threads, warmup: r.warmup, repeat: r.repeat, seed: r.seed,
+			asJSON: r.asJSON, logPlacement: r.logPlacement, noSoft: r.noSoft, noCluster: r.noCluster, profile: r.profile}, stdout, stderr)
 	}
+	return r.run()
+}
+
+// runCmd is one `axle run` of a module: its flags, then its stages.
+type runCmd struct {
+	stdout, stderr io.Writer
+
+	backend, argsFile, inputs, saveOutputs, cpuProfile string
+	dumpTo, memLimit, spmdMode                         string
+	threads, warmup, repeat, devices, localDevices     int
+	asJSON, optimize, profile, logPlacement            bool
+	noSoft, noCluster, dist                            bool
+	seed                                               uint64
+	timeout, heartbeat                                 time.Duration
+	replicas, partitions                               int64
+	of                                                 optFlags
+
+	path  string
+	limit int64
+}
+
+func (r *runCmd) flags() *flag.FlagSet {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(r.stderr)
+	fs.StringVar(&r.backend, "backend", "interp", "backend (interp, cpu)")
+	fs.IntVar(&r.threads, "threads", 0, "worker threads of the cpu backend (0: GOMAXPROCS; interp runs on one)")
+	fs.IntVar(&r.warmup, "warmup", 0, "untimed runs before the timed ones")
+	fs.IntVar(&r.repeat, "repeat", 1, "timed runs")
+	fs.BoolVar(&r.asJSON, "json", false, "end with one JSON line of the results")
+	fs.StringVar(&r.argsFile, "args", "", "JSON file with a list of argument values (conformance format) instead of random ones")
+	fs.StringVar(&r.inputs, "inputs", "", "arguments from NumPy: an .npz archive or comma-separated .npy files, by parameter name or as arg0, arg1, ... (np.savez's arr_0, ...)")
+	fs.StringVar(&r.saveOutputs, "save-outputs", "", "write the results to this .npz archive as output_0, output_1, ...")
+	fs.Uint64Var(&r.seed, "seed", 1, "seed of the random arguments and elided constants")
+	fs.BoolVar(&r.optimize, "opt", false, "run the standard optimization pipeline before running")
+	fs.BoolVar(&r.profile, "profile", false, "cpu backend: print the time of each kernel (and label them for pprof)")
+	fs.StringVar(&r.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the timed runs to this file (go tool pprof)")
+	fs.DurationVar(&r.timeout, "timeout", 0, "cancel compiling (with --opt, optimizing and compiling), and each run, when it takes longer than this (a Go duration: 500ms, 2m; 0: none)")
+	fs.BoolVar(&r.logPlacement, "log-placement", false, "ONNX: print each node's device and cluster, and each cluster compiled")
+	fs.StringVar(&r.dumpTo, "dump-to", "", "ONNX: write each compiled cluster's HLO module to this folder")
+	fs.BoolVar(&r.noSoft, "no-soft-placement", false, "ONNX: fail where a node's preferred device refuses it")
+	fs.BoolVar(&r.noCluster, "no-clustering", false, "ONNX: run every node op by op on the evaluator device")
+	fs.Int64Var(&r.replicas, "replica-count", 0, "run the module as this many replicas (as XLA's HloModuleConfig; 0: the module's)")
+	fs.Int64Var(&r.partitions, "num-partitions", 0, "run the module as this many partitions (0: the module's)")
+	fs.BoolVar(&r.dist, "distributed", false, "join the job a launcher started (mpirun, srun, a Kubernetes indexed Job, or AXLE_COORDINATOR_ADDRESS/AXLE_NUM_PROCESSES/AXLE_PROCESS_ID) and run this process's devices")
+	fs.DurationVar(&r.heartbeat, "heartbeat", 0, "with --distributed: how long a silent process may stay silent before the job fails naming it (0: 10s)")
+	fs.IntVar(&r.localDevices, "local-devices", 0, "with --distributed: devices per process (0: AXLE_LOCAL_DEVICES, else 1)")
+	fs.StringVar(&r.spmdMode, "spmd", "auto", "partition a module carrying sharding annotations over global shapes into per-device programs (auto: when it does; on; off: every device runs the whole module)")
+	fs.IntVar(&r.devices, "devices", 0, "CPU devices of the client (0: as many as the module's replica_count × num_partitions)")
+	fs.StringVar(&r.memLimit, "memory-limit", "", "the client's memory limit in bytes, with an optional K, M or G suffix (powers of 1024; -1: none; default 3/4 of physical memory)")
+	r.of.register(fs)
+	return fs
+}
+
+// fail prints err after the module's path and returns status 1.
+func (r *runCmd) fail(err error) int {
+	fmt.Fprintf(r.stderr, "%s: %v\n", r.path, err)
+	return 1
+}
+
+// run loads, prepares, compiles and runs the module, then reports.
+func (r *runCmd) run() int {
 	start := time.Now()
-	mods, in, err := loadForRun(path, *inputs, *argsFile, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
+	m, argv, sp, paused, code := r.prepare()
+	if code != 0 {
+		return code
 	}
-	m := mods[0]
-	if *replicas > 0 {
-		m.ReplicaCount = *replicas
-	}
-	if *partitions > 0 {
-		m.NumPartitions = *partitions
-	}
-	if err := hlo.Verify(m); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", path, err)
-		return 1
-	}
-	// Making up the arguments (64 MB of random floats for some workloads)
-	// is not compile time; it also fills the module's elided constants, so
-	// it comes before compiling.
-	pause := time.Now()
-	argv := eval.RandomArguments(m, *seed)
-	if in != nil {
-		if argv, err = in.bind(m); err != nil {
-			fmt.Fprintf(stderr, "axle run: --inputs: %v\n", err)
-			return 1
-		}
-	}
-	start = start.Add(time.Since(pause))
-	m, sp, note, err := partitionForRun(m, *spmdMode)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", path, err)
-		return 1
-	}
-	if note != "" {
-		fmt.Fprintln(stdout, note)
-	}
-	ctx, cancel := withTimeout(*timeout)
+	start = start.Add(paused)
+	ctx, cancel := withTimeout(r.timeout)
 	defer cancel()
-	if *optimize {
-		po := of.options()
+	if r.optimize {
+		po := r.of.options()
 		po.Observers = append(po.Observers, func(pass.Event) error { return ctx.Err() })
 		if _, err := opt.Standard().RunWith(m, po); err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", path, err)
-			return 1
+			return r.fail(err)
 		}
 	}
-	client := axle.ClientOptions{Backend: *backend, Threads: *threads, MemoryLimit: limit,
-		Devices: max(*devices, int(max(m.ReplicaCount, 1)*max(m.NumPartitions, 1)))}
-	if *dist {
-		node, err := joinJob(*localDevices, *heartbeat)
-		if err != nil {
-			fmt.Fprintf(stderr, "axle run: --distributed: %v\n", err)
-			return 1
-		}
-		defer node.Close()
-		client.Cluster, client.Devices = node, 0
+	client, closeJob, err := r.client(m)
+	if err != nil {
+		fmt.Fprintf(r.stderr, "axle run: --distributed: %v\n", err)
+		return 1
 	}
-	x, err := compileModule(ctx, m, client, axle.CompileOptions{NoOptimize: *optimize, Profile: *profile,
-		ExpectedRuns: *warmup + max(*repeat, 1)})
+	defer closeJob()
+	x, err := compileModule(ctx, m, client, axle.CompileOptions{NoOptimize: r.optimize, Profile: r.profile,
+		ExpectedRuns: r.warmup + max(r.repeat, 1)})
 	cancel()
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", path, err)
-		return 1
+		return r.fail(err)
 	}
-	if *backend == "cpu" {
-		vendor, family, model := kernels.CPUModel()
-		fmt.Fprintf(stdout, "cpu: %s family %d model %d; kernels %s\n", vendor, family, model, kernels.Kernels())
-		fmt.Fprintf(stdout, "engine: %s\n", x.Engine())
-		fmt.Fprintf(stdout, "lowered %s\n", aot.LoweringSummary(x.Lowering()))
-		if fb := x.Fallbacks(); len(fb) > 0 {
-			fmt.Fprintf(stdout, "on the evaluator (no kernel): %s\n", strings.Join(fb, "; "))
-		}
-	}
+	r.printEngine(x)
 	compile := time.Since(start)
-	if *argsFile != "" {
-		if argv, err = readArgs(*argsFile); err != nil {
-			fmt.Fprintf(stderr, "axle run: --args: %v\n", err)
+	if r.argsFile != "" {
+		if argv, err = readArgs(r.argsFile); err != nil {
+			fmt.Fprintf(r.stderr, "axle run: --args: %v\n", err)
 			return 1
 		}
 	}
-	result, times, err := runSharded(x, argv, sp, runOptions{*warmup, max(*repeat, 1), *cpuProfile, *timeout})
+	result, times, err := runSharded(x, argv, sp, runOptions{r.warmup, max(r.repeat, 1), r.cpuProfile, r.timeout})
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", path, err)
-		return 1
+		return r.fail(err)
 	}
-	if *saveOutputs != "" {
-		if err := writeOutputs(*saveOutputs, slices.Concat(result...)); err != nil {
-			fmt.Fprintf(stderr, "axle run: --save-outputs: %v\n", err)
+	if r.saveOutputs != "" {
+		if err := writeOutputs(r.saveOutputs, slices.Concat(result...)); err != nil {
+			fmt.Fprintf(r.stderr, "axle run: --save-outputs: %v\n", err)
 			return 1
 		}
 	}
+	r.report(x, result, times, compile, sp != nil)
+	return 0
+}
+
+// prepare loads and verifies the module, makes its arguments (and fills
+// its elided constants: before compiling), and partitions it when it
+// asks to be; paused is the time making the arguments took, which is not
+// compile time.
+func (r *runCmd) prepare() (m *hlo.Module, argv []*hlo.Literal, sp *spmdRun, paused time.Duration, code int) {
+	mods, in, err := loadForRun(r.path, r.inputs, r.argsFile, r.stderr)
+	if err != nil {
+		fmt.Fprintln(r.stderr, err)
+		return nil, nil, nil, 0, 1
+	}
+	m = mods[0]
+	if r.replicas > 0 {
+		m.ReplicaCount = r.replicas
+	}
+	if r.partitions > 0 {
+		m.NumPartitions = r.partitions
+	}
+	if err := hlo.Verify(m); err != nil {
+		return nil, nil, nil, 0, r.fail(err)
+	}
+	t := time.Now()
+	argv = eval.RandomArguments(m, r.seed)
+	if in != nil {
+		if argv, err = in.bind(m); err != nil {
+			fmt.Fprintf(r.stderr, "axle run: --inputs: %v\n", err)
+			return nil, nil, nil, 0, 1
+		}
+	}
+	paused = time.Since(t)
+	m, sp, note, err := partitionForRun(m, r.spmdMode)
+	if err != nil {
+		return nil, nil, nil, 0, r.fail(err)
+	}
+	if note != "" {
+		fmt.Fprintln(r.stdout, note)
+	}
+	return m, argv, sp, paused, 0
+}
+
+// client is the client's options: as many devices as the module declares
+// (or --devices), or with --distributed the job's; closeJob leaves it.
+func (r *runCmd) client(m *hlo.Module) (opts axle.ClientOptions, closeJob func(), err error) {
+	opts = axle.ClientOptions{Backend: r.backend, Threads: r.threads, MemoryLimit: r.limit,
+		Devices: max(r.devices, int(max(m.ReplicaCount, 1)*max(m.NumPartitions, 1)))}
+	if !r.dist {
+		return opts, func() {}, nil
+	}
+	node, err := joinJob(r.localDevices, r.heartbeat)
+	if err != nil {
+		return opts, nil, err
+	}
+	opts.Cluster, opts.Devices = node, 0
+	return opts, func() { node.Close() }, nil
+}
+
+// printEngine says, on the cpu backend, what the module compiled to.
+func (r *runCmd) printEngine(x *axle.Executable) {
+	if r.backend != "cpu" {
+		return
+	}
+	vendor, family, model := kernels.CPUModel()
+	fmt.Fprintf(r.stdout, "cpu: %s family %d model %d; kernels %s\n", vendor, family, model, kernels.Kernels())
+	fmt.Fprintf(r.stdout, "engine: %s\n", x.Engine())
+	fmt.Fprintf(r.stdout, "lowered %s\n", aot.LoweringSummary(x.Lowering()))
+	if fb := x.Fallbacks(); len(fb) > 0 {
+		fmt.Fprintf(r.stdout, "on the evaluator (no kernel): %s\n", strings.Join(fb, "; "))
+	}
+}
+
+type output struct {
+	Shape    string  `json:"shape"`
+	Checksum float64 `json:"checksum"`
+}
+
+// report prints each device's results (one set when a partitioned
+// module's were put back together), the timings and the memory, and the
+// JSON line.
+func (r *runCmd) report(x *axle.Executable, result [][]*hlo.Literal, times []time.Duration, compile time.Duration, assembled bool) {
 	slices.Sort(times)
 	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
-	type output struct {
-		Shape    string  `json:"shape"`
-		Checksum float64 `json:"checksum"`
-	}
 	var outs []output
 	for d, rs := range result {
-		if r, p := x.Assignment(); r*p > 1 && (sp == nil || len(result) > 1) {
+		if rep, part := x.Assignment(); rep*part > 1 && (!assembled || len(result) > 1) {
 			dev := x.Devices()[d]
-			fmt.Fprintf(stdout, "device %d (process %d)\n", dev.ID, dev.Process)
+			fmt.Fprintf(r.stdout, "device %d (process %d)\n", dev.ID, dev.Process)
 		}
-		for _, r := range rs {
-			for _, l := range aot.Leaves(r) {
+		for _, res := range rs {
+			for _, l := range aot.Leaves(res) {
 				outs = append(outs, output{l.Shape().HumanString(), checksum(l)})
-				fmt.Fprintf(stdout, "result %s checksum %.9g\n", l.Shape().HumanString(), checksum(l))
+				fmt.Fprintf(r.stdout, "result %s checksum %.9g\n", l.Shape().HumanString(), checksum(l))
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "compile %.3f ms; run min %.3f ms, median %.3f ms, max %.3f ms over %d runs\n",
+	fmt.Fprintf(r.stdout, "compile %.3f ms; run min %.3f ms, median %.3f ms, max %.3f ms over %d runs\n",
 		ms(compile), ms(times[0]), ms(times[len(times)/2]), ms(times[len(times)-1]), len(times))
 	report := map[string]any{
 		"compile_ms": ms(compile),
 		"run_ms":     map[string]float64{"min": ms(times[0]), "median": ms(times[len(times)/2]), "max": ms(times[len(times)-1])},
 		"outputs":    outs,
 	}
-	fmt.Fprintf(stdout, "measured peak: %s in one execution (arguments excluded)\n", byteSize(x.PeakBytes()))
+	fmt.Fprintf(r.stdout, "measured peak: %s in one execution (arguments excluded)\n", byteSize(x.PeakBytes()))
 	report["measured_peak_bytes"] = x.PeakBytes()
-	if *backend == "cpu" {
+	if r.backend == "cpu" {
 		mem := x.Memory()
-		fmt.Fprintf(stdout, "memory: peak %s of intermediates in one arena (%s if each had its own buffer, %d computed in place); outputs %s\n",
+		fmt.Fprintf(r.stdout, "memory: peak %s of intermediates in one arena (%s if each had its own buffer, %d computed in place); outputs %s\n",
 			byteSize(mem.Peak), byteSize(mem.Intermediates), mem.InPlace, byteSize(mem.Outputs))
 		report["peak_bytes"], report["intermediate_bytes"] = mem.Peak, mem.Intermediates
 		vendor, family, model := kernels.CPUModel()
 		report["cpu"] = map[string]any{"vendor": vendor, "family": family, "model": model, "kernels": kernels.Kernels()}
-		if *profile {
-			fmt.Fprint(stdout, x.ProfileTable(20))
+		if r.profile {
+			fmt.Fprint(r.stdout, x.ProfileTable(20))
 		}
 	}
-	if *asJSON {
+	if r.asJSON {
 		line, _ := json.Marshal(report)
-		fmt.Fprintln(stdout, string(line))
+		fmt.Fprintln(r.stdout, string(line))
 	}
-	return 0
 }
 
 // compileModule compiles m through the runtime API on a client of the
