@@ -54,7 +54,24 @@ func (s *session) called(src *hlo.Computation, params []Sharding, root *Sharding
 	if err != nil {
 		return nil, Sharding{}, err
 	}
+	if s.probing > 0 {
+		have, err := p.finish(root)
+		return p.comp, have, err
+	}
 	return p.register(key, root)
+}
+
+// probe partitions src for params on trial and returns its root's
+// placement, leaving no trace: no copy, channel id or fallback.
+func (s *session) probe(src *hlo.Computation, params []Sharding) (Sharding, error) {
+	channel, fallbacks := s.nextChannel, len(s.fallbacks)
+	s.probing++
+	defer func() {
+		s.probing--
+		s.nextChannel, s.fallbacks = channel, s.fallbacks[:fallbacks]
+	}()
+	_, have, err := s.called(src, params, nil)
+	return have, err
 }
 
 // build partitions every instruction of src; finish (or register) ends
@@ -89,7 +106,8 @@ func (p *partitioner) qualified(in *hlo.Instruction) string {
 	return p.comp.Name + "/" + in.Name
 }
 
-// tidy drops the source computations no caller uses any more, renames
+// tidy drops the source computations no caller uses any more (and
+// copies and adders made for trials only), renames
 // the instructions of those still called whole (their copies took their
 // names), and orders the computations callees first.
 func (s *session) tidy() {
@@ -112,7 +130,8 @@ func (s *session) tidy() {
 	for _, c := range s.sources {
 		isSource[c] = true
 	}
-	for _, c := range s.mod.Computations {
+	walk(s.mod.Entry)
+	for _, c := range s.original {
 		if !isSource[c] {
 			walk(c)
 		}

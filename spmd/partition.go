@@ -56,7 +56,7 @@ func PartitionWithStats(m *hlo.Module) (*hlo.Module, Stats, error) {
 	if err := s.run(); err != nil {
 		return nil, Stats{}, fmt.Errorf("spmd: module %s: %w", m.Name, err)
 	}
-	return out, Stats{Fallbacks: s.fallbacks, Collectives: int(s.nextChannel - first)}, nil
+	return out, Stats{Fallbacks: s.fallbacks, Collectives: countChannels(out, first)}, nil
 }
 
 // NeedsPartitioning reports whether m still has to go through Partition.
@@ -86,6 +86,20 @@ func NeedsPartitioning(m *hlo.Module) bool {
 		}
 	}
 	return tiled && !communicates(m)
+}
+
+// countChannels counts the instructions of m with a channel id from
+// first on: the collectives the partitioner added and kept.
+func countChannels(m *hlo.Module, first int64) int {
+	n := 0
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			if id, ok := in.Int("channel_id"); ok && id >= first {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func hasTiles(s Sharding) bool {
@@ -147,6 +161,11 @@ type session struct {
 	// copied, to drop or rename once every caller is partitioned.
 	copies  map[string]copied
 	sources []*hlo.Computation
+	// original lists the module's computations before partitioning.
+	original []*hlo.Computation
+	// probing counts the trial partitions under way (loopState): their
+	// copies are thrown away, so they register nothing.
+	probing int
 }
 
 // partitioner rewrites one computation of the module (a clone the
@@ -172,7 +191,7 @@ type partitioner struct {
 
 func newSession(m *hlo.Module) *session {
 	s := &session{mod: m, names: hlo.NewNameSet(m), n: m.NumPartitions,
-		adders: map[hlo.DType]*hlo.Computation{}, copies: map[string]copied{}}
+		adders: map[hlo.DType]*hlo.Computation{}, copies: map[string]copied{}, original: slices.Clone(m.Computations)}
 	for _, c := range m.Computations {
 		for _, in := range c.Instructions {
 			if id, ok := in.Int("channel_id"); ok && id >= s.nextChannel {
@@ -192,7 +211,7 @@ func (s *session) partitioner(src *hlo.Computation, params []Sharding) *partitio
 	p := &partitioner{session: s, src: src, params: params,
 		local: map[*hlo.Instruction]*hlo.Instruction{}, shard: map[*hlo.Instruction]Sharding{},
 		offsets: map[string]*hlo.Instruction{}}
-	p.fresh = slices.Contains(s.sources, src)
+	p.fresh = s.probing > 0 || slices.Contains(s.sources, src)
 	name := src.Name
 	if p.fresh {
 		name = s.names.Unique(src.Name)
@@ -339,8 +358,24 @@ var handlers = map[hlo.Opcode]handler{
 	hlo.OpDynamicUpdateSlice: (*partitioner).dynamicUpdateSlice,
 }
 
+// controlHandlers partition called computations, which visits their
+// instructions through rule: a table of its own, filled at init, breaks
+// the initialization cycle.
+var controlHandlers map[hlo.Opcode]handler
+
+func init() {
+	controlHandlers = map[hlo.Opcode]handler{
+		hlo.OpWhile:       (*partitioner).while,
+		hlo.OpCall:        (*partitioner).call,
+		hlo.OpConditional: (*partitioner).conditional,
+	}
+}
+
 func (p *partitioner) rule(in *hlo.Instruction) handler {
 	if h, ok := handlers[in.Opcode]; ok {
+		return h
+	}
+	if h, ok := controlHandlers[in.Opcode]; ok {
 		return h
 	}
 	if in.Opcode.IsElementwise() && in.Shape.IsArray() && len(in.Operands) > 0 {
