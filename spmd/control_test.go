@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/spmd"
 )
 
@@ -290,18 +289,82 @@ func TestControlFlowMatchesEvaluator(t *testing.T) {
 	}
 }
 
-// partitionText partitions a control case for n devices with $D = d.
-func partitionText(t *testing.T, name, d string, n int) *hlo.Module {
+// One body called with two placements is copied twice (and so is the
+// condition); called twice with one placement, once. The copies'
+// instruction names are unique (the module verifies) and no source
+// computation is left behind.
+func TestControlFlowCopies(t *testing.T) {
+	for _, c := range []struct {
+		second string // the second loop's placement
+		comps  int
+	}{{"{devices=[1,$N]<=[$N]}", 5}, {"{devices=[$N,1]<=[$N]}", 3}} {
+		text := strings.ReplaceAll(controlText(t, "shared-body"), "$D", "8")
+		text = strings.ReplaceAll(text, "sharding={devices=[1,$N]<=[$N]}", "sharding="+c.second)
+		text = strings.ReplaceAll(text, "{devices=[1,$N]<=[$N]}}", c.second+"}")
+		checkPartitioned(t, text, 2)
+		pm, err := spmd.Partition(parseCase(t, text, 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, comp := range pm.Computations {
+			names = append(names, comp.Name)
+		}
+		if len(names) != c.comps {
+			t.Errorf("second loop %s: computations %v, want %d", c.second, names, c.comps)
+		}
+	}
+}
+
+// controlText is the text of the control case named name.
+func controlText(t *testing.T, name string) string {
 	t.Helper()
 	for _, c := range controlCases {
 		if c.name == name {
-			pm, err := spmd.Partition(parseCase(t, strings.ReplaceAll(c.text, "$D", d), n))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return pm
+			return c.text
 		}
 	}
 	t.Fatalf("no case %s", name)
-	return nil
+	return ""
+}
+
+// An instruction with no rule inside a loop body takes the fallback
+// there (named body/instruction); the loop itself does not.
+func TestControlFlowFallbackInBody(t *testing.T) {
+	text := `HloModule srt, num_partitions=2
+lt {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+cond {
+  s = (s32[], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(2)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[8,4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  v = f32[8,4] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  srt = f32[8,4] sort(v), dimensions={0}, to_apply=lt
+  ROOT o = (s32[], f32[8,4]) tuple(j, srt)
+}
+ENTRY main {
+  v = f32[8,4] parameter(0), sharding={devices=[2,1]<=[2]}
+  zero = s32[] constant(0)
+  init = (s32[], f32[8,4]) tuple(zero, v)
+  loop = (s32[], f32[8,4]) while(init), condition=cond, body=body
+  ROOT out = f32[8,4] get-tuple-element(loop), index=1, sharding={devices=[2,1]<=[2]}
+}`
+	checkPartitioned(t, text, 2)
+	_, st, err := spmd.PartitionWithStats(parseCase(t, text, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(st.Fallbacks) != "[body/srt]" {
+		t.Errorf("fallbacks %v, want [body/srt]", st.Fallbacks)
+	}
 }
