@@ -64,6 +64,13 @@ func (s *session) called(src *hlo.Computation, params []Sharding, root *Sharding
 // probe partitions src for params on trial and returns its root's
 // placement, leaving no trace: no copy, channel id or fallback.
 func (s *session) probe(src *hlo.Computation, params []Sharding) (Sharding, error) {
+	key := callKey(src, params, nil)
+	if c, ok := s.copies[key]; ok {
+		return c.root, nil
+	}
+	if r, ok := s.probed[key]; ok {
+		return r, nil // loops nested in loops would probe again at every level
+	}
 	channel, fallbacks := s.nextChannel, len(s.fallbacks)
 	s.probing++
 	defer func() {
@@ -71,6 +78,9 @@ func (s *session) probe(src *hlo.Computation, params []Sharding) (Sharding, erro
 		s.nextChannel, s.fallbacks = channel, s.fallbacks[:fallbacks]
 	}()
 	_, have, err := s.called(src, params, nil)
+	if err == nil {
+		s.probed[key] = have
+	}
 	return have, err
 }
 

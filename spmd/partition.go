@@ -166,6 +166,7 @@ type session struct {
 	// probing counts the trial partitions under way (loopState): their
 	// copies are thrown away, so they register nothing.
 	probing int
+	probed  map[string]Sharding
 }
 
 // partitioner rewrites one computation of the module (a clone the
@@ -191,7 +192,7 @@ type partitioner struct {
 
 func newSession(m *hlo.Module) *session {
 	s := &session{mod: m, names: hlo.NewNameSet(m), n: m.NumPartitions,
-		adders: map[hlo.DType]*hlo.Computation{}, copies: map[string]copied{}, original: slices.Clone(m.Computations)}
+		adders: map[hlo.DType]*hlo.Computation{}, copies: map[string]copied{}, probed: map[string]Sharding{}, original: slices.Clone(m.Computations)}
 	for _, c := range m.Computations {
 		for _, in := range c.Instructions {
 			if id, ok := in.Int("channel_id"); ok && id >= s.nextChannel {
