@@ -19,7 +19,11 @@ func (p *partitioner) add(base string, op hlo.Opcode, shape hlo.Shape, operands 
 // name with new operands and shape. Annotations are dropped (the result
 // is per-device); control predecessors follow their local values.
 func (p *partitioner) rewrite(in *hlo.Instruction, shape hlo.Shape, operands []*hlo.Instruction) *hlo.Instruction {
-	c := &hlo.Instruction{Name: in.Name, Opcode: in.Opcode, Shape: shape, Operands: operands,
+	name := in.Name
+	if p.fresh {
+		name = p.names.Unique(in.Name)
+	}
+	c := &hlo.Instruction{Name: name, Opcode: in.Opcode, Shape: shape, Operands: operands,
 		Literal: in.Literal, ParamNumber: in.ParamNumber}
 	for _, a := range in.Attrs {
 		if a.Name != "sharding" && a.Name != "control-predecessors" {

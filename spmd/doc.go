@@ -41,7 +41,19 @@
 //     dynamic-slice and dynamic-update-slice keep the placement their rule
 //     produces (batch-sharded dot → batch-sharded result, ...).
 //   - Anything using a manual value (inside a shard_map region) is manual.
+//   - A while's state takes its annotation; unannotated, its operand's
+//     placement, except that a replicated part the body makes tiled takes
+//     that tiling (found by partitioning the body on trial, until nothing
+//     changes): cutting the initial value once costs no communication,
+//     gathering the body's result would cost one every iteration.
+//   - A call's result and a conditional's take the placement the callee's
+//     (branch 0's) root comes out with.
 //   - Everything else is replicated.
+//
+// Called computations (while condition and body, call targets,
+// conditional branches) are partitioned like the entry, given their
+// parameters' placements by the caller, and copied once per placement
+// (a body two loops run with different shardings gets two copies).
 //
 // # Partitioning
 //
@@ -60,7 +72,14 @@
 // (tiled ones would need XLA's halo exchange); dynamic-slice and
 // dynamic-update-slice when every tiled dimension is taken whole (its
 // start index then clamps to 0 on every shard); tuple and get-tuple-element;
-// parameters (their shard shapes). Every other instruction takes the
+// parameters (their shard shapes); while, call and conditional, whose
+// computations run on shards (XLA's HandleWhile: one placement for the
+// body's parameter and root, the condition's parameter and the result;
+// the condition's root and a conditional's branch index replicated, so
+// that every device takes the same path: a reduce over sharded data in a
+// condition all-reduces a scalar, anything else it reads sharded is
+// gathered; branch roots resharded to one placement). Every rule masks
+// padding inside bodies as anywhere else. Every other instruction takes the
 // fallback: all-gather its operands, run it on whole values, and
 // dynamic-slice this device's tile (offsets from a constant table indexed
 // by partition-id) when the result is tiled. Resharding between two

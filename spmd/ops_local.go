@@ -167,7 +167,7 @@ func (p *partitioner) fallback(in *hlo.Instruction, _ Sharding, _ bool) (*hlo.In
 		return nil, Sharding{}, err
 	}
 	if len(in.Operands) > 0 { // constants and iotas are made whole anyway
-		p.fallbacks = append(p.fallbacks, in.Name)
+		p.fallbacks = append(p.fallbacks, p.qualified(in))
 	}
 	return p.rewrite(in, in.Shape.Clone(), ops), rep, nil
 }

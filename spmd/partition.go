@@ -2,6 +2,7 @@ package spmd
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/axle-ml/axle/hlo"
 )
@@ -27,8 +28,9 @@ func Partition(m *hlo.Module) (*hlo.Module, error) {
 
 // Stats says how a module was partitioned.
 type Stats struct {
-	// Fallbacks names the entry instructions that ran on whole
-	// (all-gathered) values because no rule partitions them.
+	// Fallbacks names the instructions that ran on whole (all-gathered)
+	// values because no rule partitions them: entry instructions by
+	// name, those of called computations as computation/instruction.
 	Fallbacks []string
 	// Collectives counts the collectives the partitioner added.
 	Collectives int
@@ -49,12 +51,12 @@ func PartitionWithStats(m *hlo.Module) (*hlo.Module, Stats, error) {
 		return nil, Stats{}, fmt.Errorf("spmd: the module to partition does not verify: %w", err)
 	}
 	out := m.Clone()
-	p := newPartitioner(out)
-	first := p.nextChannel
-	if err := p.run(); err != nil {
+	s := newSession(out)
+	first := s.nextChannel
+	if err := s.run(); err != nil {
 		return nil, Stats{}, fmt.Errorf("spmd: module %s: %w", m.Name, err)
 	}
-	return out, Stats{Fallbacks: p.fallbacks, Collectives: int(p.nextChannel - first)}, nil
+	return out, Stats{Fallbacks: s.fallbacks, Collectives: countChannels(out, first)}, nil
 }
 
 // NeedsPartitioning reports whether m still has to go through Partition.
@@ -84,6 +86,20 @@ func NeedsPartitioning(m *hlo.Module) bool {
 		}
 	}
 	return tiled && !communicates(m)
+}
+
+// countChannels counts the instructions of m with a channel id from
+// first on: the collectives the partitioner added and kept.
+func countChannels(m *hlo.Module, first int64) int {
+	n := 0
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			if id, ok := in.Int("channel_id"); ok && id >= first {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func hasTiles(s Sharding) bool {
@@ -128,71 +144,140 @@ func annotated(c *hlo.Computation) bool {
 	return false
 }
 
-// partitioner rewrites the entry computation of mod (a clone it owns)
-// instruction by instruction, in definition order.
-type partitioner struct {
+// session is what partitioning one module shares across its
+// computations: names, channel ids, the adders, the fallbacks, and the
+// partitioned copies of called computations.
+type session struct {
 	mod   *hlo.Module
-	src   *hlo.Computation // the global entry
-	comp  *hlo.Computation // the SPMD entry being built
 	names *hlo.NameSet
 	n     int64 // partitions
-	// local is each source instruction's value on a device; shard says
-	// how that value is placed.
-	local map[*hlo.Instruction]*hlo.Instruction
-	shard map[*hlo.Instruction]Sharding
 	// nextChannel keeps new collectives' channel ids unique in the module.
 	nextChannel int64
-	pid         *hlo.Instruction
-	offsets     map[string]*hlo.Instruction
 	adders      map[hlo.DType]*hlo.Computation
 	// fallbacks names the instructions run on whole values.
 	fallbacks []string
+	// copies holds the partitioned copies of called computations by
+	// source and placement (callKey); sources lists the computations
+	// copied, to drop or rename once every caller is partitioned.
+	copies  map[string]copied
+	sources []*hlo.Computation
+	// original lists the module's computations before partitioning.
+	original []*hlo.Computation
+	// probing counts the trial partitions under way (loopState): their
+	// copies are thrown away, so they register nothing.
+	probing int
+	probed  map[string]Sharding
 }
 
-func newPartitioner(m *hlo.Module) *partitioner {
-	p := &partitioner{
-		mod: m, src: m.Entry, names: hlo.NewNameSet(m), n: m.NumPartitions,
-		local: map[*hlo.Instruction]*hlo.Instruction{}, shard: map[*hlo.Instruction]Sharding{},
-		offsets: map[string]*hlo.Instruction{}, adders: map[hlo.DType]*hlo.Computation{},
-	}
+// partitioner rewrites one computation of the module (a clone the
+// session owns) instruction by instruction, in definition order, into a
+// new computation.
+type partitioner struct {
+	*session
+	src  *hlo.Computation // the global computation
+	comp *hlo.Computation // the SPMD computation being built
+	// params places the parameters of a called computation (its caller
+	// decides); nil for the entry, whose annotations decide.
+	params []Sharding
+	// fresh gives the copy's instructions new names (src was copied
+	// before under its own).
+	fresh bool
+	// local is each source instruction's value on a device; shard says
+	// how that value is placed.
+	local   map[*hlo.Instruction]*hlo.Instruction
+	shard   map[*hlo.Instruction]Sharding
+	pid     *hlo.Instruction
+	offsets map[string]*hlo.Instruction
+}
+
+func newSession(m *hlo.Module) *session {
+	s := &session{mod: m, names: hlo.NewNameSet(m), n: m.NumPartitions,
+		adders: map[hlo.DType]*hlo.Computation{}, copies: map[string]copied{}, probed: map[string]Sharding{}, original: slices.Clone(m.Computations)}
 	for _, c := range m.Computations {
 		for _, in := range c.Instructions {
-			if id, ok := in.Int("channel_id"); ok && id >= p.nextChannel {
-				p.nextChannel = id + 1
+			if id, ok := in.Int("channel_id"); ok && id >= s.nextChannel {
+				s.nextChannel = id + 1
 			}
 		}
 	}
-	p.nextChannel = max(p.nextChannel, 1)
-	p.comp = &hlo.Computation{Name: p.src.Name, IsEntry: true, ExecutionThread: p.src.ExecutionThread,
-		Params: make([]*hlo.Instruction, len(p.src.Params))}
+	s.nextChannel = max(s.nextChannel, 1)
+	return s
+}
+
+// partitioner starts the SPMD copy of src, its parameters placed by
+// params (nil for the entry). The first copy of a computation keeps its
+// names; src, which may still be called whole (by a fallback), takes new
+// ones.
+func (s *session) partitioner(src *hlo.Computation, params []Sharding) *partitioner {
+	p := &partitioner{session: s, src: src, params: params,
+		local: map[*hlo.Instruction]*hlo.Instruction{}, shard: map[*hlo.Instruction]Sharding{},
+		offsets: map[string]*hlo.Instruction{}}
+	p.fresh = s.probing > 0 || slices.Contains(s.sources, src)
+	name := src.Name
+	if p.fresh {
+		name = s.names.Unique(src.Name)
+	} else {
+		s.sources = append(s.sources, src)
+		src.Name = s.names.Unique(src.Name)
+	}
+	p.comp = &hlo.Computation{Name: name, ExecutionThread: src.ExecutionThread,
+		Params: make([]*hlo.Instruction, len(src.Params)), Parent: s.mod}
 	return p
 }
 
 // run partitions every entry instruction and swaps the new entry in.
-func (p *partitioner) run() error {
-	for _, in := range p.src.Instructions {
-		if err := p.visit(in); err != nil {
-			return fmt.Errorf("instruction %s: %w", in.Name, err)
-		}
-	}
-	root := p.local[p.src.Root]
-	root.SetAttr("sharding", hlo.Raw(p.shard[p.src.Root].String()))
-	p.comp.Root = root
-	p.removeDead()
-	if err := p.comp.SortTopologically(); err != nil {
+func (s *session) run() error {
+	p := s.partitioner(s.mod.Entry, nil)
+	p.comp.IsEntry = true
+	if err := p.visitAll(); err != nil {
 		return err
 	}
-	for i, c := range p.mod.Computations {
+	if _, err := p.finish(nil); err != nil {
+		return err
+	}
+	for i, c := range s.mod.Computations {
 		if c == p.src {
-			p.mod.Computations[i] = p.comp
+			s.mod.Computations[i] = p.comp
 		}
 	}
-	p.comp.Parent = p.mod
-	p.mod.Entry = p.comp
-	if p.mod.EntryLayout != nil {
-		p.mod.EntryLayout = p.mod.ComputeEntryLayout()
+	s.mod.Entry = p.comp
+	s.tidy()
+	if s.mod.EntryLayout != nil {
+		s.mod.EntryLayout = s.mod.ComputeEntryLayout()
 	}
 	return nil
+}
+
+// visitAll partitions every instruction of src in definition order.
+func (p *partitioner) visitAll() error {
+	for _, in := range p.src.Instructions {
+		if err := p.visit(in); err != nil {
+			if p.src.IsEntry {
+				return fmt.Errorf("instruction %s: %w", in.Name, err)
+			}
+			return fmt.Errorf("computation %s, instruction %s: %w", p.comp.Name, in.Name, err)
+		}
+	}
+	return nil
+}
+
+// finish reshards the root to root (when given), drops dead values and
+// orders the copy; it returns the root's placement.
+func (p *partitioner) finish(root *Sharding) (Sharding, error) {
+	x, have := p.local[p.src.Root], p.shard[p.src.Root]
+	if root != nil {
+		var err error
+		if x, err = p.reshard(x, p.src.Root.Shape, have, *root); err != nil {
+			return Sharding{}, fmt.Errorf("computation %s, root: %w", p.comp.Name, err)
+		}
+		have = *root
+	}
+	if p.src.IsEntry {
+		x.SetAttr("sharding", hlo.Raw(have.String()))
+	}
+	p.comp.Root = x
+	p.removeDead()
+	return have, p.comp.SortTopologically()
 }
 
 // visit partitions one instruction: its rule gives a local value and the
@@ -224,14 +309,21 @@ func (p *partitioner) visit(in *hlo.Instruction) error {
 }
 
 // wanted is the sharding an instruction is asked to have: its
-// annotation; replicated for unannotated parameters and the root (the
-// caller gets whole values unless told otherwise).
+// annotation; in the entry, replicated for unannotated parameters and the
+// root (the caller gets whole values unless told otherwise); in a called
+// computation, the parameters' placement its caller chose.
 func (p *partitioner) wanted(in *hlo.Instruction) (Sharding, bool, error) {
 	s, ok, err := Of(in)
 	if err != nil {
 		return Sharding{}, false, err
 	}
-	if !ok && (in.Opcode == hlo.OpParameter || in == p.src.Root) {
+	if in.Opcode == hlo.OpParameter && p.params != nil {
+		if in.ParamNumber < 0 || int(in.ParamNumber) >= len(p.params) {
+			return Sharding{}, false, fmt.Errorf("parameter number %d out of range", in.ParamNumber)
+		}
+		return p.params[in.ParamNumber], true, nil
+	}
+	if !ok && p.src.IsEntry && (in.Opcode == hlo.OpParameter || in == p.src.Root) {
 		s, ok = Replicate(), true
 	}
 	if !ok {
@@ -267,8 +359,24 @@ var handlers = map[hlo.Opcode]handler{
 	hlo.OpDynamicUpdateSlice: (*partitioner).dynamicUpdateSlice,
 }
 
+// controlHandlers partition called computations, which visits their
+// instructions through rule: a table of its own, filled at init, breaks
+// the initialization cycle.
+var controlHandlers map[hlo.Opcode]handler
+
+func init() {
+	controlHandlers = map[hlo.Opcode]handler{
+		hlo.OpWhile:       (*partitioner).while,
+		hlo.OpCall:        (*partitioner).call,
+		hlo.OpConditional: (*partitioner).conditional,
+	}
+}
+
 func (p *partitioner) rule(in *hlo.Instruction) handler {
 	if h, ok := handlers[in.Opcode]; ok {
+		return h
+	}
+	if h, ok := controlHandlers[in.Opcode]; ok {
 		return h
 	}
 	if in.Opcode.IsElementwise() && in.Shape.IsArray() && len(in.Operands) > 0 {

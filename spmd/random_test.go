@@ -36,10 +36,15 @@ func TestRandomModules(t *testing.T) {
 		if err != nil {
 			continue // the evaluator refuses it (e.g. an unsupported op): nothing to compare
 		}
-		pm, err := spmd.Partition(m)
+		pm, st, err := spmd.PartitionWithStats(m)
 		if err != nil {
 			t.Errorf("seed %d: %v\n%s", seed, err, text)
 			continue
+		}
+		for _, name := range st.Fallbacks {
+			if in := m.Entry.Instruction(name); in != nil && in.Opcode == hlo.OpWhile {
+				t.Errorf("seed %d: the loop %s took the fallback", seed, name)
+			}
 		}
 		if err := hlo.Verify(pm); err != nil {
 			t.Errorf("seed %d: partitioned module does not verify: %v\n%s", seed, err, hlotext.Print(pm, hlotext.PrintOptions{}))
@@ -60,31 +65,48 @@ func TestRandomModules(t *testing.T) {
 	}
 }
 
-// annotate gives some entry instructions a sharding: replicated, or tiled
-// over n devices along one dimension, of any size (5 or 7 over 2–4
-// devices pads the last tiles; 1 over 4 leaves three tiles all padding).
+// annotate gives some instructions a sharding: replicated, or tiled over
+// n devices along one dimension, of any size (5 or 7 over 2–4 devices
+// pads the last tiles; 1 over 4 leaves three tiles all padding); tuples
+// (loop states) get one per element. Instructions of loop bodies and
+// conditions are annotated too, as JAX annotates them (a called
+// computation's parameters take its caller's placement whatever they
+// say).
 func annotate(m *hlo.Module, rng *rand.Rand, n int64) {
-	for _, in := range m.Entry.Instructions {
-		if !in.Shape.IsArray() || rng.IntN(3) == 0 {
-			continue
-		}
-		var dims []int
-		for i, d := range in.Shape.Dims {
-			if d > 0 && !in.Shape.IsDynamicDim(i) {
-				dims = append(dims, i)
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			if rng.IntN(3) == 0 {
+				continue
 			}
+			in.SetAttr("sharding", hlo.Raw(randomSharding(in.Shape, rng, n)))
 		}
-		if len(dims) == 0 || rng.IntN(4) == 0 {
-			in.SetAttr("sharding", hlo.Raw("{replicated}"))
-			continue
-		}
-		tiles := make([]string, in.Shape.Rank())
-		for i := range tiles {
-			tiles[i] = "1"
-		}
-		tiles[dims[rng.IntN(len(dims))]] = fmt.Sprint(n)
-		in.SetAttr("sharding", hlo.Raw(fmt.Sprintf("{devices=[%s]<=[%d]}", strings.Join(tiles, ","), n)))
 	}
+}
+
+// randomSharding is a random sharding of sh over n devices.
+func randomSharding(sh hlo.Shape, rng *rand.Rand, n int64) string {
+	if sh.IsTuple() {
+		parts := make([]string, len(sh.Tuple))
+		for i, e := range sh.Tuple {
+			parts[i] = randomSharding(e, rng, n)
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	var dims []int
+	for i, d := range sh.Dims {
+		if d > 0 && !sh.IsDynamicDim(i) {
+			dims = append(dims, i)
+		}
+	}
+	if len(dims) == 0 || rng.IntN(4) == 0 {
+		return "{replicated}"
+	}
+	tiles := make([]string, sh.Rank())
+	for i := range tiles {
+		tiles[i] = "1"
+	}
+	tiles[dims[rng.IntN(len(dims))]] = fmt.Sprint(n)
+	return fmt.Sprintf("{devices=[%s]<=[%d]}", strings.Join(tiles, ","), n)
 }
 
 // FuzzPartition is TestRandomModules for any seed and device count:

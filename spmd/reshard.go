@@ -50,14 +50,23 @@ func (p *partitioner) reshardTuple(x *hlo.Instruction, shape hlo.Shape, from, to
 		if err != nil {
 			return nil, err
 		}
-		gte := p.add(x.Name+".elem", hlo.OpGetTupleElement, x.Shape.Tuple[i].Clone(), []*hlo.Instruction{x},
-			hlo.Attr{Name: "index", Value: int64(i)})
-		if elems[i], err = p.reshard(gte, es, f, t); err != nil {
+		if elems[i], err = p.reshard(p.element(x, i), es, f, t); err != nil {
 			return nil, fmt.Errorf("tuple element %d: %w", i, err)
 		}
 		shapes[i] = elems[i].Shape
 	}
 	return p.add(x.Name+".tuple", hlo.OpTuple, hlo.TupleShape(shapes...), elems), nil
+}
+
+// element is element i of the tuple value x: the tuple's operand when x
+// is made here (so a broadcast in it can be cut directly), else a
+// get-tuple-element.
+func (p *partitioner) element(x *hlo.Instruction, i int) *hlo.Instruction {
+	if x.Opcode == hlo.OpTuple && i < len(x.Operands) {
+		return x.Operands[i]
+	}
+	return p.add(x.Name+".elem", hlo.OpGetTupleElement, x.Shape.Tuple[i].Clone(), []*hlo.Instruction{x},
+		hlo.Attr{Name: "index", Value: int64(i)})
 }
 
 // gatherPadded all-gathers each tiled dimension of x in turn, ending with
