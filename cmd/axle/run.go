@@ -316,10 +316,15 @@ type runOptions struct {
 // timeout, each run is cancelled when it takes longer.
 func timeRuns(x *axle.Executable, args [][]*hlo.Literal, o runOptions) ([][]*hlo.Literal, []time.Duration, error) {
 	warmup, repeat, profile := o.warmup, o.repeat, o.profile
+	// One argument list for every device is one set of buffers, shared
+	// (executions only read them), not a copy per device.
 	bufs := make([][]*axle.Buffer, len(x.Devices()))
 	for d := range bufs {
-		as := args[min(d, len(args)-1)]
-		for i, a := range as {
+		if d >= len(args) {
+			bufs[d] = bufs[len(args)-1]
+			continue
+		}
+		for i, a := range args[d] {
 			b, err := x.Client().BufferFromLiteral(a)
 			if err != nil {
 				return nil, nil, fmt.Errorf("argument %d: %w", i, err)
