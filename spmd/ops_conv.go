@@ -52,22 +52,12 @@ func (p *partitioner) convolution(in *hlo.Instruction, want Sharding, annotated 
 			continue
 		}
 		dd, _ := convAsDot(cd, groups)
-		lhs, rhs, err := p.placedPair(in, try, dd.lc, dd.rc)
-		if err != nil {
-			return nil, Sharding{}, err
-		}
-		local, err := out.ShardShape(in.Shape)
-		if err != nil {
-			return nil, Sharding{}, err
-		}
-		x := p.rewrite(in, local, []*hlo.Instruction{lhs, rhs})
-		if localGroups != groups {
-			x.SetAttr("feature_group_count", localGroups)
-		}
-		if sum != nil {
-			x = p.allReduce(x, sum, p.adder(in.Shape.DType))
-		}
-		return x, out, nil
+		x, err := p.product(in, try, dd, out, sum, func(x *hlo.Instruction) {
+			if localGroups != groups {
+				x.SetAttr("feature_group_count", localGroups)
+			}
+		})
+		return x, out, err
 	}
 	return p.fallback(in, want, annotated)
 }

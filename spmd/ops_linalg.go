@@ -57,20 +57,8 @@ func (p *partitioner) dot(in *hlo.Instruction, want Sharding, annotated bool) (*
 		if !ok {
 			continue
 		}
-		dd := dotDimsOf(in)
-		lhs, rhs, err := p.placedPair(in, try, dd.lc, dd.rc)
-		if err != nil {
-			return nil, Sharding{}, err
-		}
-		local, err := out.ShardShape(in.Shape)
-		if err != nil {
-			return nil, Sharding{}, err
-		}
-		x := p.rewrite(in, local, []*hlo.Instruction{lhs, rhs})
-		if sum != nil {
-			x = p.allReduce(x, sum, p.adder(in.Shape.DType))
-		}
-		return x, out, nil
+		x, err := p.product(in, try, dotDimsOf(in), out, sum, nil)
+		return x, out, err
 	}
 	return p.fallback(in, want, annotated)
 }
@@ -214,16 +202,32 @@ func (p *partitioner) reduce(in *hlo.Instruction, want Sharding, annotated bool)
 	return x, out, nil
 }
 
-// placedPair is a product's two operands resharded to try, with the
-// padding of contracted dimensions lc, rc zeroed (maskPair).
-func (p *partitioner) placedPair(in *hlo.Instruction, try [2]Sharding, lc, rc []int64) (*hlo.Instruction, *hlo.Instruction, error) {
+// product emits a product (dot or convolution) of in on shards: its
+// operands resharded to try with the padding of the contracted
+// dimensions zeroed (maskPair), the local instruction (adjusted by local,
+// when given), and the all-reduce of partial sums when sum says so.
+func (p *partitioner) product(in *hlo.Instruction, try [2]Sharding, dd dotDims, out Sharding, sum [][]int64, local func(*hlo.Instruction)) (*hlo.Instruction, error) {
 	lhs, err := p.operand(in, 0, try[0])
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	rhs, err := p.operand(in, 1, try[1])
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return p.maskPair(in, lhs, rhs, try, lc, rc)
+	if lhs, rhs, err = p.maskPair(in, lhs, rhs, try, dd.lc, dd.rc); err != nil {
+		return nil, err
+	}
+	shape, err := out.ShardShape(in.Shape)
+	if err != nil {
+		return nil, err
+	}
+	x := p.rewrite(in, shape, []*hlo.Instruction{lhs, rhs})
+	if local != nil {
+		local(x)
+	}
+	if sum != nil {
+		x = p.allReduce(x, sum, p.adder(in.Shape.DType))
+	}
+	return x, nil
 }
