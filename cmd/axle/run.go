@@ -44,6 +44,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "axle run: unknown backend %q (available: interp, cpu)\n", r.backend)
 		return 2
 	}
+	if r.devices < 0 || r.localDevices < 0 {
+		fmt.Fprintf(stderr, "axle run: --devices %d, --local-devices %d: negative device count\n", r.devices, r.localDevices)
+		return 2
+	}
 	var err error
 	if r.limit, err = parseByteSize(r.memLimit); err != nil {
 		fmt.Fprintf(stderr, "axle run: --memory-limit: %v\n", err)

@@ -64,3 +64,24 @@ func TestRunPartitionsStableHLO(t *testing.T) {
 		}
 	}
 }
+
+// Bad multi-device flags say what is wrong.
+func TestRunDeviceFlagErrors(t *testing.T) {
+	for _, k := range []string{"AXLE_COORDINATOR_ADDRESS", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS", "JOB_COMPLETION_INDEX"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--spmd", "sometimes", "../../examples/devices/sharded_dense.hlo"}, `--spmd "sometimes": want auto, on or off`},
+		{[]string{"run", "--distributed", stepExample}, "no launcher environment"},
+		{[]string{"run", "--devices", "-2", stepExample}, "negative device count"},
+	} {
+		var out, errs bytes.Buffer
+		if code := run(c.args, &out, &errs); code == 0 || !strings.Contains(errs.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want it to say %q", c.args, code, errs.String(), c.want)
+		}
+	}
+}
