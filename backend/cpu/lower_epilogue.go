@@ -41,7 +41,7 @@ func (c *compiler) lowerOutputFusion(in *hlo.Instruction) (kernelFunc, string, e
 	}
 	if d.Opcode == hlo.OpDot {
 		g, _ := planDot(d)
-		return c.gemmEpilogue(g, ops, e), "gemm+epilogue", nil
+		return c.gemmEpilogue(g, ops, e, constantRHS(in.Operands[ops[1]], &g)), "gemm+epilogue", nil
 	}
 	if k, ok := c.convNCHW(d, in.Operands[ops[1]], ops, e); ok {
 		return k, "conv_nchw+epilogue", nil
@@ -53,8 +53,9 @@ func (c *compiler) lowerOutputFusion(in *hlo.Instruction) (kernelFunc, string, e
 	return c.convEpilogue(p, relayIn, ops, e, constantWeights(in.Operands[ops[1]])), "conv+epilogue", nil
 }
 
-// gemmEpilogue runs a (batched) product finished by e.
-func (x *compiler) gemmEpilogue(g gemmPlan, ops []int, e *tile.Epilogue) kernelFunc {
+// gemmEpilogue runs a (batched) product finished by e, its B packed
+// ahead where pw keeps it.
+func (x *compiler) gemmEpilogue(g gemmPlan, ops []int, e *tile.Epilogue, pw *packedWeights) kernelFunc {
 	return func(out *hlo.Literal, args []*hlo.Literal) error {
 		c := out.Data().([]float32)
 		epi, err := e.Bind(args, c, g.n)
@@ -69,11 +70,17 @@ func (x *compiler) gemmEpilogue(g gemmPlan, ops []int, e *tile.Epilogue) kernelF
 			epi(0, 0, g.batch*g.m, g.n)
 			return nil
 		}
+		whole := e.Prog().RowLen() > 0
+		if packed := pw.get(args[ops[1]], &g, lb); packed != nil {
+			a, b := g.a, g.b
+			a.Data, b.Data = la, lb
+			return kernels.GemmPackedEpilogueF32(g.m, g.n, g.k, a, b, packed, c, g.n, x.threads, epi, whole)
+		}
 		runBatch(g.batch, g.m, g.n, g.k, x.threads, func(i, threads int) {
 			a, b := g.a, g.b // Execute may run concurrently
 			ao, bo := g.offsets(i)
 			a.Data, b.Data = la[ao:], lb[bo:]
-			kernels.GemmEpilogueF32(g.m, g.n, g.k, a, b, c[i*g.m*g.n:], g.n, threads, shiftRows(epi, i*g.m), e.Prog().RowLen() > 0)
+			kernels.GemmEpilogueF32(g.m, g.n, g.k, a, b, c[i*g.m*g.n:], g.n, threads, shiftRows(epi, i*g.m), whole)
 		})
 		return nil
 	}

@@ -131,6 +131,7 @@ func (x *compiler) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
 	if !ok {
 		return nil, false
 	}
+	pw := constantRHS(in.Operands[1], &g)
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
 		c, finish := tile.F32Into(out, x.threads)
 		a, b := g.a, g.b // Execute may run concurrently
@@ -143,6 +144,11 @@ func (x *compiler) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
 		if gemvDot(&g, la, lb, c, x.threads) {
 			finish()
 			return nil
+		}
+		if packed := pw.get(ops[1], &g, lb); packed != nil {
+			err := kernels.GemmPackedEpilogueF32(g.m, g.n, g.k, a, b, packed, c, g.n, x.threads, nil, false)
+			finish()
+			return err
 		}
 		runBatch(g.batch, g.m, g.n, g.k, x.threads, func(i, threads int) {
 			ao, bo := g.offsets(i)

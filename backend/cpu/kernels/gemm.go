@@ -77,6 +77,12 @@ func GemmEpilogueF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, t
 func GemmWholeRows(n int) bool { return n <= gemmNC }
 
 func gemmF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int, epi Epilogue, wholeRows bool) {
+	gemmF32From(m, n, k, a, b, nil, c, ldc, accumulate, threads, epi, wholeRows)
+}
+
+// gemmF32From is gemmF32 reading the blocked path's B from packed where
+// it is not nil (b is the operand it was packed from).
+func gemmF32From(m, n, k int, a, b Strided[float32], packed *PackedB, c []float32, ldc int, accumulate bool, threads int, epi Epilogue, wholeRows bool) {
 	if m == 1 && n > sgemmNR && b.Row == 1 && (epi == nil || !wholeRows || !GemmWholeRows(n)) {
 		// One row times a B stored transposed (weights kept [n, k], as
 		// ONNX's Gemm with transB and an LSTM's have them): as cᵀ =
@@ -96,6 +102,11 @@ func gemmF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulat
 	if gemmSkinnyF32(m, n, k, a, b, c, ldc, accumulate, threads, epi) {
 		return
 	}
+	if packed != nil {
+		src := bSource[float32]{panel: packed.panel}
+		gemmFrom(m, n, k, a, b, src, c, ldc, accumulate, threads, sgemmMR, sgemmNR, kernelF32, epi, wholeRows)
+		return
+	}
 	gemm(m, n, k, a, b, c, ldc, accumulate, threads, sgemmMR, sgemmNR, kernelF32, epi, wholeRows)
 }
 
@@ -110,11 +121,20 @@ func GemmF64(m, n, k int, a, b Strided[float64], c []float64, ldc int, accumulat
 type microKernel[T float32 | float64] func(k int, a, b, c []T, ldc int, overwrite bool)
 
 func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue, wholeRows bool) {
-	pa := func(dst []T, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, mr) }
 	pb := func(dst []T, pc, jc, kb, nb, from, to int) { packB(dst, b, pc, jc, kb, nb, nr, from, to) }
+	gemmFrom(m, n, k, a, b, bSource[T]{pack: pb}, c, ldc, accumulate, threads, mr, nr, kern, epi, wholeRows)
+}
+
+// gemmFrom is gemm with B taken from src: packed per call from b, or
+// read from panels packed before (b is then only a guide to its layout).
+func gemmFrom[T float32 | float64](m, n, k int, a, b Strided[T], src bSource[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue, wholeRows bool) {
+	pa := func(dst []T, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, mr) }
 	blk := packedBlock(pa, mr, nr, kern)
 	if d := directBlock(a, b, mr, nr); d.run != nil {
 		blk = d
+	}
+	if src.panel != nil {
+		blk.packsB = false // B is packed already
 	}
 	// An epilogue that needs whole rows keeps the rows split; others take
 	// part rows (each block's rows, one call per row, from the generated
@@ -123,10 +143,10 @@ func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, acc
 	// 109 GFLOP/s with rows split against 156 with columns, the product
 	// alone).
 	if t := splitThreads(m, n, k, threads, mr); t > 1 && columnSplit && (epi == nil || !wholeRows) && (n+nr-1)/nr >= 4*t {
-		gemmColumns(m, n, k, blk, pb, c, ldc, accumulate, t, mr, nr, epi)
+		gemmColumnsFrom(m, n, k, blk, src, c, ldc, accumulate, t, mr, nr, epi)
 		return
 	}
-	gemmCore(m, n, k, blk, pb, c, ldc, accumulate, threads, mr, nr, epi)
+	gemmCoreFrom(m, n, k, blk, src, c, ldc, accumulate, threads, mr, nr, epi)
 }
 
 // aBlock computes blocks of C. run computes the (ic, jc) block's product
@@ -172,6 +192,20 @@ type (
 // gemmCore drives the blocked product; epi (nil: none) finishes each
 // (ic, jc) block after its last K slice.
 func gemmCore[T float32 | float64](m, n, k int, blk aBlock[T], pb bPacker[T], c []T, ldc int, accumulate bool, threads, mr, nr int, epi Epilogue) {
+	gemmCoreFrom(m, n, k, blk, bSource[T]{pack: pb}, c, ldc, accumulate, threads, mr, nr, epi)
+}
+
+// bSource is where a blocked product gets its packed B: pack fills a
+// buffer with the slivers asked for, or, where set, panel returns the
+// slivers of K slice pc from column jc on, packed before in pack's layout
+// (PackedB), which the product then reads in place.
+type bSource[T float32 | float64] struct {
+	pack  bPacker[T]
+	panel func(pc, jc, kb int) []T
+}
+
+// gemmCoreFrom is gemmCore with B from src.
+func gemmCoreFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSource[T], c []T, ldc int, accumulate bool, threads, mr, nr int, epi Epilogue) {
 	if m <= 0 || n <= 0 {
 		return
 	}
@@ -210,15 +244,20 @@ func gemmCore[T float32 | float64](m, n, k int, blk aBlock[T], pb bPacker[T], c 
 			if threads == 1 {
 				from = blk.bFrom(nb, nr)
 			}
-			parallel(threads, func(t int) {
-				pb(bp, pc, jc, kb, nb, from+t*(slivers-from)/threads, from+(t+1)*(slivers-from)/threads)
-			})
+			bpc := bp
+			if src.panel != nil {
+				bpc = src.panel(pc, jc, kb)
+			} else {
+				parallel(threads, func(t int) {
+					src.pack(bp, pc, jc, kb, nb, from+t*(slivers-from)/threads, from+(t+1)*(slivers-from)/threads)
+				})
+			}
 			parallel(threads, func(t int) {
 				lo, hi := t*per, min(m, (t+1)*per)
 				mc := balancedBlock(hi-lo, gemmMC, blockRows[T](mr, nr))
 				for ic := lo; ic < hi; ic += mc {
 					mb := min(mc, hi-ic)
-					blk.run(aps[t], bp, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == lo)
+					blk.run(aps[t], bpc, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == lo)
 					if epi != nil && pc+kb == k {
 						epi(ic, jc, mb, nb)
 					}
@@ -248,6 +287,11 @@ var columnSplit = true
 // in chunks (claims): a thread that falls behind hands its last ones to
 // the others. Which thread computes a column does not change its bits.
 func gemmColumns[T float32 | float64](m, n, k int, blk aBlock[T], pb bPacker[T], c []T, ldc int, accumulate bool, threads, mr, nr int, epi Epilogue) {
+	gemmColumnsFrom(m, n, k, blk, bSource[T]{pack: pb}, c, ldc, accumulate, threads, mr, nr, epi)
+}
+
+// gemmColumnsFrom is gemmColumns with B from src.
+func gemmColumnsFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSource[T], c []T, ldc int, accumulate bool, threads, mr, nr int, epi Epilogue) {
 	slivers := (n + nr - 1) / nr
 	width := columnChunk(slivers, threads, 2*m*n*k) // slivers a chunk
 	q := newClaims((slivers+width-1)/width, threads)
@@ -268,10 +312,15 @@ func gemmColumns[T float32 | float64](m, n, k int, blk aBlock[T], pb bPacker[T],
 				for pc := 0; pc < k; pc += gemmKC {
 					kb := min(gemmKC, k-pc)
 					from := blk.bFrom(nb, nr)
-					pb(bp, pc, jc, kb, nb, from, (nb+nr-1)/nr)
+					bpc := bp
+					if src.panel != nil {
+						bpc = src.panel(pc, jc, kb)
+					} else {
+						src.pack(bp, pc, jc, kb, nb, from, (nb+nr-1)/nr)
+					}
 					for ic := 0; ic < m; ic += mc {
 						mb := min(mc, m-ic)
-						blk.run(ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == 0)
+						blk.run(ap, bpc, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == 0)
 						if epi != nil && pc+kb == k {
 							epi(ic, jc, mb, nb)
 						}
