@@ -8,25 +8,34 @@ import (
 	"github.com/axle-ml/axle/hlo"
 )
 
-// A product whose right operand is a constant (a layer's weights) packs
-// it for the GEMM once, on its first call, and reads the packed panels on
-// every call after (kernels.PackedB), as ONNX Runtime and oneDNN prepack
-// weights. The packed copy is kept for the executable's life: as large
-// as the weights, in f32.
+// A product whose right operand is a constant (a layer's weights) lays it
+// out for its kernel once, on its first call, and reads that copy on
+// every call after, as ONNX Runtime and oneDNN prepack weights:
+//   - for the blocked GEMM, B packed into its slivers (kernels.PackedB):
+//     packing on every call read and wrote all of B for one use of each
+//     value per block of A's rows;
+//   - for the small-M kernels, which read B's rows in place, a B stored
+//     transposed (weights [n, k]: ONNX Gemm's transB, PyTorch's Linear,
+//     an LSTM's recurrence) turned row-major once: those products went to
+//     the packed GEMM (a few rows) or the skinny kernel (one row, run 16
+//     lanes wide over one column: ResNet's 1×1024·1024×1000 classifier
+//     took 0.55 ms).
+// The copy lives as long as the executable, as large as the weights in
+// f32.
 
-// packedWeights keeps one product's packed constant B.
+// packedWeights keeps one product's constant B laid out for its kernel.
 type packedWeights struct {
 	mu     sync.Mutex
-	lit    *hlo.Literal // the literal it was packed from
-	packed *kernels.PackedB
+	lit    *hlo.Literal     // the literal the copy was made from
+	packed *kernels.PackedB // for the GEMM
+	rows   []float32        // for the small-M kernels: each product's B row-major
+	rowsG  gemmPlan         // the plan reading rows
 }
 
-// constantRHS returns a keeper for a product's right operand w when
-// packing it ahead can pay: a constant with its values, read by one
-// product (no batch) of more than one row and more columns than one
-// sliver (the kernels read B in place for one row or a few columns).
-func constantRHS(w *hlo.Instruction, g *gemmPlan) *packedWeights {
-	if w.Opcode != hlo.OpConstant || w.Literal == nil || w.Literal.IsElided() || g.batch != 1 || g.m < 2 || g.n <= 16 {
+// constantRHS returns a keeper for a product's right operand w when it is
+// a constant with its values (nil otherwise).
+func constantRHS(w *hlo.Instruction) *packedWeights {
+	if w.Opcode != hlo.OpConstant || w.Literal == nil || w.Literal.IsElided() {
 		return nil
 	}
 	if _, _, ok := tile.KernelType(w.Literal.DType()); !ok {
@@ -35,19 +44,75 @@ func constantRHS(w *hlo.Instruction, g *gemmPlan) *packedWeights {
 	return &packedWeights{}
 }
 
-// get returns lit packed as g's B (vals: lit as f32), packing it on the
-// first call; nil when p is nil or the packing is refused.
-func (p *packedWeights) get(lit *hlo.Literal, g *gemmPlan, vals []float32) *kernels.PackedB {
-	if p == nil {
+// smallM reports whether g goes to the small-M kernels, which want B's
+// rows contiguous.
+func smallM(g *gemmPlan) bool {
+	return g.m <= kernels.GemvMaxRows && 2*g.batch*g.m*g.n*g.k <= kernels.GemvMaxFlops && (g.a.Col == 1 || g.k == 1)
+}
+
+// gemmB returns lit packed as g's B (vals: lit as f32) for the blocked
+// GEMM, packing it on the first call; nil where p is nil or the GEMM
+// would not read it (a batch, one row, a few columns).
+func (p *packedWeights) gemmB(lit *hlo.Literal, g *gemmPlan, vals []float32) *kernels.PackedB {
+	if p == nil || g.batch != 1 || g.m < 2 || g.n <= 16 {
 		return nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.lit != lit {
+		p.reset(lit)
+	}
+	if p.packed == nil {
 		b := g.b
 		b.Data = vals
 		p.packed, _ = kernels.PackBF32(g.k, g.n, b) // nil on a refusal: the caller packs per call
-		p.lit = lit
 	}
 	return p.packed
+}
+
+// rowsB returns lit as g's B with every product's rows contiguous, and the
+// plan reading it, copying it on the first call where B is stored
+// otherwise; ok is false where p is nil, g does not go to the small-M
+// kernels, or B's rows are contiguous already.
+func (p *packedWeights) rowsB(lit *hlo.Literal, g *gemmPlan, vals []float32) (rg *gemmPlan, rows []float32, ok bool) {
+	if p == nil || g.b.Col == 1 || g.n == 1 || !smallM(g) {
+		return nil, nil, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.lit != lit {
+		p.reset(lit)
+	}
+	if p.rows == nil {
+		p.rowsG, p.rows = rowMajorB(g, vals)
+	}
+	return &p.rowsG, p.rows, true
+}
+
+func (p *packedWeights) reset(lit *hlo.Literal) {
+	p.lit, p.packed, p.rows = lit, nil, nil
+}
+
+// rowMajorB copies every product's B of g (read from vals) row-major, the
+// products one after another, and returns the plan reading the copy.
+func rowMajorB(g *gemmPlan, vals []float32) (gemmPlan, []float32) {
+	rows := make([]float32, g.batch*g.k*g.n)
+	for i := range g.batch {
+		_, bo := g.offsets(i)
+		dst := rows[i*g.k*g.n:]
+		for p := range g.k {
+			for j := range g.n {
+				dst[p*g.n+j] = vals[bo+p*g.b.Row+j*g.b.Col]
+			}
+		}
+	}
+	rg := *g
+	rg.b = kernels.Strided[float32]{Row: g.n, Col: 1}
+	rg.bBatch = make([]int, len(g.batchDims))
+	stride := g.k * g.n
+	for d := len(g.batchDims) - 1; d >= 0; d-- {
+		rg.bBatch[d] = stride
+		stride *= g.batchDims[d]
+	}
+	return rg, rows
 }

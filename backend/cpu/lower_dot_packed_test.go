@@ -11,12 +11,15 @@ import (
 	"github.com/axle-ml/axle/hlo/hlotext"
 )
 
-// A product whose weights are a constant packs them once and reads the
-// packed panels after: on every call, from many goroutines at once, its
-// bits are those of the same module with the weights passed as an
-// argument (packed per call), and within the evaluator's tolerance. Plain
-// products and products finished by an epilogue; weights [k, n] and
-// transposed [n, k]; f32 and bf16; K past one block of the GEMM.
+// A product whose weights are a constant lays them out once and reads
+// that copy after: on every call, from many goroutines at once, its
+// result is within the evaluator's tolerance and the same every time; on
+// the blocked GEMM (two rows or more) its bits are those of the same
+// module with the weights passed as an argument (packed per call). The
+// small-M kernels (one row; a few rows of transposed weights) sum in
+// another order than the paths the argument takes. Plain products and
+// products finished by an epilogue; weights [k, n] and transposed [n, k];
+// f32 and bf16; K past one block of the GEMM.
 func TestDotConstantWeightsPacked(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, c := range []struct {
@@ -30,6 +33,9 @@ func TestDotConstantWeightsPacked(t *testing.T) {
 		{13, 70, 300, false, "f32", true},
 		{64, 33, 260, true, "f32", false},
 		{24, 40, 20, false, "bf16", true},
+		{1, 1000, 1024, true, "f32", true}, // a classifier: one row, columns split
+		{2, 70, 30, true, "f32", false},    // a recurrence step
+		{1, 40, 50, true, "bf16", false},
 	} {
 		name := fmt.Sprintf("%dx%dx%d transposed=%v %s epilogue=%v", c.m, c.n, c.k, c.transposed, c.dtype, c.epilogue)
 		t.Run(name, func(t *testing.T) {
@@ -46,9 +52,23 @@ func TestDotConstantWeightsPacked(t *testing.T) {
 			param := fmt.Sprintf("%s[%d,%d] parameter(1)", c.dtype, wdims[0], wdims[1])
 			withConst := dotModule(c.m, c.n, c.k, c.transposed, c.dtype, c.epilogue, constant)
 			withParam := dotModule(c.m, c.n, c.k, c.transposed, c.dtype, c.epilogue, param)
-			checkPackedDot(t, withConst, withParam)
+			checkPackedDot(t, withConst, withParam, c.m > 8)
 		})
 	}
+}
+
+// A batch of small products with constant weights stored transposed (an
+// LSTM's two directions, [dirs, 4h, h]) reads them turned row-major once.
+func TestDotConstantWeightsBatchRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	vals := make([]string, 2*24*16)
+	for i := range vals {
+		vals[i] = fmt.Sprintf("%.3f", rng.Float64()*2-1)
+	}
+	lit := "{" + rowsText(vals[:24*16], 16) + "}, {" + rowsText(vals[24*16:], 16) + "}"
+	const text = "HloModule r\nENTRY e {\n  h = f32[2,2,16] parameter(0)\n  w = %s\n" +
+		"  ROOT d = f32[2,2,24] dot(h, w), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}\n}\n"
+	checkPackedDot(t, fmt.Sprintf(text, "f32[2,24,16] constant({"+lit+"})"), fmt.Sprintf(text, "f32[2,24,16] parameter(1)"), false)
 }
 
 func rowsText(vals []string, cols int) string {
@@ -73,7 +93,7 @@ func dotModule(m, n, k int, transposed bool, dtype string, epilogue bool, weight
 	return fmt.Sprintf("HloModule p\nENTRY e {\n  a = %s[%d,%d] parameter(0)\n  w = %s\n%s}\n", dtype, m, k, weights, root)
 }
 
-func checkPackedDot(t *testing.T, withConst, withParam string) {
+func checkPackedDot(t *testing.T, withConst, withParam string, sameBits bool) {
 	t.Helper()
 	mc, err := hlotext.Parse(withConst, hlotext.Options{})
 	if err != nil {
@@ -107,6 +127,16 @@ func checkPackedDot(t *testing.T, withConst, withParam string) {
 	if msg := closeEnough(perCall, want); msg != "" {
 		t.Fatal(msg)
 	}
+	first, err := xc.Execute(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := closeEnough(first, want); msg != "" {
+		t.Fatal(msg)
+	}
+	if sameBits && !first.Equal(perCall) {
+		t.Fatalf("packed ahead %v, packed per call %v", first, perCall)
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for range 4 {
@@ -117,8 +147,8 @@ func checkPackedDot(t *testing.T, withConst, withParam string) {
 					errs <- err
 					return
 				}
-				if !got.Equal(perCall) {
-					errs <- fmt.Errorf("packed ahead %v, packed per call %v", got, perCall)
+				if !got.Equal(first) {
+					errs <- fmt.Errorf("a later call gave %v, the first %v", got, first)
 					return
 				}
 			}
@@ -128,5 +158,51 @@ func checkPackedDot(t *testing.T, withConst, withParam string) {
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
+	}
+}
+
+// Products with their weights a constant (laid out once) against the same
+// products with the weights an argument (laid out on every call):
+// ResNet's classifier, a recurrence step, a transformer's up-projection.
+func BenchmarkDotConstantWeights(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, c := range []struct {
+		name       string
+		m, n, k    int
+		transposed bool
+	}{
+		{"classifier_1x1024x1000", 1, 1000, 1024, true},
+		{"step_2x128x512", 2, 512, 128, true},
+		{"mlp_128x384x1536", 128, 1536, 384, false},
+	} {
+		wdims := [2]int{c.k, c.n}
+		if c.transposed {
+			wdims = [2]int{c.n, c.k}
+		}
+		vals := make([]string, wdims[0]*wdims[1])
+		for i := range vals {
+			vals[i] = fmt.Sprintf("%.3f", rng.Float64()*2-1)
+		}
+		constant := fmt.Sprintf("f32[%d,%d] constant({%s})", wdims[0], wdims[1], rowsText(vals, wdims[1]))
+		param := fmt.Sprintf("f32[%d,%d] parameter(1)", wdims[0], wdims[1])
+		for _, form := range []struct{ name, weights string }{{"argument", param}, {"constant", constant}} {
+			m, err := hlotext.Parse(dotModule(c.m, c.n, c.k, c.transposed, "f32", true, form.weights), hlotext.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			x, err := Compile(m, Options{Threads: 2})
+			if err != nil {
+				b.Fatal(err)
+			}
+			args := eval.RandomArguments(m, 3)
+			b.Run(c.name+"/"+form.name, func(b *testing.B) {
+				for b.Loop() {
+					if _, err := x.Execute(args...); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(2*float64(c.m*c.n*c.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
 	}
 }

@@ -41,7 +41,7 @@ func (c *compiler) lowerOutputFusion(in *hlo.Instruction) (kernelFunc, string, e
 	}
 	if d.Opcode == hlo.OpDot {
 		g, _ := planDot(d)
-		return c.gemmEpilogue(g, ops, e, constantRHS(in.Operands[ops[1]], &g)), "gemm+epilogue", nil
+		return c.gemmEpilogue(g, ops, e, constantRHS(in.Operands[ops[1]])), "gemm+epilogue", nil
 	}
 	if k, ok := c.convNCHW(d, in.Operands[ops[1]], ops, e); ok {
 		return k, "conv_nchw+epilogue", nil
@@ -66,12 +66,16 @@ func (x *compiler) gemmEpilogue(g gemmPlan, ops []int, e *tile.Epilogue, pw *pac
 		defer releaseA()
 		lb, releaseB := tile.AsF32(args[ops[1]], x.threads)
 		defer releaseB()
+		if rg, rows, ok := pw.rowsB(args[ops[1]], &g, lb); ok && gemvDot(rg, la, rows, c, x.threads) {
+			epi(0, 0, g.batch*g.m, g.n)
+			return nil
+		}
 		if gemvDot(&g, la, lb, c, x.threads) {
 			epi(0, 0, g.batch*g.m, g.n)
 			return nil
 		}
 		whole := e.Prog().RowLen() > 0
-		if packed := pw.get(args[ops[1]], &g, lb); packed != nil {
+		if packed := pw.gemmB(args[ops[1]], &g, lb); packed != nil {
 			a, b := g.a, g.b
 			a.Data, b.Data = la, lb
 			return kernels.GemmPackedEpilogueF32(g.m, g.n, g.k, a, b, packed, c, g.n, x.threads, epi, whole)

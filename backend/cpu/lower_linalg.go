@@ -131,7 +131,7 @@ func (x *compiler) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
 	if !ok {
 		return nil, false
 	}
-	pw := constantRHS(in.Operands[1], &g)
+	pw := constantRHS(in.Operands[1])
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
 		c, finish := tile.F32Into(out, x.threads)
 		a, b := g.a, g.b // Execute may run concurrently
@@ -141,11 +141,15 @@ func (x *compiler) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
 		b.Data, releaseB = tile.AsF32(ops[1], x.threads)
 		defer releaseB()
 		la, lb := a.Data, b.Data
+		if rg, rows, ok := pw.rowsB(ops[1], &g, lb); ok && gemvDot(rg, la, rows, c, x.threads) {
+			finish()
+			return nil
+		}
 		if gemvDot(&g, la, lb, c, x.threads) {
 			finish()
 			return nil
 		}
-		if packed := pw.get(ops[1], &g, lb); packed != nil {
+		if packed := pw.gemmB(ops[1], &g, lb); packed != nil {
 			err := kernels.GemmPackedEpilogueF32(g.m, g.n, g.k, a, b, packed, c, g.n, x.threads, nil, false)
 			finish()
 			return err
