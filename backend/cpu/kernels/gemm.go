@@ -640,7 +640,11 @@ func packBCols[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, f
 		if c1-c0 < nr {
 			clear(d)
 		}
-		for j := c0; j < c1; j++ {
+		j := c0
+		for ; j+4 <= c1; j += 4 {
+			packCols4(d[j-c0:], b, jc+j, pc, kb, nr)
+		}
+		for ; j < c1; j++ {
 			src := b.Data[(jc+j)*b.Col+pc:]
 			src = src[:kb]
 			col := d[j-c0:]
@@ -648,6 +652,21 @@ func packBCols[T float32 | float64](dst []T, b Strided[T], pc, jc, kb, nb, nr, f
 				col[p*nr] = v
 			}
 		}
+	}
+}
+
+// packCols4 deals four columns of a column-contiguous B (from column j,
+// rows [pc, pc+kb)) into a sliver nr wide: four adjacent values a row,
+// where one column at a time stored one value per 64-byte line (the
+// attention scores' Kᵀ packed at 1 ns a value, a third of the product).
+func packCols4[T float32 | float64](d []T, b Strided[T], j, pc, kb, nr int) {
+	s0 := b.Data[j*b.Col+pc:][:kb]
+	s1 := b.Data[(j+1)*b.Col+pc:][:kb]
+	s2 := b.Data[(j+2)*b.Col+pc:][:kb]
+	s3 := b.Data[(j+3)*b.Col+pc:][:kb]
+	for p := range s0 {
+		row := d[p*nr : p*nr+4]
+		row[0], row[1], row[2], row[3] = s0[p], s1[p], s2[p], s3[p]
 	}
 }
 
