@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,5 +56,23 @@ func TestONNXSoftPlacementExample(t *testing.T) {
 	_, stderr, code = runAxle("run", "--no-soft-placement", model)
 	if code == 0 || !strings.Contains(stderr, `node "nonzero" (NonZero) cannot run on cpu:0: NonZero has no HLO lowering`) {
 		t.Errorf("--no-soft-placement: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// --cpuprofile works for an ONNX model as for HLO: a pprof profile
+// (gzip-compressed protobuf) of the timed runs; an unwritable path fails
+// naming the flag.
+func TestONNXCPUProfile(t *testing.T) {
+	model := filepath.Join("../../examples/onnx", "scores_nonzero", "model.onnx")
+	prof := filepath.Join(t.TempDir(), "cpu.prof")
+	if _, errs, code := runAxle("run", "--backend", "cpu", "--warmup", "1", "--repeat", "3", "--cpuprofile", prof, model); code != 0 {
+		t.Fatalf("--cpuprofile: exit %d: %s", code, errs)
+	}
+	if b, err := os.ReadFile(prof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("--cpuprofile wrote %d bytes (%v), not a gzip stream", len(b), err)
+	}
+	bad := filepath.Join(t.TempDir(), "no", "such", "dir", "p")
+	if _, errs, code := runAxle("run", "--cpuprofile", bad, model); code == 0 || !strings.Contains(errs, "--cpuprofile") {
+		t.Errorf("unwritable --cpuprofile: exit %d, %q", code, errs)
 	}
 }

@@ -55,7 +55,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	r.path = fs.Arg(0)
 	if isONNX(r.path) {
-		return runONNX(onnxRun{path: r.path, inputs: r.inputs, saveOutputs: r.saveOutputs, dumpTo: r.dumpTo,
+		return runONNX(onnxRun{path: r.path, inputs: r.inputs, saveOutputs: r.saveOutputs, dumpTo: r.dumpTo, cpuProfile: r.cpuProfile,
 			backend: r.backend, threads: r.threads, warmup: r.warmup, repeat: r.repeat, seed: r.seed,
 			asJSON: r.asJSON, logPlacement: r.logPlacement, noSoft: r.noSoft, noCluster: r.noCluster, profile: r.profile}, stdout, stderr)
 	}

@@ -21,6 +21,7 @@ import (
 // onnxRun is what `axle run` needs to run an ONNX model.
 type onnxRun struct {
 	path, inputs, saveOutputs, dumpTo string
+	cpuProfile                        string // pprof CPU profile of the timed runs
 	backend                           string
 	threads, warmup, repeat           int
 	seed                              uint64
@@ -56,7 +57,17 @@ func runONNX(o onnxRun, stdout, stderr io.Writer) int {
 	var out []*onnx.Value
 	var times []time.Duration
 	var first time.Duration
+	stopProfile := func() {}
+	defer func() { stopProfile() }()
 	for i := range o.warmup + max(o.repeat, 1) {
+		if i == o.warmup && o.cpuProfile != "" {
+			stop, err := startCPUProfile(o.cpuProfile)
+			if err != nil {
+				fmt.Fprintf(stderr, "axle run: %v\n", err)
+				return 1
+			}
+			stopProfile = stop
+		}
 		t0 := time.Now()
 		if out, err = sess.RunOrdered(ctx, in); err != nil {
 			fmt.Fprintln(stderr, err)
@@ -69,6 +80,8 @@ func runONNX(o onnxRun, stdout, stderr io.Writer) int {
 			times = append(times, time.Since(t0))
 		}
 	}
+	stopProfile()
+	stopProfile = func() {}
 	if o.saveOutputs != "" {
 		var arrays []npy.Array
 		for i, v := range out {
