@@ -13,18 +13,22 @@ TEXT ·depthwiseRun512(SB), NOSPLIT, $0-72
 	MOVQ ps+56(FP), BX
 	SHLQ $0x02, BX
 
-depthwiseRun512_p8:
+depthwiseRun512_p8v1:
 	CMPQ DX, $0x00000008
-	JB   depthwiseRun512_p8_done
+	JB   depthwiseRun512_p8v1_done
 	XORQ SI, SI
 
-depthwiseRun512_p8_vec:
+depthwiseRun512_p8v1_vec:
 	MOVQ    c+64(FP), DI
 	SHLQ    $0x02, DI
 	SUBQ    SI, DI
-	SHRQ    $0x02, DI
+	SARQ    $0x02, DI
+	SUBQ    $0x00000000, DI
 	MOVQ    $0x00000010, R8
 	CMPQ    DI, R8
+	CMOVQLT DI, R8
+	XORQ    DI, DI
+	CMPQ    R8, DI
 	CMOVQLT DI, R8
 	MOVQ    $0x00000001, DI
 	SHLXQ   R8, DI, DI
@@ -47,7 +51,7 @@ depthwiseRun512_p8_vec:
 	LEAQ    (BX)(BX*2), R12
 	XORQ    R13, R13
 
-depthwiseRun512_p8_tap:
+depthwiseRun512_p8v1_tap:
 	MOVQ      (R8)(R13*8), R15
 	VMOVUPS.Z (R9)(R15*4), K1, Z8
 	MOVQ      (DI)(R13*8), R14
@@ -71,7 +75,7 @@ depthwiseRun512_p8_tap:
 	VADDPS    Z8, Z7, Z7
 	INCQ      R13
 	CMPQ      R13, R10
-	JB        depthwiseRun512_p8_tap
+	JB        depthwiseRun512_p8v1_tap
 	MOVQ      c+64(FP), DI
 	SHLQ      $0x02, DI
 	LEAQ      (AX)(SI*1), R8
@@ -92,28 +96,32 @@ depthwiseRun512_p8_tap:
 	VMOVUPS   Z7, K1, (R8)
 	ADDQ      $0x00000040, SI
 	CMPQ      SI, DI
-	JB        depthwiseRun512_p8_vec
+	JB        depthwiseRun512_p8v1_vec
 	MOVQ      BX, SI
 	SHLQ      $0x03, DI
 	SHLQ      $0x03, SI
 	ADDQ      DI, AX
 	ADDQ      SI, CX
 	SUBQ      $0x00000008, DX
-	JMP       depthwiseRun512_p8
+	JMP       depthwiseRun512_p8v1
 
-depthwiseRun512_p8_done:
-depthwiseRun512_p4:
+depthwiseRun512_p8v1_done:
+depthwiseRun512_p4v1:
 	CMPQ DX, $0x00000004
-	JB   depthwiseRun512_p4_done
+	JB   depthwiseRun512_p4v1_done
 	XORQ SI, SI
 
-depthwiseRun512_p4_vec:
+depthwiseRun512_p4v1_vec:
 	MOVQ    c+64(FP), DI
 	SHLQ    $0x02, DI
 	SUBQ    SI, DI
-	SHRQ    $0x02, DI
+	SARQ    $0x02, DI
+	SUBQ    $0x00000000, DI
 	MOVQ    $0x00000010, R8
 	CMPQ    DI, R8
+	CMOVQLT DI, R8
+	XORQ    DI, DI
+	CMPQ    R8, DI
 	CMOVQLT DI, R8
 	MOVQ    $0x00000001, DI
 	SHLXQ   R8, DI, DI
@@ -132,7 +140,7 @@ depthwiseRun512_p4_vec:
 	LEAQ    (BX)(BX*2), R12
 	XORQ    R13, R13
 
-depthwiseRun512_p4_tap:
+depthwiseRun512_p4v1_tap:
 	MOVQ      (R8)(R13*8), R14
 	VMOVUPS.Z (R9)(R14*4), K1, Z0
 	MOVQ      (DI)(R13*8), R14
@@ -147,7 +155,7 @@ depthwiseRun512_p4_tap:
 	VADDPS    Z0, Z13, Z13
 	INCQ      R13
 	CMPQ      R13, R10
-	JB        depthwiseRun512_p4_tap
+	JB        depthwiseRun512_p4v1_tap
 	MOVQ      c+64(FP), DI
 	SHLQ      $0x02, DI
 	LEAQ      (AX)(SI*1), R8
@@ -160,28 +168,234 @@ depthwiseRun512_p4_tap:
 	VMOVUPS   Z13, K1, (R8)
 	ADDQ      $0x00000040, SI
 	CMPQ      SI, DI
-	JB        depthwiseRun512_p4_vec
+	JB        depthwiseRun512_p4v1_vec
 	MOVQ      BX, SI
 	SHLQ      $0x02, DI
 	SHLQ      $0x02, SI
 	ADDQ      DI, AX
 	ADDQ      SI, CX
 	SUBQ      $0x00000004, DX
-	JMP       depthwiseRun512_p4
+	JMP       depthwiseRun512_p4v1
 
-depthwiseRun512_p4_done:
-depthwiseRun512_p1:
+depthwiseRun512_p4v1_done:
+	MOVQ c+64(FP), SI
+	CMPQ SI, $0x00000010
+	JBE  depthwiseRun512_v1
+	CMPQ SI, $0x00000020
+	JBE  depthwiseRun512_v2
+
+depthwiseRun512_p1v4:
 	CMPQ DX, $0x00000001
-	JB   depthwiseRun512_p1_done
+	JB   depthwiseRun512_p1v4_done
 	XORQ SI, SI
 
-depthwiseRun512_p1_vec:
+depthwiseRun512_p1v4_vec:
 	MOVQ    c+64(FP), DI
 	SHLQ    $0x02, DI
 	SUBQ    SI, DI
-	SHRQ    $0x02, DI
+	SARQ    $0x02, DI
+	SUBQ    $0x00000000, DI
 	MOVQ    $0x00000010, R8
 	CMPQ    DI, R8
+	CMOVQLT DI, R8
+	XORQ    DI, DI
+	CMPQ    R8, DI
+	CMOVQLT DI, R8
+	MOVQ    $0x00000001, DI
+	SHLXQ   R8, DI, DI
+	DECQ    DI
+	KMOVW   DI, K1
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	SUBQ    SI, DI
+	SARQ    $0x02, DI
+	SUBQ    $0x00000010, DI
+	MOVQ    $0x00000010, R8
+	CMPQ    DI, R8
+	CMOVQLT DI, R8
+	XORQ    DI, DI
+	CMPQ    R8, DI
+	CMOVQLT DI, R8
+	MOVQ    $0x00000001, DI
+	SHLXQ   R8, DI, DI
+	DECQ    DI
+	KMOVW   DI, K2
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	SUBQ    SI, DI
+	SARQ    $0x02, DI
+	SUBQ    $0x00000020, DI
+	MOVQ    $0x00000010, R8
+	CMPQ    DI, R8
+	CMOVQLT DI, R8
+	XORQ    DI, DI
+	CMPQ    R8, DI
+	CMOVQLT DI, R8
+	MOVQ    $0x00000001, DI
+	SHLXQ   R8, DI, DI
+	DECQ    DI
+	KMOVW   DI, K3
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	SUBQ    SI, DI
+	SARQ    $0x02, DI
+	SUBQ    $0x00000030, DI
+	MOVQ    $0x00000010, R8
+	CMPQ    DI, R8
+	CMOVQLT DI, R8
+	XORQ    DI, DI
+	CMPQ    R8, DI
+	CMOVQLT DI, R8
+	MOVQ    $0x00000001, DI
+	SHLXQ   R8, DI, DI
+	DECQ    DI
+	KMOVW   DI, K4
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
+	VPXORD  Z16, Z16, Z16
+	VPXORD  Z17, Z17, Z17
+	MOVQ    ioffs+24(FP), DI
+	MOVQ    woffs+32(FP), R8
+	MOVQ    w+16(FP), R9
+	MOVQ    ntaps+40(FP), R10
+	LEAQ    (CX)(SI*1), R11
+	ADDQ    SI, R9
+	LEAQ    (BX)(BX*2), R12
+	XORQ    R12, R12
+
+depthwiseRun512_p1v4_tap:
+	MOVQ      (R8)(R12*8), R13
+	VMOVUPS.Z (R9)(R13*4), K1, Z0
+	VMOVUPS.Z 64(R9)(R13*4), K2, Z1
+	VMOVUPS.Z 128(R9)(R13*4), K3, Z2
+	VMOVUPS.Z 192(R9)(R13*4), K4, Z3
+	MOVQ      (DI)(R12*8), R13
+	LEAQ      (R11)(R13*4), R13
+	VMULPS.Z  (R13), Z0, K1, Z0
+	VADDPS    Z0, Z14, Z14
+	VMULPS.Z  64(R13), Z1, K2, Z0
+	VADDPS    Z0, Z15, Z15
+	VMULPS.Z  128(R13), Z2, K3, Z0
+	VADDPS    Z0, Z16, Z16
+	VMULPS.Z  192(R13), Z3, K4, Z0
+	VADDPS    Z0, Z17, Z17
+	INCQ      R12
+	CMPQ      R12, R10
+	JB        depthwiseRun512_p1v4_tap
+	MOVQ      c+64(FP), DI
+	SHLQ      $0x02, DI
+	LEAQ      (AX)(SI*1), R8
+	VMOVUPS   Z14, K1, (R8)
+	VMOVUPS   Z15, K2, 64(R8)
+	VMOVUPS   Z16, K3, 128(R8)
+	VMOVUPS   Z17, K4, 192(R8)
+	ADDQ      $0x00000100, SI
+	CMPQ      SI, DI
+	JB        depthwiseRun512_p1v4_vec
+	MOVQ      BX, SI
+	ADDQ      DI, AX
+	ADDQ      SI, CX
+	SUBQ      $0x00000001, DX
+	JMP       depthwiseRun512_p1v4
+
+depthwiseRun512_p1v4_done:
+	JMP depthwiseRun512_end
+
+depthwiseRun512_v2:
+depthwiseRun512_p1v2:
+	CMPQ DX, $0x00000001
+	JB   depthwiseRun512_p1v2_done
+	XORQ SI, SI
+
+depthwiseRun512_p1v2_vec:
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	SUBQ    SI, DI
+	SARQ    $0x02, DI
+	SUBQ    $0x00000000, DI
+	MOVQ    $0x00000010, R8
+	CMPQ    DI, R8
+	CMOVQLT DI, R8
+	XORQ    DI, DI
+	CMPQ    R8, DI
+	CMOVQLT DI, R8
+	MOVQ    $0x00000001, DI
+	SHLXQ   R8, DI, DI
+	DECQ    DI
+	KMOVW   DI, K1
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	SUBQ    SI, DI
+	SARQ    $0x02, DI
+	SUBQ    $0x00000010, DI
+	MOVQ    $0x00000010, R8
+	CMPQ    DI, R8
+	CMOVQLT DI, R8
+	XORQ    DI, DI
+	CMPQ    R8, DI
+	CMOVQLT DI, R8
+	MOVQ    $0x00000001, DI
+	SHLXQ   R8, DI, DI
+	DECQ    DI
+	KMOVW   DI, K2
+	VPXORD  Z14, Z14, Z14
+	VPXORD  Z15, Z15, Z15
+	MOVQ    ioffs+24(FP), DI
+	MOVQ    woffs+32(FP), R8
+	MOVQ    w+16(FP), R9
+	MOVQ    ntaps+40(FP), R10
+	LEAQ    (CX)(SI*1), R11
+	ADDQ    SI, R9
+	LEAQ    (BX)(BX*2), R12
+	XORQ    R12, R12
+
+depthwiseRun512_p1v2_tap:
+	MOVQ      (R8)(R12*8), R13
+	VMOVUPS.Z (R9)(R13*4), K1, Z0
+	VMOVUPS.Z 64(R9)(R13*4), K2, Z1
+	MOVQ      (DI)(R12*8), R13
+	LEAQ      (R11)(R13*4), R13
+	VMULPS.Z  (R13), Z0, K1, Z0
+	VADDPS    Z0, Z14, Z14
+	VMULPS.Z  64(R13), Z1, K2, Z0
+	VADDPS    Z0, Z15, Z15
+	INCQ      R12
+	CMPQ      R12, R10
+	JB        depthwiseRun512_p1v2_tap
+	MOVQ      c+64(FP), DI
+	SHLQ      $0x02, DI
+	LEAQ      (AX)(SI*1), R8
+	VMOVUPS   Z14, K1, (R8)
+	VMOVUPS   Z15, K2, 64(R8)
+	ADDQ      $0x00000080, SI
+	CMPQ      SI, DI
+	JB        depthwiseRun512_p1v2_vec
+	MOVQ      BX, SI
+	ADDQ      DI, AX
+	ADDQ      SI, CX
+	SUBQ      $0x00000001, DX
+	JMP       depthwiseRun512_p1v2
+
+depthwiseRun512_p1v2_done:
+	JMP depthwiseRun512_end
+
+depthwiseRun512_v1:
+depthwiseRun512_p1v1:
+	CMPQ DX, $0x00000001
+	JB   depthwiseRun512_p1v1_done
+	XORQ SI, SI
+
+depthwiseRun512_p1v1_vec:
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	SUBQ    SI, DI
+	SARQ    $0x02, DI
+	SUBQ    $0x00000000, DI
+	MOVQ    $0x00000010, R8
+	CMPQ    DI, R8
+	CMOVQLT DI, R8
+	XORQ    DI, DI
+	CMPQ    R8, DI
 	CMOVQLT DI, R8
 	MOVQ    $0x00000001, DI
 	SHLXQ   R8, DI, DI
@@ -197,7 +411,7 @@ depthwiseRun512_p1_vec:
 	LEAQ    (BX)(BX*2), R12
 	XORQ    R12, R12
 
-depthwiseRun512_p1_tap:
+depthwiseRun512_p1v1_tap:
 	MOVQ      (R8)(R12*8), R13
 	VMOVUPS.Z (R9)(R13*4), K1, Z0
 	MOVQ      (DI)(R12*8), R13
@@ -206,20 +420,21 @@ depthwiseRun512_p1_tap:
 	VADDPS    Z0, Z14, Z14
 	INCQ      R12
 	CMPQ      R12, R10
-	JB        depthwiseRun512_p1_tap
+	JB        depthwiseRun512_p1v1_tap
 	MOVQ      c+64(FP), DI
 	SHLQ      $0x02, DI
 	LEAQ      (AX)(SI*1), R8
 	VMOVUPS   Z14, K1, (R8)
 	ADDQ      $0x00000040, SI
 	CMPQ      SI, DI
-	JB        depthwiseRun512_p1_vec
+	JB        depthwiseRun512_p1v1_vec
 	MOVQ      BX, SI
 	ADDQ      DI, AX
 	ADDQ      SI, CX
 	SUBQ      $0x00000001, DX
-	JMP       depthwiseRun512_p1
+	JMP       depthwiseRun512_p1v1
 
-depthwiseRun512_p1_done:
+depthwiseRun512_p1v1_done:
+depthwiseRun512_end:
 	VZEROUPPER
 	RET

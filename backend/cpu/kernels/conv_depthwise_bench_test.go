@@ -39,8 +39,8 @@ var depthwiseBenchShapes = []depthwiseShape{
 }
 
 // BenchmarkConvDepthwise runs each model's depthwise layer on two
-// threads, bare and with a bias epilogue (as the fusions hand one),
-// reporting GFLOP/s and the GB/s of its input and output.
+// threads, bare and with a bias epilogue (as the fusions hand one), bare
+// on the pixel walk for comparison, and bare on one thread, reporting GFLOP/s and the GB/s of its input and output.
 func BenchmarkConvDepthwise(b *testing.B) {
 	for _, s := range depthwiseBenchShapes {
 		pad := []int{s.pad, s.pad}
@@ -66,10 +66,14 @@ func BenchmarkConvDepthwise(b *testing.B) {
 		for _, e := range []struct {
 			name string
 			f    Epilogue
-		}{{"bare", nil}, {"epi", epi}} {
+			rows    bool
+			threads int
+		}{{"bare", nil, true, 2}, {"epi", epi, true, 2}, {"pixels", nil, false, 2}, {"bare1", nil, true, 1}} {
 			b.Run(fmt.Sprintf("%s/%s", s.name, e.name), func(b *testing.B) {
+				depthwiseRowsOn = e.rows
+				defer func() { depthwiseRowsOn = true }()
 				for b.Loop() {
-					if err := ConvEpilogueF32(p, in, kern, out, 2, e.f); err != nil {
+					if err := ConvEpilogueF32(p, in, kern, out, e.threads, e.f); err != nil {
 						b.Fatal(err)
 					}
 				}

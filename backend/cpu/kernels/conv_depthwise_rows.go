@@ -91,7 +91,7 @@ func convDepthwiseRows(p *Conv, in, kernel, out []float32, threads int, epi Epil
 
 // depthwiseParallelFlops is the work below which a depthwise convolution
 // runs on the calling goroutine: waking a worker costs more.
-const depthwiseParallelFlops = 1 << 19
+const depthwiseParallelFlops = 1 << 21
 
 // dwTaps is one run's tap list: each tap's input offset from the first
 // tap's, and its kernel offset.

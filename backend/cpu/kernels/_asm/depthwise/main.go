@@ -37,41 +37,64 @@ func depthwiseRun(name string) {
 	npix := Load(Param("npix"), GP64())
 	ps := Load(Param("ps"), GP64())
 	SHLQ(U8(2), ps)
-	for _, pixels := range []int{8, 4, 1} {
-		block(name, pixels, out, in, npix, ps)
-	}
+	block(name, 8, 1, out, in, npix, ps)
+	block(name, 4, 1, out, in, npix, ps)
+	// The last pixels one at a time, several vectors of each at once
+	// (up to four), so that as many sums are in flight.
+	c := Load(Param("c"), GP64())
+	CMPQ(c, U32(16))
+	JBE(LabelRef(name + "_v1"))
+	CMPQ(c, U32(32))
+	JBE(LabelRef(name + "_v2"))
+	block(name, 1, 4, out, in, npix, ps)
+	JMP(LabelRef(name + "_end"))
+	Label(name + "_v2")
+	block(name, 1, 2, out, in, npix, ps)
+	JMP(LabelRef(name + "_end"))
+	Label(name + "_v1")
+	block(name, 1, 1, out, in, npix, ps)
+	Label(name + "_end")
 	VZEROUPPER()
 	RET()
 }
 
 // block emits the loop over groups of pixels pixels while npix has that
-// many left, advancing in, out and npix.
-func block(name string, pixels int, out, in, npix, ps reg.Register) {
-	label := fmt.Sprintf("%s_p%d", name, pixels)
+// many left, vecs vectors of channels of each at a time, advancing in,
+// out and npix.
+func block(name string, pixels, vecs int, out, in, npix, ps reg.Register) {
+	label := fmt.Sprintf("%s_p%dv%d", name, pixels, vecs)
 	Label(label)
 	CMPQ(npix, U32(pixels))
 	JB(LabelRef(label + "_done"))
-	cv := GP64() // byte offset of the vector of channels
+	cv := GP64() // byte offset of the first vector of channels
 	XORQ(cv, cv)
 	Label(label + "_vec")
-	k := vectorMask()(cv)
-	acc := make([]reg.VecVirtual, pixels)
-	for p := range acc {
-		acc[p] = ZMM()
-		VPXORD(acc[p], acc[p], acc[p])
+	ks := make([]reg.OpmaskVirtual, vecs)
+	for v := range ks {
+		ks[v] = vectorMask(cv, v)
 	}
-	taps(label, pixels, in, ps, cv, k, acc)
+	acc := make([][]reg.VecVirtual, pixels)
+	for p := range acc {
+		acc[p] = make([]reg.VecVirtual, vecs)
+		for v := range acc[p] {
+			acc[p][v] = ZMM()
+			VPXORD(acc[p][v], acc[p][v], acc[p][v])
+		}
+	}
+	taps(label, in, ps, cv, ks, acc)
 	c := Load(Param("c"), GP64())
 	SHLQ(U8(2), c)
 	o := GP64()
 	LEAQ(Mem{Base: out, Index: cv, Scale: 1}, o)
 	for p := range acc {
-		VMOVUPS(acc[p], k, Mem{Base: o})
+		for v, a := range acc[p] {
+			VMOVUPS(a, ks[v], Mem{Base: o, Disp: 64 * v})
+		}
 		if p < pixels-1 {
 			ADDQ(c, o)
 		}
 	}
-	ADDQ(U32(64), cv)
+	ADDQ(U32(64*vecs), cv)
 	CMPQ(cv, c)
 	JB(LabelRef(label + "_vec"))
 	// The next group of pixels.
@@ -89,34 +112,37 @@ func block(name string, pixels int, out, in, npix, ps reg.Register) {
 	Label(label + "_done")
 }
 
-// vectorMask returns the emitter of the mask of the channels of the
-// vector at byte offset cv: all 16 lanes but for the last, partial,
-// vector of a pixel.
-func vectorMask() func(cv reg.Register) reg.OpmaskVirtual {
-	return func(cv reg.Register) reg.OpmaskVirtual {
-		left, bits, n := GP64(), GP64(), GP64()
-		c := Load(Param("c"), GP64())
-		MOVQ(c, left)
-		SHLQ(U8(2), left)
-		SUBQ(cv, left)
-		SHRQ(U8(2), left) // channels left
-		MOVQ(U32(16), n)
-		CMPQ(left, n)
-		CMOVQLT(left, n)
-		// bits = (1 << n) - 1, n in [1, 16]
-		MOVQ(U32(1), bits)
-		SHLXQ(n, bits, bits)
-		DECQ(bits)
-		k := K()
-		KMOVW(bits.As32(), k)
-		return k
-	}
+// vectorMask emits the mask of the channels of vector v after byte
+// offset cv: all 16 lanes but for the last, partial, vector of a pixel,
+// and none past it.
+func vectorMask(cv reg.Register, v int) reg.OpmaskVirtual {
+	left, bits, n := GP64(), GP64(), GP64()
+	c := Load(Param("c"), GP64())
+	MOVQ(c, left)
+	SHLQ(U8(2), left)
+	SUBQ(cv, left)
+	SARQ(U8(2), left)
+	SUBQ(U32(16*v), left) // channels left from the vector on
+	MOVQ(U32(16), n)
+	CMPQ(left, n)
+	CMOVQLT(left, n)
+	XORQ(bits, bits)
+	CMPQ(n, bits)
+	CMOVQLT(bits, n) // n in [0, 16]
+	// bits = (1 << n) - 1
+	MOVQ(U32(1), bits)
+	SHLXQ(n, bits, bits)
+	DECQ(bits)
+	k := K()
+	KMOVW(bits.As32(), k)
+	return k
 }
 
-// taps emits the loop over the taps of one vector of channels of pixels
-// pixels: a weight vector loaded once, then for each pixel its input's
-// vector times the weight, added to the pixel's sum.
-func taps(label string, pixels int, in, ps, cv reg.Register, k reg.OpmaskVirtual, acc []reg.VecVirtual) {
+// taps emits the loop over the taps of vectors of channels of a group of
+// pixels: each vector's weights loaded once, then for each pixel its
+// input's vector times the weights, added to the pixel's sum.
+func taps(label string, in, ps, cv reg.Register, ks []reg.OpmaskVirtual, acc [][]reg.VecVirtual) {
+	pixels, vecs := len(acc), len(ks)
 	ioffs := Load(Param("ioffs"), GP64())
 	woffs := Load(Param("woffs"), GP64())
 	w := Load(Param("w"), GP64())
@@ -130,30 +156,35 @@ func taps(label string, pixels int, in, ps, cv reg.Register, k reg.OpmaskVirtual
 	XORQ(t, t)
 	Label(label + "_tap")
 	MOVQ(Mem{Base: woffs, Index: t, Scale: 8}, wo)
-	wv := ZMM()
-	VMOVUPS_Z(Mem{Base: w, Index: wo, Scale: 4}, k, wv)
+	wv := make([]reg.VecVirtual, vecs)
+	for v := range wv {
+		wv[v] = ZMM()
+		VMOVUPS_Z(Mem{Base: w, Index: wo, Scale: 4, Disp: 64 * v}, ks[v], wv[v])
+	}
 	MOVQ(Mem{Base: ioffs, Index: t, Scale: 8}, ptr)
 	LEAQ(Mem{Base: inv, Index: ptr, Scale: 4}, ptr)
 	if pixels > 4 {
 		LEAQ(Mem{Base: ptr, Index: ps, Scale: 4}, wo) // wo is free: the fifth pixel's vector
 	}
-	at := func(p int) Mem {
+	at := func(p, v int) Mem {
 		base := ptr
 		if p >= 4 {
 			base, p = wo, p-4
 		}
 		switch p {
 		case 0:
-			return Mem{Base: base}
+			return Mem{Base: base, Disp: 64 * v}
 		case 3:
-			return Mem{Base: base, Index: ps3, Scale: 1}
+			return Mem{Base: base, Index: ps3, Scale: 1, Disp: 64 * v}
 		}
-		return Mem{Base: base, Index: ps, Scale: uint8(p)}
+		return Mem{Base: base, Index: ps, Scale: uint8(p), Disp: 64 * v}
 	}
 	for p := range acc {
-		x := ZMM()
-		VMULPS_Z(at(p), wv, k, x)
-		VADDPS(x, acc[p], acc[p])
+		for v := range acc[p] {
+			x := ZMM()
+			VMULPS_Z(at(p, v), wv[v], ks[v], x)
+			VADDPS(x, acc[p][v], acc[p][v])
+		}
 	}
 	INCQ(t)
 	CMPQ(t, ntaps)
