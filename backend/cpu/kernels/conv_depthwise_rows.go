@@ -82,7 +82,7 @@ func convDepthwiseRows(p *Conv, in, kernel, out []float32, threads int, epi Epil
 	if rows == 0 || r.ow == 0 {
 		return
 	}
-	if 2*rows*r.ow*r.c*r.kh*r.kw < depthwiseParallelFlops {
+	if depthwiseRunsInline(p) {
 		threads = 1
 	}
 	threads = max(1, min(threads, rows))
@@ -90,8 +90,22 @@ func convDepthwiseRows(p *Conv, in, kernel, out []float32, threads int, epi Epil
 }
 
 // depthwiseParallelFlops is the work below which a depthwise convolution
-// runs on the calling goroutine: waking a worker costs more.
+// runs on the calling goroutine: waking a worker costs more (the
+// classifier's layers, 10–30 µs on one thread, ran no faster on two).
 const depthwiseParallelFlops = 1 << 21
+
+// depthwiseRunsInline reports whether convDepthwise runs p on the calling
+// goroutine alone.
+func depthwiseRunsInline(p *Conv) bool {
+	if !canDepthwiseRows(p) || !depthwiseRowsOn {
+		return false
+	}
+	flops := 2 * p.Batch * p.OutChannels
+	for d, o := range p.OutSpatial {
+		flops *= o * p.Kernel[d]
+	}
+	return flops < depthwiseParallelFlops
+}
 
 // dwTaps is one run's tap list: each tap's input offset from the first
 // tap's, and its kernel offset.
