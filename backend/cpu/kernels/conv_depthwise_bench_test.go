@@ -64,8 +64,8 @@ func BenchmarkConvDepthwise(b *testing.B) {
 			AddF32(block, block, biases[i*s.c:])
 		}
 		for _, e := range []struct {
-			name string
-			f    Epilogue
+			name    string
+			f       Epilogue
 			rows    bool
 			threads int
 		}{{"bare", nil, true, 2}, {"epi", epi, true, 2}, {"pixels", nil, false, 2}, {"bare1", nil, true, 1}} {
