@@ -5,8 +5,9 @@ package kernels
 // taps, the kernel rows that land inside the image times every kernel
 // column, so the list is made once a row and the interior goes to a
 // kernel that runs along it (depthwiseRun) with no test per pixel; only
-// the few border pixels at each end get lists of their own. Per pixel,
-// the tap lists and bound tests had cost ten times the arithmetic.
+// the few border pixels at each end get lists of their own. Making each
+// pixel's list and testing its bounds had made a 160×160, 16-channel
+// layer eight times slower than this on one thread.
 
 // canDepthwiseRows reports whether convDepthwiseRows computes depthwise
 // convolution p: one or two spatial dimensions, one output channel per
@@ -43,6 +44,7 @@ type dwRows struct {
 	epi   Epilogue
 }
 
+// newDWRows plans p (canDepthwiseRows) on its operands.
 func newDWRows(p *Conv, in, kernel, out []float32, epi Epilogue) *dwRows {
 	r := &dwRows{in: in, kernel: kernel, out: out, c: p.InChannels, epi: epi,
 		h: 1, oh: 1, kh: 1, sy: 1, dy: 1, inB: p.InBatchStride, group: 1}
