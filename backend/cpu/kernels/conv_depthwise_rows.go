@@ -1,5 +1,7 @@
 package kernels
 
+import "sync/atomic"
+
 // Depthwise convolution by output rows: the pixels of a row whose windows
 // lie inside the image across (the row's interior) share one list of
 // taps, the kernel rows that land inside the image times every kernel
@@ -88,7 +90,25 @@ func convDepthwiseRows(p *Conv, in, kernel, out []float32, threads int, epi Epil
 		threads = 1
 	}
 	threads = max(1, min(threads, rows))
-	parallel(threads, func(t int) { r.rows(t*rows/threads, (t+1)*rows/threads) })
+	if threads == 1 {
+		r.rows(0, rows)
+		return
+	}
+	// The threads claim chunks of rows as they go rather than a fixed
+	// share each: on a shared machine a worker can start late or lose
+	// its processor midway, and a fixed share then left the caller
+	// waiting (two threads took longer than one).
+	var next atomic.Int64
+	chunk := max(1, rows/(4*threads))
+	parallel(threads, func(int) {
+		for {
+			lo := int(next.Add(int64(chunk))) - chunk
+			if lo >= rows {
+				return
+			}
+			r.rows(lo, min(lo+chunk, rows))
+		}
+	})
 }
 
 // depthwiseParallelFlops is the work below which a depthwise convolution
