@@ -96,8 +96,8 @@ func convDepthwiseRows(p *Conv, in, kernel, out []float32, threads int, epi Epil
 	}
 	// The threads claim chunks of rows as they go rather than a fixed
 	// share each: on a shared machine a worker can start late or lose
-	// its processor midway, and a fixed share then left the caller
-	// waiting (two threads took longer than one).
+	// its processor midway, and the caller then takes over the rows it
+	// has not reached instead of waiting for them.
 	var next atomic.Int64
 	chunk := max(1, rows/(4*threads))
 	parallel(threads, func(int) {
