@@ -111,10 +111,17 @@ func convDepthwiseRows(p *Conv, in, kernel, out []float32, threads int, epi Epil
 	})
 }
 
-// depthwiseParallelFlops is the work below which a depthwise convolution
-// runs on the calling goroutine: waking a worker costs more (the
-// classifier's layers, 10–30 µs on one thread, ran no faster on two).
-const depthwiseParallelFlops = 1 << 21
+// A depthwise convolution below depthwiseParallelFlops and
+// depthwiseParallelInput (input elements) runs on the calling goroutine:
+// about 60 µs on one thread, where a worker's wake-up (20 µs or more on
+// these VMs) and a processor shared with other work took back what the
+// second thread saved (the classifier's 5×5 layers, 30 µs on one thread,
+// took 55 µs on two). A big input (2 MB) makes even few flops slow: its
+// reads are then what two threads share.
+const (
+	depthwiseParallelFlops = 1 << 22
+	depthwiseParallelInput = 1 << 19
+)
 
 // depthwiseRunsInline reports whether convDepthwise runs p on the calling
 // goroutine alone.
@@ -122,11 +129,12 @@ func depthwiseRunsInline(p *Conv) bool {
 	if !canDepthwiseRows(p) || !depthwiseRowsOn {
 		return false
 	}
-	flops := 2 * p.Batch * p.OutChannels
+	flops, input := 2*p.Batch*p.OutChannels, p.Batch*p.InChannels
 	for d, o := range p.OutSpatial {
 		flops *= o * p.Kernel[d]
+		input *= p.InSpatial[d]
 	}
-	return flops < depthwiseParallelFlops
+	return flops < depthwiseParallelFlops && input < depthwiseParallelInput
 }
 
 // dwTaps is one run's tap list: each tap's input offset from the first
