@@ -4,13 +4,22 @@ package kernels
 // separable layers): a GEMM per group would have one output column and a
 // K of only the kernel taps, so instead each output pixel accumulates, tap
 // by tap, a whole vector of channels: contiguous loads from a
-// channels-last image and a channels-minor kernel.
+// channels-last image and a channels-minor kernel. One- and
+// two-dimensional ones go by output rows (conv_depthwise_rows.go); this
+// file's pixel-by-pixel walk takes the others (3-D, input dilation,
+// several output channels per input channel).
+
+//go:generate sh -c "cd _asm && go run ./depthwise -out ../conv_depthwise_amd64.s -stubs ../conv_depthwise_stub_amd64.go -pkg kernels"
 
 func canConvDepthwise(p *Conv) bool {
 	return p.Groups == p.InChannels && p.Groups > 1 && p.InChannelStride == 1 && p.KernelOutStride == 1
 }
 
 func convDepthwise(p *Conv, in, kernel, out []float32, threads int, epi Epilogue) {
+	if canDepthwiseRows(p) && depthwiseRowsOn {
+		convDepthwiseRows(p, in, kernel, out, threads, epi)
+		return
+	}
 	pixels, taps := 1, 1
 	for d := range p.OutSpatial {
 		pixels *= p.OutSpatial[d]

@@ -1,0 +1,53 @@
+//go:build amd64 && !purego
+
+package kernels
+
+// depthwiseGroup returns how many pixels of c channels the vector kernel
+// takes as one vector of 16 (1: none, it masks the vector's tail).
+func depthwiseGroup(c int) int {
+	if !useAVX512 || c >= 16 || 16%c != 0 {
+		return 1
+	}
+	return 16 / c
+}
+
+// depthwiseRun sets out[p·c + ch] = Σ_t in[p·ps + ioffs[t] + ch] ·
+// w[woffs[t] + ch] for p < npix, ch < c, as depthwiseRunGo does, on the
+// AVX-512 kernel where there is one (the same bits: each product rounded,
+// then added in tap order), else pixel by pixel on the AVX2 one.
+func depthwiseRun(out, in, w []float32, ioffs, woffs []int, npix, ps, c int) {
+	if npix == 0 {
+		return
+	}
+	if !useAsm || len(ioffs) == 0 {
+		depthwiseRunGo(out, in, w, ioffs, woffs, npix, ps, c)
+		return
+	}
+	if !useAVX512 {
+		for p := range npix {
+			acc := out[p*c : (p+1)*c]
+			c0 := depthwisePixelVec(acc, in[p*ps:], w, ioffs, woffs)
+			if c0 < c {
+				depthwiseRunGo(acc[c0:], in[p*ps+c0:], w[c0:], ioffs, woffs, 1, 0, c-c0)
+			}
+		}
+		return
+	}
+	// The kernel reads where the offsets say: check they stay inside.
+	_ = out[npix*c-1]
+	_ = in[(npix-1)*ps+maxOffset(ioffs)+c-1]
+	_ = w[maxOffset(woffs)+c-1]
+	depthwiseRun512(&out[0], &in[0], &w[0], &ioffs[0], &woffs[0], len(ioffs), npix, ps, c)
+}
+
+// maxOffset returns the largest of offs, all of which must be >= 0.
+func maxOffset(offs []int) int {
+	m := 0
+	for _, o := range offs {
+		if o < 0 {
+			panic("kernels: negative depthwise tap offset")
+		}
+		m = max(m, o)
+	}
+	return m
+}
