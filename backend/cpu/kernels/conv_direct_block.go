@@ -50,7 +50,7 @@ type blockCuts struct {
 // output columns of width nb and K block [pc, pc+kb).
 func (d *directConv) blockCuts(ldc, m, nb, pc, kb int) blockCuts {
 	br := blockCuts{im: d.im, pc: pc, kb: kb, mode: d.im.groupMode(), cld: ldc, step: 2 * sgemmMR}
-	if br.mode != noGroups && useAsm && useAVX512 && directTaps && nb%(2*sgemmNR) == 0 {
+	if br.mode != noGroups && useAsm && useAVX512 && directTaps {
 		br.offs = d.im.runOffsets(pc, kb)
 	}
 	br.mc = balancedBlock(m, gemmMC, sgemmMR)
@@ -120,26 +120,38 @@ func (br *blockCuts) addSlivers(from, to int) {
 // tiles computes the tiles of C at br's groups and slivers, columns
 // [jc, jc+nb), of one K block.
 func (d *directConv) tiles(br *blockCuts, bp, c []float32, ldc, jc, nb, kb int, first bool) {
-	j := 0
-	if useAsm && useAVX512 { // two B slivers at a time where both are whole
-		for ; j+2*sgemmNR <= nb; j += 2 * sgemmNR {
-			pair := bp[j*kb : (j+2*sgemmNR)*kb]
-			for _, g := range br.groups {
-				directTapsPairF32(br.offs, d.im.in[g.org:], g.lda, pair, c[g.row*ldc+jc+j:], br.cld, first, kb)
-			}
+	if !useAsm || !useAVX512 {
+		for j := 0; j < nb; j += sgemmNR { // (no 12-row groups without AVX-512)
 			for _, sl := range br.slivers {
-				if sl.rows < sgemmMR {
-					directTile(sl.runs, bp, c, ldc, sl.row, sl.rows, jc, j, sgemmNR, kb, first)
-					directTile(sl.runs, bp, c, ldc, sl.row, sl.rows, jc, j+sgemmNR, sgemmNR, kb, first)
-					continue
-				}
-				kernelTapsPairF32(sl.runs, pair, c[sl.row*ldc+jc+j:], ldc, kb, first)
+				directTile(sl.runs, bp, c, ldc, sl.row, sl.rows, jc, j, min(sgemmNR, nb-j), kb, first)
 			}
 		}
+		return
 	}
-	for ; j < nb; j += sgemmNR { // (no 12-row groups: nb is whole pairs when there are)
+	// Two B slivers at a time; the last tile, narrower where nb is not
+	// whole pairs (an output of 8, 12 or 24 channels), stores only its
+	// columns.
+	for j := 0; j < nb; j += 2 * sgemmNR {
+		cols := min(2*sgemmNR, nb-j)
+		pair := bp[j*kb : (j+(cols+sgemmNR-1)/sgemmNR*sgemmNR)*kb]
+		for _, g := range br.groups {
+			if cols == 2*sgemmNR {
+				directTapsPairF32(br.offs, d.im.in[g.org:], g.lda, pair, c[g.row*ldc+jc+j:], br.cld, first, kb)
+				continue
+			}
+			directTapsColsF32(br.offs, d.im.in[g.org:], g.lda, pair, c[g.row*ldc+jc+j:], br.cld, first, kb, cols)
+		}
 		for _, sl := range br.slivers {
-			directTile(sl.runs, bp, c, ldc, sl.row, sl.rows, jc, j, min(sgemmNR, nb-j), kb, first)
+			switch {
+			case sl.rows < sgemmMR:
+				for h := 0; h < cols; h += sgemmNR {
+					directTile(sl.runs, bp, c, ldc, sl.row, sl.rows, jc, j+h, min(sgemmNR, cols-h), kb, first)
+				}
+			case cols == 2*sgemmNR:
+				kernelTapsPairF32(sl.runs, pair, c[sl.row*ldc+jc+j:], ldc, kb, first)
+			default:
+				kernelTapsColsF32(sl.runs, pair, c[sl.row*ldc+jc+j:], ldc, kb, cols, first)
+			}
 		}
 	}
 }

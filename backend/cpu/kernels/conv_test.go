@@ -411,6 +411,18 @@ func TestConvDirectTaps(t *testing.T) {
 		// examples in an MC block, too few for a row group.
 		newConv(40, 16, 32, 1, []int{3, 3}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
 		newConv(3, 16, 32, 1, []int{13, 13}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		// Output channels not in whole pairs of B slivers, which the
+		// masked kernels store in place: 24 (a detection head's 96→24),
+		// 8, 12, 18 (one sliver and a bit), 40 (a pair and a part), 16,
+		// in row groups and in groups of examples.
+		newConv(1, 96, 24, 1, []int{20, 30}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		newConv(2, 16, 8, 1, []int{9, 29}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		newConv(1, 32, 12, 1, []int{7, 27}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		newConv(1, 16, 18, 1, []int{5, 40}, []int{3, 5}, one(2), []int{1, 2}, []int{1, 2}, one(2), one(2), false),
+		newConv(1, 20, 40, 1, []int{6, 26}, []int{3, 3}, one(2), []int{0, 1}, []int{2, 1}, one(2), one(2), false),
+		newConv(2, 17, 16, 1, []int{4, 31}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		newConv(26, 16, 24, 1, []int{8, 8}, []int{6, 6}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(40, 16, 8, 1, []int{3, 3}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
 	} {
 		checkDirectTaps(t, rng, fmt.Sprintf("case %d", ci), p, 1e-3, "6-row kernel")
 	}
@@ -469,6 +481,9 @@ func TestConvFewChannels(t *testing.T) {
 		newConv(2, 2, 32, 1, []int{9, 30}, []int{3, 3}, one(2), []int{-1, 1}, []int{0, -1}, one(2), one(2), false),
 		newConv(4, 4, 32, 1, []int{50}, []int{5}, one(1), []int{2}, []int{2}, one(1), one(1), false),
 		newConv(2, 1, 17, 1, []int{6, 26}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		// The OCR models' first layers: 3 → 16 and 3 → 8, 3×3 stride 2.
+		newConv(1, 3, 16, 1, []int{33, 40}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		newConv(2, 3, 8, 1, []int{12, 50}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, one(2), one(2), false),
 	} {
 		if !canConvDirect(p) {
 			t.Fatalf("case %d: not on the direct path", ci)
