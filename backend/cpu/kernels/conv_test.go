@@ -484,6 +484,17 @@ func TestConvFewChannels(t *testing.T) {
 		// The OCR models' first layers: 3 → 16 and 3 → 8, 3×3 stride 2.
 		newConv(1, 3, 16, 1, []int{33, 40}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, one(2), one(2), false),
 		newConv(2, 3, 8, 1, []int{12, 50}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		// Channels-first images, gathered channels-last by the staging
+		// copy: RGB 3×3 stride 2 and 7×7 stride 2, one channel, four, a
+		// 1-D one, and one with no padding (staged for its layout alone).
+		newConv(2, 3, 24, 1, []int{13, 40}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, one(2), one(2), true),
+		newConv(1, 3, 32, 1, []int{30, 31}, []int{7, 7}, []int{2, 2}, []int{3, 3}, []int{3, 3}, one(2), one(2), true),
+		newConv(3, 1, 16, 1, []int{9, 27}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), true),
+		newConv(2, 4, 8, 1, []int{7, 30}, []int{3, 3}, one(2), []int{2, 1}, []int{0, 1}, one(2), one(2), true),
+		newConv(2, 3, 16, 1, []int{40}, []int{5}, []int{2}, []int{2}, []int{2}, one(1), one(1), true),
+		newConv(2, 3, 8, 1, []int{6, 30}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), true),
+		// An image large enough for the threads to share the copy.
+		newConv(1, 3, 16, 1, []int{300, 301}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, one(2), one(2), true),
 	} {
 		if !canConvDirect(p) {
 			t.Fatalf("case %d: not on the direct path", ci)

@@ -1,0 +1,124 @@
+package kernels
+
+// Few-channel convolutions on the direct kernel (a first layer's RGB
+// image): the image is staged channels-last with its padding as zeros,
+// so that a window's row of taps is one contiguous run (mergedRun), long
+// enough for the 12-row kernel.
+
+// fewChannelsDirect reports whether convolution p, with fewer than
+// DirectMinChannels channels, runs on the direct kernel: the image staged
+// (any layout, non-negative padding) or read in place (channels-last,
+// pixels their channels apart: negative padding leaves border runs).
+func fewChannelsDirect(p *Conv) bool {
+	last := len(p.OutSpatial) - 1
+	if !useAsm || !useAVX512 || !directTaps || last < 0 || p.Groups != 1 || p.RhsDil[last] != 1 ||
+		p.Kernel[last]*p.InChannels < 3 || p.OutSpatial[last] < 2*sgemmMR {
+		return false
+	}
+	for _, l := range p.LhsDil {
+		if l != 1 {
+			return false
+		}
+	}
+	if p.InChannelStride == 1 && p.InSpatialStrides[last] == p.InChannels {
+		return true
+	}
+	for _, pad := range p.PadLo {
+		if pad < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// stageImage copies a few-channel image (fewChannelsDirect's) into a
+// dense channels-last buffer with its padding as zeros, in one pass from
+// whatever layout it has, returning the convolution reading the copy; or
+// p and nil where p reads its image in place (dense, channels-last, no
+// padding; or negative padding). Every window then lies inside the
+// image, so every run is an interior one spanning a kernel row: at a
+// border, runs of one tap and per-row bounds tests cost more than the
+// product (a one-channel first layer: 71% of its time in building border
+// runs). Gathering a channels-first image here, rather than copying it
+// channels-last first and padding the copy, halves the passes over it:
+// the two copies and the clearing were two thirds of a 3-channel
+// 320×320 first layer.
+func stageImage(p *Conv, in []float32, threads int) (*Conv, []float32) {
+	ns := len(p.InSpatial)
+	q := *p
+	q.InSpatial, q.PadLo, q.InSpatialStrides = make([]int, ns), make([]int, ns), make([]int, ns)
+	st, same := p.InChannels, p.InChannelStride == 1
+	for d := ns - 1; d >= 0; d-- {
+		if p.PadLo[d] < 0 {
+			return p, nil
+		}
+		need := (p.OutSpatial[d]-1)*p.Stride[d] + (p.Kernel[d]-1)*p.RhsDil[d] + 1
+		q.InSpatial[d] = max(p.InSpatial[d]+p.PadLo[d], need)
+		q.InSpatialStrides[d] = st
+		same = same && p.PadLo[d] == 0 && q.InSpatial[d] == p.InSpatial[d] && p.InSpatialStrides[d] == st
+		st *= q.InSpatial[d]
+	}
+	q.InBatchStride, q.InChannelStride = st, 1
+	if ns == 0 || same && (p.Batch == 1 || p.InBatchStride == st) {
+		return p, nil
+	}
+	buf := getBuf[float32](st * p.Batch)
+	rows := p.Batch * st / (q.InSpatial[ns-1] * p.InChannels)
+	if len(buf) < MinParallelWork {
+		threads = 1
+	}
+	threads = max(1, min(threads, rows))
+	parallel(threads, func(t int) {
+		for r := t * rows / threads; r < (t+1)*rows/threads; r++ {
+			stageRow(p, &q, in, buf, r)
+		}
+	})
+	return &q, buf
+}
+
+// stageRow writes row r of staged image q (a run along its last spatial
+// dimension, rows counted over the batch and the other dimensions) from
+// p's image: zeros where the row or its ends are padding.
+func stageRow(p, q *Conv, in, buf []float32, r int) {
+	ns, c := len(p.InSpatial), p.InChannels
+	w := q.InSpatial[ns-1]
+	dst := buf[r*w*c : (r+1)*w*c]
+	off := 0
+	for d := ns - 2; d >= 0; d-- {
+		i := r%q.InSpatial[d] - p.PadLo[d]
+		r /= q.InSpatial[d]
+		if i < 0 || i >= p.InSpatial[d] {
+			clear(dst)
+			return
+		}
+		off += i * p.InSpatialStrides[d]
+	}
+	off += r * p.InBatchStride
+	lo := p.PadLo[ns-1]
+	clear(dst[:lo*c])
+	clear(dst[(lo+p.InSpatial[ns-1])*c:])
+	gatherPixels(dst[lo*c:(lo+p.InSpatial[ns-1])*c], in[off:], c, p.InSpatialStrides[ns-1], p.InChannelStride)
+}
+
+// gatherPixels sets dst[x·c + ch] = src[x·sx + ch·sc]: pixels of c
+// channels made channels-last.
+func gatherPixels(dst, src []float32, c, sx, sc int) {
+	n := len(dst) / c
+	switch {
+	case sc == 1 && sx == c:
+		copy(dst, src[:n*c])
+	case c == 3 && sx == 1: // an RGB image, channels-first
+		s0, s1, s2 := src[:n], src[sc:sc+n], src[2*sc:2*sc+n]
+		for x := range s0 {
+			d := (*[3]float32)(dst[3*x:])
+			d[0], d[1], d[2] = s0[x], s1[x], s2[x]
+		}
+	default:
+		for ch := range c {
+			s := src[ch*sc:]
+			for x := range n {
+				dst[x*c+ch] = s[x*sx]
+			}
+		}
+	}
+}
