@@ -79,9 +79,13 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue
 	if cin < DirectMinChannels {
 		im.rowRun = mergedRun(p)
 	}
+	im.flat = denseMatrix(p)
 	d := &directConv{im: im, kernel: kernel, co0: g * cout, cin: cin, epi: epi, cache: cache}
 	c := out[g*cout:]
 	ldc := p.OutChannels
+	if directRunsInline(m, n, k) {
+		threads = 1
+	}
 	kBlocks := (k + gemmKC - 1) / gemmKC
 	if threads > 1 && kBlocks >= 8*threads && m*n <= directSplitKMax {
 		d.splitK(m, n, k, c, ldc, threads)
@@ -110,6 +114,15 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue
 		}
 	}
 }
+
+// directParallelFlops is the work below which a direct convolution runs
+// on one thread: a pointwise product of 8 channels over 4608 pixels (0.6
+// MFLOP, some 15 µs) lost more to waking the second than it gained.
+const directParallelFlops = 1 << 21
+
+// directRunsInline reports whether a direct convolution's group of m
+// output rows, n columns and depth k runs on the calling goroutine.
+func directRunsInline(m, n, k int) bool { return 2*m*n*k < directParallelFlops }
 
 // directKCMax is the longest K a direct convolution takes as one block:
 // its kernel sliver, 16 columns of directKCMax floats, is 256 KiB, half

@@ -426,6 +426,22 @@ func TestConvDirectTaps(t *testing.T) {
 	} {
 		checkDirectTaps(t, rng, fmt.Sprintf("case %d", ci), p, 1e-3, "6-row kernel")
 	}
+	// Pointwise convolutions narrower than a pair of slivers take the
+	// direct path, their pixels grouped in twelves across output rows
+	// and examples (the image is one dense matrix); without the 12-row
+	// kernel they are the packed GEMM's.
+	for ci, p := range []*Conv{
+		newConv(2, 8, 8, 1, []int{24, 96}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(1, 48, 12, 1, []int{20, 20}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(3, 96, 18, 1, []int{7, 13}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(2, 32, 8, 1, []int{5, 9}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(1, 20, 31, 1, []int{61}, one(1), one(1), []int{0}, []int{0}, one(1), one(1), false),
+	} {
+		if convPath(p) != "direct" {
+			t.Fatalf("pointwise case %d: on the %s path", ci, convPath(p))
+		}
+		checkDirectTaps(t, rng, fmt.Sprintf("pointwise case %d", ci), p, 1e-3, "packed GEMM")
+	}
 }
 
 // checkDirectTaps runs p with the 12-row kernel and without (directTaps),
