@@ -96,6 +96,13 @@ func (br *blockCuts) cut(from, to int) {
 				continue
 			}
 			next := min(i+sgemmMR, to)
+			if next-i < sgemmMR && br.whole && to-sgemmMR >= from {
+				// The block's last rows: a sliver overlapping the
+				// rows before rather than a short one, which runs
+				// through a scratch tile on the AVX2 kernel (a block
+				// ending with an output row left one row there).
+				i = to - sgemmMR
+			}
 			br.addSlivers(i, next)
 			i = next
 		}
