@@ -70,6 +70,9 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue
 		return
 	}
 	if cin < DirectMinChannels {
+		if convDirectBands(p, in, kernel, out, threads, epi, cache) {
+			return
+		}
 		if q, staged := stageImage(p, in, threads); staged != nil {
 			defer putBuf(staged)
 			p, in = q, staged

@@ -1,5 +1,7 @@
 package kernels
 
+import "slices"
+
 // Few-channel convolutions on the direct kernel (a first layer's RGB
 // image): the image is staged channels-last with its padding as zeros,
 // so that a window's row of taps is one contiguous run (mergedRun), long
@@ -29,6 +31,88 @@ func fewChannelsDirect(p *Conv) bool {
 		}
 	}
 	return true
+}
+
+// directBandPixels is about the output pixels of a band of a
+// few-channel convolution (convDirectBands): its staged image rows and
+// its output then stay in L2 (ResNet's first layer: 2016 pixels, 113 KiB
+// of image, 252 KiB of output).
+const directBandPixels = 2048
+
+// convDirectBands runs a few-channel convolution whose image needs
+// staging in bands of output rows along the first spatial dimension,
+// each staged and computed by one thread while its image rows are in
+// cache, reporting false where p is not cut so (one band, or an image
+// read in place). Staging the whole image first wrote it to memory and
+// read it back: a 320×320 RGB first layer ran three times slower in a
+// model, its buffers cold, than in a loop over one image.
+func convDirectBands(p *Conv, in, kernel, out []float32, threads int, epi Epilogue, cache *ConvKernelCache) bool {
+	ns := len(p.OutSpatial)
+	if ns < 2 || !needsStaging(p) {
+		return false
+	}
+	row, k := 1, p.InChannels // output pixels of a row of the first dimension; K
+	for d := range ns {
+		k *= p.Kernel[d]
+		if d > 0 {
+			row *= p.OutSpatial[d]
+		}
+	}
+	// Bands of at most rows rows: each band is then a single one when
+	// convDirect runs it.
+	rows := max(1, directBandPixels/max(1, row))
+	perExample := (p.OutSpatial[0] + rows - 1) / rows
+	tasks := p.Batch * perExample
+	if tasks < 2 {
+		return false
+	}
+	if directRunsInline(p.Batch*p.OutSpatial[0]*row, p.OutChannels, k) {
+		threads = 1
+	}
+	threads = max(1, min(threads, tasks))
+	parallel(threads, func(t int) {
+		for task := t * tasks / threads; task < (t+1)*tasks/threads; task++ {
+			b, band := task/perExample, task%perExample
+			y0, y1 := band*p.OutSpatial[0]/perExample, (band+1)*p.OutSpatial[0]/perExample
+			q, off := bandConv(p, y0, y1)
+			r0 := (b*p.OutSpatial[0] + y0) * row
+			var bepi Epilogue
+			if epi != nil {
+				bepi = func(i, j, rows, cols int) { epi(r0+i, j, rows, cols) }
+			}
+			convDirect(q, in[b*p.InBatchStride+off:], kernel, out[r0*p.OutChannels:], 1, 0, bepi, cache)
+		}
+	})
+	return true
+}
+
+// bandConv returns the convolution computing output rows [y0, y1) of
+// the first spatial dimension of one example of p, and the offset in the
+// example's image of the first image row it reads.
+func bandConv(p *Conv, y0, y1 int) (*Conv, int) {
+	q := *p
+	q.Batch = 1
+	q.InSpatial, q.OutSpatial, q.PadLo = slices.Clone(p.InSpatial), slices.Clone(p.OutSpatial), slices.Clone(p.PadLo)
+	org := y0*p.Stride[0] - p.PadLo[0] // the band's first window's first row
+	start := max(0, org)
+	end := min(p.InSpatial[0], org+(y1-y0-1)*p.Stride[0]+(p.Kernel[0]-1)*p.RhsDil[0]+1)
+	q.OutSpatial[0], q.PadLo[0], q.InSpatial[0] = y1-y0, start-org, max(0, end-start)
+	return &q, start * p.InSpatialStrides[0]
+}
+
+// needsStaging reports whether few-channel convolution p reads a staged
+// copy of its image (stageImage).
+func needsStaging(p *Conv) bool {
+	st, dense := p.InChannels, p.InChannelStride == 1
+	for d := len(p.InSpatial) - 1; d >= 0; d-- {
+		if p.PadLo[d] < 0 {
+			return false
+		}
+		need := (p.OutSpatial[d]-1)*p.Stride[d] + (p.Kernel[d]-1)*p.RhsDil[d] + 1
+		dense = dense && p.PadLo[d] == 0 && need <= p.InSpatial[d] && p.InSpatialStrides[d] == st
+		st *= p.InSpatial[d]
+	}
+	return len(p.InSpatial) > 0 && !(dense && (p.Batch == 1 || p.InBatchStride == st))
 }
 
 // stageImage copies a few-channel image (fewChannelsDirect's) into a
