@@ -468,29 +468,7 @@ func tapsKernelOf(name string, wide bool, vecs int, masked bool) {
 		arow[i] = GP64()
 	}
 	k, off := GP64(), GP64()
-	b0, b1 := vec(), vec()
-	step := func(disp int) {
-		switch {
-		case vecs == 1:
-			VMOVUPS(Mem{Base: b, Disp: disp * 64}, b0)
-			for i := range rows {
-				VFMADD231PS_BCST(Mem{Base: arow[i], Index: off, Scale: 1, Disp: 4 * disp}, b0, acc[i])
-			}
-			return
-		case wide:
-			VMOVUPS(Mem{Base: b, Disp: disp * 64}, b0)
-			VMOVUPS(Mem{Base: bHi, Disp: disp * 64}, b1)
-		default:
-			VMOVUPS(Mem{Base: b, Disp: disp * 64}, b0)
-			VMOVUPS(Mem{Base: b, Disp: disp*64 + 32}, b1)
-		}
-		for i := range rows {
-			x := vec()
-			VBROADCASTSS(Mem{Base: arow[i], Index: off, Scale: 1, Disp: 4 * disp}, x)
-			VFMADD231PS(b0, x, acc[2*i])
-			VFMADD231PS(b1, x, acc[2*i+1])
-		}
-	}
+	step := tapsStep(wide, vecs, b, bHi, off, arow, acc, vec)
 	advance := func(steps int) {
 		ADDQ(U32(64*steps), b)
 		if bHi != nil {
@@ -548,6 +526,37 @@ func tapsKernelOf(name string, wide bool, vecs int, masked bool) {
 
 // slivers names the B operand of a kernel over one or two B slivers.
 var slivers = map[int]string{1: "one B sliver", 2: "two B slivers kb steps apart"}
+
+// tapsStep returns the step of tapsKernelOf's k loop at displacement
+// disp: B's vectors loaded (from b, and bHi if wide with two slivers, or
+// the two halves of b's 64 bytes if not wide), each row's A value
+// broadcast from its pointer plus off and FMAed into the row's
+// accumulators acc.
+func tapsStep(wide bool, vecs int, b, bHi, off reg.Register, arow []reg.GPVirtual, acc []reg.VecVirtual, vec func() reg.VecVirtual) func(int) {
+	b0, b1 := vec(), vec()
+	return func(disp int) {
+		switch {
+		case vecs == 1:
+			VMOVUPS(Mem{Base: b, Disp: disp * 64}, b0)
+			for i := range arow {
+				VFMADD231PS_BCST(Mem{Base: arow[i], Index: off, Scale: 1, Disp: 4 * disp}, b0, acc[i])
+			}
+			return
+		case wide:
+			VMOVUPS(Mem{Base: b, Disp: disp * 64}, b0)
+			VMOVUPS(Mem{Base: bHi, Disp: disp * 64}, b1)
+		default:
+			VMOVUPS(Mem{Base: b, Disp: disp * 64}, b0)
+			VMOVUPS(Mem{Base: b, Disp: disp*64 + 32}, b1)
+		}
+		for i := range arow {
+			x := vec()
+			VBROADCASTSS(Mem{Base: arow[i], Index: off, Scale: 1, Disp: 4 * disp}, x)
+			VFMADD231PS(b0, x, acc[2*i])
+			VFMADD231PS(b1, x, acc[2*i+1])
+		}
+	}
+}
 
 // storeMaskedAndReturn adds rows×vecs ZMM accumulators into C (sets
 // them, if overwrite) and returns, the last vector of each row under
