@@ -96,14 +96,7 @@ func (br *blockCuts) cut(from, to int) {
 				continue
 			}
 			next := min(i+sgemmMR, to)
-			if next-i < sgemmMR && br.whole && to-sgemmMR >= from {
-				// The block's last rows: a sliver overlapping the
-				// rows before rather than a short one, which runs
-				// through a scratch tile on the AVX2 kernel (a block
-				// ending with an output row left one row there).
-				i = to - sgemmMR
-			}
-			br.addSlivers(i, next)
+			br.addSlivers(from, i, next)
 			i = next
 		}
 	case br.batch:
@@ -114,25 +107,32 @@ func (br *blockCuts) cut(from, to int) {
 		// slivers.
 		pixels := br.im.pixels
 		i := min(to, (from+pixels-1)/pixels*pixels)
-		br.addSlivers(from, i)
+		br.addSlivers(from, from, i)
 		for ; i+br.step <= to; i += br.step {
 			for px := range pixels {
 				br.groups = append(br.groups, br.im.group(i+px, br.mode))
 			}
 		}
-		br.addSlivers(i, to)
+		br.addSlivers(from, i, to)
 	default:
-		br.addSlivers(from, to)
+		br.addSlivers(from, from, to)
 	}
 }
 
-// addSlivers cuts rows [from, to) into slivers of six and works out
-// their runs.
-func (br *blockCuts) addSlivers(from, to int) {
+// addSlivers cuts rows [from, to) of a block from row lo into slivers
+// of six and works out their runs. A short last sliver, where the K
+// block is all of K, is six rows ending at to instead, overlapping the
+// rows before (computed twice, to the same bits): a short one runs
+// through a scratch tile on the AVX2 kernel (a block ending with an
+// output row left one row there).
+func (br *blockCuts) addSlivers(lo, from, to int) {
 	for i := from; i < to; i += sgemmMR {
+		if i+sgemmMR > to && br.whole && to-sgemmMR >= lo {
+			i = to - sgemmMR
+		}
 		rows, s := min(sgemmMR, to-i), len(br.slivers)
-		if s == len(br.runs) {
-			br.runs = append(br.runs, nil)
+		if s == len(br.runs) { // room for a run per tap the K block touches
+			br.runs = append(br.runs, make([]tapRun, 0, br.kb/br.im.cin+2))
 		}
 		br.runs[s] = br.im.tapRuns(br.runs[s][:0], i, rows, br.pc, br.kb)
 		br.slivers = append(br.slivers, sliverRuns{row: i, rows: rows, runs: br.runs[s]})
