@@ -149,14 +149,17 @@ func pointwiseAsGemm(p *Conv) bool {
 }
 
 // pointwiseNarrow reports whether pointwise convolution p has fewer
-// output channels than a pair of B slivers, which the direct path's
-// masked kernels write in place, twelve pixels of A read where they lie
-// per tile; the packed GEMM packs A for a single narrow sliver and runs
-// partial tiles through scratch. 2 threads, µs, GEMM → direct: 4608
-// pixels 8→8 52 → 17, 6400 pixels 48→12 210 → 145, 1600 pixels 96→18
-// 166 → 141, 6400 pixels 16→24 146 → 107.
+// than two pairs of B slivers of output channels, which the direct
+// path's kernels (masked where the channels are not whole pairs) write
+// in place, twelve pixels of A read where they lie per tile; the packed
+// GEMM packs all of A for one or two slivers, and narrower than a pair
+// runs partial tiles through scratch. 2 threads, CPU µs, GEMM → direct:
+// 4608 pixels 8→8 52 → 17, 6400 pixels 48→12 211 → 101, 25600 pixels
+// 16→32 380 → 302, 6400 pixels 32→48 315 → 205, 1600 pixels 96→48
+// 216 → 154, 400 pixels 192→42 77 → 69; 64 channels and more stay on
+// the GEMM (3136 pixels 64→64 214 → 254).
 func pointwiseNarrow(p *Conv) bool {
-	return useAsm && useAVX512 && directTaps && p.OutChannels < 2*sgemmNR
+	return useAsm && useAVX512 && directTaps && p.OutChannels < 4*sgemmNR
 }
 
 // denseMatrix reports whether convolution p is a product of its input,

@@ -276,6 +276,7 @@ func TestConvKernelCache(t *testing.T) {
 	for _, p := range []*Conv{
 		newConv(2, 24, 40, 1, []int{9, 8}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
 		newConv(2, 1024, 5, 1, []int{5, 5}, []int{3, 3}, one, []int{1, 0}, []int{0, 1}, one, one, false),
+		newConv(2, 64, 72, 1, []int{9, 8}, []int{1, 1}, one, zero, zero, one, one, false),
 		newConv(2, 64, 40, 1, []int{9, 8}, []int{1, 1}, one, zero, zero, one, one, false),
 		newConv(1, 1, 258, 1, []int{1, 576}, []int{1, 256}, []int{1, 128}, zero, zero, one, one, true),
 	} {
@@ -426,8 +427,8 @@ func TestConvDirectTaps(t *testing.T) {
 	} {
 		checkDirectTaps(t, rng, fmt.Sprintf("case %d", ci), p, 1e-3, "6-row kernel")
 	}
-	// Pointwise convolutions narrower than a pair of slivers take the
-	// direct path, their pixels grouped in twelves across output rows
+	// Pointwise convolutions narrower than two pairs of slivers take
+	// the direct path, their pixels grouped in twelves across output rows
 	// and examples (the image is one dense matrix); without the 12-row
 	// kernel they are the packed GEMM's.
 	for ci, p := range []*Conv{
@@ -436,6 +437,8 @@ func TestConvDirectTaps(t *testing.T) {
 		newConv(3, 96, 18, 1, []int{7, 13}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
 		newConv(2, 32, 8, 1, []int{5, 9}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
 		newConv(1, 20, 31, 1, []int{61}, one(1), one(1), []int{0}, []int{0}, one(1), one(1), false),
+		newConv(1, 32, 48, 1, []int{9, 11}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(2, 16, 40, 1, []int{5, 7}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
 	} {
 		if convPath(p) != "direct" {
 			t.Fatalf("pointwise case %d: on the %s path", ci, convPath(p))
