@@ -387,6 +387,8 @@ func kernelTapsGo(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 
 // ConvRunsDirect reports whether convolution p runs on the direct
 // kernel (a channels-last image with enough channels, or a few-channel
-// one whose rows of taps are long runs): a backend copying an image
-// channels-last first does so only where the copy lands there.
+// one whose rows of taps are long runs, in any layout: the kernel stages
+// it channels-last itself): a backend copying an image channels-last
+// first does so only where the copy lands there, and not for a
+// few-channel image the kernel takes as it is.
 func ConvRunsDirect(p *Conv) bool { return canConvDirect(p) && !pointwiseAsGemm(p) }
