@@ -284,14 +284,21 @@ func inputRelayout(p *kernels.Conv, dn *hlo.ConvDimNumbers, l hlo.Shape) *relayo
 	if p.InChannelStride == 1 {
 		return nil
 	}
+	// Few channels are worth the copy only for the depthwise kernel or
+	// the direct one's long runs of taps (a first layer's RGB image);
+	// and the direct one stages such an image channels-last itself, with
+	// its padding, in one pass (copying it here first was a third of a
+	// 3-channel first layer).
+	depthwise := p.Groups == p.InChannels && p.Groups > 1
+	few := p.InChannels/p.Groups < kernels.DirectMinChannels && !depthwise
+	if few && kernels.ConvRunsDirect(p) {
+		return nil
+	}
 	r, dst := permutedCopy(l, append(append([]int64{dn.InputBatch}, dn.InputSpatial...), dn.InputFeature))
 	q := *p
 	q.InBatchStride, q.InChannelStride = dst[0], 1
 	q.InSpatialStrides = slices.Clone(dst[1 : len(dst)-1])
-	// Few channels are worth the copy only for the depthwise kernel or
-	// the direct one's long runs of taps (a first layer's RGB image).
-	depthwise := p.Groups == p.InChannels && p.Groups > 1
-	if p.InChannels/p.Groups < kernels.DirectMinChannels && !depthwise && !kernels.ConvRunsDirect(&q) {
+	if few && !kernels.ConvRunsDirect(&q) {
 		return nil
 	}
 	r.channelsLast = &q

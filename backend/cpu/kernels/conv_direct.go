@@ -24,71 +24,10 @@ import "unsafe"
 const DirectMinChannels = 16
 
 func canConvDirect(p *Conv) bool {
-	if p.InChannelStride != 1 {
-		return false
+	if p.InChannels/p.Groups < DirectMinChannels {
+		return fewChannelsDirect(p)
 	}
-	cin := p.InChannels / p.Groups
-	if cin >= DirectMinChannels {
-		return true
-	}
-	// Few channels (a first layer's one or three): a window's row of taps
-	// is one contiguous run, long enough for the 12-row kernel, which
-	// then takes most pixels (rows of at least twelve).
-	last := len(p.OutSpatial) - 1
-	return useAsm && useAVX512 && directTaps && last >= 0 && mergedRun(p) >= 3 && p.OutSpatial[last] >= 2*sgemmMR
-}
-
-// padImage copies a few-channel image (canConvDirect's) into a buffer
-// with its padding as zeros, returning the convolution reading it with no
-// padding, or nil where p has none (or negative padding). Every window
-// then lies inside the image, so every run is an interior one spanning a
-// kernel row: at a border, runs of one tap and per-row bounds tests cost
-// more than the product (a one-channel first layer: 71% of its time in
-// building border runs). The copy is small: an image of one or a few
-// channels.
-func padImage(p *Conv, in []float32) (*Conv, []float32) {
-	ns := len(p.InSpatial)
-	pad := false
-	size := make([]int, ns)
-	for d := range ns {
-		if p.PadLo[d] < 0 {
-			return p, nil
-		}
-		need := (p.OutSpatial[d]-1)*p.Stride[d] + (p.Kernel[d]-1)*p.RhsDil[d] + 1
-		size[d] = max(p.InSpatial[d]+p.PadLo[d], need)
-		pad = pad || p.PadLo[d] > 0 || size[d] > p.InSpatial[d]
-	}
-	if !pad || ns == 0 {
-		return p, nil
-	}
-	q := *p
-	q.InSpatial, q.PadLo = size, make([]int, ns)
-	q.InSpatialStrides = make([]int, ns)
-	st := p.InChannels
-	for d := ns - 1; d >= 0; d-- {
-		q.InSpatialStrides[d] = st
-		st *= size[d]
-	}
-	q.InBatchStride, q.InChannelStride = st, 1
-	buf := getBuf[float32](st * p.Batch)
-	clear(buf)
-	// Copy each run of the last spatial dimension's pixels (their
-	// channels contiguous: mergedRun's condition) to its padded place.
-	var at func(d, src, dst int)
-	at = func(d, src, dst int) {
-		if d == ns-1 {
-			n := p.InSpatial[d] * p.InChannels
-			copy(buf[dst+p.PadLo[d]*q.InSpatialStrides[d]:][:n], in[src:src+n])
-			return
-		}
-		for i := range p.InSpatial[d] {
-			at(d+1, src+i*p.InSpatialStrides[d], dst+(i+p.PadLo[d])*q.InSpatialStrides[d])
-		}
-	}
-	for b := range p.Batch {
-		at(0, b*p.InBatchStride, b*q.InBatchStride)
-	}
-	return &q, buf
+	return p.InChannelStride == 1
 }
 
 // mergedRun is the length of a window's row of taps as one run of the
@@ -131,18 +70,25 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue
 		return
 	}
 	if cin < DirectMinChannels {
-		if q, padded := padImage(p, in); padded != nil {
-			defer putBuf(padded)
-			p, in = q, padded
+		if convDirectBands(p, in, kernel, out, threads, epi, cache) {
+			return
+		}
+		if q, staged := stageImage(p, in, threads); staged != nil {
+			defer putBuf(staged)
+			p, in = q, staged
 		}
 	}
 	im := &im2col{p: p, in: in, cin: cin, c0: g * cin, pixels: pixels, taps: taps, tapOffsets: offsetsOfTaps(p, taps)}
 	if cin < DirectMinChannels {
 		im.rowRun = mergedRun(p)
 	}
+	im.flat = denseMatrix(p)
 	d := &directConv{im: im, kernel: kernel, co0: g * cout, cin: cin, epi: epi, cache: cache}
 	c := out[g*cout:]
 	ldc := p.OutChannels
+	if directRunsInline(m, n, k) {
+		threads = 1
+	}
 	kBlocks := (k + gemmKC - 1) / gemmKC
 	if threads > 1 && kBlocks >= 8*threads && m*n <= directSplitKMax {
 		d.splitK(m, n, k, c, ldc, threads)
@@ -171,6 +117,15 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue
 		}
 	}
 }
+
+// directParallelFlops is the work below which a direct convolution runs
+// on one thread: a pointwise product of 8 channels over 4608 pixels (0.6
+// MFLOP, some 15 µs) lost more to waking the second than it gained.
+const directParallelFlops = 1 << 21
+
+// directRunsInline reports whether a direct convolution's group of m
+// output rows, n columns and depth k runs on the calling goroutine.
+func directRunsInline(m, n, k int) bool { return 2*m*n*k < directParallelFlops }
 
 // directKCMax is the longest K a direct convolution takes as one block:
 // its kernel sliver, 16 columns of directKCMax floats, is 256 KiB, half
@@ -432,6 +387,8 @@ func kernelTapsGo(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 
 // ConvRunsDirect reports whether convolution p runs on the direct
 // kernel (a channels-last image with enough channels, or a few-channel
-// one whose rows of taps are long runs): a backend copying an image
-// channels-last first does so only where the copy lands there.
+// one whose rows of taps are long runs, in any layout: the kernel stages
+// it channels-last itself): a backend copying an image channels-last
+// first does so only where the copy lands there, and not for a
+// few-channel image the kernel takes as it is.
 func ConvRunsDirect(p *Conv) bool { return canConvDirect(p) && !pointwiseAsGemm(p) }

@@ -41,16 +41,20 @@ type blockCuts struct {
 	// group's distance between C rows.
 	mc, step, cld int
 	batch         bool // groups of examples (batchGroups, with offs)
-	groups        []tapGroup
-	slivers       []sliverRuns
-	runs          [][]tapRun // the slivers' runs, reused across blocks
+	// whole says the K block is all of K: a tile is written once, so
+	// groups may overlap (their rows get the same bits twice).
+	whole   bool
+	groups  []tapGroup
+	slivers []sliverRuns
+	runs    [][]tapRun // the slivers' runs, reused across blocks
 }
 
 // blockCuts decides how block cuts m rows of C (row length ldc) for
 // output columns of width nb and K block [pc, pc+kb).
 func (d *directConv) blockCuts(ldc, m, nb, pc, kb int) blockCuts {
-	br := blockCuts{im: d.im, pc: pc, kb: kb, mode: d.im.groupMode(), cld: ldc, step: 2 * sgemmMR}
-	if br.mode != noGroups && useAsm && useAVX512 && directTaps && nb%(2*sgemmNR) == 0 {
+	br := blockCuts{im: d.im, pc: pc, kb: kb, mode: d.im.groupMode(), cld: ldc, step: 2 * sgemmMR,
+		whole: pc == 0 && kb == d.im.taps*d.im.cin}
+	if br.mode != noGroups && useAsm && useAVX512 && directTaps {
 		br.offs = d.im.runOffsets(pc, kb)
 	}
 	br.mc = balancedBlock(m, gemmMC, sgemmMR)
@@ -62,6 +66,13 @@ func (d *directConv) blockCuts(ldc, m, nb, pc, kb int) blockCuts {
 	return br
 }
 
+// directOverlapMaxK is the longest K block for which a run of pixels
+// ends in a group overlapping the one before rather than in slivers
+// (cut). 2 threads, CPU µs: a 3-channel 3×3 first layer (K 27) 560 →
+// 226; ResNet's 56×56 64-channel 3×3 (K 576) 1891 → 2371, recomputing
+// 6 of its rows' 54 interior pixels.
+const directOverlapMaxK = 64
+
 // cut cuts rows [from, to) into groups and slivers.
 func (br *blockCuts) cut(from, to int) {
 	br.groups, br.slivers = br.groups[:0], br.slivers[:0]
@@ -70,18 +81,30 @@ func (br *blockCuts) cut(from, to int) {
 		// Twelve pixels of one output row whose windows lie inside
 		// the image go to the 12-row kernel (one offset per tap for
 		// all of them); the rest in slivers of six with their own
-		// runs.
+		// runs. A run's last pixels short of twelve go to a group
+		// overlapping the one before when the K block is all of K
+		// and short: those pixels are computed twice, to the same
+		// bits, where slivers cost more in their runs' building than
+		// in arithmetic (a 3-channel first layer: a fifth of its
+		// time). With a long K the recomputed pixels cost more.
 		// (Scanning row by row for the next group instead left
 		// slivers of one or two rows, which run at a third of the
 		// speed: forward 261 → 190 GFLOP/s.)
 		for i := from; i < to; {
-			if i+br.step <= to && br.im.regular(i, br.step) {
-				br.groups = append(br.groups, br.im.group(i, br.mode))
-				i += br.step
+			n := br.im.regularRun(i, to)
+			if n >= br.step {
+				for ; n >= br.step; n -= br.step {
+					br.groups = append(br.groups, br.im.group(i, br.mode))
+					i += br.step
+				}
+				if n > 0 && br.whole && br.kb <= directOverlapMaxK {
+					br.groups = append(br.groups, br.im.group(i+n-br.step, br.mode))
+					i += n
+				}
 				continue
 			}
 			next := min(i+sgemmMR, to)
-			br.addSlivers(i, next)
+			br.addSlivers(from, i, next)
 			i = next
 		}
 	case br.batch:
@@ -92,25 +115,32 @@ func (br *blockCuts) cut(from, to int) {
 		// slivers.
 		pixels := br.im.pixels
 		i := min(to, (from+pixels-1)/pixels*pixels)
-		br.addSlivers(from, i)
+		br.addSlivers(from, from, i)
 		for ; i+br.step <= to; i += br.step {
 			for px := range pixels {
 				br.groups = append(br.groups, br.im.group(i+px, br.mode))
 			}
 		}
-		br.addSlivers(i, to)
+		br.addSlivers(from, i, to)
 	default:
-		br.addSlivers(from, to)
+		br.addSlivers(from, from, to)
 	}
 }
 
-// addSlivers cuts rows [from, to) into slivers of six and works out
-// their runs.
-func (br *blockCuts) addSlivers(from, to int) {
+// addSlivers cuts rows [from, to) of a block from row lo into slivers
+// of six and works out their runs. A short last sliver, where the K
+// block is all of K, is six rows ending at to instead, overlapping the
+// rows before (computed twice, to the same bits): a short one runs
+// through a scratch tile on the AVX2 kernel (a block ending with an
+// output row left one row there).
+func (br *blockCuts) addSlivers(lo, from, to int) {
 	for i := from; i < to; i += sgemmMR {
+		if i+sgemmMR > to && br.whole && to-sgemmMR >= lo {
+			i = to - sgemmMR
+		}
 		rows, s := min(sgemmMR, to-i), len(br.slivers)
-		if s == len(br.runs) {
-			br.runs = append(br.runs, nil)
+		if s == len(br.runs) { // room for a run per tap the K block touches
+			br.runs = append(br.runs, make([]tapRun, 0, br.kb/br.im.cin+2))
 		}
 		br.runs[s] = br.im.tapRuns(br.runs[s][:0], i, rows, br.pc, br.kb)
 		br.slivers = append(br.slivers, sliverRuns{row: i, rows: rows, runs: br.runs[s]})
@@ -120,26 +150,38 @@ func (br *blockCuts) addSlivers(from, to int) {
 // tiles computes the tiles of C at br's groups and slivers, columns
 // [jc, jc+nb), of one K block.
 func (d *directConv) tiles(br *blockCuts, bp, c []float32, ldc, jc, nb, kb int, first bool) {
-	j := 0
-	if useAsm && useAVX512 { // two B slivers at a time where both are whole
-		for ; j+2*sgemmNR <= nb; j += 2 * sgemmNR {
-			pair := bp[j*kb : (j+2*sgemmNR)*kb]
-			for _, g := range br.groups {
-				directTapsPairF32(br.offs, d.im.in[g.org:], g.lda, pair, c[g.row*ldc+jc+j:], br.cld, first, kb)
-			}
+	if !useAsm || !useAVX512 {
+		for j := 0; j < nb; j += sgemmNR { // (no 12-row groups without AVX-512)
 			for _, sl := range br.slivers {
-				if sl.rows < sgemmMR {
-					directTile(sl.runs, bp, c, ldc, sl.row, sl.rows, jc, j, sgemmNR, kb, first)
-					directTile(sl.runs, bp, c, ldc, sl.row, sl.rows, jc, j+sgemmNR, sgemmNR, kb, first)
-					continue
-				}
-				kernelTapsPairF32(sl.runs, pair, c[sl.row*ldc+jc+j:], ldc, kb, first)
+				directTile(sl.runs, bp, c, ldc, sl.row, sl.rows, jc, j, min(sgemmNR, nb-j), kb, first)
 			}
 		}
+		return
 	}
-	for ; j < nb; j += sgemmNR { // (no 12-row groups: nb is whole pairs when there are)
+	// Two B slivers at a time; the last tile, narrower where nb is not
+	// whole pairs (an output of 8, 12 or 24 channels), stores only its
+	// columns.
+	for j := 0; j < nb; j += 2 * sgemmNR {
+		cols := min(2*sgemmNR, nb-j)
+		pair := bp[j*kb : (j+(cols+sgemmNR-1)/sgemmNR*sgemmNR)*kb]
+		for _, g := range br.groups {
+			if cols == 2*sgemmNR {
+				directTapsPairF32(br.offs, d.im.in[g.org:], g.lda, pair, c[g.row*ldc+jc+j:], br.cld, first, kb)
+				continue
+			}
+			directTapsColsF32(br.offs, d.im.in[g.org:], g.lda, pair, c[g.row*ldc+jc+j:], br.cld, first, kb, cols)
+		}
 		for _, sl := range br.slivers {
-			directTile(sl.runs, bp, c, ldc, sl.row, sl.rows, jc, j, min(sgemmNR, nb-j), kb, first)
+			switch {
+			case sl.rows < sgemmMR:
+				for h := 0; h < cols; h += sgemmNR {
+					directTile(sl.runs, bp, c, ldc, sl.row, sl.rows, jc, j+h, min(sgemmNR, cols-h), kb, first)
+				}
+			case cols == 2*sgemmNR:
+				kernelTapsPairF32(sl.runs, pair, c[sl.row*ldc+jc+j:], ldc, kb, first)
+			default:
+				kernelTapsColsF32(sl.runs, pair, c[sl.row*ldc+jc+j:], ldc, kb, cols, first)
+			}
 		}
 	}
 }
@@ -190,6 +232,9 @@ func (im *im2col) runAt(col, k int) (off, n int) {
 func (im *im2col) regular(i, n int) bool {
 	p := im.p
 	ns := len(p.OutSpatial)
+	if im.flat {
+		return i+n <= p.Batch*im.pixels
+	}
 	if ns == 0 {
 		return false
 	}
@@ -212,6 +257,35 @@ func (im *im2col) regular(i, n int) bool {
 	return true
 }
 
+// regularRun is how many output rows from i, up to to, are pixels of
+// one output row whose windows lie wholly inside the image (regular's
+// condition), 0 where row i's does not.
+func (im *im2col) regularRun(i, to int) int {
+	p := im.p
+	ns := len(p.OutSpatial)
+	if im.flat {
+		return min(to, p.Batch*im.pixels) - i
+	}
+	if ns == 0 {
+		return 0
+	}
+	rem := i % im.pixels
+	n := 0
+	for d := ns - 1; d >= 0; d-- {
+		o, size := rem%p.OutSpatial[d], p.OutSpatial[d]
+		rem /= size
+		if o*p.Stride[d]-p.PadLo[d] < 0 || o*p.Stride[d]-p.PadLo[d]+(p.Kernel[d]-1)*p.RhsDil[d] >= p.InSpatial[d] {
+			return 0
+		}
+		if d == ns-1 {
+			// The last pixel of the row whose window ends inside.
+			hi := min(size-1, (p.InSpatial[d]-1-(p.Kernel[d]-1)*p.RhsDil[d]+p.PadLo[d])/p.Stride[d])
+			n = min(hi-o+1, to-i)
+		}
+	}
+	return n
+}
+
 // The ways rows of the output make 12-row groups for the direct kernel:
 // none; twelve pixels along an output row (rowGroups); twelve examples
 // at one pixel, when an output row is shorter than twelve pixels and
@@ -229,6 +303,8 @@ func (im *im2col) groupMode() int {
 	p := im.p
 	ns := len(p.OutSpatial)
 	switch {
+	case im.flat:
+		return rowGroups
 	case ns == 0:
 		return noGroups
 	case p.OutSpatial[ns-1] >= 2*sgemmMR:
@@ -256,6 +332,9 @@ type tapGroup struct{ row, org, lda int }
 // example apart.
 func (im *im2col) group(i, mode int) tapGroup {
 	p := im.p
+	if im.flat { // (a tenth of a small pointwise product in the divisions below)
+		return tapGroup{row: i, org: i*p.InChannels + im.c0, lda: p.InChannels}
+	}
 	b, rem := i/im.pixels, i%im.pixels
 	g := tapGroup{row: i, org: b*p.InBatchStride + im.c0}
 	for d := len(p.OutSpatial) - 1; d >= 0; d-- {

@@ -276,6 +276,7 @@ func TestConvKernelCache(t *testing.T) {
 	for _, p := range []*Conv{
 		newConv(2, 24, 40, 1, []int{9, 8}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
 		newConv(2, 1024, 5, 1, []int{5, 5}, []int{3, 3}, one, []int{1, 0}, []int{0, 1}, one, one, false),
+		newConv(2, 64, 72, 1, []int{9, 8}, []int{1, 1}, one, zero, zero, one, one, false),
 		newConv(2, 64, 40, 1, []int{9, 8}, []int{1, 1}, one, zero, zero, one, one, false),
 		newConv(1, 1, 258, 1, []int{1, 576}, []int{1, 256}, []int{1, 128}, zero, zero, one, one, true),
 	} {
@@ -411,8 +412,38 @@ func TestConvDirectTaps(t *testing.T) {
 		// examples in an MC block, too few for a row group.
 		newConv(40, 16, 32, 1, []int{3, 3}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
 		newConv(3, 16, 32, 1, []int{13, 13}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		// Output channels not in whole pairs of B slivers, which the
+		// masked kernels store in place: 24 (a detection head's 96→24),
+		// 8, 12, 18 (one sliver and a bit), 40 (a pair and a part), 16,
+		// in row groups and in groups of examples.
+		newConv(1, 96, 24, 1, []int{20, 30}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		newConv(2, 16, 8, 1, []int{9, 29}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		newConv(1, 32, 12, 1, []int{7, 27}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		newConv(1, 16, 18, 1, []int{5, 40}, []int{3, 5}, one(2), []int{1, 2}, []int{1, 2}, one(2), one(2), false),
+		newConv(1, 20, 40, 1, []int{6, 26}, []int{3, 3}, one(2), []int{0, 1}, []int{2, 1}, one(2), one(2), false),
+		newConv(2, 17, 16, 1, []int{4, 31}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		newConv(26, 16, 24, 1, []int{8, 8}, []int{6, 6}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(40, 16, 8, 1, []int{3, 3}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
 	} {
 		checkDirectTaps(t, rng, fmt.Sprintf("case %d", ci), p, 1e-3, "6-row kernel")
+	}
+	// Pointwise convolutions narrower than two pairs of slivers take
+	// the direct path, their pixels grouped in twelves across output rows
+	// and examples (the image is one dense matrix); without the 12-row
+	// kernel they are the packed GEMM's.
+	for ci, p := range []*Conv{
+		newConv(2, 8, 8, 1, []int{24, 96}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(1, 48, 12, 1, []int{20, 20}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(3, 96, 18, 1, []int{7, 13}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(2, 32, 8, 1, []int{5, 9}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(1, 20, 31, 1, []int{61}, one(1), one(1), []int{0}, []int{0}, one(1), one(1), false),
+		newConv(1, 32, 48, 1, []int{9, 11}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(2, 16, 40, 1, []int{5, 7}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+	} {
+		if convPath(p) != "direct" {
+			t.Fatalf("pointwise case %d: on the %s path", ci, convPath(p))
+		}
+		checkDirectTaps(t, rng, fmt.Sprintf("pointwise case %d", ci), p, 1e-3, "packed GEMM")
 	}
 }
 
@@ -469,6 +500,20 @@ func TestConvFewChannels(t *testing.T) {
 		newConv(2, 2, 32, 1, []int{9, 30}, []int{3, 3}, one(2), []int{-1, 1}, []int{0, -1}, one(2), one(2), false),
 		newConv(4, 4, 32, 1, []int{50}, []int{5}, one(1), []int{2}, []int{2}, one(1), one(1), false),
 		newConv(2, 1, 17, 1, []int{6, 26}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		// The OCR models' first layers: 3 → 16 and 3 → 8, 3×3 stride 2.
+		newConv(1, 3, 16, 1, []int{33, 40}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		newConv(2, 3, 8, 1, []int{12, 50}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+		// Channels-first images, gathered channels-last by the staging
+		// copy: RGB 3×3 stride 2 and 7×7 stride 2, one channel, four, a
+		// 1-D one, and one with no padding (staged for its layout alone).
+		newConv(2, 3, 24, 1, []int{13, 40}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, one(2), one(2), true),
+		newConv(1, 3, 32, 1, []int{30, 31}, []int{7, 7}, []int{2, 2}, []int{3, 3}, []int{3, 3}, one(2), one(2), true),
+		newConv(3, 1, 16, 1, []int{9, 27}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), true),
+		newConv(2, 4, 8, 1, []int{7, 30}, []int{3, 3}, one(2), []int{2, 1}, []int{0, 1}, one(2), one(2), true),
+		newConv(2, 3, 16, 1, []int{40}, []int{5}, []int{2}, []int{2}, []int{2}, one(1), one(1), true),
+		newConv(2, 3, 8, 1, []int{6, 30}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), true),
+		// An image large enough for the threads to share the copy.
+		newConv(1, 3, 16, 1, []int{300, 301}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, one(2), one(2), true),
 	} {
 		if !canConvDirect(p) {
 			t.Fatalf("case %d: not on the direct path", ci)

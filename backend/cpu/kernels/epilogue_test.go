@@ -96,6 +96,14 @@ func TestConvEpilogue(t *testing.T) {
 			"depthwise": newConv(3, 24, 24, 24, []int{19, 17}, []int{3, 3}, []int{1, 1}, one, one, one, one, false),
 			"direct":    newConv(2, 40, 24, 2, []int{8, 5}, []int{3, 2}, []int{2, 1}, []int{1, 0}, []int{2, 1}, []int{1, 2}, []int{2, 1}, false),
 			"split K":   newConv(2, 1024, 5, 1, []int{5, 5}, []int{3, 3}, one, []int{1, 0}, []int{0, 1}, one, one, false),
+			// Outputs not in whole pairs of slivers (masked kernels),
+			// a narrow pointwise one (direct, rows grouped across
+			// output rows), and few-channel channels-first images run
+			// in bands of output rows: one an example, and several.
+			"masked":    newConv(1, 96, 24, 1, []int{9, 30}, []int{3, 3}, one, one, one, one, one, false),
+			"pointwise": newConv(2, 8, 12, 1, []int{9, 13}, one, one, []int{0, 0}, []int{0, 0}, one, one, false),
+			"bands":     newConv(2, 3, 16, 1, []int{40, 120}, []int{3, 3}, []int{2, 2}, one, one, one, one, true),
+			"bands2":    newConv(1, 3, 8, 1, []int{100, 100}, []int{3, 3}, one, one, one, one, one, true),
 		}
 		for name, p := range cases {
 			for _, threads := range []int{1, 2, 3} {

@@ -39,10 +39,20 @@ func dgemm12x16z(k int, a *float64, b *float64, c *float64, ldc int, overwrite b
 //go:noescape
 func dgemm6x16z(k int, a *float64, b *float64, c *float64, ldc int, overwrite bool)
 
-// sgemm6x32tapsz computes C[6x32] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, B two slivers kb steps apart (AVX-512).
+// sgemm6x32tapsz computes C[6x32] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, over two B slivers kb steps apart (AVX-512).
 //
 //go:noescape
 func sgemm6x32tapsz(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, kb int)
+
+// sgemm6x32tapszm computes C[6x32] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, over two B slivers kb steps apart (AVX-512). Only the columns of the last sliver set in mask are stored.
+//
+//go:noescape
+func sgemm6x32tapszm(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, kb int, mask uint16)
+
+// sgemm6x16tapszm computes C[6x16] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, over one B sliver (AVX-512). Only the columns of the last sliver set in mask are stored.
+//
+//go:noescape
+func sgemm6x16tapszm(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, kb int, mask uint16)
 
 // depthwisePixel512 sets acc[c] to the sum over taps t < ntaps of in[offs[t]+c]*w[woffs[t]+c], for c < n rounded down to a multiple of 16.
 //
@@ -104,6 +114,20 @@ func sgemm4x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32,
 //
 //go:noescape
 func sgemm12x32tapsz(runs *int, n int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, kb int)
+
+// sgemm12x32tapszm computes C[12x32] += Σ over n runs of A_run·B_run (C = ... if overwrite): run (off, k) reads k
+// channels at a+off of twelve rows lda apart, and k steps of two B slivers kb steps apart (AVX-512).
+// Only the columns of the last sliver set in mask are stored.
+//
+//go:noescape
+func sgemm12x32tapszm(runs *int, n int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, kb int, mask uint16)
+
+// sgemm12x16tapszm computes C[12x16] += Σ over n runs of A_run·B_run (C = ... if overwrite): run (off, k) reads k
+// channels at a+off of twelve rows lda apart, and k steps of one B sliver (AVX-512).
+// Only the columns of the last sliver set in mask are stored.
+//
+//go:noescape
+func sgemm12x16tapszm(runs *int, n int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, kb int, mask uint16)
 
 // sgemm12x16zs computes C[12x16] += A·B (C = A·B if overwrite) over k steps from twelve rows of A, lda apart, and one
 // packed 16-column B sliver, storing only the columns whose bits are set in mask (AVX-512).

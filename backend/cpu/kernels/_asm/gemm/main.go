@@ -21,6 +21,8 @@ func main() {
 	pairKernel("dgemm12x16z", 2, 8)
 	pairKernel("dgemm6x16z", 1, 8)
 	tapsKernel("sgemm6x32tapsz", true)
+	tapsKernelOf("sgemm6x32tapszm", true, 2, true)
+	tapsKernelOf("sgemm6x16tapszm", true, 1, true)
 	depthwisePixelOf("depthwisePixel512", true)
 	pairKernelOf("q8gemm12x32z", 2, 4, "quad")
 	pairKernelOf("q8gemm6x32z", 1, 4, "quad")
@@ -29,6 +31,8 @@ func main() {
 		directKernel(fmt.Sprintf("sgemm%dx32zdp", rows), rows, true)
 	}
 	directTapsKernel("sgemm12x32tapsz")
+	directTapsKernelOf("sgemm12x32tapszm", 2, true)
+	directTapsKernelOf("sgemm12x16tapszm", 1, true)
 	skinnyKernel("sgemm12x16zs")
 	vnni8Peak()
 	s8gemmKernel()
@@ -407,15 +411,27 @@ func sgemmTapsKernel() { tapsKernel("sgemm6x16taps", false) }
 // tapsKernel emits sgemmTapsKernel's kernel; wide, the AVX-512 one that
 // runs the same runs against two B slivers, the second kb steps after
 // the first: a 6×32 tile in 12 ZMM accumulators.
-func tapsKernel(name string, wide bool) {
+func tapsKernel(name string, wide bool) { tapsKernelOf(name, wide, 2, false) }
+
+// tapsKernelOf is tapsKernel with, wide, vecs B slivers (one or two) and,
+// masked, a last parameter mask whose set bits are the columns of the
+// last sliver stored: an output 8, 12 or 24 channels wide is then
+// written in place, where the scratch tile and its copy back cost a
+// quarter of a 96→24 channel 3×3 convolution.
+func tapsKernelOf(name string, wide bool, vecs int, masked bool) {
 	const rows = 6
 	sig := "func(runs *int, n int, b, c *float32, ldc int, overwrite bool)"
 	doc := name + " computes C[6x16] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers."
 	vec, zero, width := YMM, func(x reg.VecVirtual) { VXORPS(x, x, x) }, 32
 	if wide {
 		sig = "func(runs *int, n int, b, c *float32, ldc int, overwrite bool, kb int)"
-		doc = name + " computes C[6x32] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, B two slivers kb steps apart (AVX-512)."
+		doc = fmt.Sprintf("%s computes C[6x%d] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, over %s (AVX-512).",
+			name, 16*vecs, slivers[vecs])
 		vec, zero, width = ZMM, func(x reg.VecVirtual) { VPXORD(x, x, x) }, 64
+	}
+	if masked {
+		sig = sig[:len(sig)-1] + ", mask uint16)"
+		doc += " Only the columns of the last sliver set in mask are stored."
 	}
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
@@ -424,7 +440,7 @@ func tapsKernel(name string, wide bool) {
 	n := Load(Param("n"), GP64())
 	b := Load(Param("b"), GP64())
 	var bHi reg.Register // the second B sliver, wide only
-	if wide {
+	if wide && vecs == 2 {
 		bHi = Load(Param("kb"), GP64())
 		SHLQ(Imm(6), bHi)
 		ADDQ(b, bHi)
@@ -433,8 +449,8 @@ func tapsKernel(name string, wide bool) {
 		c, ldc := loadC(4)
 		for i := range rows {
 			PREFETCHT0(Mem{Base: c})
-			PREFETCHT0(Mem{Base: c, Disp: 2*width - 1})
-			if wide {
+			PREFETCHT0(Mem{Base: c, Disp: min(2, vecs)*width - 1})
+			if wide && vecs == 2 {
 				PREFETCHT0(Mem{Base: c, Disp: 64})
 			}
 			if i < rows-1 {
@@ -442,7 +458,7 @@ func tapsKernel(name string, wide bool) {
 			}
 		}
 	}
-	acc := make([]reg.VecVirtual, 2*rows)
+	acc := make([]reg.VecVirtual, vecs*rows)
 	for i := range acc {
 		acc[i] = vec()
 		zero(acc[i])
@@ -452,7 +468,13 @@ func tapsKernel(name string, wide bool) {
 		arow[i] = GP64()
 	}
 	k, off := GP64(), GP64()
-	b0, b1 := vec(), vec()
+	step := tapsStep(wide, vecs, b, bHi, off, arow, acc, vec)
+	advance := func(steps int) {
+		ADDQ(U32(64*steps), b)
+		if bHi != nil {
+			ADDQ(U32(64*steps), bHi)
+		}
+	}
 	Label(name + "_run")
 	TESTQ(n, n)
 	JZ(LabelRef(name + "_store"))
@@ -461,27 +483,6 @@ func tapsKernel(name string, wide bool) {
 		MOVQ(Mem{Base: rp, Disp: 8 * (i + 1)}, arow[i])
 	}
 	XORQ(off, off)
-	step := func(disp int) {
-		if wide {
-			VMOVUPS(Mem{Base: b, Disp: disp * 64}, b0)
-			VMOVUPS(Mem{Base: bHi, Disp: disp * 64}, b1)
-		} else {
-			VMOVUPS(Mem{Base: b, Disp: disp * 64}, b0)
-			VMOVUPS(Mem{Base: b, Disp: disp*64 + 32}, b1)
-		}
-		for i := range rows {
-			x := vec()
-			VBROADCASTSS(Mem{Base: arow[i], Index: off, Scale: 1, Disp: 4 * disp}, x)
-			VFMADD231PS(b0, x, acc[2*i])
-			VFMADD231PS(b1, x, acc[2*i+1])
-		}
-	}
-	advance := func(steps int) {
-		ADDQ(U32(64*steps), b)
-		if wide {
-			ADDQ(U32(64*steps), bHi)
-		}
-	}
 	// Two steps per iteration while at least two remain, then one.
 	Label(name + "_pair")
 	CMPQ(k, Imm(2))
@@ -502,6 +503,10 @@ func tapsKernel(name string, wide bool) {
 	DECQ(n)
 	JMP(LabelRef(name + "_run"))
 	Label(name + "_store")
+	if masked {
+		storeMaskedAndReturn(name, rows, vecs, acc)
+		return
+	}
 	c, ldc := loadC(4)
 	ow := Load(Param("overwrite"), GP8())
 	TESTB(ow, ow)
@@ -517,6 +522,87 @@ func tapsKernel(name string, wide bool) {
 	store(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
 	VZEROUPPER()
 	RET()
+}
+
+// slivers names the B operand of a kernel over one or two B slivers.
+var slivers = map[int]string{1: "one B sliver", 2: "two B slivers kb steps apart"}
+
+// tapsStep returns the step of tapsKernelOf's k loop at displacement
+// disp: B's vectors loaded (from b, and bHi if wide with two slivers, or
+// the two halves of b's 64 bytes if not wide), each row's A value
+// broadcast from its pointer plus off and FMAed into the row's
+// accumulators acc.
+func tapsStep(wide bool, vecs int, b, bHi, off reg.Register, arow []reg.GPVirtual, acc []reg.VecVirtual, vec func() reg.VecVirtual) func(int) {
+	b0, b1 := vec(), vec()
+	return func(disp int) {
+		switch {
+		case vecs == 1:
+			VMOVUPS(Mem{Base: b, Disp: disp * 64}, b0)
+			for i := range arow {
+				VFMADD231PS_BCST(Mem{Base: arow[i], Index: off, Scale: 1, Disp: 4 * disp}, b0, acc[i])
+			}
+			return
+		case wide:
+			VMOVUPS(Mem{Base: b, Disp: disp * 64}, b0)
+			VMOVUPS(Mem{Base: bHi, Disp: disp * 64}, b1)
+		default:
+			VMOVUPS(Mem{Base: b, Disp: disp * 64}, b0)
+			VMOVUPS(Mem{Base: b, Disp: disp*64 + 32}, b1)
+		}
+		for i := range arow {
+			x := vec()
+			VBROADCASTSS(Mem{Base: arow[i], Index: off, Scale: 1, Disp: 4 * disp}, x)
+			VFMADD231PS(b0, x, acc[2*i])
+			VFMADD231PS(b1, x, acc[2*i+1])
+		}
+	}
+}
+
+// storeMaskedAndReturn adds rows×vecs ZMM accumulators into C (sets
+// them, if overwrite) and returns, the last vector of each row under
+// parameter mask: the masked kernels' end. Masked-off lanes of C are
+// neither read nor written.
+func storeMaskedAndReturn(name string, rows, vecs int, acc []reg.VecVirtual) {
+	c, ldc := loadC(4)
+	m := Load(Param("mask"), GP32())
+	KMOVW(m, reg.K1)
+	ow := Load(Param("overwrite"), GP8())
+	TESTB(ow, ow)
+	JNZ(LabelRef(name + "_overwrite"))
+	storeRowsMasked(rows, vecs, c, ldc, acc, func(m Mem, x reg.VecVirtual, last bool) {
+		if last {
+			VADDPS(m, x, reg.K1, x)
+			VMOVUPS(x, reg.K1, m)
+			return
+		}
+		VADDPS(m, x, x)
+		VMOVUPS(x, m)
+	})
+	VZEROUPPER()
+	RET()
+	Label(name + "_overwrite")
+	storeRowsMasked(rows, vecs, c, ldc, acc, func(m Mem, x reg.VecVirtual, last bool) {
+		if last {
+			VMOVUPS(x, reg.K1, m)
+			return
+		}
+		VMOVUPS(x, m)
+	})
+	VZEROUPPER()
+	RET()
+}
+
+// storeRowsMasked is storeRows for ZMM rows whose last vector put stores
+// under a mask (last set); it advances c.
+func storeRowsMasked(rows, vecs int, c, ldc reg.Register, acc []reg.VecVirtual, put func(Mem, reg.VecVirtual, bool)) {
+	for i := range rows {
+		for h := range vecs {
+			put(Mem{Base: c, Disp: 64 * h}, acc[vecs*i+h], h == vecs-1)
+		}
+		if i < rows-1 {
+			ADDQ(ldc, c)
+		}
+	}
 }
 
 // fmaPeak issues n rounds of 12 independent 8-lane FMAs (192 FLOP per
@@ -1119,28 +1205,52 @@ func loadC(size int) (c, ldc reg.Register) {
 // k) pairs shared by every such group of a K block, where the 6-row taps
 // kernel takes six row pointers per run and sliver. Its steps are the
 // direct GEMM kernel's: twelve broadcasts, two B loads, 24 FMAs.
-func directTapsKernel(name string) {
+func directTapsKernel(name string) { directTapsKernelOf(name, 2, false) }
+
+// directTapsKernelOf is directTapsKernel over vecs B slivers (one or
+// two) and, masked, with a last parameter mask whose set bits are the
+// columns of the last sliver stored (tapsKernelOf's reason). With one
+// sliver a step is one B load and twelve FMAs broadcasting A from
+// memory.
+func directTapsKernelOf(name string, vecs int, masked bool) {
 	const rows, size = 12, 4
-	TEXT(name, NOSPLIT, "func(runs *int, n int, a *float32, lda int, b, c *float32, ldc int, overwrite bool, kb int)")
+	sig := "func(runs *int, n int, a *float32, lda int, b, c *float32, ldc int, overwrite bool, kb int)"
+	if masked {
+		sig = sig[:len(sig)-1] + ", mask uint16)"
+	}
+	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
-	Doc(name+" computes C[12x32] += Σ over n runs of A_run·B_run (C = ... if overwrite): run (off, k) reads k",
-		"channels at a+off of twelve rows lda apart, and k steps of two B slivers kb steps apart (AVX-512).")
+	doc := []string{fmt.Sprintf("%s computes C[12x%d] += Σ over n runs of A_run·B_run (C = ... if overwrite): run (off, k) reads k", name, 16*vecs),
+		fmt.Sprintf("channels at a+off of twelve rows lda apart, and k steps of %s (AVX-512).", slivers[vecs])}
+	if masked {
+		doc = append(doc, "Only the columns of the last sliver set in mask are stored.")
+	}
+	Doc(doc...)
 	rp := Load(Param("runs"), GP64())
 	n := Load(Param("n"), GP64())
 	a := Load(Param("a"), GP64())
 	ld := Load(Param("lda"), GP64())
 	SHLQ(Imm(2), ld)
 	b := Load(Param("b"), GP64())
-	bHi := Load(Param("kb"), GP64())
-	SHLQ(Imm(6), bHi)
-	ADDQ(b, bHi)
+	var bHi reg.Register
+	if vecs == 2 {
+		bHi = Load(Param("kb"), GP64())
+		SHLQ(Imm(6), bHi)
+		ADDQ(b, bHi)
+	}
 	spread := spreadPrefetchC(name, rows, 4, nil)
-	acc := zeroZMM(2 * rows)
+	acc := zeroZMM(vecs * rows)
 	base := []reg.Register{GP64(), GP64(), GP64(), GP64()}
 	k := GP64()
 	v0, v1 := ZMM(), ZMM()
 	step := func(s int) {
 		VMOVUPS(Mem{Base: b, Disp: s * 64}, v0)
+		if vecs == 1 {
+			for r := range rows {
+				VFMADD231PS_BCST(rowAt(base, ld, r, s*size), v0, acc[r])
+			}
+			return
+		}
 		VMOVUPS(Mem{Base: bHi, Disp: s * 64}, v1)
 		for r := range rows {
 			x := ZMM()
@@ -1154,7 +1264,9 @@ func directTapsKernel(name string) {
 			ADDQ(U32(steps*size), r)
 		}
 		ADDQ(U32(steps*64), b)
-		ADDQ(U32(steps*64), bHi)
+		if bHi != nil {
+			ADDQ(U32(steps*64), bHi)
+		}
 	}
 	Label(name + "_run")
 	TESTQ(n, n)
@@ -1169,6 +1281,10 @@ func directTapsKernel(name string) {
 	DECQ(n)
 	JMP(LabelRef(name + "_run"))
 	Label(name + "_store")
+	if masked {
+		storeMaskedAndReturn(name, rows, vecs, acc)
+		return
+	}
 	storeAndReturn512(name, rows, size, acc, func(m, x, dst Op) { VADDPS(m, x, dst) })
 }
 
