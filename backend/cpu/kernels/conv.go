@@ -189,10 +189,10 @@ func ConvWholeRows(p *Conv) bool {
 
 // ConvRunsInline reports whether convolution p runs on the calling
 // goroutine alone, whatever the thread count: a small one on the packed
-// GEMM does.
+// GEMM, the direct path or the depthwise row walk does.
 func ConvRunsInline(p *Conv) bool {
 	if canConvDepthwise(p) {
-		return false
+		return depthwiseRunsInline(p)
 	}
 	m, k := p.Batch, p.InChannels/p.Groups
 	for d := range p.OutSpatial {
