@@ -89,10 +89,11 @@ func ConvPackedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 		// The image is the [pixels, channels] matrix A itself.
 		a := Strided[float32]{Data: in, Row: cin, Col: 1}
 		pa := func(dst []float32, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, sgemmMR) }
-		pb := cachedPanels(cache.forKernel(kernel), 0, func(dst []float32, pc, jc, kb, nb, from, to int) {
+		pack := func(dst []float32, pc, jc, kb, nb, from, to int) {
 			packConvKernel(dst, p, kernel, jc, cin, pc, kb, nb, from, to)
-		})
-		gemmCore(m, cout, k, packedBlock(pa, sgemmMR, sgemmNR, kernelF32), pb, out, p.OutChannels, false, threads, sgemmMR, sgemmNR, epi)
+		}
+		src := bSource[float32]{pack: pack, panel: cache.forKernel(kernel).reader(0, pack)}
+		gemmCoreFrom(m, cout, k, packedBlock(pa, sgemmMR, sgemmNR, kernelF32), src, out, p.OutChannels, false, threads, sgemmMR, sgemmNR, epi)
 		return nil
 	}
 	for g := range p.Groups {

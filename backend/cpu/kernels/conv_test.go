@@ -278,6 +278,7 @@ func TestConvKernelCache(t *testing.T) {
 		newConv(2, 1024, 5, 1, []int{5, 5}, []int{3, 3}, one, []int{1, 0}, []int{0, 1}, one, one, false),
 		newConv(2, 64, 72, 1, []int{9, 8}, []int{1, 1}, one, zero, zero, one, one, false),
 		newConv(2, 64, 40, 1, []int{9, 8}, []int{1, 1}, one, zero, zero, one, one, false),
+		newConv(1, 256, 100, 1, []int{7, 7}, []int{1, 1}, one, zero, zero, one, one, false), // panels read in place
 		newConv(1, 1, 258, 1, []int{1, 576}, []int{1, 256}, []int{1, 128}, zero, zero, one, one, true),
 	} {
 		paths[convPath(p)] = true

@@ -197,11 +197,12 @@ func gemmCore[T float32 | float64](m, n, k int, blk aBlock[T], pb bPacker[T], c 
 
 // bSource is where a blocked product gets its packed B: pack fills a
 // buffer with the slivers asked for, or, where set, panel returns the
-// slivers of K slice pc from column jc on, packed before in pack's layout
-// (PackedB), which the product then reads in place.
+// slivers of K slice pc (kb deep) for the nb columns from jc on, packed
+// before in pack's layout (PackedB, a constant kernel's cached panels),
+// which the product then reads in place.
 type bSource[T float32 | float64] struct {
 	pack  bPacker[T]
-	panel func(pc, jc, kb int) []T
+	panel func(pc, jc, kb, nb int) []T
 }
 
 // gemmCoreFrom is gemmCore with B from src.
@@ -246,7 +247,7 @@ func gemmCoreFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSource[T
 			}
 			bpc := bp
 			if src.panel != nil {
-				bpc = src.panel(pc, jc, kb)
+				bpc = src.panel(pc, jc, kb, nb)
 			} else {
 				parallel(threads, func(t int) {
 					src.pack(bp, pc, jc, kb, nb, from+t*(slivers-from)/threads, from+(t+1)*(slivers-from)/threads)
@@ -314,7 +315,7 @@ func gemmColumnsFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSourc
 					from := blk.bFrom(nb, nr)
 					bpc := bp
 					if src.panel != nil {
-						bpc = src.panel(pc, jc, kb)
+						bpc = src.panel(pc, jc, kb, nb)
 					} else {
 						src.pack(bp, pc, jc, kb, nb, from, (nb+nr-1)/nr)
 					}

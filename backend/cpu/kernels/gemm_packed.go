@@ -46,8 +46,8 @@ func (p *PackedB) Size() int {
 }
 
 // panel returns the slivers of K slice pc from column jc (a multiple of
-// NR) on.
-func (p *PackedB) panel(pc, jc, kb int) []float32 {
+// NR) on (all of them: nb is the caller's business).
+func (p *PackedB) panel(pc, jc, kb, _ int) []float32 {
 	return p.panels[pc/gemmKC][jc/sgemmNR*sgemmNR*kb:]
 }
 
