@@ -17,11 +17,15 @@ import (
 // 1.6 MB. The reduce-window's kernel folds the channels of a
 // channels-last image as vector runs and skips the padding.
 //
-// The results are equal bit for bit: reduce-window folds init and then
-// the window's elements in row-major window order, the chain folds the
-// first offset's slice and then the others in row-major order, with the
-// running value on the left; init is the op's identity (max(-inf, x) is
-// x) and so is the padding the chain reads (max(acc, -inf) is acc).
+// The values are the chain's, and on this backend so are the bits: its
+// reduce-window kernels fold init and then the window's elements in
+// row-major window order with the maximum (or minimum) of the
+// elementwise op, which keeps the first of equal values (-0 and +0) and
+// the first NaN; the chain folds the first offset's slice and then the
+// others in row-major order, the running value on the left. Init is the
+// op's identity (max(-inf, x) is x), and so is the padding the chain
+// reads (max(acc, -inf) is acc). (The evaluator's reduce-window orders
+// -0 below +0, so there the signs of zeros may differ.)
 
 // poolWindows switches the pass on; tests turn it off to compare.
 var poolWindows = true
@@ -34,7 +38,7 @@ func fusePoolWindows(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int
 	users := c.Users()
 	made := 0
 	for _, r := range slices.Clone(c.Instructions) {
-		p, ok := matchPoolChain(r, users)
+		p, ok := matchPoolChain(r, users, c.Root)
 		if !ok {
 			continue
 		}
@@ -57,8 +61,9 @@ type poolChain struct {
 	window *hlo.Window
 }
 
-// matchPoolChain matches r as the top of a pool chain.
-func matchPoolChain(r *hlo.Instruction, users map[*hlo.Instruction][]*hlo.Instruction) (*poolChain, bool) {
+// matchPoolChain matches r as the top of a pool chain whose inner nodes
+// only the chain reads (root is the computation's result).
+func matchPoolChain(r *hlo.Instruction, users map[*hlo.Instruction][]*hlo.Instruction, root *hlo.Instruction) (*poolChain, bool) {
 	op := r.Opcode
 	if op != hlo.OpMaximum && op != hlo.OpMinimum || !r.Shape.DType.IsFloat() || !plainArray(r.Shape) {
 		return nil, false
@@ -68,7 +73,7 @@ func matchPoolChain(r *hlo.Instruction, users map[*hlo.Instruction][]*hlo.Instru
 	}
 	var leaves, chain []*hlo.Instruction
 	x := r
-	for x.Opcode == op && len(x.ControlPredecessors) == 0 && (x == r || len(users[x]) == 1) {
+	for x.Opcode == op && len(x.ControlPredecessors) == 0 && (x == r || len(users[x]) == 1 && x != root) {
 		chain = append(chain, x)
 		leaves = append(leaves, x.Operands[1])
 		x = x.Operands[0]
