@@ -167,16 +167,17 @@ func (pr *poolRuns) outputRow(dst, src []float32, init float32, r, ow0, ow1 int,
 
 // foldRow folds one input row along its width into h: h's column i is
 // the fold over the window's taps of the row's columns x0 + i·sw + kw·dw,
-// init where a tap is in the padding. The fold runs at every column
-// (whole runs for the vector kernel) into b.full when the stride
-// skips columns, and the strided ones are copied out.
+// init where a tap is in the padding. With a stride the fold of all taps
+// but the last runs at every column (whole runs for the vector kernel)
+// into b.full, and the last tap is folded column by column into h,
+// which also picks out the strided columns.
 func (pr *poolRuns) foldRow(h []float32, b *poolBufs, row []float32, x0 int, init float32) {
 	c := pr.run
-	f := h
+	n := len(h)
 	if pr.sw > 1 {
-		f = b.full[:((len(h)/c-1)*pr.sw+1)*c]
+		n = ((len(h)/c-1)*pr.sw + 1) * c // columns at full resolution
 	}
-	cols := len(f)/c + (pr.kw-1)*pr.dw
+	cols := n/c + (pr.kw-1)*pr.dw
 	in := row
 	if x0 < 0 || x0+cols > pr.w {
 		in = b.padded[:cols*c]
@@ -189,20 +190,26 @@ func (pr *poolRuns) foldRow(h []float32, b *poolBufs, row []float32, x0 int, ini
 		kernels.Fill(in[left+k:], init)
 		x0 = 0
 	}
-	at := x0 * c
-	if pr.kw == 1 {
-		copy(f, in[at:at+len(f)])
-	} else {
-		pr.vec(f, in[at:at+len(f)], in[at+pr.dw*c:at+pr.dw*c+len(f)])
-	}
-	for kw := 2; kw < pr.kw; kw++ {
-		a := at + kw*pr.dw*c
-		pr.vec(f, f, in[a:a+len(f)])
-	}
-	if pr.sw > 1 {
-		for i := range len(h) / c {
-			copy(h[i*c:(i+1)*c], f[i*pr.sw*c:])
+	tap := func(kw int) []float32 { at := (x0 + kw*pr.dw) * c; return in[at : at+n] }
+	if pr.sw == 1 {
+		copy(h, tap(0))
+		for kw := 1; kw < pr.kw; kw++ {
+			pr.vec(h, h, tap(kw))
 		}
+		return
+	}
+	f := tap(0) // the stride leaves at least two taps
+	if pr.kw > 2 {
+		f = b.full[:n]
+		pr.vec(f, tap(0), tap(1))
+		for kw := 2; kw < pr.kw-1; kw++ {
+			pr.vec(f, f, tap(kw))
+		}
+	}
+	last := tap(pr.kw - 1)
+	for i := range len(h) / c {
+		at := i * pr.sw * c
+		pr.vec(h[i*c:(i+1)*c], f[at:at+c], last[at:at+c])
 	}
 }
 
