@@ -17,7 +17,12 @@ import (
 // set). In a ResNet each block's output relu(x + conv + b) is read by the
 // next block's convolution and by its residual add: copied, every
 // residual add recomputed the whole chain of earlier blocks from their
-// convolutions' outputs, reading k+1 full tensors in the k-th block.
+// convolutions' outputs, reading k+1 full tensors in the k-th block, and
+// no convolution but the last could fold into its epilogue (it had
+// several readers). A copy also copies its own cheap producers and can
+// leave a costly one computed on its own in between (a layer norm's
+// division by its row deviation, when a residual add copied the multiply
+// after it).
 
 // fuseGraph is what loop fusion knows of a computation while it grows
 // fusions, last instruction first.
