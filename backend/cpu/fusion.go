@@ -14,7 +14,8 @@ import (
 // prints, dumps and verifies like XLA's fusions. A producer joins its
 // consumer's fusion only when every user of the producer is in that
 // fusion, so nothing is computed twice except scalar broadcasts, which
-// are free in a tile program, and cheap producers within a budget. A row
+// are free in a tile program, and cheap producers within a budget that
+// no other reader stores anyway (fusion_copy.go). A row
 // reduction that the fusion reads back along its rows (softmax's max and
 // sum) is computed in the fusion too, as a row program (tile_row.go).
 
@@ -121,20 +122,21 @@ const maxCopied = 8
 // fuseLoops rewrites c, reporting whether it changed it.
 func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (bool, error) {
 	users := c.Users()
-	taken := map[*hlo.Instruction]bool{}
+	fg := &fuseGraph{users: users, stored: storedValues(c, users), taken: map[*hlo.Instruction]bool{}}
 	var groups []group
 	for i := len(c.Instructions) - 1; i >= 0; i-- {
 		root := c.Instructions[i]
 		_, isReduce := tile.RowReduce(root)
-		if taken[root] || !fusionRoot(root) && !isReduce && !intRoot(root) || len(root.ControlPredecessors) > 0 {
+		if fg.taken[root] || !fusionRoot(root) && !isReduce && !intRoot(root) || len(root.ControlPredecessors) > 0 {
 			continue
 		}
-		g := grow(root, isReduce, users, taken)
+		g := grow(root, isReduce, fg)
 		for _, in := range g.members {
 			if !scalarSplat(in) && !g.copied[in] {
-				taken[in] = true
+				fg.taken[in] = true
 			}
 		}
+		fg.markParameters(g)
 		groups = append(groups, g)
 	}
 	for _, g := range groups {
@@ -148,9 +150,10 @@ func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (bool, err
 
 // grow collects root's fusion: producers whose every reader is in the
 // fusion, scalar splats and broadcasts (copied), cheap producers with
-// readers elsewhere (copied, within the budget), and under index ops only
-// more index ops.
-func grow(root *hlo.Instruction, isReduce bool, users map[*hlo.Instruction][]*hlo.Instruction, taken map[*hlo.Instruction]bool) group {
+// readers elsewhere that would fuse them too (copied, within the
+// budget), and under index ops only more index ops.
+func grow(root *hlo.Instruction, isReduce bool, fg *fuseGraph) group {
+	users, taken := fg.users, fg.taken
 	g := group{members: []*hlo.Instruction{root}, copied: map[*hlo.Instruction]bool{}, kind: "kLoop", elem: root.Shape}
 	if isReduce {
 		g.kind, g.elem, g.rowDims = "kInput", root.Operands[0].Shape, len(root.Dimensions())
@@ -167,7 +170,7 @@ func grow(root *hlo.Instruction, isReduce bool, users map[*hlo.Instruction][]*hl
 		member := g.members[k]
 		mapped := viewOp(member)
 		for _, o := range member.Operands {
-			absorbable := fusible(o) && !anyView(users[o]) && !readByDot(users[o], owned) || viewOp(o)
+			absorbable := fusible(o) && !fg.stored[o] || viewOp(o)
 			if !owned[o] && g.spreadsRows(member, users) {
 				// Row values (reductions, and ops on them) are computed
 				// again in the fusion, row by row, where their input is at
@@ -197,12 +200,12 @@ func grow(root *hlo.Instruction, isReduce bool, users map[*hlo.Instruction][]*hl
 				add(o, false)
 			case taken[o] || !absorbable:
 			case g.copied[member]: // under a copy everything is a copy
-				if len(g.copied) < maxCopied && (cheap(o) && copyPays(o, users) || viewOp(o)) {
+				if len(g.copied) < maxCopied && (cheap(o) && fg.copyPays(o) || viewOp(o)) {
 					add(o, true)
 				}
 			case allOwned(users[o], owned) && !slices.ContainsFunc(users[o], func(u *hlo.Instruction) bool { return g.copied[u] }):
 				add(o, false) // a copy's original still reads its operands
-			case len(g.copied) < maxCopied && (cheap(o) && copyPays(o, users) || viewOp(o)):
+			case len(g.copied) < maxCopied && (cheap(o) && fg.copyPays(o) || viewOp(o)):
 				add(o, true)
 			}
 		}
@@ -277,14 +280,6 @@ func (g *group) rowTree(o *hlo.Instruction, taken map[*hlo.Instruction]bool) (no
 // fusion, as a parameter the map can address.
 func anyView(users []*hlo.Instruction) bool {
 	return slices.ContainsFunc(users, viewOp)
-}
-
-// readByDot: a value a dot reads is stored for it anyway, so another
-// fusion reads it back rather than computing a copy; copying it would
-// also copy its cheap producers and leave a costly one (a layer norm's
-// division by its row deviation) computed on its own in between.
-func readByDot(users []*hlo.Instruction, owned map[*hlo.Instruction]bool) bool {
-	return slices.ContainsFunc(users, func(u *hlo.Instruction) bool { return u.Opcode == hlo.OpDot && !owned[u] })
 }
 
 func allOwned(users []*hlo.Instruction, owned map[*hlo.Instruction]bool) bool {

@@ -16,6 +16,10 @@ import (
 func FusionPasses(opts Options, fc frontend.Compiler) []frontend.Pass {
 	s := &fusionState{threads: effectiveThreads(opts.Threads)}
 	passes := []frontend.Pass{
+		s.pass("pool-window-fusion", func(m *hlo.Module, c *hlo.Computation) (bool, error) {
+			n, err := fusePoolWindows(m, c, s.namesFor(m))
+			return n > 0, err
+		}),
 		s.pass("reduce-iota-fusion", func(m *hlo.Module, c *hlo.Computation) (bool, error) {
 			n, err := fuseReduceIotas(m, c, s.namesFor(m))
 			return n > 0, err
@@ -62,6 +66,8 @@ var FusionOrders = []frontend.Order{
 	{Before: "int8-dot-fusion", After: "loop-fusion", Reason: "an integer dot claims its operands' converts before loop fusion may take them (today it takes no s32 convert; the order keeps it so)"},
 	{Before: "int8-conv-fusion", After: "loop-fusion", Reason: "an integer convolution claims its operands' converts and zero-point subtractions before loop fusion may take them"},
 	{Before: "reduce-iota-fusion", After: "loop-fusion", Reason: "an argmax's reduce and iota pair up as plain instructions, before loop fusion may claim either (tile programs compute no iota today, so the two commute; the order keeps it so)"},
+	{Before: "pool-window-fusion", After: "loop-fusion", Reason: "a pool written as maxima of strided slices becomes one reduce-window before loop fusion takes the slices and maxima into a fusion"},
+	{Before: "pool-window-fusion", After: "fusion-dce", Reason: "the pool's slices and its padded input are left without readers"},
 	{Before: "loop-fusion", After: "fusion-dce", Reason: "fusion copies index ops and cheap producers into their readers and may leave the originals without users"},
 	{Before: "loop-fusion", After: "output-fusion", Reason: "a product folds into a kLoop fusion: its epilogue must be one first"},
 	{Before: "fusion-dce", After: "output-fusion", Reason: "a product folds only into its only reader: dead readers would keep it from folding"},

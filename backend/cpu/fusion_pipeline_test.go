@@ -80,7 +80,7 @@ func checkFusionPassesRan(t *testing.T, name string, tm *pass.Timings) {
 // fusion left out when asked.
 func TestFusionPipelineOrders(t *testing.T) {
 	all := strings.Join(Pipeline(Options{}).PassNames(), ",")
-	const tail = "fusion,reduce-iota-fusion,int8-dot-fusion,int8-conv-fusion,loop-fusion,fusion-dce,output-fusion,multi-output-fusion,fusion-late-dce"
+	const tail = "fusion,pool-window-fusion,reduce-iota-fusion,int8-dot-fusion,int8-conv-fusion,loop-fusion,fusion-dce,output-fusion,multi-output-fusion,fusion-late-dce"
 	if !strings.HasPrefix(all, "standard,") || !strings.HasSuffix(all, tail) {
 		t.Errorf("passes: %s", all)
 	}
@@ -88,8 +88,11 @@ func TestFusionPipelineOrders(t *testing.T) {
 		t.Errorf("output fusion not left out: %v", names)
 	}
 	m := &hlo.Module{Name: "empty"}
-	bad := &pass.Pipeline{Label: "bad", Passes: []pass.Pass{FusionPipeline(Options{}).Passes[3], FusionPipeline(Options{}).Passes[0]},
-		Orders: FusionPipeline(Options{}).Orders}
+	fp := FusionPipeline(Options{})
+	byName := func(name string) pass.Pass {
+		return fp.Passes[slices.IndexFunc(fp.Passes, func(p pass.Pass) bool { return p.Name() == name })]
+	}
+	bad := &pass.Pipeline{Label: "bad", Passes: []pass.Pass{byName("loop-fusion"), byName("reduce-iota-fusion")}, Orders: fp.Orders}
 	if _, err := bad.RunWith(m, pass.Options{}); err == nil || !strings.Contains(err.Error(), "plain instructions") {
 		t.Errorf("order violation not reported: %v", err)
 	}

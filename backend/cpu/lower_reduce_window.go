@@ -103,6 +103,9 @@ func lowerReduceWindow(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 		if k, ok := lowerPoolPlanes(in, op, threads); ok {
 			return k, true
 		}
+		if k, ok := lowerPoolRuns(in, op, threads); ok {
+			return k, true
+		}
 		k := windowKernel(pl, floatCombine[float32](op))
 		if v := vectorCombineF32(op); v != nil && pl.run >= 8 {
 			k = windowKernelVec(pl, v)
