@@ -4,6 +4,16 @@
 
 package kernels
 
+// gemv1x8z sets C[1x128] (rows ldc apart) to A·B over k steps, A's 1 rows lda apart, B's rows ldb apart (AVX-512; strides in elements).
+//
+//go:noescape
+func gemv1x8z(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// gemv2x8z sets C[2x128] (rows ldc apart) to A·B over k steps, A's 2 rows lda apart, B's rows ldb apart (AVX-512; strides in elements).
+//
+//go:noescape
+func gemv2x8z(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
 // gemv1x4z sets C[1x64] (rows ldc apart) to A·B over k steps, A's 1 rows lda apart, B's rows ldb apart (AVX-512; strides in elements).
 //
 //go:noescape
