@@ -43,11 +43,7 @@ func TestDotConstantWeightsPacked(t *testing.T) {
 			if c.transposed {
 				wdims = [2]int{c.n, c.k}
 			}
-			vals := make([]string, wdims[0]*wdims[1])
-			for i := range vals {
-				vals[i] = fmt.Sprintf("%.3f", rng.Float64()*2-1)
-			}
-			lit := "{" + rowsText(vals, wdims[1]) + "}"
+			lit := "{" + randomRows(rng, wdims[0], wdims[1]) + "}"
 			constant := fmt.Sprintf("%s[%d,%d] constant(%s)", c.dtype, wdims[0], wdims[1], lit)
 			param := fmt.Sprintf("%s[%d,%d] parameter(1)", c.dtype, wdims[0], wdims[1])
 			withConst := dotModule(c.m, c.n, c.k, c.transposed, c.dtype, c.epilogue, constant)
@@ -61,22 +57,24 @@ func TestDotConstantWeightsPacked(t *testing.T) {
 // LSTM's two directions, [dirs, 4h, h]) reads them turned row-major once.
 func TestDotConstantWeightsBatchRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	vals := make([]string, 2*24*16)
-	for i := range vals {
-		vals[i] = fmt.Sprintf("%.3f", rng.Float64()*2-1)
-	}
-	lit := "{" + rowsText(vals[:24*16], 16) + "}, {" + rowsText(vals[24*16:], 16) + "}"
+	lit := "{" + randomRows(rng, 24, 16) + "}, {" + randomRows(rng, 24, 16) + "}"
 	const text = "HloModule r\nENTRY e {\n  h = f32[2,2,16] parameter(0)\n  w = %s\n" +
 		"  ROOT d = f32[2,2,24] dot(h, w), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}\n}\n"
 	checkPackedDot(t, fmt.Sprintf(text, "f32[2,24,16] constant({"+lit+"})"), fmt.Sprintf(text, "f32[2,24,16] parameter(1)"), false)
 }
 
-func rowsText(vals []string, cols int) string {
-	var rows []string
-	for i := 0; i < len(vals); i += cols {
-		rows = append(rows, "{"+strings.Join(vals[i:i+cols], ", ")+"}")
+// randomRows is the text of a rows×cols literal's rows of values in
+// [-1, 1), three decimals each.
+func randomRows(rng *rand.Rand, rows, cols int) string {
+	text := make([]string, rows)
+	for r := range text {
+		vals := make([]string, cols)
+		for i := range vals {
+			vals[i] = fmt.Sprintf("%.3f", rng.Float64()*2-1)
+		}
+		text[r] = "{" + strings.Join(vals, ", ") + "}"
 	}
-	return strings.Join(rows, ", ")
+	return strings.Join(text, ", ")
 }
 
 func dotModule(m, n, k int, transposed bool, dtype string, epilogue bool, weights string) string {
@@ -179,11 +177,7 @@ func BenchmarkDotConstantWeights(b *testing.B) {
 		if c.transposed {
 			wdims = [2]int{c.n, c.k}
 		}
-		vals := make([]string, wdims[0]*wdims[1])
-		for i := range vals {
-			vals[i] = fmt.Sprintf("%.3f", rng.Float64()*2-1)
-		}
-		constant := fmt.Sprintf("f32[%d,%d] constant({%s})", wdims[0], wdims[1], rowsText(vals, wdims[1]))
+		constant := fmt.Sprintf("f32[%d,%d] constant({%s})", wdims[0], wdims[1], randomRows(rng, wdims[0], wdims[1]))
 		param := fmt.Sprintf("f32[%d,%d] parameter(1)", wdims[0], wdims[1])
 		for _, form := range []struct{ name, weights string }{{"argument", param}, {"constant", constant}} {
 			m, err := hlotext.Parse(dotModule(c.m, c.n, c.k, c.transposed, "f32", true, form.weights), hlotext.Options{})

@@ -119,18 +119,12 @@ func ConvPackedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 // not on every call. Slivers are sgemmNR columns of kb rows, laid out one
 // after another as packConvKernel lays them out.
 func cachedPanels(cache *ConvKernelCache, co0 int, pack func(dst []float32, pc, jc, kb, nb, from, to int)) func(dst []float32, pc, jc, kb, nb, from, to int) {
-	if cache == nil {
+	read := cache.reader(co0, pack)
+	if read == nil {
 		return pack
 	}
 	return func(dst []float32, pc, jc, kb, nb, from, to int) {
-		key := [4]int{co0 + jc, pc, kb, nb}
-		bp := cache.get(key)
-		if bp == nil {
-			slivers := (nb + sgemmNR - 1) / sgemmNR
-			bp = make([]float32, slivers*sgemmNR*kb)
-			pack(bp, pc, jc, kb, nb, 0, slivers)
-			cache.put(key, bp)
-		}
+		bp := read(pc, jc, kb, nb)
 		lo, hi := from*sgemmNR*kb, min(to*sgemmNR*kb, len(bp))
 		copy(dst[lo:hi], bp[lo:hi])
 	}

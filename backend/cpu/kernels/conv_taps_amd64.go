@@ -10,15 +10,7 @@ func directTapsColsF32(runs []int, a []float32, lda int, b, c []float32, ldc int
 	vecs, mask := tapsMask(cols)
 	_ = c[11*ldc+cols-1]
 	_ = b[vecs*sgemmNR*kb-1]
-	steps, end := 0, 0
-	for r := 0; r+1 < len(runs); r += 2 {
-		steps += runs[r+1]
-		end = max(end, runs[r]+runs[r+1])
-	}
-	if steps > kb || len(runs) < 2 {
-		panic("kernels: direct tap runs past the K block")
-	}
-	_ = a[11*lda+end-1]
+	_ = a[11*lda+directRunsEnd(runs, kb)-1]
 	if vecs == 1 {
 		sgemm12x16tapszm(&runs[0], len(runs)/2, &a[0], lda, &b[0], &c[0], ldc, overwrite, kb, mask)
 		return

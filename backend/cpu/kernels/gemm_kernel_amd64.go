@@ -108,6 +108,14 @@ func pairKernelF64(blocks, k int, a, b, c []float64, ldc int, overwrite bool) {
 func directTapsPairF32(runs []int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, kb int) {
 	_ = c[11*ldc+31]
 	_ = b[32*kb-1]
+	_ = a[11*lda+directRunsEnd(runs, kb)-1]
+	sgemm12x32tapsz(&runs[0], len(runs)/2, &a[0], lda, &b[0], &c[0], ldc, overwrite, kb)
+}
+
+// directRunsEnd checks a direct tile's (offset, k) runs against its K
+// block (the assembly trusts them) and returns how far past the first
+// pixel's window start they read.
+func directRunsEnd(runs []int, kb int) int {
 	steps, end := 0, 0
 	for r := 0; r+1 < len(runs); r += 2 {
 		steps += runs[r+1]
@@ -116,8 +124,7 @@ func directTapsPairF32(runs []int, a []float32, lda int, b, c []float32, ldc int
 	if steps > kb || len(runs) < 2 {
 		panic("kernels: direct tap runs past the K block")
 	}
-	_ = a[11*lda+end-1]
-	sgemm12x32tapsz(&runs[0], len(runs)/2, &a[0], lda, &b[0], &c[0], ldc, overwrite, kb)
+	return end
 }
 
 // kernelTapsF32 runs a tile's tap runs; the runs' row pointers come from
