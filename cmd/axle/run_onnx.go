@@ -53,35 +53,11 @@ func runONNX(o onnxRun, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "axle run: %v\n", err)
 		return 1
 	}
-	ctx := context.Background()
-	var out []*onnx.Value
-	var times []time.Duration
-	var first time.Duration
-	stopProfile := func() {}
-	defer func() { stopProfile() }()
-	for i := range o.warmup + max(o.repeat, 1) {
-		if i == o.warmup && o.cpuProfile != "" {
-			stop, err := startCPUProfile(o.cpuProfile)
-			if err != nil {
-				fmt.Fprintf(stderr, "axle run: %v\n", err)
-				return 1
-			}
-			stopProfile = stop
-		}
-		t0 := time.Now()
-		if out, err = sess.RunOrdered(ctx, in); err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
-		if i == 0 {
-			first = time.Since(start)
-		}
-		if i >= o.warmup {
-			times = append(times, time.Since(t0))
-		}
+	out, times, first, err := timeONNX(sess, in, o, start)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
 	}
-	stopProfile()
-	stopProfile = func() {}
 	if o.saveOutputs != "" {
 		var arrays []npy.Array
 		for i, v := range out {
@@ -179,4 +155,31 @@ func modelInputs(gin []*onnx.ValueInfo, o onnxRun) ([]*onnx.Value, error) {
 		out[i] = onnx.LiteralValue(l)
 	}
 	return out, nil
+}
+
+// timeONNX runs the session warmup+repeat times, timing the repeats (under
+// a CPU profile with --cpuprofile), and returns the last outputs, the
+// timed runs and the time from start to the end of the first run.
+func timeONNX(sess *graph.Session, in []*onnx.Value, o onnxRun, start time.Time) (out []*onnx.Value, times []time.Duration, first time.Duration, err error) {
+	stopProfile := func() {}
+	defer func() { stopProfile() }()
+	for i := range o.warmup + max(o.repeat, 1) {
+		if i == o.warmup && o.cpuProfile != "" {
+			if stopProfile, err = startCPUProfile(o.cpuProfile); err != nil {
+				stopProfile = func() {}
+				return nil, nil, 0, fmt.Errorf("axle run: %w", err)
+			}
+		}
+		t0 := time.Now()
+		if out, err = sess.RunOrdered(context.Background(), in); err != nil {
+			return nil, nil, 0, err
+		}
+		if i == 0 {
+			first = time.Since(start)
+		}
+		if i >= o.warmup {
+			times = append(times, time.Since(t0))
+		}
+	}
+	return out, times, first, nil
 }
