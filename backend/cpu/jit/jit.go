@@ -267,6 +267,22 @@ func (p *Program) allF32() bool {
 	return true
 }
 
+// flatF32 reports whether p is flat (no rows, not strided) with one
+// output and every array f32: what RunF32 runs.
+func (p *Program) flatF32() bool {
+	if p.RowLen > 0 || p.Strided || len(p.outputs()) != 1 {
+		return false
+	}
+	for _, ts := range [][]Type{p.InputTypes, p.OutputTypes} {
+		for _, t := range ts {
+			if t != F32 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // tails reports whether p's code computes a row's last partial vector
 // itself, through masked loads and stores: rows of a length not a
 // multiple of 8, and strided programs, whose rows are as long as each

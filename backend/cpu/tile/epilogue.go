@@ -122,6 +122,9 @@ func (e *Epilogue) Bind(args []*hlo.Literal, c []float32, ldc int) (kernels.Epil
 // worker's scratch).
 func (p *Prog) runSpan(sc *scratch, params []operand, out []float32, lo, hi int) {
 	if p.jit != nil {
+		if p.jit.spanDirect(params, out, lo, hi) {
+			return
+		}
 		outs := [1]jit.Array{{F32: out}}
 		p.jit.run(p, params, outs[:], 0, lo, hi, false)
 		return

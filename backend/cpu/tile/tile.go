@@ -357,6 +357,9 @@ func (p *Prog) RunsJIT() bool { return p.jit != nil && p.n >= jitMinElements }
 // type a quantizing fusion stores) from the operand values on at most
 // threads goroutines.
 func (p *Prog) Run(args []*hlo.Literal, out *hlo.Literal, threads int) error {
+	if p.directRun(threads) && p.runDirect(args, out) {
+		return nil
+	}
 	var small [8]operand
 	params, err := newOperands(small[:0], args)
 	if err != nil {

@@ -38,9 +38,14 @@ type jitProg struct {
 	// fusion operands it reads splatted.
 	inputs  []jitInput
 	scalars []int
-	gathers int       // inputs gathered per chunk
-	shared  bool      // some inputs are read displaced (compileJITForm's shared form)
-	pool    sync.Pool // of *[]float32: a worker's gather buffers
+	gathers int  // inputs gathered per chunk
+	shared  bool // some inputs are read displaced (compileJITForm's shared form)
+	// direct says a call runs through runDirect or spanDirect
+	// (tile_direct.go); need[k] is then the elements input k's operand
+	// must hold.
+	direct bool
+	need   [jit.MaxInputs]int
+	pool   sync.Pool // of *[]float32: a worker's gather buffers
 	// blocks runs GEMM epilogues over blocks of part rows, made on first
 	// use (see stridedFor).
 	blocksOnce sync.Once
@@ -325,7 +330,7 @@ func collapseDims(dims, strides []int) (int, bool) {
 
 // array is the operand's storage as the generated code reads it (f32
 // values, bf16 bits or s32 values; compileJIT took no other type).
-func (o operand) array() jit.Array { return jit.Array{F32: o.f32, BF16: o.bits, I32: o.i32} }
+func (o *operand) array() jit.Array { return jit.Array{F32: o.f32, BF16: o.bits, I32: o.i32} }
 
 // literalArray is an f32 or bf16 literal's storage as an array.
 func literalArray(l *hlo.Literal) (jit.Array, bool) {

@@ -71,7 +71,7 @@ func (o *operand) set(l *hlo.Literal) error {
 }
 
 // tile returns elements [lo, hi) as f32, decoding into buf if narrow.
-func (o operand) tile(lo, hi int, buf []float32) []float32 {
+func (o *operand) tile(lo, hi int, buf []float32) []float32 {
 	if o.f32 != nil {
 		return o.f32[lo:hi]
 	}
@@ -89,7 +89,7 @@ func (o operand) tile(lo, hi int, buf []float32) []float32 {
 	return buf
 }
 
-func (o operand) at(i int) float32 {
+func (o *operand) at(i int) float32 {
 	if o.f32 != nil {
 		return o.f32[i]
 	}

@@ -1,0 +1,237 @@
+package tile
+
+import (
+	"testing"
+
+	"github.com/axle-ml/axle/backend/cpu/jit"
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/hlotext"
+)
+
+// gruGates is one step of a GRU layer's gate fusion (torch_gru_seq's):
+// the step's input projection and the hidden state's projection, each
+// read as three displaced slices, a bias broadcast along the row, and the
+// previous hidden state.
+const gruGates = `HloModule gru_gates
+fused {
+  one = f32[] constant(1)
+  ones = f32[1,96] broadcast(one), dimensions={}
+  bias = f32[96] parameter(0)
+  bb = f32[1,96] broadcast(bias), dimensions={1}
+  xs = f32[100,1,288] parameter(1)
+  xt = f32[1,1,288] slice(xs), slice={[35:36], [0:1], [0:288]}
+  x = f32[1,288] reshape(xt)
+  xz = f32[1,96] slice(x), slice={[0:1], [0:96]}
+  h = f32[1,288] parameter(2)
+  hz = f32[1,96] slice(h), slice={[0:1], [0:96]}
+  az = f32[1,96] add(xz, hz)
+  z = f32[1,96] logistic(az)
+  xr = f32[1,96] slice(x), slice={[0:1], [96:192]}
+  hr = f32[1,96] slice(h), slice={[0:1], [96:192]}
+  ar = f32[1,96] add(xr, hr)
+  r = f32[1,96] logistic(ar)
+  hn = f32[1,96] slice(h), slice={[0:1], [192:288]}
+  hb = f32[1,96] add(hn, bb)
+  xn = f32[1,96] slice(x), slice={[0:1], [192:288]}
+  rh = f32[1,96] multiply(r, hb)
+  an = f32[1,96] add(xn, rh)
+  n = f32[1,96] tanh(an)
+  zc = f32[1,96] subtract(ones, z)
+  zn = f32[1,96] multiply(zc, n)
+  prev = f32[1,96] parameter(3)
+  zh = f32[1,96] multiply(z, prev)
+  ROOT out = f32[1,96] add(zn, zh)
+}
+ENTRY e {
+  b = f32[96] parameter(0)
+  xs = f32[100,1,288] parameter(1)
+  h = f32[1,288] parameter(2)
+  prev = f32[1,96] parameter(3)
+  ROOT f = f32[1,96] fusion(b, xs, h, prev), kind=kLoop, calls=fused
+}`
+
+// smallFusions are fusions of a few hundred elements or fewer, with
+// whether Run calls their code directly (tile_direct.go): the GRU step,
+// a length with a partial last vector and a scalar operand, slices at
+// odd offsets of a row, and ones that take the general path (a bf16
+// operand, a gathered transpose, fewer elements than a vector).
+var smallFusions = []struct {
+	name, text string
+	direct     bool
+}{
+	{"gru", gruGates, true},
+	{"tail-and-scalar", `HloModule tail
+fused {
+  x = f32[101] parameter(0)
+  c = f32[] parameter(1)
+  cb = f32[101] broadcast(c), dimensions={}
+  y = f32[101] multiply(x, cb)
+  t = f32[101] tanh(y)
+  ROOT r = f32[101] add(t, x)
+}
+ENTRY e {
+  a = f32[101] parameter(0)
+  c = f32[] parameter(1)
+  ROOT f = f32[101] fusion(a, c), kind=kLoop, calls=fused
+}`, true},
+	{"odd-slices", `HloModule odd
+fused {
+  x = f32[3,77] parameter(0)
+  a = f32[1,37] slice(x), slice={[1:2], [3:40]}
+  b = f32[1,37] slice(x), slice={[2:3], [40:77]}
+  y = f32[1,37] parameter(1)
+  l = f32[1,37] logistic(a)
+  m = f32[1,37] multiply(l, b)
+  ROOT r = f32[1,37] subtract(m, y)
+}
+ENTRY e {
+  x = f32[3,77] parameter(0)
+  y = f32[1,37] parameter(1)
+  ROOT f = f32[1,37] fusion(x, y), kind=kLoop, calls=fused
+}`, true},
+	{"bf16-operand", `HloModule bf16
+fused {
+  x = bf16[40] parameter(0)
+  y = f32[40] parameter(1)
+  c = f32[40] convert(x)
+  ROOT r = f32[40] add(c, y)
+}
+ENTRY e {
+  x = bf16[40] parameter(0)
+  y = f32[40] parameter(1)
+  ROOT f = f32[40] fusion(x, y), kind=kLoop, calls=fused
+}`, false},
+	{"transpose", `HloModule transpose
+fused {
+  x = f32[6,9] parameter(0)
+  t = f32[9,6] transpose(x), dimensions={1,0}
+  y = f32[9,6] parameter(1)
+  ROOT r = f32[9,6] multiply(t, y)
+}
+ENTRY e {
+  x = f32[6,9] parameter(0)
+  y = f32[9,6] parameter(1)
+  ROOT f = f32[9,6] fusion(x, y), kind=kLoop, calls=fused
+}`, false},
+	{"below-a-vector", `HloModule tiny
+fused {
+  x = f32[5] parameter(0)
+  y = f32[5] parameter(1)
+  e = f32[5] exponential(x)
+  ROOT r = f32[5] add(e, y)
+}
+ENTRY e {
+  x = f32[5] parameter(0)
+  y = f32[5] parameter(1)
+  ROOT f = f32[5] fusion(x, y), kind=kLoop, calls=fused
+}`, false},
+}
+
+// tileOnly compiles fusion root as a tile program without generated
+// code: the definition the code's bits must match.
+func tileOnly(t testing.TB, root *hlo.Instruction) *Prog {
+	t.Helper()
+	useJIT = false
+	defer func() { useJIT = jit.Available }()
+	p, err := Loop(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestSmallFusionsRunDirect runs each small fusion as the lowering does
+// (Loop, Run on one and two threads) and checks its bits against the
+// tile program's and against its own code run the general way (chunks
+// of Arrays), and that the direct call is taken where it should be. The
+// evaluator checks the tile program.
+func TestSmallFusionsRunDirect(t *testing.T) {
+	for _, c := range smallFusions {
+		m, err := hlotext.Parse(c.text, hlotext.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		root := m.Entry.Root
+		args := eval.RandomArguments(m, 11)
+		p, err := Loop(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.directRun(1) && jit.Available; got != (c.direct && jit.Available) {
+			t.Errorf("%s: runs directly %v, want %v", c.name, got, c.direct)
+		}
+		want := hlo.NewLiteral(root.Shape)
+		if err := tileOnly(t, root).Run(args, want, 1); err != nil {
+			t.Fatal(err)
+		}
+		ref, err := eval.Run(m, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !closeF32(want.Data().([]float32), ref.Data().([]float32), 1e-5) {
+			t.Fatalf("%s: tile program %v, the evaluator %v", c.name, want, ref)
+		}
+		for _, threads := range []int{1, 2} {
+			got := hlo.NewLiteral(root.Shape)
+			if err := p.Run(args, got, threads); err != nil {
+				t.Fatal(err)
+			}
+			if !got.Equal(want) {
+				t.Errorf("%s on %d threads: %v, the tile program %v", c.name, threads, got, want)
+			}
+		}
+		if p.jit != nil && p.jit.direct {
+			p.jit.direct = false // the general path, same code
+			got := hlo.NewLiteral(root.Shape)
+			if err := p.Run(args, got, 1); err != nil {
+				t.Fatal(err)
+			}
+			if !got.Equal(want) {
+				t.Errorf("%s the general way: %v, the tile program %v", c.name, got, want)
+			}
+		}
+	}
+}
+
+// closeF32 reports whether got and want agree within a relative
+// tolerance (the evaluator computes transcendental functions in float64).
+func closeF32(got, want []float32, tol float64) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		d, w := float64(got[i]-want[i]), float64(want[i])
+		if d < 0 {
+			d = -d
+		}
+		if w < 0 {
+			w = -w
+		}
+		if d > tol*max(1, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// BenchmarkSmallFusion times one call of a GRU step's gate fusion (96
+// elements): the fixed cost of running a compiled fusion.
+func BenchmarkSmallFusion(b *testing.B) {
+	m, err := hlotext.Parse(gruGates, hlotext.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := Loop(m.Entry.Root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := eval.RandomArguments(m, 3)
+	out := hlo.NewLiteral(m.Entry.Root.Shape)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.Run(args, out, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
