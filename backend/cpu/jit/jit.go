@@ -267,12 +267,9 @@ func (p *Program) allF32() bool {
 	return true
 }
 
-// flatF32 reports whether p is flat (no rows, not strided) with one
-// output and every array f32: what RunF32 runs.
-func (p *Program) flatF32() bool {
-	if p.RowLen > 0 || p.Strided || len(p.outputs()) != 1 {
-		return false
-	}
+// onlyF32 reports whether every array of p is f32 (RunF32 and
+// RunStridedF32 take such programs).
+func (p *Program) onlyF32() bool {
 	for _, ts := range [][]Type{p.InputTypes, p.OutputTypes} {
 		for _, t := range ts {
 			if t != F32 {

@@ -1,6 +1,7 @@
 package tile
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/axle-ml/axle/backend/cpu/jit"
@@ -58,9 +59,12 @@ ENTRY e {
 // operand, a gathered transpose, fewer elements than a vector).
 var smallFusions = []struct {
 	name, text string
-	direct     bool
+	// direct: run flat with one call (jitProg.direct); rows: by rows
+	// (jitProg.rowsFor), directly unless taken the general way.
+	direct, rows bool
 }{
-	{"gru", gruGates, true},
+	{"gru", gruGates, true, false},
+	{"lstm", lstmCell, false, true},
 	{"tail-and-scalar", `HloModule tail
 fused {
   x = f32[101] parameter(0)
@@ -74,7 +78,7 @@ ENTRY e {
   a = f32[101] parameter(0)
   c = f32[] parameter(1)
   ROOT f = f32[101] fusion(a, c), kind=kLoop, calls=fused
-}`, true},
+}`, true, false},
 	{"odd-slices", `HloModule odd
 fused {
   x = f32[3,77] parameter(0)
@@ -89,7 +93,7 @@ ENTRY e {
   x = f32[3,77] parameter(0)
   y = f32[1,37] parameter(1)
   ROOT f = f32[1,37] fusion(x, y), kind=kLoop, calls=fused
-}`, true},
+}`, true, false},
 	{"bf16-operand", `HloModule bf16
 fused {
   x = bf16[40] parameter(0)
@@ -101,7 +105,7 @@ ENTRY e {
   x = bf16[40] parameter(0)
   y = f32[40] parameter(1)
   ROOT f = f32[40] fusion(x, y), kind=kLoop, calls=fused
-}`, false},
+}`, false, false},
 	{"transpose", `HloModule transpose
 fused {
   x = f32[6,9] parameter(0)
@@ -113,7 +117,7 @@ ENTRY e {
   x = f32[6,9] parameter(0)
   y = f32[9,6] parameter(1)
   ROOT f = f32[9,6] fusion(x, y), kind=kLoop, calls=fused
-}`, false},
+}`, false, false},
 	{"below-a-vector", `HloModule tiny
 fused {
   x = f32[5] parameter(0)
@@ -125,7 +129,7 @@ ENTRY e {
   x = f32[5] parameter(0)
   y = f32[5] parameter(1)
   ROOT f = f32[5] fusion(x, y), kind=kLoop, calls=fused
-}`, false},
+}`, false, false},
 }
 
 // tileOnly compiles fusion root as a tile program without generated
@@ -134,18 +138,57 @@ func tileOnly(t testing.TB, root *hlo.Instruction) *Prog {
 	t.Helper()
 	useJIT = false
 	defer func() { useJIT = jit.Available }()
-	p, err := Loop(root)
+	p, err := compileFusion(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
+// compileFusion compiles a loop fusion as the lowering does: Multi for
+// a tuple, else Loop.
+func compileFusion(root *hlo.Instruction) (*Prog, error) {
+	if root.Shape.IsTuple() {
+		return Multi(root)
+	}
+	return Loop(root)
+}
+
+// runFusionInto runs p into new outputs of root's shape.
+func runFusionInto(t *testing.T, p *Prog, root *hlo.Instruction, args []*hlo.Literal, threads int) []*hlo.Literal {
+	t.Helper()
+	if !root.Shape.IsTuple() {
+		out := hlo.NewLiteral(root.Shape)
+		if err := p.Run(args, out, threads); err != nil {
+			t.Fatal(err)
+		}
+		return []*hlo.Literal{out}
+	}
+	var outs []*hlo.Literal
+	for _, s := range root.Shape.Tuple {
+		outs = append(outs, hlo.NewLiteral(s))
+	}
+	if err := p.RunMulti(args, outs, threads); err != nil {
+		t.Fatal(err)
+	}
+	return outs
+}
+
+// sameLiterals checks outputs bit for bit.
+func sameLiterals(t *testing.T, what string, got, want []*hlo.Literal) {
+	t.Helper()
+	for k := range want {
+		if !got[k].Equal(want[k]) {
+			t.Errorf("%s: output %d %v, want %v", what, k, got[k], want[k])
+		}
+	}
+}
+
 // TestSmallFusionsRunDirect runs each small fusion as the lowering does
-// (Loop, Run on one and two threads) and checks its bits against the
-// tile program's and against its own code run the general way (chunks
-// of Arrays), and that the direct call is taken where it should be. The
-// evaluator checks the tile program.
+// (Loop or Multi, then Run or RunMulti on one and two threads) and
+// checks its bits against the tile program's and against its own code
+// run the general way (chunks of Arrays), and that the direct flat call
+// is taken where it should be. The evaluator checks the tile program.
 func TestSmallFusionsRunDirect(t *testing.T) {
 	for _, c := range smallFusions {
 		m, err := hlotext.Parse(c.text, hlotext.Options{})
@@ -154,41 +197,40 @@ func TestSmallFusionsRunDirect(t *testing.T) {
 		}
 		root := m.Entry.Root
 		args := eval.RandomArguments(m, 11)
-		p, err := Loop(root)
+		p, err := compileFusion(root)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := p.directRun(1) && jit.Available; got != (c.direct && jit.Available) {
+		if got := p.jit != nil && p.jit.direct && p.RunsJIT(); got != (c.direct && jit.Available) {
 			t.Errorf("%s: runs directly %v, want %v", c.name, got, c.direct)
 		}
-		want := hlo.NewLiteral(root.Shape)
-		if err := tileOnly(t, root).Run(args, want, 1); err != nil {
-			t.Fatal(err)
-		}
+		want := runFusionInto(t, tileOnly(t, root), root, args, 1)
 		ref, err := eval.Run(m, args...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !closeF32(want.Data().([]float32), ref.Data().([]float32), 1e-5) {
-			t.Fatalf("%s: tile program %v, the evaluator %v", c.name, want, ref)
+		refs := []*hlo.Literal{ref}
+		if root.Shape.IsTuple() {
+			refs = ref.Elements()
 		}
+		for k := range refs {
+			if !closeF32(want[k].Data().([]float32), refs[k].Data().([]float32), 1e-5) {
+				t.Fatalf("%s: tile program %v, the evaluator %v", c.name, want[k], refs[k])
+			}
+		}
+		rows := rowRuns.Load()
 		for _, threads := range []int{1, 2} {
-			got := hlo.NewLiteral(root.Shape)
-			if err := p.Run(args, got, threads); err != nil {
-				t.Fatal(err)
-			}
-			if !got.Equal(want) {
-				t.Errorf("%s on %d threads: %v, the tile program %v", c.name, threads, got, want)
-			}
+			sameLiterals(t, fmt.Sprintf("%s on %d threads", c.name, threads), runFusionInto(t, p, root, args, threads), want)
 		}
-		if p.jit != nil && p.jit.direct {
-			p.jit.direct = false // the general path, same code
-			got := hlo.NewLiteral(root.Shape)
-			if err := p.Run(args, got, 1); err != nil {
-				t.Fatal(err)
-			}
-			if !got.Equal(want) {
-				t.Errorf("%s the general way: %v, the tile program %v", c.name, got, want)
+		if c.rows && jit.Available && rowRuns.Load() != rows {
+			t.Errorf("%s: ran by rows the general way", c.name)
+		}
+		if p.jit != nil {
+			p.jit.direct, p.jit.allF32 = false, false // the general path, same code
+			rows := rowRuns.Load()
+			sameLiterals(t, c.name+" the general way", runFusionInto(t, p, root, args, 1), want)
+			if c.rows && rowRuns.Load() == rows {
+				t.Errorf("%s: not by rows the general way", c.name)
 			}
 		}
 	}
@@ -231,6 +273,56 @@ func BenchmarkSmallFusion(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := p.Run(args, out, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// lstmCell is one step of an LSTM layer (torch_bilstm_tagger's, both
+// directions): its four gates are quarters of each row of the step's
+// projections, and it returns the cell and the hidden state.
+const lstmCell = `HloModule lstm_cell
+fused {
+  x = f32[2,2,512] parameter(0)
+  i = f32[2,2,128] slice(x), slice={[0:2], [0:2], [0:128]}
+  si = f32[2,2,128] logistic(i)
+  f = f32[2,2,128] slice(x), slice={[0:2], [0:2], [256:384]}
+  sf = f32[2,2,128] logistic(f)
+  g = f32[2,2,128] slice(x), slice={[0:2], [0:2], [384:512]}
+  tg = f32[2,2,128] tanh(g)
+  c = f32[2,2,128] parameter(1)
+  fc = f32[2,2,128] multiply(sf, c)
+  ig = f32[2,2,128] multiply(si, tg)
+  c2 = f32[2,2,128] add(fc, ig)
+  o = f32[2,2,128] slice(x), slice={[0:2], [0:2], [128:256]}
+  so = f32[2,2,128] logistic(o)
+  tc = f32[2,2,128] tanh(c2)
+  h = f32[2,2,128] multiply(so, tc)
+  ROOT t = (f32[2,2,128], f32[2,2,128]) tuple(c2, h)
+}
+ENTRY e {
+  x = f32[2,2,512] parameter(0)
+  c = f32[2,2,128] parameter(1)
+  ROOT f = (f32[2,2,128], f32[2,2,128]) fusion(x, c), kind=kLoop, calls=fused
+}`
+
+// BenchmarkSmallMulti times one call of an LSTM step's cell fusion (512
+// elements, two outputs, its gates read by rows).
+func BenchmarkSmallMulti(b *testing.B) {
+	m, err := hlotext.Parse(lstmCell, hlotext.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	root := m.Entry.Root
+	p, err := Multi(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := eval.RandomArguments(m, 3)
+	outs := []*hlo.Literal{hlo.NewLiteral(root.Shape.Tuple[0]), hlo.NewLiteral(root.Shape.Tuple[1])}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.RunMulti(args, outs, 1); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -8,24 +8,29 @@ import (
 
 // A small fusion's call: a recurrent step's gate fusion runs a hundred
 // elements a call, hundreds of times a model call, and its code takes
-// ~0.15 µs of it. Where every input the code reads is an f32 operand in
-// place (at its displacement, for contiguous slices) and the one output
-// is f32, nothing need be gathered, pooled or chunked: the call takes
-// the operands' slices as they are and hands them to jit.Func.RunF32.
-// The code and its span are those of the general path (jitProg.run over
-// one chunk), so the bits are too.
+// ~0.15 µs of it. Where every array the code reads and writes is f32,
+// the call hands the operands' f32 slices as they are to
+// jit.Func.RunF32 (every input read in place, at its displacement for
+// contiguous slices) or, for gates read by rows, to the block code's
+// RunStridedF32: no operand values, Arrays, gather buffers or chunks.
+// The code and its spans are those of the general path (jitProg.run over
+// one chunk, runRows, runStrided), so the bits are too.
 
-// directInputs marks j as run directly (see above) when it qualifies,
-// recording how long each operand it reads in place must be.
+// directInputs records whether j's arrays are all f32 and, if so and
+// nothing is gathered, marks it as run flat (see above), recording how
+// long each operand it reads in place must be.
 func (j *jitProg) directInputs(p *Prog) {
 	prog := j.prog
-	if j.gathers > 0 || len(prog.OutputTypes) != 1 || prog.OutputTypes[0] != jit.F32 {
-		return
-	}
-	for _, t := range prog.InputTypes {
-		if t != jit.F32 {
-			return
+	for _, ts := range [][]jit.Type{prog.InputTypes, prog.OutputTypes} {
+		for _, t := range ts {
+			if t != jit.F32 {
+				return
+			}
 		}
+	}
+	j.allF32 = true
+	if j.gathers > 0 {
+		return
 	}
 	var need [jit.MaxInputs]int
 	for k, in := range j.inputs {
@@ -39,70 +44,105 @@ func (j *jitProg) directInputs(p *Prog) {
 	j.need, j.direct = need, true
 }
 
-// directRun reports whether Run computes the fusion with one direct call
-// (direct inputs, a length generated code runs, one chunk, one thread).
-func (p *Prog) directRun(threads int) bool {
-	return p.jit != nil && p.jit.direct && p.RunsJIT() && p.n <= jitChunk &&
-		(threads == 1 || p.n*p.ops < kernels.MinParallelWork)
-}
-
-// runDirect computes the fusion from its operand literals with one call
-// of its code, or reports false, having done nothing, where an operand or
-// out is not f32 of the length the code reads.
-func (p *Prog) runDirect(args []*hlo.Literal, out *hlo.Literal) bool {
+// runSmall computes a small fusion (one chunk, on one thread) into outs
+// from its operand literals with one direct call of its code, or reports
+// false, having done nothing, where the program has no such call or an
+// operand or output is not f32.
+func (p *Prog) runSmall(args, outs []*hlo.Literal, threads int) bool {
 	j := p.jit
-	dst, ok := out.Data().([]float32)
-	if !ok || len(dst) < p.n {
+	if j == nil || !j.allF32 || !p.RunsJIT() || p.n > jitChunk ||
+		threads > 1 && p.n*p.ops >= kernels.MinParallelWork || len(outs) > jit.MaxOutputs {
 		return false
 	}
+	var dsts [jit.MaxOutputs][]float32
+	for k, o := range outs {
+		d, ok := o.Data().([]float32)
+		if !ok || len(d) < p.n {
+			return false
+		}
+		dsts[k] = d[:p.n]
+	}
+	var small [8][]float32
+	ps := small[:0]
+	for _, a := range args {
+		x, _ := a.Data().([]float32) // nil: not f32
+		ps = append(ps, x)
+	}
+	if j.direct {
+		return j.callFlat(ps, dsts[:len(outs)], 0)
+	}
+	b := j.rowsFor(p)
+	return b != nil && j.callRows(b, ps, dsts[:len(outs)], b.ldc, 0, 0, p.n/b.ldc, b.ldc)
+}
+
+// callFlat computes output elements [lo, lo+len(dsts[0])) into dsts
+// with one call of the flat code, reading the f32 operands ps (nil where
+// one is not f32) in place, or reports false, having done nothing, where
+// an operand the code reads is not f32 or not as long as it reads.
+func (j *jitProg) callFlat(ps, dsts [][]float32, lo int) bool {
 	var ins [jit.MaxInputs][]float32
 	for k := range j.inputs {
 		in := &j.inputs[k]
-		if in.param >= len(args) {
+		if in.param >= len(ps) || len(ps[in.param]) < j.need[k] {
 			return false
 		}
-		x, ok := args[in.param].Data().([]float32)
-		if !ok || len(x) < j.need[k] {
-			return false
-		}
-		ins[k] = x[in.off:]
+		ins[k] = ps[in.param][in.off+lo:]
 	}
-	var scalars [jit.MaxScalars]float32
-	for k, a := range j.scalars {
-		if a >= len(args) {
-			return false
-		}
-		x, ok := args[a].Data().([]float32)
-		if !ok || len(x) == 0 {
-			return false
-		}
-		scalars[k] = x[0]
+	scalars, ok := j.scalarValues(ps)
+	if !ok {
+		return false
 	}
-	j.f.RunF32(dst[:p.n], ins[:len(j.inputs)], scalars[:len(j.scalars)])
+	j.f.RunF32(dsts, ins[:len(j.inputs)], scalars[:len(j.scalars)])
 	return true
 }
 
-// spanDirect computes output elements [lo, hi) into out (from element
-// 0) from operands read in place with one call, or reports false, having
-// done nothing, where an operand is not f32 or [lo, hi) is more than a
-// chunk (an epilogue's span of a block).
-func (j *jitProg) spanDirect(params []operand, out []float32, lo, hi int) bool {
-	if !j.direct || hi-lo > jitChunk || hi <= lo {
-		return false
-	}
+// callRows runs block code b over rows rows of cols elements from row
+// row and column col of the output's rows of b.ldc: outputs k's block
+// starts at dsts[k] with rows outStride apart, input k's at element
+// b.off[k] + row·b.rowStride[k] + col of its operand. It reports false,
+// having done nothing, where an operand is not f32.
+func (j *jitProg) callRows(b *jitBlocks, ps, dsts [][]float32, outStride, row, col, rows, cols int) bool {
 	var ins [jit.MaxInputs][]float32
 	for k := range j.inputs {
 		in := &j.inputs[k]
-		x := params[in.param].f32
-		if x == nil || len(x) < j.need[k] {
+		off := b.off[k] + row*b.rowStride[k] + col
+		if in.param >= len(ps) || len(ps[in.param]) < off+(rows-1)*b.rowStride[k]+cols {
 			return false
 		}
-		ins[k] = x[in.off+lo:]
+		ins[k] = ps[in.param][off:]
 	}
+	scalars, ok := j.scalarValues(ps)
+	if !ok {
+		return false
+	}
+	var strides [jit.MaxOutputs]int
+	for k := range dsts {
+		strides[k] = outStride
+	}
+	b.f.RunStridedF32(dsts, ins[:len(j.inputs)], scalars[:len(j.scalars)], rows, cols,
+		strides[:len(dsts)], b.rowStride[:len(j.inputs)])
+	return true
+}
+
+// scalarValues are the values of the splatted operands, or false where
+// one is not f32.
+func (j *jitProg) scalarValues(ps [][]float32) ([jit.MaxScalars]float32, bool) {
 	var scalars [jit.MaxScalars]float32
 	for k, a := range j.scalars {
-		scalars[k] = params[a].at(0)
+		if a >= len(ps) || len(ps[a]) == 0 {
+			return scalars, false
+		}
+		scalars[k] = ps[a][0]
 	}
-	j.f.RunF32(out[lo:hi], ins[:len(j.inputs)], scalars[:len(j.scalars)])
-	return true
+	return scalars, true
+}
+
+// f32Operands are the f32 storage of params (nil where an operand is
+// not f32), for callFlat and callRows.
+func f32Operands(params []operand) [][]float32 {
+	ps := make([][]float32, len(params))
+	for k := range params {
+		ps[k] = params[k].f32
+	}
+	return ps
 }
