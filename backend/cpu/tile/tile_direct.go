@@ -72,7 +72,11 @@ func (p *Prog) runSmall(args, outs []*hlo.Literal, threads int) bool {
 		return j.callFlat(ps, dsts[:len(outs)], 0)
 	}
 	b := j.rowsFor(p)
-	return b != nil && j.callRows(b, ps, dsts[:len(outs)], b.ldc, 0, 0, p.n/b.ldc, b.ldc)
+	if b == nil || !j.callRows(b, ps, dsts[:len(outs)], b.ldc, 0, 0, p.n/b.ldc, b.ldc) {
+		return false
+	}
+	rowRuns.Add(1)
+	return true
 }
 
 // callFlat computes output elements [lo, lo+len(dsts[0])) into dsts
