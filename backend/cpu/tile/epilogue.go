@@ -87,6 +87,9 @@ func (e *Epilogue) CParam() int { return e.cParam }
 // the fusion's operands, c the product's (and the fusion's) buffer, ldc
 // its row length.
 func (e *Epilogue) Bind(args []*hlo.Literal, c []float32, ldc int) (kernels.Epilogue, error) {
+	if epi, ok := e.bindDirect(args, c, ldc); ok {
+		return epi, nil
+	}
 	params := make([]operand, e.cParam+1)
 	for i, a := range args {
 		o, err := newOperand(a)

@@ -2,6 +2,8 @@ package tile
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/axle-ml/axle/backend/cpu/jit"
@@ -324,6 +326,152 @@ func BenchmarkSmallMulti(b *testing.B) {
 	for b.Loop() {
 		if err := p.RunMulti(args, outs, 1); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// lstmProjection is an LSTM step's recurrent projection finished by an
+// epilogue (torch_bilstm_tagger's): the product plus the step's slice of
+// the input projections of all steps, read in place at its displacement.
+const lstmProjection = `HloModule lstm_projection
+fused {
+  xs = f32[32,2,2,512] parameter(2)
+  s = f32[1,2,2,512] slice(xs), slice={[2:3], [0:2], [0:2], [0:512]}
+  x = f32[2,2,512] reshape(s)
+  h = f32[2,2,128] parameter(0)
+  w = f32[2,128,512] parameter(1)
+  d = f32[2,2,512] dot(h, w), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+  ROOT r = f32[2,2,512] add(x, d)
+}
+ENTRY e {
+  h = f32[2,2,128] parameter(0)
+  w = f32[2,128,512] parameter(1)
+  xs = f32[32,2,2,512] parameter(2)
+  ROOT f = f32[2,2,512] fusion(h, w, xs), kind=kOutput, calls=fused
+}`
+
+// BenchmarkSmallEpilogue times binding an LSTM step's projection
+// epilogue to a call's operands and running it over each product of the
+// batch (2 × 2 rows of 512): what the GEMM kernel's epilogue costs a
+// call besides the product.
+func BenchmarkSmallEpilogue(b *testing.B) {
+	m, err := hlotext.Parse(lstmProjection, hlotext.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	root := m.Entry.Root
+	fc := root.Computation("calls")
+	var d *hlo.Instruction
+	for _, x := range fc.Instructions {
+		if x.Opcode == hlo.OpDot {
+			d = x
+		}
+	}
+	e, err := NewEpilogue(root, fc, d)
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := eval.RandomArguments(m, 3)
+	c := make([]float32, 2*2*512)
+	b.ReportAllocs()
+	for b.Loop() {
+		epi, err := e.Bind(args, c, 512)
+		if err != nil {
+			b.Fatal(err)
+		}
+		epi(0, 0, 2, 512)
+		epi(2, 0, 2, 512)
+	}
+}
+
+// epilogueOf compiles the epilogue of output fusion root (its product
+// is its dot).
+func epilogueOf(t testing.TB, root *hlo.Instruction) *Epilogue {
+	t.Helper()
+	fc := root.Computation("calls")
+	for _, x := range fc.Instructions {
+		if x.Opcode == hlo.OpDot {
+			e, err := NewEpilogue(root, fc, x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return e
+		}
+	}
+	t.Fatal("no dot")
+	return nil
+}
+
+// TestSmallEpiloguesBindDirect finishes C block by block, as product
+// kernels do (whole rows, and blocks of part rows at every column
+// offset), with an epilogue bound directly (its closure holding the f32
+// operands) and checks the bits against the tile program's epilogue:
+// the LSTM projection's, and one with a scalar operand over rows of 37
+// with a staged tail.
+func TestSmallEpiloguesBindDirect(t *testing.T) {
+	scaled := `HloModule scaled
+fused {
+  a = f32[6,20] parameter(0)
+  b = f32[20,37] parameter(1)
+  d = f32[6,37] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  k = f32[] parameter(2)
+  kb = f32[6,37] broadcast(k), dimensions={}
+  y = f32[6,37] parameter(3)
+  m = f32[6,37] multiply(d, kb)
+  l = f32[6,37] logistic(m)
+  ROOT r = f32[6,37] add(l, y)
+}
+ENTRY e {
+  a = f32[6,20] parameter(0)
+  b = f32[20,37] parameter(1)
+  k = f32[] parameter(2)
+  y = f32[6,37] parameter(3)
+  ROOT f = f32[6,37] fusion(a, b, k, y), kind=kOutput, calls=fused
+}`
+	for _, text := range []string{lstmProjection, scaled} {
+		m, err := hlotext.Parse(text, hlotext.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		root := m.Entry.Root
+		dims := root.Shape.Dims
+		ldc := int(dims[len(dims)-1])
+		rows := int(root.Shape.NumElements()) / ldc
+		args := eval.RandomArguments(m, 5)
+		c0 := eval.RandomArguments(m, 6)[len(args)-1].Data().([]float32) // any values as the product
+		c0 = c0[:min(len(c0), rows*ldc)]
+		if len(c0) < rows*ldc {
+			c0 = append(c0, make([]float32, rows*ldc-len(c0))...)
+		}
+		e := epilogueOf(t, root)
+		useJIT = false
+		ref := epilogueOf(t, root)
+		useJIT = jit.Available
+		if jit.Available && (e.prog.jit == nil || !e.prog.jit.direct) {
+			t.Fatalf("%s: the epilogue's code is not direct", root.Name)
+		}
+		for _, cols := range []int{ldc, 1, 5, 16, ldc - 3} {
+			got, want := slices.Clone(c0), slices.Clone(c0)
+			epi, err := e.Bind(args, got, ldc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			refEpi, err := ref.Bind(args, want, ldc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := 0; j < ldc; j += cols {
+				w := min(cols, ldc-j)
+				for i := 0; i < rows; i += 2 {
+					epi(i, j, min(2, rows-i), w)
+					refEpi(i, j, min(2, rows-i), w)
+				}
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("blocks %d wide: element %d: %v, the tile program %v", cols, i, got[i], want[i])
+				}
+			}
 		}
 	}
 }

@@ -150,3 +150,59 @@ func f32Operands(params []operand) [][]float32 {
 	}
 	return ps
 }
+
+// directOperands are the f32 storage of a direct epilogue's operands,
+// C's last. A closure holds a value this small (at most 128 bytes, never
+// assigned after) in itself: binding such an epilogue allocates only its
+// closure, where operand values, their f32 slices and the closure were
+// three allocations, which cost an LSTM step's projection more than its
+// epilogue's code.
+type directOperands [4][]float32
+
+// bindDirect is Bind for an epilogue whose code runs flat (every input an
+// f32 operand read in place, at most three besides C), or false where it
+// is not one or an operand is not f32 or shorter than the code reads.
+func (e *Epilogue) bindDirect(args []*hlo.Literal, c []float32, ldc int) (kernels.Epilogue, bool) {
+	p := e.prog
+	var ps directOperands
+	if p.jit == nil || !p.jit.direct || len(p.outs) != 1 || e.cParam >= len(ps) || len(args) != e.cParam || len(c) < p.n {
+		return nil, false
+	}
+	for i, a := range args {
+		ps[i], _ = a.Data().([]float32) // nil where not f32: callFlat refuses
+	}
+	ps[e.cParam] = c
+	if !p.jit.reads(ps) {
+		return nil, false
+	}
+	return func(i, j, rows, cols int) {
+		if j == 0 && cols == ldc { // whole rows: one span
+			p.jit.spanOperands(ps, c, i*ldc, (i+rows)*ldc)
+			return
+		}
+		for r := i; r < i+rows; r++ {
+			p.jit.spanOperands(ps, c, r*ldc+j, r*ldc+j+cols)
+		}
+	}, true
+}
+
+// reads reports whether operands ps hold what the flat code reads: every
+// input as long as it reads (need), every splatted scalar.
+func (j *jitProg) reads(ps directOperands) bool {
+	for k := range j.inputs {
+		if in := &j.inputs[k]; in.param >= len(ps) || len(ps[in.param]) < j.need[k] {
+			return false
+		}
+	}
+	_, ok := j.scalarValues(ps[:])
+	return ok
+}
+
+// spanOperands computes elements [lo, hi) of out with the flat code, a
+// chunk a call, from operands that reads has checked.
+func (j *jitProg) spanOperands(ps directOperands, out []float32, lo, hi int) {
+	for ; lo < hi; lo += jitChunk {
+		dsts := [1][]float32{out[lo:min(lo+jitChunk, hi)]}
+		j.callFlat(ps[:], dsts[:], lo)
+	}
+}
