@@ -180,6 +180,10 @@ func (e *Epilogue) bindDirect(args []*hlo.Literal, c []float32, ldc int) (kernel
 			p.jit.spanOperands(ps, c, i*ldc, (i+rows)*ldc)
 			return
 		}
+		if b := p.jit.stridedFor(p, ldc); b != nil { // part rows: a block a call
+			p.jit.blockOperands(b, ps, c, i, rows, j, cols)
+			return
+		}
 		for r := i; r < i+rows; r++ {
 			p.jit.spanOperands(ps, c, r*ldc+j, r*ldc+j+cols)
 		}
@@ -205,4 +209,26 @@ func (j *jitProg) spanOperands(ps directOperands, out []float32, lo, hi int) {
 		dsts := [1][]float32{out[lo:min(lo+jitChunk, hi)]}
 		j.callFlat(ps[:], dsts[:], lo)
 	}
+}
+
+// blockOperands is runStrided for operands that reads has checked.
+func (j *jitProg) blockOperands(b *jitBlocks, ps directOperands, out []float32, row, rows, col, cols int) {
+	stridedBlocks.Add(1)
+	j.blocksF32(b, ps[:], out, row, rows, col, cols)
+}
+
+// blocksF32 computes columns [col, col+cols) of rows [row, row+rows) of
+// out with block code b, a bounded number of elements a call, from f32
+// operands ps, and returns the first row it did not compute: row+rows,
+// or where callRows refused (an operand not f32).
+func (j *jitProg) blocksF32(b *jitBlocks, ps [][]float32, out []float32, row, rows, col, cols int) int {
+	per := max(1, jitChunk/cols)
+	end := row + rows
+	for ; row < end; row += per {
+		dsts := [1][]float32{out[row*b.ldc+col:]}
+		if !j.callRows(b, ps, dsts[:], b.ldc, row, col, min(per, end-row), cols) {
+			break
+		}
+	}
+	return row
 }

@@ -280,18 +280,12 @@ func (j *jitProg) scalarsOf(params []operand) [jit.MaxScalars]float32 {
 func (j *jitProg) runStrided(b *jitBlocks, params []operand, ps [][]float32, out []float32, row, rows, col, cols int) {
 	stridedBlocks.Add(1)
 	per := max(1, jitChunk/cols)
-	if j.allF32 {
-		// f32 arrays: straight from the slices (tile_direct.go).
-		i := row
-		for ; i < row+rows; i += per {
-			dsts := [1][]float32{out[i*b.ldc+col:]}
-			if !j.callRows(b, ps, dsts[:], b.ldc, i, col, min(per, row+rows-i), cols) {
-				break
-			}
-		}
-		if row, rows = i, row+rows-i; rows <= 0 {
+	if j.allF32 { // straight from the slices (tile_direct.go)
+		end := row + rows
+		if row = j.blocksF32(b, ps, out, row, rows, col, cols); row == end {
 			return
 		}
+		rows = end - row
 	}
 	var insArr [jit.MaxInputs]jit.Array
 	ins := insArr[:len(j.inputs)]
