@@ -151,6 +151,15 @@ func (j *jitProg) runBlock(p *Prog, params []operand, ps [][]float32, out []floa
 	}
 }
 
+// gathersRows reports whether the program (j: its code, or nil) has
+// gathers and block code for rows ldc long: a bias along the rows is then
+// read by the block code in place, row after row, where a span gathers
+// it into a buffer as long as the span (a channels-last convolution's
+// epilogue: a few channels, many pixels), a copy for every element.
+func (j *jitProg) gathersRows(p *Prog, ldc int) bool {
+	return j != nil && j.gathers > 0 && j.stridedFor(p, ldc) != nil
+}
+
 // stridedFor returns the program's code for blocks of a C with rows ldc
 // long, or nil where an input cannot be read by rows (a gather along the
 // rows, a transpose, a bf16 operand gathered as f32) or the generator
