@@ -107,7 +107,7 @@ func (e *Epilogue) Bind(args []*hlo.Literal, c []float32, ldc int) (kernels.Epil
 			sc = p.begin(params)
 			defer p.pool.Put(sc)
 		}
-		if j == 0 && cols == ldc && !p.jit.gathersRows(p, ldc) { // whole rows (always, for a row program): one span
+		if j == 0 && cols == ldc && !p.jit.gathersRows(p, rows, ldc) { // whole rows (always, for a row program): one span
 			p.runSpan(sc, params, ps, c, i*ldc, (i+rows)*ldc)
 			return
 		}

@@ -406,8 +406,9 @@ func epilogueOf(t testing.TB, root *hlo.Instruction) *Epilogue {
 // kernels do (whole rows, and blocks of part rows at every column
 // offset), with an epilogue bound directly (its closure holding the f32
 // operands) and checks the bits against the tile program's epilogue:
-// the LSTM projection's, and one with a scalar operand over rows of 37
-// with a staged tail.
+// the LSTM projection's, one with a scalar operand over rows of 37 with
+// a staged tail, and one with a bias along the rows, not direct (whole
+// rows by the block code, the bias read in place).
 func TestSmallEpiloguesBindDirect(t *testing.T) {
 	scaled := `HloModule scaled
 fused {
@@ -428,7 +429,23 @@ ENTRY e {
   y = f32[6,37] parameter(3)
   ROOT f = f32[6,37] fusion(a, b, k, y), kind=kOutput, calls=fused
 }`
-	for _, text := range []string{lstmProjection, scaled} {
+	bias := `HloModule bias
+fused {
+  b = f32[24] parameter(2)
+  bb = f32[50,24] broadcast(b), dimensions={1}
+  x = f32[50,10] parameter(0)
+  w = f32[10,24] parameter(1)
+  d = f32[50,24] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  a = f32[50,24] add(bb, d)
+  ROOT l = f32[50,24] logistic(a)
+}
+ENTRY e {
+  x = f32[50,10] parameter(0)
+  w = f32[10,24] parameter(1)
+  b = f32[24] parameter(2)
+  ROOT f = f32[50,24] fusion(x, w, b), kind=kOutput, calls=fused
+}`
+	for _, text := range []string{lstmProjection, scaled, bias} {
 		m, err := hlotext.Parse(text, hlotext.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -447,9 +464,11 @@ ENTRY e {
 		useJIT = false
 		ref := epilogueOf(t, root)
 		useJIT = jit.Available
-		if jit.Available && (e.prog.jit == nil || !e.prog.jit.direct) {
-			t.Fatalf("%s: the epilogue's code is not direct", root.Name)
+		// The bias is gathered: not direct, whole rows by the block code.
+		if direct := text != bias; jit.Available && (e.prog.jit == nil || e.prog.jit.direct != direct) {
+			t.Fatalf("%s: the epilogue's code is not direct %v", root.Name, direct)
 		}
+		blocks := stridedBlocks.Load()
 		for _, cols := range []int{ldc, 1, 5, 16, ldc - 3} {
 			got, want := slices.Clone(c0), slices.Clone(c0)
 			epi, err := e.Bind(args, got, ldc)
@@ -472,6 +491,9 @@ ENTRY e {
 					t.Fatalf("blocks %d wide: element %d: %v, the tile program %v", cols, i, got[i], want[i])
 				}
 			}
+		}
+		if text == bias && jit.Available && stridedBlocks.Load() == blocks {
+			t.Errorf("the bias epilogue ran no block code")
 		}
 	}
 }

@@ -227,8 +227,8 @@ func (j *jitProg) blocksF32(b *jitBlocks, ps [][]float32, out []float32, row, ro
 	for ; row < end; row += per {
 		dsts := [1][]float32{out[row*b.ldc+col:]}
 		if !j.callRows(b, ps, dsts[:], b.ldc, row, col, min(per, end-row), cols) {
-			break
+			return row
 		}
 	}
-	return row
+	return end
 }
