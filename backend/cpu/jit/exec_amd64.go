@@ -130,6 +130,7 @@ type Func struct {
 	wide      bool // the code is 16-lane (usesWide)
 	strided   bool // the code loops over a block's rows (Program.Strided)
 	tails     bool // the code computes rows' partial vectors (Program.tails)
+	f32       bool // every array is f32 (Program.onlyF32)
 	// target is what the code was made for: the streaming loop is made
 	// for it too, whatever the settings when it is made.
 	target target
@@ -155,7 +156,7 @@ func Compile(p *Program) (*Func, error) {
 	t := targetOf(p)
 	f := &Func{prog: p, inputs: p.Inputs, outputs: len(p.outputs()), scalars: p.Scalars,
 		rowLen: p.RowLen, rowVals: p.RowScalars, folds: len(p.RowFolds), wide: t.wide, strided: p.Strided, tails: p.tails(),
-		target: t}
+		target: t, f32: p.onlyF32()}
 	var err error
 	if f.code, f.pool, f.foldWidth, err = load(p, false, t); err != nil {
 		return nil, err

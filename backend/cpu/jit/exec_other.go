@@ -31,6 +31,13 @@ func codeABI() uint64 { return 0 }
 // Run is never called: Compile returns no Func here.
 func (f *Func) Run(outs, ins []Array, scalars []float32, stream bool) {}
 
+// RunF32 is never called: Compile returns no Func here.
+func (f *Func) RunF32(outs, ins [][]float32, scalars []float32) {}
+
+// RunStridedF32 is never called: Compile returns no Func here.
+func (f *Func) RunStridedF32(outs, ins [][]float32, scalars []float32, rows, cols int, outStrides, inStrides []int) {
+}
+
 // RunRows is never called: Compile returns no Func here.
 func (f *Func) RunRows(outs, ins []Array, scalars []float32, rowVals [][]float32, stream bool) {}
 

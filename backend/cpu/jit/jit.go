@@ -267,6 +267,19 @@ func (p *Program) allF32() bool {
 	return true
 }
 
+// onlyF32 reports whether every array of p is f32 (RunF32 and
+// RunStridedF32 take such programs).
+func (p *Program) onlyF32() bool {
+	for _, ts := range [][]Type{p.InputTypes, p.OutputTypes} {
+		for _, t := range ts {
+			if t != F32 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // tails reports whether p's code computes a row's last partial vector
 // itself, through masked loads and stores: rows of a length not a
 // multiple of 8, and strided programs, whose rows are as long as each

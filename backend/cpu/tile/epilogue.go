@@ -87,6 +87,9 @@ func (e *Epilogue) CParam() int { return e.cParam }
 // the fusion's operands, c the product's (and the fusion's) buffer, ldc
 // its row length.
 func (e *Epilogue) Bind(args []*hlo.Literal, c []float32, ldc int) (kernels.Epilogue, error) {
+	if epi, ok := e.bindDirect(args, c, ldc); ok {
+		return epi, nil
+	}
 	params := make([]operand, e.cParam+1)
 	for i, a := range args {
 		o, err := newOperand(a)
@@ -96,6 +99,7 @@ func (e *Epilogue) Bind(args []*hlo.Literal, c []float32, ldc int) (kernels.Epil
 		params[i] = o
 	}
 	params[e.cParam] = operand{f32: c}
+	ps := f32Operands(params)
 	p := e.prog
 	return func(i, j, rows, cols int) {
 		var sc *scratch
@@ -103,25 +107,32 @@ func (e *Epilogue) Bind(args []*hlo.Literal, c []float32, ldc int) (kernels.Epil
 			sc = p.begin(params)
 			defer p.pool.Put(sc)
 		}
-		if j == 0 && cols == ldc { // whole rows (always, for a row program): one span
-			p.runSpan(sc, params, c, i*ldc, (i+rows)*ldc)
+		if j == 0 && cols == ldc && !p.jit.gathersRows(p, rows, ldc) { // whole rows (always, for a row program): one span
+			p.runSpan(sc, params, ps, c, i*ldc, (i+rows)*ldc)
 			return
 		}
 		if p.jit != nil {
-			p.jit.runBlock(p, params, c, i, rows, j, cols, ldc)
+			p.jit.runBlock(p, params, ps, c, i, rows, j, cols, ldc)
 			return
 		}
 		for r := i; r < i+rows; r++ {
-			p.runSpan(sc, params, c, r*ldc+j, r*ldc+j+cols)
+			p.runSpan(sc, params, ps, c, r*ldc+j, r*ldc+j+cols)
 		}
 	}, nil
 }
 
 // runSpan computes output elements [lo, hi) into out: with the program's
-// generated code when it has some, else a tile at a time (sc is then the
-// worker's scratch).
-func (p *Prog) runSpan(sc *scratch, params []operand, out []float32, lo, hi int) {
+// generated code when it has some (one call where its arrays are all
+// f32 operands read in place, ps their storage), else a tile at a time
+// (sc is then the worker's scratch).
+func (p *Prog) runSpan(sc *scratch, params []operand, ps [][]float32, out []float32, lo, hi int) {
 	if p.jit != nil {
+		if p.jit.direct && hi-lo <= jitChunk && len(p.outs) == 1 {
+			dsts := [1][]float32{out[lo:hi]}
+			if p.jit.callFlat(ps, dsts[:], lo) {
+				return
+			}
+		}
 		outs := [1]jit.Array{{F32: out}}
 		p.jit.run(p, params, outs[:], 0, lo, hi, false)
 		return

@@ -357,6 +357,9 @@ func (p *Prog) RunsJIT() bool { return p.jit != nil && p.n >= jitMinElements }
 // type a quantizing fusion stores) from the operand values on at most
 // threads goroutines.
 func (p *Prog) Run(args []*hlo.Literal, out *hlo.Literal, threads int) error {
+	if outs := [1]*hlo.Literal{out}; p.runSmall(args, outs[:], threads) {
+		return nil
+	}
 	var small [8]operand
 	params, err := newOperands(small[:0], args)
 	if err != nil {
@@ -560,14 +563,14 @@ func (p *Prog) computeSlot(i int, sc *scratch, params []operand, lo, hi int, dst
 			// (for the whole tile) until a tile starting elsewhere (an
 			// epilogue's part rows) takes the buffer.
 			if !sc.fixed[i] {
-				gather(params[s.param], bufs[s.buf], 0, s.m)
+				gather(&params[s.param], bufs[s.buf], 0, s.m)
 				sc.fixed[i] = true
 			}
 			view[i] = bufs[s.buf][:hi-lo]
 			break
 		}
 		sc.fixed[i] = false
-		view[i] = gather(params[s.param], bufs[s.buf][:hi-lo], lo, s.m)
+		view[i] = gather(&params[s.param], bufs[s.buf][:hi-lo], lo, s.m)
 	case slotOp:
 		d := bufs[s.buf][:hi-lo]
 		if s.rows {

@@ -38,9 +38,14 @@ type jitProg struct {
 	// fusion operands it reads splatted.
 	inputs  []jitInput
 	scalars []int
-	gathers int       // inputs gathered per chunk
-	shared  bool      // some inputs are read displaced (compileJITForm's shared form)
-	pool    sync.Pool // of *[]float32: a worker's gather buffers
+	gathers int  // inputs gathered per chunk
+	shared  bool // some inputs are read displaced (compileJITForm's shared form)
+	// allF32 says every array of the code is f32 (calls may then pass
+	// slices, tile_direct.go); direct that the flat code reads them all
+	// in place, need[k] being the elements input k's operand must hold.
+	allF32, direct bool
+	need           [jit.MaxInputs]int
+	pool           sync.Pool // of *[]float32: a worker's gather buffers
 	// blocks runs GEMM epilogues over blocks of part rows, made on first
 	// use (see stridedFor).
 	blocksOnce sync.Once
@@ -81,8 +86,9 @@ func (j *jitProg) run(p *Prog, params []operand, outs []jit.Array, base, lo, hi 
 	var outsArr [jit.MaxOutputs]jit.Array
 	chunkOuts := outsArr[:len(outs)]
 	ins := insArr[:len(j.inputs)]
-	scalarArr, chunk, bufs := j.begin(params)
-	defer j.end(bufs)
+	scalarArr, chunk, bufp := j.begin(params)
+	defer j.end(bufp)
+	bufs := buffersOf(bufp)
 	// Calls of a bounded length: generated code cannot be preempted, so
 	// a garbage collection waits for the call in progress to return.
 	for c := lo; c < hi; c += chunk {
@@ -99,17 +105,21 @@ func (j *jitProg) run(p *Prog, params []operand, outs []jit.Array, base, lo, hi 
 // are sliced, gathered ones gathered into bufs.
 func (j *jitProg) arrays(p *Prog, params []operand, ins []jit.Array, bufs []float32, c, e int) {
 	g := 0
-	for k, in := range j.inputs {
+	for k := range j.inputs {
+		in := &j.inputs[k]
 		if in.gather < 0 {
-			if src := params[in.param].array(); j.shared {
-				ins[k] = src.Slice(in.off+c, src.Len()) // read past e (jit.Value.Off)
+			o := &params[in.param]
+			if j.shared {
+				o.arrayFrom(&ins[k], in.off+c) // read past e (jit.Value.Off)
 			} else {
-				ins[k] = src.Slice(c, e)
+				o.arrayFrom(&ins[k], c)
+				ins[k] = ins[k].Slice(0, e-c)
 			}
 			continue
 		}
 		buf := bufs[g*jitGatherChunk : g*jitGatherChunk+e-c]
-		ins[k] = jit.Array{F32: gather(params[in.param], buf, c, p.slots[in.gather].m)}
+		ins[k] = jit.Array{}
+		ins[k].F32 = gather(&params[in.param], buf, c, p.slots[in.gather].m)
 		g++
 	}
 }
@@ -120,15 +130,16 @@ func (j *jitProg) arrays(p *Prog, params []operand, ins []jit.Array, bufs []floa
 // of gather buffers. Calling run for each row set those up every time,
 // which cost mlp_b256's bias-and-ReLU epilogues more than their
 // arithmetic.
-func (j *jitProg) runBlock(p *Prog, params []operand, out []float32, row, rows, col, cols, ldc int) {
+func (j *jitProg) runBlock(p *Prog, params []operand, ps [][]float32, out []float32, row, rows, col, cols, ldc int) {
 	var insArr [jit.MaxInputs]jit.Array
 	ins := insArr[:len(j.inputs)]
-	if b := j.stridedFor(p, params, ldc); b != nil {
-		j.runStrided(b, params, out, row, rows, col, cols)
+	if b := j.stridedFor(p, ldc); b != nil {
+		j.runStrided(b, params, ps, out, row, rows, col, cols)
 		return
 	}
-	scalarArr, chunk, bufs := j.begin(params)
-	defer j.end(bufs)
+	scalarArr, chunk, bufp := j.begin(params)
+	defer j.end(bufp)
+	bufs := buffersOf(bufp)
 	r := j.f.Runner(scalarArr[:len(j.scalars)])
 	defer r.Close()
 	for i := row; i < row+rows; i++ {
@@ -140,12 +151,23 @@ func (j *jitProg) runBlock(p *Prog, params []operand, out []float32, row, rows, 
 	}
 }
 
+// gathersRows reports whether the program (j: its code, or nil) runs
+// rows rows ldc long with its block code: where it has gathers and block
+// code, a bias along the rows is read in place, row after row, where a
+// span gathers it into a buffer as long as the span (a channels-last
+// convolution's epilogue: a few channels, many pixels), a copy for every
+// element. Rows shorter than 16 are each half a 16-lane vector, masked:
+// many of them go faster as a span (8 × 100: 0.52 µs, 0.64 by rows).
+func (j *jitProg) gathersRows(p *Prog, rows, ldc int) bool {
+	return j != nil && j.gathers > 0 && (ldc >= 16 || rows < 64) && j.stridedFor(p, ldc) != nil
+}
+
 // stridedFor returns the program's code for blocks of a C with rows ldc
 // long, or nil where an input cannot be read by rows (a gather along the
 // rows, a transpose, a bf16 operand gathered as f32) or the generator
 // refuses the program: runBlock then goes row by row.
-func (j *jitProg) stridedFor(p *Prog, params []operand, ldc int) *jitBlocks {
-	j.blocksOnce.Do(func() { j.blocks = j.blocksFor(p, params, ldc) })
+func (j *jitProg) stridedFor(p *Prog, ldc int) *jitBlocks {
+	j.blocksOnce.Do(func() { j.blocks = j.blocksFor(p, ldc) })
 	if j.blocks == nil || j.blocks.ldc != ldc {
 		return nil
 	}
@@ -154,7 +176,7 @@ func (j *jitProg) stridedFor(p *Prog, params []operand, ldc int) *jitBlocks {
 
 // blocksFor makes the program's code for blocks of rows ldc long, or
 // returns nil (stridedFor).
-func (j *jitProg) blocksFor(p *Prog, params []operand, ldc int) *jitBlocks {
+func (j *jitProg) blocksFor(p *Prog, ldc int) *jitBlocks {
 	b := &jitBlocks{ldc: ldc}
 	for k, in := range j.inputs {
 		if in.gather < 0 { // C's shape, read in place (from in.off)
@@ -162,7 +184,7 @@ func (j *jitProg) blocksFor(p *Prog, params []operand, ldc int) *jitBlocks {
 			continue
 		}
 		rs, cs, ok := rowsAndColumns(p.slots[in.gather].m, ldc)
-		if !ok || cs != 1 || rs < 0 || params[in.param].f32 == nil {
+		if !ok || cs != 1 || rs < 0 || p.slots[in.gather].t != hlo.F32 {
 			return nil
 		}
 		b.off[k], b.rowStride[k] = p.slots[in.gather].m.off, rs
@@ -199,13 +221,42 @@ func (j *jitProg) recordStrided() {
 // reports false, having done nothing, where the program has no such
 // form or outs are not all f32.
 func (j *jitProg) runRows(p *Prog, params []operand, outs []jit.Array) bool {
-	if j.gathers == 0 || p.n > jitChunk {
-		return false
-	}
-	for _, o := range outs {
-		if o.F32 == nil {
+	for k := range outs {
+		if outs[k].F32 == nil {
 			return false
 		}
+	}
+	b := j.rowsFor(p)
+	if b == nil {
+		return false
+	}
+	var insArr [jit.MaxInputs]jit.Array
+	var strides [jit.MaxOutputs]int
+	ins := insArr[:len(j.inputs)]
+	scalars := j.scalarsOf(params)
+	for k, in := range j.inputs {
+		o := &params[in.param]
+		if in.gather >= 0 && o.f32 == nil {
+			return false
+		}
+		o.arrayFrom(&ins[k], b.off[k])
+	}
+	for k := range outs {
+		strides[k] = b.ldc
+	}
+	rowRuns.Add(1)
+	r := b.f.Runner(scalars[:len(j.scalars)])
+	defer r.Close()
+	r.RunStrided(outs, ins, p.n/b.ldc, b.ldc, strides[:len(outs)], b.rowStride[:len(ins)])
+	return true
+}
+
+// rowsFor returns the block code runRows runs the program with, made on
+// first use, or nil where it has none: only a small program whose
+// gathers read rows of their operands has.
+func (j *jitProg) rowsFor(p *Prog) *jitBlocks {
+	if j.gathers == 0 || p.n > jitChunk {
+		return nil
 	}
 	j.rowsOnce.Do(func() {
 		var ldc int
@@ -220,57 +271,44 @@ func (j *jitProg) runRows(p *Prog, params []operand, outs []jit.Array) bool {
 			}
 		}
 		if ldc >= 16 && ldc < p.n && p.n%ldc == 0 { // short rows: mostly tails
-			j.rows = j.blocksFor(p, params, ldc)
+			j.rows = j.blocksFor(p, ldc)
 		}
 	})
-	b := j.rows
-	if b == nil {
-		return false
-	}
-	var insArr [jit.MaxInputs]jit.Array
+	return j.rows
+}
+
+// scalarsOf are the values of the splatted operands.
+func (j *jitProg) scalarsOf(params []operand) [jit.MaxScalars]float32 {
 	var scalars [jit.MaxScalars]float32
-	var strides [jit.MaxOutputs]int
-	ins := insArr[:len(j.inputs)]
 	for k, a := range j.scalars {
 		scalars[k] = params[a].at(0)
 	}
-	for k, in := range j.inputs {
-		src := params[in.param].array()
-		if in.gather >= 0 && params[in.param].f32 == nil {
-			return false
-		}
-		ins[k] = src.Slice(b.off[k], src.Len())
-	}
-	for k := range outs {
-		strides[k] = b.ldc
-	}
-	rowRuns.Add(1)
-	r := b.f.Runner(scalars[:len(j.scalars)])
-	defer r.Close()
-	r.RunStrided(outs, ins, p.n/b.ldc, b.ldc, strides[:len(outs)], b.rowStride[:len(ins)])
-	return true
+	return scalars
 }
 
 // runStrided is runBlock with the block's code: one call per block of
 // rows (a bounded number of elements, as run's chunks are).
-func (j *jitProg) runStrided(b *jitBlocks, params []operand, out []float32, row, rows, col, cols int) {
-	var insArr [jit.MaxInputs]jit.Array
-	var scalars [jit.MaxScalars]float32
-	ins := insArr[:len(j.inputs)]
-	for k, a := range j.scalars {
-		scalars[k] = params[a].at(0)
-	}
-	r := b.f.Runner(scalars[:len(j.scalars)])
-	defer r.Close()
+func (j *jitProg) runStrided(b *jitBlocks, params []operand, ps [][]float32, out []float32, row, rows, col, cols int) {
 	stridedBlocks.Add(1)
 	per := max(1, jitChunk/cols)
+	if j.allF32 { // straight from the slices (tile_direct.go)
+		end := row + rows
+		if row = j.blocksF32(b, ps, out, row, rows, col, cols); row == end {
+			return
+		}
+		rows = end - row
+	}
+	var insArr [jit.MaxInputs]jit.Array
+	ins := insArr[:len(j.inputs)]
+	scalars := j.scalarsOf(params)
+	r := b.f.Runner(scalars[:len(j.scalars)])
+	defer r.Close()
 	outs := [1]jit.Array{}
 	outStride := [1]int{b.ldc}
 	for i := row; i < row+rows; i += per {
 		n := min(per, row+rows-i)
 		for k, in := range j.inputs {
-			src := params[in.param].array()
-			ins[k] = src.Slice(b.off[k]+i*b.rowStride[k]+col, src.Len())
+			params[in.param].arrayFrom(&ins[k], b.off[k]+i*b.rowStride[k]+col)
 		}
 		outs[0] = jit.Array{F32: out[i*b.ldc+col:]}
 		r.RunStrided(outs[:], ins, n, cols, outStride[:], b.rowStride[:len(ins)])
@@ -323,9 +361,21 @@ func collapseDims(dims, strides []int) (int, bool) {
 	return stride, true
 }
 
-// array is the operand's storage as the generated code reads it (f32
-// values, bf16 bits or s32 values; compileJIT took no other type).
-func (o operand) array() jit.Array { return jit.Array{F32: o.f32, BF16: o.bits, I32: o.i32} }
+// arrayFrom sets *a to the operand's storage from element lo on, as
+// the generated code reads it (f32 values, bf16 bits or s32 values;
+// compileJIT took no other type). (Through a pointer: copies of the
+// Arrays built and returned cost a small call more than its code.)
+func (o *operand) arrayFrom(a *jit.Array, lo int) {
+	*a = jit.Array{}
+	switch {
+	case o.f32 != nil:
+		a.F32 = o.f32[lo:]
+	case o.bits != nil:
+		a.BF16 = o.bits[lo:]
+	default:
+		a.I32 = o.i32[lo:]
+	}
+}
 
 // literalArray is an f32 or bf16 literal's storage as an array.
 func literalArray(l *hlo.Literal) (jit.Array, bool) {
@@ -347,32 +397,37 @@ func literalArray(l *hlo.Literal) (jit.Array, bool) {
 // begin returns what a call's chunks share: the values of the splatted
 // scalars, the chunk length, and the gather buffers (nil without
 // gathers), which end returns to the pool.
-func (j *jitProg) begin(params []operand) (scalars [jit.MaxScalars]float32, chunk int, bufs []float32) {
-	for k, a := range j.scalars {
-		scalars[k] = params[a].at(0)
-	}
+func (j *jitProg) begin(params []operand) (scalars [jit.MaxScalars]float32, chunk int, bufs *[]float32) {
+	scalars = j.scalarsOf(params)
 	if j.gathers == 0 {
 		return scalars, jitChunk, nil
 	}
 	return scalars, jitGatherChunk, j.buffers()
 }
 
-func (j *jitProg) end(bufs []float32) {
+// end returns the gather buffers to the pool: the pointer the pool gave
+// (or buffers made), so a call allocates nothing.
+func (j *jitProg) end(bufs *[]float32) {
 	if bufs != nil {
-		// A copy: the pool keeps its address, and taking bufs' own moved
-		// every caller's bufs to the heap, an allocation a call even
-		// without gathers (a GRU step's).
-		b := bufs
-		j.pool.Put(&b)
+		j.pool.Put(bufs)
 	}
 }
 
-// buffers returns a worker's gather buffers, one chunk per gathered input.
-func (j *jitProg) buffers() []float32 {
-	if b, ok := j.pool.Get().(*[]float32); ok {
-		return *b
+// buffersOf is the gather buffers bufs points to (none: nil).
+func buffersOf(bufs *[]float32) []float32 {
+	if bufs == nil {
+		return nil
 	}
-	return make([]float32, j.gathers*jitGatherChunk)
+	return *bufs
+}
+
+// buffers returns a worker's gather buffers, one chunk per gathered input.
+func (j *jitProg) buffers() *[]float32 {
+	if b, ok := j.pool.Get().(*[]float32); ok {
+		return b
+	}
+	b := make([]float32, j.gathers*jitGatherChunk)
+	return &b
 }
 
 // jitChunk is the elements per call of generated code (≈ 0.1 ms of the

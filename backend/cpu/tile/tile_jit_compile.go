@@ -101,6 +101,7 @@ func (p *Prog) compileJITForm(shared map[int]int) *jitProg {
 		return nil // too many live values, say: the tile program runs
 	}
 	j.f, j.prog = f, prog
+	j.directInputs(p)
 	j.recordStrided()
 	return j
 }

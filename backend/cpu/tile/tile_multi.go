@@ -103,6 +103,9 @@ func (p *Prog) RunMulti(args, outs []*hlo.Literal, threads int) error {
 	if len(outs) != len(p.outs) {
 		return fmt.Errorf("fusion has %d outputs, got %d buffers", len(p.outs), len(outs))
 	}
+	if p.runSmall(args, outs, threads) {
+		return nil
+	}
 	var small [8]operand
 	params, err := newOperands(small[:0], args)
 	if err != nil {

@@ -71,7 +71,7 @@ func (o *operand) set(l *hlo.Literal) error {
 }
 
 // tile returns elements [lo, hi) as f32, decoding into buf if narrow.
-func (o operand) tile(lo, hi int, buf []float32) []float32 {
+func (o *operand) tile(lo, hi int, buf []float32) []float32 {
 	if o.f32 != nil {
 		return o.f32[lo:hi]
 	}
@@ -89,7 +89,7 @@ func (o operand) tile(lo, hi int, buf []float32) []float32 {
 	return buf
 }
 
-func (o operand) at(i int) float32 {
+func (o *operand) at(i int) float32 {
 	if o.f32 != nil {
 		return o.f32[i]
 	}
@@ -119,7 +119,7 @@ func newOperands(dst []operand, args []*hlo.Literal) ([]operand, error) {
 // odometer one run of the innermost dimension at a time, and a run is a
 // fill (a broadcast dimension), a copy (a contiguous one) or a strided
 // loop.
-func gather(src operand, dst []float32, lo int, m affineMap) []float32 {
+func gather(src *operand, dst []float32, lo int, m affineMap) []float32 {
 	dims, strides := m.dims, m.strides
 	r := len(dims)
 	if r == 0 {
@@ -166,7 +166,7 @@ func gather(src operand, dst []float32, lo int, m affineMap) []float32 {
 }
 
 // run reads len(dst) operand elements from off with the given stride.
-func run(src operand, dst []float32, off, step int) {
+func run(src *operand, dst []float32, off, step int) {
 	switch {
 	case step == 0:
 		kernels.Fill(dst, src.at(off))

@@ -223,7 +223,7 @@ func (p *Prog) pendingArrays(sc *scratch, params []operand, outs, ins []jit.Arra
 			ins = append(ins, jit.Array{F32: sc.bufs[s.buf][:n]})
 		case s.kind == slotGather:
 			buf := sc.gathered[slices.Index(pp.gathers, a)][:n]
-			ins = append(ins, jit.Array{F32: gather(params[s.param], buf, pd.lo, s.m)})
+			ins = append(ins, jit.Array{F32: gather(&params[s.param], buf, pd.lo, s.m)})
 		default:
 			ins = append(ins, jit.Array{F32: pd.views[slices.Index(pp.held, a)]})
 		}
