@@ -130,7 +130,7 @@ func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, acc
 func gemmFrom[T float32 | float64](m, n, k int, a, b Strided[T], src bSource[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue, wholeRows bool) {
 	pa := func(dst []T, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, mr) }
 	blk := packedBlock(pa, mr, nr, kern)
-	if d := directBlockOf(a, b, mr, nr, src.panel != nil); d.run != nil {
+	if d := directBlock(a, b, mr, nr); d.run != nil {
 		blk = d
 	}
 	if src.panel != nil {

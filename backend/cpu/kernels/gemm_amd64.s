@@ -7752,31 +7752,14 @@ TEXT ·prefetchT0(SB), NOSPLIT, $0-16
 	MOVQ n+8(FP), CX
 	LEAQ (AX)(CX*1), CX
 
-prefetchT0_loop:
+prefetch_loop:
 	CMPQ       AX, CX
-	JAE        prefetchT0_done
+	JAE        prefetch_done
 	PREFETCHT0 (AX)
 	ADDQ       $0x40, AX
-	JMP        prefetchT0_loop
+	JMP        prefetch_loop
 
-prefetchT0_done:
-	RET
-
-// func prefetchT1(p *byte, n int)
-// Requires: MMX+
-TEXT ·prefetchT1(SB), NOSPLIT, $0-16
-	MOVQ p+0(FP), AX
-	MOVQ n+8(FP), CX
-	LEAQ (AX)(CX*1), CX
-
-prefetchT1_loop:
-	CMPQ       AX, CX
-	JAE        prefetchT1_done
-	PREFETCHT1 (AX)
-	ADDQ       $0x40, AX
-	JMP        prefetchT1_loop
-
-prefetchT1_done:
+prefetch_done:
 	RET
 
 // func depthwisePixel(acc *float32, in *float32, w *float32, offs *int, woffs *int, ntaps int, n int)

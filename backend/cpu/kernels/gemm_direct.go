@@ -17,17 +17,6 @@ var directA = true
 // (all twelve in one L1 set) do not hurt: 1024³ and 2048³ on two
 // threads gained as much as the MLP's shapes.
 func directBlock[T float32 | float64](a, b Strided[T], mr, nr int) aBlock[T] {
-	return directBlockOf(a, b, mr, nr, false)
-}
-
-// directBlockOf is directBlock; with packedAhead, B's panels were packed
-// before the call (PackedB, a constant kernel's cache) and come from
-// memory, not from a packing that just wrote them: each pair of slivers
-// then asks for the next pair into L2 before its rows run, as the first
-// tile of a pair otherwise waited on memory for every step (a
-// transformer's 128×384·384×1536 with 24 weight matrices in turn, two
-// threads: 269–275 against 311 GFLOP/s with the weights in cache).
-func directBlockOf[T float32 | float64](a, b Strided[T], mr, nr int, packedAhead bool) aBlock[T] {
 	af, ok := any(a).(Strided[float32])
 	bf, _ := any(b).(Strided[float32])
 	if !ok || !directA || pairKernel[float32](mr, nr) == nil || nr != sgemmNR || af.Col != 1 {
@@ -35,7 +24,7 @@ func directBlockOf[T float32 | float64](a, b Strided[T], mr, nr int, packedAhead
 	}
 	blk, _ := any(aBlock[float32]{
 		run: func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool) {
-			macroKernelDirect(af, bf, ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, overwrite, packB, packedAhead)
+			macroKernelDirect(af, bf, ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, overwrite, packB)
 		},
 		packsB: bf.Col == 1 && directPackB,
 	}).(aBlock[T])
@@ -52,7 +41,7 @@ var directPackB = true
 // and columns past the last whole pair of B slivers take the packed path
 // for the whole block. With packB, bp's whole sliver pairs are still to
 // be packed from b (row-major): the first tile of each pair packs it.
-func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB, prefetchNext bool) {
+func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool) {
 	defer flushEnd(flushStart()) // flushing subnormals (denormals.go)
 	const mr, nr = sgemmMR, sgemmNR
 	full := 0 // rows the direct kernels take
@@ -71,9 +60,6 @@ func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, 
 	j := 0
 	for ; j+2*nr <= nb; j += 2 * nr {
 		bs := bp[j*kb : (j+2*nr)*kb]
-		if prefetchNext && j+4*nr <= nb {
-			prefetchL2(bp[(j+2*nr)*kb : (j+4*nr)*kb])
-		}
 		if packB && full == 0 {
 			packBRows(bp, b, pc, jc, kb, nb, nr, j/nr, j/nr+2)
 		}

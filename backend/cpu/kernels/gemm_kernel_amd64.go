@@ -189,13 +189,6 @@ func packRowsPartialF32(k int, src []float32, ldb int, dst []float32, w int) boo
 	return true
 }
 
-// prefetchL2 asks for x's cache lines to be brought into L2 ahead of use.
-func prefetchL2(x []float32) {
-	if len(x) > 0 {
-		prefetchT1((*byte)(unsafe.Pointer(&x[0])), 4*len(x))
-	}
-}
-
 // Prefetch asks for x's cache lines to be brought into L1 ahead of use:
 // rows of 4 KiB, each its own page, start where the hardware prefetcher
 // (which stays within a page) has nothing to go on.

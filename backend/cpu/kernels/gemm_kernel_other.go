@@ -59,8 +59,6 @@ func packRowsPartialF32(k int, src []float32, ldb int, dst []float32, w int) boo
 // Prefetch does nothing without the assembly kernels.
 func Prefetch(x []float32) {}
 
-func prefetchL2(x []float32) {}
-
 func kernelS8(kp int, a, b []int16, c []int32, ldc int, overwrite bool) {
 	kernelS8Go(kp, a, b, c, ldc, overwrite)
 }

@@ -193,11 +193,6 @@ func packRowsMasked16(k int, src *float32, ldb int, dst *float32, mask *int32)
 //go:noescape
 func prefetchT0(p *byte, n int)
 
-// prefetchT1 asks for the cache lines of the n bytes at p to be brought into L2.
-//
-//go:noescape
-func prefetchT1(p *byte, n int)
-
 // depthwisePixel sets acc[c] to the sum over taps t < ntaps of in[offs[t]+c]*w[woffs[t]+c], for c < n rounded down to a multiple of 8.
 //
 //go:noescape

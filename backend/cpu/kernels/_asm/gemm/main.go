@@ -679,28 +679,22 @@ func packRowsOf16(masked bool) {
 	RET()
 }
 
-// prefetch emits loops of PREFETCHT0 and PREFETCHT1 over n bytes, one
-// per 64-byte line.
+// prefetch emits a loop of PREFETCHT0 over n bytes, one per 64-byte line.
 func prefetch() {
-	prefetchOf("prefetchT0", "L1", PREFETCHT0)
-	prefetchOf("prefetchT1", "L2", PREFETCHT1)
-}
-
-func prefetchOf(name, level string, pf func(Op)) {
-	TEXT(name, NOSPLIT, "func(p *byte, n int)")
+	TEXT("prefetchT0", NOSPLIT, "func(p *byte, n int)")
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s asks for the cache lines of the n bytes at p to be brought into %s.", name, level))
+	Doc("prefetchT0 asks for the cache lines of the n bytes at p to be brought into L1.")
 	p := Load(Param("p"), GP64())
 	n := Load(Param("n"), GP64())
 	end := GP64()
 	LEAQ(Mem{Base: p, Index: n, Scale: 1}, end)
-	Label(name + "_loop")
+	Label("prefetch_loop")
 	CMPQ(p, end)
-	JAE(LabelRef(name + "_done"))
-	pf(Mem{Base: p})
+	JAE(LabelRef("prefetch_done"))
+	PREFETCHT0(Mem{Base: p})
 	ADDQ(Imm(64), p)
-	JMP(LabelRef(name + "_loop"))
-	Label(name + "_done")
+	JMP(LabelRef("prefetch_loop"))
+	Label("prefetch_done")
 	RET()
 }
 
