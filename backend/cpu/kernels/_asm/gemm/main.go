@@ -1324,22 +1324,7 @@ func skinnyKernel(name string) {
 	}
 	kLoop4(name, k, step, advance, name+"_store")
 	Label(name + "_store")
-	c, ldc := loadC(4)
-	m := Load(Param("mask"), GP32())
-	KMOVW(m, reg.K1)
-	ow := Load(Param("overwrite"), GP8())
-	TESTB(ow, ow)
-	JNZ(LabelRef(name + "_overwrite"))
-	storeRows(rows, 1, 64, c, ldc, acc, func(m Mem, x reg.VecVirtual) {
-		VADDPS(m, x, reg.K1, x)
-		VMOVUPS(x, reg.K1, m)
-	})
-	VZEROUPPER()
-	RET()
-	Label(name + "_overwrite")
-	storeRows(rows, 1, 64, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, reg.K1, m) })
-	VZEROUPPER()
-	RET()
+	storeMaskedAndReturn(name, rows, 1, acc)
 }
 
 // vpdpwssd emits VPDPWSSD b, x, acc (AVX512_VNNI), which avo v0.5 does not
