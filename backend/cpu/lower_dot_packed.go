@@ -44,12 +44,6 @@ func constantRHS(w *hlo.Instruction) *packedWeights {
 	return &packedWeights{}
 }
 
-// smallM reports whether g goes to the small-M kernels, which want B's
-// rows contiguous.
-func smallM(g *gemmPlan) bool {
-	return g.m <= kernels.GemvMaxRows && 2*g.batch*g.m*g.n*g.k <= kernels.GemvMaxFlops && (g.a.Col == 1 || g.k == 1)
-}
-
 // gemmB returns lit packed as g's B (vals: lit as f32) for the blocked
 // GEMM, packing it on the first call; nil where p is nil or the GEMM
 // would not read it (a batch, one row, a few columns).

@@ -11,11 +11,8 @@ import "github.com/axle-ml/axle/backend/cpu/kernels"
 // recurrence steps both directions in one batched dot), reporting false
 // (nothing computed) when they do not take it.
 func gemvDot(g *gemmPlan, a, b, c []float32, threads int) bool {
-	if g.m > kernels.GemvMaxRows || 2*g.batch*g.m*g.n*g.k > kernels.GemvMaxFlops {
-		return false
-	}
-	if g.a.Col != 1 && g.k > 1 || g.b.Col != 1 && g.n > 1 {
-		return false // a row of A or of B is not contiguous
+	if !smallM(g) || g.b.Col != 1 && g.n > 1 {
+		return false // too large, or a row of B is not contiguous
 	}
 	lda := g.a.Row
 	if g.m == 1 {
@@ -64,6 +61,12 @@ func gemvDot(g *gemmPlan, a, b, c []float32, threads int) bool {
 func gemvPart(g *gemmPlan, a, b, c []float32, lda, i int) bool {
 	ao, bo := g.offsets(i)
 	return kernels.GemvF32(g.m, g.n, g.k, a[ao:], lda, b[bo:], g.b.Row, c[i*g.m*g.n:], g.n)
+}
+
+// smallM reports whether g's size and A suit the small-M kernels (which
+// also want B's rows contiguous).
+func smallM(g *gemmPlan) bool {
+	return g.m <= kernels.GemvMaxRows && 2*g.batch*g.m*g.n*g.k <= kernels.GemvMaxFlops && (g.a.Col == 1 || g.k == 1)
 }
 
 // gemvParallelFlops is the least work (2·batch·m·n·k) a batch of
