@@ -227,8 +227,11 @@ func gemmCoreFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSource[T
 	nc := min(gemmNC, (n+nr-1)/nr*nr)
 	// Packing buffers come from a pool: fresh memory costs a page fault
 	// per 4 KiB on first touch, more than packing itself.
-	bp := getBuf[T](gemmKC * nc)
-	defer putBuf(bp)
+	var bp []T // B's packing buffer: none where its panels were packed before
+	if src.panel == nil {
+		bp = getBuf[T](gemmKC * nc)
+		defer putBuf(bp)
+	}
 	aps := make([][]T, threads)
 	for t := range aps {
 		aps[t] = getBuf[T](gemmMC*gemmKC + edgeTile)
@@ -299,8 +302,12 @@ func gemmColumnsFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSourc
 	defer q.put()
 	parallel(threads, func(t int) {
 		nc := min(gemmNC, width*nr)
-		bp, ap := getBuf[T](gemmKC*nc), getBuf[T](gemmMC*gemmKC+edgeTile)
-		defer putBuf(bp)
+		var bp []T
+		if src.panel == nil {
+			bp = getBuf[T](gemmKC * nc)
+			defer putBuf(bp)
+		}
+		ap := getBuf[T](gemmMC*gemmKC + edgeTile)
 		defer putBuf(ap)
 		mc := balancedBlock(m, gemmMC, blockRows[T](mr, nr))
 		for ch, ok := q.next(t); ok; ch, ok = q.next(t) {
