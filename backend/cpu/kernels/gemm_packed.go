@@ -36,15 +36,6 @@ func PackBF32(k, n int, b Strided[float32]) (*PackedB, error) {
 	return p, nil
 }
 
-// Size is the packed operand's size in bytes.
-func (p *PackedB) Size() int {
-	s := 0
-	for _, q := range p.panels {
-		s += 4 * len(q)
-	}
-	return s
-}
-
 // panel returns the slivers of K slice pc from column jc (a multiple of
 // NR) on (all of them: nb is the caller's business).
 func (p *PackedB) panel(pc, jc, kb, _ int) []float32 {
