@@ -104,30 +104,13 @@ func ConvPackedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 		}
 		im := &im2col{p: p, in: in, cin: cin, c0: g * cin, pixels: pixels, taps: taps, tapOffsets: offsetsOfTaps(p, taps)}
 		pa := func(dst []float32, ic, pc, mb, kb int) { im.pack(dst, ic, pc, mb, kb) }
-		pb := cachedPanels(cache.forKernel(kernel), g*cout, func(dst []float32, pc, jc, kb, nb, from, to int) {
+		pack := func(dst []float32, pc, jc, kb, nb, from, to int) {
 			packConvKernel(dst, p, kernel, g*cout+jc, cin, pc, kb, nb, from, to)
-		})
-		gemmCore(m, cout, k, packedBlock(pa, sgemmMR, sgemmNR, kernelF32), pb, out[g*cout:], p.OutChannels, false, threads, sgemmMR, sgemmNR, gepi)
+		}
+		src := bSource[float32]{pack: pack, panel: cache.forKernel(kernel).reader(g*cout, pack)}
+		gemmCoreFrom(m, cout, k, packedBlock(pa, sgemmMR, sgemmNR, kernelF32), src, out[g*cout:], p.OutChannels, false, threads, sgemmMR, sgemmNR, gepi)
 	}
 	return nil
-}
-
-// cachedPanels puts a kernel cache (nil: none) in front of a packer of the
-// GEMM's B panels: the first call for a K block packs its whole panel into
-// the cache, every call copies the slivers it asks for from there, so a
-// constant kernel (a model's weights) is gathered from its strides once,
-// not on every call. Slivers are sgemmNR columns of kb rows, laid out one
-// after another as packConvKernel lays them out.
-func cachedPanels(cache *ConvKernelCache, co0 int, pack func(dst []float32, pc, jc, kb, nb, from, to int)) func(dst []float32, pc, jc, kb, nb, from, to int) {
-	read := cache.reader(co0, pack)
-	if read == nil {
-		return pack
-	}
-	return func(dst []float32, pc, jc, kb, nb, from, to int) {
-		bp := read(pc, jc, kb, nb)
-		lo, hi := from*sgemmNR*kb, min(to*sgemmNR*kb, len(bp))
-		copy(dst[lo:hi], bp[lo:hi])
-	}
 }
 
 // pointwiseGemmMaxK is the input channels up to which a pointwise
