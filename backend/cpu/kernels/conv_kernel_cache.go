@@ -46,10 +46,9 @@ func (c *ConvKernelCache) put(key [4]int, panel []float32) {
 // reader returns a reader of the cached panels for kernel columns from
 // co0 on, packing each with pack on its first use; nil without a cache
 // (the product then packs on every call). The GEMM paths (pointwise and
-// im2col) read the panels
-// in place: a kernel's slivers are not copied on every call (ResNet's
-// last 1×1 convolutions, 7×7 pixels by 1024 channels, copied a megabyte
-// of panels for 26 MFLOP).
+// im2col) read the panels in place: a kernel's slivers are not copied on
+// every call (ResNet's last 1×1 convolutions, 7×7 pixels by 1024
+// channels, copied a megabyte of panels for 26 MFLOP).
 func (c *ConvKernelCache) reader(co0 int, pack func(dst []float32, pc, jc, kb, nb, from, to int)) func(pc, jc, kb, nb int) []float32 {
 	if c == nil {
 		return nil
