@@ -43,6 +43,9 @@ func fusible(in *hlo.Instruction) bool {
 			return false
 		}
 	}
+	if in.Opcode == hlo.OpIsFinite {
+		return in.Shape.DType == hlo.Pred
+	}
 	if in.Opcode == hlo.OpCompare {
 		typ, _ := in.EnumAttr("type")
 		return in.Shape.DType == hlo.Pred && typ != "TOTALORDER"
@@ -175,7 +178,7 @@ func grow(root *hlo.Instruction, isReduce bool, fg *fuseGraph) group {
 				// Row values (reductions, and ops on them) are computed
 				// again in the fusion, row by row, where their input is at
 				// hand; they stay outside for their other readers.
-				if nodes, n, ok := g.rowTree(o, taken); ok && (g.rowDims == 0 || g.rowDims == n) && len(g.copied)+len(nodes) <= maxCopied {
+				if nodes, n, ok := g.rowTree(o, taken); ok && (g.rowDims == 0 || g.rowDims == n) && len(g.copied)+newMembers(nodes, owned) <= maxCopied {
 					g.rowDims = n
 					for _, x := range nodes {
 						if !owned[x] {
@@ -243,7 +246,8 @@ func (g *group) spreadsRows(b *hlo.Instruction, users map[*hlo.Instruction][]*hl
 
 // rowTree collects the row values o is made of: row reductions of values
 // of the fusion's shape, and float elementwise ops on row values and
-// scalars (log of a sum, in log-softmax). n is the number of trailing
+// scalars (log of a sum, in log-softmax; a select of a maximum where it
+// is finite). n is the number of trailing
 // dimensions the reductions fold.
 func (g *group) rowTree(o *hlo.Instruction, taken map[*hlo.Instruction]bool) (nodes []*hlo.Instruction, n int, ok bool) {
 	if taken[o] {
@@ -255,7 +259,7 @@ func (g *group) rowTree(o *hlo.Instruction, taken map[*hlo.Instruction]bool) (no
 		}
 		return []*hlo.Instruction{o}, len(o.Dimensions()), true
 	}
-	if !fusionRoot(o) {
+	if !fusible(o) { // predicates too: is-finite of a row maximum, read by a select
 		return nil, 0, false
 	}
 	nodes = []*hlo.Instruction{o}
@@ -274,6 +278,17 @@ func (g *group) rowTree(o *hlo.Instruction, taken map[*hlo.Instruction]bool) (no
 		return nil, 0, false
 	}
 	return nodes, n, true
+}
+
+// newMembers counts the distinct instructions of nodes not yet owned.
+func newMembers(nodes []*hlo.Instruction, owned map[*hlo.Instruction]bool) int {
+	seen := map[*hlo.Instruction]bool{}
+	for _, x := range nodes {
+		if !owned[x] {
+			seen[x] = true
+		}
+	}
+	return len(seen)
 }
 
 // anyView: a computed value read through an index map stays outside the

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -98,6 +99,31 @@ ENTRY main {
   rb = f32[50,300] broadcast(r), dimensions={0}
   ROOT y = f32[50,300] multiply(d, rb)
 }`, 1, 0, 300},
+		// Softmax as ONNX lowers it: the maximum zeroed where it is not
+		// finite (a row masked to -inf throughout), and scores scaled by
+		// a splat first. is-finite of the row maximum is a row value too.
+		"guarded softmax": {`HloModule guarded` + reductionBodies + `
+ENTRY main {
+  a = f32[2,3,40,40] parameter(0)
+  mask = f32[2,40] parameter(1)
+  c = f32[] constant(5.65685415)
+  cb = f32[2,3,40,40] broadcast(c), dimensions={}
+  s = f32[2,3,40,40] divide(a, cb)
+  mb = f32[2,3,40,40] broadcast(mask), dimensions={0,3}
+  x = f32[2,3,40,40] add(s, mb)
+  ninf = f32[] constant(-inf)
+  m = f32[2,3,40] reduce(x, ninf), dimensions={3}, to_apply=max
+  fin = pred[2,3,40] is-finite(m)
+  zero = f32[] constant(0)
+  zb = f32[2,3,40] broadcast(zero), dimensions={}
+  m2 = f32[2,3,40] select(fin, m, zb)
+  m2b = f32[2,3,40,40] broadcast(m2), dimensions={0,1,2}
+  d = f32[2,3,40,40] subtract(x, m2b)
+  e = f32[2,3,40,40] exponential(d)
+  sum = f32[2,3,40] reduce(e, zero), dimensions={3}, to_apply=add
+  sb = f32[2,3,40,40] broadcast(sum), dimensions={0,1,2}
+  ROOT p = f32[2,3,40,40] divide(e, sb)
+}`, 1, 0, 40},
 		// A row value that also reads an array from outside is not a row
 		// program's: it is computed on its own and read back as usual.
 		"row value with an outside operand": {`HloModule outside` + reductionBodies + `
@@ -242,5 +268,53 @@ ENTRY main {
 		if inPlace := p.TilePrefetches(0); inPlace != (c.dt != "f32" || !c.stream) {
 			t.Errorf("%s stream=%v: tile prefetch of parameter 0 %v", c.dt, c.stream, inPlace)
 		}
+	}
+}
+
+// TestGuardedSoftmaxNonFinite runs the guarded softmax of TestRowPrograms
+// on rows the evaluator takes through each branch of its guard: a row
+// masked to -inf throughout (maximum not finite: zeroed, then 0/0), one
+// with a NaN, one with +inf, and ordinary ones; the fused program must
+// give the evaluator's values, NaNs where it has them.
+func TestGuardedSoftmaxNonFinite(t *testing.T) {
+	text := `HloModule guarded` + reductionBodies + `
+ENTRY main {
+  a = f32[6,24] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[6] reduce(a, ninf), dimensions={1}, to_apply=max
+  fin = pred[6] is-finite(m)
+  zero = f32[] constant(0)
+  zb = f32[6] broadcast(zero), dimensions={}
+  m2 = f32[6] select(fin, m, zb)
+  m2b = f32[6,24] broadcast(m2), dimensions={0}
+  d = f32[6,24] subtract(a, m2b)
+  e = f32[6,24] exponential(d)
+  sum = f32[6] reduce(e, zero), dimensions={1}, to_apply=add
+  sb = f32[6,24] broadcast(sum), dimensions={0}
+  ROOT p = f32[6,24] divide(e, sb)
+}`
+	vals := make([]float32, 6*24)
+	for i := range vals {
+		vals[i] = float32(i%7) - 3
+	}
+	for j := range 24 {
+		vals[1*24+j] = float32(math.Inf(-1)) // all masked
+	}
+	vals[2*24+5] = float32(math.NaN())
+	vals[3*24+7] = float32(math.Inf(1))
+	arg, err := hlo.NewLiteralFromData(hlo.ArrayShape(hlo.F32, 6, 24), vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, x := compileText(t, text, Options{Threads: 2, Poison: true})
+	if n := x.Lowering["tile-fusion"] + x.Lowering["jit-fusion"]; n != 1 || x.Lowering["reduce-fusion"] != 0 {
+		t.Fatalf("lowering %v, want the softmax as one row program", x.Lowering)
+	}
+	got, want := evalAndRun(t, m, x, []*hlo.Literal{arg})
+	if err := conformance.Compare(got, want, conformance.Tolerance{Rtol: 1e-5, Atol: 1e-6}); err != nil {
+		t.Fatal(err)
+	}
+	if w1, w2 := want.GetFloat64(1*24), want.GetFloat64(2*24); !math.IsNaN(w1) || !math.IsNaN(w2) {
+		t.Fatalf("the evaluator's masked and NaN rows are %v and %v, want NaN", w1, w2)
 	}
 }

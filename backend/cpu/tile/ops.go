@@ -78,6 +78,8 @@ func buildOps() []opRow {
 	// Compare has a row so programs take it; its direction picks the
 	// kernel (compareTile) and the generated op (jitCompares).
 	t[hlo.OpCompare] = opRow{cmp: true, cheap: true}
+	// IsFinite is |x| < +inf, a comparison (isFiniteSlot).
+	t[hlo.OpIsFinite] = opRow{cmp: true, cheap: true}
 	for op, j := range map[hlo.Opcode]jit.Op{hlo.OpAnd: jit.And, hlo.OpOr: jit.Or, hlo.OpXor: jit.Xor} {
 		f := map[hlo.Opcode]func(dst, a, b []float32){hlo.OpAnd: kernels.AndF32, hlo.OpOr: kernels.OrF32, hlo.OpXor: kernels.XorF32}[op]
 		t[op] = opRow{vec: bin(f), jit: j, jitOK: true, cheap: true, mask: true}

@@ -2,6 +2,7 @@ package tile
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 
@@ -184,6 +185,10 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instr
 				s.period = pr
 			}
 			p.gathered = append(p.gathered, param)
+		case x.Opcode == hlo.OpIsFinite && Type(x.Operands[0].Shape.DType):
+			if err := p.isFiniteSlot(in, x, index, &s); err != nil {
+				return nil, err
+			}
 		case Computes(x.Opcode) && tileValue(x.Shape.DType):
 			if err := p.opSlot(in, x, index, &s); err != nil {
 				return nil, err
@@ -236,6 +241,25 @@ func (p *Prog) opSlot(in, x *hlo.Instruction, index map[*hlo.Instruction]int, s 
 		s.dir = d
 	}
 	return nil
+}
+
+// isFiniteSlot makes s the slot of is-finite x: |x| < +inf, a compare
+// that is false for NaN and both infinities, as IsFinite is. The absolute
+// value and the infinity get slots of their own before it. (Softmax as
+// ONNX lowers it zeroes a row maximum that is not finite, a row value:
+// inside the row program, the maximum is folded with the rest of the
+// softmax instead of in a reduction fusion of its own.)
+func (p *Prog) isFiniteSlot(in, x *hlo.Instruction, index map[*hlo.Instruction]int, s *slot) error {
+	abs := slot{kind: slotOp, op: hlo.OpAbs, nargs: 1, param: -1, from: -1, dst: -1, t: x.Operands[0].Shape.DType}
+	abs.args[0] = index[x.Operands[0]]
+	if err := p.markRowOp(in, x, &abs); err != nil {
+		return err
+	}
+	p.slots = append(p.slots, abs)
+	p.slots = append(p.slots, slot{kind: slotSplat, value: float32(math.Inf(1)), param: -1, from: -1, dst: -1, t: hlo.F32})
+	s.kind, s.op, s.dir, s.nargs = slotOp, hlo.OpCompare, cmpLT, 2
+	s.args[0], s.args[1] = len(p.slots)-2, len(p.slots)-1
+	return p.markRowOp(in, x, s)
 }
 
 // markOutputs records the output slots. An op slot computes its tile

@@ -1,0 +1,31 @@
+package kernels
+
+import (
+	"fmt"
+	"testing"
+)
+
+func BenchmarkZZFFN(b *testing.B) {
+	for _, s := range [][3]int{{128, 1536, 384}, {128, 384, 1536}, {128, 384, 384}} {
+		for _, th := range []int{1, 2} {
+			m, n, k := s[0], s[1], s[2]
+			a := make([]float32, m*k)
+			w := make([]float32, k*n)
+			for i := range a {
+				a[i] = float32(i%7) * 0.1
+			}
+			for i := range w {
+				w[i] = float32(i%5) * 0.1
+			}
+			c := make([]float32, m*n)
+			bs := Strided[float32]{Data: w, Row: n, Col: 1}
+			p, _ := PackBF32(k, n, bs)
+			b.Run(fmt.Sprintf("%dx%dx%d/t%d", m, n, k, th), func(b *testing.B) {
+				for range b.N {
+					GemmPackedEpilogueF32(m, n, k, Strided[float32]{Data: a, Row: k, Col: 1}, bs, p, c, n, th, nil, false)
+				}
+				b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
