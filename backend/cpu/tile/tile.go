@@ -170,8 +170,12 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instr
 			s.kind, s.value = slotSplat, float32(x.Literal.GetFloat64(0))
 		case x.Opcode == hlo.OpBroadcast && x.Operands[0].Shape.Rank() == 0:
 			s.kind, s.from = slotSplat, index[x.Operands[0]]
-			if p.slots[s.from].kind != slotSplat {
+			if src := &p.slots[s.from]; src.kind != slotSplat {
 				s.kind = slotAlias
+			} else if src.param < 0 && src.from < 0 {
+				// A constant's broadcast is that constant: its tile is
+				// filled once a worker, not on every call (begin).
+				s.value, s.from = src.value, -1
 			}
 		case IndexOp(x):
 			param, m, ok := mapOf(x)
