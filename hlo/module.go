@@ -80,13 +80,12 @@ func (m *Module) ComputeEntryLayout() *ProgramShape {
 	return ps
 }
 
-// RemoveUnreachableComputations drops the computations the entry does
-// not reach through called computations, and reports whether any went.
-func (m *Module) RemoveUnreachableComputations() bool {
-	if m.Entry == nil {
-		return false
-	}
+// CalleesFirst lists the computations roots reach through called
+// computations, each once, every callee before its callers, in the
+// order of a depth-first walk from the roots in turn.
+func CalleesFirst(roots ...*Computation) []*Computation {
 	reached := map[*Computation]bool{}
+	var order []*Computation
 	var walk func(c *Computation)
 	walk = func(c *Computation) {
 		if c == nil || reached[c] {
@@ -98,8 +97,24 @@ func (m *Module) RemoveUnreachableComputations() bool {
 				walk(cc)
 			}
 		}
+		order = append(order, c)
 	}
-	walk(m.Entry)
+	for _, r := range roots {
+		walk(r)
+	}
+	return order
+}
+
+// RemoveUnreachableComputations drops the computations the entry does
+// not reach through called computations, and reports whether any went.
+func (m *Module) RemoveUnreachableComputations() bool {
+	if m.Entry == nil {
+		return false
+	}
+	reached := map[*Computation]bool{}
+	for _, c := range CalleesFirst(m.Entry) {
+		reached[c] = true
+	}
 	n := len(m.Computations)
 	m.Computations = slices.DeleteFunc(m.Computations, func(c *Computation) bool { return !reached[c] })
 	return len(m.Computations) != n

@@ -121,30 +121,20 @@ func (p *partitioner) qualified(in *hlo.Instruction) string {
 // the instructions of those still called whole (their copies took their
 // names), and orders the computations callees first.
 func (s *session) tidy() {
-	reached := map[*hlo.Computation]bool{}
-	var walk func(c *hlo.Computation)
-	var order []*hlo.Computation
-	walk = func(c *hlo.Computation) {
-		if c == nil || reached[c] {
-			return
-		}
-		reached[c] = true
-		for _, in := range c.Instructions {
-			for _, cc := range in.CalledComputations() {
-				walk(cc)
-			}
-		}
-		order = append(order, c)
-	}
 	isSource := map[*hlo.Computation]bool{}
 	for _, c := range s.sources {
 		isSource[c] = true
 	}
-	walk(s.mod.Entry)
+	roots := []*hlo.Computation{s.mod.Entry}
 	for _, c := range s.original {
 		if !isSource[c] {
-			walk(c)
+			roots = append(roots, c)
 		}
+	}
+	order := hlo.CalleesFirst(roots...)
+	reached := map[*hlo.Computation]bool{}
+	for _, c := range order {
+		reached[c] = true
 	}
 	for _, c := range s.sources {
 		if reached[c] {
