@@ -172,7 +172,7 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instr
 			s.kind, s.from = slotSplat, index[x.Operands[0]]
 			if src := &p.slots[s.from]; src.kind != slotSplat {
 				s.kind = slotAlias
-			} else if src.param < 0 && src.from < 0 {
+			} else if src.constant() {
 				// A constant's broadcast is that constant: its tile is
 				// filled once a worker, not on every call (begin).
 				s.value, s.from = src.value, -1
@@ -346,6 +346,9 @@ func (p *Prog) assignTiles() {
 	}
 }
 
+// constant: a splat of a constant (not of a scalar operand or a slot).
+func (s *slot) constant() bool { return s.kind == slotSplat && s.param < 0 && s.from < 0 }
+
 // ownTile: the slot's tile is never shared, its values filled once per
 // worker.
 func (s *slot) ownTile() bool { return s.kind == slotSplat || s.kind == slotGather && s.period > 0 }
@@ -455,7 +458,7 @@ func (p *Prog) getScratch() *scratch {
 		sc.bufs[i] = store[i*size : (i+1)*size]
 	}
 	for _, s := range p.slots {
-		if s.kind == slotSplat && s.param < 0 && s.from < 0 {
+		if s.constant() {
 			kernels.Fill(sc.bufs[s.buf], s.value)
 		}
 	}
@@ -535,7 +538,7 @@ func (p *Prog) begin(params []operand) *scratch {
 	clear(sc.fixed)
 	for i := range p.slots {
 		s := &p.slots[i]
-		if s.kind != slotSplat || s.param < 0 && s.from < 0 {
+		if s.kind != slotSplat || s.constant() {
 			continue
 		}
 		if s.param >= 0 {

@@ -179,7 +179,7 @@ func (p *Prog) segInput(g *segment, prog *jit.Program, a int) {
 		g.spreads = append(g.spreads, a)
 		return
 	}
-	if s := &p.slots[a]; s.kind == slotSplat && s.param < 0 && s.from < 0 {
+	if s := &p.slots[a]; s.constant() {
 		// A constant is the code's own (a register or an operand in
 		// memory): no tile of copies streamed in beside the arrays.
 		prog.Values = append(prog.Values, jit.Value{Op: jit.Const, Value: s.value})
