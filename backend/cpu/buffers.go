@@ -129,7 +129,10 @@ func isView(in *hlo.Instruction) bool {
 func defaultLayout(s hlo.Shape) bool { return s.Layout == nil || s.Layout.IsDefault() }
 
 // assign places the values of a schedule. root is the computation's root.
-func assign(vals []valueInfo, root *hlo.Instruction) *assignment {
+// Every value a section's step defines or reads lives until the section's
+// end (see branches.go): its steps run in another order than the
+// schedule's, two at a time.
+func assign(vals []valueInfo, root *hlo.Instruction, secs ...section) *assignment {
 	pos := make(map[*hlo.Instruction]int, len(vals))
 	for i, v := range vals {
 		pos[v.in] = i
@@ -139,6 +142,14 @@ func assign(vals []valueInfo, root *hlo.Instruction) *assignment {
 		lastUse[i] = i
 		for _, o := range v.in.Operands {
 			lastUse[pos[o]] = max(lastUse[pos[o]], i)
+		}
+	}
+	for _, sec := range secs {
+		for i := sec.from; i < sec.to; i++ {
+			lastUse[i] = max(lastUse[i], sec.to)
+			for _, o := range vals[i].in.Operands {
+				lastUse[pos[o]] = max(lastUse[pos[o]], sec.to)
+			}
 		}
 	}
 	// Results live past the last step, so nothing is computed over them.

@@ -97,6 +97,9 @@ type Executable struct {
 	subs []*Executable
 	peak atomic.Int64 // PeakBytes
 	plan *Plan        // with Options.RecordPlan or from Load
+	// sections are the runs of steps whose two branches run at once
+	// (branches.go), in schedule order.
+	sections []section
 	// plainPeak is what an execution without donation or control flow
 	// measures: the arena and every output.
 	plainPeak int64

@@ -148,6 +148,14 @@ func (c *compiler) compile(comp *hlo.Computation) (*Executable, error) {
 		return nil, err
 	}
 	x.place(comp, order, asg, steps)
+	if secs := findSections(order, x.steps, c.threads); len(secs) > 0 {
+		vals := make([]valueInfo, len(order))
+		for i, in := range order {
+			vals[i] = infos[in]
+		}
+		x.place(comp, order, assign(vals, comp.Root, secs...), steps)
+		x.sections = secs
+	}
 	return x, nil
 }
 

@@ -25,6 +25,7 @@ type frame struct {
 	parts [][]*hlo.Literal
 	vals  []*hlo.Literal // per step: this execution's values
 	ops   []*hlo.Literal // operand list scratch
+	opsB  []*hlo.Literal // the same for a section's other branch
 	outs  []pooled       // this execution's output storage
 	ev    runState
 }
@@ -282,6 +283,12 @@ func sharedArg(args []*hlo.Literal, p int) bool {
 
 // runStep computes step i's value into f.vals[i].
 func (x *Executable) runStep(f *frame, i int, args []*hlo.Literal, outs []pooled) error {
+	return x.runStepWith(f, &f.ops, i, args, outs)
+}
+
+// runStepWith runs step i with ops as its operand list's scratch (one
+// per goroutine running steps of the frame: see runSection).
+func (x *Executable) runStepWith(f *frame, ops *[]*hlo.Literal, i int, args []*hlo.Literal, outs []pooled) error {
 	s := &x.steps[i]
 	if s.param > 0 {
 		f.vals[i] = args[s.param-1]
@@ -306,12 +313,12 @@ func (x *Executable) runStep(f *frame, i int, args []*hlo.Literal, outs []pooled
 		}
 		return nil
 	}
-	f.ops = f.ops[:0]
+	*ops = (*ops)[:0]
 	for _, j := range s.ops {
-		f.ops = append(f.ops, f.vals[j])
+		*ops = append(*ops, f.vals[j])
 	}
 	out := f.vals[i]
-	v, err := s.k(&f.ev, out, f.ops)
+	v, err := s.k(&f.ev, out, *ops)
 	if err != nil {
 		return fmt.Errorf("cpu: instruction %s: %w", s.in.Name, err)
 	}

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"cmp"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -87,8 +88,18 @@ func (x *Executable) runSteps(args []*hlo.Literal, donated []bool, stop *atomic.
 	outs := x.outputBuffers(f, args, donated)
 	// The loop of an execution nobody can stop polls nothing.
 	checked := stop != nil || faults.Any()
-	for i := range x.steps {
+	next := 0 // the next section
+	for i := 0; i < len(x.steps); i++ {
 		cur = i
+		if next < len(x.sections) && x.sections[next].from == i {
+			sec := &x.sections[next]
+			if err := x.runSection(f, sec, args, outs, stop, checked); err != nil {
+				return nil, err
+			}
+			next++
+			i = sec.to - 1
+			continue
+		}
 		if checked {
 			if err := x.check(i, stop); err != nil {
 				return nil, err
@@ -206,4 +217,39 @@ func (x *Executable) runSub(ev *runState, args ...*hlo.Literal) (*hlo.Literal, e
 		return nil, fmt.Errorf("cpu: %w", err)
 	}
 	return x.RunOn(args, nil, ev.Interrupt, ev.part)
+}
+
+// runSection runs a section's steps: those a branch depends on, then the
+// two branches at once (the first on a pool worker, or here when none is
+// free), then the rest. A failed step stops its branch (the first
+// branch's error is returned when both fail).
+func (x *Executable) runSection(f *frame, sec *section, args []*hlo.Literal, outs []pooled, stop *atomic.Bool, checked bool) error {
+	run := func(ops *[]*hlo.Literal, steps []int) error {
+		for _, i := range steps {
+			if checked {
+				if err := x.check(i, stop); err != nil {
+					return err
+				}
+			}
+			if err := x.runStepWith(f, ops, i, args, outs); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := run(&f.ops, sec.pre); err != nil {
+		return err
+	}
+	var errs [2]error
+	kernels.Parallel(2, func(t int) {
+		ops := &f.ops
+		if t == 0 {
+			ops = &f.opsB
+		}
+		errs[t] = run(ops, sec.branch[t])
+	})
+	if err := cmp.Or(errs[0], errs[1]); err != nil {
+		return err
+	}
+	return run(&f.ops, sec.post)
 }

@@ -462,8 +462,15 @@ func lowerRNN(c *Ctx, kind rnnKind) error {
 }
 
 // rnnBothDirections lets a bidirectional recurrence step both directions
-// at once (rnnBoth).
-var rnnBothDirections = true
+// at once (rnnBoth): one batched product and one fusion a step for both.
+// Off: unrolled one direction after the other, the directions are two
+// independent chains, which the cpu backend runs side by side on two
+// threads (its branch sections) with one handshake for the sequence
+// rather than one a step. The BiLSTM tagger, 2 threads: 0.53–0.61 ms
+// against 0.71–0.90 ms (median of 200 runs, three rounds); 1 thread
+// unchanged (0.92 against 0.90 ms). Compiling takes twice as long (twice
+// the cells to generate code for).
+var rnnBothDirections = false
 
 // rnnBoth runs the two directions' unrolled recurrences as one over
 // [2, B, H] states: the reverse direction's XW comes reversed in time, and
