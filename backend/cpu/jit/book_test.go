@@ -381,3 +381,45 @@ func TestEqualKeysEqualCode(t *testing.T) {
 		t.Fatalf("%d programs generated, %d keys: too few repeats to test", generated, len(seen))
 	}
 }
+
+// A program compiled again takes the code generated the first time (one
+// entry in made for both), and that code computes what fresh code does.
+func TestGeneratedOnce(t *testing.T) {
+	if !Available {
+		t.Skip("no code generation here")
+	}
+	c := rand.Float32() + 2 // a program no other test compiles
+	p := func() *Program {
+		return &Program{Inputs: 1, Values: []Value{{Op: Input}, {Op: Const, Value: c}, {Op: Mul, Args: [3]int{0, 1}}, {Op: Tanh, Args: [3]int{2}}}}
+	}
+	count := func() int {
+		made.mu.Lock()
+		defer made.mu.Unlock()
+		return len(made.entries)
+	}
+	before := count()
+	f1, err := Compile(p())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != before+1 {
+		t.Fatalf("made holds %d entries after a new program, want %d", got, before+1)
+	}
+	f2, err := Compile(p())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != before+1 {
+		t.Fatalf("made holds %d entries after the same program again, want %d", got, before+1)
+	}
+	in := make([]float32, 100)
+	for i := range in {
+		in[i] = float32(i)/50 - 1
+	}
+	o1, o2 := make([]float32, len(in)), make([]float32, len(in))
+	f1.RunF32([][]float32{o1}, [][]float32{in}, nil)
+	f2.RunF32([][]float32{o2}, [][]float32{in}, nil)
+	if !slices.Equal(o1, o2) || o1[99] == 0 {
+		t.Fatalf("the code taken again computes %v, fresh code %v", o2[95:], o1[95:])
+	}
+}
