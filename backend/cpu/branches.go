@@ -49,6 +49,9 @@ const (
 	// maxSectionSteps bounds the schedules searched (the search keeps a
 	// bit set of ancestors per step).
 	maxSectionSteps = 8192
+	// maxSectionBytes bounds the values a section defines: they all live
+	// until its end, where the schedule would have reused their memory.
+	maxSectionBytes = 32 << 20
 )
 
 // findSections picks the sections of a schedule of steps for an
@@ -180,8 +183,9 @@ func newSection(a, b, feeds bitset, join int, cost []float64, order []*hlo.Instr
 	s := section{from: from, to: join}
 	var seq, pre, post float64
 	var branchCost [2]float64
+	var bytes int64
 	for i := from; i < join; i++ {
-		if !safeInSection(order[i], steps[i]) {
+		if bytes += max(arrayBytes(order[i].Shape), 0); !safeInSection(order[i], steps[i]) || bytes > maxSectionBytes {
 			return section{}, false
 		}
 		c := cost[i]
