@@ -179,7 +179,7 @@ func signature(u *unit, args map[string]*onnx.Value) (string, bool) {
 // A lowering the compiler cannot take (unsupported attributes, a value
 // needed at compile time that is not known) sends the unit op by op.
 func (s *Session) compileCluster(p *plan, u *unit, args map[string]*onnx.Value, key string, c *compiled) {
-	m, err := buildCluster(p, u, args, fmt.Sprintf("cluster_%d", u.id), c)
+	m, err := buildCluster(p, u, args, fmt.Sprintf("cluster_%d", u.id), c, s.threads())
 	if err != nil {
 		s.refuse(u, c, err)
 		return
@@ -205,10 +205,10 @@ func (s *Session) compileCluster(p *plan, u *unit, args map[string]*onnx.Value, 
 // buildCluster lowers u's nodes into a module named name for the
 // arguments' shapes (and the values of those fed by value), filling c's
 // parameters, results and constant outputs; nil when every output is a
-// constant.
-func buildCluster(p *plan, u *unit, args map[string]*onnx.Value, name string, c *compiled) (*hlo.Module, error) {
+// constant. threads is what the module will run on (0: unknown).
+func buildCluster(p *plan, u *unit, args map[string]*onnx.Value, name string, c *compiled, threads int) (*hlo.Module, error) {
 	b := xb.New(name)
-	l := &ops.Lowerer{Opsets: p.opsets, Env: ops.NewEnv(nil)}
+	l := &ops.Lowerer{Opsets: p.opsets, Env: ops.NewEnv(nil), Threads: threads}
 	for name, t := range p.g.Initializers {
 		l.Env.Set(name, ops.FromConst(t))
 	}

@@ -84,6 +84,8 @@ type Ctx struct {
 	// Sub lowers a subgraph (If branches, Loop and Scan bodies); nil where
 	// subgraphs cannot be lowered.
 	Sub SubLowerer
+	// Threads is the threads the compiled code runs on (Lowerer.Threads).
+	Threads int
 }
 
 // SubLowerer lowers subgraphs and resolves outer-scope names.

@@ -44,6 +44,10 @@ type Lowerer struct {
 	// NoFold turns constant folding off (the inputs of a node whose
 	// inputs are all known are then emitted as HLO constants).
 	NoFold bool
+	// Threads is the threads the compiled code will run on, 0 where
+	// unknown: a lowering may pick the form that runs best on them (a
+	// bidirectional RNN's, rnnBothDirections).
+	Threads int
 }
 
 // Opset is the model's version of domain.
@@ -136,7 +140,7 @@ func (l *Lowerer) lower(b *xb.Builder, op *Op, n *onnx.Node, in []*Val) (out []*
 			err = fmt.Errorf("%s: lowering panicked: %v: %w", n.Describe(), r, ErrUnsupported)
 		}
 	}()
-	c := &Ctx{B: b, Node: n, Opset: l.Opset(n.Domain), In: in, Sub: l}
+	c := &Ctx{B: b, Node: n, Opset: l.Opset(n.Domain), In: in, Sub: l, Threads: l.Threads}
 	if err := op.Lower(c); err != nil {
 		return nil, err
 	}
@@ -200,7 +204,7 @@ func (l *Lowerer) LowerSubgraph(b *xb.Builder, g *onnx.Graph, inputs []*Val, cap
 	if len(inputs) != len(g.Inputs) {
 		return nil, fmt.Errorf("subgraph %q: %d inputs given, it has %d", g.Name, len(inputs), len(g.Inputs))
 	}
-	sub := &Lowerer{Opsets: l.Opsets, Env: NewEnv(l.Env), NoFold: l.NoFold}
+	sub := &Lowerer{Opsets: l.Opsets, Env: NewEnv(l.Env), NoFold: l.NoFold, Threads: l.Threads}
 	for name, v := range captures {
 		sub.Env.Set(name, v)
 	}

@@ -336,8 +336,9 @@ func lowerRNN(c *Ctx, kind rnnKind) error {
 
 	var ys, hs, cs []*xb.Op
 	// Both directions step together (one batched product and one fusion
-	// a step) when unrolled, without lengths or peepholes.
-	both := nd == 2 && T <= rnnUnrollMax && rnnBothDirections && lens == nil && peep == nil &&
+	// a step) when unrolled, without lengths or peepholes, for code that
+	// runs on one thread (see rnnBothDirections).
+	both := nd == 2 && T <= rnnUnrollMax && rnnBothDirections(c.Threads) && lens == nil && peep == nil &&
 		!c.Node.Has("activation_alpha") && !c.Node.Has("activation_beta") &&
 		slices.EqualFunc(names[:nActs], names[nActs:], strings.EqualFold)
 	var bothXW, bothH, bothC []*xb.Op
@@ -461,16 +462,16 @@ func lowerRNN(c *Ctx, kind rnnKind) error {
 	return nil
 }
 
-// rnnBothDirections lets a bidirectional recurrence step both directions
-// at once (rnnBoth): one batched product and one fusion a step for both.
-// Off: unrolled one direction after the other, the directions are two
-// independent chains, which the cpu backend runs side by side on two
-// threads (its branch sections) with one handshake for the sequence
-// rather than one a step. The BiLSTM tagger, 2 threads: 0.53–0.61 ms
-// against 0.71–0.90 ms (median of 200 runs, three rounds); 1 thread
-// unchanged (0.92 against 0.90 ms). Compiling takes twice as long (twice
-// the cells to generate code for).
-var rnnBothDirections = false
+// rnnBothDirections says whether a bidirectional recurrence for code
+// running on threads threads (0: unknown) steps both directions at once
+// (rnnBoth): one batched product and one fusion a step for both, the
+// better form on one thread (the BiLSTM tagger 0.84–0.89 ms against
+// 0.90–0.95 ms unrolled one direction after the other, three rounds
+// alternated). On more, the directions unrolled one after the other are
+// two independent chains, which the cpu backend runs side by side (its
+// branch sections) with one handshake for the sequence rather than one a
+// step: 0.55–0.78 ms against 0.78–0.83 ms on two threads.
+func rnnBothDirections(threads int) bool { return threads == 1 }
 
 // rnnBoth runs the two directions' unrolled recurrences as one over
 // [2, B, H] states: the reverse direction's XW comes reversed in time, and

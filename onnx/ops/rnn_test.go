@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/axle-ml/axle/eval"
@@ -191,7 +192,8 @@ func TestRNNAgainstReference(t *testing.T) {
 		{kind: rnnGRU, T: 6, B: 2, I: 3, H: 4, dirs: "bidirectional", lens: []int{6, 3}, lbr: true},
 		{kind: rnnGRU, T: 3, B: 2, I: 3, H: 2, dirs: "reverse", lens: []int{3, 3}},
 		{kind: rnnSimple, T: 5, B: 2, I: 2, H: 3, dirs: "bidirectional", lens: []int{1, 5}, acts: []string{"Relu", "Tanh"}},
-		// Without lengths, unrolled: both directions step together (rnnBoth).
+		// Without lengths, unrolled for one thread: both directions step
+		// together (rnnBoth).
 		{kind: rnnLSTM, T: 5, B: 2, I: 4, H: 3, dirs: "bidirectional", lens: []int{5, 5}, noLens: true, clip: 0.8},
 		{kind: rnnGRU, T: 4, B: 1, I: 3, H: 4, dirs: "bidirectional", lens: []int{4}, lbr: true, noLens: true},
 		{kind: rnnGRU, T: 3, B: 2, I: 3, H: 2, dirs: "bidirectional", lens: []int{3, 3}, noLens: true},
@@ -261,10 +263,11 @@ func TestRNNAgainstReference(t *testing.T) {
 				n.Inputs = append(n.Inputs, "P")
 			}
 		}
-		for _, mode := range [][2]int64{{100, 16}, {0, 1}, {0, 2}} {
+		// Unrolled for one thread and for two, and as while loops.
+		for _, mode := range [][3]int64{{100, 16, 1}, {100, 16, 2}, {0, 1, 0}, {0, 2, 0}} {
 			rnnUnrollMax, rnnChunk = mode[0], mode[1]
 			b := xb.New("t")
-			l := &Lowerer{Opsets: map[string]int{"": 22}, Env: NewEnv(nil)}
+			l := &Lowerer{Opsets: map[string]int{"": 22}, Env: NewEnv(nil), Threads: int(mode[2])}
 			l.Env.Set("X", FromOp(b.Param("X", hlo.F32, int64(T), int64(B), int64(I))))
 			l.Env.Set("L", FromOp(b.Param("L", hlo.S32, int64(B))))
 			for name, v := range map[string]*hlo.Literal{
@@ -285,6 +288,9 @@ func TestRNNAgainstReference(t *testing.T) {
 			m, err := b.Build(b.Tuple(roots...))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if both := cfg.noLens && !cfg.peep && nd == 2 && mode[0] > 0 && !slices.Contains(cfg.acts, "Relu"); batchedDot(m) != (both && mode[2] == 1) {
+				t.Errorf("config %d mode %v: a product batched over the directions: %v, want %v", ci, mode, batchedDot(m), both && mode[2] == 1)
 			}
 			lens := make([]int32, B)
 			for i, v := range cfg.lens {
@@ -308,4 +314,15 @@ func TestRNNAgainstReference(t *testing.T) {
 		}
 	}
 	_ = fmt.Sprint
+}
+
+// batchedDot reports whether m's entry has a dot with batch dimensions
+// (rnnBoth's step over both directions).
+func batchedDot(m *hlo.Module) bool {
+	for _, in := range m.Entry.Instructions {
+		if d, ok := in.Ints("lhs_batch_dims"); ok && in.Opcode == hlo.OpDot && len(d) > 0 {
+			return true
+		}
+	}
+	return false
 }
