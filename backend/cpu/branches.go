@@ -221,9 +221,13 @@ func aloneCost(c float64) float64 {
 
 // safeInSection reports whether a step may run beside another: not one
 // with effects or order outside its value (random state, collectives,
-// I/O), not control flow (its bodies run on the execution's state), and
-// not one left to the evaluator.
+// I/O), not control flow (its bodies run on the execution's state), not
+// a fusion of any of those, and not one left to the evaluator.
 func safeInSection(in *hlo.Instruction, s step) bool {
+	return s.how != evaluatorLowering && pureInstruction(in)
+}
+
+func pureInstruction(in *hlo.Instruction) bool {
 	if in.Opcode.Has(hlo.SideEffecting) || in.Opcode.Has(hlo.Collective) || in.Opcode.Has(hlo.Async) {
 		return false
 	}
@@ -231,8 +235,16 @@ func safeInSection(in *hlo.Instruction, s step) bool {
 	case hlo.OpWhile, hlo.OpConditional, hlo.OpCall, hlo.OpCustomCall, hlo.OpRng, hlo.OpRngBitGenerator,
 		hlo.OpRngGetAndUpdateState, hlo.OpAfterAll:
 		return false
+	case hlo.OpFusion:
+		for _, c := range in.CalledComputations() {
+			for _, x := range c.Instructions {
+				if !pureInstruction(x) {
+					return false
+				}
+			}
+		}
 	}
-	return s.how != evaluatorLowering
+	return true
 }
 
 // stepCost estimates a step's time on one thread in nanoseconds: a fixed

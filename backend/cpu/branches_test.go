@@ -163,15 +163,31 @@ func TestSectionsSameBits(t *testing.T) {
 	wg.Wait()
 }
 
-// A branch with an effect (rng) makes no section.
+// A branch with an effect (rng) makes no section, with or without the
+// pipeline (safeInSection also looks inside fusions, which the pipeline
+// keeps rng out of).
 func TestSectionsSkipEffects(t *testing.T) {
 	text := strings.Replace(twoChains("f32", 32, false), "  a0d = ", "  lo = f32[] constant(0)\n  hi = f32[] constant(1)\n  u = f32[2,128] rng(lo, hi), distribution=rng_uniform\n  a0d = ", 1)
 	text = strings.Replace(text, "a0a = f32[2,128] add(a0d, x)", "a0a = f32[2,128] add(a0d, u)", 1)
-	_, x := compileText(t, text, Options{NoOptimize: true, Threads: 2})
-	for _, s := range x.sections {
-		for i := s.from; i < s.to; i++ {
-			if x.steps[i].in.Opcode == hlo.OpRng {
-				t.Fatalf("rng %s in a section", x.steps[i].in.Name)
+	var hasRng func(in *hlo.Instruction) bool
+	hasRng = func(in *hlo.Instruction) bool {
+		if in.Opcode == hlo.OpRng {
+			return true
+		}
+		for _, c := range in.CalledComputations() {
+			if slices.ContainsFunc(c.Instructions, hasRng) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, noOpt := range []bool{true, false} {
+		_, x := compileText(t, text, Options{NoOptimize: noOpt, Threads: 2})
+		for _, s := range x.sections {
+			for i := s.from; i < s.to; i++ {
+				if hasRng(x.steps[i].in) {
+					t.Fatalf("NoOptimize %v: rng in section step %s", noOpt, x.steps[i].in.Name)
+				}
 			}
 		}
 	}
