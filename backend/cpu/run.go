@@ -84,6 +84,9 @@ func (x *Executable) runSteps(args []*hlo.Literal, donated []bool, stop *atomic.
 	if f.ev.part != part {
 		f.ev.setParticipant(part)
 	}
+	if x.threads > 1 {
+		defer kernels.Busy()()
+	}
 	copy(f.vals, f.lits)
 	outs := x.outputBuffers(f, args, donated)
 	// The loop of an execution nobody can stop polls nothing.

@@ -124,6 +124,9 @@ func worker() {
 		default:
 			tk = spinThenWait()
 		}
+		if tk.g == nil {
+			continue // a nudge (Busy)
+		}
 		if !tk.g.taken[tk.t].CompareAndSwap(false, true) {
 			continue // its caller took it back and ran it
 		}
@@ -137,19 +140,58 @@ func worker() {
 	}
 }
 
-// spinThenWait polls for a task for spinFor, then blocks.
+// spinThenWait polls for a task for spinFor, and for as long as an
+// execution is under way (Busy), then blocks.
 func spinThenWait() task {
 	yield := spinYields()
-	deadline := time.Now().Add(spinFor)
-	for time.Now().Before(deadline) {
+	start := time.Now()
+	deadline, turn := start.Add(spinFor), start.Add(busyTurn)
+	for now := start; now.Before(deadline) || !yield && executions.Load() > 0; now = time.Now() {
 		select {
 		case tk := <-pool.tasks:
 			return tk
 		default:
 			relax(yield)
 		}
+		if now.After(turn) { // let a goroutine waiting for a processor have this one
+			runtime.Gosched()
+			turn = now.Add(busyTurn)
+		}
 	}
+	parked.Add(1)
+	defer parked.Add(-1)
 	return <-pool.tasks
+}
+
+// busyTurn is how long a worker polls while executions are under way
+// before it gives its processor to whatever else is waiting for one (a
+// second caller's execution where every processor is taken), as the Go
+// scheduler would only after 10 ms.
+const busyTurn = time.Millisecond
+
+// executions counts the executions under way whose kernels split work
+// across the pool (Busy); parked counts the workers blocked on the
+// queue.
+var executions, parked atomic.Int32
+
+// Busy tells the pool an execution whose kernels split their work across
+// it has begun; the function it returns says it has ended. Meanwhile the
+// workers keep polling rather than park (as ONNX Runtime's spin for the
+// length of a run): an execution's kernels come microseconds apart,
+// except where a stretch of small kernels runs on the calling goroutine,
+// and a worker parked there took 20 µs to milliseconds to wake for the
+// next, which then ran on one thread. A parked worker is woken at once,
+// so it is up by the first kernel that needs it.
+func Busy() (done func()) {
+	executions.Add(1)
+	if parked.Load() > 0 {
+		pool.once.Do(startPool)
+		select {
+		case pool.tasks <- task{}: // a nudge: the worker skips it
+		default:
+		}
+	}
+	return func() { executions.Add(-1) }
 }
 
 // A spinning goroutine keeps its processor: it waits between polls with

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -46,5 +47,42 @@ func TestParallelPanicReachesCaller(t *testing.T) {
 	parallel(4, func(part int) { sum.Add(int64(part)) })
 	if sum.Load() != 0+1+2+3 {
 		t.Fatalf("after the panic the parts summed to %d, want 6", sum.Load())
+	}
+}
+
+// waitFor polls cond for up to two seconds.
+func waitFor(cond func() bool) bool {
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+// An idle worker parks; Busy wakes it and keeps it polling however long
+// the execution lasts; once the execution ends it parks again.
+func TestBusyKeepsWorkersUp(t *testing.T) {
+	if spinYields() {
+		t.Skip("GOMAXPROCS 1: workers yield rather than poll")
+	}
+	Parallel(2, func(int) {}) // start the pool
+	workers := int32(max(runtime.GOMAXPROCS(0)-1, 1))
+	if !waitFor(func() bool { return parked.Load() == workers }) {
+		t.Fatalf("%d of %d workers parked after the pool went idle", parked.Load(), workers)
+	}
+	done := Busy()
+	if !waitFor(func() bool { return parked.Load() == 0 }) {
+		done()
+		t.Fatalf("%d workers still parked after Busy", parked.Load())
+	}
+	time.Sleep(10 * spinFor)
+	if n := parked.Load(); n != 0 {
+		done()
+		t.Fatalf("%d workers parked during an execution", n)
+	}
+	done()
+	if !waitFor(func() bool { return parked.Load() == workers }) {
+		t.Fatalf("%d of %d workers parked after the execution ended", parked.Load(), workers)
 	}
 }
