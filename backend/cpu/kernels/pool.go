@@ -16,8 +16,9 @@ import (
 // The kernels split work over a small persistent pool rather than new
 // goroutines per call: a 256³ GEMM takes a fraction of a millisecond, and
 // waking a fresh goroutine on an idle core costs tens of microseconds.
-// Workers spin briefly for the next task, then park on a channel (this
-// machine's lesson: pools that spin while idle slow everything else down).
+// Workers poll for the next task while an execution is under way (Busy)
+// and briefly after, then park on a channel (this machine's lesson: pools
+// that spin while idle slow everything else down).
 
 // spinFor is how long an idle worker polls before parking: long enough to
 // catch the next block of one kernel (a convolution hands out hundreds in
@@ -202,9 +203,10 @@ func Busy() (done func()) {
 // processor, whose thread the Go scheduler must wake, and waking an idle
 // vCPU on these VMs takes 20 µs to milliseconds. Meanwhile the caller
 // takes the next calls' parts back and runs them itself: whole runs went
-// serial. ResNet-50 on 2 threads, 100 runs alternated: 250–273 parts
-// taken back against 13–76, 90th percentile 13.3–13.8 ms against
-// 9.3–9.8 ms. A spinner holds its processor at most spinFor.
+// serial. ResNet-50 on 2 threads, 100 runs alternated, polling with
+// Gosched against without: 250–273 parts taken back against 13–76, 90th
+// percentile 13.3–13.8 ms against 9.3–9.8 ms. A spinner holds its
+// processor at most spinFor, or busyTurn while executions are under way.
 //
 // spinYields says whether to yield between polls all the same: where
 // GOMAXPROCS is 1 the worker shares the one processor with the caller
