@@ -192,3 +192,24 @@ func TestSectionsSkipEffects(t *testing.T) {
 		}
 	}
 }
+
+// An execution that hands the pool no work marks its executable serial
+// (its next executions keep no worker polling); one with a section does
+// not.
+func TestSerialExecutions(t *testing.T) {
+	m, par := compileText(t, twoChains("s32", 24, false), Options{NoOptimize: true, Threads: 2})
+	checkAgainstEvaluator(t, m, par, 2)
+	if par.serial.Load() {
+		t.Error("an executable running a section is marked serial")
+	}
+	const small = `HloModule s
+ENTRY e {
+  x = f32[8] parameter(0)
+  ROOT y = f32[8] add(x, x)
+}`
+	m, ser := compileText(t, small, Options{Threads: 2})
+	checkAgainstEvaluator(t, m, ser, 2)
+	if !ser.serial.Load() {
+		t.Error("an executable of one small add is not marked serial")
+	}
+}

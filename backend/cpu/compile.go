@@ -97,6 +97,9 @@ type Executable struct {
 	subs []*Executable
 	peak atomic.Int64 // PeakBytes
 	plan *Plan        // with Options.RecordPlan or from Load
+	// serial says the last execution split no work across the pool's
+	// workers, so the next does not keep them polling (kernels.Busy).
+	serial atomic.Bool
 	// sections are the runs of steps whose two branches run at once
 	// (branches.go), in schedule order.
 	sections []section

@@ -84,8 +84,14 @@ func (x *Executable) runSteps(args []*hlo.Literal, donated []bool, stop *atomic.
 	if f.ev.part != part {
 		f.ev.setParticipant(part)
 	}
-	if x.threads > 1 {
+	if x.threads > 1 && !x.serial.Load() {
 		defer kernels.Busy()()
+	}
+	if x.threads > 1 {
+		// An execution that handed the pool nothing (a recurrence of
+		// small inline kernels) keeps no worker polling next time.
+		before := kernels.Dispatched()
+		defer func() { x.serial.Store(kernels.Dispatched() == before) }()
 	}
 	copy(f.vals, f.lits)
 	outs := x.outputBuffers(f, args, donated)

@@ -164,6 +164,14 @@ func spinThenWait() task {
 	return <-pool.tasks
 }
 
+// dispatched counts the parallel calls that handed parts to the pool.
+var dispatched atomic.Int64
+
+// Dispatched returns how many parallel calls have handed parts to the
+// pool since the process started: an execution that saw it unchanged
+// split no work (Busy would only keep a worker polling for nothing).
+func Dispatched() int64 { return dispatched.Load() }
+
 // busyTurn is how long a worker polls while executions are under way
 // before it gives its processor to whatever else is waiting for one (a
 // second caller's execution where every processor is taken), as the Go
@@ -236,6 +244,7 @@ func parallel(threads int, f func(t int)) {
 		return
 	}
 	pool.once.Do(startPool)
+	dispatched.Add(1)
 	g := &group{finished: make(chan struct{}), taken: make([]atomic.Bool, threads-1)}
 	g.left.Store(int32(threads - 1))
 	for t := range threads - 1 {
