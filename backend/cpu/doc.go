@@ -41,6 +41,10 @@
 //   - Scheduling (schedule.go) and buffer assignment (buffers.go): the
 //     order needing the smallest arena of three candidates; views,
 //     in-place updates, one pooled arena per execution.
+//   - Branch sections (branches.go): where two independent branches of
+//     small steps meet at a join (a bidirectional RNN's directions), they
+//     run at once on two threads; their values keep their buffers until
+//     the join.
 //   - Plans (plan.go): recording what compiling decided, and Load.
 //   - Execution (execute.go, run.go, runstate.go): arenas and outputs pooled across
 //     executions, donation, many goroutines at once, cancellation.
