@@ -54,6 +54,11 @@ const (
 	maxSectionBytes = 32 << 20
 )
 
+// anySection makes every join with two branches of some work a section,
+// whatever the gain: the backend's differential fuzzing runs random
+// modules, whose steps are all tiny, through sections this way.
+var anySection = false
+
 // findSections picks the sections of a schedule of steps for an
 // executable of threads threads: non-overlapping, in schedule order.
 func findSections(order []*hlo.Instruction, steps []step, threads int) []section {
@@ -158,7 +163,7 @@ func joinBranches(in *hlo.Instruction, pos map[*hlo.Instruction]int, anc []bitse
 			best[1], bestCost[1], bestOp[1] = own, c, pos[o]
 		}
 	}
-	if bestCost[1] < minBranchCost {
+	if bestCost[1] < minBranchCost && !(anySection && bestCost[1] > 0) {
 		return nil, nil, nil, false
 	}
 	return best[0], best[1], union(anc[bestOp[0]], anc[bestOp[1]]), true
@@ -206,7 +211,7 @@ func newSection(a, b, feeds bitset, join int, cost []float64, order []*hlo.Instr
 		}
 	}
 	together := pre + max(branchCost[0], branchCost[1]) + post
-	return s, together <= sectionGain*seq
+	return s, anySection || together <= sectionGain*seq
 }
 
 // aloneCost is a step's estimated time when it runs by itself: a large

@@ -24,6 +24,10 @@ import (
 func FuzzCPUBackend(f *testing.F) {
 	was := kernels.SetFlushDenormals(false)
 	f.Cleanup(func() { kernels.SetFlushDenormals(was) })
+	// Every join of two branches a branch section, on two or three
+	// threads: random modules are too small to make one otherwise.
+	anySection = true
+	f.Cleanup(func() { anySection = false })
 	for seed := range uint64(64) {
 		f.Add(seed, uint8(16), uint8(2))
 	}
