@@ -84,10 +84,10 @@ func (x *Executable) runSteps(args []*hlo.Literal, donated []bool, stop *atomic.
 	if f.ev.part != part {
 		f.ev.setParticipant(part)
 	}
-	if x.threads > 1 && !x.serial.Load() {
-		defer kernels.Busy()()
-	}
 	if x.threads > 1 {
+		if !x.serial.Load() {
+			defer kernels.Busy()()
+		}
 		// An execution that handed the pool nothing (a recurrence of
 		// small inline kernels) keeps no worker polling next time.
 		before := kernels.Dispatched()
