@@ -87,6 +87,11 @@ func (d *Device) String() string {
 	return fmt.Sprintf("%s:%d", d.Kind, d.ID)
 }
 
+// Threads is how many goroutines one execution of the client's
+// executables uses (ClientOptions.Threads resolved: GOMAXPROCS for 0, one
+// on the evaluator).
+func (c *Client) Threads() int { return c.threads }
+
 // NewClient returns a client of the backend opts names.
 func NewClient(opts ClientOptions) (*Client, error) {
 	backend := opts.Backend

@@ -281,14 +281,10 @@ func sharedArg(args []*hlo.Literal, p int) bool {
 	return false
 }
 
-// runStep computes step i's value into f.vals[i].
-func (x *Executable) runStep(f *frame, i int, args []*hlo.Literal, outs []pooled) error {
-	return x.runStepWith(f, &f.ops, i, args, outs)
-}
-
-// runStepWith runs step i with ops as its operand list's scratch (one
-// per goroutine running steps of the frame: see runSection).
-func (x *Executable) runStepWith(f *frame, ops *[]*hlo.Literal, i int, args []*hlo.Literal, outs []pooled) error {
+// runStep computes step i's value into f.vals[i], with ops as its
+// operand list's scratch (one per goroutine running steps of the frame:
+// see runSection).
+func (x *Executable) runStep(f *frame, ops *[]*hlo.Literal, i int, args []*hlo.Literal, outs []pooled) error {
 	s := &x.steps[i]
 	if s.param > 0 {
 		f.vals[i] = args[s.param-1]

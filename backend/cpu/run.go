@@ -109,12 +109,7 @@ func (x *Executable) runSteps(args []*hlo.Literal, donated []bool, stop *atomic.
 			i = sec.to - 1
 			continue
 		}
-		if checked {
-			if err := x.check(i, stop); err != nil {
-				return nil, err
-			}
-		}
-		if err := x.runStep(f, i, args, outs); err != nil {
+		if err := x.checkAndRun(f, &f.ops, i, args, outs, stop, checked); err != nil {
 			return nil, err
 		}
 	}
@@ -235,12 +230,7 @@ func (x *Executable) runSub(ev *runState, args ...*hlo.Literal) (*hlo.Literal, e
 func (x *Executable) runSection(f *frame, sec *section, args []*hlo.Literal, outs []pooled, stop *atomic.Bool, checked bool) error {
 	run := func(ops *[]*hlo.Literal, steps []int) error {
 		for _, i := range steps {
-			if checked {
-				if err := x.check(i, stop); err != nil {
-					return err
-				}
-			}
-			if err := x.runStepWith(f, ops, i, args, outs); err != nil {
+			if err := x.checkAndRun(f, ops, i, args, outs, stop, checked); err != nil {
 				return err
 			}
 		}
@@ -261,4 +251,14 @@ func (x *Executable) runSection(f *frame, sec *section, args []*hlo.Literal, out
 		return err
 	}
 	return run(&f.ops, sec.post)
+}
+
+// checkAndRun runs step i (stopping first when checked and stop is set).
+func (x *Executable) checkAndRun(f *frame, ops *[]*hlo.Literal, i int, args []*hlo.Literal, outs []pooled, stop *atomic.Bool, checked bool) error {
+	if checked {
+		if err := x.check(i, stop); err != nil {
+			return err
+		}
+	}
+	return x.runStep(f, ops, i, args, outs)
 }

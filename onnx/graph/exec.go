@@ -179,7 +179,7 @@ func signature(u *unit, args map[string]*onnx.Value) (string, bool) {
 // A lowering the compiler cannot take (unsupported attributes, a value
 // needed at compile time that is not known) sends the unit op by op.
 func (s *Session) compileCluster(p *plan, u *unit, args map[string]*onnx.Value, key string, c *compiled) {
-	m, err := buildCluster(p, u, args, fmt.Sprintf("cluster_%d", u.id), c, s.threads())
+	m, err := buildCluster(p, u, args, fmt.Sprintf("cluster_%d", u.id), c, s.cpu.Threads())
 	if err != nil {
 		s.refuse(u, c, err)
 		return

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -313,13 +312,4 @@ func (s *Session) planFor(inputs map[string]*onnx.Value) (*plan, error) {
 	}
 	got, _ := s.overrides.LoadOrStore(key, p)
 	return got.(*plan), nil
-}
-
-// threads is the threads a cluster's execution runs on (the lowering may
-// choose forms by it).
-func (s *Session) threads() int {
-	if s.opts.Threads > 0 {
-		return s.opts.Threads
-	}
-	return runtime.GOMAXPROCS(0)
 }

@@ -193,8 +193,7 @@ var executions, parked atomic.Int32
 // so it is up by the first kernel that needs it.
 func Busy() (done func()) {
 	executions.Add(1)
-	if parked.Load() > 0 {
-		pool.once.Do(startPool)
+	if parked.Load() > 0 { // so the pool has started
 		select {
 		case pool.tasks <- task{}: // a nudge: the worker skips it
 		default:
