@@ -89,8 +89,13 @@ func (d *Device) String() string {
 
 // Threads is how many goroutines one execution of the client's
 // executables uses (ClientOptions.Threads resolved: GOMAXPROCS for 0, one
-// on the evaluator).
-func (c *Client) Threads() int { return c.threads }
+// on the evaluator; 0 for a nil Client).
+func (c *Client) Threads() int {
+	if c == nil {
+		return 0
+	}
+	return c.threads
+}
 
 // NewClient returns a client of the backend opts names.
 func NewClient(opts ClientOptions) (*Client, error) {
