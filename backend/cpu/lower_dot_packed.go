@@ -87,10 +87,28 @@ func (p *packedWeights) reset(lit *hlo.Literal) {
 	p.lit, p.packed, p.rows = lit, nil, nil
 }
 
+// gemvStrip is the width of the column strips a large B of the small-M
+// kernels is copied in (the one-row kernel's 128 columns), and
+// gemvStripBytes the size of one product's B from which it is: read
+// row-major, each k step of a 128-column block lands in another page
+// (4 KB apart for ResNet's 1000 classes), which the hardware prefetcher
+// does not follow, and a B from L3 or memory came at 14 GB/s; a strip is
+// one sequential stream. A B that stays in L2 (a recurrence's) is read
+// as fast either way and keeps the plain rows.
+const (
+	gemvStrip      = 128
+	gemvStripBytes = 1 << 20
+)
+
 // rowMajorB copies every product's B of g (read from vals) row-major, the
-// products one after another, and returns the plan reading the copy.
+// products one after another (each in column strips where it is large),
+// and returns the plan reading the copy.
 func rowMajorB(g *gemmPlan, vals []float32) (gemmPlan, []float32) {
 	rows := make([]float32, g.batch*g.k*g.n)
+	strip := 0
+	if 4*g.k*g.n >= gemvStripBytes && g.n > gemvStrip {
+		strip = gemvStrip
+	}
 	for i := range g.batch {
 		_, bo := g.offsets(i)
 		dst := rows[i*g.k*g.n:]
@@ -99,14 +117,22 @@ func rowMajorB(g *gemmPlan, vals []float32) (gemmPlan, []float32) {
 		for p0 := 0; p0 < g.k; p0 += 32 {
 			for j0 := 0; j0 < g.n; j0 += 32 {
 				for j := j0; j < min(j0+32, g.n); j++ {
+					at, ld := p0*g.n+j, g.n // row p0, column j
+					if strip > 0 {
+						s := j / strip * strip
+						w := min(strip, g.n-s)
+						at, ld = s*g.k+p0*w+j-s, w
+					}
 					for p := p0; p < min(p0+32, g.k); p++ {
-						dst[p*g.n+j] = vals[bo+p*g.b.Row+j*g.b.Col]
+						dst[at] = vals[bo+p*g.b.Row+j*g.b.Col]
+						at += ld
 					}
 				}
 			}
 		}
 	}
 	rg := *g
+	rg.strip = strip
 	rg.b = kernels.Strided[float32]{Row: g.n, Col: 1}
 	rg.bBatch = make([]int, len(g.batchDims))
 	stride := g.k * g.n

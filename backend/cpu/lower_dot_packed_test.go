@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo/hlotext"
 )
@@ -33,7 +34,9 @@ func TestDotConstantWeightsPacked(t *testing.T) {
 		{13, 70, 300, false, "f32", true},
 		{64, 33, 260, true, "f32", false},
 		{24, 40, 20, false, "bf16", true},
-		{1, 1000, 1024, true, "f32", true}, // a classifier: one row, columns split
+		{1, 1000, 1024, true, "f32", true}, // a classifier: one row, columns split, B in strips
+		{1, 700, 400, true, "f32", false},  // strips, the last 60 wide
+		{3, 300, 1000, true, "f32", true},  // three rows over strips
 		{2, 70, 30, true, "f32", false},    // a recurrence step
 		{1, 40, 50, true, "bf16", false},
 	} {
@@ -197,6 +200,65 @@ func BenchmarkDotConstantWeights(b *testing.B) {
 				}
 				b.ReportMetric(2*float64(c.m*c.n*c.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
+		}
+	}
+}
+
+// A large transposed B is copied in column strips: each strip's rows
+// contiguous, the last strip narrower, and the small-M products over it
+// (whole, and split at columns that cut strips) give what a plain
+// row-major B gives.
+func TestStripedB(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const m, n, k = 2, 300, 1000 // 1.2 MB of B: strips of 128, 128, 44
+	w := make([]float32, n*k)    // [n, k]: B transposed
+	for i := range w {
+		w[i] = float32(rng.IntN(17) - 8)
+	}
+	g := gemmPlan{batch: 1, m: m, n: n, k: k, b: kernels.Strided[float32]{Row: 1, Col: k}}
+	rg, rows := rowMajorB(&g, w)
+	if rg.strip != gemvStrip {
+		t.Fatalf("strip %d, want %d", rg.strip, gemvStrip)
+	}
+	for _, at := range [][2]int{{0, 0}, {5, 127}, {999, 128}, {3, 255}, {999, 256}, {17, 299}} {
+		p, j := at[0], at[1]
+		s := j / gemvStrip * gemvStrip
+		width := min(gemvStrip, n-s)
+		if got, want := rows[s*k+p*width+j-s], w[j*k+p]; got != want {
+			t.Errorf("B[%d][%d] in the strips: %v, want %v", p, j, got, want)
+		}
+	}
+	a := make([]float32, m*k)
+	for i := range a {
+		a[i] = float32(rng.IntN(5) - 2)
+	}
+	want := make([]float32, m*n) // small integers: exact in any order
+	for i := range m {
+		for j := range n {
+			for p := range k {
+				want[i*n+j] += a[i*k+p] * w[j*k+p]
+			}
+		}
+	}
+	rg.a = kernels.Strided[float32]{Row: k, Col: 1}
+	for _, threads := range []int{1, 2} {
+		c := make([]float32, m*n)
+		if !gemvDot(&rg, a, rows, c, threads) {
+			t.Skip("no small-M kernels on this CPU")
+		}
+		for i := range c {
+			if c[i] != want[i] {
+				t.Fatalf("threads %d: C[%d] = %v, want %v", threads, i, c[i], want[i])
+			}
+		}
+		c = make([]float32, m*n)
+		if !gemvRange(&rg, a, rows, c, k, 0, 100, 260) {
+			t.Fatal("gemvRange declined")
+		}
+		for j := range n {
+			if in := j >= 100 && j < 260; in && c[j] != want[j] || !in && c[j] != 0 {
+				t.Fatalf("columns [100, 260): C[0][%d] = %v, want %v", j, c[j], want[j])
+			}
 		}
 	}
 }

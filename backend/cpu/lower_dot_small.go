@@ -20,7 +20,11 @@ func gemvDot(g *gemmPlan, a, b, c []float32, threads int) bool {
 	}
 	for i := range g.batch { // every product in bounds, or none computed
 		ao, bo := g.offsets(i)
-		if len(a)-ao < (g.m-1)*lda+g.k || len(b)-bo < (g.k-1)*g.b.Row+g.n {
+		bLen := (g.k-1)*g.b.Row + g.n
+		if g.strip > 0 {
+			bLen = g.k * g.n
+		}
+		if len(a)-ao < (g.m-1)*lda+g.k || len(b)-bo < bLen {
 			return false
 		}
 	}
@@ -59,8 +63,26 @@ func gemvDot(g *gemmPlan, a, b, c []float32, threads int) bool {
 // closure: one captured by the parallel branch's closure was allocated on
 // every call, the serial path's too.)
 func gemvPart(g *gemmPlan, a, b, c []float32, lda, i int) bool {
+	return gemvRange(g, a, b, c, lda, i, 0, g.n)
+}
+
+// gemvRange computes columns [j0, j1) of product i of gemvDot's batch,
+// strip by strip where B is laid out in strips.
+func gemvRange(g *gemmPlan, a, b, c []float32, lda, i, j0, j1 int) bool {
 	ao, bo := g.offsets(i)
-	return kernels.GemvF32(g.m, g.n, g.k, a[ao:], lda, b[bo:], g.b.Row, c[i*g.m*g.n:], g.n)
+	ci := c[i*g.m*g.n:]
+	if g.strip == 0 {
+		return kernels.GemvF32(g.m, j1-j0, g.k, a[ao:], lda, b[bo+j0:], g.b.Row, ci[j0:], g.n)
+	}
+	for s := j0 / g.strip * g.strip; s < j1; s += g.strip {
+		w := min(g.strip, g.n-s)
+		lo, hi := max(j0, s), min(j1, s+w)
+		strip := b[bo+s*g.k : bo+(s+w)*g.k]
+		if !kernels.GemvF32(g.m, hi-lo, g.k, a[ao:], lda, strip[lo-s:], w, ci[lo:], g.n) {
+			return false // (the first strip, if any: the rest are no larger)
+		}
+	}
+	return true
 }
 
 // smallM reports whether g's size and A suit the small-M kernels (which
@@ -93,12 +115,16 @@ func gemvColumns(g *gemmPlan, a, b, c []float32, lda, threads int) bool {
 	if !kernels.GemvF32(1, 1, 1, probe[:], 1, probe[:], 1, probe[:], 1) {
 		return false // no kernels on this CPU: decline before writing
 	}
-	steps := (g.n + gemvColumnStep - 1) / gemvColumnStep
+	step := gemvColumnStep
+	if g.strip > 0 {
+		step = g.strip
+	}
+	steps := (g.n + step - 1) / step
 	threads = min(threads, steps)
 	kernels.Parallel(threads, func(t int) {
-		j0 := t * steps / threads * gemvColumnStep
-		j1 := min(g.n, (t+1)*steps/threads*gemvColumnStep)
-		kernels.GemvF32(g.m, j1-j0, g.k, a, lda, b[j0:], g.b.Row, c[j0:], g.n)
+		j0 := t * steps / threads * step
+		j1 := min(g.n, (t+1)*steps/threads*step)
+		gemvRange(g, a, b, c, lda, 0, j0, j1)
 	})
 	return true
 }

@@ -17,6 +17,10 @@ type gemmPlan struct {
 	a, b           kernels.Strided[float32]
 	batchDims      []int
 	aBatch, bBatch []int
+	// strip, where not 0, says each product's B is laid out in column
+	// strips of that width (the last narrower), each strip's k rows
+	// contiguous (stripedB); b's strides then say nothing.
+	strip int
 }
 
 // offsets returns where product i of the batch starts in A and in B.

@@ -162,7 +162,27 @@ func denseMatrix(p *Conv) bool {
 // ConvWholeRows reports whether ConvEpilogueF32 hands its epilogue only
 // whole rows (every output channel of a pixel) for convolution p.
 func ConvWholeRows(p *Conv) bool {
-	return canConvDepthwise(p) || p.Groups == 1 && GemmWholeRows(p.OutChannels)
+	if canConvDepthwise(p) {
+		return true
+	}
+	if p.Groups != 1 || !GemmWholeRows(p.OutChannels) {
+		return false
+	}
+	m, k := convRowsDepth(p)
+	direct := canConvDirect(p) && !pointwiseAsGemm(p)
+	return !direct || directRunsInline(m, p.OutChannels, k) || !directSplitsColumns(m, p.OutChannels)
+}
+
+// convRowsDepth is convolution p's product shape: its output pixels
+// over the batch (the rows) and one group's taps times input channels
+// (the depth).
+func convRowsDepth(p *Conv) (m, k int) {
+	m, k = p.Batch, p.InChannels/p.Groups
+	for d := range p.OutSpatial {
+		m *= p.OutSpatial[d]
+		k *= p.Kernel[d]
+	}
+	return m, k
 }
 
 // ConvRunsInline reports whether convolution p runs on the calling
@@ -172,11 +192,7 @@ func ConvRunsInline(p *Conv) bool {
 	if canConvDepthwise(p) {
 		return depthwiseRunsInline(p)
 	}
-	m, k := p.Batch, p.InChannels/p.Groups
-	for d := range p.OutSpatial {
-		m *= p.OutSpatial[d]
-		k *= p.Kernel[d]
-	}
+	m, k := convRowsDepth(p)
 	if canConvDirect(p) && !pointwiseAsGemm(p) {
 		return directRunsInline(m, p.OutChannels/p.Groups, k)
 	}

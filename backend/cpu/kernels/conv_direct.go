@@ -100,6 +100,10 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue
 		}
 		return
 	}
+	if threads > 1 && directSplitsColumns(m, n) {
+		d.columns(m, n, k, c, ldc, threads)
+		return
+	}
 	threads = max(1, min(threads, (m+sgemmMR-1)/sgemmMR))
 	per := ((m+threads-1)/threads + sgemmMR - 1) / sgemmMR * sgemmMR
 	nc := min(gemmNC, (n+sgemmNR-1)/sgemmNR*sgemmNR)
@@ -116,6 +120,48 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue
 			})
 		}
 	}
+}
+
+// directColumnStep is the output columns a thread's share of a
+// column split comes in: the 16-lane kernels take B's slivers in pairs.
+const directColumnStep = 2 * sgemmNR
+
+// directSplitsColumns reports whether a direct convolution of m output
+// rows and n columns splits its columns rather than its rows between
+// threads: where the kernel outweighs the image's rows (ResNet's last
+// stage: 49 pixels by 256 or 1024 channels), each thread then reads half
+// of the kernel instead of all of it, and 49 rows, cut in 12-row
+// groups, left one thread 36 and the other 13.
+func directSplitsColumns(m, n int) bool {
+	return n >= 2*directColumnStep && m < n && m <= directColumnMaxRows
+}
+
+// directColumnMaxRows bounds the rows of a column split: with more, the
+// row split balances well enough, and each thread's pass over all rows
+// would reread the image.
+const directColumnMaxRows = 256
+
+// columns runs the convolution with the threads splitting its output
+// columns in directColumnStep steps, each thread over every row. Its
+// blocks span parts of rows, so ConvWholeRows says no for it.
+func (d *directConv) columns(m, n, k int, c []float32, ldc, threads int) {
+	steps := (n + directColumnStep - 1) / directColumnStep
+	threads = min(threads, steps)
+	kc := directDepth(k)
+	parallel(threads, func(t int) {
+		j0, j1 := t*steps/threads*directColumnStep, min(n, (t+1)*steps/threads*directColumnStep)
+		nc := min(gemmNC, j1-j0)
+		scratch := getBuf[float32](kc * ((nc + sgemmNR - 1) / sgemmNR * sgemmNR))
+		defer putBuf(scratch)
+		for jc := j0; jc < j1; jc += nc {
+			nb := min(nc, j1-jc)
+			for pc := 0; pc < k; pc += kc {
+				kb := min(kc, k-pc)
+				bp := d.panel(scratch, jc, pc, kb, nb, 1)
+				d.block(bp, c, ldc, 0, m, jc, nb, pc, kb, pc == 0, d.epi != nil && pc+kb == k)
+			}
+		}
+	})
 }
 
 // directParallelFlops is the work below which a direct convolution runs

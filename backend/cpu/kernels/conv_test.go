@@ -154,12 +154,18 @@ func TestConvAgainstDefinition(t *testing.T) {
 			// row sliver; then exactly one pair, every sliver interior.
 			newConv(2, 16, 70, 1, []int{7, 5}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
 			newConv(1, 32, 32, 1, []int{8, 8}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+			// Fewer output pixels than channels (ResNet's last stage): the
+			// threads split the columns, 160 of them in steps of 32 (the
+			// last thread's share ending in a partial pair), and the
+			// same over a strided 1×1 with two rows of 7.
+			newConv(1, 64, 160, 1, []int{7, 7}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+			newConv(1, 48, 100, 1, []int{4, 14}, []int{1, 1}, []int{2, 2}, []int{0, 0}, []int{0, 0}, one(2), one(2), false),
 			// Depthwise, channel multiplier 1 and 2, strided and padded.
 			newConv(2, 24, 24, 24, []int{9, 7}, []int{3, 3}, []int{2, 1}, []int{1, 1}, []int{1, 1}, one(2), one(2), false),
 			newConv(1, 5, 10, 5, []int{6, 6}, []int{3, 3}, one(2), []int{0, 1}, []int{2, 1}, []int{1, 2}, []int{2, 1}, false),
 		}
 		for ci, p := range cases {
-			for _, threads := range []int{1, 2} {
+			for _, threads := range []int{1, 2, 3} {
 				t.Run(fmt.Sprintf("case%d/threads=%d", ci, threads), func(t *testing.T) {
 					in := randSlice[float32](inputLen(p), rng)
 					kern := randSlice[float32](kernelLen(p), rng)

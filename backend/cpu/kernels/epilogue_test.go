@@ -104,6 +104,9 @@ func TestConvEpilogue(t *testing.T) {
 			"pointwise": newConv(2, 8, 12, 1, []int{9, 13}, one, one, []int{0, 0}, []int{0, 0}, one, one, false),
 			"bands":     newConv(2, 3, 16, 1, []int{40, 120}, []int{3, 3}, []int{2, 2}, one, one, one, one, true),
 			"bands2":    newConv(1, 3, 8, 1, []int{100, 100}, []int{3, 3}, one, one, one, one, one, true),
+			// Fewer pixels than channels: the threads split the columns
+			// (blocks of part rows, which ConvWholeRows must own up to).
+			"columns": newConv(1, 64, 160, 1, []int{7, 7}, []int{3, 3}, one, one, one, one, one, false),
 		}
 		for name, p := range cases {
 			for _, threads := range []int{1, 2, 3} {
@@ -124,6 +127,9 @@ func TestConvEpilogue(t *testing.T) {
 						t.Fatal(err)
 					}
 					f.check(t, plain, m, p.OutChannels)
+					if ConvWholeRows(p) && !f.wholeRows() {
+						t.Fatal("ConvWholeRows says whole rows, but the epilogue got part rows")
+					}
 				})
 			}
 		}
