@@ -114,16 +114,29 @@ func ConvPackedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 }
 
 // pointwiseGemmMaxK is the input channels up to which a pointwise
-// convolution runs as a plain GEMM rather than on the direct path. 1×1
-// over 2 threads, medians of three, GFLOP/s direct/GEMM: K 32 57/85, 64
-// 84/90, 128 98/106, 256 111/119, 512 126/107, 1024 (100 pixels)
-// 102/78.
+// convolution with fewer pixels than output channels runs as a plain
+// GEMM rather than on the direct path. 1×1 over 2 threads, medians of
+// three, GFLOP/s direct/GEMM: K 32 57/85, 64 84/90, 128 98/106, 256
+// 111/119, 512 126/107, 1024 (100 pixels) 102/78.
 const pointwiseGemmMaxK = 256
 
 // pointwiseAsGemm reports whether convolution p runs as a plain GEMM of
-// its image matrix.
+// its image matrix: where its pixels are fewer than its output channels.
+// With more pixels, the direct path's 12-row kernel reads the image in
+// place and the GEMM packs all of it for a few column slivers; ResNet's
+// pointwise layers with the bias and ReLU, ms over 300 calls, GEMM →
+// direct, 2 threads: 3136 pixels 128→64 0.203 → 0.177, 64→64 0.113 →
+// 0.103, 32→64 0.076 → 0.064, 256→128 0.741 → 0.657; 784 pixels
+// 256→128 0.238 → 0.230, 128→256 0.178 → 0.174; one thread alike (56²
+// 64→64 0.217 → 0.191). The GEMM stays ahead with fewer pixels than
+// channels: 49 pixels 256→1024 0.104 against 0.137, 196 pixels 128→512
+// 0.093 against 0.106.
 func pointwiseAsGemm(p *Conv) bool {
-	return denseMatrix(p) && p.InChannels <= pointwiseGemmMaxK && !pointwiseNarrow(p)
+	if !denseMatrix(p) || p.InChannels > pointwiseGemmMaxK || pointwiseNarrow(p) {
+		return false
+	}
+	m, _ := convRowsDepth(p)
+	return m < p.OutChannels || !useAsm || !useAVX512 || !directTaps
 }
 
 // pointwiseNarrow reports whether pointwise convolution p has fewer
