@@ -161,9 +161,17 @@ func (d *directConv) tiles(br *blockCuts, bp, c []float32, ldc, jc, nb, kb int, 
 	// Two B slivers at a time; the last tile, narrower where nb is not
 	// whole pairs (an output of 8, 12 or 24 channels), stores only its
 	// columns.
+	full := 0 // the slivers of six rows, which run the prefetching kernel
+	for _, sl := range br.slivers {
+		if sl.rows == sgemmMR {
+			full++
+		}
+	}
 	for j := 0; j < nb; j += 2 * sgemmNR {
 		cols := min(2*sgemmNR, nb-j)
 		pair := bp[j*kb : (j+(cols+sgemmNR-1)/sgemmNR*sgemmNR)*kb]
+		next := min(nb-j-cols, 2*sgemmNR) // the next pair's columns
+		call := 0
 		for _, g := range br.groups {
 			if cols == 2*sgemmNR {
 				directTapsPairF32(br.offs, d.im.in[g.org:], g.lda, pair, c[g.row*ldc+jc+j:], br.cld, first, kb)
@@ -178,12 +186,33 @@ func (d *directConv) tiles(br *blockCuts, bp, c []float32, ldc, jc, nb, kb int, 
 					directTile(sl.runs, bp, c, ldc, sl.row, sl.rows, jc, j+h, min(sgemmNR, cols-h), kb, first)
 				}
 			case cols == 2*sgemmNR:
-				kernelTapsPairF32(sl.runs, pair, c[sl.row*ldc+jc+j:], ldc, kb, first)
+				pf := nextPairShare(next, kb, full, call)
+				kernelTapsPairF32(sl.runs, pair, c[sl.row*ldc+jc+j:], ldc, kb, first, pf)
+				call++
 			default:
 				kernelTapsColsF32(sl.runs, pair, c[sl.row*ldc+jc+j:], ldc, kb, cols, first)
 			}
 		}
 	}
+}
+
+// prefetchRange is a taps kernel's prefetch stream: it starts off bytes
+// from the kernel's B operand and moves step bytes every two k steps.
+type prefetchRange struct{ off, step int }
+
+// nextPairShare is the prefetch stream of the call-th of calls tiles
+// over one pair of B slivers (kb steps each) that asks for its share of
+// the next pair's cols columns (none: a stream standing on the pair's
+// own first line). The calls split the next pair in equal shares, at
+// most a line every two steps each (a tile's kb/2 prefetches).
+func nextPairShare(cols, kb, calls, call int) prefetchRange {
+	if cols <= 0 || calls <= 0 || kb < 2 {
+		return prefetchRange{}
+	}
+	bytes := (cols + sgemmNR - 1) / sgemmNR * sgemmNR * kb * 4
+	per := kb / 2 // prefetches a tile
+	step := min(64, (bytes+calls*per-1)/(calls*per))
+	return prefetchRange{off: 2*sgemmNR*kb*4 + call*per*step, step: step}
 }
 
 // sliverRuns is a sliver of up to six output rows from row and its tap

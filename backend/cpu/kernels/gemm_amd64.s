@@ -1971,9 +1971,9 @@ dgemm6x16z_overwrite:
 	VZEROUPPER
 	RET
 
-// func sgemm6x32tapsz(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, kb int)
+// func sgemm6x32tapsz(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, kb int, pfOff int, pfStep int)
 // Requires: AVX, AVX512F, MMX+
-TEXT ·sgemm6x32tapsz(SB), NOSPLIT, $0-56
+TEXT ·sgemm6x32tapsz(SB), NOSPLIT, $0-72
 	MOVQ       runs+0(FP), AX
 	MOVQ       n+8(FP), CX
 	MOVQ       b+16(FP), DX
@@ -2018,89 +2018,94 @@ TEXT ·sgemm6x32tapsz(SB), NOSPLIT, $0-56
 	VPXORD     Z9, Z9, Z9
 	VPXORD     Z10, Z10, Z10
 	VPXORD     Z11, Z11, Z11
+	MOVQ       pfOff+56(FP), R12
+	MOVQ       pfStep+64(FP), R13
+	ADDQ       DX, R12
 
 sgemm6x32tapsz_run:
 	TESTQ CX, CX
 	JZ    sgemm6x32tapsz_store
-	MOVQ  (AX), R12
+	MOVQ  (AX), R14
 	MOVQ  8(AX), SI
 	MOVQ  16(AX), DI
 	MOVQ  24(AX), R8
 	MOVQ  32(AX), R9
 	MOVQ  40(AX), R10
 	MOVQ  48(AX), R11
-	XORQ  R13, R13
+	XORQ  R15, R15
 
 sgemm6x32tapsz_pair:
-	CMPQ         R12, $0x02
+	CMPQ         R14, $0x02
 	JL           sgemm6x32tapsz_single
 	VMOVUPS      (DX), Z12
 	VMOVUPS      (BX), Z13
-	VBROADCASTSS (SI)(R13*1), Z14
+	VBROADCASTSS (SI)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z0
 	VFMADD231PS  Z13, Z14, Z1
-	VBROADCASTSS (DI)(R13*1), Z14
+	VBROADCASTSS (DI)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z2
 	VFMADD231PS  Z13, Z14, Z3
-	VBROADCASTSS (R8)(R13*1), Z14
+	VBROADCASTSS (R8)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z4
 	VFMADD231PS  Z13, Z14, Z5
-	VBROADCASTSS (R9)(R13*1), Z14
+	VBROADCASTSS (R9)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z6
 	VFMADD231PS  Z13, Z14, Z7
-	VBROADCASTSS (R10)(R13*1), Z14
+	VBROADCASTSS (R10)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z8
 	VFMADD231PS  Z13, Z14, Z9
-	VBROADCASTSS (R11)(R13*1), Z14
+	VBROADCASTSS (R11)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z10
 	VFMADD231PS  Z13, Z14, Z11
+	PREFETCHT1   (R12)
+	ADDQ         R13, R12
 	VMOVUPS      64(DX), Z12
 	VMOVUPS      64(BX), Z13
-	VBROADCASTSS 4(SI)(R13*1), Z14
+	VBROADCASTSS 4(SI)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z0
 	VFMADD231PS  Z13, Z14, Z1
-	VBROADCASTSS 4(DI)(R13*1), Z14
+	VBROADCASTSS 4(DI)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z2
 	VFMADD231PS  Z13, Z14, Z3
-	VBROADCASTSS 4(R8)(R13*1), Z14
+	VBROADCASTSS 4(R8)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z4
 	VFMADD231PS  Z13, Z14, Z5
-	VBROADCASTSS 4(R9)(R13*1), Z14
+	VBROADCASTSS 4(R9)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z6
 	VFMADD231PS  Z13, Z14, Z7
-	VBROADCASTSS 4(R10)(R13*1), Z14
+	VBROADCASTSS 4(R10)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z8
 	VFMADD231PS  Z13, Z14, Z9
-	VBROADCASTSS 4(R11)(R13*1), Z14
+	VBROADCASTSS 4(R11)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z10
 	VFMADD231PS  Z13, Z14, Z11
-	ADDQ         $0x08, R13
+	ADDQ         $0x08, R15
 	ADDQ         $0x00000080, DX
 	ADDQ         $0x00000080, BX
-	SUBQ         $0x02, R12
+	SUBQ         $0x02, R14
 	JMP          sgemm6x32tapsz_pair
 
 sgemm6x32tapsz_single:
-	TESTQ        R12, R12
+	TESTQ        R14, R14
 	JZ           sgemm6x32tapsz_next
 	VMOVUPS      (DX), Z12
 	VMOVUPS      (BX), Z13
-	VBROADCASTSS (SI)(R13*1), Z14
+	VBROADCASTSS (SI)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z0
 	VFMADD231PS  Z13, Z14, Z1
-	VBROADCASTSS (DI)(R13*1), Z14
+	VBROADCASTSS (DI)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z2
 	VFMADD231PS  Z13, Z14, Z3
-	VBROADCASTSS (R8)(R13*1), Z14
+	VBROADCASTSS (R8)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z4
 	VFMADD231PS  Z13, Z14, Z5
-	VBROADCASTSS (R9)(R13*1), Z14
+	VBROADCASTSS (R9)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z6
 	VFMADD231PS  Z13, Z14, Z7
-	VBROADCASTSS (R10)(R13*1), Z14
+	VBROADCASTSS (R10)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z8
 	VFMADD231PS  Z13, Z14, Z9
-	VBROADCASTSS (R11)(R13*1), Z14
+	VBROADCASTSS (R11)(R15*1), Z14
 	VFMADD231PS  Z12, Z14, Z10
 	VFMADD231PS  Z13, Z14, Z11
 	ADDQ         $0x00000040, DX
@@ -3294,9 +3299,9 @@ q8gemm6x32z_overwrite:
 	VZEROUPPER
 	RET
 
-// func sgemm12x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool)
+// func sgemm12x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·sgemm12x32zd(SB), NOSPLIT, $0-49
+TEXT ·sgemm12x32zd(SB), NOSPLIT, $0-72
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+24(FP), DX
@@ -3391,6 +3396,9 @@ sgemm12x32zd_spread:
 	VPXORD  Z21, Z21, Z21
 	VPXORD  Z22, Z22, Z22
 	VPXORD  Z23, Z23, Z23
+	MOVQ    pfOff+56(FP), R13
+	MOVQ    pfStep+64(FP), R14
+	ADDQ    DX, R13
 	PCALIGN $0x20
 
 sgemm12x32zd_loop4:
@@ -3440,6 +3448,8 @@ sgemm12x32zd_loop4:
 	VBROADCASTSS (R9)(SI*2), Z26
 	VFMADD231PS  Z24, Z26, Z22
 	VFMADD231PS  Z25, Z26, Z23
+	PREFETCHT1   (R13)
+	ADDQ         R14, R13
 	VMOVUPS      64(DX), Z24
 	VMOVUPS      64(BX), Z25
 	VBROADCASTSS 4(CX), Z26
@@ -3516,6 +3526,8 @@ sgemm12x32zd_loop4:
 	VBROADCASTSS 8(R9)(SI*2), Z26
 	VFMADD231PS  Z24, Z26, Z22
 	VFMADD231PS  Z25, Z26, Z23
+	PREFETCHT1   (R13)
+	ADDQ         R14, R13
 	VMOVUPS      192(DX), Z24
 	VMOVUPS      192(BX), Z25
 	VBROADCASTSS 12(CX), Z26
@@ -4190,9 +4202,9 @@ sgemm12x32zdp_overwrite:
 	VZEROUPPER
 	RET
 
-// func sgemm8x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool)
+// func sgemm8x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·sgemm8x32zd(SB), NOSPLIT, $0-49
+TEXT ·sgemm8x32zd(SB), NOSPLIT, $0-72
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+24(FP), DX
@@ -4262,6 +4274,9 @@ sgemm8x32zd_spread:
 	VPXORD  Z13, Z13, Z13
 	VPXORD  Z14, Z14, Z14
 	VPXORD  Z15, Z15, Z15
+	MOVQ    pfOff+56(FP), R12
+	MOVQ    pfStep+64(FP), R13
+	ADDQ    DX, R12
 	PCALIGN $0x20
 
 sgemm8x32zd_loop4:
@@ -4299,6 +4314,8 @@ sgemm8x32zd_loop4:
 	VBROADCASTSS (R8)(SI*1), Z18
 	VFMADD231PS  Z16, Z18, Z14
 	VFMADD231PS  Z17, Z18, Z15
+	PREFETCHT1   (R12)
+	ADDQ         R13, R12
 	VMOVUPS      64(DX), Z16
 	VMOVUPS      64(BX), Z17
 	VBROADCASTSS 4(CX), Z18
@@ -4351,6 +4368,8 @@ sgemm8x32zd_loop4:
 	VBROADCASTSS 8(R8)(SI*1), Z18
 	VFMADD231PS  Z16, Z18, Z14
 	VFMADD231PS  Z17, Z18, Z15
+	PREFETCHT1   (R12)
+	ADDQ         R13, R12
 	VMOVUPS      192(DX), Z16
 	VMOVUPS      192(BX), Z17
 	VBROADCASTSS 12(CX), Z18
@@ -4848,9 +4867,9 @@ sgemm8x32zdp_overwrite:
 	VZEROUPPER
 	RET
 
-// func sgemm6x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool)
+// func sgemm6x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·sgemm6x32zd(SB), NOSPLIT, $0-49
+TEXT ·sgemm6x32zd(SB), NOSPLIT, $0-72
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+24(FP), DX
@@ -4907,6 +4926,9 @@ sgemm6x32zd_spread:
 	VPXORD  Z9, Z9, Z9
 	VPXORD  Z10, Z10, Z10
 	VPXORD  Z11, Z11, Z11
+	MOVQ    pfOff+56(FP), R11
+	MOVQ    pfStep+64(FP), R12
+	ADDQ    DX, R11
 	PCALIGN $0x20
 
 sgemm6x32zd_loop4:
@@ -4938,6 +4960,8 @@ sgemm6x32zd_loop4:
 	VBROADCASTSS (DI)(SI*2), Z14
 	VFMADD231PS  Z12, Z14, Z10
 	VFMADD231PS  Z13, Z14, Z11
+	PREFETCHT1   (R11)
+	ADDQ         R12, R11
 	VMOVUPS      64(DX), Z12
 	VMOVUPS      64(BX), Z13
 	VBROADCASTSS 4(CX), Z14
@@ -4978,6 +5002,8 @@ sgemm6x32zd_loop4:
 	VBROADCASTSS 8(DI)(SI*2), Z14
 	VFMADD231PS  Z12, Z14, Z10
 	VFMADD231PS  Z13, Z14, Z11
+	PREFETCHT1   (R11)
+	ADDQ         R12, R11
 	VMOVUPS      192(DX), Z12
 	VMOVUPS      192(BX), Z13
 	VBROADCASTSS 12(CX), Z14
@@ -5384,9 +5410,9 @@ sgemm6x32zdp_overwrite:
 	VZEROUPPER
 	RET
 
-// func sgemm4x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool)
+// func sgemm4x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·sgemm4x32zd(SB), NOSPLIT, $0-49
+TEXT ·sgemm4x32zd(SB), NOSPLIT, $0-72
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+24(FP), DX
@@ -5431,6 +5457,9 @@ sgemm4x32zd_spread:
 	VPXORD  Z5, Z5, Z5
 	VPXORD  Z6, Z6, Z6
 	VPXORD  Z7, Z7, Z7
+	MOVQ    pfOff+56(FP), R11
+	MOVQ    pfStep+64(FP), R12
+	ADDQ    DX, R11
 	PCALIGN $0x20
 
 sgemm4x32zd_loop4:
@@ -5456,6 +5485,8 @@ sgemm4x32zd_loop4:
 	VBROADCASTSS (DI), Z10
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
+	PREFETCHT1   (R11)
+	ADDQ         R12, R11
 	VMOVUPS      64(DX), Z8
 	VMOVUPS      64(BX), Z9
 	VBROADCASTSS 4(CX), Z10
@@ -5484,6 +5515,8 @@ sgemm4x32zd_loop4:
 	VBROADCASTSS 8(DI), Z10
 	VFMADD231PS  Z8, Z10, Z6
 	VFMADD231PS  Z9, Z10, Z7
+	PREFETCHT1   (R11)
+	ADDQ         R12, R11
 	VMOVUPS      192(DX), Z8
 	VMOVUPS      192(BX), Z9
 	VBROADCASTSS 12(CX), Z10

@@ -57,11 +57,25 @@ func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, 
 	if r > 0 && !overlap {
 		packA(ap, a, ic+full, pc, r, kb, mr)
 	}
+	// The tiles of a pair of B slivers each prefetch a share of the next
+	// pair (nextPairShare): a constant kernel's panels come from memory
+	// (MiniLM's, ResNet's last stages), packed B from where it was packed.
+	tiles := 0
+	for i := 0; i < full; i += directHeight(mb - i) {
+		tiles++
+	}
+	if r > 0 && overlap {
+		tiles++
+	}
 	j := 0
 	for ; j+2*nr <= nb; j += 2 * nr {
 		bs := bp[j*kb : (j+2*nr)*kb]
 		if packB && full == 0 {
 			packBRows(bp, b, pc, jc, kb, nb, nr, j/nr, j/nr+2)
+		}
+		next, call := min(nb-j-2*nr, 2*nr), 0
+		if packB {
+			next = 0 // (packed by the pair's first tile, when it comes)
 		}
 		for i := 0; i < full; {
 			h := directHeight(mb - i)
@@ -69,14 +83,15 @@ func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, 
 			if packB && i == 0 {
 				directRowsPackF32(h, kb, as, a.Row, b.Data[pc*b.Row+jc+j:], b.Row, bs, cs, ldc, overwrite)
 			} else {
-				directRowsF32(h, kb, as, a.Row, bs, cs, ldc, overwrite)
+				directRowsF32(h, kb, as, a.Row, bs, cs, ldc, overwrite, nextPairShare(next, kb, tiles, call))
 			}
 			i += h
+			call++
 		}
 		if r > 0 {
 			tile := ap[len(ap)-edgeTile:][:2*mr*nr]
 			if overlap {
-				directRowsF32(mr, kb, a.Data[(ic+mb-mr)*a.Row+pc:], a.Row, bs, tile, 2*nr, true)
+				directRowsF32(mr, kb, a.Data[(ic+mb-mr)*a.Row+pc:], a.Row, bs, tile, 2*nr, true, nextPairShare(next, kb, tiles, call))
 				addTile(tile[(mr-r)*2*nr:], c[(ic+full)*ldc+jc+j:], r, 2*nr, 2*nr, ldc, overwrite)
 			} else {
 				pairKernelF32(1, kb, ap[:mr*kb], bs, tile, 2*nr, true)

@@ -39,20 +39,21 @@ func pairKernelF32(blocks, k int, a, b, c []float32, ldc int, overwrite bool) {
 // directRowsF32 computes a rows×32 tile (rows 4, 6, 8 or 12) with the
 // AVX-512 direct kernels: the rows of A read where they lie, lda apart,
 // from a[0] on (directKernel in the generator), and b two packed B
-// slivers, each 16·k long.
-func directRowsF32(rows, k int, a []float32, lda int, b, c []float32, ldc int, overwrite bool) {
+// slivers, each 16·k long. Every two steps of four the kernel
+// prefetches the line of pf (kernelTapsPairF32's stream).
+func directRowsF32(rows, k int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, pf prefetchRange) {
 	_ = c[(rows-1)*ldc+31]
 	_ = a[(rows-1)*lda+k-1]
 	_ = b[32*k-1]
 	switch rows {
 	case 12:
-		sgemm12x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
+		sgemm12x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
 	case 8:
-		sgemm8x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
+		sgemm8x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
 	case 6:
-		sgemm6x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
+		sgemm6x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
 	case 4:
-		sgemm4x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
+		sgemm4x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
 	default:
 		panic("kernels: no direct kernel of that height")
 	}
@@ -145,8 +146,10 @@ func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 
 // kernelTapsPairF32 is kernelTapsF32 over two B slivers at once, with
 // the AVX-512 kernel: b holds the first sliver's kb steps, then the
-// second's, and the tile is 6×32.
-func kernelTapsPairF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite bool) {
+// second's, and the tile is 6×32. Every two steps the kernel prefetches
+// a line pfOff bytes from b's start, pfStep bytes further each time
+// (pf: a range the kernel reads nothing of, any address).
+func kernelTapsPairF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite bool, pf prefetchRange) {
 	_ = c[5*ldc+31]
 	_ = b[2*kb*sgemmNR-1]
 	if len(runs) > 0 {
@@ -154,10 +157,10 @@ func kernelTapsPairF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite boo
 		if last.q+last.k > kb {
 			panic("kernels: tap runs past the K block")
 		}
-		sgemm6x32tapsz(&runs[0].k, len(runs), &b[0], &c[0], ldc, overwrite, kb)
+		sgemm6x32tapsz(&runs[0].k, len(runs), &b[0], &c[0], ldc, overwrite, kb, pf.off, pf.step)
 		return
 	}
-	sgemm6x32tapsz(nil, 0, &b[0], &c[0], ldc, overwrite, kb)
+	sgemm6x32tapsz(nil, 0, &b[0], &c[0], ldc, overwrite, kb, pf.off, pf.step)
 }
 
 // packRows16F32 packs k rows of 16 float32, ldb apart, into dst,

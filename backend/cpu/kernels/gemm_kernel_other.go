@@ -16,7 +16,7 @@ func pairKernelF32(blocks, k int, a, b, c []float32, ldc int, overwrite bool) {
 	panic("kernels: no AVX-512 kernel")
 }
 
-func directRowsF32(rows, k int, a []float32, lda int, b, c []float32, ldc int, overwrite bool) {
+func directRowsF32(rows, k int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, pf prefetchRange) {
 	panic("kernels: no AVX-512 kernel")
 }
 
@@ -40,7 +40,7 @@ func packQuads6Rows(chunks int, src []byte, lda int, dst []byte, flip byte) int 
 
 func packQuads16S8(quads int, src []int8, ld int, dst []byte, sums *[q8NR]int32) int { return 0 }
 
-func kernelTapsPairF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite bool) {
+func kernelTapsPairF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite bool, pf prefetchRange) {
 	panic("kernels: no AVX-512 kernel")
 }
 

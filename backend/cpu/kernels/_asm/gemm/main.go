@@ -20,9 +20,9 @@ func main() {
 	pairKernel("sgemm6x32z", 1, 4)
 	pairKernel("dgemm12x16z", 2, 8)
 	pairKernel("dgemm6x16z", 1, 8)
-	tapsKernel("sgemm6x32tapsz", true)
-	tapsKernelOf("sgemm6x32tapszm", true, 2, true)
-	tapsKernelOf("sgemm6x16tapszm", true, 1, true)
+	tapsKernelPF("sgemm6x32tapsz")
+	tapsKernelOf("sgemm6x32tapszm", true, 2, true, false)
+	tapsKernelOf("sgemm6x16tapszm", true, 1, true, false)
 	depthwisePixelOf("depthwisePixel512", true)
 	pairKernelOf("q8gemm12x32z", 2, 4, "quad")
 	pairKernelOf("q8gemm6x32z", 1, 4, "quad")
@@ -411,14 +411,23 @@ func sgemmTapsKernel() { tapsKernel("sgemm6x16taps", false) }
 // tapsKernel emits sgemmTapsKernel's kernel; wide, the AVX-512 one that
 // runs the same runs against two B slivers, the second kb steps after
 // the first: a 6×32 tile in 12 ZMM accumulators.
-func tapsKernel(name string, wide bool) { tapsKernelOf(name, wide, 2, false) }
+func tapsKernel(name string, wide bool) { tapsKernelOf(name, wide, 2, false, false) }
+
+// tapsKernelPF is the wide two-sliver taps kernel with a prefetch
+// stream: parameters pfOff and pfStep ask for the line at b+pfOff into
+// L2 every two steps, pfStep bytes further each time. The caller points
+// it at the next pair of B slivers, a share of them per tile, so that a
+// kernel too big for L2 (ResNet's last stage: 2.4 MB of 3×3 weights for
+// 49 pixels) arrives while this pair's tiles run, instead of the next
+// pair's first tile waiting on memory for each of its lines.
+func tapsKernelPF(name string) { tapsKernelOf(name, true, 2, false, true) }
 
 // tapsKernelOf is tapsKernel with, wide, vecs B slivers (one or two) and,
 // masked, a last parameter mask whose set bits are the columns of the
 // last sliver stored: an output 8, 12 or 24 channels wide is then
 // written in place, where the scratch tile and its copy back cost a
 // quarter of a 96→24 channel 3×3 convolution.
-func tapsKernelOf(name string, wide bool, vecs int, masked bool) {
+func tapsKernelOf(name string, wide bool, vecs int, masked, pf bool) {
 	const rows = 6
 	sig := "func(runs *int, n int, b, c *float32, ldc int, overwrite bool)"
 	doc := name + " computes C[6x16] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers."
@@ -432,6 +441,10 @@ func tapsKernelOf(name string, wide bool, vecs int, masked bool) {
 	if masked {
 		sig = sig[:len(sig)-1] + ", mask uint16)"
 		doc += " Only the columns of the last sliver set in mask are stored."
+	}
+	if pf {
+		sig = sig[:len(sig)-1] + ", pfOff, pfStep int)"
+		doc += " Every two steps it prefetches the line at b+pfOff into L2, pfStep bytes further each time."
 	}
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
@@ -467,6 +480,11 @@ func tapsKernelOf(name string, wide bool, vecs int, masked bool) {
 	for i := range arow {
 		arow[i] = GP64()
 	}
+	var pfp, pfStep reg.Register
+	if pf {
+		pfp, pfStep = Load(Param("pfOff"), GP64()), Load(Param("pfStep"), GP64())
+		ADDQ(b, pfp)
+	}
 	k, off := GP64(), GP64()
 	step := tapsStep(wide, vecs, b, bHi, off, arow, acc, vec)
 	advance := func(steps int) {
@@ -488,6 +506,10 @@ func tapsKernelOf(name string, wide bool, vecs int, masked bool) {
 	CMPQ(k, Imm(2))
 	JL(LabelRef(name + "_single"))
 	step(0)
+	if pf {
+		PREFETCHT1(Mem{Base: pfp})
+		ADDQ(pfStep, pfp)
+	}
 	step(1)
 	ADDQ(Imm(8), off)
 	advance(2)
@@ -919,6 +941,10 @@ func pairKernelBody(name string, ablocks, rows, size int, typ string, direct, pa
 	if packB {
 		sig = "func(k int, a *float32, lda int, src *float32, ldb int, b, c *float32, ldc int, overwrite bool)"
 	}
+	pf := direct && !packB // tapsKernelPF's prefetch stream, every two steps
+	if pf {
+		sig = sig[:len(sig)-1] + ", pfOff, pfStep int)"
+	}
 	lanes := 64 / size
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
@@ -927,7 +953,8 @@ func pairKernelBody(name string, ablocks, rows, size int, typ string, direct, pa
 			name, rows, 2*lanes, rows, lanes))
 	} else if direct {
 		Doc(fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps from %d rows of A, lda apart, and two packed %d-column B slivers, k apart (AVX-512).",
-			name, rows, 2*lanes, rows, lanes))
+			name, rows, 2*lanes, rows, lanes),
+			"Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.")
 	} else if typ == "quad" {
 		Doc(fmt.Sprintf("%s computes C[%dx32] += bias + A·B (C = bias + A·B if overwrite) over k steps of four u8 (A) by s8 (B) products from %d packed 6-row A sliver(s), k apart, two packed 16-column B slivers, k apart, and 32 s32 column biases (AVX512_VNNI).",
 			name, rows, ablocks))
@@ -1009,8 +1036,17 @@ func pairKernelBody(name string, ablocks, rows, size int, typ string, direct, pa
 		MOVQ(ldb, ahead)
 		SHLQ(Imm(packBAheadLog), ahead)
 	}
+	var pfp, pfStep reg.Register
+	if pf {
+		pfp, pfStep = Load(Param("pfOff"), GP64()), Load(Param("pfStep"), GP64())
+		ADDQ(b, pfp)
+	}
 	v0, v1 := ZMM(), ZMM()
 	step := func(s int) {
+		if pf && s%2 == 1 {
+			PREFETCHT1(Mem{Base: pfp})
+			ADDQ(pfStep, pfp)
+		}
 		if packB {
 			PREFETCHT0(Mem{Base: src, Index: ahead, Scale: 1})
 			PREFETCHT0(Mem{Base: src, Index: ahead, Scale: 1, Disp: 64})
