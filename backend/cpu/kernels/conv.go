@@ -92,8 +92,16 @@ func ConvPackedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 		pack := func(dst []float32, pc, jc, kb, nb, from, to int) {
 			packConvKernel(dst, p, kernel, jc, cin, pc, kb, nb, from, to)
 		}
-		src := bSource[float32]{pack: pack, panel: cache.forKernel(kernel).reader(0, pack)}
-		gemmCoreFrom(m, cout, k, packedBlock(pa, sgemmMR, sgemmNR, kernelF32), src, out, p.OutChannels, false, threads, sgemmMR, sgemmNR, epi)
+		kc := cache.forKernel(kernel)
+		src := bSource[float32]{pack: pack, panel: kc.reader(0, pack), peek: kc.peeker(0)}
+		// A read in place by the direct kernels where they run (B's
+		// strides only guide them: its panels come from src).
+		blk := directBlock(a, Strided[float32]{Data: kernel, Row: 1, Col: cin}, sgemmMR, sgemmNR)
+		if blk.run == nil {
+			blk = packedBlock(pa, sgemmMR, sgemmNR, kernelF32)
+		}
+		blk.packsB = false // (src packs B, or keeps it packed)
+		gemmCoreFrom(m, cout, k, blk, src, out, p.OutChannels, false, threads, sgemmMR, sgemmNR, epi)
 		return nil
 	}
 	for g := range p.Groups {
@@ -107,7 +115,8 @@ func ConvPackedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 		pack := func(dst []float32, pc, jc, kb, nb, from, to int) {
 			packConvKernel(dst, p, kernel, g*cout+jc, cin, pc, kb, nb, from, to)
 		}
-		src := bSource[float32]{pack: pack, panel: cache.forKernel(kernel).reader(g*cout, pack)}
+		kc := cache.forKernel(kernel)
+		src := bSource[float32]{pack: pack, panel: kc.reader(g*cout, pack), peek: kc.peeker(g * cout)}
 		gemmCoreFrom(m, cout, k, packedBlock(pa, sgemmMR, sgemmNR, kernelF32), src, out[g*cout:], p.OutChannels, false, threads, sgemmMR, sgemmNR, gepi)
 	}
 	return nil

@@ -1,5 +1,7 @@
 package kernels
 
+import "unsafe"
+
 // How the direct convolution (conv_direct.go) cuts its blocks of output
 // rows between the 12-row kernel and slivers of six.
 
@@ -203,16 +205,38 @@ type prefetchRange struct{ off, step int }
 // nextPairShare is the prefetch stream of the call-th of calls tiles
 // over one pair of B slivers (kb steps each) that asks for its share of
 // the next pair's cols columns (none: a stream standing on the pair's
-// own first line). The calls split the next pair in equal shares, at
-// most a line every two steps each (a tile's kb/2 prefetches).
+// own first line).
 func nextPairShare(cols, kb, calls, call int) prefetchRange {
-	if cols <= 0 || calls <= 0 || kb < 2 {
+	if cols <= 0 {
 		return prefetchRange{}
 	}
 	bytes := (cols + sgemmNR - 1) / sgemmNR * sgemmNR * kb * 4
+	return streamShare(2*sgemmNR*kb*4, bytes, kb, calls, call)
+}
+
+// panelShare is nextPairShare for the first pair of slivers of the next
+// panel, next, read after the pair at b (kb steps deep, next's depth
+// taken as the same: its last K slice may be shallower, when the stream
+// runs on past it).
+func panelShare(b, next []float32, kb, calls, call int) prefetchRange {
+	if len(next) == 0 || len(b) == 0 {
+		return prefetchRange{}
+	}
+	from := int(uintptr(unsafe.Pointer(&next[0])) - uintptr(unsafe.Pointer(&b[0])))
+	return streamShare(from, min(len(next), 2*sgemmNR*kb)*4, kb, calls, call)
+}
+
+// streamShare is the call-th of calls tiles' share of a prefetch of
+// bytes bytes from, from the tiles' B operand: the calls split it in
+// equal shares, at most a line every two steps each (a tile's kb/2
+// prefetches).
+func streamShare(from, bytes, kb, calls, call int) prefetchRange {
+	if bytes <= 0 || calls <= 0 || kb < 2 {
+		return prefetchRange{}
+	}
 	per := kb / 2 // prefetches a tile
 	step := min(64, (bytes+calls*per-1)/(calls*per))
-	return prefetchRange{off: 2*sgemmNR*kb*4 + call*per*step, step: step}
+	return prefetchRange{off: from + call*per*step, step: step}
 }
 
 // sliverRuns is a sliver of up to six output rows from row and its tap

@@ -43,6 +43,15 @@ func (c *ConvKernelCache) put(key [4]int, panel []float32) {
 	c.panels[key] = panel
 }
 
+// peeker returns reader's peek: the cached panel of the kernel columns
+// from co0 on, or nil if not packed yet.
+func (c *ConvKernelCache) peeker(co0 int) func(pc, jc, kb, nb int) []float32 {
+	if c == nil {
+		return nil
+	}
+	return func(pc, jc, kb, nb int) []float32 { return c.get([4]int{co0 + jc, pc, kb, nb}) }
+}
+
 // reader returns a reader of the cached panels for kernel columns from
 // co0 on, packing each with pack on its first use; nil without a cache
 // (the product then packs on every call). The GEMM paths (pointwise and

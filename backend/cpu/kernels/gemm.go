@@ -103,7 +103,7 @@ func gemmF32From(m, n, k int, a, b Strided[float32], packed *PackedB, c []float3
 		return
 	}
 	if packed != nil {
-		src := bSource[float32]{panel: packed.panel}
+		src := bSource[float32]{panel: packed.panel, peek: packed.panel}
 		gemmFrom(m, n, k, a, b, src, c, ldc, accumulate, threads, sgemmMR, sgemmNR, kernelF32, epi, wholeRows)
 		return
 	}
@@ -155,15 +155,17 @@ func gemmFrom[T float32 | float64](m, n, k int, a, b Strided[T], src bSource[T],
 // (MC×KC plus edgeTile). overwrite sets C rather than adding to it. When
 // packsB, run can also pack B's whole pairs of slivers into bp itself as
 // it first reads them (packB true), and the caller packs only the rest.
+// next, where known, is the packed B the thread reads after the block
+// (the first pair of slivers of its next panel), for run to prefetch.
 type aBlock[T float32 | float64] struct {
-	run    func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool)
+	run    func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool, next []T)
 	packsB bool
 }
 
 // packedBlock is the aBlock of the BLIS design: pack A's block with pa,
 // then run the micro-kernels over it.
 func packedBlock[T float32 | float64](pa aPacker[T], mr, nr int, kern microKernel[T]) aBlock[T] {
-	return aBlock[T]{run: func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool) {
+	return aBlock[T]{run: func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, _ []T) {
 		pa(ap, ic, pc, mb, kb)
 		macroKernel(ap, bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, overwrite)
 	}}
@@ -200,9 +202,29 @@ func gemmCore[T float32 | float64](m, n, k int, blk aBlock[T], pb bPacker[T], c 
 // slivers of K slice pc (kb deep) for the nb columns from jc on, packed
 // before in pack's layout (PackedB, a constant kernel's cached panels),
 // which the product then reads in place.
+//
+// peek, where set, returns such a panel only if it is packed already
+// (nil otherwise): what the product asks for the panel it reads next, to
+// prefetch its first slivers.
 type bSource[T float32 | float64] struct {
 	pack  bPacker[T]
 	panel func(pc, jc, kb, nb int) []T
+	peek  func(pc, jc, kb, nb int) []T
+}
+
+// nextPanel is the panel a thread reads after K slice [pc, pc+kb) of
+// columns [jc, jc+nb) of its columns [jc, to): the next K slice's, or
+// the first of the next columns', or nil (none, or no peek).
+func (src bSource[T]) nextPanel(pc, kb, k, jc, nb, to int) []T {
+	switch {
+	case src.peek == nil:
+		return nil
+	case pc+kb < k:
+		return src.peek(pc+kb, jc, min(gemmKC, k-pc-kb), nb)
+	case jc+nb < to:
+		return src.peek(0, jc+nb, min(gemmKC, k), min(gemmNC, to-jc-nb))
+	}
+	return nil
 }
 
 // gemmCoreFrom is gemmCore with B from src.
@@ -248,7 +270,7 @@ func gemmCoreFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSource[T
 			if threads == 1 {
 				from = blk.bFrom(nb, nr)
 			}
-			bpc := bp
+			bpc, next := bp, src.nextPanel(pc, kb, k, jc, nb, n)
 			if src.panel != nil {
 				bpc = src.panel(pc, jc, kb, nb)
 			} else {
@@ -261,7 +283,7 @@ func gemmCoreFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSource[T
 				mc := balancedBlock(hi-lo, gemmMC, blockRows[T](mr, nr))
 				for ic := lo; ic < hi; ic += mc {
 					mb := min(mc, hi-ic)
-					blk.run(aps[t], bpc, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == lo)
+					blk.run(aps[t], bpc, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == lo, next)
 					if epi != nil && pc+kb == k {
 						epi(ic, jc, mb, nb)
 					}
@@ -320,7 +342,7 @@ func gemmColumnsFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSourc
 				for pc := 0; pc < k; pc += gemmKC {
 					kb := min(gemmKC, k-pc)
 					from := blk.bFrom(nb, nr)
-					bpc := bp
+					bpc, next := bp, src.nextPanel(pc, kb, k, jc, nb, j1)
 					if src.panel != nil {
 						bpc = src.panel(pc, jc, kb, nb)
 					} else {
@@ -328,7 +350,7 @@ func gemmColumnsFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSourc
 					}
 					for ic := 0; ic < m; ic += mc {
 						mb := min(mc, m-ic)
-						blk.run(ap, bpc, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == 0)
+						blk.run(ap, bpc, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == 0, next)
 						if epi != nil && pc+kb == k {
 							epi(ic, jc, mb, nb)
 						}

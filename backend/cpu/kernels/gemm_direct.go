@@ -23,8 +23,8 @@ func directBlock[T float32 | float64](a, b Strided[T], mr, nr int) aBlock[T] {
 		return aBlock[T]{}
 	}
 	blk, _ := any(aBlock[float32]{
-		run: func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool) {
-			macroKernelDirect(af, bf, ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, overwrite, packB)
+		run: func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool, next []float32) {
+			macroKernelDirect(af, bf, ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, overwrite, packB, next)
 		},
 		packsB: bf.Col == 1 && directPackB,
 	}).(aBlock[T])
@@ -41,7 +41,7 @@ var directPackB = true
 // and columns past the last whole pair of B slivers take the packed path
 // for the whole block. With packB, bp's whole sliver pairs are still to
 // be packed from b (row-major): the first tile of each pair packs it.
-func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool) {
+func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool, next []float32) {
 	defer flushEnd(flushStart()) // flushing subnormals (denormals.go)
 	const mr, nr = sgemmMR, sgemmNR
 	full := 0 // rows the direct kernels take
@@ -73,9 +73,15 @@ func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, 
 		if packB && full == 0 {
 			packBRows(bp, b, pc, jc, kb, nb, nr, j/nr, j/nr+2)
 		}
-		next, call := min(nb-j-2*nr, 2*nr), 0
-		if packB {
-			next = 0 // (packed by the pair's first tile, when it comes)
+		cols, call := min(nb-j-2*nr, 2*nr), 0
+		share := func() prefetchRange {
+			switch {
+			case packB: // (the next pair is packed by its first tile, when it comes)
+				return prefetchRange{}
+			case cols > 0:
+				return nextPairShare(cols, kb, tiles, call)
+			}
+			return panelShare(bs, next, kb, tiles, call)
 		}
 		for i := 0; i < full; {
 			h := directHeight(mb - i)
@@ -83,7 +89,7 @@ func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, 
 			if packB && i == 0 {
 				directRowsPackF32(h, kb, as, a.Row, b.Data[pc*b.Row+jc+j:], b.Row, bs, cs, ldc, overwrite)
 			} else {
-				directRowsF32(h, kb, as, a.Row, bs, cs, ldc, overwrite, nextPairShare(next, kb, tiles, call))
+				directRowsF32(h, kb, as, a.Row, bs, cs, ldc, overwrite, share())
 			}
 			i += h
 			call++
@@ -91,7 +97,7 @@ func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, 
 		if r > 0 {
 			tile := ap[len(ap)-edgeTile:][:2*mr*nr]
 			if overlap {
-				directRowsF32(mr, kb, a.Data[(ic+mb-mr)*a.Row+pc:], a.Row, bs, tile, 2*nr, true, nextPairShare(next, kb, tiles, call))
+				directRowsF32(mr, kb, a.Data[(ic+mb-mr)*a.Row+pc:], a.Row, bs, tile, 2*nr, true, share())
 				addTile(tile[(mr-r)*2*nr:], c[(ic+full)*ldc+jc+j:], r, 2*nr, 2*nr, ldc, overwrite)
 			} else {
 				pairKernelF32(1, kb, ap[:mr*kb], bs, tile, 2*nr, true)

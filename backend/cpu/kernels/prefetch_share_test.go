@@ -34,3 +34,23 @@ func TestNextPairShare(t *testing.T) {
 		}
 	}
 }
+
+// TestPanelShare checks the stream over the next panel's first pair: it
+// starts at that panel, wherever it lies from the pair the tiles read,
+// and asks for the pair (or the panel, if shorter) and no more.
+func TestPanelShare(t *testing.T) {
+	const kb = 256
+	whole := make([]float32, 8*sgemmNR*kb)
+	b, next := whole[4*sgemmNR*kb:], whole[:3*sgemmNR*kb] // next lies before b
+	first := panelShare(b, next, kb, 4, 0)
+	if want := -4 * sgemmNR * kb * 4; first.off != want {
+		t.Fatalf("starts at %d bytes from b, want %d", first.off, want)
+	}
+	last := panelShare(b, next, kb, 4, 3)
+	if end := last.off + kb/2*last.step; end < first.off+2*sgemmNR*kb*4-64 || end > first.off+2*sgemmNR*kb*4+4*64 {
+		t.Errorf("the streams end %d bytes past the panel's start, want about its first pair, %d", end-first.off, 2*sgemmNR*kb*4)
+	}
+	if pf := panelShare(b, nil, kb, 4, 0); pf != (prefetchRange{}) {
+		t.Errorf("no next panel: %+v, want no stream", pf)
+	}
+}
