@@ -155,17 +155,28 @@ func gemmFrom[T float32 | float64](m, n, k int, a, b Strided[T], src bSource[T],
 // (MC×KC plus edgeTile). overwrite sets C rather than adding to it. When
 // packsB, run can also pack B's whole pairs of slivers into bp itself as
 // it first reads them (packB true), and the caller packs only the rest.
-// next, where known, is the packed B the thread reads after the block
-// (the first pair of slivers of its next panel), for run to prefetch.
+// pf says what of B run's kernels prefetch.
 type aBlock[T float32 | float64] struct {
-	run    func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool, next []T)
+	run    func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool, pf bPrefetch[T])
 	packsB bool
+}
+
+// bPrefetch is what a block's kernels prefetch of B. Where B's panels
+// were packed before the product (cold: a model's weights, read from
+// memory), the tiles of each pair of slivers ask for the next pair, and
+// those of the last pair for next, the first pair of the panel the
+// thread reads after the block (nil: none or unknown). B packed by the
+// product itself is in cache already, and its prefetches cost more than
+// they bring (1024³ on two threads, 1%).
+type bPrefetch[T float32 | float64] struct {
+	cold bool
+	next []T
 }
 
 // packedBlock is the aBlock of the BLIS design: pack A's block with pa,
 // then run the micro-kernels over it.
 func packedBlock[T float32 | float64](pa aPacker[T], mr, nr int, kern microKernel[T]) aBlock[T] {
-	return aBlock[T]{run: func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, _ []T) {
+	return aBlock[T]{run: func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, _ bPrefetch[T]) {
 		pa(ap, ic, pc, mb, kb)
 		macroKernel(ap, bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, overwrite)
 	}}
@@ -270,7 +281,7 @@ func gemmCoreFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSource[T
 			if threads == 1 {
 				from = blk.bFrom(nb, nr)
 			}
-			bpc, next := bp, src.nextPanel(pc, kb, k, jc, nb, n)
+			bpc, pf := bp, bPrefetch[T]{cold: src.panel != nil, next: src.nextPanel(pc, kb, k, jc, nb, n)}
 			if src.panel != nil {
 				bpc = src.panel(pc, jc, kb, nb)
 			} else {
@@ -283,7 +294,7 @@ func gemmCoreFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSource[T
 				mc := balancedBlock(hi-lo, gemmMC, blockRows[T](mr, nr))
 				for ic := lo; ic < hi; ic += mc {
 					mb := min(mc, hi-ic)
-					blk.run(aps[t], bpc, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == lo, next)
+					blk.run(aps[t], bpc, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == lo, pf)
 					if epi != nil && pc+kb == k {
 						epi(ic, jc, mb, nb)
 					}
@@ -342,7 +353,7 @@ func gemmColumnsFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSourc
 				for pc := 0; pc < k; pc += gemmKC {
 					kb := min(gemmKC, k-pc)
 					from := blk.bFrom(nb, nr)
-					bpc, next := bp, src.nextPanel(pc, kb, k, jc, nb, j1)
+					bpc, pf := bp, bPrefetch[T]{cold: src.panel != nil, next: src.nextPanel(pc, kb, k, jc, nb, j1)}
 					if src.panel != nil {
 						bpc = src.panel(pc, jc, kb, nb)
 					} else {
@@ -350,7 +361,7 @@ func gemmColumnsFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSourc
 					}
 					for ic := 0; ic < m; ic += mc {
 						mb := min(mc, m-ic)
-						blk.run(ap, bpc, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == 0, next)
+						blk.run(ap, bpc, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == 0, pf)
 						if epi != nil && pc+kb == k {
 							epi(ic, jc, mb, nb)
 						}

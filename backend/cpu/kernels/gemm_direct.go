@@ -23,8 +23,8 @@ func directBlock[T float32 | float64](a, b Strided[T], mr, nr int) aBlock[T] {
 		return aBlock[T]{}
 	}
 	blk, _ := any(aBlock[float32]{
-		run: func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool, next []float32) {
-			macroKernelDirect(af, bf, ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, overwrite, packB, next)
+		run: func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool, pf bPrefetch[float32]) {
+			macroKernelDirect(af, bf, ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, overwrite, packB, pf)
 		},
 		packsB: bf.Col == 1 && directPackB,
 	}).(aBlock[T])
@@ -41,7 +41,7 @@ var directPackB = true
 // and columns past the last whole pair of B slivers take the packed path
 // for the whole block. With packB, bp's whole sliver pairs are still to
 // be packed from b (row-major): the first tile of each pair packs it.
-func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool, next []float32) {
+func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool, pf bPrefetch[float32]) {
 	defer flushEnd(flushStart()) // flushing subnormals (denormals.go)
 	const mr, nr = sgemmMR, sgemmNR
 	full := 0 // rows the direct kernels take
@@ -58,8 +58,8 @@ func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, 
 		packA(ap, a, ic+full, pc, r, kb, mr)
 	}
 	// The tiles of a pair of B slivers each prefetch a share of the next
-	// pair (nextPairShare): a constant kernel's panels come from memory
-	// (MiniLM's, ResNet's last stages), packed B from where it was packed.
+	// pair (nextPairShare) where B's panels come from memory (pf.cold: a
+	// model's weights, MiniLM's, ResNet's last stages).
 	tiles := 0
 	for i := 0; i < full; i += directHeight(mb - i) {
 		tiles++
@@ -76,12 +76,12 @@ func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, 
 		cols, call := min(nb-j-2*nr, 2*nr), 0
 		share := func() prefetchRange {
 			switch {
-			case packB: // (the next pair is packed by its first tile, when it comes)
+			case !pf.cold:
 				return prefetchRange{}
 			case cols > 0:
 				return nextPairShare(cols, kb, tiles, call)
 			}
-			return panelShare(bs, next, kb, tiles, call)
+			return panelShare(bs, pf.next, kb, tiles, call)
 		}
 		for i := 0; i < full; {
 			h := directHeight(mb - i)

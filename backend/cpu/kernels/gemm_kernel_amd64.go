@@ -39,25 +39,41 @@ func pairKernelF32(blocks, k int, a, b, c []float32, ldc int, overwrite bool) {
 // directRowsF32 computes a rows×32 tile (rows 4, 6, 8 or 12) with the
 // AVX-512 direct kernels: the rows of A read where they lie, lda apart,
 // from a[0] on (directKernel in the generator), and b two packed B
-// slivers, each 16·k long. Every two steps of four the kernel
-// prefetches the line of pf (kernelTapsPairF32's stream).
+// slivers, each 16·k long. With a stream pf (kernelTapsPairF32's) it
+// runs the kernel that prefetches it every two steps of four.
 func directRowsF32(rows, k int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, pf prefetchRange) {
 	_ = c[(rows-1)*ldc+31]
 	_ = a[(rows-1)*lda+k-1]
 	_ = b[32*k-1]
+	if pf != (prefetchRange{}) {
+		switch rows {
+		case 12:
+			sgemm12x32zdf(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
+		case 8:
+			sgemm8x32zdf(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
+		case 6:
+			sgemm6x32zdf(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
+		case 4:
+			sgemm4x32zdf(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
+		default:
+			panic("kernels: no direct kernel of that height")
+		}
+		return
+	}
 	switch rows {
 	case 12:
-		sgemm12x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
+		sgemm12x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
 	case 8:
-		sgemm8x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
+		sgemm8x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
 	case 6:
-		sgemm6x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
+		sgemm6x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
 	case 4:
-		sgemm4x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
+		sgemm4x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
 	default:
 		panic("kernels: no direct kernel of that height")
 	}
 }
+
 
 // directRowsPackF32 is directRowsF32 reading 32 columns of B's rows at
 // src, ldb apart, and packing them into b's two slivers as it goes.

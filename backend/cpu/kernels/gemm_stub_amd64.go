@@ -70,48 +70,68 @@ func q8gemm12x32z(k int, a *uint8, b *int8, c *int32, ldc int, overwrite bool, b
 func q8gemm6x32z(k int, a *uint8, b *int8, c *int32, ldc int, overwrite bool, bias *int32)
 
 // sgemm12x32zd computes C[12x32] += A·B (C = A·B if overwrite) over k steps from 12 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
-// Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
 //
 //go:noescape
-func sgemm12x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
+func sgemm12x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool)
 
 // sgemm12x32zdp computes C[12x32] += A·B (C = A·B if overwrite) over k steps from 12 rows of A, lda apart, and 32 columns of B's rows at src, ldb apart, storing them into two packed 16-column B slivers at b, k apart (AVX-512).
 //
 //go:noescape
 func sgemm12x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool)
 
-// sgemm8x32zd computes C[8x32] += A·B (C = A·B if overwrite) over k steps from 8 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
+// sgemm12x32zdf computes C[12x32] += A·B (C = A·B if overwrite) over k steps from 12 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
 // Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
 //
 //go:noescape
-func sgemm8x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
+func sgemm12x32zdf(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
+
+// sgemm8x32zd computes C[8x32] += A·B (C = A·B if overwrite) over k steps from 8 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
+//
+//go:noescape
+func sgemm8x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool)
 
 // sgemm8x32zdp computes C[8x32] += A·B (C = A·B if overwrite) over k steps from 8 rows of A, lda apart, and 32 columns of B's rows at src, ldb apart, storing them into two packed 16-column B slivers at b, k apart (AVX-512).
 //
 //go:noescape
 func sgemm8x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool)
 
-// sgemm6x32zd computes C[6x32] += A·B (C = A·B if overwrite) over k steps from 6 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
+// sgemm8x32zdf computes C[8x32] += A·B (C = A·B if overwrite) over k steps from 8 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
 // Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
 //
 //go:noescape
-func sgemm6x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
+func sgemm8x32zdf(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
+
+// sgemm6x32zd computes C[6x32] += A·B (C = A·B if overwrite) over k steps from 6 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
+//
+//go:noescape
+func sgemm6x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool)
 
 // sgemm6x32zdp computes C[6x32] += A·B (C = A·B if overwrite) over k steps from 6 rows of A, lda apart, and 32 columns of B's rows at src, ldb apart, storing them into two packed 16-column B slivers at b, k apart (AVX-512).
 //
 //go:noescape
 func sgemm6x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool)
 
-// sgemm4x32zd computes C[4x32] += A·B (C = A·B if overwrite) over k steps from 4 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
+// sgemm6x32zdf computes C[6x32] += A·B (C = A·B if overwrite) over k steps from 6 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
 // Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
 //
 //go:noescape
-func sgemm4x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
+func sgemm6x32zdf(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
+
+// sgemm4x32zd computes C[4x32] += A·B (C = A·B if overwrite) over k steps from 4 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
+//
+//go:noescape
+func sgemm4x32zd(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool)
 
 // sgemm4x32zdp computes C[4x32] += A·B (C = A·B if overwrite) over k steps from 4 rows of A, lda apart, and 32 columns of B's rows at src, ldb apart, storing them into two packed 16-column B slivers at b, k apart (AVX-512).
 //
 //go:noescape
 func sgemm4x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool)
+
+// sgemm4x32zdf computes C[4x32] += A·B (C = A·B if overwrite) over k steps from 4 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
+// Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
+//
+//go:noescape
+func sgemm4x32zdf(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
 
 // sgemm12x32tapsz computes C[12x32] += Σ over n runs of A_run·B_run (C = ... if overwrite): run (off, k) reads k
 // channels at a+off of twelve rows lda apart, and k steps of two B slivers kb steps apart (AVX-512).
