@@ -74,7 +74,6 @@ func directRowsF32(rows, k int, a []float32, lda int, b, c []float32, ldc int, o
 	}
 }
 
-
 // directRowsPackF32 is directRowsF32 reading 32 columns of B's rows at
 // src, ldb apart, and packing them into b's two slivers as it goes.
 func directRowsPackF32(rows, k int, a []float32, lda int, src []float32, ldb int, b, c []float32, ldc int, overwrite bool) {
