@@ -83,7 +83,7 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue
 		im.rowRun = mergedRun(p)
 	}
 	im.flat = denseMatrix(p)
-	d := &directConv{im: im, kernel: kernel, co0: g * cout, cin: cin, epi: epi, cache: cache}
+	d := &directConv{im: im, kernel: kernel, co0: g * cout, cin: cin, epi: epi, cache: cache, cuts: cache.cutsFor(in)}
 	c := out[g*cout:]
 	ldc := p.OutChannels
 	if directRunsInline(m, n, k) {
@@ -210,6 +210,7 @@ type directConv struct {
 	// never reach it.
 	epi   Epilogue
 	cache *ConvKernelCache // packed panels kept across calls (nil: none)
+	cuts  *cutSet          // blocks' cuts kept across calls on this image (nil: none)
 }
 
 // panel returns the packed kernel slivers of K block [pc, pc+kb),

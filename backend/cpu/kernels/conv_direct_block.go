@@ -20,8 +20,18 @@ func (d *directConv) block(bp, c []float32, ldc, lo, hi, jc, nb, pc, kb int, fir
 			// rows of a thread's first partial group are a block alone.
 			mb = min(hi, (ic+br.step-1)/br.step*br.step) - ic
 		}
-		br.cut(ic, ic+mb)
-		d.tiles(&br, bp, c, ldc, jc, nb, kb, first)
+		key := cutKey{c0: d.im.c0, from: ic, to: ic + mb, pc: pc, kb: kb}
+		if bc := d.cuts.get(key); bc != nil {
+			// (The cached cut is read only: br's own buffers stay
+			// br's, for the blocks it cuts itself.)
+			own := br
+			own.groups, own.slivers = bc.groups, bc.slivers
+			d.tiles(&own, bp, c, ldc, jc, nb, kb, first)
+		} else {
+			br.cut(ic, ic+mb)
+			d.cuts.put(key, br.groups, br.slivers)
+			d.tiles(&br, bp, c, ldc, jc, nb, kb, first)
+		}
 		if last {
 			d.epi(ic, jc, mb, nb)
 		}

@@ -10,6 +10,7 @@ type ConvKernelCache struct {
 	kernel *float32 // the array the panels were packed from
 	n      int
 	panels map[[4]int][]float32 // (first output channel, pc, kb, nb)
+	cuts   cutCache
 }
 
 // forKernel returns c after dropping panels packed from another array.
@@ -73,4 +74,74 @@ func (c *ConvKernelCache) reader(co0 int, pack func(dst []float32, pc, jc, kb, n
 		}
 		return bp
 	}
+}
+
+// cutCache keeps a direct convolution's cuts of its output rows into
+// groups and slivers (blockCuts.cut) across calls. The slivers' tap runs
+// point into the image, so they hold for calls on the same image array
+// only: a model's executions find their activations at the same address
+// run after run (the arena's), and building the runs was 3% of
+// ResNet-50's time on one thread. A call on another image starts a new
+// set; calls still running on the old one keep theirs.
+type cutCache struct {
+	mu   sync.Mutex
+	img  *float32 // the image the cuts point into
+	n    int
+	cuts map[cutKey]*blockCut
+}
+
+// cutKey names one block's cut: its feature group's first channel, its
+// rows and its K block.
+type cutKey struct{ c0, from, to, pc, kb int }
+
+// blockCut is one block's cut, read-only once cached.
+type blockCut struct {
+	groups  []tapGroup
+	slivers []sliverRuns
+}
+
+// cutsFor returns the cuts kept for image in (a new set if they were
+// kept for another), or nil without a cache.
+func (c *ConvKernelCache) cutsFor(in []float32) *cutSet {
+	if c == nil || len(in) == 0 {
+		return nil
+	}
+	k := &c.cuts
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.img != &in[0] || k.n != len(in) || k.cuts == nil {
+		k.img, k.n, k.cuts = &in[0], len(in), map[cutKey]*blockCut{}
+	}
+	return &cutSet{mu: &k.mu, cuts: k.cuts}
+}
+
+// cutSet is the cuts of one image, shared by the calls on it.
+type cutSet struct {
+	mu   *sync.Mutex
+	cuts map[cutKey]*blockCut
+}
+
+func (s *cutSet) get(key cutKey) *blockCut {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cuts[key]
+}
+
+// put keeps a copy of a block's groups and slivers (whose runs the
+// caller reuses for its next block).
+func (s *cutSet) put(key cutKey, groups []tapGroup, slivers []sliverRuns) {
+	if s == nil {
+		return
+	}
+	bc := &blockCut{groups: append([]tapGroup(nil), groups...), slivers: make([]sliverRuns, len(slivers))}
+	for i, sl := range slivers {
+		sl.runs = append([]tapRun(nil), sl.runs...)
+		bc.slivers[i] = sl
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cuts[key] = bc
 }
