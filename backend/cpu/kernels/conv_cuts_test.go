@@ -53,8 +53,8 @@ func TestConvCutCache(t *testing.T) {
 				t.Fatalf("%v, call %d: %v", p.InSpatial, step, err)
 			}
 		}
-		if cache.cuts.img != &a[0] || len(cache.cuts.cuts) == 0 {
-			t.Fatalf("%v: no cuts kept for the last image", p.InSpatial)
+		if s := cache.cuts.sets; len(s) != 2 || s[1].img != &a[0] || len(s[1].cuts) == 0 || s[0].img != &b[0] {
+			t.Fatalf("%v: the cuts kept are not those of the two images, the last one used last", p.InSpatial)
 		}
 		var wg sync.WaitGroup
 		errs := make(chan error, 8)

@@ -70,6 +70,12 @@ func convDirectBands(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 		threads = 1
 	}
 	threads = max(1, min(threads, tasks))
+	if r := tasks % threads; r != 0 && p.Batch == 1 && perExample+threads-r <= p.OutSpatial[0] {
+		// Bands a whole number a thread: ResNet's first layer, 112 rows
+		// in 7 bands, left one of two threads a band more than the other.
+		perExample += threads - r
+		tasks = perExample
+	}
 	parallel(threads, func(t int) {
 		for task := t * tasks / threads; task < (t+1)*tasks/threads; task++ {
 			b, band := task/perExample, task%perExample

@@ -78,17 +78,20 @@ func (c *ConvKernelCache) reader(co0 int, pack func(dst []float32, pc, jc, kb, n
 
 // cutCache keeps a direct convolution's cuts of its output rows into
 // groups and slivers (blockCuts.cut) across calls. The slivers' tap runs
-// point into the image, so they hold for calls on the same image array
-// only: a model's executions find their activations at the same address
-// run after run (the arena's), and building the runs was 3% of
-// ResNet-50's time on one thread. A call on another image starts a new
-// set; calls still running on the old one keep theirs.
+// point into the image, so a set of cuts holds for calls on one image
+// array only: a model's executions find their activations at the same
+// address run after run (the arena's), and a staged image (a first
+// layer's bands) in the same pool buffer; building the runs was 3% of
+// ResNet-50's time on one thread. It keeps the sets of the last few
+// images, so that threads staging bands in buffers of their own do not
+// evict each other's; calls still running on an evicted set keep it.
 type cutCache struct {
 	mu   sync.Mutex
-	img  *float32 // the image the cuts point into
-	n    int
-	cuts map[cutKey]*blockCut
+	sets []*cutSet // most recently used last
 }
+
+// cutImages is how many images' cuts a cutCache keeps.
+const cutImages = 4
 
 // cutKey names one block's cut: its feature group's first channel, its
 // rows and its K block.
@@ -100,8 +103,8 @@ type blockCut struct {
 	slivers []sliverRuns
 }
 
-// cutsFor returns the cuts kept for image in (a new set if they were
-// kept for another), or nil without a cache.
+// cutsFor returns the cuts kept for image in (a new set if there are
+// none), or nil without a cache.
 func (c *ConvKernelCache) cutsFor(in []float32) *cutSet {
 	if c == nil || len(in) == 0 {
 		return nil
@@ -109,15 +112,25 @@ func (c *ConvKernelCache) cutsFor(in []float32) *cutSet {
 	k := &c.cuts
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.img != &in[0] || k.n != len(in) || k.cuts == nil {
-		k.img, k.n, k.cuts = &in[0], len(in), map[cutKey]*blockCut{}
+	for i, s := range k.sets {
+		if s.img == &in[0] && s.n == len(in) {
+			k.sets = append(append(k.sets[:i], k.sets[i+1:]...), s)
+			return s
+		}
 	}
-	return &cutSet{mu: &k.mu, cuts: k.cuts}
+	if len(k.sets) == cutImages {
+		k.sets = append(k.sets[:0], k.sets[1:]...)
+	}
+	s := &cutSet{mu: &k.mu, img: &in[0], n: len(in), cuts: map[cutKey]*blockCut{}}
+	k.sets = append(k.sets, s)
+	return s
 }
 
 // cutSet is the cuts of one image, shared by the calls on it.
 type cutSet struct {
-	mu   *sync.Mutex
+	mu   *sync.Mutex // the cache's
+	img  *float32
+	n    int
 	cuts map[cutKey]*blockCut
 }
 
