@@ -215,7 +215,11 @@ type prefetchRange struct{ off, step int }
 // nextPairShare is the prefetch stream of the call-th of calls tiles
 // over one pair of B slivers (kb steps each) that asks for its share of
 // the next pair's cols columns (none: a stream standing on the pair's
-// own first line).
+// own first line). Without it the first tile of each pair waited on
+// memory for every line of the pair: 24 chained 7×7×256 3×3
+// convolutions (57 MB of weights), one thread, 13.5 → 10.3 ms; eight
+// (19 MB, from L3) 3.59 → 3.30 ms; ResNet-50 (halfwidth) on two threads
+// 4% faster, MiniLM 10%.
 func nextPairShare(cols, kb, calls, call int) prefetchRange {
 	if cols <= 0 {
 		return prefetchRange{}

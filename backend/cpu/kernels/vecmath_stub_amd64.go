@@ -194,6 +194,16 @@ func orF32AVX(dst *float32, a *float32, b *float32, n int)
 //go:noescape
 func xorF32AVX(dst *float32, a *float32, b *float32, n int)
 
+// maximumF32AVX512 sets, for i < n, dst[i] = NaNMax(a[i], b[i]) (AVX-512).
+//
+//go:noescape
+func maximumF32AVX512(dst *float32, a *float32, b *float32, n int)
+
+// minimumF32AVX512 sets, for i < n, dst[i] = NaNMin(a[i], b[i]) (AVX-512).
+//
+//go:noescape
+func minimumF32AVX512(dst *float32, a *float32, b *float32, n int)
+
 // u8ToF32 sets dst[i] = float32(src[i]) for i < n rounded down to a multiple of 8.
 //
 //go:noescape

@@ -114,6 +114,8 @@ func elementwiseKernels() {
 	for _, op := range elementwiseOps {
 		elementwise(op)
 	}
+	extreme512("maximumF32AVX512", "NaNMax", VMAXPS)
+	extreme512("minimumF32AVX512", "NaNMin", VMINPS)
 	u8ToF32()
 	bf16Kernels()
 }
@@ -352,4 +354,75 @@ func rsqrtBody(in []reg.VecVirtual) reg.VecVirtual {
 	}
 	VINSERTF128(Imm(1), rhi, r, r)
 	return r
+}
+
+// extreme512 emits maximumF32AVX's (or minimum's) 16-lane twin: the same
+// bits, a NaN operand (a's first) blended in under a mask register, the
+// last partial vector under a mask of its lanes. Max pooling folds its
+// window rows with it (ResNet's stem pool: 32 channels a pixel).
+func extreme512(name, f string, op func(...Op)) {
+	TEXT(name, NOSPLIT, "func(dst, a, b *float32, n int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets, for i < n, dst[i] = %s(a[i], b[i]) (AVX-512).", name, f))
+	dst, a, b := Load(Param("dst"), GP64()), Load(Param("a"), GP64()), Load(Param("b"), GP64())
+	n := GP64()
+	Load(Param("n"), n)
+	i, end := GP64(), GP64()
+	XORQ(i, i)
+	vector := func(disp int, k reg.Register) {
+		x, y, r := ZMM(), ZMM(), ZMM()
+		ma, mb := K(), K()
+		at := func(p reg.Register) Mem { return Mem{Base: p, Index: i, Scale: 4, Disp: disp} }
+		if k == nil {
+			VMOVUPS(at(a), x)
+			VMOVUPS(at(b), y)
+		} else {
+			VMOVUPS_Z(at(a), k, x)
+			VMOVUPS_Z(at(b), k, y)
+		}
+		op(x, y, r)              // as nanExtreme: a tie of zeros gives a
+		VCMPPS(Imm(3), y, y, mb) // unordered: b is NaN
+		VMOVAPS(y, mb, r)        // then b
+		VCMPPS(Imm(3), x, x, ma) // a is NaN
+		VMOVAPS(x, ma, r)        // then a, first
+		if k == nil {
+			VMOVUPS(r, at(dst))
+		} else {
+			VMOVUPS(r, k, at(dst))
+		}
+	}
+	MOVQ(n, end)
+	ANDQ(I32(-64), end)
+	Label(name + "_loop4")
+	CMPQ(i, end)
+	JAE(LabelRef(name + "_loop1"))
+	for v := range 4 {
+		vector(64*v, nil)
+	}
+	ADDQ(Imm(64), i)
+	JMP(LabelRef(name + "_loop4"))
+	Label(name + "_loop1")
+	MOVQ(n, end)
+	ANDQ(I32(-16), end)
+	Label(name + "_loop1next")
+	CMPQ(i, end)
+	JAE(LabelRef(name + "_tail"))
+	vector(0, nil)
+	ADDQ(Imm(16), i)
+	JMP(LabelRef(name + "_loop1next"))
+	Label(name + "_tail")
+	CMPQ(i, n)
+	JAE(LabelRef(name + "_done"))
+	// The tail's lanes: the low n-i bits.
+	SUBQ(i, n)
+	bits, one := GP32(), GP32()
+	MOVL(U32(1), one)
+	SHLXL(n.As32(), one, bits)
+	DECL(bits)
+	tail := K()
+	KMOVW(bits, tail)
+	vector(0, tail)
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
 }
