@@ -17,8 +17,9 @@ func minimumF32(dst, a, b []float32) {
 }
 
 // extreme picks the 16-lane maximum or minimum kernel where the machine
-// has AVX-512 (max pooling's window folds: ResNet's stem pool 0.22 →
-// 0.14 ms on one thread), the 8-lane one otherwise.
+// has AVX-512 (max pooling's window folds: ResNet's stem pool, 112²×32
+// → 56²×32, 0.205 → 0.150 ms on one thread, 0.175 → 0.130 on two), the
+// 8-lane one otherwise.
 func extreme(k512, k func(dst, a, b *float32, n int)) func(dst, a, b *float32, n int) {
 	if useAVX512 {
 		return k512
