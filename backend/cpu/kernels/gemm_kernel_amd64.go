@@ -45,33 +45,29 @@ func directRowsF32(rows, k int, a []float32, lda int, b, c []float32, ldc int, o
 	_ = c[(rows-1)*ldc+31]
 	_ = a[(rows-1)*lda+k-1]
 	_ = b[32*k-1]
-	if pf != (prefetchRange{}) {
-		switch rows {
-		case 12:
-			sgemm12x32zdf(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
-		case 8:
-			sgemm8x32zdf(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
-		case 6:
-			sgemm6x32zdf(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
-		case 4:
-			sgemm4x32zdf(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
-		default:
-			panic("kernels: no direct kernel of that height")
-		}
+	plain, stream := directKernelsOf(rows)
+	if pf == (prefetchRange{}) {
+		plain(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
 		return
 	}
+	stream(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
+}
+
+// directKernelsOf returns the direct kernels of a tile rows high: the
+// plain one and the one with a prefetch stream.
+func directKernelsOf(rows int) (func(k int, a *float32, lda int, b, c *float32, ldc int, overwrite bool),
+	func(k int, a *float32, lda int, b, c *float32, ldc int, overwrite bool, pfOff, pfStep int)) {
 	switch rows {
 	case 12:
-		sgemm12x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
+		return sgemm12x32zd, sgemm12x32zdf
 	case 8:
-		sgemm8x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
+		return sgemm8x32zd, sgemm8x32zdf
 	case 6:
-		sgemm6x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
+		return sgemm6x32zd, sgemm6x32zdf
 	case 4:
-		sgemm4x32zd(k, &a[0], lda, &b[0], &c[0], ldc, overwrite)
-	default:
-		panic("kernels: no direct kernel of that height")
+		return sgemm4x32zd, sgemm4x32zdf
 	}
+	panic("kernels: no direct kernel of that height")
 }
 
 // directRowsPackF32 is directRowsF32 reading 32 columns of B's rows at
