@@ -89,31 +89,38 @@ func convOperands(in, kernel *hlo.Literal, relayIn *relayout, cw *constWeights, 
 	return src, w, cache, release
 }
 
-// constWeights keeps what a convolution derives from a constant kernel
-// operand across calls: its values as f32 (widened once if narrow) and
-// its packed panels. A model's weights are constants: widening and
-// packing them on every call was a tenth of ssd_mobilenet's time.
+// constWeights keeps what a convolution derives from its kernel operand
+// across calls. For a constant: its values as f32 (widened once if
+// narrow) and its packed panels (a model's weights are constants:
+// widening and packing them on every call was a tenth of
+// ssd_mobilenet's time). For any kernel, the direct kernel's cuts of its
+// output rows, which depend on the shapes and the image's address only
+// (kernels.NewConvCutCache).
 type constWeights struct {
-	mu    sync.Mutex
-	lit   *hlo.Literal // the literal f32 came from
-	f32   []float32    // relaid out when the plan copies the kernel
-	cache kernels.ConvKernelCache
+	mu       sync.Mutex
+	lit      *hlo.Literal // the literal f32 came from
+	f32      []float32    // relaid out when the plan copies the kernel
+	cache    kernels.ConvKernelCache
+	variable *kernels.ConvKernelCache // a kernel that is not a constant: cuts only
 }
 
-// constantWeights returns a keeper for kernel operand w when it is a
-// constant with its values (not elided), else nil.
+// constantWeights returns the keeper for kernel operand w: of its values
+// and panels when it is a constant with its values (not elided), else of
+// the cuts only.
 func constantWeights(w *hlo.Instruction) *constWeights {
 	if w.Opcode != hlo.OpConstant || w.Literal == nil || w.Literal.IsElided() {
-		return nil
+		return &constWeights{variable: kernels.NewConvCutCache()}
 	}
 	return &constWeights{}
 }
 
-// weights returns the kernel's values as f32 and a panel cache for them:
-// kept across calls for a constant (c not nil), else widened into scratch
-// for this call, which release hands back.
+// weights returns the kernel's values as f32 and a cache for the
+// convolution: for a constant, its values and panels kept across calls;
+// for another kernel (or no keeper), its values widened into scratch for
+// this call, which release hands back, and a cache of cuts only (nil
+// without a keeper).
 func (c *constWeights) weights(lit *hlo.Literal, kr *relayout, threads int) (w []float32, cache *kernels.ConvKernelCache, release func()) {
-	if c == nil {
+	if c == nil || c.variable != nil {
 		w, release = tile.AsF32(lit, threads)
 		if kr != nil {
 			buf := kernels.GetF32(len(w))
@@ -121,7 +128,10 @@ func (c *constWeights) weights(lit *hlo.Literal, kr *relayout, threads int) (w [
 			release()
 			w, release = buf, func() { kernels.PutF32(buf) }
 		}
-		return w, nil, release
+		if c == nil {
+			return w, nil, release
+		}
+		return w, c.variable, release
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

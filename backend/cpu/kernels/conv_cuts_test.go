@@ -81,3 +81,38 @@ func TestConvCutCache(t *testing.T) {
 		}
 	}
 }
+
+// TestConvCutCacheVariableKernel runs a convolution whose kernel array
+// is refilled between calls (a training step's weights) with a cache of
+// cuts only: every result must be the uncached one's, so no panel of the
+// old values may survive, while the cuts are kept.
+func TestConvCutCacheVariableKernel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	one := []int{1, 1}
+	p := newConv(2, 32, 64, 1, []int{14, 14}, []int{3, 3}, one, one, one, one, one, false)
+	in := randSlice[float32](inputLen(p), rng)
+	kern := randSlice[float32](kernelLen(p), rng)
+	out := p.Batch * p.OutSpatial[0] * p.OutSpatial[1] * p.OutChannels
+	cache := NewConvCutCache()
+	for step := range 3 {
+		want, got := make([]float32, out), make([]float32, out)
+		if err := ConvF32(p, in, kern, want, 2); err != nil {
+			t.Fatal(err)
+		}
+		if err := ConvPackedF32(p, in, kern, got, 2, nil, cache); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("step %d: out[%d] = %v with the cut cache, %v without", step, i, got[i], want[i])
+			}
+		}
+		copy(kern, randSlice[float32](len(kern), rng)) // the same array, new weights
+	}
+	if len(cache.panels) != 0 {
+		t.Errorf("%d panels kept for a kernel that changes", len(cache.panels))
+	}
+	if s := cache.cuts.sets; len(s) != 1 || len(s[0].cuts) == 0 {
+		t.Errorf("no cuts kept")
+	}
+}

@@ -223,7 +223,7 @@ func (d *directConv) panel(scratch []float32, jc, pc, kb, nb, threads int) []flo
 	}
 	slivers := (nb + sgemmNR - 1) / sgemmNR
 	bp := scratch[:slivers*sgemmNR*kb]
-	if d.cache != nil {
+	if d.cache.keepsPanels() {
 		bp = make([]float32, slivers*sgemmNR*kb)
 	}
 	parallel(threads, func(t int) {
