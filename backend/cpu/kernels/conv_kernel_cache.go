@@ -101,6 +101,9 @@ func (c *ConvKernelCache) reader(co0 int, pack func(dst []float32, pc, jc, kb, n
 // ResNet-50's time on one thread. It keeps the sets of the last few
 // images, so that threads staging bands in buffers of their own do not
 // evict each other's; calls still running on an evicted set keep it.
+// The runs' pointers keep those images alive while their set is kept: at
+// most cutImages arrays a convolution (activations the arena keeps
+// anyway, or a caller's input the convolution read in place).
 type cutCache struct {
 	mu   sync.Mutex
 	sets []*cutSet // most recently used last
