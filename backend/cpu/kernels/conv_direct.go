@@ -217,7 +217,7 @@ type directConv struct {
 // output columns [jc, jc+nb): from the cache, or packed (into scratch
 // without one; into a new panel the cache keeps with one).
 func (d *directConv) panel(scratch []float32, jc, pc, kb, nb, threads int) []float32 {
-	key := [4]int{d.co0 + jc, pc, kb, nb}
+	key := panelKey(d.co0, jc, pc, kb, nb)
 	if bp := d.cache.get(key); bp != nil {
 		return bp
 	}

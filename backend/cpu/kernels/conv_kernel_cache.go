@@ -9,7 +9,7 @@ type ConvKernelCache struct {
 	mu     sync.RWMutex
 	kernel *float32 // the array the panels were packed from
 	n      int
-	panels map[[4]int][]float32 // (first output channel, pc, kb, nb)
+	panels map[[4]int][]float32 // by panelKey
 	cuts   cutCache
 	// cutsOnly: a kernel that may change between calls (a parameter):
 	// no panels kept, only the cuts (NewConvCutCache).
@@ -22,6 +22,10 @@ type ConvKernelCache struct {
 // shapes (the direct kernel's cuts of its rows), which building took 3%
 // of a batch-32 ResNet layer on two threads.
 func NewConvCutCache() *ConvKernelCache { return &ConvKernelCache{cutsOnly: true} }
+
+// panelKey names the panel of kernel columns [co0+jc, co0+jc+nb) and K
+// slice [pc, pc+kb).
+func panelKey(co0, jc, pc, kb, nb int) [4]int { return [4]int{co0 + jc, pc, kb, nb} }
 
 // keepsPanels reports whether c keeps packed panels.
 func (c *ConvKernelCache) keepsPanels() bool { return c != nil && !c.cutsOnly }
@@ -66,7 +70,7 @@ func (c *ConvKernelCache) peeker(co0 int) func(pc, jc, kb, nb int) []float32 {
 	if !c.keepsPanels() {
 		return nil
 	}
-	return func(pc, jc, kb, nb int) []float32 { return c.get([4]int{co0 + jc, pc, kb, nb}) }
+	return func(pc, jc, kb, nb int) []float32 { return c.get(panelKey(co0, jc, pc, kb, nb)) }
 }
 
 // reader returns a reader of the cached panels for kernel columns from
@@ -80,7 +84,7 @@ func (c *ConvKernelCache) reader(co0 int, pack func(dst []float32, pc, jc, kb, n
 		return nil
 	}
 	return func(pc, jc, kb, nb int) []float32 {
-		key := [4]int{co0 + jc, pc, kb, nb}
+		key := panelKey(co0, jc, pc, kb, nb)
 		bp := c.get(key)
 		if bp == nil {
 			slivers := (nb + sgemmNR - 1) / sgemmNR
