@@ -373,6 +373,46 @@ func TestEpilogueConv(t *testing.T) {
 	}
 }
 
+// convResidual is a ResNet block's convolution: a bias, a residual and a
+// ReLU (kernels.TileOps, which the direct kernels apply as they store a
+// tile), %[1]s and %[3]s the convolution's window, %[4]s its kernel's
+// spatial dimensions, %[2]s the two adds' bodies, %[5]s the residual r's
+// definition from parameter q: q itself (copied), or its negation, whose
+// buffer the fusion's output takes (the kernels must then leave the
+// finish to the epilogue: overlapping groups would read a residual
+// already overwritten).
+const convResidual = `HloModule block
+ENTRY e {
+  x = f32[2,14,15,32] parameter(0)
+  k = f32[%[4]s,32,64] parameter(1)
+  b = f32[64] parameter(2)
+  q = f32[2,14,15,64] parameter(3)
+  r = f32[2,14,15,64] %[5]s(q)
+  c = f32[2,14,15,64] convolution(x, k), window={size=%[1]s %[3]s}, dim_labels=b01f_01io->b01f
+  bb = f32[2,14,15,64] broadcast(b), dimensions={3}
+%[2]s
+  z = f32[] constant(0)
+  zb = f32[2,14,15,64] broadcast(z), dimensions={}
+  ROOT h = f32[2,14,15,64] maximum(t, zb)
+}`
+
+// The bias, residual and ReLU after a pointwise and a 3×3 convolution,
+// each add's operands in either order, finished in the kernels: the bits
+// of the unfused module's, and the evaluator's results.
+func TestEpilogueConvResidual(t *testing.T) {
+	for _, conv := range [][3]string{{"1x1", "", "1,1"}, {"3x3", "pad=1_1x1_1", "3,3"}} {
+		for _, adds := range []string{
+			"  s = f32[2,14,15,64] add(c, bb)\n  t = f32[2,14,15,64] add(s, r)",
+			"  s = f32[2,14,15,64] add(bb, c)\n  t = f32[2,14,15,64] add(r, s)",
+		} {
+			for _, r := range []string{"copy", "negate"} {
+				text := fmt.Sprintf(convResidual, conv[0], adds, conv[1], conv[2], r)
+				checkEpilogue(t, text, map[string]int{"conv+epilogue": 1})
+			}
+		}
+	}
+}
+
 // A product small enough to run on one thread keeps an epilogue big
 // enough for several threads as a fusion of its own, but folds it when
 // the executable has one thread anyway.

@@ -111,7 +111,8 @@ func (c *compiler) convEpilogue(p *kernels.Conv, relayIn *relayout, ops []int, e
 		if err != nil {
 			return err
 		}
-		return kernels.ConvPackedF32(relayIn.conv(p), src, w, c, threads, epi, cache)
+		ops := e.BindOps(args, c, p.OutChannels)
+		return kernels.ConvFinishedF32(relayIn.conv(p), src, w, c, threads, epi, ops, cache)
 	}
 }
 

@@ -68,6 +68,14 @@ func ConvEpilogueF32(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 // reused after. The cache holds the panels of one kernel array; handed
 // another (a new address or length), it starts afresh.
 func ConvPackedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilogue, cache *ConvKernelCache) error {
+	return ConvFinishedF32(p, in, kernel, out, threads, epi, nil, cache)
+}
+
+// ConvFinishedF32 is ConvPackedF32 with ops (nil: none): what epi
+// computes, in the form the direct kernels apply as they store a tile
+// (TileOps). Blocks whose every tile runs on such a kernel are finished
+// so, and epi never sees them; epi finishes the others.
+func ConvFinishedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilogue, ops *TileOps, cache *ConvKernelCache) error {
 	if err := p.check(); err != nil {
 		return err
 	}
@@ -107,7 +115,11 @@ func ConvPackedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilogue
 	for g := range p.Groups {
 		gepi := shiftColumns(epi, g*cout)
 		if canConvDirect(p) {
-			convDirect(p, in, kernel, out, threads, g, gepi, cache.forKernel(kernel))
+			var gops *TileOps // (per group, its columns would shift)
+			if p.Groups == 1 && ops.fits(out, p.OutChannels, cout) {
+				gops = ops
+			}
+			convDirect(p, in, kernel, out, threads, g, gepi, gops, cache.forKernel(kernel))
 			continue
 		}
 		im := &im2col{p: p, in: in, cin: cin, c0: g * cin, pixels: pixels, taps: taps, tapOffsets: offsetsOfTaps(p, taps)}

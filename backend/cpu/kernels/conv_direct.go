@@ -58,7 +58,7 @@ type tapRun struct {
 	q    int
 }
 
-func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue, cache *ConvKernelCache) {
+func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue, ops *TileOps, cache *ConvKernelCache) {
 	cin, cout := p.InChannels/p.Groups, p.OutChannels/p.Groups
 	pixels, taps := 1, 1
 	for d := range p.OutSpatial {
@@ -83,7 +83,7 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue
 		im.rowRun = mergedRun(p)
 	}
 	im.flat = denseMatrix(p)
-	d := &directConv{im: im, kernel: kernel, co0: g * cout, cin: cin, epi: epi, cache: cache, cuts: cache.cutsFor(in)}
+	d := &directConv{im: im, kernel: kernel, co0: g * cout, cin: cin, epi: epi, ops: ops, cache: cache, cuts: cache.cutsFor(in)}
 	c := out[g*cout:]
 	ldc := p.OutChannels
 	if directRunsInline(m, n, k) {
@@ -208,7 +208,10 @@ type directConv struct {
 	co0, cin int
 	// epi finishes output blocks (nil: none); splitK's partial sums
 	// never reach it.
-	epi   Epilogue
+	epi Epilogue
+	// ops, where set, is epi as the kernels apply it to the tiles of the
+	// final K block (blockCuts.finishes says which blocks).
+	ops   *TileOps
 	cache *ConvKernelCache // packed panels kept across calls (nil: none)
 	cuts  *cutSet          // blocks' cuts kept across calls on this image (nil: none)
 }

@@ -21,18 +21,23 @@ func (d *directConv) block(bp, c []float32, ldc, lo, hi, jc, nb, pc, kb int, fir
 			mb = min(hi, (ic+br.step-1)/br.step*br.step) - ic
 		}
 		key := cutKey{c0: d.im.c0, from: ic, to: ic + mb, pc: pc, kb: kb}
+		cut := &br
 		if bc := d.cuts.get(key); bc != nil {
 			// (The cached cut is read only: br's own buffers stay
 			// br's, for the blocks it cuts itself.)
 			own := br
 			own.groups, own.slivers = bc.groups, bc.slivers
-			d.tiles(&own, bp, c, ldc, jc, nb, kb, first)
+			cut = &own
 		} else {
 			br.cut(ic, ic+mb)
 			d.cuts.put(key, br.groups, br.slivers)
-			d.tiles(&br, bp, c, ldc, jc, nb, kb, first)
 		}
-		if last {
+		var ops *TileOps
+		if last && cut.finishes(d.ops, nb) {
+			ops = d.ops
+		}
+		d.tiles(cut, bp, c, ldc, jc, nb, kb, first, ops)
+		if last && ops == nil {
 			d.epi(ic, jc, mb, nb)
 		}
 		ic += mb
@@ -159,9 +164,26 @@ func (br *blockCuts) addSlivers(lo, from, to int) {
 	}
 }
 
+// finishes reports whether the kernels can finish each tile of br's
+// block with ops (nil: none) as they store it, columns nb wide: every
+// tile one of a 12-row group or of a 6-row sliver, 32 columns wide, C's
+// rows where the matrix has them (not batchGroups').
+func (br *blockCuts) finishes(ops *TileOps, nb int) bool {
+	if ops == nil || !useAsm || !useAVX512 || nb%(2*sgemmNR) != 0 || br.batch {
+		return false
+	}
+	for _, sl := range br.slivers {
+		if sl.rows != sgemmMR {
+			return false
+		}
+	}
+	return true
+}
+
 // tiles computes the tiles of C at br's groups and slivers, columns
-// [jc, jc+nb), of one K block.
-func (d *directConv) tiles(br *blockCuts, bp, c []float32, ldc, jc, nb, kb int, first bool) {
+// [jc, jc+nb), of one K block; with ops (the final one, where
+// br.finishes) it finishes them too.
+func (d *directConv) tiles(br *blockCuts, bp, c []float32, ldc, jc, nb, kb int, first bool, ops *TileOps) {
 	if !useAsm || !useAVX512 {
 		for j := 0; j < nb; j += sgemmNR { // (no 12-row groups without AVX-512)
 			for _, sl := range br.slivers {
@@ -185,7 +207,11 @@ func (d *directConv) tiles(br *blockCuts, bp, c []float32, ldc, jc, nb, kb int, 
 		next := min(nb-j-cols, 2*sgemmNR) // the next pair's columns
 		call := 0
 		for _, g := range br.groups {
-			if cols == 2*sgemmNR {
+			switch {
+			case ops != nil:
+				directTapsPairOpsF32(br.offs, d.im.in[g.org:], g.lda, pair, c[g.row*ldc+jc+j:], br.cld, first, kb, ops, g.row, jc+j)
+				continue
+			case cols == 2*sgemmNR:
 				directTapsPairF32(br.offs, d.im.in[g.org:], g.lda, pair, c[g.row*ldc+jc+j:], br.cld, first, kb)
 				continue
 			}
@@ -199,7 +225,11 @@ func (d *directConv) tiles(br *blockCuts, bp, c []float32, ldc, jc, nb, kb int, 
 				}
 			case cols == 2*sgemmNR:
 				pf := nextPairShare(next, kb, full, call)
-				kernelTapsPairF32(sl.runs, pair, c[sl.row*ldc+jc+j:], ldc, kb, first, pf)
+				if ops != nil {
+					kernelTapsPairOpsF32(sl.runs, pair, c[sl.row*ldc+jc+j:], ldc, kb, first, pf, ops, sl.row, jc+j)
+				} else {
+					kernelTapsPairF32(sl.runs, pair, c[sl.row*ldc+jc+j:], ldc, kb, first, pf)
+				}
 				call++
 			default:
 				kernelTapsColsF32(sl.runs, pair, c[sl.row*ldc+jc+j:], ldc, kb, cols, first)

@@ -124,6 +124,17 @@ func directTapsPairF32(runs []int, a []float32, lda int, b, c []float32, ldc int
 	sgemm12x32tapsz(&runs[0], len(runs)/2, &a[0], lda, &b[0], &c[0], ldc, overwrite, kb)
 }
 
+// directTapsPairOpsF32 is directTapsPairF32 finishing the tile with ops
+// as it stores it: the tile is rows [row, row+12), columns [col, col+32)
+// of the matrix ops' operands describe.
+func directTapsPairOpsF32(runs []int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, kb int, ops *TileOps, row, col int) {
+	_ = c[11*ldc+31]
+	_ = b[32*kb-1]
+	_ = a[11*lda+directRunsEnd(runs, kb)-1]
+	bias, res := ops.operands(12, row, col)
+	sgemm12x32tapszo(&runs[0], len(runs)/2, &a[0], lda, &b[0], &c[0], ldc, overwrite, kb, bias, res, ops.LdRes, ops.Flags, ops.Floor)
+}
+
 // directRunsEnd checks a direct tile's (offset, k) runs against its K
 // block (the assembly trusts them) and returns how far past the first
 // pixel's window start they read.
@@ -172,6 +183,24 @@ func kernelTapsPairF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite boo
 		return
 	}
 	sgemm6x32tapsz(nil, 0, &b[0], &c[0], ldc, overwrite, kb, pf.off, pf.step)
+}
+
+// kernelTapsPairOpsF32 is kernelTapsPairF32 finishing the tile with
+// ops as it stores it: the tile is rows [row, row+6), columns [col,
+// col+32) of the matrix ops' operands describe.
+func kernelTapsPairOpsF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite bool, pf prefetchRange, ops *TileOps, row, col int) {
+	_ = c[5*ldc+31]
+	_ = b[2*kb*sgemmNR-1]
+	bias, res := ops.operands(sgemmMR, row, col)
+	var rp *int
+	if len(runs) > 0 {
+		last := runs[len(runs)-1]
+		if last.q+last.k > kb {
+			panic("kernels: tap runs past the K block")
+		}
+		rp = &runs[0].k
+	}
+	sgemm6x32tapszo(rp, len(runs), &b[0], &c[0], ldc, overwrite, kb, pf.off, pf.step, bias, res, ops.LdRes, ops.Flags, ops.Floor)
 }
 
 // packRows16F32 packs k rows of 16 float32, ldb apart, into dst,

@@ -48,6 +48,14 @@ func directTapsPairF32(runs []int, a []float32, lda int, b, c []float32, ldc int
 	panic("kernels: no AVX-512 kernel")
 }
 
+func kernelTapsPairOpsF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite bool, pf prefetchRange, ops *TileOps, row, col int) {
+	panic("kernels: no AVX-512 kernel")
+}
+
+func directTapsPairOpsF32(runs []int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, kb int, ops *TileOps, row, col int) {
+	panic("kernels: no AVX-512 kernel")
+}
+
 func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 	kernelTapsGo(runs, b, c, ldc, overwrite)
 }

@@ -139,6 +139,18 @@ func sgemm4x32zdf(k int, a *float32, lda int, b *float32, c *float32, ldc int, o
 //go:noescape
 func sgemm12x32tapsz(runs *int, n int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, kb int)
 
+// sgemm12x32tapszo computes C[12x32] += Σ over n runs of A_run·B_run (C = ... if overwrite): run (off, k) reads k
+// channels at a+off of twelve rows lda apart, and k steps of two B slivers kb steps apart (AVX-512).
+// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+//
+//go:noescape
+func sgemm12x32tapszo(runs *int, n int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, kb int, bias *float32, res *float32, ldr int, flags int, floor float32)
+
+// sgemm6x32tapszo computes C[6x32] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, over two B slivers kb steps apart (AVX-512). Every two steps it prefetches the line at b+pfOff into L2, pfStep bytes further each time. Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+//
+//go:noescape
+func sgemm6x32tapszo(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, kb int, pfOff int, pfStep int, bias *float32, res *float32, ldr int, flags int, floor float32)
+
 // sgemm12x32tapszm computes C[12x32] += Σ over n runs of A_run·B_run (C = ... if overwrite): run (off, k) reads k
 // channels at a+off of twelve rows lda apart, and k steps of two B slivers kb steps apart (AVX-512).
 // Only the columns of the last sliver set in mask are stored.

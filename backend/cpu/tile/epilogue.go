@@ -23,6 +23,7 @@ import (
 type Epilogue struct {
 	prog   *Prog
 	cParam int
+	ops    *opsForm // the epilogue as kernels.TileOps (nil: not of that form)
 }
 
 // NewEpilogue compiles what fusion in computes from its product d, an
@@ -37,7 +38,7 @@ func NewEpilogue(in *hlo.Instruction, fc *hlo.Computation, d *hlo.Instruction) (
 		return nil, err
 	}
 	p.Generate()
-	return &Epilogue{prog: p, cParam: cParam}, nil
+	return &Epilogue{prog: p, cParam: cParam, ops: matchOps(ec, cParam, in.Shape)}, nil
 }
 
 // withoutProduct copies what fc's root needs of fc, with d replaced by

@@ -32,6 +32,8 @@ func main() {
 		directKernelPF(fmt.Sprintf("sgemm%dx32zdf", rows), rows)
 	}
 	directTapsKernel("sgemm12x32tapsz")
+	directTapsKernelOps("sgemm12x32tapszo")
+	tapsKernelOps("sgemm6x32tapszo")
 	directTapsKernelOf("sgemm12x32tapszm", 2, true)
 	directTapsKernelOf("sgemm12x16tapszm", 1, true)
 	skinnyKernel("sgemm12x16zs")
@@ -423,12 +425,23 @@ func tapsKernel(name string, wide bool) { tapsKernelOf(name, wide, 2, false, fal
 // pair's first tile waiting on memory for each of its lines.
 func tapsKernelPF(name string) { tapsKernelOf(name, true, 2, false, true) }
 
+// tapsKernelOps is tapsKernelPF finishing its tile as it stores it
+// (storeOpsAndReturn): for the final K block of a convolution whose
+// epilogue is a bias, a residual and a floor (ReLU).
+func tapsKernelOps(name string) { tapsKernelOfOps(name, true, 2, false, true, true) }
+
 // tapsKernelOf is tapsKernel with, wide, vecs B slivers (one or two) and,
 // masked, a last parameter mask whose set bits are the columns of the
 // last sliver stored: an output 8, 12 or 24 channels wide is then
 // written in place, where the scratch tile and its copy back cost a
 // quarter of a 96→24 channel 3×3 convolution.
 func tapsKernelOf(name string, wide bool, vecs int, masked, pf bool) {
+	tapsKernelOfOps(name, wide, vecs, masked, pf, false)
+}
+
+// tapsKernelOfOps is tapsKernelOf, with ops (wide, two slivers, not
+// masked) storing through storeOpsAndReturn.
+func tapsKernelOfOps(name string, wide bool, vecs int, masked, pf, ops bool) {
 	const rows = 6
 	sig := "func(runs *int, n int, b, c *float32, ldc int, overwrite bool)"
 	doc := name + " computes C[6x16] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers."
@@ -446,6 +459,10 @@ func tapsKernelOf(name string, wide bool, vecs int, masked, pf bool) {
 	if pf {
 		sig = sig[:len(sig)-1] + ", pfOff, pfStep int)"
 		doc += " Every two steps it prefetches the line at b+pfOff into L2, pfStep bytes further each time."
+	}
+	if ops {
+		sig = sig[:len(sig)-1] + opsParams
+		doc += " " + opsDoc
 	}
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
@@ -471,6 +488,9 @@ func tapsKernelOf(name string, wide bool, vecs int, masked, pf bool) {
 				ADDQ(ldc, c)
 			}
 		}
+	}
+	if ops {
+		prefetchResidual(name, rows)
 	}
 	acc := make([]reg.VecVirtual, vecs*rows)
 	for i := range acc {
@@ -528,6 +548,10 @@ func tapsKernelOf(name string, wide bool, vecs int, masked, pf bool) {
 	Label(name + "_store")
 	if masked {
 		storeMaskedAndReturn(name, rows, vecs, acc)
+		return
+	}
+	if ops {
+		storeOpsAndReturn(name, rows, acc)
 		return
 	}
 	c, ldc := loadC(4)
@@ -1255,16 +1279,29 @@ func loadC(size int) (c, ldc reg.Register) {
 // direct GEMM kernel's: twelve broadcasts, two B loads, 24 FMAs.
 func directTapsKernel(name string) { directTapsKernelOf(name, 2, false) }
 
+// directTapsKernelOps is directTapsKernel finishing its tile as it stores
+// it (storeOpsAndReturn).
+func directTapsKernelOps(name string) { directTapsKernelOfOps(name, 2, false, true) }
+
 // directTapsKernelOf is directTapsKernel over vecs B slivers (one or
 // two) and, masked, with a last parameter mask whose set bits are the
 // columns of the last sliver stored (tapsKernelOf's reason). With one
 // sliver a step is one B load and twelve FMAs broadcasting A from
 // memory.
 func directTapsKernelOf(name string, vecs int, masked bool) {
+	directTapsKernelOfOps(name, vecs, masked, false)
+}
+
+// directTapsKernelOfOps is directTapsKernelOf, with ops (two slivers, not
+// masked) storing through storeOpsAndReturn.
+func directTapsKernelOfOps(name string, vecs int, masked, ops bool) {
 	const rows, size = 12, 4
 	sig := "func(runs *int, n int, a *float32, lda int, b, c *float32, ldc int, overwrite bool, kb int)"
 	if masked {
 		sig = sig[:len(sig)-1] + ", mask uint16)"
+	}
+	if ops {
+		sig = sig[:len(sig)-1] + opsParams
 	}
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
@@ -1272,6 +1309,9 @@ func directTapsKernelOf(name string, vecs int, masked bool) {
 		fmt.Sprintf("channels at a+off of twelve rows lda apart, and k steps of %s (AVX-512).", slivers[vecs])}
 	if masked {
 		doc = append(doc, "Only the columns of the last sliver set in mask are stored.")
+	}
+	if ops {
+		doc = append(doc, opsDoc)
 	}
 	Doc(doc...)
 	rp := Load(Param("runs"), GP64())
@@ -1287,6 +1327,9 @@ func directTapsKernelOf(name string, vecs int, masked bool) {
 		ADDQ(b, bHi)
 	}
 	spread := spreadPrefetchC(name, rows, 4, nil)
+	if ops {
+		prefetchResidual(name, rows)
+	}
 	acc := zeroZMM(vecs * rows)
 	base := []reg.Register{GP64(), GP64(), GP64(), GP64()}
 	k := GP64()
@@ -1331,6 +1374,10 @@ func directTapsKernelOf(name string, vecs int, masked bool) {
 	Label(name + "_store")
 	if masked {
 		storeMaskedAndReturn(name, rows, vecs, acc)
+		return
+	}
+	if ops {
+		storeOpsAndReturn(name, rows, acc)
 		return
 	}
 	storeAndReturn512(name, rows, size, acc, func(m, x, dst Op) { VADDPS(m, x, dst) })
@@ -1434,4 +1481,114 @@ func mxcsr() {
 	}
 	LDMXCSR(b.Addr)
 	RET()
+}
+
+// opsParams are the parameters of a kernel that finishes its tile as it
+// stores it (storeOpsAndReturn), opsDoc what its doc says of them.
+const (
+	opsParams = ", bias, res *float32, ldr, flags int, floor float32)"
+	opsDoc    = "Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept)."
+)
+
+// storeOpsAndReturn adds rows×2 ZMM accumulators acc into C unless
+// overwrite, then finishes them with the ops parameter flags selects
+// (kernels.TileOps: each an epilogue's op, its operands in the
+// epilogue's order, so its NaN payloads too) and stores them: the
+// epilogue's pass over C done while the tile is in registers.
+func storeOpsAndReturn(name string, rows int, acc []reg.VecVirtual) {
+	c, ldc := loadC(4)
+	ow := Load(Param("overwrite"), GP8())
+	TESTB(ow, ow)
+	JNZ(LabelRef(name + "_ops"))
+	for i := range rows {
+		row := Mem{Base: c, Index: ldc, Scale: 1}
+		if i == 0 {
+			row = Mem{Base: c}
+		}
+		VADDPS(row, acc[2*i], acc[2*i])
+		VADDPS(row.Offset(64), acc[2*i+1], acc[2*i+1])
+		if i > 0 {
+			ADDQ(ldc, c)
+		}
+	}
+	Label(name + "_ops")
+	c, ldc = loadC(4)
+	flags := Load(Param("flags"), GP64())
+	t0, t1 := ZMM(), ZMM()
+	// Bias: a row of 32 columns, the same for every row of the tile.
+	TESTQ(U32(1), flags)
+	JZ(LabelRef(name + "_res"))
+	bias := Load(Param("bias"), GP64())
+	VMOVUPS(Mem{Base: bias}, t0)
+	VMOVUPS(Mem{Base: bias, Disp: 64}, t1)
+	TESTQ(U32(2), flags)
+	JNZ(LabelRef(name + "_biasfirst"))
+	for i, x := range acc {
+		VADDPS([]reg.VecVirtual{t0, t1}[i%2], x, x) // x + bias
+	}
+	JMP(LabelRef(name + "_res"))
+	Label(name + "_biasfirst")
+	for i, x := range acc {
+		VADDPS(x, []reg.VecVirtual{t0, t1}[i%2], x) // bias + x
+	}
+	// Residual: a tile of C's shape, rows ldr floats apart.
+	Label(name + "_res")
+	TESTQ(U32(4), flags)
+	JZ(LabelRef(name + "_floor"))
+	res := Load(Param("res"), GP64())
+	ldr := Load(Param("ldr"), GP64())
+	SHLQ(Imm(2), ldr)
+	TESTQ(U32(8), flags)
+	JNZ(LabelRef(name + "_resfirst"))
+	for i := range rows {
+		VADDPS(Mem{Base: res}, acc[2*i], acc[2*i]) // x + r
+		VADDPS(Mem{Base: res, Disp: 64}, acc[2*i+1], acc[2*i+1])
+		ADDQ(ldr, res)
+	}
+	JMP(LabelRef(name + "_floor"))
+	Label(name + "_resfirst")
+	for i := range rows {
+		VMOVUPS(Mem{Base: res}, t0)
+		VMOVUPS(Mem{Base: res, Disp: 64}, t1)
+		VADDPS(acc[2*i], t0, acc[2*i]) // r + x
+		VADDPS(acc[2*i+1], t1, acc[2*i+1])
+		ADDQ(ldr, res)
+	}
+	// Floor: MAXPS with the floor first returns x where x is NaN or
+	// equal to it, as the generated epilogue's maximum(x, constant).
+	Label(name + "_floor")
+	TESTQ(U32(16), flags)
+	JZ(LabelRef(name + "_put"))
+	floor, err := Param("floor").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	VBROADCASTSS(floor.Addr, t0)
+	for _, x := range acc {
+		VMAXPS(x, t0, x)
+	}
+	Label(name + "_put")
+	storeTile512(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
+	VZEROUPPER()
+	RET()
+}
+
+// prefetchResidual asks for the residual tile of a kernel with ops (flag
+// 4) into L2 before its k loop: the tile's rows are read only at the
+// store, where loads from L3 stalled the kernel for each row (the
+// residual of a ResNet block was written three convolutions before).
+func prefetchResidual(name string, rows int) {
+	flags := Load(Param("flags"), GP64())
+	TESTQ(U32(4), flags)
+	JZ(LabelRef(name + "_nores"))
+	res := Load(Param("res"), GP64())
+	ldr := Load(Param("ldr"), GP64())
+	SHLQ(Imm(2), ldr)
+	for i := range rows {
+		prefetchRow(res, PREFETCHT1)
+		if i < rows-1 {
+			ADDQ(ldr, res)
+		}
+	}
+	Label(name + "_nores")
 }

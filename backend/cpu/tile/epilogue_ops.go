@@ -1,0 +1,138 @@
+package tile
+
+import (
+	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/hlo"
+)
+
+// Epilogues the kernels apply themselves: an epilogue that is, from the
+// product C outward, an add of a bias along C's rows (a vector over the
+// last dimension), an add of a residual read at the output's own
+// positions, and a maximum with a constant (ReLU), any of them left out
+// but in that order, is what kernels.TileOps describes. The direct
+// convolution's kernels then finish each tile as they store it, the same
+// ops in the same order on the same operands, instead of the epilogue's
+// pass over every block.
+
+// opsForm is an epilogue's kernels.TileOps with operands still to bind:
+// the fusion operands of the bias and the residual (-1: none).
+type opsForm struct {
+	flags         int
+	floor         float32
+	bias, residue int
+}
+
+// matchOps returns ec's opsForm, or nil where ec is not of that form.
+// cParam is C's parameter and shape the output's.
+func matchOps(ec *hlo.Computation, cParam int, shape hlo.Shape) *opsForm {
+	f := &opsForm{bias: -1, residue: -1}
+	x := ec.Root
+	if x.Shape.DType != hlo.F32 || shape.Rank() < 1 {
+		return nil
+	}
+	if x.Opcode == hlo.OpMaximum {
+		v, ok := scalarConstant(x.Operands[1])
+		if !ok || v != v {
+			return nil
+		}
+		f.flags, f.floor = kernels.OpsFloor, v
+		x = x.Operands[0]
+	}
+	if x.Opcode == hlo.OpAdd {
+		for side, o := range x.Operands {
+			if p := wholeParam(o, shape); p >= 0 && p != cParam {
+				f.flags |= kernels.OpsRes
+				if side == 0 {
+					f.flags |= kernels.OpsResFirst
+				}
+				f.residue, x = p, x.Operands[1-side]
+				break
+			}
+		}
+	}
+	if x.Opcode == hlo.OpAdd {
+		for side, o := range x.Operands {
+			if p := rowBias(o, shape); p >= 0 {
+				f.flags |= kernels.OpsBias
+				if side == 0 {
+					f.flags |= kernels.OpsBiasFirst
+				}
+				f.bias, x = p, x.Operands[1-side]
+				break
+			}
+		}
+	}
+	if f.flags == 0 || x.Opcode != hlo.OpParameter || int(x.ParamNumber) != cParam {
+		return nil
+	}
+	return f
+}
+
+// scalarConstant is the value of x where x is an f32 constant scalar or
+// its broadcast.
+func scalarConstant(x *hlo.Instruction) (float32, bool) {
+	if x.Opcode == hlo.OpBroadcast && x.Operands[0].Shape.Rank() == 0 {
+		x = x.Operands[0]
+	}
+	if x.Opcode != hlo.OpConstant || x.Shape.Rank() != 0 || x.Shape.DType != hlo.F32 || x.Literal == nil {
+		return 0, false
+	}
+	return float32(x.Literal.GetFloat64(0)), true
+}
+
+// wholeParam is the fusion operand x is, where x is an f32 parameter of
+// the output's shape (read at the output's own positions), else -1.
+func wholeParam(x *hlo.Instruction, shape hlo.Shape) int {
+	if x.Opcode != hlo.OpParameter || x.Shape.DType != hlo.F32 || !x.Shape.SameDims(shape) {
+		return -1
+	}
+	return int(x.ParamNumber)
+}
+
+// rowBias is the fusion operand x broadcasts, where x broadcasts an f32
+// parameter vector along the output's last dimension, else -1.
+func rowBias(x *hlo.Instruction, shape hlo.Shape) int {
+	if x.Opcode != hlo.OpBroadcast || !x.Shape.SameDims(shape) {
+		return -1
+	}
+	v, last := x.Operands[0], shape.Rank()-1
+	dims := x.Dimensions()
+	if v.Opcode != hlo.OpParameter || v.Shape.DType != hlo.F32 || v.Shape.Rank() != 1 ||
+		len(dims) != 1 || dims[0] != int64(last) || v.Shape.Dims[0] != shape.Dims[last] {
+		return -1
+	}
+	return int(v.ParamNumber)
+}
+
+// BindOps is the epilogue as kernels.TileOps on this execution's
+// operands args, C being c with rows of ldc elements, or nil where it is
+// not of that form or its operands do not fit (the kernels then run the
+// epilogue Bind made).
+func (e *Epilogue) BindOps(args []*hlo.Literal, c []float32, ldc int) *kernels.TileOps {
+	f := e.ops
+	if f == nil {
+		return nil
+	}
+	ops := &kernels.TileOps{Flags: f.flags, Floor: f.floor, LdRes: ldc}
+	if f.bias >= 0 {
+		if f.bias >= len(args) {
+			return nil
+		}
+		b, _ := args[f.bias].Data().([]float32)
+		if len(b) != ldc {
+			return nil
+		}
+		ops.Bias = b
+	}
+	if f.residue >= 0 {
+		if f.residue >= len(args) {
+			return nil
+		}
+		r, _ := args[f.residue].Data().([]float32)
+		if len(r) != len(c) {
+			return nil
+		}
+		ops.Res = r
+	}
+	return ops
+}
