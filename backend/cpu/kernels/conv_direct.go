@@ -70,7 +70,7 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue
 		return
 	}
 	if cin < DirectMinChannels {
-		if convDirectBands(p, in, kernel, out, threads, epi, cache) {
+		if convDirectBands(p, in, kernel, out, threads, epi, ops, cache) {
 			return
 		}
 		if q, staged := stageImage(p, in, threads); staged != nil {

@@ -46,7 +46,7 @@ const directBandPixels = 2048
 // read in place). Staging the whole image first wrote it to memory and
 // read it back: a 320×320 RGB first layer ran three times slower in a
 // model, its buffers cold, than in a loop over one image.
-func convDirectBands(p *Conv, in, kernel, out []float32, threads int, epi Epilogue, cache *ConvKernelCache) bool {
+func convDirectBands(p *Conv, in, kernel, out []float32, threads int, epi Epilogue, ops *TileOps, cache *ConvKernelCache) bool {
 	ns := len(p.OutSpatial)
 	if ns < 2 || !needsStaging(p) {
 		return false
@@ -86,7 +86,7 @@ func convDirectBands(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 			if epi != nil {
 				bepi = func(i, j, rows, cols int) { epi(r0+i, j, rows, cols) }
 			}
-			convDirect(q, in[b*p.InBatchStride+off:], kernel, out[r0*p.OutChannels:], 1, 0, bepi, nil, cache)
+			convDirect(q, in[b*p.InBatchStride+off:], kernel, out[r0*p.OutChannels:], 1, 0, bepi, ops.fromRow(r0), cache)
 		}
 	})
 	return true

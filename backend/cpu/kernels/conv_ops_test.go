@@ -42,10 +42,11 @@ func TestConvTileOps(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	one := []int{1, 1}
 	for _, p := range []*Conv{
-		newConv(1, 32, 128, 1, []int{28, 28}, one, one, []int{0, 0}, []int{0, 0}, one, one, false), // pointwise
-		newConv(1, 16, 64, 1, []int{19, 23}, []int{3, 3}, one, one, one, one, one, false),          // groups, slivers, overlaps
-		newConv(2, 24, 32, 1, []int{9, 14}, []int{3, 3}, []int{2, 2}, one, one, one, one, false),   // strided, a batch
-		newConv(1, 520, 32, 1, []int{6, 14}, []int{3, 3}, one, one, one, one, one, false),          // two K blocks (one thread: two split K)
+		newConv(1, 32, 128, 1, []int{28, 28}, one, one, []int{0, 0}, []int{0, 0}, one, one, false),               // pointwise
+		newConv(1, 16, 64, 1, []int{19, 23}, []int{3, 3}, one, one, one, one, one, false),                        // groups, slivers, overlaps
+		newConv(2, 24, 32, 1, []int{9, 14}, []int{3, 3}, []int{2, 2}, one, one, one, one, false),                 // strided, a batch
+		newConv(1, 520, 32, 1, []int{6, 14}, []int{3, 3}, one, one, one, one, one, false),                        // two K blocks (one thread: two split K)
+		newConv(1, 3, 32, 1, []int{96, 96}, []int{7, 7}, []int{2, 2}, []int{3, 3}, []int{3, 3}, one, one, false), // a first layer, staged in bands
 	} {
 		maxThreads := 2
 		if p.InChannels == 520 {

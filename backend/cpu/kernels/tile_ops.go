@@ -77,3 +77,15 @@ func (ops *TileOps) operands(rows, row, col int) (bias, res *float32) {
 	}
 	return bias, res
 }
+
+// fromRow is ops for C's rows from r0 on (nil: none).
+func (ops *TileOps) fromRow(r0 int) *TileOps {
+	if ops == nil {
+		return nil
+	}
+	o := *ops
+	if o.Flags&OpsRes != 0 {
+		o.Res = o.Res[r0*o.LdRes:]
+	}
+	return &o
+}
