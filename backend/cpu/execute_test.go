@@ -53,9 +53,13 @@ func TestConcurrentExecute(t *testing.T) {
 // enough for the threads to split C's columns, so that its epilogue runs
 // blocks of part rows through the strided code, made on first use while
 // other calls run; with the GEMM flushing subnormals, so its blocks lock
-// their threads and set MXCSR concurrently too.
+// their threads and set MXCSR concurrently too. (A tanh after the ReLU
+// keeps the epilogue from the kernels, which finish a bias and a ReLU
+// themselves: TestConcurrentExecuteTileOps.)
 func TestConcurrentExecuteBlocks(t *testing.T) {
-	m, err := hlotext.Parse(fmt.Sprintf(mlpLayer, 128, 256, 200), hlotext.Options{})
+	text := strings.Replace(fmt.Sprintf(mlpLayer, 128, 256, 200), "ROOT h = f32[128,256] maximum(s, zb)",
+		"h = f32[128,256] maximum(s, zb)\n  ROOT t = f32[128,256] tanh(h)", 1)
+	m, err := hlotext.Parse(text, hlotext.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +79,25 @@ func TestConcurrentExecuteBlocks(t *testing.T) {
 	if tile.GeneratedCode() && tile.StridedBlockRuns() == before {
 		t.Error("the epilogue never ran the strided code")
 	}
+}
+
+// TestConcurrentExecuteTileOps is TestConcurrentExecute on an MLP layer
+// whose bias and ReLU the GEMM's kernels apply as they store its tiles.
+func TestConcurrentExecuteTileOps(t *testing.T) {
+	m, err := hlotext.Parse(fmt.Sprintf(mlpLayer, 128, 256, 200), hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := Compile(m, Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := eval.RandomArguments(m, 5)
+	want, err := eval.Run(m, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	executeConcurrently(t, x, args, func(got *hlo.Literal) string { return closeEnough(got, want) })
 }
 
 // executeConcurrently runs x on args from 16 goroutines, 5 calls each,

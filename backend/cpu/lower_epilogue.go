@@ -75,16 +75,17 @@ func (x *compiler) gemmEpilogue(g gemmPlan, ops []int, e *tile.Epilogue, pw *pac
 			return nil
 		}
 		whole := e.Prog().RowLen() > 0
+		tops := e.BindOps(args, c, g.n)
 		if packed := pw.gemmB(args[ops[1]], &g, lb); packed != nil {
 			a, b := g.a, g.b
 			a.Data, b.Data = la, lb
-			return kernels.GemmPackedEpilogueF32(g.m, g.n, g.k, a, b, packed, c, g.n, x.threads, epi, whole)
+			return kernels.GemmPackedFinishedF32(g.m, g.n, g.k, a, b, packed, c, g.n, x.threads, epi, tops, whole)
 		}
 		runBatch(g.batch, g.m, g.n, g.k, x.threads, func(i, threads int) {
 			a, b := g.a, g.b // Execute may run concurrently
 			ao, bo := g.offsets(i)
 			a.Data, b.Data = la[ao:], lb[bo:]
-			kernels.GemmEpilogueF32(g.m, g.n, g.k, a, b, c[i*g.m*g.n:], g.n, threads, shiftRows(epi, i*g.m), whole)
+			kernels.GemmFinishedF32(g.m, g.n, g.k, a, b, c[i*g.m*g.n:], g.n, threads, shiftRows(epi, i*g.m), tops.FromRow(i*g.m), whole)
 		})
 		return nil
 	}

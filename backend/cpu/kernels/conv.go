@@ -109,6 +109,9 @@ func ConvFinishedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 			blk = packedBlock(pa, sgemmMR, sgemmNR, kernelF32)
 		}
 		blk.packsB = false // (src packs B, or keeps it packed)
+		if epi != nil && ops.fits(out, p.OutChannels, cout) {
+			blk.ops = ops
+		}
 		gemmCoreFrom(m, cout, k, blk, src, out, p.OutChannels, false, threads, sgemmMR, sgemmNR, epi)
 		return nil
 	}

@@ -86,7 +86,7 @@ func convDirectBands(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 			if epi != nil {
 				bepi = func(i, j, rows, cols int) { epi(r0+i, j, rows, cols) }
 			}
-			convDirect(q, in[b*p.InBatchStride+off:], kernel, out[r0*p.OutChannels:], 1, 0, bepi, ops.fromRow(r0), cache)
+			convDirect(q, in[b*p.InBatchStride+off:], kernel, out[r0*p.OutChannels:], 1, 0, bepi, ops.FromRow(r0), cache)
 		}
 	})
 	return true

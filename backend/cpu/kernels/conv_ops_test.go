@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 )
 
@@ -71,7 +72,7 @@ func TestConvTileOps(t *testing.T) {
 				ops.Floor = 0
 			}
 			for threads := 1; threads <= maxThreads; threads++ {
-				if err := checkTileOps(p, in, kern, ops, m, n, threads); err != nil {
+				if err := checkTileOps(p, in, kern, ops, m, n, threads, 0); err != nil {
 					t.Fatalf("%v → %d channels, flags %05b, %d threads: %v", p.InSpatial, n, flags, threads, err)
 				}
 			}
@@ -79,32 +80,117 @@ func TestConvTileOps(t *testing.T) {
 	}
 }
 
-func checkTileOps(p *Conv, in, kern []float32, ops *TileOps, m, n, threads int) error {
+// checkTileOps checks convolution p finished with ops against it
+// finished by their Go epilogue; the kernels must have finished all but
+// at most maxLeft elements themselves.
+func checkTileOps(p *Conv, in, kern []float32, ops *TileOps, m, n, threads, maxLeft int) error {
 	want, got := make([]float32, m*n), make([]float32, m*n)
-	finish := func(c []float32, seen *int) Epilogue {
-		return func(i, j, rows, cols int) {
-			*seen += rows * cols
-			for r := i; r < i+rows; r++ {
-				for q := j; q < j+cols; q++ {
-					c[r*n+q] = opsRef(ops, c[r*n+q], r, q)
+	var plain, left int
+	if err := ConvEpilogueF32(p, in, kern, want, threads, opsEpilogue(ops, want, n, &plain)); err != nil {
+		return err
+	}
+	if err := ConvFinishedF32(p, in, kern, got, threads, opsEpilogue(ops, got, n, &left), ops, nil); err != nil {
+		return err
+	}
+	if plain != m*n || left > maxLeft {
+		return fmt.Errorf("the epilogue finished %d and %d of %d elements: the kernels did not take their blocks", plain, left, m*n)
+	}
+	return sameFloats(got, want, n)
+}
+
+// TestGemmTileOps is TestConvTileOps for products on the direct GEMM
+// kernels: B packed per call (the first tile of each pair packing it)
+// and packed before (the prefetching kernels), the row split and the
+// column split, and a pointwise convolution with fewer pixels than
+// channels, which runs as such a product. Shapes whose blocks all end in
+// whole kernels must reach no epilogue; the others (one to three rows
+// left for the scratch tile, columns past the last pair) must reach it
+// for those, with the same bits.
+func TestGemmTileOps(t *testing.T) {
+	if !useAsm || !useAVX512 {
+		t.Skip("no AVX-512 kernels")
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, c := range []struct {
+		m, n, k int
+		whole   bool // every block on whole kernels
+	}{
+		{96, 64, 40, true}, {256, 512, 300, true}, {64, 1536, 384, true}, {100, 64, 24, true},
+		{97, 64, 40, false}, {96, 80, 33, false},
+	} {
+		a := Strided[float32]{Data: randSlice[float32](c.m*c.k, rng), Row: c.k, Col: 1}
+		b := Strided[float32]{Data: randSlice[float32](c.k*c.n, rng), Row: c.n, Col: 1}
+		packed, err := PackBF32(c.k, c.n, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bias, res := randSlice[float32](c.n, rng), randSlice[float32](c.m*c.n, rng)
+		bias[3] = float32(math.NaN())
+		for _, flags := range []int{OpsBias | OpsBiasFirst | OpsFloor, OpsBias | OpsRes | OpsFloor, OpsRes | OpsResFirst} {
+			ops := &TileOps{Bias: bias, Res: res, LdRes: c.n, Flags: flags}
+			for threads := 1; threads <= 2; threads++ {
+				for _, pre := range []bool{false, true} {
+					want, got := make([]float32, c.m*c.n), make([]float32, c.m*c.n)
+					var plain, left int
+					GemmEpilogueF32(c.m, c.n, c.k, a, b, want, c.n, threads, opsEpilogue(ops, want, c.n, &plain), false)
+					if pre {
+						if err := GemmPackedFinishedF32(c.m, c.n, c.k, a, b, packed, got, c.n, threads, opsEpilogue(ops, got, c.n, &left), ops, false); err != nil {
+							t.Fatal(err)
+						}
+					} else {
+						GemmFinishedF32(c.m, c.n, c.k, a, b, got, c.n, threads, opsEpilogue(ops, got, c.n, &left), ops, false)
+					}
+					what := fmt.Sprintf("%d×%d×%d, flags %05b, %d threads, packed before %v", c.m, c.n, c.k, flags, threads, pre)
+					if plain != c.m*c.n || c.whole && left != 0 || !c.whole && left == 0 {
+						t.Fatalf("%s: the epilogue finished %d and %d of %d elements", what, plain, left, c.m*c.n)
+					}
+					if err := sameFloats(got, want, c.n); err != nil {
+						t.Fatalf("%s: %v", what, err)
+					}
 				}
 			}
 		}
 	}
-	var plain, left int
-	if err := ConvEpilogueF32(p, in, kern, want, threads, finish(want, &plain)); err != nil {
-		return err
+	// A pointwise convolution of 49 pixels, 256 → 512 channels: its last
+	// row of a thread's block goes through the scratch tile, and to the
+	// epilogue.
+	one := []int{1, 1}
+	p := newConv(1, 256, 512, 1, []int{7, 7}, one, one, []int{0, 0}, []int{0, 0}, one, one, false)
+	if !pointwiseAsGemm(p) {
+		t.Fatal("the 7×7 pointwise convolution does not run as a GEMM")
 	}
-	if err := ConvFinishedF32(p, in, kern, got, threads, finish(got, &left), ops, nil); err != nil {
-		return err
+	in, kern := randSlice[float32](inputLen(p), rng), randSlice[float32](kernelLen(p), rng)
+	ops := &TileOps{Bias: randSlice[float32](512, rng), Res: randSlice[float32](49*512+5, rng), LdRes: 512, Flags: OpsBias | OpsRes | OpsFloor}
+	for threads := 1; threads <= 2; threads++ {
+		if err := checkTileOps(p, in, kern, ops, 49, 512, threads, 3*512); err != nil {
+			t.Fatalf("pointwise 7×7, %d threads: %v", threads, err)
+		}
 	}
-	if plain != m*n || left != 0 {
-		return fmt.Errorf("the epilogue finished %d and %d of %d elements: the kernels did not take every block", plain, left, m*n)
+}
+
+// opsEpilogue is the Go epilogue of ops over C (rows of ldc), counting
+// the elements it finishes in seen.
+func opsEpilogue(ops *TileOps, c []float32, ldc int, seen *int) Epilogue {
+	var mu sync.Mutex
+	return func(i, j, rows, cols int) {
+		mu.Lock()
+		*seen += rows * cols
+		mu.Unlock()
+		for r := i; r < i+rows; r++ {
+			for q := j; q < j+cols; q++ {
+				c[r*ldc+q] = opsRef(ops, c[r*ldc+q], r, q)
+			}
+		}
 	}
+}
+
+// sameFloats reports the first element of got (rows of ldc) whose bits
+// are not want's.
+func sameFloats(got, want []float32, ldc int) error {
 	for i := range got {
 		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			return fmt.Errorf("out[%d] (%d, %d) = %v (%#x) finished in the kernels, %v (%#x) by the epilogue",
-				i, i/n, i%n, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+			return fmt.Errorf("(%d, %d) = %v (%#x) finished in the kernels, %v (%#x) by the epilogue",
+				i/ldc, i%ldc, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
 		}
 	}
 	return nil

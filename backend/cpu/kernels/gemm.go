@@ -72,17 +72,25 @@ func GemmEpilogueF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, t
 	gemmF32(m, n, k, a, b, c, ldc, false, threads, epi, wholeRows)
 }
 
+// GemmFinishedF32 is GemmEpilogueF32 with ops (nil: none), what epi
+// computes in the form the direct kernels apply as they store a tile
+// (TileOps): blocks they finish so never reach epi.
+func GemmFinishedF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, threads int, epi Epilogue, ops *TileOps, wholeRows bool) {
+	gemmF32From(m, n, k, a, b, nil, c, ldc, false, threads, epi, ops, wholeRows)
+}
+
 // GemmWholeRows reports whether GemmEpilogueF32 hands its epilogue only
 // whole rows of an n-column C: it does when one column block spans them.
 func GemmWholeRows(n int) bool { return n <= gemmNC }
 
 func gemmF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int, epi Epilogue, wholeRows bool) {
-	gemmF32From(m, n, k, a, b, nil, c, ldc, accumulate, threads, epi, wholeRows)
+	gemmF32From(m, n, k, a, b, nil, c, ldc, accumulate, threads, epi, nil, wholeRows)
 }
 
 // gemmF32From is gemmF32 reading the blocked path's B from packed where
-// it is not nil (b is the operand it was packed from).
-func gemmF32From(m, n, k int, a, b Strided[float32], packed *PackedB, c []float32, ldc int, accumulate bool, threads int, epi Epilogue, wholeRows bool) {
+// it is not nil (b is the operand it was packed from), with ops (nil:
+// none) epi as the direct kernels apply it (TileOps).
+func gemmF32From(m, n, k int, a, b Strided[float32], packed *PackedB, c []float32, ldc int, accumulate bool, threads int, epi Epilogue, ops *TileOps, wholeRows bool) {
 	if m == 1 && n > sgemmNR && b.Row == 1 && (epi == nil || !wholeRows || !GemmWholeRows(n)) {
 		// One row times a B stored transposed (weights kept [n, k], as
 		// ONNX's Gemm with transB and an LSTM's have them): as cᵀ =
@@ -104,10 +112,11 @@ func gemmF32From(m, n, k int, a, b Strided[float32], packed *PackedB, c []float3
 	}
 	if packed != nil {
 		src := bSource[float32]{panel: packed.panel, peek: packed.panel}
-		gemmFrom(m, n, k, a, b, src, c, ldc, accumulate, threads, sgemmMR, sgemmNR, kernelF32, epi, wholeRows)
+		gemmFrom(m, n, k, a, b, src, c, ldc, accumulate, threads, sgemmMR, sgemmNR, kernelF32, epi, ops, wholeRows)
 		return
 	}
-	gemm(m, n, k, a, b, c, ldc, accumulate, threads, sgemmMR, sgemmNR, kernelF32, epi, wholeRows)
+	pb := func(dst []float32, pc, jc, kb, nb, from, to int) { packB(dst, b, pc, jc, kb, nb, sgemmNR, from, to) }
+	gemmFrom(m, n, k, a, b, bSource[float32]{pack: pb}, c, ldc, accumulate, threads, sgemmMR, sgemmNR, kernelF32, epi, ops, wholeRows)
 }
 
 // GemmF64 is GemmF32 for float64 (6×8 micro-kernel).
@@ -122,16 +131,20 @@ type microKernel[T float32 | float64] func(k int, a, b, c []T, ldc int, overwrit
 
 func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue, wholeRows bool) {
 	pb := func(dst []T, pc, jc, kb, nb, from, to int) { packB(dst, b, pc, jc, kb, nb, nr, from, to) }
-	gemmFrom(m, n, k, a, b, bSource[T]{pack: pb}, c, ldc, accumulate, threads, mr, nr, kern, epi, wholeRows)
+	gemmFrom(m, n, k, a, b, bSource[T]{pack: pb}, c, ldc, accumulate, threads, mr, nr, kern, epi, nil, wholeRows)
 }
 
 // gemmFrom is gemm with B taken from src: packed per call from b, or
-// read from panels packed before (b is then only a guide to its layout).
-func gemmFrom[T float32 | float64](m, n, k int, a, b Strided[T], src bSource[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue, wholeRows bool) {
+// read from panels packed before (b is then only a guide to its layout),
+// and ops (nil: none) what epi computes as the direct kernels apply it.
+func gemmFrom[T float32 | float64](m, n, k int, a, b Strided[T], src bSource[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue, ops *TileOps, wholeRows bool) {
 	pa := func(dst []T, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, mr) }
 	blk := packedBlock(pa, mr, nr, kern)
 	if d := directBlock(a, b, mr, nr); d.run != nil {
 		blk = d
+		if cf, ok := any(c).([]float32); ok && epi != nil && !accumulate && ops.fits(cf, ldc, n) {
+			blk.ops = ops
+		}
 	}
 	if src.panel != nil {
 		blk.packsB = false // B is packed already
@@ -156,9 +169,15 @@ func gemmFrom[T float32 | float64](m, n, k int, a, b Strided[T], src bSource[T],
 // packsB, run can also pack B's whole pairs of slivers into bp itself as
 // it first reads them (packB true), and the caller packs only the rest.
 // pf says what of B run's kernels prefetch.
+//
+// With ops (the final K slice of a product whose epilogue TileOps
+// describes; blk.ops is what the drivers pass then), run may finish the
+// block's first rows too, and returns how many it did: only the rest go
+// to the epilogue.
 type aBlock[T float32 | float64] struct {
-	run    func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool, pf bPrefetch[T])
+	run    func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool, pf bPrefetch[T], ops *TileOps) int
 	packsB bool
+	ops    *TileOps
 }
 
 // bPrefetch is what a block's kernels prefetch of B. Where B's panels
@@ -176,10 +195,20 @@ type bPrefetch[T float32 | float64] struct {
 // packedBlock is the aBlock of the BLIS design: pack A's block with pa,
 // then run the micro-kernels over it.
 func packedBlock[T float32 | float64](pa aPacker[T], mr, nr int, kern microKernel[T]) aBlock[T] {
-	return aBlock[T]{run: func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, _ bPrefetch[T]) {
+	return aBlock[T]{run: func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, _ bPrefetch[T], _ *TileOps) int {
 		pa(ap, ic, pc, mb, kb)
 		macroKernel(ap, bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, overwrite)
+		return 0
 	}}
+}
+
+// finalOps is the ops blk's run may finish a block with: blk.ops for the
+// final K slice (fin), none before it.
+func (blk aBlock[T]) finalOps(fin bool) *TileOps {
+	if !fin {
+		return nil
+	}
+	return blk.ops
 }
 
 // bFrom is the first sliver of an nb-wide block that the caller packs
@@ -294,9 +323,10 @@ func gemmCoreFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSource[T
 				mc := balancedBlock(hi-lo, gemmMC, blockRows[T](mr, nr))
 				for ic := lo; ic < hi; ic += mc {
 					mb := min(mc, hi-ic)
-					blk.run(aps[t], bpc, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == lo, pf)
-					if epi != nil && pc+kb == k {
-						epi(ic, jc, mb, nb)
+					fin := epi != nil && pc+kb == k
+					done := blk.run(aps[t], bpc, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == lo, pf, blk.finalOps(fin))
+					if fin && done < mb {
+						epi(ic+done, jc, mb-done, nb)
 					}
 				}
 			})
@@ -361,9 +391,10 @@ func gemmColumnsFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSourc
 					}
 					for ic := 0; ic < m; ic += mc {
 						mb := min(mc, m-ic)
-						blk.run(ap, bpc, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == 0, pf)
-						if epi != nil && pc+kb == k {
-							epi(ic, jc, mb, nb)
+						fin := epi != nil && pc+kb == k
+						done := blk.run(ap, bpc, c, ldc, ic, pc, jc, mb, nb, kb, !accumulate && pc == 0, from > 0 && ic == 0, pf, blk.finalOps(fin))
+						if fin && done < mb {
+							epi(ic+done, jc, mb-done, nb)
 						}
 					}
 				}

@@ -34,9 +34,10 @@ const bf16MR, bf16NR = 6, 16
 // gemmBF16DP is GemmNarrowF32 for two bf16 operands on VDPBF16PS (on
 // the kernels' Go twin where the CPU has no AVX512_BF16).
 func gemmBF16DP(m, n, k int, a, b Narrow, c []float32, ldc int, accumulate bool, threads int) {
-	blk := aBlock[float32]{run: func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, _ bPrefetch[float32]) {
+	blk := aBlock[float32]{run: func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, _ bPrefetch[float32], _ *TileOps) int {
 		packABF16(words(ap), a, k, ic, pc, mb, kb)
 		macroKernelBF16(words(ap), words(bp), c, ldc, ic, jc, mb, nb, kb, overwrite)
+		return 0
 	}}
 	pb := func(dst []float32, pc, jc, kb, nb, from, to int) {
 		packBBF16(words(dst), b, k, pc, jc, kb, nb, from, to)

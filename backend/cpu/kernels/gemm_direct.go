@@ -23,8 +23,8 @@ func directBlock[T float32 | float64](a, b Strided[T], mr, nr int) aBlock[T] {
 		return aBlock[T]{}
 	}
 	blk, _ := any(aBlock[float32]{
-		run: func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool, pf bPrefetch[float32]) {
-			macroKernelDirect(af, bf, ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, overwrite, packB, pf)
+		run: func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool, pf bPrefetch[float32], ops *TileOps) int {
+			return macroKernelDirect(af, bf, ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, overwrite, packB, pf, ops)
 		},
 		packsB: bf.Col == 1 && directPackB,
 	}).(aBlock[T])
@@ -41,7 +41,12 @@ var directPackB = true
 // and columns past the last whole pair of B slivers take the packed path
 // for the whole block. With packB, bp's whole sliver pairs are still to
 // be packed from b (row-major): the first tile of each pair packs it.
-func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool, pf bPrefetch[float32]) {
+// With ops, where the block's columns are whole pairs of slivers, the
+// direct kernels finish their tiles with ops, and it returns the rows
+// they took (all but the last one to three, which the scratch tile
+// computes and the epilogue finishes): ResNet's pointwise convolutions
+// of 49 pixels leave one.
+func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool, pf bPrefetch[float32], ops *TileOps) int {
 	defer flushEnd(flushStart()) // flushing subnormals (denormals.go)
 	const mr, nr = sgemmMR, sgemmNR
 	full := 0 // rows the direct kernels take
@@ -54,6 +59,9 @@ func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, 
 	// more than the product of its tile where C's columns come in chunks
 	// (once a chunk).
 	r, overlap := mb-full, ic+mb >= mr
+	if ops != nil && nb%(2*nr) != 0 {
+		ops = nil
+	}
 	if r > 0 && !overlap {
 		packA(ap, a, ic+full, pc, r, kb, mr)
 	}
@@ -86,9 +94,14 @@ func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, 
 		for i := 0; i < full; {
 			h := directHeight(mb - i)
 			as, cs := a.Data[(ic+i)*a.Row+pc:], c[(ic+i)*ldc+jc+j:]
-			if packB && i == 0 {
+			switch {
+			case packB && i == 0 && ops != nil:
+				directRowsPackOpsF32(h, kb, as, a.Row, b.Data[pc*b.Row+jc+j:], b.Row, bs, cs, ldc, overwrite, ops, ic+i, jc+j)
+			case packB && i == 0:
 				directRowsPackF32(h, kb, as, a.Row, b.Data[pc*b.Row+jc+j:], b.Row, bs, cs, ldc, overwrite)
-			} else {
+			case ops != nil:
+				directRowsOpsF32(h, kb, as, a.Row, bs, cs, ldc, overwrite, share(), ops, ic+i, jc+j)
+			default:
 				directRowsF32(h, kb, as, a.Row, bs, cs, ldc, overwrite, share())
 			}
 			i += h
@@ -113,6 +126,10 @@ func macroKernelDirect(a, b Strided[float32], ap, bp, c []float32, ldc, ic, pc, 
 			}
 		}
 	}
+	if ops == nil {
+		return 0
+	}
+	return full
 }
 
 // directHeight is the height of the direct kernel that takes the next of

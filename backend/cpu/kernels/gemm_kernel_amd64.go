@@ -91,6 +91,60 @@ func directRowsPackF32(rows, k int, a []float32, lda int, src []float32, ldb int
 	}
 }
 
+// directRowsOpsF32 is directRowsF32 finishing the tile with ops as it
+// stores it: the tile is rows [row, row+rows), columns [col, col+32) of
+// the matrix ops' operands describe.
+func directRowsOpsF32(rows, k int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, pf prefetchRange, ops *TileOps, row, col int) {
+	_ = c[(rows-1)*ldc+31]
+	_ = a[(rows-1)*lda+k-1]
+	_ = b[32*k-1]
+	bias, res := ops.operands(rows, row, col)
+	plain, stream := directOpsKernelsOf(rows)
+	if pf == (prefetchRange{}) {
+		plain(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, ops.Flags, ops.Floor)
+		return
+	}
+	stream(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, ops.Flags, ops.Floor)
+}
+
+// directOpsKernelsOf is directKernelsOf for the kernels with ops.
+func directOpsKernelsOf(rows int) (func(k int, a *float32, lda int, b, c *float32, ldc int, overwrite bool, bias, res *float32, ldr, flags int, floor float32),
+	func(k int, a *float32, lda int, b, c *float32, ldc int, overwrite bool, pfOff, pfStep int, bias, res *float32, ldr, flags int, floor float32)) {
+	switch rows {
+	case 12:
+		return sgemm12x32zdo, sgemm12x32zdfo
+	case 8:
+		return sgemm8x32zdo, sgemm8x32zdfo
+	case 6:
+		return sgemm6x32zdo, sgemm6x32zdfo
+	case 4:
+		return sgemm4x32zdo, sgemm4x32zdfo
+	}
+	panic("kernels: no direct kernel of that height")
+}
+
+// directRowsPackOpsF32 is directRowsPackF32 finishing the tile with ops
+// (directRowsOpsF32).
+func directRowsPackOpsF32(rows, k int, a []float32, lda int, src []float32, ldb int, b, c []float32, ldc int, overwrite bool, ops *TileOps, row, col int) {
+	_ = c[(rows-1)*ldc+31]
+	_ = a[(rows-1)*lda+k-1]
+	_ = src[(k-1)*ldb+31]
+	_ = b[32*k-1]
+	bias, res := ops.operands(rows, row, col)
+	switch rows {
+	case 12:
+		sgemm12x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, ops.Flags, ops.Floor)
+	case 8:
+		sgemm8x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, ops.Flags, ops.Floor)
+	case 6:
+		sgemm6x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, ops.Flags, ops.Floor)
+	case 4:
+		sgemm4x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, ops.Flags, ops.Floor)
+	default:
+		panic("kernels: no direct kernel of that height")
+	}
+}
+
 // skinnyTileF32 computes the first cols columns of a 12×16 tile of C
 // from twelve rows of A, lda apart, over all k steps of the packed
 // 16-column B sliver b (sgemm12x16zs).

@@ -20,6 +20,14 @@ func directRowsF32(rows, k int, a []float32, lda int, b, c []float32, ldc int, o
 	panic("kernels: no AVX-512 kernel")
 }
 
+func directRowsOpsF32(rows, k int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, pf prefetchRange, ops *TileOps, row, col int) {
+	panic("kernels: no AVX-512 kernel")
+}
+
+func directRowsPackOpsF32(rows, k int, a []float32, lda int, src []float32, ldb int, b, c []float32, ldc int, overwrite bool, ops *TileOps, row, col int) {
+	panic("kernels: no AVX-512 kernel")
+}
+
 func directRowsPackF32(rows, k int, a []float32, lda int, src []float32, ldb int, b, c []float32, ldc int, overwrite bool) {
 	panic("kernels: no AVX-512 kernel")
 }

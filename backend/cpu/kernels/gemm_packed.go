@@ -50,6 +50,17 @@ func GemmPackedEpilogueF32(m, n, k int, a, b Strided[float32], packed *PackedB, 
 	if packed == nil || packed.k != k || packed.n != n {
 		return fmt.Errorf("kernels: GemmPackedEpilogueF32: a %d×%d product given a packed B of another shape", k, n)
 	}
-	gemmF32From(m, n, k, a, b, packed, c, ldc, false, threads, epi, wholeRows)
+	gemmF32From(m, n, k, a, b, packed, c, ldc, false, threads, epi, nil, wholeRows)
+	return nil
+}
+
+// GemmPackedFinishedF32 is GemmPackedEpilogueF32 with ops (nil: none),
+// what epi computes in the form the direct kernels apply as they store a
+// tile (TileOps): blocks they finish so never reach epi.
+func GemmPackedFinishedF32(m, n, k int, a, b Strided[float32], packed *PackedB, c []float32, ldc int, threads int, epi Epilogue, ops *TileOps, wholeRows bool) error {
+	if packed == nil || packed.k != k || packed.n != n {
+		return fmt.Errorf("kernels: GemmPackedFinishedF32: a %d×%d product given a packed B of another shape", k, n)
+	}
+	gemmF32From(m, n, k, a, b, packed, c, ldc, false, threads, epi, ops, wholeRows)
 	return nil
 }

@@ -78,8 +78,9 @@ func (ops *TileOps) operands(rows, row, col int) (bias, res *float32) {
 	return bias, res
 }
 
-// fromRow is ops for C's rows from r0 on (nil: none).
-func (ops *TileOps) fromRow(r0 int) *TileOps {
+// FromRow is ops for C's rows from r0 on (nil: none): a product's
+// whose C starts at row r0 of ops' matrix.
+func (ops *TileOps) FromRow(r0 int) *TileOps {
 	if ops == nil {
 		return nil
 	}

@@ -30,6 +30,9 @@ func main() {
 		directKernel(fmt.Sprintf("sgemm%dx32zd", rows), rows, false)
 		directKernel(fmt.Sprintf("sgemm%dx32zdp", rows), rows, true)
 		directKernelPF(fmt.Sprintf("sgemm%dx32zdf", rows), rows)
+		directKernelOps(fmt.Sprintf("sgemm%dx32zdo", rows), rows, false, false)
+		directKernelOps(fmt.Sprintf("sgemm%dx32zdpo", rows), rows, true, false)
+		directKernelOps(fmt.Sprintf("sgemm%dx32zdfo", rows), rows, false, true)
 	}
 	directTapsKernel("sgemm12x32tapsz")
 	directTapsKernelOps("sgemm12x32tapszo")
@@ -939,7 +942,14 @@ const packBAheadLog = 4
 // half as many rows again (one thread, ×512×784: 8 rows 67 → 91 GFLOP/s,
 // 16 rows 120 → 134, 32 rows 136 → 154).
 func directKernel(name string, rows int, packB bool) {
-	pairKernelBody(name, 0, rows, 4, "", true, packB, false)
+	pairKernelBody(name, 0, rows, 4, "", true, packB, false, false)
+}
+
+// directKernelOps is directKernel (with packB, or directKernelPF's
+// stream with pf) finishing its tile as it stores it
+// (storeOpsAndReturn): a product's bias, residual and ReLU.
+func directKernelOps(name string, rows int, packB, pf bool) {
+	pairKernelBody(name, 0, rows, 4, "", true, packB, pf, true)
 }
 
 // directKernelPF is directKernel with tapsKernelPF's prefetch stream,
@@ -948,20 +958,21 @@ func directKernel(name string, rows int, packB bool) {
 // is in cache already, and the plain kernel saves the stream's
 // instructions (1024³ on two threads, 1%).
 func directKernelPF(name string, rows int) {
-	pairKernelBody(name, 0, rows, 4, "", true, false, true)
+	pairKernelBody(name, 0, rows, 4, "", true, false, true, false)
 }
 
 // pairKernelOf is pairKernel for element type typ ("": float32 or
 // float64 by size; "int16": the s8 kernel's s16 pairs, one 4-byte pair
 // per A value and 16 per B step, into int32 C).
 func pairKernelOf(name string, ablocks, size int, typ string) {
-	pairKernelBody(name, ablocks, 6*ablocks, size, typ, false, false, false)
+	pairKernelBody(name, ablocks, 6*ablocks, size, typ, false, false, false, false)
 }
 
 // pairKernelBody emits pairKernelOf's kernel (ablocks 6-row slivers,
 // rows = 6·ablocks), or directKernel's of rows rows when direct (packB:
-// directKernel's packB; pf: directKernelPF's prefetch stream).
-func pairKernelBody(name string, ablocks, rows, size int, typ string, direct, packB, pf bool) {
+// directKernel's packB; pf: directKernelPF's prefetch stream; ops:
+// directKernelOps' finish).
+func pairKernelBody(name string, ablocks, rows, size int, typ string, direct, packB, pf, ops bool) {
 	sig := fmt.Sprintf("func(k int, a, b, c *%s, ldc int, overwrite bool)", map[int]string{4: "float32", 8: "float64"}[size])
 	if typ == "int16" {
 		sig = "func(k int, a, b *int16, c *int32, ldc int, overwrite bool)"
@@ -978,17 +989,27 @@ func pairKernelBody(name string, ablocks, rows, size int, typ string, direct, pa
 	if pf {
 		sig = sig[:len(sig)-1] + ", pfOff, pfStep int)"
 	}
+	if ops {
+		sig = sig[:len(sig)-1] + opsParams
+	}
 	lanes := 64 / size
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
 	if packB {
-		Doc(fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps from %d rows of A, lda apart, and 32 columns of B's rows at src, ldb apart, storing them into two packed %d-column B slivers at b, k apart (AVX-512).",
-			name, rows, 2*lanes, rows, lanes))
+		doc := []string{fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps from %d rows of A, lda apart, and 32 columns of B's rows at src, ldb apart, storing them into two packed %d-column B slivers at b, k apart (AVX-512).",
+			name, rows, 2*lanes, rows, lanes)}
+		if ops {
+			doc = append(doc, opsDoc)
+		}
+		Doc(doc...)
 	} else if direct {
 		doc := []string{fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps from %d rows of A, lda apart, and two packed %d-column B slivers, k apart (AVX-512).",
 			name, rows, 2*lanes, rows, lanes)}
 		if pf {
 			doc = append(doc, "Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.")
+		}
+		if ops {
+			doc = append(doc, opsDoc)
 		}
 		Doc(doc...)
 	} else if typ == "quad" {
@@ -1029,6 +1050,9 @@ func pairKernelBody(name string, ablocks, rows, size int, typ string, direct, pa
 		rowBases(as, ld)
 	}
 	spread := spreadPrefetchC(name, rows, size, k)
+	if ops {
+		prefetchResidual(name, rows)
+	}
 	var acc []reg.VecVirtual
 	if typ == "quad" {
 		acc = biasZMM(rows)
@@ -1119,6 +1143,10 @@ func pairKernelBody(name string, ablocks, rows, size int, typ string, direct, pa
 	}
 	kLoop4(name, k, withSpread(step, spread), advance, name+"_store")
 	Label(name + "_store")
+	if ops {
+		storeOpsAndReturn(name, rows, acc)
+		return
+	}
 	storeAndReturn512(name, rows, size, acc, add)
 }
 
