@@ -387,6 +387,8 @@ ENTRY e {
   k = f32[%[4]s,32,64] parameter(1)
   b = f32[64] parameter(2)
   q = f32[2,14,15,64] parameter(3)
+  e = f32[64] parameter(4)
+  eb = f32[2,14,15,64] broadcast(e), dimensions={3}
   r = f32[2,14,15,64] %[5]s(q)
   c = f32[2,14,15,64] convolution(x, k), window={size=%[1]s %[3]s}, dim_labels=b01f_01io->b01f
   bb = f32[2,14,15,64] broadcast(b), dimensions={3}
@@ -397,13 +399,16 @@ ENTRY e {
 }`
 
 // The bias, residual and ReLU after a pointwise and a 3×3 convolution,
-// each add's operands in either order, finished in the kernels: the bits
-// of the unfused module's, and the evaluator's results.
+// each add's operands in either order, the residual with a bias of its
+// own, finished in the kernels: the bits of the unfused module's, and
+// the evaluator's results.
 func TestEpilogueConvResidual(t *testing.T) {
 	for _, conv := range [][3]string{{"1x1", "", "1,1"}, {"3x3", "pad=1_1x1_1", "3,3"}} {
 		for _, adds := range []string{
 			"  s = f32[2,14,15,64] add(c, bb)\n  t = f32[2,14,15,64] add(s, r)",
 			"  s = f32[2,14,15,64] add(bb, c)\n  t = f32[2,14,15,64] add(r, s)",
+			// A stage's first block: the residual with a bias of its own.
+			"  s = f32[2,14,15,64] add(c, bb)\n  u = f32[2,14,15,64] add(r, eb)\n  t = f32[2,14,15,64] add(u, s)",
 		} {
 			for _, r := range []string{"copy", "negate"} {
 				text := fmt.Sprintf(convResidual, conv[0], adds, conv[1], conv[2], r)

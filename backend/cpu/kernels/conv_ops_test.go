@@ -16,7 +16,11 @@ func opsRef(ops *TileOps, x float32, i, j int) float32 {
 		x += ops.Bias[j]
 	}
 	if ops.Flags&OpsRes != 0 {
-		x += ops.Res[i*ops.LdRes+j]
+		r := ops.Res[i*ops.LdRes+j]
+		if ops.Flags&OpsResBias != 0 {
+			r += ops.ResBias[j]
+		}
+		x += r
 	}
 	if ops.Flags&OpsFloor != 0 && !(x != x) && x <= ops.Floor {
 		// maximum(x, floor) with an equal x kept: -0 stays -0 at a
@@ -60,14 +64,16 @@ func TestConvTileOps(t *testing.T) {
 		m := p.Batch * p.OutSpatial[0] * p.OutSpatial[1]
 		n := p.OutChannels
 		ld := n + 3 // the residual's rows need not be C's
-		bias, res := randSlice[float32](n, rng), randSlice[float32](m*ld, rng)
+		bias, res, resBias := randSlice[float32](n, rng), randSlice[float32](m*ld, rng), randSlice[float32](n, rng)
 		bias[5] = float32(math.NaN())
 		res[7*ld+9] = float32(math.Float32frombits(0x7fa00001)) // a signalling NaN, quieted by the add
-		for flags := 1; flags < 32; flags++ {
-			if flags&OpsBiasFirst != 0 && flags&OpsBias == 0 || flags&OpsResFirst != 0 && flags&OpsRes == 0 {
+		resBias[2] = float32(math.Inf(-1))
+		for flags := 1; flags < 128; flags++ {
+			if flags&OpsBiasFirst != 0 && flags&OpsBias == 0 || flags&OpsResFirst != 0 && flags&OpsRes == 0 ||
+				flags&OpsResBias != 0 && flags&OpsRes == 0 || flags&OpsResBiasFirst != 0 && flags&OpsResBias == 0 {
 				continue
 			}
-			ops := &TileOps{Bias: bias, Res: res, LdRes: ld, Floor: 0.25, Flags: flags}
+			ops := &TileOps{Bias: bias, Res: res, LdRes: ld, ResBias: resBias, Floor: 0.25, Flags: flags}
 			if flags&3 == 1 {
 				ops.Floor = 0
 			}
@@ -126,8 +132,9 @@ func TestGemmTileOps(t *testing.T) {
 		}
 		bias, res := randSlice[float32](c.n, rng), randSlice[float32](c.m*c.n, rng)
 		bias[3] = float32(math.NaN())
-		for _, flags := range []int{OpsBias | OpsBiasFirst | OpsFloor, OpsBias | OpsRes | OpsFloor, OpsRes | OpsResFirst} {
-			ops := &TileOps{Bias: bias, Res: res, LdRes: c.n, Flags: flags}
+		for _, flags := range []int{OpsBias | OpsBiasFirst | OpsFloor, OpsBias | OpsRes | OpsFloor, OpsRes | OpsResFirst,
+			OpsBias | OpsRes | OpsResBias | OpsResBiasFirst | OpsResFirst | OpsFloor} {
+			ops := &TileOps{Bias: bias, Res: res, LdRes: c.n, ResBias: bias, Flags: flags}
 			for threads := 1; threads <= 2; threads++ {
 				for _, pre := range []bool{false, true} {
 					want, got := make([]float32, c.m*c.n), make([]float32, c.m*c.n)

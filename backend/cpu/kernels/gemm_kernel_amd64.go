@@ -98,18 +98,18 @@ func directRowsOpsF32(rows, k int, a []float32, lda int, b, c []float32, ldc int
 	_ = c[(rows-1)*ldc+31]
 	_ = a[(rows-1)*lda+k-1]
 	_ = b[32*k-1]
-	bias, res := ops.operands(rows, row, col)
+	bias, res, resBias := ops.operands(rows, row, col)
 	plain, stream := directOpsKernelsOf(rows)
 	if pf == (prefetchRange{}) {
-		plain(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, ops.Flags, ops.Floor)
+		plain(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
 		return
 	}
-	stream(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, ops.Flags, ops.Floor)
+	stream(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
 }
 
 // directOpsKernelsOf is directKernelsOf for the kernels with ops.
-func directOpsKernelsOf(rows int) (func(k int, a *float32, lda int, b, c *float32, ldc int, overwrite bool, bias, res *float32, ldr, flags int, floor float32),
-	func(k int, a *float32, lda int, b, c *float32, ldc int, overwrite bool, pfOff, pfStep int, bias, res *float32, ldr, flags int, floor float32)) {
+func directOpsKernelsOf(rows int) (func(k int, a *float32, lda int, b, c *float32, ldc int, overwrite bool, bias, res *float32, ldr int, resBias *float32, flags int, floor float32),
+	func(k int, a *float32, lda int, b, c *float32, ldc int, overwrite bool, pfOff, pfStep int, bias, res *float32, ldr int, resBias *float32, flags int, floor float32)) {
 	switch rows {
 	case 12:
 		return sgemm12x32zdo, sgemm12x32zdfo
@@ -130,16 +130,16 @@ func directRowsPackOpsF32(rows, k int, a []float32, lda int, src []float32, ldb 
 	_ = a[(rows-1)*lda+k-1]
 	_ = src[(k-1)*ldb+31]
 	_ = b[32*k-1]
-	bias, res := ops.operands(rows, row, col)
+	bias, res, resBias := ops.operands(rows, row, col)
 	switch rows {
 	case 12:
-		sgemm12x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, ops.Flags, ops.Floor)
+		sgemm12x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
 	case 8:
-		sgemm8x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, ops.Flags, ops.Floor)
+		sgemm8x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
 	case 6:
-		sgemm6x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, ops.Flags, ops.Floor)
+		sgemm6x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
 	case 4:
-		sgemm4x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, ops.Flags, ops.Floor)
+		sgemm4x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
 	default:
 		panic("kernels: no direct kernel of that height")
 	}
@@ -185,8 +185,8 @@ func directTapsPairOpsF32(runs []int, a []float32, lda int, b, c []float32, ldc 
 	_ = c[11*ldc+31]
 	_ = b[32*kb-1]
 	_ = a[11*lda+directRunsEnd(runs, kb)-1]
-	bias, res := ops.operands(12, row, col)
-	sgemm12x32tapszo(&runs[0], len(runs)/2, &a[0], lda, &b[0], &c[0], ldc, overwrite, kb, bias, res, ops.LdRes, ops.Flags, ops.Floor)
+	bias, res, resBias := ops.operands(12, row, col)
+	sgemm12x32tapszo(&runs[0], len(runs)/2, &a[0], lda, &b[0], &c[0], ldc, overwrite, kb, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
 }
 
 // directRunsEnd checks a direct tile's (offset, k) runs against its K
@@ -245,7 +245,7 @@ func kernelTapsPairF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite boo
 func kernelTapsPairOpsF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite bool, pf prefetchRange, ops *TileOps, row, col int) {
 	_ = c[5*ldc+31]
 	_ = b[2*kb*sgemmNR-1]
-	bias, res := ops.operands(sgemmMR, row, col)
+	bias, res, resBias := ops.operands(sgemmMR, row, col)
 	var rp *int
 	if len(runs) > 0 {
 		last := runs[len(runs)-1]
@@ -254,7 +254,7 @@ func kernelTapsPairOpsF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite 
 		}
 		rp = &runs[0].k
 	}
-	sgemm6x32tapszo(rp, len(runs), &b[0], &c[0], ldc, overwrite, kb, pf.off, pf.step, bias, res, ops.LdRes, ops.Flags, ops.Floor)
+	sgemm6x32tapszo(rp, len(runs), &b[0], &c[0], ldc, overwrite, kb, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
 }
 
 // packRows16F32 packs k rows of 16 float32, ldb apart, into dst,

@@ -9,20 +9,25 @@ import "unsafe"
 // matrix, in this order, each op only where Flags has it:
 //
 //	x = x + Bias[j]                (OpsBias; Bias[j] + x with OpsBiasFirst)
-//	x = x + Res[i*LdRes + j]       (OpsRes; Res[...] + x with OpsResFirst)
+//	r = Res[i*LdRes + j]           (OpsRes)
+//	r = r + ResBias[j]             (OpsResBias; ResBias[j] + r with OpsResBiasFirst)
+//	x = x + r                      (OpsRes; r + x with OpsResFirst)
 //	x = maximum(x, Floor)          (OpsFloor; Floor not NaN)
 //
 // The operands keep the epilogue's order, so its NaN payloads too, and
 // the ops are the generated epilogue's own instructions: the bits are the
 // same as the pass it replaces. The epilogue of the ResNet block's last
 // pointwise convolution (56², 32 → 128 channels) was a third of the
-// fusion, reading C back from L2 and the residual beside it.
+// fusion, reading C back from L2 and the residual beside it. (A residual
+// with a bias of its own is a stage's first block: its downsampling
+// convolution's fusion adds the bias of the block's last convolution.)
 type TileOps struct {
-	Bias  []float32
-	Res   []float32
-	LdRes int
-	Floor float32
-	Flags int
+	Bias    []float32
+	Res     []float32
+	LdRes   int
+	ResBias []float32
+	Floor   float32
+	Flags   int
 }
 
 // The ops of TileOps.Flags (the kernels' flags parameter).
@@ -32,6 +37,8 @@ const (
 	OpsRes
 	OpsResFirst
 	OpsFloor
+	OpsResBias
+	OpsResBiasFirst
 )
 
 // fits reports whether ops can finish the whole of out, C's rows of ldc
@@ -42,7 +49,7 @@ func (ops *TileOps) fits(out []float32, ldc, n int) bool {
 	switch {
 	case ops == nil || ops.Flags == 0 || len(out) == 0 || n > ldc:
 		return false
-	case ops.Flags&OpsBias != 0 && len(ops.Bias) < n:
+	case ops.Flags&OpsBias != 0 && len(ops.Bias) < n, ops.Flags&OpsResBias != 0 && len(ops.ResBias) < n:
 		return false
 	case ops.Flags&OpsRes == 0:
 		return true
@@ -63,10 +70,10 @@ func overlaps(a, b []float32) bool {
 	return a0 < b0+uintptr(len(b))*4 && b0 < a0+uintptr(len(a))*4
 }
 
-// operands returns the bias and residual pointers of the tile of rows
-// rows and 32 columns at row, col of C (nil where ops has none), checking
-// that the tile lies inside them.
-func (ops *TileOps) operands(rows, row, col int) (bias, res *float32) {
+// operands returns the bias, residual and residual bias pointers of the
+// tile of rows rows and 32 columns at row, col of C (nil where ops has
+// none), checking that the tile lies inside them.
+func (ops *TileOps) operands(rows, row, col int) (bias, res, resBias *float32) {
 	if ops.Flags&OpsBias != 0 {
 		_ = ops.Bias[col+2*sgemmNR-1]
 		bias = &ops.Bias[col]
@@ -75,7 +82,11 @@ func (ops *TileOps) operands(rows, row, col int) (bias, res *float32) {
 		_ = ops.Res[(row+rows-1)*ops.LdRes+col+2*sgemmNR-1]
 		res = &ops.Res[row*ops.LdRes+col]
 	}
-	return bias, res
+	if ops.Flags&OpsResBias != 0 {
+		_ = ops.ResBias[col+2*sgemmNR-1]
+		resBias = &ops.ResBias[col]
+	}
+	return bias, res, resBias
 }
 
 // FromRow is ops for C's rows from r0 on (nil: none): a product's

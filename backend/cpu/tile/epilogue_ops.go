@@ -8,8 +8,9 @@ import (
 // Epilogues the kernels apply themselves: an epilogue that is, from the
 // product C outward, an add of a bias along C's rows (a vector over the
 // last dimension), an add of a residual read at the output's own
-// positions, and a maximum with a constant (ReLU), any of them left out
-// but in that order, is what kernels.TileOps describes. The direct
+// positions (or of the residual plus a bias of its own), and a maximum
+// with a constant (ReLU), any of them left out but in that order, is
+// what kernels.TileOps describes. The direct
 // convolution's kernels then finish each tile as they store it, the same
 // ops in the same order on the same operands, instead of the epilogue's
 // pass over every block.
@@ -17,15 +18,15 @@ import (
 // opsForm is an epilogue's kernels.TileOps with operands still to bind:
 // the fusion operands of the bias and the residual (-1: none).
 type opsForm struct {
-	flags         int
-	floor         float32
-	bias, residue int
+	flags                  int
+	floor                  float32
+	bias, residue, resBias int
 }
 
 // matchOps returns ec's opsForm, or nil where ec is not of that form.
 // cParam is C's parameter and shape the output's.
 func matchOps(ec *hlo.Computation, cParam int, shape hlo.Shape) *opsForm {
-	f := &opsForm{bias: -1, residue: -1}
+	f := &opsForm{bias: -1, residue: -1, resBias: -1}
 	x := ec.Root
 	if x.Shape.DType != hlo.F32 || shape.Rank() < 1 {
 		return nil
@@ -40,12 +41,12 @@ func matchOps(ec *hlo.Computation, cParam int, shape hlo.Shape) *opsForm {
 	}
 	if x.Opcode == hlo.OpAdd {
 		for side, o := range x.Operands {
-			if p := wholeParam(o, shape); p >= 0 && p != cParam {
+			if f.residual(o, cParam, shape) {
 				f.flags |= kernels.OpsRes
 				if side == 0 {
 					f.flags |= kernels.OpsResFirst
 				}
-				f.residue, x = p, x.Operands[1-side]
+				x = x.Operands[1-side]
 				break
 			}
 		}
@@ -66,6 +67,31 @@ func matchOps(ec *hlo.Computation, cParam int, shape hlo.Shape) *opsForm {
 		return nil
 	}
 	return f
+}
+
+// residual reports whether x is a residual f can take, a parameter of the
+// output's shape other than C or its sum with a bias along the rows,
+// and sets f's residual operands if so.
+func (f *opsForm) residual(x *hlo.Instruction, cParam int, shape hlo.Shape) bool {
+	if p := wholeParam(x, shape); p >= 0 && p != cParam {
+		f.residue = p
+		return true
+	}
+	if x.Opcode != hlo.OpAdd {
+		return false
+	}
+	for side, o := range x.Operands {
+		p, b := wholeParam(o, shape), rowBias(x.Operands[1-side], shape)
+		if p >= 0 && p != cParam && b >= 0 {
+			f.residue, f.resBias = p, b
+			f.flags |= kernels.OpsResBias
+			if side == 1 {
+				f.flags |= kernels.OpsResBiasFirst
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // scalarConstant is the value of x where x is an f32 constant scalar or
@@ -133,6 +159,16 @@ func (e *Epilogue) BindOps(args []*hlo.Literal, c []float32, ldc int) *kernels.T
 			return nil
 		}
 		ops.Res = r
+	}
+	if f.resBias >= 0 {
+		if f.resBias >= len(args) {
+			return nil
+		}
+		b, _ := args[f.resBias].Data().([]float32)
+		if len(b) != ldc {
+			return nil
+		}
+		ops.ResBias = b
 	}
 	return ops
 }

@@ -10,9 +10,9 @@ import (
 )
 
 // opsFusion is a kOutput fusion of a dot (x·w, 6×8 by 8×16) and the
-// epilogue body %[1]s, which reads the product d, a bias b[16], a
-// residual r[6,16] and a vector v[6] and defines ROOT; %[2]s is extra
-// fusion operands' text, none by default.
+// epilogue body %[1]s, which reads the product d, biases b[16] and c[16],
+// a residual r[6,16] and a vector v[6] and defines ROOT; %[2]s is the
+// constant z's value.
 const opsFusion = `HloModule ops
 fused {
   x = f32[6,8] parameter(0)
@@ -20,8 +20,10 @@ fused {
   b = f32[16] parameter(2)
   r = f32[6,16] parameter(3)
   v = f32[6] parameter(4)
+  c = f32[16] parameter(5)
   d = f32[6,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   bb = f32[6,16] broadcast(b), dimensions={1}
+  cb = f32[6,16] broadcast(c), dimensions={1}
   vb = f32[6,16] broadcast(v), dimensions={0}
   z = f32[] constant(%[2]s)
   zb = f32[6,16] broadcast(z), dimensions={}
@@ -33,7 +35,8 @@ ENTRY e {
   b = f32[16] parameter(2)
   r = f32[6,16] parameter(3)
   v = f32[6] parameter(4)
-  ROOT f = f32[6,16] fusion(x, w, b, r, v), kind=kOutput, calls=fused
+  c = f32[16] parameter(5)
+  ROOT f = f32[6,16] fusion(x, w, b, r, v, c), kind=kOutput, calls=fused
 }`
 
 // TestEpilogueOps checks which epilogues are kernels.TileOps and with
@@ -46,6 +49,8 @@ func TestEpilogueOps(t *testing.T) {
 		bias, biasFirst = kernels.OpsBias, kernels.OpsBias | kernels.OpsBiasFirst
 		res, resFirst   = kernels.OpsRes, kernels.OpsRes | kernels.OpsResFirst
 		floor           = kernels.OpsFloor
+		resBias         = kernels.OpsResBias
+		resBiasFirst    = kernels.OpsResBias | kernels.OpsResBiasFirst
 	)
 	for _, c := range []struct {
 		body, floor string
@@ -58,6 +63,9 @@ func TestEpilogueOps(t *testing.T) {
 		{"  s = f32[6,16] add(bb, d)\n  t = f32[6,16] add(s, r)\n  ROOT o = f32[6,16] maximum(t, zb)", "0", biasFirst | res | floor},
 		{"  s = f32[6,16] add(d, bb)\n  t = f32[6,16] add(r, s)\n  ROOT o = f32[6,16] maximum(t, zb)", "-1.5", bias | resFirst | floor},
 		{"  s = f32[6,16] add(d, bb)\n  ROOT o = f32[6,16] maximum(s, zb)", "0", bias | floor},
+		// A stage's first block: the residual with a bias of its own.
+		{"  s = f32[6,16] add(d, bb)\n  q = f32[6,16] add(r, cb)\n  t = f32[6,16] add(q, s)\n  ROOT o = f32[6,16] maximum(t, zb)", "0", bias | resFirst | resBias | floor},
+		{"  q = f32[6,16] add(cb, r)\n  ROOT o = f32[6,16] add(d, q)", "0", res | resBiasFirst},
 		// Not of the form.
 		{"  s = f32[6,16] add(d, r)\n  ROOT o = f32[6,16] add(s, bb)", "0", 0},       // residual before bias
 		{"  ROOT o = f32[6,16] add(d, vb)", "0", 0},                                  // a bias along the columns
@@ -65,13 +73,15 @@ func TestEpilogueOps(t *testing.T) {
 		{"  ROOT o = f32[6,16] maximum(zb, d)", "0", 0},                              // the constant first
 		{"  s = f32[6,16] add(d, bb)\n  ROOT o = f32[6,16] multiply(s, zb)", "0", 0}, // another op
 		{"  s = f32[6,16] maximum(d, zb)\n  ROOT o = f32[6,16] add(s, bb)", "0", 0},  // the floor first
+		{"  q = f32[6,16] add(r, vb)\n  ROOT o = f32[6,16] add(d, q)", "0", 0},       // a residual's bias along the columns
+		{"  q = f32[6,16] add(r, r)\n  ROOT o = f32[6,16] add(d, q)", "0", 0},        // a residual's other sum
 	} {
 		m, err := hlotext.Parse(fmt.Sprintf(opsFusion, c.body, c.floor), hlotext.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		e := epilogueOf(t, m.Entry.Root)
-		args := make([]*hlo.Literal, 5)
+		args := make([]*hlo.Literal, 6)
 		for i, p := range m.Entry.Root.Operands {
 			args[i] = hlo.NewLiteral(p.Shape)
 		}
@@ -89,6 +99,7 @@ func TestEpilogueOps(t *testing.T) {
 		}
 		if c.flags&bias != 0 && &ops.Bias[0] != &args[2].Data().([]float32)[0] ||
 			c.flags&res != 0 && (&ops.Res[0] != &args[3].Data().([]float32)[0] || ops.LdRes != 16) ||
+			c.flags&resBias != 0 && &ops.ResBias[0] != &args[5].Data().([]float32)[0] ||
 			c.flags&floor != 0 && fmt.Sprint(ops.Floor) != c.floor {
 			t.Errorf("%q: TileOps %+v: not the fusion's operands", c.body, ops)
 		}

@@ -1514,8 +1514,8 @@ func mxcsr() {
 // opsParams are the parameters of a kernel that finishes its tile as it
 // stores it (storeOpsAndReturn), opsDoc what its doc says of them.
 const (
-	opsParams = ", bias, res *float32, ldr, flags int, floor float32)"
-	opsDoc    = "Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept)."
+	opsParams = ", bias, res *float32, ldr int, resBias *float32, flags int, floor float32)"
+	opsDoc    = "Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept)."
 )
 
 // storeOpsAndReturn adds rows×2 ZMM accumulators acc into C unless
@@ -1559,13 +1559,16 @@ func storeOpsAndReturn(name string, rows int, acc []reg.VecVirtual) {
 	for i, x := range acc {
 		VADDPS(x, []reg.VecVirtual{t0, t1}[i%2], x) // bias + x
 	}
-	// Residual: a tile of C's shape, rows ldr floats apart.
+	// Residual: a tile of C's shape, rows ldr floats apart, with its own
+	// bias where flags has 32.
 	Label(name + "_res")
 	TESTQ(U32(4), flags)
 	JZ(LabelRef(name + "_floor"))
 	res := Load(Param("res"), GP64())
 	ldr := Load(Param("ldr"), GP64())
 	SHLQ(Imm(2), ldr)
+	TESTQ(U32(32), flags)
+	JNZ(LabelRef(name + "_resbias"))
 	TESTQ(U32(8), flags)
 	JNZ(LabelRef(name + "_resfirst"))
 	for i := range rows {
@@ -1582,6 +1585,8 @@ func storeOpsAndReturn(name string, rows int, acc []reg.VecVirtual) {
 		VADDPS(acc[2*i+1], t1, acc[2*i+1])
 		ADDQ(ldr, res)
 	}
+	JMP(LabelRef(name + "_floor"))
+	residualWithBias(name, rows, acc, flags, res, ldr, t0, t1)
 	// Floor: MAXPS with the floor first returns x where x is NaN or
 	// equal to it, as the generated epilogue's maximum(x, constant).
 	Label(name + "_floor")
@@ -1619,4 +1624,59 @@ func prefetchResidual(name string, rows int) {
 		}
 	}
 	Label(name + "_nores")
+}
+
+// residualWithBias emits storeOpsAndReturn's residual with its own bias
+// (flags 32): each row of the residual tile loaded into t0, t1, its bias
+// added in the order flags 64 says, then added to the row in the order
+// flags 8 says: four variants, one chosen per tile. It ends at the
+// floor.
+func residualWithBias(name string, rows int, acc []reg.VecVirtual, flags, res, ldr reg.Register, t0, t1 reg.VecVirtual) {
+	Label(name + "_resbias")
+	rb := Load(Param("resBias"), GP64())
+	b0, b1 := ZMM(), ZMM()
+	VMOVUPS(Mem{Base: rb}, b0)
+	VMOVUPS(Mem{Base: rb, Disp: 64}, b1)
+	for v := range 4 {
+		biasFirst, resFirst := v&1 != 0, v&2 != 0
+		if v < 3 {
+			// Fall through to variant v where flags asks for it.
+			next := fmt.Sprintf("%s_resbias%d", name, v+1)
+			TESTQ(U32(64), flags)
+			if biasFirst {
+				JZ(LabelRef(next))
+			} else {
+				JNZ(LabelRef(next))
+			}
+			TESTQ(U32(8), flags)
+			if resFirst {
+				JZ(LabelRef(next))
+			} else {
+				JNZ(LabelRef(next))
+			}
+		}
+		for i := range rows {
+			VMOVUPS(Mem{Base: res}, t0)
+			VMOVUPS(Mem{Base: res, Disp: 64}, t1)
+			for h, t := range []reg.VecVirtual{t0, t1} {
+				b := []reg.VecVirtual{b0, b1}[h]
+				if biasFirst {
+					VADDPS(t, b, t) // resBias + r
+				} else {
+					VADDPS(b, t, t) // r + resBias
+				}
+				x := acc[2*i+h]
+				if resFirst {
+					VADDPS(x, t, x) // r + x
+				} else {
+					VADDPS(t, x, x) // x + r
+				}
+			}
+			ADDQ(ldr, res)
+		}
+		JMP(LabelRef(name + "_floor"))
+		if v < 3 {
+			Label(fmt.Sprintf("%s_resbias%d", name, v+1))
+		}
+	}
 }
