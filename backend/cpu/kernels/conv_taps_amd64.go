@@ -24,14 +24,7 @@ func kernelTapsColsF32(runs []tapRun, b, c []float32, ldc, kb, cols int, overwri
 	vecs, mask := tapsMask(cols)
 	_ = c[5*ldc+cols-1]
 	_ = b[vecs*sgemmNR*kb-1]
-	var rp *int
-	if len(runs) > 0 {
-		last := runs[len(runs)-1]
-		if last.q+last.k > kb {
-			panic("kernels: tap runs past the K block")
-		}
-		rp = &runs[0].k
-	}
+	rp := tapRunsArg(runs, kb)
 	if vecs == 1 {
 		sgemm6x16tapszm(rp, len(runs), &b[0], &c[0], ldc, overwrite, kb, mask)
 		return

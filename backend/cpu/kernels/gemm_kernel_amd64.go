@@ -228,15 +228,20 @@ func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 func kernelTapsPairF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite bool, pf prefetchRange) {
 	_ = c[5*ldc+31]
 	_ = b[2*kb*sgemmNR-1]
-	if len(runs) > 0 {
-		last := runs[len(runs)-1]
-		if last.q+last.k > kb {
-			panic("kernels: tap runs past the K block")
-		}
-		sgemm6x32tapsz(&runs[0].k, len(runs), &b[0], &c[0], ldc, overwrite, kb, pf.off, pf.step)
-		return
+	sgemm6x32tapsz(tapRunsArg(runs, kb), len(runs), &b[0], &c[0], ldc, overwrite, kb, pf.off, pf.step)
+}
+
+// tapRunsArg checks a 6-row tile's tap runs against its K block (the
+// assembly trusts them) and returns the kernels' runs argument (nil for
+// none).
+func tapRunsArg(runs []tapRun, kb int) *int {
+	if len(runs) == 0 {
+		return nil
 	}
-	sgemm6x32tapsz(nil, 0, &b[0], &c[0], ldc, overwrite, kb, pf.off, pf.step)
+	if last := runs[len(runs)-1]; last.q+last.k > kb {
+		panic("kernels: tap runs past the K block")
+	}
+	return &runs[0].k
 }
 
 // kernelTapsPairOpsF32 is kernelTapsPairF32 finishing the tile with
@@ -246,15 +251,7 @@ func kernelTapsPairOpsF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite 
 	_ = c[5*ldc+31]
 	_ = b[2*kb*sgemmNR-1]
 	bias, res, resBias := ops.operands(sgemmMR, row, col)
-	var rp *int
-	if len(runs) > 0 {
-		last := runs[len(runs)-1]
-		if last.q+last.k > kb {
-			panic("kernels: tap runs past the K block")
-		}
-		rp = &runs[0].k
-	}
-	sgemm6x32tapszo(rp, len(runs), &b[0], &c[0], ldc, overwrite, kb, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
+	sgemm6x32tapszo(tapRunsArg(runs, kb), len(runs), &b[0], &c[0], ldc, overwrite, kb, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
 }
 
 // packRows16F32 packs k rows of 16 float32, ldb apart, into dst,

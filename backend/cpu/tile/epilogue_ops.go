@@ -130,6 +130,19 @@ func rowBias(x *hlo.Instruction, shape hlo.Shape) int {
 	return int(v.ParamNumber)
 }
 
+// f32Arg is operand i of args as f32 data n long (nil, true where i is
+// -1: the form has no such operand), or false where it is not.
+func f32Arg(args []*hlo.Literal, i, n int) ([]float32, bool) {
+	if i < 0 {
+		return nil, true
+	}
+	if i >= len(args) {
+		return nil, false
+	}
+	d, _ := args[i].Data().([]float32)
+	return d, len(d) == n
+}
+
 // BindOps is the epilogue as kernels.TileOps on this execution's
 // operands args, C being c with rows of ldc elements, or nil where it is
 // not of that form or its operands do not fit (the kernels then run the
@@ -140,35 +153,15 @@ func (e *Epilogue) BindOps(args []*hlo.Literal, c []float32, ldc int) *kernels.T
 		return nil
 	}
 	ops := &kernels.TileOps{Flags: f.flags, Floor: f.floor, LdRes: ldc}
-	if f.bias >= 0 {
-		if f.bias >= len(args) {
-			return nil
-		}
-		b, _ := args[f.bias].Data().([]float32)
-		if len(b) != ldc {
-			return nil
-		}
-		ops.Bias = b
+	var ok bool
+	if ops.Bias, ok = f32Arg(args, f.bias, ldc); !ok {
+		return nil
 	}
-	if f.residue >= 0 {
-		if f.residue >= len(args) {
-			return nil
-		}
-		r, _ := args[f.residue].Data().([]float32)
-		if len(r) != len(c) {
-			return nil
-		}
-		ops.Res = r
+	if ops.Res, ok = f32Arg(args, f.residue, len(c)); !ok {
+		return nil
 	}
-	if f.resBias >= 0 {
-		if f.resBias >= len(args) {
-			return nil
-		}
-		b, _ := args[f.resBias].Data().([]float32)
-		if len(b) != ldc {
-			return nil
-		}
-		ops.ResBias = b
+	if ops.ResBias, ok = f32Arg(args, f.resBias, ldc); !ok {
+		return nil
 	}
 	return ops
 }
