@@ -16,7 +16,7 @@ import (
 
 // keyVersion starts every key: changing the encoding changes it, so no
 // key of an older book matches a program by accident.
-const keyVersion = 1
+const keyVersion = 2
 
 // target is what, beside a program and its stores, decides its code:
 // the generator reads nothing else (generate).
@@ -24,6 +24,7 @@ type target struct {
 	wide      bool // 16-lane AVX-512 code (usesWide)
 	maxPinned int  // the most constants wide code keeps in registers
 	shortcuts bool // exp's and logistic's shortcut blocks (shortcuts)
+	foldRegs  bool // row folds' accumulators in registers (foldRegs)
 }
 
 // keyWriter appends a key's fields, each self-delimiting.
@@ -61,6 +62,7 @@ func programKey(p *Program, nt bool, t target) string {
 	w.bool(t.wide)
 	w.int(t.maxPinned)
 	w.bool(t.shortcuts)
+	w.bool(t.foldRegs)
 	w.int(p.Inputs)
 	w.int(p.Scalars)
 	w.int(p.RowLen)

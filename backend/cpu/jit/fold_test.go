@@ -154,3 +154,11 @@ func foldOne(op Op, acc, v float32) float32 {
 	}
 	return min(acc, v)
 }
+
+// TestRowFoldsInSlots is TestRowFolds with the wide loops' accumulators
+// kept in their slots, as before they had registers (foldRegs).
+func TestRowFoldsInSlots(t *testing.T) {
+	foldRegs = false
+	defer func() { foldRegs = true }()
+	bothWidths(t, testRowFolds)
+}

@@ -93,7 +93,38 @@ type gen struct {
 	// lanes.
 	masked bool
 	mask   int
+	// accVars are the row folds' accumulators of the block being
+	// recorded (virtual register → its ZMM), where wide code keeps them
+	// in registers (accsInRegs).
+	accVars map[int]int
 }
+
+// accsInRegs reports whether the wide loops keep the row folds'
+// accumulators in registers for a whole row (foldReg) rather than in
+// their slots: a slot's load, fold and store chained each iteration to
+// the next through store-to-load forwarding (softmax over rows of 128:
+// 21 cycles a vector). The 8-lane blocks after them (a last half vector,
+// a row's tail) fold in the slots, which the wide loops' registers are
+// stored to first.
+func (g *gen) accsInRegs() bool {
+	return g.wideProg && len(g.p.RowFolds) > 0 && (g.p.RowLen > 0 || g.p.Strided) && g.t.foldRegs
+}
+
+// foldRegs lets tests and benchmarks keep the accumulators in their
+// slots.
+var foldRegs = true
+
+// accRegs is how many ZMM registers the folds' accumulators take.
+func (g *gen) accRegs() int {
+	if !g.accsInRegs() {
+		return 0
+	}
+	return len(g.p.RowFolds) * g.unroll
+}
+
+// foldReg is the ZMM register of fold f's accumulator for the s-th
+// vector of an iteration: below the pinned constants.
+func (g *gen) foldReg(f, s int) int { return pinReg(g.pin + f*g.unroll + s) }
 
 // lanes is how many elements a vector of the main loops holds.
 func (g *gen) lanes() int {
@@ -252,6 +283,9 @@ func (g *gen) vectors(a *asm) error {
 	a.addImm(rsi, lanes)
 	a.patch(a.jmp(), rest)
 	a.patch(exit, len(a.b))
+	if g.wide && g.accsInRegs() {
+		g.storeFoldRegs(a)
+	}
 	if g.wide {
 		if err := g.halfVector(a, slack, tails); err != nil {
 			return err
@@ -376,7 +410,7 @@ func (g *gen) hasShortcut() bool {
 // blockWith emits n vectors interleaved; with fast, the shortcut
 // versions, then the stores.
 func (g *gen) blockWith(a *asm, n int, fast bool) error {
-	g.fast, g.stores = fast, nil
+	g.fast, g.stores, g.accVars = fast, nil, map[int]int{}
 	defer func() { g.fast, g.stores = false, nil }()
 	lists := make([][]vinst, n)
 	for s := range n {
@@ -388,9 +422,12 @@ func (g *gen) blockWith(a *asm, n int, fast bool) error {
 	}
 	regs, pins := numYMM, map[int]int{}
 	if g.wide {
-		regs = numZMM - g.pin // a block may not read them all, but all hold theirs
+		regs = numZMM - g.pin - g.accRegs() // a block may not read them all, but all hold theirs
 		for bits, v := range g.pinned {
 			pins[v] = pinReg(int(g.at[bits]) / (4 * g.copies()))
+		}
+		for v, r := range g.accVars {
+			pins[v] = r
 		}
 	}
 	spills, err := allocate(a, append(interleave(lists), g.stores...), g.nregs, regs, pins)

@@ -238,7 +238,7 @@ func (al *allocator) step(pos int) error {
 	for _, v := range dying {
 		al.drop(v)
 	}
-	if w >= 0 && !al.needed(w, pos) {
+	if w >= 0 && !al.pinned[w] && !al.needed(w, pos) {
 		al.drop(w)
 	}
 	return nil

@@ -60,6 +60,10 @@ func foldSlot(f, s int) mem {
 // the s-th vector of the iteration. It goes with the stores, after every
 // shortcut test: a vector the full block redoes is folded once.
 func (g *gen) fold(f int, fd RowFold, s int) {
+	if g.wide && g.accsInRegs() {
+		g.foldInReg(f, fd, s)
+		return
+	}
 	a := g.a
 	m := foldSlot(f, s)
 	acc, r, x := a.reg(), a.reg(), g.inReg(g.loc[fd.Value])
@@ -92,6 +96,38 @@ func (g *gen) fold(f int, fd RowFold, s int) {
 	a.store(m, r, false)
 }
 
+// foldInReg is fold with the accumulator in its register (foldReg):
+// the same operations in the same order, so the same bits.
+func (g *gen) foldInReg(f int, fd RowFold, s int) {
+	a := g.a
+	acc := a.reg()
+	g.accVars[acc] = g.foldReg(f, s)
+	x := g.inReg(g.loc[fd.Value])
+	if fd.Op == Add {
+		a.ps(opAdd, acc, acc, ymm(x))
+		return
+	}
+	code := byte(opMax)
+	if fd.Op == Min {
+		code = opMin
+	}
+	r, r2 := a.reg(), a.reg()
+	a.ps(code, r, x, ymm(acc))
+	a.ps(code, r2, acc, ymm(x))
+	a.ps(opOr, acc, r, ymm(r2))
+}
+
+// storeFoldRegs stores the folds' accumulator registers to their slots,
+// after the wide loops (the 8-lane blocks and the row's end read them
+// there).
+func (g *gen) storeFoldRegs(a *asm) {
+	for f := range g.p.RowFolds {
+		for s := range g.unroll {
+			a.store(foldSlot(f, s), g.foldReg(f, s))
+		}
+	}
+}
+
 // foldIdentity is the value a fold's accumulators start a row with.
 func foldIdentity(op Op) uint32 {
 	switch op {
@@ -114,6 +150,9 @@ func (g *gen) startFolds(a *asm) {
 		a.load(0, g.constMem(foldIdentity(fd.Op)))
 		for s := range g.unroll {
 			a.store(foldSlot(f, s), 0)
+			if g.wide && g.accsInRegs() {
+				a.load(g.foldReg(f, s), g.constMem(foldIdentity(fd.Op)))
+			}
 		}
 	}
 }

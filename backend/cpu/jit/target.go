@@ -7,7 +7,7 @@ package jit
 // takes it once, so a Func's code, its streaming loop and its key in the
 // code book all agree even if a test changes the settings later.
 func targetOf(p *Program) target {
-	return target{wide: usesWide(p), maxPinned: maxPinned, shortcuts: shortcuts}
+	return target{wide: usesWide(p), maxPinned: maxPinned, shortcuts: shortcuts, foldRegs: foldRegs}
 }
 
 // usesWide reports whether p's code is generated wide: on a machine
