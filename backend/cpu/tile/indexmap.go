@@ -21,11 +21,15 @@ type affineMap struct {
 // because every dimension outside the innermost non-broadcast ones has
 // stride 0, or 0 if they do not repeat (or are one value throughout).
 func (m affineMap) period() int {
-	k := 0
-	for k < len(m.strides) && m.strides[k] == 0 {
+	// (A dimension of size 1 is broadcast too, whatever its stride: the
+	// mask [1, 128] of an attention's scores [1, 12, 128, 128] keeps
+	// its leading 1, and without its period was gathered every tile.)
+	k, repeats := 0, false
+	for k < len(m.strides) && (m.strides[k] == 0 || m.dims[k] == 1) {
+		repeats = repeats || m.dims[k] > 1
 		k++
 	}
-	if k == 0 || k == len(m.strides) {
+	if !repeats || k == len(m.strides) {
 		return 0
 	}
 	p := 1
