@@ -44,6 +44,10 @@ func FusionPasses(opts Options, fc frontend.Compiler) []frontend.Pass {
 		}))
 	}
 	return append(passes,
+		s.pass("dot-transpose-fusion", func(m *hlo.Module, c *hlo.Computation) (bool, error) {
+			n, err := fuseDotTransposes(m, c, s.namesFor(m))
+			return n > 0, err
+		}),
 		s.pass("multi-output-fusion", func(m *hlo.Module, c *hlo.Computation) (bool, error) {
 			n, err := fuseMultiOutput(m, c, s.namesFor(m))
 			s.merged += n
@@ -71,6 +75,8 @@ var FusionOrders = []frontend.Order{
 	{Before: "loop-fusion", After: "fusion-dce", Reason: "fusion copies index ops and cheap producers into their readers and may leave the originals without users"},
 	{Before: "loop-fusion", After: "output-fusion", Reason: "a product folds into a kLoop fusion: its epilogue must be one first"},
 	{Before: "fusion-dce", After: "output-fusion", Reason: "a product folds only into its only reader: dead readers would keep it from folding"},
+	{Before: "output-fusion", After: "dot-transpose-fusion", Reason: "a product keeps an elementwise epilogue it has; only a plain product's transpose is written by its GEMM"},
+	{Before: "loop-fusion", After: "dot-transpose-fusion", Reason: "a transpose that loop fusion reads through an index map stays there; a lone one is the product's"},
 	{Before: "output-fusion", After: "multi-output-fusion", Reason: "multi-output fusion takes only kLoop fusions: a dot's epilogue stays with its dot rather than with its siblings"},
 	{Before: "fusion-dce", After: "multi-output-fusion", Reason: "a merged dead value would still be computed"},
 	{Before: "multi-output-fusion", After: "fusion-late-dce", Reason: "merging leaves the members' fused computations uncalled"},

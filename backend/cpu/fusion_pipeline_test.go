@@ -80,7 +80,7 @@ func checkFusionPassesRan(t *testing.T, name string, tm *pass.Timings) {
 // fusion left out when asked.
 func TestFusionPipelineOrders(t *testing.T) {
 	all := strings.Join(Pipeline(Options{}).PassNames(), ",")
-	const tail = "fusion,pool-window-fusion,reduce-iota-fusion,int8-dot-fusion,int8-conv-fusion,loop-fusion,fusion-dce,output-fusion,multi-output-fusion,fusion-late-dce"
+	const tail = "fusion,pool-window-fusion,reduce-iota-fusion,int8-dot-fusion,int8-conv-fusion,loop-fusion,fusion-dce,output-fusion,dot-transpose-fusion,multi-output-fusion,fusion-late-dce"
 	if !strings.HasPrefix(all, "standard,") || !strings.HasSuffix(all, tail) {
 		t.Errorf("passes: %s", all)
 	}

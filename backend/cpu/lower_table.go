@@ -46,6 +46,7 @@ var loweringDecls = []loweringDecl{
 	{lowering{"multi-output-fusion", lowerMultiFusion}, opcodes(hlo.OpFusion)},
 	{lowering{"gemm-int8", writes(lowerInt8DotFusion)}, opcodes(hlo.OpFusion)},
 	{lowering{"conv-int8", writes(lowerInt8ConvFusion)}, opcodes(hlo.OpFusion)},
+	{lowering{"gemm-transposed", writes(lowerDotTransposeFusion)}, opcodes(hlo.OpFusion)},
 	{lowering{"parameter", func(*compiler, *hlo.Instruction) (lowered, bool) { return lowered{}, true }}, opcodes(hlo.OpParameter)},
 	{lowering{"constant", lowerConstant}, opcodes(hlo.OpConstant)},
 	{lowering{"output-fusion", lowerOutputFusionKernel}, opcodes(hlo.OpFusion)},

@@ -14,7 +14,7 @@ import (
 func TestLoweringOrder(t *testing.T) {
 	want := map[hlo.Opcode]string{
 		hlo.OpDot:          "gemm complex-dot dot evaluator",
-		hlo.OpFusion:       "multi-output-fusion gemm-int8 conv-int8 output-fusion reduce-select reduce-fusion tile-fusion fusion-body evaluator",
+		hlo.OpFusion:       "multi-output-fusion gemm-int8 conv-int8 gemm-transposed output-fusion reduce-select reduce-fusion tile-fusion fusion-body evaluator",
 		hlo.OpReduce:       "reduce reduce-select reduce-lanes evaluator",
 		hlo.OpReduceWindow: "reduce reduce-window-lanes evaluator",
 		hlo.OpConvert:      "movement elementwise convert evaluator",
