@@ -63,6 +63,12 @@ func (n *Node) Exchange(ctx context.Context, self int, key collective.Key, sends
 	// closed its connections; the caller may then reuse the buffers.
 	for ; pending > 0; pending-- {
 		if e := <-errs; e != nil && err == nil {
+			if ne := n.Err(); ne != nil {
+				// A send cut off by the node's failure, which closed the
+				// connections: the failure is the error, not the closed
+				// connection the write found.
+				e = ne
+			}
 			err = fmt.Errorf("device %d at %s: %w", self, key, e)
 			cancel(err)
 		}

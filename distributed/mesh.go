@@ -190,6 +190,9 @@ func (p *peer) read() {
 // the connection), the peer's goodbye when err is nil.
 func (p *peer) brokeErr(err error) error {
 	if err == nil {
+		if e := p.node.Err(); e != nil {
+			return e
+		}
 		return &ProcessError{Process: p.info, Reason: "closed its node during an exchange"}
 	}
 	p.node.fail(p.info.Rank, fmt.Sprintf("broke its connection to process %d (%v)", p.node.rank, err))

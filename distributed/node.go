@@ -164,8 +164,18 @@ func (n *Node) Close() error {
 		return nil
 	}
 	close(n.stopBeat)
+	var pe *ProcessError
+	failed := errors.As(n.Err(), &pe)
 	for _, p := range n.peers {
-		if p != nil {
+		switch {
+		case p == nil:
+		case failed:
+			// The job failed: the peer learns which process failed and
+			// why, not that this one left. (fail's own abort frames go
+			// out from goroutines; a goodbye overtaking them made a peer
+			// blame this process, seen with the host loaded.)
+			p.abort(pe.Process.Rank, pe.Reason)
+		default:
 			p.write([]byte{dBye})
 			if tc, ok := p.conn.(*net.TCPConn); ok {
 				tc.CloseWrite()

@@ -21,8 +21,9 @@ type service struct {
 	mu      sync.Mutex
 	members []*member // by rank, nil until registered
 	joined  int
-	ready   bool // the table went out
-	failed  bool // the rendezvous failed
+	ready   bool   // the table went out
+	failed  bool   // the rendezvous failed
+	failure string // and why (what a process arriving after is told)
 	closed  bool
 	kv      map[string][]byte
 	waiters map[string][]kvWaiter
@@ -117,6 +118,12 @@ func (s *service) register(c *framedConn, d *dec) *member {
 	defer s.mu.Unlock()
 	var problem string
 	switch {
+	case s.failed && s.failure != "":
+		// The rendezvous failed before this process came: it learns why
+		// (process 0 itself arrives after another's mismatch when that
+		// one reaches the service first).
+		c.send(newFrame(cFail).str(s.failure))
+		return nil
 	case s.ready || s.failed || s.closed:
 		problem = fmt.Sprintf("%v arrived after the rendezvous ended", info)
 	case size != s.cfg.Processes:
@@ -169,7 +176,7 @@ func (s *service) rendezvousTimeout() {
 // failLocked ends a rendezvous that cannot complete, telling every
 // process that came.
 func (s *service) failLocked(msg string) {
-	s.failed = true
+	s.failed, s.failure = true, msg
 	// Process 0 last: once told, it returns from Join and may exit,
 	// taking the service with it.
 	for r := len(s.members) - 1; r >= 0; r-- {
