@@ -73,9 +73,23 @@ func (g *gen) fold(f int, fd RowFold, s int) {
 		x = y
 	}
 	a.load(acc, m)
-	if fd.Op == Add {
-		a.ps(opAdd, r, acc, ymm(x))
-		a.store(m, r, false)
+	foldOps(a, fd.Op, r, acc, x)
+	a.store(m, r, false)
+}
+
+// foldInReg is fold with the accumulator in its register (foldReg):
+// the same operations in the same order, so the same bits.
+func (g *gen) foldInReg(f int, fd RowFold, s int) {
+	a := g.a
+	acc := a.reg()
+	g.accVars[acc] = g.foldReg(f, s)
+	foldOps(a, fd.Op, acc, acc, g.inReg(g.loc[fd.Value]))
+}
+
+// foldOps emits dst = the fold op of accumulator acc and value x.
+func foldOps(a *vasm, op Op, dst, acc, x int) {
+	if op == Add {
+		a.ps(opAdd, dst, acc, ymm(x))
 		return
 	}
 	// MAXPS (MINPS) gives its second source when either is NaN: the
@@ -86,35 +100,13 @@ func (g *gen) fold(f int, fd RowFold, s int) {
 	// two ops, where extreme's blends would make it four (eight, wide,
 	// through the mask registers).
 	code := byte(opMax)
-	if fd.Op == Min {
-		code = opMin
-	}
-	r2 := a.reg()
-	a.ps(code, r, x, ymm(acc))
-	a.ps(code, r2, acc, ymm(x))
-	a.ps(opOr, r, r, ymm(r2))
-	a.store(m, r, false)
-}
-
-// foldInReg is fold with the accumulator in its register (foldReg):
-// the same operations in the same order, so the same bits.
-func (g *gen) foldInReg(f int, fd RowFold, s int) {
-	a := g.a
-	acc := a.reg()
-	g.accVars[acc] = g.foldReg(f, s)
-	x := g.inReg(g.loc[fd.Value])
-	if fd.Op == Add {
-		a.ps(opAdd, acc, acc, ymm(x))
-		return
-	}
-	code := byte(opMax)
-	if fd.Op == Min {
+	if op == Min {
 		code = opMin
 	}
 	r, r2 := a.reg(), a.reg()
 	a.ps(code, r, x, ymm(acc))
 	a.ps(code, r2, acc, ymm(x))
-	a.ps(opOr, acc, r, ymm(r2))
+	a.ps(opOr, dst, r, ymm(r2))
 }
 
 // storeFoldRegs stores the folds' accumulator registers to their slots,
