@@ -162,3 +162,29 @@ func TestRowFoldsInSlots(t *testing.T) {
 	defer func() { foldRegs = true }()
 	bothWidths(t, testRowFolds)
 }
+
+// TestFoldProgramsWide: a row program that folds is generated wide where
+// the machine has AVX-512, even without a long op (softmax's maximum,
+// layer norm's mean), so that its accumulators live in registers; the
+// same program without the fold, which only streams, stays 8-lane.
+func TestFoldProgramsWide(t *testing.T) {
+	if !Available {
+		t.Skip("no code generation here")
+	}
+	values := []Value{
+		{Op: Input},                   // 0 x
+		{Op: Input, Arg: 1},           // 1 mask
+		{Op: Add, Args: [3]int{0, 1}}, // 2
+	}
+	folds, err := Compile(&Program{Inputs: 2, RowLen: 128, Values: values, Outputs: []int{2}, RowFolds: []RowFold{{Op: Max, Value: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Compile(&Program{Inputs: 2, RowLen: 128, Values: values, Outputs: []int{2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if folds.wide != wideCode || plain.wide {
+		t.Errorf("wide code: with a fold %v, without %v; want %v and false (AVX-512 here: %v)", folds.wide, plain.wide, wideCode, wideCode)
+	}
+}
