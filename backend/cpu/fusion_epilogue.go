@@ -84,7 +84,7 @@ func epilogueOperand(d, u *hlo.Instruction, threads int) (int, bool) {
 	if k < 0 || err != nil || !epilogueFits(d, p, k) {
 		return 0, false
 	}
-	if threads > 1 && runsInline(d) && p.Work() >= kernels.MinParallelWork {
+	if threads > 1 && runsInline(d, threads) && p.Work() >= kernels.MinParallelWork {
 		return 0, false // the fusion alone would run on all threads
 	}
 	return k, true

@@ -231,6 +231,56 @@ ENTRY e {
 	}
 }
 
+// attentionScores is attention's scores and softmax as MiniLM's
+// exporter writes them: %[4]d heads of %[1]d×%[3]d by %[3]d×%[2]d,
+// scaled by a division, a mask along the keys added, softmax along the
+// rows.
+const attentionScores = `HloModule scores
+max {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT m = f32[] maximum(p, q)
+}
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+ENTRY e {
+  q = f32[%[4]d,%[1]d,%[3]d] parameter(0)
+  k = f32[%[4]d,%[3]d,%[2]d] parameter(1)
+  mask = f32[%[2]d] parameter(2)
+  d = f32[%[4]d,%[1]d,%[2]d] dot(q, k), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
+  c = f32[] constant(5.65685415)
+  cb = f32[%[4]d,%[1]d,%[2]d] broadcast(c), dimensions={}
+  x = f32[%[4]d,%[1]d,%[2]d] divide(d, cb)
+  mb = f32[%[4]d,%[1]d,%[2]d] broadcast(mask), dimensions={2}
+  l = f32[%[4]d,%[1]d,%[2]d] add(x, mb)
+  ninf = f32[] constant(-inf)
+  mx = f32[%[4]d,%[1]d] reduce(l, ninf), dimensions={2}, to_apply=max
+  mxb = f32[%[4]d,%[1]d,%[2]d] broadcast(mx), dimensions={0,1}
+  z = f32[%[4]d,%[1]d,%[2]d] subtract(l, mxb)
+  ex = f32[%[4]d,%[1]d,%[2]d] exponential(z)
+  zero = f32[] constant(0)
+  s = f32[%[4]d,%[1]d] reduce(ex, zero), dimensions={2}, to_apply=add
+  sb = f32[%[4]d,%[1]d,%[2]d] broadcast(s), dimensions={0,1}
+  ROOT p = f32[%[4]d,%[1]d,%[2]d] divide(ex, sb)
+}`
+
+// Attention's scores finish with their softmax in one fusion on every
+// thread count: the workers take whole heads and then run the softmax
+// over their heads' rows, in row tiles that fold ahead and pipeline as
+// the softmax's own fusion does (MiniLM's 12 heads of 128×128, whose
+// rows make several tiles a worker; three heads, split unevenly over
+// two threads; heads of rows shorter than a vector).
+func TestEpilogueAttentionScores(t *testing.T) {
+	for _, size := range [][4]int{{128, 128, 32, 12}, {40, 24, 8, 3}, {17, 5, 9, 4}} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			checkEpilogue(t, fmt.Sprintf(attentionScores, size[0], size[1], size[2], size[3]), map[string]int{"gemm+epilogue": 1})
+		})
+	}
+}
+
 // Transposed operands are read through their strides.
 func TestEpilogueTransposed(t *testing.T) {
 	const text = `HloModule transposed

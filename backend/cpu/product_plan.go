@@ -79,12 +79,14 @@ func epilogueFits(d *hlo.Instruction, p *tile.Prog, k int) bool {
 	return false
 }
 
-// runsInline reports whether product d's kernel runs on one goroutine,
-// and so would its epilogue.
-func runsInline(d *hlo.Instruction) bool {
+// runsInline reports whether product d's kernel runs on one goroutine
+// of threads, and so would its epilogue. A batch of products each too
+// small to split runs on every thread where the workers take whole
+// products (runBatch), and so does the epilogue (wholeBatchEpilogue).
+func runsInline(d *hlo.Instruction, threads int) bool {
 	if d.Opcode == hlo.OpDot {
 		g, _ := planDot(d)
-		return kernels.GemmRunsInline(g.m, g.n, g.k)
+		return kernels.GemmRunsInline(g.m, g.n, g.k) && batchThreads(g.batch, g.m, g.n, g.k, threads) == 1
 	}
 	if p, _, ok := planConvNCHW(d); ok {
 		return kernels.ConvNCHWRunsInline(p)

@@ -491,7 +491,7 @@ func (p *Prog) runTiles(params []operand, out *hlo.Literal, from, to int) {
 		outFmt, _ = minifloat.ByName(out.DType().String())
 	}
 	if p.pipe != nil && outF32 != nil && p.pipeRuns(params) {
-		p.runPiped(sc, params, outF32, from, to)
+		p.runPiped(sc, params, outF32, from*p.tile, min(to*p.tile, p.n))
 		return
 	}
 	for tile := from; tile < to; tile++ {

@@ -146,15 +146,15 @@ func (p *Prog) pipeRuns(params []operand) bool {
 	return true
 }
 
-// runPiped computes tiles [from, to) into out, pipelined.
+// runPiped computes elements [from, to) into out, pipelined, in tiles
+// from from on (whole rows: from and to are multiples of the row length).
 func (p *Prog) runPiped(sc *scratch, params []operand, out []float32, from, to int) {
 	pp := p.pipe
 	sc.pend.lo = -1
-	for tile := from; tile < to; tile++ {
-		lo := tile * p.tile
-		hi := min(lo+p.tile, p.n)
-		if tile+1 < to {
-			p.prefetch(params, hi, min(hi+p.tile, p.n))
+	for lo := from; lo < to; lo += p.tile {
+		hi := min(lo+p.tile, to)
+		if hi < to {
+			p.prefetch(params, hi, min(hi+p.tile, to))
 		}
 		if sc.pend.lo >= 0 {
 			// The pending tile's held values stay where they are; this
