@@ -24,11 +24,24 @@ type KernelTime struct {
 	Instruction, Opcode, Lowering string
 	Calls                         int
 	Total                         time.Duration
+	// Median is the median of its last calls' times (up to
+	// profileSamples of them). On a shared machine a few slow calls
+	// pull Total/Calls well above it (15% for ResNet's kernels on two
+	// threads): compare medians with the run's median, means with
+	// each other.
+	Median time.Duration
 }
+
+// profileSamples bounds the call times a profile keeps per instruction
+// for its median: the most recent ones.
+const profileSamples = 1024
 
 type profile struct {
 	mu    sync.Mutex
 	times map[*hlo.Instruction]*KernelTime // by instruction: names may repeat across computations
+	// samples are each instruction's last call times, a ring of up to
+	// profileSamples.
+	samples map[*hlo.Instruction][]time.Duration
 }
 
 // wrap wraps k to label and time it.
@@ -59,6 +72,27 @@ func (p *profile) add(in *hlo.Instruction, how string, d time.Duration) {
 	}
 	k.Calls++
 	k.Total += d
+	if p.samples == nil {
+		p.samples = map[*hlo.Instruction][]time.Duration{}
+	}
+	if ds := p.samples[in]; len(ds) < profileSamples {
+		p.samples[in] = append(ds, d)
+	} else {
+		ds[(k.Calls-1)%profileSamples] = d
+	}
+}
+
+// median is the median of ds (0 for none), which it leaves unchanged.
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 // Profile returns the per-instruction times so far, slowest first (empty
@@ -70,8 +104,10 @@ func (x *Executable) Profile() []KernelTime {
 	x.prof.mu.Lock()
 	defer x.prof.mu.Unlock()
 	var out []KernelTime
-	for _, k := range x.prof.times {
-		out = append(out, *k)
+	for in, k := range x.prof.times {
+		kt := *k
+		kt.Median = median(x.prof.samples[in])
+		out = append(out, kt)
 	}
 	slices.SortFunc(out, func(a, b KernelTime) int { return int(b.Total - a.Total) })
 	return out
@@ -80,12 +116,12 @@ func (x *Executable) Profile() []KernelTime {
 // ProfileTable formats the top n entries of Profile.
 func (x *Executable) ProfileTable(n int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-40s %-14s %-12s %6s %12s\n", "instruction", "opcode", "lowering", "calls", "total")
+	fmt.Fprintf(&b, "%-40s %-14s %-12s %6s %12s %12s\n", "instruction", "opcode", "lowering", "calls", "total", "median")
 	for i, k := range x.Profile() {
 		if i == n {
 			break
 		}
-		fmt.Fprintf(&b, "%-40s %-14s %-12s %6d %12s\n", k.Instruction, k.Opcode, k.Lowering, k.Calls, k.Total)
+		fmt.Fprintf(&b, "%-40s %-14s %-12s %6d %12s %12s\n", k.Instruction, k.Opcode, k.Lowering, k.Calls, k.Total, k.Median)
 	}
 	return b.String()
 }
