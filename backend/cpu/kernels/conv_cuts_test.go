@@ -116,3 +116,40 @@ func TestConvCutCacheVariableKernel(t *testing.T) {
 		t.Errorf("no cuts kept")
 	}
 }
+
+// gatherRGB interleaves three planes pixel by pixel, at every length
+// (whole 16-pixel vectors, the four-pixel steps, the last pixels), each
+// value by its bits (NaNs with payloads, -0, subnormals), and writes
+// nothing past the triples.
+func TestGatherRGB(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(3, 4))
+		for _, n := range append([]int{0, 1, 3, 4, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 100, 224}, 1000+rng.IntN(100)) {
+			planes := make([][]float32, 3)
+			for p := range planes {
+				planes[p] = make([]float32, n)
+				for x := range planes[p] {
+					planes[p][x] = math.Float32frombits(rng.Uint32())
+				}
+			}
+			const guard = 5
+			buf := make([]float32, 3*n+guard)
+			for i := range buf {
+				buf[i] = -7
+			}
+			gatherRGB(buf[:3*n], planes[0], planes[1], planes[2])
+			for x := range n {
+				for p := range 3 {
+					if got, want := math.Float32bits(buf[3*x+p]), math.Float32bits(planes[p][x]); got != want {
+						t.Fatalf("n %d: pixel %d plane %d: %#x, want %#x", n, x, p, got, want)
+					}
+				}
+			}
+			for i := 3 * n; i < len(buf); i++ {
+				if buf[i] != -7 {
+					t.Fatalf("n %d: wrote past the triples at %d", n, i)
+				}
+			}
+		}
+	})
+}

@@ -209,11 +209,13 @@ func gatherPixels(dst, src []float32, c, sx, sc int) {
 	}
 }
 
-// gatherRGB interleaves three planes' runs into dst, four pixels a step
-// (one bounds check per plane and step: a pixel a step ran at 0.43 ns a
-// value).
+// gatherRGB interleaves three planes' runs into dst: 16 pixels a step
+// on AVX-512 (interleave3Vec: six permutes for 48 values, where the Go
+// loop below took 0.56 ns a value, a tenth of ResNet's first layer),
+// then four a step (one bounds check per plane and step: a pixel a step
+// ran at 0.43 ns a value).
 func gatherRGB(dst, s0, s1, s2 []float32) {
-	x := 0
+	x := interleave3Vec(dst, s0, s1[:len(s0)], s2[:len(s0)])
 	for ; x+4 <= len(s0); x += 4 {
 		r, g, b := (*[4]float32)(s0[x:]), (*[4]float32)(s1[x:]), (*[4]float32)(s2[x:])
 		d := (*[12]float32)(dst[3*x:])

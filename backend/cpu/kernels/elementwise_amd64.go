@@ -58,6 +58,18 @@ func unaryAsm(k func(dst, a *float32, n int), g func(dst, a []float32), dst, a [
 	k(&dst[0], &a[0], len(dst))
 }
 
+// interleave3Vec interleaves the whole 16-pixel vectors of the three
+// planes into dst (gatherRGB) and returns how many pixels it did.
+func interleave3Vec(dst, s0, s1, s2 []float32) int {
+	n := len(s0) &^ 15
+	if !useAVX512 || n == 0 {
+		return 0
+	}
+	_, _, _, _ = dst[3*n-1], s1[n-1], s2[n-1], s0[n-1]
+	interleave3AVX512(&dst[0], &s0[0], &s1[0], &s2[0], n)
+	return n
+}
+
 // u8ToF32Vec converts the whole vectors of src and returns how many
 // elements it did.
 func u8ToF32Vec(dst []float32, src []uint8) int {

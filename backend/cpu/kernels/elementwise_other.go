@@ -15,5 +15,6 @@ func sqrtF32(dst, a []float32)          { sqrtGo(dst, a) }
 func rsqrtF32(dst, a []float32)         { rsqrtGo(dst, a) }
 
 func u8ToF32Vec(dst []float32, src []uint8) int    { return 0 }
+func interleave3Vec(dst, s0, s1, s2 []float32) int { return 0 }
 func bf16ToF32Vec(dst []float32, src []uint16) int { return 0 }
 func f32ToBF16Vec(dst []uint16, src []float32) int { return 0 }

@@ -5336,6 +5336,158 @@ bf16nAVX512_done:
 	VZEROUPPER
 	RET
 
+DATA vm_rgb0a<>+0(SB)/4, $0x00000000
+DATA vm_rgb0a<>+4(SB)/4, $0x00000010
+DATA vm_rgb0a<>+8(SB)/4, $0x00000000
+DATA vm_rgb0a<>+12(SB)/4, $0x00000001
+DATA vm_rgb0a<>+16(SB)/4, $0x00000011
+DATA vm_rgb0a<>+20(SB)/4, $0x00000000
+DATA vm_rgb0a<>+24(SB)/4, $0x00000002
+DATA vm_rgb0a<>+28(SB)/4, $0x00000012
+DATA vm_rgb0a<>+32(SB)/4, $0x00000000
+DATA vm_rgb0a<>+36(SB)/4, $0x00000003
+DATA vm_rgb0a<>+40(SB)/4, $0x00000013
+DATA vm_rgb0a<>+44(SB)/4, $0x00000000
+DATA vm_rgb0a<>+48(SB)/4, $0x00000004
+DATA vm_rgb0a<>+52(SB)/4, $0x00000014
+DATA vm_rgb0a<>+56(SB)/4, $0x00000000
+DATA vm_rgb0a<>+60(SB)/4, $0x00000005
+GLOBL vm_rgb0a<>(SB), RODATA|NOPTR, $64
+
+DATA vm_rgb0b<>+0(SB)/4, $0x00000000
+DATA vm_rgb0b<>+4(SB)/4, $0x00000001
+DATA vm_rgb0b<>+8(SB)/4, $0x00000010
+DATA vm_rgb0b<>+12(SB)/4, $0x00000003
+DATA vm_rgb0b<>+16(SB)/4, $0x00000004
+DATA vm_rgb0b<>+20(SB)/4, $0x00000011
+DATA vm_rgb0b<>+24(SB)/4, $0x00000006
+DATA vm_rgb0b<>+28(SB)/4, $0x00000007
+DATA vm_rgb0b<>+32(SB)/4, $0x00000012
+DATA vm_rgb0b<>+36(SB)/4, $0x00000009
+DATA vm_rgb0b<>+40(SB)/4, $0x0000000a
+DATA vm_rgb0b<>+44(SB)/4, $0x00000013
+DATA vm_rgb0b<>+48(SB)/4, $0x0000000c
+DATA vm_rgb0b<>+52(SB)/4, $0x0000000d
+DATA vm_rgb0b<>+56(SB)/4, $0x00000014
+DATA vm_rgb0b<>+60(SB)/4, $0x0000000f
+GLOBL vm_rgb0b<>(SB), RODATA|NOPTR, $64
+
+DATA vm_rgb1a<>+0(SB)/4, $0x00000015
+DATA vm_rgb1a<>+4(SB)/4, $0x00000000
+DATA vm_rgb1a<>+8(SB)/4, $0x00000006
+DATA vm_rgb1a<>+12(SB)/4, $0x00000016
+DATA vm_rgb1a<>+16(SB)/4, $0x00000000
+DATA vm_rgb1a<>+20(SB)/4, $0x00000007
+DATA vm_rgb1a<>+24(SB)/4, $0x00000017
+DATA vm_rgb1a<>+28(SB)/4, $0x00000000
+DATA vm_rgb1a<>+32(SB)/4, $0x00000008
+DATA vm_rgb1a<>+36(SB)/4, $0x00000018
+DATA vm_rgb1a<>+40(SB)/4, $0x00000000
+DATA vm_rgb1a<>+44(SB)/4, $0x00000009
+DATA vm_rgb1a<>+48(SB)/4, $0x00000019
+DATA vm_rgb1a<>+52(SB)/4, $0x00000000
+DATA vm_rgb1a<>+56(SB)/4, $0x0000000a
+DATA vm_rgb1a<>+60(SB)/4, $0x0000001a
+GLOBL vm_rgb1a<>(SB), RODATA|NOPTR, $64
+
+DATA vm_rgb1b<>+0(SB)/4, $0x00000000
+DATA vm_rgb1b<>+4(SB)/4, $0x00000015
+DATA vm_rgb1b<>+8(SB)/4, $0x00000002
+DATA vm_rgb1b<>+12(SB)/4, $0x00000003
+DATA vm_rgb1b<>+16(SB)/4, $0x00000016
+DATA vm_rgb1b<>+20(SB)/4, $0x00000005
+DATA vm_rgb1b<>+24(SB)/4, $0x00000006
+DATA vm_rgb1b<>+28(SB)/4, $0x00000017
+DATA vm_rgb1b<>+32(SB)/4, $0x00000008
+DATA vm_rgb1b<>+36(SB)/4, $0x00000009
+DATA vm_rgb1b<>+40(SB)/4, $0x00000018
+DATA vm_rgb1b<>+44(SB)/4, $0x0000000b
+DATA vm_rgb1b<>+48(SB)/4, $0x0000000c
+DATA vm_rgb1b<>+52(SB)/4, $0x00000019
+DATA vm_rgb1b<>+56(SB)/4, $0x0000000e
+DATA vm_rgb1b<>+60(SB)/4, $0x0000000f
+GLOBL vm_rgb1b<>(SB), RODATA|NOPTR, $64
+
+DATA vm_rgb2a<>+0(SB)/4, $0x00000000
+DATA vm_rgb2a<>+4(SB)/4, $0x0000000b
+DATA vm_rgb2a<>+8(SB)/4, $0x0000001b
+DATA vm_rgb2a<>+12(SB)/4, $0x00000000
+DATA vm_rgb2a<>+16(SB)/4, $0x0000000c
+DATA vm_rgb2a<>+20(SB)/4, $0x0000001c
+DATA vm_rgb2a<>+24(SB)/4, $0x00000000
+DATA vm_rgb2a<>+28(SB)/4, $0x0000000d
+DATA vm_rgb2a<>+32(SB)/4, $0x0000001d
+DATA vm_rgb2a<>+36(SB)/4, $0x00000000
+DATA vm_rgb2a<>+40(SB)/4, $0x0000000e
+DATA vm_rgb2a<>+44(SB)/4, $0x0000001e
+DATA vm_rgb2a<>+48(SB)/4, $0x00000000
+DATA vm_rgb2a<>+52(SB)/4, $0x0000000f
+DATA vm_rgb2a<>+56(SB)/4, $0x0000001f
+DATA vm_rgb2a<>+60(SB)/4, $0x00000000
+GLOBL vm_rgb2a<>(SB), RODATA|NOPTR, $64
+
+DATA vm_rgb2b<>+0(SB)/4, $0x0000001a
+DATA vm_rgb2b<>+4(SB)/4, $0x00000001
+DATA vm_rgb2b<>+8(SB)/4, $0x00000002
+DATA vm_rgb2b<>+12(SB)/4, $0x0000001b
+DATA vm_rgb2b<>+16(SB)/4, $0x00000004
+DATA vm_rgb2b<>+20(SB)/4, $0x00000005
+DATA vm_rgb2b<>+24(SB)/4, $0x0000001c
+DATA vm_rgb2b<>+28(SB)/4, $0x00000007
+DATA vm_rgb2b<>+32(SB)/4, $0x00000008
+DATA vm_rgb2b<>+36(SB)/4, $0x0000001d
+DATA vm_rgb2b<>+40(SB)/4, $0x0000000a
+DATA vm_rgb2b<>+44(SB)/4, $0x0000000b
+DATA vm_rgb2b<>+48(SB)/4, $0x0000001e
+DATA vm_rgb2b<>+52(SB)/4, $0x0000000d
+DATA vm_rgb2b<>+56(SB)/4, $0x0000000e
+DATA vm_rgb2b<>+60(SB)/4, $0x0000001f
+GLOBL vm_rgb2b<>(SB), RODATA|NOPTR, $64
+
+// func interleave3AVX512(dst *float32, s0 *float32, s1 *float32, s2 *float32, n int)
+// Requires: AVX, AVX512F
+TEXT ·interleave3AVX512(SB), NOSPLIT, $0-40
+	MOVQ      dst+0(FP), AX
+	MOVQ      s0+8(FP), CX
+	MOVQ      s1+16(FP), DX
+	MOVQ      s2+24(FP), BX
+	MOVQ      n+32(FP), SI
+	VMOVDQU32 vm_rgb0a<>+0(SB), Z0
+	VMOVDQU32 vm_rgb0b<>+0(SB), Z1
+	VMOVDQU32 vm_rgb1a<>+0(SB), Z2
+	VMOVDQU32 vm_rgb1b<>+0(SB), Z3
+	VMOVDQU32 vm_rgb2a<>+0(SB), Z4
+	VMOVDQU32 vm_rgb2b<>+0(SB), Z5
+	XORQ      DI, DI
+	XORQ      R8, R8
+	ANDQ      $-16, SI
+
+rgb_loop:
+	CMPQ      DI, SI
+	JAE       rgb_done
+	VMOVUPS   (CX)(DI*4), Z6
+	VMOVUPS   (DX)(DI*4), Z7
+	VMOVUPS   (BX)(DI*4), Z8
+	VMOVDQA32 Z0, Z9
+	VPERMI2PS Z7, Z6, Z9
+	VPERMT2PS Z8, Z1, Z9
+	VMOVUPS   Z9, (AX)(R8*4)
+	VMOVDQA32 Z2, Z9
+	VPERMI2PS Z7, Z6, Z9
+	VPERMT2PS Z8, Z3, Z9
+	VMOVUPS   Z9, 64(AX)(R8*4)
+	VMOVDQA32 Z4, Z9
+	VPERMI2PS Z7, Z6, Z9
+	VPERMT2PS Z8, Z5, Z9
+	VMOVUPS   Z9, 128(AX)(R8*4)
+	ADDQ      $0x10, DI
+	ADDQ      $0x30, R8
+	JMP       rgb_loop
+
+rgb_done:
+	VZEROUPPER
+	RET
+
 // func colSumF32x8(d *float32, src *float32, rows int, stride int)
 // Requires: AVX
 TEXT ·colSumF32x8(SB), NOSPLIT, $0-32

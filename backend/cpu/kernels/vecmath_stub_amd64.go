@@ -229,6 +229,11 @@ func bf16ToF32AVX512(dst *float32, src *uint16, n int)
 //go:noescape
 func f32ToBF16AVX512(dst *uint16, src *float32, n int)
 
+// interleave3AVX512 sets dst[3i+p] = sp[i] for i < n rounded down to a multiple of 16.
+//
+//go:noescape
+func interleave3AVX512(dst *float32, s0 *float32, s1 *float32, s2 *float32, n int)
+
 // colSumF32x8 adds each of rows rows of 8 float32, stride apart, into d, in row order.
 //
 //go:noescape

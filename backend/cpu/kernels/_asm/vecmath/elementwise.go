@@ -118,6 +118,7 @@ func elementwiseKernels() {
 	extreme512("minimumF32AVX512", "NaNMin", VMINPS)
 	u8ToF32()
 	bf16Kernels()
+	interleave3()
 }
 
 // bf16Kernels emits the widening of bf16 to float32 (the bits shifted
@@ -246,6 +247,78 @@ func u8ToF32() {
 	ADDQ(Imm(8), i)
 	JMP(LabelRef("u8_loop1next"))
 	Label("u8_done")
+	VZEROUPPER()
+	RET()
+}
+
+// interleave3 emits the AVX-512 interleaving of three planes into
+// triples (an RGB image made channels-last): 16 pixels a step, each of
+// the three output vectors two VPERMT2PS, the first picking its lanes of
+// the first two planes, the second putting the third plane's in. The Go
+// side does the last n%16 pixels.
+func interleave3() {
+	// Output vector k's lane l is element j = 16k+l of the triples:
+	// plane j%3's pixel j/3. Table a indexes the first two planes (0-15,
+	// 16-31), table b this vector so far (0-15) and the third plane.
+	var tables [3][2]Mem
+	for k := range 3 {
+		for t := range 2 {
+			tables[k][t] = GLOBL(fmt.Sprintf("vm_rgb%d%c", k, 'a'+t), RODATA|NOPTR)
+			for l := range 16 {
+				j := 16*k + l
+				plane, x := j%3, j/3
+				v := l // table b keeps the lane
+				switch {
+				case t == 0 && plane == 0:
+					v = x
+				case t == 0 && plane == 1:
+					v = 16 + x
+				case t == 0:
+					v = 0 // filled by table b
+				case plane == 2:
+					v = 16 + x
+				}
+				DATA(4*l, U32(v))
+			}
+		}
+	}
+	TEXT("interleave3AVX512", NOSPLIT, "func(dst, s0, s1, s2 *float32, n int)")
+	Pragma("noescape")
+	Doc("interleave3AVX512 sets dst[3i+p] = sp[i] for i < n rounded down to a multiple of 16.")
+	dst := Load(Param("dst"), GP64())
+	src := [3]reg.Register{Load(Param("s0"), GP64()), Load(Param("s1"), GP64()), Load(Param("s2"), GP64())}
+	n := Load(Param("n"), GP64())
+	var idx [3][2]reg.VecVirtual
+	for k := range 3 {
+		for t := range 2 {
+			idx[k][t] = ZMM()
+			VMOVDQU32(tables[k][t], idx[k][t])
+		}
+	}
+	i, j, end := GP64(), GP64(), GP64() // i pixels, j = 3i elements
+	XORQ(i, i)
+	XORQ(j, j)
+	MOVQ(n, end)
+	ANDQ(I32(-16), end)
+	Label("rgb_loop")
+	CMPQ(i, end)
+	JAE(LabelRef("rgb_done"))
+	var p [3]reg.VecVirtual
+	for c := range 3 {
+		p[c] = ZMM()
+		VMOVUPS(Mem{Base: src[c], Index: i, Scale: 4}, p[c])
+	}
+	for k := range 3 {
+		o := ZMM()
+		VMOVDQA32(idx[k][0], o)
+		VPERMI2PS(p[1], p[0], o)      // o[l] = (p0 ‖ p1)[o[l]]
+		VPERMT2PS(p[2], idx[k][1], o) // o[l] = (o ‖ p2)[b[l]]
+		VMOVUPS(o, Mem{Base: dst, Index: j, Scale: 4, Disp: 64 * k})
+	}
+	ADDQ(Imm(16), i)
+	ADDQ(Imm(48), j)
+	JMP(LabelRef("rgb_loop"))
+	Label("rgb_done")
 	VZEROUPPER()
 	RET()
 }
