@@ -90,10 +90,97 @@ func (pr *poolRuns) kernel(out *hlo.Literal, ops []*hlo.Literal) error {
 	if rows == 0 || pr.ow == 0 || pr.run == 0 {
 		return nil
 	}
+	if init == float32(identityValue(pr.op)) && kernels.WindowFoldFast(pr.run) {
+		splitWork(pr.threads, rows*pr.ow*pr.run*pr.kh*pr.kw, rows, func(lo, hi int) {
+			pr.rowsByWindow(dst, src, init, lo, hi)
+		})
+		return nil
+	}
 	splitWork(pr.threads, rows*pr.ow*pr.run*pr.kh*pr.kw, rows, func(lo, hi int) {
 		pr.rows(dst, src, init, lo, hi)
 	})
 	return nil
+}
+
+// rowsByWindow computes output rows [lo, hi) window by window on the
+// vector fold (kernels.WindowFoldF32): each output pixel's channels are
+// the fold of its window's taps that lie in the image, in row-major
+// order, which with init the op's identity are its window's fold (a
+// padded tap would fold in nothing). The separable fold at full
+// resolution (rows) folds every column of a strided pool's rows, twice
+// the work along the width, in a vector call per tap and row chunk:
+// ResNet's stem pool (112×112×32, 3×3, stride 2) on two threads took
+// 0.083 ms in the model against ONNX Runtime's 0.048; alone, 0.071 →
+// 0.035 ms on two threads, 0.142 → 0.069 on one.
+func (pr *poolRuns) rowsByWindow(dst, src []float32, init float32, lo, hi int) {
+	c, lowest := pr.run, pr.op == hlo.OpMinimum
+	taps := make([]int, 0, pr.kh*pr.kw)
+	// The output columns whose window lies inside the row: [o0, o1).
+	o0 := (pr.pw + pr.sw - 1) / pr.sw
+	o1 := 0
+	if last := pr.w - 1 + pr.pw - (pr.kw-1)*pr.dw; last >= 0 {
+		o1 = last/pr.sw + 1
+	}
+	o0 = max(0, min(o0, pr.ow))
+	o1 = max(o0, min(o1, pr.ow))
+	for r := lo; r < hi; r++ {
+		plane, oh := r/pr.oh, r%pr.oh
+		img := src[plane*pr.h*pr.w*c : (plane+1)*pr.h*pr.w*c]
+		out := dst[r*pr.ow*c : (r+1)*pr.ow*c]
+		taps = taps[:0]
+		for kh := range pr.kh {
+			if ih := oh*pr.sh - pr.ph + kh*pr.dh; ih >= 0 && ih < pr.h {
+				for kw := range pr.kw {
+					taps = append(taps, (ih*pr.w+o0*pr.sw-pr.pw+kw*pr.dw)*c)
+				}
+			}
+		}
+		if len(taps) == 0 {
+			kernels.Fill(out, init) // the window is all padding
+			continue
+		}
+		if o1 > o0 {
+			mustFold(kernels.WindowFoldF32(out[o0*c:o1*c], img, taps, o1-o0, c, pr.sw*c, lowest))
+		}
+		for o := range pr.ow {
+			if o < o0 || o >= o1 {
+				pr.borderPixel(out[o*c:(o+1)*c], img, init, oh, o, lowest)
+			}
+		}
+	}
+}
+
+// borderPixel computes output pixel (oh, o) of an image, whose window
+// reaches into the padding along the width: the fold of its taps inside.
+func (pr *poolRuns) borderPixel(out, img []float32, init float32, oh, o int, lowest bool) {
+	c := pr.run
+	var buf [16]int
+	taps := buf[:0]
+	for kh := range pr.kh {
+		ih := oh*pr.sh - pr.ph + kh*pr.dh
+		if ih < 0 || ih >= pr.h {
+			continue
+		}
+		for kw := range pr.kw {
+			if x := o*pr.sw - pr.pw + kw*pr.dw; x >= 0 && x < pr.w {
+				taps = append(taps, (ih*pr.w+x)*c)
+			}
+		}
+	}
+	if len(taps) == 0 {
+		kernels.Fill(out, init)
+		return
+	}
+	mustFold(kernels.WindowFoldF32(out, img, taps, 1, c, 0, lowest))
+}
+
+// mustFold stops the kernel on a window fold the plan made out of
+// bounds (a bug: the execution's recover reports it naming the
+// instruction).
+func mustFold(err error) {
+	if err != nil {
+		panic(err)
+	}
 }
 
 // poolChunk is about the floats of one row chunk folded at full

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/eval"
 	"github.com/axle-ml/axle/hlo"
 )
@@ -37,12 +38,17 @@ func channelsLastPool(in []int64, hw [2]hlo.WindowDim, op string) (string, bool)
 // window dilation, windows wider than the image, init not the identity,
 // NaNs and signed zeros) on the channels-last kernel, against the
 // evaluator and bit for bit against the general fold, on one and two
-// threads.
+// threads. Half the images have whole vectors of channels and half the
+// inits are the op's identity, which the window by window fold takes
+// (rowsByWindow), the ResNet stem pool among them.
 func TestPoolRuns(t *testing.T) {
 	rng := rand.New(rand.NewPCG(43, 44))
-	cases := 0
+	cases, byWindow := 0, 0
 	for i := range 400 {
 		in := []int64{1 + rng.Int64N(3), 1 + rng.Int64N(12), 1 + rng.Int64N(20), 8 + rng.Int64N(40)}
+		if rng.IntN(2) == 0 {
+			in[3] = 16 * (1 + rng.Int64N(3))
+		}
 		var hw [2]hlo.WindowDim
 		for d := range hw {
 			hw[d] = hlo.WindowDim{Size: 1 + rng.Int64N(4), Stride: 1 + rng.Int64N(3), PadLo: rng.Int64N(3), PadHi: rng.Int64N(3), RhsDilation: 1 + rng.Int64N(2)}
@@ -63,7 +69,24 @@ func TestPoolRuns(t *testing.T) {
 		for range rng.IntN(4) {
 			x.SetFloat64(rng.IntN(x.Len()), []float64{math.NaN(), 0, math.Copysign(0, -1)}[rng.IntN(3)])
 		}
+		if rng.IntN(3) == 0 {
+			// Ties and NaNs everywhere: zeros of both signs and NaNs of
+			// two payloads, whose bits say which tap a fold kept first.
+			ties := []uint32{0, 0x80000000, 0x7fc00001, 0xffc00002, 0x3f800000}
+			v := x.Data().([]float32)
+			for j := range v {
+				if rng.IntN(3) > 0 {
+					v[j] = math.Float32frombits(ties[rng.IntN(len(ties))])
+				}
+			}
+		}
 		args[1].SetFloat64(0, []float64{math.Inf(-1), math.Inf(1), 0, math.Copysign(0, -1), 0.5}[rng.IntN(5)])
+		if i == 0 || rng.IntN(2) == 0 {
+			args[1].SetFloat64(0, map[string]float64{"maximum": math.Inf(-1), "minimum": math.Inf(1)}[op])
+		}
+		if args[1].GetFloat64(0) == identityValue(map[string]hlo.Opcode{"maximum": hlo.OpMaximum, "minimum": hlo.OpMinimum}[op]) && kernels.WindowFoldFast(int(in[3])) {
+			byWindow++
+		}
 		var ev eval.Evaluator
 		want, err := ev.Instruction(root, args)
 		if err != nil {
@@ -99,8 +122,8 @@ func TestPoolRuns(t *testing.T) {
 			cases++
 		}
 	}
-	if cases < 300 {
-		t.Fatalf("only %d cases ran", cases)
+	if cases < 300 || kernels.WindowFoldFast(16) && byWindow < 60 {
+		t.Fatalf("only %d cases ran, %d window by window", cases, byWindow)
 	}
 }
 

@@ -58,6 +58,25 @@ func unaryAsm(k func(dst, a *float32, n int), g func(dst, a []float32), dst, a [
 	k(&dst[0], &a[0], len(dst))
 }
 
+// WindowFoldFast reports whether WindowFoldF32 runs vector code on runs
+// of c values (AVX-512, c a multiple of 16).
+func WindowFoldFast(c int) bool { return useAVX512 && c%16 == 0 }
+
+// windowFoldVec runs WindowFoldF32 on the AVX-512 kernels, reporting
+// false where it cannot (c not whole vectors, or no AVX-512). The caller
+// checked the runs' bounds.
+func windowFoldVec(dst, src []float32, taps []int, n, c, step int, min bool) bool {
+	if !WindowFoldFast(c) {
+		return false
+	}
+	k := windowMaxAVX512
+	if min {
+		k = windowMinAVX512
+	}
+	k(&dst[0], &src[0], &taps[0], len(taps), n, 4*c, 4*step)
+	return true
+}
+
 // interleave3Vec interleaves the whole 16-pixel vectors of the three
 // planes into dst (gatherRGB) and returns how many pixels it did.
 func interleave3Vec(dst, s0, s1, s2 []float32) int {

@@ -16,5 +16,9 @@ func rsqrtF32(dst, a []float32)         { rsqrtGo(dst, a) }
 
 func u8ToF32Vec(dst []float32, src []uint8) int    { return 0 }
 func interleave3Vec(dst, s0, s1, s2 []float32) int { return 0 }
+func WindowFoldFast(c int) bool                    { return false }
+func windowFoldVec(dst, src []float32, taps []int, n, c, step int, min bool) bool {
+	return false
+}
 func bf16ToF32Vec(dst []float32, src []uint16) int { return 0 }
 func f32ToBF16Vec(dst []uint16, src []float32) int { return 0 }

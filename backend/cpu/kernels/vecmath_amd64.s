@@ -5488,6 +5488,114 @@ rgb_done:
 	VZEROUPPER
 	RET
 
+// func windowMaxAVX512(dst *float32, src *float32, taps *int, ntaps int, n int, c int, step int)
+// Requires: AVX, AVX512F
+TEXT ·windowMaxAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ taps+16(FP), DX
+	MOVQ ntaps+24(FP), BX
+	MOVQ n+32(FP), SI
+	MOVQ c+40(FP), DI
+	MOVQ step+48(FP), R8
+	MOVQ (DX), R9
+
+windowMaxAVX512_pixel:
+	TESTQ SI, SI
+	JZ    windowMaxAVX512_done
+	XORQ  R10, R10
+
+windowMaxAVX512_block:
+	CMPQ    R10, DI
+	JAE     windowMaxAVX512_next
+	LEAQ    (CX)(R9*4), R11
+	VMOVUPS (R11)(R10*1), Z0
+	MOVQ    $0x00000001, R12
+
+windowMaxAVX512_tap:
+	CMPQ    R12, BX
+	JAE     windowMaxAVX512_store
+	MOVQ    (DX)(R12*8), R11
+	LEAQ    (CX)(R11*4), R11
+	VMOVUPS (R11)(R10*1), Z1
+	VMAXPS  Z0, Z1, Z2
+	VCMPPS  $0x03, Z1, Z1, K1
+	VMOVAPS Z1, K1, Z2
+	VCMPPS  $0x03, Z0, Z0, K1
+	VMOVAPS Z0, K1, Z2
+	VMOVAPS Z2, Z0
+	INCQ    R12
+	JMP     windowMaxAVX512_tap
+
+windowMaxAVX512_store:
+	VMOVUPS Z0, (AX)(R10*1)
+	ADDQ    $0x40, R10
+	JMP     windowMaxAVX512_block
+
+windowMaxAVX512_next:
+	ADDQ R8, CX
+	ADDQ DI, AX
+	DECQ SI
+	JMP  windowMaxAVX512_pixel
+
+windowMaxAVX512_done:
+	VZEROUPPER
+	RET
+
+// func windowMinAVX512(dst *float32, src *float32, taps *int, ntaps int, n int, c int, step int)
+// Requires: AVX, AVX512F
+TEXT ·windowMinAVX512(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ taps+16(FP), DX
+	MOVQ ntaps+24(FP), BX
+	MOVQ n+32(FP), SI
+	MOVQ c+40(FP), DI
+	MOVQ step+48(FP), R8
+	MOVQ (DX), R9
+
+windowMinAVX512_pixel:
+	TESTQ SI, SI
+	JZ    windowMinAVX512_done
+	XORQ  R10, R10
+
+windowMinAVX512_block:
+	CMPQ    R10, DI
+	JAE     windowMinAVX512_next
+	LEAQ    (CX)(R9*4), R11
+	VMOVUPS (R11)(R10*1), Z0
+	MOVQ    $0x00000001, R12
+
+windowMinAVX512_tap:
+	CMPQ    R12, BX
+	JAE     windowMinAVX512_store
+	MOVQ    (DX)(R12*8), R11
+	LEAQ    (CX)(R11*4), R11
+	VMOVUPS (R11)(R10*1), Z1
+	VMINPS  Z0, Z1, Z2
+	VCMPPS  $0x03, Z1, Z1, K1
+	VMOVAPS Z1, K1, Z2
+	VCMPPS  $0x03, Z0, Z0, K1
+	VMOVAPS Z0, K1, Z2
+	VMOVAPS Z2, Z0
+	INCQ    R12
+	JMP     windowMinAVX512_tap
+
+windowMinAVX512_store:
+	VMOVUPS Z0, (AX)(R10*1)
+	ADDQ    $0x40, R10
+	JMP     windowMinAVX512_block
+
+windowMinAVX512_next:
+	ADDQ R8, CX
+	ADDQ DI, AX
+	DECQ SI
+	JMP  windowMinAVX512_pixel
+
+windowMinAVX512_done:
+	VZEROUPPER
+	RET
+
 // func colSumF32x8(d *float32, src *float32, rows int, stride int)
 // Requires: AVX
 TEXT ·colSumF32x8(SB), NOSPLIT, $0-32

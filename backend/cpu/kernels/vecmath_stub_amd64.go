@@ -234,6 +234,16 @@ func f32ToBF16AVX512(dst *uint16, src *float32, n int)
 //go:noescape
 func interleave3AVX512(dst *float32, s0 *float32, s1 *float32, s2 *float32, n int)
 
+// windowMaxAVX512 sets, for o < n and each 16-lane block b of the c bytes of an output pixel, dst[o·c + b] to the NaNMax fold over t < ntaps of src[o·step + 4·taps[t] + b] (c and step in bytes, taps in floats; ntaps ≥ 1, c a multiple of 64).
+//
+//go:noescape
+func windowMaxAVX512(dst *float32, src *float32, taps *int, ntaps int, n int, c int, step int)
+
+// windowMinAVX512 sets, for o < n and each 16-lane block b of the c bytes of an output pixel, dst[o·c + b] to the NaNMin fold over t < ntaps of src[o·step + 4·taps[t] + b] (c and step in bytes, taps in floats; ntaps ≥ 1, c a multiple of 64).
+//
+//go:noescape
+func windowMinAVX512(dst *float32, src *float32, taps *int, ntaps int, n int, c int, step int)
+
 // colSumF32x8 adds each of rows rows of 8 float32, stride apart, into d, in row order.
 //
 //go:noescape

@@ -194,6 +194,7 @@ func main() {
 	accumulate("addToAVX", "addToAVX sets dst[i] += x[i] for i < n (n a multiple of 8).", func(d, x reg.VecVirtual) { VADDPS(x, d, d) })
 	accumulate("maxToAVX", "maxToAVX sets dst[i] = max(dst[i], x[i]) for i < n (n a multiple of 8), NaN if either is NaN.", maxNaN)
 	elementwiseKernels()
+	windowKernels()
 	for _, w := range []int{1, 2, 4} {
 		columnSum(w)
 	}
