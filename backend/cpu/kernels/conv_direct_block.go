@@ -195,7 +195,9 @@ func (d *directConv) tiles(br *blockCuts, bp, c []float32, ldc, jc, nb, kb int, 
 	// Two B slivers at a time; the last tile, narrower where nb is not
 	// whole pairs (an output of 8, 12 or 24 channels), stores only its
 	// columns.
-	full := 0 // the slivers of six rows, which run the prefetching kernel
+	// The tiles that run a prefetching kernel, which share the next
+	// pair's prefetch: the 12-row groups and the slivers of six rows.
+	full := len(br.groups)
 	for _, sl := range br.slivers {
 		if sl.rows == sgemmMR {
 			full++
@@ -207,12 +209,14 @@ func (d *directConv) tiles(br *blockCuts, bp, c []float32, ldc, jc, nb, kb int, 
 		next := min(nb-j-cols, 2*sgemmNR) // the next pair's columns
 		call := 0
 		for _, g := range br.groups {
+			pf := nextPairShare(next, kb, full, call)
+			call++
 			switch {
 			case ops != nil:
-				directTapsPairOpsF32(br.offs, d.im.in[g.org:], g.lda, pair, c[g.row*ldc+jc+j:], br.cld, first, kb, ops, g.row, jc+j)
+				directTapsPairOpsF32(br.offs, d.im.in[g.org:], g.lda, pair, c[g.row*ldc+jc+j:], br.cld, first, kb, pf, ops, g.row, jc+j)
 				continue
 			case cols == 2*sgemmNR:
-				directTapsPairF32(br.offs, d.im.in[g.org:], g.lda, pair, c[g.row*ldc+jc+j:], br.cld, first, kb)
+				directTapsPairF32(br.offs, d.im.in[g.org:], g.lda, pair, c[g.row*ldc+jc+j:], br.cld, first, kb, pf)
 				continue
 			}
 			directTapsColsF32(br.offs, d.im.in[g.org:], g.lda, pair, c[g.row*ldc+jc+j:], br.cld, first, kb, cols)

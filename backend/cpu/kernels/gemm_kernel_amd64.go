@@ -170,23 +170,24 @@ func pairKernelF64(blocks, k int, a, b, c []float64, ldc int, overwrite bool) {
 // directTapsPairF32 computes a 12×32 tile of a direct convolution with
 // sgemm12x32tapsz: runs holds (offset, k) pairs, whose offsets are from
 // a[0], the first pixel's window; the twelve pixels' windows are lda
-// apart; b holds two B slivers kb steps apart.
-func directTapsPairF32(runs []int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, kb int) {
+// apart; b holds two B slivers kb steps apart; pf is the tile's share of
+// the prefetch of the next pair (nextPairShare).
+func directTapsPairF32(runs []int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, kb int, pf prefetchRange) {
 	_ = c[11*ldc+31]
 	_ = b[32*kb-1]
 	_ = a[11*lda+directRunsEnd(runs, kb)-1]
-	sgemm12x32tapsz(&runs[0], len(runs)/2, &a[0], lda, &b[0], &c[0], ldc, overwrite, kb)
+	sgemm12x32tapsz(&runs[0], len(runs)/2, &a[0], lda, &b[0], &c[0], ldc, overwrite, kb, pf.off, pf.step)
 }
 
 // directTapsPairOpsF32 is directTapsPairF32 finishing the tile with ops
 // as it stores it: the tile is rows [row, row+12), columns [col, col+32)
 // of the matrix ops' operands describe.
-func directTapsPairOpsF32(runs []int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, kb int, ops *TileOps, row, col int) {
+func directTapsPairOpsF32(runs []int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, kb int, pf prefetchRange, ops *TileOps, row, col int) {
 	_ = c[11*ldc+31]
 	_ = b[32*kb-1]
 	_ = a[11*lda+directRunsEnd(runs, kb)-1]
 	bias, res, resBias := ops.operands(12, row, col)
-	sgemm12x32tapszo(&runs[0], len(runs)/2, &a[0], lda, &b[0], &c[0], ldc, overwrite, kb, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
+	sgemm12x32tapszo(&runs[0], len(runs)/2, &a[0], lda, &b[0], &c[0], ldc, overwrite, kb, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
 }
 
 // directRunsEnd checks a direct tile's (offset, k) runs against its K

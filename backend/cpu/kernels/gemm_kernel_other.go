@@ -52,7 +52,7 @@ func kernelTapsPairF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite boo
 	panic("kernels: no AVX-512 kernel")
 }
 
-func directTapsPairF32(runs []int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, kb int) {
+func directTapsPairF32(runs []int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, kb int, pf prefetchRange) {
 	panic("kernels: no AVX-512 kernel")
 }
 
@@ -60,7 +60,7 @@ func kernelTapsPairOpsF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite 
 	panic("kernels: no AVX-512 kernel")
 }
 
-func directTapsPairOpsF32(runs []int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, kb int, ops *TileOps, row, col int) {
+func directTapsPairOpsF32(runs []int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, kb int, pf prefetchRange, ops *TileOps, row, col int) {
 	panic("kernels: no AVX-512 kernel")
 }
 

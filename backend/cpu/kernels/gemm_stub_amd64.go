@@ -211,16 +211,18 @@ func sgemm4x32zdfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, 
 
 // sgemm12x32tapsz computes C[12x32] += Σ over n runs of A_run·B_run (C = ... if overwrite): run (off, k) reads k
 // channels at a+off of twelve rows lda apart, and k steps of two B slivers kb steps apart (AVX-512).
+// Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
 //
 //go:noescape
-func sgemm12x32tapsz(runs *int, n int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, kb int)
+func sgemm12x32tapsz(runs *int, n int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, kb int, pfOff int, pfStep int)
 
 // sgemm12x32tapszo computes C[12x32] += Σ over n runs of A_run·B_run (C = ... if overwrite): run (off, k) reads k
 // channels at a+off of twelve rows lda apart, and k steps of two B slivers kb steps apart (AVX-512).
+// Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
 // Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
 //
 //go:noescape
-func sgemm12x32tapszo(runs *int, n int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, kb int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm12x32tapszo(runs *int, n int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, kb int, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
 
 // sgemm6x32tapszo computes C[6x32] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, over two B slivers kb steps apart (AVX-512). Every two steps it prefetches the line at b+pfOff into L2, pfStep bytes further each time. Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
 //
