@@ -751,3 +751,81 @@ ENTRY e {
 		}
 	}
 }
+
+// layerNormLayer is a product finished by a layer norm whose scale is
+// operand %[4]s: the parameter g, or the constant gc (values %[5]s).
+const layerNormLayer = `HloModule ln
+add {
+  p = f32[] parameter(0)
+  q = f32[] parameter(1)
+  ROOT s = f32[] add(p, q)
+}
+ENTRY e {
+  x = f32[%[1]d,%[3]d] parameter(0)
+  w = f32[%[3]d,%[2]d] parameter(1)
+  g = f32[%[2]d] parameter(2)
+  gc = f32[%[2]d] constant(%[5]s)
+  d = f32[%[1]d,%[2]d] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  zero = f32[] constant(0)
+  s = f32[%[1]d] reduce(d, zero), dimensions={1}, to_apply=add
+  n = f32[] constant(%[2]d)
+  nb = f32[%[1]d] broadcast(n), dimensions={}
+  mean = f32[%[1]d] divide(s, nb)
+  mb = f32[%[1]d,%[2]d] broadcast(mean), dimensions={0}
+  c = f32[%[1]d,%[2]d] subtract(d, mb)
+  gb = f32[%[1]d,%[2]d] broadcast(%[4]s), dimensions={1}
+  ROOT y = f32[%[1]d,%[2]d] multiply(c, gb)
+}`
+
+// A layer norm's scale, gathered along the rows, is gathered again at
+// every call when it is a parameter (each call's values), and may be
+// kept across calls only when it is a constant: three calls with fresh
+// arguments, each against the evaluator and the unfused module's bits,
+// on one and two threads, rows in several tiles and GEMM blocks.
+func TestEpilogueGatherAcrossCalls(t *testing.T) {
+	for _, scale := range []string{"g", "gc"} {
+		vals := make([]string, 96)
+		for i := range vals {
+			vals[i] = fmt.Sprint(0.25 + float64(i%7)/4)
+		}
+		text := fmt.Sprintf(layerNormLayer, 300, 96, 40, scale, "{"+strings.Join(vals, ", ")+"}")
+		m, err := hlotext.Parse(text, hlotext.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for threads := 1; threads <= 2; threads++ {
+			x, err := Compile(m, Options{Threads: threads, Poison: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if x.Lowering["gemm+epilogue"] != 1 {
+				t.Fatalf("lowering %v", x.Lowering)
+			}
+			plain, err := Compile(m, Options{Threads: threads, Poison: true, NoOutputFusion: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for call := range 3 {
+				args := eval.RandomArguments(m, uint64(20+call))
+				want, err := eval.Run(m, args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := x.Execute(args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ref, err := plain.Execute(args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if msg := closeEnough(got, want); msg != "" {
+					t.Fatalf("scale %s, %d threads, call %d: against the evaluator: %s", scale, threads, call, msg)
+				}
+				if !got.Equal(ref) {
+					t.Fatalf("scale %s, %d threads, call %d: fusion changed bits:\n%s", scale, threads, call, firstDiff(got, ref))
+				}
+			}
+		}
+	}
+}

@@ -61,8 +61,14 @@ type slot struct {
 	// flat index (outer dimensions all broadcast: a bias row, a mask
 	// over a row), else 0. When the tiles are whole periods, every tile
 	// gathers the same values: the slot has a tile of its own, never
-	// shared, gathered once a call (see fixedGather).
+	// shared, gathered once a call (see fixedGather), or once a scratch
+	// where the parameter is a constant (fromConstant).
 	period int
+	// fromConstant says the slot reads a fusion operand that is a
+	// constant, the same values at every call: a layer norm's scale and
+	// shift, gathered once a scratch rather than at every call of a
+	// GEMM's epilogue (two 48 KB tiles a call for MiniLM's).
+	fromConstant bool
 	// buf is the scratch tile the slot's values live in (-1: none).
 	buf int
 	// skip: no tile needs the slot's values computed here (a row
@@ -183,6 +189,7 @@ func compileSlots(in *hlo.Instruction, xs []*hlo.Instruction, roots []*hlo.Instr
 				return nil, fmt.Errorf("fusion %s: %s %s is not an affine view of a parameter", in.Name, x.Opcode, x.Name)
 			}
 			s.kind, s.param, s.m = slotGather, param, m
+			s.fromConstant = param < len(in.Operands) && in.Operands[param].Opcode == hlo.OpConstant
 			if onlyIndexed(x) {
 				s.kind = slotRaw // read through its users' maps
 			} else if pr := m.period(); pr > 0 && pr < p.n {
@@ -440,8 +447,10 @@ type scratch struct {
 	// sink takes the copy a head fold's code writes (foldHead).
 	sink []float32
 	// fixed says which periodic gathers' tiles hold the values of a tile
-	// starting a period (see fixedGather); begin clears it.
-	fixed []bool
+	// starting a period (see fixedGather); begin clears it but for
+	// constants' (fromConstant). pipeFixed is the same for the pipe's
+	// gathers (tile_pipe.go), by their index in pipe.gathers.
+	fixed, pipeFixed []bool
 }
 
 func (p *Prog) getScratch() *scratch {
@@ -469,6 +478,7 @@ func (p *Prog) getScratch() *scratch {
 		for range p.pipe.gathers {
 			sc.gathered = append(sc.gathered, make([]float32, size))
 		}
+		sc.pipeFixed = make([]bool, len(p.pipe.gathers))
 		sc.pend.views = make([][]float32, len(p.pipe.held))
 	}
 	for range p.nfolds {
@@ -535,7 +545,14 @@ func (p *Prog) begin(params []operand) *scratch {
 		sc.aheadLo[k] = -1
 	}
 	bufs := sc.bufs
-	clear(sc.fixed)
+	for i := range sc.fixed {
+		sc.fixed[i] = sc.fixed[i] && p.slots[i].fromConstant
+	}
+	if p.pipe != nil {
+		for j, a := range p.pipe.gathers {
+			sc.pipeFixed[j] = sc.pipeFixed[j] && p.slots[a].fromConstant
+		}
+	}
 	for i := range p.slots {
 		s := &p.slots[i]
 		if s.kind != slotSplat || s.constant() {

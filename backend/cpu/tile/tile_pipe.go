@@ -222,8 +222,19 @@ func (p *Prog) pendingArrays(sc *scratch, params []operand, outs, ins []jit.Arra
 		case s.kind == slotSplat:
 			ins = append(ins, jit.Array{F32: sc.bufs[s.buf][:n]})
 		case s.kind == slotGather:
-			buf := sc.gathered[slices.Index(pp.gathers, a)][:n]
-			ins = append(ins, jit.Array{F32: gather(&params[s.param], buf, pd.lo, s.m)})
+			j := slices.Index(pp.gathers, a)
+			if p.fixedGather(s) && pd.lo%s.period == 0 {
+				// Every tile starting a period reads the same values:
+				// gathered once (a constant's, once a scratch).
+				if !sc.pipeFixed[j] {
+					gather(&params[s.param], sc.gathered[j], 0, s.m)
+					sc.pipeFixed[j] = true
+				}
+				ins = append(ins, jit.Array{F32: sc.gathered[j][:n]})
+				continue
+			}
+			sc.pipeFixed[j] = false
+			ins = append(ins, jit.Array{F32: gather(&params[s.param], sc.gathered[j][:n], pd.lo, s.m)})
 		default:
 			ins = append(ins, jit.Array{F32: pd.views[slices.Index(pp.held, a)]})
 		}
