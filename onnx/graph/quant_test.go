@@ -94,11 +94,12 @@ func runLayer(t *testing.T, m *onnx.Model, backend string, x *hlo.Literal) (*hlo
 	return out[0].Tensor.Lit, s.ProfileTable(100)
 }
 
-// profileLowerings counts the lowerings of a profile table's kernels.
+// profileLowerings counts the lowerings of a profile table's kernels
+// (ProfileTable's rows).
 func profileLowerings(prof string) map[string]int {
 	lowerings := map[string]int{}
 	for _, line := range strings.Split(prof, "\n") {
-		if f := strings.Fields(line); len(f) == 5 && f[0] != "instruction" {
+		if f := strings.Fields(line); len(f) == 6 && f[0] != "instruction" { // instruction, opcode, lowering, calls, total, median
 			lowerings[f[2]]++
 		}
 	}
