@@ -178,6 +178,9 @@ type aBlock[T float32 | float64] struct {
 	run    func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, packB bool, pf bPrefetch[T], ops *TileOps) int
 	packsB bool
 	ops    *TileOps
+	// rowStep, where set, is the multiple of rows a thread's share of a
+	// row split may be (mr otherwise: packed A comes in slivers of mr).
+	rowStep int
 }
 
 // bPrefetch is what a block's kernels prefetch of B. Where B's panels
@@ -284,8 +287,13 @@ func gemmCoreFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSource[T
 		return
 	}
 	threads = splitThreads(m, n, k, threads, mr)
-	// Rows per thread, a multiple of MR so slivers never straddle threads.
-	per := ((m+threads-1)/threads + mr - 1) / mr * mr
+	// Rows per thread, a multiple of MR so slivers never straddle threads
+	// (of blk.rowStep where A is read in place).
+	step := mr
+	if blk.rowStep > 0 {
+		step = blk.rowStep
+	}
+	per := ((m+threads-1)/threads + step - 1) / step * step
 	nc := min(gemmNC, (n+nr-1)/nr*nr)
 	// Packing buffers come from a pool: fresh memory costs a page fault
 	// per 4 KiB on first touch, more than packing itself.

@@ -27,6 +27,12 @@ func directBlock[T float32 | float64](a, b Strided[T], mr, nr int) aBlock[T] {
 			return macroKernelDirect(af, bf, ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, overwrite, packB, pf, ops)
 		},
 		packsB: bf.Col == 1 && directPackB,
+		// Shares of whole 4-row tiles (the least direct kernel): 128
+		// rows split 64 and 64 on two threads, where slivers of six
+		// gave one thread 66 and a 6-row tile, the other 62 (a
+		// transformer's products finished by a layer norm, which split
+		// rows).
+		rowStep: 4,
 	}).(aBlock[T])
 	return blk
 }
