@@ -621,6 +621,11 @@ func (g *gen) extreme(op Op, r int, ao, bo rm) {
 		code = opMin
 	}
 	a.ps(code, r, y, ymm(x))
+	if g.wide {
+		a.cmpBlend(unordered, r, r, y, y, ymm(y))
+		a.cmpBlend(unordered, r, r, x, x, ymm(x))
+		return
+	}
 	a.cmp(unordered, m, y, ymm(y))
 	a.blendv(r, r, ymm(y), m)
 	a.cmp(unordered, m, x, ymm(x))

@@ -236,9 +236,15 @@ func (g *gen) erf(r, x int) {
 	a.fma(fnmadd213, r, e, g.f32(1)) // 1 - e·g
 	a.ps(opAnd, c, x, g.constant(0x80000000))
 	a.ps(opXor, r, r, ymm(c))
+	// A NaN x as x + x (quieted), whatever the branches made of it.
+	if g.wide {
+		a.cmpBlend(0x01, r, r, q, ab, g.f32(mc.ErfSplit))
+		a.ps(opAdd, q, x, ymm(x))
+		a.cmpBlend(unordered, r, r, q, x, ymm(x))
+		return
+	}
 	a.cmp(0x01, m, ab, g.f32(mc.ErfSplit))
 	a.blendv(r, r, ymm(q), m)
-	// A NaN x as x + x (quieted), whatever the branches made of it.
 	a.cmp(unordered, m, x, ymm(x))
 	a.ps(opAdd, q, x, ymm(x))
 	a.blendv(r, r, ymm(q), m)

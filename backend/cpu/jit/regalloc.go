@@ -178,16 +178,16 @@ func (al *allocator) step(pos int) error {
 	in := &al.ins[pos]
 	ops := in.reads()
 	regs, src2 := ops.list(), ops.src2
-	var allArr [3]int
+	var allArr [4]int
 	all := append(append(allArr[:0], regs...), src2)
-	var keepArr [4]int
+	var keepArr [5]int
 	keep := keepArr[:0]
 	for _, v := range all {
 		if v >= 0 && al.phys[v] >= 0 {
 			keep = append(keep, al.phys[v])
 		}
 	}
-	var phys [2]int // the registers of regs
+	var phys [3]int // the registers of regs
 	for k, v := range regs {
 		r, err := al.inReg(v, pos, &keep)
 		if err != nil {
@@ -210,7 +210,7 @@ func (al *allocator) step(pos int) error {
 	// store into a freed slot, and the instruction may still read a dying
 	// source there.
 	w := in.writes()
-	var dyingArr [3]int
+	var dyingArr [4]int
 	dying := dyingArr[:0]
 	for _, v := range all {
 		if v >= 0 && v != w && !al.pinned[v] && !al.needed(v, pos) && !slices.Contains(dying, v) {
@@ -258,7 +258,7 @@ func (al *allocator) drop(v int) {
 
 // emit writes in with physical registers: phys holds those of the
 // variables in.reads() lists, in its order.
-func (al *allocator) emit(in *vinst, dst int, phys [2]int, op2 rm) {
+func (al *allocator) emit(in *vinst, dst int, phys [3]int, op2 rm) {
 	a := al.a
 	src1 := phys[0]
 	mask := phys[1] // kBlend, kPack and kMaskStore: their second register operand
@@ -273,6 +273,8 @@ func (al *allocator) emit(in *vinst, dst int, phys [2]int, op2 rm) {
 		a.cmp(in.op, dst, src1, op2)
 	case kBlend:
 		a.blendv(dst, src1, op2, mask)
+	case kCmpBlend:
+		a.cmpBlend(in.op, dst, src1, mask, phys[2], op2)
 	case kShift:
 		a.shift(int(in.op), dst, src1, in.imm)
 	case kSqrt:

@@ -35,6 +35,7 @@ const (
 	kTestJump               // jump (to the full block) unless src1 AND src2 is zero
 	kMaskLoad               // dst = [m] in the lanes of mask, zero in the others
 	kMaskStore              // [m] = src1 in the lanes of mask
+	kCmpBlend               // dst = (x pred src2) ? mask : src1 (wide code only)
 )
 
 // vinst is one instruction on virtual registers; src2 is a virtual
@@ -44,6 +45,7 @@ type vinst struct {
 	op              byte // opcode, FMA form, predicate or shift extension
 	imm             byte // shift count, rounding mode
 	dst, src1, mask int
+	x               int // kCmpBlend: the compare's first operand
 	src2            rm
 	m               mem // kLoad, kStore, kMaskLoad, kMaskStore
 }
@@ -73,6 +75,13 @@ func (a *vasm) cmp(pred byte, dst, src1 int, src2 rm) {
 }
 func (a *vasm) blendv(dst, src1 int, src2 rm, mask int) {
 	a.add(vinst{kind: kBlend, dst: dst, src1: src1, src2: src2, mask: mask})
+}
+
+// cmpBlend is dst = (x pred y) ? src2 : src1 in wide code: the compare
+// into k1 and the blend by it as one instruction of the streams, so no
+// other stream's compare comes between them (see asm.cmpBlend).
+func (a *vasm) cmpBlend(pred byte, dst, src1, src2, x int, y rm) {
+	a.add(vinst{kind: kCmpBlend, op: pred, dst: dst, src1: src1, mask: src2, x: x, src2: y})
 }
 func (a *vasm) shift(ext int, dst, src int, n byte) {
 	a.add(vinst{kind: kShift, op: byte(ext), imm: n, dst: dst, src1: src})
@@ -110,7 +119,7 @@ func (a *vasm) store(m mem, src int, nt bool) {
 // in registers, and the one it reads as src2, which may stay in memory
 // (-1: none). A fixed array, so the allocator's walk allocates nothing.
 type operands struct {
-	regs [2]int
+	regs [3]int
 	n    int
 	src2 int
 }
@@ -120,16 +129,18 @@ func (o *operands) list() []int { return o.regs[:o.n] }
 // reads returns the variables i reads.
 func (i *vinst) reads() operands {
 	o := operands{src2: -1}
-	if (i.kind == kPS || i.kind == kPD || i.kind == kFMA || i.kind == kCmp || i.kind == kBlend || i.kind == kSqrt || i.kind == kRound || i.kind == kCvt || i.kind == kTestJump) && !i.src2.isMem {
+	if (i.kind == kPS || i.kind == kPD || i.kind == kFMA || i.kind == kCmp || i.kind == kBlend || i.kind == kSqrt || i.kind == kRound || i.kind == kCvt || i.kind == kTestJump || i.kind == kCmpBlend) && !i.src2.isMem {
 		o.src2 = i.src2.reg
 	}
 	switch i.kind {
 	case kPS, kPD, kCmp, kShift, kStore, kMov, kExtract, kStore128, kStore64, kTestJump, kMaskLoad:
 		o.regs[0], o.n = i.src1, 1
 	case kPack, kBlend, kMaskStore:
-		o.regs, o.n = [2]int{i.src1, i.mask}, 2
+		o.regs, o.n = [3]int{i.src1, i.mask}, 2
 	case kFMA:
-		o.regs, o.n = [2]int{i.dst, i.src1}, 2
+		o.regs, o.n = [3]int{i.dst, i.src1}, 2
+	case kCmpBlend:
+		o.regs, o.n = [3]int{i.src1, i.mask, i.x}, 3
 	}
 	return o
 }
