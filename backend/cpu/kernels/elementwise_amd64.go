@@ -58,6 +58,19 @@ func unaryAsm(k func(dst, a *float32, n int), g func(dst, a []float32), dst, a [
 	k(&dst[0], &a[0], len(dst))
 }
 
+// packCols16Vec packs the first k rounded down to 16 rows of sixteen
+// contiguous columns of B (column c at src[c·ld:]) into the 16-wide
+// sliver d, d[p·16+c] = src[c·ld+p], and returns how many rows it did.
+func packCols16Vec(d, src []float32, ld, k int) int {
+	n := k &^ 15
+	if !useAVX512 || n == 0 {
+		return 0
+	}
+	_, _ = d[n*16-1], src[15*ld+n-1]
+	packCols16AVX512(n, &src[0], ld, &d[0])
+	return n
+}
+
 // WindowFoldFast reports whether WindowFoldF32 runs vector code on runs
 // of c values (AVX-512, c a multiple of 16).
 func WindowFoldFast(c int) bool { return useAVX512 && c%16 == 0 }

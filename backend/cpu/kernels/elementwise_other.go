@@ -14,9 +14,10 @@ func absF32(dst, a []float32)           { absGo(dst, a) }
 func sqrtF32(dst, a []float32)          { sqrtGo(dst, a) }
 func rsqrtF32(dst, a []float32)         { rsqrtGo(dst, a) }
 
-func u8ToF32Vec(dst []float32, src []uint8) int    { return 0 }
-func interleave3Vec(dst, s0, s1, s2 []float32) int { return 0 }
-func WindowFoldFast(c int) bool                    { return false }
+func u8ToF32Vec(dst []float32, src []uint8) int     { return 0 }
+func interleave3Vec(dst, s0, s1, s2 []float32) int  { return 0 }
+func WindowFoldFast(c int) bool                     { return false }
+func packCols16Vec(d, src []float32, ld, k int) int { return 0 }
 func windowFoldVec(dst, src []float32, taps []int, n, c, step int, min bool) bool {
 	return false
 }

@@ -128,3 +128,43 @@ func BenchmarkGemmPacked(b *testing.B) {
 		}
 	}
 }
+
+// packBCols deals a column-contiguous B (a transposed operand) into
+// slivers of 16: every value where the sliver layout puts it, bit for
+// bit, zeros past the last column, at depths that leave 0 to 15 rows
+// after the 16×16 blocks, on every kernel level.
+func TestPackBCols(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(9, 10))
+		for _, kb := range []int{1, 15, 16, 17, 31, 32, 33, 48, 63, 64, 100} {
+			for _, nb := range []int{16, 17, 32, 40} {
+				const ld, pc, jc = 131, 3, 2 // B's column stride, and the block's origin
+				src := make([]float32, (jc+nb)*ld)
+				for i := range src {
+					src[i] = math.Float32frombits(rng.Uint32())
+				}
+				b := Strided[float32]{Data: src, Row: 1, Col: ld}
+				slivers := (nb + 15) / 16
+				dst := make([]float32, slivers*kb*16)
+				for i := range dst {
+					dst[i] = 5
+				}
+				packBCols(dst, b, pc, jc, kb, nb, 16, 0, slivers)
+				for sl := range slivers {
+					for p := range kb {
+						for c := range 16 {
+							got := dst[sl*kb*16+p*16+c]
+							want := float32(0)
+							if j := sl*16 + c; j < nb {
+								want = src[(jc+j)*ld+pc+p]
+							}
+							if math.Float32bits(got) != math.Float32bits(want) {
+								t.Fatalf("kb %d nb %d: sliver %d row %d column %d: %#x, want %#x", kb, nb, sl, p, c, math.Float32bits(got), math.Float32bits(want))
+							}
+						}
+					}
+				}
+			}
+		}
+	})
+}

@@ -244,6 +244,11 @@ func windowMaxAVX512(dst *float32, src *float32, taps *int, ntaps int, n int, c 
 //go:noescape
 func windowMinAVX512(dst *float32, src *float32, taps *int, ntaps int, n int, c int, step int)
 
+// packCols16AVX512 sets dst[p·16+c] = src[c·ld+p] for c < 16 and p < k rounded down to a multiple of 16.
+//
+//go:noescape
+func packCols16AVX512(k int, src *float32, ld int, dst *float32)
+
 // colSumF32x8 adds each of rows rows of 8 float32, stride apart, into d, in row order.
 //
 //go:noescape

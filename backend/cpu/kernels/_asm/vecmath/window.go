@@ -19,6 +19,7 @@ import (
 func windowKernels() {
 	windowFold("windowMaxAVX512", "NaNMax", VMAXPS)
 	windowFold("windowMinAVX512", "NaNMin", VMINPS)
+	packCols16()
 }
 
 func windowFold(name, f string, op func(...Op)) {
@@ -83,4 +84,95 @@ func foldInto(op func(...Op), acc, x, r reg.VecVirtual) {
 	VCMPPS(Imm(3), acc, acc, ma)
 	VMOVAPS(acc, ma, r)
 	VMOVAPS(r, acc)
+}
+
+// packCols16 emits the AVX-512 packing of sixteen contiguous columns of
+// a B (a transposed operand: attention's keys, whose rows are Qᵀ's
+// columns) into a 16-wide sliver: each step loads sixteen columns'
+// next sixteen values and transposes the 16×16 block in registers
+// (unpack ps, unpack pd, then two rounds of 128-bit lane shuffles), so
+// the sliver's rows are stored whole. The Go side packs the last k%16
+// rows.
+func packCols16() {
+	TEXT("packCols16AVX512", NOSPLIT, "func(k int, src *float32, ld int, dst *float32)")
+	Pragma("noescape")
+	Doc("packCols16AVX512 sets dst[p·16+c] = src[c·ld+p] for c < 16 and p < k rounded down to a multiple of 16.")
+	k := Load(Param("k"), GP64())
+	src := Load(Param("src"), GP64())
+	ld := Load(Param("ld"), GP64())
+	dst := Load(Param("dst"), GP64())
+	SHLQ(Imm(2), ld)
+	ld3 := GP64()
+	LEAQ(Mem{Base: ld, Index: ld, Scale: 2}, ld3)
+	SHRQ(Imm(4), k)
+	Label("pc16_loop")
+	TESTQ(k, k)
+	JZ(LabelRef("pc16_done"))
+	// Rows r[c]: column c's next sixteen values, at src + c·ld.
+	var r [16]reg.VecVirtual
+	base := GP64()
+	MOVQ(src, base)
+	for c := range 16 {
+		r[c] = ZMM()
+		switch c % 4 {
+		case 0:
+			VMOVUPS(Mem{Base: base}, r[c])
+		case 1:
+			VMOVUPS(Mem{Base: base, Index: ld, Scale: 1}, r[c])
+		case 2:
+			VMOVUPS(Mem{Base: base, Index: ld, Scale: 2}, r[c])
+		case 3:
+			VMOVUPS(Mem{Base: base, Index: ld3, Scale: 1}, r[c])
+			if c < 15 {
+				LEAQ(Mem{Base: base, Index: ld, Scale: 4}, base)
+			}
+		}
+	}
+	// t: pairs of columns interleaved within 128-bit lanes.
+	var t [16]reg.VecVirtual
+	for i := 0; i < 16; i += 2 {
+		t[i], t[i+1] = ZMM(), ZMM()
+		VUNPCKLPS(r[i+1], r[i], t[i])   // r[i][0] r[i+1][0] r[i][1] r[i+1][1] per lane
+		VUNPCKHPS(r[i+1], r[i], t[i+1]) // r[i][2] r[i+1][2] r[i][3] r[i+1][3]
+	}
+	// u: four columns per 128-bit lane; u[4g+q] holds columns 4g..4g+3
+	// at values q, q+4, q+8, q+12 of its lanes.
+	var u [16]reg.VecVirtual
+	for g := range 4 {
+		a, b := t[4*g], t[4*g+2]     // columns 4g,4g+1 and 4g+2,4g+3: values 0,1 of each lane
+		a2, b2 := t[4*g+1], t[4*g+3] // values 2,3
+		for q := range 4 {
+			u[4*g+q] = ZMM()
+		}
+		VUNPCKLPD(b, a, u[4*g])
+		VUNPCKHPD(b, a, u[4*g+1])
+		VUNPCKLPD(b2, a2, u[4*g+2])
+		VUNPCKHPD(b2, a2, u[4*g+3])
+	}
+	// For value q: lanes of u[q] (columns 0-3), u[4+q] (4-7), u[8+q]
+	// (8-11), u[12+q] (12-15) at values q, q+4, q+8, q+12; two rounds of
+	// lane shuffles gather each value's four lanes.
+	for q := range 4 {
+		v0, v1, v2, v3 := ZMM(), ZMM(), ZMM(), ZMM()
+		VSHUFF32X4(Imm(0x88), u[4+q], u[q], v0)    // u[q].l0 u[q].l2 u[4+q].l0 u[4+q].l2: values q, q+8
+		VSHUFF32X4(Imm(0xDD), u[4+q], u[q], v1)    // values q+4, q+12
+		VSHUFF32X4(Imm(0x88), u[12+q], u[8+q], v2) // columns 8-15, values q, q+8
+		VSHUFF32X4(Imm(0xDD), u[12+q], u[8+q], v3) // values q+4, q+12
+		o := ZMM()
+		VSHUFF32X4(Imm(0x88), v2, v0, o)
+		VMOVUPS(o, Mem{Base: dst, Disp: 64 * q})
+		VSHUFF32X4(Imm(0xDD), v2, v0, o)
+		VMOVUPS(o, Mem{Base: dst, Disp: 64 * (q + 8)})
+		VSHUFF32X4(Imm(0x88), v3, v1, o)
+		VMOVUPS(o, Mem{Base: dst, Disp: 64 * (q + 4)})
+		VSHUFF32X4(Imm(0xDD), v3, v1, o)
+		VMOVUPS(o, Mem{Base: dst, Disp: 64 * (q + 12)})
+	}
+	ADDQ(Imm(64), src)
+	ADDQ(U32(1024), dst)
+	DECQ(k)
+	JMP(LabelRef("pc16_loop"))
+	Label("pc16_done")
+	VZEROUPPER()
+	RET()
 }
