@@ -31,9 +31,7 @@ func lowerDotTransposeFusion(in *hlo.Instruction, threads int) (kernelFunc, bool
 		lb, releaseB := tile.AsF32(ops[pb], threads)
 		defer releaseB()
 		runBatch(g.batch, g.m, g.n, g.k, threads, func(i, t int) {
-			a, b := g.a, g.b // Execute may run concurrently
-			ao, bo := g.offsets(i)
-			a.Data, b.Data = la[ao:], lb[bo:]
+			a, b := g.product(i, la, lb)
 			kernels.GemmF32(g.m, g.n, g.k, a, b, c[p.offset(i):], p.ldc, false, t)
 		})
 		return nil

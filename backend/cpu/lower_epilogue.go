@@ -85,9 +85,7 @@ func (x *compiler) gemmEpilogue(g gemmPlan, ops []int, e *tile.Epilogue, pw *pac
 			return nil
 		}
 		runBatch(g.batch, g.m, g.n, g.k, x.threads, func(i, threads int) {
-			a, b := g.a, g.b // Execute may run concurrently
-			ao, bo := g.offsets(i)
-			a.Data, b.Data = la[ao:], lb[bo:]
+			a, b := g.product(i, la, lb)
 			kernels.GemmFinishedF32(g.m, g.n, g.k, a, b, c[i*g.m*g.n:], g.n, threads, shiftRows(epi, i*g.m), tops.FromRow(i*g.m), whole)
 		})
 		return nil
@@ -116,9 +114,7 @@ func wholeBatchEpilogue(g *gemmPlan, threads int, la, lb, c []float32, epi kerne
 	kernels.Parallel(t, func(w int) {
 		lo, hi := w*g.batch/t, (w+1)*g.batch/t
 		for i := lo; i < hi; i++ {
-			a, b := g.a, g.b // Execute may run concurrently
-			ao, bo := g.offsets(i)
-			a.Data, b.Data = la[ao:], lb[bo:]
+			a, b := g.product(i, la, lb)
 			kernels.GemmF32(g.m, g.n, g.k, a, b, c[i*mn:], g.n, false, 1)
 		}
 		epi(lo*g.m, 0, (hi-lo)*g.m, g.n)

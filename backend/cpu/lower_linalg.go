@@ -23,6 +23,16 @@ type gemmPlan struct {
 	strip int
 }
 
+// product returns product i's operands: the plan's strides over la and
+// lb from where the product starts (a copy each call: Execute may run
+// concurrently).
+func (g *gemmPlan) product(i int, la, lb []float32) (a, b kernels.Strided[float32]) {
+	ao, bo := g.offsets(i)
+	a, b = g.a, g.b
+	a.Data, b.Data = la[ao:], lb[bo:]
+	return a, b
+}
+
 // offsets returns where product i of the batch starts in A and in B.
 func (g *gemmPlan) offsets(i int) (a, b int) {
 	for d := len(g.batchDims) - 1; d >= 0; d-- {
@@ -159,9 +169,7 @@ func (x *compiler) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
 			return err
 		}
 		runBatch(g.batch, g.m, g.n, g.k, x.threads, func(i, threads int) {
-			ao, bo := g.offsets(i)
-			a, b := a, b
-			a.Data, b.Data = la[ao:], lb[bo:]
+			a, b := g.product(i, la, lb)
 			kernels.GemmF32(g.m, g.n, g.k, a, b, c[i*g.m*g.n:], g.n, false, threads)
 		})
 		finish()
