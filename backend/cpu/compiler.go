@@ -121,7 +121,7 @@ func newCompiler(mod *hlo.Module, opts Options) *compiler {
 	c := &compiler{opts: opts, threads: effectiveThreads(opts.Threads), ctx: opts.Context, module: mod,
 		done: map[*hlo.Computation]calledResult{}}
 	if opts.Profile {
-		c.prof = &profile{times: map[*hlo.Instruction]*KernelTime{}}
+		c.prof = &profile{times: map[*hlo.Instruction]*kernelCalls{}}
 	}
 	return c
 }

@@ -38,10 +38,14 @@ const profileSamples = 1024
 
 type profile struct {
 	mu    sync.Mutex
-	times map[*hlo.Instruction]*KernelTime // by instruction: names may repeat across computations
-	// samples are each instruction's last call times, a ring of up to
-	// profileSamples.
-	samples map[*hlo.Instruction][]time.Duration
+	times map[*hlo.Instruction]*kernelCalls // by instruction: names may repeat across computations
+}
+
+// kernelCalls is one instruction's accumulated time and its last call
+// times, a ring of up to profileSamples (KernelTime.Median's).
+type kernelCalls struct {
+	KernelTime
+	samples []time.Duration
 }
 
 // wrap wraps k to label and time it.
@@ -67,18 +71,15 @@ func (p *profile) add(in *hlo.Instruction, how string, d time.Duration) {
 	defer p.mu.Unlock()
 	k := p.times[in]
 	if k == nil {
-		k = &KernelTime{Instruction: in.Name, Opcode: in.Opcode.String(), Lowering: how}
+		k = &kernelCalls{KernelTime: KernelTime{Instruction: in.Name, Opcode: in.Opcode.String(), Lowering: how}}
 		p.times[in] = k
 	}
 	k.Calls++
 	k.Total += d
-	if p.samples == nil {
-		p.samples = map[*hlo.Instruction][]time.Duration{}
-	}
-	if ds := p.samples[in]; len(ds) < profileSamples {
-		p.samples[in] = append(ds, d)
+	if len(k.samples) < profileSamples {
+		k.samples = append(k.samples, d)
 	} else {
-		ds[(k.Calls-1)%profileSamples] = d
+		k.samples[(k.Calls-1)%profileSamples] = d
 	}
 }
 
@@ -104,9 +105,9 @@ func (x *Executable) Profile() []KernelTime {
 	x.prof.mu.Lock()
 	defer x.prof.mu.Unlock()
 	var out []KernelTime
-	for in, k := range x.prof.times {
-		kt := *k
-		kt.Median = median(x.prof.samples[in])
+	for _, k := range x.prof.times {
+		kt := k.KernelTime
+		kt.Median = median(k.samples)
 		out = append(out, kt)
 	}
 	slices.SortFunc(out, func(a, b KernelTime) int { return int(b.Total - a.Total) })

@@ -12,7 +12,7 @@ import (
 // more.
 func TestProfileMedian(t *testing.T) {
 	in := &hlo.Instruction{Name: "k", Opcode: hlo.OpAdd}
-	p := &profile{times: map[*hlo.Instruction]*KernelTime{}}
+	p := &profile{times: map[*hlo.Instruction]*kernelCalls{}}
 	x := &Executable{prof: p}
 	ms := time.Millisecond
 	for _, d := range []time.Duration{9 * ms, 1 * ms, 7 * ms, 3 * ms, 5 * ms} {
