@@ -543,7 +543,8 @@ func (x *Executable) Profile() []cpu.KernelTime {
 	return x.cpu.Profile()
 }
 
-// ProfileTable prints the n most expensive kernels of Profile.
+// ProfileTable prints the n most expensive kernels of Profile (all of them
+// where n is zero or less).
 func (x *Executable) ProfileTable(n int) string {
 	if x == nil || x.cpu == nil {
 		return ""

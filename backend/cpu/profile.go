@@ -114,12 +114,13 @@ func (x *Executable) Profile() []KernelTime {
 	return out
 }
 
-// ProfileTable formats the top n entries of Profile.
+// ProfileTable formats the top n entries of Profile (every entry where n
+// is zero or less).
 func (x *Executable) ProfileTable(n int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-40s %-14s %-12s %6s %12s %12s\n", "instruction", "opcode", "lowering", "calls", "total", "median")
 	for i, k := range x.Profile() {
-		if i == n {
+		if n > 0 && i == n {
 			break
 		}
 		fmt.Fprintf(&b, "%-40s %-14s %-12s %6d %12s %12s\n", k.Instruction, k.Opcode, k.Lowering, k.Calls, k.Total, k.Median)

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -31,5 +32,31 @@ func TestProfileMedian(t *testing.T) {
 	}
 	if k := x.Profile()[0]; k.Median != 2*ms || k.Calls != 6+profileSamples {
 		t.Fatalf("after %d more calls of 2 ms: median %v, %d calls", profileSamples, k.Median, k.Calls)
+	}
+}
+
+// ProfileTable lists the n slowest kernels, slowest first, and all of
+// them for n ≤ 0.
+func TestProfileTableRows(t *testing.T) {
+	p := &profile{times: map[*hlo.Instruction]*kernelCalls{}}
+	x := &Executable{prof: p}
+	for i, name := range []string{"fast", "slow", "middle"} {
+		in := &hlo.Instruction{Name: name, Opcode: hlo.OpAdd}
+		p.add(in, "elementwise", time.Duration([]int{1, 3, 2}[i])*time.Millisecond)
+	}
+	rows := func(n int) []string {
+		var names []string
+		for _, l := range strings.Split(strings.TrimSpace(x.ProfileTable(n)), "\n")[1:] {
+			names = append(names, strings.Fields(l)[0])
+		}
+		return names
+	}
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{1, "slow"}, {2, "slow middle"}, {3, "slow middle fast"}, {5, "slow middle fast"}, {0, "slow middle fast"}, {-1, "slow middle fast"}} {
+		if got := strings.Join(rows(c.n), " "); got != c.want {
+			t.Errorf("ProfileTable(%d) lists %q, want %q", c.n, got, c.want)
+		}
 	}
 }

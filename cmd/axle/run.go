@@ -28,7 +28,7 @@ import (
 // cmdRun compiles (for interp: verifies) a module, feeds seeded random
 // arguments and runs it, printing result shapes, checksums and timing:
 // axle run [--backend interp] [--opt] [--threads T] [--warmup K] [--repeat N] [--json] [--args FILE]
-// [--inputs FILE.npz] [--save-outputs FILE.npz] [--cpuprofile FILE] [--timeout D] [--memory-limit N]
+// [--inputs FILE.npz] [--save-outputs FILE.npz] [--profile [--profile-rows N]] [--cpuprofile FILE] [--timeout D] [--memory-limit N]
 // [--devices N] [--replica-count R] [--num-partitions P] [--spmd MODE] [--distributed] FILE.hlo
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	r := &runCmd{stdout: stdout, stderr: stderr}
@@ -57,7 +57,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if isONNX(r.path) {
 		return runONNX(onnxRun{path: r.path, inputs: r.inputs, saveOutputs: r.saveOutputs, dumpTo: r.dumpTo, cpuProfile: r.cpuProfile,
 			backend: r.backend, threads: r.threads, warmup: r.warmup, repeat: r.repeat, seed: r.seed,
-			asJSON: r.asJSON, logPlacement: r.logPlacement, noSoft: r.noSoft, noCluster: r.noCluster, profile: r.profile}, stdout, stderr)
+			asJSON: r.asJSON, logPlacement: r.logPlacement, noSoft: r.noSoft, noCluster: r.noCluster, profile: r.profile, profileRows: r.profileRows}, stdout, stderr)
 	}
 	return r.run()
 }
@@ -69,6 +69,7 @@ type runCmd struct {
 	backend, argsFile, inputs, saveOutputs, cpuProfile string
 	dumpTo, memLimit, spmdMode                         string
 	threads, warmup, repeat, devices, localDevices     int
+	profileRows                                        int
 	asJSON, optimize, profile, logPlacement            bool
 	noSoft, noCluster, dist                            bool
 	seed                                               uint64
@@ -94,6 +95,7 @@ func (r *runCmd) flags() *flag.FlagSet {
 	fs.Uint64Var(&r.seed, "seed", 1, "seed of the random arguments and elided constants")
 	fs.BoolVar(&r.optimize, "opt", false, "run the standard optimization pipeline before running")
 	fs.BoolVar(&r.profile, "profile", false, "cpu backend: print the time of each kernel (and label them for pprof)")
+	fs.IntVar(&r.profileRows, "profile-rows", 25, "with --profile: how many kernels to list, slowest first (0: all)")
 	fs.StringVar(&r.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the timed runs to this file (go tool pprof)")
 	fs.DurationVar(&r.timeout, "timeout", 0, "cancel compiling (with --opt, optimizing and compiling), and each run, when it takes longer than this (a Go duration: 500ms, 2m; 0: none)")
 	fs.BoolVar(&r.logPlacement, "log-placement", false, "ONNX: print each node's device and cluster, and each cluster compiled")
@@ -279,7 +281,7 @@ func (r *runCmd) report(x *axle.Executable, result [][]*hlo.Literal, times []tim
 		vendor, family, model := kernels.CPUModel()
 		report["cpu"] = map[string]any{"vendor": vendor, "family": family, "model": model, "kernels": kernels.Kernels()}
 		if r.profile {
-			fmt.Fprint(r.stdout, x.ProfileTable(20))
+			fmt.Fprint(r.stdout, x.ProfileTable(r.profileRows))
 		}
 	}
 	if r.asJSON {

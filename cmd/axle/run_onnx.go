@@ -27,6 +27,7 @@ type onnxRun struct {
 	seed                              uint64
 	asJSON, logPlacement, noSoft      bool
 	noCluster, profile                bool
+	profileRows                       int // kernels --profile lists (0: all)
 }
 
 // isONNX says whether a file given to axle run is an ONNX model.
@@ -91,7 +92,7 @@ func runONNX(o onnxRun, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "load and first run %.3f ms; run min %.3f ms, median %.3f ms, max %.3f ms over %d runs\n",
 		ms(first), ms(times[0]), ms(times[len(times)/2]), ms(times[len(times)-1]), len(times))
 	if o.profile {
-		fmt.Fprint(stdout, sess.ProfileTable(25))
+		fmt.Fprint(stdout, sess.ProfileTable(o.profileRows))
 	}
 	if o.asJSON {
 		line, _ := json.Marshal(map[string]any{

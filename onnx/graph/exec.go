@@ -369,7 +369,8 @@ func runHost(op *ops.Op, h *ops.HostCtx) (err error) {
 }
 
 // ProfileTable is, for each compiled cluster of the main graph (compiled
-// with Options.Compile.Profile), the table of its n slowest kernels.
+// with Options.Compile.Profile), the table of its n slowest kernels (all
+// of them where n is zero or less).
 func (s *Session) ProfileTable(n int) string {
 	var b strings.Builder
 	for _, u := range s.plan.units {
