@@ -140,28 +140,36 @@ func resizeCoeffs(o *resizeOpts, ratio float64, isInt bool, scale float64) ([]fl
 	return nil, false
 }
 
-// resizePlan computes the taps of one axis.
+// resizePlan computes the taps of one axis. align_corners,
+// tf_crop_and_resize and pytorch_half_pixel measure the resized axis by
+// its length, out, as the operator's definition has it (length_resized)
+// and as ONNX Runtime, PyTorch's interpolate and TensorRT do; ONNX's
+// reference implementation takes in·scale there instead, which differs
+// where that is not a whole number (a 9-long axis scaled by 1.5 is 13
+// long, not 13.5): its expected outputs for
+// test_resize_downsample_scales_{linear,cubic}_align_corners are that
+// reading's, and ONNX Runtime fails those two tests as Axle now does.
 func resizePlan(o *resizeOpts, in, out int64, scale, roiStart, roiEnd float64) (*resizeTaps, bool) {
 	t := &resizeTaps{in: in, out: out, idx: make([][]int64, out), w: make([][]float64, out), oob: make([]bool, out)}
-	fin := float64(in)
-	outW := scale * fin
+	fin, fout := float64(in), float64(out)
+	outW := scale * fin // half_pixel_symmetric's output_width
 	for j := int64(0); j < out; j++ {
 		x := float64(j)
 		var xo float64
 		switch o.ctm {
 		case "align_corners":
-			if outW == 1 {
+			if out == 1 {
 				xo = 0
 			} else {
-				xo = x * (fin - 1) / (outW - 1)
+				xo = x * (fin - 1) / (fout - 1)
 			}
 		case "asymmetric":
 			xo = x / scale
 		case "tf_crop_and_resize":
-			if outW == 1 {
+			if out == 1 {
 				xo = (roiEnd - roiStart) * (fin - 1) / 2
 			} else {
-				xo = x * (roiEnd - roiStart) * (fin - 1) / (outW - 1)
+				xo = x * (roiEnd - roiStart) * (fin - 1) / (fout - 1)
 			}
 			xo += roiStart * (fin - 1)
 			if xo < 0 || xo > fin-1 {
@@ -169,8 +177,8 @@ func resizePlan(o *resizeOpts, in, out int64, scale, roiStart, roiEnd float64) (
 				t.anyOOB = true
 			}
 		case "pytorch_half_pixel":
-			if outW == 1 {
-				xo = -0.5
+			if out == 1 {
+				xo = 0
 			} else {
 				xo = (x+0.5)/scale - 0.5
 			}
@@ -179,7 +187,7 @@ func resizePlan(o *resizeOpts, in, out int64, scale, roiStart, roiEnd float64) (
 		case "tf_half_pixel_for_nn":
 			xo = (x + 0.5) / scale
 		case "half_pixel_symmetric":
-			adj := float64(out) / outW
+			adj := fout / outW
 			center := fin / 2
 			off := center * (1 - adj)
 			xo = off + (x+0.5)/scale - 0.5
