@@ -151,48 +151,19 @@ func resizeCoeffs(o *resizeOpts, ratio float64, isInt bool, scale float64) ([]fl
 // reading's, and ONNX Runtime fails those two tests as Axle now does.
 func resizePlan(o *resizeOpts, in, out int64, scale, roiStart, roiEnd float64) (*resizeTaps, bool) {
 	t := &resizeTaps{in: in, out: out, idx: make([][]int64, out), w: make([][]float64, out), oob: make([]bool, out)}
-	fin, fout := float64(in), float64(out)
-	outW := scale * fin // half_pixel_symmetric's output_width
 	for j := int64(0); j < out; j++ {
-		x := float64(j)
-		var xo float64
-		switch o.ctm {
-		case "align_corners":
-			if out == 1 {
-				xo = 0
-			} else {
-				xo = x * (fin - 1) / (fout - 1)
-			}
-		case "asymmetric":
-			xo = x / scale
-		case "tf_crop_and_resize":
-			if out == 1 {
-				xo = (roiEnd - roiStart) * (fin - 1) / 2
-			} else {
-				xo = x * (roiEnd - roiStart) * (fin - 1) / (fout - 1)
-			}
-			xo += roiStart * (fin - 1)
-			if xo < 0 || xo > fin-1 {
-				t.oob[j] = true
-				t.anyOOB = true
-			}
-		case "pytorch_half_pixel":
-			if out == 1 {
-				xo = 0
-			} else {
-				xo = (x+0.5)/scale - 0.5
-			}
-		case "half_pixel":
-			xo = (x+0.5)/scale - 0.5
-		case "tf_half_pixel_for_nn":
-			xo = (x + 0.5) / scale
-		case "half_pixel_symmetric":
-			adj := fout / outW
-			center := fin / 2
-			off := center * (1 - adj)
-			xo = off + (x+0.5)/scale - 0.5
-		default:
+		xo, ok := resizeOrigin(o.ctm, j, in, out, scale, roiStart, roiEnd)
+		if o.mode == "nearest" {
+			var xo32 float32
+			xo32, ok = resizeOrigin(o.ctm, j, in, out, float32(scale), float32(roiStart), float32(roiEnd))
+			xo = float64(xo32)
+		}
+		if !ok {
 			return nil, false
+		}
+		if o.ctm == "tf_crop_and_resize" && (xo < 0 || xo > float64(in-1)) {
+			t.oob[j] = true
+			t.anyOOB = true
 		}
 		base := math.Floor(xo)
 		isInt := xo == base
@@ -248,6 +219,47 @@ func resizePlan(o *resizeOpts, in, out int64, scale, roiStart, roiEnd float64) (
 		}
 	}
 	return t, true
+}
+
+// resizeOrigin is where output position j of an axis resized from in
+// to out samples the input, by coordinate transformation ctm, in F's
+// arithmetic. Nearest modes take it in float32, as ONNX Runtime computes
+// it (and PyTorch its nearest source indices): they floor or round the
+// origin, so its rounding decides which input a position takes. 17/1.7
+// is 10 in float32 and 9.9999997 in float64: a 12-wide axis scaled by
+// 1.7 took input 9 for position 17 where ONNX Runtime and PyTorch take
+// 10. (Linear and cubic weights take it in float64: there the origin
+// moves a weight by an ulp, not a tap.)
+func resizeOrigin[F float32 | float64](ctm string, j, in, out int64, scale, roiStart, roiEnd F) (F, bool) {
+	x, fin, fout := F(j), F(in), F(out)
+	switch ctm {
+	case "align_corners":
+		if out == 1 {
+			return 0, true
+		}
+		return x * (fin - 1) / (fout - 1), true
+	case "asymmetric":
+		return x / scale, true
+	case "tf_crop_and_resize":
+		if out == 1 {
+			return 0.5 * (roiStart + roiEnd) * (fin - 1), true
+		}
+		return F(roiStart*(fin-1)) + x*(roiEnd-roiStart)*(fin-1)/(fout-1), true // (no fused multiply-add)
+	case "pytorch_half_pixel":
+		if out == 1 {
+			return 0, true
+		}
+		return (x+0.5)/scale - 0.5, true
+	case "half_pixel":
+		return (x+0.5)/scale - 0.5, true
+	case "tf_half_pixel_for_nn":
+		return (x + 0.5) / scale, true
+	case "half_pixel_symmetric":
+		adj := fout / (scale * fin)
+		off := fin / 2 * (1 - adj)
+		return off + (x+0.5)/scale - 0.5, true
+	}
+	return 0, false
 }
 
 func lowerUpsample(c *Ctx) error {

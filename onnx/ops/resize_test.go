@@ -11,7 +11,7 @@ import (
 
 // resizeTestRun resizes x ([1, 1, len(x)]) by scale along its last
 // axis and returns the result.
-func resizeTestRun(t *testing.T, mode, ctm string, x []float64, scale float32) []float64 {
+func resizeTestRun(t *testing.T, mode, ctm string, x []float64, scale float32, nearest ...string) []float64 {
 	t.Helper()
 	in := hlo.NewLiteral(hlo.ArrayShape(hlo.F32, 1, 1, int64(len(x))))
 	for i, v := range x {
@@ -22,7 +22,11 @@ func resizeTestRun(t *testing.T, mode, ctm string, x []float64, scale float32) [
 		sc.SetFloat64(i, float64(v))
 	}
 	n := &onnx.Node{Op: "Resize", Inputs: []string{"x", "", "scales"}, Outputs: []string{"y"}, Attrs: map[string]*onnxpb.AttributeProto{}}
-	for name, v := range map[string]string{"mode": mode, "coordinate_transformation_mode": ctm} {
+	attrs := map[string]string{"mode": mode, "coordinate_transformation_mode": ctm}
+	if len(nearest) > 0 {
+		attrs["nearest_mode"] = nearest[0]
+	}
+	for name, v := range attrs {
 		n.Attrs[name] = &onnxpb.AttributeProto{Name: &name, Type: onnxpb.AttributeProto_STRING.Enum(), S: []byte(v)}
 	}
 	l := &Lowerer{Opsets: map[string]int{"": 19}, Env: NewEnv(nil)}
@@ -69,5 +73,27 @@ func TestResizeLengthResized(t *testing.T) {
 	got = resizeTestRun(t, "cubic", "pytorch_half_pixel", []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}, 1.0/9)
 	if len(got) != 1 || got[0] != 1 {
 		t.Fatalf("cubic pytorch_half_pixel to one element: %v, want [1]", got)
+	}
+}
+
+// Nearest modes round each position's origin in float32, as ONNX
+// Runtime and PyTorch compute it: a 12-wide ramp scaled by 1.7
+// (asymmetric, floor) has position 17's origin at 17/1.7, 10 in float32
+// (9.9999997 in float64, which floors to 9). Positions 0..19 floor
+// j/1.7 otherwise: 0 0 1 1 2 2 3 4 4 5 5 6 7 7 8 8 9 10 10 11.
+func TestResizeNearestFloat32Origin(t *testing.T) {
+	ramp := make([]float64, 12)
+	for i := range ramp {
+		ramp[i] = float64(i)
+	}
+	got := resizeTestRun(t, "nearest", "asymmetric", ramp, 1.7, "floor")
+	want := []float64{0, 0, 1, 1, 2, 2, 3, 4, 4, 5, 5, 6, 7, 7, 8, 8, 9, 10, 10, 11}
+	if len(got) != len(want) {
+		t.Fatalf("%d outputs, want %d", len(got), len(want))
+	}
+	for j := range want {
+		if got[j] != want[j] {
+			t.Fatalf("nearest asymmetric floor x1.7, output %d: %v, want %v (all: %v)", j, got[j], want[j], got)
+		}
 	}
 }

@@ -910,23 +910,28 @@ for _op in (11, 13):
                           '(adaptive average pooling to 3x4), 1-D linear x3, bilinear and bicubic downscaling.')
 
 
-class ResampleScalesAC(nn.Module):
+class ResampleFractional(nn.Module):
     def forward(self, x):
-        # Scale factors whose output lengths are not whole (7x9 by 1.5 is 10x13, not 10.5x13.5): with
-        # align_corners the resized axis is measured by its length, as ONNX Runtime and PyTorch do.
+        # Scale factors whose output lengths are not whole (7 by 1.5 is 10, not 10.5): with align_corners
+        # the resized axis is measured by its length, as ONNX Runtime and PyTorch do.
         a = F.interpolate(x, scale_factor=1.5, mode='bilinear', align_corners=True)
         b = F.interpolate(x, scale_factor=(0.6, 1.3), mode='bicubic', align_corners=True)
         c = F.interpolate(x, scale_factor=0.5, mode='bilinear', align_corners=True)
         d = F.interpolate(x[:, :, 0], scale_factor=1.7, mode='linear', align_corners=True)
         e = F.interpolate(x, size=(1, 5), mode='bicubic', align_corners=False)  # pytorch_half_pixel to length 1
-        return a, b, c, d, e
+        # Nearest x1.7 (asymmetric, floor): position 17 of the 12-wide axis has its origin at 17/1.7,
+        # 10 in float32 (ONNX Runtime, PyTorch) and 9.9999997 in float64.
+        f = F.interpolate(x, scale_factor=1.7, mode='nearest')
+        return a, b, c, d, e, f
 
 
-model('test_resample_scales_ac_opset13', 13, ['x'], ['bilinear_ac15', 'bicubic_ac_frac', 'bilinear_ac_half', 'linear_ac17', 'bicubic_to1'],
-      {'x': {0: 'b'}}, [[randn(230, 1, 2, 7, 9)], [randn(231, 2, 2, 7, 9)]])(lambda: ResampleScalesAC())
-MODELS[-1]['note'] = ('F.interpolate with align_corners and scale factors whose output lengths are not whole '
-                      '(bilinear x1.5 and x0.5, bicubic (0.6, 1.3), 1-D linear x1.7), and bicubic to a size of 1 '
-                      '(pytorch_half_pixel at length 1): the resized length is the output\'s, not in*scale.')
+model('test_resample_fractional_opset13', 13, ['x'],
+      ['bilinear_ac15', 'bicubic_ac_frac', 'bilinear_ac_half', 'linear_ac17', 'bicubic_to1', 'nearest17'],
+      {'x': {0: 'b'}}, [[randn(230, 1, 2, 7, 12)], [randn(231, 2, 2, 7, 12)]])(lambda: ResampleFractional())
+MODELS[-1]['note'] = ('F.interpolate with scale factors whose output lengths are not whole: align_corners '
+                      '(bilinear x1.5 and x0.5, bicubic (0.6, 1.3), 1-D linear x1.7), bicubic to a size of 1 '
+                      '(pytorch_half_pixel at length 1), nearest x1.7 (whose origins round in float32): the '
+                      'resized length is the output\'s, not in*scale.')
 
 
 # ---------------------------------------------------------------------------------------------
