@@ -262,6 +262,16 @@ func resizeOrigin[F float32 | float64](ctm string, j, in, out int64, scale, roiS
 	return 0, false
 }
 
+// resizeLength is the length of an axis of in elements scaled by scale
+// (a float32 of the graph's): floor(in·scale) in float32, as ONNX Runtime
+// computes it, which gives a PyTorch export the length PyTorch computed
+// in float64 from the Python scale the float32 one rounds: 10 by 0.7 is
+// 7 (0.7f·10 = 6.99999988 rounds to 7.0 in float32; in float64 it
+// floors to 6, and a UNet's skip connection would then not concatenate).
+func resizeLength(scale float64, in int64) int64 {
+	return int64(float32(scale) * float32(in))
+}
+
 func lowerUpsample(c *Ctx) error {
 	x := c.Input(0)
 	r := x.Rank()
@@ -288,7 +298,7 @@ func lowerUpsample(c *Ctx) error {
 	dims := x.Dims()
 	out := make([]int64, r)
 	for i := range out {
-		out[i] = int64(scales[i] * float64(dims[i]))
+		out[i] = resizeLength(scales[i], dims[i])
 	}
 	y, err := resizeApply(c, x, o, scales, out, nil)
 	if err != nil {
@@ -400,7 +410,7 @@ func lowerResize(c *Ctx) error {
 		}
 		for i, a := range axes {
 			scales[a] = scalesIn[i]
-			out[a] = int64(scalesIn[i] * float64(dims[a]))
+			out[a] = resizeLength(scalesIn[i], dims[a])
 		}
 	default:
 		return c.Errorf("neither scales nor sizes given")

@@ -97,3 +97,20 @@ func TestResizeNearestFloat32Origin(t *testing.T) {
 		}
 	}
 }
+
+// A scaled axis is floor(in·scale) long in float32, as ONNX Runtime
+// computes it: 10 by 0.7 (0.699999988 as a float32) is 7 long, the
+// length PyTorch gave the model it exported (in float64 it would floor
+// to 6).
+func TestResizeLengthFloat32(t *testing.T) {
+	for _, c := range []struct {
+		in    int
+		scale float32
+		want  int
+	}{{10, 0.7, 7}, {7, 1.5, 10}, {12, 1.7, 20}, {5, 0.2, 1}, {30, 0.3, 9}} {
+		x := make([]float64, c.in)
+		if got := len(resizeTestRun(t, "nearest", "asymmetric", x, c.scale)); got != c.want {
+			t.Errorf("%d by %v: %d long, want %d", c.in, c.scale, got, c.want)
+		}
+	}
+}
