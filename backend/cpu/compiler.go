@@ -78,6 +78,7 @@ func Compile(m *hlo.Module, opts Options) (*Executable, error) {
 	x, err := c.compile(mod.Entry)
 	if x != nil {
 		x.plan = c.plan
+		x.warmPools()
 	}
 	return x, err
 }
