@@ -6,6 +6,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/axle-ml/axle/hlo"
+
 	"github.com/axle-ml/axle/onnx/onnxpb"
 )
 
@@ -43,6 +45,12 @@ func ReadValue(data []byte, t *Type) (*Value, error) {
 			return nil, fmt.Errorf("not an OptionalProto: %w", err)
 		}
 		return decodeOptional(&op, 0)
+	case KindMap:
+		var mp onnxpb.MapProto
+		if err := proto.Unmarshal(data, &mp); err != nil {
+			return nil, fmt.Errorf("not a MapProto: %w", err)
+		}
+		return decodeMap(&mp, 0)
 	}
 	var tp onnxpb.TensorProto
 	if err := proto.Unmarshal(data, &tp); err != nil {
@@ -82,10 +90,55 @@ func decodeSequence(sp *onnxpb.SequenceProto, depth int) (*Value, error) {
 		}
 		v.Elems = append(v.Elems, e)
 	}
-	if len(sp.MapValues) > 0 || len(sp.SparseTensorValues) > 0 {
-		return nil, fmt.Errorf("sequences of maps or sparse tensors are not supported")
+	for _, m := range sp.MapValues {
+		e, err := decodeMap(m, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		v.Elems = append(v.Elems, e)
+	}
+	if len(sp.SparseTensorValues) > 0 {
+		return nil, fmt.Errorf("sequences of sparse tensors are not supported")
 	}
 	return v, nil
+}
+
+// decodeMap decodes a MapProto: int64 or string keys, and its values
+// (a SequenceProto, one a key).
+func decodeMap(mp *onnxpb.MapProto, depth int) (*Value, error) {
+	if depth > maxGraphDepth {
+		return nil, fmt.Errorf("map nested too deep")
+	}
+	var keys *Tensor
+	switch {
+	case len(mp.StringKeys) > 0 || onnxpb.TensorProto_DataType(mp.GetKeyType()) == onnxpb.TensorProto_STRING:
+		strs := make([]string, len(mp.StringKeys))
+		for i, k := range mp.StringKeys {
+			strs[i] = string(k)
+		}
+		t, err := NewStringTensor(strs, int64(len(strs)))
+		if err != nil {
+			return nil, err
+		}
+		keys = t
+	default:
+		l := hlo.NewLiteral(hlo.ArrayShape(hlo.S64, int64(len(mp.Keys))))
+		for i, k := range mp.Keys {
+			l.SetInt64(i, k)
+		}
+		keys = TensorOf(l)
+	}
+	vals := &Value{Kind: KindSequence}
+	if mp.Values != nil {
+		var err error
+		if vals, err = decodeSequence(mp.Values, depth+1); err != nil {
+			return nil, err
+		}
+	}
+	if len(vals.Elems) != int(keys.Dims()[0]) {
+		return nil, fmt.Errorf("map of %d keys and %d values", keys.Dims()[0], len(vals.Elems))
+	}
+	return MapValue(keys, vals.Elems), nil
 }
 
 func decodeOptional(op *onnxpb.OptionalProto, depth int) (*Value, error) {

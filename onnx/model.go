@@ -291,7 +291,7 @@ func decodeType(tp *onnxpb.TypeProto, depth int) (*Type, error) {
 		}
 		return t, nil
 	case tp.GetMapType() != nil:
-		return nil, errors.New("map types are not supported")
+		return &Type{Kind: KindMap}, nil
 	case tp.GetSparseTensorType() != nil:
 		return nil, errors.New("sparse tensor types are not supported")
 	}

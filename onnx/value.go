@@ -77,15 +77,19 @@ const (
 	KindTensor Kind = iota
 	KindSequence
 	KindOptional
+	KindMap
 )
 
 // Value is what flows along an ONNX graph edge: a tensor, a sequence of
-// values, or an optional (empty, or holding a tensor or a sequence).
+// values, an optional (empty, or holding a tensor or a sequence), or a
+// map (what ai.onnx.ml's ZipMap makes: a class label to its score).
 type Value struct {
 	Kind   Kind
 	Tensor *Tensor  // KindTensor
-	Elems  []*Value // KindSequence
+	Elems  []*Value // KindSequence; KindMap: the values, one a key
 	Elem   *Value   // KindOptional: nil when empty
+	// Keys are a map's keys, a 1-D int64 or string tensor (KindMap).
+	Keys *Tensor
 	// ElemType is the element type of a sequence's or optional's tensors,
 	// kept so that an empty one still knows it (Undefined if not known).
 	ElemType ElemType
@@ -97,7 +101,14 @@ func TensorValue(t *Tensor) *Value { return &Value{Kind: KindTensor, Tensor: t} 
 // LiteralValue wraps a literal as a tensor value.
 func LiteralValue(l *hlo.Literal) *Value { return TensorValue(TensorOf(l)) }
 
-// String describes v: "float[2,3]", "seq(float[2],float[3])", "opt(none)".
+// MapValue is the map from keys (a 1-D int64 or string tensor) to vals,
+// one a key.
+func MapValue(keys *Tensor, vals []*Value) *Value {
+	return &Value{Kind: KindMap, Keys: keys, Elems: vals}
+}
+
+// String describes v: "float[2,3]", "seq(float[2],float[3])", "opt(none)",
+// "map(int64[3]→float[])".
 func (v *Value) String() string {
 	if v == nil {
 		return "<none>"
@@ -114,6 +125,15 @@ func (v *Value) String() string {
 			parts[i] = e.String()
 		}
 		return "seq(" + strings.Join(parts, ",") + ")"
+	case KindMap:
+		val := "?"
+		if len(v.Elems) > 0 {
+			val = v.Elems[0].String()
+		}
+		if v.Keys == nil {
+			return "map(?)"
+		}
+		return "map(" + v.Keys.String() + "→" + val + ")"
 	}
 	if v.Elem == nil {
 		return "opt(none)"

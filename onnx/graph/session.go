@@ -269,6 +269,8 @@ func kindName(k onnx.Kind) string {
 		return "sequence"
 	case onnx.KindOptional:
 		return "optional"
+	case onnx.KindMap:
+		return "map"
 	}
 	return "tensor"
 }

@@ -17,7 +17,7 @@ type typeInfo struct {
 
 // sequenceOps produce sequences; optionalOps optionals.
 var sequenceOps = map[string]bool{"SequenceConstruct": true, "SequenceEmpty": true, "SequenceInsert": true,
-	"SequenceErase": true, "SplitToSequence": true, "SequenceMap": true}
+	"SequenceErase": true, "SplitToSequence": true, "SequenceMap": true, "ZipMap": true}
 
 var stringOps = map[string]bool{"StringNormalizer": true, "StringSplit": true, "StringConcat": true, "RegexFullMatch": true}
 
@@ -82,6 +82,8 @@ func (t *typeInfo) tensorOnly(name string) error {
 		return fmt.Errorf("value %q is a sequence", name)
 	case onnx.KindOptional:
 		return fmt.Errorf("value %q is an optional", name)
+	case onnx.KindMap:
+		return fmt.Errorf("value %q is a map", name)
 	}
 	if t.elem[name] == onnx.String {
 		return fmt.Errorf("value %q holds strings", name)

@@ -231,6 +231,22 @@ func Compare(got, want *onnx.Value, tol Tolerance) error {
 			return nil
 		}
 		return Compare(got.Elem, want.Elem, tol)
+	case onnx.KindMap:
+		if got.Keys == nil || want.Keys == nil {
+			return fmt.Errorf("got %v, want %v", got, want)
+		}
+		if err := compareTensor(got.Keys, want.Keys, Tolerance{}); err != nil {
+			return fmt.Errorf("keys: %w", err)
+		}
+		if len(got.Elems) != len(want.Elems) {
+			return fmt.Errorf("map of %d values, want %d", len(got.Elems), len(want.Elems))
+		}
+		for i := range want.Elems {
+			if err := Compare(got.Elems[i], want.Elems[i], tol); err != nil {
+				return fmt.Errorf("value %d: %w", i, err)
+			}
+		}
+		return nil
 	}
 	return compareTensor(got.Tensor, want.Tensor, tol)
 }

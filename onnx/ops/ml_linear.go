@@ -23,6 +23,7 @@ func init() {
 	Register(Op{Name: "OneHotEncoder", Domain: mlDomain, Host: hostOneHotEncoder})
 	Register(Op{Name: "CategoryMapper", Domain: mlDomain, Host: hostCategoryMapper})
 	Register(Op{Name: "FeatureVectorizer", Domain: mlDomain, Host: hostFeatureVectorizer})
+	Register(Op{Name: "ZipMap", Domain: mlDomain, Host: hostZipMap})
 }
 
 // mlLinear computes rows·Wᵀ + b for W the attribute coefficients read as
@@ -503,5 +504,55 @@ func hostFeatureVectorizer(h *HostCtx) error {
 		off += w
 	}
 	h.Set(0, onnx.LiteralValue(out))
+	return nil
+}
+
+// hostZipMap makes each row of an [N, C] score tensor (or one row of C)
+// a map from the C class labels (classlabels_int64s or
+// classlabels_strings) to the row's scores, and returns the N maps as a
+// sequence. The maps share one key tensor.
+func hostZipMap(h *HostCtx) error {
+	x, err := mlInput(h, 0)
+	if err != nil {
+		return err
+	}
+	if x.IsString() || x.ElemType() != onnx.Float {
+		return h.Errorf("input %v: a float tensor is needed", x)
+	}
+	var keys *onnx.Tensor
+	var nc int
+	if ints := h.Node.Ints("classlabels_int64s"); len(ints) > 0 {
+		l := hlo.NewLiteral(hlo.ArrayShape(hlo.S64, int64(len(ints))))
+		for i, v := range ints {
+			l.SetInt64(i, v)
+		}
+		keys, nc = onnx.TensorOf(l), len(ints)
+	} else if strs := h.Node.Strs("classlabels_strings"); len(strs) > 0 {
+		if keys, err = onnx.NewStringTensor(strs, int64(len(strs))); err != nil {
+			return h.Errorf("%v", err)
+		}
+		nc = len(strs)
+	} else {
+		return h.Errorf("no class labels")
+	}
+	d := x.Dims()
+	if len(d) == 0 || len(d) > 2 || d[len(d)-1] != int64(nc) {
+		return h.Errorf("scores %v for %d class labels: [N, %d] or [%d] is needed", x, nc, nc, nc)
+	}
+	rows := 1
+	if len(d) == 2 {
+		rows = int(d[0])
+	}
+	seq := &onnx.Value{Kind: onnx.KindSequence}
+	for r := range rows {
+		vals := make([]*onnx.Value, nc)
+		for c := range nc {
+			l := hlo.NewLiteral(hlo.ScalarShape(hlo.F32))
+			l.SetFloat64(0, x.Lit.GetFloat64(r*nc+c))
+			vals[c] = onnx.LiteralValue(l)
+		}
+		seq.Elems = append(seq.Elems, onnx.MapValue(keys, vals))
+	}
+	h.Set(0, seq)
 	return nil
 }

@@ -61,6 +61,61 @@ case('one_hot_encoder_int64', 'OneHotEncoder', {'x': np.array([[1, 5, 3], [9, 1,
 case('one_hot_encoder_float', 'OneHotEncoder', {'x': np.array([1, 5, 3, 2], np.float32)}, {'cats_int64s': [1, 2, 3, 5]})
 
 
+def zipmap_model(work):
+    """skl2onnx's multiclass LogisticRegression as it converts it by default: LinearClassifier (LOGISTIC), then
+    Normalizer L1 (one-vs-rest probabilities), then ZipMap: outputs the label tensor and the sequence of maps from
+    class to probability. ONNX Runtime's node binding returns no maps, so the expected maps are its probabilities
+    from the same graph without the ZipMap, zipped here."""
+    name = 'skl2onnx_logreg_zipmap'
+    x = R(4, 3)
+    labels = [10, 20, 30]
+    coef, icpt = list(R(9)), list(R(3))
+
+    def graph(zipmap):
+        nodes = [helper.make_node('LinearClassifier', ['x'], ['label', 'scores'], domain='ai.onnx.ml', coefficients=coef,
+                                  intercepts=icpt, classlabels_ints=labels, post_transform='LOGISTIC'),
+                 helper.make_node('Normalizer', ['scores'], ['probs'], domain='ai.onnx.ml', norm='L1')]
+        outs = [helper.make_tensor_value_info('label', TensorProto.INT64, [None])]
+        if zipmap:
+            nodes.append(helper.make_node('ZipMap', ['probs'], ['output_probability'], domain='ai.onnx.ml',
+                                          classlabels_int64s=labels))
+            mt = onnx.TypeProto()
+            mt.map_type.key_type = TensorProto.INT64
+            mt.map_type.value_type.CopyFrom(helper.make_tensor_type_proto(TensorProto.FLOAT, []))
+            outs.append(helper.make_value_info('output_probability', helper.make_sequence_type_proto(mt)))
+        else:
+            outs.append(helper.make_tensor_value_info('probs', TensorProto.FLOAT, [None, 3]))
+        g = helper.make_graph(nodes, name, [helper.make_tensor_value_info('x', TensorProto.FLOAT, [None, 3])], outs)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17), helper.make_opsetid('ai.onnx.ml', 1)])
+        m.ir_version = 8
+        return m
+
+    d = os.path.join(HERE, 'test_ml_' + name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, 'test_data_set_0'))
+    onnx.save(graph(True), os.path.join(d, 'model.onnx'))
+    onnx.save_tensor(numpy_helper.from_array(x, 'x'), os.path.join(d, 'test_data_set_0', 'input_0.pb'))
+    plain = os.path.join(work, name + '.onnx')
+    onnx.save(graph(False), plain)
+    f = os.path.join(work, name + '_0.bin')
+    x.tofile(f)
+    return {'name': name, 'model': plain, 'zipmap_dir': d, 'labels': labels,
+            'sets': [{'inputs': [{'name': 'x', 'type': 'float32', 'dims': [4, 3], 'file': f}], 'outdir': os.path.join(work, name)}]}
+
+
+def write_zipmap(job):
+    outdir = job['sets'][0]['outdir']
+    specs = json.load(open(os.path.join(outdir, 'outputs.json')))
+    dt = {'float32': np.float32, 'int64': np.int64}
+    label, probs = [np.fromfile(s['file'], dtype=dt[s['type']]).reshape(s['dims']) for s in specs]
+    d = os.path.join(job['zipmap_dir'], 'test_data_set_0')
+    onnx.save_tensor(numpy_helper.from_array(label, 'label'), os.path.join(d, 'output_0.pb'))
+    maps = [helper.make_map('', TensorProto.INT64, job['labels'], helper.make_sequence(
+        '', onnx.SequenceProto.TENSOR, [numpy_helper.from_array(np.array(p, np.float32)) for p in row])) for row in probs]
+    seq = helper.make_sequence('output_probability', onnx.SequenceProto.MAP, maps)
+    open(os.path.join(d, 'output_1.pb'), 'wb').write(seq.SerializeToString())
+
+
 def build(work):
     jobs = []
     for name, op, inputs, attrs, nout in CASES:
@@ -87,9 +142,11 @@ def build(work):
 def main():
     with tempfile.TemporaryDirectory() as work:
         jobs = build(work)
+        zm = zipmap_model(work)
         jf = os.path.join(work, 'jobs.json')
-        json.dump(jobs, open(jf, 'w'))
+        json.dump(jobs + [zm], open(jf, 'w'))
         subprocess.run(['node', ORT_RUN, 'run', jf], check=True, env=dict(os.environ, ORT_NODE_MODULE=ORT_MODULE))
+        write_zipmap(zm)
         dt = {'float32': np.float32, 'int64': np.int64}
         for j in jobs:
             outdir = j['sets'][0]['outdir']
