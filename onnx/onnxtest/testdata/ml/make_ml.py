@@ -59,6 +59,12 @@ case('imputer_value', 'Imputer', {'x': Xn}, {'imputed_value_floats': [9.0], 'rep
 case('imputer_int64', 'Imputer', {'x': np.array([[1, -1, 3], [-1, 5, -1]], np.int64)}, {'imputed_value_int64s': [7, 8, 9], 'replaced_value_int64': -1})
 case('one_hot_encoder_int64', 'OneHotEncoder', {'x': np.array([[1, 5, 3], [9, 1, 1]], np.int64)}, {'cats_int64s': [1, 3, 5], 'zeros': 1})
 case('one_hot_encoder_float', 'OneHotEncoder', {'x': np.array([1, 5, 3, 2], np.float32)}, {'cats_int64s': [1, 2, 3, 5]})
+XS, SV, CO = R(6, 3), list(R(12)), list(R(4))
+for _kt, _kp in [('RBF', [0.5, 0.0, 3]), ('LINEAR', [0.0, 0.0, 0]), ('POLY', [0.3, 1.0, 3]), ('SIGMOID', [0.2, -0.1, 0])]:
+    case('svm_regressor_' + _kt.lower(), 'SVMRegressor', {'x': XS}, {'kernel_type': _kt, 'kernel_params': _kp,
+         'support_vectors': SV, 'coefficients': CO, 'rho': [0.25], 'n_supports': 4})
+case('svm_regressor_one_class', 'SVMRegressor', {'x': XS}, {'kernel_type': 'RBF', 'kernel_params': [0.5, 0.0, 3],
+     'support_vectors': SV, 'coefficients': CO, 'rho': [-0.1], 'n_supports': 4, 'one_class': 1})
 
 
 def zipmap_model(work):
