@@ -103,3 +103,46 @@ func TestMLLinearHandWorked(t *testing.T) {
 		t.Errorf("Imputer %v, want [9 2]", got)
 	}
 }
+
+// Pairwise coupling of two classes gives their pairwise probability back
+// (to the iteration's tolerance, 0.005/k), and of three consistent
+// pairwise probabilities the distribution they come from: p = (0.5,
+// 0.3, 0.2) has r_ij = p_i/(p_i+p_j).
+func TestPairwiseCoupling(t *testing.T) {
+	p := pairwiseCoupling([][]float64{{0, 0.8}, {0.2, 0}})
+	if math.Abs(p[0]-0.8) > 0.01 || math.Abs(p[1]-0.2) > 0.01 {
+		t.Errorf("two classes at 0.8: %v", p)
+	}
+	want := []float64{0.5, 0.3, 0.2}
+	r := make([][]float64, 3)
+	for i := range r {
+		r[i] = make([]float64, 3)
+		for j := range r[i] {
+			if i != j {
+				r[i][j] = want[i] / (want[i] + want[j])
+			}
+		}
+	}
+	p = pairwiseCoupling(r)
+	for i := range want {
+		if math.Abs(p[i]-want[i]) > 0.01 {
+			t.Fatalf("three classes: %v, want %v", p, want)
+		}
+	}
+}
+
+// A two-class linear-kernel SVC by hand: support vectors (1, 0) of class
+// "a" and (0, 1) of "b", coefficients (1, -1), rho 0: the decision is
+// x0 - x1, a positive one votes "a", and the scores are (-s, s).
+func TestSVMClassifierHandWorked(t *testing.T) {
+	n := mlTestNode("SVMClassifier", map[string]any{"kernel_type": "LINEAR", "support_vectors": []float32{1, 0, 0, 1},
+		"vectors_per_class": []int64{1, 1}, "coefficients": []float32{1, -1}, "rho": []float32{0},
+		"classlabels_strings": []string{"a", "b"}})
+	out := mlTestRun(t, hostSVMClassifier, n, mlTestMatrix(2, 2, 2, 1, 0, 3))
+	if got := out[0].Tensor.Strs; !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("labels %v, want [a b]", got)
+	}
+	if got := mlTestFloats(t, out[1]); !slices.Equal(got, []float64{-1, 1, 3, -3}) {
+		t.Errorf("scores %v, want [-1 1 3 -3]", got)
+	}
+}

@@ -65,6 +65,22 @@ for _kt, _kp in [('RBF', [0.5, 0.0, 3]), ('LINEAR', [0.0, 0.0, 0]), ('POLY', [0.
          'support_vectors': SV, 'coefficients': CO, 'rho': [0.25], 'n_supports': 4})
 case('svm_regressor_one_class', 'SVMRegressor', {'x': XS}, {'kernel_type': 'RBF', 'kernel_params': [0.5, 0.0, 3],
      'support_vectors': SV, 'coefficients': CO, 'rho': [-0.1], 'n_supports': 4, 'one_class': 1})
+XC = R(7, 3)
+SVC3 = {'support_vectors': list(R(21)), 'vectors_per_class': [2, 3, 2], 'kernel_type': 'RBF', 'kernel_params': [0.4, 0.0, 3],
+        'coefficients': list(R(14)), 'rho': list(R(3))}
+PA, PB = list(-np.abs(R(3)) - 0.5), list(R(3) * 0.3)
+case('svm_classifier_3_rbf', 'SVMClassifier', {'x': XC}, dict(SVC3, classlabels_ints=[5, 6, 7]), 2)
+case('svm_classifier_3_rbf_proba', 'SVMClassifier', {'x': XC}, dict(SVC3, classlabels_ints=[5, 6, 7], prob_a=PA, prob_b=PB), 2)
+case('svm_classifier_3_poly_softmax', 'SVMClassifier', {'x': XC}, dict(SVC3, kernel_type='POLY', kernel_params=[0.3, 1.0, 2],
+     classlabels_ints=[0, 1, 2], post_transform='SOFTMAX'), 2)
+SVC2 = {'support_vectors': list(R(15)), 'vectors_per_class': [3, 2], 'kernel_type': 'RBF', 'kernel_params': [0.4, 0.0, 3]}
+case('svm_classifier_2_rbf', 'SVMClassifier', {'x': XC}, dict(SVC2, coefficients=list(R(5)), rho=[0.1], classlabels_ints=[0, 1]), 2)
+case('svm_classifier_2_rbf_proba', 'SVMClassifier', {'x': XC}, dict(SVC2, coefficients=list(R(5)), rho=[0.1],
+     classlabels_ints=[3, 9], prob_a=[-1.3], prob_b=[0.2]), 2)
+case('svm_classifier_2_positive', 'SVMClassifier', {'x': XC}, dict(SVC2, coefficients=list(np.abs(R(5))), rho=[-0.3],
+     classlabels_ints=[0, 1]), 2)
+case('svm_classifier_2_logistic', 'SVMClassifier', {'x': XC}, dict(SVC2, coefficients=list(R(5)), rho=[0.1],
+     classlabels_ints=[0, 1], post_transform='LOGISTIC'), 2)
 
 
 def zipmap_model(work):
