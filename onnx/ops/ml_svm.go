@@ -122,7 +122,6 @@ type svmClassifier struct {
 	start, perClass []int // each class's first support vector and count
 	vectors         int
 	post            int64
-	allPositive     bool
 }
 
 func newSVMClassifier(h *HostCtx, cols int) (*svmClassifier, error) {
