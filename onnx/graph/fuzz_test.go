@@ -18,7 +18,9 @@ import (
 // FuzzRun: any bytes that load as a model with small declared inputs run
 // on seeded random inputs, or fail with an error; never a panic, never a
 // stall. Seeds are the small ONNX backend-test models when ../shared is
-// there, so that mutations keep real ops and attributes.
+// there, so that mutations keep real ops and attributes, and the
+// ai.onnx.ml tests of ../onnxtest/testdata/ml (their host kernels read
+// attributes a mutation may leave inconsistent).
 func FuzzRun(f *testing.F) {
 	paths, _ := filepath.Glob("../../../shared/corpus/onnx/node/test_*/model.onnx")
 	for i, p := range paths {
@@ -26,6 +28,12 @@ func FuzzRun(f *testing.F) {
 			continue
 		}
 		if b, err := os.ReadFile(p); err == nil && len(b) < 2048 {
+			f.Add(b)
+		}
+	}
+	ml, _ := filepath.Glob("../onnxtest/testdata/ml/test_*/model.onnx")
+	for _, p := range ml {
+		if b, err := os.ReadFile(p); err == nil && len(b) < 4096 {
 			f.Add(b)
 		}
 	}

@@ -82,7 +82,7 @@ func hostSVMRegressor(h *HostCtx) error {
 	if len(rho) != 1 {
 		return h.Errorf("%d rho values: one is needed", len(rho))
 	}
-	if n > 0 && (len(sv) != n*cols || len(coef) != n) || n == 0 && len(coef) != cols {
+	if n < 0 || n > 0 && (len(sv) != n*cols || len(coef) != n) || n == 0 && len(coef) != cols {
 		return h.Errorf("%d support vectors of %d values and %d coefficients for %d features", n, len(sv), len(coef), cols)
 	}
 	oneClass := h.Node.Int("one_class", 0) != 0
