@@ -51,9 +51,9 @@ func FuzzMLHost(f *testing.F) {
 			"kernel_params": floats(), "vectors_per_class": ints(), "classlabels_ints": ints(), "cats_int64s": ints(),
 			"inputdimensions": ints(), "imputed_value_int64s": ints(), "classlabels_int64s": ints(),
 			"targets": int64(r.IntN(4) - 1), "n_supports": int64(r.IntN(5) - 1), "one_class": int64(r.IntN(2)),
-			"kernel_type": []string{"LINEAR", "POLY", "RBF", "SIGMOID", "X"}[r.IntN(5)],
+			"kernel_type":    []string{"LINEAR", "POLY", "RBF", "SIGMOID", "X"}[r.IntN(5)],
 			"post_transform": []string{"NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"}[r.IntN(5)],
-			"norm": []string{"MAX", "L1", "L2"}[r.IntN(3)], "zeros": int64(r.IntN(2)),
+			"norm":           []string{"MAX", "L1", "L2"}[r.IntN(3)], "zeros": int64(r.IntN(2)),
 			"cats_strings": []string{"a", "b"}[:r.IntN(3)], "classlabels_strings": []string{"p", "q", "r"}[:r.IntN(4)],
 		}
 		if r.IntN(3) == 0 {
