@@ -24,6 +24,8 @@ func FuzzMLHost(f *testing.F) {
 		{"Normalizer", hostNormalizer}, {"Imputer", hostImputer}, {"OneHotEncoder", hostOneHotEncoder},
 		{"CategoryMapper", hostCategoryMapper}, {"FeatureVectorizer", hostFeatureVectorizer}, {"ZipMap", hostZipMap},
 		{"SVMRegressor", hostSVMRegressor}, {"SVMClassifier", hostSVMClassifier},
+		{"Binarizer", hostBinarizer}, {"ArrayFeatureExtractor", hostArrayFeatureExtractor},
+		{"TreeEnsembleRegressor", hostTreeEnsembleRegressor}, {"TreeEnsembleClassifier", hostTreeEnsembleClassifier},
 	}
 	f.Fuzz(func(t *testing.T, seed uint64, which uint8) {
 		r := rand.New(rand.NewPCG(seed, uint64(which)))
@@ -50,6 +52,12 @@ func FuzzMLHost(f *testing.F) {
 			"support_vectors": floats(), "prob_a": floats(), "prob_b": floats(), "imputed_value_floats": floats(),
 			"kernel_params": floats(), "vectors_per_class": ints(), "classlabels_ints": ints(), "cats_int64s": ints(),
 			"inputdimensions": ints(), "imputed_value_int64s": ints(), "classlabels_int64s": ints(),
+			"nodes_treeids": ints(), "nodes_nodeids": ints(), "nodes_featureids": ints(), "nodes_values": floats(),
+			"nodes_truenodeids": ints(), "nodes_falsenodeids": ints(), "nodes_missing_value_tracks_true": ints(),
+			"nodes_modes":    []string{"BRANCH_LEQ", "LEAF", "BRANCH_GT", "BRANCH_EQ"}[:r.IntN(5)],
+			"target_treeids": ints(), "target_nodeids": ints(), "target_ids": ints(), "target_weights": floats(),
+			"class_treeids": ints(), "class_nodeids": ints(), "class_ids": ints(), "class_weights": floats(),
+			"base_values": floats(), "n_targets": int64(r.IntN(4) - 1), "threshold": float32(r.NormFloat64()),
 			"targets": int64(r.IntN(4) - 1), "n_supports": int64(r.IntN(5) - 1), "one_class": int64(r.IntN(2)),
 			"kernel_type":    []string{"LINEAR", "POLY", "RBF", "SIGMOID", "X"}[r.IntN(5)],
 			"post_transform": []string{"NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT"}[r.IntN(5)],
