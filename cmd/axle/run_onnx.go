@@ -80,12 +80,14 @@ func runONNX(o onnxRun, stdout, stderr io.Writer) int {
 	}
 	var outs []output
 	for i, v := range out {
+		name := sess.Outputs()[i].Name
 		if v.Kind == onnx.KindTensor && !v.Tensor.IsString() {
-			outs = append(outs, output{sess.Outputs()[i].Name, v.Tensor.Lit.Shape().HumanString(), checksum(v.Tensor.Lit)})
+			r := output{name, v.Tensor.Lit.Shape().HumanString(), checksum(v.Tensor.Lit)}
+			outs = append(outs, r)
+			fmt.Fprintf(stdout, "result %s checksum %.9g (%s)\n", r.Shape, r.Checksum, r.Name)
+			continue
 		}
-	}
-	for _, r := range outs {
-		fmt.Fprintf(stdout, "result %s checksum %.9g (%s)\n", r.Shape, r.Checksum, r.Name)
+		fmt.Fprintf(stdout, "result %s (%s)\n", describeValue(v), name) // strings, sequences, maps: no checksum
 	}
 	slices.Sort(times)
 	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
@@ -183,4 +185,20 @@ func timeONNX(sess *graph.Session, in []*onnx.Value, o onnxRun, start time.Time)
 		}
 	}
 	return out, times, first, nil
+}
+
+// describeValue is a non-numeric output as a result line shows it: a
+// string tensor's shape, a sequence's length and first element, a map's
+// key and value types.
+func describeValue(v *onnx.Value) string {
+	if v == nil {
+		return "<none>"
+	}
+	if v.Kind == onnx.KindSequence {
+		if len(v.Elems) == 0 {
+			return "seq(empty)"
+		}
+		return fmt.Sprintf("seq(%d × %s)", len(v.Elems), describeValue(v.Elems[0]))
+	}
+	return v.String()
 }
