@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"strings"
 
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/onnx"
@@ -408,7 +409,7 @@ func hostOneHotEncoder(h *HostCtx) error {
 		j, ok := index[key]
 		if !ok {
 			if !zeros {
-				return h.Errorf("value %d (element %d) is in no category", i, i)
+				return h.Errorf("element %d (%s) is in no category", i, strings.TrimPrefix(key, "\x00"))
 			}
 			continue
 		}

@@ -224,9 +224,9 @@ func hostTreeEnsembleRegressor(h *HostCtx) error {
 		}
 	}
 	agg := h.Node.Str("aggregate_function", "SUM")
-	post, ok := mlPostNames[h.Node.Str("post_transform", "NONE")]
-	if !ok {
-		return h.Errorf("unknown post_transform %q", h.Node.Str("post_transform", ""))
+	post, err := mlPost(h)
+	if err != nil {
+		return err
 	}
 	out := hlo.NewLiteral(hlo.ArrayShape(hlo.F32, int64(len(rows)), nt))
 	res := make([]float64, nt)
@@ -290,10 +290,9 @@ func hostTreeEnsembleClassifier(h *HostCtx) error {
 	if nc == 0 {
 		return h.Errorf("no class labels")
 	}
-	postName := h.Node.Str("post_transform", "NONE")
-	post, ok := mlPostNames[postName]
-	if !ok {
-		return h.Errorf("unknown post_transform %q", postName)
+	post, err := mlPost(h)
+	if err != nil {
+		return err
 	}
 	distinct := map[int64]bool{}
 	for _, id := range ids {
