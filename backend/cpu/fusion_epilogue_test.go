@@ -822,10 +822,27 @@ func TestEpilogueGatherAcrossCalls(t *testing.T) {
 				if msg := closeEnough(got, want); msg != "" {
 					t.Fatalf("scale %s, %d threads, call %d: against the evaluator: %s", scale, threads, call, msg)
 				}
-				if !got.Equal(ref) {
-					t.Fatalf("scale %s, %d threads, call %d: fusion changed bits:\n%s", scale, threads, call, firstDiff(got, ref))
+				if err := sameAsUnfused(got, ref); err != "" {
+					t.Fatalf("scale %s, %d threads, call %d: %s", scale, threads, call, err)
 				}
 			}
 		}
 	}
+}
+
+// sameAsUnfused compares a fusion whose row sums fold in generated code
+// with the unfused module: the same bits where the folds keep the row
+// kernels' 32 partial sums (jit.WideCode), within closeEnough otherwise
+// (the 8-lane code's folds keep 16, another order of the same additions).
+func sameAsUnfused(got, ref *hlo.Literal) string {
+	if jit.WideCode() {
+		if !got.Equal(ref) {
+			return "fusion changed bits:\n" + firstDiff(got, ref)
+		}
+		return ""
+	}
+	if msg := closeEnough(got, ref); msg != "" {
+		return "against the unfused module: " + msg
+	}
+	return ""
 }

@@ -22,6 +22,14 @@ var Available = cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv("AXLE_JIT") != "o
 // it does of the kernels. It gives the 8-lane code's bits.
 var wideCode = Available && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && os.Getenv("AXLE_KERNELS") != "avx2"
 
+// WideCode reports whether programs with row folds are generated as
+// 16-lane code here. A fold of two vectors an iteration (no more than
+// one exp, tanh or logistic in the program) then keeps 32 partial
+// results a row, the 32 lanes of the row kernels' sums, and a fused sum
+// gives the unfused one's bits; the 8-lane code's folds keep 16, so its
+// fused sums differ from the unfused ones in the last bits.
+func WideCode() bool { return wideCode }
+
 //go:noescape
 func call(code uintptr, args unsafe.Pointer)
 

@@ -18,6 +18,9 @@ func Compile(p *Program) (*Func, error) {
 	return nil, ErrUnsupported
 }
 
+// WideCode is false here: no code is generated.
+func WideCode() bool { return false }
+
 // InstallGenerator does nothing here: no code is generated.
 func InstallGenerator() {}
 

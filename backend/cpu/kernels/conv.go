@@ -174,7 +174,7 @@ func pointwiseAsGemm(p *Conv) bool {
 // 216 → 154, 400 pixels 192→42 77 → 69; 64 channels and more stay on
 // the GEMM (3136 pixels 64→64 214 → 254).
 func pointwiseNarrow(p *Conv) bool {
-	return useAsm && useAVX512 && directTaps && p.OutChannels < 4*sgemmNR
+	return useAsm && directTaps && p.OutChannels < 4*sgemmNR && (useAVX512 || p.InChannels >= 32)
 }
 
 // denseMatrix reports whether convolution p is a product of its input,

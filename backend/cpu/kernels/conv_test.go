@@ -496,8 +496,8 @@ func checkDirectTaps(t *testing.T, rng *rand.Rand, name string, p *Conv, tol flo
 // first), negative padding (no copy, border runs), a 1-D one, and output
 // channels not in whole pairs of slivers.
 func TestConvFewChannels(t *testing.T) {
-	if useAVX512Var == nil || !*useAVX512Var {
-		t.Skip("no AVX-512 kernels on this machine")
+	if !useAsm {
+		t.Skip("no assembly kernels on this machine")
 	}
 	one := func(n int) []int { return slices.Repeat([]int{1}, n) }
 	rng := rand.New(rand.NewPCG(61, 62))
