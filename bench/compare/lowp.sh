@@ -40,7 +40,10 @@ import json, os, statistics, subprocess, sys
 import torch
 d, rounds, names = sys.argv[1], int(os.environ["ROUNDS"]), os.environ["NAMES"].split()
 def med(files, key):
-    return statistics.median(v for v in (json.load(open(f)).get(key) for f in files) if v is not None) if files else None
+    # None where every round's peer failed (ort.js: an error, or a result
+    # that is not numpy's: ONNX Runtime's u8×s8 on AVX2 without VNNI).
+    vals = [v for v in (json.load(open(f)).get(key) for f in files) if v is not None]
+    return statistics.median(vals) if vals else None
 axle = {n: statistics.median(json.load(open(f"{d}/axle.{n}.{r}.json"))["run_ms"]["median"] for r in range(1, rounds + 1)) for n in names}
 tfiles = [f"{d}/torch.json"] + [f"{d}/torch.{r}.json" for r in range(2, rounds + 1)]
 torch_ms = {n: med(tfiles, n) for n in ("gemm_f32_2048", "gemm_bf16_2048")}
