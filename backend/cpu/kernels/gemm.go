@@ -145,6 +145,8 @@ func gemmFrom[T float32 | float64](m, n, k int, a, b Strided[T], src bSource[T],
 		if cf, ok := any(c).([]float32); ok && epi != nil && !accumulate && ops.fits(cf, ldc, n) {
 			blk.ops = ops
 		}
+	} else {
+		blk.packsA = !useAVX512
 	}
 	if src.panel != nil {
 		blk.packsB = false // B is packed already
@@ -181,6 +183,10 @@ type aBlock[T float32 | float64] struct {
 	// rowStep, where set, is the multiple of rows a thread's share of a
 	// row split may be (mr otherwise: packed A comes in slivers of mr).
 	rowStep int
+	// packsA says run packs its rows of A for every block, so that a
+	// column split packs all of A once for each chunk of columns (set
+	// where that was measured to outweigh the chunks' balance: AVX2).
+	packsA bool
 }
 
 // bPrefetch is what a block's kernels prefetch of B. Where B's panels
@@ -368,7 +374,7 @@ func gemmColumns[T float32 | float64](m, n, k int, blk aBlock[T], pb bPacker[T],
 // gemmColumnsFrom is gemmColumns with B from src.
 func gemmColumnsFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSource[T], c []T, ldc int, accumulate bool, threads, mr, nr int, epi Epilogue) {
 	slivers := (n + nr - 1) / nr
-	width := columnChunk(slivers, threads, 2*m*n*k) // slivers a chunk
+	width := columnChunk(slivers, threads, 2*m*n*k, blk.packsA) // slivers a chunk
 	q := newClaims((slivers+width-1)/width, threads)
 	defer q.put()
 	parallel(threads, func(t int) {
@@ -414,9 +420,18 @@ func gemmColumnsFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSourc
 // columnChunk is how many B slivers wide the chunks of C's columns that
 // gemmColumns hands out are, for a product of flops: about
 // chunksPerThread a thread, whole pairs of slivers (the AVX-512 kernels'
-// width); one a thread for products of chunkedFlops or more.
-func columnChunk(slivers, threads, flops int) int {
+// width); one a thread for products of chunkedFlops or more, and
+// packedChunksPerThread where each chunk packs all of A again (packsA:
+// no direct kernels, as on AVX2). On a Zen 3 with AVX2, two threads, GFLOP/s, medians of seven
+// alternations in each of three runs, four chunks a thread → one:
+// 256×512×784 123/140/123 → 146/169/141, 256×512×512 124/157/126 →
+// 158/166/149, 128×384×1536 113/139/130 → 126/159/153, 128×384×384
+// 122/147/143 → 134/155/146; 128×1536×384 127/158/133 → 128/145/130.
+func columnChunk(slivers, threads, flops int, packsA bool) int {
 	per := chunksPerThread
+	if packsA {
+		per = packedChunksPerThread
+	}
 	if flops >= chunkedFlops {
 		per = 1
 	}
@@ -437,6 +452,10 @@ var chunkHook func(t int)
 // chunksPerThread is the share of the work a thread can hand over when it
 // falls behind: finer shares balance better and cost a pass over A each.
 var chunksPerThread = 4
+
+// packedChunksPerThread is chunksPerThread where each chunk packs all of
+// A again (columnChunk).
+var packedChunksPerThread = 1
 
 // gemmParallelFlops is the work below which a product runs on the
 // calling goroutine: waking a parked worker takes tens of microseconds on

@@ -295,9 +295,9 @@ func TestGemmColumnsSlowThread(t *testing.T) {
 		b := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
 		want := make([]float32, m*n)
 		GemmF32(m, n, k, a, b, want, n, false, 1)
-		defer func(v int) { chunksPerThread, chunkHook = v, nil }(chunksPerThread)
+		defer func(v, w int) { chunksPerThread, packedChunksPerThread, chunkHook = v, w, nil }(chunksPerThread, packedChunksPerThread)
 		for _, per := range []int{1, 4, 100} {
-			chunksPerThread = per
+			chunksPerThread, packedChunksPerThread = per, per
 			var taken [2]atomic.Int32
 			chunkHook = func(t int) {
 				taken[t].Add(1)
