@@ -14,13 +14,24 @@ func depthwiseGroup(c int) int {
 // depthwiseRun sets out[p·c + ch] = Σ_t in[p·ps + ioffs[t] + ch] ·
 // w[woffs[t] + ch] for p < npix, ch < c, as depthwiseRunGo does, on the
 // AVX-512 kernel where there is one (the same bits: each product rounded,
-// then added in tap order), else pixel by pixel on the AVX2 one.
+// then added in tap order), else on the AVX2 run kernel where the
+// channels are whole 8-lane vectors, else pixel by pixel.
 func depthwiseRun(out, in, w []float32, ioffs, woffs []int, npix, ps, c int) {
 	if npix == 0 {
 		return
 	}
 	if !useAsm || len(ioffs) == 0 {
 		depthwiseRunGo(out, in, w, ioffs, woffs, npix, ps, c)
+		return
+	}
+	if !useAVX512 && c%8 == 0 && npix >= 4 {
+		// Whole 8-lane vectors a pixel: the run in one call (a border
+		// pixel alone costs less through the one-pixel kernel than the
+		// offsets' bounds checks here).
+		_ = out[npix*c-1]
+		_ = in[(npix-1)*ps+maxOffset(ioffs)+c-1]
+		_ = w[maxOffset(woffs)+c-1]
+		depthwiseRun256(&out[0], &in[0], &w[0], &ioffs[0], &woffs[0], len(ioffs), npix, ps, c)
 		return
 	}
 	if !useAVX512 {

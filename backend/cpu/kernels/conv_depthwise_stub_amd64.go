@@ -8,3 +8,8 @@ package kernels
 //
 //go:noescape
 func depthwiseRun512(out *float32, in *float32, w *float32, ioffs *int, woffs *int, ntaps int, npix int, ps int, c int)
+
+// depthwiseRun256 sets out[p*c+ch] to the sum over taps t < ntaps of in[p*ps+ioffs[t]+ch]*w[woffs[t]+ch] for p < npix, ch < c (ntaps >= 1, c a positive multiple of 8; AVX2).
+//
+//go:noescape
+func depthwiseRun256(out *float32, in *float32, w *float32, ioffs *int, woffs *int, ntaps int, npix int, ps int, c int)

@@ -221,7 +221,7 @@ func TestConvDepthwiseBitsMatchGo(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(9, 10))
 	two := []int{1, 1}
-	for _, c := range []int{2, 7, 8, 9, 16, 31, 32, 33, 40, 64, 71} {
+	for _, c := range []int{2, 7, 8, 9, 16, 24, 31, 32, 33, 40, 56, 64, 71} {
 		for _, mult := range []int{1, 2} {
 			p := newConv(2, c, c*mult, c, []int{7, 6}, []int{3, 3}, []int{2, 1}, []int{1, 1}, []int{1, 0}, two, two, false)
 			if !canConvDepthwise(p) {
