@@ -173,9 +173,19 @@ func pointwiseAsGemm(p *Conv) bool {
 // 16→32 380 → 302, 6400 pixels 32→48 315 → 205, 1600 pixels 96→48
 // 216 → 154, 400 pixels 192→42 77 → 69; 64 channels and more stay on
 // the GEMM (3136 pixels 64→64 214 → 254).
+//
+// On AVX2 (6-row slivers, no masks) the direct path pays for its runs
+// per sliver, and wins from 16 input channels: Zen 3, 2 threads, µs,
+// GEMM → direct: 25600 pixels 16→32 315–357 → 279–305, 16→16 172–200
+// → 148–172; 6400 pixels 48→12 203–209 → 137–139, 48→48 278–298 →
+// 251–280, 32→48 195–232 → 199–220; 4608 pixels 8→8 31–35 → 38–41.
 func pointwiseNarrow(p *Conv) bool {
-	return useAsm && directTaps && p.OutChannels < 4*sgemmNR && (useAVX512 || p.InChannels >= 32)
+	return useAsm && directTaps && p.OutChannels < 4*sgemmNR && (useAVX512 || p.InChannels >= narrowMinK)
 }
+
+// narrowMinK is the input channels from which pointwiseNarrow takes the
+// direct path on AVX2.
+var narrowMinK = 16
 
 // denseMatrix reports whether convolution p is a product of its input,
 // read as the row-major matrix [pixels, channels], with its kernel: a

@@ -454,6 +454,31 @@ func TestConvDirectTaps(t *testing.T) {
 	}
 }
 
+// Pointwise convolutions narrower than two pairs of slivers take the
+// direct path on every host with assembly kernels (on AVX2 from
+// narrowMinK input channels, six pixels a tile): against the packed
+// GEMM, bit for bit, and the definition. The shapes are the OCR models'.
+func TestConvPointwiseNarrow(t *testing.T) {
+	if !useAsm {
+		t.Skip("no assembly kernels on this machine")
+	}
+	one := func(n int) []int { return slices.Repeat([]int{1}, n) }
+	rng := rand.New(rand.NewPCG(53, 54))
+	for ci, p := range []*Conv{
+		newConv(1, 16, 32, 1, []int{40, 40}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(1, 16, 16, 1, []int{33, 21}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(1, 48, 12, 1, []int{20, 20}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(2, 32, 48, 1, []int{9, 11}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(3, 96, 18, 1, []int{7, 13}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		newConv(1, 20, 31, 1, []int{61}, one(1), one(1), []int{0}, []int{0}, one(1), one(1), false),
+	} {
+		if !pointwiseNarrow(p) || convPath(p) != "direct" {
+			t.Fatalf("pointwise case %d: on the %s path", ci, convPath(p))
+		}
+		checkDirectTaps(t, rng, fmt.Sprintf("pointwise case %d", ci), p, 1e-3, "packed GEMM")
+	}
+}
+
 // checkDirectTaps runs p with the 12-row kernel and without (directTaps),
 // on one and two threads: the two give the same bits, and the definition
 // within tol. without names the path taken without.
