@@ -409,6 +409,150 @@ sgemm6x16taps_overwrite:
 	VZEROUPPER
 	RET
 
+// func sgemm6x8taps(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool)
+// Requires: AVX, FMA3, MMX+
+TEXT ·sgemm6x8taps(SB), NOSPLIT, $0-41
+	MOVQ       runs+0(FP), AX
+	MOVQ       n+8(FP), CX
+	MOVQ       b+16(FP), DX
+	MOVQ       c+24(FP), BX
+	MOVQ       ldc+32(FP), SI
+	SHLQ       $0x02, SI
+	PREFETCHT0 (BX)
+	PREFETCHT0 31(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 31(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 31(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 31(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 31(BX)
+	ADDQ       SI, BX
+	PREFETCHT0 (BX)
+	PREFETCHT0 31(BX)
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+
+sgemm6x8taps_run:
+	TESTQ CX, CX
+	JZ    sgemm6x8taps_store
+	MOVQ  (AX), R11
+	MOVQ  8(AX), BX
+	MOVQ  16(AX), SI
+	MOVQ  24(AX), DI
+	MOVQ  32(AX), R8
+	MOVQ  40(AX), R9
+	MOVQ  48(AX), R10
+	XORQ  R12, R12
+
+sgemm6x8taps_pair:
+	CMPQ         R11, $0x02
+	JL           sgemm6x8taps_single
+	VMOVUPS      (DX), Y6
+	VBROADCASTSS (BX)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS (SI)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS (DI)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS (R8)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS (R9)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS (R10)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	VMOVUPS      64(DX), Y6
+	VBROADCASTSS 4(BX)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS 4(SI)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS 4(DI)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 4(R8)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS 4(R9)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS 4(R10)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	ADDQ         $0x08, R12
+	ADDQ         $0x00000080, DX
+	SUBQ         $0x02, R11
+	JMP          sgemm6x8taps_pair
+
+sgemm6x8taps_single:
+	TESTQ        R11, R11
+	JZ           sgemm6x8taps_next
+	VMOVUPS      (DX), Y6
+	VBROADCASTSS (BX)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y0
+	VBROADCASTSS (SI)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y1
+	VBROADCASTSS (DI)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS (R8)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y3
+	VBROADCASTSS (R9)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y4
+	VBROADCASTSS (R10)(R12*1), Y7
+	VFMADD231PS  Y6, Y7, Y5
+	ADDQ         $0x00000040, DX
+
+sgemm6x8taps_next:
+	ADDQ $0x00000040, AX
+	DECQ CX
+	JMP  sgemm6x8taps_run
+
+sgemm6x8taps_store:
+	MOVQ    c+24(FP), AX
+	MOVQ    ldc+32(FP), CX
+	SHLQ    $0x02, CX
+	MOVB    overwrite+40(FP), DL
+	TESTB   DL, DL
+	JNZ     sgemm6x8taps_overwrite
+	VADDPS  (AX), Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    CX, AX
+	VADDPS  (AX), Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    CX, AX
+	VADDPS  (AX), Y2, Y2
+	VMOVUPS Y2, (AX)
+	ADDQ    CX, AX
+	VADDPS  (AX), Y3, Y3
+	VMOVUPS Y3, (AX)
+	ADDQ    CX, AX
+	VADDPS  (AX), Y4, Y4
+	VMOVUPS Y4, (AX)
+	ADDQ    CX, AX
+	VADDPS  (AX), Y5, Y5
+	VMOVUPS Y5, (AX)
+	VZEROUPPER
+	RET
+
+sgemm6x8taps_overwrite:
+	VMOVUPS Y0, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Y1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Y2, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Y3, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Y4, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Y5, (AX)
+	VZEROUPPER
+	RET
+
 // func dgemm6x8(k int, a *float64, b *float64, c *float64, ldc int, overwrite bool)
 // Requires: AVX, FMA3, MMX+
 TEXT ·dgemm6x8(SB), NOSPLIT, $0-41

@@ -221,6 +221,20 @@ func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 	kernelTapsGo(runs, b, c, ldc, overwrite)
 }
 
+// kernelTaps8F32 is kernelTapsF32 for the first 8 columns of the tile
+// only, stored in place (the AVX2 6×8 kernel: the same sums as the 6×16
+// kernel's for those columns), reporting false where it does not run.
+func kernelTaps8F32(runs []tapRun, b, c []float32, ldc int, overwrite bool) bool {
+	if !useAsm || len(runs) == 0 {
+		return false
+	}
+	_ = c[5*ldc+7]
+	last := runs[len(runs)-1]
+	_ = b[(last.q+last.k)*sgemmNR-1]
+	sgemm6x8taps(&runs[0].k, len(runs), &b[0], &c[0], ldc, overwrite)
+	return true
+}
+
 // kernelTapsPairF32 is kernelTapsF32 over two B slivers at once, with
 // the AVX-512 kernel: b holds the first sliver's kb steps, then the
 // second's, and the tile is 6×32. Every two steps the kernel prefetches

@@ -68,6 +68,8 @@ func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
 	kernelTapsGo(runs, b, c, ldc, overwrite)
 }
 
+func kernelTaps8F32(runs []tapRun, b, c []float32, ldc int, overwrite bool) bool { return false }
+
 func packRows16F32(k int, src []float32, ldb int, dst []float32) bool { return false }
 
 func packRowsPartialF32(k int, src []float32, ldb int, dst []float32, w int) bool { return false }

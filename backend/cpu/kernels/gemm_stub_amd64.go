@@ -14,6 +14,11 @@ func sgemm6x16(k int, a *float32, b *float32, c *float32, ldc int, overwrite boo
 //go:noescape
 func sgemm6x16taps(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool)
 
+// sgemm6x8taps computes C[6x8] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, over the first 8 columns of a 16-column B sliver: a sliver's last 8 columns of C stored in place, the 6x16 kernel's sums for them.
+//
+//go:noescape
+func sgemm6x8taps(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool)
+
 // dgemm6x8 computes C[6x8] += A·B (C = A·B if overwrite) over k steps (A packed 6 per step, B packed 8 per step).
 //
 //go:noescape

@@ -15,6 +15,7 @@ func main() {
 	ConstraintExpr("amd64,!purego")
 	sgemmKernel()
 	sgemmTapsKernel()
+	tapsKernelOf("sgemm6x8taps", false, 1, false, false)
 	dgemmKernel()
 	pairKernel("sgemm12x32z", 2, 4)
 	pairKernel("sgemm6x32z", 1, 4)
@@ -449,6 +450,9 @@ func tapsKernelOfOps(name string, wide bool, vecs int, masked, pf, ops bool) {
 	sig := "func(runs *int, n int, b, c *float32, ldc int, overwrite bool)"
 	doc := name + " computes C[6x16] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers."
 	vec, zero, width := YMM, func(x reg.VecVirtual) { VXORPS(x, x, x) }, 32
+	if !wide && vecs == 1 {
+		doc = name + " computes C[6x8] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, over the first 8 columns of a 16-column B sliver: a sliver's last 8 columns of C stored in place, the 6x16 kernel's sums for them."
+	}
 	if wide {
 		sig = "func(runs *int, n int, b, c *float32, ldc int, overwrite bool, kb int)"
 		doc = fmt.Sprintf("%s computes C[6x%d] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, over %s (AVX-512).",
@@ -564,6 +568,10 @@ func tapsKernelOfOps(name string, wide bool, vecs int, masked, pf, ops bool) {
 	store := storeTile
 	if wide {
 		store = storeTile512
+	} else if vecs == 1 {
+		store = func(rows int, c, ldc reg.Register, acc []reg.VecVirtual, put func(Mem, reg.VecVirtual)) {
+			storeRows(rows, 1, 32, c, ldc, acc, put)
+		}
 	}
 	store(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VADDPS(m, x, x); VMOVUPS(x, m) })
 	VZEROUPPER()
@@ -586,6 +594,15 @@ func tapsStep(wide bool, vecs int, b, bHi, off reg.Register, arow []reg.GPVirtua
 	b0, b1 := vec(), vec()
 	return func(disp int) {
 		switch {
+		case vecs == 1 && !wide:
+			// The first half of a 16-column sliver's step.
+			VMOVUPS(Mem{Base: b, Disp: disp * 64}, b0)
+			for i := range arow {
+				x := vec()
+				VBROADCASTSS(Mem{Base: arow[i], Index: off, Scale: 1, Disp: 4 * disp}, x)
+				VFMADD231PS(b0, x, acc[i])
+			}
+			return
 		case vecs == 1:
 			VMOVUPS(Mem{Base: b, Disp: disp * 64}, b0)
 			for i := range arow {
