@@ -441,7 +441,7 @@ depthwiseRun512_end:
 
 // func depthwiseRun256(out *float32, in *float32, w *float32, ioffs *int, woffs *int, ntaps int, npix int, ps int, c int)
 // Requires: AVX
-TEXT ·depthwiseRun256(SB), NOSPLIT, $8-72
+TEXT ·depthwiseRun256(SB), NOSPLIT, $0-72
 	MOVQ out+0(FP), AX
 	MOVQ in+8(FP), CX
 	MOVQ npix+48(FP), DX
@@ -451,15 +451,9 @@ TEXT ·depthwiseRun256(SB), NOSPLIT, $8-72
 depthwiseRun256_p8v1:
 	CMPQ DX, $0x00000008
 	JB   depthwiseRun256_p8v1_done
-	MOVQ c+64(FP), SI
-	SHLQ $0x02, SI
-	XORQ DI, DI
+	XORQ SI, SI
 
 depthwiseRun256_p8v1_vec:
-	MOVQ   SI, R8
-	SUBQ   DI, R8
-	CMPQ   R8, $0x00000020
-	JB     depthwiseRun256_p8v1_one
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -468,246 +462,125 @@ depthwiseRun256_p8v1_vec:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	MOVQ   ioffs+24(FP), R8
-	MOVQ   woffs+32(FP), R9
-	MOVQ   w+16(FP), R10
-	MOVQ   ntaps+40(FP), R11
-	LEAQ   (CX)(DI*1), R12
-	ADDQ   DI, R10
-	LEAQ   (BX)(BX*2), R13
-	XORQ   R14, R14
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R13, R13
 
-depthwiseRun256_p8v1_m_tap:
-	MOVQ    (R9)(R14*8), BP
-	VMOVUPS (R10)(BP*4), Y8
-	MOVQ    (R8)(R14*8), R15
-	LEAQ    (R12)(R15*4), R15
-	LEAQ    (R15)(BX*4), BP
-	VMULPS  (R15), Y8, Y9
+depthwiseRun256_p8v1_tap:
+	MOVQ    (R8)(R13*8), R15
+	VMOVUPS (R9)(R15*4), Y8
+	MOVQ    (DI)(R13*8), R14
+	LEAQ    (R11)(R14*4), R14
+	LEAQ    (R14)(BX*4), R15
+	VMULPS  (R14), Y8, Y9
 	VADDPS  Y9, Y0, Y0
-	VMULPS  (R15)(BX*1), Y8, Y9
+	VMULPS  (R14)(BX*1), Y8, Y9
 	VADDPS  Y9, Y1, Y1
-	VMULPS  (R15)(BX*2), Y8, Y9
+	VMULPS  (R14)(BX*2), Y8, Y9
 	VADDPS  Y9, Y2, Y2
-	VMULPS  (R15)(R13*1), Y8, Y9
+	VMULPS  (R14)(R12*1), Y8, Y9
 	VADDPS  Y9, Y3, Y3
-	VMULPS  (BP), Y8, Y9
-	VADDPS  Y9, Y4, Y4
-	VMULPS  (BP)(BX*1), Y8, Y9
-	VADDPS  Y9, Y5, Y5
-	VMULPS  (BP)(BX*2), Y8, Y9
-	VADDPS  Y9, Y6, Y6
-	VMULPS  (BP)(R13*1), Y8, Y8
-	VADDPS  Y8, Y7, Y7
-	INCQ    R14
-	CMPQ    R14, R11
-	JB      depthwiseRun256_p8v1_m_tap
-	MOVQ    c+64(FP), R8
-	SHLQ    $0x02, R8
-	LEAQ    (AX)(DI*1), R9
-	VMOVUPS Y0, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y1, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y2, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y3, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y4, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y5, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y6, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y7, (R9)
-	ADDQ    $0x00000020, DI
-	JMP     depthwiseRun256_p8v1_next
-
-depthwiseRun256_p8v1_one:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	MOVQ   ioffs+24(FP), R8
-	MOVQ   woffs+32(FP), R9
-	MOVQ   w+16(FP), R10
-	MOVQ   ntaps+40(FP), R11
-	LEAQ   (CX)(DI*1), R12
-	ADDQ   DI, R10
-	LEAQ   (BX)(BX*2), R13
-	XORQ   R14, R14
-
-depthwiseRun256_p8v1_s_tap:
-	MOVQ    (R9)(R14*8), BP
-	VMOVUPS (R10)(BP*4), Y8
-	MOVQ    (R8)(R14*8), R15
-	LEAQ    (R12)(R15*4), R15
-	LEAQ    (R15)(BX*4), BP
 	VMULPS  (R15), Y8, Y9
-	VADDPS  Y9, Y0, Y0
-	VMULPS  (R15)(BX*1), Y8, Y9
-	VADDPS  Y9, Y1, Y1
-	VMULPS  (R15)(BX*2), Y8, Y9
-	VADDPS  Y9, Y2, Y2
-	VMULPS  (R15)(R13*1), Y8, Y9
-	VADDPS  Y9, Y3, Y3
-	VMULPS  (BP), Y8, Y9
 	VADDPS  Y9, Y4, Y4
-	VMULPS  (BP)(BX*1), Y8, Y9
+	VMULPS  (R15)(BX*1), Y8, Y9
 	VADDPS  Y9, Y5, Y5
-	VMULPS  (BP)(BX*2), Y8, Y9
+	VMULPS  (R15)(BX*2), Y8, Y9
 	VADDPS  Y9, Y6, Y6
-	VMULPS  (BP)(R13*1), Y8, Y8
+	VMULPS  (R15)(R12*1), Y8, Y8
 	VADDPS  Y8, Y7, Y7
-	INCQ    R14
-	CMPQ    R14, R11
-	JB      depthwiseRun256_p8v1_s_tap
-	MOVQ    c+64(FP), R8
-	SHLQ    $0x02, R8
-	LEAQ    (AX)(DI*1), R9
-	VMOVUPS Y0, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y1, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y2, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y3, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y4, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y5, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y6, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y7, (R9)
-	ADDQ    $0x00000020, DI
-
-depthwiseRun256_p8v1_next:
-	MOVQ c+64(FP), R8
-	SHLQ $0x02, R8
-	CMPQ DI, R8
-	JB   depthwiseRun256_p8v1_vec
-	MOVQ BX, SI
-	SHLQ $0x03, R8
-	SHLQ $0x03, SI
-	ADDQ R8, AX
-	ADDQ SI, CX
-	SUBQ $0x00000008, DX
-	JMP  depthwiseRun256_p8v1
+	INCQ    R13
+	CMPQ    R13, R10
+	JB      depthwiseRun256_p8v1_tap
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), R8
+	VMOVUPS Y0, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y1, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y2, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y3, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y4, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y5, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y6, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y7, (R8)
+	ADDQ    $0x00000020, SI
+	CMPQ    SI, DI
+	JB      depthwiseRun256_p8v1_vec
+	MOVQ    BX, SI
+	SHLQ    $0x03, DI
+	SHLQ    $0x03, SI
+	ADDQ    DI, AX
+	ADDQ    SI, CX
+	SUBQ    $0x00000008, DX
+	JMP     depthwiseRun256_p8v1
 
 depthwiseRun256_p8v1_done:
 depthwiseRun256_p4v1:
 	CMPQ DX, $0x00000004
 	JB   depthwiseRun256_p4v1_done
-	MOVQ c+64(FP), SI
-	SHLQ $0x02, SI
-	XORQ DI, DI
+	XORQ SI, SI
 
 depthwiseRun256_p4v1_vec:
-	MOVQ   SI, R8
-	SUBQ   DI, R8
-	CMPQ   R8, $0x00000020
-	JB     depthwiseRun256_p4v1_one
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	MOVQ   ioffs+24(FP), R8
-	MOVQ   woffs+32(FP), R9
-	MOVQ   w+16(FP), R10
-	MOVQ   ntaps+40(FP), R11
-	LEAQ   (CX)(DI*1), R12
-	ADDQ   DI, R10
-	LEAQ   (BX)(BX*2), R13
-	XORQ   R14, R14
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R13, R13
 
-depthwiseRun256_p4v1_m_tap:
-	MOVQ    (R9)(R14*8), R15
-	VMOVUPS (R10)(R15*4), Y4
-	MOVQ    (R8)(R14*8), R15
-	LEAQ    (R12)(R15*4), R15
-	VMULPS  (R15), Y4, Y5
+depthwiseRun256_p4v1_tap:
+	MOVQ    (R8)(R13*8), R14
+	VMOVUPS (R9)(R14*4), Y4
+	MOVQ    (DI)(R13*8), R14
+	LEAQ    (R11)(R14*4), R14
+	VMULPS  (R14), Y4, Y5
 	VADDPS  Y5, Y0, Y0
-	VMULPS  (R15)(BX*1), Y4, Y5
+	VMULPS  (R14)(BX*1), Y4, Y5
 	VADDPS  Y5, Y1, Y1
-	VMULPS  (R15)(BX*2), Y4, Y5
+	VMULPS  (R14)(BX*2), Y4, Y5
 	VADDPS  Y5, Y2, Y2
-	VMULPS  (R15)(R13*1), Y4, Y4
+	VMULPS  (R14)(R12*1), Y4, Y4
 	VADDPS  Y4, Y3, Y3
-	INCQ    R14
-	CMPQ    R14, R11
-	JB      depthwiseRun256_p4v1_m_tap
-	MOVQ    c+64(FP), R8
-	SHLQ    $0x02, R8
-	LEAQ    (AX)(DI*1), R9
-	VMOVUPS Y0, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y1, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y2, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y3, (R9)
-	ADDQ    $0x00000020, DI
-	JMP     depthwiseRun256_p4v1_next
-
-depthwiseRun256_p4v1_one:
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	MOVQ   ioffs+24(FP), R8
-	MOVQ   woffs+32(FP), R9
-	MOVQ   w+16(FP), R10
-	MOVQ   ntaps+40(FP), R11
-	LEAQ   (CX)(DI*1), R12
-	ADDQ   DI, R10
-	LEAQ   (BX)(BX*2), R13
-	XORQ   R14, R14
-
-depthwiseRun256_p4v1_s_tap:
-	MOVQ    (R9)(R14*8), R15
-	VMOVUPS (R10)(R15*4), Y4
-	MOVQ    (R8)(R14*8), R15
-	LEAQ    (R12)(R15*4), R15
-	VMULPS  (R15), Y4, Y5
-	VADDPS  Y5, Y0, Y0
-	VMULPS  (R15)(BX*1), Y4, Y5
-	VADDPS  Y5, Y1, Y1
-	VMULPS  (R15)(BX*2), Y4, Y5
-	VADDPS  Y5, Y2, Y2
-	VMULPS  (R15)(R13*1), Y4, Y4
-	VADDPS  Y4, Y3, Y3
-	INCQ    R14
-	CMPQ    R14, R11
-	JB      depthwiseRun256_p4v1_s_tap
-	MOVQ    c+64(FP), R8
-	SHLQ    $0x02, R8
-	LEAQ    (AX)(DI*1), R9
-	VMOVUPS Y0, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y1, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y2, (R9)
-	ADDQ    R8, R9
-	VMOVUPS Y3, (R9)
-	ADDQ    $0x00000020, DI
-
-depthwiseRun256_p4v1_next:
-	MOVQ c+64(FP), R8
-	SHLQ $0x02, R8
-	CMPQ DI, R8
-	JB   depthwiseRun256_p4v1_vec
-	MOVQ BX, SI
-	SHLQ $0x02, R8
-	SHLQ $0x02, SI
-	ADDQ R8, AX
-	ADDQ SI, CX
-	SUBQ $0x00000004, DX
-	JMP  depthwiseRun256_p4v1
+	INCQ    R13
+	CMPQ    R13, R10
+	JB      depthwiseRun256_p4v1_tap
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), R8
+	VMOVUPS Y0, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y1, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y2, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y3, (R8)
+	ADDQ    $0x00000020, SI
+	CMPQ    SI, DI
+	JB      depthwiseRun256_p4v1_vec
+	MOVQ    BX, SI
+	SHLQ    $0x02, DI
+	SHLQ    $0x02, SI
+	ADDQ    DI, AX
+	ADDQ    SI, CX
+	SUBQ    $0x00000004, DX
+	JMP     depthwiseRun256_p4v1
 
 depthwiseRun256_p4v1_done:
 	MOVQ c+64(FP), SI
@@ -721,91 +594,90 @@ depthwiseRun256_p4v1_done:
 depthwiseRun256_p1v4:
 	CMPQ DX, $0x00000001
 	JB   depthwiseRun256_p1v4_done
-	MOVQ c+64(FP), SI
-	SHLQ $0x02, SI
-	XORQ DI, DI
+	XORQ SI, SI
 
 depthwiseRun256_p1v4_vec:
-	MOVQ   SI, R8
-	SUBQ   DI, R8
-	CMPQ   R8, $0x00000080
+	MOVQ   c+64(FP), DI
+	SHLQ   $0x02, DI
+	SUBQ   SI, DI
+	CMPQ   DI, $0x00000080
 	JB     depthwiseRun256_p1v4_one
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	MOVQ   ioffs+24(FP), R8
-	MOVQ   woffs+32(FP), R9
-	MOVQ   w+16(FP), R10
-	MOVQ   ntaps+40(FP), R11
-	LEAQ   (CX)(DI*1), R12
-	ADDQ   DI, R10
-	LEAQ   (BX)(BX*2), R13
-	XORQ   R13, R13
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R12, R12
 
 depthwiseRun256_p1v4_m_tap:
-	MOVQ    (R9)(R13*8), R14
-	VMOVUPS (R10)(R14*4), Y4
-	VMOVUPS 32(R10)(R14*4), Y5
-	VMOVUPS 64(R10)(R14*4), Y6
-	VMOVUPS 96(R10)(R14*4), Y7
-	MOVQ    (R8)(R13*8), R14
-	LEAQ    (R12)(R14*4), R14
-	VMULPS  (R14), Y4, Y4
+	MOVQ    (R8)(R12*8), R13
+	VMOVUPS (R9)(R13*4), Y4
+	VMOVUPS 32(R9)(R13*4), Y5
+	VMOVUPS 64(R9)(R13*4), Y6
+	VMOVUPS 96(R9)(R13*4), Y7
+	MOVQ    (DI)(R12*8), R13
+	LEAQ    (R11)(R13*4), R13
+	VMULPS  (R13), Y4, Y4
 	VADDPS  Y4, Y0, Y0
-	VMULPS  32(R14), Y5, Y4
+	VMULPS  32(R13), Y5, Y4
 	VADDPS  Y4, Y1, Y1
-	VMULPS  64(R14), Y6, Y4
+	VMULPS  64(R13), Y6, Y4
 	VADDPS  Y4, Y2, Y2
-	VMULPS  96(R14), Y7, Y4
+	VMULPS  96(R13), Y7, Y4
 	VADDPS  Y4, Y3, Y3
-	INCQ    R13
-	CMPQ    R13, R11
+	INCQ    R12
+	CMPQ    R12, R10
 	JB      depthwiseRun256_p1v4_m_tap
-	MOVQ    c+64(FP), R8
-	SHLQ    $0x02, R8
-	LEAQ    (AX)(DI*1), R8
-	VMOVUPS Y0, (R8)
-	VMOVUPS Y1, 32(R8)
-	VMOVUPS Y2, 64(R8)
-	VMOVUPS Y3, 96(R8)
-	ADDQ    $0x00000080, DI
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), DI
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $0x00000080, SI
 	JMP     depthwiseRun256_p1v4_next
 
 depthwiseRun256_p1v4_one:
 	VXORPS Y0, Y0, Y0
-	MOVQ   ioffs+24(FP), R8
-	MOVQ   woffs+32(FP), R9
-	MOVQ   w+16(FP), R10
-	MOVQ   ntaps+40(FP), R11
-	LEAQ   (CX)(DI*1), R12
-	ADDQ   DI, R10
-	LEAQ   (BX)(BX*2), R13
-	XORQ   R13, R13
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R12, R12
 
 depthwiseRun256_p1v4_s_tap:
-	MOVQ    (R9)(R13*8), R14
-	VMOVUPS (R10)(R14*4), Y1
-	MOVQ    (R8)(R13*8), R14
-	LEAQ    (R12)(R14*4), R14
-	VMULPS  (R14), Y1, Y1
+	MOVQ    (R8)(R12*8), R13
+	VMOVUPS (R9)(R13*4), Y1
+	MOVQ    (DI)(R12*8), R13
+	LEAQ    (R11)(R13*4), R13
+	VMULPS  (R13), Y1, Y1
 	VADDPS  Y1, Y0, Y0
-	INCQ    R13
-	CMPQ    R13, R11
+	INCQ    R12
+	CMPQ    R12, R10
 	JB      depthwiseRun256_p1v4_s_tap
-	MOVQ    c+64(FP), R8
-	SHLQ    $0x02, R8
-	LEAQ    (AX)(DI*1), R8
-	VMOVUPS Y0, (R8)
-	ADDQ    $0x00000020, DI
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), DI
+	VMOVUPS Y0, (DI)
+	ADDQ    $0x00000020, SI
 
 depthwiseRun256_p1v4_next:
-	MOVQ c+64(FP), R8
-	SHLQ $0x02, R8
-	CMPQ DI, R8
+	MOVQ c+64(FP), DI
+	SHLQ $0x02, DI
+	CMPQ SI, DI
 	JB   depthwiseRun256_p1v4_vec
 	MOVQ BX, SI
-	ADDQ R8, AX
+	ADDQ DI, AX
 	ADDQ SI, CX
 	SUBQ $0x00000001, DX
 	JMP  depthwiseRun256_p1v4
@@ -817,86 +689,85 @@ depthwiseRun256_v3:
 depthwiseRun256_p1v3:
 	CMPQ DX, $0x00000001
 	JB   depthwiseRun256_p1v3_done
-	MOVQ c+64(FP), SI
-	SHLQ $0x02, SI
-	XORQ DI, DI
+	XORQ SI, SI
 
 depthwiseRun256_p1v3_vec:
-	MOVQ   SI, R8
-	SUBQ   DI, R8
-	CMPQ   R8, $0x00000060
+	MOVQ   c+64(FP), DI
+	SHLQ   $0x02, DI
+	SUBQ   SI, DI
+	CMPQ   DI, $0x00000060
 	JB     depthwiseRun256_p1v3_one
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
-	MOVQ   ioffs+24(FP), R8
-	MOVQ   woffs+32(FP), R9
-	MOVQ   w+16(FP), R10
-	MOVQ   ntaps+40(FP), R11
-	LEAQ   (CX)(DI*1), R12
-	ADDQ   DI, R10
-	LEAQ   (BX)(BX*2), R13
-	XORQ   R13, R13
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R12, R12
 
 depthwiseRun256_p1v3_m_tap:
-	MOVQ    (R9)(R13*8), R14
-	VMOVUPS (R10)(R14*4), Y3
-	VMOVUPS 32(R10)(R14*4), Y4
-	VMOVUPS 64(R10)(R14*4), Y5
-	MOVQ    (R8)(R13*8), R14
-	LEAQ    (R12)(R14*4), R14
-	VMULPS  (R14), Y3, Y3
+	MOVQ    (R8)(R12*8), R13
+	VMOVUPS (R9)(R13*4), Y3
+	VMOVUPS 32(R9)(R13*4), Y4
+	VMOVUPS 64(R9)(R13*4), Y5
+	MOVQ    (DI)(R12*8), R13
+	LEAQ    (R11)(R13*4), R13
+	VMULPS  (R13), Y3, Y3
 	VADDPS  Y3, Y0, Y0
-	VMULPS  32(R14), Y4, Y3
+	VMULPS  32(R13), Y4, Y3
 	VADDPS  Y3, Y1, Y1
-	VMULPS  64(R14), Y5, Y3
+	VMULPS  64(R13), Y5, Y3
 	VADDPS  Y3, Y2, Y2
-	INCQ    R13
-	CMPQ    R13, R11
+	INCQ    R12
+	CMPQ    R12, R10
 	JB      depthwiseRun256_p1v3_m_tap
-	MOVQ    c+64(FP), R8
-	SHLQ    $0x02, R8
-	LEAQ    (AX)(DI*1), R8
-	VMOVUPS Y0, (R8)
-	VMOVUPS Y1, 32(R8)
-	VMOVUPS Y2, 64(R8)
-	ADDQ    $0x00000060, DI
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), DI
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	ADDQ    $0x00000060, SI
 	JMP     depthwiseRun256_p1v3_next
 
 depthwiseRun256_p1v3_one:
 	VXORPS Y0, Y0, Y0
-	MOVQ   ioffs+24(FP), R8
-	MOVQ   woffs+32(FP), R9
-	MOVQ   w+16(FP), R10
-	MOVQ   ntaps+40(FP), R11
-	LEAQ   (CX)(DI*1), R12
-	ADDQ   DI, R10
-	LEAQ   (BX)(BX*2), R13
-	XORQ   R13, R13
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R12, R12
 
 depthwiseRun256_p1v3_s_tap:
-	MOVQ    (R9)(R13*8), R14
-	VMOVUPS (R10)(R14*4), Y1
-	MOVQ    (R8)(R13*8), R14
-	LEAQ    (R12)(R14*4), R14
-	VMULPS  (R14), Y1, Y1
+	MOVQ    (R8)(R12*8), R13
+	VMOVUPS (R9)(R13*4), Y1
+	MOVQ    (DI)(R12*8), R13
+	LEAQ    (R11)(R13*4), R13
+	VMULPS  (R13), Y1, Y1
 	VADDPS  Y1, Y0, Y0
-	INCQ    R13
-	CMPQ    R13, R11
+	INCQ    R12
+	CMPQ    R12, R10
 	JB      depthwiseRun256_p1v3_s_tap
-	MOVQ    c+64(FP), R8
-	SHLQ    $0x02, R8
-	LEAQ    (AX)(DI*1), R8
-	VMOVUPS Y0, (R8)
-	ADDQ    $0x00000020, DI
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), DI
+	VMOVUPS Y0, (DI)
+	ADDQ    $0x00000020, SI
 
 depthwiseRun256_p1v3_next:
-	MOVQ c+64(FP), R8
-	SHLQ $0x02, R8
-	CMPQ DI, R8
+	MOVQ c+64(FP), DI
+	SHLQ $0x02, DI
+	CMPQ SI, DI
 	JB   depthwiseRun256_p1v3_vec
 	MOVQ BX, SI
-	ADDQ R8, AX
+	ADDQ DI, AX
 	ADDQ SI, CX
 	SUBQ $0x00000001, DX
 	JMP  depthwiseRun256_p1v3
@@ -908,81 +779,80 @@ depthwiseRun256_v2:
 depthwiseRun256_p1v2:
 	CMPQ DX, $0x00000001
 	JB   depthwiseRun256_p1v2_done
-	MOVQ c+64(FP), SI
-	SHLQ $0x02, SI
-	XORQ DI, DI
+	XORQ SI, SI
 
 depthwiseRun256_p1v2_vec:
-	MOVQ   SI, R8
-	SUBQ   DI, R8
-	CMPQ   R8, $0x00000040
+	MOVQ   c+64(FP), DI
+	SHLQ   $0x02, DI
+	SUBQ   SI, DI
+	CMPQ   DI, $0x00000040
 	JB     depthwiseRun256_p1v2_one
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
-	MOVQ   ioffs+24(FP), R8
-	MOVQ   woffs+32(FP), R9
-	MOVQ   w+16(FP), R10
-	MOVQ   ntaps+40(FP), R11
-	LEAQ   (CX)(DI*1), R12
-	ADDQ   DI, R10
-	LEAQ   (BX)(BX*2), R13
-	XORQ   R13, R13
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R12, R12
 
 depthwiseRun256_p1v2_m_tap:
-	MOVQ    (R9)(R13*8), R14
-	VMOVUPS (R10)(R14*4), Y2
-	VMOVUPS 32(R10)(R14*4), Y3
-	MOVQ    (R8)(R13*8), R14
-	LEAQ    (R12)(R14*4), R14
-	VMULPS  (R14), Y2, Y2
+	MOVQ    (R8)(R12*8), R13
+	VMOVUPS (R9)(R13*4), Y2
+	VMOVUPS 32(R9)(R13*4), Y3
+	MOVQ    (DI)(R12*8), R13
+	LEAQ    (R11)(R13*4), R13
+	VMULPS  (R13), Y2, Y2
 	VADDPS  Y2, Y0, Y0
-	VMULPS  32(R14), Y3, Y2
+	VMULPS  32(R13), Y3, Y2
 	VADDPS  Y2, Y1, Y1
-	INCQ    R13
-	CMPQ    R13, R11
+	INCQ    R12
+	CMPQ    R12, R10
 	JB      depthwiseRun256_p1v2_m_tap
-	MOVQ    c+64(FP), R8
-	SHLQ    $0x02, R8
-	LEAQ    (AX)(DI*1), R8
-	VMOVUPS Y0, (R8)
-	VMOVUPS Y1, 32(R8)
-	ADDQ    $0x00000040, DI
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), DI
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $0x00000040, SI
 	JMP     depthwiseRun256_p1v2_next
 
 depthwiseRun256_p1v2_one:
 	VXORPS Y0, Y0, Y0
-	MOVQ   ioffs+24(FP), R8
-	MOVQ   woffs+32(FP), R9
-	MOVQ   w+16(FP), R10
-	MOVQ   ntaps+40(FP), R11
-	LEAQ   (CX)(DI*1), R12
-	ADDQ   DI, R10
-	LEAQ   (BX)(BX*2), R13
-	XORQ   R13, R13
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R12, R12
 
 depthwiseRun256_p1v2_s_tap:
-	MOVQ    (R9)(R13*8), R14
-	VMOVUPS (R10)(R14*4), Y1
-	MOVQ    (R8)(R13*8), R14
-	LEAQ    (R12)(R14*4), R14
-	VMULPS  (R14), Y1, Y1
+	MOVQ    (R8)(R12*8), R13
+	VMOVUPS (R9)(R13*4), Y1
+	MOVQ    (DI)(R12*8), R13
+	LEAQ    (R11)(R13*4), R13
+	VMULPS  (R13), Y1, Y1
 	VADDPS  Y1, Y0, Y0
-	INCQ    R13
-	CMPQ    R13, R11
+	INCQ    R12
+	CMPQ    R12, R10
 	JB      depthwiseRun256_p1v2_s_tap
-	MOVQ    c+64(FP), R8
-	SHLQ    $0x02, R8
-	LEAQ    (AX)(DI*1), R8
-	VMOVUPS Y0, (R8)
-	ADDQ    $0x00000020, DI
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), DI
+	VMOVUPS Y0, (DI)
+	ADDQ    $0x00000020, SI
 
 depthwiseRun256_p1v2_next:
-	MOVQ c+64(FP), R8
-	SHLQ $0x02, R8
-	CMPQ DI, R8
+	MOVQ c+64(FP), DI
+	SHLQ $0x02, DI
+	CMPQ SI, DI
 	JB   depthwiseRun256_p1v2_vec
 	MOVQ BX, SI
-	ADDQ R8, AX
+	ADDQ DI, AX
 	ADDQ SI, CX
 	SUBQ $0x00000001, DX
 	JMP  depthwiseRun256_p1v2
@@ -994,79 +864,41 @@ depthwiseRun256_v1:
 depthwiseRun256_p1v1:
 	CMPQ DX, $0x00000001
 	JB   depthwiseRun256_p1v1_done
-	MOVQ c+64(FP), SI
-	SHLQ $0x02, SI
-	XORQ DI, DI
+	XORQ SI, SI
 
 depthwiseRun256_p1v1_vec:
-	MOVQ   SI, R8
-	SUBQ   DI, R8
-	CMPQ   R8, $0x00000020
-	JB     depthwiseRun256_p1v1_one
 	VXORPS Y0, Y0, Y0
-	MOVQ   ioffs+24(FP), R8
-	MOVQ   woffs+32(FP), R9
-	MOVQ   w+16(FP), R10
-	MOVQ   ntaps+40(FP), R11
-	LEAQ   (CX)(DI*1), R12
-	ADDQ   DI, R10
-	LEAQ   (BX)(BX*2), R13
-	XORQ   R13, R13
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R12, R12
 
-depthwiseRun256_p1v1_m_tap:
-	MOVQ    (R9)(R13*8), R14
-	VMOVUPS (R10)(R14*4), Y1
-	MOVQ    (R8)(R13*8), R14
-	LEAQ    (R12)(R14*4), R14
-	VMULPS  (R14), Y1, Y1
+depthwiseRun256_p1v1_tap:
+	MOVQ    (R8)(R12*8), R13
+	VMOVUPS (R9)(R13*4), Y1
+	MOVQ    (DI)(R12*8), R13
+	LEAQ    (R11)(R13*4), R13
+	VMULPS  (R13), Y1, Y1
 	VADDPS  Y1, Y0, Y0
-	INCQ    R13
-	CMPQ    R13, R11
-	JB      depthwiseRun256_p1v1_m_tap
-	MOVQ    c+64(FP), R8
-	SHLQ    $0x02, R8
-	LEAQ    (AX)(DI*1), R8
+	INCQ    R12
+	CMPQ    R12, R10
+	JB      depthwiseRun256_p1v1_tap
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), R8
 	VMOVUPS Y0, (R8)
-	ADDQ    $0x00000020, DI
-	JMP     depthwiseRun256_p1v1_next
-
-depthwiseRun256_p1v1_one:
-	VXORPS Y0, Y0, Y0
-	MOVQ   ioffs+24(FP), R8
-	MOVQ   woffs+32(FP), R9
-	MOVQ   w+16(FP), R10
-	MOVQ   ntaps+40(FP), R11
-	LEAQ   (CX)(DI*1), R12
-	ADDQ   DI, R10
-	LEAQ   (BX)(BX*2), R13
-	XORQ   R13, R13
-
-depthwiseRun256_p1v1_s_tap:
-	MOVQ    (R9)(R13*8), R14
-	VMOVUPS (R10)(R14*4), Y1
-	MOVQ    (R8)(R13*8), R14
-	LEAQ    (R12)(R14*4), R14
-	VMULPS  (R14), Y1, Y1
-	VADDPS  Y1, Y0, Y0
-	INCQ    R13
-	CMPQ    R13, R11
-	JB      depthwiseRun256_p1v1_s_tap
-	MOVQ    c+64(FP), R8
-	SHLQ    $0x02, R8
-	LEAQ    (AX)(DI*1), R8
-	VMOVUPS Y0, (R8)
-	ADDQ    $0x00000020, DI
-
-depthwiseRun256_p1v1_next:
-	MOVQ c+64(FP), R8
-	SHLQ $0x02, R8
-	CMPQ DI, R8
-	JB   depthwiseRun256_p1v1_vec
-	MOVQ BX, SI
-	ADDQ R8, AX
-	ADDQ SI, CX
-	SUBQ $0x00000001, DX
-	JMP  depthwiseRun256_p1v1
+	ADDQ    $0x00000020, SI
+	CMPQ    SI, DI
+	JB      depthwiseRun256_p1v1_vec
+	MOVQ    BX, SI
+	ADDQ    DI, AX
+	ADDQ    SI, CX
+	SUBQ    $0x00000001, DX
+	JMP     depthwiseRun256_p1v1
 
 depthwiseRun256_p1v1_done:
 depthwiseRun256_end:
