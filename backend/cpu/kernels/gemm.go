@@ -422,8 +422,9 @@ func gemmColumnsFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSourc
 // chunksPerThread a thread, whole pairs of slivers (the AVX-512 kernels'
 // width); one a thread for products of chunkedFlops or more, and
 // packedChunksPerThread where each chunk packs all of A again (packsA:
-// no direct kernels, as on AVX2). On a Zen 3 with AVX2, two threads, GFLOP/s, medians of seven
-// alternations in each of three runs, four chunks a thread → one:
+// no direct kernels, as on AVX2). On a Zen 3 with AVX2, two threads,
+// GFLOP/s, medians of seven alternations in each of three runs, four
+// chunks a thread → one:
 // 256×512×784 123/140/123 → 146/169/141, 256×512×512 124/157/126 →
 // 158/166/149, 128×384×1536 113/139/130 → 126/159/153, 128×384×384
 // 122/147/143 → 134/155/146; 128×1536×384 127/158/133 → 128/145/130.
