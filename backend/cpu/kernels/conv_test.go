@@ -468,6 +468,9 @@ func TestConvPointwiseNarrow(t *testing.T) {
 		newConv(1, 16, 32, 1, []int{40, 40}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
 		newConv(1, 16, 16, 1, []int{33, 21}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
 		newConv(2, 24, 24, 1, []int{13, 17}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
+		// K in blocks (split between the threads on two): the 6×8
+		// kernel adds the later blocks' sums.
+		newConv(1, 4200, 24, 1, []int{3, 4}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
 		newConv(1, 48, 12, 1, []int{20, 20}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
 		newConv(2, 32, 48, 1, []int{9, 11}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
 		newConv(3, 96, 18, 1, []int{7, 13}, one(2), one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), false),
