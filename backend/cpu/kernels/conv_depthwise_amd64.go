@@ -24,17 +24,10 @@ func depthwiseRun(out, in, w []float32, ioffs, woffs []int, npix, ps, c int) {
 		depthwiseRunGo(out, in, w, ioffs, woffs, npix, ps, c)
 		return
 	}
-	if !useAVX512 && c%8 == 0 && npix >= 4 {
-		// Whole 8-lane vectors a pixel: the run in one call (a border
-		// pixel alone costs less through the one-pixel kernel than the
-		// offsets' bounds checks here).
-		_ = out[npix*c-1]
-		_ = in[(npix-1)*ps+maxOffset(ioffs)+c-1]
-		_ = w[maxOffset(woffs)+c-1]
-		depthwiseRun256(&out[0], &in[0], &w[0], &ioffs[0], &woffs[0], len(ioffs), npix, ps, c)
-		return
-	}
-	if !useAVX512 {
+	// The AVX2 run kernel takes whole 8-lane vectors a pixel, and runs of
+	// at least four pixels (a border pixel alone costs less through the
+	// one-pixel kernel than the offsets' bounds checks below).
+	if !useAVX512 && (c%8 != 0 || npix < 4) {
 		for p := range npix {
 			acc := out[p*c : (p+1)*c]
 			c0 := depthwisePixelVec(acc, in[p*ps:], w, ioffs, woffs)
@@ -44,11 +37,17 @@ func depthwiseRun(out, in, w []float32, ioffs, woffs []int, npix, ps, c int) {
 		}
 		return
 	}
-	// The kernel reads where the offsets say: check they stay inside.
+	// The kernels read where the offsets say: check they stay inside.
 	_ = out[npix*c-1]
 	_ = in[(npix-1)*ps+maxOffset(ioffs)+c-1]
 	_ = w[maxOffset(woffs)+c-1]
-	depthwiseRun512(&out[0], &in[0], &w[0], &ioffs[0], &woffs[0], len(ioffs), npix, ps, c)
+	// (Called directly, not through a func value, so that the kernels'
+	// noescape keeps the offsets off the heap.)
+	if useAVX512 {
+		depthwiseRun512(&out[0], &in[0], &w[0], &ioffs[0], &woffs[0], len(ioffs), npix, ps, c)
+	} else {
+		depthwiseRun256(&out[0], &in[0], &w[0], &ioffs[0], &woffs[0], len(ioffs), npix, ps, c)
+	}
 }
 
 // maxOffset returns the largest of offs, all of which must be >= 0.
