@@ -394,7 +394,9 @@ func offsetsOfTaps(p *Conv, taps int) []int {
 
 // directTile computes the MR×NR tile of C at rows [i, i+rows), columns
 // jc+j.. from one B sliver; a partial tile goes through a scratch tile.
-func directTile(runs []tapRun, bp, c []float32, ldc, i, rows, jc, j, cols, kb int, first bool) {
+//
+// With pf, a whole tile's kernel runs pf's prefetch stream.
+func directTile(runs []tapRun, bp, c []float32, ldc, i, rows, jc, j, cols, kb int, first bool, pf prefetchRange) {
 	// A sliver's last 8 columns (24 output channels: 16 + 8) in place
 	// on the 6×8 kernel, not 16 into scratch and 8 of them copied. Zen 3,
 	// two threads, alternated: the OCR models' 3×3 96→24 heads at 80²
@@ -408,7 +410,7 @@ func directTile(runs []tapRun, bp, c []float32, ldc, i, rows, jc, j, cols, kb in
 	if !full {
 		dst, ld = scratch[:], sgemmNR
 	}
-	kernelTapsF32(runs, bp[j*kb:j*kb+kb*sgemmNR], dst, ld, first || !full)
+	kernelTapsF32(runs, bp[j*kb:j*kb+kb*sgemmNR], dst, ld, first || !full, pf)
 	if full {
 		return
 	}

@@ -204,12 +204,59 @@ type bPrefetch[T float32 | float64] struct {
 // packedBlock is the aBlock of the BLIS design: pack A's block with pa,
 // then run the micro-kernels over it.
 func packedBlock[T float32 | float64](pa aPacker[T], mr, nr int, kern microKernel[T]) aBlock[T] {
-	return aBlock[T]{run: func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, _ bPrefetch[T], _ *TileOps) int {
+	return aBlock[T]{run: func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, pf bPrefetch[T], _ *TileOps) int {
 		pa(ap, ic, pc, mb, kb)
+		if pf.cold && macroKernelStream(ap, bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, overwrite, pf) {
+			return 0
+		}
 		macroKernel(ap, bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, overwrite)
 		return 0
 	}}
 }
+
+// macroKernelStream is macroKernel for B's panels packed before the
+// product (pf.cold: a model's weights, which come from memory) on the
+// AVX2 kernel, reporting false where it does not apply (another layout,
+// the AVX-512 kernels, no assembly). The whole tiles of each B sliver
+// ask for their shares of the next sliver, and those of the last sliver
+// for pf.next's first, with the kernel's prefetch stream (nextShare),
+// as the AVX-512 direct kernels do for pairs of slivers: the tiles of a
+// sliver no longer wait on memory for each of its lines.
+func macroKernelStream[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr, nr int, overwrite bool, pf bPrefetch[T]) bool {
+	apf, ok := any(ap).([]float32)
+	if !ok || !gemmStreams || !useAsm || mr != sgemmMR || nr != sgemmNR || pairKernel[T](mr, nr) != nil {
+		return false
+	}
+	bpf, cf := any(bp).([]float32), any(c).([]float32)
+	next, _ := any(pf.next).([]float32)
+	defer flushEnd(flushStart()) // flushing subnormals (denormals.go)
+	tiles := mb / mr             // the whole ones, which run the stream
+	for j := 0; j < nb; j += nr {
+		bs := bpf[j*kb : (j+nr)*kb]
+		cols := min(nr, nb-j)
+		share := func(call int) prefetchRange {
+			if j+nr < nb {
+				return nextShare(1, min(nb-j-nr, nr), kb, tiles, call)
+			}
+			return panelShareOf(1, bs, next, kb, tiles, call)
+		}
+		for i := 0; i < mb; i += mr {
+			as := apf[i*kb : (i+mr)*kb]
+			off := (ic+i)*ldc + jc + j
+			if rows := min(mr, mb-i); rows < mr || cols < nr {
+				tile := apf[len(apf)-edgeTile:][:mr*nr]
+				kernelF32(kb, as, bs, tile, nr, true)
+				addTile(tile, cf[off:], rows, cols, nr, ldc, overwrite)
+				continue
+			}
+			kernelStreamF32(kb, as, bs, cf[off:], ldc, overwrite, share(i/mr))
+		}
+	}
+	return true
+}
+
+// gemmStreams lets tests and benchmarks turn macroKernelStream off.
+var gemmStreams = true
 
 // finalOps is the ops blk's run may finish a block with: blk.ops for the
 // final K slice (fin), none before it.

@@ -13,6 +13,19 @@ func kernelF32(k int, a, b, c []float32, ldc int, overwrite bool) {
 	kernelGo(sgemmMR, sgemmNR, k, a, b, c, ldc, overwrite)
 }
 
+// kernelStreamF32 is kernelF32 running pf's prefetch stream (every two
+// steps of four, kernelTapsPairF32's).
+func kernelStreamF32(k int, a, b, c []float32, ldc int, overwrite bool, pf prefetchRange) {
+	if useAsm {
+		_ = c[5*ldc+15]
+		_ = a[sgemmMR*k-1]
+		_ = b[sgemmNR*k-1]
+		sgemm6x16f(k, &a[0], &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
+		return
+	}
+	kernelGo(sgemmMR, sgemmNR, k, a, b, c, ldc, overwrite)
+}
+
 func kernelF64(k int, a, b, c []float64, ldc int, overwrite bool) {
 	if useAsm {
 		_ = c[5*ldc+7]
@@ -207,13 +220,18 @@ func directRunsEnd(runs []int, kb int) int {
 
 // kernelTapsF32 runs a tile's tap runs; the runs' row pointers come from
 // slices of the image (or zeros), each at least k long, and b holds
-// every run's steps.
-func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
+// every run's steps. With pf it runs the kernel with that prefetch
+// stream (kernelTapsPairF32's).
+func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool, pf prefetchRange) {
 	if useAsm {
 		_ = c[5*ldc+15]
 		if len(runs) > 0 {
 			last := runs[len(runs)-1]
 			_ = b[(last.q+last.k)*sgemmNR-1]
+			if pf != (prefetchRange{}) {
+				sgemm6x16tapsf(&runs[0].k, len(runs), &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
+				return
+			}
 			sgemm6x16taps(&runs[0].k, len(runs), &b[0], &c[0], ldc, overwrite)
 			return
 		}

@@ -64,8 +64,12 @@ func directTapsPairOpsF32(runs []int, a []float32, lda int, b, c []float32, ldc 
 	panic("kernels: no AVX-512 kernel")
 }
 
-func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool) {
+func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool, _ prefetchRange) {
 	kernelTapsGo(runs, b, c, ldc, overwrite)
+}
+
+func kernelStreamF32(k int, a, b, c []float32, ldc int, overwrite bool, _ prefetchRange) {
+	kernelGo(sgemmMR, sgemmNR, k, a, b, c, ldc, overwrite)
 }
 
 func kernelTaps8F32(runs []tapRun, b, c []float32, ldc int, overwrite bool) bool { return false }

@@ -193,7 +193,7 @@ func gemmRowsDirect(m, n, k int, a, b Strided[float32], c []float32, ldc int, ac
 						run.rows[r] = &a.Data[(i+r)*a.Row+pc]
 					}
 				}
-				directTile(runs, bp, c, ldc, i, rows, 0, 0, n, kb, first)
+				directTile(runs, bp, c, ldc, i, rows, 0, 0, n, kb, first, prefetchRange{})
 				if last {
 					fin.upTo(i+rows, s == to-1)
 				}

@@ -9,10 +9,21 @@ package kernels
 //go:noescape
 func sgemm6x16(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool)
 
+// sgemm6x16f computes C[6x16] += A·B (C = A·B if overwrite) over k steps (A packed 6 per step, B packed 16 per step).
+// Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
+//
+//go:noescape
+func sgemm6x16f(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
+
 // sgemm6x16taps computes C[6x16] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers.
 //
 //go:noescape
 func sgemm6x16taps(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool)
+
+// sgemm6x16tapsf computes C[6x16] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers. Every two steps it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
+//
+//go:noescape
+func sgemm6x16tapsf(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
 
 // sgemm6x8taps computes C[6x8] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, over the first 8 columns of a 16-column B sliver: a sliver's last 8 columns of C stored in place, the 6x16 kernel's sums for them.
 //

@@ -15,6 +15,7 @@ func main() {
 	ConstraintExpr("amd64,!purego")
 	sgemmKernel()
 	sgemmTapsKernel()
+	tapsKernelOf("sgemm6x16tapsf", false, 2, false, true)
 	tapsKernelOf("sgemm6x8taps", false, 1, false, false)
 	dgemmKernel()
 	pairKernel("sgemm12x32z", 2, 4)
@@ -66,20 +67,48 @@ func main() {
 // issues 2*rows FMAs. The k loop is unrolled by 4.
 func microKernel(name string, rows, size int, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
 	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(k int, a, b, c *%s, ldc int, overwrite bool)", map[int]string{4: "float32", 8: "float64"}[size]))
-	Doc(fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps (A packed %d per step, B packed %d per step).",
-		name, rows, 64/size, rows, 64/size))
-	microKernelBody(name, rows, size, bcast, load, fma, add, store)
+	microKernelOf(name, rows, size, false, bcast, load, fma, add, store)
+}
+
+// microKernelOf is microKernel with, pf, tapsKernelPF's prefetch stream
+// (parameters pfOff and pfStep: the line at b+pfOff into L2 every two
+// steps of four, pfStep bytes further each time): the AVX2 GEMM's tiles
+// over one B sliver ask for their shares of the next sliver of a B
+// packed before the product (a model's weights), which comes from
+// memory, as the AVX-512 pair kernels' streams do.
+func microKernelOf(name string, rows, size int, pf bool, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
+	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
+	sig := fmt.Sprintf("func(k int, a, b, c *%s, ldc int, overwrite bool)", map[int]string{4: "float32", 8: "float64"}[size])
+	doc := []string{fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps (A packed %d per step, B packed %d per step).",
+		name, rows, 64/size, rows, 64/size)}
+	if pf {
+		sig = sig[:len(sig)-1] + ", pfOff, pfStep int)"
+		doc = append(doc, "Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.")
+	}
+	TEXT(name, NOSPLIT, sig)
+	Doc(doc...)
+	microKernelBodyOf(name, rows, size, pf, bcast, load, fma, add, store)
 }
 
 // microKernelBody is microKernel after the TEXT and Doc lines: size is
 // the bytes of one packed A value per row and step and of one C element.
 func microKernelBody(name string, rows, size int, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
 	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
+	microKernelBodyOf(name, rows, size, false, bcast, load, fma, add, store)
+}
+
+// microKernelBodyOf is microKernelBody with microKernelOf's pf.
+func microKernelBodyOf(name string, rows, size int, pf bool, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
+	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
 	Pragma("noescape")
 	k := Load(Param("k"), GP64())
 	a := Load(Param("a"), GP64())
 	b := Load(Param("b"), GP64())
+	var pfp, pfStep reg.Register
+	if pf {
+		pfp, pfStep = Load(Param("pfOff"), GP64()), Load(Param("pfStep"), GP64())
+		ADDQ(b, pfp)
+	}
 	// Start pulling the C tile into L1 now: it is read and written once at
 	// the end, and its rows are a whole row of C apart, so without this
 	// each of them is a cache miss the FMAs cannot hide.
@@ -100,6 +129,10 @@ func microKernelBody(name string, rows, size int, bcast func(Op, reg.VecVirtual)
 	}
 	b0, b1 := YMM(), YMM()
 	step := func(s int) {
+		if pf && s%2 == 1 {
+			PREFETCHT1(Mem{Base: pfp})
+			ADDQ(pfStep, pfp)
+		}
 		load(Mem{Base: b, Disp: s * 64}, b0)
 		load(Mem{Base: b, Disp: s*64 + 32}, b1)
 		for i := range rows {
@@ -139,12 +172,18 @@ func storeRows(rows, vecs, width int, c, ldc reg.Register, acc []reg.VecVirtual,
 }
 
 func sgemmKernel() {
-	microKernel("sgemm6x16", 6, 4,
-		func(m Op, x reg.VecVirtual) { VBROADCASTSS(m, x) },
-		func(m Op, x reg.VecVirtual) { VMOVUPS(m, x) },
-		func(b, x, acc Op) { VFMADD231PS(b, x, acc) },
-		func(m, x, dst Op) { VADDPS(m, x, dst) },
-		func(x, m Op) { VMOVUPS(x, m) })
+	for _, pf := range []bool{false, true} {
+		name := "sgemm6x16"
+		if pf {
+			name += "f"
+		}
+		microKernelOf(name, 6, 4, pf,
+			func(m Op, x reg.VecVirtual) { VBROADCASTSS(m, x) },
+			func(m Op, x reg.VecVirtual) { VMOVUPS(m, x) },
+			func(b, x, acc Op) { VFMADD231PS(b, x, acc) },
+			func(m, x, dst Op) { VADDPS(m, x, dst) },
+			func(x, m Op) { VMOVUPS(x, m) })
+	}
 }
 
 // s8gemmKernel is the integer micro-kernel: packed A holds, per step, a
