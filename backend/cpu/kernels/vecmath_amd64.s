@@ -5596,6 +5596,336 @@ windowMinAVX512_done:
 	VZEROUPPER
 	RET
 
+// func windowMaxAVX2(dst *float32, src *float32, taps *int, ntaps int, n int, c int, step int)
+// Requires: AVX
+TEXT ·windowMaxAVX2(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ taps+16(FP), DX
+	MOVQ ntaps+24(FP), BX
+	MOVQ n+32(FP), SI
+	MOVQ c+40(FP), DI
+	MOVQ step+48(FP), R8
+	MOVQ (DX), R9
+
+windowMaxAVX2_pixel:
+	TESTQ SI, SI
+	JZ    windowMaxAVX2_done
+	XORQ  R10, R10
+
+windowMaxAVX2_4_blocks:
+	LEAQ    128(R10), R13
+	CMPQ    R13, DI
+	JA      windowMaxAVX2_1_blocks
+	LEAQ    (CX)(R9*4), R11
+	VMOVUPS (R11)(R10*1), Y0
+	VMOVUPS 32(R11)(R10*1), Y1
+	VMOVUPS 64(R11)(R10*1), Y2
+	VMOVUPS 96(R11)(R10*1), Y3
+	VXORPS  Y4, Y4, Y4
+	MOVQ    $0x00000001, R12
+
+windowMaxAVX2_4_tap:
+	CMPQ    R12, BX
+	JAE     windowMaxAVX2_4_check
+	MOVQ    (DX)(R12*8), R11
+	LEAQ    (CX)(R11*4), R11
+	VMOVUPS (R11)(R10*1), Y5
+	VCMPPS  $0x03, Y5, Y5, Y6
+	VORPS   Y6, Y4, Y4
+	VMAXPS  Y0, Y5, Y0
+	VMOVUPS 32(R11)(R10*1), Y5
+	VCMPPS  $0x03, Y5, Y5, Y6
+	VORPS   Y6, Y4, Y4
+	VMAXPS  Y1, Y5, Y1
+	VMOVUPS 64(R11)(R10*1), Y5
+	VCMPPS  $0x03, Y5, Y5, Y6
+	VORPS   Y6, Y4, Y4
+	VMAXPS  Y2, Y5, Y2
+	VMOVUPS 96(R11)(R10*1), Y5
+	VCMPPS  $0x03, Y5, Y5, Y6
+	VORPS   Y6, Y4, Y4
+	VMAXPS  Y3, Y5, Y3
+	INCQ    R12
+	JMP     windowMaxAVX2_4_tap
+
+windowMaxAVX2_4_check:
+	VTESTPS Y4, Y4
+	JZ      windowMaxAVX2_4_store
+	LEAQ    (CX)(R9*4), R11
+	VMOVUPS (R11)(R10*1), Y0
+	VMOVUPS 32(R11)(R10*1), Y1
+	VMOVUPS 64(R11)(R10*1), Y2
+	VMOVUPS 96(R11)(R10*1), Y3
+	MOVQ    $0x00000001, R12
+
+windowMaxAVX2_4_exact:
+	CMPQ      R12, BX
+	JAE       windowMaxAVX2_4_store
+	MOVQ      (DX)(R12*8), R11
+	LEAQ      (CX)(R11*4), R11
+	VMOVUPS   (R11)(R10*1), Y4
+	VMAXPS    Y0, Y4, Y5
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VBLENDVPS Y6, Y4, Y5, Y5
+	VCMPPS    $0x03, Y0, Y0, Y6
+	VBLENDVPS Y6, Y0, Y5, Y5
+	VMOVAPS   Y5, Y0
+	VMOVUPS   32(R11)(R10*1), Y4
+	VMAXPS    Y1, Y4, Y5
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VBLENDVPS Y6, Y4, Y5, Y5
+	VCMPPS    $0x03, Y1, Y1, Y6
+	VBLENDVPS Y6, Y1, Y5, Y5
+	VMOVAPS   Y5, Y1
+	VMOVUPS   64(R11)(R10*1), Y4
+	VMAXPS    Y2, Y4, Y5
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VBLENDVPS Y6, Y4, Y5, Y5
+	VCMPPS    $0x03, Y2, Y2, Y6
+	VBLENDVPS Y6, Y2, Y5, Y5
+	VMOVAPS   Y5, Y2
+	VMOVUPS   96(R11)(R10*1), Y4
+	VMAXPS    Y3, Y4, Y5
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VBLENDVPS Y6, Y4, Y5, Y5
+	VCMPPS    $0x03, Y3, Y3, Y6
+	VBLENDVPS Y6, Y3, Y5, Y5
+	VMOVAPS   Y5, Y3
+	INCQ      R12
+	JMP       windowMaxAVX2_4_exact
+
+windowMaxAVX2_4_store:
+	VMOVUPS Y0, (AX)(R10*1)
+	VMOVUPS Y1, 32(AX)(R10*1)
+	VMOVUPS Y2, 64(AX)(R10*1)
+	VMOVUPS Y3, 96(AX)(R10*1)
+	MOVQ    R13, R10
+	JMP     windowMaxAVX2_4_blocks
+
+windowMaxAVX2_1_blocks:
+	LEAQ    32(R10), R13
+	CMPQ    R13, DI
+	JA      windowMaxAVX2_0_blocks
+	LEAQ    (CX)(R9*4), R11
+	VMOVUPS (R11)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    $0x00000001, R12
+
+windowMaxAVX2_1_tap:
+	CMPQ    R12, BX
+	JAE     windowMaxAVX2_1_check
+	MOVQ    (DX)(R12*8), R11
+	LEAQ    (CX)(R11*4), R11
+	VMOVUPS (R11)(R10*1), Y2
+	VCMPPS  $0x03, Y2, Y2, Y3
+	VORPS   Y3, Y1, Y1
+	VMAXPS  Y0, Y2, Y0
+	INCQ    R12
+	JMP     windowMaxAVX2_1_tap
+
+windowMaxAVX2_1_check:
+	VTESTPS Y1, Y1
+	JZ      windowMaxAVX2_1_store
+	LEAQ    (CX)(R9*4), R11
+	VMOVUPS (R11)(R10*1), Y0
+	MOVQ    $0x00000001, R12
+
+windowMaxAVX2_1_exact:
+	CMPQ      R12, BX
+	JAE       windowMaxAVX2_1_store
+	MOVQ      (DX)(R12*8), R11
+	LEAQ      (CX)(R11*4), R11
+	VMOVUPS   (R11)(R10*1), Y1
+	VMAXPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y2
+	VCMPPS    $0x03, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VMOVAPS   Y2, Y0
+	INCQ      R12
+	JMP       windowMaxAVX2_1_exact
+
+windowMaxAVX2_1_store:
+	VMOVUPS Y0, (AX)(R10*1)
+	MOVQ    R13, R10
+	JMP     windowMaxAVX2_1_blocks
+
+windowMaxAVX2_0_blocks:
+	ADDQ R8, CX
+	ADDQ DI, AX
+	DECQ SI
+	JMP  windowMaxAVX2_pixel
+
+windowMaxAVX2_done:
+	VZEROUPPER
+	RET
+
+// func windowMinAVX2(dst *float32, src *float32, taps *int, ntaps int, n int, c int, step int)
+// Requires: AVX
+TEXT ·windowMinAVX2(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ taps+16(FP), DX
+	MOVQ ntaps+24(FP), BX
+	MOVQ n+32(FP), SI
+	MOVQ c+40(FP), DI
+	MOVQ step+48(FP), R8
+	MOVQ (DX), R9
+
+windowMinAVX2_pixel:
+	TESTQ SI, SI
+	JZ    windowMinAVX2_done
+	XORQ  R10, R10
+
+windowMinAVX2_4_blocks:
+	LEAQ    128(R10), R13
+	CMPQ    R13, DI
+	JA      windowMinAVX2_1_blocks
+	LEAQ    (CX)(R9*4), R11
+	VMOVUPS (R11)(R10*1), Y0
+	VMOVUPS 32(R11)(R10*1), Y1
+	VMOVUPS 64(R11)(R10*1), Y2
+	VMOVUPS 96(R11)(R10*1), Y3
+	VXORPS  Y4, Y4, Y4
+	MOVQ    $0x00000001, R12
+
+windowMinAVX2_4_tap:
+	CMPQ    R12, BX
+	JAE     windowMinAVX2_4_check
+	MOVQ    (DX)(R12*8), R11
+	LEAQ    (CX)(R11*4), R11
+	VMOVUPS (R11)(R10*1), Y5
+	VCMPPS  $0x03, Y5, Y5, Y6
+	VORPS   Y6, Y4, Y4
+	VMINPS  Y0, Y5, Y0
+	VMOVUPS 32(R11)(R10*1), Y5
+	VCMPPS  $0x03, Y5, Y5, Y6
+	VORPS   Y6, Y4, Y4
+	VMINPS  Y1, Y5, Y1
+	VMOVUPS 64(R11)(R10*1), Y5
+	VCMPPS  $0x03, Y5, Y5, Y6
+	VORPS   Y6, Y4, Y4
+	VMINPS  Y2, Y5, Y2
+	VMOVUPS 96(R11)(R10*1), Y5
+	VCMPPS  $0x03, Y5, Y5, Y6
+	VORPS   Y6, Y4, Y4
+	VMINPS  Y3, Y5, Y3
+	INCQ    R12
+	JMP     windowMinAVX2_4_tap
+
+windowMinAVX2_4_check:
+	VTESTPS Y4, Y4
+	JZ      windowMinAVX2_4_store
+	LEAQ    (CX)(R9*4), R11
+	VMOVUPS (R11)(R10*1), Y0
+	VMOVUPS 32(R11)(R10*1), Y1
+	VMOVUPS 64(R11)(R10*1), Y2
+	VMOVUPS 96(R11)(R10*1), Y3
+	MOVQ    $0x00000001, R12
+
+windowMinAVX2_4_exact:
+	CMPQ      R12, BX
+	JAE       windowMinAVX2_4_store
+	MOVQ      (DX)(R12*8), R11
+	LEAQ      (CX)(R11*4), R11
+	VMOVUPS   (R11)(R10*1), Y4
+	VMINPS    Y0, Y4, Y5
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VBLENDVPS Y6, Y4, Y5, Y5
+	VCMPPS    $0x03, Y0, Y0, Y6
+	VBLENDVPS Y6, Y0, Y5, Y5
+	VMOVAPS   Y5, Y0
+	VMOVUPS   32(R11)(R10*1), Y4
+	VMINPS    Y1, Y4, Y5
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VBLENDVPS Y6, Y4, Y5, Y5
+	VCMPPS    $0x03, Y1, Y1, Y6
+	VBLENDVPS Y6, Y1, Y5, Y5
+	VMOVAPS   Y5, Y1
+	VMOVUPS   64(R11)(R10*1), Y4
+	VMINPS    Y2, Y4, Y5
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VBLENDVPS Y6, Y4, Y5, Y5
+	VCMPPS    $0x03, Y2, Y2, Y6
+	VBLENDVPS Y6, Y2, Y5, Y5
+	VMOVAPS   Y5, Y2
+	VMOVUPS   96(R11)(R10*1), Y4
+	VMINPS    Y3, Y4, Y5
+	VCMPPS    $0x03, Y4, Y4, Y6
+	VBLENDVPS Y6, Y4, Y5, Y5
+	VCMPPS    $0x03, Y3, Y3, Y6
+	VBLENDVPS Y6, Y3, Y5, Y5
+	VMOVAPS   Y5, Y3
+	INCQ      R12
+	JMP       windowMinAVX2_4_exact
+
+windowMinAVX2_4_store:
+	VMOVUPS Y0, (AX)(R10*1)
+	VMOVUPS Y1, 32(AX)(R10*1)
+	VMOVUPS Y2, 64(AX)(R10*1)
+	VMOVUPS Y3, 96(AX)(R10*1)
+	MOVQ    R13, R10
+	JMP     windowMinAVX2_4_blocks
+
+windowMinAVX2_1_blocks:
+	LEAQ    32(R10), R13
+	CMPQ    R13, DI
+	JA      windowMinAVX2_0_blocks
+	LEAQ    (CX)(R9*4), R11
+	VMOVUPS (R11)(R10*1), Y0
+	VXORPS  Y1, Y1, Y1
+	MOVQ    $0x00000001, R12
+
+windowMinAVX2_1_tap:
+	CMPQ    R12, BX
+	JAE     windowMinAVX2_1_check
+	MOVQ    (DX)(R12*8), R11
+	LEAQ    (CX)(R11*4), R11
+	VMOVUPS (R11)(R10*1), Y2
+	VCMPPS  $0x03, Y2, Y2, Y3
+	VORPS   Y3, Y1, Y1
+	VMINPS  Y0, Y2, Y0
+	INCQ    R12
+	JMP     windowMinAVX2_1_tap
+
+windowMinAVX2_1_check:
+	VTESTPS Y1, Y1
+	JZ      windowMinAVX2_1_store
+	LEAQ    (CX)(R9*4), R11
+	VMOVUPS (R11)(R10*1), Y0
+	MOVQ    $0x00000001, R12
+
+windowMinAVX2_1_exact:
+	CMPQ      R12, BX
+	JAE       windowMinAVX2_1_store
+	MOVQ      (DX)(R12*8), R11
+	LEAQ      (CX)(R11*4), R11
+	VMOVUPS   (R11)(R10*1), Y1
+	VMINPS    Y0, Y1, Y2
+	VCMPPS    $0x03, Y1, Y1, Y3
+	VBLENDVPS Y3, Y1, Y2, Y2
+	VCMPPS    $0x03, Y0, Y0, Y3
+	VBLENDVPS Y3, Y0, Y2, Y2
+	VMOVAPS   Y2, Y0
+	INCQ      R12
+	JMP       windowMinAVX2_1_exact
+
+windowMinAVX2_1_store:
+	VMOVUPS Y0, (AX)(R10*1)
+	MOVQ    R13, R10
+	JMP     windowMinAVX2_1_blocks
+
+windowMinAVX2_0_blocks:
+	ADDQ R8, CX
+	ADDQ DI, AX
+	DECQ SI
+	JMP  windowMinAVX2_pixel
+
+windowMinAVX2_done:
+	VZEROUPPER
+	RET
+
 // func packCols16AVX512(k int, src *float32, ld int, dst *float32)
 // Requires: AVX, AVX512F
 TEXT ·packCols16AVX512(SB), NOSPLIT, $0-32

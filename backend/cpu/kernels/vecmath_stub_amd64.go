@@ -244,6 +244,16 @@ func windowMaxAVX512(dst *float32, src *float32, taps *int, ntaps int, n int, c 
 //go:noescape
 func windowMinAVX512(dst *float32, src *float32, taps *int, ntaps int, n int, c int, step int)
 
+// windowMaxAVX2 sets, for o < n and each 8-lane block b of the c bytes of an output pixel, dst[o·c + b] to the NaNMax fold over t < ntaps of src[o·step + 4·taps[t] + b] (c and step in bytes, taps in floats; ntaps ≥ 1, c a multiple of 32).
+//
+//go:noescape
+func windowMaxAVX2(dst *float32, src *float32, taps *int, ntaps int, n int, c int, step int)
+
+// windowMinAVX2 sets, for o < n and each 8-lane block b of the c bytes of an output pixel, dst[o·c + b] to the NaNMin fold over t < ntaps of src[o·step + 4·taps[t] + b] (c and step in bytes, taps in floats; ntaps ≥ 1, c a multiple of 32).
+//
+//go:noescape
+func windowMinAVX2(dst *float32, src *float32, taps *int, ntaps int, n int, c int, step int)
+
 // packCols16AVX512 sets dst[p·16+c] = src[c·ld+p] for c < 16 and p < k rounded down to a multiple of 16.
 //
 //go:noescape

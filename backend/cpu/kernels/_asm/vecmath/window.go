@@ -19,7 +19,110 @@ import (
 func windowKernels() {
 	windowFold("windowMaxAVX512", "NaNMax", VMAXPS)
 	windowFold("windowMinAVX512", "NaNMin", VMINPS)
+	windowFold256("windowMaxAVX2", "NaNMax", VMAXPS)
+	windowFold256("windowMinAVX2", "NaNMin", VMINPS)
 	packCols16()
+}
+
+// windowFold256 is windowFold on AVX2, 8-lane blocks (c a multiple of
+// 32 bytes), four blocks at a time where four remain (one tap's offset
+// loaded for 32 channels, not 8). AVX2 has no mask registers, and
+// nanExtreme's two compares and two blends a tap cost three times the
+// fold itself (ResNet's stem pool); so the blocks are first folded with
+// the op alone, which is NaNMax's (NaNMin's) fold wherever no tap after
+// the first is NaN: with the tap as the op's first source it keeps the
+// running value on a tie and on the running value's NaN. A NaN in a
+// later tap would be lost, so those taps' unordered compares are ORed
+// up, and blocks that saw one are folded again the exact way.
+func windowFold256(name, f string, op func(...Op)) {
+	TEXT(name, NOSPLIT, "func(dst, src *float32, taps *int, ntaps, n, c, step int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets, for o < n and each 8-lane block b of the c bytes of an output pixel, dst[o·c + b] to the %s fold over t < ntaps of src[o·step + 4·taps[t] + b] (c and step in bytes, taps in floats; ntaps ≥ 1, c a multiple of 32).", name, f))
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	taps := Load(Param("taps"), GP64())
+	ntaps := Load(Param("ntaps"), GP64())
+	n := Load(Param("n"), GP64())
+	c := Load(Param("c"), GP64())
+	step := Load(Param("step"), GP64())
+	first := GP64()
+	MOVQ(Mem{Base: taps}, first)
+	b, at, t, end := GP64(), GP64(), GP64(), GP64()
+	Label(name + "_pixel")
+	TESTQ(n, n)
+	JZ(LabelRef(name + "_done"))
+	XORQ(b, b)
+	for _, g := range []int{4, 1} {
+		l := fmt.Sprintf("%s_%d", name, g)
+		Label(l + "_blocks")
+		LEAQ(Mem{Base: b, Disp: 32 * g}, end)
+		CMPQ(end, c)
+		JA(LabelRef(fmt.Sprintf("%s_%d_blocks", name, g/4)))
+		tapAt := func(m reg.Register) Mem { return Mem{Base: at, Index: b, Scale: 1} }
+		acc := make([]reg.VecVirtual, g)
+		LEAQ(Mem{Base: src, Index: first, Scale: 4}, at)
+		for i := range acc {
+			acc[i] = YMM()
+			VMOVUPS(tapAt(at).Offset(32*i), acc[i])
+		}
+		nan := YMM()
+		VXORPS(nan, nan, nan)
+		MOVQ(U32(1), t)
+		Label(l + "_tap")
+		CMPQ(t, ntaps)
+		JAE(LabelRef(l + "_check"))
+		MOVQ(Mem{Base: taps, Index: t, Scale: 8}, at)
+		LEAQ(Mem{Base: src, Index: at, Scale: 4}, at)
+		for i := range acc {
+			x, u := YMM(), YMM()
+			VMOVUPS(tapAt(at).Offset(32*i), x)
+			VCMPPS(Imm(3), x, x, u) // unordered: x is NaN
+			VORPS(u, nan, nan)
+			op(acc[i], x, acc[i]) // x beyond acc ? x : acc
+		}
+		INCQ(t)
+		JMP(LabelRef(l + "_tap"))
+		Label(l + "_check")
+		VTESTPS(nan, nan)
+		JZ(LabelRef(l + "_store"))
+		// A later tap was NaN: fold the blocks again, NaN by NaN.
+		LEAQ(Mem{Base: src, Index: first, Scale: 4}, at)
+		for i := range acc {
+			VMOVUPS(tapAt(at).Offset(32*i), acc[i])
+		}
+		MOVQ(U32(1), t)
+		Label(l + "_exact")
+		CMPQ(t, ntaps)
+		JAE(LabelRef(l + "_store"))
+		MOVQ(Mem{Base: taps, Index: t, Scale: 8}, at)
+		LEAQ(Mem{Base: src, Index: at, Scale: 4}, at)
+		for i := range acc {
+			y, r, m := YMM(), YMM(), YMM()
+			VMOVUPS(tapAt(at).Offset(32*i), y)
+			op(acc[i], y, r)
+			VCMPPS(Imm(3), y, y, m)
+			VBLENDVPS(m, y, r, r)
+			VCMPPS(Imm(3), acc[i], acc[i], m)
+			VBLENDVPS(m, acc[i], r, r)
+			VMOVAPS(r, acc[i])
+		}
+		INCQ(t)
+		JMP(LabelRef(l + "_exact"))
+		Label(l + "_store")
+		for i := range acc {
+			VMOVUPS(acc[i], Mem{Base: dst, Index: b, Scale: 1, Disp: 32 * i})
+		}
+		MOVQ(end, b)
+		JMP(LabelRef(l + "_blocks"))
+	}
+	Label(name + "_0_blocks") // no block left of this pixel
+	ADDQ(step, src)
+	ADDQ(c, dst)
+	DECQ(n)
+	JMP(LabelRef(name + "_pixel"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
 }
 
 func windowFold(name, f string, op func(...Op)) {
