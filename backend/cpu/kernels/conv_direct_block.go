@@ -166,10 +166,14 @@ func (br *blockCuts) addSlivers(lo, from, to int) {
 
 // finishes reports whether the kernels can finish each tile of br's
 // block with ops (nil: none) as they store it, columns nb wide: every
-// tile one of a 12-row group or of a 6-row sliver, 32 columns wide, C's
-// rows where the matrix has them (not batchGroups').
+// tile one of a 12-row group or of a 6-row sliver, 32 columns wide (16
+// on AVX2), C's rows where the matrix has them (not batchGroups').
 func (br *blockCuts) finishes(ops *TileOps, nb int) bool {
-	if ops == nil || !useAsm || !useAVX512 || nb%(2*sgemmNR) != 0 || br.batch {
+	width := 2 * sgemmNR // the AVX-512 kernels' pairs of slivers
+	if !useAVX512 {
+		width = sgemmNR // AVX2: one sliver
+	}
+	if ops == nil || !useAsm || nb%width != 0 || br.batch {
 		return false
 	}
 	for _, sl := range br.slivers {
@@ -201,6 +205,10 @@ func (d *directConv) tiles(br *blockCuts, bp, c []float32, ldc, jc, nb, kb int, 
 				if sl.rows == sgemmMR && directStreams {
 					pf = nextShare(1, next, kb, full, call)
 					call++
+				}
+				if ops != nil { // (every tile whole: finishes)
+					kernelTapsOpsF32(sl.runs, bp[j*kb:(j+sgemmNR)*kb], c[sl.row*ldc+jc+j:], ldc, first, pf, ops, sl.row, jc+j)
+					continue
 				}
 				directTile(sl.runs, bp, c, ldc, sl.row, sl.rows, jc, j, min(sgemmNR, nb-j), kb, first, pf)
 			}

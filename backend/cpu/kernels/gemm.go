@@ -147,6 +147,11 @@ func gemmFrom[T float32 | float64](m, n, k int, a, b Strided[T], src bSource[T],
 		}
 	} else {
 		blk.packsA = !useAVX512
+		// The AVX2 kernels finish their tiles with ops
+		// (macroKernelAVX2).
+		if cf, ok := any(c).([]float32); ok && epi != nil && !accumulate && ops.fits(cf, ldc, n) {
+			blk.ops = ops
+		}
 	}
 	if src.panel != nil {
 		blk.packsB = false // B is packed already
@@ -204,38 +209,49 @@ type bPrefetch[T float32 | float64] struct {
 // packedBlock is the aBlock of the BLIS design: pack A's block with pa,
 // then run the micro-kernels over it.
 func packedBlock[T float32 | float64](pa aPacker[T], mr, nr int, kern microKernel[T]) aBlock[T] {
-	return aBlock[T]{run: func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, pf bPrefetch[T], _ *TileOps) int {
+	return aBlock[T]{run: func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, pf bPrefetch[T], ops *TileOps) int {
 		pa(ap, ic, pc, mb, kb)
-		if pf.cold && macroKernelStream(ap, bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, overwrite, pf) {
-			return 0
+		if done, ok := macroKernelAVX2(ap, bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, overwrite, pf, ops); ok {
+			return done
 		}
 		macroKernel(ap, bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, overwrite)
 		return 0
 	}}
 }
 
-// macroKernelStream is macroKernel for B's panels packed before the
-// product (pf.cold: a model's weights, which come from memory) on the
-// AVX2 kernel, reporting false where it does not apply (another layout,
-// the AVX-512 kernels, no assembly). The whole tiles of each B sliver
-// ask for their shares of the next sliver, and those of the last sliver
-// for pf.next's first, with the kernel's prefetch stream (nextShare),
-// as the AVX-512 direct kernels do for pairs of slivers: the tiles of a
-// sliver no longer wait on memory for each of its lines.
-func macroKernelStream[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr, nr int, overwrite bool, pf bPrefetch[T]) bool {
+// macroKernelAVX2 is macroKernel on the AVX2 kernel (f32, no AVX-512
+// pair kernels: it reports false otherwise), which it improves on in
+// two ways. Where B's panels were packed before the product (pf.cold: a
+// model's weights, which come from memory), the whole tiles of each B
+// sliver ask for their shares of the next sliver, and those of the last
+// sliver for pf.next's first, with the kernel's prefetch stream
+// (nextShare), as the AVX-512 direct kernels do for pairs of slivers:
+// the tiles of a sliver no longer wait on memory for each of its lines.
+// And with ops, where the block's columns are whole slivers, its whole
+// tiles are finished with ops as they are stored (the epilogue's pass
+// over C saved), and it returns the rows they took: all but the last
+// mb%6, which go to the epilogue.
+func macroKernelAVX2[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr, nr int, overwrite bool, pf bPrefetch[T], ops *TileOps) (int, bool) {
 	apf, ok := any(ap).([]float32)
-	if !ok || !gemmStreams || !useAsm || mr != sgemmMR || nr != sgemmNR || pairKernel[T](mr, nr) != nil {
-		return false
+	if !ok || !useAsm || mr != sgemmMR || nr != sgemmNR || pairKernel[T](mr, nr) != nil {
+		return 0, false
+	}
+	if nb%nr != 0 {
+		ops = nil
 	}
 	bpf, cf := any(bp).([]float32), any(c).([]float32)
 	next, _ := any(pf.next).([]float32)
+	stream := pf.cold && gemmStreams
 	defer flushEnd(flushStart()) // flushing subnormals (denormals.go)
 	tiles := mb / mr             // the whole ones, which run the stream
 	for j := 0; j < nb; j += nr {
 		bs := bpf[j*kb : (j+nr)*kb]
 		cols := min(nr, nb-j)
 		share := func(call int) prefetchRange {
-			if j+nr < nb {
+			switch {
+			case !stream:
+				return prefetchRange{}
+			case j+nr < nb:
 				return nextShare(1, min(nb-j-nr, nr), kb, tiles, call)
 			}
 			return panelShareOf(1, bs, next, kb, tiles, call)
@@ -249,13 +265,24 @@ func macroKernelStream[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, 
 				addTile(tile, cf[off:], rows, cols, nr, ldc, overwrite)
 				continue
 			}
-			kernelStreamF32(kb, as, bs, cf[off:], ldc, overwrite, share(i/mr))
+			switch pf := share(i / mr); {
+			case ops != nil:
+				kernelStreamOpsF32(kb, as, bs, cf[off:], ldc, overwrite, pf, ops, ic+i, jc+j)
+			case pf != prefetchRange{}:
+				kernelStreamF32(kb, as, bs, cf[off:], ldc, overwrite, pf)
+			default:
+				kernelF32(kb, as, bs, cf[off:], ldc, overwrite)
+			}
 		}
 	}
-	return true
+	if ops == nil {
+		return 0, true
+	}
+	return tiles * mr, true
 }
 
-// gemmStreams lets tests and benchmarks turn macroKernelStream off.
+// gemmStreams lets tests and benchmarks turn macroKernelAVX2's prefetch
+// streams off.
 var gemmStreams = true
 
 // finalOps is the ops blk's run may finish a block with: blk.ops for the

@@ -13,6 +13,17 @@ func kernelF32(k int, a, b, c []float32, ldc int, overwrite bool) {
 	kernelGo(sgemmMR, sgemmNR, k, a, b, c, ldc, overwrite)
 }
 
+// kernelStreamOpsF32 is kernelStreamF32 finishing the tile with ops as
+// it stores it: the tile is rows [row, row+6), columns [col, col+16) of
+// the matrix ops' operands describe.
+func kernelStreamOpsF32(k int, a, b, c []float32, ldc int, overwrite bool, pf prefetchRange, ops *TileOps, row, col int) {
+	_ = c[5*ldc+15]
+	_ = a[sgemmMR*k-1]
+	_ = b[sgemmNR*k-1]
+	bias, res, resBias := ops.operandsOf(sgemmMR, sgemmNR, row, col)
+	sgemm6x16fo(k, &a[0], &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
+}
+
 // kernelStreamF32 is kernelF32 running pf's prefetch stream (every two
 // steps of four, kernelTapsPairF32's).
 func kernelStreamF32(k int, a, b, c []float32, ldc int, overwrite bool, pf prefetchRange) {
@@ -237,6 +248,20 @@ func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool, pf pr
 		}
 	}
 	kernelTapsGo(runs, b, c, ldc, overwrite)
+}
+
+// kernelTapsOpsF32 is kernelTapsF32 (with its stream pf) finishing the
+// 6×16 tile with ops as it stores it: the tile is rows [row, row+6),
+// columns [col, col+16) of the matrix ops' operands describe.
+func kernelTapsOpsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool, pf prefetchRange, ops *TileOps, row, col int) {
+	_ = c[5*ldc+15]
+	if len(runs) == 0 {
+		panic("kernels: a taps tile with no runs")
+	}
+	last := runs[len(runs)-1]
+	_ = b[(last.q+last.k)*sgemmNR-1]
+	bias, res, resBias := ops.operandsOf(sgemmMR, sgemmNR, row, col)
+	sgemm6x16tapsfo(&runs[0].k, len(runs), &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
 }
 
 // kernelTaps8F32 is kernelTapsF32 for the first 8 columns of the tile

@@ -68,6 +68,14 @@ func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool, _ pre
 	kernelTapsGo(runs, b, c, ldc, overwrite)
 }
 
+func kernelStreamOpsF32(k int, a, b, c []float32, ldc int, overwrite bool, pf prefetchRange, ops *TileOps, row, col int) {
+	panic("kernels: no AVX2 kernel")
+}
+
+func kernelTapsOpsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool, pf prefetchRange, ops *TileOps, row, col int) {
+	panic("kernels: no AVX2 kernel")
+}
+
 func kernelStreamF32(k int, a, b, c []float32, ldc int, overwrite bool, _ prefetchRange) {
 	kernelGo(sgemmMR, sgemmNR, k, a, b, c, ldc, overwrite)
 }

@@ -10,7 +10,7 @@ import (
 // The AVX2 kernels with a prefetch stream give the plain kernels' bits
 // wherever the stream points (it only prefetches): the GEMM kernel on
 // its own over k steps that leave each remainder of the four-step loop,
-// a product of packed weights (macroKernelStream) against the same with
+// a product of packed weights (macroKernelAVX2) against the same with
 // the streams off, and direct convolutions (the taps kernel) likewise,
 // each within the float64 definition's bound too.
 func TestStreamKernelsMatchPlain(t *testing.T) {

@@ -15,6 +15,13 @@ func sgemm6x16(k int, a *float32, b *float32, c *float32, ldc int, overwrite boo
 //go:noescape
 func sgemm6x16f(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
 
+// sgemm6x16fo computes C[6x16] += A·B (C = A·B if overwrite) over k steps (A packed 6 per step, B packed 16 per step).
+// Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
+// Before storing it finishes the tile with flags' ops, in this order: plus the 16 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 16 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+//
+//go:noescape
+func sgemm6x16fo(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+
 // sgemm6x16taps computes C[6x16] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers.
 //
 //go:noescape
@@ -24,6 +31,11 @@ func sgemm6x16taps(runs *int, n int, b *float32, c *float32, ldc int, overwrite 
 //
 //go:noescape
 func sgemm6x16tapsf(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
+
+// sgemm6x16tapsfo computes C[6x16] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers. Every two steps it prefetches the line at b+pfOff into L2, pfStep bytes further each time. Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+//
+//go:noescape
+func sgemm6x16tapsfo(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
 
 // sgemm6x8taps computes C[6x8] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, over the first 8 columns of a 16-column B sliver: a sliver's last 8 columns of C stored in place, the 6x16 kernel's sums for them.
 //

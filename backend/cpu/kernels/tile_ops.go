@@ -74,16 +74,22 @@ func overlaps(a, b []float32) bool {
 // tile of rows rows and 32 columns at row, col of C (nil where ops has
 // none), checking that the tile lies inside them.
 func (ops *TileOps) operands(rows, row, col int) (bias, res, resBias *float32) {
+	return ops.operandsOf(rows, 2*sgemmNR, row, col)
+}
+
+// operandsOf is operands for a tile cols columns wide (the AVX2 kernels'
+// 16).
+func (ops *TileOps) operandsOf(rows, cols, row, col int) (bias, res, resBias *float32) {
 	if ops.Flags&OpsBias != 0 {
-		_ = ops.Bias[col+2*sgemmNR-1]
+		_ = ops.Bias[col+cols-1]
 		bias = &ops.Bias[col]
 	}
 	if ops.Flags&OpsRes != 0 {
-		_ = ops.Res[(row+rows-1)*ops.LdRes+col+2*sgemmNR-1]
+		_ = ops.Res[(row+rows-1)*ops.LdRes+col+cols-1]
 		res = &ops.Res[row*ops.LdRes+col]
 	}
 	if ops.Flags&OpsResBias != 0 {
-		_ = ops.ResBias[col+2*sgemmNR-1]
+		_ = ops.ResBias[col+cols-1]
 		resBias = &ops.ResBias[col]
 	}
 	return bias, res, resBias

@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	. "github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/ir"
@@ -16,6 +17,7 @@ func main() {
 	sgemmKernel()
 	sgemmTapsKernel()
 	tapsKernelOf("sgemm6x16tapsf", false, 2, false, true)
+	tapsKernelOfOps("sgemm6x16tapsfo", false, 2, false, true, true)
 	tapsKernelOf("sgemm6x8taps", false, 1, false, false)
 	dgemmKernel()
 	pairKernel("sgemm12x32z", 2, 4)
@@ -67,7 +69,7 @@ func main() {
 // issues 2*rows FMAs. The k loop is unrolled by 4.
 func microKernel(name string, rows, size int, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
 	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
-	microKernelOf(name, rows, size, false, bcast, load, fma, add, store)
+	microKernelOf(name, rows, size, false, false, bcast, load, fma, add, store)
 }
 
 // microKernelOf is microKernel with, pf, tapsKernelPF's prefetch stream
@@ -76,7 +78,7 @@ func microKernel(name string, rows, size int, bcast func(Op, reg.VecVirtual), lo
 // over one B sliver ask for their shares of the next sliver of a B
 // packed before the product (a model's weights), which comes from
 // memory, as the AVX-512 pair kernels' streams do.
-func microKernelOf(name string, rows, size int, pf bool, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
+func microKernelOf(name string, rows, size int, pf, ops bool, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
 	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
 	sig := fmt.Sprintf("func(k int, a, b, c *%s, ldc int, overwrite bool)", map[int]string{4: "float32", 8: "float64"}[size])
 	doc := []string{fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps (A packed %d per step, B packed %d per step).",
@@ -85,20 +87,25 @@ func microKernelOf(name string, rows, size int, pf bool, bcast func(Op, reg.VecV
 		sig = sig[:len(sig)-1] + ", pfOff, pfStep int)"
 		doc = append(doc, "Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.")
 	}
+	if ops {
+		sig = sig[:len(sig)-1] + opsParams
+		doc = append(doc, opsDocOf(64/size))
+	}
 	TEXT(name, NOSPLIT, sig)
 	Doc(doc...)
-	microKernelBodyOf(name, rows, size, pf, bcast, load, fma, add, store)
+	microKernelBodyOf(name, rows, size, pf, ops, bcast, load, fma, add, store)
 }
 
 // microKernelBody is microKernel after the TEXT and Doc lines: size is
 // the bytes of one packed A value per row and step and of one C element.
 func microKernelBody(name string, rows, size int, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
 	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
-	microKernelBodyOf(name, rows, size, false, bcast, load, fma, add, store)
+	microKernelBodyOf(name, rows, size, false, false, bcast, load, fma, add, store)
 }
 
-// microKernelBodyOf is microKernelBody with microKernelOf's pf.
-func microKernelBodyOf(name string, rows, size int, pf bool, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
+// microKernelBodyOf is microKernelBody with microKernelOf's pf and ops
+// (f32: the tile finished as it is stored, storeOpsAndReturnW).
+func microKernelBodyOf(name string, rows, size int, pf, ops bool, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
 	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
 	Pragma("noescape")
 	k := Load(Param("k"), GP64())
@@ -121,6 +128,9 @@ func microKernelBodyOf(name string, rows, size int, pf bool, bcast func(Op, reg.
 				ADDQ(ldc, c)
 			}
 		}
+	}
+	if ops {
+		prefetchResidualW(name, rows, 32)
 	}
 	acc := make([]reg.VecVirtual, 2*rows)
 	for i := range acc {
@@ -147,6 +157,10 @@ func microKernelBodyOf(name string, rows, size int, pf bool, bcast func(Op, reg.
 		ADDQ(U32(n*64), b)
 	}, name+"_store")
 	Label(name + "_store")
+	if ops {
+		storeOpsAndReturnW(name, rows, 32, acc)
+		return
+	}
 	storeAndReturn(name, size, func(c, ldc reg.Register, put func(Mem, reg.VecVirtual)) {
 		storeTile(rows, c, ldc, acc, put)
 	}, add, store)
@@ -172,12 +186,15 @@ func storeRows(rows, vecs, width int, c, ldc reg.Register, acc []reg.VecVirtual,
 }
 
 func sgemmKernel() {
-	for _, pf := range []bool{false, true} {
+	for _, v := range []struct{ pf, ops bool }{{false, false}, {true, false}, {true, true}} {
 		name := "sgemm6x16"
-		if pf {
+		if v.pf {
 			name += "f"
 		}
-		microKernelOf(name, 6, 4, pf,
+		if v.ops {
+			name += "o"
+		}
+		microKernelOf(name, 6, 4, v.pf, v.ops,
 			func(m Op, x reg.VecVirtual) { VBROADCASTSS(m, x) },
 			func(m Op, x reg.VecVirtual) { VMOVUPS(m, x) },
 			func(b, x, acc Op) { VFMADD231PS(b, x, acc) },
@@ -508,7 +525,7 @@ func tapsKernelOfOps(name string, wide bool, vecs int, masked, pf, ops bool) {
 	}
 	if ops {
 		sig = sig[:len(sig)-1] + opsParams
-		doc += " " + opsDoc
+		doc += " " + opsDocOf(16*vecs)
 	}
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
@@ -536,7 +553,7 @@ func tapsKernelOfOps(name string, wide bool, vecs int, masked, pf, ops bool) {
 		}
 	}
 	if ops {
-		prefetchResidual(name, rows)
+		prefetchResidualW(name, rows, width)
 	}
 	acc := make([]reg.VecVirtual, vecs*rows)
 	for i := range acc {
@@ -597,7 +614,7 @@ func tapsKernelOfOps(name string, wide bool, vecs int, masked, pf, ops bool) {
 		return
 	}
 	if ops {
-		storeOpsAndReturn(name, rows, acc)
+		storeOpsAndReturnW(name, rows, width, acc)
 		return
 	}
 	c, ldc := loadC(4)
@@ -1605,12 +1622,27 @@ const (
 	opsDoc    = "Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept)."
 )
 
+// opsDocOf is opsDoc for a tile cols columns wide.
+func opsDocOf(cols int) string {
+	return strings.ReplaceAll(opsDoc, "the 32 column biases", fmt.Sprintf("the %d column biases", cols))
+}
+
 // storeOpsAndReturn adds rows×2 ZMM accumulators acc into C unless
 // overwrite, then finishes them with the ops parameter flags selects
 // (kernels.TileOps: each an epilogue's op, its operands in the
 // epilogue's order, so its NaN payloads too) and stores them: the
 // epilogue's pass over C done while the tile is in registers.
 func storeOpsAndReturn(name string, rows int, acc []reg.VecVirtual) {
+	storeOpsAndReturnW(name, rows, 64, acc)
+}
+
+// storeOpsAndReturnW is storeOpsAndReturn for vectors width bytes wide:
+// 64 (ZMM, rows of 32 columns) or 32 (YMM, the AVX2 kernels' rows of 16).
+func storeOpsAndReturnW(name string, rows, width int, acc []reg.VecVirtual) {
+	vec := ZMM
+	if width == 32 {
+		vec = YMM
+	}
 	c, ldc := loadC(4)
 	ow := Load(Param("overwrite"), GP8())
 	TESTB(ow, ow)
@@ -1621,7 +1653,7 @@ func storeOpsAndReturn(name string, rows int, acc []reg.VecVirtual) {
 			row = Mem{Base: c}
 		}
 		VADDPS(row, acc[2*i], acc[2*i])
-		VADDPS(row.Offset(64), acc[2*i+1], acc[2*i+1])
+		VADDPS(row.Offset(width), acc[2*i+1], acc[2*i+1])
 		if i > 0 {
 			ADDQ(ldc, c)
 		}
@@ -1629,13 +1661,13 @@ func storeOpsAndReturn(name string, rows int, acc []reg.VecVirtual) {
 	Label(name + "_ops")
 	c, ldc = loadC(4)
 	flags := Load(Param("flags"), GP64())
-	t0, t1 := ZMM(), ZMM()
-	// Bias: a row of 32 columns, the same for every row of the tile.
+	t0, t1 := vec(), vec()
+	// Bias: a row of the tile's columns, the same for every row.
 	TESTQ(U32(1), flags)
 	JZ(LabelRef(name + "_res"))
 	bias := Load(Param("bias"), GP64())
 	VMOVUPS(Mem{Base: bias}, t0)
-	VMOVUPS(Mem{Base: bias, Disp: 64}, t1)
+	VMOVUPS(Mem{Base: bias, Disp: width}, t1)
 	TESTQ(U32(2), flags)
 	JNZ(LabelRef(name + "_biasfirst"))
 	for i, x := range acc {
@@ -1660,20 +1692,20 @@ func storeOpsAndReturn(name string, rows int, acc []reg.VecVirtual) {
 	JNZ(LabelRef(name + "_resfirst"))
 	for i := range rows {
 		VADDPS(Mem{Base: res}, acc[2*i], acc[2*i]) // x + r
-		VADDPS(Mem{Base: res, Disp: 64}, acc[2*i+1], acc[2*i+1])
+		VADDPS(Mem{Base: res, Disp: width}, acc[2*i+1], acc[2*i+1])
 		ADDQ(ldr, res)
 	}
 	JMP(LabelRef(name + "_floor"))
 	Label(name + "_resfirst")
 	for i := range rows {
 		VMOVUPS(Mem{Base: res}, t0)
-		VMOVUPS(Mem{Base: res, Disp: 64}, t1)
+		VMOVUPS(Mem{Base: res, Disp: width}, t1)
 		VADDPS(acc[2*i], t0, acc[2*i]) // r + x
 		VADDPS(acc[2*i+1], t1, acc[2*i+1])
 		ADDQ(ldr, res)
 	}
 	JMP(LabelRef(name + "_floor"))
-	residualWithBias(name, rows, acc, flags, res, ldr, t0, t1)
+	residualWithBias(name, rows, width, acc, flags, res, ldr, t0, t1)
 	// Floor: MAXPS with the floor first returns x where x is NaN or
 	// equal to it, as the generated epilogue's maximum(x, constant).
 	Label(name + "_floor")
@@ -1688,7 +1720,7 @@ func storeOpsAndReturn(name string, rows int, acc []reg.VecVirtual) {
 		VMAXPS(x, t0, x)
 	}
 	Label(name + "_put")
-	storeTile512(rows, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
+	storeRows(rows, 2, width, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
 	VZEROUPPER()
 	RET()
 }
@@ -1697,7 +1729,11 @@ func storeOpsAndReturn(name string, rows int, acc []reg.VecVirtual) {
 // 4) into L2 before its k loop: the tile's rows are read only at the
 // store, where loads from L3 stalled the kernel for each row (the
 // residual of a ResNet block was written three convolutions before).
-func prefetchResidual(name string, rows int) {
+func prefetchResidual(name string, rows int) { prefetchResidualW(name, rows, 64) }
+
+// prefetchResidualW is prefetchResidual for rows of two vectors width
+// bytes wide (storeOpsAndReturnW).
+func prefetchResidualW(name string, rows, width int) {
 	flags := Load(Param("flags"), GP64())
 	TESTQ(U32(4), flags)
 	JZ(LabelRef(name + "_nores"))
@@ -1705,7 +1741,12 @@ func prefetchResidual(name string, rows int) {
 	ldr := Load(Param("ldr"), GP64())
 	SHLQ(Imm(2), ldr)
 	for i := range rows {
-		prefetchRow(res, PREFETCHT1)
+		if width == 32 {
+			PREFETCHT1(Mem{Base: res})
+			PREFETCHT1(Mem{Base: res, Disp: 63})
+		} else {
+			prefetchRow(res, PREFETCHT1)
+		}
 		if i < rows-1 {
 			ADDQ(ldr, res)
 		}
@@ -1718,12 +1759,16 @@ func prefetchResidual(name string, rows int) {
 // added in the order flags 64 says, then added to the row in the order
 // flags 8 says: four variants, one chosen per tile. It ends at the
 // floor.
-func residualWithBias(name string, rows int, acc []reg.VecVirtual, flags, res, ldr reg.Register, t0, t1 reg.VecVirtual) {
+func residualWithBias(name string, rows, width int, acc []reg.VecVirtual, flags, res, ldr reg.Register, t0, t1 reg.VecVirtual) {
 	Label(name + "_resbias")
 	rb := Load(Param("resBias"), GP64())
-	b0, b1 := ZMM(), ZMM()
+	vec := ZMM
+	if width == 32 {
+		vec = YMM
+	}
+	b0, b1 := vec(), vec()
 	VMOVUPS(Mem{Base: rb}, b0)
-	VMOVUPS(Mem{Base: rb, Disp: 64}, b1)
+	VMOVUPS(Mem{Base: rb, Disp: width}, b1)
 	for v := range 4 {
 		biasFirst, resFirst := v&1 != 0, v&2 != 0
 		if v < 3 {
@@ -1744,7 +1789,7 @@ func residualWithBias(name string, rows int, acc []reg.VecVirtual, flags, res, l
 		}
 		for i := range rows {
 			VMOVUPS(Mem{Base: res}, t0)
-			VMOVUPS(Mem{Base: res, Disp: 64}, t1)
+			VMOVUPS(Mem{Base: res, Disp: width}, t1)
 			for h, t := range []reg.VecVirtual{t0, t1} {
 				b := []reg.VecVirtual{b0, b1}[h]
 				if biasFirst {
