@@ -249,6 +249,12 @@ TEXT ·sgemm6x16f(SB), NOSPLIT, $0-64
 	ADDQ       R8, DI
 	PREFETCHT0 (DI)
 	PREFETCHT0 63(DI)
+	MOVQ       c+24(FP), DI
+	MOVQ       ldc+32(FP), R8
+	SHLQ       $0x02, R8
+	IMUL3Q     $0x0c, R8, R9
+	ADDQ       R9, DI
+	MOVQ       $0x00000006, R9
 	VXORPS     Y0, Y0, Y0
 	VXORPS     Y1, Y1, Y1
 	VXORPS     Y2, Y2, Y2
@@ -264,8 +270,16 @@ TEXT ·sgemm6x16f(SB), NOSPLIT, $0-64
 	PCALIGN    $0x20
 
 sgemm6x16f_loop4:
-	CMPQ         AX, $0x04
-	JL           sgemm6x16f_tail
+	CMPQ       AX, $0x04
+	JL         sgemm6x16f_tail
+	TESTQ      R9, R9
+	JZ         sgemm6x16f_ahead0
+	PREFETCHT0 (DI)
+	PREFETCHT0 63(DI)
+	ADDQ       R8, DI
+	DECQ       R9
+
+sgemm6x16f_ahead0:
 	VMOVUPS      (DX), Y12
 	VMOVUPS      32(DX), Y13
 	VBROADCASTSS (CX), Y14
@@ -356,8 +370,16 @@ sgemm6x16f_loop4:
 	JMP          sgemm6x16f_loop4
 
 sgemm6x16f_tail:
-	TESTQ        AX, AX
-	JZ           sgemm6x16f_store
+	TESTQ      AX, AX
+	JZ         sgemm6x16f_store
+	TESTQ      R9, R9
+	JZ         sgemm6x16f_ahead1
+	PREFETCHT0 (DI)
+	PREFETCHT0 63(DI)
+	ADDQ       R8, DI
+	DECQ       R9
+
+sgemm6x16f_ahead1:
 	VMOVUPS      (DX), Y12
 	VMOVUPS      32(DX), Y13
 	VBROADCASTSS (CX), Y14
@@ -497,6 +519,24 @@ TEXT ·sgemm6x16fo(SB), NOSPLIT, $0-108
 	PREFETCHT1 63(DI)
 
 sgemm6x16fo_nores:
+	MOVQ   c+24(FP), DI
+	MOVQ   ldc+32(FP), R8
+	SHLQ   $0x02, R8
+	IMUL3Q $0x0c, R8, R9
+	ADDQ   R9, DI
+	MOVQ   $0x00000006, R10
+	MOVQ   DI, R11
+	MOVQ   R8, R12
+	MOVQ   flags+96(FP), R9
+	TESTQ  $0x00000004, R9
+	JZ     sgemm6x16fo_aheadset
+	MOVQ   res+72(FP), R11
+	MOVQ   ldr+80(FP), R12
+	SHLQ   $0x02, R12
+	IMUL3Q $0x0c, R12, R9
+	ADDQ   R9, R11
+
+sgemm6x16fo_aheadset:
 	VXORPS  Y0, Y0, Y0
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
@@ -512,8 +552,19 @@ sgemm6x16fo_nores:
 	PCALIGN $0x20
 
 sgemm6x16fo_loop4:
-	CMPQ         AX, $0x04
-	JL           sgemm6x16fo_tail
+	CMPQ       AX, $0x04
+	JL         sgemm6x16fo_tail
+	TESTQ      R10, R10
+	JZ         sgemm6x16fo_ahead0
+	PREFETCHT0 (DI)
+	PREFETCHT0 63(DI)
+	ADDQ       R8, DI
+	PREFETCHT0 (R11)
+	PREFETCHT0 63(R11)
+	ADDQ       R12, R11
+	DECQ       R10
+
+sgemm6x16fo_ahead0:
 	VMOVUPS      (DX), Y12
 	VMOVUPS      32(DX), Y13
 	VBROADCASTSS (CX), Y14
@@ -604,8 +655,19 @@ sgemm6x16fo_loop4:
 	JMP          sgemm6x16fo_loop4
 
 sgemm6x16fo_tail:
-	TESTQ        AX, AX
-	JZ           sgemm6x16fo_store
+	TESTQ      AX, AX
+	JZ         sgemm6x16fo_store
+	TESTQ      R10, R10
+	JZ         sgemm6x16fo_ahead1
+	PREFETCHT0 (DI)
+	PREFETCHT0 63(DI)
+	ADDQ       R8, DI
+	PREFETCHT0 (R11)
+	PREFETCHT0 63(R11)
+	ADDQ       R12, R11
+	DECQ       R10
+
+sgemm6x16fo_ahead1:
 	VMOVUPS      (DX), Y12
 	VMOVUPS      32(DX), Y13
 	VBROADCASTSS (CX), Y14

@@ -132,6 +132,10 @@ func microKernelBodyOf(name string, rows, size int, pf, ops bool, bcast func(Op,
 	if ops {
 		prefetchResidualW(name, rows, 32)
 	}
+	var ah *tilesAhead
+	if pf {
+		ah = newTilesAhead(name, rows, ops)
+	}
 	acc := make([]reg.VecVirtual, 2*rows)
 	for i := range acc {
 		acc[i] = YMM()
@@ -139,6 +143,9 @@ func microKernelBodyOf(name string, rows, size int, pf, ops bool, bcast func(Op,
 	}
 	b0, b1 := YMM(), YMM()
 	step := func(s int) {
+		if ah != nil && s == 0 {
+			ah.emit()
+		}
 		if pf && s%2 == 1 {
 			PREFETCHT1(Mem{Base: pfp})
 			ADDQ(pfStep, pfp)
@@ -164,6 +171,72 @@ func microKernelBodyOf(name string, rows, size int, pf, ops bool, bcast func(Op,
 	storeAndReturn(name, size, func(c, ldc reg.Register, put func(Mem, reg.VecVirtual)) {
 		storeTile(rows, c, ldc, acc, put)
 	}, add, store)
+}
+
+// aheadRows is how far below its own tile a 6-row AVX2 kernel
+// prefetches the rows of C (and of the residual) it does not store
+// itself: two tiles, those the macro-kernel runs after the next.
+const aheadRows = 12
+
+// tilesAhead prefetches, one row every four steps of a kernel's k loop,
+// the rows of C that the tile aheadRows below it stores, and with ops
+// the residual's rows it reads: the rows of the next tiles of a
+// macro-kernel's sliver. A tile's own burst of prefetches at its start
+// comes a few hundred cycles before its store, too late where those
+// rows are in memory (ResNet's 56² pointwise convolutions, whose 1.6 MB
+// output and residual were written layers before: their short k loops,
+// 32 steps, left the store waiting for each line).
+type tilesAhead struct {
+	name                 string
+	c, ldc, r, ldr, left reg.Register
+	seq                  int
+}
+
+// newTilesAhead sets up tilesAhead for a kernel of rows rows (with ops,
+// its parameters res and ldr; with no residual in flags, the residual's
+// stream follows C's).
+func newTilesAhead(name string, rows int, ops bool) *tilesAhead {
+	h := &tilesAhead{name: name}
+	h.c, h.ldc = loadC(4)
+	t := GP64()
+	IMUL3Q(Imm(aheadRows), h.ldc, t)
+	ADDQ(t, h.c)
+	h.left = GP64()
+	MOVQ(U32(uint64(rows)), h.left)
+	if !ops {
+		return h
+	}
+	h.r, h.ldr = GP64(), GP64()
+	MOVQ(h.c, h.r)
+	MOVQ(h.ldc, h.ldr)
+	flags := Load(Param("flags"), GP64())
+	TESTQ(U32(4), flags)
+	JZ(LabelRef(name + "_aheadset"))
+	Load(Param("res"), h.r)
+	Load(Param("ldr"), h.ldr)
+	SHLQ(Imm(2), h.ldr)
+	IMUL3Q(Imm(aheadRows), h.ldr, t)
+	ADDQ(t, h.r)
+	Label(name + "_aheadset")
+	return h
+}
+
+// emit prefetches the next row ahead, until rows rows are done.
+func (h *tilesAhead) emit() {
+	skip := fmt.Sprintf("%s_ahead%d", h.name, h.seq)
+	h.seq++
+	TESTQ(h.left, h.left)
+	JZ(LabelRef(skip))
+	PREFETCHT0(Mem{Base: h.c})
+	PREFETCHT0(Mem{Base: h.c, Disp: 63})
+	ADDQ(h.ldc, h.c)
+	if h.r != nil {
+		PREFETCHT0(Mem{Base: h.r})
+		PREFETCHT0(Mem{Base: h.r, Disp: 63})
+		ADDQ(h.ldr, h.r)
+	}
+	DECQ(h.left)
+	Label(skip)
 }
 
 // storeTile writes the accumulators, two 32-byte vectors a row, row by
