@@ -104,7 +104,7 @@ func ConvFinishedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 		src := bSource[float32]{pack: pack, panel: kc.reader(0, pack), peek: kc.peeker(0)}
 		// A read in place by the direct kernels where they run (B's
 		// strides only guide them: its panels come from src).
-		blk := directBlock(a, Strided[float32]{Data: kernel, Row: 1, Col: cin}, sgemmMR, sgemmNR)
+		blk := directBlock(a, Strided[float32]{Data: kernel, Row: 1, Col: cin}, sgemmMR, sgemmNR, false)
 		if blk.run == nil {
 			blk = packedBlock(pa, sgemmMR, sgemmNR, kernelF32)
 		}

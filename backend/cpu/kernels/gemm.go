@@ -140,7 +140,15 @@ func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, acc
 func gemmFrom[T float32 | float64](m, n, k int, a, b Strided[T], src bSource[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue, ops *TileOps, wholeRows bool) {
 	pa := func(dst []T, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, mr) }
 	blk := packedBlock(pa, mr, nr, kern)
-	if d := directBlock(a, b, mr, nr); d.run != nil {
+	// An epilogue that needs whole rows keeps the rows split; others take
+	// part rows (each block's rows, one call per row, from the generated
+	// code's epilogue: a cost the split pays for where B is wide, as in
+	// a transformer's MLP up-projection with its GELU, 1024×3072×768:
+	// 109 GFLOP/s with rows split against 156 with columns, the product
+	// alone).
+	t := splitThreads(m, n, k, threads, mr)
+	cols := t > 1 && columnSplit && (epi == nil || !wholeRows) && (n+nr-1)/nr >= 4*t
+	if d := directBlock(a, b, mr, nr, cols); d.run != nil {
 		blk = d
 		if cf, ok := any(c).([]float32); ok && epi != nil && !accumulate && ops.fits(cf, ldc, n) {
 			blk.ops = ops
@@ -156,13 +164,7 @@ func gemmFrom[T float32 | float64](m, n, k int, a, b Strided[T], src bSource[T],
 	if src.panel != nil {
 		blk.packsB = false // B is packed already
 	}
-	// An epilogue that needs whole rows keeps the rows split; others take
-	// part rows (each block's rows, one call per row, from the generated
-	// code's epilogue: a cost the split pays for where B is wide, as in
-	// a transformer's MLP up-projection with its GELU, 1024×3072×768:
-	// 109 GFLOP/s with rows split against 156 with columns, the product
-	// alone).
-	if t := splitThreads(m, n, k, threads, mr); t > 1 && columnSplit && (epi == nil || !wholeRows) && (n+nr-1)/nr >= 4*t {
+	if cols {
 		gemmColumnsFrom(m, n, k, blk, src, c, ldc, accumulate, t, mr, nr, epi)
 		return
 	}

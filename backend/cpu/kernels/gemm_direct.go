@@ -12,13 +12,29 @@ package kernels
 var directA = true
 
 // directBlock returns the aBlock that reads a in place, or nil where the
-// direct kernels do not apply: no AVX-512 kernels, a layout other than
-// f32 6×16 slivers, or A not row-major. Rows a multiple of 4 KiB apart
+// direct kernels do not apply: no assembly, a layout other than f32 6×16
+// slivers, or A not row-major. On AVX2 it is macroKernelDirectAVX2's,
+// and only for a product whose columns are split between threads
+// (columns), each of which packed all of A: there it gained, two
+// threads, 128×384×1536 137–155 → 158–162 GFLOP/s, 128×384×384 151–163
+// → 162–167, 784×256×64 153–158 → 163; on one thread (and so under
+// the row split, where each thread packs its own rows) the six rows'
+// streams cost what packing saved, or more: 128×1536×384 87–90 → 82–86,
+// 3136×128×32 71–75 → 65–72. Rows a multiple of 4 KiB apart
 // (all twelve in one L1 set) do not hurt: 1024³ and 2048³ on two
 // threads gained as much as the MLP's shapes.
-func directBlock[T float32 | float64](a, b Strided[T], mr, nr int) aBlock[T] {
+func directBlock[T float32 | float64](a, b Strided[T], mr, nr int, columns bool) aBlock[T] {
 	af, ok := any(a).(Strided[float32])
 	bf, _ := any(b).(Strided[float32])
+	if ok && directA && useAsm && !useAVX512 && columns && mr == sgemmMR && nr == sgemmNR && af.Col == 1 {
+		blk, _ := any(aBlock[float32]{
+			run: func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, pf bPrefetch[float32], ops *TileOps) int {
+				return macroKernelDirectAVX2(af, ap, bp, c, ldc, ic, pc, jc, mb, nb, kb, overwrite, pf, ops)
+			},
+			rowStep: sgemmMR,
+		}).(aBlock[T])
+		return blk
+	}
 	if !ok || !directA || pairKernel[float32](mr, nr) == nil || nr != sgemmNR || af.Col != 1 {
 		return aBlock[T]{}
 	}
@@ -158,4 +174,66 @@ func directHeight(left int) int {
 	default:
 		return 4
 	}
+}
+
+// macroKernelDirectAVX2 is macroKernelAVX2 with A's block read in place
+// (rows [ic, ic+mb), K slice [pc, pc+kb) of a) by the AVX2 direct
+// kernel, 6×16 tiles: under the column split each thread packed all of
+// A for its columns, as often as it took a chunk of them. The last r <
+// 6 rows run as the 6-row tile that ends with them, read in place into
+// the scratch tile, of which its last r rows are kept (packed, where the
+// block has fewer than six rows above its end); a last sliver short of
+// 16 columns runs every tile through the scratch tile. With ops, where
+// the columns are whole slivers, the whole tiles finish themselves and
+// it returns the rows they took.
+func macroKernelDirectAVX2(a Strided[float32], ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite bool, pf bPrefetch[float32], ops *TileOps) int {
+	defer flushEnd(flushStart()) // flushing subnormals (denormals.go)
+	const mr, nr = sgemmMR, sgemmNR
+	full := mb / mr * mr
+	r, overlap := mb-full, ic+mb >= mr
+	if nb%nr != 0 {
+		ops = nil
+	}
+	if r > 0 && !overlap {
+		packA(ap, a, ic+full, pc, r, kb, mr)
+	}
+	stream, tiles := pf.cold && gemmStreams, full/mr
+	tile := ap[len(ap)-edgeTile:][:mr*nr]
+	for j := 0; j < nb; j += nr {
+		bs := bp[j*kb : (j+nr)*kb]
+		cols := min(nr, nb-j)
+		share := func(call int) prefetchRange {
+			switch {
+			case !stream:
+				return prefetchRange{}
+			case j+nr < nb:
+				return nextShare(1, min(nb-j-nr, nr), kb, tiles, call)
+			}
+			return panelShareOf(1, bs, pf.next, kb, tiles, call)
+		}
+		for i := 0; i < full; i += mr {
+			as, cs := a.Data[(ic+i)*a.Row+pc:], c[(ic+i)*ldc+jc+j:]
+			if cols < nr {
+				directRowsStreamF32(kb, as, a.Row, bs, tile, nr, true, prefetchRange{}, nil, 0, 0)
+				addTile(tile, cs, mr, cols, nr, ldc, overwrite)
+				continue
+			}
+			directRowsStreamF32(kb, as, a.Row, bs, cs, ldc, overwrite, share(i/mr), ops, ic+i, jc+j)
+		}
+		if r == 0 {
+			continue
+		}
+		cs := c[(ic+full)*ldc+jc+j:]
+		if overlap {
+			directRowsStreamF32(kb, a.Data[(ic+mb-mr)*a.Row+pc:], a.Row, bs, tile, nr, true, prefetchRange{}, nil, 0, 0)
+			addTile(tile[(mr-r)*nr:], cs, r, cols, nr, ldc, overwrite)
+			continue
+		}
+		kernelF32(kb, ap[:mr*kb], bs, tile, nr, true)
+		addTile(tile, cs, r, cols, nr, ldc, overwrite)
+	}
+	if ops == nil {
+		return 0
+	}
+	return full
 }

@@ -8,14 +8,15 @@ import (
 )
 
 // The direct kernels (A read in place, and B packed by the kernels as
-// they first read it, or not) give the packed kernels' bits: A
+// they first read it, or not; on AVX2, the 6×16 direct kernel) give the
+// packed kernels' bits: A
 // row-major with a row stride longer than K (a view of wider rows) and a
 // stride of 0 (every row the same), rows and columns past whole slivers
 // and sliver pairs, several KC slices, accumulating or not, one and two
 // threads with either split, and an epilogue that sees every element once.
 func TestGemmDirectA(t *testing.T) {
-	if useAVX512Var == nil || !*useAVX512Var {
-		t.Skip("no AVX-512 kernels on this machine")
+	if !useAsm {
+		t.Skip("no assembly kernels")
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, s := range [][4]int{ // m, n, k, extra row length of A
@@ -93,12 +94,13 @@ func checkDirect(t *testing.T, rng *rand.Rand, name string, m, n, k, row int, ac
 }
 
 // Every number of rows a block can have runs on the direct kernels of
-// 12, 8, 6 and 4 rows with the packed kernels' bits: 1 to 30 rows (each
+// 12, 8, 6 and 4 rows (AVX2: 6, and the 6-row tile ending a block) with
+// the packed kernels' bits: 1 to 30 rows (each
 // remainder of 12, and the last one to three rows through the scratch
 // tile), and blocks cut from 64, 244 and 256 rows.
 func TestGemmDirectHeights(t *testing.T) {
-	if useAVX512Var == nil || !*useAVX512Var {
-		t.Skip("no AVX-512 kernels on this machine")
+	if !useAsm {
+		t.Skip("no assembly kernels")
 	}
 	rng := rand.New(rand.NewPCG(23, 24))
 	ms := []int{64, 244, 256}
@@ -131,6 +133,57 @@ func TestDirectHeight(t *testing.T) {
 		}
 		if n >= 16 && cuts[0] != 12 {
 			t.Fatalf("%d rows: cut %v, not 12 first", n, cuts)
+		}
+	}
+}
+
+// The AVX2 direct block (macroKernelDirectAVX2) on its own, one thread,
+// against the packed block: every row count 1 to 30 (a last tile of 1 to
+// 5 rows read in place ending the block, or packed where the block has
+// fewer than six rows above its end), columns past whole slivers, two K
+// slices, B packed before (its prefetch streams) or by the product,
+// accumulating or not. Under gemmFrom it runs only in the column split.
+func TestGemmDirectAVX2Rows(t *testing.T) {
+	if !useAsm || useAVX512 {
+		t.Skip("no AVX2-only kernels here")
+	}
+	rng := rand.New(rand.NewPCG(25, 26))
+	for m := 1; m <= 30; m++ {
+		for _, n := range []int{48, 40} {
+			k, lda := 300, 303
+			a := Strided[float32]{Data: randSlice[float32]((m-1)*lda+k, rng), Row: lda, Col: 1}
+			b := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
+			packed, err := PackBF32(k, n, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pb := func(dst []float32, pc, jc, kb, nb, from, to int) { packB(dst, b, pc, jc, kb, nb, sgemmNR, from, to) }
+			init := randSlice[float32](m*n, rng)
+			for _, pre := range []bool{false, true} {
+				src := bSource[float32]{pack: pb}
+				if pre {
+					src = bSource[float32]{panel: packed.panel, peek: packed.panel}
+				}
+				for _, acc := range []bool{false, true} {
+					run := func(blk aBlock[float32]) []float32 {
+						c := append([]float32(nil), init...)
+						gemmCoreFrom(m, n, k, blk, src, c, n, acc, 1, sgemmMR, sgemmNR, nil)
+						return c
+					}
+					pa := func(dst []float32, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, sgemmMR) }
+					want := run(packedBlock(pa, sgemmMR, sgemmNR, kernelF32))
+					direct := directBlock(a, b, sgemmMR, sgemmNR, true)
+					if direct.run == nil {
+						t.Fatal("no AVX2 direct block")
+					}
+					got := run(direct)
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("m=%d n=%d packed before %v acc %v: C[%d,%d] = %v direct, %v packed", m, n, pre, acc, i/n, i%n, got[i], want[i])
+						}
+					}
+				}
+			}
 		}
 	}
 }

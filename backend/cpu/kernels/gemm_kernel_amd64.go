@@ -24,6 +24,23 @@ func kernelStreamOpsF32(k int, a, b, c []float32, ldc int, overwrite bool, pf pr
 	sgemm6x16fo(k, &a[0], &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
 }
 
+// directRowsStreamF32 computes a 6×16 tile with the AVX2 direct kernel:
+// A's six rows read where they lie, lda apart, from a[0] on, b a packed
+// B sliver, with pf's prefetch stream; with ops (nil: none) it finishes
+// the tile as it stores it, the tile being rows [row, row+6), columns
+// [col, col+16) of the matrix ops' operands describe.
+func directRowsStreamF32(k int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, pf prefetchRange, ops *TileOps, row, col int) {
+	_ = c[5*ldc+15]
+	_ = a[5*lda+k-1]
+	_ = b[sgemmNR*k-1]
+	if ops == nil {
+		sgemm6x16df(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step)
+		return
+	}
+	bias, res, resBias := ops.operandsOf(sgemmMR, sgemmNR, row, col)
+	sgemm6x16dfo(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
+}
+
 // kernelStreamF32 is kernelF32 running pf's prefetch stream (every two
 // steps of four, kernelTapsPairF32's).
 func kernelStreamF32(k int, a, b, c []float32, ldc int, overwrite bool, pf prefetchRange) {

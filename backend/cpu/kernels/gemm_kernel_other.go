@@ -68,6 +68,10 @@ func kernelTapsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool, _ pre
 	kernelTapsGo(runs, b, c, ldc, overwrite)
 }
 
+func directRowsStreamF32(k int, a []float32, lda int, b, c []float32, ldc int, overwrite bool, pf prefetchRange, ops *TileOps, row, col int) {
+	panic("kernels: no AVX2 kernel")
+}
+
 func kernelStreamOpsF32(k int, a, b, c []float32, ldc int, overwrite bool, pf prefetchRange, ops *TileOps, row, col int) {
 	panic("kernels: no AVX2 kernel")
 }

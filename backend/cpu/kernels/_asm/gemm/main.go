@@ -80,9 +80,24 @@ func microKernel(name string, rows, size int, bcast func(Op, reg.VecVirtual), lo
 // memory, as the AVX-512 pair kernels' streams do.
 func microKernelOf(name string, rows, size int, pf, ops bool, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
 	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
+	microKernelDirectOf(name, rows, size, false, pf, ops, bcast, load, fma, add, store)
+}
+
+// microKernelDirectOf is microKernelOf with, direct, A's rows read where
+// they lie, lda elements apart (directKernel's rowBases), instead of
+// packed: the same steps in the same order, so the same bits, without
+// packing A, which under the column split each thread does for all of A
+// (a transformer's 128-row products on two threads).
+func microKernelDirectOf(name string, rows, size int, direct, pf, ops bool, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
+	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
 	sig := fmt.Sprintf("func(k int, a, b, c *%s, ldc int, overwrite bool)", map[int]string{4: "float32", 8: "float64"}[size])
 	doc := []string{fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps (A packed %d per step, B packed %d per step).",
 		name, rows, 64/size, rows, 64/size)}
+	if direct {
+		sig = "func(k int, a *float32, lda int, b, c *float32, ldc int, overwrite bool)"
+		doc = []string{fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps from %d rows of A, lda apart, and a packed %d-column B sliver.",
+			name, rows, 64/size, rows, 64/size)}
+	}
 	if pf {
 		sig = sig[:len(sig)-1] + ", pfOff, pfStep int)"
 		doc = append(doc, "Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.")
@@ -93,24 +108,34 @@ func microKernelOf(name string, rows, size int, pf, ops bool, bcast func(Op, reg
 	}
 	TEXT(name, NOSPLIT, sig)
 	Doc(doc...)
-	microKernelBodyOf(name, rows, size, pf, ops, bcast, load, fma, add, store)
+	microKernelBodyOf(name, rows, size, direct, pf, ops, bcast, load, fma, add, store)
 }
 
 // microKernelBody is microKernel after the TEXT and Doc lines: size is
 // the bytes of one packed A value per row and step and of one C element.
 func microKernelBody(name string, rows, size int, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
 	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
-	microKernelBodyOf(name, rows, size, false, false, bcast, load, fma, add, store)
+	microKernelBodyOf(name, rows, size, false, false, false, bcast, load, fma, add, store)
 }
 
 // microKernelBodyOf is microKernelBody with microKernelOf's pf and ops
 // (f32: the tile finished as it is stored, storeOpsAndReturnW).
-func microKernelBodyOf(name string, rows, size int, pf, ops bool, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
+func microKernelBodyOf(name string, rows, size int, direct, pf, ops bool, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
 	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
 	Pragma("noescape")
 	k := Load(Param("k"), GP64())
 	a := Load(Param("a"), GP64())
 	b := Load(Param("b"), GP64())
+	as := []reg.Register{a}
+	var ld reg.Register
+	if direct {
+		ld = Load(Param("lda"), GP64())
+		SHLQ(Imm(2), ld)
+		for q := 1; q < (rows+2)/3; q++ {
+			as = append(as, GP64())
+		}
+		rowBases(as, ld)
+	}
 	var pfp, pfStep reg.Register
 	if pf {
 		pfp, pfStep = Load(Param("pfOff"), GP64()), Load(Param("pfStep"), GP64())
@@ -154,13 +179,23 @@ func microKernelBodyOf(name string, rows, size int, pf, ops bool, bcast func(Op,
 		load(Mem{Base: b, Disp: s*64 + 32}, b1)
 		for i := range rows {
 			x := YMM()
-			bcast(Mem{Base: a, Disp: (s*rows + i) * size}, x)
+			m := Mem{Base: a, Disp: (s*rows + i) * size}
+			if direct {
+				m = rowAt(as, ld, i, s*size)
+			}
+			bcast(m, x)
 			fma(b0, x, acc[2*i])
 			fma(b1, x, acc[2*i+1])
 		}
 	}
 	kLoop4(name, k, step, func(n int) {
-		ADDQ(U32(n*rows*size), a)
+		if direct {
+			for _, base := range as {
+				ADDQ(U32(n*size), base)
+			}
+		} else {
+			ADDQ(U32(n*rows*size), a)
+		}
 		ADDQ(U32(n*64), b)
 	}, name+"_store")
 	Label(name + "_store")
@@ -259,15 +294,18 @@ func storeRows(rows, vecs, width int, c, ldc reg.Register, acc []reg.VecVirtual,
 }
 
 func sgemmKernel() {
-	for _, v := range []struct{ pf, ops bool }{{false, false}, {true, false}, {true, true}} {
+	for _, v := range []struct{ direct, pf, ops bool }{{false, false, false}, {false, true, false}, {false, true, true}, {true, true, false}, {true, true, true}} {
 		name := "sgemm6x16"
+		if v.direct {
+			name += "d"
+		}
 		if v.pf {
 			name += "f"
 		}
 		if v.ops {
 			name += "o"
 		}
-		microKernelOf(name, 6, 4, v.pf, v.ops,
+		microKernelDirectOf(name, 6, 4, v.direct, v.pf, v.ops,
 			func(m Op, x reg.VecVirtual) { VBROADCASTSS(m, x) },
 			func(m Op, x reg.VecVirtual) { VMOVUPS(m, x) },
 			func(b, x, acc Op) { VFMADD231PS(b, x, acc) },
