@@ -148,7 +148,7 @@ func gemmFrom[T float32 | float64](m, n, k int, a, b Strided[T], src bSource[T],
 	// alone).
 	t := splitThreads(m, n, k, threads, mr)
 	cols := t > 1 && columnSplit && (epi == nil || !wholeRows) && (n+nr-1)/nr >= 4*t
-	if d := directBlock(a, b, mr, nr, cols); d.run != nil {
+	if d := directBlock(a, b, mr, nr, cols && 2*m*n*k < chunkedFlops); d.run != nil {
 		blk = d
 		if cf, ok := any(c).([]float32); ok && epi != nil && !accumulate && ops.fits(cf, ldc, n) {
 			blk.ops = ops

@@ -14,13 +14,16 @@ var directA = true
 // directBlock returns the aBlock that reads a in place, or nil where the
 // direct kernels do not apply: no assembly, a layout other than f32 6×16
 // slivers, or A not row-major. On AVX2 it is macroKernelDirectAVX2's,
-// and only for a product whose columns are split between threads
-// (columns), each of which packed all of A: there it gained, two
+// and only for a product whose columns are split between threads in
+// several chunks each (columns: the caller's gemmFrom asks below
+// chunkedFlops), each of which packed all of A: there it gained, two
 // threads, 128×384×1536 137–155 → 158–162 GFLOP/s, 128×384×384 151–163
 // → 162–167, 784×256×64 153–158 → 163; on one thread (and so under
 // the row split, where each thread packs its own rows) the six rows'
 // streams cost what packing saved, or more: 128×1536×384 87–90 → 82–86,
-// 3136×128×32 71–75 → 65–72. Rows a multiple of 4 KiB apart
+// 3136×128×32 71–75 → 65–72; and on products of one chunk a thread,
+// neutral or a little slower (1024×768×3072 on two threads 168–170 →
+// 162–169). Rows a multiple of 4 KiB apart
 // (all twelve in one L1 set) do not hurt: 1024³ and 2048³ on two
 // threads gained as much as the MLP's shapes.
 func directBlock[T float32 | float64](a, b Strided[T], mr, nr int, columns bool) aBlock[T] {
