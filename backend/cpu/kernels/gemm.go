@@ -150,16 +150,13 @@ func gemmFrom[T float32 | float64](m, n, k int, a, b Strided[T], src bSource[T],
 	cols := t > 1 && columnSplit && (epi == nil || !wholeRows) && (n+nr-1)/nr >= 4*t
 	if d := directBlock(a, b, mr, nr, cols && 2*m*n*k < chunkedFlops); d.run != nil {
 		blk = d
-		if cf, ok := any(c).([]float32); ok && epi != nil && !accumulate && ops.fits(cf, ldc, n) {
-			blk.ops = ops
-		}
 	} else {
 		blk.packsA = !useAVX512
-		// The AVX2 kernels finish their tiles with ops
-		// (macroKernelAVX2).
-		if cf, ok := any(c).([]float32); ok && epi != nil && !accumulate && ops.fits(cf, ldc, n) {
-			blk.ops = ops
-		}
+	}
+	// The direct kernels, and on AVX2 the packed ones (macroKernelAVX2),
+	// finish their tiles with ops.
+	if cf, ok := any(c).([]float32); ok && epi != nil && !accumulate && ops.fits(cf, ldc, n) {
+		blk.ops = ops
 	}
 	if src.panel != nil {
 		blk.packsB = false // B is packed already
@@ -243,21 +240,12 @@ func macroKernelAVX2[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb
 	}
 	bpf, cf := any(bp).([]float32), any(c).([]float32)
 	next, _ := any(pf.next).([]float32)
-	stream := pf.cold && gemmStreams
 	defer flushEnd(flushStart()) // flushing subnormals (denormals.go)
 	tiles := mb / mr             // the whole ones, which run the stream
 	for j := 0; j < nb; j += nr {
 		bs := bpf[j*kb : (j+nr)*kb]
 		cols := min(nr, nb-j)
-		share := func(call int) prefetchRange {
-			switch {
-			case !stream:
-				return prefetchRange{}
-			case j+nr < nb:
-				return nextShare(1, min(nb-j-nr, nr), kb, tiles, call)
-			}
-			return panelShareOf(1, bs, next, kb, tiles, call)
-		}
+		share := sliverStreams(pf.cold, bs, next, j, nb, kb, tiles)
 		for i := 0; i < mb; i += mr {
 			as := apf[i*kb : (i+mr)*kb]
 			off := (ic+i)*ldc + jc + j
@@ -283,8 +271,24 @@ func macroKernelAVX2[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb
 	return tiles * mr, true
 }
 
-// gemmStreams lets tests and benchmarks turn macroKernelAVX2's prefetch
-// streams off.
+// sliverStreams returns the prefetch stream of the call-th of the tiles
+// whole tiles over B sliver bs, columns [j, j+16) of nb (kb steps): its
+// share of the next sliver, or of next's first where bs is the last (no
+// stream unless cold: a B packed by the product is in cache already).
+func sliverStreams(cold bool, bs, next []float32, j, nb, kb, tiles int) func(call int) prefetchRange {
+	return func(call int) prefetchRange {
+		switch {
+		case !cold || !gemmStreams:
+			return prefetchRange{}
+		case j+sgemmNR < nb:
+			return nextShare(1, min(nb-j-sgemmNR, sgemmNR), kb, tiles, call)
+		}
+		return panelShareOf(1, bs, next, kb, tiles, call)
+	}
+}
+
+// gemmStreams lets tests and benchmarks turn the AVX2 GEMM kernels'
+// prefetch streams off.
 var gemmStreams = true
 
 // finalOps is the ops blk's run may finish a block with: blk.ops for the

@@ -200,20 +200,11 @@ func macroKernelDirectAVX2(a Strided[float32], ap, bp, c []float32, ldc, ic, pc,
 	if r > 0 && !overlap {
 		packA(ap, a, ic+full, pc, r, kb, mr)
 	}
-	stream, tiles := pf.cold && gemmStreams, full/mr
 	tile := ap[len(ap)-edgeTile:][:mr*nr]
 	for j := 0; j < nb; j += nr {
 		bs := bp[j*kb : (j+nr)*kb]
 		cols := min(nr, nb-j)
-		share := func(call int) prefetchRange {
-			switch {
-			case !stream:
-				return prefetchRange{}
-			case j+nr < nb:
-				return nextShare(1, min(nb-j-nr, nr), kb, tiles, call)
-			}
-			return panelShareOf(1, bs, pf.next, kb, tiles, call)
-		}
+		share := sliverStreams(pf.cold, bs, pf.next, j, nb, kb, full/mr)
 		for i := 0; i < full; i += mr {
 			as, cs := a.Data[(ic+i)*a.Row+pc:], c[(ic+i)*ldc+jc+j:]
 			if cols < nr {
