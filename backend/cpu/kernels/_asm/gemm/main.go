@@ -129,12 +129,7 @@ func microKernelBodyOf(name string, rows, size int, direct, pf, ops bool, bcast 
 	as := []reg.Register{a}
 	var ld reg.Register
 	if direct {
-		ld = Load(Param("lda"), GP64())
-		SHLQ(Imm(2), ld)
-		for q := 1; q < (rows+2)/3; q++ {
-			as = append(as, GP64())
-		}
-		rowBases(as, ld)
+		as, ld = directBases(a, rows)
 	}
 	var pfp, pfStep reg.Register
 	if pf {
@@ -1226,12 +1221,7 @@ func pairKernelBody(name string, ablocks, rows, size int, typ string, direct, pa
 	aAt := func(blk, i, s int) Mem { return Mem{Base: as[blk], Disp: (s*6 + i) * size} }
 	var ld reg.Register
 	if direct {
-		ld = Load(Param("lda"), GP64())
-		SHLQ(Imm(2), ld)
-		for q := 1; q < (rows+2)/3; q++ {
-			as = append(as, GP64())
-		}
-		rowBases(as, ld)
+		as, ld = directBases(a, rows)
 	}
 	spread := spreadPrefetchC(name, rows, size, k)
 	if ops {
@@ -1401,6 +1391,20 @@ func zeroZMM(n int) []reg.VecVirtual {
 		VPXORD(acc[i], acc[i], acc[i])
 	}
 	return acc
+}
+
+// directBases loads parameter lda (in bytes) and returns the base
+// registers of a direct kernel's rows rows of A, a the first (rowBases),
+// and the row stride.
+func directBases(a reg.Register, rows int) ([]reg.Register, reg.Register) {
+	ld := Load(Param("lda"), GP64())
+	SHLQ(Imm(2), ld)
+	as := []reg.Register{a}
+	for q := 1; q < (rows+2)/3; q++ {
+		as = append(as, GP64())
+	}
+	rowBases(as, ld)
+	return as, ld
 }
 
 // rowBases sets bases[1:] to bases[0] plus 3, 6, ... times the row

@@ -35,18 +35,7 @@ func windowKernels() {
 // later tap would be lost, so those taps' unordered compares are ORed
 // up, and blocks that saw one are folded again the exact way.
 func windowFold256(name, f string, op func(...Op)) {
-	TEXT(name, NOSPLIT, "func(dst, src *float32, taps *int, ntaps, n, c, step int)")
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s sets, for o < n and each 8-lane block b of the c bytes of an output pixel, dst[o·c + b] to the %s fold over t < ntaps of src[o·step + 4·taps[t] + b] (c and step in bytes, taps in floats; ntaps ≥ 1, c a multiple of 32).", name, f))
-	dst := Load(Param("dst"), GP64())
-	src := Load(Param("src"), GP64())
-	taps := Load(Param("taps"), GP64())
-	ntaps := Load(Param("ntaps"), GP64())
-	n := Load(Param("n"), GP64())
-	c := Load(Param("c"), GP64())
-	step := Load(Param("step"), GP64())
-	first := GP64()
-	MOVQ(Mem{Base: taps}, first)
+	dst, src, taps, ntaps, n, c, step, first := windowFoldHead(name, f, 8)
 	b, at, t, end := GP64(), GP64(), GP64(), GP64()
 	Label(name + "_pixel")
 	TESTQ(n, n)
@@ -126,18 +115,7 @@ func windowFold256(name, f string, op func(...Op)) {
 }
 
 func windowFold(name, f string, op func(...Op)) {
-	TEXT(name, NOSPLIT, "func(dst, src *float32, taps *int, ntaps, n, c, step int)")
-	Pragma("noescape")
-	Doc(fmt.Sprintf("%s sets, for o < n and each 16-lane block b of the c bytes of an output pixel, dst[o·c + b] to the %s fold over t < ntaps of src[o·step + 4·taps[t] + b] (c and step in bytes, taps in floats; ntaps ≥ 1, c a multiple of 64).", name, f))
-	dst := Load(Param("dst"), GP64())
-	src := Load(Param("src"), GP64())
-	taps := Load(Param("taps"), GP64())
-	ntaps := Load(Param("ntaps"), GP64())
-	n := Load(Param("n"), GP64())
-	c := Load(Param("c"), GP64())
-	step := Load(Param("step"), GP64())
-	first := GP64()
-	MOVQ(Mem{Base: taps}, first)
+	dst, src, taps, ntaps, n, c, step, first := windowFoldHead(name, f, 16)
 	Label(name + "_pixel")
 	TESTQ(n, n)
 	JZ(LabelRef(name + "_done"))
@@ -174,6 +152,24 @@ func windowFold(name, f string, op func(...Op)) {
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// windowFoldHead emits a window fold's TEXT, doc and parameter loads for
+// blocks of lanes floats, and the first tap's offset.
+func windowFoldHead(name, f string, lanes int) (dst, src, taps, ntaps, n, c, step, first reg.Register) {
+	TEXT(name, NOSPLIT, "func(dst, src *float32, taps *int, ntaps, n, c, step int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s sets, for o < n and each %d-lane block b of the c bytes of an output pixel, dst[o·c + b] to the %s fold over t < ntaps of src[o·step + 4·taps[t] + b] (c and step in bytes, taps in floats; ntaps ≥ 1, c a multiple of %d).", name, lanes, f, 4*lanes))
+	dst = Load(Param("dst"), GP64())
+	src = Load(Param("src"), GP64())
+	taps = Load(Param("taps"), GP64())
+	ntaps = Load(Param("ntaps"), GP64())
+	n = Load(Param("n"), GP64())
+	c = Load(Param("c"), GP64())
+	step = Load(Param("step"), GP64())
+	first = GP64()
+	MOVQ(Mem{Base: taps}, first)
+	return
 }
 
 // foldInto sets acc to the fold of acc and x (r is scratch), as
