@@ -74,12 +74,8 @@ func packCols16Vec(d, src []float32, ld, k int) int {
 // WindowFoldFast reports whether WindowFoldF32 runs vector code on runs
 // of c values (AVX-512, c a multiple of 16; AVX2, of 8).
 func WindowFoldFast(c int) bool {
-	return useAVX512 && c%16 == 0 || useAsm && windowFoldAVX2 && c%8 == 0
+	return useAVX512 && c%16 == 0 || useAsm && c%8 == 0
 }
-
-// windowFoldAVX2 lets tests and benchmarks turn the AVX2 window folds
-// off (the separable fold at full resolution runs instead).
-var windowFoldAVX2 = true
 
 // windowFoldVec runs WindowFoldF32 on the AVX-512 kernels, or the AVX2
 // ones, reporting false where it cannot (c not whole vectors, no
@@ -88,15 +84,14 @@ func windowFoldVec(dst, src []float32, taps []int, n, c, step int, min bool) boo
 	if !WindowFoldFast(c) {
 		return false
 	}
-	k := windowMaxAVX512
-	switch {
-	case useAVX512 && c%16 == 0 && min:
+	k := windowMaxAVX2
+	switch wide := useAVX512 && c%16 == 0; {
+	case wide && min:
 		k = windowMinAVX512
-	case useAVX512 && c%16 == 0:
+	case wide:
+		k = windowMaxAVX512
 	case min:
 		k = windowMinAVX2
-	default:
-		k = windowMaxAVX2
 	}
 	k(&dst[0], &src[0], &taps[0], len(taps), n, 4*c, 4*step)
 	return true

@@ -249,10 +249,8 @@ func macroKernelAVX2[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb
 		for i := 0; i < mb; i += mr {
 			as := apf[i*kb : (i+mr)*kb]
 			off := (ic+i)*ldc + jc + j
-			if rows := min(mr, mb-i); rows < mr || cols < nr {
-				tile := apf[len(apf)-edgeTile:][:mr*nr]
-				kernelF32(kb, as, bs, tile, nr, true)
-				addTile(tile, cf[off:], rows, cols, nr, ldc, overwrite)
+			if i+mr > mb || cols < nr { // through the scratch tile
+				microTile(apf, bpf, cf, ldc, ic, jc, i, j, mb, nb, kb, mr, nr, kernelF32, overwrite)
 				continue
 			}
 			switch pf := share(i / mr); {

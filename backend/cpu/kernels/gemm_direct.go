@@ -23,9 +23,9 @@ var directA = true
 // streams cost what packing saved, or more: 128×1536×384 87–90 → 82–86,
 // 3136×128×32 71–75 → 65–72; and on products of one chunk a thread,
 // neutral or a little slower (1024×768×3072 on two threads 168–170 →
-// 162–169). Rows a multiple of 4 KiB apart
-// (all twelve in one L1 set) do not hurt: 1024³ and 2048³ on two
-// threads gained as much as the MLP's shapes.
+// 162–169). On AVX-512, rows a multiple of 4 KiB apart (all twelve in
+// one L1 set) do not hurt: 1024³ and 2048³ on two threads gained as
+// much as the MLP's shapes.
 func directBlock[T float32 | float64](a, b Strided[T], mr, nr int, columns bool) aBlock[T] {
 	af, ok := any(a).(Strided[float32])
 	bf, _ := any(b).(Strided[float32])
