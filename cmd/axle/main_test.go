@@ -137,6 +137,23 @@ func TestRun(t *testing.T) {
 	if _, errs, code := runAxle("run", "--args", args, "--cpuprofile", filepath.Join(dir, "no", "such", "dir", "p"), mod); code == 0 || !strings.Contains(errs, "--cpuprofile") {
 		t.Errorf("unwritable --cpuprofile: exit %d, %q", code, errs)
 	}
+	// --memprofile writes a pprof profile (gzip) of every allocation, and
+	// every report counts the timed runs' allocations (the evaluator's
+	// runs allocate their values).
+	mprof := filepath.Join(dir, "mem.prof")
+	out, errs, code = runAxle("run", "--repeat", "3", "--args", args, "--memprofile", mprof, mod)
+	if code != 0 {
+		t.Fatalf("--memprofile: exit %d: %s", code, errs)
+	}
+	if b, err := os.ReadFile(mprof); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("--memprofile wrote %d bytes (%v), not a gzip stream", len(b), err)
+	}
+	if m := regexp.MustCompile(`allocations a run: ([0-9]+) \(`).FindStringSubmatch(out); m == nil || m[1] == "0" {
+		t.Errorf("no count of a run's allocations in %q", out)
+	}
+	if _, errs, code := runAxle("run", "--args", args, "--memprofile", filepath.Join(dir, "no", "such", "dir", "p"), mod); code == 0 || !strings.Contains(errs, "--memprofile") {
+		t.Errorf("unwritable --memprofile: exit %d, %q", code, errs)
+	}
 	// A constant elided in the text ({...}, as real dumps have them) gets
 	// made-up values on both backends, before compiling.
 	elided := filepath.Join(dir, "elided.hlo")

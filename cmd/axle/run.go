@@ -28,7 +28,7 @@ import (
 // cmdRun compiles (for interp: verifies) a module, feeds seeded random
 // arguments and runs it, printing result shapes, checksums and timing:
 // axle run [--backend interp] [--opt] [--threads T] [--warmup K] [--repeat N] [--json] [--args FILE]
-// [--inputs FILE.npz] [--save-outputs FILE.npz] [--profile [--profile-rows N]] [--cpuprofile FILE] [--timeout D] [--memory-limit N]
+// [--inputs FILE.npz] [--save-outputs FILE.npz] [--profile [--profile-rows N]] [--cpuprofile FILE] [--memprofile FILE] [--timeout D] [--memory-limit N]
 // [--devices N] [--replica-count R] [--num-partitions P] [--spmd MODE] [--distributed] FILE.hlo
 func cmdRun(args []string, stdout, stderr io.Writer) int {
 	r := &runCmd{stdout: stdout, stderr: stderr}
@@ -54,8 +54,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	r.path = fs.Arg(0)
+	recordAllocations(r.memProfile)
 	if isONNX(r.path) {
-		return runONNX(onnxRun{path: r.path, inputs: r.inputs, saveOutputs: r.saveOutputs, dumpTo: r.dumpTo, cpuProfile: r.cpuProfile,
+		return runONNX(onnxRun{path: r.path, inputs: r.inputs, saveOutputs: r.saveOutputs, dumpTo: r.dumpTo, cpuProfile: r.cpuProfile, memProfile: r.memProfile,
 			backend: r.backend, threads: r.threads, warmup: r.warmup, repeat: r.repeat, seed: r.seed,
 			asJSON: r.asJSON, logPlacement: r.logPlacement, noSoft: r.noSoft, noCluster: r.noCluster, profile: r.profile, profileRows: r.profileRows}, stdout, stderr)
 	}
@@ -66,19 +67,21 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 type runCmd struct {
 	stdout, stderr io.Writer
 
-	backend, argsFile, inputs, saveOutputs, cpuProfile string
-	dumpTo, memLimit, spmdMode                         string
-	threads, warmup, repeat, devices, localDevices     int
-	profileRows                                        int
-	asJSON, optimize, profile, logPlacement            bool
-	noSoft, noCluster, dist                            bool
-	seed                                               uint64
-	timeout, heartbeat                                 time.Duration
-	replicas, partitions                               int64
-	of                                                 optFlags
+	backend, argsFile, inputs, saveOutputs, cpuProfile, memProfile string
+	dumpTo, memLimit, spmdMode                                     string
+	threads, warmup, repeat, devices, localDevices                 int
+	profileRows                                                    int
+	asJSON, optimize, profile, logPlacement                        bool
+	noSoft, noCluster, dist                                        bool
+	seed                                                           uint64
+	timeout, heartbeat                                             time.Duration
+	replicas, partitions                                           int64
+	of                                                             optFlags
 
 	path  string
 	limit int64
+
+	allocs, allocBytes float64 // the timed runs' Go heap allocations, a run
 }
 
 func (r *runCmd) flags() *flag.FlagSet {
@@ -97,6 +100,7 @@ func (r *runCmd) flags() *flag.FlagSet {
 	fs.BoolVar(&r.profile, "profile", false, "cpu backend: print the time of each kernel (and label them for pprof)")
 	fs.IntVar(&r.profileRows, "profile-rows", 25, "with --profile: how many kernels to list, slowest first (0: all)")
 	fs.StringVar(&r.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the timed runs to this file (go tool pprof)")
+	fs.StringVar(&r.memProfile, "memprofile", "", "write a pprof profile of every Go heap allocation, from the load on, to this file (go tool pprof -sample_index=alloc_objects)")
 	fs.DurationVar(&r.timeout, "timeout", 0, "cancel compiling (with --opt, optimizing and compiling), and each run, when it takes longer than this (a Go duration: 500ms, 2m; 0: none)")
 	fs.BoolVar(&r.logPlacement, "log-placement", false, "ONNX: print each node's device and cluster, and each cluster compiled")
 	fs.StringVar(&r.dumpTo, "dump-to", "", "ONNX: write each compiled cluster's HLO module to this folder")
@@ -157,9 +161,14 @@ func (r *runCmd) run() int {
 			return 1
 		}
 	}
-	result, times, err := runSharded(x, argv, sp, runOptions{r.warmup, max(r.repeat, 1), r.cpuProfile, r.timeout})
+	meter := &allocMeter{profile: r.memProfile}
+	result, times, err := runSharded(x, argv, sp, runOptions{r.warmup, max(r.repeat, 1), r.cpuProfile, r.timeout, meter})
 	if err != nil {
 		return r.fail(err)
+	}
+	if r.allocs, r.allocBytes, err = meter.stop(len(times)); err != nil {
+		fmt.Fprintf(r.stderr, "axle run: %v\n", err)
+		return 1
 	}
 	if r.saveOutputs != "" {
 		if err := writeOutputs(r.saveOutputs, slices.Concat(result...)); err != nil {
@@ -266,10 +275,12 @@ func (r *runCmd) report(x *axle.Executable, result [][]*hlo.Literal, times []tim
 	}
 	fmt.Fprintf(r.stdout, "compile %.3f ms; run min %.3f ms, median %.3f ms, max %.3f ms over %d runs\n",
 		ms(compile), ms(times[0]), ms(times[len(times)/2]), ms(times[len(times)-1]), len(times))
+	fmt.Fprintln(r.stdout, allocLine(r.allocs, r.allocBytes))
 	report := map[string]any{
 		"compile_ms": ms(compile),
 		"run_ms":     map[string]float64{"min": ms(times[0]), "median": ms(times[len(times)/2]), "max": ms(times[len(times)-1])},
 		"outputs":    outs,
+		"allocs":     map[string]float64{"per_run": r.allocs, "bytes_per_run": r.allocBytes},
 	}
 	fmt.Fprintf(r.stdout, "measured peak: %s in one execution (arguments excluded)\n", byteSize(x.PeakBytes()))
 	report["measured_peak_bytes"] = x.PeakBytes()
@@ -313,6 +324,7 @@ type runOptions struct {
 	warmup, repeat int
 	profile        string        // pprof CPU profile of the timed runs, or ""
 	timeout        time.Duration // each run's, or 0
+	meter          *allocMeter   // started as the timed runs start
 }
 
 // timeRuns executes x on args warmup untimed and repeat timed times and
@@ -347,6 +359,9 @@ func timeRuns(x *axle.Executable, args [][]*hlo.Literal, o runOptions) ([][]*hlo
 				return nil, nil, err
 			}
 			defer stop()
+		}
+		if i == warmup {
+			o.meter.start()
 		}
 		release(outs)
 		t0 := time.Now()

@@ -22,6 +22,7 @@ import (
 type onnxRun struct {
 	path, inputs, saveOutputs, dumpTo string
 	cpuProfile                        string // pprof CPU profile of the timed runs
+	memProfile                        string // pprof profile of every allocation (--memprofile)
 	backend                           string
 	threads, warmup, repeat           int
 	seed                              uint64
@@ -54,9 +55,15 @@ func runONNX(o onnxRun, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "axle run: %v\n", err)
 		return 1
 	}
-	out, times, first, err := timeONNX(sess, in, o, start)
+	meter := &allocMeter{profile: o.memProfile}
+	out, times, first, err := timeONNX(sess, in, o, start, meter)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	allocs, allocBytes, err := meter.stop(len(times))
+	if err != nil {
+		fmt.Fprintf(stderr, "axle run: %v\n", err)
 		return 1
 	}
 	if o.saveOutputs != "" {
@@ -93,6 +100,7 @@ func runONNX(o onnxRun, stdout, stderr io.Writer) int {
 	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 	fmt.Fprintf(stdout, "load and first run %.3f ms; run min %.3f ms, median %.3f ms, max %.3f ms over %d runs\n",
 		ms(first), ms(times[0]), ms(times[len(times)/2]), ms(times[len(times)-1]), len(times))
+	fmt.Fprintln(stdout, allocLine(allocs, allocBytes))
 	if o.profile {
 		fmt.Fprint(stdout, sess.ProfileTable(o.profileRows))
 	}
@@ -101,6 +109,7 @@ func runONNX(o onnxRun, stdout, stderr io.Writer) int {
 			"compile_ms": ms(first),
 			"run_ms":     map[string]float64{"min": ms(times[0]), "median": ms(times[len(times)/2]), "max": ms(times[len(times)-1])},
 			"outputs":    outs,
+			"allocs":     map[string]float64{"per_run": allocs, "bytes_per_run": allocBytes},
 		})
 		fmt.Fprintln(stdout, string(line))
 	}
@@ -163,7 +172,7 @@ func modelInputs(gin []*onnx.ValueInfo, o onnxRun) ([]*onnx.Value, error) {
 // timeONNX runs the session warmup+repeat times, timing the repeats (under
 // a CPU profile with --cpuprofile), and returns the last outputs, the
 // timed runs and the time from start to the end of the first run.
-func timeONNX(sess *graph.Session, in []*onnx.Value, o onnxRun, start time.Time) (out []*onnx.Value, times []time.Duration, first time.Duration, err error) {
+func timeONNX(sess *graph.Session, in []*onnx.Value, o onnxRun, start time.Time, meter *allocMeter) (out []*onnx.Value, times []time.Duration, first time.Duration, err error) {
 	stopProfile := func() {}
 	defer func() { stopProfile() }()
 	for i := range o.warmup + max(o.repeat, 1) {
@@ -172,6 +181,9 @@ func timeONNX(sess *graph.Session, in []*onnx.Value, o onnxRun, start time.Time)
 				stopProfile = func() {}
 				return nil, nil, 0, fmt.Errorf("axle run: %w", err)
 			}
+		}
+		if i == o.warmup {
+			meter.start()
 		}
 		t0 := time.Now()
 		if out, err = sess.RunOrdered(context.Background(), in); err != nil {
