@@ -86,7 +86,7 @@ func convDepthwiseRows(p *Conv, in, kernel, out []float32, threads int, epi Epil
 	if rows == 0 || r.ow == 0 {
 		return
 	}
-	if depthwiseRunsInline(p) {
+	if depthwiseRunsAlone(p) {
 		threads = 1
 	}
 	threads = max(1, min(threads, rows))
@@ -129,12 +129,25 @@ func depthwiseRunsInline(p *Conv) bool {
 	if !canDepthwiseRows(p) || !depthwiseRowsOn {
 		return false
 	}
-	flops, input := 2*p.Batch*p.OutChannels, p.Batch*p.InChannels
+	flops, input := depthwiseWork(p)
+	return flops < depthwiseParallelFlops && input < depthwiseParallelInput
+}
+
+// depthwiseRunsAlone is depthwiseRunsInline at run time: while the pool
+// is hot, a hotShare of either bound (runsAlone).
+func depthwiseRunsAlone(p *Conv) bool {
+	flops, input := depthwiseWork(p)
+	return runsAlone(flops, depthwiseParallelFlops) && runsAlone(input, depthwiseParallelInput)
+}
+
+// depthwiseWork is a depthwise convolution's flops and input elements.
+func depthwiseWork(p *Conv) (flops, input int) {
+	flops, input = 2*p.Batch*p.OutChannels, p.Batch*p.InChannels
 	for d, o := range p.OutSpatial {
 		flops *= o * p.Kernel[d]
 		input *= p.InSpatial[d]
 	}
-	return flops < depthwiseParallelFlops && input < depthwiseParallelInput
+	return flops, input
 }
 
 // dwTaps is one run's tap list: each tap's input offset from the first

@@ -86,11 +86,16 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue
 	d := &directConv{im: im, kernel: kernel, co0: g * cout, cin: cin, epi: epi, ops: ops, cache: cache, cuts: cache.cutsFor(in)}
 	c := out[g*cout:]
 	ldc := p.OutChannels
-	if directRunsInline(m, n, k) {
+	// A convolution split only while the pool is hot (runsAlone) splits
+	// its rows: splitting K changes the sums' order, and columns the rows
+	// its epilogue is handed (ConvWholeRows), which compile-time choices
+	// made with the cold threshold.
+	cold := directRunsInline(m, n, k)
+	if runsAlone(2*m*n*k, directParallelFlops) {
 		threads = 1
 	}
 	kBlocks := (k + gemmKC - 1) / gemmKC
-	if threads > 1 && kBlocks >= 8*threads && m*n <= directSplitKMax {
+	if threads > 1 && !cold && kBlocks >= 8*threads && m*n <= directSplitKMax {
 		d.splitK(m, n, k, c, ldc, threads)
 		if epi != nil {
 			parallel(threads, func(t int) { // the output is final only once summed
@@ -100,7 +105,7 @@ func convDirect(p *Conv, in, kernel, out []float32, threads, g int, epi Epilogue
 		}
 		return
 	}
-	if threads > 1 && directSplitsColumns(m, n) {
+	if threads > 1 && !cold && directSplitsColumns(m, n) {
 		d.columns(m, n, k, c, ldc, threads)
 		return
 	}

@@ -66,7 +66,7 @@ func convDirectBands(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 	if tasks < 2 {
 		return false
 	}
-	if directRunsInline(p.Batch*p.OutSpatial[0]*row, p.OutChannels, k) {
+	if runsAlone(2*p.Batch*p.OutSpatial[0]*row*p.OutChannels*k, directParallelFlops) {
 		threads = 1
 	}
 	threads = max(1, min(threads, tasks))

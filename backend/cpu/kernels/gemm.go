@@ -428,7 +428,7 @@ func gemmCoreFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSource[T
 
 // splitThreads is how many threads a product of this size runs on.
 func splitThreads(m, n, k, threads, mr int) int {
-	if 2*m*n*k < gemmParallelFlops {
+	if runsAlone(2*m*n*k, gemmParallelFlops) {
 		return 1
 	}
 	return max(1, min(threads, (m+mr-1)/mr))

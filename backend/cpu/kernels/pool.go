@@ -164,6 +164,33 @@ func spinThenWait() task {
 	return <-pool.tasks
 }
 
+// hotShare is how much less work a kernel splits across threads while
+// an execution keeps the workers polling (Busy) than where a worker may
+// be parked: a part handed to a polling worker starts within a
+// microsecond, where waking a parked one costs 25 µs and more (the cold
+// thresholds: gemmParallelFlops, directParallelFlops, the depthwise
+// bounds). The OCR classifier on two threads (mostly kernels of 10–100
+// µs), both ways in one process, runs alternated, medians of the pairs'
+// ratios: hot thresholds an eighth of the cold ones 0.77, a sixteenth
+// 0.71, a thirty-second 0.69 (Zen 3, BENCHMARKS.md).
+const hotShare = 32
+
+// runsAlone reports whether work, counted as its cold threshold is,
+// stays on the calling goroutine: under the threshold, or while an
+// execution is under way (its workers polling) under a hotShare of it.
+// Compile-time choices use the cold threshold alone: a kernel split that
+// changes no bits may depend on the moment, a plan may not.
+func runsAlone(work, cold int) bool {
+	if executions.Load() > 0 {
+		cold /= hotShare
+	}
+	return work < cold
+}
+
+// RunsAlone is runsAlone for the backend's other kernels (the fusions'
+// tile programs), with MinParallelWork their cold threshold.
+func RunsAlone(work, cold int) bool { return runsAlone(work, cold) }
+
 // dispatched counts the parallel calls that handed parts to the pool.
 var dispatched atomic.Int64
 

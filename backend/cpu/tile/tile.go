@@ -405,7 +405,7 @@ func (p *Prog) Run(args []*hlo.Literal, out *hlo.Literal, threads int) error {
 	}
 	tiles := (p.n + p.tile - 1) / p.tile
 	threads = max(1, min(threads, tiles/2))
-	if p.n*p.ops < kernels.MinParallelWork {
+	if kernels.RunsAlone(p.n*p.ops, kernels.MinParallelWork) {
 		threads = 1 // small fusions run inline
 	}
 	if p.RunsJIT() {
