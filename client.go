@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync/atomic"
 
+	"github.com/axle-ml/axle/backend/cpu"
 	"github.com/axle-ml/axle/collective"
 )
 
@@ -95,6 +96,16 @@ func (c *Client) Threads() int {
 		return 0
 	}
 	return c.threads
+}
+
+// L2Bytes is one core's level-2 cache on the machine the client's
+// executables run on, in bytes: 0 where unknown, and on the evaluator,
+// whose speed does not turn on it.
+func (c *Client) L2Bytes() int {
+	if c == nil || c.backend != "cpu" {
+		return 0
+	}
+	return cpu.L2Bytes()
 }
 
 // NewClient returns a client of the backend opts names.

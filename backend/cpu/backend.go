@@ -3,6 +3,7 @@ package cpu
 import (
 	"sync"
 
+	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -13,6 +14,11 @@ type Backend struct {
 	mu      sync.Mutex
 	cache   map[*hlo.Module]*Executable
 }
+
+// L2Bytes is one core's level-2 cache in bytes, 0 where unknown: a front
+// end choosing between forms of a computation by its working set asks it
+// (a bidirectional RNN's, in the ONNX importer).
+func L2Bytes() int { return kernels.L2Bytes() }
 
 // Name is the backend's name on the command line.
 func (*Backend) Name() string { return "cpu" }

@@ -175,11 +175,16 @@ func signature(u *unit, args map[string]*onnx.Value) (string, bool) {
 	return hex.EncodeToString(h.Sum(nil)[:12]), true
 }
 
+// target is what a cluster's code will run on, for lowerings that pick a
+// form by it: the threads of an execution and one core's L2 cache in
+// bytes (0: unknown).
+type target struct{ threads, l2 int }
+
 // compileCluster lowers the unit for the given arguments and compiles it.
 // A lowering the compiler cannot take (unsupported attributes, a value
 // needed at compile time that is not known) sends the unit op by op.
 func (s *Session) compileCluster(p *plan, u *unit, args map[string]*onnx.Value, key string, c *compiled) {
-	m, err := buildCluster(p, u, args, fmt.Sprintf("cluster_%d", u.id), c, s.cpu.Threads())
+	m, err := buildCluster(p, u, args, fmt.Sprintf("cluster_%d", u.id), c, target{s.cpu.Threads(), s.cpu.L2Bytes()})
 	if err != nil {
 		s.refuse(u, c, err)
 		return
@@ -205,10 +210,10 @@ func (s *Session) compileCluster(p *plan, u *unit, args map[string]*onnx.Value, 
 // buildCluster lowers u's nodes into a module named name for the
 // arguments' shapes (and the values of those fed by value), filling c's
 // parameters, results and constant outputs; nil when every output is a
-// constant. threads is what the module will run on (0: unknown).
-func buildCluster(p *plan, u *unit, args map[string]*onnx.Value, name string, c *compiled, threads int) (*hlo.Module, error) {
+// constant. on is what the module will run on (zero: unknown).
+func buildCluster(p *plan, u *unit, args map[string]*onnx.Value, name string, c *compiled, on target) (*hlo.Module, error) {
 	b := xb.New(name)
-	l := &ops.Lowerer{Opsets: p.opsets, Env: ops.NewEnv(nil), Threads: threads}
+	l := &ops.Lowerer{Opsets: p.opsets, Env: ops.NewEnv(nil), Threads: on.threads, L2: on.l2}
 	for name, t := range p.g.Initializers {
 		l.Env.Set(name, ops.FromConst(t))
 	}

@@ -51,7 +51,7 @@ func Module(m *onnx.Model, inputs map[string]*onnx.Value) (*hlo.Module, error) {
 		one.outputs = append(one.outputs, vi.Name)
 	}
 	var c compiled
-	mod, err := buildCluster(p, one, inputs, moduleName(g.Name), &c, 0)
+	mod, err := buildCluster(p, one, inputs, moduleName(g.Name), &c, target{})
 	if err != nil {
 		return nil, prefix(m, err)
 	}

@@ -86,6 +86,8 @@ type Ctx struct {
 	Sub SubLowerer
 	// Threads is the threads the compiled code runs on (Lowerer.Threads).
 	Threads int
+	// L2 is one core's level-2 cache there (Lowerer.L2).
+	L2 int
 }
 
 // SubLowerer lowers subgraphs and resolves outer-scope names.

@@ -48,6 +48,10 @@ type Lowerer struct {
 	// unknown: a lowering may pick the form that runs best on them (a
 	// bidirectional RNN's, rnnBothDirections).
 	Threads int
+	// L2 is one core's level-2 cache where the compiled code will run, in
+	// bytes, 0 where unknown: a lowering may pick the form whose working
+	// set fits it (rnnBothDirections).
+	L2 int
 }
 
 // Opset is the model's version of domain.
@@ -140,7 +144,7 @@ func (l *Lowerer) lower(b *xb.Builder, op *Op, n *onnx.Node, in []*Val) (out []*
 			err = fmt.Errorf("%s: lowering panicked: %v: %w", n.Describe(), r, ErrUnsupported)
 		}
 	}()
-	c := &Ctx{B: b, Node: n, Opset: l.Opset(n.Domain), In: in, Sub: l, Threads: l.Threads}
+	c := &Ctx{B: b, Node: n, Opset: l.Opset(n.Domain), In: in, Sub: l, Threads: l.Threads, L2: l.L2}
 	if err := op.Lower(c); err != nil {
 		return nil, err
 	}
@@ -204,7 +208,7 @@ func (l *Lowerer) LowerSubgraph(b *xb.Builder, g *onnx.Graph, inputs []*Val, cap
 	if len(inputs) != len(g.Inputs) {
 		return nil, fmt.Errorf("subgraph %q: %d inputs given, it has %d", g.Name, len(inputs), len(g.Inputs))
 	}
-	sub := &Lowerer{Opsets: l.Opsets, Env: NewEnv(l.Env), NoFold: l.NoFold, Threads: l.Threads}
+	sub := &Lowerer{Opsets: l.Opsets, Env: NewEnv(l.Env), NoFold: l.NoFold, Threads: l.Threads, L2: l.L2}
 	for name, v := range captures {
 		sub.Env.Set(name, v)
 	}

@@ -7,6 +7,9 @@ package kernels
 // no assembly (this build) it returns "", 0, 0.
 func CPUModel() (vendor string, family, model int) { return "", 0, 0 }
 
+// L2Bytes reports one core's level-2 cache in bytes: unknown (0) here.
+func L2Bytes() int { return 0 }
+
 // useBF16 says whether the AVX512_BF16 kernels can run: never here.
 var useBF16 = false
 
