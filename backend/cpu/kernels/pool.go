@@ -171,8 +171,9 @@ func spinThenWait() task {
 // thresholds: gemmParallelFlops, directParallelFlops, the depthwise
 // bounds). The OCR classifier on two threads (mostly kernels of 10–100
 // µs), both ways in one process, runs alternated, medians of the pairs'
-// ratios: hot thresholds an eighth of the cold ones 0.77, a sixteenth
-// 0.71, a thirty-second 0.69 (Zen 3, BENCHMARKS.md).
+// ratios to the cold thresholds: 0.79–0.80 at a thirty-second, which an
+// eighth was 5% slower than and a 128th no faster than (Zen 3,
+// BENCHMARKS.md); the other ONNX models 0.95–1.0.
 const hotShare = 32
 
 // runsAlone reports whether work, counted as its cold threshold is,
