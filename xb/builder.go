@@ -36,6 +36,12 @@ type moduleState struct {
 	name  string
 	err   error
 	names map[string]bool
+	// next is, for each name given more than once, the last suffix N
+	// that unique handed out for it: names are never freed, so every
+	// smaller N is taken, and the next search starts after it (searching
+	// from 1 made building a model of n nodes sharing an op's name take
+	// time in n², 0.32 s of a 1,500-node graph's 0.72 s compile).
+	next map[string]int
 	// subs are the finished sub-computations in the order they were
 	// finished, which puts every callee before its callers as
 	// hlo.Module requires.
@@ -76,7 +82,7 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // New returns a builder for the entry computation of a module named name.
 func New(name string) *Builder {
-	s := &moduleState{name: sanitize(name, "module"), names: map[string]bool{}}
+	s := &moduleState{name: sanitize(name, "module"), names: map[string]bool{}, next: map[string]int{}}
 	return s.newBuilder(name)
 }
 
@@ -92,10 +98,11 @@ func (s *moduleState) unique(name string) string {
 		s.names[name] = true
 		return name
 	}
-	for i := 1; ; i++ {
+	for i := s.next[name] + 1; ; i++ {
 		n := name + "." + strconv.Itoa(i)
 		if !s.names[n] {
 			s.names[n] = true
+			s.next[name] = i
 			return n
 		}
 	}

@@ -145,8 +145,12 @@ func fuseLoops(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (bool, err
 		fg.markParameters(g)
 		groups = append(groups, g)
 	}
-	for _, g := range groups {
-		if err := buildFusion(m, c, g, names); err != nil {
+	if len(groups) > 0 {
+		b := newFusionBatch(m, c, names)
+		for _, g := range groups {
+			b.add(g)
+		}
+		if err := b.finish(); err != nil {
 			return false, err
 		}
 	}
@@ -333,18 +337,57 @@ func removeUnusedSplats(c *hlo.Computation) bool {
 // computation and puts a fusion instruction in the root's place. Scalar
 // splats are copied, not moved.
 func buildFusion(m *hlo.Module, c *hlo.Computation, g group, names *hlo.NameSet) error {
-	members := g.members
+	b := newFusionBatch(m, c, names)
+	b.add(g)
+	return b.finish()
+}
+
+// fusionBatch builds several fusions of one computation and edits the
+// computation once for all of them: each fusion takes its root's place
+// and uses as it is built, and the fused members go, the fused
+// computations join the module and the computation is sorted at the end.
+// Doing those per fusion (a pass over every instruction, a sort, an
+// insertion into the module's computations) made fusing a graph of n
+// instructions take time in n²: 0.8 s of a 3,000-instruction graph's
+// compile.
+type fusionBatch struct {
+	m     *hlo.Module
+	c     *hlo.Computation
+	names *hlo.NameSet
+	// pos is each instruction's place in c before any fusion; users and
+	// controlled are each instruction's readers and the instructions
+	// that name it a control predecessor, kept current as fusions
+	// replace roots (the members gone stay listed: editing them is
+	// harmless).
+	pos        map[*hlo.Instruction]int
+	users      map[*hlo.Instruction][]*hlo.Instruction
+	controlled map[*hlo.Instruction][]*hlo.Instruction
+	dead       map[*hlo.Instruction]bool
+	fused      []*hlo.Computation
+}
+
+func newFusionBatch(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) *fusionBatch {
+	b := &fusionBatch{m: m, c: c, names: names, pos: make(map[*hlo.Instruction]int, len(c.Instructions)),
+		users: c.Users(), controlled: map[*hlo.Instruction][]*hlo.Instruction{}, dead: map[*hlo.Instruction]bool{}}
+	for i, in := range c.Instructions {
+		b.pos[in] = i
+		for _, p := range in.ControlPredecessors {
+			b.controlled[p] = append(b.controlled[p], in)
+		}
+	}
+	return b
+}
+
+// add builds g's fusion in place of its root.
+func (b *fusionBatch) add(g group) {
+	members, names := g.members, b.names
 	root := members[0]
 	owned := map[*hlo.Instruction]bool{}
 	for _, in := range members {
 		owned[in] = true
 	}
-	pos := map[*hlo.Instruction]int{}
-	for i, in := range c.Instructions {
-		pos[in] = i
-	}
 	order := slices.Clone(members)
-	slices.SortFunc(order, func(a, b *hlo.Instruction) int { return pos[a] - pos[b] })
+	slices.SortFunc(order, func(x, y *hlo.Instruction) int { return b.pos[x] - b.pos[y] })
 	fc := &hlo.Computation{Name: names.Unique("fused_computation")}
 	copies := map[*hlo.Instruction]*hlo.Instruction{}
 	var operands []*hlo.Instruction
@@ -377,18 +420,51 @@ func buildFusion(m *hlo.Module, c *hlo.Computation, g group, names *hlo.NameSet)
 		copies[in] = fc.AddInstruction(&cp)
 	}
 	fc.Root = copies[root]
-	m.Computations = slices.Insert(m.Computations, slices.Index(m.Computations, c), fc)
-	fc.Parent = m
+	fc.Parent = b.m
+	b.fused = append(b.fused, fc)
 	fusion := &hlo.Instruction{Name: names.Unique("fusion"), Opcode: hlo.OpFusion, Shape: root.Shape.Clone(), Operands: operands,
-		Attrs: []hlo.Attr{{Name: "kind", Value: hlo.Enum(g.kind)}, {Name: "calls", Value: fc}}, Parent: c}
-	c.Instructions[pos[root]] = fusion
-	c.ReplaceAllUses(root, fusion)
-	dead := map[*hlo.Instruction]bool{}
+		Attrs: []hlo.Attr{{Name: "kind", Value: hlo.Enum(g.kind)}, {Name: "calls", Value: fc}}, Parent: b.c}
+	b.c.Instructions[b.pos[root]] = fusion
+	b.pos[fusion] = b.pos[root]
+	b.replace(root, fusion)
+	for _, o := range operands {
+		b.users[o] = append(b.users[o], fusion)
+	}
 	for _, in := range members {
 		if in != root && !scalarSplat(in) && !g.copied[in] {
-			dead[in] = true
+			b.dead[in] = true
 		}
 	}
-	c.RemoveInstructions(dead)
-	return c.SortTopologically()
+}
+
+// replace makes every use of old in c refer to repl (c.ReplaceAllUses
+// over old's readers alone).
+func (b *fusionBatch) replace(old, repl *hlo.Instruction) {
+	for _, u := range b.users[old] {
+		for i, o := range u.Operands {
+			if o == old {
+				u.Operands[i] = repl
+			}
+		}
+	}
+	for _, u := range b.controlled[old] {
+		for i, o := range u.ControlPredecessors {
+			if o == old {
+				u.ControlPredecessors[i] = repl
+			}
+		}
+	}
+	b.users[repl], b.controlled[repl] = b.users[old], b.controlled[old]
+	if b.c.Root == old {
+		b.c.Root = repl
+	}
+}
+
+// finish removes the fused members, puts the fused computations before c
+// in the module, in the order they were built, and sorts c.
+func (b *fusionBatch) finish() error {
+	b.c.RemoveInstructions(b.dead)
+	at := slices.Index(b.m.Computations, b.c)
+	b.m.Computations = slices.Insert(b.m.Computations, at, b.fused...)
+	return b.c.SortTopologically()
 }
