@@ -164,83 +164,18 @@ func place(n *onnx.Node, op *ops.Op, devs []*Device, soft bool, t *typeInfo) (*D
 // merge would make a cycle through a node outside the pair; the rest are
 // units of one node. Units are then ordered topologically.
 func (p *plan) cluster() {
-	n := len(p.g.Nodes)
-	parent := make([]int, n)
-	for i := range parent {
-		parent[i] = i
-	}
-	find := func(i int) int {
-		for parent[i] != i {
-			parent[i] = parent[parent[i]]
-			i = parent[i]
-		}
-		return i
-	}
-	succ := make([]map[int]bool, n) // rep -> successor reps
-	for i := range succ {
-		succ[i] = map[int]bool{}
-	}
-	type edge struct{ from, to int }
-	var edges []edge
+	var froms, tos []int
 	for j := range p.g.Nodes {
 		for _, v := range p.uses[j] {
 			if i, ok := p.producer[v]; ok && i != j {
-				succ[i][j] = true
-				edges = append(edges, edge{i, j})
+				froms, tos = append(froms, i), append(tos, j)
 			}
 		}
 	}
-	reaches := func(from, to int) bool { // a path from->...->to of length >= 2
-		seen := map[int]bool{from: true}
-		var stack []int
-		for s := range succ[from] {
-			if s != to {
-				stack = append(stack, s)
-				seen[s] = true
-			}
-		}
-		for len(stack) > 0 {
-			x := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			for s := range succ[x] {
-				if s == to {
-					return true
-				}
-				if !seen[s] {
-					seen[s] = true
-					stack = append(stack, s)
-				}
-			}
-		}
-		return false
-	}
-	for _, e := range edges {
-		a, b := find(e.from), find(e.to)
-		if a == b || !p.dev[e.from].Compiled || !p.dev[e.to].Compiled || p.dev[e.from] != p.dev[e.to] {
-			continue
-		}
-		if reaches(a, b) || reaches(b, a) {
-			continue
-		}
-		// Merge b into a.
-		parent[b] = a
-		for s := range succ[b] {
-			if s != a {
-				succ[a][s] = true
-			}
-		}
-		delete(succ[a], b)
-		delete(succ[a], a)
-		succ[b] = nil
-		for r := range succ {
-			if succ[r] != nil && succ[r][b] {
-				delete(succ[r], b)
-				if r != a {
-					succ[r][a] = true
-				}
-			}
-		}
-	}
+	rep, succ := clusters(len(p.g.Nodes), froms, tos, func(from, to int) bool {
+		return p.dev[from].Compiled && p.dev[to].Compiled && p.dev[from] == p.dev[to]
+	})
+	find := func(i int) int { return rep[i] }
 	p.buildUnits(find, succ)
 }
 
