@@ -30,6 +30,7 @@ func runCSE(m *hlo.Module) (bool, error) {
 
 func cseComputation(c *hlo.Computation, fx *effects, keys *cseKeys) bool {
 	seen := map[string][]*hlo.Instruction{}
+	uses := c.UseIndex()
 	changed := false
 	for _, in := range c.Instructions {
 		if !cseCandidate(in, fx) {
@@ -39,7 +40,7 @@ func cseComputation(c *hlo.Computation, fx *effects, keys *cseKeys) bool {
 		found := false
 		for _, prev := range seen[key] {
 			if in.Opcode != hlo.OpConstant || prev.Literal.Equal(in.Literal) {
-				changed = c.ReplaceAllUses(in, prev) || changed
+				changed = uses.ReplaceAllUses(in, prev) || changed
 				found = true
 				break
 			}

@@ -55,7 +55,7 @@ func (s *Simplifier) Run(m *hlo.Module) (bool, error) {
 	names := hlo.NewNameSet(m)
 	changed := false
 	for _, c := range m.Computations {
-		b := &builder{c: c, names: names}
+		b := &builder{c: c, names: names, uses: c.UseIndex()}
 		for _, in := range slices.Clone(c.Instructions) {
 			for _, r := range byOp[in.Opcode] {
 				repl := r.rewrite(b, in)
@@ -66,7 +66,7 @@ func (s *Simplifier) Run(m *hlo.Module) (bool, error) {
 					return changed, fmt.Errorf("rule %s replaced %s (%s) by %s (%s)", r.name, in.Name,
 						in.Shape.HumanString(), repl.Name, repl.Shape.HumanString())
 				}
-				c.ReplaceAllUses(in, repl)
+				b.uses.ReplaceAllUses(in, repl)
 				changed = true
 				if s.Trace != nil {
 					s.Trace(r.name, in)
@@ -94,8 +94,18 @@ func (s *Simplifier) Run(m *hlo.Module) (bool, error) {
 type builder struct {
 	c     *hlo.Computation
 	names *hlo.NameSet
+	uses  *hlo.UseIndex // c's readers, the instructions added included (the simplifier's)
 	added bool
 	err   error
+}
+
+// addInstruction appends in to c and to the readers' index.
+func (b *builder) addInstruction(in *hlo.Instruction) *hlo.Instruction {
+	b.added = true
+	if b.uses != nil { // the simplifier's; other passes' builders keep none
+		b.uses.Add(in)
+	}
+	return b.c.AddInstruction(in)
 }
 
 // add appends a new instruction (sorted into place after the pass).
@@ -108,8 +118,7 @@ func (b *builder) add(op hlo.Opcode, operands []*hlo.Instruction, attrs ...hlo.A
 		b.err = err
 		return nil
 	}
-	b.added = true
-	return b.c.AddInstruction(in)
+	return b.addInstruction(in)
 }
 
 // scalar returns a new scalar constant of type t with value v.
@@ -124,8 +133,7 @@ func (b *builder) scalar(t hlo.DType, v float64) *hlo.Instruction {
 		lit.SetFloat64(0, v)
 	}
 	in := &hlo.Instruction{Name: b.names.Unique("constant"), Opcode: hlo.OpConstant, Shape: lit.Shape(), Literal: lit}
-	b.added = true
-	return b.c.AddInstruction(in)
+	return b.addInstruction(in)
 }
 
 // splat returns v broadcast to the shape of like (a scalar constant if
@@ -145,8 +153,7 @@ func (b *builder) broadcast(x *hlo.Instruction, dims []int64, positions []int64)
 	}
 	in := &hlo.Instruction{Name: b.names.Unique("broadcast"), Opcode: hlo.OpBroadcast, Shape: hlo.ArrayShape(x.Shape.DType, dims...),
 		Operands: []*hlo.Instruction{x}, Attrs: []hlo.Attr{{Name: "dimensions", Value: nonNil(positions)}}}
-	b.added = true
-	return b.c.AddInstruction(in)
+	return b.addInstruction(in)
 }
 
 // withShape builds an instruction whose result shape is given rather than
@@ -156,8 +163,7 @@ func (b *builder) withShape(op hlo.Opcode, s hlo.Shape, operands []*hlo.Instruct
 		return nil
 	}
 	in := &hlo.Instruction{Name: b.names.Unique(op.String()), Opcode: op, Shape: s.Clone(), Operands: operands, Attrs: attrs}
-	b.added = true
-	return b.c.AddInstruction(in)
+	return b.addInstruction(in)
 }
 
 func nonNil(v []int64) []int64 {
