@@ -75,3 +75,47 @@ func BenchmarkRunOverhead(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLoadLongGraph times a session's load and first run (placing,
+// clustering, lowering, optimizing, fusing and compiling) of graphs of
+// 3·n nodes: n blocks of MatMul, Relu and a residual Add on 4×16
+// values, each block's weights their own. The time should grow about as
+// n does: clustering, CSE, the simplifier, fusion and naming each took
+// time in n² once (a 6,000-node graph 17.3 s, BENCHMARKS.md).
+func BenchmarkLoadLongGraph(b *testing.B) {
+	for _, n := range []int{250, 1000, 2000} {
+		g := onnxbuild.New("long", 17)
+		g.Input("x", onnxbuild.TensorType(onnx.Float, 4, 16))
+		prev := "x"
+		for i := range n {
+			w := make([]float32, 16*16)
+			for k := range w {
+				w[k] = float32((i+k)%7-3) / 64
+			}
+			g.Floats(fmt.Sprintf("w%d", i), w, 16, 16)
+			g.Node("MatMul", fmt.Sprintf("mm%d", i), []string{prev, fmt.Sprintf("w%d", i)}, []string{fmt.Sprintf("m%d", i)})
+			g.Node("Relu", fmt.Sprintf("relu%d", i), []string{fmt.Sprintf("m%d", i)}, []string{fmt.Sprintf("r%d", i)})
+			g.Node("Add", fmt.Sprintf("add%d", i), []string{fmt.Sprintf("r%d", i), prev}, []string{fmt.Sprintf("a%d", i)})
+			prev = fmt.Sprintf("a%d", i)
+		}
+		g.Output(prev, onnxbuild.TensorType(onnx.Float, 4, 16))
+		m, err := g.Model()
+		if err != nil {
+			b.Fatal(err)
+		}
+		x := hlo.NewLiteral(hlo.ArrayShape(hlo.F32, 4, 16))
+		in := []*onnx.Value{onnx.LiteralValue(x)}
+		b.Run(fmt.Sprintf("nodes=%d", 3*n), func(b *testing.B) {
+			for range b.N {
+				s, err := graph.New(m, graph.Options{Threads: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.RunOrdered(context.Background(), in); err != nil {
+					b.Fatal(err)
+				}
+				s.Close()
+			}
+		})
+	}
+}
