@@ -246,7 +246,12 @@ func macroKernelAVX2[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb
 		bs := bpf[j*kb : (j+nr)*kb]
 		cols := min(nr, nb-j)
 		share := sliverStreams(pf.cold, bs, next, j, nb, kb, tiles)
-		for i := 0; i < mb; i += mr {
+		i0 := 0
+		if ops != nil && tiles > 0 && gemmTileCalls { // whole tiles in one call (cols == nr here)
+			kernelStreamOpsTilesF32(kb, apf[:tiles*mr*kb], bs, cf[ic*ldc+jc+j:], ldc, overwrite, share(0), ops, ic, jc+j, tiles)
+			i0 = tiles * mr
+		}
+		for i := i0; i < mb; i += mr {
 			as := apf[i*kb : (i+mr)*kb]
 			off := (ic+i)*ldc + jc + j
 			if i+mr > mb || cols < nr { // through the scratch tile
@@ -288,6 +293,10 @@ func sliverStreams(cold bool, bs, next []float32, j, nb, kb, tiles int) func(cal
 // gemmStreams lets tests and benchmarks turn the AVX2 GEMM kernels'
 // prefetch streams off.
 var gemmStreams = true
+
+// gemmTileCalls lets tests run the AVX2 macro-kernel's whole tiles with
+// ops a call each instead of a column of them a call.
+var gemmTileCalls = true
 
 // finalOps is the ops blk's run may finish a block with: blk.ops for the
 // final K slice (fin), none before it.

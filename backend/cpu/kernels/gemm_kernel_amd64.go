@@ -24,6 +24,18 @@ func kernelStreamOpsF32(k int, a, b, c []float32, ldc int, overwrite bool, pf pr
 	sgemm6x16fo(k, &a[0], &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
 }
 
+// kernelStreamOpsTilesF32 is kernelStreamOpsF32 for tiles tiles down a
+// column of C from row, in one call (sgemm6x16fot): a holds their packed
+// A tiles one after another, pf is the first tile's share of the stream
+// (each next one's lies kb/2 prefetches on, as streamShare's).
+func kernelStreamOpsTilesF32(k int, a, b, c []float32, ldc int, overwrite bool, pf prefetchRange, ops *TileOps, row, col, tiles int) {
+	_ = c[(tiles*sgemmMR-1)*ldc+15]
+	_ = a[tiles*sgemmMR*k-1]
+	_ = b[sgemmNR*k-1]
+	bias, res, resBias := ops.operandsOf(tiles*sgemmMR, sgemmNR, row, col)
+	sgemm6x16fot(k, &a[0], &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, tiles)
+}
+
 // directRowsStreamF32 computes a 6×16 tile with the AVX2 direct kernel:
 // A's six rows read where they lie, lda apart, from a[0] on, b a packed
 // B sliver, with pf's prefetch stream; with ops (nil: none) it finishes

@@ -76,6 +76,10 @@ func kernelStreamOpsF32(k int, a, b, c []float32, ldc int, overwrite bool, pf pr
 	panic("kernels: no AVX2 kernel")
 }
 
+func kernelStreamOpsTilesF32(k int, a, b, c []float32, ldc int, overwrite bool, pf prefetchRange, ops *TileOps, row, col, tiles int) {
+	panic("kernels: no AVX2 kernel")
+}
+
 func kernelTapsOpsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool, pf prefetchRange, ops *TileOps, row, col int) {
 	panic("kernels: no AVX2 kernel")
 }

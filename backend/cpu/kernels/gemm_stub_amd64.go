@@ -35,6 +35,14 @@ func sgemm6x16df(k int, a *float32, lda int, b *float32, c *float32, ldc int, ov
 //go:noescape
 func sgemm6x16dfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
 
+// sgemm6x16fot computes C[6x16] += A·B (C = A·B if overwrite) over k steps (A packed 6 per step, B packed 16 per step).
+// Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
+// Before storing it finishes the tile with flags' ops, in this order: plus the 16 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 16 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// It computes tiles such tiles down a column of C, 6 rows apart, from consecutive tiles of packed A; c, res and the prefetch stream advance with them.
+//
+//go:noescape
+func sgemm6x16fot(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, tiles int)
+
 // sgemm6x16taps computes C[6x16] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers.
 //
 //go:noescape

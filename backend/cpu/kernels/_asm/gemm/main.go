@@ -90,6 +90,19 @@ func microKernelOf(name string, rows, size int, pf, ops bool, bcast func(Op, reg
 // (a transformer's 128-row products on two threads).
 func microKernelDirectOf(name string, rows, size int, direct, pf, ops bool, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
 	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
+	microKernelTilesOf(name, rows, size, direct, pf, ops, false, bcast, load, fma, add, store)
+}
+
+// microKernelTilesOf is microKernelDirectOf with, tiles, a last
+// parameter tiles: the kernel computes that many tiles down a column of
+// C, each rows rows below the one before, from consecutive tiles of
+// packed A, over the one B sliver, their residual rows and prefetch
+// stream advancing with them (the stream as the macro-kernel's shares,
+// streamShare: kb/2 prefetches a tile). A 6×16 tile of a product 32
+// deep is ~300 cycles, of which the Go around a call per tile took a
+// fifth (ResNet's pointwise convolutions, BENCHMARKS.md).
+func microKernelTilesOf(name string, rows, size int, direct, pf, ops, tiles bool, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
+	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
 	sig := fmt.Sprintf("func(k int, a, b, c *%s, ldc int, overwrite bool)", map[int]string{4: "float32", 8: "float64"}[size])
 	doc := []string{fmt.Sprintf("%s computes C[%dx%d] += A·B (C = A·B if overwrite) over k steps (A packed %d per step, B packed %d per step).",
 		name, rows, 64/size, rows, 64/size)}
@@ -106,9 +119,13 @@ func microKernelDirectOf(name string, rows, size int, direct, pf, ops bool, bcas
 		sig = sig[:len(sig)-1] + opsParams
 		doc = append(doc, opsDocOf(64/size))
 	}
+	if tiles {
+		sig = sig[:len(sig)-1] + ", tiles int)"
+		doc = append(doc, fmt.Sprintf("It computes tiles such tiles down a column of C, %d rows apart, from consecutive tiles of packed A; c, res and the prefetch stream advance with them.", rows))
+	}
 	TEXT(name, NOSPLIT, sig)
 	Doc(doc...)
-	microKernelBodyOf(name, rows, size, direct, pf, ops, bcast, load, fma, add, store)
+	microKernelBodyTiles(name, rows, size, direct, pf, ops, tiles, bcast, load, fma, add, store)
 }
 
 // microKernelBody is microKernel after the TEXT and Doc lines: size is
@@ -122,7 +139,18 @@ func microKernelBody(name string, rows, size int, bcast func(Op, reg.VecVirtual)
 // (f32: the tile finished as it is stored, storeOpsAndReturnW).
 func microKernelBodyOf(name string, rows, size int, direct, pf, ops bool, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
 	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
+	microKernelBodyTiles(name, rows, size, direct, pf, ops, false, bcast, load, fma, add, store)
+}
+
+// microKernelBodyTiles is microKernelBodyOf looping over tiles where
+// tiles is set (microKernelTilesOf): each pass reloads its parameters,
+// which the pass before advanced in place.
+func microKernelBodyTiles(name string, rows, size int, direct, pf, ops, tiles bool, bcast func(Op, reg.VecVirtual), load func(Op, reg.VecVirtual),
+	fma func(Op, Op, Op), add func(Op, Op, Op), store func(Op, Op)) {
 	Pragma("noescape")
+	if tiles {
+		Label(name + "_tile")
+	}
 	k := Load(Param("k"), GP64())
 	a := Load(Param("a"), GP64())
 	b := Load(Param("b"), GP64())
@@ -194,6 +222,10 @@ func microKernelBodyOf(name string, rows, size int, direct, pf, ops bool, bcast 
 		ADDQ(U32(n*64), b)
 	}, name+"_store")
 	Label(name + "_store")
+	if ops && tiles {
+		storeOpsThenW(name, rows, 32, acc, func() { nextTile(name, rows, size, pf) })
+		return
+	}
 	if ops {
 		storeOpsAndReturnW(name, rows, 32, acc)
 		return
@@ -201,6 +233,48 @@ func microKernelBodyOf(name string, rows, size int, direct, pf, ops bool, bcast 
 	storeAndReturn(name, size, func(c, ldc reg.Register, put func(Mem, reg.VecVirtual)) {
 		storeTile(rows, c, ldc, acc, put)
 	}, add, store)
+}
+
+// nextTile advances a multi-tile kernel's parameters to its next tile
+// and jumps back to its start while tiles remain: a to the next packed
+// tile (rows·k values on), c and res rows rows down, the prefetch
+// stream's offset past the kb/2 lines of this tile's share.
+func nextTile(name string, rows, size int, pf bool) {
+	left := Load(Param("tiles"), GP64())
+	DECQ(left)
+	Store(left, Param("tiles"))
+	JZ(LabelRef(name + "_done"))
+	k := Load(Param("k"), GP64())
+	t := GP64()
+	MOVQ(k, t)
+	IMUL3Q(Imm(uint64(rows*size)), t, t)
+	a := Load(Param("a"), GP64())
+	ADDQ(t, a)
+	Store(a, Param("a"))
+	c, ldc := loadC(size)
+	IMUL3Q(Imm(uint64(rows)), ldc, ldc)
+	ADDQ(ldc, c)
+	Store(c, Param("c"))
+	// The residual advances only where there is one (flags 4): res is
+	// nil otherwise, and stays so.
+	flags := Load(Param("flags"), GP64())
+	TESTQ(U32(4), flags)
+	JZ(LabelRef(name + "_nextpf"))
+	res := Load(Param("res"), GP64())
+	ldr := Load(Param("ldr"), GP64())
+	IMUL3Q(Imm(uint64(rows*4)), ldr, ldr)
+	ADDQ(ldr, res)
+	Store(res, Param("res"))
+	Label(name + "_nextpf")
+	if pf {
+		off, step := Load(Param("pfOff"), GP64()), Load(Param("pfStep"), GP64())
+		SHRQ(Imm(1), k)
+		IMULQ(step, k)
+		ADDQ(k, off)
+		Store(off, Param("pfOff"))
+	}
+	JMP(LabelRef(name + "_tile"))
+	Label(name + "_done")
 }
 
 // aheadRows is how far below its own tile a 6-row AVX2 kernel
@@ -307,6 +381,12 @@ func sgemmKernel() {
 			func(m, x, dst Op) { VADDPS(m, x, dst) },
 			func(x, m Op) { VMOVUPS(x, m) })
 	}
+	microKernelTilesOf("sgemm6x16fot", 6, 4, false, true, true, true,
+		func(m Op, x reg.VecVirtual) { VBROADCASTSS(m, x) },
+		func(m Op, x reg.VecVirtual) { VMOVUPS(m, x) },
+		func(b, x, acc Op) { VFMADD231PS(b, x, acc) },
+		func(m, x, dst Op) { VADDPS(m, x, dst) },
+		func(x, m Op) { VMOVUPS(x, m) })
 }
 
 // s8gemmKernel is the integer micro-kernel: packed A holds, per step, a
@@ -1754,6 +1834,13 @@ func storeOpsAndReturn(name string, rows int, acc []reg.VecVirtual) {
 // storeOpsAndReturnW is storeOpsAndReturn for vectors width bytes wide:
 // 64 (ZMM, rows of 32 columns) or 32 (YMM, the AVX2 kernels' rows of 16).
 func storeOpsAndReturnW(name string, rows, width int, acc []reg.VecVirtual) {
+	storeOpsThenW(name, rows, width, acc, nil)
+}
+
+// storeOpsThenW is storeOpsAndReturnW running next, where not nil, after
+// the store and before the return: a kernel of several tiles jumps back
+// from there for its next one.
+func storeOpsThenW(name string, rows, width int, acc []reg.VecVirtual, next func()) {
 	vec := ZMM
 	if width == 32 {
 		vec = YMM
@@ -1836,6 +1923,9 @@ func storeOpsAndReturnW(name string, rows, width int, acc []reg.VecVirtual) {
 	}
 	Label(name + "_put")
 	storeRows(rows, 2, width, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
+	if next != nil {
+		next()
+	}
 	VZEROUPPER()
 	RET()
 }
