@@ -48,22 +48,30 @@ func (c *Computation) ReplaceAllUses(old, repl *Instruction) bool {
 		if in == repl {
 			continue // never make repl its own operand
 		}
-		for i, o := range in.Operands {
-			if o == old {
-				in.Operands[i] = repl
-				changed = true
-			}
-		}
-		for i, o := range in.ControlPredecessors {
-			if o == old {
-				in.ControlPredecessors[i] = repl
-				changed = true
-			}
-		}
+		changed = replaceIn(in, old, repl) || changed
 	}
 	if c.Root == old {
 		c.Root = repl
 		changed = true
+	}
+	return changed
+}
+
+// replaceIn makes in's operands and control predecessors that are old
+// repl, reporting whether any was.
+func replaceIn(in, old, repl *Instruction) bool {
+	changed := false
+	for i, o := range in.Operands {
+		if o == old {
+			in.Operands[i] = repl
+			changed = true
+		}
+	}
+	for i, o := range in.ControlPredecessors {
+		if o == old {
+			in.ControlPredecessors[i] = repl
+			changed = true
+		}
 	}
 	return changed
 }
@@ -117,18 +125,7 @@ func (x *UseIndex) ReplaceAllUses(old, repl *Instruction) bool {
 			kept = append(kept, in) // never make repl its own operand
 			continue
 		}
-		for i, o := range in.Operands {
-			if o == old {
-				in.Operands[i] = repl
-				changed = true
-			}
-		}
-		for i, o := range in.ControlPredecessors {
-			if o == old {
-				in.ControlPredecessors[i] = repl
-				changed = true
-			}
-		}
+		changed = replaceIn(in, old, repl) || changed
 		x.readers[repl] = append(x.readers[repl], in)
 	}
 	x.readers[old] = kept
