@@ -47,56 +47,57 @@ func windowFold256(name, f string, op func(...Op)) {
 		LEAQ(Mem{Base: b, Disp: 32 * g}, end)
 		CMPQ(end, c)
 		JA(LabelRef(fmt.Sprintf("%s_%d_blocks", name, g/4)))
-		tapAt := func(m reg.Register) Mem { return Mem{Base: at, Index: b, Scale: 1} }
+		tap := Mem{Base: at, Index: b, Scale: 1} // the blocks' first at the current tap
 		acc := make([]reg.VecVirtual, g)
-		LEAQ(Mem{Base: src, Index: first, Scale: 4}, at)
 		for i := range acc {
 			acc[i] = YMM()
-			VMOVUPS(tapAt(at).Offset(32*i), acc[i])
 		}
+		// loadFirst loads the first tap's blocks into acc; foldTaps runs
+		// fold over every later tap, label being its loop.
+		loadFirst := func() {
+			LEAQ(Mem{Base: src, Index: first, Scale: 4}, at)
+			for i := range acc {
+				VMOVUPS(tap.Offset(32*i), acc[i])
+			}
+		}
+		foldTaps := func(label, done string, fold func(i int)) {
+			MOVQ(U32(1), t)
+			Label(label)
+			CMPQ(t, ntaps)
+			JAE(LabelRef(done))
+			MOVQ(Mem{Base: taps, Index: t, Scale: 8}, at)
+			LEAQ(Mem{Base: src, Index: at, Scale: 4}, at)
+			for i := range acc {
+				fold(i)
+			}
+			INCQ(t)
+			JMP(LabelRef(label))
+		}
+		loadFirst()
 		nan := YMM()
 		VXORPS(nan, nan, nan)
-		MOVQ(U32(1), t)
-		Label(l + "_tap")
-		CMPQ(t, ntaps)
-		JAE(LabelRef(l + "_check"))
-		MOVQ(Mem{Base: taps, Index: t, Scale: 8}, at)
-		LEAQ(Mem{Base: src, Index: at, Scale: 4}, at)
-		for i := range acc {
+		foldTaps(l+"_tap", l+"_check", func(i int) {
 			x, u := YMM(), YMM()
-			VMOVUPS(tapAt(at).Offset(32*i), x)
+			VMOVUPS(tap.Offset(32*i), x)
 			VCMPPS(Imm(3), x, x, u) // unordered: x is NaN
 			VORPS(u, nan, nan)
 			op(acc[i], x, acc[i]) // x beyond acc ? x : acc
-		}
-		INCQ(t)
-		JMP(LabelRef(l + "_tap"))
+		})
 		Label(l + "_check")
 		VTESTPS(nan, nan)
 		JZ(LabelRef(l + "_store"))
 		// A later tap was NaN: fold the blocks again, NaN by NaN.
-		LEAQ(Mem{Base: src, Index: first, Scale: 4}, at)
-		for i := range acc {
-			VMOVUPS(tapAt(at).Offset(32*i), acc[i])
-		}
-		MOVQ(U32(1), t)
-		Label(l + "_exact")
-		CMPQ(t, ntaps)
-		JAE(LabelRef(l + "_store"))
-		MOVQ(Mem{Base: taps, Index: t, Scale: 8}, at)
-		LEAQ(Mem{Base: src, Index: at, Scale: 4}, at)
-		for i := range acc {
+		loadFirst()
+		foldTaps(l+"_exact", l+"_store", func(i int) {
 			y, r, m := YMM(), YMM(), YMM()
-			VMOVUPS(tapAt(at).Offset(32*i), y)
+			VMOVUPS(tap.Offset(32*i), y)
 			op(acc[i], y, r)
 			VCMPPS(Imm(3), y, y, m)
 			VBLENDVPS(m, y, r, r)
 			VCMPPS(Imm(3), acc[i], acc[i], m)
 			VBLENDVPS(m, acc[i], r, r)
 			VMOVAPS(r, acc[i])
-		}
-		INCQ(t)
-		JMP(LabelRef(l + "_exact"))
+		})
 		Label(l + "_store")
 		for i := range acc {
 			VMOVUPS(acc[i], Mem{Base: dst, Index: b, Scale: 1, Disp: 32 * i})
