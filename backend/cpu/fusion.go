@@ -425,7 +425,6 @@ func (b *fusionBatch) add(g group) {
 	fusion := &hlo.Instruction{Name: names.Unique("fusion"), Opcode: hlo.OpFusion, Shape: root.Shape.Clone(), Operands: operands,
 		Attrs: []hlo.Attr{{Name: "kind", Value: hlo.Enum(g.kind)}, {Name: "calls", Value: fc}}, Parent: b.c}
 	b.c.Instructions[b.pos[root]] = fusion
-	b.pos[fusion] = b.pos[root]
 	b.replace(root, fusion)
 	for _, o := range operands {
 		b.users[o] = append(b.users[o], fusion)
