@@ -56,6 +56,7 @@ var loweringDecls = []loweringDecl{
 	{lowering{"fft", writes(lowerFFT)}, opcodes(hlo.OpFft)},
 	{lowering{"triangular-solve", writes(lowerTriangularSolve)}, opcodes(hlo.OpTriangularSolve)},
 	{lowering{"cholesky", writes(lowerCholesky)}, opcodes(hlo.OpCholesky)},
+	{lowering{"gemm-bf16", writesC((*compiler).lowerDotBF16)}, opcodes(hlo.OpDot)},
 	{lowering{"gemm", writesC((*compiler).lowerDot)}, opcodes(hlo.OpDot)},
 	{lowering{"complex-dot", writes(lowerDotComplex)}, opcodes(hlo.OpDot)},
 	{lowering{"dot", writes(lowerDotGeneric)}, opcodes(hlo.OpDot)},

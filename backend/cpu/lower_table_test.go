@@ -13,7 +13,7 @@ import (
 // instruction gets).
 func TestLoweringOrder(t *testing.T) {
 	want := map[hlo.Opcode]string{
-		hlo.OpDot:          "gemm complex-dot dot evaluator",
+		hlo.OpDot:          "gemm-bf16 gemm complex-dot dot evaluator",
 		hlo.OpFusion:       "multi-output-fusion gemm-int8 conv-int8 gemm-transposed output-fusion reduce-select reduce-fusion tile-fusion fusion-body evaluator",
 		hlo.OpReduce:       "reduce reduce-select reduce-lanes evaluator",
 		hlo.OpReduceWindow: "reduce reduce-window-lanes evaluator",

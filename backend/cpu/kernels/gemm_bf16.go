@@ -62,10 +62,51 @@ func packABF16(dst []uint32, a Narrow, k, ic, pc, mb, kb int) {
 		if rows < bf16MR {
 			clear(d)
 		}
+		if rows == bf16MR && a.Col == 1 && packWords6(d, a.Data, (ic+s)*a.Row+2*pc, a.Row, n) {
+			continue
+		}
 		for r := range rows {
 			packPairs(d[r:], a.Data, (ic+s+r)*a.Row+2*pc*a.Col, a.Col, n, bf16MR)
 		}
 	}
+}
+
+// littleEndian: a bf16 pair in memory, value 2q then 2q+1, read as one
+// 32-bit word holds 2q in its low half, as the kernels take it.
+var littleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 1 }()
+
+// packWords6 packs six rows of a row-major A (row 0 at src[at], rows lda
+// apart), n values each, as packPairs would: where each row's pairs lie
+// in memory as aligned 32-bit words, already the words the kernel takes,
+// so packing is a transpose of six rows of words (a word a load, not two
+// halves put together). It reports false, packing nothing, elsewhere.
+func packWords6(d []uint32, src []uint16, at, lda, n int) bool {
+	if !littleEndian || n < 2 {
+		return false
+	}
+	q := n / 2 // whole pairs
+	var w [bf16MR][]uint32
+	for r := range w {
+		o := at + r*lda
+		p := unsafe.Pointer(&src[o : o+n][0])
+		if uintptr(p)%4 != 0 {
+			return false
+		}
+		w[r] = unsafe.Slice((*uint32)(p), q)
+	}
+	w0, w1, w2, w3, w4, w5 := w[0], w[1][:q], w[2][:q], w[3][:q], w[4][:q], w[5][:q]
+	d = d[:bf16MR*((n+1)/2)]
+	for i := range w0 {
+		o := d[bf16MR*i : bf16MR*i+bf16MR : bf16MR*i+bf16MR]
+		o[0], o[1], o[2], o[3], o[4], o[5] = w0[i], w1[i], w2[i], w3[i], w4[i], w5[i]
+	}
+	if n%2 == 1 { // the last value alone, its partner zero
+		o := d[bf16MR*q:]
+		for r := range bf16MR {
+			o[r] = uint32(src[at+r*lda+n-1])
+		}
+	}
+	return true
 }
 
 // packBBF16 packs columns [jc, jc+nb) of B, pair steps [pc, pc+kb), into
@@ -74,6 +115,11 @@ func packABF16(dst []uint32, a Narrow, k, ic, pc, mb, kb int) {
 func packBBF16(dst []uint32, b Narrow, k, pc, jc, kb, nb, from, to int) {
 	to = min(to, (nb+bf16NR-1)/bf16NR)
 	n := min(2*kb, k-2*pc)
+	if b.Col == 1 {
+		whole := max(from, min(to, nb/bf16NR)) // slivers [from, whole) are NR wide
+		packRowsBF16(dst, b, 2*pc, jc, n, kb, from, whole)
+		from = whole
+	}
 	for sl := from; sl < to; sl++ {
 		d := dst[sl*bf16NR*kb : (sl+1)*bf16NR*kb]
 		c0 := sl * bf16NR
@@ -91,9 +137,42 @@ func packBBF16(dst []uint32, b Narrow, k, pc, jc, kb, nb, from, to int) {
 	}
 }
 
+// packRowsBF16 packs whole slivers [from, to) of a B with unit column
+// stride, rows [p, p+n), a pair of rows at a time across all of them:
+// each row is read front to back once, where a sliver at a time read a
+// 32-byte piece of every row, a row apart (half a cache line, the other
+// half read again for the next sliver).
+func packRowsBF16(dst []uint32, b Narrow, p, j, n, kb, from, to int) {
+	if from >= to {
+		return
+	}
+	cols := (to - from) * bf16NR
+	for q := range (n + 1) / 2 {
+		lo := b.Data[(p+2*q)*b.Row+j+from*bf16NR:][:cols]
+		var hi []uint16
+		if 2*q+1 < n {
+			hi = b.Data[(p+2*q+1)*b.Row+j+from*bf16NR:][:cols]
+		}
+		for sl := range to - from {
+			o := (*[bf16NR]uint32)(dst[(from+sl)*bf16NR*kb+q*bf16NR:])
+			l := (*[bf16NR]uint16)(lo[sl*bf16NR:])
+			if hi == nil { // an odd last value: its partner zero
+				for x := range bf16NR {
+					o[x] = uint32(l[x])
+				}
+				continue
+			}
+			h := (*[bf16NR]uint16)(hi[sl*bf16NR:])
+			for x := range bf16NR {
+				o[x] = uint32(l[x]) | uint32(h[x])<<16
+			}
+		}
+	}
+}
+
 // packRowPairs16 packs cols (≤ NR) contiguous columns from column j of
-// rows [p, p+n) of a B with unit column stride two rows at a time, each
-// row read front to back rather than a column at a time a row apart.
+// rows [p, p+n) of a B with unit column stride two rows at a time (a
+// partial sliver: packRowsBF16 packs whole ones).
 func packRowPairs16(d []uint32, b Narrow, p, j, n, cols int) {
 	for q := range (n + 1) / 2 {
 		lo := b.Data[(p+2*q)*b.Row+j:][:cols]

@@ -73,6 +73,13 @@ func GemmNarrowF32(m, n, k int, a, b Narrow, c []float32, ldc int, accumulate bo
 	gemmCore(m, n, k, packedBlock(pa, sgemmMR, sgemmNR, kernelF32), pb, c, ldc, accumulate, threads, sgemmMR, sgemmNR, nil)
 }
 
+// BF16Direct reports whether GemmNarrowF32 multiplies two bf16 operands
+// on the bf16 dot-product kernels (VDPBF16PS), where this CPU runs them
+// faster than widening to f32 (cpu_model_amd64.go's policy, or
+// AXLE_KERNELS=bf16): the compiler then hands bf16 products to it rather
+// than widening them itself.
+func BF16Direct() bool { return preferBF16DP }
+
 // widenTables holds widenTable's tables by format name: built once each
 // (65,536 values: rebuilding two took 150 µs a call, 5% of a 512³
 // product).
