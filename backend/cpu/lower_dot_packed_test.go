@@ -112,7 +112,7 @@ func checkPackedDot(t *testing.T, withConst, withParam string, sameBits bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if xc.Lowering["gemm"]+xc.Lowering["gemm+epilogue"] != 1 {
+	if xc.Lowering["gemm"]+xc.Lowering["gemm+epilogue"]+xc.Lowering["gemm-bf16"] != 1 {
 		t.Fatalf("not one product on the GEMM: %v", xc.Lowering)
 	}
 	w := mc.Entry.Instructions[1].Literal
