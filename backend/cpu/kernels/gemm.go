@@ -191,6 +191,17 @@ type aBlock[T float32 | float64] struct {
 	// column split packs all of A once for each chunk of columns (set
 	// where that was measured to outweigh the chunks' balance: AVX2).
 	packsA bool
+	// kc, where set, is the depth of the K slices the driver packs and
+	// runs (gemmKC otherwise); the packing buffers grow with it.
+	kc int
+}
+
+// depth is the K slice depth of blocks of blk.
+func (blk aBlock[T]) depth() int {
+	if blk.kc > 0 {
+		return blk.kc
+	}
+	return gemmKC
 }
 
 // bPrefetch is what a block's kernels prefetch of B. Where B's panels
@@ -351,14 +362,14 @@ type bSource[T float32 | float64] struct {
 // nextPanel is the panel a thread reads after K slice [pc, pc+kb) of
 // columns [jc, jc+nb) of its columns [jc, to): the next K slice's, or
 // the first of the next columns', or nil (none, or no peek).
-func (src bSource[T]) nextPanel(pc, kb, k, jc, nb, to int) []T {
+func (src bSource[T]) nextPanel(pc, kb, k, jc, nb, to, kc int) []T {
 	switch {
 	case src.peek == nil:
 		return nil
 	case pc+kb < k:
-		return src.peek(pc+kb, jc, min(gemmKC, k-pc-kb), nb)
+		return src.peek(pc+kb, jc, min(kc, k-pc-kb), nb)
 	case jc+nb < to:
-		return src.peek(0, jc+nb, min(gemmKC, k), min(gemmNC, to-jc-nb))
+		return src.peek(0, jc+nb, min(kc, k), min(gemmNC, to-jc-nb))
 	}
 	return nil
 }
@@ -388,22 +399,23 @@ func gemmCoreFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSource[T
 	}
 	per := ((m+threads-1)/threads + step - 1) / step * step
 	nc := min(gemmNC, (n+nr-1)/nr*nr)
+	kc := blk.depth()
 	// Packing buffers come from a pool: fresh memory costs a page fault
 	// per 4 KiB on first touch, more than packing itself.
 	var bp []T // B's packing buffer: none where its panels were packed before
 	if src.panel == nil {
-		bp = getBuf[T](gemmKC * nc)
+		bp = getBuf[T](kc * nc)
 		defer putBuf(bp)
 	}
 	aps := make([][]T, threads)
 	for t := range aps {
-		aps[t] = getBuf[T](gemmMC*gemmKC + edgeTile)
+		aps[t] = getBuf[T](gemmMC*kc + edgeTile)
 		defer putBuf(aps[t])
 	}
 	for jc := 0; jc < n; jc += nc {
 		nb := min(nc, n-jc)
-		for pc := 0; pc < k; pc += gemmKC {
-			kb := min(gemmKC, k-pc)
+		for pc := 0; pc < k; pc += kc {
+			kb := min(kc, k-pc)
 			slivers := (nb + nr - 1) / nr
 			// One thread packs B as it goes where its block can (the
 			// threads share one packed B otherwise).
@@ -411,7 +423,7 @@ func gemmCoreFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSource[T
 			if threads == 1 {
 				from = blk.bFrom(nb, nr)
 			}
-			bpc, pf := bp, bPrefetch[T]{cold: src.panel != nil, next: src.nextPanel(pc, kb, k, jc, nb, n)}
+			bpc, pf := bp, bPrefetch[T]{cold: src.panel != nil, next: src.nextPanel(pc, kb, k, jc, nb, n, kc)}
 			if src.panel != nil {
 				bpc = src.panel(pc, jc, kb, nb)
 			} else {
@@ -461,6 +473,7 @@ func gemmColumns[T float32 | float64](m, n, k int, blk aBlock[T], pb bPacker[T],
 // gemmColumnsFrom is gemmColumns with B from src.
 func gemmColumnsFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSource[T], c []T, ldc int, accumulate bool, threads, mr, nr int, epi Epilogue) {
 	slivers := (n + nr - 1) / nr
+	kc := blk.depth()
 	width := columnChunk(slivers, threads, 2*m*n*k, blk.packsA) // slivers a chunk
 	q := newClaims((slivers+width-1)/width, threads)
 	defer q.put()
@@ -468,10 +481,10 @@ func gemmColumnsFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSourc
 		nc := min(gemmNC, width*nr)
 		var bp []T
 		if src.panel == nil {
-			bp = getBuf[T](gemmKC * nc)
+			bp = getBuf[T](kc * nc)
 			defer putBuf(bp)
 		}
-		ap := getBuf[T](gemmMC*gemmKC + edgeTile)
+		ap := getBuf[T](gemmMC*kc + edgeTile)
 		defer putBuf(ap)
 		mc := balancedBlock(m, gemmMC, blockRows[T](mr, nr))
 		for ch, ok := q.next(t); ok; ch, ok = q.next(t) {
@@ -481,10 +494,10 @@ func gemmColumnsFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSourc
 			j0, j1 := ch*width*nr, min(n, (ch+1)*width*nr)
 			for jc := j0; jc < j1; jc += nc {
 				nb := min(nc, j1-jc)
-				for pc := 0; pc < k; pc += gemmKC {
-					kb := min(gemmKC, k-pc)
+				for pc := 0; pc < k; pc += kc {
+					kb := min(kc, k-pc)
 					from := blk.bFrom(nb, nr)
-					bpc, pf := bp, bPrefetch[T]{cold: src.panel != nil, next: src.nextPanel(pc, kb, k, jc, nb, j1)}
+					bpc, pf := bp, bPrefetch[T]{cold: src.panel != nil, next: src.nextPanel(pc, kb, k, jc, nb, j1, kc)}
 					if src.panel != nil {
 						bpc = src.panel(pc, jc, kb, nb)
 					} else {

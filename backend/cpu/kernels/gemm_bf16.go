@@ -20,10 +20,10 @@ import (
 // instruction against 16 for an f32 FMA, and half the bytes packed. An
 // odd k, rows past m and columns past n are padded with zeros.
 //
-// The driver is gemmCore's, counting k in pairs: its KC of 256 steps is
-// 512 values of k, so a packed block takes the f32 GEMM's bytes, and its
-// float32 buffers hold the packed words (words). Its size thresholds count
-// pair steps too: a product runs inline below 2^24 flops here, not 2^23.
+// The driver is gemmCore's, counting k in pairs, with K slices of bf16KC
+// steps; its float32 buffers hold the packed words (words). Its size
+// thresholds count pair steps too: a product runs inline below 2^24 flops
+// here, not 2^23.
 //
 // Rounding differs from the f32 kernels': the instruction reads bf16
 // subnormals as zero, flushes subnormal results to zero and rounds to
@@ -31,10 +31,21 @@ import (
 // kernels' Go twin, gives the same bits).
 const bf16MR, bf16NR = 6, 16
 
+// bf16KC is the bf16 GEMM's K slice in pair steps (2048 values of k), four
+// times the f32 GEMM's gemmKC: each slice reads and writes all of C once,
+// and at twice the f32 kernels' multiply-adds a cycle those passes cost
+// twice as much. On Zen 4, 2048³ on two threads: 256 steps 42.6 ms, 512
+// 40.5, 1024 39.5 (one process, runs alternated; 1024 again best of three
+// rounds). The f32 GEMM measured no difference between 256 and 512. A
+// slice of B then takes 128 KiB a pair of slivers, past L1, and a block
+// of A 480 KiB of L2 (1 MiB on Zen 4): the kernel's B loads hit L2 and
+// keep up.
+const bf16KC = 1024
+
 // gemmBF16DP is GemmNarrowF32 for two bf16 operands on VDPBF16PS (on
 // the kernels' Go twin where the CPU has no AVX512_BF16).
 func gemmBF16DP(m, n, k int, a, b Narrow, c []float32, ldc int, accumulate bool, threads int) {
-	blk := aBlock[float32]{run: func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, _ bPrefetch[float32], _ *TileOps) int {
+	blk := aBlock[float32]{kc: bf16KC, run: func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, _ bPrefetch[float32], _ *TileOps) int {
 		packABF16(words(ap), a, k, ic, pc, mb, kb)
 		macroKernelBF16(words(ap), words(bp), c, ldc, ic, jc, mb, nb, kb, overwrite)
 		return 0

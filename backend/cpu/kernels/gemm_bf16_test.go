@@ -175,13 +175,13 @@ func TestGemmBF16Small(t *testing.T) {
 	})
 }
 
-// Sizes that cross the blocking: the 12×32 tiles' edges, a K block (512
-// values of k on the VDPBF16PS path, 256 widening), an odd k at a
+// Sizes that cross the blocking: the 12×32 tiles' edges, a K block (2048
+// values of k on the VDPBF16PS path, bf16KC pairs; 256 widening), an odd k at a
 // block's end, an MC block of rows, two NC column blocks, and products
 // big enough to split across two threads; each in three pairs of
 // layouts, on one and two threads.
 func TestGemmBF16Blocks(t *testing.T) {
-	sizes := [][3]int{{12, 32, 2}, {13, 33, 3}, {24, 64, 511}, {25, 47, 513}, {121, 97, 1025}, {130, 100, 700}, {7, 3100, 9}}
+	sizes := [][3]int{{12, 32, 2}, {13, 33, 3}, {24, 64, 511}, {25, 47, 513}, {121, 97, 1025}, {130, 100, 700}, {7, 3100, 9}, {14, 35, 2049}, {20, 33, 4100}}
 	bf16Paths(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(5, 17))
 		for si, s := range sizes {
