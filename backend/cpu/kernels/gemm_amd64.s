@@ -21890,6 +21890,38 @@ pairs_done:
 	VZEROUPPER
 	RET
 
+// func interleaveBF16(slivers int, lo *uint16, hi *uint16, dst *uint32, step int)
+// Requires: AVX, AVX2
+TEXT ·interleaveBF16(SB), NOSPLIT, $0-40
+	MOVQ    slivers+0(FP), AX
+	MOVQ    lo+8(FP), CX
+	MOVQ    hi+16(FP), DX
+	MOVQ    dst+24(FP), BX
+	MOVQ    step+32(FP), SI
+	SHLQ    $0x02, SI
+	TESTQ   AX, AX
+	JZ      interleave_done
+	PCALIGN $0x20
+
+interleave_loop:
+	VMOVDQU    (CX), Y0
+	VMOVDQU    (DX), Y1
+	VPUNPCKLWD Y1, Y0, Y2
+	VPUNPCKHWD Y1, Y0, Y0
+	VPERM2I128 $0x20, Y0, Y2, Y1
+	VPERM2I128 $0x31, Y0, Y2, Y0
+	VMOVDQU    Y1, (BX)
+	VMOVDQU    Y0, 32(BX)
+	ADDQ       $0x20, CX
+	ADDQ       $0x20, DX
+	ADDQ       SI, BX
+	DECQ       AX
+	JNZ        interleave_loop
+
+interleave_done:
+	VZEROUPPER
+	RET
+
 // func packRows6S8(chunks int, src *int8, lda int, dst *int16)
 // Requires: AVX, AVX2
 TEXT ·packRows6S8(SB), NOSPLIT, $0-32

@@ -163,6 +163,9 @@ func packRowsBF16(dst []uint32, b Narrow, p, j, n, kb, from, to int) {
 		var hi []uint16
 		if 2*q+1 < n {
 			hi = b.Data[(p+2*q+1)*b.Row+j+from*bf16NR:][:cols]
+			if interleaveRowsBF16(to-from, lo, hi, dst[from*bf16NR*kb+q*bf16NR:], bf16NR*kb) {
+				continue
+			}
 		}
 		for sl := range to - from {
 			o := (*[bf16NR]uint32)(dst[(from+sl)*bf16NR*kb+q*bf16NR:])

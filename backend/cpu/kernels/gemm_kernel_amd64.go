@@ -504,3 +504,18 @@ func depthwisePixelVec(acc, in, kernel []float32, offs, woffs []int) int {
 	}
 	return n
 }
+
+// interleaveRowsBF16 packs the bf16 rows lo and hi, slivers pieces of NR
+// values each, as the VDPBF16PS kernels' (lo, hi) words into dst, a piece
+// every step words, reporting false when the vector code is not
+// available.
+func interleaveRowsBF16(slivers int, lo, hi []uint16, dst []uint32, step int) bool {
+	if !useAsm || slivers == 0 {
+		return false
+	}
+	_ = lo[slivers*bf16NR-1]
+	_ = hi[slivers*bf16NR-1]
+	_ = dst[(slivers-1)*step+bf16NR-1]
+	interleaveBF16(slivers, &lo[0], &hi[0], &dst[0], step)
+	return true
+}

@@ -108,3 +108,5 @@ func packA6S8(chunks int, src []int8, lda int, dst []int16) bool { return false 
 func packA6F32(chunks int, src []float32, lda int, dst []float32) bool { return false }
 
 func depthwisePixelVec(acc, in, kernel []float32, offs, woffs []int) int { return 0 }
+
+func interleaveRowsBF16(slivers int, lo, hi []uint16, dst []uint32, step int) bool { return false }

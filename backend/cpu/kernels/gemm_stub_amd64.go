@@ -320,6 +320,11 @@ func maddPeak(n int)
 //go:noescape
 func packPairs16S8(pairs int, src *int8, ldb int, dst *int16)
 
+// interleaveBF16 interleaves 16 bf16 of lo and of hi per sliver into 16 (lo, hi) words at dst, slivers step words apart.
+//
+//go:noescape
+func interleaveBF16(slivers int, lo *uint16, hi *uint16, dst *uint32, step int)
+
 // packRows6S8 packs 16·chunks values of 6 rows of s8, lda apart, as 8·chunks steps of 6 s16 pairs at dst.
 //
 //go:noescape

@@ -50,6 +50,7 @@ func main() {
 	fmaPeak512()
 	maddPeak()
 	packPairs16S8()
+	interleaveBF16()
 	packRows6S8()
 	packQuads16()
 	packQuads6()
@@ -474,6 +475,44 @@ func packPairs16S8() {
 	DECQ(n)
 	JNZ(LabelRef("pairs_loop"))
 	Label("pairs_done")
+	VZEROUPPER()
+	RET()
+}
+
+// interleaveBF16 packs a pair of rows of a row-major bf16 B across
+// slivers for the VDPBF16PS kernels: per sliver, the 16 values of each row
+// are interleaved word by word (VPUNPCKL/HWD, which work within 128-bit
+// lanes; VPERM2I128 puts the lanes in order), giving each column's pair
+// (b[2p,j] low, b[2p+1,j] high) as one 32-bit word, 64 bytes a sliver.
+func interleaveBF16() {
+	TEXT("interleaveBF16", NOSPLIT, "func(slivers int, lo *uint16, hi *uint16, dst *uint32, step int)")
+	Pragma("noescape")
+	Doc("interleaveBF16 interleaves 16 bf16 of lo and of hi per sliver into 16 (lo, hi) words at dst, slivers step words apart.")
+	n := Load(Param("slivers"), GP64())
+	lo := Load(Param("lo"), GP64())
+	hi := Load(Param("hi"), GP64())
+	dst := Load(Param("dst"), GP64())
+	step := Load(Param("step"), GP64())
+	SHLQ(Imm(2), step)
+	TESTQ(n, n)
+	JZ(LabelRef("interleave_done"))
+	r0, r1, ul, uh, w0, w1 := YMM(), YMM(), YMM(), YMM(), YMM(), YMM()
+	alignLoop()
+	Label("interleave_loop")
+	VMOVDQU(Mem{Base: lo}, r0)
+	VMOVDQU(Mem{Base: hi}, r1)
+	VPUNPCKLWD(r1, r0, ul) // words 0-3 | 8-11
+	VPUNPCKHWD(r1, r0, uh) // words 4-7 | 12-15
+	VPERM2I128(Imm(0x20), uh, ul, w0)
+	VPERM2I128(Imm(0x31), uh, ul, w1)
+	VMOVDQU(w0, Mem{Base: dst})
+	VMOVDQU(w1, Mem{Base: dst, Disp: 32})
+	ADDQ(Imm(32), lo)
+	ADDQ(Imm(32), hi)
+	ADDQ(step, dst)
+	DECQ(n)
+	JNZ(LabelRef("interleave_loop"))
+	Label("interleave_done")
 	VZEROUPPER()
 	RET()
 }
