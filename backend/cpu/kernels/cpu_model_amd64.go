@@ -98,13 +98,15 @@ var cpuPolicies = []cpuPolicy{
 	// f32 FMA rate; PyTorch/oneDNN's bf16 matmul of 2048³ on two threads
 	// takes 42 ms against 87 ms for f32.
 	//
-	// Zen 4 runs a 512-bit operation as two halves on its 256-bit units,
-	// so the 16-lane GEMM kernels buy nothing and cost registers: on the
-	// Zen 4 host of issue 42 (2026-12-06), AXLE_KERNELS=avx2 ran
+	// Zen 4 runs a 512-bit operation as two halves on its 256-bit units:
+	// on the Zen 4 host of issue 42 (2026-12-06), AXLE_KERNELS=avx2 ran
 	// gemm_f32_1024 7% faster than the AVX-512 kernels (10.3 against
-	// 11.0 ms over 30 runs). Only the GEMM was measured, so only the GEMM
-	// narrows; VPDPBUSD keeps its 4× the multiply-adds of an FMA at either
-	// width, so the 8-bit kernels stay wide.
+	// 11.0 ms over 30 runs), and measured again (2026-12-07) over 30
+	// shapes, the AVX2 kernels win from 2·1024³ flops on, the AVX-512
+	// ones below it by 1–22% (narrowFlops in gemm.go has the figures): so
+	// the GEMM narrows only there. VPDPBUSD keeps its 4× the
+	// multiply-adds of an FMA at either width, so the 8-bit kernels stay
+	// wide.
 	{vendor: "AuthenticAMD", family: 0x19, modelLo: 0, modelHi: 0xFF, bf16DP: true, narrowGemm: true},
 	// AMD Zen 5: not measured; assumed to keep Zen 4's bf16 ratio (its
 	// wider FP units widen both instructions alike). Its server parts run
@@ -134,8 +136,10 @@ var useBF16 = useAVX512 && cpu.X86.HasAVX512BF16 &&
 	kernelsEnv != "purego" && kernelsEnv != "avx2" && kernelsEnv != "avx512"
 
 // wideGemm says whether the f32 and f64 GEMM may take their AVX-512
-// kernels (where useAVX512 holds): unless the CPU's policy narrows them.
-var wideGemm = !policyFor(cpuVendor, cpuFamily, cpuModelNumber).narrowGemm
+// kernels (where useAVX512 holds) at any size: unless the CPU's policy
+// narrows the large products to the AVX2 ones (wideFor).
+// AXLE_KERNELS=avx512 asks for them whatever the policy, for A/B runs.
+var wideGemm = !policyFor(cpuVendor, cpuFamily, cpuModelNumber).narrowGemm || kernelsEnv == "avx512"
 
 // preferBF16DP says whether GemmNarrowF32 runs bf16×bf16 products on
 // VDPBF16PS: where the kernels can run and the CPU's policy, or
@@ -145,7 +149,8 @@ var preferBF16DP = useBF16 && (policyFor(cpuVendor, cpuFamily, cpuModelNumber).b
 
 // Kernels names the kernel families this process runs, for benchmark
 // notes and `axle run`: "avx512+vnni+bf16" and the like, "avx2",
-// "purego"; "gemm-avx2" where the CPU's policy narrows the GEMM, and
+// "purego"; "gemm-avx2" where the CPU's policy narrows the GEMM's large
+// products (wideFor), and
 // "bf16dp" where bf16 products run on VDPBF16PS.
 func Kernels() string {
 	if !useAsm {

@@ -139,7 +139,8 @@ func gemm[T float32 | float64](m, n, k int, a, b Strided[T], c []T, ldc int, acc
 // and ops (nil: none) what epi computes as the direct kernels apply it.
 func gemmFrom[T float32 | float64](m, n, k int, a, b Strided[T], src bSource[T], c []T, ldc int, accumulate bool, threads, mr, nr int, kern microKernel[T], epi Epilogue, ops *TileOps, wholeRows bool) {
 	pa := func(dst []T, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, mr) }
-	blk := packedBlock(pa, mr, nr, kern)
+	wide := wideFor(m, n, k)
+	blk := packedBlock(pa, mr, nr, kern, wide)
 	// An epilogue that needs whole rows keeps the rows split; others take
 	// part rows (each block's rows, one call per row, from the generated
 	// code's epilogue: a cost the split pays for where B is wide, as in
@@ -148,7 +149,7 @@ func gemmFrom[T float32 | float64](m, n, k int, a, b Strided[T], src bSource[T],
 	// alone).
 	t := splitThreads(m, n, k, threads, mr)
 	cols := t > 1 && columnSplit && (epi == nil || !wholeRows) && (n+nr-1)/nr >= 4*t
-	if d := directBlock(a, b, mr, nr, cols && 2*m*n*k < chunkedFlops); d.run != nil {
+	if d := directBlock(a, b, mr, nr, cols && 2*m*n*k < chunkedFlops, wide); d.run != nil {
 		blk = d
 	} else {
 		blk.packsA = !useAVX512
@@ -194,6 +195,9 @@ type aBlock[T float32 | float64] struct {
 	// kc, where set, is the depth of the K slices the driver packs and
 	// runs (gemmKC otherwise); the packing buffers grow with it.
 	kc int
+	// wide says run's kernels are the AVX-512 pair kernels (wideFor),
+	// which take MC blocks in twelve-row cuts.
+	wide bool
 }
 
 // depth is the K slice depth of blocks of blk.
@@ -218,13 +222,14 @@ type bPrefetch[T float32 | float64] struct {
 
 // packedBlock is the aBlock of the BLIS design: pack A's block with pa,
 // then run the micro-kernels over it.
-func packedBlock[T float32 | float64](pa aPacker[T], mr, nr int, kern microKernel[T]) aBlock[T] {
-	return aBlock[T]{run: func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, pf bPrefetch[T], ops *TileOps) int {
+// Its kernels are the AVX-512 pair kernels where wide (wideFor).
+func packedBlock[T float32 | float64](pa aPacker[T], mr, nr int, kern microKernel[T], wide bool) aBlock[T] {
+	return aBlock[T]{wide: wide, run: func(ap, bp, c []T, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, pf bPrefetch[T], ops *TileOps) int {
 		pa(ap, ic, pc, mb, kb)
-		if done, ok := macroKernelAVX2(ap, bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, overwrite, pf, ops); ok {
+		if done, ok := macroKernelAVX2(ap, bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, overwrite, pf, ops, wide); ok {
 			return done
 		}
-		macroKernel(ap, bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, overwrite)
+		macroKernel(ap, bp, c, ldc, ic, jc, mb, nb, kb, mr, nr, kern, overwrite, wide)
 		return 0
 	}}
 }
@@ -241,9 +246,9 @@ func packedBlock[T float32 | float64](pa aPacker[T], mr, nr int, kern microKerne
 // tiles are finished with ops as they are stored (the epilogue's pass
 // over C saved), and it returns the rows they took: all but the last
 // mb%6, which go to the epilogue.
-func macroKernelAVX2[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr, nr int, overwrite bool, pf bPrefetch[T], ops *TileOps) (int, bool) {
+func macroKernelAVX2[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr, nr int, overwrite bool, pf bPrefetch[T], ops *TileOps, wide bool) (int, bool) {
 	apf, ok := any(ap).([]float32)
-	if !ok || !useAsm || mr != sgemmMR || nr != sgemmNR || pairKernel[T](mr, nr) != nil {
+	if !ok || !useAsm || mr != sgemmMR || nr != sgemmNR || pairKernel[T](mr, nr, wide) != nil {
 		return 0, false
 	}
 	if nb%nr != 0 {
@@ -433,7 +438,7 @@ func gemmCoreFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSource[T
 			}
 			parallel(threads, func(t int) {
 				lo, hi := t*per, min(m, (t+1)*per)
-				mc := balancedBlock(hi-lo, gemmMC, blockRows[T](mr, nr))
+				mc := balancedBlock(hi-lo, gemmMC, blockRows[T](mr, nr, blk.wide))
 				for ic := lo; ic < hi; ic += mc {
 					mb := min(mc, hi-ic)
 					fin := epi != nil && pc+kb == k
@@ -486,7 +491,7 @@ func gemmColumnsFrom[T float32 | float64](m, n, k int, blk aBlock[T], src bSourc
 		}
 		ap := getBuf[T](gemmMC*kc + edgeTile)
 		defer putBuf(ap)
-		mc := balancedBlock(m, gemmMC, blockRows[T](mr, nr))
+		mc := balancedBlock(m, gemmMC, blockRows[T](mr, nr, blk.wide))
 		for ch, ok := q.next(t); ok; ch, ok = q.next(t) {
 			if chunkHook != nil {
 				chunkHook(t)
@@ -571,8 +576,8 @@ func GemmRunsInline(m, n, k int) bool { return 2*m*n*k < gemmParallelFlops }
 // where the AVX-512 kernels take them in pairs (a block of an odd number
 // of slivers ends in one on the half-size kernel: 1024 rows cut into
 // blocks of 114 put 5% of the work there), one otherwise.
-func blockRows[T float32 | float64](mr, nr int) int {
-	if pairKernel[T](mr, nr) != nil {
+func blockRows[T float32 | float64](mr, nr int, wide bool) int {
+	if pairKernel[T](mr, nr, wide) != nil {
 		return 2 * mr
 	}
 	return mr
@@ -933,10 +938,10 @@ const edgeTile = 2 * sgemmMR * sgemmNR
 // block; tiles past the edge of C go through a scratch tile, the
 // edgeTile elements at the end of ap's buffer. With AVX-512 it takes
 // two B slivers (and two A slivers) at a time where they are whole.
-func macroKernel[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr, nr int, kern microKernel[T], overwrite bool) {
+func macroKernel[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr, nr int, kern microKernel[T], overwrite, wide bool) {
 	defer flushEnd(flushStart()) // flushing subnormals (denormals.go)
 	j := 0
-	if pair := pairKernel[T](mr, nr); pair != nil {
+	if pair := pairKernel[T](mr, nr, wide); pair != nil {
 		for ; j+2*nr <= nb; j += 2 * nr {
 			bs := bp[j*kb : (j+2*nr)*kb]
 			i := 0
@@ -962,11 +967,27 @@ func macroKernel[T float32 | float64](ap, bp, c []T, ldc, ic, jc, mb, nb, kb, mr
 	}
 }
 
+// narrowFlops is where a CPU whose policy narrows the GEMM (wideGemm
+// false: Zen 4, which runs a 512-bit operation as two 256-bit halves)
+// moves a product to the AVX2 kernels. Measured on Zen 4 (2026-12-07, two
+// threads, one process, the two alternated 15 times, wide/narrow time):
+// the AVX-512 kernels are ahead on every product below it, 256³ 0.78,
+// 256×512×784 (an MLP's layer) 0.85, 128×768×768 0.84, 128×3072×768
+// 0.89, 512³ 0.88, 640³ 0.92, 896³ 0.96, 1024×1024×512 0.99; at 2·1024³
+// and above the AVX2 ones mostly are, 1024³ 1.08, 2048³ 1.09, 1000³ 1.05,
+// though 1100³, 1536³ and 2000³ gave 0.97–0.98.
+const narrowFlops = 1 << 31
+
+// wideFor says whether a product of m×k by k×n may run on the AVX-512
+// GEMM kernels (where the CPU has them): always unless the CPU's policy
+// narrows the GEMM, and then below narrowFlops.
+func wideFor(m, n, k int) bool { return wideGemm || 2*m*n*k < narrowFlops }
+
 // pairKernel returns the AVX-512 kernel for T's layout, or nil where
-// there is none: it computes a (6·blocks)×2NR tile from blocks (1 or 2)
-// A slivers and two B slivers, each the kernel's packing.
-func pairKernel[T float32 | float64](mr, nr int) func(blocks, k int, a, b, c []T, ldc int, overwrite bool) {
-	if !useAsm || !useAVX512 || !wideGemm || mr != 6 {
+// there is none or not wide: it computes a (6·blocks)×2NR tile from
+// blocks (1 or 2) A slivers and two B slivers, each the kernel's packing.
+func pairKernel[T float32 | float64](mr, nr int, wide bool) func(blocks, k int, a, b, c []T, ldc int, overwrite bool) {
+	if !useAsm || !useAVX512 || !wide || mr != 6 {
 		return nil
 	}
 	var f any

@@ -26,7 +26,7 @@ var directA = true
 // 162–169). On AVX-512, rows a multiple of 4 KiB apart (all twelve in
 // one L1 set) do not hurt: 1024³ and 2048³ on two threads gained as
 // much as the MLP's shapes.
-func directBlock[T float32 | float64](a, b Strided[T], mr, nr int, columns bool) aBlock[T] {
+func directBlock[T float32 | float64](a, b Strided[T], mr, nr int, columns, wide bool) aBlock[T] {
 	af, ok := any(a).(Strided[float32])
 	bf, _ := any(b).(Strided[float32])
 	if ok && directA && useAsm && !useAVX512 && columns && mr == sgemmMR && nr == sgemmNR && af.Col == 1 {
@@ -38,7 +38,7 @@ func directBlock[T float32 | float64](a, b Strided[T], mr, nr int, columns bool)
 		}).(aBlock[T])
 		return blk
 	}
-	if !ok || !directA || pairKernel[float32](mr, nr) == nil || nr != sgemmNR || af.Col != 1 {
+	if !ok || !directA || pairKernel[float32](mr, nr, wide) == nil || nr != sgemmNR || af.Col != 1 {
 		return aBlock[T]{}
 	}
 	blk, _ := any(aBlock[float32]{

@@ -171,8 +171,8 @@ func TestGemmDirectAVX2Rows(t *testing.T) {
 						return c
 					}
 					pa := func(dst []float32, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, sgemmMR) }
-					want := run(packedBlock(pa, sgemmMR, sgemmNR, kernelF32))
-					direct := directBlock(a, b, sgemmMR, sgemmNR, true)
+					want := run(packedBlock(pa, sgemmMR, sgemmNR, kernelF32, wideGemm))
+					direct := directBlock(a, b, sgemmMR, sgemmNR, true, wideGemm)
 					if direct.run == nil {
 						t.Fatal("no AVX2 direct block")
 					}

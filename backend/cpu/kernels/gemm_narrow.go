@@ -70,7 +70,7 @@ func GemmNarrowF32(m, n, k int, a, b Narrow, c []float32, ldc int, accumulate bo
 			}
 		}
 	}
-	gemmCore(m, n, k, packedBlock(pa, sgemmMR, sgemmNR, kernelF32), pb, c, ldc, accumulate, threads, sgemmMR, sgemmNR, nil)
+	gemmCore(m, n, k, packedBlock(pa, sgemmMR, sgemmNR, kernelF32, wideFor(m, n, k)), pb, c, ldc, accumulate, threads, sgemmMR, sgemmNR, nil)
 }
 
 // BF16Direct reports whether GemmNarrowF32 multiplies two bf16 operands
