@@ -104,9 +104,9 @@ func ConvFinishedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 		src := bSource[float32]{pack: pack, panel: kc.reader(0, pack), peek: kc.peeker(0)}
 		// A read in place by the direct kernels where they run (B's
 		// strides only guide them: its panels come from src).
-		blk := directBlock(a, Strided[float32]{Data: kernel, Row: 1, Col: cin}, sgemmMR, sgemmNR, false, wideGemm)
+		blk := directBlock(a, Strided[float32]{Data: kernel, Row: 1, Col: cin}, sgemmMR, sgemmNR, false, wideFor(m, cout, k))
 		if blk.run == nil {
-			blk = packedBlock(pa, sgemmMR, sgemmNR, kernelF32, wideGemm)
+			blk = packedBlock(pa, sgemmMR, sgemmNR, kernelF32, wideFor(m, cout, k))
 		}
 		blk.packsB = false // (src packs B, or keeps it packed)
 		if epi != nil && ops.fits(out, p.OutChannels, cout) {
@@ -132,7 +132,7 @@ func ConvFinishedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 		}
 		kc := cache.forKernel(kernel)
 		src := bSource[float32]{pack: pack, panel: kc.reader(g*cout, pack), peek: kc.peeker(g * cout)}
-		gemmCoreFrom(m, cout, k, packedBlock(pa, sgemmMR, sgemmNR, kernelF32, wideGemm), src, out[g*cout:], p.OutChannels, false, threads, sgemmMR, sgemmNR, gepi)
+		gemmCoreFrom(m, cout, k, packedBlock(pa, sgemmMR, sgemmNR, kernelF32, wideFor(m, cout, k)), src, out[g*cout:], p.OutChannels, false, threads, sgemmMR, sgemmNR, gepi)
 	}
 	return nil
 }

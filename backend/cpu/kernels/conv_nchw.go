@@ -99,7 +99,7 @@ func ConvNCHWEpilogueF32(p *ConvNCHW, in, kernel, out []float32, threads int, ep
 			pb := func(dst []float32, pc, jc, kb, nb, from, to int) {
 				p.packB(dst, src, cin, pc, jc, kb, nb, from, to)
 			}
-			blk := packedBlock(pa, sgemmMR, sgemmNR, kernelF32, wideGemm)
+			blk := packedBlock(pa, sgemmMR, sgemmNR, kernelF32, wideFor(cout, pixels, k))
 			// As gemm splits: by columns where B is wide (each thread packs
 			// its own slivers of the image), else by rows.
 			if t := splitThreads(cout, pixels, k, threads, sgemmMR); t > 1 && columnSplit && (pixels+sgemmNR-1)/sgemmNR >= 4*t {
