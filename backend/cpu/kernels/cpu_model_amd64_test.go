@@ -46,6 +46,37 @@ func TestCPUPolicies(t *testing.T) {
 	}
 }
 
+// Where the CPU's policy narrows the GEMM, only products of narrowFlops
+// or more leave the AVX-512 kernels, and a block built for a product
+// carries its choice (the MC cut follows it); elsewhere every product
+// may take them.
+func TestWideForNarrowsLargeProducts(t *testing.T) {
+	defer func(w bool) { wideGemm = w }(wideGemm)
+	for _, c := range []struct {
+		m, n, k      int
+		wide, policy bool
+	}{
+		{256, 512, 784, true, true}, // an MLP layer
+		{896, 896, 896, true, true}, // below 2·1024³
+		{1024, 1024, 1024, false, true},
+		{2048, 2048, 2048, false, true},
+		{1024, 1024, 1024, true, false}, // no narrowing policy
+	} {
+		wideGemm = !c.policy
+		if got := wideFor(c.m, c.n, c.k); got != c.wide {
+			t.Errorf("%d×%d×%d, narrowing policy %v: wideFor %v", c.m, c.n, c.k, c.policy, got)
+		}
+		blk := packedBlock(func([]float32, int, int, int, int) {}, sgemmMR, sgemmNR, kernelF32, wideFor(c.m, c.n, c.k))
+		want := sgemmMR
+		if useAVX512 && c.wide {
+			want = 2 * sgemmMR
+		}
+		if got := blockRows[float32](sgemmMR, sgemmNR, blk.wide); got != want {
+			t.Errorf("%d×%d×%d: MC blocks cut in %d rows, want %d", c.m, c.n, c.k, got, want)
+		}
+	}
+}
+
 // BenchmarkBF16Peak is BenchmarkFMAPeak for VDPBF16PS: 12 independent
 // chains, each instruction 32 multiply-adds (64 flops), the rate
 // preferBF16DP's policy rows compare with the f32 FMA's.
