@@ -28,7 +28,7 @@ func gemmSkinnyF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, acc
 		threads = 1
 	}
 	switch {
-	case a.Col == 1 && useAVX512 && wideGemm && m >= skinnyRows && (threads > 1 || skinnyZAlways) && skinnyZ:
+	case a.Col == 1 && useAVX512 && wideFor(m, n, k) && m >= skinnyRows && (threads > 1 || skinnyZAlways) && skinnyZ:
 		gemmRowsSkinny(m, n, k, a, b, c, ldc, accumulate, threads, epi)
 		return true
 	case a.Col == 1:
