@@ -150,7 +150,7 @@ ENTRY main {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if x.Lowering["conv"] != 1 || x.Lowering["gemm"]+x.Lowering["gemm-bf16"] != 1 {
+	if x.Lowering["conv"]+x.Lowering["conv-bf16"] != 1 || x.Lowering["gemm"]+x.Lowering["gemm-bf16"] != 1 {
 		t.Fatalf("lowering %v, want the convolution and the dot on the kernels", x.Lowering)
 	}
 	args := eval.RandomArguments(m, 4)

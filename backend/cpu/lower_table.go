@@ -62,6 +62,7 @@ var loweringDecls = []loweringDecl{
 	{lowering{"dot", writes(lowerDotGeneric)}, opcodes(hlo.OpDot)},
 	{lowering{"gather", writes(lowerGather)}, opcodes(hlo.OpGather)},
 	{lowering{"scatter", inPlace(writes(lowerScatter), 0)}, opcodes(hlo.OpScatter)},
+	{lowering{"conv-bf16", writesC((*compiler).lowerConvBF16)}, opcodes(hlo.OpConvolution)},
 	{lowering{"conv", writesC((*compiler).lowerConv)}, opcodes(hlo.OpConvolution)},
 	{lowering{"conv-loop", writes(lowerConvGeneric)}, opcodes(hlo.OpConvolution)},
 	{lowering{"sort", returns(lowerSortKernel)}, opcodes(hlo.OpSort)},

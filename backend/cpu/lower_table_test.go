@@ -21,7 +21,7 @@ func TestLoweringOrder(t *testing.T) {
 		hlo.OpCopy:         "movement single-device evaluator",
 		hlo.OpReshape:      "view movement evaluator",
 		hlo.OpScatter:      "scatter scatter-lanes evaluator",
-		hlo.OpConvolution:  "conv conv-loop evaluator",
+		hlo.OpConvolution:  "conv-bf16 conv conv-loop evaluator",
 		hlo.OpSelect:       "movement elementwise evaluator",
 		hlo.OpAdd:          "elementwise evaluator",
 		hlo.OpWhile:        "while evaluator",

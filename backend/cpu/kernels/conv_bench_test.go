@@ -27,3 +27,24 @@ func BenchmarkConvResNet(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkConvBF16ResNet is BenchmarkConvResNet's layer in bf16 on the
+// bf16 GEMM (ConvBF16), for its rate against the f32 direct convolution.
+func BenchmarkConvBF16ResNet(b *testing.B) {
+	one := []int{1, 1}
+	p := newConv(32, 64, 64, 1, []int{56, 56}, []int{3, 3}, one, one, one, one, one, false)
+	rng := rand.New(rand.NewPCG(1, 1))
+	in, kern := uniformBF16(inputLen(p), rng), uniformBF16(kernelLen(p), rng)
+	out := make([]float32, 32*56*56*64)
+	flops := 2.0 * 32 * 56 * 56 * 64 * 64 * 9
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			for b.Loop() {
+				if err := ConvBF16(p, in, kern, out, threads, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}

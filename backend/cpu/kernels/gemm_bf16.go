@@ -105,12 +105,7 @@ func packWords6(d []uint32, src []uint16, at, lda, n int) bool {
 		}
 		w[r] = unsafe.Slice((*uint32)(p), q)
 	}
-	w0, w1, w2, w3, w4, w5 := w[0], w[1][:q], w[2][:q], w[3][:q], w[4][:q], w[5][:q]
-	d = d[:bf16MR*((n+1)/2)]
-	for i := range w0 {
-		o := d[bf16MR*i : bf16MR*i+bf16MR : bf16MR*i+bf16MR]
-		o[0], o[1], o[2], o[3], o[4], o[5] = w0[i], w1[i], w2[i], w3[i], w4[i], w5[i]
-	}
+	interleaveWords6(d[:bf16MR*q], &w)
 	if n%2 == 1 { // the last value alone, its partner zero
 		o := d[bf16MR*q:]
 		for r := range bf16MR {
