@@ -92,18 +92,17 @@ var littleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(
 // so packing is a transpose of six rows of words (a word a load, not two
 // halves put together). It reports false, packing nothing, elsewhere.
 func packWords6(d []uint32, src []uint16, at, lda, n int) bool {
-	if !littleEndian || n < 2 {
+	if n < 2 {
 		return false
 	}
 	q := n / 2 // whole pairs
 	var w [bf16MR][]uint32
 	for r := range w {
 		o := at + r*lda
-		p := unsafe.Pointer(&src[o : o+n][0])
-		if uintptr(p)%4 != 0 {
+		var ok bool
+		if w[r], ok = wordsOf(src[o : o+2*q]); !ok {
 			return false
 		}
-		w[r] = unsafe.Slice((*uint32)(p), q)
 	}
 	interleaveWords6(d[:bf16MR*q], &w)
 	if n%2 == 1 { // the last value alone, its partner zero
