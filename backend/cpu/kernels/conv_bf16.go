@@ -178,8 +178,21 @@ func (im *im2col) packPairRuns(sliver []uint32, in []uint16, rows int, base *[bf
 			kpos[d] = t % p.Kernel[d]
 			t /= p.Kernel[d]
 		}
+		// ld: the rows' distance in words where all six are words of the
+		// image equally far apart (0 otherwise).
+		ld, off0 := 0, 0
 		for r := range bf16MR {
 			off, ok := im.tapOffset(r < rows, base[r], &org[r], &kpos)
+			switch {
+			case !ok:
+				ld = -1
+			case r == 0:
+				off0 = off
+			case r == 1 && ld == 0 && (off-off0)%2 == 0 && off > off0:
+				ld = (off - off0) / 2
+			case ld > 0 && off-off0 != 2*r*ld:
+				ld = -1
+			}
 			if !ok {
 				src[r] = zeroWords[:run]
 				continue
@@ -189,6 +202,7 @@ func (im *im2col) packPairRuns(sliver []uint32, in []uint16, rows int, base *[bf
 				src[r] = w
 				continue
 			}
+			ld = -1
 			if cap(joined[r]) < run {
 				joined[r] = make([]uint32, run, max(run, 64))
 			}
@@ -198,7 +212,7 @@ func (im *im2col) packPairRuns(sliver []uint32, in []uint16, rows int, base *[bf
 			}
 			src[r] = w
 		}
-		interleaveWords6(sliver[q*bf16MR:(q+run)*bf16MR], &src)
+		interleaveWords6(sliver[q*bf16MR:(q+run)*bf16MR], &src, max(ld, 0))
 		q += run
 	}
 }
@@ -208,11 +222,22 @@ func (im *im2col) packPairRuns(sliver []uint32, in []uint16, rows int, base *[bf
 var zeroWords [bf16KC]uint32
 
 // interleaveWords6 writes the runs src (each len(dst)/6 words) into dst
-// word by word: dst[6x+r] = src[r][x].
-func interleaveWords6(dst []uint32, src *[bf16MR][]uint32) {
+// word by word: dst[6x+r] = src[r][x]. Where the caller knows the runs
+// lie ld words apart in one array (ld > 0: six rows of a matrix, six
+// neighbouring pixels of an image row), they go through the f32 A
+// packer's 8×8 transposes eight words at a time (packA6F32: the words are
+// moved, never read as floats).
+func interleaveWords6(dst []uint32, src *[bf16MR][]uint32, ld int) {
 	n := len(dst) / bf16MR
+	x0 := 0
+	if chunks := n / 8; ld > 0 && chunks > 0 {
+		rows := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(src[0]))), 5*ld+8*chunks)
+		if packA6F32(chunks, rows, ld, unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst))) {
+			x0 = 8 * chunks
+		}
+	}
 	w0, w1, w2, w3, w4, w5 := src[0][:n], src[1][:n], src[2][:n], src[3][:n], src[4][:n], src[5][:n]
-	for x := range w0 {
+	for x := x0; x < len(w0); x++ {
 		o := dst[bf16MR*x : bf16MR*x+bf16MR : bf16MR*x+bf16MR]
 		o[0], o[1], o[2], o[3], o[4], o[5] = w0[x], w1[x], w2[x], w3[x], w4[x], w5[x]
 	}

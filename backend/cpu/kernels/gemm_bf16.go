@@ -104,7 +104,11 @@ func packWords6(d []uint32, src []uint16, at, lda, n int) bool {
 			return false
 		}
 	}
-	interleaveWords6(d[:bf16MR*q], &w)
+	ld := 0 // the rows' distance in words, where a whole number
+	if lda%2 == 0 {
+		ld = lda / 2
+	}
+	interleaveWords6(d[:bf16MR*q], &w, ld)
 	if n%2 == 1 { // the last value alone, its partner zero
 		o := d[bf16MR*q:]
 		for r := range bf16MR {
