@@ -5,7 +5,9 @@
 # issue's shape (X 1024x4096, W 4096x1024) and a transformer's FFN shape
 # (128x768 · 768x3072). The models (16 MiB of f32 weights) are written into
 # a temp dir, not kept in git. Each round runs `axle run --backend cpu
-# --warmup 2 --repeat 10 --json` on f32 then on quant, alternating, so both
+# --threads 2 --warmup 5 --repeat 20 --json` (the ONNX models' timing, as
+# bench/onnx/run.sh and issue 38 take it; two warm-ups timed an ONNX
+# session's slower early calls) on f32 then on quant, alternating, so both
 # see the same machine minutes; printed are the medians over rounds of each
 # run's median and f32/quant (the quantized layer's speed-up), then the
 # fastest run of each (two-thread runs of small products are bimodal on a
@@ -39,7 +41,7 @@ for shape in "1024 4096 1024" "128 768 3072" "conv 8 64 64 56"; do
 	f32=() q=()
 	for _ in $(seq "$rounds"); do
 		for kind in f32 quant; do
-			ms=$("$axle" run --backend cpu --warmup 2 --repeat 10 --json "$dir/$kind.onnx" |
+			ms=$("$axle" run --backend cpu --threads 2 --warmup 5 --repeat 20 --json "$dir/$kind.onnx" |
 				tail -1 | /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin)["run_ms"]; print(r["median"], r["min"], sep=":")')
 			if [ "$kind" = f32 ]; then f32+=("$ms"); else q+=("$ms"); fi
 		done
