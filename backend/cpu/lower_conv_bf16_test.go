@@ -2,12 +2,9 @@ package cpu
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
-	"github.com/axle-ml/axle/eval"
-	"github.com/axle-ml/axle/hlo/hlotext"
 )
 
 // bf16 convolutions agree with the evaluator within the bf16 GEMM's
@@ -29,38 +26,11 @@ func TestConvBF16(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			text := fmt.Sprintf("HloModule c\nENTRY e {\n  a = %s parameter(0)\n  b = %s parameter(1)\n  ROOT c = %s convolution(a, b), %s\n}\n", c.lhs, c.rhs, c.out, c.attrs)
-			m, err := hlotext.Parse(text, hlotext.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			x, err := Compile(m, Options{NoOptimize: true, Poison: true, Threads: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
 			want := "conv"
 			if c.direct && kernels.BF16Direct() {
 				want = "conv-bf16"
 			}
-			if x.Lowering[want] != 1 {
-				t.Fatalf("lowered as %v, want %s", x.Lowering, want)
-			}
-			args := eval.RandomArguments(m, 13)
-			got, exp := evalAndRun(t, m, x, args)
-			mags, err := eval.Run(m, magnitudes(t, args[0]), magnitudes(t, args[1]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			k := float64(c.k)
-			for i := range exp.Len() {
-				g, w := got.GetFloat64(i), exp.GetFloat64(i)
-				bound := 2 * (k*0x1p-23*mags.GetFloat64(i) + k*0x1p-125)
-				if c.out[:4] == "bf16" {
-					bound += 0x1p-7 * math.Max(math.Abs(w), math.Abs(g))
-				}
-				if !(math.Abs(g-w) <= bound) {
-					t.Fatalf("element %d: got %g, evaluator %g: %g apart, bound %g", i, g, w, math.Abs(g-w), bound)
-				}
-			}
+			checkBF16(t, text, want, c.k, c.out[:4] == "bf16")
 		})
 	}
 }

@@ -33,39 +33,49 @@ func TestDotBF16(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			text := fmt.Sprintf("HloModule d\nENTRY e {\n  a = %s parameter(0)\n  b = %s parameter(1)\n  ROOT d = %s dot(a, b), %s\n}\n", c.lhs, c.rhs, c.out, c.dims)
-			m, err := hlotext.Parse(text, hlotext.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			x, err := Compile(m, Options{NoOptimize: true, Poison: true, Threads: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
 			want := "gemm"
 			if kernels.BF16Direct() {
 				want = "gemm-bf16"
 			}
-			if x.Lowering[want] != 1 {
-				t.Fatalf("lowered as %v, want %s", x.Lowering, want)
-			}
-			args := eval.RandomArguments(m, 11)
-			got, exp := evalAndRun(t, m, x, args)
-			mags, err := eval.Run(m, magnitudes(t, args[0]), magnitudes(t, args[1]))
-			if err != nil {
-				t.Fatal(err)
-			}
-			k := float64(c.k)
-			for i := range exp.Len() {
-				g, w := got.GetFloat64(i), exp.GetFloat64(i)
-				bound := 2 * (k*0x1p-23*mags.GetFloat64(i) + k*0x1p-125)
-				if c.out[:4] == "bf16" {
-					bound += 0x1p-7 * math.Max(math.Abs(w), math.Abs(g))
-				}
-				if !(math.Abs(g-w) <= bound) {
-					t.Fatalf("element %d: got %g, evaluator %g: %g apart, bound %g", i, g, w, math.Abs(g-w), bound)
-				}
-			}
+			checkBF16(t, text, want, c.k, c.out[:4] == "bf16")
 		})
+	}
+}
+
+// checkBF16 compiles text, a module of two bf16 parameters and one
+// product of them over k values, checks it lowered as want, and compares
+// its result with the evaluator's within the bf16 GEMM's bound (each
+// within k·2⁻²³·Σ|ab| + k·2⁻¹²⁵ of the exact sum; a bf16 result one
+// rounding more), Σ|ab| from the evaluator on the operands' magnitudes.
+func checkBF16(t *testing.T, text, want string, k int, bf16Out bool) {
+	t.Helper()
+	m, err := hlotext.Parse(text, hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := Compile(m, Options{NoOptimize: true, Poison: true, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Lowering[want] != 1 {
+		t.Fatalf("lowered as %v, want %s", x.Lowering, want)
+	}
+	args := eval.RandomArguments(m, 11)
+	got, exp := evalAndRun(t, m, x, args)
+	mags, err := eval.Run(m, magnitudes(t, args[0]), magnitudes(t, args[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kf := float64(k)
+	for i := range exp.Len() {
+		g, w := got.GetFloat64(i), exp.GetFloat64(i)
+		bound := 2 * (kf*0x1p-23*mags.GetFloat64(i) + kf*0x1p-125)
+		if bf16Out {
+			bound += 0x1p-7 * math.Max(math.Abs(w), math.Abs(g))
+		}
+		if !(math.Abs(g-w) <= bound) {
+			t.Fatalf("element %d: got %g, evaluator %g: %g apart, bound %g", i, g, w, math.Abs(g-w), bound)
+		}
 	}
 }
 
