@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"unsafe"
 )
@@ -45,15 +46,67 @@ const bf16KC = 1024
 // gemmBF16DP is GemmNarrowF32 for two bf16 operands on VDPBF16PS (on
 // the kernels' Go twin where the CPU has no AVX512_BF16).
 func gemmBF16DP(m, n, k int, a, b Narrow, c []float32, ldc int, accumulate bool, threads int) {
-	blk := aBlock[float32]{kc: bf16KC, run: func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, _ bPrefetch[float32], _ *TileOps) int {
+	pb := func(dst []float32, pc, jc, kb, nb, from, to int) {
+		packBBF16(words(dst), b, k, pc, jc, kb, nb, from, to)
+	}
+	gemmCore(m, n, (k+1)/2, bf16Block(a, k), pb, c, ldc, accumulate, threads, bf16MR, bf16NR, nil)
+}
+
+// bf16Block is the bf16 GEMM's blocks of C for A (k values a row): each
+// packs its rows of A in pairs and runs the VDPBF16PS kernels over them.
+func bf16Block(a Narrow, k int) aBlock[float32] {
+	return aBlock[float32]{kc: bf16KC, run: func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, _ bPrefetch[float32], _ *TileOps) int {
 		packABF16(words(ap), a, k, ic, pc, mb, kb)
 		macroKernelBF16(words(ap), words(bp), c, ldc, ic, jc, mb, nb, kb, overwrite)
 		return 0
 	}}
-	pb := func(dst []float32, pc, jc, kb, nb, from, to int) {
-		packBBF16(words(dst), b, k, pc, jc, kb, nb, from, to)
+}
+
+// PackedBF16 is a bf16 B (k×n) packed once for GemmBF16Packed, as
+// gemmBF16DP's packer lays it out: for each K slice (bf16KC pair steps)
+// every NR-column sliver, pair step by pair step. A model's constant
+// weights: packing them on every call read and wrote all of B for one
+// use of each word per block of A's rows.
+type PackedBF16 struct {
+	k, n   int
+	panels [][]float32 // by K slice; the words as float32 buffers hold them
+}
+
+// PackBF16 packs the bf16 B (k×n, read through its strides) for
+// GemmBF16Packed.
+func PackBF16(k, n int, b Narrow) (*PackedBF16, error) {
+	if k < 0 || n < 0 {
+		return nil, fmt.Errorf("kernels: PackBF16: negative size %d×%d", k, n)
 	}
-	gemmCore(m, n, (k+1)/2, blk, pb, c, ldc, accumulate, threads, bf16MR, bf16NR, nil)
+	if k > 0 && n > 0 && (len(b.Data) <= (k-1)*b.Row+(n-1)*b.Col || b.Row < 0 || b.Col < 0) {
+		return nil, fmt.Errorf("kernels: PackBF16: %d values cannot hold a %d×%d operand with strides %d, %d", len(b.Data), k, n, b.Row, b.Col)
+	}
+	p := &PackedBF16{k: k, n: n}
+	slivers, kp := (n+bf16NR-1)/bf16NR, (k+1)/2
+	for pc := 0; pc < kp; pc += bf16KC {
+		kb := min(bf16KC, kp-pc)
+		panel := make([]float32, slivers*bf16NR*kb)
+		packBBF16(words(panel), b, k, pc, 0, kb, n, 0, slivers)
+		p.panels = append(p.panels, panel)
+	}
+	return p, nil
+}
+
+// panel returns the slivers of K slice pc (in pair steps) from column jc
+// (a multiple of NR) on.
+func (p *PackedBF16) panel(pc, jc, kb, _ int) []float32 {
+	return p.panels[pc/bf16KC][jc/bf16NR*bf16NR*kb:]
+}
+
+// GemmBF16Packed is GemmNarrowF32 on the bf16 dot-product kernels (the
+// VDPBF16PS path, its Go twin where the CPU lacks the instruction) for a
+// bf16 A and a B packed ahead by PackBF16: the same bits, B read in place.
+func GemmBF16Packed(m, n, k int, a Narrow, packed *PackedBF16, c []float32, ldc int, threads int) error {
+	if packed == nil || packed.k != k || packed.n != n {
+		return fmt.Errorf("kernels: GemmBF16Packed: a %d×%d product given a packed B of another shape", k, n)
+	}
+	gemmCoreFrom(m, n, (k+1)/2, bf16Block(a, k), bSource[float32]{panel: packed.panel}, c, ldc, false, threads, bf16MR, bf16NR, nil)
+	return nil
 }
 
 // words is a float32 packing buffer seen as the 32-bit words it holds:

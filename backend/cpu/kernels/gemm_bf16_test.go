@@ -290,3 +290,89 @@ func uniformBF16(n int, rng *rand.Rand) []uint16 {
 	}
 	return s
 }
+
+// A B packed ahead (PackBF16) gives GemmNarrowF32's VDPBF16PS bits
+// exactly, on the assembly and on the Go twin: sizes across the tiles'
+// edges, a K slice, an odd k, an NC column block; B in both layouts;
+// one and two threads. A packed B of another shape is an error.
+func TestGemmBF16Packed(t *testing.T) {
+	defer func(p, u bool) { preferBF16DP, useBF16 = p, u }(preferBF16DP, useBF16)
+	preferBF16DP = true
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, asm := range []bool{true, false} {
+		useBF16 = asm && useBF16
+		for _, s := range [][3]int{{1, 1, 1}, {13, 33, 7}, {24, 64, 511}, {30, 40, 2049}, {7, 3100, 9}, {50, 70, 300}} {
+			m, n, k := s[0], s[1], s[2]
+			a := Narrow{Data: uniformBF16(m*k, rng), Row: k, Col: 1, Format: minifloat.BF16}
+			for _, transposed := range []bool{false, true} {
+				b := Narrow{Data: uniformBF16(k*n, rng), Row: n, Col: 1, Format: minifloat.BF16}
+				if transposed {
+					b.Row, b.Col = 1, k
+				}
+				packed, err := PackBF16(k, n, b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for threads := 1; threads <= 2; threads++ {
+					want, got := make([]float32, m*n), make([]float32, m*n)
+					GemmNarrowF32(m, n, k, a, b, want, n, false, threads)
+					if err := GemmBF16Packed(m, n, k, a, packed, got, n, threads); err != nil {
+						t.Fatal(err)
+					}
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("asm %v, %d×%d×%d, B transposed %v, %d threads: element %d is %g, want %g", asm, m, n, k, transposed, threads, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+	b := Narrow{Data: make([]uint16, 12), Row: 4, Col: 1, Format: minifloat.BF16}
+	packed, err := PackBF16(3, 4, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := GemmBF16Packed(2, 4, 4, b, packed, make([]float32, 8), 4, 1); err == nil {
+		t.Error("a packed B of another shape: no error")
+	}
+	if _, err := PackBF16(3, 5, b); err == nil {
+		t.Error("a B too short for its shape: no error")
+	}
+}
+
+// BenchmarkGemmBF16Packed is a transformer layer's product with bf16
+// weights, 128×768·768×3072, B packed per call (GemmNarrowF32 on the
+// VDPBF16PS path) and packed ahead (GemmBF16Packed).
+func BenchmarkGemmBF16Packed(b *testing.B) {
+	if !useBF16 {
+		b.Skip("no AVX512_BF16")
+	}
+	defer func(p bool) { preferBF16DP = p }(preferBF16DP)
+	preferBF16DP = true
+	const m, n, k = 128, 3072, 768
+	rng := rand.New(rand.NewPCG(1, 1))
+	a := Narrow{Data: uniformBF16(m*k, rng), Row: k, Col: 1, Format: minifloat.BF16}
+	w := Narrow{Data: uniformBF16(k*n, rng), Row: n, Col: 1, Format: minifloat.BF16}
+	packed, err := PackBF16(k, n, w)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := make([]float32, m*n)
+	for _, threads := range []int{1, 2} {
+		for _, ahead := range []bool{false, true} {
+			b.Run(fmt.Sprintf("threads=%d/packed-ahead=%v", threads, ahead), func(b *testing.B) {
+				for b.Loop() {
+					if ahead {
+						if err := GemmBF16Packed(m, n, k, a, packed, c, n, threads); err != nil {
+							b.Fatal(err)
+						}
+						continue
+					}
+					GemmNarrowF32(m, n, k, a, w, c, n, false, threads)
+				}
+				b.ReportMetric(2*m*n*k*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
