@@ -13,7 +13,8 @@ import (
 // an even count of them, one feature group; kernels.ConvBF16Takes). The
 // f32 result is rounded to out's type where that is narrower. Its bits
 // differ from the widening path's within the bound GemmNarrowF32
-// documents for the bf16 path.
+// documents for the bf16 path. A constant kernel (a model's weights) is
+// packed once, on the first call (bf16Weights).
 func (c *compiler) lowerConvBF16(in *hlo.Instruction) (kernelFunc, bool) {
 	l, r := in.Operands[0].Shape.DType, in.Operands[1].Shape.DType
 	if !kernels.BF16Direct() || l != hlo.BF16 || r != hlo.BF16 {
@@ -24,11 +25,15 @@ func (c *compiler) lowerConvBF16(in *hlo.Instruction) (kernelFunc, bool) {
 		return nil, false
 	}
 	threads := c.threads
+	pw := constantBF16(in.Operands[1], func(lit *hlo.Literal) (*kernels.PackedBF16, error) {
+		return kernels.PackConvBF16(p, lit.Data().([]uint16))
+	})
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
 		in, w := ops[0].Data().([]uint16), ops[1].Data().([]uint16)
+		packed := pw.get(ops[1])
 		f, narrow, _ := tile.KernelType(out.DType())
 		if !narrow {
-			return kernels.ConvBF16(p, in, w, out.Data().([]float32), threads, nil)
+			return kernels.ConvBF16(p, in, w, packed, out.Data().([]float32), threads, nil)
 		}
 		// Each block of the f32 result is rounded into out as soon as it
 		// is final, while it is in cache (as lowerConv does).
@@ -36,7 +41,7 @@ func (c *compiler) lowerConvBF16(in *hlo.Instruction) (kernelFunc, bool) {
 		dst := kernels.GetF32(len(bits))
 		defer kernels.PutF32(dst)
 		ldc := p.OutChannels
-		return kernels.ConvBF16(p, in, w, dst, threads, func(i, j, rows, cols int) {
+		return kernels.ConvBF16(p, in, w, packed, dst, threads, func(i, j, rows, cols int) {
 			for r := i; r < i+rows; r++ {
 				o := r*ldc + j
 				tile.EncodeNarrow(f, bits[o:o+cols], dst[o:o+cols])

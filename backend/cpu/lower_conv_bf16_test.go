@@ -2,9 +2,14 @@ package cpu
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
+	"github.com/axle-ml/axle/eval"
+	"github.com/axle-ml/axle/hlo/hlotext"
 )
 
 // bf16 convolutions agree with the evaluator within the bf16 GEMM's
@@ -32,5 +37,89 @@ func TestConvBF16(t *testing.T) {
 			}
 			checkBF16(t, text, want, c.k, c.out[:4] == "bf16")
 		})
+	}
+}
+
+// A bf16 convolution whose kernel is a constant packs it once: its
+// results are the bits of the same module given the kernel as an
+// argument (packed per call), within the evaluator's tolerance, on every
+// call and from several goroutines at once.
+func TestConvBF16ConstantKernel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	var lit strings.Builder
+	lit.WriteString("{")
+	for i := range 3 {
+		lit.WriteString("{")
+		for j := range 3 {
+			lit.WriteString("{")
+			for c := range 8 {
+				lit.WriteString("{")
+				for o := range 16 {
+					fmt.Fprintf(&lit, "%.3f", rng.Float64()*2-1)
+					if o < 15 {
+						lit.WriteString(",")
+					}
+				}
+				lit.WriteString(map[bool]string{true: "},", false: "}"}[c < 7])
+			}
+			lit.WriteString(map[bool]string{true: "},", false: "}"}[j < 2])
+		}
+		lit.WriteString(map[bool]string{true: "},", false: "}"}[i < 2])
+	}
+	lit.WriteString("}")
+	const text = "HloModule c\nENTRY e {\n  a = bf16[2,9,9,8] parameter(0)\n  w = %s\n" +
+		"  ROOT c = bf16[2,9,9,16] convolution(a, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n}\n"
+	withConst := fmt.Sprintf(text, "bf16[3,3,8,16] constant("+lit.String()+")")
+	withParam := fmt.Sprintf(text, "bf16[3,3,8,16] parameter(1)")
+	mc, err := hlotext.Parse(withConst, hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, err := hlotext.Parse(withParam, hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xc, err := Compile(mc, Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xp, err := Compile(mp, Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[bool]string{true: "conv-bf16", false: "conv"}[kernels.BF16Direct()]; xc.Lowering[want] != 1 {
+		t.Fatalf("lowered as %v, want %s", xc.Lowering, want)
+	}
+	args := eval.RandomArguments(mc, 5)
+	want, err := eval.Run(mc, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perCall, err := xp.Execute(args[0], mc.Entry.Instructions[1].Literal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := closeEnough(perCall, want); msg != "" {
+		t.Fatal(msg)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 12)
+	for range 4 {
+		wg.Go(func() {
+			for range 3 {
+				got, err := xc.Execute(args...)
+				if err == nil && !got.Equal(perCall) {
+					err = fmt.Errorf("packed ahead %v, packed per call %v", got, perCall)
+				}
+				if err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 }

@@ -29,11 +29,16 @@ func (x *compiler) lowerDotBF16(in *hlo.Instruction) (kernelFunc, bool) {
 	if !ok || !bf16Direct(in, &g) {
 		return nil, false
 	}
-	pw := constantBF16(in.Operands[1], &g)
+	var pw *bf16Weights
+	if g.batch == 1 {
+		pw = constantBF16(in.Operands[1], func(lit *hlo.Literal) (*kernels.PackedBF16, error) {
+			return kernels.PackBF16(g.k, g.n, kernels.Narrow{Data: lit.Data().([]uint16), Row: g.b.Row, Col: g.b.Col, Format: minifloat.BF16})
+		})
+	}
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
 		c, finish := tile.F32Into(out, x.threads)
 		la, lb := ops[0].Data().([]uint16), ops[1].Data().([]uint16)
-		if packed := pw.get(ops[1], &g); packed != nil {
+		if packed := pw.get(ops[1]); packed != nil {
 			a := kernels.Narrow{Data: la, Row: g.a.Row, Col: g.a.Col, Format: minifloat.BF16}
 			err := kernels.GemmBF16Packed(g.m, g.n, g.k, a, packed, c, g.n, x.threads)
 			finish()
@@ -50,37 +55,37 @@ func (x *compiler) lowerDotBF16(in *hlo.Instruction) (kernelFunc, bool) {
 	}, true
 }
 
-// bf16Weights keeps a bf16 product's constant right operand (a model's
-// weights) packed for the bf16 GEMM (kernels.PackBF16) from its first
+// bf16Weights keeps a bf16 product's or convolution's constant right
+// operand (a model's weights) packed for the bf16 GEMM from its first
 // call on, as packedWeights does for f32: packing on every call read and
-// wrote all of B for one use of each word per block of A's rows. The
-// copy lives as long as the executable, as large as the weights.
+// wrote all of B for one use of each word per block of A's rows. The copy
+// lives as long as the executable, as large as the weights.
 type bf16Weights struct {
+	pack   func(*hlo.Literal) (*kernels.PackedBF16, error)
 	mu     sync.Mutex
 	lit    *hlo.Literal // the literal the copy was made from
 	packed *kernels.PackedBF16
 }
 
-// constantBF16 returns a keeper for product g's right operand w when it
-// is a constant with its values and the product is one (nil otherwise).
-func constantBF16(w *hlo.Instruction, g *gemmPlan) *bf16Weights {
-	if g.batch != 1 || w.Opcode != hlo.OpConstant || w.Literal == nil || w.Literal.IsElided() {
+// constantBF16 returns a keeper packing the right operand w with pack
+// when w is a constant with its values (nil otherwise).
+func constantBF16(w *hlo.Instruction, pack func(*hlo.Literal) (*kernels.PackedBF16, error)) *bf16Weights {
+	if w.Opcode != hlo.OpConstant || w.Literal == nil || w.Literal.IsElided() {
 		return nil
 	}
-	return &bf16Weights{}
+	return &bf16Weights{pack: pack}
 }
 
-// get returns lit packed as g's B, packing it on the first call (nil
-// where p is nil or the packer refuses: the product packs per call).
-func (p *bf16Weights) get(lit *hlo.Literal, g *gemmPlan) *kernels.PackedBF16 {
+// get returns lit packed, packing it on the first call (nil where p is
+// nil or the packer refuses: the caller packs per call).
+func (p *bf16Weights) get(lit *hlo.Literal) *kernels.PackedBF16 {
 	if p == nil {
 		return nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.lit != lit {
-		b := kernels.Narrow{Data: lit.Data().([]uint16), Row: g.b.Row, Col: g.b.Col, Format: minifloat.BF16}
-		p.packed, _ = kernels.PackBF16(g.k, g.n, b)
+		p.packed, _ = p.pack(lit)
 		p.lit = lit
 	}
 	return p.packed

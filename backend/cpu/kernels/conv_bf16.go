@@ -2,6 +2,8 @@ package kernels
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/axle-ml/axle/hlo/minifloat"
@@ -23,7 +25,11 @@ import (
 //
 // Where the CPU has no AVX512_BF16 it runs the kernels' Go twin: callers
 // take it where BF16Direct holds.
-func ConvBF16(p *Conv, in, kernel []uint16, out []float32, threads int, epi Epilogue) error {
+//
+// packed, where not nil, is the kernel packed ahead by PackConvBF16 (a
+// model's constant weights): the product reads it in place, kernel is
+// then not read.
+func ConvBF16(p *Conv, in, kernel []uint16, packed *PackedBF16, out []float32, threads int, epi Epilogue) error {
 	if err := p.check(); err != nil {
 		return err
 	}
@@ -32,7 +38,14 @@ func ConvBF16(p *Conv, in, kernel []uint16, out []float32, threads int, epi Epil
 	}
 	m, k := convRowsDepth(p)
 	cin, cout := p.InChannels, p.OutChannels
-	if err := p.checkLengths(len(in), len(kernel), len(out)); err != nil {
+	kernelLen := len(kernel)
+	if packed != nil {
+		if packed.k != k || packed.n != cout {
+			return fmt.Errorf("conv: a kernel packed for %d×%d, not this convolution's %d×%d", packed.k, packed.n, k, cout)
+		}
+		kernelLen = math.MaxInt // not read
+	}
+	if err := p.checkLengths(len(in), kernelLen, len(out)); err != nil {
 		return err
 	}
 	if m == 0 || cout == 0 {
@@ -46,19 +59,63 @@ func ConvBF16(p *Conv, in, kernel []uint16, out []float32, threads int, epi Epil
 		return nil
 	}
 	im := &im2col{p: p, cin: cin, pixels: m / p.Batch, taps: k / cin}
-	w := kernelMatrixBF16(p, kernel, k)
-	defer putBuf(w)
-	b := Narrow{Data: unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(w))), 2*len(w))[:k*cout], Row: cout, Col: 1, Format: minifloat.BF16}
 	blk := aBlock[float32]{kc: bf16KC, run: func(ap, bp, c []float32, ldc, ic, pc, jc, mb, nb, kb int, overwrite, _ bool, _ bPrefetch[float32], _ *TileOps) int {
 		packConvABF16(words(ap), im, in, k, ic, pc, mb, kb)
 		macroKernelBF16(words(ap), words(bp), c, ldc, ic, jc, mb, nb, kb, overwrite)
 		return 0
 	}}
-	pb := func(dst []float32, pc, jc, kb, nb, from, to int) {
-		packBBF16(words(dst), b, k, pc, jc, kb, nb, from, to)
+	src := bSource[float32]{}
+	if packed != nil {
+		src.panel = packed.panel
+	} else {
+		b, release := kernelMatrix(p, kernel, k)
+		defer release()
+		src.pack = func(dst []float32, pc, jc, kb, nb, from, to int) {
+			packBBF16(words(dst), b, k, pc, jc, kb, nb, from, to)
+		}
 	}
-	gemmCore(m, cout, (k+1)/2, blk, pb, out, cout, false, threads, bf16MR, bf16NR, epi)
+	gemmCoreFrom(m, cout, (k+1)/2, blk, src, out, cout, false, threads, bf16MR, bf16NR, epi)
 	return nil
+}
+
+// PackConvBF16 packs the kernel of convolution p (one feature group) for
+// ConvBF16 once, as its [K, OutChannels] matrix for the bf16 GEMM: a
+// model's constant weights, which ConvBF16 otherwise copies and packs on
+// every call.
+func PackConvBF16(p *Conv, kernel []uint16) (*PackedBF16, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	if p.Groups != 1 {
+		return nil, errors.New("conv: the bf16 convolution takes one feature group")
+	}
+	if err := p.checkLengths(math.MaxInt, len(kernel), math.MaxInt); err != nil {
+		return nil, err
+	}
+	_, k := convRowsDepth(p)
+	b, release := kernelMatrix(p, kernel, k)
+	defer release()
+	return PackBF16(k, p.OutChannels, b)
+}
+
+// kernelMatrix is p's kernel as the [K, OutChannels] bf16 matrix the GEMM
+// takes (row tap·cin + c): the kernel itself where it is laid out so
+// (HWIO, dense: a ResNet layer's 2.4 M values of 512 → 512 channels took
+// three times its product's time to copy), else a copy in a pooled buffer;
+// release hands that back.
+func kernelMatrix(p *Conv, kernel []uint16, k int) (Narrow, func()) {
+	cin, cout := p.InChannels, p.OutChannels
+	dense := p.KernelOutStride == 1 && p.KernelInStride == cout
+	stride := cin * cout
+	for d := len(p.Kernel) - 1; d >= 0 && dense; d-- {
+		dense = p.Kernel[d] == 1 || p.KernelSpatialStrides[d] == stride
+		stride *= p.Kernel[d]
+	}
+	if dense {
+		return Narrow{Data: kernel[:k*cout], Row: cout, Col: 1, Format: minifloat.BF16}, func() {}
+	}
+	w := kernelMatrixBF16(p, kernel, k)
+	return Narrow{Data: unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(w))), 2*len(w))[:k*cout], Row: cout, Col: 1, Format: minifloat.BF16}, func() { putBuf(w) }
 }
 
 // ConvBF16Takes reports whether ConvBF16 runs p at speed: one feature

@@ -15,7 +15,8 @@ import (
 // odd channel count, gather value by value; the former word by word),
 // padding, strides, dilations, one and two spatial dimensions, a K past
 // the bf16 GEMM's slice, rows past one block, one and two threads (the
-// latter with the image at an odd element, its pairs put together).
+// latter with the image at an odd element, its pairs put together); the
+// kernel packed ahead (PackConvBF16) gives the same bits.
 func TestConvBF16(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	one, two := []int{1, 1}, []int{2, 2}
@@ -44,7 +45,7 @@ func TestConvBF16(t *testing.T) {
 				}
 				m, k := convRowsDepth(p)
 				out := make([]float32, m*p.OutChannels)
-				if err := ConvBF16(p, in, kern, out, threads, nil); err != nil {
+				if err := ConvBF16(p, in, kern, nil, out, threads, nil); err != nil {
 					t.Fatal(err)
 				}
 				wide := func(s []uint16, abs bool) []float32 {
@@ -56,6 +57,19 @@ func TestConvBF16(t *testing.T) {
 						}
 					}
 					return f
+				}
+				packed, err := PackConvBF16(p, kern)
+				if err != nil {
+					t.Fatal(err)
+				}
+				again := make([]float32, len(out))
+				if err := ConvBF16(p, in, nil, packed, again, threads, nil); err != nil {
+					t.Fatal(err)
+				}
+				for i := range out {
+					if math.Float32bits(again[i]) != math.Float32bits(out[i]) {
+						t.Fatalf("element %d: %g with the kernel packed ahead, %g packed per call", i, again[i], out[i])
+					}
 				}
 				want := refConv(p, wide(in, false), wide(kern, false))
 				mags := refConv(p, wide(in, true), wide(kern, true))
@@ -70,8 +84,8 @@ func TestConvBF16(t *testing.T) {
 	}
 }
 
-// Lengths short of what the geometry reads, and more than one feature
-// group, are errors, not panics.
+// Lengths short of what the geometry reads, a kernel packed for another
+// shape, and more than one feature group, are errors, not panics.
 func TestConvBF16BadArgs(t *testing.T) {
 	one := []int{1, 1}
 	p := newConv(1, 4, 8, 1, []int{5, 5}, []int{3, 3}, one, one, one, one, one, false)
@@ -79,10 +93,14 @@ func TestConvBF16BadArgs(t *testing.T) {
 	m, _ := convRowsDepth(p)
 	out := make([]float32, m*p.OutChannels)
 	for name, err := range map[string]error{
-		"short image":  ConvBF16(p, in[:len(in)-1], kern, out, 1, nil),
-		"short kernel": ConvBF16(p, in, kern[:len(kern)-1], out, 1, nil),
-		"short output": ConvBF16(p, in, kern, out[:len(out)-1], 1, nil),
-		"two groups":   ConvBF16(newConv(1, 4, 8, 2, []int{5, 5}, []int{3, 3}, one, one, one, one, one, false), in, kern, out, 1, nil),
+		"short image":  ConvBF16(p, in[:len(in)-1], kern, nil, out, 1, nil),
+		"short kernel": ConvBF16(p, in, kern[:len(kern)-1], nil, out, 1, nil),
+		"short output": ConvBF16(p, in, kern, nil, out[:len(out)-1], 1, nil),
+		"a kernel packed for another shape": func() error {
+			other, _ := PackConvBF16(newConv(1, 4, 9, 1, []int{5, 5}, []int{3, 3}, one, one, one, one, one, false), make([]uint16, 4*9*9))
+			return ConvBF16(p, in, nil, other, out, 1, nil)
+		}(),
+		"two groups": ConvBF16(newConv(1, 4, 8, 2, []int{5, 5}, []int{3, 3}, one, one, one, one, one, false), in, kern, nil, out, 1, nil),
 	} {
 		if err == nil {
 			t.Errorf("%s: no error", name)
