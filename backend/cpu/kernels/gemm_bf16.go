@@ -105,6 +105,12 @@ func GemmBF16Packed(m, n, k int, a Narrow, packed *PackedBF16, c []float32, ldc 
 	if packed == nil || packed.k != k || packed.n != n {
 		return fmt.Errorf("kernels: GemmBF16Packed: a %d×%d product given a packed B of another shape", k, n)
 	}
+	if m > 0 && n > 0 && (ldc < n || len(c) < (m-1)*ldc+n) {
+		return fmt.Errorf("kernels: GemmBF16Packed: %d values with rows %d apart cannot hold a %d×%d C", len(c), ldc, m, n)
+	}
+	if m > 0 && k > 0 && (a.Row < 0 || a.Col < 0 || len(a.Data) <= (m-1)*a.Row+(k-1)*a.Col) {
+		return fmt.Errorf("kernels: GemmBF16Packed: %d values cannot hold a %d×%d A with strides %d, %d", len(a.Data), m, k, a.Row, a.Col)
+	}
 	gemmCoreFrom(m, n, (k+1)/2, bf16Block(a, k), bSource[float32]{panel: packed.panel}, c, ldc, false, threads, bf16MR, bf16NR, nil)
 	return nil
 }

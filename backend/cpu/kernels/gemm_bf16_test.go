@@ -294,7 +294,8 @@ func uniformBF16(n int, rng *rand.Rand) []uint16 {
 // A B packed ahead (PackBF16) gives GemmNarrowF32's VDPBF16PS bits
 // exactly, on the assembly and on the Go twin: sizes across the tiles'
 // edges, a K slice, an odd k, an NC column block; B in both layouts;
-// one and two threads. A packed B of another shape is an error.
+// one and two threads. A packed B of another shape, and an A or C too
+// short for the product, are errors.
 func TestGemmBF16Packed(t *testing.T) {
 	defer func(p, u bool) { preferBF16DP, useBF16 = p, u }(preferBF16DP, useBF16)
 	preferBF16DP = true
@@ -338,6 +339,16 @@ func TestGemmBF16Packed(t *testing.T) {
 	}
 	if _, err := PackBF16(3, 5, b); err == nil {
 		t.Error("a B too short for its shape: no error")
+	}
+	a := Narrow{Data: make([]uint16, 6), Row: 3, Col: 1, Format: minifloat.BF16}
+	if err := GemmBF16Packed(2, 4, 3, a, packed, make([]float32, 7), 4, 1); err == nil {
+		t.Error("a C too short: no error")
+	}
+	if err := GemmBF16Packed(3, 4, 3, a, packed, make([]float32, 12), 4, 1); err == nil {
+		t.Error("an A too short: no error")
+	}
+	if err := GemmBF16Packed(2, 4, 3, a, packed, make([]float32, 8), 4, 1); err != nil {
+		t.Errorf("a product that fits: %v", err)
 	}
 }
 
