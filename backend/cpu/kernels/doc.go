@@ -1,8 +1,11 @@
 // Package kernels holds Axle's CPU compute kernels: packed, cache-blocked
-// GEMM with an AVX2+FMA micro-kernel (the BLIS design), an s8×s8→s32
-// GEMM on the same blocking (VPMADDWD on operands packed as s16 pairs),
-// convolution lowered onto the f32 GEMM, reductions and vector math, and
-// the Philox random bit generator eight blocks a vector. Every assembly kernel has a
+// GEMM with AVX2+FMA and AVX-512 micro-kernels (the BLIS design), the
+// 8-bit GEMM on the same blocking (VPDPBUSD quads where the CPU has VNNI,
+// VPMADDWD on s16 pairs elsewhere), the bf16 GEMM and convolution on
+// VDPBF16PS (gemm_bf16.go, conv_bf16.go) where the CPU's policy prefers
+// it (cpu_model_amd64.go), f32 convolution (direct, implicit im2col,
+// depthwise), reductions and vector math, and the Philox random bit
+// generator eight blocks a vector. Every assembly kernel has a
 // pure-Go twin with the same results; the assembly is used on amd64 when
 // the CPU has AVX2 and FMA, unless the build has the purego tag or the
 // environment says AXLE_KERNELS=purego (for A/B runs and tests). With
