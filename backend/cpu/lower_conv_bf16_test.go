@@ -4,12 +4,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
-	"github.com/axle-ml/axle/eval"
-	"github.com/axle-ml/axle/hlo/hlotext"
 )
 
 // bf16 convolutions agree with the evaluator within the bf16 GEMM's
@@ -71,55 +68,6 @@ func TestConvBF16ConstantKernel(t *testing.T) {
 		"  ROOT c = bf16[2,9,9,16] convolution(a, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f\n}\n"
 	withConst := fmt.Sprintf(text, "bf16[3,3,8,16] constant("+lit.String()+")")
 	withParam := fmt.Sprintf(text, "bf16[3,3,8,16] parameter(1)")
-	mc, err := hlotext.Parse(withConst, hlotext.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mp, err := hlotext.Parse(withParam, hlotext.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	xc, err := Compile(mc, Options{Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	xp, err := Compile(mp, Options{Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := map[bool]string{true: "conv-bf16", false: "conv"}[kernels.BF16Direct()]; xc.Lowering[want] != 1 {
-		t.Fatalf("lowered as %v, want %s", xc.Lowering, want)
-	}
-	args := eval.RandomArguments(mc, 5)
-	want, err := eval.Run(mc, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	perCall, err := xp.Execute(args[0], mc.Entry.Instructions[1].Literal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if msg := closeEnough(perCall, want); msg != "" {
-		t.Fatal(msg)
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 12)
-	for range 4 {
-		wg.Go(func() {
-			for range 3 {
-				got, err := xc.Execute(args...)
-				if err == nil && !got.Equal(perCall) {
-					err = fmt.Errorf("packed ahead %v, packed per call %v", got, perCall)
-				}
-				if err != nil {
-					errs <- err
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
+	want := map[bool]string{true: "conv-bf16", false: "conv"}[kernels.BF16Direct()]
+	checkPackedWeights(t, withConst, withParam, true, want)
 }

@@ -98,6 +98,17 @@ func dotModule(m, n, k int, transposed bool, dtype string, epilogue bool, weight
 
 func checkPackedDot(t *testing.T, withConst, withParam string, sameBits bool) {
 	t.Helper()
+	checkPackedWeights(t, withConst, withParam, sameBits, "gemm", "gemm+epilogue", "gemm-bf16")
+}
+
+// checkPackedWeights compiles withConst, a module whose second
+// instruction is a constant right operand, and withParam, the same with
+// that operand a parameter, checks that withConst lowered its product as
+// one of lowerings (once), and compares: both within the evaluator's
+// tolerance, the constant's results the parameter's bits where sameBits,
+// and the same on every call and from several goroutines at once.
+func checkPackedWeights(t *testing.T, withConst, withParam string, sameBits bool, lowerings ...string) {
+	t.Helper()
 	mc, err := hlotext.Parse(withConst, hlotext.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -114,8 +125,12 @@ func checkPackedDot(t *testing.T, withConst, withParam string, sameBits bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if xc.Lowering["gemm"]+xc.Lowering["gemm+epilogue"]+xc.Lowering["gemm-bf16"] != 1 {
-		t.Fatalf("not one product on the GEMM: %v", xc.Lowering)
+	n := 0
+	for _, l := range lowerings {
+		n += xc.Lowering[l]
+	}
+	if n != 1 {
+		t.Fatalf("lowered as %v, not one product as %v", xc.Lowering, lowerings)
 	}
 	w := mc.Entry.Instructions[1].Literal
 	args := eval.RandomArguments(mc, 9)
