@@ -7,6 +7,7 @@ import (
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/backend/cpu/tile"
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/minifloat"
 )
 
 // lowerConv maps an f32 (or narrow-float) convolution onto
@@ -42,16 +43,8 @@ func (c *compiler) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
 		if f, narrow, _ := tile.KernelType(out.DType()); narrow && relayOut == nil {
 			// Each block of the f32 result is rounded into out as soon as
 			// it is final, while it is in cache, not in a pass after.
-			bits := out.Data().([]uint16)
-			dst := kernels.GetF32(len(bits))
+			dst, round := roundingBlocks(f, out, p.OutChannels)
 			defer kernels.PutF32(dst)
-			ldc := p.OutChannels
-			round := func(i, j, rows, cols int) {
-				for r := i; r < i+rows; r++ {
-					o := r*ldc + j
-					tile.EncodeNarrow(f, bits[o:o+cols], dst[o:o+cols])
-				}
-			}
 			return kernels.ConvPackedF32(relayIn.conv(p), src, w, dst, threads, round, cache)
 		}
 		c, finish := tile.F32Into(out, threads)
@@ -67,6 +60,21 @@ func (c *compiler) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
 		finish()
 		return err
 	}, true
+}
+
+// roundingBlocks returns pooled f32 scratch for a convolution's result
+// (put it back with kernels.PutF32) and the epilogue rounding each final
+// block of it, rows ldc apart, into out's narrow format f while the block
+// is in cache, not in a pass after.
+func roundingBlocks(f minifloat.Format, out *hlo.Literal, ldc int) ([]float32, kernels.Epilogue) {
+	bits := out.Data().([]uint16)
+	dst := kernels.GetF32(len(bits))
+	return dst, func(i, j, rows, cols int) {
+		for r := i; r < i+rows; r++ {
+			o := r*ldc + j
+			tile.EncodeNarrow(f, bits[o:o+cols], dst[o:o+cols])
+		}
+	}
 }
 
 // convOperands returns a convolution's input and kernel as f32 (the input

@@ -35,17 +35,8 @@ func (c *compiler) lowerConvBF16(in *hlo.Instruction) (kernelFunc, bool) {
 		if !narrow {
 			return kernels.ConvBF16(p, in, w, packed, out.Data().([]float32), threads, nil)
 		}
-		// Each block of the f32 result is rounded into out as soon as it
-		// is final, while it is in cache (as lowerConv does).
-		bits := out.Data().([]uint16)
-		dst := kernels.GetF32(len(bits))
+		dst, round := roundingBlocks(f, out, p.OutChannels)
 		defer kernels.PutF32(dst)
-		ldc := p.OutChannels
-		return kernels.ConvBF16(p, in, w, packed, dst, threads, func(i, j, rows, cols int) {
-			for r := i; r < i+rows; r++ {
-				o := r*ldc + j
-				tile.EncodeNarrow(f, bits[o:o+cols], dst[o:o+cols])
-			}
-		})
+		return kernels.ConvBF16(p, in, w, packed, dst, threads, round)
 	}, true
 }

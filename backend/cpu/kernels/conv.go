@@ -321,10 +321,7 @@ func (im *im2col) pack(dst []float32, ic, pc, mb, kb int) {
 			col := pc + q
 			tap, c := col/im.cin, col%im.cin
 			run := min(im.cin-c, kb-q)
-			for d := ns - 1; d >= 0; d-- {
-				kpos[d] = tap % p.Kernel[d]
-				tap /= p.Kernel[d]
-			}
+			tapPosition(p, tap, &kpos)
 			for r := range sgemmMR {
 				src[r] = zeros[:run]
 				off, ok := im.tapOffset(r < rows, base[r], &org[r], &kpos)
@@ -381,10 +378,7 @@ func (im *im2col) packRows(sliver []float32, rows int, base *[sgemmMR]int, org *
 	cs := p.InChannelStride
 	tap, c := pc/im.cin, pc%im.cin
 	var kpos [8]int
-	for d, t := ns-1, tap; d >= 0; d-- {
-		kpos[d] = t % p.Kernel[d]
-		t /= p.Kernel[d]
-	}
+	tapPosition(p, tap, &kpos)
 	for q := range kb {
 		toff := im.tapOffsets[tap] + c*cs
 		d := sliver[q*sgemmMR : q*sgemmMR+sgemmMR]
@@ -497,6 +491,15 @@ func packConvKernel(dst []float32, p *Conv, kernel []float32, co0, cin, pc, kb, 
 				tapOff = kernelTapOffset(p, tap)
 			}
 		}
+	}
+}
+
+// tapPosition sets kpos to kernel tap t's position along each spatial
+// dimension (taps row-major over the kernel's spatial dimensions).
+func tapPosition(p *Conv, t int, kpos *[8]int) {
+	for d := len(p.Kernel) - 1; d >= 0; d-- {
+		kpos[d] = t % p.Kernel[d]
+		t /= p.Kernel[d]
 	}
 }
 

@@ -123,7 +123,14 @@ func kernelMatrix(p *Conv, kernel []uint16, k int) (Narrow, func()) {
 // words then within one tap, read as a word of the image); it computes
 // any other single-group convolution too, a value at a time.
 func ConvBF16Takes(p *Conv) bool {
-	return p.Groups == 1 && p.InChannelStride == 1 && p.InChannels%2 == 0
+	return p.Groups == 1 && pairsAreWords(p)
+}
+
+// pairsAreWords says each pair of an image's channels (2c, 2c+1) lies in
+// memory as one 32-bit word's two halves, within one tap: contiguous
+// channels of an even count.
+func pairsAreWords(p *Conv) bool {
+	return p.InChannelStride == 1 && p.InChannels%2 == 0
 }
 
 // checkLengths reports an image, kernel or output shorter than p reads or
@@ -153,15 +160,8 @@ func kernelMatrixBF16(p *Conv, kernel []uint16, k int) []float32 {
 	cin, cout := p.InChannels, p.OutChannels
 	buf := getBuf[float32]((k*cout + 1) / 2)
 	w := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(buf))), 2*len(buf))
-	var kpos [8]int
-	ns := len(p.Kernel)
 	for tap := range k / cin {
-		off, t := 0, tap
-		for d := ns - 1; d >= 0; d-- {
-			kpos[d] = t % p.Kernel[d]
-			t /= p.Kernel[d]
-			off += kpos[d] * p.KernelSpatialStrides[d]
-		}
+		off := kernelTapOffset(p, tap)
 		for c := range cin {
 			row := w[(tap*cin+c)*cout:][:cout]
 			src := off + c*p.KernelInStride
@@ -190,7 +190,7 @@ func packConvABF16(dst []uint32, im *im2col, in []uint16, k, ic, pc, mb, kb int)
 		at[d] = rem % p.OutSpatial[d]
 		rem /= p.OutSpatial[d]
 	}
-	fast := im.cin%2 == 0 && p.InChannelStride == 1
+	fast := pairsAreWords(p)
 	for s := 0; s < mb; s += bf16MR {
 		sliver := dst[s*kb : (s+bf16MR)*kb]
 		rows := min(bf16MR, mb-s)
@@ -222,7 +222,6 @@ func packConvABF16(dst []uint32, im *im2col, in []uint16, k, ic, pc, mb, kb int)
 // apart, and packing took as long as the products).
 func (im *im2col) packPairRuns(sliver []uint32, in []uint16, rows int, base *[bf16MR]int, org *[bf16MR][8]int, pc, kb int) {
 	p := im.p
-	ns := len(p.InSpatial)
 	half := im.cin / 2 // pairs a tap
 	var kpos [8]int
 	var src [bf16MR][]uint32
@@ -230,11 +229,7 @@ func (im *im2col) packPairRuns(sliver []uint32, in []uint16, rows int, base *[bf
 	for q := 0; q < kb; {
 		tap, c := (pc+q)/half, (pc+q)%half
 		run := min(half-c, kb-q)
-		t := tap
-		for d := ns - 1; d >= 0; d-- {
-			kpos[d] = t % p.Kernel[d]
-			t /= p.Kernel[d]
-		}
+		tapPosition(p, tap, &kpos)
 		// ld: the rows' distance in words where all six are words of the
 		// image equally far apart (0 otherwise).
 		ld, off0 := 0, 0
@@ -319,10 +314,7 @@ func (im *im2col) valueBF16(in []uint16, row bool, base int, org *[8]int, col, k
 	p := im.p
 	tap, c := col/im.cin, col%im.cin
 	var kpos [8]int
-	for d := len(p.InSpatial) - 1; d >= 0; d-- {
-		kpos[d] = tap % p.Kernel[d]
-		tap /= p.Kernel[d]
-	}
+	tapPosition(p, tap, &kpos)
 	off, ok := im.tapOffset(true, base, org, &kpos)
 	if !ok {
 		return 0

@@ -174,11 +174,7 @@ func (dw *depthwise) dilatedTaps(offs, woffs []int, org *[8]int, b int) ([]int, 
 	p := dw.im.p
 	var kpos [8]int
 	for tap := range dw.im.taps {
-		tp := tap
-		for d := len(p.Kernel) - 1; d >= 0; d-- {
-			kpos[d] = tp % p.Kernel[d]
-			tp /= p.Kernel[d]
-		}
+		tapPosition(p, tap, &kpos)
 		if off, ok := dw.im.tapOffset(true, b*p.InBatchStride, org, &kpos); ok {
 			offs, woffs = append(offs, off), append(woffs, dw.koffs[tap])
 		}

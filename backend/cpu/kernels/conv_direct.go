@@ -332,11 +332,7 @@ func (im *im2col) tapRuns(runs []tapRun, i, rows, pc, kb int) []tapRun {
 		col := pc + q
 		tap, ch := col/im.cin, col%im.cin
 		run := tapRun{q: q, k: min(im.cin-ch, kb-q)}
-		t := tap
-		for d := ns - 1; d >= 0; d-- {
-			kpos[d] = t % p.Kernel[d]
-			t /= p.Kernel[d]
-		}
+		tapPosition(p, tap, &kpos)
 		for r := range sgemmMR {
 			run.rows[r] = &zeros[0]
 			switch {
