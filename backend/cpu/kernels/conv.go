@@ -93,6 +93,14 @@ func ConvFinishedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 		convDepthwise(p, in, kernel, out, threads, epi)
 		return nil
 	}
+	if winogradTakes(p) {
+		wk, err := cache.forKernel(kernel).winogradFor(p, kernel)
+		if err != nil {
+			return err
+		}
+		convWinograd(p, in, wk, out, threads, epi)
+		return nil
+	}
 	if pointwiseAsGemm(p) {
 		// The image is the [pixels, channels] matrix A itself.
 		a := Strided[float32]{Data: in, Row: cin, Col: 1}
@@ -216,6 +224,10 @@ func ConvWholeRows(p *Conv) bool {
 		return false
 	}
 	m, k := convRowsDepth(p)
+	if winogradTakes(p) {
+		// Split over threads, it may split the output channels too.
+		return directRunsInline(m, p.OutChannels, k)
+	}
 	direct := canConvDirect(p) && !pointwiseAsGemm(p)
 	return !direct || directRunsInline(m, p.OutChannels, k) || !directSplitsColumns(m, p.OutChannels)
 }
@@ -240,7 +252,7 @@ func ConvRunsInline(p *Conv) bool {
 		return depthwiseRunsInline(p)
 	}
 	m, k := convRowsDepth(p)
-	if canConvDirect(p) && !pointwiseAsGemm(p) {
+	if winogradTakes(p) || canConvDirect(p) && !pointwiseAsGemm(p) {
 		return directRunsInline(m, p.OutChannels/p.Groups, k)
 	}
 	return GemmRunsInline(m, p.OutChannels/p.Groups, k)

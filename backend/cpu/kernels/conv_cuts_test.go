@@ -15,6 +15,7 @@ import (
 // result must match the convolution without a cache bit for bit, and the
 // cuts must have been kept (or the test proves nothing).
 func TestConvCutCache(t *testing.T) {
+	directOnly(t)
 	rng := rand.New(rand.NewPCG(21, 22))
 	one := []int{1, 1}
 	for _, p := range []*Conv{
@@ -87,6 +88,7 @@ func TestConvCutCache(t *testing.T) {
 // cuts only: every result must be the uncached one's, so no panel of the
 // old values may survive, while the cuts are kept.
 func TestConvCutCacheVariableKernel(t *testing.T) {
+	directOnly(t)
 	rng := rand.New(rand.NewPCG(23, 24))
 	one := []int{1, 1}
 	p := newConv(2, 32, 64, 1, []int{14, 14}, []int{3, 3}, one, one, one, one, one, false)

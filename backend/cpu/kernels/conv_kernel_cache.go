@@ -11,6 +11,7 @@ type ConvKernelCache struct {
 	n      int
 	panels map[[4]int][]float32 // by panelKey
 	cuts   cutCache
+	wino   *WinogradKernel // the kernel transformed for Winograd, once asked for
 	// cutsOnly: a kernel that may change between calls (a parameter):
 	// no panels kept, only the cuts (NewConvCutCache).
 	cutsOnly bool
@@ -41,7 +42,7 @@ func (c *ConvKernelCache) forKernel(kernel []float32) *ConvKernelCache {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.kernel != &kernel[0] || c.n != len(kernel) {
-		c.kernel, c.n, c.panels = &kernel[0], len(kernel), map[[4]int][]float32{}
+		c.kernel, c.n, c.panels, c.wino = &kernel[0], len(kernel), map[[4]int][]float32{}, nil
 	}
 	return c
 }

@@ -41,6 +41,7 @@ func opsRef(ops *TileOps, x float32, i, j int) float32 {
 // finished the blocks themselves (the epilogue sees none of them), or
 // the test proves nothing.
 func TestConvTileOps(t *testing.T) {
+	directOnly(t)
 	if !useAsm {
 		t.Skip("no assembly kernels")
 	}

@@ -263,6 +263,8 @@ func convPath(p *Conv) string {
 	switch {
 	case canConvDepthwise(p):
 		return "depthwise"
+	case winogradTakes(p):
+		return "winograd"
 	case pointwiseAsGemm(p):
 		return "pointwise"
 	case canConvDirect(p):
@@ -596,4 +598,12 @@ func TestConvDepthwiseBorders(t *testing.T) {
 			}
 		}
 	}
+}
+
+// directOnly turns Winograd off for the rest of test t: its 3×3
+// convolutions check the direct path's kernels, cuts and tile ops.
+func directOnly(t *testing.T) {
+	v := winograd
+	winograd = false
+	t.Cleanup(func() { winograd = v })
 }

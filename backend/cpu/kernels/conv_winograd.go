@@ -1,0 +1,426 @@
+package kernels
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"sync/atomic"
+)
+
+// Winograd's minimal filtering F(2×2, 3×3) (Lavin and Gray, "Fast
+// Algorithms for Convolutional Neural Networks", 2015): a 3×3 convolution
+// with unit strides computes each 2×2 tile of its output from the 4×4
+// patch of the image under it as
+//
+//	Y = Aᵀ [ Σ_c (Bᵀ d_c B) ⊙ (G g_c Gᵀ) ] A
+//
+// 16 products a tile and channel pair where the direct form takes 36. The
+// sum over input channels of the 16 element-wise products is 16 GEMMs,
+// one per position ξ of the 4×4 transformed tile: [tiles × C] by the
+// transformed kernel's [C × K]. The transforms take additions only (the
+// kernel's, halves too), so the result differs from the direct sum by
+// rounding alone: a few units in the last place of the inputs' and
+// kernel's magnitudes (TestConvWinograd bounds it).
+//
+//	Bᵀ = 1  0 -1  0    G = 1    0    0    Aᵀ = 1 1  1  0
+//	     0  1  1  0        1/2  1/2  1/2       0 1 -1 -1
+//	     0 -1  1  0        1/2 -1/2  1/2
+//	     0  1  0 -1        0    0    1
+//
+// The image is cut into bands of whole tile rows, each small enough that
+// its transformed tiles and products stay in L2: a band's 16 transformed
+// tiles matrices, its 16 products, then its outputs, finished by the
+// epilogue while in cache.
+
+// WinogradKernel is a 3×3 kernel transformed for F(2×2, 3×3): the 16
+// matrices U_ξ = (G g Gᵀ)_ξ, each [C × K] row-major, and each packed for
+// the GEMM.
+type WinogradKernel struct {
+	c, k   int
+	u      []float32 // 16 × c × k
+	packed [16]*PackedB
+}
+
+// winograd says whether the 3×3 convolutions Winograd takes run on it:
+// AXLE_CONV=direct turns it off for A/B runs.
+var winograd = os.Getenv("AXLE_CONV") != "direct"
+
+// winoMinChannels is the fewest input and output channels Winograd takes:
+// with fewer, its 16 products are too thin to gain on the direct
+// kernels' 9 taps.
+const winoMinChannels = 32
+
+// winoBandBytes bounds a band's transformed tiles and products together,
+// so that a band's working set stays in L2.
+const winoBandBytes = 640 << 10
+
+// winogradTakes reports whether convolution p runs on Winograd's F(2×2,
+// 3×3): a 3×3 window over two spatial dimensions, unit strides, no
+// dilation, one group, channels innermost in the image, and enough
+// channels to gain.
+func winogradTakes(p *Conv) bool {
+	if !winograd || len(p.InSpatial) != 2 || p.Groups != 1 || p.InChannelStride != 1 {
+		return false
+	}
+	for d := range 2 {
+		if p.Kernel[d] != 3 || p.Stride[d] != 1 || p.LhsDil[d] != 1 || p.RhsDil[d] != 1 || p.OutSpatial[d] < 2 {
+			return false
+		}
+	}
+	return p.InChannels >= winoMinChannels && p.OutChannels >= winoMinChannels
+}
+
+// TransformWinograd transforms convolution p's 3×3 kernel (read through
+// p's kernel strides) for F(2×2, 3×3) and packs it.
+func TransformWinograd(p *Conv, kernel []float32) (*WinogradKernel, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	if !winogradShape(p) {
+		return nil, fmt.Errorf("kernels: TransformWinograd: not a 3×3 convolution of one group")
+	}
+	c, k := p.InChannels, p.OutChannels
+	last := 2*p.KernelSpatialStrides[0] + 2*p.KernelSpatialStrides[1] + (c-1)*p.KernelInStride + (k-1)*p.KernelOutStride
+	if len(kernel) <= last {
+		return nil, fmt.Errorf("kernels: TransformWinograd: a kernel of %d values for %d×%d channels", len(kernel), c, k)
+	}
+	w := &WinogradKernel{c: c, k: k, u: make([]float32, 16*c*k)}
+	s0, s1 := p.KernelSpatialStrides[0], p.KernelSpatialStrides[1]
+	var g [9]float32
+	var u [16]float32
+	for ci := range c {
+		for co := range k {
+			base := ci*p.KernelInStride + co*p.KernelOutStride
+			for i := range 3 {
+				for j := range 3 {
+					g[3*i+j] = kernel[base+i*s0+j*s1]
+				}
+			}
+			winoKernelTile(&g, &u)
+			for xi := range 16 {
+				w.u[xi*c*k+ci*k+co] = u[xi]
+			}
+		}
+	}
+	for xi := range 16 {
+		pk, err := PackBF32(c, k, Strided[float32]{Data: w.u[xi*c*k:], Row: k, Col: 1})
+		if err != nil {
+			return nil, err
+		}
+		w.packed[xi] = pk
+	}
+	return w, nil
+}
+
+// winogradShape is winogradTakes without the policy and size choices:
+// the shapes F(2×2, 3×3) computes.
+func winogradShape(p *Conv) bool {
+	if len(p.InSpatial) != 2 || p.Groups != 1 || p.InChannelStride != 1 {
+		return false
+	}
+	for d := range 2 {
+		if p.Kernel[d] != 3 || p.Stride[d] != 1 || p.LhsDil[d] != 1 || p.RhsDil[d] != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// winoKernelTile computes G g Gᵀ of one 3×3 kernel g (row-major).
+func winoKernelTile(g *[9]float32, u *[16]float32) {
+	var t [12]float32 // G g: 4×3
+	for j := range 3 {
+		g0, g1, g2 := g[j], g[3+j], g[6+j]
+		t[j] = g0
+		t[3+j] = (g0 + g1 + g2) * 0.5
+		t[6+j] = (g0 - g1 + g2) * 0.5
+		t[9+j] = g2
+	}
+	for i := range 4 {
+		t0, t1, t2 := t[3*i], t[3*i+1], t[3*i+2]
+		u[4*i] = t0
+		u[4*i+1] = (t0 + t1 + t2) * 0.5
+		u[4*i+2] = (t0 - t1 + t2) * 0.5
+		u[4*i+3] = t2
+	}
+}
+
+// winoPlan is a Winograd convolution's cut into work: bands of tile
+// rows, each over a range of output channels.
+type winoPlan struct {
+	p                    *Conv
+	tilesH, tilesW       int
+	rows                 int // tile rows (over the batch)
+	bandRows, bands      int // tile rows a band, bands
+	splits, cols         int // output channel ranges, channels a range (whole pairs of slivers)
+	oh, ow, c, k, pixels int
+}
+
+func newWinoPlan(p *Conv, threads int) *winoPlan {
+	w := &winoPlan{p: p, c: p.InChannels, k: p.OutChannels, oh: p.OutSpatial[0], ow: p.OutSpatial[1]}
+	w.tilesH, w.tilesW = (w.oh+1)/2, (w.ow+1)/2
+	w.rows = p.Batch * w.tilesH
+	w.pixels = w.oh * w.ow
+	perRow := w.tilesW * 16 * (w.c + w.k) * 4
+	most := max(1, min(w.rows, winoBandBytes/perRow)) // tile rows a band may have
+	w.bandRows, w.splits, w.cols = most, 1, w.k
+	if threads > 1 && w.rows <= 8*threads*most {
+		w.balance(most, threads)
+	}
+	w.bands = (w.rows + w.bandRows - 1) / w.bandRows
+	return w
+}
+
+// balance cuts the plan's tile rows into bands of at most most rows and
+// its output channels into ranges so that the threads share the work
+// evenly: a layer with a few bands (a small image at batch 1) left a
+// thread idle a third of the time. It takes the cut whose last thread
+// ends first, the threads taking items in order as they come free, an
+// item costing (tiles + 8)·(channels + C/4): its products, its input
+// transforms, and a fixed cost that keeps bands from thinning out.
+func (w *winoPlan) balance(most, threads int) {
+	pair := 2 * sgemmNR
+	best := -1
+	for splits := 1; splits <= threads; splits++ {
+		cols := (w.k/splits + pair - 1) / pair * pair
+		if splits > 1 && (cols < pair || (w.k+cols-1)/cols != splits) {
+			continue
+		}
+		for rows := most; rows >= 1; rows-- {
+			span := w.makespan(rows, splits, cols, threads)
+			if best < 0 || span < best {
+				best, w.bandRows, w.splits, w.cols = span, rows, splits, cols
+			}
+		}
+	}
+}
+
+// makespan is when the last of threads ends, in balance's cost units,
+// with bands of rows tile rows and splits ranges of cols channels.
+func (w *winoPlan) makespan(rows, splits, cols, threads int) int {
+	free := make([]int, threads)
+	for r0 := 0; r0 < w.rows; r0 += rows {
+		tiles := min(rows, w.rows-r0) * w.tilesW
+		for s := range splits {
+			nc := min(cols, w.k-s*cols)
+			t := 0
+			for i := range free {
+				if free[i] < free[t] {
+					t = i
+				}
+			}
+			free[t] += (tiles + 8) * (nc + w.c/4)
+		}
+	}
+	return slices.Max(free)
+}
+
+// items is the plan's units of work: bands times channel ranges.
+func (w *winoPlan) items() int { return w.bands * w.splits }
+
+// convWinograd computes convolution p (winogradTakes) with its kernel
+// transformed, handing the epilogue each band's output rows and channel
+// range once final.
+func convWinograd(p *Conv, in []float32, wk *WinogradKernel, out []float32, threads int, epi Epilogue) {
+	if m, k := convRowsDepth(p); runsAlone(2*m*p.OutChannels*k, directParallelFlops) {
+		threads = 1 // (the direct path's threshold: the same layers split)
+	}
+	w := newWinoPlan(p, threads)
+	var next atomic.Int64
+	parallel(min(threads, w.items()), func(int) {
+		maxTiles := w.bandRows * w.tilesW
+		v := getBuf[float32](16 * winoStride(maxTiles*w.c))
+		m := getBuf[float32](16 * winoStride(maxTiles*w.cols))
+		patch := getBuf[float32](16 * w.c)
+		edge := getBuf[float32](4 * w.cols)
+		defer putBuf(v)
+		defer putBuf(m)
+		defer putBuf(patch)
+		defer putBuf(edge)
+		for {
+			it := int(next.Add(1) - 1)
+			if it >= w.items() {
+				return
+			}
+			band, split := it/w.splits, it%w.splits
+			w.band(in, wk, out, band, split, v, m, patch, edge, epi)
+		}
+	})
+}
+
+// band computes tile rows [band·bandRows, …) of output channels [split·cols, …).
+func (w *winoPlan) band(in []float32, wk *WinogradKernel, out []float32, band, split int, v, m, patch, edge []float32, epi Epilogue) {
+	r0, r1 := band*w.bandRows, min(w.rows, (band+1)*w.bandRows)
+	j0 := split * w.cols
+	nc := min(w.cols, w.k-j0)
+	tiles := (r1 - r0) * w.tilesW
+	// The transformed tiles: V_ξ is [tiles × C].
+	vs := winoStride(tiles * w.c)
+	t := 0
+	for r := r0; r < r1; r++ {
+		b, ty := r/w.tilesH, r%w.tilesH
+		for tx := range w.tilesW {
+			w.inputTile(in, b, ty, tx, v[t*w.c:], vs, patch)
+			t++
+		}
+	}
+	// The 16 products M_ξ = V_ξ · U_ξ, each [tiles × nc].
+	ms := winoStride(tiles * nc)
+	for xi := range 16 {
+		a := Strided[float32]{Data: v[xi*vs:], Row: w.c, Col: 1}
+		wk.product(xi, tiles, nc, a, j0, m[xi*ms:], nc)
+	}
+	// The outputs.
+	t = 0
+	for r := r0; r < r1; r++ {
+		b, ty := r/w.tilesH, r%w.tilesH
+		for tx := range w.tilesW {
+			w.outputTile(m[t*nc:], ms, nc, out, b, ty, tx, j0, edge)
+			t++
+		}
+	}
+	if epi != nil {
+		i0 := w.pixelRow(r0, 0)
+		i1 := w.pixelRow(r1-1, 2)
+		epi(i0, j0, i1-i0, nc)
+	}
+}
+
+// winoStride is the distance apart, in elements, of the 16 matrices of
+// n elements each that a band's transforms write or read together:
+// sixteen streams a whole number of 4 KiB pages apart share one set of
+// L1's ways and evict each other (ResNet's 7×7 layers, 16 tiles of 256
+// channels: the input transform took a fifth of the time), so each
+// starts a line later in its page than the one before.
+func winoStride(n int) int { return (n+1023)&^1023 + 16 }
+
+// pixelRow is the output pixel index where tile row r's output row dy
+// (0, 1 or 2: the row after its last) starts, within the batch.
+func (w *winoPlan) pixelRow(r, dy int) int {
+	b, ty := r/w.tilesH, r%w.tilesH
+	return b*w.pixels + min(2*ty+dy, w.oh)*w.ow
+}
+
+// inputTile writes the 16 transformed values of tile (b, ty, tx) for
+// every input channel to v[ξ·vs + c].
+func (w *winoPlan) inputTile(in []float32, b, ty, tx int, v []float32, vs int, patch []float32) {
+	p := w.p
+	y0, x0 := 2*ty-p.PadLo[0], 2*tx-p.PadLo[1]
+	sy, sx := p.InSpatialStrides[0], p.InSpatialStrides[1]
+	base := b * p.InBatchStride
+	if y0 >= 0 && x0 >= 0 && y0+3 < p.InSpatial[0] && x0+3 < p.InSpatial[1] {
+		winoInput(in[base+y0*sy+x0*sx:], sy, sx, v, vs, w.c)
+		return
+	}
+	// A tile over the image's border: its patch gathered with zeros.
+	for i := range 4 {
+		for j := range 4 {
+			d := patch[(4*i+j)*w.c : (4*i+j+1)*w.c]
+			y, x := y0+i, x0+j
+			if y < 0 || x < 0 || y >= p.InSpatial[0] || x >= p.InSpatial[1] {
+				clear(d)
+				continue
+			}
+			copy(d, in[base+y*sy+x*sx:base+y*sy+x*sx+w.c])
+		}
+	}
+	winoInput(patch, 4*w.c, w.c, v, vs, w.c)
+}
+
+// outputTile writes tile (b, ty, tx)'s 2×2 outputs of channels [j0,
+// j0+nc) from its 16 products m[ξ·ms + j].
+func (w *winoPlan) outputTile(m []float32, ms, nc int, out []float32, b, ty, tx, j0 int, edge []float32) {
+	k := w.k
+	oy, ox := 2*ty, 2*tx
+	at := (b*w.pixels+oy*w.ow+ox)*k + j0
+	if oy+1 < w.oh && ox+1 < w.ow {
+		winoOutput(m, ms, out[at:], w.ow*k, k, nc)
+		return
+	}
+	// A tile past the output's last row or column: computed aside, its
+	// outputs inside copied.
+	winoOutput(m, ms, edge, 2*nc, nc, nc)
+	for i := range min(2, w.oh-oy) {
+		for j := range min(2, w.ow-ox) {
+			copy(out[at+i*w.ow*k+j*k:at+i*w.ow*k+j*k+nc], edge[(2*i+j)*nc:(2*i+j+1)*nc])
+		}
+	}
+}
+
+// product computes M = A · U_ξ[:, j0:j0+n] (A is m×C) into c.
+func (wk *WinogradKernel) product(xi, m, n int, a Strided[float32], j0 int, c []float32, ldc int) {
+	k := wk.c
+	b := Strided[float32]{Data: wk.u[xi*wk.c*wk.k+j0:], Row: wk.k, Col: 1}
+	if gemmSkinnyF32(m, n, k, a, b, c, ldc, false, 1, nil) {
+		return
+	}
+	pk := wk.packed[xi]
+	panel := func(pc, jc, kb, nb int) []float32 { return pk.panel(pc, j0+jc, kb, nb) }
+	gemmFrom(m, n, k, a, b, bSource[float32]{panel: panel, peek: panel}, c, ldc, false, 1, sgemmMR, sgemmNR, kernelF32, nil, nil, true)
+}
+
+// winoInputGo is winoInput in Go: V = Bᵀ d B for each of c channels,
+// d's element (i, j) at d[i·row + j·col + channel], V_ξ at v[ξ·vs +
+// channel].
+func winoInputGo(d []float32, row, col int, v []float32, vs, c int) {
+	for ch := range c {
+		var t [16]float32
+		for j := range 4 {
+			d0, d1, d2, d3 := d[j*col+ch], d[row+j*col+ch], d[2*row+j*col+ch], d[3*row+j*col+ch]
+			t[j] = d0 - d2
+			t[4+j] = d1 + d2
+			t[8+j] = d2 - d1
+			t[12+j] = d1 - d3
+		}
+		for i := range 4 {
+			t0, t1, t2, t3 := t[4*i], t[4*i+1], t[4*i+2], t[4*i+3]
+			v[(4*i)*vs+ch] = t0 - t2
+			v[(4*i+1)*vs+ch] = t1 + t2
+			v[(4*i+2)*vs+ch] = t2 - t1
+			v[(4*i+3)*vs+ch] = t1 - t3
+		}
+	}
+}
+
+// winoOutputGo is winoOutput in Go: Y = Aᵀ M A for each of n channels,
+// M_ξ at m[ξ·ms + channel], Y's element (i, j) to y[i·row + j·col +
+// channel].
+func winoOutputGo(m []float32, ms int, y []float32, row, col, n int) {
+	for ch := range n {
+		var s [8]float32
+		for j := range 4 {
+			m0, m1, m2, m3 := m[j*ms+ch], m[(4+j)*ms+ch], m[(8+j)*ms+ch], m[(12+j)*ms+ch]
+			s[j] = m0 + m1 + m2
+			s[4+j] = m1 - m2 - m3
+		}
+		for i := range 2 {
+			s0, s1, s2, s3 := s[4*i], s[4*i+1], s[4*i+2], s[4*i+3]
+			y[i*row+ch] = s0 + s1 + s2
+			y[i*row+col+ch] = s1 - s2 - s3
+		}
+	}
+}
+
+// winogradFor returns convolution p's transformed kernel: cache's, made
+// on its first call, or made for this call where the kernel may change.
+func (c *ConvKernelCache) winogradFor(p *Conv, kernel []float32) (*WinogradKernel, error) {
+	if !c.keepsPanels() {
+		return TransformWinograd(p, kernel)
+	}
+	c.mu.RLock()
+	wk := c.wino
+	c.mu.RUnlock()
+	if wk != nil {
+		return wk, nil
+	}
+	wk, err := TransformWinograd(p, kernel)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.wino == nil {
+		c.wino = wk
+	}
+	return c.wino, nil
+}

@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package kernels
+
+// winoInput is winoInputGo (no assembly here).
+func winoInput(d []float32, row, col int, v []float32, vs, c int) { winoInputGo(d, row, col, v, vs, c) }
+
+// winoOutput is winoOutputGo (no assembly here).
+func winoOutput(m []float32, ms int, y []float32, row, col, n int) {
+	winoOutputGo(m, ms, y, row, col, n)
+}

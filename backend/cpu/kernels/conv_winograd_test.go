@@ -1,0 +1,130 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// winoCases are 3×3 convolutions Winograd takes: odd and even outputs
+// (tiles past the last row and column), paddings of 0, 1 and 2 and
+// uneven ones, batches, channels-first kernels (ONNX's OIHW), enough
+// tile rows for several bands, and too few bands for the threads (the
+// output channels split, a partial pair of slivers last).
+func winoCases() []*Conv {
+	one := []int{1, 1}
+	return []*Conv{
+		newConv(1, 32, 32, 1, []int{8, 8}, []int{3, 3}, one, []int{0, 0}, []int{0, 0}, one, one, false),
+		newConv(2, 32, 48, 1, []int{7, 9}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
+		newConv(1, 40, 33, 1, []int{6, 5}, []int{3, 3}, one, []int{2, 0}, []int{1, 2}, one, one, false),
+		newConv(3, 64, 64, 1, []int{14, 14}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
+		newConv(1, 256, 256, 1, []int{7, 7}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
+		newConv(1, 96, 160, 1, []int{5, 4}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
+		newConv(1, 64, 72, 1, []int{30, 30}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
+		channelsLastImage(newConv(2, 32, 64, 1, []int{9, 10}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, true)),
+	}
+}
+
+// channelsLastImage keeps p's channels-first (OIHW) kernel and lays its
+// image out channels last, as the ONNX importer's convolutions run.
+func channelsLastImage(p *Conv) *Conv {
+	st := p.InChannels
+	for d := len(p.InSpatial) - 1; d >= 0; d-- {
+		p.InSpatialStrides[d] = st
+		st *= p.InSpatial[d]
+	}
+	p.InChannelStride, p.InBatchStride = 1, st
+	return p
+}
+
+// winoBound is the documented bound of Winograd's rounding: 2⁻¹⁹ (32
+// units in the last place of f32) of Σ|image|·|kernel| over the window,
+// what the output would be with every sign alike.
+func winoBound(p *Conv, in, kern []float32) []float64 {
+	abs := func(s []float32) []float32 {
+		r := make([]float32, len(s))
+		for i, v := range s {
+			r[i] = float32(math.Abs(float64(v)))
+		}
+		return r
+	}
+	s := refConv(p, abs(in), abs(kern))
+	for i := range s {
+		s[i] *= 0x1p-19
+	}
+	return s
+}
+
+// F(2×2, 3×3) against the float64 definition within winoBound, on every
+// kernel level and 1–3 threads, the kernel transformed per call and
+// cached.
+func TestConvWinograd(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(11, 12))
+		for ci, p := range winoCases() {
+			if !winogradTakes(p) {
+				t.Fatalf("case %d: Winograd does not take it", ci)
+			}
+			in := randSlice[float32](inputLen(p), rng)
+			kern := randSlice[float32](kernelLen(p), rng)
+			want, bound := refConv(p, in, kern), winoBound(p, in, kern)
+			for _, threads := range []int{1, 2, 3} {
+				for _, cached := range []bool{false, true} {
+					t.Run(fmt.Sprintf("case%d/threads=%d/cached=%v", ci, threads, cached), func(t *testing.T) {
+						var cache *ConvKernelCache
+						if cached {
+							cache = &ConvKernelCache{}
+						}
+						out := make([]float32, len(want))
+						for range 2 { // the cache's second call reads what the first made
+							for i := range out {
+								out[i] = float32(math.NaN())
+							}
+							if err := ConvPackedF32(p, in, kern, out, threads, nil, cache); err != nil {
+								t.Fatal(err)
+							}
+						}
+						worst := 0.0
+						for i, w := range want {
+							d := math.Abs(float64(out[i]) - w)
+							if !(d <= bound[i]) {
+								t.Fatalf("out[%d] = %v, want %v (bound %g)", i, out[i], w, bound[i])
+							}
+							worst = max(worst, d/bound[i])
+						}
+						t.Logf("worst error %.3f of the bound", worst)
+					})
+				}
+			}
+		}
+	})
+}
+
+// ResNet-50's 3×3 layers at half width (the ONNX corpus's model), batch
+// 1, and the bench's batch-32 layer, Winograd and direct, two threads,
+// the kernel cached as a model's constant is.
+func BenchmarkConvWinograd(b *testing.B) {
+	one := []int{1, 1}
+	for _, s := range []struct{ batch, hw, c int }{{1, 56, 32}, {1, 28, 64}, {1, 14, 128}, {1, 7, 256}, {32, 56, 64}} {
+		p := newConv(s.batch, s.c, s.c, 1, []int{s.hw, s.hw}, []int{3, 3}, one, one, one, one, one, false)
+		rng := rand.New(rand.NewPCG(1, 2))
+		in := randSlice[float32](inputLen(p), rng)
+		kern := randSlice[float32](kernelLen(p), rng)
+		out := make([]float32, p.Batch*s.hw*s.hw*s.c)
+		flops := 2 * float64(len(out)) * float64(9*s.c)
+		for _, on := range []bool{true, false} {
+			b.Run(fmt.Sprintf("b%d_%dx%dx%d/winograd=%v", s.batch, s.hw, s.hw, s.c, on), func(b *testing.B) {
+				defer func(v bool) { winograd = v }(winograd)
+				winograd = on
+				cache := &ConvKernelCache{}
+				for b.Loop() {
+					if err := ConvPackedF32(p, in, kern, out, 2, nil, cache); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
