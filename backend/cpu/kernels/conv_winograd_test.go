@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 )
 
@@ -125,6 +126,55 @@ func BenchmarkConvWinograd(b *testing.B) {
 				}
 				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
+		}
+	}
+}
+
+// The epilogue gets every output element exactly once, final when handed
+// over (it rewrites each as the output's value plus one, and the result
+// is the plain convolution's plus one), and whole rows wherever
+// ConvWholeRows promises them.
+func TestConvWinogradEpilogue(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for ci, p := range winoCases() {
+		in := randSlice[float32](inputLen(p), rng)
+		kern := randSlice[float32](kernelLen(p), rng)
+		plain := make([]float32, len(refConv(p, in, kern)))
+		if err := ConvF32(p, in, kern, plain, 1); err != nil {
+			t.Fatal(err)
+		}
+		for _, threads := range []int{1, 2, 3} {
+			out := make([]float32, len(plain))
+			seen := make([]int32, len(plain))
+			var mu sync.Mutex
+			partRows := false
+			epi := func(i, j, rows, cols int) {
+				mu.Lock()
+				defer mu.Unlock()
+				if j != 0 || cols != p.OutChannels {
+					partRows = true
+				}
+				for r := i; r < i+rows; r++ {
+					for c := j; c < j+cols; c++ {
+						seen[r*p.OutChannels+c]++
+						out[r*p.OutChannels+c]++
+					}
+				}
+			}
+			if err := ConvEpilogueF32(p, in, kern, out, threads, epi); err != nil {
+				t.Fatal(err)
+			}
+			for i := range out {
+				if seen[i] != 1 {
+					t.Fatalf("case %d, %d threads: element %d handed to the epilogue %d times", ci, threads, i, seen[i])
+				}
+				if out[i] != plain[i]+1 {
+					t.Fatalf("case %d, %d threads: element %d finished as %v, want %v", ci, threads, i, out[i], plain[i]+1)
+				}
+			}
+			if partRows && ConvWholeRows(p) {
+				t.Fatalf("case %d, %d threads: part rows handed over where ConvWholeRows promises whole ones", ci, threads)
+			}
 		}
 	}
 }
