@@ -233,6 +233,8 @@ func convWinograd(p *Conv, in []float32, wk *WinogradKernel, out []float32, thre
 		m := getBuf[float32](16 * winoStride(maxTiles*w.cols))
 		patch := getBuf[float32](16 * w.c)
 		edge := getBuf[float32](4 * w.cols)
+		ap := getBuf[float32](gemmMC*gemmKC + edgeTile)
+		defer putBuf(ap)
 		defer putBuf(v)
 		defer putBuf(m)
 		defer putBuf(patch)
@@ -243,13 +245,13 @@ func convWinograd(p *Conv, in []float32, wk *WinogradKernel, out []float32, thre
 				return
 			}
 			band, split := it/w.splits, it%w.splits
-			w.band(in, wk, out, band, split, v, m, patch, edge, epi)
+			w.band(in, wk, out, band, split, v, m, patch, edge, ap, epi)
 		}
 	})
 }
 
 // band computes tile rows [band·bandRows, …) of output channels [split·cols, …).
-func (w *winoPlan) band(in []float32, wk *WinogradKernel, out []float32, band, split int, v, m, patch, edge []float32, epi Epilogue) {
+func (w *winoPlan) band(in []float32, wk *WinogradKernel, out []float32, band, split int, v, m, patch, edge, ap []float32, epi Epilogue) {
 	r0, r1 := band*w.bandRows, min(w.rows, (band+1)*w.bandRows)
 	j0 := split * w.cols
 	nc := min(w.cols, w.k-j0)
@@ -266,10 +268,7 @@ func (w *winoPlan) band(in []float32, wk *WinogradKernel, out []float32, band, s
 	}
 	// The 16 products M_ξ = V_ξ · U_ξ, each [tiles × nc].
 	ms := winoStride(tiles * nc)
-	for xi := range 16 {
-		a := Strided[float32]{Data: v[xi*vs:], Row: w.c, Col: 1}
-		wk.product(xi, tiles, nc, a, j0, m[xi*ms:], nc)
-	}
+	wk.products(tiles, nc, j0, v, vs, m, ms, ap)
 	// The outputs.
 	t = 0
 	for r := r0; r < r1; r++ {
@@ -343,6 +342,36 @@ func (w *winoPlan) outputTile(m []float32, ms, nc int, out []float32, b, ty, tx,
 	for i := range min(2, w.oh-oy) {
 		for j := range min(2, w.ow-ox) {
 			copy(out[at+i*w.ow*k+j*k:at+i*w.ow*k+j*k+nc], edge[(2*i+j)*nc:(2*i+j+1)*nc])
+		}
+	}
+}
+
+// products computes a band's 16 products M_ξ = V_ξ · U_ξ[:, j0:j0+n],
+// V_ξ (m×C) at v[ξ·vs:], M_ξ (m×n) to mm[ξ·ms:], ap the A scratch of
+// the GEMM's blocks. Where the direct kernels run (AVX-512), it drives
+// them itself, the blocks of all sixteen in one loop: through the GEMM's
+// entry, each product paid for its setup (closures, buffers, the split
+// of threads) what a product of ResNet's 56×56×32 layer costs in
+// arithmetic, a third of the layer's time.
+func (wk *WinogradKernel) products(m, n, j0 int, v []float32, vs int, mm []float32, ms int, ap []float32) {
+	if !directA || !useAsm || !useAVX512 || pairKernel[float32](sgemmMR, sgemmNR, wideFor(m, n, wk.c)) == nil {
+		for xi := range 16 {
+			a := Strided[float32]{Data: v[xi*vs:], Row: wk.c, Col: 1}
+			wk.product(xi, m, n, a, j0, mm[xi*ms:], n)
+		}
+		return
+	}
+	mc := balancedBlock(m, gemmMC, blockRows[float32](sgemmMR, sgemmNR, true))
+	for xi := range 16 {
+		a := Strided[float32]{Data: v[xi*vs:], Row: wk.c, Col: 1}
+		b := Strided[float32]{Data: wk.u[xi*wk.c*wk.k+j0:], Row: wk.k, Col: 1}
+		c := mm[xi*ms:]
+		for pc := 0; pc < wk.c; pc += gemmKC {
+			kb := min(gemmKC, wk.c-pc)
+			bp := wk.packed[xi].panel(pc, j0, kb, n)
+			for ic := 0; ic < m; ic += mc {
+				macroKernelDirect(a, b, ap, bp, c, n, ic, pc, 0, min(mc, m-ic), n, kb, pc == 0, false, bPrefetch[float32]{}, nil)
+			}
 		}
 	}
 }
