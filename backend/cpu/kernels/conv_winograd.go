@@ -348,20 +348,25 @@ func (w *winoPlan) outputTile(m []float32, ms, nc int, out []float32, b, ty, tx,
 
 // products computes a band's 16 products M_ξ = V_ξ · U_ξ[:, j0:j0+n],
 // V_ξ (m×C) at v[ξ·vs:], M_ξ (m×n) to mm[ξ·ms:], ap the A scratch of
-// the GEMM's blocks. Where the direct kernels run (AVX-512), it drives
-// them itself, the blocks of all sixteen in one loop: through the GEMM's
-// entry, each product paid for its setup (closures, buffers, the split
-// of threads) what a product of ResNet's 56×56×32 layer costs in
-// arithmetic, a third of the layer's time.
+// the GEMM's blocks. Where direct kernels run (AVX-512's pair kernels,
+// AVX2's 6×16), it drives them itself, the blocks of all sixteen in one
+// loop: through the GEMM's entry, each product paid for its setup
+// (closures, buffers, the split of threads) about what a product of
+// ResNet's 56×56×32 layer computes. In one process, alternated, the
+// product path's time over this loop's on ResNet's 3×3 layers at batch
+// 1 (56²×32 … 7²×256) and batch 8 (56²×64): AVX-512 1.15–1.36, AVX2
+// (AXLE_KERNELS=avx2) 1.20–1.40. On this Zen 4 host the AVX2 kernels
+// were 5–15% slower than the pair kernels here: wide where it can be.
 func (wk *WinogradKernel) products(m, n, j0 int, v []float32, vs int, mm []float32, ms int, ap []float32) {
-	if !directA || !useAsm || !useAVX512 || pairKernel[float32](sgemmMR, sgemmNR, wideFor(m, n, wk.c)) == nil {
+	wide := useAVX512 && pairKernel[float32](sgemmMR, sgemmNR, wideFor(m, n, wk.c)) != nil
+	if !directA || !useAsm || useAVX512 && !wide {
 		for xi := range 16 {
 			a := Strided[float32]{Data: v[xi*vs:], Row: wk.c, Col: 1}
 			wk.product(xi, m, n, a, j0, mm[xi*ms:], n)
 		}
 		return
 	}
-	mc := balancedBlock(m, gemmMC, blockRows[float32](sgemmMR, sgemmNR, true))
+	mc := balancedBlock(m, gemmMC, blockRows[float32](sgemmMR, sgemmNR, wide))
 	for xi := range 16 {
 		a := Strided[float32]{Data: v[xi*vs:], Row: wk.c, Col: 1}
 		b := Strided[float32]{Data: wk.u[xi*wk.c*wk.k+j0:], Row: wk.k, Col: 1}
@@ -370,7 +375,11 @@ func (wk *WinogradKernel) products(m, n, j0 int, v []float32, vs int, mm []float
 			kb := min(gemmKC, wk.c-pc)
 			bp := wk.packed[xi].panel(pc, j0, kb, n)
 			for ic := 0; ic < m; ic += mc {
-				macroKernelDirect(a, b, ap, bp, c, n, ic, pc, 0, min(mc, m-ic), n, kb, pc == 0, false, bPrefetch[float32]{}, nil)
+				if wide {
+					macroKernelDirect(a, b, ap, bp, c, n, ic, pc, 0, min(mc, m-ic), n, kb, pc == 0, false, bPrefetch[float32]{}, nil)
+				} else {
+					macroKernelDirectAVX2(a, ap, bp, c, n, ic, pc, 0, min(mc, m-ic), n, kb, pc == 0, bPrefetch[float32]{}, nil)
+				}
 			}
 		}
 	}
