@@ -7,43 +7,59 @@ import (
 	"sync/atomic"
 )
 
-// Winograd's minimal filtering F(2×2, 3×3) (Lavin and Gray, "Fast
+// Winograd's minimal filtering F(m×m, 3×3) (Lavin and Gray, "Fast
 // Algorithms for Convolutional Neural Networks", 2015): a 3×3 convolution
-// with unit strides computes each 2×2 tile of its output from the 4×4
-// patch of the image under it as
+// with unit strides computes each m×m tile of its output from the a×a
+// patch of the image under it (a = m+2) as
 //
 //	Y = Aᵀ [ Σ_c (Bᵀ d_c B) ⊙ (G g_c Gᵀ) ] A
 //
-// 16 products a tile and channel pair where the direct form takes 36. The
-// sum over input channels of the 16 element-wise products is 16 GEMMs,
-// one per position ξ of the 4×4 transformed tile: [tiles × C] by the
-// transformed kernel's [C × K]. The transforms take additions only (the
-// kernel's, halves too), so the result differs from the direct sum by
-// rounding alone: a few units in the last place of the inputs' and
-// kernel's magnitudes (TestConvWinograd bounds it).
+// a² products a tile and channel pair where the direct form takes 9m²:
+// 16 for F(2×2, 3×3)'s 36, 36 for F(4×4, 3×3)'s 144. The sum over input
+// channels of the a² element-wise products is a² GEMMs, one per position
+// ξ of the transformed tile: [tiles × C] by the transformed kernel's
+// [C × K]. F(2×2, 3×3) transforms the image and the products by
+// additions alone; F(4×4, 3×3) by small multiples too (up to 8), which
+// costs it more rounding (TestConvWinograd bounds both: winoBound).
 //
+//	F(2×2, 3×3):
 //	Bᵀ = 1  0 -1  0    G = 1    0    0    Aᵀ = 1 1  1  0
 //	     0  1  1  0        1/2  1/2  1/2       0 1 -1 -1
 //	     0 -1  1  0        1/2 -1/2  1/2
 //	     0  1  0 -1        0    0    1
 //
+//	F(4×4, 3×3):
+//	Bᵀ = 4  0 -5  0  1  0    G =  1/4     0     0    Aᵀ = 1  1  1  1  1  0
+//	     0 -4 -4  1  1  0        -1/6  -1/6  -1/6        0  1 -1  2 -2  0
+//	     0  4 -4 -1  1  0        -1/6   1/6  -1/6        0  1  1  4  4  0
+//	     0 -2 -1  2  1  0         1/24  1/12  1/6        0  1 -1  8 -8  1
+//	     0  2 -1 -2  1  0         1/24 -1/12  1/6
+//	     0  4  0 -5  0  1         0     0     1
+//
 // The image is cut into bands of whole tile rows, each small enough that
-// its transformed tiles and products stay in L2: a band's 16 transformed
-// tiles matrices, its 16 products, then its outputs, finished by the
+// its transformed tiles and products stay in L2: a band's a² transformed
+// tiles matrices, its a² products, then its outputs, finished by the
 // epilogue while in cache.
 
-// WinogradKernel is a 3×3 kernel transformed for F(2×2, 3×3): the 16
+// WinogradKernel is a 3×3 kernel transformed for F(m×m, 3×3): the a²
 // matrices U_ξ = (G g Gᵀ)_ξ, each [C × K] row-major, and each packed for
 // the GEMM.
 type WinogradKernel struct {
-	c, k   int
-	u      []float32 // 16 × c × k
-	packed [16]*PackedB
+	m, c, k int       // output tile, channels
+	u       []float32 // a² × c × k
+	packed  []*PackedB
 }
 
-// winograd says whether the 3×3 convolutions Winograd takes run on it:
-// AXLE_CONV=direct turns it off for A/B runs.
-var winograd = os.Getenv("AXLE_CONV") != "direct"
+// winoPoints is the number of points a² of F(m×m, 3×3)'s transformed tile.
+func winoPoints(m int) int { return (m + 2) * (m + 2) }
+
+// winograd says whether the 3×3 convolutions Winograd takes run on it,
+// and winoF4 whether F(4×4, 3×3) may: AXLE_CONV=direct turns Winograd
+// off, AXLE_CONV=winograd2 keeps it to F(2×2, 3×3), for A/B runs.
+var (
+	winograd = os.Getenv("AXLE_CONV") != "direct"
+	winoF4   = os.Getenv("AXLE_CONV") != "winograd2"
+)
 
 // winoMinChannels is the fewest input and output channels Winograd takes:
 // with fewer, its 16 products are too thin to gain on the direct
@@ -54,8 +70,8 @@ const winoMinChannels = 32
 // so that a band's working set stays in L2.
 const winoBandBytes = 640 << 10
 
-// winogradTakes reports whether convolution p runs on Winograd's F(2×2,
-// 3×3): a 3×3 window over two spatial dimensions, unit strides, no
+// winogradTakes reports whether convolution p runs on Winograd's
+// F(m×m, 3×3): a 3×3 window over two spatial dimensions, unit strides, no
 // dilation, one group, channels innermost in the image, and enough
 // channels to gain.
 func winogradTakes(p *Conv) bool {
@@ -71,7 +87,8 @@ func winogradTakes(p *Conv) bool {
 }
 
 // TransformWinograd transforms convolution p's 3×3 kernel (read through
-// p's kernel strides) for F(2×2, 3×3) and packs it.
+// p's kernel strides) for the F(m×m, 3×3) that p runs on (winoTile) and
+// packs it.
 func TransformWinograd(p *Conv, kernel []float32) (*WinogradKernel, error) {
 	if err := p.check(); err != nil {
 		return nil, err
@@ -84,25 +101,27 @@ func TransformWinograd(p *Conv, kernel []float32) (*WinogradKernel, error) {
 	if len(kernel) <= last {
 		return nil, fmt.Errorf("kernels: TransformWinograd: a kernel of %d values for %d×%d channels", len(kernel), c, k)
 	}
-	w := &WinogradKernel{c: c, k: k, u: make([]float32, 16*c*k)}
+	m := winoTile(p)
+	n2 := winoPoints(m)
+	w := &WinogradKernel{m: m, c: c, k: k, u: make([]float32, n2*c*k), packed: make([]*PackedB, n2)}
 	s0, s1 := p.KernelSpatialStrides[0], p.KernelSpatialStrides[1]
-	var g [9]float32
-	var u [16]float32
+	var g [9]float64
+	u := make([]float64, n2)
 	for ci := range c {
 		for co := range k {
 			base := ci*p.KernelInStride + co*p.KernelOutStride
 			for i := range 3 {
 				for j := range 3 {
-					g[3*i+j] = kernel[base+i*s0+j*s1]
+					g[3*i+j] = float64(kernel[base+i*s0+j*s1])
 				}
 			}
-			winoKernelTile(&g, &u)
-			for xi := range 16 {
-				w.u[xi*c*k+ci*k+co] = u[xi]
+			winoKernelTile(m, &g, u)
+			for xi := range n2 {
+				w.u[xi*c*k+ci*k+co] = float32(u[xi])
 			}
 		}
 	}
-	for xi := range 16 {
+	for xi := range n2 {
 		pk, err := PackBF32(c, k, Strided[float32]{Data: w.u[xi*c*k:], Row: k, Col: 1})
 		if err != nil {
 			return nil, err
@@ -110,6 +129,26 @@ func TransformWinograd(p *Conv, kernel []float32) (*WinogradKernel, error) {
 		w.packed[xi] = pk
 	}
 	return w, nil
+}
+
+// winoTile is the output tile m of the F(m×m, 3×3) that convolution p
+// runs on: 4 where that makes 16 tiles or more over the batch and covers
+// at most a third more than the output (14×14 and up at batch 1), 2
+// otherwise. F(4×4, 3×3) computes a tile in 36 products for F(2×2)'s
+// 4·16 and transforms fewer values an output (2.25 against 4 each way),
+// but has 36 transformed kernels to F(2×2)'s 16, and few tiles give its
+// products few rows. In one process, alternated, two threads, F(4×4)'s
+// time over F(2×2)'s, medians of 15: 56²×32 0.68, 56²×64 0.69, 28²×64
+// 0.62, 28²×128 0.61, 14²×128 0.78, 14²×256 0.70, batch 8 56²×64 0.70;
+// 12²×96 (9 tiles) 1.19, 10²×64 (9 tiles, 1.44 of the output) 1.16,
+// 7²×512 (4 tiles) 1.35.
+func winoTile(p *Conv) int {
+	th, tw := (p.OutSpatial[0]+3)/4, (p.OutSpatial[1]+3)/4
+	covered := 16 * th * tw
+	if winoF4 && p.Batch*th*tw >= 16 && 3*covered <= 4*p.OutSpatial[0]*p.OutSpatial[1] {
+		return 4
+	}
+	return 2
 }
 
 // winogradShape is winogradTakes without the policy and size choices:
@@ -126,22 +165,29 @@ func winogradShape(p *Conv) bool {
 	return true
 }
 
-// winoKernelTile computes G g Gᵀ of one 3×3 kernel g (row-major).
-func winoKernelTile(g *[9]float32, u *[16]float32) {
-	var t [12]float32 // G g: 4×3
-	for j := range 3 {
-		g0, g1, g2 := g[j], g[3+j], g[6+j]
-		t[j] = g0
-		t[3+j] = (g0 + g1 + g2) * 0.5
-		t[6+j] = (g0 - g1 + g2) * 0.5
-		t[9+j] = g2
+// winoG is G of F(m×m, 3×3) for m = 2 and 4, rows of three.
+var winoG = map[int][][3]float64{
+	2: {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}},
+	4: {{1. / 4, 0, 0}, {-1. / 6, -1. / 6, -1. / 6}, {-1. / 6, 1. / 6, -1. / 6},
+		{1. / 24, 1. / 12, 1. / 6}, {1. / 24, -1. / 12, 1. / 6}, {0, 0, 1}},
+}
+
+// winoKernelTile computes u = G g Gᵀ (a×a, row-major) of one 3×3
+// kernel g (row-major), in float64 and so rounded once, to f32, by the
+// caller.
+func winoKernelTile(m int, g *[9]float64, u []float64) {
+	G := winoG[m]
+	a := len(G)
+	var t [6][3]float64 // G g
+	for i := range a {
+		for j := range 3 {
+			t[i][j] = G[i][0]*g[j] + G[i][1]*g[3+j] + G[i][2]*g[6+j]
+		}
 	}
-	for i := range 4 {
-		t0, t1, t2 := t[3*i], t[3*i+1], t[3*i+2]
-		u[4*i] = t0
-		u[4*i+1] = (t0 + t1 + t2) * 0.5
-		u[4*i+2] = (t0 - t1 + t2) * 0.5
-		u[4*i+3] = t2
+	for i := range a {
+		for j := range a {
+			u[i*a+j] = t[i][0]*G[j][0] + t[i][1]*G[j][1] + t[i][2]*G[j][2]
+		}
 	}
 }
 
@@ -149,6 +195,7 @@ func winoKernelTile(g *[9]float32, u *[16]float32) {
 // rows, each over a range of output channels.
 type winoPlan struct {
 	p                    *Conv
+	m, a, n2             int // output tile, input patch, transformed points (a²)
 	tilesH, tilesW       int
 	rows                 int // tile rows (over the batch)
 	bandRows, bands      int // tile rows a band, bands
@@ -156,12 +203,12 @@ type winoPlan struct {
 	oh, ow, c, k, pixels int
 }
 
-func newWinoPlan(p *Conv, threads int) *winoPlan {
-	w := &winoPlan{p: p, c: p.InChannels, k: p.OutChannels, oh: p.OutSpatial[0], ow: p.OutSpatial[1]}
-	w.tilesH, w.tilesW = (w.oh+1)/2, (w.ow+1)/2
+func newWinoPlan(p *Conv, m, threads int) *winoPlan {
+	w := &winoPlan{p: p, m: m, a: m + 2, n2: winoPoints(m), c: p.InChannels, k: p.OutChannels, oh: p.OutSpatial[0], ow: p.OutSpatial[1]}
+	w.tilesH, w.tilesW = (w.oh+m-1)/m, (w.ow+m-1)/m
 	w.rows = p.Batch * w.tilesH
 	w.pixels = w.oh * w.ow
-	perRow := w.tilesW * 16 * (w.c + w.k) * 4
+	perRow := w.tilesW * w.n2 * (w.c + w.k) * 4
 	most := max(1, min(w.rows, winoBandBytes/perRow)) // tile rows a band may have
 	w.bandRows, w.splits, w.cols = most, 1, w.k
 	if threads > 1 && w.rows <= 8*threads*most {
@@ -225,14 +272,14 @@ func convWinograd(p *Conv, in []float32, wk *WinogradKernel, out []float32, thre
 	if m, k := convRowsDepth(p); runsAlone(2*m*p.OutChannels*k, directParallelFlops) {
 		threads = 1 // (the direct path's threshold: the same layers split)
 	}
-	w := newWinoPlan(p, threads)
+	w := newWinoPlan(p, wk.m, threads)
 	var next atomic.Int64
 	parallel(min(threads, w.items()), func(int) {
 		maxTiles := w.bandRows * w.tilesW
-		v := getBuf[float32](16 * winoStride(maxTiles*w.c))
-		m := getBuf[float32](16 * winoStride(maxTiles*w.cols))
-		patch := getBuf[float32](16 * w.c)
-		edge := getBuf[float32](4 * w.cols)
+		v := getBuf[float32](w.n2 * winoStride(maxTiles*w.c))
+		m := getBuf[float32](w.n2 * winoStride(maxTiles*w.cols))
+		patch := getBuf[float32](w.n2 * w.c)
+		edge := getBuf[float32](w.m * w.m * w.cols)
 		ap := getBuf[float32](gemmMC*gemmKC + edgeTile)
 		defer putBuf(ap)
 		defer putBuf(v)
@@ -266,7 +313,7 @@ func (w *winoPlan) band(in []float32, wk *WinogradKernel, out []float32, band, s
 			t++
 		}
 	}
-	// The 16 products M_ξ = V_ξ · U_ξ, each [tiles × nc].
+	// The a² products M_ξ = V_ξ · U_ξ, each [tiles × nc].
 	ms := winoStride(tiles * nc)
 	wk.products(tiles, nc, j0, v, vs, m, ms, ap)
 	// The outputs.
@@ -280,41 +327,41 @@ func (w *winoPlan) band(in []float32, wk *WinogradKernel, out []float32, band, s
 	}
 	if epi != nil {
 		i0 := w.pixelRow(r0, 0)
-		i1 := w.pixelRow(r1-1, 2)
+		i1 := w.pixelRow(r1-1, w.m)
 		epi(i0, j0, i1-i0, nc)
 	}
 }
 
-// winoStride is the distance apart, in elements, of the 16 matrices of
+// winoStride is the distance apart, in elements, of the a² matrices of
 // n elements each that a band's transforms write or read together:
-// sixteen streams a whole number of 4 KiB pages apart share one set of
+// sixteen or 36 streams a whole number of 4 KiB pages apart share one set of
 // L1's ways and evict each other (ResNet's 7×7 layers, 16 tiles of 256
 // channels: the input transform took a fifth of the time), so each
 // starts a line later in its page than the one before.
 func winoStride(n int) int { return (n+1023)&^1023 + 16 }
 
 // pixelRow is the output pixel index where tile row r's output row dy
-// (0, 1 or 2: the row after its last) starts, within the batch.
+// (0 to m: m is the row after its last) starts, within the batch.
 func (w *winoPlan) pixelRow(r, dy int) int {
 	b, ty := r/w.tilesH, r%w.tilesH
-	return b*w.pixels + min(2*ty+dy, w.oh)*w.ow
+	return b*w.pixels + min(w.m*ty+dy, w.oh)*w.ow
 }
 
-// inputTile writes the 16 transformed values of tile (b, ty, tx) for
+// inputTile writes the a² transformed values of tile (b, ty, tx) for
 // every input channel to v[ξ·vs + c].
 func (w *winoPlan) inputTile(in []float32, b, ty, tx int, v []float32, vs int, patch []float32) {
-	p := w.p
-	y0, x0 := 2*ty-p.PadLo[0], 2*tx-p.PadLo[1]
+	p, a := w.p, w.a
+	y0, x0 := w.m*ty-p.PadLo[0], w.m*tx-p.PadLo[1]
 	sy, sx := p.InSpatialStrides[0], p.InSpatialStrides[1]
 	base := b * p.InBatchStride
-	if y0 >= 0 && x0 >= 0 && y0+3 < p.InSpatial[0] && x0+3 < p.InSpatial[1] {
-		winoInput(in[base+y0*sy+x0*sx:], sy, sx, v, vs, w.c)
+	if y0 >= 0 && x0 >= 0 && y0+a <= p.InSpatial[0] && x0+a <= p.InSpatial[1] {
+		winoInput(w.m, in[base+y0*sy+x0*sx:], sy, sx, v, vs, w.c)
 		return
 	}
 	// A tile over the image's border: its patch gathered with zeros.
-	for i := range 4 {
-		for j := range 4 {
-			d := patch[(4*i+j)*w.c : (4*i+j+1)*w.c]
+	for i := range a {
+		for j := range a {
+			d := patch[(a*i+j)*w.c : (a*i+j+1)*w.c]
 			y, x := y0+i, x0+j
 			if y < 0 || x < 0 || y >= p.InSpatial[0] || x >= p.InSpatial[1] {
 				clear(d)
@@ -323,30 +370,30 @@ func (w *winoPlan) inputTile(in []float32, b, ty, tx int, v []float32, vs int, p
 			copy(d, in[base+y*sy+x*sx:base+y*sy+x*sx+w.c])
 		}
 	}
-	winoInput(patch, 4*w.c, w.c, v, vs, w.c)
+	winoInput(w.m, patch, a*w.c, w.c, v, vs, w.c)
 }
 
-// outputTile writes tile (b, ty, tx)'s 2×2 outputs of channels [j0,
-// j0+nc) from its 16 products m[ξ·ms + j].
+// outputTile writes tile (b, ty, tx)'s m×m outputs of channels [j0,
+// j0+nc) from its a² products m[ξ·ms + j].
 func (w *winoPlan) outputTile(m []float32, ms, nc int, out []float32, b, ty, tx, j0 int, edge []float32) {
-	k := w.k
-	oy, ox := 2*ty, 2*tx
+	k, t := w.k, w.m
+	oy, ox := t*ty, t*tx
 	at := (b*w.pixels+oy*w.ow+ox)*k + j0
-	if oy+1 < w.oh && ox+1 < w.ow {
-		winoOutput(m, ms, out[at:], w.ow*k, k, nc)
+	if oy+t <= w.oh && ox+t <= w.ow {
+		winoOutput(t, m, ms, out[at:], w.ow*k, k, nc)
 		return
 	}
 	// A tile past the output's last row or column: computed aside, its
 	// outputs inside copied.
-	winoOutput(m, ms, edge, 2*nc, nc, nc)
-	for i := range min(2, w.oh-oy) {
-		for j := range min(2, w.ow-ox) {
-			copy(out[at+i*w.ow*k+j*k:at+i*w.ow*k+j*k+nc], edge[(2*i+j)*nc:(2*i+j+1)*nc])
+	winoOutput(t, m, ms, edge, t*nc, nc, nc)
+	for i := range min(t, w.oh-oy) {
+		for j := range min(t, w.ow-ox) {
+			copy(out[at+i*w.ow*k+j*k:at+i*w.ow*k+j*k+nc], edge[(t*i+j)*nc:(t*i+j+1)*nc])
 		}
 	}
 }
 
-// products computes a band's 16 products M_ξ = V_ξ · U_ξ[:, j0:j0+n],
+// products computes a band's a² products M_ξ = V_ξ · U_ξ[:, j0:j0+n],
 // V_ξ (m×C) at v[ξ·vs:], M_ξ (m×n) to mm[ξ·ms:], ap the A scratch of
 // the GEMM's blocks. Where direct kernels run (AVX-512's pair kernels,
 // AVX2's 6×16), it drives them itself, the blocks of all sixteen in one
@@ -360,14 +407,14 @@ func (w *winoPlan) outputTile(m []float32, ms, nc int, out []float32, b, ty, tx,
 func (wk *WinogradKernel) products(m, n, j0 int, v []float32, vs int, mm []float32, ms int, ap []float32) {
 	wide := useAVX512 && pairKernel[float32](sgemmMR, sgemmNR, wideFor(m, n, wk.c)) != nil
 	if !directA || !useAsm || useAVX512 && !wide {
-		for xi := range 16 {
+		for xi := range len(wk.packed) {
 			a := Strided[float32]{Data: v[xi*vs:], Row: wk.c, Col: 1}
 			wk.product(xi, m, n, a, j0, mm[xi*ms:], n)
 		}
 		return
 	}
 	mc := balancedBlock(m, gemmMC, blockRows[float32](sgemmMR, sgemmNR, wide))
-	for xi := range 16 {
+	for xi := range len(wk.packed) {
 		a := Strided[float32]{Data: v[xi*vs:], Row: wk.c, Col: 1}
 		b := Strided[float32]{Data: wk.u[xi*wk.c*wk.k+j0:], Row: wk.k, Col: 1}
 		c := mm[xi*ms:]
@@ -399,8 +446,78 @@ func (wk *WinogradKernel) product(xi, m, n int, a Strided[float32], j0 int, c []
 
 // winoInputGo is winoInput in Go: V = Bᵀ d B for each of c channels,
 // d's element (i, j) at d[i·row + j·col + channel], V_ξ at v[ξ·vs +
-// channel].
-func winoInputGo(d []float32, row, col int, v []float32, vs, c int) {
+// channel], for F(m×m, 3×3).
+func winoInputGo(m int, d []float32, row, col int, v []float32, vs, c int) {
+	if m == 2 {
+		winoInput4Go(d, row, col, v, vs, c)
+	} else {
+		winoInput6Go(d, row, col, v, vs, c)
+	}
+}
+
+// winoOutputGo is winoOutput in Go: Y = Aᵀ M A for each of n channels,
+// M_ξ at mm[ξ·ms + channel], Y's element (i, j) to y[i·row + j·col +
+// channel], for F(m×m, 3×3).
+func winoOutputGo(m int, mm []float32, ms int, y []float32, row, col, n int) {
+	if m == 2 {
+		winoOutput4Go(mm, ms, y, row, col, n)
+	} else {
+		winoOutput6Go(mm, ms, y, row, col, n)
+	}
+}
+
+// winoB6 applies F(4×4, 3×3)'s Bᵀ to a column of six (the assembly's
+// order of operations: products rounded, then added left to right).
+func winoB6(x0, x1, x2, x3, x4, x5 float32) (y0, y1, y2, y3, y4, y5 float32) {
+	p, q := x4-float32(4*x2), x3-float32(4*x1)
+	r, s := x4-x2, 2*(x3-x1)
+	y0 = float32(4*x0) - float32(5*x2) + x4
+	y5 = float32(4*x1) - float32(5*x3) + x5
+	return y0, p + q, p - q, r + s, r - s, y5
+}
+
+// winoA6 applies F(4×4, 3×3)'s Aᵀ to a column of six.
+func winoA6(x0, x1, x2, x3, x4, x5 float32) (y0, y1, y2, y3 float32) {
+	a, b, c, e := x1+x2, x1-x2, x3+x4, x3-x4
+	return x0 + a + c, b + float32(2*e), a + float32(4*c), b + float32(8*e) + x5
+}
+
+// winoInput6Go is F(4×4, 3×3)'s input transform: Bᵀ down each column of
+// the 6×6 patch, then along each row of the result.
+func winoInput6Go(d []float32, row, col int, v []float32, vs, c int) {
+	for ch := range c {
+		var t [6][6]float32
+		for j := range 6 {
+			o := j*col + ch
+			t[0][j], t[1][j], t[2][j], t[3][j], t[4][j], t[5][j] = winoB6(d[o], d[row+o], d[2*row+o], d[3*row+o], d[4*row+o], d[5*row+o])
+		}
+		for i := range 6 {
+			y0, y1, y2, y3, y4, y5 := winoB6(t[i][0], t[i][1], t[i][2], t[i][3], t[i][4], t[i][5])
+			o := 6*i*vs + ch
+			v[o], v[o+vs], v[o+2*vs], v[o+3*vs], v[o+4*vs], v[o+5*vs] = y0, y1, y2, y3, y4, y5
+		}
+	}
+}
+
+// winoOutput6Go is F(4×4, 3×3)'s output transform: Aᵀ down each column
+// of the 6×6 products, then along each row of the result.
+func winoOutput6Go(m []float32, ms int, y []float32, row, col, n int) {
+	for ch := range n {
+		var s [4][6]float32
+		for j := range 6 {
+			o := j*ms + ch
+			s[0][j], s[1][j], s[2][j], s[3][j] = winoA6(m[o], m[6*ms+o], m[12*ms+o], m[18*ms+o], m[24*ms+o], m[30*ms+o])
+		}
+		for i := range 4 {
+			y0, y1, y2, y3 := winoA6(s[i][0], s[i][1], s[i][2], s[i][3], s[i][4], s[i][5])
+			o := i*row + ch
+			y[o], y[o+col], y[o+2*col], y[o+3*col] = y0, y1, y2, y3
+		}
+	}
+}
+
+// winoInput4Go is F(2×2, 3×3)'s input transform.
+func winoInput4Go(d []float32, row, col int, v []float32, vs, c int) {
 	for ch := range c {
 		var t [16]float32
 		for j := range 4 {
@@ -420,10 +537,8 @@ func winoInputGo(d []float32, row, col int, v []float32, vs, c int) {
 	}
 }
 
-// winoOutputGo is winoOutput in Go: Y = Aᵀ M A for each of n channels,
-// M_ξ at m[ξ·ms + channel], Y's element (i, j) to y[i·row + j·col +
-// channel].
-func winoOutputGo(m []float32, ms int, y []float32, row, col, n int) {
+// winoOutput4Go is F(2×2, 3×3)'s output transform.
+func winoOutput4Go(m []float32, ms int, y []float32, row, col, n int) {
 	for ch := range n {
 		var s [8]float32
 		for j := range 4 {

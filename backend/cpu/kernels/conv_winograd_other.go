@@ -3,9 +3,11 @@
 package kernels
 
 // winoInput is winoInputGo (no assembly here).
-func winoInput(d []float32, row, col int, v []float32, vs, c int) { winoInputGo(d, row, col, v, vs, c) }
+func winoInput(m int, d []float32, row, col int, v []float32, vs, c int) {
+	winoInputGo(m, d, row, col, v, vs, c)
+}
 
 // winoOutput is winoOutputGo (no assembly here).
-func winoOutput(m []float32, ms int, y []float32, row, col, n int) {
-	winoOutputGo(m, ms, y, row, col, n)
+func winoOutput(t int, m []float32, ms int, y []float32, row, col, n int) {
+	winoOutputGo(t, m, ms, y, row, col, n)
 }

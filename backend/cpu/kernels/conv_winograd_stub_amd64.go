@@ -4,12 +4,22 @@
 
 package kernels
 
-// winoInput256 is winoInputGo on AVX2: v[ξ*vs+ch] = (Bᵀ d B)_ξ of d[i*row+j*col+ch] for ch < c (c a positive multiple of 8).
+// winoInput4 is winoInput4Go on AVX2: v[ξ*vs+ch] = (Bᵀ d B)_ξ of d[i*row+j*col+ch] for ch < c (c a positive multiple of 8).
 //
 //go:noescape
-func winoInput256(d *float32, row int, col int, v *float32, vs int, c int)
+func winoInput4(d *float32, row int, col int, v *float32, vs int, c int)
 
-// winoOutput256 is winoOutputGo on AVX2: y[i*row+j*col+ch] = (Aᵀ M A)_ij of m[ξ*ms+ch] for ch < n (n a positive multiple of 8).
+// winoOutput4 is winoOutput4Go on AVX2: y[i*row+j*col+ch] = (Aᵀ M A)_ij of m[ξ*ms+ch] for ch < n (n a positive multiple of 8).
 //
 //go:noescape
-func winoOutput256(m *float32, ms int, y *float32, row int, col int, n int)
+func winoOutput4(m *float32, ms int, y *float32, row int, col int, n int)
+
+// winoInput6 is winoInput6Go on AVX2: v[ξ*vs+ch] = (Bᵀ d B)_ξ of d[i*row+j*col+ch] for ch < c (c a positive multiple of 8).
+//
+//go:noescape
+func winoInput6(d *float32, row int, col int, v *float32, vs int, c int)
+
+// winoOutput6 is winoOutput6Go on AVX2: y[i*row+j*col+ch] = (Aᵀ M A)_ij of m[ξ*ms+ch] for ch < n (n a positive multiple of 8).
+//
+//go:noescape
+func winoOutput6(m *float32, ms int, y *float32, row int, col int, n int)

@@ -8,11 +8,12 @@ import (
 	"testing"
 )
 
-// winoCases are 3×3 convolutions Winograd takes: odd and even outputs
-// (tiles past the last row and column), paddings of 0, 1 and 2 and
-// uneven ones, batches, channels-first kernels (ONNX's OIHW), enough
-// tile rows for several bands, and too few bands for the threads (the
-// output channels split, a partial pair of slivers last).
+// winoCases are 3×3 convolutions Winograd takes, on F(2×2, 3×3) and
+// F(4×4, 3×3) both: odd and even outputs (tiles past the last row and
+// column), paddings of 0, 1 and 2 and uneven ones, batches,
+// channels-first kernels (ONNX's OIHW), enough tile rows for several
+// bands, and too few bands for the threads (the output channels split, a
+// partial pair of slivers last).
 func winoCases() []*Conv {
 	one := []int{1, 1}
 	return []*Conv{
@@ -24,6 +25,9 @@ func winoCases() []*Conv {
 		newConv(1, 96, 160, 1, []int{5, 4}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
 		newConv(1, 64, 72, 1, []int{30, 30}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
 		channelsLastImage(newConv(2, 32, 64, 1, []int{9, 10}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, true)),
+		newConv(1, 48, 40, 1, []int{17, 19}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
+		channelsLastImage(newConv(2, 40, 96, 1, []int{16, 16}, []int{3, 3}, one, []int{1, 2}, []int{1, 0}, one, one, true)),
+		newConv(1, 256, 160, 1, []int{16, 16}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
 	}
 }
 
@@ -39,9 +43,12 @@ func channelsLastImage(p *Conv) *Conv {
 	return p
 }
 
-// winoBound is the documented bound of Winograd's rounding: 2⁻¹⁹ (32
-// units in the last place of f32) of Σ|image|·|kernel| over the window,
-// what the output would be with every sign alike.
+// winoBound is the documented bound of Winograd's rounding, a fraction of
+// Σ|image|·|kernel| over the window (what the output would be with every
+// sign alike): 2⁻¹⁹ (32 units in the last place of f32) on F(2×2, 3×3),
+// 2⁻¹⁷ on F(4×4, 3×3), whose transforms scale by up to 8 and 5 and whose
+// kernel transform has sixths. The cases here reach 0.09 and 0.4 of
+// them.
 func winoBound(p *Conv, in, kern []float32) []float64 {
 	abs := func(s []float32) []float32 {
 		r := make([]float32, len(s))
@@ -51,8 +58,12 @@ func winoBound(p *Conv, in, kern []float32) []float64 {
 		return r
 	}
 	s := refConv(p, abs(in), abs(kern))
+	f := 0x1p-19
+	if winoTile(p) == 4 {
+		f = 0x1p-17
+	}
 	for i := range s {
-		s[i] *= 0x1p-19
+		s[i] *= f
 	}
 	return s
 }
@@ -63,10 +74,12 @@ func winoBound(p *Conv, in, kern []float32) []float64 {
 func TestConvWinograd(t *testing.T) {
 	withKernels(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(11, 12))
+		tiles := map[int]bool{}
 		for ci, p := range winoCases() {
 			if !winogradTakes(p) {
 				t.Fatalf("case %d: Winograd does not take it", ci)
 			}
+			tiles[winoTile(p)] = true
 			in := randSlice[float32](inputLen(p), rng)
 			kern := randSlice[float32](kernelLen(p), rng)
 			want, bound := refConv(p, in, kern), winoBound(p, in, kern)
@@ -94,12 +107,46 @@ func TestConvWinograd(t *testing.T) {
 							}
 							worst = max(worst, d/bound[i])
 						}
-						t.Logf("worst error %.3f of the bound", worst)
+						t.Logf("F(%d×%[1]d, 3×3): worst error %.3f of the bound", winoTile(p), worst)
 					})
 				}
 			}
 		}
+		if !tiles[2] || !tiles[4] {
+			t.Fatalf("the cases run on tiles %v, not both F(2×2) and F(4×4)", tiles)
+		}
 	})
+}
+
+// The assembly transforms give the Go twins' bits, on both tile sizes,
+// for channel counts with and without a tail of fewer than eight, and
+// strides that are not the channel count.
+func TestWinoTransformsMatchGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, m := range []int{2, 4} {
+		a := m + 2
+		for _, c := range []int{8, 13, 32, 40} {
+			row, col, vs := 7*c+5, c+3, a*a*c+11
+			d := randSlice[float32](a*row+a*col+c, rng)
+			got, want := make([]float32, a*a*vs), make([]float32, a*a*vs)
+			winoInput(m, d, row, col, got, vs, c)
+			winoInputGo(m, d, row, col, want, vs, c)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("F(%d×%[1]d) input transform, %d channels: v[%d] = %v, Go gives %v", m, c, i, got[i], want[i])
+				}
+			}
+			yrow, ycol := m*c+9, c+1
+			gy, wy := make([]float32, m*yrow+m*ycol+c), make([]float32, m*yrow+m*ycol+c)
+			winoOutput(m, got, vs, gy, yrow, ycol, c)
+			winoOutputGo(m, got, vs, wy, yrow, ycol, c)
+			for i := range wy {
+				if math.Float32bits(gy[i]) != math.Float32bits(wy[i]) {
+					t.Fatalf("F(%d×%[1]d) output transform, %d channels: y[%d] = %v, Go gives %v", m, c, i, gy[i], wy[i])
+				}
+			}
+		}
+	}
 }
 
 // ResNet-50's 3×3 layers at half width (the ONNX corpus's model), batch

@@ -1,10 +1,14 @@
 // Command winograd generates the AVX2 transforms of package kernels'
-// Winograd F(2×2, 3×3) convolution (conv_winograd_amd64.s): eight
-// channels a vector, every channel's arithmetic that of the Go twins
-// (winoInputGo, winoOutputGo), so the bits are theirs.
+// Winograd F(2×2, 3×3) and F(4×4, 3×3) convolutions
+// (conv_winograd_amd64.s): eight channels a vector, every channel's
+// arithmetic that of the Go twins (winoInput4Go, winoInput6Go, …) in the
+// same order, products rounded before they are added (no fused
+// multiply-adds), so the bits are theirs.
 package main
 
 import (
+	"math"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
@@ -14,6 +18,8 @@ func main() {
 	ConstraintExpr("amd64,!purego")
 	input()
 	output()
+	input6()
+	output6()
 	Generate()
 }
 
@@ -54,11 +60,11 @@ func triple(s reg.Register) reg.Register {
 	return t
 }
 
-// input emits winoInput256: V = Bᵀ d B for c channels, eight at a time.
+// input emits winoInput4: V = Bᵀ d B for c channels, eight at a time.
 func input() {
-	TEXT("winoInput256", NOSPLIT, "func(d *float32, row, col int, v *float32, vs, c int)")
+	TEXT("winoInput4", NOSPLIT, "func(d *float32, row, col int, v *float32, vs, c int)")
 	Pragma("noescape")
-	Doc("winoInput256 is winoInputGo on AVX2: v[ξ*vs+ch] = (Bᵀ d B)_ξ of d[i*row+j*col+ch] for ch < c (c a positive multiple of 8).")
+	Doc("winoInput4 is winoInput4Go on AVX2: v[ξ*vs+ch] = (Bᵀ d B)_ξ of d[i*row+j*col+ch] for ch < c (c a positive multiple of 8).")
 	d := Load(Param("d"), GP64())
 	row, col := bytes("row"), bytes("col")
 	col3 := triple(col)
@@ -108,11 +114,11 @@ func input() {
 	RET()
 }
 
-// output emits winoOutput256: Y = Aᵀ M A for n channels, eight at a time.
+// output emits winoOutput4: Y = Aᵀ M A for n channels, eight at a time.
 func output() {
-	TEXT("winoOutput256", NOSPLIT, "func(m *float32, ms int, y *float32, row, col, n int)")
+	TEXT("winoOutput4", NOSPLIT, "func(m *float32, ms int, y *float32, row, col, n int)")
 	Pragma("noescape")
-	Doc("winoOutput256 is winoOutputGo on AVX2: y[i*row+j*col+ch] = (Aᵀ M A)_ij of m[ξ*ms+ch] for ch < n (n a positive multiple of 8).")
+	Doc("winoOutput4 is winoOutput4Go on AVX2: y[i*row+j*col+ch] = (Aᵀ M A)_ij of m[ξ*ms+ch] for ch < n (n a positive multiple of 8).")
 	m := Load(Param("m"), GP64())
 	ms := bytes("ms")
 	ms3 := triple(ms)
@@ -157,6 +163,220 @@ func output() {
 	}
 	DECQ(n)
 	JNZ(LabelRef("output_loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// consts broadcasts each of vs into a vector register.
+func consts(vs ...float32) []reg.VecVirtual {
+	out := make([]reg.VecVirtual, len(vs))
+	for i, v := range vs {
+		g, x := GP32(), XMM()
+		MOVL(U32(math.Float32bits(v)), g)
+		MOVD(g, x)
+		out[i] = YMM()
+		VBROADCASTSS(x, out[i])
+	}
+	return out
+}
+
+// b6 emits F(4×4, 3×3)'s Bᵀ applied to x (six vectors), winoB6's
+// operations in its order, into six new vectors.
+func b6(x [6]Op, c4, c5 reg.VecVirtual) [6]reg.VecVirtual {
+	var v [6]reg.VecVirtual
+	for i := range v {
+		v[i] = YMM()
+		VMOVUPS(x[i], v[i])
+	}
+	t, p, q, r, s := YMM(), YMM(), YMM(), YMM(), YMM()
+	VMULPS(c4, v[2], t)
+	VSUBPS(t, v[4], p) // p = x4 - 4·x2
+	VMULPS(c4, v[1], t)
+	VSUBPS(t, v[3], q) // q = x3 - 4·x1
+	VSUBPS(v[2], v[4], r)
+	VSUBPS(v[1], v[3], s)
+	VADDPS(s, s, s) // s = 2·(x3 - x1)
+	var y [6]reg.VecVirtual
+	for i := range y {
+		y[i] = YMM()
+	}
+	u := YMM()
+	VMULPS(c4, v[0], t)
+	VMULPS(c5, v[2], u)
+	VSUBPS(u, t, y[0])
+	VADDPS(v[4], y[0], y[0]) // y0 = 4·x0 - 5·x2 + x4
+	VMULPS(c4, v[1], t)
+	VMULPS(c5, v[3], u)
+	VSUBPS(u, t, y[5])
+	VADDPS(v[5], y[5], y[5]) // y5 = 4·x1 - 5·x3 + x5
+	VADDPS(q, p, y[1])
+	VSUBPS(q, p, y[2])
+	VADDPS(s, r, y[3])
+	VSUBPS(s, r, y[4])
+	return y
+}
+
+// a6 emits F(4×4, 3×3)'s Aᵀ applied to x (six vectors), winoA6's
+// operations in its order, into four new vectors.
+func a6(x [6]Op, c2, c4, c8 reg.VecVirtual) [4]reg.VecVirtual {
+	var v [6]reg.VecVirtual
+	for i := range v {
+		v[i] = YMM()
+		VMOVUPS(x[i], v[i])
+	}
+	a, b, c, e, t := YMM(), YMM(), YMM(), YMM(), YMM()
+	VADDPS(v[2], v[1], a)
+	VSUBPS(v[2], v[1], b)
+	VADDPS(v[4], v[3], c)
+	VSUBPS(v[4], v[3], e)
+	var y [4]reg.VecVirtual
+	for i := range y {
+		y[i] = YMM()
+	}
+	VADDPS(a, v[0], y[0])
+	VADDPS(c, y[0], y[0]) // y0 = x0 + a + c
+	VMULPS(c2, e, t)
+	VADDPS(t, b, y[1]) // y1 = b + 2e
+	VMULPS(c4, c, t)
+	VADDPS(t, a, y[2]) // y2 = a + 4c
+	VMULPS(c8, e, t)
+	VADDPS(t, b, y[3])
+	VADDPS(v[5], y[3], y[3]) // y3 = b + 8e + x5
+	return y
+}
+
+// times returns s·k in a new register (k = 3 or 5).
+func times(s reg.Register, k int) reg.Register {
+	t := GP64()
+	LEAQ(Mem{Base: s, Index: s, Scale: uint8(k - 1)}, t)
+	return t
+}
+
+// six is element j of a run of six whose elements are s bytes apart (s3,
+// s5: three and five times that) from base.
+func six(base, s, s3, s5 reg.Register, j int) Mem {
+	switch j {
+	case 0:
+		return Mem{Base: base}
+	case 1, 2, 4:
+		return Mem{Base: base, Index: s, Scale: uint8(j)}
+	case 3:
+		return Mem{Base: base, Index: s3, Scale: 1}
+	}
+	return Mem{Base: base, Index: s5, Scale: 1}
+}
+
+// input6 emits winoInput6: V = Bᵀ d B for F(4×4, 3×3), eight channels a
+// time: Bᵀ down each column of the patch into a 6×6 scratch of vectors,
+// then along each of its rows.
+func input6() {
+	TEXT("winoInput6", 0, "func(d *float32, row, col int, v *float32, vs, c int)")
+	Pragma("noescape")
+	Doc("winoInput6 is winoInput6Go on AVX2: v[ξ*vs+ch] = (Bᵀ d B)_ξ of d[i*row+j*col+ch] for ch < c (c a positive multiple of 8).")
+	t := AllocLocal(36 * 32)
+	d := Load(Param("d"), GP64())
+	row, col := bytes("row"), bytes("col")
+	row3, row5 := times(row, 3), times(row, 5)
+	v := Load(Param("v"), GP64())
+	vs := bytes("vs")
+	vs3, vs5 := times(vs, 3), times(vs, 5)
+	n := Load(Param("c"), GP64())
+	SHRQ(U8(3), n)
+	k := consts(4, 5)
+	Label("input6_loop")
+	dj := GP64()
+	MOVQ(d, dj)
+	for j := range 6 {
+		var x [6]Op
+		for r := range 6 {
+			x[r] = six(dj, row, row3, row5, r)
+		}
+		y := b6(x, k[0], k[1])
+		for r := range 6 {
+			VMOVUPS(y[r], t.Offset((6*r+j)*32))
+		}
+		if j < 5 {
+			ADDQ(col, dj)
+		}
+	}
+	vi := GP64()
+	MOVQ(v, vi)
+	for i := range 6 {
+		var x [6]Op
+		for j := range 6 {
+			x[j] = t.Offset((6*i + j) * 32)
+		}
+		y := b6(x, k[0], k[1])
+		for j := range 6 {
+			VMOVUPS(y[j], six(vi, vs, vs3, vs5, j))
+		}
+		if i < 5 {
+			LEAQ(Mem{Base: vi, Index: vs3, Scale: 2}, vi)
+		}
+	}
+	ADDQ(U8(32), d)
+	ADDQ(U8(32), v)
+	DECQ(n)
+	JNZ(LabelRef("input6_loop"))
+	VZEROUPPER()
+	RET()
+}
+
+// output6 emits winoOutput6: Y = Aᵀ M A for F(4×4, 3×3), eight channels a
+// time: Aᵀ down each column of the 6×6 products into a 4×6 scratch of
+// vectors, then along each of its rows.
+func output6() {
+	TEXT("winoOutput6", 0, "func(m *float32, ms int, y *float32, row, col, n int)")
+	Pragma("noescape")
+	Doc("winoOutput6 is winoOutput6Go on AVX2: y[i*row+j*col+ch] = (Aᵀ M A)_ij of m[ξ*ms+ch] for ch < n (n a positive multiple of 8).")
+	t := AllocLocal(24 * 32)
+	m := Load(Param("m"), GP64())
+	ms := bytes("ms")
+	ms6 := GP64()
+	LEAQ(Mem{Base: ms, Index: ms, Scale: 2}, ms6)
+	ADDQ(ms6, ms6) // 6·ms: a row of the 6×6 products
+	ms18, ms30 := times(ms6, 3), times(ms6, 5)
+	y := Load(Param("y"), GP64())
+	row, col := bytes("row"), bytes("col")
+	col3 := triple(col)
+	n := Load(Param("n"), GP64())
+	SHRQ(U8(3), n)
+	k := consts(2, 4, 8)
+	Label("output6_loop")
+	mj := GP64()
+	MOVQ(m, mj)
+	for j := range 6 {
+		var x [6]Op
+		for i := range 6 {
+			x[i] = six(mj, ms6, ms18, ms30, i)
+		}
+		s := a6(x, k[0], k[1], k[2])
+		for i := range 4 {
+			VMOVUPS(s[i], t.Offset((6*i+j)*32))
+		}
+		if j < 5 {
+			ADDQ(ms, mj)
+		}
+	}
+	yi := GP64()
+	MOVQ(y, yi)
+	for i := range 4 {
+		var x [6]Op
+		for j := range 6 {
+			x[j] = t.Offset((6*i + j) * 32)
+		}
+		r := a6(x, k[0], k[1], k[2])
+		for j := range 4 {
+			VMOVUPS(r[j], at(yi, col, col3, j))
+		}
+		if i < 3 {
+			ADDQ(row, yi)
+		}
+	}
+	ADDQ(U8(32), m)
+	ADDQ(U8(32), y)
+	DECQ(n)
+	JNZ(LabelRef("output6_loop"))
 	VZEROUPPER()
 	RET()
 }
