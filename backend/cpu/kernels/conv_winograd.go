@@ -42,11 +42,10 @@ import (
 // epilogue while in cache.
 
 // WinogradKernel is a 3×3 kernel transformed for F(m×m, 3×3): the a²
-// matrices U_ξ = (G g Gᵀ)_ξ, each [C × K] row-major, and each packed for
-// the GEMM.
+// matrices U_ξ = (G g Gᵀ)_ξ, each [C × K], packed for the GEMM (and kept
+// only so: a² matrices of C×K are 16/9 and 4 times the kernel's size).
 type WinogradKernel struct {
-	m, c, k int       // output tile, channels
-	u       []float32 // a² × c × k
+	m, c, k int // output tile, channels
 	packed  []*PackedB
 }
 
@@ -103,7 +102,8 @@ func TransformWinograd(p *Conv, kernel []float32) (*WinogradKernel, error) {
 	}
 	m := winoTile(p)
 	n2 := winoPoints(m)
-	w := &WinogradKernel{m: m, c: c, k: k, u: make([]float32, n2*c*k), packed: make([]*PackedB, n2)}
+	w := &WinogradKernel{m: m, c: c, k: k, packed: make([]*PackedB, n2)}
+	us := make([]float32, n2*c*k)
 	s0, s1 := p.KernelSpatialStrides[0], p.KernelSpatialStrides[1]
 	var g [9]float64
 	u := make([]float64, n2)
@@ -117,12 +117,12 @@ func TransformWinograd(p *Conv, kernel []float32) (*WinogradKernel, error) {
 			}
 			winoKernelTile(m, &g, u)
 			for xi := range n2 {
-				w.u[xi*c*k+ci*k+co] = float32(u[xi])
+				us[xi*c*k+ci*k+co] = float32(u[xi])
 			}
 		}
 	}
 	for xi := range n2 {
-		pk, err := PackBF32(c, k, Strided[float32]{Data: w.u[xi*c*k:], Row: k, Col: 1})
+		pk, err := PackBF32(c, k, Strided[float32]{Data: us[xi*c*k:], Row: k, Col: 1})
 		if err != nil {
 			return nil, err
 		}
@@ -416,7 +416,7 @@ func (wk *WinogradKernel) products(m, n, j0 int, v []float32, vs int, mm []float
 	mc := balancedBlock(m, gemmMC, blockRows[float32](sgemmMR, sgemmNR, wide))
 	for xi := range len(wk.packed) {
 		a := Strided[float32]{Data: v[xi*vs:], Row: wk.c, Col: 1}
-		b := Strided[float32]{Data: wk.u[xi*wk.c*wk.k+j0:], Row: wk.k, Col: 1}
+		b := Strided[float32]{Row: wk.k, Col: 1} // (a guide only: B comes packed)
 		c := mm[xi*ms:]
 		for pc := 0; pc < wk.c; pc += gemmKC {
 			kb := min(gemmKC, wk.c-pc)
@@ -432,13 +432,12 @@ func (wk *WinogradKernel) products(m, n, j0 int, v []float32, vs int, mm []float
 	}
 }
 
-// product computes M = A · U_ξ[:, j0:j0+n] (A is m×C) into c.
+// product computes M = A · U_ξ[:, j0:j0+n] (A is m×C) into c, on the
+// blocked GEMM reading U_ξ's packed panels (b only guides it: the skinny
+// kernels, which read B in place, are not asked).
 func (wk *WinogradKernel) product(xi, m, n int, a Strided[float32], j0 int, c []float32, ldc int) {
 	k := wk.c
-	b := Strided[float32]{Data: wk.u[xi*wk.c*wk.k+j0:], Row: wk.k, Col: 1}
-	if gemmSkinnyF32(m, n, k, a, b, c, ldc, false, 1, nil) {
-		return
-	}
+	b := Strided[float32]{Row: wk.k, Col: 1}
 	pk := wk.packed[xi]
 	panel := func(pc, jc, kb, nb int) []float32 { return pk.panel(pc, j0+jc, kb, nb) }
 	gemmFrom(m, n, k, a, b, bSource[float32]{panel: panel, peek: panel}, c, ldc, false, 1, sgemmMR, sgemmNR, kernelF32, nil, nil, true)
