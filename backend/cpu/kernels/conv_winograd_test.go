@@ -225,3 +225,43 @@ func TestConvWinogradEpilogue(t *testing.T) {
 		}
 	}
 }
+
+// Goroutines sharing one cache on their first call (each may transform
+// the kernel; one transform is kept) give the bits of a lone call.
+func TestConvWinogradSharedCache(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	for _, p := range winoCases()[6:] {
+		in := randSlice[float32](inputLen(p), rng)
+		kern := randSlice[float32](kernelLen(p), rng)
+		want := make([]float32, len(refConv(p, in, kern)))
+		if err := ConvF32(p, in, kern, want, 2); err != nil {
+			t.Fatal(err)
+		}
+		cache := &ConvKernelCache{}
+		var wg sync.WaitGroup
+		outs := make([][]float32, 4)
+		for g := range outs {
+			outs[g] = make([]float32, len(want))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 3 {
+					if err := ConvPackedF32(p, in, kern, outs[g], 2, nil, cache); err != nil {
+						t.Error(err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		for g, out := range outs {
+			for i := range want {
+				if math.Float32bits(out[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v: goroutine %d: out[%d] = %v, a lone call gives %v", p.InSpatial, g, i, out[i], want[i])
+				}
+			}
+		}
+		if cache.wino == nil {
+			t.Fatalf("%v: no transformed kernel kept", p.InSpatial)
+		}
+	}
+}
