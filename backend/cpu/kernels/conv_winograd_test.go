@@ -150,8 +150,9 @@ func TestWinoTransformsMatchGo(t *testing.T) {
 }
 
 // ResNet-50's 3×3 layers at half width (the ONNX corpus's model), batch
-// 1, and the bench's batch-32 layer, Winograd and direct, two threads,
-// the kernel cached as a model's constant is.
+// 1, and the bench's batch-32 layer, on Winograd (as chosen), F(2×2,
+// 3×3) alone and the direct path, two threads, the kernel cached as a
+// model's constant is; GFLOP/s counts the direct form's flops.
 func BenchmarkConvWinograd(b *testing.B) {
 	one := []int{1, 1}
 	for _, s := range []struct{ batch, hw, c int }{{1, 56, 32}, {1, 28, 64}, {1, 14, 128}, {1, 7, 256}, {32, 56, 64}} {
@@ -161,10 +162,10 @@ func BenchmarkConvWinograd(b *testing.B) {
 		kern := randSlice[float32](kernelLen(p), rng)
 		out := make([]float32, p.Batch*s.hw*s.hw*s.c)
 		flops := 2 * float64(len(out)) * float64(9*s.c)
-		for _, on := range []bool{true, false} {
-			b.Run(fmt.Sprintf("b%d_%dx%dx%d/winograd=%v", s.batch, s.hw, s.hw, s.c, on), func(b *testing.B) {
-				defer func(v bool) { winograd = v }(winograd)
-				winograd = on
+		for _, mode := range []string{"winograd", "winograd2", "direct"} {
+			b.Run(fmt.Sprintf("b%d_%dx%dx%d/%s", s.batch, s.hw, s.hw, s.c, mode), func(b *testing.B) {
+				defer func(w, f4 bool) { winograd, winoF4 = w, f4 }(winograd, winoF4)
+				winograd, winoF4 = mode != "direct", mode == "winograd"
 				cache := &ConvKernelCache{}
 				for b.Loop() {
 					if err := ConvPackedF32(p, in, kern, out, 2, nil, cache); err != nil {
