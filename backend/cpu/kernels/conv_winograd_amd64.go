@@ -2,38 +2,60 @@
 
 package kernels
 
-// winoInput is winoInputGo, its whole vectors of eight channels on the
-// AVX2 kernels (the same bits).
+// winoInput is winoInputGo on the assembly kernels, sixteen channels a
+// vector with AVX-512, eight with AVX2, the last fewer than eight in Go
+// (the same bits). On this Zen 4 host, which splits 512-bit operations,
+// the sixteen-lane transforms time as the eight-lane ones (in one
+// process, alternated, ResNet's 3×3 layers: 0.99–1.04); on Intel's
+// AVX-512 cores they halve the instructions of transforms that take a
+// third of a 32-channel layer's time (not measured there).
 func winoInput(m int, d []float32, row, col int, v []float32, vs, c int) {
-	c8, a := c&^7, m+2
-	if useAsm && c8 > 0 && len(d) >= (a-1)*(row+col)+c && len(v) >= (a*a-1)*vs+c {
-		if m == 2 {
-			winoInput4(&d[0], row, col, &v[0], vs, c8)
-		} else {
-			winoInput6(&d[0], row, col, &v[0], vs, c8)
+	a, done := m+2, 0
+	if useAsm && c >= 8 && len(d) >= (a-1)*(row+col)+c && len(v) >= (a*a-1)*vs+c {
+		if c16 := c &^ 15; useAVX512 && c16 > 0 {
+			if m == 2 {
+				winoInput4x16(&d[0], row, col, &v[0], vs, c16)
+			} else {
+				winoInput6x16(&d[0], row, col, &v[0], vs, c16)
+			}
+			done = c16
 		}
-	} else {
-		c8 = 0
+		if c8 := (c - done) &^ 7; c8 > 0 {
+			if m == 2 {
+				winoInput4(&d[done], row, col, &v[done], vs, c8)
+			} else {
+				winoInput6(&d[done], row, col, &v[done], vs, c8)
+			}
+			done += c8
+		}
 	}
-	if c8 < c {
-		winoInputGo(m, d[c8:], row, col, v[c8:], vs, c-c8)
+	if done < c {
+		winoInputGo(m, d[done:], row, col, v[done:], vs, c-done)
 	}
 }
 
-// winoOutput is winoOutputGo, its whole vectors of eight channels on the
-// AVX2 kernels (the same bits).
+// winoOutput is winoOutputGo on the assembly kernels, as winoInput.
 func winoOutput(t int, m []float32, ms int, y []float32, row, col, n int) {
-	n8, a := n&^7, t+2
-	if useAsm && n8 > 0 && len(m) >= (a*a-1)*ms+n && len(y) >= (t-1)*(row+col)+n {
-		if t == 2 {
-			winoOutput4(&m[0], ms, &y[0], row, col, n8)
-		} else {
-			winoOutput6(&m[0], ms, &y[0], row, col, n8)
+	a, done := t+2, 0
+	if useAsm && n >= 8 && len(m) >= (a*a-1)*ms+n && len(y) >= (t-1)*(row+col)+n {
+		if n16 := n &^ 15; useAVX512 && n16 > 0 {
+			if t == 2 {
+				winoOutput4x16(&m[0], ms, &y[0], row, col, n16)
+			} else {
+				winoOutput6x16(&m[0], ms, &y[0], row, col, n16)
+			}
+			done = n16
 		}
-	} else {
-		n8 = 0
+		if n8 := (n - done) &^ 7; n8 > 0 {
+			if t == 2 {
+				winoOutput4(&m[done], ms, &y[done], row, col, n8)
+			} else {
+				winoOutput6(&m[done], ms, &y[done], row, col, n8)
+			}
+			done += n8
+		}
 	}
-	if n8 < n {
-		winoOutputGo(t, m[n8:], ms, y[n8:], row, col, n-n8)
+	if done < n {
+		winoOutputGo(t, m[done:], ms, y[done:], row, col, n-done)
 	}
 }

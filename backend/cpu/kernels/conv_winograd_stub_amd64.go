@@ -23,3 +23,23 @@ func winoInput6(d *float32, row int, col int, v *float32, vs int, c int)
 //
 //go:noescape
 func winoOutput6(m *float32, ms int, y *float32, row int, col int, n int)
+
+// winoInput4x16 is winoInput4Go on AVX-512: v[ξ*vs+ch] = (Bᵀ d B)_ξ of d[i*row+j*col+ch] for ch < c (c a positive multiple of 16).
+//
+//go:noescape
+func winoInput4x16(d *float32, row int, col int, v *float32, vs int, c int)
+
+// winoOutput4x16 is winoOutput4Go on AVX-512: y[i*row+j*col+ch] = (Aᵀ M A)_ij of m[ξ*ms+ch] for ch < n (n a positive multiple of 16).
+//
+//go:noescape
+func winoOutput4x16(m *float32, ms int, y *float32, row int, col int, n int)
+
+// winoInput6x16 is winoInput6Go on AVX-512: v[ξ*vs+ch] = (Bᵀ d B)_ξ of d[i*row+j*col+ch] for ch < c (c a positive multiple of 16).
+//
+//go:noescape
+func winoInput6x16(d *float32, row int, col int, v *float32, vs int, c int)
+
+// winoOutput6x16 is winoOutput6Go on AVX-512: y[i*row+j*col+ch] = (Aᵀ M A)_ij of m[ξ*ms+ch] for ch < n (n a positive multiple of 16).
+//
+//go:noescape
+func winoOutput6x16(m *float32, ms int, y *float32, row int, col int, n int)

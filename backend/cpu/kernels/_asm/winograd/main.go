@@ -1,13 +1,15 @@
-// Command winograd generates the AVX2 transforms of package kernels'
+// Command winograd generates the AVX2 and AVX-512 transforms of package kernels'
 // Winograd F(2×2, 3×3) and F(4×4, 3×3) convolutions
-// (conv_winograd_amd64.s): eight channels a vector, every channel's
+// (conv_winograd_amd64.s): eight or sixteen channels a vector, every channel's
 // arithmetic that of the Go twins (winoInput4Go, winoInput6Go, …) in the
 // same order, products rounded before they are added (no fused
 // multiply-adds), so the bits are theirs.
 package main
 
 import (
+	"fmt"
 	"math"
+	"strings"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -16,11 +18,45 @@ import (
 
 func main() {
 	ConstraintExpr("amd64,!purego")
-	input()
-	output()
-	input6()
-	output6()
+	for _, w = range []width{avx2, avx512} {
+		input()
+		output()
+		input6()
+		output6()
+	}
 	Generate()
+}
+
+// width is the kernels' vectors: AVX2's eight lanes or AVX-512's sixteen
+// (the same arithmetic, lane for lane).
+type width struct {
+	suffix, doc string
+	bytes       int
+	shift       uint8 // log2 of the lanes
+}
+
+var (
+	avx2   = width{suffix: "", doc: "AVX2", bytes: 32, shift: 3}
+	avx512 = width{suffix: "x16", doc: "AVX-512", bytes: 64, shift: 4}
+	w      width
+)
+
+// vec is a new vector register of the width being generated.
+func vec() reg.VecVirtual {
+	if w.bytes == 64 {
+		return ZMM()
+	}
+	return YMM()
+}
+
+// name is a kernel's or label's name at the width being generated.
+func name(s string) string { return s + w.suffix }
+
+// doc is a kernel's doc comment at the width being generated.
+func doc(s string) string {
+	lanes := 1 << w.shift
+	s = strings.ReplaceAll(s, "AVX2", w.doc)
+	return strings.ReplaceAll(s, "multiple of 8", fmt.Sprintf("multiple of %d", lanes))
 }
 
 // bytes loads integer parameter name and scales it from elements to bytes.
@@ -62,9 +98,9 @@ func triple(s reg.Register) reg.Register {
 
 // input emits winoInput4: V = Bᵀ d B for c channels, eight at a time.
 func input() {
-	TEXT("winoInput4", NOSPLIT, "func(d *float32, row, col int, v *float32, vs, c int)")
+	TEXT(name("winoInput4"), NOSPLIT, "func(d *float32, row, col int, v *float32, vs, c int)")
 	Pragma("noescape")
-	Doc("winoInput4 is winoInput4Go on AVX2: v[ξ*vs+ch] = (Bᵀ d B)_ξ of d[i*row+j*col+ch] for ch < c (c a positive multiple of 8).")
+	Doc(doc("winoInput4" + w.suffix + " is winoInput4Go on AVX2: v[ξ*vs+ch] = (Bᵀ d B)_ξ of d[i*row+j*col+ch] for ch < c (c a positive multiple of 8)."))
 	d := Load(Param("d"), GP64())
 	row, col := bytes("row"), bytes("col")
 	col3 := triple(col)
@@ -77,8 +113,8 @@ func input() {
 	SUBQ(vs, vs4)
 	vr := rows(v, vs4)
 	n := Load(Param("c"), GP64())
-	SHRQ(U8(3), n)
-	Label("input_loop")
+	SHRQ(U8(w.shift), n)
+	Label(name("input_loop"))
 	// t = Bᵀ d, a row of t at a time: t₀ = d₀ − d₂, t₁ = d₁ + d₂,
 	// t₂ = d₂ − d₁, t₃ = d₁ − d₃ (rows); then V_i = t_i B.
 	type pair struct{ a, b, op int } // op 0: a−b, 1: a+b
@@ -86,17 +122,17 @@ func input() {
 	for i, tr := range tRows {
 		var t [4]reg.VecVirtual
 		for j := range 4 {
-			x, y := YMM(), YMM()
+			x, y := vec(), vec()
 			VMOVUPS(at(dr[tr.a], col, col3, j), x)
 			VMOVUPS(at(dr[tr.b], col, col3, j), y)
-			t[j] = YMM()
+			t[j] = vec()
 			if tr.op == 0 {
 				VSUBPS(y, x, t[j])
 			} else {
 				VADDPS(y, x, t[j])
 			}
 		}
-		out := [4]reg.VecVirtual{YMM(), YMM(), YMM(), YMM()}
+		out := [4]reg.VecVirtual{vec(), vec(), vec(), vec()}
 		VSUBPS(t[2], t[0], out[0])
 		VADDPS(t[2], t[1], out[1])
 		VSUBPS(t[1], t[2], out[2])
@@ -106,19 +142,19 @@ func input() {
 		}
 	}
 	for _, r := range append(dr[:], vr[:]...) {
-		ADDQ(U8(32), r)
+		ADDQ(U8(w.bytes), r)
 	}
 	DECQ(n)
-	JNZ(LabelRef("input_loop"))
+	JNZ(LabelRef(name("input_loop")))
 	VZEROUPPER()
 	RET()
 }
 
 // output emits winoOutput4: Y = Aᵀ M A for n channels, eight at a time.
 func output() {
-	TEXT("winoOutput4", NOSPLIT, "func(m *float32, ms int, y *float32, row, col, n int)")
+	TEXT(name("winoOutput4"), NOSPLIT, "func(m *float32, ms int, y *float32, row, col, n int)")
 	Pragma("noescape")
-	Doc("winoOutput4 is winoOutput4Go on AVX2: y[i*row+j*col+ch] = (Aᵀ M A)_ij of m[ξ*ms+ch] for ch < n (n a positive multiple of 8).")
+	Doc(doc("winoOutput4" + w.suffix + " is winoOutput4Go on AVX2: y[i*row+j*col+ch] = (Aᵀ M A)_ij of m[ξ*ms+ch] for ch < n (n a positive multiple of 8)."))
 	m := Load(Param("m"), GP64())
 	ms := bytes("ms")
 	ms3 := triple(ms)
@@ -132,25 +168,25 @@ func output() {
 	MOVQ(y, y1)
 	ADDQ(row, y1)
 	n := Load(Param("n"), GP64())
-	SHRQ(U8(3), n)
-	Label("output_loop")
+	SHRQ(U8(w.shift), n)
+	Label(name("output_loop"))
 	// s = Aᵀ M: s₀ = M₀ + M₁ + M₂, s₁ = M₁ − M₂ − M₃ (rows), a column
 	// j at a time; then Y_i = s_i A.
 	var s [2][4]reg.VecVirtual
 	for j := range 4 {
 		var x [4]reg.VecVirtual
 		for i := range 4 {
-			x[i] = YMM()
+			x[i] = vec()
 			VMOVUPS(at(mr[i], ms, ms3, j), x[i])
 		}
-		s[0][j], s[1][j] = YMM(), YMM()
+		s[0][j], s[1][j] = vec(), vec()
 		VADDPS(x[1], x[0], s[0][j])
 		VADDPS(x[2], s[0][j], s[0][j])
 		VSUBPS(x[2], x[1], s[1][j])
 		VSUBPS(x[3], s[1][j], s[1][j])
 	}
 	for i, base := range []reg.Register{y, y1} {
-		a, b := YMM(), YMM()
+		a, b := vec(), vec()
 		VADDPS(s[i][1], s[i][0], a)
 		VADDPS(s[i][2], a, a)
 		VSUBPS(s[i][2], s[i][1], b)
@@ -159,10 +195,10 @@ func output() {
 		VMOVUPS(b, Mem{Base: base, Index: col, Scale: 1})
 	}
 	for _, r := range append(mr[:], y, y1) {
-		ADDQ(U8(32), r)
+		ADDQ(U8(w.bytes), r)
 	}
 	DECQ(n)
-	JNZ(LabelRef("output_loop"))
+	JNZ(LabelRef(name("output_loop")))
 	VZEROUPPER()
 	RET()
 }
@@ -174,7 +210,7 @@ func consts(vs ...float32) []reg.VecVirtual {
 		g, x := GP32(), XMM()
 		MOVL(U32(math.Float32bits(v)), g)
 		MOVD(g, x)
-		out[i] = YMM()
+		out[i] = vec()
 		VBROADCASTSS(x, out[i])
 	}
 	return out
@@ -185,10 +221,10 @@ func consts(vs ...float32) []reg.VecVirtual {
 func b6(x [6]Op, c4, c5 reg.VecVirtual) [6]reg.VecVirtual {
 	var v [6]reg.VecVirtual
 	for i := range v {
-		v[i] = YMM()
+		v[i] = vec()
 		VMOVUPS(x[i], v[i])
 	}
-	t, p, q, r, s := YMM(), YMM(), YMM(), YMM(), YMM()
+	t, p, q, r, s := vec(), vec(), vec(), vec(), vec()
 	VMULPS(c4, v[2], t)
 	VSUBPS(t, v[4], p) // p = x4 - 4·x2
 	VMULPS(c4, v[1], t)
@@ -198,9 +234,9 @@ func b6(x [6]Op, c4, c5 reg.VecVirtual) [6]reg.VecVirtual {
 	VADDPS(s, s, s) // s = 2·(x3 - x1)
 	var y [6]reg.VecVirtual
 	for i := range y {
-		y[i] = YMM()
+		y[i] = vec()
 	}
-	u := YMM()
+	u := vec()
 	VMULPS(c4, v[0], t)
 	VMULPS(c5, v[2], u)
 	VSUBPS(u, t, y[0])
@@ -221,17 +257,17 @@ func b6(x [6]Op, c4, c5 reg.VecVirtual) [6]reg.VecVirtual {
 func a6(x [6]Op, c2, c4, c8 reg.VecVirtual) [4]reg.VecVirtual {
 	var v [6]reg.VecVirtual
 	for i := range v {
-		v[i] = YMM()
+		v[i] = vec()
 		VMOVUPS(x[i], v[i])
 	}
-	a, b, c, e, t := YMM(), YMM(), YMM(), YMM(), YMM()
+	a, b, c, e, t := vec(), vec(), vec(), vec(), vec()
 	VADDPS(v[2], v[1], a)
 	VSUBPS(v[2], v[1], b)
 	VADDPS(v[4], v[3], c)
 	VSUBPS(v[4], v[3], e)
 	var y [4]reg.VecVirtual
 	for i := range y {
-		y[i] = YMM()
+		y[i] = vec()
 	}
 	VADDPS(a, v[0], y[0])
 	VADDPS(c, y[0], y[0]) // y0 = x0 + a + c
@@ -270,10 +306,10 @@ func six(base, s, s3, s5 reg.Register, j int) Mem {
 // time: Bᵀ down each column of the patch into a 6×6 scratch of vectors,
 // then along each of its rows.
 func input6() {
-	TEXT("winoInput6", 0, "func(d *float32, row, col int, v *float32, vs, c int)")
+	TEXT(name("winoInput6"), 0, "func(d *float32, row, col int, v *float32, vs, c int)")
 	Pragma("noescape")
-	Doc("winoInput6 is winoInput6Go on AVX2: v[ξ*vs+ch] = (Bᵀ d B)_ξ of d[i*row+j*col+ch] for ch < c (c a positive multiple of 8).")
-	t := AllocLocal(36 * 32)
+	Doc(doc("winoInput6" + w.suffix + " is winoInput6Go on AVX2: v[ξ*vs+ch] = (Bᵀ d B)_ξ of d[i*row+j*col+ch] for ch < c (c a positive multiple of 8)."))
+	t := AllocLocal(36 * w.bytes)
 	d := Load(Param("d"), GP64())
 	row, col := bytes("row"), bytes("col")
 	row3, row5 := times(row, 3), times(row, 5)
@@ -281,9 +317,9 @@ func input6() {
 	vs := bytes("vs")
 	vs3, vs5 := times(vs, 3), times(vs, 5)
 	n := Load(Param("c"), GP64())
-	SHRQ(U8(3), n)
+	SHRQ(U8(w.shift), n)
 	k := consts(4, 5)
-	Label("input6_loop")
+	Label(name("input6_loop"))
 	dj := GP64()
 	MOVQ(d, dj)
 	for j := range 6 {
@@ -293,7 +329,7 @@ func input6() {
 		}
 		y := b6(x, k[0], k[1])
 		for r := range 6 {
-			VMOVUPS(y[r], t.Offset((6*r+j)*32))
+			VMOVUPS(y[r], t.Offset((6*r+j)*w.bytes))
 		}
 		if j < 5 {
 			ADDQ(col, dj)
@@ -304,7 +340,7 @@ func input6() {
 	for i := range 6 {
 		var x [6]Op
 		for j := range 6 {
-			x[j] = t.Offset((6*i + j) * 32)
+			x[j] = t.Offset((6*i + j) * w.bytes)
 		}
 		y := b6(x, k[0], k[1])
 		for j := range 6 {
@@ -314,10 +350,10 @@ func input6() {
 			LEAQ(Mem{Base: vi, Index: vs3, Scale: 2}, vi)
 		}
 	}
-	ADDQ(U8(32), d)
-	ADDQ(U8(32), v)
+	ADDQ(U8(w.bytes), d)
+	ADDQ(U8(w.bytes), v)
 	DECQ(n)
-	JNZ(LabelRef("input6_loop"))
+	JNZ(LabelRef(name("input6_loop")))
 	VZEROUPPER()
 	RET()
 }
@@ -326,10 +362,10 @@ func input6() {
 // time: Aᵀ down each column of the 6×6 products into a 4×6 scratch of
 // vectors, then along each of its rows.
 func output6() {
-	TEXT("winoOutput6", 0, "func(m *float32, ms int, y *float32, row, col, n int)")
+	TEXT(name("winoOutput6"), 0, "func(m *float32, ms int, y *float32, row, col, n int)")
 	Pragma("noescape")
-	Doc("winoOutput6 is winoOutput6Go on AVX2: y[i*row+j*col+ch] = (Aᵀ M A)_ij of m[ξ*ms+ch] for ch < n (n a positive multiple of 8).")
-	t := AllocLocal(24 * 32)
+	Doc(doc("winoOutput6" + w.suffix + " is winoOutput6Go on AVX2: y[i*row+j*col+ch] = (Aᵀ M A)_ij of m[ξ*ms+ch] for ch < n (n a positive multiple of 8)."))
+	t := AllocLocal(24 * w.bytes)
 	m := Load(Param("m"), GP64())
 	ms := bytes("ms")
 	ms6 := GP64()
@@ -340,9 +376,9 @@ func output6() {
 	row, col := bytes("row"), bytes("col")
 	col3 := triple(col)
 	n := Load(Param("n"), GP64())
-	SHRQ(U8(3), n)
+	SHRQ(U8(w.shift), n)
 	k := consts(2, 4, 8)
-	Label("output6_loop")
+	Label(name("output6_loop"))
 	mj := GP64()
 	MOVQ(m, mj)
 	for j := range 6 {
@@ -352,7 +388,7 @@ func output6() {
 		}
 		s := a6(x, k[0], k[1], k[2])
 		for i := range 4 {
-			VMOVUPS(s[i], t.Offset((6*i+j)*32))
+			VMOVUPS(s[i], t.Offset((6*i+j)*w.bytes))
 		}
 		if j < 5 {
 			ADDQ(ms, mj)
@@ -363,7 +399,7 @@ func output6() {
 	for i := range 4 {
 		var x [6]Op
 		for j := range 6 {
-			x[j] = t.Offset((6*i + j) * 32)
+			x[j] = t.Offset((6*i + j) * w.bytes)
 		}
 		r := a6(x, k[0], k[1], k[2])
 		for j := range 4 {
@@ -373,10 +409,10 @@ func output6() {
 			ADDQ(row, yi)
 		}
 	}
-	ADDQ(U8(32), m)
-	ADDQ(U8(32), y)
+	ADDQ(U8(w.bytes), m)
+	ADDQ(U8(w.bytes), y)
 	DECQ(n)
-	JNZ(LabelRef("output6_loop"))
+	JNZ(LabelRef(name("output6_loop")))
 	VZEROUPPER()
 	RET()
 }
