@@ -89,6 +89,14 @@ func winogradTakes(p *Conv) bool {
 // p's kernel strides) for the F(m×m, 3×3) that p runs on (winoTile) and
 // packs it.
 func TransformWinograd(p *Conv, kernel []float32) (*WinogradKernel, error) {
+	return transformWinograd(p, kernel, 1)
+}
+
+// transformWinograd is TransformWinograd on threads: the input channels'
+// transforms, then the matrices' packing, split between them. A model's
+// first call transforms every 3×3 kernel it has (ResNet-50 at half
+// width: 230 thousand 3×3 kernels, 2.25 million transformed values).
+func transformWinograd(p *Conv, kernel []float32, threads int) (*WinogradKernel, error) {
 	if err := p.check(); err != nil {
 		return nil, err
 	}
@@ -104,31 +112,84 @@ func TransformWinograd(p *Conv, kernel []float32) (*WinogradKernel, error) {
 	n2 := winoPoints(m)
 	w := &WinogradKernel{m: m, c: c, k: k, packed: make([]*PackedB, n2)}
 	us := make([]float32, n2*c*k)
-	s0, s1 := p.KernelSpatialStrides[0], p.KernelSpatialStrides[1]
-	var g [9]float64
-	u := make([]float64, n2)
-	for ci := range c {
-		for co := range k {
-			base := ci*p.KernelInStride + co*p.KernelOutStride
-			for i := range 3 {
-				for j := range 3 {
-					g[3*i+j] = float64(kernel[base+i*s0+j*s1])
-				}
-			}
-			winoKernelTile(m, &g, u)
-			for xi := range n2 {
-				us[xi*c*k+ci*k+co] = float32(u[xi])
-			}
+	threads = max(1, min(threads, c))
+	parallel(threads, func(t int) {
+		winoKernelRows(p, kernel, m, us, t*c/threads, (t+1)*c/threads)
+	})
+	errs := make([]error, n2)
+	parallel(min(threads, n2), func(t int) {
+		for xi := t; xi < n2; xi += min(threads, n2) {
+			w.packed[xi], errs[xi] = PackBF32(c, k, Strided[float32]{Data: us[xi*c*k:], Row: k, Col: 1})
 		}
-	}
-	for xi := range n2 {
-		pk, err := PackBF32(c, k, Strided[float32]{Data: us[xi*c*k:], Row: k, Col: 1})
+	})
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		w.packed[xi] = pk
 	}
 	return w, nil
+}
+
+// winoKernelRows writes U_ξ[ci][co] = (G g Gᵀ)_ξ of kernel (ci, co) into
+// us (a² matrices of C×K) for input channels [c0, c1), runs of up to 64
+// output channels at a time (what they take stays in L1): the kernels'
+// nine rows gathered, G applied down them, Gᵀ along, in float64 (terms
+// with a zero coefficient left out), each value rounded once to f32.
+func winoKernelRows(p *Conv, kernel []float32, m int, us []float32, c0, c1 int) {
+	const run = 64
+	G := winoG[m]
+	a, c, k := len(G), p.InChannels, p.OutChannels
+	s0, s1 := p.KernelSpatialStrides[0], p.KernelSpatialStrides[1]
+	var g [9][run]float64
+	var t [6][3][run]float64 // G g
+	for ci := c0; ci < c1; ci++ {
+		for co0 := 0; co0 < k; co0 += run {
+			n := min(run, k-co0)
+			for co := range n {
+				base := ci*p.KernelInStride + (co0+co)*p.KernelOutStride
+				for i := range 3 {
+					for j := range 3 {
+						g[3*i+j][co] = float64(kernel[base+i*s0+j*s1])
+					}
+				}
+			}
+			for i := range a {
+				for j := range 3 {
+					winoCombine(t[i][j][:n], G[i], g[j][:n], g[3+j][:n], g[6+j][:n])
+				}
+			}
+			var row [run]float64
+			for i := range a {
+				for j := range a {
+					winoCombine(row[:n], G[j], t[i][0][:n], t[i][1][:n], t[i][2][:n])
+					dst := us[(i*a+j)*c*k+ci*k+co0:][:n]
+					for co, v := range row[:n] {
+						dst[co] = float32(v)
+					}
+				}
+			}
+		}
+	}
+}
+
+// winoCombine sets dst = h0·r0 + h1·r1 + h2·r2, leaving out the terms
+// whose coefficient is zero (a third of G's).
+func winoCombine(dst []float64, h [3]float64, r0, r1, r2 []float64) {
+	r0, r1, r2 = r0[:len(dst)], r1[:len(dst)], r2[:len(dst)]
+	switch {
+	case h[1] == 0 && h[2] == 0:
+		for i := range dst {
+			dst[i] = h[0] * r0[i]
+		}
+	case h[0] == 0 && h[1] == 0:
+		for i := range dst {
+			dst[i] = h[2] * r2[i]
+		}
+	default:
+		for i := range dst {
+			dst[i] = h[0]*r0[i] + h[1]*r1[i] + h[2]*r2[i]
+		}
+	}
 }
 
 // winoTile is the output tile m of the F(m×m, 3×3) that convolution p
@@ -172,24 +233,6 @@ var winoG = map[int][][3]float64{
 		{1. / 24, 1. / 12, 1. / 6}, {1. / 24, -1. / 12, 1. / 6}, {0, 0, 1}},
 }
 
-// winoKernelTile computes u = G g Gᵀ (a×a, row-major) of one 3×3
-// kernel g (row-major), in float64 and so rounded once, to f32, by the
-// caller.
-func winoKernelTile(m int, g *[9]float64, u []float64) {
-	G := winoG[m]
-	a := len(G)
-	var t [6][3]float64 // G g
-	for i := range a {
-		for j := range 3 {
-			t[i][j] = G[i][0]*g[j] + G[i][1]*g[3+j] + G[i][2]*g[6+j]
-		}
-	}
-	for i := range a {
-		for j := range a {
-			u[i*a+j] = t[i][0]*G[j][0] + t[i][1]*G[j][1] + t[i][2]*G[j][2]
-		}
-	}
-}
 
 // winoPlan is a Winograd convolution's cut into work: bands of tile
 // rows, each over a range of output channels.
@@ -555,9 +598,9 @@ func winoOutput4Go(m []float32, ms int, y []float32, row, col, n int) {
 
 // winogradFor returns convolution p's transformed kernel: cache's, made
 // on its first call, or made for this call where the kernel may change.
-func (c *ConvKernelCache) winogradFor(p *Conv, kernel []float32) (*WinogradKernel, error) {
+func (c *ConvKernelCache) winogradFor(p *Conv, kernel []float32, threads int) (*WinogradKernel, error) {
 	if !c.keepsPanels() {
-		return TransformWinograd(p, kernel)
+		return transformWinograd(p, kernel, threads)
 	}
 	c.mu.RLock()
 	wk := c.wino
@@ -565,7 +608,7 @@ func (c *ConvKernelCache) winogradFor(p *Conv, kernel []float32) (*WinogradKerne
 	if wk != nil {
 		return wk, nil
 	}
-	wk, err := TransformWinograd(p, kernel)
+	wk, err := transformWinograd(p, kernel, threads)
 	if err != nil {
 		return nil, err
 	}
