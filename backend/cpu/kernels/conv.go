@@ -94,7 +94,7 @@ func ConvFinishedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 		return nil
 	}
 	if winogradTakes(p) {
-		wk, err := cache.forKernel(kernel).winogradFor(p, kernel, threads)
+		wk, err := cache.forKernel(kernel).winogradFor(p, kernel, winoThreads(p, threads))
 		if err != nil {
 			return err
 		}

@@ -112,6 +112,9 @@ func transformWinograd(p *Conv, kernel []float32, threads int) (*WinogradKernel,
 	n2 := winoPoints(m)
 	w := &WinogradKernel{m: m, c: c, k: k, packed: make([]*PackedB, n2)}
 	us := make([]float32, n2*c*k)
+	if n2*c*k < winoTransformSplit {
+		threads = 1
+	}
 	threads = max(1, min(threads, c))
 	parallel(threads, func(t int) {
 		winoKernelRows(p, kernel, m, us, t*c/threads, (t+1)*c/threads)
@@ -129,6 +132,10 @@ func transformWinograd(p *Conv, kernel []float32, threads int) (*WinogradKernel,
 	}
 	return w, nil
 }
+
+// winoTransformSplit is the fewest transformed values a kernel transform
+// splits over threads for.
+const winoTransformSplit = 1 << 16
 
 // winoKernelRows writes U_ξ[ci][co] = (G g Gᵀ)_ξ of kernel (ci, co) into
 // us (a² matrices of C×K) for input channels [c0, c1), runs of up to 64
@@ -233,7 +240,6 @@ var winoG = map[int][][3]float64{
 		{1. / 24, 1. / 12, 1. / 6}, {1. / 24, -1. / 12, 1. / 6}, {0, 0, 1}},
 }
 
-
 // winoPlan is a Winograd convolution's cut into work: bands of tile
 // rows, each over a range of output channels.
 type winoPlan struct {
@@ -305,6 +311,15 @@ func (w *winoPlan) makespan(rows, splits, cols, threads int) int {
 	return slices.Max(free)
 }
 
+// winoThreads is how many of threads convolution p runs on: one below
+// the direct path's threshold (the same layers split).
+func winoThreads(p *Conv, threads int) int {
+	if m, k := convRowsDepth(p); runsAlone(2*m*p.OutChannels*k, directParallelFlops) {
+		return 1
+	}
+	return threads
+}
+
 // items is the plan's units of work: bands times channel ranges.
 func (w *winoPlan) items() int { return w.bands * w.splits }
 
@@ -312,9 +327,7 @@ func (w *winoPlan) items() int { return w.bands * w.splits }
 // transformed, handing the epilogue each band's output rows and channel
 // range once final.
 func convWinograd(p *Conv, in []float32, wk *WinogradKernel, out []float32, threads int, epi Epilogue) {
-	if m, k := convRowsDepth(p); runsAlone(2*m*p.OutChannels*k, directParallelFlops) {
-		threads = 1 // (the direct path's threshold: the same layers split)
-	}
+	threads = winoThreads(p, threads)
 	w := newWinoPlan(p, wk.m, threads)
 	var next atomic.Int64
 	parallel(min(threads, w.items()), func(int) {
