@@ -28,6 +28,9 @@ func winoCases() []*Conv {
 		newConv(1, 48, 40, 1, []int{17, 19}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
 		channelsLastImage(newConv(2, 40, 96, 1, []int{16, 16}, []int{3, 3}, one, []int{1, 2}, []int{1, 0}, one, one, true)),
 		newConv(1, 256, 160, 1, []int{16, 16}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
+		// Negative padding (a crop) on one side, a wide pad on the other.
+		newConv(1, 32, 32, 1, []int{13, 12}, []int{3, 3}, one, []int{-1, 3}, []int{0, -2}, one, one, false),
+		newConv(2, 32, 48, 1, []int{22, 21}, []int{3, 3}, one, []int{-2, 0}, []int{1, -1}, one, one, false),
 	}
 }
 
