@@ -269,3 +269,30 @@ func TestConvWinogradSharedCache(t *testing.T) {
 		}
 	}
 }
+
+// TransformWinograd refuses what it cannot transform with an error, not a
+// panic: a kernel too short for its strides, a window other than 3×3,
+// groups, inconsistent parameters.
+func TestTransformWinogradBadArgs(t *testing.T) {
+	one := []int{1, 1}
+	p := newConv(1, 32, 32, 1, []int{8, 8}, []int{3, 3}, one, one, one, one, one, false)
+	if _, err := TransformWinograd(p, make([]float32, kernelLen(p)-1)); err == nil {
+		t.Error("a kernel one value short: no error")
+	}
+	if _, err := TransformWinograd(p, make([]float32, kernelLen(p))); err != nil {
+		t.Errorf("a whole kernel: %v", err)
+	}
+	q := newConv(1, 32, 32, 1, []int{8, 8}, []int{5, 5}, one, one, one, one, one, false)
+	if _, err := TransformWinograd(q, make([]float32, kernelLen(q))); err == nil {
+		t.Error("a 5×5 window: no error")
+	}
+	g := newConv(1, 32, 32, 2, []int{8, 8}, []int{3, 3}, one, one, one, one, one, false)
+	if _, err := TransformWinograd(g, make([]float32, kernelLen(g))); err == nil {
+		t.Error("two groups: no error")
+	}
+	bad := *p
+	bad.Stride = []int{1}
+	if _, err := TransformWinograd(&bad, make([]float32, kernelLen(p))); err == nil {
+		t.Error("one stride for two dimensions: no error")
+	}
+}
