@@ -260,8 +260,8 @@ func newWinoPlan(p *Conv, m, threads int) *winoPlan {
 	perRow := w.tilesW * w.n2 * (w.c + w.k) * 4
 	most := max(1, min(w.rows, winoBandBytes/perRow)) // tile rows a band may have
 	w.bandRows, w.splits, w.cols = most, 1, w.k
-	if threads > 1 && w.rows <= 8*threads*most {
-		w.balance(most, threads)
+	if threads > 1 && threads <= 16 && w.rows <= 8*threads*most {
+		w.balance(most, threads) // (more threads take many bands in turn)
 	}
 	w.bands = (w.rows + w.bandRows - 1) / w.bandRows
 	return w
@@ -277,12 +277,17 @@ func newWinoPlan(p *Conv, m, threads int) *winoPlan {
 func (w *winoPlan) balance(most, threads int) {
 	pair := 2 * sgemmNR
 	best := -1
-	for splits := 1; splits <= threads; splits++ {
+	for splits := 1; splits <= min(threads, winoMaxSplits); splits++ {
 		cols := (w.k/splits + pair - 1) / pair * pair
 		if splits > 1 && (cols < pair || (w.k+cols-1)/cols != splits) {
 			continue
 		}
-		for rows := most; rows >= 1; rows-- {
+		// Bands of most rows down to a few: thinner ones only add items
+		// (the search is bounded: it runs on every call).
+		for rows := most; rows >= max(1, most-winoBandChoices+1); rows-- {
+			if (w.rows+rows-1)/rows*splits > winoMaxItems*threads {
+				break
+			}
 			span := w.makespan(rows, splits, cols, threads)
 			if best < 0 || span < best {
 				best, w.bandRows, w.splits, w.cols = span, rows, splits, cols
@@ -290,6 +295,14 @@ func (w *winoPlan) balance(most, threads int) {
 		}
 	}
 }
+
+// The bounds of balance's search: output channel ranges, band heights
+// tried, and items a thread.
+const (
+	winoMaxSplits   = 4
+	winoBandChoices = 16
+	winoMaxItems    = 32
+)
 
 // makespan is when the last of threads ends, in balance's cost units,
 // with bands of rows tile rows and splits ranges of cols channels.
@@ -618,8 +631,11 @@ func (c *ConvKernelCache) winogradFor(p *Conv, kernel []float32, threads int) (*
 	c.mu.RLock()
 	wk := c.wino
 	c.mu.RUnlock()
-	if wk != nil {
+	if wk != nil && wk.c == p.InChannels && wk.k == p.OutChannels {
 		return wk, nil
+	}
+	if wk != nil { // the same array read as another convolution's kernel
+		return transformWinograd(p, kernel, threads)
 	}
 	wk, err := transformWinograd(p, kernel, threads)
 	if err != nil {
