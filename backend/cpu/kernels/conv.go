@@ -98,8 +98,11 @@ func ConvFinishedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 		if err != nil {
 			return err
 		}
-		convWinograd(p, in, wk, out, threads, epi)
-		return nil
+		if wk.safe && winoInputSafe(p, in) {
+			convWinograd(p, in, wk, out, threads, epi)
+			return nil
+		}
+		// (an infinity, a NaN or a huge value: the direct sum's semantics)
 	}
 	if pointwiseAsGemm(p) {
 		// The image is the [pixels, channels] matrix A itself.

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"sync/atomic"
@@ -47,7 +48,21 @@ import (
 type WinogradKernel struct {
 	m, c, k int // output tile, channels
 	packed  []*PackedB
+	// safe says every kernel value is finite and under 2⁴⁸ in magnitude
+	// (winoSafeBits): the transforms cannot overflow or mix in a NaN.
+	safe bool
 }
+
+// winoSafeBits bounds the magnitudes, as a value's bits with the sign
+// cleared (absMaxBits), of the images and kernels Winograd takes: 2⁴⁸.
+// Its transforms mix a tile's values: an infinity or NaN anywhere in a
+// patch reaches every output of the tile (the direct sum keeps it to the
+// outputs whose windows hold it), and intermediate values up to a few
+// hundred times an input's could overflow where the direct sum does not.
+// Under 2⁴⁸ both factors, the products summed over up to 4096 channels
+// and transformed stay under 2¹²⁸; above, or non-finite, the direct path
+// computes the convolution.
+const winoSafeBits = (127 + 48) << 23
 
 // winoPoints is the number of points a² of F(m×m, 3×3)'s transformed tile.
 func winoPoints(m int) int { return (m + 2) * (m + 2) }
@@ -116,9 +131,11 @@ func transformWinograd(p *Conv, kernel []float32, threads int) (*WinogradKernel,
 		threads = 1
 	}
 	threads = max(1, min(threads, c))
+	most := make([]uint32, threads)
 	parallel(threads, func(t int) {
-		winoKernelRows(p, kernel, m, us, t*c/threads, (t+1)*c/threads)
+		most[t] = winoKernelRows(p, kernel, m, us, t*c/threads, (t+1)*c/threads)
 	})
+	w.safe = slices.Max(most) < winoSafeBits
 	errs := make([]error, n2)
 	parallel(min(threads, n2), func(t int) {
 		for xi := t; xi < n2; xi += min(threads, n2) {
@@ -141,8 +158,11 @@ const winoTransformSplit = 1 << 16
 // us (a² matrices of C×K) for input channels [c0, c1), runs of up to 64
 // output channels at a time (what they take stays in L1): the kernels'
 // nine rows gathered, G applied down them, Gᵀ along, in float64 (terms
-// with a zero coefficient left out), each value rounded once to f32.
-func winoKernelRows(p *Conv, kernel []float32, m int, us []float32, c0, c1 int) {
+// with a zero coefficient left out), each value rounded once to f32. It
+// returns the largest of the kernel values' magnitudes as bits
+// (absMaxBits).
+func winoKernelRows(p *Conv, kernel []float32, m int, us []float32, c0, c1 int) uint32 {
+	var most uint32
 	const run = 64
 	G := winoG[m]
 	a, c, k := len(G), p.InChannels, p.OutChannels
@@ -156,7 +176,9 @@ func winoKernelRows(p *Conv, kernel []float32, m int, us []float32, c0, c1 int) 
 				base := ci*p.KernelInStride + (co0+co)*p.KernelOutStride
 				for i := range 3 {
 					for j := range 3 {
-						g[3*i+j][co] = float64(kernel[base+i*s0+j*s1])
+						v := kernel[base+i*s0+j*s1]
+						most = max(most, math.Float32bits(v)&^(1<<31))
+						g[3*i+j][co] = float64(v)
 					}
 				}
 			}
@@ -177,6 +199,7 @@ func winoKernelRows(p *Conv, kernel []float32, m int, us []float32, c0, c1 int) 
 			}
 		}
 	}
+	return most
 }
 
 // winoCombine sets dst = h0·r0 + h1·r1 + h2·r2, leaving out the terms
@@ -322,6 +345,25 @@ func (w *winoPlan) makespan(rows, splits, cols, threads int) int {
 		}
 	}
 	return slices.Max(free)
+}
+
+// winoInputSafe reports whether every value of convolution p's image in
+// (the span it reads, gaps between rows included) is finite and under
+// winoSafeBits.
+func winoInputSafe(p *Conv, in []float32) bool {
+	span := (p.Batch-1)*p.InBatchStride + (p.InSpatial[0]-1)*p.InSpatialStrides[0] + (p.InSpatial[1]-1)*p.InSpatialStrides[1] + p.InChannels
+	return absMaxBits(in[:min(span, len(in))]) < winoSafeBits
+}
+
+// absMaxBitsGo is absMaxBits in Go: the largest of x's values' bits with
+// the sign cleared, as unsigned integers (NaNs above infinities above
+// every finite value; 0 for none).
+func absMaxBitsGo(x []float32) uint32 {
+	var most uint32
+	for _, v := range x {
+		most = max(most, math.Float32bits(v)&^(1<<31))
+	}
+	return most
 }
 
 // winoThreads is how many of threads convolution p runs on: one below

@@ -59,3 +59,15 @@ func winoOutput(t int, m []float32, ms int, y []float32, row, col, n int) {
 		winoOutputGo(t, m[done:], ms, y[done:], row, col, n-done)
 	}
 }
+
+// absMaxBits is absMaxBitsGo, 32 values a step on AVX2.
+func absMaxBits(x []float32) uint32 {
+	n := len(x) &^ 31
+	var most uint32
+	if useAsm && n > 0 {
+		most = winoAbsMax(&x[0], n)
+	} else {
+		n = 0
+	}
+	return max(most, absMaxBitsGo(x[n:]))
+}

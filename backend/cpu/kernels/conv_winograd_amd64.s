@@ -1797,3 +1797,43 @@ output6_loopx16:
 	JNZ     output6_loopx16
 	VZEROUPPER
 	RET
+
+// func winoAbsMax(x *float32, n int) uint32
+// Requires: AVX, AVX2, SSE2
+TEXT ·winoAbsMax(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), AX
+	MOVQ         n+8(FP), CX
+	MOVL         $0x7fffffff, DX
+	MOVD         DX, X0
+	VPBROADCASTD X0, Y0
+	VPXOR        Y1, Y1, Y1
+	VPXOR        Y2, Y2, Y2
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y4, Y4, Y4
+
+absmax_loop:
+	VPAND        (AX), Y0, Y5
+	VPMAXUD      Y5, Y1, Y1
+	VPAND        32(AX), Y0, Y5
+	VPMAXUD      Y5, Y2, Y2
+	VPAND        64(AX), Y0, Y5
+	VPMAXUD      Y5, Y3, Y3
+	VPAND        96(AX), Y0, Y5
+	VPMAXUD      Y5, Y4, Y4
+	ADDQ         $0x80, AX
+	SUBQ         $0x20, CX
+	JNZ          absmax_loop
+	VPMAXUD      Y2, Y1, Y1
+	VPMAXUD      Y4, Y3, Y3
+	VPMAXUD      Y3, Y1, Y1
+	VEXTRACTI128 $0x01, Y1, X0
+	VMOVDQU      X1, X1
+	VPMAXUD      X0, X1, X1
+	VPSHUFD      $0x4e, X1, X0
+	VPMAXUD      X0, X1, X1
+	VPSHUFD      $0xb1, X1, X0
+	VPMAXUD      X0, X1, X1
+	MOVD         X1, AX
+	MOVL         AX, ret+16(FP)
+	VZEROUPPER
+	RET

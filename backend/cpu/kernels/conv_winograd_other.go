@@ -11,3 +11,6 @@ func winoInput(m int, d []float32, row, col int, v []float32, vs, c int) {
 func winoOutput(t int, m []float32, ms int, y []float32, row, col, n int) {
 	winoOutputGo(t, m, ms, y, row, col, n)
 }
+
+// absMaxBits is absMaxBitsGo (no assembly here).
+func absMaxBits(x []float32) uint32 { return absMaxBitsGo(x) }

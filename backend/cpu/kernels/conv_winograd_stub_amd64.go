@@ -43,3 +43,8 @@ func winoInput6x16(d *float32, row int, col int, v *float32, vs int, c int)
 //
 //go:noescape
 func winoOutput6x16(m *float32, ms int, y *float32, row int, col int, n int)
+
+// winoAbsMax returns the largest x[i] bits &^ (1<<31) for i < n (n a positive multiple of 32; AVX2).
+//
+//go:noescape
+func winoAbsMax(x *float32, n int) uint32

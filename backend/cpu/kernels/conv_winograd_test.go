@@ -296,3 +296,60 @@ func TestTransformWinogradBadArgs(t *testing.T) {
 		t.Error("one stride for two dimensions: no error")
 	}
 }
+
+// An infinity, a NaN or a value of 2⁴⁸ or more in the image or the kernel
+// sends the convolution to the direct path, whose bits it then has: an
+// infinity reaches only the outputs whose windows hold it.
+func TestConvWinogradSpecialValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	one := []int{1, 1}
+	p := newConv(1, 32, 32, 1, []int{16, 16}, []int{3, 3}, one, one, one, one, one, false)
+	for _, bad := range []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 0x1p48, -0x1p60} {
+		for _, where := range []string{"image", "kernel"} {
+			in := randSlice[float32](inputLen(p), rng)
+			kern := randSlice[float32](kernelLen(p), rng)
+			if where == "image" {
+				in[(5*16+7)*32+3] = bad
+			} else {
+				kern[100] = bad
+			}
+			got, want := make([]float32, 16*16*32), make([]float32, 16*16*32)
+			if err := ConvPackedF32(p, in, kern, got, 2, nil, &ConvKernelCache{}); err != nil {
+				t.Fatal(err)
+			}
+			func() {
+				defer func(v bool) { winograd = v }(winograd)
+				winograd = false
+				if err := ConvF32(p, in, kern, want, 2); err != nil {
+					t.Fatal(err)
+				}
+			}()
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v in the %s: out[%d] = %v, the direct path gives %v", bad, where, i, got[i], want[i])
+				}
+			}
+		}
+	}
+	// Just under the bound, the image is Winograd's.
+	in := randSlice[float32](inputLen(p), rng)
+	in[77] = -0x1.fffffep47
+	if !winoInputSafe(p, in) {
+		t.Fatal("an image under 2⁴⁸ found unsafe")
+	}
+}
+
+// absMaxBits (assembly where there is some) against the Go loop, lengths
+// around its 32-value steps, with NaNs, infinities and negative values.
+func TestAbsMaxBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for n := range 100 {
+		x := randSlice[float32](n, rng)
+		if n > 0 {
+			x[rng.IntN(n)] = []float32{-3e30, float32(math.Inf(-1)), float32(math.NaN()), 5}[n%4]
+		}
+		if got, want := absMaxBits(x), absMaxBitsGo(x); got != want {
+			t.Fatalf("n=%d: %#x, the Go loop gives %#x", n, got, want)
+		}
+	}
+}

@@ -24,6 +24,8 @@ func main() {
 		input6()
 		output6()
 	}
+	w = avx2
+	absMax()
 	Generate()
 }
 
@@ -413,6 +415,53 @@ func output6() {
 	ADDQ(U8(w.bytes), y)
 	DECQ(n)
 	JNZ(LabelRef(name("output6_loop")))
+	VZEROUPPER()
+	RET()
+}
+
+// absMax emits winoAbsMax: the largest of x's values' bits with the sign
+// cleared, as unsigned integers (NaNs above infinities above every finite
+// value), over n values (a positive multiple of 32), four vectors a step.
+func absMax() {
+	TEXT("winoAbsMax", NOSPLIT, "func(x *float32, n int) uint32")
+	Pragma("noescape")
+	Doc("winoAbsMax returns the largest x[i] bits &^ (1<<31) for i < n (n a positive multiple of 32; AVX2).")
+	x := Load(Param("x"), GP64())
+	n := Load(Param("n"), GP64())
+	g, m := GP32(), XMM()
+	MOVL(U32(0x7fffffff), g)
+	MOVD(g, m)
+	mask := YMM()
+	VPBROADCASTD(m, mask)
+	var acc [4]reg.VecVirtual
+	for i := range acc {
+		acc[i] = YMM()
+		VPXOR(acc[i], acc[i], acc[i])
+	}
+	Label("absmax_loop")
+	for i := range acc {
+		t := YMM()
+		VPAND(Mem{Base: x, Disp: 32 * i}, mask, t)
+		VPMAXUD(t, acc[i], acc[i])
+	}
+	ADDQ(U8(128), x)
+	SUBQ(U8(32), n)
+	JNZ(LabelRef("absmax_loop"))
+	VPMAXUD(acc[1], acc[0], acc[0])
+	VPMAXUD(acc[3], acc[2], acc[2])
+	VPMAXUD(acc[2], acc[0], acc[0])
+	lo, hi := XMM(), XMM()
+	VEXTRACTI128(U8(1), acc[0], hi)
+	VMOVDQU(acc[0].AsX(), lo)
+	VPMAXUD(hi, lo, lo)
+	t := XMM()
+	VPSHUFD(U8(0x4e), lo, t)
+	VPMAXUD(t, lo, lo)
+	VPSHUFD(U8(0xb1), lo, t)
+	VPMAXUD(t, lo, lo)
+	r := GP32()
+	MOVD(lo, r)
+	Store(r, ReturnIndex(0))
 	VZEROUPPER()
 	RET()
 }
