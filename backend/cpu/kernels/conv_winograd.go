@@ -83,8 +83,9 @@ const winoBandBytes = 640 << 10
 
 // winogradTakes reports whether convolution p runs on Winograd's
 // F(m×m, 3×3): a 3×3 window over two spatial dimensions, unit strides, no
-// dilation, one group, channels innermost in the image, and enough
-// channels to gain.
+// dilation, one group, channels innermost in the image, enough channels
+// to gain and not so many that its transformed kernel outgrows
+// winoKernelValues.
 func winogradTakes(p *Conv) bool {
 	if !winograd || len(p.InSpatial) != 2 || p.Groups != 1 || p.InChannelStride != 1 {
 		return false
@@ -94,7 +95,8 @@ func winogradTakes(p *Conv) bool {
 			return false
 		}
 	}
-	return p.InChannels >= winoMinChannels && p.OutChannels >= winoMinChannels
+	return p.InChannels >= winoMinChannels && p.OutChannels >= winoMinChannels &&
+		16*p.InChannels*p.OutChannels <= winoKernelValues
 }
 
 // winoTile is the output tile m of the F(m×m, 3×3) that convolution p
@@ -108,14 +110,26 @@ func winogradTakes(p *Conv) bool {
 // 0.62, 28²×128 0.61, 14²×128 0.78, 14²×256 0.70, batch 8 56²×64 0.70;
 // 12²×96 (9 tiles) 1.19, 10²×64 (9 tiles, 1.44 of the output) 1.16,
 // 7²×512 (4 tiles) 1.35.
+//
+// Each keeps its transformed kernel: a² matrices of C×K, 4 and 16/9 times
+// the kernel's nine taps. In ResNet-50 halfwidth they were 22 MB against
+// 8.5 and slowed the layers after them 4–20% (their weights pushed out of
+// cache); a transformed kernel is held to winoKernelValues: F(4×4) up to
+// about 240 channels each way, F(2×2) up to 512, the direct path past
+// that.
 func winoTile(p *Conv) int {
 	th, tw := (p.OutSpatial[0]+3)/4, (p.OutSpatial[1]+3)/4
 	covered := 16 * th * tw
-	if winoF4 && p.Batch*th*tw >= 16 && 3*covered <= 4*p.OutSpatial[0]*p.OutSpatial[1] {
+	if winoF4 && p.Batch*th*tw >= 16 && 3*covered <= 4*p.OutSpatial[0]*p.OutSpatial[1] &&
+		36*p.InChannels*p.OutChannels <= winoKernelValues/2 {
 		return 4
 	}
 	return 2
 }
+
+// winoKernelValues bounds a transformed kernel's values (16 MiB of them
+// for F(2×2, 3×3), half that for F(4×4, 3×3)).
+const winoKernelValues = 1 << 22
 
 // winogradShape is winogradTakes without the policy and size choices:
 // the shapes F(2×2, 3×3) computes.

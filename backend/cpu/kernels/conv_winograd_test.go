@@ -353,3 +353,38 @@ func TestAbsMaxBits(t *testing.T) {
 		}
 	}
 }
+
+// Which layers take Winograd and on which tile: thin and strided ones
+// not, F(4×4) for large maps of moderate channels, F(2×2) for small
+// maps and for kernels whose F(4×4) transform would outgrow
+// winoKernelValues, the direct path past its F(2×2) one.
+func TestWinogradChoice(t *testing.T) {
+	one, two := []int{1, 1}, []int{2, 2}
+	for _, c := range []struct {
+		batch, hw, cin, cout int
+		stride               []int
+		tile                 int // 0: not Winograd
+	}{
+		{1, 56, 32, 32, one, 4},
+		{1, 56, 16, 32, one, 0},   // too few input channels
+		{1, 56, 64, 64, two, 0},   // strided
+		{1, 14, 128, 128, one, 4}, // 16 tiles
+		{1, 12, 96, 96, one, 2},   // 9 tiles
+		{2, 12, 96, 96, one, 4},   // 18 tiles over the batch
+		{1, 10, 64, 64, one, 2},   // F(4×4) would cover 1.44 of the output
+		{1, 7, 256, 256, one, 2},
+		{1, 16, 256, 256, one, 2}, // F(4×4)'s kernel 2.4 M values
+		{1, 16, 240, 240, one, 4},
+		{1, 7, 512, 512, one, 2}, // F(2×2)'s kernel 4 M values: the most
+		{1, 7, 512, 640, one, 0},
+	} {
+		p := newConv(c.batch, c.cin, c.cout, 1, []int{c.hw, c.hw}, []int{3, 3}, c.stride, one, one, one, one, false)
+		tile := 0
+		if winogradTakes(p) {
+			tile = winoTile(p)
+		}
+		if tile != c.tile {
+			t.Errorf("batch %d, %d², %d→%d, stride %v: tile %d, want %d", c.batch, c.hw, c.cin, c.cout, c.stride, tile, c.tile)
+		}
+	}
+}
