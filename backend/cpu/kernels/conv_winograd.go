@@ -44,6 +44,7 @@ import (
 // only so: a² matrices of C×K are 16/9 and 4 times the kernel's size).
 type WinogradKernel struct {
 	m, c, k int // output tile, channels
+	kp      int // columns packed: k up to whole pairs of slivers, zero past k
 	packed  []*PackedB
 	// safe says every kernel value is finite and under 2⁴⁸ in magnitude
 	// (winoSafeBits): the transforms cannot overflow or mix in a NaN.
@@ -72,11 +73,6 @@ var (
 	winoF4   = os.Getenv("AXLE_CONV") != "winograd2"
 )
 
-// winoMinChannels is the fewest input and output channels Winograd takes:
-// with fewer, its 16 products are too thin to gain on the direct
-// kernels' 9 taps.
-const winoMinChannels = 32
-
 // winoBandBytes bounds a band's transformed tiles and products together,
 // so that a band's working set stays in L2.
 const winoBandBytes = 640 << 10
@@ -84,8 +80,8 @@ const winoBandBytes = 640 << 10
 // winogradTakes reports whether convolution p runs on Winograd's
 // F(m×m, 3×3): a 3×3 window over two spatial dimensions, unit strides, no
 // dilation, one group, channels innermost in the image, enough channels
-// to gain and not so many that its transformed kernel outgrows
-// winoKernelValues.
+// and work to gain (winogradPays), and not so many channels that its
+// transformed kernel outgrows winoKernelValues.
 func winogradTakes(p *Conv) bool {
 	if !winograd || len(p.InSpatial) != 2 || p.Groups != 1 || p.InChannelStride != 1 {
 		return false
@@ -95,9 +91,27 @@ func winogradTakes(p *Conv) bool {
 			return false
 		}
 	}
-	return p.InChannels >= winoMinChannels && p.OutChannels >= winoMinChannels &&
-		16*p.InChannels*p.OutChannels <= winoKernelValues
+	return winogradPays(p) && 16*p.InChannels*p.OutChannels <= winoKernelValues
 }
+
+// winogradPays reports whether a 3×3 convolution has channels and work
+// enough for Winograd: its transforms cost per tile in proportion to
+// C + K, its products save in proportion to C·K, so C·K/(C+K) ≥ 10 (and
+// C ≥ 16, K ≥ 8), and 2²³ flops of the direct form or more (below, the
+// setup of bands and buffers outweighs the saving). In one process,
+// alternated, two threads, Winograd's time over the direct path's, 56²
+// at batch 1 unless said: C→K 16→32 0.69, 32→16 0.80, 24→24 0.86, 48→16
+// 0.92, 96→24 at 80² 0.60, 40² 0.51, 20² 0.78, 16→32 at 80² 0.59; 16→24
+// 1.02, 24→16 1.07, 16→16 at 80² 1.20, 96→24 at 10² (4 MFLOP) 1.77.
+func winogradPays(p *Conv) bool {
+	c, k := p.InChannels, p.OutChannels
+	m, depth := convRowsDepth(p)
+	return c >= 16 && k >= 8 && c*k >= 10*(c+k) && 2*m*k*depth >= winoMinFlops
+}
+
+// winoMinFlops is the least work (the direct form's flops) Winograd
+// takes; tests lower it to run small shapes through it.
+var winoMinFlops = 1 << 23
 
 // winoTile is the output tile m of the F(m×m, 3×3) that convolution p
 // runs on: 4 where that makes 16 tiles or more over the batch and covers
@@ -163,7 +177,7 @@ func convWinograd(p *Conv, in []float32, wk *WinogradKernel, out []float32, thre
 	parallel(min(threads, w.items()), func(int) {
 		maxTiles := w.bandRows * w.tilesW
 		v := getBuf[float32](w.n2 * winoStride(maxTiles*w.c))
-		m := getBuf[float32](w.n2 * winoStride(maxTiles*w.cols))
+		m := getBuf[float32](w.n2 * winoStride(maxTiles*winoPaddedK(w.cols)))
 		patch := getBuf[float32](w.n2 * w.c)
 		edge := getBuf[float32](w.m * w.m * w.cols)
 		ap := getBuf[float32](gemmMC*gemmKC + edgeTile)
@@ -199,15 +213,16 @@ func (w *winoPlan) band(in []float32, wk *WinogradKernel, out []float32, band, s
 			t++
 		}
 	}
-	// The a² products M_ξ = V_ξ · U_ξ, each [tiles × nc].
-	ms := winoStride(tiles * nc)
-	wk.products(tiles, nc, j0, v, vs, m, ms, ap)
+	// The a² products M_ξ = V_ξ · U_ξ, each [tiles × np].
+	np := productWidth(nc, j0, wk.kp)
+	ms := winoStride(tiles * np)
+	wk.products(tiles, np, j0, v, vs, m, ms, ap)
 	// The outputs.
 	t = 0
 	for r := r0; r < r1; r++ {
 		b, ty := r/w.tilesH, r%w.tilesH
 		for tx := range w.tilesW {
-			w.outputTile(m[t*nc:], ms, nc, out, b, ty, tx, j0, edge)
+			w.outputTile(m[t*np:], ms, nc, out, b, ty, tx, j0, edge)
 			t++
 		}
 	}
@@ -216,6 +231,23 @@ func (w *winoPlan) band(in []float32, wk *WinogradKernel, out []float32, band, s
 		i1 := w.pixelRow(r1-1, w.m)
 		epi(i0, j0, i1-i0, nc)
 	}
+}
+
+// productWidth is the columns the products of a range of nc output
+// channels from j0 compute: nc, or nc up to a whole pair of slivers over
+// the transformed kernel's zero columns where that adds at most a third:
+// the direct kernels then take every column, where those past the last
+// whole pair went through 6×16 tiles over packed A (the whole block's).
+// In one process, alternated, padded against not: PP-OCR det's 96→24 at
+// 80² 0.61 and at 40² 0.84, 64→48 at 28² 0.92; 32→16 at 56² (twice the
+// columns) 1.16.
+func productWidth(nc, j0, kp int) int {
+	pair := 2 * sgemmNR
+	r := nc % pair
+	if r == 0 || 3*(pair-r) > nc {
+		return nc
+	}
+	return min(nc-r+pair, kp-j0)
 }
 
 // winoStride is the distance apart, in elements, of the a² matrices of

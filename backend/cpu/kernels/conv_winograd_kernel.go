@@ -35,20 +35,22 @@ func transformWinograd(p *Conv, kernel []float32, threads int) (*WinogradKernel,
 	m := winoTile(p)
 	n2 := winoPoints(m)
 	w := &WinogradKernel{m: m, c: c, k: k, packed: make([]*PackedB, n2)}
-	us := make([]float32, n2*c*k)
+	kp := winoPaddedK(k)
+	w.kp = kp
+	us := make([]float32, n2*c*kp) // (the padding columns zero)
 	if n2*c*k < winoTransformSplit {
 		threads = 1
 	}
 	threads = max(1, min(threads, c))
 	most := make([]uint32, threads)
 	parallel(threads, func(t int) {
-		most[t] = winoKernelRows(p, kernel, m, us, t*c/threads, (t+1)*c/threads)
+		most[t] = winoKernelRows(p, kernel, m, us, kp, t*c/threads, (t+1)*c/threads)
 	})
 	w.safe = slices.Max(most) < winoSafeBits
 	errs := make([]error, n2)
 	parallel(min(threads, n2), func(t int) {
 		for xi := t; xi < n2; xi += min(threads, n2) {
-			w.packed[xi], errs[xi] = PackBF32(c, k, Strided[float32]{Data: us[xi*c*k:], Row: k, Col: 1})
+			w.packed[xi], errs[xi] = PackBF32(c, kp, Strided[float32]{Data: us[xi*c*kp:], Row: kp, Col: 1})
 		}
 	})
 	for _, err := range errs {
@@ -59,18 +61,24 @@ func transformWinograd(p *Conv, kernel []float32, threads int) (*WinogradKernel,
 	return w, nil
 }
 
+// winoPaddedK is the columns of a transformed kernel of k output channels:
+// whole pairs of B slivers, the direct kernels' width, so that a last
+// range of channels short of a pair may run on them over zero columns
+// (productWidth).
+func winoPaddedK(k int) int { return (k + 2*sgemmNR - 1) / (2 * sgemmNR) * (2 * sgemmNR) }
+
 // winoTransformSplit is the fewest transformed values a kernel transform
 // splits over threads for.
 const winoTransformSplit = 1 << 16
 
 // winoKernelRows writes U_ξ[ci][co] = (G g Gᵀ)_ξ of kernel (ci, co) into
-// us (a² matrices of C×K) for input channels [c0, c1), runs of up to 64
+// us (a² matrices of C×kp, kp ≥ K) for input channels [c0, c1), runs of up to 64
 // output channels at a time (what they take stays in L1): the kernels'
 // nine rows gathered, G applied down them, Gᵀ along, in float64 (terms
 // with a zero coefficient left out), each value rounded once to f32. It
 // returns the largest of the kernel values' magnitudes as bits
 // (absMaxBits).
-func winoKernelRows(p *Conv, kernel []float32, m int, us []float32, c0, c1 int) uint32 {
+func winoKernelRows(p *Conv, kernel []float32, m int, us []float32, kp, c0, c1 int) uint32 {
 	var most uint32
 	const run = 64
 	G := winoG[m]
@@ -100,7 +108,7 @@ func winoKernelRows(p *Conv, kernel []float32, m int, us []float32, c0, c1 int) 
 			for i := range a {
 				for j := range a {
 					winoCombine(row[:n], G[j], t[i][0][:n], t[i][1][:n], t[i][2][:n])
-					dst := us[(i*a+j)*c*k+ci*k+co0:][:n]
+					dst := us[(i*a+j)*c*kp+ci*kp+co0:][:n]
 					for co, v := range row[:n] {
 						dst[co] = float32(v)
 					}

@@ -28,6 +28,10 @@ func winoCases() []*Conv {
 		newConv(1, 48, 40, 1, []int{17, 19}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
 		channelsLastImage(newConv(2, 40, 96, 1, []int{16, 16}, []int{3, 3}, one, []int{1, 2}, []int{1, 0}, one, one, true)),
 		newConv(1, 256, 160, 1, []int{16, 16}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
+		// Fewer output channels than a pair of slivers: the products'
+		// partial pairs.
+		newConv(1, 96, 24, 1, []int{20, 20}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
+		newConv(2, 32, 16, 1, []int{9, 11}, []int{3, 3}, one, []int{1, 1}, []int{1, 1}, one, one, false),
 		// Negative padding (a crop) on one side, a wide pad on the other.
 		newConv(1, 32, 32, 1, []int{13, 12}, []int{3, 3}, one, []int{-1, 3}, []int{0, -2}, one, one, false),
 		newConv(2, 32, 48, 1, []int{22, 21}, []int{3, 3}, one, []int{-2, 0}, []int{1, -1}, one, one, false),
@@ -75,6 +79,7 @@ func winoBound(p *Conv, in, kern []float32) []float64 {
 // kernel level and 1–3 threads, the kernel transformed per call and
 // cached.
 func TestConvWinograd(t *testing.T) {
+	smallWinograd(t)
 	withKernels(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(11, 12))
 		tiles := map[int]bool{}
@@ -186,6 +191,7 @@ func BenchmarkConvWinograd(b *testing.B) {
 // is the plain convolution's plus one), and whole rows wherever
 // ConvWholeRows promises them.
 func TestConvWinogradEpilogue(t *testing.T) {
+	smallWinograd(t)
 	rng := rand.New(rand.NewPCG(13, 14))
 	for ci, p := range winoCases() {
 		in := randSlice[float32](inputLen(p), rng)
@@ -233,6 +239,7 @@ func TestConvWinogradEpilogue(t *testing.T) {
 // Goroutines sharing one cache on their first call (each may transform
 // the kernel; one transform is kept) give the bits of a lone call.
 func TestConvWinogradSharedCache(t *testing.T) {
+	smallWinograd(t)
 	rng := rand.New(rand.NewPCG(17, 18))
 	for _, p := range winoCases()[6:] {
 		in := randSlice[float32](inputLen(p), rng)
@@ -301,6 +308,7 @@ func TestTransformWinogradBadArgs(t *testing.T) {
 // sends the convolution to the direct path, whose bits it then has: an
 // infinity reaches only the outputs whose windows hold it.
 func TestConvWinogradSpecialValues(t *testing.T) {
+	smallWinograd(t)
 	rng := rand.New(rand.NewPCG(19, 20))
 	one := []int{1, 1}
 	p := newConv(1, 32, 32, 1, []int{16, 16}, []int{3, 3}, one, one, one, one, one, false)
@@ -366,12 +374,16 @@ func TestWinogradChoice(t *testing.T) {
 		tile                 int // 0: not Winograd
 	}{
 		{1, 56, 32, 32, one, 4},
-		{1, 56, 16, 32, one, 0},   // too few input channels
+		{1, 56, 16, 32, one, 4},
+		{1, 56, 16, 24, one, 0},   // C·K/(C+K) under 10
+		{1, 56, 8, 64, one, 0},    // too few input channels
+		{1, 80, 96, 24, one, 4},   // PP-OCR det's
+		{1, 10, 96, 24, one, 0},   // 4 MFLOP
 		{1, 56, 64, 64, two, 0},   // strided
 		{1, 14, 128, 128, one, 4}, // 16 tiles
 		{1, 12, 96, 96, one, 2},   // 9 tiles
 		{2, 12, 96, 96, one, 4},   // 18 tiles over the batch
-		{1, 10, 64, 64, one, 2},   // F(4×4) would cover 1.44 of the output
+		{2, 10, 64, 64, one, 2},   // F(4×4) would cover 1.44 of the output
 		{1, 7, 256, 256, one, 2},
 		{1, 16, 256, 256, one, 2}, // F(4×4)'s kernel 2.4 M values
 		{1, 16, 240, 240, one, 4},
@@ -387,4 +399,12 @@ func TestWinogradChoice(t *testing.T) {
 			t.Errorf("batch %d, %d², %d→%d, stride %v: tile %d, want %d", c.batch, c.hw, c.cin, c.cout, c.stride, tile, c.tile)
 		}
 	}
+}
+
+// smallWinograd lets Winograd take convolutions of any work for the rest
+// of test t (winoMinFlops): the tests' shapes are small.
+func smallWinograd(t *testing.T) {
+	v := winoMinFlops
+	winoMinFlops = 0
+	t.Cleanup(func() { winoMinFlops = v })
 }
