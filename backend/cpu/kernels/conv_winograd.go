@@ -1,5 +1,7 @@
 package kernels
 
+//go:generate sh -c "cd _asm && go run ./winograd -out ../conv_winograd_amd64.s -stubs ../conv_winograd_stub_amd64.go -pkg kernels"
+
 import (
 	"os"
 	"sync/atomic"
