@@ -148,7 +148,7 @@ func winoTile(p *Conv) int {
 const winoKernelValues = 1 << 22
 
 // winogradShape is winogradTakes without the policy and size choices:
-// the shapes F(2×2, 3×3) computes.
+// the shapes F(m×m, 3×3) computes.
 func winogradShape(p *Conv) bool {
 	if len(p.InSpatial) != 2 || p.Groups != 1 || p.InChannelStride != 1 {
 		return false
@@ -165,8 +165,11 @@ func winogradShape(p *Conv) bool {
 // (the span it reads, gaps between rows included) is finite and under
 // winoSafeBits.
 func winoInputSafe(p *Conv, in []float32) bool {
+	if p.Batch == 0 {
+		return true
+	}
 	span := (p.Batch-1)*p.InBatchStride + (p.InSpatial[0]-1)*p.InSpatialStrides[0] + (p.InSpatial[1]-1)*p.InSpatialStrides[1] + p.InChannels
-	return absMaxBits(in[:min(span, len(in))]) < winoSafeBits
+	return absMaxBits(in[:max(0, min(span, len(in)))]) < winoSafeBits
 }
 
 // convWinograd computes convolution p (winogradTakes) with its kernel
