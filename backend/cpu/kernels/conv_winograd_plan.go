@@ -18,7 +18,7 @@ type winoPlan struct {
 }
 
 // newWinoPlan cuts convolution p on F(m×m, 3×3) for threads: bands of
-// the most tile rows whose working set fits winoBandBytes, rebalanced
+// the most tile rows whose working set fits bandBytes, rebalanced
 // (balance) where there are few of them for the threads.
 func newWinoPlan(p *Conv, m, threads int) *winoPlan {
 	w := &winoPlan{p: p, m: m, a: m + 2, n2: winoPoints(m), c: p.InChannels, k: p.OutChannels, oh: p.OutSpatial[0], ow: p.OutSpatial[1]}
@@ -26,7 +26,7 @@ func newWinoPlan(p *Conv, m, threads int) *winoPlan {
 	w.rows = p.Batch * w.tilesH
 	w.pixels = w.oh * w.ow
 	perRow := w.tilesW * w.n2 * (w.c + w.k) * 4
-	most := max(1, min(w.rows, winoBandBytes/perRow)) // tile rows a band may have
+	most := max(1, min(w.rows, w.bandBytes()/perRow)) // tile rows a band may have
 	w.bandRows, w.splits, w.cols = most, 1, w.k
 	if threads > 1 && threads <= 16 && w.rows <= 8*threads*most {
 		w.balance(most, threads) // (more threads take many bands in turn)
@@ -99,6 +99,18 @@ func winoThreads(p *Conv, threads int) int {
 		return 1
 	}
 	return threads
+}
+
+// bandBytes is what a band's transformed tiles and products may take:
+// winoBandBytes, so that they stay in L2, or a quarter of the transformed
+// kernel where that is more. Every band reads all of the transformed
+// kernel; one of many megabytes (512 channels each way: 16 MiB) read
+// again for bands of one tile row cost more than the band's spills:
+// VGG's 14²×512→512 at batch 1 took 1.23 of the direct time in bands
+// of one row, 0.57 in one band (in one process, alternated; 28²×512 0.63,
+// 7²×512 0.85).
+func (w *winoPlan) bandBytes() int {
+	return max(winoBandBytes, w.n2*w.c*w.k)
 }
 
 // items is the plan's units of work: bands times channel ranges.
