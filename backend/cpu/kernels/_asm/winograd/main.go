@@ -304,6 +304,25 @@ func six(base, s, s3, s5 reg.Register, j int) Mem {
 	return Mem{Base: base, Index: s5, Scale: 1}
 }
 
+// run6 is the run of six elements s bytes apart (s3, s5: three and five
+// times that) from base.
+func run6(base, s, s3, s5 reg.Register) [6]Op {
+	var x [6]Op
+	for j := range x {
+		x[j] = six(base, s, s3, s5, j)
+	}
+	return x
+}
+
+// scratchRow is row i of a 6-wide scratch of vectors.
+func scratchRow(t Mem, i int) [6]Op {
+	var x [6]Op
+	for j := range x {
+		x[j] = t.Offset((6*i + j) * w.bytes)
+	}
+	return x
+}
+
 // input6 emits winoInput6: V = Bᵀ d B for F(4×4, 3×3), eight channels a
 // time: Bᵀ down each column of the patch into a 6×6 scratch of vectors,
 // then along each of its rows.
@@ -325,11 +344,7 @@ func input6() {
 	dj := GP64()
 	MOVQ(d, dj)
 	for j := range 6 {
-		var x [6]Op
-		for r := range 6 {
-			x[r] = six(dj, row, row3, row5, r)
-		}
-		y := b6(x, k[0], k[1])
+		y := b6(run6(dj, row, row3, row5), k[0], k[1])
 		for r := range 6 {
 			VMOVUPS(y[r], t.Offset((6*r+j)*w.bytes))
 		}
@@ -340,11 +355,7 @@ func input6() {
 	vi := GP64()
 	MOVQ(v, vi)
 	for i := range 6 {
-		var x [6]Op
-		for j := range 6 {
-			x[j] = t.Offset((6*i + j) * w.bytes)
-		}
-		y := b6(x, k[0], k[1])
+		y := b6(scratchRow(t, i), k[0], k[1])
 		for j := range 6 {
 			VMOVUPS(y[j], six(vi, vs, vs3, vs5, j))
 		}
@@ -384,11 +395,7 @@ func output6() {
 	mj := GP64()
 	MOVQ(m, mj)
 	for j := range 6 {
-		var x [6]Op
-		for i := range 6 {
-			x[i] = six(mj, ms6, ms18, ms30, i)
-		}
-		s := a6(x, k[0], k[1], k[2])
+		s := a6(run6(mj, ms6, ms18, ms30), k[0], k[1], k[2])
 		for i := range 4 {
 			VMOVUPS(s[i], t.Offset((6*i+j)*w.bytes))
 		}
@@ -399,11 +406,7 @@ func output6() {
 	yi := GP64()
 	MOVQ(y, yi)
 	for i := range 4 {
-		var x [6]Op
-		for j := range 6 {
-			x[j] = t.Offset((6*i + j) * w.bytes)
-		}
-		r := a6(x, k[0], k[1], k[2])
+		r := a6(scratchRow(t, i), k[0], k[1], k[2])
 		for j := range 4 {
 			VMOVUPS(r[j], at(yi, col, col3, j))
 		}
