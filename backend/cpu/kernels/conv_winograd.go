@@ -85,15 +85,8 @@ const winoBandBytes = 640 << 10
 // and work to gain (winogradPays), and not so many channels that its
 // transformed kernel outgrows winoKernelValues.
 func winogradTakes(p *Conv) bool {
-	if !winograd || len(p.InSpatial) != 2 || p.Groups != 1 || p.InChannelStride != 1 {
-		return false
-	}
-	for d := range 2 {
-		if p.Kernel[d] != 3 || p.Stride[d] != 1 || p.LhsDil[d] != 1 || p.RhsDil[d] != 1 || p.OutSpatial[d] < 2 {
-			return false
-		}
-	}
-	return winogradPays(p) && 16*p.InChannels*p.OutChannels <= winoKernelValues
+	return winograd && winogradShape(p) && p.OutSpatial[0] >= 2 && p.OutSpatial[1] >= 2 &&
+		winogradPays(p) && 16*p.InChannels*p.OutChannels <= winoKernelValues
 }
 
 // winogradPays reports whether a 3×3 convolution has channels and work

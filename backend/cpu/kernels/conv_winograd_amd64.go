@@ -10,53 +10,56 @@ package kernels
 // AVX-512 cores they halve the instructions of transforms that take a
 // third of a 32-channel layer's time (not measured there).
 func winoInput(m int, d []float32, row, col int, v []float32, vs, c int) {
-	a, done := m+2, 0
-	if useAsm && c >= 8 && len(d) >= (a-1)*(row+col)+c && len(v) >= (a*a-1)*vs+c {
-		if c16 := c &^ 15; useAVX512 && c16 > 0 {
-			if m == 2 {
-				winoInput4x16(&d[0], row, col, &v[0], vs, c16)
-			} else {
-				winoInput6x16(&d[0], row, col, &v[0], vs, c16)
-			}
-			done = c16
-		}
-		if c8 := (c - done) &^ 7; c8 > 0 {
-			if m == 2 {
-				winoInput4(&d[done], row, col, &v[done], vs, c8)
-			} else {
-				winoInput6(&d[done], row, col, &v[done], vs, c8)
-			}
-			done += c8
-		}
+	a := m + 2
+	asm := len(d) >= (a-1)*(row+col)+c && len(v) >= (a*a-1)*vs+c
+	x16, x8 := winoInput6x16, winoInput6
+	if m == 2 {
+		x16, x8 = winoInput4x16, winoInput4
 	}
-	if done < c {
-		winoInputGo(m, d[done:], row, col, v[done:], vs, c-done)
-	}
+	winoLanes(c, asm, func(lanes16 bool, off, n int) {
+		if lanes16 {
+			x16(&d[off], row, col, &v[off], vs, n)
+		} else {
+			x8(&d[off], row, col, &v[off], vs, n)
+		}
+	}, func(off, n int) { winoInputGo(m, d[off:], row, col, v[off:], vs, n) })
 }
 
 // winoOutput is winoOutputGo on the assembly kernels, as winoInput.
 func winoOutput(t int, m []float32, ms int, y []float32, row, col, n int) {
-	a, done := t+2, 0
-	if useAsm && n >= 8 && len(m) >= (a*a-1)*ms+n && len(y) >= (t-1)*(row+col)+n {
-		if n16 := n &^ 15; useAVX512 && n16 > 0 {
-			if t == 2 {
-				winoOutput4x16(&m[0], ms, &y[0], row, col, n16)
-			} else {
-				winoOutput6x16(&m[0], ms, &y[0], row, col, n16)
-			}
-			done = n16
+	a := t + 2
+	asm := len(m) >= (a*a-1)*ms+n && len(y) >= (t-1)*(row+col)+n
+	x16, x8 := winoOutput6x16, winoOutput6
+	if t == 2 {
+		x16, x8 = winoOutput4x16, winoOutput4
+	}
+	winoLanes(n, asm, func(lanes16 bool, off, cnt int) {
+		if lanes16 {
+			x16(&m[off], ms, &y[off], row, col, cnt)
+		} else {
+			x8(&m[off], ms, &y[off], row, col, cnt)
 		}
-		if n8 := (n - done) &^ 7; n8 > 0 {
-			if t == 2 {
-				winoOutput4(&m[done], ms, &y[done], row, col, n8)
-			} else {
-				winoOutput6(&m[done], ms, &y[done], row, col, n8)
-			}
-			done += n8
+	}, func(off, cnt int) { winoOutputGo(t, m[off:], ms, y[off:], row, col, cnt) })
+}
+
+// winoLanes splits c channels between the transforms' kernels: whole
+// sixteen-lane vectors with AVX-512, then whole eight-lane ones, where
+// the assembly runs and asm (its operands in bounds), then the rest in
+// Go; each call gets its first channel and count.
+func winoLanes(c int, asm bool, vec func(lanes16 bool, off, n int), rest func(off, n int)) {
+	done := 0
+	if useAsm && asm {
+		if c16 := c &^ 15; useAVX512 && c16 > 0 {
+			vec(true, 0, c16)
+			done = c16
+		}
+		if c8 := (c - done) &^ 7; c8 > 0 {
+			vec(false, done, c8)
+			done += c8
 		}
 	}
-	if done < n {
-		winoOutputGo(t, m[done:], ms, y[done:], row, col, n-done)
+	if done < c {
+		rest(done, c-done)
 	}
 }
 

@@ -28,8 +28,7 @@ func transformWinograd(p *Conv, kernel []float32, threads int) (*WinogradKernel,
 		return nil, fmt.Errorf("kernels: TransformWinograd: not a 3×3 convolution of one group")
 	}
 	c, k := p.InChannels, p.OutChannels
-	last := 2*p.KernelSpatialStrides[0] + 2*p.KernelSpatialStrides[1] + (c-1)*p.KernelInStride + (k-1)*p.KernelOutStride
-	if len(kernel) <= last {
+	if len(kernel) <= kernelTapOffset(p, 8)+(c-1)*p.KernelInStride+(k-1)*p.KernelOutStride {
 		return nil, fmt.Errorf("kernels: TransformWinograd: a kernel of %d values for %d×%d channels", len(kernel), c, k)
 	}
 	m := winoTile(p)
@@ -48,8 +47,9 @@ func transformWinograd(p *Conv, kernel []float32, threads int) (*WinogradKernel,
 	})
 	w.safe = slices.Max(most) < winoSafeBits
 	errs := make([]error, n2)
-	parallel(min(threads, n2), func(t int) {
-		for xi := t; xi < n2; xi += min(threads, n2) {
+	packers := min(threads, n2)
+	parallel(packers, func(t int) {
+		for xi := t; xi < n2; xi += packers {
 			w.packed[xi], errs[xi] = PackBF32(c, kp, Strided[float32]{Data: us[xi*c*kp:], Row: kp, Col: 1})
 		}
 	})
@@ -83,7 +83,7 @@ func winoKernelRows(p *Conv, kernel []float32, m int, us []float32, kp, c0, c1 i
 	const run = 64
 	G := winoG[m]
 	a, c, k := len(G), p.InChannels, p.OutChannels
-	s0, s1 := p.KernelSpatialStrides[0], p.KernelSpatialStrides[1]
+	taps := kernelTapOffsets(p, 9)
 	var g [9][run]float64
 	var t [6][3][run]float64 // G g
 	for ci := c0; ci < c1; ci++ {
@@ -91,12 +91,10 @@ func winoKernelRows(p *Conv, kernel []float32, m int, us []float32, kp, c0, c1 i
 			n := min(run, k-co0)
 			for co := range n {
 				base := ci*p.KernelInStride + (co0+co)*p.KernelOutStride
-				for i := range 3 {
-					for j := range 3 {
-						v := kernel[base+i*s0+j*s1]
-						most = max(most, math.Float32bits(v)&^(1<<31))
-						g[3*i+j][co] = float64(v)
-					}
+				for tap, off := range taps {
+					v := kernel[base+off]
+					most = max(most, math.Float32bits(v)&^(1<<31))
+					g[tap][co] = float64(v)
 				}
 			}
 			for i := range a {
