@@ -93,17 +93,18 @@ func ConvFinishedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 		convDepthwise(p, in, kernel, out, threads, epi)
 		return nil
 	}
-	if winogradTakes(p) {
+	if winogradTakes(p) && winoInputSafe(p, in) { // (the image first: a kernel may be transformed on every call)
 		wk, err := cache.forKernel(kernel).winogradFor(p, kernel, winoThreads(p, threads))
 		if err != nil {
 			return err
 		}
-		if wk.safe && winoInputSafe(p, in) {
+		if wk.safe {
 			convWinograd(p, in, wk, out, threads, epi)
 			return nil
 		}
-		// (an infinity, a NaN or a huge value: the direct sum's semantics)
 	}
+	// (an infinity, a NaN or a huge value in the image or kernel: the
+	// direct sum's semantics)
 	if pointwiseAsGemm(p) {
 		// The image is the [pixels, channels] matrix A itself.
 		a := Strided[float32]{Data: in, Row: cin, Col: 1}
