@@ -45,14 +45,14 @@ func (c *Client) CompileText(text string, opts CompileOptions) (*Executable, err
 
 // compile runs the backend's compiler; a panic in it (a compiler bug)
 // becomes an error rather than crossing the API.
-func (c *Client) compile(ctx context.Context, m *hlo.Module, opts CompileOptions) (x *Executable, err error) {
+func (c *Client) compile(ctx context.Context, m *hlo.Module, fp [sha256.Size]byte, opts CompileOptions) (x *Executable, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			x, err = nil, fmt.Errorf("axle: compiling %s: internal error: %v", m.Name, r)
 		}
 	}()
 	x = &Executable{client: c, entry: m.Entry.Name, tuple: m.Entry.ResultShape().IsTuple()}
-	if err := x.place(m); err != nil {
+	if err := x.place(m, fp); err != nil {
 		return nil, err
 	}
 	x.params = hlo.CloneShapes(m.Entry.ParamShapes())
@@ -73,7 +73,7 @@ func (c *Client) compile(ctx context.Context, m *hlo.Module, opts CompileOptions
 		x.need = executionNeed(x)
 		return x, nil
 	}
-	cx, err := cpu.Compile(m, cpu.Options{Threads: x.threads(), NoOptimize: opts.NoOptimize, Profile: opts.Profile,
+	cx, err := cpu.Compile(m, cpu.Options{Threads: x.threads(), NoOptimize: opts.NoOptimize, Profile: opts.Profile, Verified: true,
 		ExpectedRuns: opts.ExpectedRuns, Context: ctx})
 	if err != nil {
 		return nil, fmt.Errorf("axle: %w", err)

@@ -105,7 +105,7 @@ func (c *Client) CompileContext(ctx context.Context, m *hlo.Module, opts Compile
 	}
 	key := cacheKey{fingerprint(m), opts}
 	for try := 0; ; try++ {
-		x, err := c.cache.get(key, func() (*Executable, error) { return c.compile(ctx, m, opts) })
+		x, err := c.cache.get(key, func() (*Executable, error) { return c.compile(ctx, m, key.module, opts) })
 		// Another caller's cancelled compilation, found running (the
 		// cache forgets it): ours was not cancelled, so compile again.
 		if err != nil && ctx.Err() == nil && try < 3 && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {

@@ -2,6 +2,7 @@ package axle
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -72,9 +73,10 @@ func (c *Client) AddressableDevices() []*Device {
 }
 
 // place assigns a module's programs to the client's devices: replica r
-// of partition p to device p·R + r (XLA's default assignment).
-func (x *Executable) place(m *hlo.Module) error {
-	fp := fingerprint(m)
+// of partition p to device p·R + r (XLA's default assignment). fp is the
+// module's fingerprint, the compile cache's key (hashing a model's
+// weights twice cost MiniLM's first call a fifth of its compile).
+func (x *Executable) place(m *hlo.Module, fp [sha256.Size]byte) error {
 	x.program = binary.LittleEndian.Uint64(fp[:8])
 	r, p := max(int(m.ReplicaCount), 1), max(int(m.NumPartitions), 1)
 	c := x.client

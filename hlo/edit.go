@@ -202,21 +202,31 @@ func (c *Computation) SortTopologically() error {
 // NameSet hands out instruction names unique within a module, as XLA's
 // NameUniquer does: a taken name gets a ".N" suffix.
 type NameSet struct {
+	m     *Module // whose names are still to be taken (nil: taken)
 	taken map[string]bool
 	next  map[string]int
 }
 
 // NewNameSet returns a NameSet holding every instruction and computation
-// name of m.
+// name of m. The names are gathered at the first Unique: passes make one
+// on every run and most never ask (gathering a large module's names on
+// every run cost a tenth of its compile).
 func NewNameSet(m *Module) *NameSet {
-	s := &NameSet{taken: map[string]bool{}, next: map[string]int{}}
-	for _, c := range m.Computations {
+	return &NameSet{m: m, taken: map[string]bool{}, next: map[string]int{}}
+}
+
+// gather takes the module's names, once.
+func (s *NameSet) gather() {
+	if s.m == nil {
+		return
+	}
+	for _, c := range s.m.Computations {
 		s.taken[c.Name] = true
 		for _, in := range c.Instructions {
 			s.taken[in.Name] = true
 		}
 	}
-	return s
+	s.m = nil
 }
 
 // Unique returns base, or base with a numeric suffix, not yet taken, and
@@ -225,6 +235,7 @@ func (s *NameSet) Unique(base string) string {
 	if base == "" {
 		base = "tmp"
 	}
+	s.gather()
 	if !s.taken[base] {
 		s.taken[base] = true
 		return base

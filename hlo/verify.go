@@ -72,9 +72,10 @@ type verifier struct {
 	opts     VerifyOptions
 	problems []error
 	comps    map[*Computation]bool
-	// users of each instruction, each user once.
-	users   map[*Instruction][]*Instruction
-	seenUse map[[2]*Instruction]bool
+	// used holds the instructions something uses; users lists the users
+	// of those whose users are checked (asyncUsers), each user once.
+	used  map[*Instruction]bool
+	users map[*Instruction][]*Instruction
 	// fusionOf and asyncOf map fused and async-wrapped computations to a
 	// caller.
 	fusionOf map[*Computation]*Instruction
@@ -148,8 +149,11 @@ func (v *verifier) run() {
 		v.moduleErr("the entry computation %q is not one of the module's computations", m.Entry.Name)
 		return
 	}
-	v.users = map[*Instruction][]*Instruction{}
-	v.seenUse = map[[2]*Instruction]bool{}
+	n := 0
+	for _, c := range m.Computations {
+		n += len(c.Instructions)
+	}
+	v.used, v.users = make(map[*Instruction]bool, n), map[*Instruction][]*Instruction{}
 	for _, c := range m.Computations {
 		v.checkStructure(c)
 	}
@@ -237,13 +241,21 @@ func (v *verifier) checkStructure(c *Computation) {
 	v.checkAcyclic(c)
 }
 
+// addUser records that user uses o, and user among o's users where
+// those are checked (lists of every instruction's users and a set of
+// pairs to keep them distinct cost a quarter of verifying a large
+// module). A user's operands are recorded together, so a second use by
+// the same user is the list's last entry.
 func (v *verifier) addUser(o, user *Instruction) {
-	key := [2]*Instruction{o, user}
-	if v.seenUse[key] {
+	v.used[o] = true
+	if _, ok := asyncUsers[o.Opcode]; !ok {
 		return
 	}
-	v.seenUse[key] = true
-	v.users[o] = append(v.users[o], user)
+	us := v.users[o]
+	if len(us) > 0 && us[len(us)-1] == user {
+		return
+	}
+	v.users[o] = append(us, user)
 }
 
 // checkParams checks that parameters are numbered 0..n-1, each once, and

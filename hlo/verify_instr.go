@@ -440,11 +440,11 @@ func (v *verifier) checkCalledComputation(c *Computation) {
 		v.compErr(c, "module entry computation cannot be a fusion computation")
 	}
 	if f := v.fusionOf[c]; f != nil && c.Root != nil {
-		if len(v.users[c.Root]) != 0 {
+		if v.used[c.Root] {
 			v.instrErr(c, c.Root, "the root of fused computation %s (called by %s) may not have users", c.Name, f.Name)
 		}
 		for _, in := range c.Instructions {
-			if in != c.Root && len(v.users[in]) == 0 {
+			if in != c.Root && !v.used[in] {
 				v.instrErr(c, in, "non-root instruction in fused computation %s (called by %s) must have users", c.Name, f.Name)
 			}
 		}

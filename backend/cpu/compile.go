@@ -31,6 +31,10 @@ type Options struct {
 	// RecordPlan keeps what compiling decided (Executable.Plan), for an
 	// ahead-of-time package to store and Load to follow.
 	RecordPlan bool
+	// Verified says the caller verified the module (hlo.Verify) just
+	// before and nothing changed it since: Compile skips verifying it
+	// again (axle.Client's Compile verifies every module it is given).
+	Verified bool
 	// Context, if not nil, is checked between the optimization passes and
 	// the compiler's stages: once it is done, Compile returns an error
 	// wrapping its Err.

@@ -44,8 +44,9 @@ func fuseMultiOutput(m *hlo.Module, c *hlo.Computation, names *hlo.NameSet) (int
 	}
 	made := 0
 	tried := map[*hlo.Instruction]bool{}
+	cands := candidates{}
 	for {
-		g, fc, fusion := findMultiGroup(c, names, tried)
+		g, fc, fusion := findMultiGroup(c, names, tried, cands)
 		if g == nil {
 			return made, nil
 		}
@@ -65,8 +66,9 @@ type multiGroup struct {
 
 // findMultiGroup finds the next group worth merging whose merged program
 // compiles, and builds its fused computation and fusion instruction (not
-// yet in c). Seeds that found none are remembered in tried.
-func findMultiGroup(c *hlo.Computation, names *hlo.NameSet, tried map[*hlo.Instruction]bool) (*multiGroup, *hlo.Computation, *hlo.Instruction) {
+// yet in c). Seeds that found none are remembered in tried, which
+// fusions are candidates in cands.
+func findMultiGroup(c *hlo.Computation, names *hlo.NameSet, tried map[*hlo.Instruction]bool, cands candidates) (*multiGroup, *hlo.Computation, *hlo.Instruction) {
 	users := c.Users()
 	succs := successors(c, users)
 	pos := map[*hlo.Instruction]int{}
@@ -74,11 +76,11 @@ func findMultiGroup(c *hlo.Computation, names *hlo.NameSet, tried map[*hlo.Instr
 		pos[in] = i
 	}
 	for _, seed := range c.Instructions {
-		if tried[seed] || !multiCandidate(seed) {
+		if tried[seed] || !cands.ok(seed) {
 			continue
 		}
 		tried[seed] = true
-		g := growMulti(c, seed, users, succs, pos)
+		g := growMulti(c, seed, users, succs, pos, cands)
 		if len(g.members) < 2 {
 			continue
 		}
@@ -112,6 +114,21 @@ func multiCandidate(in *hlo.Instruction) bool {
 	return err == nil
 }
 
+// candidates remembers multiCandidate's answers over one computation's
+// merging: it compiles the fusion's program, and every search from a
+// seed asked it again of the same neighbours (a GRU unrolled over 100
+// steps spent a twelfth of its compile recompiling them).
+type candidates map[*hlo.Instruction]bool
+
+func (cs candidates) ok(in *hlo.Instruction) bool {
+	ok, seen := cs[in]
+	if !seen {
+		ok = multiCandidate(in)
+		cs[in] = ok
+	}
+	return ok
+}
+
 // successors are each instruction's users and control successors: the
 // edges a merge must not close into a cycle.
 func successors(c *hlo.Computation, users map[*hlo.Instruction][]*hlo.Instruction) map[*hlo.Instruction][]*hlo.Instruction {
@@ -130,12 +147,12 @@ func successors(c *hlo.Computation, users map[*hlo.Instruction][]*hlo.Instructio
 // growMulti collects seed's group: candidates of its dimensions that
 // share a full-size operand with a member, or read a member or are read
 // by one directly, as long as the group stays acyclic and within bounds.
-func growMulti(c *hlo.Computation, seed *hlo.Instruction, users, succs map[*hlo.Instruction][]*hlo.Instruction, pos map[*hlo.Instruction]int) *multiGroup {
+func growMulti(c *hlo.Computation, seed *hlo.Instruction, users, succs map[*hlo.Instruction][]*hlo.Instruction, pos map[*hlo.Instruction]int, cands candidates) *multiGroup {
 	g := &multiGroup{members: []*hlo.Instruction{seed}}
 	slotsUsed := len(seed.Computation("calls").Instructions)
 	for k := 0; k < len(g.members); k++ {
 		for _, cand := range neighbours(g.members[k], users) {
-			if slices.Contains(g.members, cand) || !cand.Shape.SameDims(seed.Shape) || !multiCandidate(cand) {
+			if slices.Contains(g.members, cand) || !cand.Shape.SameDims(seed.Shape) || !cands.ok(cand) {
 				continue
 			}
 			n := len(cand.Computation("calls").Instructions)
