@@ -119,3 +119,68 @@ ENTRY main {
 		}
 	}
 }
+
+// TestFingerprintBulkConstants: constants past bulkBytes hash as digests
+// of their pieces, computed over the threads ahead of the walk. Each byte
+// still counts (a change in the first, a middle or the last piece changes
+// the fingerprint), equal weights in two
+// modules give one fingerprint, and the walk's digest of a literal the
+// parallel pass did not see (bulkDigest) is the same as the pass's.
+func TestFingerprintBulkConstants(t *testing.T) {
+	const n = bulkBytes/4*3 + 7 // three pieces and a few floats
+	build := func() (*hlo.Module, []float32) {
+		t.Helper()
+		m, err := hlotext.Parse(fmt.Sprintf(`HloModule big
+ENTRY e {
+  x = f32[%d] parameter(0)
+  w = f32[%d] constant({...})
+  ROOT s = f32[%d] add(x, w)
+}
+`, n, n, n), hlotext.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w *hlo.Instruction
+		for _, in := range m.Entry.Instructions {
+			if in.Opcode == hlo.OpConstant {
+				w = in
+			}
+		}
+		data := make([]float32, n)
+		for i := range data {
+			data[i] = float32(i%1000) * 0.25
+		}
+		lit, err := hlo.NewLiteralFromData(w.Shape, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Literal = lit
+		return m, data
+	}
+	m, data := build()
+	base := fingerprint(m)
+	other, _ := build()
+	if fingerprint(other) != base {
+		t.Fatal("two modules with equal weights fingerprint differently")
+	}
+	for _, i := range []int{0, n / 2, n - 1} {
+		old := data[i]
+		data[i] += 1
+		if fingerprint(m) == base {
+			t.Errorf("changing weight %d of %d left the fingerprint unchanged", i, n)
+		}
+		data[i] = old
+	}
+	if fingerprint(m) != base {
+		t.Fatal("restoring the weights did not restore the fingerprint")
+	}
+	var lit *hlo.Literal
+	for _, in := range m.Entry.Instructions {
+		if in.Opcode == hlo.OpConstant {
+			lit = in.Literal
+		}
+	}
+	if got, want := bulkDigests(m)[lit], bulkDigest(lit.RawBytes()); got != want {
+		t.Errorf("the parallel digest %x differs from the serial one %x", got[:8], want[:8])
+	}
+}
