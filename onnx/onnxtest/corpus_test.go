@@ -38,7 +38,7 @@ func knownFailures(t *testing.T) map[string]string {
 // each must pass (outputs from ONNX's reference and ONNX Runtime), but for
 // the known failures listed with their reasons.
 func TestCorpus(t *testing.T) {
-	roots := []string{"../../../shared/corpus/onnx", "../../../shared/corpus/onnx-models", "testdata/models", "testdata/ml"}
+	roots := []string{"../../../shared/corpus/onnx", "../../../shared/corpus/onnx-models", "testdata/models", "testdata/ml", "testdata/ortopt"}
 	if _, err := os.Stat(roots[0]); err != nil {
 		t.Skip("../shared/corpus/onnx is not there (a clone without the shared corpus)")
 	}

@@ -225,10 +225,23 @@ func lowerDynamicQuantizeLinear(c *Ctx) error {
 	if !xt.IsFloat() {
 		return c.Errorf("DynamicQuantizeLinear: x must be a float, not %s", xt)
 	}
+	q, scale, zp := dynamicQuantizeU8(c.B, x)
+	c.Set(0, q)
 	if xt != hlo.F32 {
+		scale = xb.Convert(scale, xt)
+	}
+	c.Set(1, scale)
+	c.Set(2, zp)
+	return nil
+}
+
+// dynamicQuantizeU8 is DynamicQuantizeLinear of float x: x quantized to
+// u8 over its range widened to hold 0, the f32 scale and the u8 zero
+// point.
+func dynamicQuantizeU8(b *xb.Builder, x *xb.Op) (q, scale, zp *xb.Op) {
+	if x.DType() != hlo.F32 {
 		x = xb.Convert(x, hlo.F32)
 	}
-	b := c.B
 	zero := b.ScalarOf(hlo.F32, 0)
 	maxx, minx := zero, zero
 	if numElems(x.Dims()) > 0 {
@@ -236,16 +249,10 @@ func lowerDynamicQuantizeLinear(c *Ctx) error {
 		minx = xb.Min(zero, xb.ReduceMin(x))
 	}
 	rng := xb.Sub(maxx, minx)
-	scale := xb.Select(xb.Eq(maxx, minx), b.ScalarOf(hlo.F32, 1), xb.Div(rng, b.ScalarOf(hlo.F32, 255)))
+	scale = xb.Select(xb.Eq(maxx, minx), b.ScalarOf(hlo.F32, 1), xb.Div(rng, b.ScalarOf(hlo.F32, 255)))
 	zp0 := xb.Sub(zero, xb.Div(minx, scale))
 	zpi := xb.Round(xb.Clamp(zero, zp0, b.ScalarOf(hlo.F32, 255)))
-	q := xb.Add(xb.Round(xb.Div(x, xb.BroadcastTo(scale, x.Dims()...))), xb.BroadcastTo(zpi, x.Dims()...))
-	q = xb.Clamp(zero, q, b.ScalarOf(hlo.F32, 255))
-	c.Set(0, xb.Convert(q, hlo.U8))
-	if xt != hlo.F32 {
-		scale = xb.Convert(scale, xt)
-	}
-	c.Set(1, scale)
-	c.Set(2, xb.Convert(zpi, hlo.U8))
-	return nil
+	qf := xb.Add(xb.Round(xb.Div(x, xb.BroadcastTo(scale, x.Dims()...))), xb.BroadcastTo(zpi, x.Dims()...))
+	qf = xb.Clamp(zero, qf, b.ScalarOf(hlo.F32, 255))
+	return xb.Convert(qf, hlo.U8), scale, xb.Convert(zpi, hlo.U8)
 }

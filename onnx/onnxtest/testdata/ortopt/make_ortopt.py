@@ -1,0 +1,314 @@
+#!/usr/bin/python3
+"""Builds the tests in this folder (see README.md): models as ONNX Runtime's graph optimizer writes
+them, with its contrib operators (com.microsoft), and references from ONNX Runtime on those models.
+
+Two kinds:
+- <model>_ortopt: a model of ../models saved by an ONNX Runtime session with graph optimization
+  "extended" and an optimized-model path (optimize.js), the source's inputs, outputs from ONNX
+  Runtime running the optimized model;
+- test_ms_*: small graphs written here with onnx.helper around one contrib op each, for the
+  attributes and forms the optimized models do not reach (activations, epsilons, optional inputs),
+  seeded inputs, outputs from ONNX Runtime.
+
+usage: /usr/bin/python3 make_ortopt.py [NAME_REGEX | --manifest]
+env:   ORT_NODE_MODULE (default /tmp/ort/node_modules/onnxruntime-node)
+       ORT_RUN (default: shared/bench/onnx/ort_run.js beside the worktree)
+"""
+import collections
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, '..', '..', '..', '..'))
+MODELS = os.path.join(HERE, '..', 'models')
+ORT_RUN = os.environ.get('ORT_RUN', os.path.join(ROOT, '..', 'shared', 'bench', 'onnx', 'ort_run.js'))
+ORT_MODULE = os.environ.get('ORT_NODE_MODULE', '/tmp/ort/node_modules/onnxruntime-node')
+ENV = dict(os.environ, ORT_NODE_MODULE=ORT_MODULE)
+
+NP_TO_ORT = {np.float32: 'float32', np.float64: 'float64', np.int64: 'int64', np.int32: 'int32',
+             np.uint8: 'uint8', np.int8: 'int8', np.bool_: 'bool', np.float16: 'float16'}
+ORT_TO_NP = {v: k for k, v in NP_TO_ORT.items()}
+
+# Models of ../models whose optimized form holds contrib ops (and between them every op the
+# optimizer wrote for any of ../models), with the source's tolerances.
+OPTIMIZED = [
+    'test_clip_two_tower_opset14', 'test_conformer_block_opset14', 'test_conv1d_bigru_speech_opset14',
+    'test_convnext_effnet_opset17', 'test_deit_tiny_shape_opset17', 'test_detector_nms_roialign_opset13',
+    'test_distilbert_mask_opset18', 'test_dlrm_embeddingbag_opset11', 'test_dynquant_distilbert_mask_opset13',
+    'test_dynquant_gpt2_kv_opset14', 'test_gnn_scatter_opset16', 'test_hifigan_vocoder_opset13',
+    'test_llama_gqa_rope_opset17', 'test_nonfinite_masking_opset14', 'test_scripted_while_growing_opset13',
+    'test_squeezenet_like_opset8', 'test_superres_shuffle_opset11', 'test_swin_window_attention_opset14',
+    'test_torch_mha_opset14', 'test_transformer_encdec_opset14', 'test_yolo_head_opset13',
+]
+
+HAND = []
+
+
+def hand(name, note):
+    """Registers a hand-written graph: fn() -> (ModelProto, [list of input arrays per data set])."""
+    def deco(fn):
+        HAND.append(dict(name=name, fn=fn, note=note))
+        return fn
+    return deco
+
+
+def rnd(seed, *shape, scale=1.0):
+    return (np.random.RandomState(seed).randn(*shape) * scale).astype(np.float32)
+
+
+def ms_model(nodes, inputs, outputs, inits=(), opset=17):
+    g = helper.make_graph(nodes, 'g', inputs, outputs, initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid('', opset), helper.make_opsetid('com.microsoft', 1)])
+    m.ir_version = 8
+    return m
+
+
+def vi(name, dims, t=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, t, dims)
+
+
+@hand('test_ms_skip_layer_norm', 'SkipLayerNormalization: beta and bias given, epsilon 1e-5, all four outputs.')
+def _skip_ln():
+    h = 24
+    n = helper.make_node('SkipLayerNormalization', ['x', 'skip', 'gamma', 'beta', 'bias'],
+                         ['y', 'mean', 'inv_std', 'sum'], domain='com.microsoft', epsilon=1e-5)
+    inits = [numpy_helper.from_array(rnd(1, h, scale=0.2) + 1, 'gamma'), numpy_helper.from_array(rnd(2, h, scale=0.1), 'beta'),
+             numpy_helper.from_array(rnd(3, h, scale=0.1), 'bias')]
+    m = ms_model([n], [vi('x', ['b', 's', h]), vi('skip', ['b', 's', h])],
+                 [vi('y', None), vi('mean', None), vi('inv_std', None), vi('sum', None)], inits)
+    return m, [[rnd(4, 2, 5, h), rnd(5, 2, 5, h)], [rnd(6, 1, 3, h, scale=30), rnd(7, 1, 3, h)]]
+
+
+@hand('test_ms_skip_layer_norm_plain', 'SkipLayerNormalization: no beta or bias, default epsilon (1e-12), 2-D input.')
+def _skip_ln_plain():
+    h = 16
+    n = helper.make_node('SkipLayerNormalization', ['x', 'skip', 'gamma'], ['y'], domain='com.microsoft')
+    inits = [numpy_helper.from_array(rnd(1, h, scale=0.2) + 1, 'gamma')]
+    m = ms_model([n], [vi('x', ['t', h]), vi('skip', ['t', h])], [vi('y', None)], inits)
+    return m, [[rnd(4, 7, h), rnd(5, 7, h)]]
+
+
+@hand('test_ms_skip_simplified_layer_norm', 'SkipSimplifiedLayerNormalization (RMS norm of input + skip + bias) with its sum output.')
+def _skip_sln():
+    h = 32
+    n = helper.make_node('SkipSimplifiedLayerNormalization', ['x', 'skip', 'gamma', 'bias'], ['y', '', 'inv_std', 'sum'],
+                         domain='com.microsoft', epsilon=1e-6)
+    inits = [numpy_helper.from_array(rnd(1, h, scale=0.2) + 1, 'gamma'), numpy_helper.from_array(rnd(3, h, scale=0.1), 'bias')]
+    m = ms_model([n], [vi('x', ['b', 's', h]), vi('skip', ['b', 's', h])], [vi('y', None), vi('inv_std', None), vi('sum', None)], inits)
+    return m, [[rnd(4, 2, 3, h), rnd(5, 2, 3, h)]]
+
+
+@hand('test_ms_simplified_layer_norm', 'SimplifiedLayerNormalization (ONNX Runtime registers it in the default domain): axis 1 of 3, both outputs.')
+def _sln():
+    n = helper.make_node('SimplifiedLayerNormalization', ['x', 'scale'], ['y', 'inv_std'], axis=1, epsilon=1e-5)
+    inits = [numpy_helper.from_array(rnd(1, 6, 8, scale=0.2) + 1, 'scale')]
+    m = ms_model([n], [vi('x', ['b', 6, 8])], [vi('y', None), vi('inv_std', None)], inits)
+    return m, [[rnd(4, 3, 6, 8)]]
+
+
+def _fused_conv(act, params, z):
+    ins = ['x', 'w', 'b'] + (['z'] if z else [])
+    attrs = dict(activation=act, kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1], dilations=[1, 1], group=1)
+    if params is not None:
+        attrs['activation_params'] = params
+    n = helper.make_node('FusedConv', ins, ['y'], domain='com.microsoft', **attrs)
+    inits = [numpy_helper.from_array(rnd(1, 4, 3, 3, 3, scale=0.4), 'w'), numpy_helper.from_array(rnd(2, 4, scale=0.1), 'b')]
+    ivs = [vi('x', [1, 3, 6, 5])] + ([vi('z', [1, 4, 6, 5])] if z else [])
+    m = ms_model([n], ivs, [vi('y', None)], inits)
+    sets = [[rnd(3, 1, 3, 6, 5)] + ([rnd(4, 1, 4, 6, 5)] if z else [])]
+    return m, sets
+
+
+for _act, _params, _z in [('Relu', None, True), ('LeakyRelu', [0.2], False), ('HardSigmoid', [0.3, 0.4], True),
+                          ('Clip', [-0.5, 0.5], False), ('Sigmoid', None, False), ('Tanh', None, True)]:
+    hand('test_ms_fused_conv_%s%s' % (_act.lower(), '_z' if _z else ''),
+         'FusedConv with activation %s%s%s.' % (_act, ' %s' % _params if _params else '', ' and a residual Z' if _z else ''))(
+        lambda a=_act, p=_params, z=_z: _fused_conv(a, p, z))
+
+
+@hand('test_ms_fused_gemm_leaky', 'FusedGemm: transB, alpha 0.5, beta 2, LeakyRelu with activation_alpha 0.1.')
+def _fused_gemm():
+    n = helper.make_node('FusedGemm', ['a', 'w', 'c'], ['y'], domain='com.microsoft', transB=1, alpha=0.5, beta=2.0,
+                         activation='LeakyRelu', activation_alpha=0.1)
+    inits = [numpy_helper.from_array(rnd(1, 6, 5), 'w'), numpy_helper.from_array(rnd(2, 6, scale=0.3), 'c')]
+    m = ms_model([n], [vi('a', ['m', 5])], [vi('y', None)], inits)
+    return m, [[rnd(3, 4, 5)]]
+
+
+@hand('test_ms_fused_matmul_trans', 'FusedMatMul: transA and transB on rank-3 operands, alpha 0.25; rank-4 transBatchA and transBatchB with transB.')
+def _fused_mm():
+    n1 = helper.make_node('FusedMatMul', ['a', 'b'], ['y'], domain='com.microsoft', transA=1, transB=1, alpha=0.25)
+    n2 = helper.make_node('FusedMatMul', ['c', 'd'], ['z'], domain='com.microsoft', transBatchA=1, alpha=2.0)
+    n3 = helper.make_node('FusedMatMul', ['c', 'e'], ['w'], domain='com.microsoft', transBatchA=1, transBatchB=1, transB=1)
+    m = ms_model([n1, n2, n3], [vi('a', [2, 5, 3]), vi('b', [2, 4, 5]), vi('c', [3, 2, 4, 5]), vi('d', [2, 4, 5, 6]),
+                                vi('e', [6, 2, 4, 5])], [vi('y', None), vi('z', None), vi('w', None)])
+    return m, [[rnd(1, 2, 5, 3), rnd(2, 2, 4, 5), rnd(3, 3, 2, 4, 5), rnd(4, 2, 4, 5, 6), rnd(5, 6, 2, 4, 5)]]
+
+
+@hand('test_ms_gelus', 'Gelu, BiasGelu, FastGelu with and without bias, QuickGelu with alpha 1.5, over a wide range.')
+def _gelus():
+    nodes = [helper.make_node('Gelu', ['x'], ['g'], domain='com.microsoft'),
+             helper.make_node('BiasGelu', ['x', 'bias'], ['bg'], domain='com.microsoft'),
+             helper.make_node('FastGelu', ['x'], ['fg'], domain='com.microsoft'),
+             helper.make_node('FastGelu', ['x', 'bias'], ['fgb'], domain='com.microsoft'),
+             helper.make_node('QuickGelu', ['x'], ['qg'], domain='com.microsoft', alpha=1.5)]
+    inits = [numpy_helper.from_array(rnd(1, 16, scale=0.5), 'bias')]
+    m = ms_model(nodes, [vi('x', ['n', 16])], [vi(o, None) for o in ['g', 'bg', 'fg', 'fgb', 'qg']], inits)
+    return m, [[rnd(2, 8, 16, scale=3)]]
+
+
+@hand('test_ms_matmul_integer_to_float', 'MatMulIntegerToFloat: u8 A, s8 B with per-column scales and zero points, bias; and DynamicQuantizeMatMul on the same B.')
+def _mmitf():
+    k, nn = 12, 5
+    rs = np.random.RandomState(9)
+    b = rs.randint(-128, 128, size=(k, nn)).astype(np.int8)
+    inits = [numpy_helper.from_array(b, 'b'), numpy_helper.from_array(np.float32(0.02), 'a_scale'),
+             numpy_helper.from_array((rs.rand(nn) * 0.05 + 0.01).astype(np.float32), 'b_scale'),
+             numpy_helper.from_array(np.uint8(7), 'a_zp'), numpy_helper.from_array(rs.randint(-3, 4, size=nn).astype(np.int8), 'b_zp'),
+             numpy_helper.from_array(rnd(1, nn), 'bias')]
+    n1 = helper.make_node('MatMulIntegerToFloat', ['a', 'b', 'a_scale', 'b_scale', 'a_zp', 'b_zp', 'bias'], ['y'], domain='com.microsoft')
+    n2 = helper.make_node('DynamicQuantizeMatMul', ['f', 'b', 'b_scale', 'b_zp', 'bias'], ['z'], domain='com.microsoft')
+    m = ms_model([n1, n2], [vi('a', ['m', k], TensorProto.UINT8), vi('f', ['m', k])], [vi('y', None), vi('z', None)], inits)
+    return m, [[rs.randint(0, 256, size=(4, k)).astype(np.uint8), rnd(2, 4, k)]]
+
+
+def ort_outputs(jobs, tmp):
+    jf = os.path.join(tmp, 'jobs.json')
+    with open(jf, 'w') as f:
+        json.dump(jobs, f)
+    subprocess.check_call(['node', ORT_RUN, 'run', jf], env=ENV)
+
+
+def write_outputs(job, outs, dst):
+    for k, s in enumerate(job['sets']):
+        recs = {r['name']: r for r in json.load(open(os.path.join(s['outdir'], 'outputs.json')))}
+        for j, oname in enumerate(outs):
+            r = recs[oname]
+            a = np.fromfile(r['file'], dtype=ORT_TO_NP[r['type']]).reshape(r['dims'])
+            with open(os.path.join(dst, 'test_data_set_%d' % k, 'output_%d.pb' % j), 'wb') as f:
+                f.write(numpy_helper.from_array(a, oname).SerializeToString())
+
+
+def source_tolerances():
+    tol = {}
+    for line in open(os.path.join(MODELS, 'MANIFEST.tsv')).read().splitlines()[1:]:
+        f = line.split('\t')
+        tol[f[0]] = (float(f[2]), float(f[3]))
+    return tol
+
+
+def contrib_ops(path):
+    m = onnx.load(path)
+    c = collections.Counter()
+
+    def walk(g):
+        for n in g.node:
+            if n.domain not in ('', 'ai.onnx') or n.op_type == 'SimplifiedLayerNormalization':
+                c[n.op_type] += 1
+            for a in n.attribute:
+                if a.g.node:
+                    walk(a.g)
+                for gg in a.graphs:
+                    walk(gg)
+    walk(m.graph)
+    return ' '.join('%s×%d' % kv for kv in sorted(c.items()))
+
+
+def main():
+    if sys.argv[1:] == ['--manifest']:
+        write_manifest()
+        return
+    pat = re.compile(sys.argv[1] if len(sys.argv) > 1 else '.')
+    tmp = tempfile.mkdtemp(prefix='make_ortopt_')
+    jobs, outs = [], []
+    for src in OPTIMIZED:
+        name = src + '_ortopt'
+        if not pat.search(name):
+            continue
+        dst = os.path.join(HERE, name)
+        shutil.rmtree(dst, ignore_errors=True)
+        os.makedirs(dst)
+        path = os.path.join(dst, 'model.onnx')
+        subprocess.check_call(['node', os.path.join(HERE, 'optimize.js'), os.path.join(MODELS, src, 'model.onnx'), path, 'extended'], env=ENV)
+        mp = onnx.load(path)
+        inits = {t.name for t in mp.graph.initializer}
+        gin = [i.name for i in mp.graph.input if i.name not in inits]
+        job = dict(name=name, model=path, sets=[])
+        for sd in sorted(glob.glob(os.path.join(MODELS, src, 'test_data_set_*'))):
+            k = len(job['sets'])
+            d = os.path.join(dst, 'test_data_set_%d' % k)
+            os.makedirs(d)
+            ins = []
+            for j in range(len(gin)):
+                t = onnx.TensorProto()
+                t.ParseFromString(open(os.path.join(sd, 'input_%d.pb' % j), 'rb').read())
+                shutil.copy(os.path.join(sd, 'input_%d.pb' % j), d)
+                a = np.ascontiguousarray(numpy_helper.to_array(t))
+                raw = os.path.join(tmp, '%s_%d_%d.bin' % (name, k, j))
+                a.tofile(raw)
+                ins.append(dict(name=t.name or gin[j], type=NP_TO_ORT[a.dtype.type], dims=list(a.shape), file=raw))
+            job['sets'].append(dict(inputs=ins, outdir=os.path.join(tmp, '%s_%d' % (name, k))))
+        jobs.append(job)
+        outs.append((dst, [o.name for o in mp.graph.output]))
+    for h in HAND:
+        if not pat.search(h['name']):
+            continue
+        dst = os.path.join(HERE, h['name'])
+        shutil.rmtree(dst, ignore_errors=True)
+        os.makedirs(dst)
+        mp, sets = h['fn']()
+        path = os.path.join(dst, 'model.onnx')
+        onnx.save(mp, path)
+        inits = {t.name for t in mp.graph.initializer}
+        gin = [i.name for i in mp.graph.input if i.name not in inits]
+        job = dict(name=h['name'], model=path, sets=[])
+        for k, s in enumerate(sets):
+            d = os.path.join(dst, 'test_data_set_%d' % k)
+            os.makedirs(d)
+            ins = []
+            for j, (gname, a) in enumerate(zip(gin, s)):
+                with open(os.path.join(d, 'input_%d.pb' % j), 'wb') as f:
+                    f.write(numpy_helper.from_array(a, gname).SerializeToString())
+                raw = os.path.join(tmp, '%s_%d_%d.bin' % (h['name'], k, j))
+                a.tofile(raw)
+                ins.append(dict(name=gname, type=NP_TO_ORT[a.dtype.type], dims=list(a.shape), file=raw))
+            job['sets'].append(dict(inputs=ins, outdir=os.path.join(tmp, '%s_%d' % (h['name'], k))))
+        jobs.append(job)
+        outs.append((dst, [o.name for o in mp.graph.output]))
+    ort_outputs(jobs, tmp)
+    for job, (dst, names) in zip(jobs, outs):
+        write_outputs(job, names, dst)
+        print('%s: %s' % (os.path.basename(dst), contrib_ops(job['model'])))
+    write_manifest()
+    shutil.rmtree(tmp)
+
+
+def write_manifest():
+    tol = source_tolerances()
+    rows = []
+    for src in OPTIMIZED:
+        name = src + '_ortopt'
+        if os.path.isdir(os.path.join(HERE, name)):
+            r, a = tol.get(src, (1e-3, 1e-7))
+            rows.append((name, r, a, 'ONNX Runtime\'s optimized %s: %s' % (src, contrib_ops(os.path.join(HERE, name, 'model.onnx')))))
+    for h in HAND:
+        if os.path.isdir(os.path.join(HERE, h['name'])):
+            rows.append((h['name'], 1e-3, 1e-6, h['note']))
+    with open(os.path.join(HERE, 'MANIFEST.tsv'), 'w') as f:
+        f.write('test_name\trtol\tatol\tdescription\n')
+        for r in rows:
+            f.write('%s\t%g\t%g\t%s\n' % r)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,2 @@
+Blogits_per_imageJEä½ºN
+¾

@@ -1,0 +1,1 @@
+BboxesJ P∆P>È«A¢9û@a›BHÈ3Axª@≈Â~AhMNA

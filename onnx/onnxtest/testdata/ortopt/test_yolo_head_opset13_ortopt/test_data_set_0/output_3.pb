@@ -1,0 +1,1 @@
+B	top_boxesJPšúnB	Ò-B¶M½Ao:›A”h†@¾#*B®(ÖAªªA/kBïŒÚAýÜùAöËdA_(TBBÓA¢äó@ËsA½¡@’CmBÊPB%–A
