@@ -49,6 +49,7 @@ OPTIMIZED = [
     'test_llama_gqa_rope_opset17', 'test_nonfinite_masking_opset14', 'test_scripted_while_growing_opset13',
     'test_squeezenet_like_opset8', 'test_superres_shuffle_opset11', 'test_swin_window_attention_opset14',
     'test_torch_mha_opset14', 'test_transformer_encdec_opset14', 'test_yolo_head_opset13',
+    'test_quantized_qdq_cnn_opset13',
 ]
 
 HAND = []
@@ -75,6 +76,11 @@ def ms_model(nodes, inputs, outputs, inits=(), opset=17):
 
 def vi(name, dims, t=TensorProto.FLOAT):
     return helper.make_tensor_value_info(name, t, dims)
+
+
+def vo(name):
+    """An output whose type ONNX Runtime infers."""
+    return helper.make_empty_tensor_value_info(name)
 
 
 @hand('test_ms_skip_layer_norm', 'SkipLayerNormalization: beta and bias given, epsilon 1e-5, all four outputs.')
@@ -180,6 +186,90 @@ def _mmitf():
     n2 = helper.make_node('DynamicQuantizeMatMul', ['f', 'b', 'b_scale', 'b_zp', 'bias'], ['z'], domain='com.microsoft')
     m = ms_model([n1, n2], [vi('a', ['m', k], TensorProto.UINT8), vi('f', ['m', k])], [vi('y', None), vi('z', None)], inits)
     return m, [[rs.randint(0, 256, size=(4, k)).astype(np.uint8), rnd(2, 4, k)]]
+
+
+def qinit(name, v, dt):
+    return numpy_helper.from_array(np.array(v, dtype=dt), name)
+
+
+def qrand(seed, dt, *shape):
+    lo, hi = (0, 256) if dt == np.uint8 else (-128, 128)
+    return np.random.RandomState(seed).randint(lo, hi, size=shape).astype(dt)
+
+
+@hand('test_ms_qlinear_add_mul', 'QLinearAdd (uint8, a row broadcast) and QLinearMul (int8), per-tensor scales and zero points.')
+def _qadd():
+    U, S = TensorProto.UINT8, TensorProto.INT8
+    inits = [qinit('sa', 0.05, np.float32), qinit('za', 120, np.uint8), qinit('sb', 0.02, np.float32), qinit('zb', 3, np.uint8),
+             qinit('sc', 0.07, np.float32), qinit('zc', 131, np.uint8),
+             qinit('sd', 0.03, np.float32), qinit('zd', -5, np.int8), qinit('se', 0.04, np.float32), qinit('ze', 2, np.int8),
+             qinit('sf', 0.5, np.float32), qinit('zf', -1, np.int8),
+             qinit('s4', 0.25, np.float32), qinit('s2', 0.5, np.float32), qinit('z1', 1, np.uint8)]
+    nodes = [helper.make_node('QLinearAdd', ['a', 'sa', 'za', 'b', 'sb', 'zb', 'sc', 'zc'], ['c'], domain='com.microsoft'),
+             helper.make_node('QLinearMul', ['d', 'sd', 'zd', 'e', 'se', 'ze', 'sf', 'zf'], ['f'], domain='com.microsoft'),
+             # scale ratios of exactly one half: half the sums are ties, and the odd output zero point
+             # tells rounding before adding it from rounding after
+             helper.make_node('QLinearAdd', ['a', 's4', 'za', 'b', 's4', 'zb', 's2', 'z1'], ['t'], domain='com.microsoft')]
+    m = ms_model(nodes, [vi('a', [2, 3, 8], U), vi('b', [8], U), vi('d', [4, 8], S), vi('e', [4, 8], S)],
+                 [vo('c'), vo('f'), vo('t')], inits)
+    return m, [[qrand(1, np.uint8, 2, 3, 8), qrand(2, np.uint8, 8), qrand(3, np.int8, 4, 8), qrand(4, np.int8, 4, 8)]]
+
+
+@hand('test_ms_qlinear_unary', 'QLinearSigmoid and QLinearLeakyRelu (alpha 0.1) over every uint8 value.')
+def _qunary():
+    U = TensorProto.UINT8
+    inits = [qinit('sx', 0.06, np.float32), qinit('zx', 128, np.uint8), qinit('sy', 1 / 256, np.float32), qinit('zy', 0, np.uint8),
+             qinit('sl', 0.05, np.float32), qinit('zl', 100, np.uint8)]
+    nodes = [helper.make_node('QLinearSigmoid', ['x', 'sx', 'zx', 'sy', 'zy'], ['y'], domain='com.microsoft'),
+             helper.make_node('QLinearLeakyRelu', ['x', 'sx', 'zx', 'sl', 'zl'], ['l'], domain='com.microsoft', alpha=0.1)]
+    m = ms_model(nodes, [vi('x', [256], U)], [vo('y'), vo('l')], inits)
+    return m, [[np.arange(256, dtype=np.uint8)]]
+
+
+@hand('test_ms_qlinear_pools', 'QLinearGlobalAveragePool (NCHW and channels_last) and QLinearAveragePool (3x3, stride 2, pads, count_include_pad 0).')
+def _qpools():
+    U = TensorProto.UINT8
+    inits = [qinit('sx', 0.04, np.float32), qinit('zx', 90, np.uint8), qinit('sy', 0.03, np.float32), qinit('zy', 70, np.uint8)]
+    nodes = [helper.make_node('QLinearGlobalAveragePool', ['x', 'sx', 'zx', 'sy', 'zy'], ['g'], domain='com.microsoft'),
+             helper.make_node('QLinearGlobalAveragePool', ['x', 'sx', 'zx', 'sy', 'zy'], ['gl'], domain='com.microsoft', channels_last=1),
+             helper.make_node('QLinearAveragePool', ['x', 'sx', 'zx', 'sy', 'zy'], ['p'], domain='com.microsoft',
+                              kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=0)]
+    m = ms_model(nodes, [vi('x', [2, 3, 7, 6], U)], [vo('g'), vo('gl'), vo('p')], inits)
+    return m, [[qrand(5, np.uint8, 2, 3, 7, 6)]]
+
+
+@hand('test_ms_qlinear_concat', 'QLinearConcat of three uint8 tensors along axis 1, two requantized and one on the output scale.')
+def _qconcat():
+    U = TensorProto.UINT8
+    inits = [qinit('sy', 0.05, np.float32), qinit('zy', 128, np.uint8), qinit('s1', 0.02, np.float32), qinit('z1', 10, np.uint8),
+             qinit('s2', 0.11, np.float32), qinit('z2', 200, np.uint8)]
+    n = helper.make_node('QLinearConcat', ['sy', 'zy', 'a', 's1', 'z1', 'b', 's2', 'z2', 'c', 'sy', 'zy'], ['y'],
+                         domain='com.microsoft', axis=1)
+    m = ms_model([n], [vi('a', [2, 3, 4], U), vi('b', [2, 1, 4], U), vi('c', [2, 2, 4], U)], [vo('y')], inits)
+    return m, [[qrand(6, np.uint8, 2, 3, 4), qrand(7, np.uint8, 2, 1, 4), qrand(8, np.uint8, 2, 2, 4)]]
+
+
+@hand('test_ms_qgemm', 'QGemm: uint8 A, int8 B (transB) with bias C and alpha 0.5, quantized output; and the float output without y_scale.')
+def _qgemm():
+    k, n = 10, 6
+    inits = [qinit('sa', 0.03, np.float32), qinit('za', 100, np.uint8), numpy_helper.from_array(qrand(9, np.int8, n, k), 'b'),
+             qinit('sb', 0.02, np.float32), qinit('zb', 0, np.int8),
+             numpy_helper.from_array(np.random.RandomState(10).randint(-500, 500, size=n).astype(np.int32), 'c'),
+             qinit('sy', 0.08, np.float32), qinit('zy', 120, np.uint8)]
+    n1 = helper.make_node('QGemm', ['a', 'sa', 'za', 'b', 'sb', 'zb', 'c', 'sy', 'zy'], ['y'], domain='com.microsoft',
+                          transB=1, alpha=0.5)
+    n2 = helper.make_node('QGemm', ['a', 'sa', 'za', 'b', 'sb', 'zb', 'c'], ['f'], domain='com.microsoft', transB=1)
+    m = ms_model([n1, n2], [vi('a', ['m', k], TensorProto.UINT8)], [vo('y'), vo('f')], inits)
+    return m, [[qrand(11, np.uint8, 5, k)]]
+
+
+@hand('test_ms_quantize_linear', 'com.microsoft QuantizeLinear (per channel, axis 1) and DequantizeLinear, as older quantization tools write them.')
+def _qlin():
+    inits = [numpy_helper.from_array(np.array([0.02, 0.05, 0.1], np.float32), 's'), numpy_helper.from_array(np.array([0, 10, 250], np.uint8), 'z')]
+    nodes = [helper.make_node('QuantizeLinear', ['x', 's', 'z'], ['q'], domain='com.microsoft', axis=1),
+             helper.make_node('DequantizeLinear', ['q', 's', 'z'], ['d'], domain='com.microsoft', axis=1)]
+    m = ms_model(nodes, [vi('x', [2, 3, 4])], [vo('q'), vo('d')], inits)
+    return m, [[rnd(12, 2, 3, 4, scale=2)]]
 
 
 def ort_outputs(jobs, tmp):

@@ -1,0 +1,1 @@
+€BlJ€UUUUUUUUVVVVVVVVWWWWWWWWXXXXXXXXXYYYYYYYYZZZZZZZZ[[[[[[[[[\\\\\\\\]]]]]]]]^^^^^^^^^________````````aaaaaaaaabbbbbbbbccccccccdddddefhijklnopqrtuvwxz{|}~€‚ƒ„†‡‰’“”•–™› ΅Ά¤¥¦§¨ª«¬­®°±²³΄¶·ΈΉΊΌ½ΎΏΐΒΓΔΕΖΘΙΚΛΜΞΟΠΡÒΤΥΦΧΨΪΫάέήΰαβγδζηθικμνξοπςστυφψωϊϋό
