@@ -272,6 +272,82 @@ def _qlin():
     return m, [[rnd(12, 2, 3, 4, scale=2)]]
 
 
+def _attention(name, nheads, hin, sizes, mask, past=0, uni=0, bias_in=False, extra=None):
+    """An Attention node over input [2, 5, hin]: mask is None, 'raw', 'lengths', 'startend' or '3d'."""
+    b, sq = 2, 5
+    total = past + sq
+    rs = np.random.RandomState(len(name))
+    attrs = dict(num_heads=nheads, unidirectional=uni)
+    if sizes:
+        attrs['qkv_hidden_sizes'] = sizes
+    if extra:
+        attrs.update(extra)
+    d = sum(sizes) if sizes else 3 * hin
+    inits = [numpy_helper.from_array((rs.randn(hin, d) / np.sqrt(hin)).astype(np.float32), 'w'),
+             numpy_helper.from_array((rs.randn(d) * 0.1).astype(np.float32), 'bias')]
+    ins, ivs, data = ['x', 'w', 'bias'], [vi('x', [b, sq, hin])], [rnd(31, b, sq, hin)]
+    if mask == 'raw':
+        m = np.ones((b, total), np.int32)
+        m[1, -2:] = 0
+    elif mask == 'lengths':
+        m = np.array([total, total - 2], np.int32)
+    elif mask == 'startend':
+        m = np.array([total, total - 1, 0, 2], np.int32)
+    elif mask == '3d':
+        m = (rs.rand(b, sq, total) > 0.3).astype(np.int32)
+        m[:, :, 0] = 1
+    ins.append('mask' if mask else '')
+    if mask:
+        ivs.append(vi('mask', list(m.shape), TensorProto.INT32))
+        data.append(m)
+    hk = (sizes[0] if sizes else hin) // nheads
+    outs = [vo('y')]
+    if past:
+        ins.append('past')
+        ivs.append(vi('past', [2, b, nheads, past, hk]))
+        data.append(rnd(32, 2, b, nheads, past, hk))
+        outs.append(vo('present'))
+    elif bias_in:
+        ins.append('')
+    if bias_in:
+        ins.append('ab')
+        ivs.append(vi('ab', [1, nheads, sq, total]))
+        data.append(rnd(33, 1, nheads, sq, total))
+    n = helper.make_node('Attention', ins, ['y'] + (['present'] if past else []), domain='com.microsoft', **attrs)
+    return ms_model([n], ivs, outs, inits), [data]
+
+
+hand('test_ms_attention_raw_mask', 'Attention (BERT): 4 heads, hidden 16, bias, a raw 1/0 mask [B, T] with padding.')(
+    lambda: _attention('a1', 4, 16, None, 'raw'))
+hand('test_ms_attention_lengths', 'Attention: mask_index as valid lengths [B].')(lambda: _attention('a22', 2, 8, None, 'lengths'))
+hand('test_ms_attention_start_end', 'Attention: mask_index as exclusive ends then inclusive starts [2B].')(
+    lambda: _attention('a333', 2, 8, None, 'startend'))
+hand('test_ms_attention_gpt2_past', 'Attention (GPT-2): unidirectional, past state of 3 positions, present output, raw mask over past and new.')(
+    lambda: _attention('a4444', 4, 16, None, 'raw', past=3, uni=1))
+hand('test_ms_attention_sizes_bias', 'Attention: qkv_hidden_sizes [16, 16, 8], a 3-D mask, an attention bias [1, N, S, T], scale 0.2.')(
+    lambda: _attention('a55555', 4, 12, [16, 16, 8], '3d', bias_in=True, extra=dict(scale=0.2)))
+
+
+@hand('test_ms_embed_layer_norm', 'EmbedLayerNormalization: word, position and segment embeddings, a mask, all three outputs; and a second node with position_ids and no segments.')
+def _embed():
+    v, p, h = 30, 12, 8
+    rs = np.random.RandomState(41)
+    inits = [numpy_helper.from_array(rnd(1, v, h), 'word'), numpy_helper.from_array(rnd(2, p, h), 'pos'),
+             numpy_helper.from_array(rnd(3, 2, h), 'seg'), numpy_helper.from_array(rnd(4, h, scale=0.1) + 1, 'gamma'),
+             numpy_helper.from_array(rnd(5, h, scale=0.1), 'beta')]
+    n1 = helper.make_node('EmbedLayerNormalization', ['ids', 'segs', 'word', 'pos', 'seg', 'gamma', 'beta', 'mask'],
+                          ['y', 'mask_index', 'sum'], domain='com.microsoft', epsilon=1e-5)
+    n2 = helper.make_node('EmbedLayerNormalization', ['ids', '', 'word', 'pos', '', 'gamma', 'beta', '', 'pids'],
+                          ['y2', 'mask_index2'], domain='com.microsoft')
+    ivs = [vi('ids', [2, 6], TensorProto.INT32), vi('segs', [2, 6], TensorProto.INT32), vi('mask', [2, 6], TensorProto.INT32),
+           vi('pids', [1, 6], TensorProto.INT32)]
+    m = ms_model([n1, n2], ivs, [vo('y'), vo('mask_index'), vo('sum'), vo('y2'), vo('mask_index2')], inits)
+    mask = np.ones((2, 6), np.int32)
+    mask[1, 4:] = 0
+    return m, [[rs.randint(0, v, size=(2, 6)).astype(np.int32), rs.randint(0, 2, size=(2, 6)).astype(np.int32), mask,
+                np.array([[5, 4, 3, 2, 1, 0]], np.int32)]]
+
+
 def ort_outputs(jobs, tmp):
     jf = os.path.join(tmp, 'jobs.json')
     with open(jf, 'w') as f:

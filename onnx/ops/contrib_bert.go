@@ -1,0 +1,234 @@
+package ops
+
+import (
+	"math"
+
+	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/xb"
+)
+
+// ONNX Runtime's fused BERT and GPT-2 layers (com.microsoft), which its
+// transformer optimizer (onnxruntime.transformers, Optimum's "O2" and
+// above) writes: Attention, the whole self-attention block from the
+// input through the packed Q, K, V projection to the heads' concatenated
+// outputs, and EmbedLayerNormalization, the embeddings' lookups, sum and
+// layer norm. Both lower to the standard ops (gathers, dots, softmax), so
+// the compiler fuses them as it does an unfused export. The masks follow
+// ONNX Runtime's CPU kernels: a masked position gets mask_filter_value
+// (-10000) added to its score, not -∞, and the causal mask of a
+// unidirectional layer adds it again.
+
+func init() {
+	for _, o := range []Op{
+		{Name: "Attention", Lower: lowerMSAttention},
+		{Name: "EmbedLayerNormalization", Lower: lowerEmbedLayerNorm},
+	} {
+		o.Domain = msDomain
+		Register(o)
+	}
+}
+
+// lowerMSAttention: inputs input [B, S, Hin], weights [Hin, Dq+Dk+Dv],
+// bias [Dq+Dk+Dv] (optional), mask_index (int32, optional: [B] valid
+// lengths, [2B] ends then starts, [B, T] or [B, S, T] 1/0), past
+// [2, B, N, P, Dk/N] (optional), attention_bias [B or 1, N, S, T]
+// (optional); attributes num_heads, qkv_hidden_sizes, unidirectional,
+// scale, mask_filter_value. Outputs output [B, S, Dv] and present
+// [2, B, N, P+S, Dk/N].
+func lowerMSAttention(c *Ctx) error {
+	x, w := c.Input(0), c.Input(1)
+	if x == nil || w == nil {
+		return c.Errorf("Attention needs input and weights")
+	}
+	if x.Rank() != 3 || w.Rank() != 2 || x.Dims()[2] != w.Dims()[0] {
+		return c.Errorf("input %v and weights %v are not [B, S, H] and [H, 3·hidden]", x.Dims(), w.Dims())
+	}
+	if !x.DType().IsFloat() || w.DType() != x.DType() {
+		return c.Unsupported("input %s and weights %s", x.DType(), w.DType())
+	}
+	n := c.Node.Int("num_heads", 0)
+	if n <= 0 {
+		return c.Errorf("num_heads %d", n)
+	}
+	if c.Node.Int("do_rotary", 0) != 0 || c.Node.Int("past_present_share_buffer", 0) != 0 || c.Has(6) {
+		return c.Unsupported("rotary embeddings or a shared past buffer")
+	}
+	sizes := c.Node.Ints("qkv_hidden_sizes")
+	if len(sizes) == 0 {
+		h := w.Dims()[1] / 3
+		sizes = []int64{h, h, h}
+	}
+	if len(sizes) != 3 || sizes[0] != sizes[1] || sizes[0]+sizes[1]+sizes[2] != w.Dims()[1] ||
+		sizes[0]%n != 0 || sizes[2]%n != 0 {
+		return c.Errorf("qkv_hidden_sizes %v do not split weights %v into %d heads", sizes, w.Dims(), n)
+	}
+	t := x.DType()
+	u, back := elemUp(x)
+	wu, _ := elemUp(w)
+	bsz, s := x.Dims()[0], x.Dims()[1]
+	proj := xb.DotGeneral(u, wu, xb.DotDims{LhsContracting: []int64{2}, RhsContracting: []int64{0}}) // [B, S, D]
+	if bias := c.Input(2); bias != nil {
+		bu, _ := elemUp(bias)
+		var bb *xb.Op
+		proj, bb = Broadcast2(c.B, proj, bu)
+		proj = xb.Add(proj, bb)
+	}
+	// heads splits columns [lo, lo+d) of the projection into [B, N, S, d/N].
+	heads := func(lo, d int64) *xb.Op {
+		p := xb.SliceAxis(proj, 2, lo, lo+d)
+		return xb.Transpose(xb.Reshape(p, bsz, s, n, d/n), 0, 2, 1, 3)
+	}
+	q, k, v := heads(0, sizes[0]), heads(sizes[0], sizes[1]), heads(sizes[0]+sizes[1], sizes[2])
+	hk := sizes[0] / n
+	past := int64(0)
+	if p := c.Input(4); p != nil {
+		pd := p.Dims()
+		if len(pd) != 5 || pd[0] != 2 || pd[1] != bsz || pd[2] != n || pd[4] != hk || sizes[2] != sizes[1] {
+			return c.Errorf("past %v is not [2, %d, %d, P, %d]", pd, bsz, n, hk)
+		}
+		pu, _ := elemUp(p)
+		past = pd[3]
+		k = xb.Concatenate(2, xb.Reshape(xb.SliceAxis(pu, 0, 0, 1), bsz, n, past, hk), k)
+		v = xb.Concatenate(2, xb.Reshape(xb.SliceAxis(pu, 0, 1, 2), bsz, n, past, hk), v)
+	}
+	total := past + s
+	scale := float64(c.Node.Float("scale", 0))
+	if scale == 0 {
+		scale = 1 / math.Sqrt(float64(hk))
+	}
+	scores := xb.DotGeneral(q, k, xb.DotDims{LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1},
+		LhsContracting: []int64{3}, RhsContracting: []int64{3}}) // [B, N, S, T]
+	scores = xb.Mul(scores, ScalarLike(scores, scale))
+	mask, err := msAttentionMask(c, bsz, s, past, float64(c.Node.Float("mask_filter_value", -10000)), scores.DType())
+	if err != nil {
+		return err
+	}
+	if mask != nil {
+		scores = xb.Add(scores, xb.BroadcastInDim(mask, scores.Dims(), 0, 2, 3))
+	}
+	if ab := c.Input(5); ab != nil {
+		abu, _ := elemUp(ab)
+		var bb *xb.Op
+		scores, bb = Broadcast2(c.B, scores, abu)
+		scores = xb.Add(scores, bb)
+	}
+	probs := msSoftmaxLast(scores)
+	out := xb.DotGeneral(probs, v, xb.DotDims{LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1},
+		LhsContracting: []int64{3}, RhsContracting: []int64{2}}) // [B, N, S, hv]
+	out = xb.Reshape(xb.Transpose(out, 0, 2, 1, 3), bsz, s, sizes[2])
+	c.Set(0, back(out))
+	if sizes[2] == sizes[1] {
+		present := xb.Concatenate(0, xb.Reshape(k, 1, bsz, n, total, hk), xb.Reshape(v, 1, bsz, n, total, hk))
+		if present.DType() != t {
+			present = xb.Convert(present, t)
+		}
+		c.Set(1, present)
+	}
+	return nil
+}
+
+// msAttentionMask is the additive mask [B, S, T] of Attention's
+// mask_index and unidirectional attribute (nil: none), in type dt.
+func msAttentionMask(c *Ctx, bsz, s, past int64, filter float64, dt hlo.DType) (*xb.Op, error) {
+	total := past + s
+	dims := []int64{bsz, s, total}
+	var mask *xb.Op
+	if m := c.Input(3); m != nil {
+		if m.DType() != hlo.S32 {
+			return nil, c.Errorf("mask_index has type %s, not int32", m.DType())
+		}
+		col := c.B.Iota(hlo.S32, 2, dims...) // key position
+		keep := func(ok *xb.Op) *xb.Op {
+			return xb.Select(ok, xb.BroadcastTo(c.B.ScalarOf(dt, 0), dims...), xb.BroadcastTo(c.B.ScalarOf(dt, filter), dims...))
+		}
+		md := m.Dims()
+		switch {
+		case len(md) == 1 && md[0] == bsz: // valid lengths (right padding)
+			end := xb.BroadcastInDim(m, dims, 0)
+			mask = keep(xb.Lt(col, end))
+		case len(md) == 1 && md[0] == 2*bsz: // exclusive ends, then inclusive starts
+			end := xb.BroadcastInDim(xb.SliceAxis(m, 0, 0, bsz), dims, 0)
+			start := xb.BroadcastInDim(xb.SliceAxis(m, 0, bsz, 2*bsz), dims, 0)
+			mask = keep(xb.And(xb.Lt(col, end), xb.Ge(col, start)))
+		case len(md) == 2 && md[0] == bsz && md[1] == total: // 1 keep, 0 mask
+			mask = keep(xb.Gt(xb.BroadcastInDim(m, dims, 0, 2), xb.BroadcastTo(c.B.ScalarOf(hlo.S32, 0), dims...)))
+		case len(md) == 3 && md[0] == bsz && md[1] == s && md[2] == total:
+			mask = keep(xb.Gt(m, xb.BroadcastTo(c.B.ScalarOf(hlo.S32, 0), dims...)))
+		default:
+			return nil, c.Unsupported("mask_index of shape %v (batch %d, sequence %d, total %d)", md, bsz, s, total)
+		}
+	}
+	if c.Node.Int("unidirectional", 0) != 0 {
+		row := xb.Add(c.B.Iota(hlo.S32, 1, dims...), xb.BroadcastTo(c.B.ScalarOf(hlo.S32, float64(past)), dims...))
+		col := c.B.Iota(hlo.S32, 2, dims...)
+		causal := xb.Select(xb.Gt(col, row), xb.BroadcastTo(c.B.ScalarOf(dt, filter), dims...), xb.BroadcastTo(c.B.ScalarOf(dt, 0), dims...))
+		if mask == nil {
+			mask = causal
+		} else {
+			mask = xb.Add(mask, causal)
+		}
+	}
+	return mask, nil
+}
+
+// msSoftmaxLast is the softmax over the last axis (max subtracted).
+func msSoftmaxLast(x *xb.Op) *xb.Op {
+	r := int64(x.Rank())
+	axes := []int64{r - 1}
+	m := rdBack(xb.ReduceMax(x, axes...), x.Dims(), axes)
+	e := xb.Exp(xb.Sub(x, m))
+	return xb.Div(e, rdBack(rdSum(e, axes...), x.Dims(), axes))
+}
+
+// lowerEmbedLayerNorm: inputs input_ids [B, S], segment_ids, word,
+// position and segment embeddings, gamma, beta, mask [B, S], position_ids
+// ([B, S] or [1, S]; else 0..S-1); epsilon (1e-12). Outputs the layer
+// norm of the embeddings' sum, mask_index (the mask's per-row sum; 0
+// without one) and the sum itself.
+func lowerEmbedLayerNorm(c *Ctx) error {
+	ids, word, pos, gamma, beta := c.Input(0), c.Input(2), c.Input(3), c.Input(5), c.Input(6)
+	if ids == nil || word == nil || pos == nil || gamma == nil || beta == nil {
+		return c.Errorf("EmbedLayerNormalization needs input_ids, word_embedding, position_embedding, gamma and beta")
+	}
+	if ids.Rank() != 2 || word.Rank() != 2 || pos.Rank() != 2 || word.Dims()[1] != pos.Dims()[1] {
+		return c.Errorf("input_ids %v, word_embedding %v, position_embedding %v", ids.Dims(), word.Dims(), pos.Dims())
+	}
+	if !word.DType().IsFloat() {
+		return c.Unsupported("embeddings of %s", word.DType())
+	}
+	bsz, s := ids.Dims()[0], ids.Dims()[1]
+	sum := xb.Take(word, idxWrapN(ids, word.Dims()[0]), 0) // [B, S, H]
+	var pids *xb.Op
+	if p := c.Input(8); p != nil {
+		pids = xb.BroadcastTo(p, bsz, s)
+		if p.Rank() == 2 && p.Dims()[0] == 1 {
+			pids = xb.BroadcastInDim(xb.Reshape(p, s), []int64{bsz, s}, 1)
+		}
+	} else {
+		pids = c.B.Iota(ids.DType(), 1, bsz, s)
+	}
+	sum = xb.Add(sum, xb.Take(pos, idxWrapN(pids, pos.Dims()[0]), 0))
+	if seg, segIDs := c.Input(4), c.Input(1); seg != nil && segIDs != nil {
+		sum = xb.Add(sum, xb.Take(seg, idxWrapN(segIDs, seg.Dims()[0]), 0))
+	}
+	w, err := nmStash(c, sum.DType())
+	if err != nil {
+		return err
+	}
+	dims := sum.Dims()
+	axes := []int64{2}
+	n := &nmTrailing{t: sum.DType(), w: w, dims: dims, axes: axes,
+		eps: float64(c.Node.Float("epsilon", 1e-12)), xs: xb.Convert(sum, w)}
+	mean, variance := nmMeanVar(n.xs, axes)
+	inv := xb.Rsqrt(xb.Add(variance, ScalarLike(variance, n.eps)))
+	y := xb.Mul(xb.Sub(n.xs, rdBack(mean, dims, axes)), rdBack(inv, dims, axes))
+	y = xb.Add(xb.Mul(y, xb.BroadcastInDim(xb.Convert(gamma, w), dims, 2)), xb.BroadcastInDim(xb.Convert(beta, w), dims, 2))
+	c.Set(0, xb.Convert(y, n.t))
+	if m := c.Input(7); m != nil {
+		c.Set(1, xb.Convert(rdSum(xb.Convert(m, hlo.S32), 1), hlo.S32))
+	} else {
+		c.Set(1, xb.BroadcastTo(c.B.ScalarOf(hlo.S32, 0), bsz))
+	}
+	c.Set(2, sum)
+	return nil
+}
