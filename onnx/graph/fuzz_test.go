@@ -18,9 +18,10 @@ import (
 // FuzzRun: any bytes that load as a model with small declared inputs run
 // on seeded random inputs, or fail with an error; never a panic, never a
 // stall. Seeds are the small ONNX backend-test models when ../shared is
-// there, so that mutations keep real ops and attributes, and the
-// ai.onnx.ml tests of ../onnxtest/testdata/ml (their host kernels read
-// attributes a mutation may leave inconsistent).
+// there, so that mutations keep real ops and attributes, the ai.onnx.ml
+// tests of ../onnxtest/testdata/ml (their host kernels read attributes a
+// mutation may leave inconsistent) and the contrib-op graphs of
+// ../onnxtest/testdata/ortopt.
 func FuzzRun(f *testing.F) {
 	paths, _ := filepath.Glob("../../../shared/corpus/onnx/node/test_*/model.onnx")
 	for i, p := range paths {
@@ -32,7 +33,9 @@ func FuzzRun(f *testing.F) {
 		}
 	}
 	ml, _ := filepath.Glob("../onnxtest/testdata/ml/test_*/model.onnx")
-	for _, p := range ml {
+	// ONNX Runtime's contrib ops, their attributes and optional inputs.
+	contrib, _ := filepath.Glob("../onnxtest/testdata/ortopt/test_ms_*/model.onnx")
+	for _, p := range append(ml, contrib...) {
 		if b, err := os.ReadFile(p); err == nil && len(b) < 4096 {
 			f.Add(b)
 		}
