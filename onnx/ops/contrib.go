@@ -84,16 +84,16 @@ func lowerBiasGelu(c *Ctx) error {
 	return nil
 }
 
-// lowerFastGelu: the tanh approximation of GELU of X (+ bias),
-// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+// lowerFastGelu: the tanh approximation of GELU of X (+ bias) with ONNX
+// Runtime's rounded constants, as its function body writes it:
+// 0.5·(x·(1 + tanh(x·(0.797885 + 0.035677·x²)))).
 func lowerFastGelu(c *Ctx) error {
 	x, back, err := msBiased(c, 1)
 	if err != nil {
 		return err
 	}
-	x3 := xb.Mul(xb.Mul(x, x), x)
-	in := xb.Mul(xb.Add(x, xb.Mul(x3, ScalarLike(x, 0.044715))), ScalarLike(x, math.Sqrt(2/math.Pi)))
-	c.Set(0, back(xb.Mul(xb.Mul(x, ScalarLike(x, 0.5)), xb.Add(xb.Tanh(in), ScalarLike(x, 1)))))
+	in := xb.Mul(x, xb.Add(ScalarLike(x, 0.797885), xb.Mul(ScalarLike(x, 0.035677), xb.Mul(x, x))))
+	c.Set(0, back(xb.Mul(ScalarLike(x, 0.5), xb.Mul(x, xb.Add(ScalarLike(x, 1), xb.Tanh(in))))))
 	return nil
 }
 

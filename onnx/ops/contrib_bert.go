@@ -2,6 +2,7 @@ package ops
 
 import (
 	"math"
+	"slices"
 
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/xb"
@@ -22,6 +23,7 @@ func init() {
 	for _, o := range []Op{
 		{Name: "Attention", Lower: lowerMSAttention},
 		{Name: "EmbedLayerNormalization", Lower: lowerEmbedLayerNorm},
+		{Name: "RotaryEmbedding", Lower: lowerRotaryEmbedding},
 	} {
 		o.Domain = msDomain
 		Register(o)
@@ -230,5 +232,105 @@ func lowerEmbedLayerNorm(c *Ctx) error {
 		c.Set(1, xb.BroadcastTo(c.B.ScalarOf(hlo.S32, 0), bsz))
 	}
 	c.Set(2, sum)
+	return nil
+}
+
+// lowerRotaryEmbedding: inputs input ([B, S, N·H] or [B, N, S, H]),
+// position_ids (int64 [B, S], or [1]: the first position, the others
+// following), cos_cache and sin_cache [max positions, R/2]; attributes
+// interleaved, rotary_embedding_dim R (0: the head size), num_heads (for
+// a 3-D input with a partial rotation). The first R dimensions of each
+// head rotate in pairs, (i, i+R/2) or with interleaved (2i, 2i+1):
+// (a·cos − b·sin, b·cos + a·sin); the rest pass through.
+func lowerRotaryEmbedding(c *Ctx) error {
+	x, pos, cosC, sinC := c.Input(0), c.Input(1), c.Input(2), c.Input(3)
+	if x == nil || pos == nil || cosC == nil || sinC == nil {
+		return c.Errorf("RotaryEmbedding needs input, position_ids, cos_cache and sin_cache")
+	}
+	if !x.DType().IsFloat() || cosC.DType() != x.DType() || sinC.DType() != x.DType() {
+		return c.Unsupported("input %s, caches %s and %s", x.DType(), cosC.DType(), sinC.DType())
+	}
+	if c.Node.Int("is_packed_batching", 0) != 0 || c.Node.Float("scale", 1) != 1 {
+		return c.Unsupported("packed batching or a custom scale")
+	}
+	if cosC.Rank() != 2 || !slices.Equal(cosC.Dims(), sinC.Dims()) {
+		return c.Errorf("cos_cache %v and sin_cache %v are not one [max positions, R/2] shape", cosC.Dims(), sinC.Dims())
+	}
+	half := cosC.Dims()[1]
+	rot := c.Node.Int("rotary_embedding_dim", 0)
+	d := x.Dims()
+	var bsz, s, n, h int64
+	switch x.Rank() {
+	case 4:
+		bsz, n, s, h = d[0], d[1], d[2], d[3]
+	case 3:
+		bsz, s = d[0], d[1]
+		n = c.Node.Int("num_heads", 0)
+		if n <= 0 {
+			if rot != 0 {
+				return c.Errorf("a 3-D input with rotary_embedding_dim needs num_heads")
+			}
+			h = 2 * half
+			n = d[2] / max(h, 1)
+		} else {
+			h = d[2] / n
+		}
+		if n*h != d[2] {
+			return c.Errorf("hidden size %d is not num_heads × head size", d[2])
+		}
+	default:
+		return c.Errorf("input %v is neither 3-D nor 4-D", d)
+	}
+	if rot == 0 {
+		rot = h
+	}
+	if rot != 2*half || rot > h || rot%2 != 0 {
+		return c.Errorf("rotary dimension %d does not fit head size %d and caches of %d", rot, h, half)
+	}
+	var pids *xb.Op
+	switch {
+	case pos.Rank() == 2 && pos.Dims()[0] == bsz && pos.Dims()[1] == s:
+		pids = xb.Convert(pos, hlo.S64)
+	case numElems(pos.Dims()) == 1:
+		pids = xb.Add(c.B.Iota(hlo.S64, 1, bsz, s), xb.BroadcastTo(xb.Reshape(xb.Convert(pos, hlo.S64)), bsz, s))
+	default:
+		return c.Errorf("position_ids %v is neither [1] nor [%d, %d]", pos.Dims(), bsz, s)
+	}
+	u, back := elemUp(x)
+	cu, _ := elemUp(cosC)
+	su, _ := elemUp(sinC)
+	pids = idxWrapN(pids, cosC.Dims()[0])
+	// [B, S, R/2] → [B, N, S, R/2]
+	spread := func(t *xb.Op) *xb.Op {
+		return xb.BroadcastInDim(xb.Take(t, pids, 0), []int64{bsz, n, s, half}, 0, 2, 3)
+	}
+	cs, sn := spread(cu), spread(su)
+	y := u
+	if x.Rank() == 3 {
+		y = xb.Transpose(xb.Reshape(u, bsz, s, n, h), 0, 2, 1, 3)
+	}
+	r := xb.SliceAxis(y, 3, 0, rot)
+	var a, b *xb.Op
+	if c.Node.Int("interleaved", 0) != 0 {
+		pairs := xb.Reshape(r, bsz, n, s, half, 2)
+		a = xb.Reshape(xb.SliceAxis(pairs, 4, 0, 1), bsz, n, s, half)
+		b = xb.Reshape(xb.SliceAxis(pairs, 4, 1, 2), bsz, n, s, half)
+	} else {
+		a, b = xb.SliceAxis(r, 3, 0, half), xb.SliceAxis(r, 3, half, rot)
+	}
+	ra := xb.Sub(xb.Mul(a, cs), xb.Mul(b, sn))
+	rb := xb.Add(xb.Mul(b, cs), xb.Mul(a, sn))
+	if c.Node.Int("interleaved", 0) != 0 {
+		r = xb.Reshape(xb.Concatenate(4, xb.Reshape(ra, bsz, n, s, half, 1), xb.Reshape(rb, bsz, n, s, half, 1)), bsz, n, s, rot)
+	} else {
+		r = xb.Concatenate(3, ra, rb)
+	}
+	if rot < h {
+		r = xb.Concatenate(3, r, xb.SliceAxis(y, 3, rot, h))
+	}
+	if x.Rank() == 3 {
+		r = xb.Reshape(xb.Transpose(r, 0, 2, 1, 3), bsz, s, n*h)
+	}
+	c.Set(0, back(r))
 	return nil
 }

@@ -348,6 +348,28 @@ def _embed():
                 np.array([[5, 4, 3, 2, 1, 0]], np.int32)]]
 
 
+def _rope(fourd, interleaved, rot, offset):
+    b, s, n, h, maxpos = 2, 4, 3, 8, 16
+    r = rot or h
+    freqs = np.outer(np.arange(maxpos), 1.0 / (10000 ** (np.arange(0, r, 2) / r)))
+    inits = [numpy_helper.from_array(np.cos(freqs).astype(np.float32), 'cos'), numpy_helper.from_array(np.sin(freqs).astype(np.float32), 'sin')]
+    attrs = dict(interleaved=interleaved)
+    if rot:
+        attrs.update(rotary_embedding_dim=rot, num_heads=n)
+    node = helper.make_node('RotaryEmbedding', ['x', 'pos', 'cos', 'sin'], ['y'], domain='com.microsoft', **attrs)
+    shape = [b, n, s, h] if fourd else [b, s, n * h]
+    pos = np.array([offset], np.int64) if offset is not None else np.random.RandomState(7).randint(0, maxpos, size=(b, s)).astype(np.int64)
+    m = ms_model([node], [vi('x', shape), vi('pos', list(pos.shape), TensorProto.INT64)], [vo('y')], inits)
+    return m, [[rnd(21, *shape), pos]]
+
+
+hand('test_ms_rotary_3d', 'RotaryEmbedding: [B, S, N·H] input, halves rotated, position_ids [B, S].')(lambda: _rope(False, 0, 0, None))
+hand('test_ms_rotary_4d_interleaved', 'RotaryEmbedding: [B, N, S, H] input, interleaved pairs, position_ids [1] (an offset of 5).')(
+    lambda: _rope(True, 1, 0, 5))
+hand('test_ms_rotary_partial', 'RotaryEmbedding: 3-D input, num_heads 3, rotary_embedding_dim 4 of head size 8 (the rest passes through).')(
+    lambda: _rope(False, 0, 4, None))
+
+
 def ort_outputs(jobs, tmp):
     jf = os.path.join(tmp, 'jobs.json')
     with open(jf, 'w') as f:
