@@ -24,6 +24,7 @@ func init() {
 		{Name: "Attention", Lower: lowerMSAttention},
 		{Name: "EmbedLayerNormalization", Lower: lowerEmbedLayerNorm},
 		{Name: "RotaryEmbedding", Lower: lowerRotaryEmbedding},
+		{Name: "MultiHeadAttention", Lower: lowerMultiHeadAttention},
 	} {
 		o.Domain = msDomain
 		Register(o)
@@ -93,33 +94,13 @@ func lowerMSAttention(c *Ctx) error {
 		k = xb.Concatenate(2, xb.Reshape(xb.SliceAxis(pu, 0, 0, 1), bsz, n, past, hk), k)
 		v = xb.Concatenate(2, xb.Reshape(xb.SliceAxis(pu, 0, 1, 2), bsz, n, past, hk), v)
 	}
-	total := past + s
-	scale := float64(c.Node.Float("scale", 0))
-	if scale == 0 {
-		scale = 1 / math.Sqrt(float64(hk))
-	}
-	scores := xb.DotGeneral(q, k, xb.DotDims{LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1},
-		LhsContracting: []int64{3}, RhsContracting: []int64{3}}) // [B, N, S, T]
-	scores = xb.Mul(scores, ScalarLike(scores, scale))
-	mask, err := msAttentionMask(c, bsz, s, past, float64(c.Node.Float("mask_filter_value", -10000)), scores.DType())
+	out, err := msAttend(c, q, k, v, past, 3, 5)
 	if err != nil {
 		return err
 	}
-	if mask != nil {
-		scores = xb.Add(scores, xb.BroadcastInDim(mask, scores.Dims(), 0, 2, 3))
-	}
-	if ab := c.Input(5); ab != nil {
-		abu, _ := elemUp(ab)
-		var bb *xb.Op
-		scores, bb = Broadcast2(c.B, scores, abu)
-		scores = xb.Add(scores, bb)
-	}
-	probs := msSoftmaxLast(scores)
-	out := xb.DotGeneral(probs, v, xb.DotDims{LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1},
-		LhsContracting: []int64{3}, RhsContracting: []int64{2}}) // [B, N, S, hv]
-	out = xb.Reshape(xb.Transpose(out, 0, 2, 1, 3), bsz, s, sizes[2])
-	c.Set(0, back(out))
+	c.Set(0, back(xb.Reshape(xb.Transpose(out, 0, 2, 1, 3), bsz, s, sizes[2])))
 	if sizes[2] == sizes[1] {
+		total := past + s
 		present := xb.Concatenate(0, xb.Reshape(k, 1, bsz, n, total, hk), xb.Reshape(v, 1, bsz, n, total, hk))
 		if present.DType() != t {
 			present = xb.Convert(present, t)
@@ -129,13 +110,45 @@ func lowerMSAttention(c *Ctx) error {
 	return nil
 }
 
-// msAttentionMask is the additive mask [B, S, T] of Attention's
-// mask_index and unidirectional attribute (nil: none), in type dt.
-func msAttentionMask(c *Ctx, bsz, s, past int64, filter float64, dt hlo.DType) (*xb.Op, error) {
-	total := past + s
+// msAttend is the attention of heads q [B, N, S, h] over k [B, N, T, h]
+// and v [B, N, T, hv] (T = past + the new positions), in f32: softmax of
+// q·kᵀ·scale plus the mask (input maskAt) and the attention bias (input
+// biasAt), times v: [B, N, S, hv].
+func msAttend(c *Ctx, q, k, v *xb.Op, past int64, maskAt, biasAt int) (*xb.Op, error) {
+	bsz, s, total := q.Dims()[0], q.Dims()[2], k.Dims()[2]
+	scale := float64(c.Node.Float("scale", 0))
+	if scale == 0 {
+		scale = 1 / math.Sqrt(float64(q.Dims()[3]))
+	}
+	scores := xb.DotGeneral(q, k, xb.DotDims{LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1},
+		LhsContracting: []int64{3}, RhsContracting: []int64{3}}) // [B, N, S, T]
+	scores = xb.Mul(scores, ScalarLike(scores, scale))
+	mask, err := msAttentionMask(c, maskAt, bsz, s, past, total, float64(c.Node.Float("mask_filter_value", -10000)), scores.DType())
+	if err != nil {
+		return nil, err
+	}
+	if mask != nil {
+		scores = xb.Add(scores, xb.BroadcastInDim(mask, scores.Dims(), 0, 2, 3))
+	}
+	if ab := c.Input(biasAt); ab != nil {
+		abu, _ := elemUp(ab)
+		if _, ok := BroadcastDims(abu.Dims(), scores.Dims()); !ok {
+			return nil, c.Errorf("attention bias %v does not broadcast to the scores %v", ab.Dims(), scores.Dims())
+		}
+		scores = xb.Add(scores, xb.BroadcastTo(abu, scores.Dims()...))
+	}
+	return xb.DotGeneral(msSoftmaxLast(scores), v, xb.DotDims{LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1},
+		LhsContracting: []int64{3}, RhsContracting: []int64{2}}), nil
+}
+
+// msAttentionMask is the additive mask [B, S, T] of the mask input at i
+// (Attention's mask_index, MultiHeadAttention's key_padding_mask) and the
+// unidirectional attribute (nil: none), in type dt; the S queries sit at
+// positions past.. of the T keys.
+func msAttentionMask(c *Ctx, i int, bsz, s, past, total int64, filter float64, dt hlo.DType) (*xb.Op, error) {
 	dims := []int64{bsz, s, total}
 	var mask *xb.Op
-	if m := c.Input(3); m != nil {
+	if m := c.Input(i); m != nil {
 		if m.DType() != hlo.S32 {
 			return nil, c.Errorf("mask_index has type %s, not int32", m.DType())
 		}
@@ -332,5 +345,85 @@ func lowerRotaryEmbedding(c *Ctx) error {
 		r = xb.Reshape(xb.Transpose(r, 0, 2, 1, 3), bsz, s, n*h)
 	}
 	c.Set(0, back(r))
+	return nil
+}
+
+// lowerMultiHeadAttention: inputs query [B, S, D], key and value
+// ([B, L, D] and [B, L, Dv], or [B, N, L, h] heads already split, as a
+// cross-attention cache), bias [D+D+Dv] (for 3-D key and value),
+// key_padding_mask (the mask_index forms of Attention), attention_bias,
+// past_key and past_value [B, N, P, h]; attributes num_heads, scale,
+// mask_filter_value, unidirectional. Outputs output [B, S, Dv],
+// present_key and present_value [B, N, P+L, h]. Packed Q, K, V are not
+// read.
+func lowerMultiHeadAttention(c *Ctx) error {
+	q, k, v := c.Input(0), c.Input(1), c.Input(2)
+	if q == nil || k == nil || v == nil {
+		return c.Unsupported("packed query, key and value")
+	}
+	if q.Rank() != 3 || !q.DType().IsFloat() || k.DType() != q.DType() || v.DType() != q.DType() {
+		return c.Errorf("query %v (%s), key %v and value %v", q.Dims(), q.DType(), k.Dims(), v.Dims())
+	}
+	n := c.Node.Int("num_heads", 0)
+	if n <= 0 || q.Dims()[2]%n != 0 {
+		return c.Errorf("num_heads %d does not divide the query's hidden size %d", n, q.Dims()[2])
+	}
+	if c.Has(8) || c.Has(9) {
+		return c.Unsupported("past_sequence_length or cache_indirection")
+	}
+	bsz, s, d := q.Dims()[0], q.Dims()[1], q.Dims()[2]
+	u, back := elemUp(q)
+	ku, _ := elemUp(k)
+	vu, _ := elemUp(v)
+	split := func(x *xb.Op) *xb.Op { // [B, L, D] → [B, N, L, D/N]
+		xd := x.Dims()
+		return xb.Transpose(xb.Reshape(x, xd[0], xd[1], n, xd[2]/n), 0, 2, 1, 3)
+	}
+	if k.Rank() != v.Rank() || k.Rank() != 3 && k.Rank() != 4 || k.Dims()[0] != bsz {
+		return c.Errorf("key %v and value %v are neither [B, L, D] nor [B, N, L, h]", k.Dims(), v.Dims())
+	}
+	if bias := c.Input(3); bias != nil {
+		dv := v.Dims()[v.Rank()-1]
+		if k.Rank() == 3 {
+			dv = v.Dims()[2]
+		}
+		if bias.Rank() != 1 || bias.Dims()[0] != 2*d+dv || k.Rank() == 4 {
+			return c.Errorf("bias %v does not fit query %v, key %v and value %v", bias.Dims(), q.Dims(), k.Dims(), v.Dims())
+		}
+		bu, _ := elemUp(bias)
+		u = xb.Add(u, xb.BroadcastInDim(xb.SliceAxis(bu, 0, 0, d), u.Dims(), 2))
+		ku = xb.Add(ku, xb.BroadcastInDim(xb.SliceAxis(bu, 0, d, 2*d), ku.Dims(), 2))
+		vu = xb.Add(vu, xb.BroadcastInDim(xb.SliceAxis(bu, 0, 2*d, 2*d+dv), vu.Dims(), 2))
+	}
+	qh := split(u)
+	kh, vh := ku, vu
+	if k.Rank() == 3 {
+		if k.Dims()[2] != d || v.Dims()[1] != k.Dims()[1] || v.Dims()[2]%n != 0 {
+			return c.Errorf("key %v and value %v do not fit query %v", k.Dims(), v.Dims(), q.Dims())
+		}
+		kh, vh = split(ku), split(vu)
+	} else if k.Dims()[1] != n || k.Dims()[3] != d/n || v.Dims()[1] != n || v.Dims()[2] != k.Dims()[2] {
+		return c.Errorf("key %v and value %v are not [B, %d, L, %d] heads", k.Dims(), v.Dims(), n, d/n)
+	}
+	past := int64(0)
+	if pk, pv := c.Input(6), c.Input(7); pk != nil || pv != nil {
+		if pk == nil || pv == nil || k.Rank() != 3 || pk.Rank() != 4 || pv.Rank() != 4 ||
+			pk.Dims()[0] != bsz || pk.Dims()[1] != n || pk.Dims()[3] != kh.Dims()[3] ||
+			!slices.Equal(pv.Dims()[:3], pk.Dims()[:3]) || pv.Dims()[3] != vh.Dims()[3] {
+			return c.Errorf("past_key and past_value must both be [B, N, P, h] beside a 3-D key and value")
+		}
+		pku, _ := elemUp(pk)
+		pvu, _ := elemUp(pv)
+		past = pk.Dims()[2]
+		kh, vh = xb.Concatenate(2, pku, kh), xb.Concatenate(2, pvu, vh)
+	}
+	out, err := msAttend(c, qh, kh, vh, past, 4, 5)
+	if err != nil {
+		return err
+	}
+	hv := vh.Dims()[3]
+	c.Set(0, back(xb.Reshape(xb.Transpose(out, 0, 2, 1, 3), bsz, s, n*hv)))
+	c.Set(1, back(kh))
+	c.Set(2, back(vh))
 	return nil
 }

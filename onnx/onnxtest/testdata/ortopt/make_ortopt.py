@@ -370,6 +370,38 @@ hand('test_ms_rotary_partial', 'RotaryEmbedding: 3-D input, num_heads 3, rotary_
     lambda: _rope(False, 0, 4, None))
 
 
+@hand('test_ms_mha_self', 'MultiHeadAttention: query, key and value [B, S, 16], 4 heads, bias [48], a raw key_padding_mask [B, T], present outputs.')
+def _mha_self():
+    b, sq, d = 2, 5, 16
+    node = helper.make_node('MultiHeadAttention', ['q', 'k', 'v', 'bias', 'mask'], ['y', 'pres_k', 'pres_v'], domain='com.microsoft', num_heads=4)
+    mask = np.ones((b, sq), np.int32)
+    mask[0, -1] = 0
+    inits = [numpy_helper.from_array(rnd(51, 3 * d, scale=0.2), 'bias')]
+    m = ms_model([node], [vi('q', [b, sq, d]), vi('k', [b, sq, d]), vi('v', [b, sq, d]), vi('mask', [b, sq], TensorProto.INT32)],
+                 [vo('y'), vo('pres_k'), vo('pres_v')], inits)
+    return m, [[rnd(52, b, sq, d), rnd(53, b, sq, d), rnd(54, b, sq, d), mask]]
+
+
+@hand('test_ms_mha_cross', 'MultiHeadAttention: cross attention over key and value already split into heads [B, N, L, h], an attention bias [1, N, S, L], scale 0.3.')
+def _mha_cross():
+    b, sq, n, l, h = 2, 3, 4, 6, 4
+    node = helper.make_node('MultiHeadAttention', ['q', 'k', 'v', '', '', 'ab'], ['y'], domain='com.microsoft', num_heads=n, scale=0.3)
+    m = ms_model([node], [vi('q', [b, sq, n * h]), vi('k', [b, n, l, h]), vi('v', [b, n, l, h]), vi('ab', [1, n, sq, l])], [vo('y')])
+    return m, [[rnd(55, b, sq, n * h), rnd(56, b, n, l, h), rnd(57, b, n, l, h), rnd(58, 1, n, sq, l)]]
+
+
+@hand('test_ms_mha_past_causal', 'MultiHeadAttention: unidirectional self attention with past_key and past_value of 2 positions, valid lengths [B], present outputs.')
+def _mha_past():
+    b, sq, n, h, p = 2, 3, 4, 4, 2
+    node = helper.make_node('MultiHeadAttention', ['q', 'k', 'v', '', 'mask', '', 'pk', 'pv'], ['y', 'pres_k', 'pres_v'],
+                            domain='com.microsoft', num_heads=n, unidirectional=1)
+    ivs = [vi('q', [b, sq, n * h]), vi('k', [b, sq, n * h]), vi('v', [b, sq, n * h]), vi('mask', [b], TensorProto.INT32),
+           vi('pk', [b, n, p, h]), vi('pv', [b, n, p, h])]
+    m = ms_model([node], ivs, [vo('y'), vo('pres_k'), vo('pres_v')])
+    return m, [[rnd(59, b, sq, n * h), rnd(60, b, sq, n * h), rnd(61, b, sq, n * h), np.array([p + sq, p + sq - 1], np.int32),
+                rnd(62, b, n, p, h), rnd(63, b, n, p, h)]]
+
+
 def ort_outputs(jobs, tmp):
     jf = os.path.join(tmp, 'jobs.json')
     with open(jf, 'w') as f:
