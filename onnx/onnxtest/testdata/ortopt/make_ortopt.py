@@ -402,6 +402,44 @@ def _mha_past():
                 rnd(62, b, n, p, h), rnd(63, b, n, p, h)]]
 
 
+def _pack(vals, bits):
+    """Packs integers (last axis) lowest bits first, as MatMulNBits stores them."""
+    per = 8 // bits
+    vals = vals.reshape(vals.shape[:-1] + (vals.shape[-1] // per, per)).astype(np.uint8)
+    out = np.zeros(vals.shape[:-1], np.uint8)
+    for j in range(per):
+        out |= (vals[..., j] << (bits * j)).astype(np.uint8)
+    return out
+
+
+def _nbits(bits, k, n, bs, zp, bias, seed):
+    rs = np.random.RandomState(seed)
+    blocks = (k + bs - 1) // bs
+    q = rs.randint(0, 1 << bits, size=(n, blocks, bs))
+    q[:, -1, k - (blocks - 1) * bs:] = 0  # past K: padding
+    inits = [numpy_helper.from_array(_pack(q, bits), 'b%d' % seed),
+             numpy_helper.from_array((rs.rand(n * blocks) * 0.05 + 0.01).astype(np.float32), 's%d' % seed)]
+    ins = ['a%d' % seed, 'b%d' % seed, 's%d' % seed]
+    if zp:
+        per_row = (blocks * bits + 7) // 8
+        z = rs.randint(0, 1 << bits, size=(n, per_row * 8 // bits))
+        inits.append(numpy_helper.from_array(_pack(z, bits).reshape(-1), 'z%d' % seed))
+        ins.append('z%d' % seed)
+    if bias:
+        inits.append(numpy_helper.from_array(rnd(seed, n), 'bias%d' % seed))
+        ins += [''] * (5 - len(ins)) + ['bias%d' % seed]
+    node = helper.make_node('MatMulNBits', ins, ['y%d' % seed], domain='com.microsoft', K=k, N=n, bits=bits, block_size=bs)
+    return node, inits
+
+
+@hand('test_ms_matmul_nbits', 'MatMulNBits: 4 bits in blocks of 16 with packed zero points and bias over K = 40 (a padded last block), 3-D A; 8 bits in blocks of 32 without zero points.')
+def _mmnbits():
+    n1, i1 = _nbits(4, 40, 6, 16, True, True, 71)
+    n2, i2 = _nbits(8, 64, 5, 32, False, False, 72)
+    m = ms_model([n1, n2], [vi('a71', [2, 3, 40]), vi('a72', [4, 64])], [vo('y71'), vo('y72')], i1 + i2)
+    return m, [[rnd(73, 2, 3, 40), rnd(74, 4, 64)]]
+
+
 def ort_outputs(jobs, tmp):
     jf = os.path.join(tmp, 'jobs.json')
     with open(jf, 'w') as f:
