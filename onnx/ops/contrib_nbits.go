@@ -131,4 +131,3 @@ func nbitsAt(b []byte, j, bits int64) uint8 {
 	per := 8 / bits
 	return b[j/per] >> (bits * (j % per)) & uint8(1<<bits-1)
 }
-
