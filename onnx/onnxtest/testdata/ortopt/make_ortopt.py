@@ -440,6 +440,42 @@ def _mmnbits():
     return m, [[rnd(73, 2, 3, 40), rnd(74, 4, 64)]]
 
 
+def _gqa(b, s, past, n, nkv, h, packed=False, rotary=False, extra=None, seqlens=None):
+    total = past + s
+    attrs = dict(num_heads=n, kv_num_heads=nkv)
+    if rotary:
+        attrs['do_rotary'] = 1
+    if extra:
+        attrs.update(extra)
+    ins = ['q', '' if packed else 'k', '' if packed else 'v', 'pk', 'pv', 'seqlens', 'total']
+    ivs = [vi('q', [b, s, (n + 2 * nkv) * h if packed else n * h])]
+    data = [rnd(81, b, s, (n + 2 * nkv) * h if packed else n * h)]
+    if not packed:
+        ivs += [vi('k', [b, s, nkv * h]), vi('v', [b, s, nkv * h])]
+        data += [rnd(82, b, s, nkv * h), rnd(83, b, s, nkv * h)]
+    ivs += [vi('pk', [b, nkv, past, h]), vi('pv', [b, nkv, past, h]), vi('seqlens', [b], TensorProto.INT32)]
+    data += [rnd(84, b, nkv, past, h), rnd(85, b, nkv, past, h),
+             np.array(seqlens if seqlens is not None else [total - 1] * b, np.int32)]
+    inits = [numpy_helper.from_array(np.array(total, np.int32), 'total')]
+    if rotary:
+        r = h // 2 if rotary == 'partial' else h
+        freqs = np.outer(np.arange(32), 1.0 / (10000 ** (np.arange(0, r, 2) / r)))
+        inits += [numpy_helper.from_array(np.cos(freqs).astype(np.float32), 'cos'), numpy_helper.from_array(np.sin(freqs).astype(np.float32), 'sin')]
+        ins += ['cos', 'sin']
+    node = helper.make_node('GroupQueryAttention', ins, ['y', 'present_k', 'present_v'], domain='com.microsoft', **attrs)
+    return ms_model([node], ivs, [vo('y'), vo('present_k'), vo('present_v')], inits), [data]
+
+
+hand('test_ms_gqa_prompt', 'GroupQueryAttention: first prompt of 5 tokens, 4 query heads over 2 key/value heads, an empty past.')(
+    lambda: _gqa(1, 5, 0, 4, 2, 8))
+hand('test_ms_gqa_decode_rotary', 'GroupQueryAttention: one new token over a past of 4 in two batch rows, rotary embedding of query and key (halves).')(
+    lambda: _gqa(2, 1, 4, 4, 2, 16, rotary=True))
+hand('test_ms_gqa_packed_window', 'GroupQueryAttention: packed QKV, a prompt of 6, local_window_size 3, interleaved rotary over half of each head.')(
+    lambda: _gqa(1, 6, 0, 2, 1, 32, packed=True, rotary='partial', extra=dict(local_window_size=3, rotary_interleaved=1)))
+hand('test_ms_gqa_chunk', 'GroupQueryAttention: a second chunk of 3 tokens after 2 in the cache (chunked prefill), softcap 4.')(
+    lambda: _gqa(1, 3, 2, 4, 4, 8, extra=dict(softcap=4.0)))
+
+
 def ort_outputs(jobs, tmp):
     jf = os.path.join(tmp, 'jobs.json')
     with open(jf, 'w') as f:
