@@ -476,6 +476,28 @@ hand('test_ms_gqa_chunk', 'GroupQueryAttention: a second chunk of 3 tokens after
     lambda: _gqa(1, 3, 2, 4, 4, 8, extra=dict(softcap=4.0)))
 
 
+@hand('test_ms_gqa_genai_inputs', 'GroupQueryAttention fed as onnxruntime-genai wires it: seqlens_k and total_sequence_length computed from attention_mask in the graph (ReduceSum, Shape, Gather, Cast); a decoding step over a past of 3.')
+def _gqa_genai():
+    b, s, past, n, nkv, h = 1, 1, 3, 4, 2, 16
+    total = past + s
+    nodes = [
+        helper.make_node('ReduceSum', ['mask', 'axes1'], ['msum'], keepdims=0),
+        helper.make_node('Sub', ['msum', 'one64'], ['msum1']),
+        helper.make_node('Cast', ['msum1'], ['seqlens'], to=TensorProto.INT32),
+        helper.make_node('Shape', ['mask'], ['mshape']),
+        helper.make_node('Gather', ['mshape', 'one64'], ['tlen'], axis=0),
+        helper.make_node('Cast', ['tlen'], ['total'], to=TensorProto.INT32),
+        helper.make_node('GroupQueryAttention', ['q', 'k', 'v', 'pk', 'pv', 'seqlens', 'total'], ['y', 'present_k', 'present_v'],
+                         domain='com.microsoft', num_heads=n, kv_num_heads=nkv),
+    ]
+    inits = [numpy_helper.from_array(np.array([1], np.int64), 'axes1'), numpy_helper.from_array(np.array(1, np.int64), 'one64')]
+    ivs = [vi('q', [b, s, n * h]), vi('k', [b, s, nkv * h]), vi('v', [b, s, nkv * h]), vi('pk', [b, nkv, past, h]),
+           vi('pv', [b, nkv, past, h]), vi('mask', [b, 'total'], TensorProto.INT64)]
+    m = ms_model(nodes, ivs, [vo('y'), vo('present_k'), vo('present_v')], inits)
+    return m, [[rnd(91, b, s, n * h), rnd(92, b, s, nkv * h), rnd(93, b, s, nkv * h), rnd(94, b, nkv, past, h), rnd(95, b, nkv, past, h),
+                np.ones((b, total), np.int64)]]
+
+
 def ort_outputs(jobs, tmp):
     jf = os.path.join(tmp, 'jobs.json')
     with open(jf, 'w') as f:
