@@ -498,6 +498,80 @@ def _gqa_genai():
                 np.ones((b, total), np.int64)]]
 
 
+def _q4(name, w, bs=32):
+    """MatMulNBits initializers for float weights w [K, N]: 4 bits, blocks of bs along K, zero points."""
+    k, n = w.shape
+    blocks = (k + bs - 1) // bs
+    wt = np.zeros((n, blocks * bs), np.float32)
+    wt[:, :k] = w.T
+    wt = wt.reshape(n, blocks, bs)
+    lo, hi = wt.min(axis=2), wt.max(axis=2)
+    scale = np.maximum(hi - lo, 1e-6) / 15
+    zp = np.clip(np.round(-lo / scale), 0, 15)
+    q = np.clip(np.round(wt / scale[..., None] + zp[..., None]), 0, 15)
+    per_row = (blocks * 4 + 7) // 8
+    zpp = np.zeros((n, per_row * 2))
+    zpp[:, :blocks] = zp
+    return [numpy_helper.from_array(_pack(q, 4), name + '_q'), numpy_helper.from_array(scale.reshape(-1).astype(np.float32), name + '_s'),
+            numpy_helper.from_array(_pack(zpp, 4).reshape(-1), name + '_z')]
+
+
+@hand('test_ms_genai_decoder', 'A two-layer int4 decoder as onnxruntime-genai writes one: SimplifiedLayerNormalization, MatMulNBits projections, GroupQueryAttention with rotary and a KV cache, SkipSimplifiedLayerNormalization, a SiLU MLP; a prompt of 5 tokens and a decoding step over it.')
+def _genai():
+    vocab, d, n, nkv, h, ff, layers = 48, 64, 4, 2, 16, 96, 2
+    rs = np.random.RandomState(101)
+    nodes, inits = [], []
+    inits.append(numpy_helper.from_array((rs.randn(vocab, d) * 0.5).astype(np.float32), 'embed'))
+    freqs = np.outer(np.arange(64), 1.0 / (10000 ** (np.arange(0, h, 2) / h)))
+    inits += [numpy_helper.from_array(np.cos(freqs).astype(np.float32), 'cos'), numpy_helper.from_array(np.sin(freqs).astype(np.float32), 'sin'),
+              numpy_helper.from_array(np.array([1], np.int64), 'axes1'), numpy_helper.from_array(np.array(1, np.int64), 'one64')]
+    nodes += [helper.make_node('Gather', ['embed', 'ids'], ['x0']),
+              helper.make_node('ReduceSum', ['mask', 'axes1'], ['msum'], keepdims=0),
+              helper.make_node('Sub', ['msum', 'one64'], ['msum1']),
+              helper.make_node('Cast', ['msum1'], ['seqlens'], to=TensorProto.INT32),
+              helper.make_node('Shape', ['mask'], ['mshape']),
+              helper.make_node('Gather', ['mshape', 'one64'], ['tlen'], axis=0),
+              helper.make_node('Cast', ['tlen'], ['total'], to=TensorProto.INT32)]
+    x, ins, outs = 'x0', [vi('ids', [1, 's'], TensorProto.INT64), vi('mask', [1, 't'], TensorProto.INT64)], [vo('logits')]
+    def mm(name, src, w):
+        inits.extend(_q4(name, w))
+        nodes.append(helper.make_node('MatMulNBits', [src, name + '_q', name + '_s', name + '_z'], [name + '_y'], domain='com.microsoft',
+                                      K=w.shape[0], N=w.shape[1], bits=4, block_size=32))
+        return name + '_y'
+    for l in range(layers):
+        p = 'l%d_' % l
+        inits.append(numpy_helper.from_array((1 + rs.randn(d) * 0.1).astype(np.float32), p + 'g1'))
+        inits.append(numpy_helper.from_array((1 + rs.randn(d) * 0.1).astype(np.float32), p + 'g2'))
+        nodes.append(helper.make_node('SimplifiedLayerNormalization', [x, p + 'g1'], [p + 'n1'], axis=-1, epsilon=1e-5))
+        res = x
+        qkv = mm(p + 'qkv', p + 'n1', (rs.randn(d, (n + 2 * nkv) * h) / np.sqrt(d)).astype(np.float32))
+        ins += [vi(p + 'pk', [1, nkv, 'p', h]), vi(p + 'pv', [1, nkv, 'p', h])]
+        outs += [vo(p + 'present_k'), vo(p + 'present_v')]
+        nodes.append(helper.make_node('GroupQueryAttention', [qkv, '', '', p + 'pk', p + 'pv', 'seqlens', 'total', 'cos', 'sin'],
+                                      [p + 'attn', p + 'present_k', p + 'present_v'], domain='com.microsoft', num_heads=n, kv_num_heads=nkv,
+                                      do_rotary=1))
+        o = mm(p + 'o', p + 'attn', (rs.randn(n * h, d) / np.sqrt(n * h)).astype(np.float32))
+        nodes.append(helper.make_node('SkipSimplifiedLayerNormalization', [o, res, p + 'g2'], [p + 'n2', '', '', p + 'res2'],
+                                      domain='com.microsoft', epsilon=1e-5))
+        gate = mm(p + 'gate', p + 'n2', (rs.randn(d, ff) / np.sqrt(d)).astype(np.float32))
+        up = mm(p + 'up', p + 'n2', (rs.randn(d, ff) / np.sqrt(d)).astype(np.float32))
+        nodes += [helper.make_node('Sigmoid', [gate], [p + 'sg']), helper.make_node('Mul', [gate, p + 'sg'], [p + 'silu']),
+                  helper.make_node('Mul', [p + 'silu', up], [p + 'act'])]
+        down = mm(p + 'down', p + 'act', (rs.randn(ff, d) / np.sqrt(ff)).astype(np.float32))
+        nodes.append(helper.make_node('Add', [down, p + 'res2'], [p + 'out']))
+        x = p + 'out'
+    inits.append(numpy_helper.from_array((1 + rs.randn(d) * 0.1).astype(np.float32), 'gf'))
+    nodes.append(helper.make_node('SimplifiedLayerNormalization', [x, 'gf'], ['nf'], axis=-1, epsilon=1e-5))
+    inits.append(numpy_helper.from_array((rs.randn(d, vocab) / np.sqrt(d)).astype(np.float32), 'lm'))
+    nodes.append(helper.make_node('MatMul', ['nf', 'lm'], ['logits']))
+    m = ms_model(nodes, ins, outs, inits)
+    prompt_ids = rs.randint(0, vocab, size=(1, 5)).astype(np.int64)
+    empty = [np.zeros((1, nkv, 0, h), np.float32)] * (2 * layers)
+    step_past = [rnd(110 + i, 1, nkv, 5, h) for i in range(2 * layers)]
+    return m, [[prompt_ids, np.ones((1, 5), np.int64)] + empty,
+               [rs.randint(0, vocab, size=(1, 1)).astype(np.int64), np.ones((1, 6), np.int64)] + step_past]
+
+
 def ort_outputs(jobs, tmp):
     jf = os.path.join(tmp, 'jobs.json')
     with open(jf, 'w') as f:
