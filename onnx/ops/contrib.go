@@ -133,6 +133,16 @@ func msActivation(c *Ctx, name string, params []float64, y *xb.Op) (*xb.Op, erro
 	return back(u), nil
 }
 
+// msFinish sets output 0 to y under the node's activation.
+func msFinish(c *Ctx, params []float64, y *xb.Op) error {
+	y, err := msActivation(c, c.Node.Str("activation", ""), params, y)
+	if err != nil {
+		return err
+	}
+	c.Set(0, y)
+	return nil
+}
+
 // msSub lowers the node's first n inputs with the standard op's lowering
 // (its attributes are the fused op's too) and returns output 0.
 func msSub(c *Ctx, n int, lower func(*Ctx) error) (*xb.Op, error) {
@@ -167,12 +177,7 @@ func lowerFusedConv(c *Ctx) error {
 	for _, p := range c.Node.Floats("activation_params") {
 		params = append(params, float64(p))
 	}
-	y, err = msActivation(c, c.Node.Str("activation", ""), params, y)
-	if err != nil {
-		return err
-	}
-	c.Set(0, y)
-	return nil
+	return msFinish(c, params, y)
 }
 
 // lowerFusedGemm: activation(Gemm(A, B, C)), the activation's parameters
@@ -189,12 +194,7 @@ func lowerFusedGemm(c *Ctx) error {
 			params = append(params, float64(c.Node.Float("activation_beta", 0)))
 		}
 	}
-	y, err = msActivation(c, c.Node.Str("activation", ""), params, y)
-	if err != nil {
-		return err
-	}
-	c.Set(0, y)
-	return nil
+	return msFinish(c, params, y)
 }
 
 // lowerFusedMatMul: alpha·op(A)·op(B), numpy's matmul of the operands

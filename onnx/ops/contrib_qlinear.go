@@ -191,15 +191,7 @@ func qlSpatialAxes(c *Ctx, r int) []int64 {
 // spatial axes, times sx/(sy·n), rounded, plus zy; channels_last picks
 // NHWC.
 func lowerQLinearGlobalAveragePool(c *Ctx) error {
-	x := c.Input(0)
-	if x == nil || x.Rank() < 3 {
-		return c.Errorf("QLinearGlobalAveragePool needs X of rank 3 or more")
-	}
-	t, err := qlType(c, 4, 0)
-	if err != nil {
-		return err
-	}
-	sx, zx, sy, zy, err := qlInOut(c, 1)
+	x, t, sx, zx, sy, zy, err := qlPoolInputs(c)
 	if err != nil {
 		return err
 	}
@@ -208,26 +200,36 @@ func lowerQLinearGlobalAveragePool(c *Ctx) error {
 	xi := xb.Sub(xb.Convert(x, hlo.S32), xb.BroadcastTo(xb.Convert(zx, hlo.S32), x.Dims()...))
 	acc := xb.Convert(rdSum(xi, axes...), hlo.F32)
 	scale := xb.Div(sx, xb.Mul(sy, c.B.ScalarOf(hlo.F32, float64(n))))
-	v := xb.Round(xb.Mul(acc, xb.BroadcastTo(scale, acc.Dims()...)))
-	v = xb.Add(v, xb.BroadcastTo(zy, v.Dims()...))
-	lo, hi, _ := qIntRange(t)
-	y := xb.Convert(xb.Clamp(c.B.ScalarOf(hlo.F32, lo), v, c.B.ScalarOf(hlo.F32, hi)), t)
+	y := qlRequantize(c, xb.Mul(acc, xb.BroadcastTo(scale, acc.Dims()...)), zy, t)
 	c.Set(0, rdKeep(y, x.Dims(), axes))
 	return nil
+}
+
+// qlPoolInputs reads a quantized pool's X (rank 3 or more), output type,
+// and input and output scales and zero points.
+func qlPoolInputs(c *Ctx) (x *xb.Op, t hlo.DType, sx, zx, sy, zy *xb.Op, err error) {
+	if x = c.Input(0); x == nil || x.Rank() < 3 {
+		return nil, 0, nil, nil, nil, nil, c.Errorf("%s needs X of rank 3 or more", c.Node.Op)
+	}
+	if t, err = qlType(c, 4, 0); err != nil {
+		return
+	}
+	sx, zx, sy, zy, err = qlInOut(c, 1)
+	return
+}
+
+// qlRequantize is round(v) + zero point z, clamped to t's range: MLAS's
+// requantization of an s32 sum scaled to the output.
+func qlRequantize(c *Ctx, v, z *xb.Op, t hlo.DType) *xb.Op {
+	v = xb.Add(xb.Round(v), xb.BroadcastTo(z, v.Dims()...))
+	lo, hi, _ := qIntRange(t)
+	return xb.Convert(xb.Clamp(c.B.ScalarOf(hlo.F32, lo), v, c.B.ScalarOf(hlo.F32, hi)), t)
 }
 
 // lowerQLinearAveragePool: AveragePool (its attributes) of the
 // dequantized X, quantized; channels_last runs it on NCHW and back.
 func lowerQLinearAveragePool(c *Ctx) error {
-	x := c.Input(0)
-	if x == nil || x.Rank() < 3 {
-		return c.Errorf("QLinearAveragePool needs X of rank 3 or more")
-	}
-	t, err := qlType(c, 4, 0)
-	if err != nil {
-		return err
-	}
-	sx, zx, sy, zy, err := qlInOut(c, 1)
+	x, t, sx, zx, sy, zy, err := qlPoolInputs(c)
 	if err != nil {
 		return err
 	}
@@ -375,8 +377,6 @@ func lowerQGemm(c *Ctx) error {
 	}
 	mult := xb.Div(scale, sy)
 	f, mult = Broadcast2(c.B, f, mult)
-	v := xb.Add(xb.Round(xb.Mul(f, mult)), xb.BroadcastTo(zy, f.Dims()...))
-	lo, hi, _ := qIntRange(t)
-	c.Set(0, xb.Convert(xb.Clamp(c.B.ScalarOf(hlo.F32, lo), v, c.B.ScalarOf(hlo.F32, hi)), t))
+	c.Set(0, qlRequantize(c, xb.Mul(f, mult), zy, t))
 	return nil
 }
