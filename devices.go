@@ -75,7 +75,7 @@ func (c *Client) AddressableDevices() []*Device {
 // place assigns a module's programs to the client's devices: replica r
 // of partition p to device p·R + r (XLA's default assignment). fp is the
 // module's fingerprint, the compile cache's key (hashing a model's
-// weights twice cost MiniLM's first call a fifth of its compile).
+// weights twice cost MiniLM's compile half its time).
 func (x *Executable) place(m *hlo.Module, fp [sha256.Size]byte) error {
 	x.program = binary.LittleEndian.Uint64(fp[:8])
 	r, p := max(int(m.ReplicaCount), 1), max(int(m.NumPartitions), 1)

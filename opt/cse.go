@@ -64,10 +64,10 @@ func cseComputation(c *hlo.Computation, fx *effects, keys *cseKeys) bool {
 // roughKey is what two instructions computing the same value must share
 // and is cheap to take: opcode, element type, element count, the first
 // operands and a hash of the integer attributes (a slice's bounds, a
-// tuple index, dimensions). Only instructions sharing one are compared by their full
-// keys (canonical text), which most never need: printing every
-// instruction's text cost a GRU unrolled over 100 steps a seventh of its
-// compile.
+// tuple index, dimensions). Only instructions sharing one are compared
+// by their full keys (canonical text), which most never need: printing
+// every instruction's text cost a GRU unrolled over 100 steps an eighth
+// of its compile.
 type roughKey struct {
 	op       hlo.Opcode
 	dtype    hlo.DType
