@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"slices"
+
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/onnx"
 	"github.com/axle-ml/axle/xb"
@@ -19,6 +21,7 @@ import (
 
 func init() {
 	Register(Op{Name: "MatMulNBits", Domain: msDomain, Lower: lowerMatMulNBits, ConstInputs: []int{1, 2, 3}})
+	Register(Op{Name: "GatherBlockQuantized", Domain: msDomain, Lower: lowerGatherBlockQuantized})
 }
 
 // lowerMatMulNBits: inputs A [..., K], B (u8 [N, blocks, blob]), scales
@@ -130,4 +133,87 @@ func nbitsBytes(c *Ctx, i int, name string, want int64) ([]byte, error) {
 func nbitsAt(b []byte, j, bits int64) uint8 {
 	per := 8 / bits
 	return b[j/per] >> (bits * (j % per)) & uint8(1<<bits-1)
+}
+
+// lowerGatherBlockQuantized: Gather (gather_axis 0) of a table quantized
+// in blocks along its last axis — onnxruntime-genai's quantized
+// embeddings: data u8 with bits 4 (two values a byte, lowest first) or 8,
+// scales [..., blocks], zero_points packed as data (optional:
+// 2^(bits-1)); the gathered rows are dequantized, (q − zp)·scale. Only the
+// gathered rows are unpacked, so a large vocabulary stays packed.
+func lowerGatherBlockQuantized(c *Ctx) error {
+	data, idx, scales := c.Input(0), c.Input(1), c.Input(2)
+	if data == nil || idx == nil || scales == nil {
+		return c.Errorf("GatherBlockQuantized needs data, indices and scales")
+	}
+	bits, bs := c.Node.Int("bits", 4), c.Node.Int("block_size", 128)
+	r := int64(data.Rank())
+	if data.DType() != hlo.U8 || bits != 4 && bits != 8 {
+		return c.Unsupported("data of %s with %d bits (uint8 with 4 or 8 only)", data.DType(), bits)
+	}
+	if ga, qa := c.Node.Int("gather_axis", 0), c.Node.Int("quantize_axis", 1); ga != 0 || (qa+r)%r != r-1 || r < 2 {
+		return c.Unsupported("gather_axis %d and quantize_axis %d (0 and the last axis only)", ga, qa)
+	}
+	if !scales.DType().IsFloat() || bs < 16 || bs&(bs-1) != 0 {
+		return c.Errorf("scales of %s, block_size %d", scales.DType(), bs)
+	}
+	per := 8 / bits
+	width := data.Dims()[r-1] * per // values along the last axis
+	blocks := (width + bs - 1) / bs
+	if scales.Rank() != int(r) || scales.Dims()[r-1] != blocks || !slices.Equal(scales.Dims()[:r-1], data.Dims()[:r-1]) {
+		return c.Errorf("scales %v do not fit data %v in blocks of %d", scales.Dims(), data.Dims(), bs)
+	}
+	ids := idxWrapN(idx, data.Dims()[0])
+	rows := xb.Take(data, ids, 0) // [idx..., d1, ..., packed]
+	q := nbitsUnpack(c, rows, bits)
+	rd := q.Dims()
+	blockOf := func(x *xb.Op) *xb.Op { // [..., blocks] → [..., width], each block's value repeated
+		d := x.Dims()
+		e := xb.BroadcastInDim(x, append(slices.Clone(d), bs), nbitsIota(len(d))...)
+		return xb.SliceAxis(xb.Reshape(e, append(slices.Clone(d[:len(d)-1]), d[len(d)-1]*bs)...), int64(len(d)-1), 0, width)
+	}
+	s := blockOf(xb.Convert(xb.Take(scales, ids, 0), hlo.F32))
+	var z *xb.Op
+	if zp := c.Input(3); zp != nil {
+		if zp.DType() != hlo.U8 {
+			return c.Errorf("zero_points of %s, not uint8", zp.DType())
+		}
+		zq := nbitsUnpack(c, xb.Take(zp, ids, 0), bits)
+		z = blockOf(xb.SliceAxis(zq, int64(zq.Rank()-1), 0, blocks))
+	} else {
+		z = xb.BroadcastTo(c.B.ScalarOf(hlo.F32, float64(int64(1)<<(bits-1))), rd...)
+	}
+	y := xb.Mul(xb.Sub(q, z), s)
+	if t := scales.DType(); t != hlo.F32 {
+		y = xb.Convert(y, t)
+	}
+	c.Set(0, y)
+	return nil
+}
+
+// nbitsUnpack is u8 x's packed values along its last axis as f32, each
+// byte's lowest bits first.
+func nbitsUnpack(c *Ctx, x *xb.Op, bits int64) *xb.Op {
+	if bits == 8 {
+		return xb.Convert(x, hlo.F32)
+	}
+	d := x.Dims()
+	per := 8 / bits
+	mask := xb.BroadcastTo(c.B.ScalarOf(hlo.U8, float64(int64(1)<<bits-1)), d...)
+	parts := make([]*xb.Op, per)
+	for j := range per {
+		v := xb.And(xb.ShiftRightLogical(x, xb.BroadcastTo(c.B.ScalarOf(hlo.U8, float64(j*bits)), d...)), mask)
+		parts[j] = xb.Reshape(v, append(slices.Clone(d), 1)...)
+	}
+	out := xb.Concatenate(int64(len(d)), parts...)
+	return xb.Convert(xb.Reshape(out, append(slices.Clone(d[:len(d)-1]), d[len(d)-1]*per)...), hlo.F32)
+}
+
+// nbitsIota is 0..n-1 as int64s.
+func nbitsIota(n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = int64(i)
+	}
+	return out
 }

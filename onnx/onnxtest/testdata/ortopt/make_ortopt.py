@@ -572,6 +572,24 @@ def _genai():
                [rs.randint(0, vocab, size=(1, 1)).astype(np.int64), np.ones((1, 6), np.int64)] + step_past]
 
 
+@hand('test_ms_gather_block_quantized', 'GatherBlockQuantized (onnxruntime-genai quantized embeddings): 4-bit uint8-packed rows in blocks of 32 with packed zero points, and 8-bit rows without.')
+def _gbq():
+    rs = np.random.RandomState(121)
+    vocab, hidden, bs = 20, 64, 32
+    q4 = rs.randint(0, 16, size=(vocab, hidden))
+    z4 = rs.randint(0, 16, size=(vocab, 2))
+    q8 = rs.randint(0, 256, size=(vocab, hidden))
+    inits = [numpy_helper.from_array(_pack(q4, 4), 'd4'), numpy_helper.from_array((rs.rand(vocab, hidden // bs) * 0.1 + 0.01).astype(np.float32), 's4'),
+             numpy_helper.from_array(_pack(z4, 4), 'z4'),
+             numpy_helper.from_array(q8.astype(np.uint8), 'd8'), numpy_helper.from_array((rs.rand(vocab, hidden // bs) * 0.01).astype(np.float32), 's8')]
+    n1 = helper.make_node('GatherBlockQuantized', ['d4', 'ids', 's4', 'z4'], ['e4'], domain='com.microsoft', bits=4, block_size=bs,
+                          gather_axis=0, quantize_axis=1)
+    n2 = helper.make_node('GatherBlockQuantized', ['d8', 'ids', 's8'], ['e8'], domain='com.microsoft', bits=8, block_size=bs,
+                          gather_axis=0, quantize_axis=1)
+    m = ms_model([n1, n2], [vi('ids', [2, 3], TensorProto.INT64)], [vo('e4'), vo('e8')], inits)
+    return m, [[rs.randint(0, vocab, size=(2, 3)).astype(np.int64)]]
+
+
 def ort_outputs(jobs, tmp):
     jf = os.path.join(tmp, 'jobs.json')
     with open(jf, 'w') as f:
