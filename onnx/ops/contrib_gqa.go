@@ -21,8 +21,10 @@ import (
 // present_value ([B, kv heads, max(total_sequence_length, past buffer),
 // H]); query s, at position past+s, attends the valid positions up to its
 // own (and within local_window_size), its scores times scale, capped by
-// softcap, plus attention_bias. total_sequence_length fixes the present
-// buffers' shape, so it is read at compile time.
+// softcap, plus attention_bias; smooth_softmax and head_sink add one
+// logit (0, or the head's sink) to each row's softmax denominator.
+// total_sequence_length fixes the present buffers' shape, so it is read
+// at compile time.
 
 func init() {
 	Register(Op{Name: "GroupQueryAttention", Domain: msDomain, Lower: lowerGroupQueryAttention, ConstInputs: []int{6}})
@@ -33,8 +35,8 @@ func lowerGroupQueryAttention(c *Ctx) error {
 	if n <= 0 || nkv <= 0 || n%nkv != 0 {
 		return c.Errorf("num_heads %d is not a multiple of kv_num_heads %d", n, nkv)
 	}
-	if c.Node.Int("smooth_softmax", 0) != 0 || c.Has(11) || c.Has(12) || c.Node.Int("qk_output", 0) != 0 {
-		return c.Unsupported("smooth softmax, head sinks or the QK output")
+	if c.Has(12) || c.Node.Int("qk_output", 0) != 0 {
+		return c.Unsupported("the QK output")
 	}
 	q := c.Input(0)
 	if q == nil || q.Rank() != 3 || !q.DType().IsFloat() {
@@ -138,7 +140,10 @@ func lowerGroupQueryAttention(c *Ctx) error {
 	}
 	okAll := xb.BroadcastInDim(ok, scores.Dims(), 0, 2, 3)
 	scores = xb.Select(okAll, scores, xb.BroadcastTo(c.B.ScalarOf(scores.DType(), math.Inf(-1)), scores.Dims()...))
-	probs := msSoftmaxLast(scores)
+	probs, err := gqaSoftmax(c, scores)
+	if err != nil {
+		return err
+	}
 	out := xb.DotGeneral(probs, expand(presentV), xb.DotDims{LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1},
 		LhsContracting: []int64{3}, RhsContracting: []int64{2}}) // [B, N, S, H]
 	c.Set(0, back(xb.Reshape(xb.Transpose(out, 0, 2, 1, 3), bsz, s, n*h)))
@@ -202,4 +207,30 @@ func gqaRotaryNode(c *Ctx) *onnx.Node {
 		"interleaved":          attr(c.Node.Int("rotary_interleaved", 0)),
 		"rotary_embedding_dim": attr(2 * c.In[7].Dims()[1]),
 	}}
+}
+
+// gqaSoftmax is the softmax over the keys of scores [B, N, S, T], with
+// one more logit in each row's denominator where the node asks for it:
+// 0 with smooth_softmax, head_sink[n] (input 11) for head n's rows.
+func gqaSoftmax(c *Ctx, scores *xb.Op) (*xb.Op, error) {
+	var extra *xb.Op // [B, N, S]
+	d := scores.Dims()
+	rows := d[:3]
+	if sink := c.Input(11); sink != nil {
+		if sink.Rank() != 1 || sink.Dims()[0] != d[1] {
+			return nil, c.Errorf("head_sink %v is not [num_heads] = [%d]", sink.Dims(), d[1])
+		}
+		su, _ := elemUp(sink)
+		extra = xb.BroadcastInDim(su, rows, 1)
+	} else if c.Node.Int("smooth_softmax", 0) != 0 {
+		extra = xb.BroadcastTo(c.B.ScalarOf(scores.DType(), 0), rows...)
+	}
+	if extra == nil {
+		return msSoftmaxLast(scores), nil
+	}
+	axes := []int64{3}
+	m := xb.Max(xb.ReduceMax(scores, axes...), extra)
+	e := xb.Exp(xb.Sub(scores, rdBack(m, d, axes)))
+	denom := xb.Add(rdSum(e, axes...), xb.Exp(xb.Sub(extra, m)))
+	return xb.Div(e, rdBack(denom, d, axes)), nil
 }

@@ -590,6 +590,23 @@ def _gbq():
     return m, [[rs.randint(0, vocab, size=(2, 3)).astype(np.int64)]]
 
 
+@hand('test_ms_gqa_sinks', "GroupQueryAttention: smooth_softmax (one more zero logit in each row's denominator) on a prompt of 4.")
+def _gqa_sinks():
+    return _gqa(1, 4, 0, 4, 2, 16, extra=dict(smooth_softmax=1))
+
+
+@hand('test_ms_gqa_head_sink', 'GroupQueryAttention: per-head attention sinks (head_sink input) on a decoding step over a past of 3.')
+def _gqa_head_sink():
+    m, d = _gqa(1, 1, 3, 4, 2, 16)
+    g = m.graph
+    node = g.node[0]
+    while len(node.input) < 12:
+        node.input.append('')
+    node.input[11] = 'sink'
+    g.initializer.append(numpy_helper.from_array(rnd(130, 4, scale=2), 'sink'))
+    return m, d
+
+
 def ort_outputs(jobs, tmp):
     jf = os.path.join(tmp, 'jobs.json')
     with open(jf, 'w') as f:
