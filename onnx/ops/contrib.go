@@ -24,18 +24,23 @@ const msDomain = "com.microsoft"
 
 func init() {
 	MaxOpsets[msDomain] = 1
-	for _, o := range []Op{
-		{Name: "Gelu", Lower: actFloat(func(_ *onnx.Node, x *xb.Op) *xb.Op { return msGelu(x) })},
-		{Name: "BiasGelu", Lower: lowerBiasGelu},
-		{Name: "FastGelu", Lower: lowerFastGelu},
-		{Name: "QuickGelu", Lower: actFloat(func(n *onnx.Node, x *xb.Op) *xb.Op {
+	msRegister(
+		Op{Name: "Gelu", Lower: actFloat(func(_ *onnx.Node, x *xb.Op) *xb.Op { return msGelu(x) })},
+		Op{Name: "BiasGelu", Lower: lowerBiasGelu},
+		Op{Name: "FastGelu", Lower: lowerFastGelu},
+		Op{Name: "QuickGelu", Lower: actFloat(func(n *onnx.Node, x *xb.Op) *xb.Op {
 			a := actAttr(n, "alpha", 1.702)
 			return xb.Mul(x, xb.Logistic(xb.Mul(x, ScalarLike(x, a))))
 		})},
-		{Name: "FusedConv", Lower: lowerFusedConv, Types: convFloatTypes},
-		{Name: "FusedGemm", Lower: lowerFusedGemm},
-		{Name: "FusedMatMul", Lower: lowerFusedMatMul},
-	} {
+		Op{Name: "FusedConv", Lower: lowerFusedConv, Types: convFloatTypes},
+		Op{Name: "FusedGemm", Lower: lowerFusedGemm},
+		Op{Name: "FusedMatMul", Lower: lowerFusedMatMul},
+	)
+}
+
+// msRegister registers ops of ONNX Runtime's contrib domain.
+func msRegister(ops ...Op) {
+	for _, o := range ops {
 		o.Domain = msDomain
 		Register(o)
 	}

@@ -20,15 +20,12 @@ import (
 // unidirectional layer adds it again.
 
 func init() {
-	for _, o := range []Op{
-		{Name: "Attention", Lower: lowerMSAttention},
-		{Name: "EmbedLayerNormalization", Lower: lowerEmbedLayerNorm},
-		{Name: "RotaryEmbedding", Lower: lowerRotaryEmbedding},
-		{Name: "MultiHeadAttention", Lower: lowerMultiHeadAttention},
-	} {
-		o.Domain = msDomain
-		Register(o)
-	}
+	msRegister(
+		Op{Name: "Attention", Lower: lowerMSAttention},
+		Op{Name: "EmbedLayerNormalization", Lower: lowerEmbedLayerNorm},
+		Op{Name: "RotaryEmbedding", Lower: lowerRotaryEmbedding},
+		Op{Name: "MultiHeadAttention", Lower: lowerMultiHeadAttention},
+	)
 }
 
 // lowerMSAttention: inputs input [B, S, Hin], weights [Hin, Dq+Dk+Dv],

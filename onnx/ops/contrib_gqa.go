@@ -27,7 +27,7 @@ import (
 // at compile time.
 
 func init() {
-	Register(Op{Name: "GroupQueryAttention", Domain: msDomain, Lower: lowerGroupQueryAttention, ConstInputs: []int{6}})
+	msRegister(Op{Name: "GroupQueryAttention", Lower: lowerGroupQueryAttention, ConstInputs: []int{6}})
 }
 
 func lowerGroupQueryAttention(c *Ctx) error {

@@ -20,8 +20,8 @@ import (
 // in f32 (level 0's arithmetic), the most accurate of them.
 
 func init() {
-	Register(Op{Name: "MatMulNBits", Domain: msDomain, Lower: lowerMatMulNBits, ConstInputs: []int{1, 2, 3}})
-	Register(Op{Name: "GatherBlockQuantized", Domain: msDomain, Lower: lowerGatherBlockQuantized})
+	msRegister(Op{Name: "MatMulNBits", Lower: lowerMatMulNBits, ConstInputs: []int{1, 2, 3}},
+		Op{Name: "GatherBlockQuantized", Lower: lowerGatherBlockQuantized})
 }
 
 // lowerMatMulNBits: inputs A [..., K], B (u8 [N, blocks, blob]), scales

@@ -13,13 +13,10 @@ import (
 
 func init() {
 	Register(Op{Name: "SimplifiedLayerNormalization", Lower: lowerSimplifiedLayerNorm})
-	for _, o := range []Op{
-		{Name: "SkipLayerNormalization", Lower: lowerSkipLayerNorm(false)},
-		{Name: "SkipSimplifiedLayerNormalization", Lower: lowerSkipLayerNorm(true)},
-	} {
-		o.Domain = msDomain
-		Register(o)
-	}
+	msRegister(
+		Op{Name: "SkipLayerNormalization", Lower: lowerSkipLayerNorm(false)},
+		Op{Name: "SkipSimplifiedLayerNormalization", Lower: lowerSkipLayerNorm(true)},
+	)
 }
 
 // lowerSimplifiedLayerNorm: Y = X / √(mean(X²) + epsilon) · scale over

@@ -27,24 +27,21 @@ import (
 // allow one step.
 
 func init() {
-	for _, o := range []Op{
-		{Name: "QLinearAdd", Lower: lowerQLinearBinary(false)},
-		{Name: "QLinearMul", Lower: lowerQLinearBinary(true)},
-		{Name: "QLinearSigmoid", Lower: lowerQLinearUnary(func(c *Ctx, v *xb.Op) *xb.Op { return xb.Logistic(v) })},
-		{Name: "QLinearLeakyRelu", Lower: lowerQLinearUnary(func(c *Ctx, v *xb.Op) *xb.Op {
+	msRegister(
+		Op{Name: "QLinearAdd", Lower: lowerQLinearBinary(false)},
+		Op{Name: "QLinearMul", Lower: lowerQLinearBinary(true)},
+		Op{Name: "QLinearSigmoid", Lower: lowerQLinearUnary(func(c *Ctx, v *xb.Op) *xb.Op { return xb.Logistic(v) })},
+		Op{Name: "QLinearLeakyRelu", Lower: lowerQLinearUnary(func(c *Ctx, v *xb.Op) *xb.Op {
 			a := actAttr(c.Node, "alpha", 0.01)
 			return xb.Select(xb.Lt(v, FullLike(v, 0)), xb.Mul(v, ScalarLike(v, a)), v)
 		})},
-		{Name: "QLinearGlobalAveragePool", Lower: lowerQLinearGlobalAveragePool},
-		{Name: "QLinearAveragePool", Lower: lowerQLinearAveragePool},
-		{Name: "QLinearConcat", Lower: lowerQLinearConcat},
-		{Name: "QGemm", Lower: lowerQGemm},
-		{Name: "QuantizeLinear", Lower: lowerQuantizeLinear},
-		{Name: "DequantizeLinear", Lower: lowerDequantizeLinear},
-	} {
-		o.Domain = msDomain
-		Register(o)
-	}
+		Op{Name: "QLinearGlobalAveragePool", Lower: lowerQLinearGlobalAveragePool},
+		Op{Name: "QLinearAveragePool", Lower: lowerQLinearAveragePool},
+		Op{Name: "QLinearConcat", Lower: lowerQLinearConcat},
+		Op{Name: "QGemm", Lower: lowerQGemm},
+		Op{Name: "QuantizeLinear", Lower: lowerQuantizeLinear},
+		Op{Name: "DequantizeLinear", Lower: lowerDequantizeLinear},
+	)
 }
 
 // qlScalar is per-tensor input i (a scale or zero point) as an f32

@@ -14,13 +14,10 @@ import (
 // (per tensor, or per column of B) and the bias added, in f32.
 
 func init() {
-	for _, o := range []Op{
-		{Name: "DynamicQuantizeMatMul", Lower: lowerDynamicQuantizeMatMul},
-		{Name: "MatMulIntegerToFloat", Lower: lowerMatMulIntegerToFloat},
-	} {
-		o.Domain = msDomain
-		Register(o)
-	}
+	msRegister(
+		Op{Name: "DynamicQuantizeMatMul", Lower: lowerDynamicQuantizeMatMul},
+		Op{Name: "MatMulIntegerToFloat", Lower: lowerMatMulIntegerToFloat},
+	)
 }
 
 // lowerDynamicQuantizeMatMul: A (float) quantized as DynamicQuantizeLinear
