@@ -152,19 +152,23 @@ func lowerQLinearUnary(f func(c *Ctx, v *xb.Op) *xb.Op) func(c *Ctx) error {
 	}
 }
 
+// qlScaleZero reads a per-tensor scale at input i and its zero point at
+// i+1 (0 when left out).
+func qlScaleZero(c *Ctx, i int) (s, z *xb.Op, err error) {
+	if s, err = qlScalar(c, i, false); err != nil {
+		return nil, nil, err
+	}
+	z, err = qlScalar(c, i+1, true)
+	return s, z, err
+}
+
 // qlInOut reads the input scale and zero point at i, i+1 and the output's
 // at i+2, i+3.
 func qlInOut(c *Ctx, i int) (sx, zx, sy, zy *xb.Op, err error) {
-	if sx, err = qlScalar(c, i, false); err != nil {
+	if sx, zx, err = qlScaleZero(c, i); err != nil {
 		return
 	}
-	if zx, err = qlScalar(c, i+1, true); err != nil {
-		return
-	}
-	if sy, err = qlScalar(c, i+2, false); err != nil {
-		return
-	}
-	zy, err = qlScalar(c, i+3, true)
+	sy, zy, err = qlScaleZero(c, i+2)
 	return
 }
 
@@ -272,11 +276,7 @@ func lowerQLinearConcat(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	sy, err := qlScalar(c, 0, false)
-	if err != nil {
-		return err
-	}
-	zy, err := qlScalar(c, 1, true)
+	sy, zy, err := qlScaleZero(c, 0)
 	if err != nil {
 		return err
 	}
@@ -289,11 +289,7 @@ func lowerQLinearConcat(c *Ctx) error {
 		if x.DType() != t {
 			return c.Errorf("input %d is %s, the output %s", i, x.DType(), t)
 		}
-		sx, err := qlScalar(c, i+1, false)
-		if err != nil {
-			return err
-		}
-		zx, err := qlScalar(c, i+2, true)
+		sx, zx, err := qlScaleZero(c, i+1)
 		if err != nil {
 			return err
 		}
@@ -357,11 +353,7 @@ func lowerQGemm(c *Ctx) error {
 		c.Set(0, xb.Mul(f, scale))
 		return nil
 	}
-	sy, err := qlScalar(c, 7, false)
-	if err != nil {
-		return err
-	}
-	zy, err := qlScalar(c, 8, true)
+	sy, zy, err := qlScaleZero(c, 7)
 	if err != nil {
 		return err
 	}
