@@ -250,8 +250,31 @@ func (r *runCmd) printEngine(x *axle.Executable) {
 }
 
 type output struct {
-	Shape    string  `json:"shape"`
-	Checksum float64 `json:"checksum"`
+	Shape    string    `json:"shape"`
+	Checksum jsonFloat `json:"checksum"`
+}
+
+// jsonFloat is a checksum in the JSON line: JSON has no NaN or infinity, and
+// a result that holds them (a masked softmax, a log of zero) must still give
+// a line a script can read, so those are written as the strings "NaN",
+// "+Inf" and "-Inf".
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	if v := float64(f); math.IsNaN(v) || math.IsInf(v, 0) {
+		return json.Marshal(strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return json.Marshal(float64(f))
+}
+
+// printJSON writes v as the run's last line; should it not encode, the line
+// is still JSON, holding the reason.
+func printJSON(w io.Writer, v any) {
+	line, err := json.Marshal(v)
+	if err != nil {
+		line, _ = json.Marshal(map[string]string{"error": err.Error()})
+	}
+	fmt.Fprintln(w, string(line))
 }
 
 // report prints each device's results (one set when a partitioned
@@ -268,7 +291,7 @@ func (r *runCmd) report(x *axle.Executable, result [][]*hlo.Literal, times []tim
 		}
 		for _, res := range rs {
 			for _, l := range aot.Leaves(res) {
-				outs = append(outs, output{l.Shape().HumanString(), checksum(l)})
+				outs = append(outs, output{l.Shape().HumanString(), jsonFloat(checksum(l))})
 				fmt.Fprintf(r.stdout, "result %s checksum %.9g\n", l.Shape().HumanString(), checksum(l))
 			}
 		}
@@ -296,8 +319,7 @@ func (r *runCmd) report(x *axle.Executable, result [][]*hlo.Literal, times []tim
 		}
 	}
 	if r.asJSON {
-		line, _ := json.Marshal(report)
-		fmt.Fprintln(r.stdout, string(line))
+		printJSON(r.stdout, report)
 	}
 }
 

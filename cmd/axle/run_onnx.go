@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -81,15 +80,15 @@ func runONNX(o onnxRun, stdout, stderr io.Writer) int {
 		}
 	}
 	type output struct {
-		Name     string  `json:"name"`
-		Shape    string  `json:"shape"`
-		Checksum float64 `json:"checksum"`
+		Name     string    `json:"name"`
+		Shape    string    `json:"shape"`
+		Checksum jsonFloat `json:"checksum"`
 	}
 	var outs []output
 	for i, v := range out {
 		name := sess.Outputs()[i].Name
 		if v.Kind == onnx.KindTensor && !v.Tensor.IsString() {
-			r := output{name, v.Tensor.Lit.Shape().HumanString(), checksum(v.Tensor.Lit)}
+			r := output{name, v.Tensor.Lit.Shape().HumanString(), jsonFloat(checksum(v.Tensor.Lit))}
 			outs = append(outs, r)
 			fmt.Fprintf(stdout, "result %s checksum %.9g (%s)\n", r.Shape, r.Checksum, r.Name)
 			continue
@@ -105,13 +104,12 @@ func runONNX(o onnxRun, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, sess.ProfileTable(o.profileRows))
 	}
 	if o.asJSON {
-		line, _ := json.Marshal(map[string]any{
+		printJSON(stdout, map[string]any{
 			"compile_ms": ms(first),
 			"run_ms":     map[string]float64{"min": ms(times[0]), "median": ms(times[len(times)/2]), "max": ms(times[len(times)-1])},
 			"outputs":    outs,
 			"allocs":     map[string]float64{"per_run": allocs, "bytes_per_run": allocBytes},
 		})
-		fmt.Fprintln(stdout, string(line))
 	}
 	return 0
 }

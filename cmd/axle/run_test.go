@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,6 +80,50 @@ func TestParseByteSize(t *testing.T) {
 	for _, in := range []string{"G", "1.5G", "99999999999G", "eight"} {
 		if _, err := parseByteSize(in); err == nil {
 			t.Errorf("parseByteSize(%q): no error", in)
+		}
+	}
+}
+
+// TestJSONNonFinite: JSON has no NaN or infinity, yet a result may hold
+// them (log of zero, a fully masked softmax); the --json line must still be
+// JSON a script can read, the checksums written as strings, on the HLO and
+// the ONNX doors alike.
+func TestJSONNonFinite(t *testing.T) {
+	dir := t.TempDir()
+	hloFile := filepath.Join(dir, "nonfinite.hlo")
+	if err := writeFile(hloFile, "HloModule nonfinite\nENTRY e {\n  z = f32[2] constant({0, 1})\n  l = f32[2] log(z)\n  n = f32[2] divide(z, z)\n  ROOT t = (f32[2], f32[2]) tuple(l, n)\n}\n"); err != nil {
+		t.Fatal(err)
+	}
+	onnxModel := filepath.Join("..", "..", "onnx", "onnxtest", "testdata", "models", "test_nonfinite_masking_opset14", "model.onnx")
+	for _, c := range []struct {
+		args []string
+		want string // the checksums in order
+	}{
+		{[]string{"run", "--backend", "cpu", "--json", hloFile}, "-Inf NaN"},
+		{[]string{"run", "--backend", "interp", "--json", hloFile}, "-Inf NaN"},
+		// attention, softmax, log, inverse, maximum, minimum, activations, colmax, rowmax, rowsum, count
+		{[]string{"run", "--backend", "cpu", "--json", onnxModel}, "NaN NaN -Inf NaN NaN -Inf NaN -Inf -Inf -Inf"},
+	} {
+		args := c.args
+		out, errs, code := runAxle(args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errs)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		var report struct {
+			Outputs []struct {
+				Checksum any `json:"checksum"`
+			} `json:"outputs"`
+		}
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &report); err != nil {
+			t.Fatalf("%v: last line is not JSON (%v): %q", args, err, lines[len(lines)-1])
+		}
+		var got []string
+		for _, o := range report.Outputs {
+			got = append(got, fmt.Sprint(o.Checksum))
+		}
+		if g := strings.Join(got, " "); !strings.HasPrefix(g, c.want) {
+			t.Errorf("%v: checksums %q, want %q first", args, g, c.want)
 		}
 	}
 }
