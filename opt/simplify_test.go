@@ -129,6 +129,20 @@ var simplifyCases = []simplifyCase{
   p = f32[] parameter(0)
   one = f32[] constant(1)
   ROOT d = f32[] divide(one, p)`},
+	{"convert of broadcast", "unary-of-broadcast", `
+  p = f16[3] parameter(0)
+  b = f16[2,3] broadcast(p), dimensions={1}
+  ROOT c = f32[2,3] convert(b)`, `
+  p = f16[3] parameter(0)
+  c = f32[3] convert(p)
+  ROOT b = f32[2,3] broadcast(c), dimensions={1}`},
+	{"negate of scalar broadcast", "unary-of-broadcast", `
+  p = f32[] parameter(0)
+  b = f32[4] broadcast(p), dimensions={}
+  ROOT n = f32[4] negate(b)`, `
+  p = f32[] parameter(0)
+  n = f32[] negate(p)
+  ROOT b = f32[4] broadcast(n), dimensions={}`},
 	{"power 0.5 stays (-0, -inf)", "", `
   p = f32[] parameter(0)
   c = f32[] constant(0.5)

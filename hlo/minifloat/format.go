@@ -245,7 +245,12 @@ func (f Format) ToFloat64(b uint16) float64 {
 
 // ToFloat32 returns the value of b as a float32, which holds every value of
 // every format exactly.
-func (f Format) ToFloat32(b uint16) float32 { return float32(f.ToFloat64(b)) }
+func (f Format) ToFloat32(b uint16) float32 {
+	if f == F16 {
+		return f16ToF32(b)
+	}
+	return float32(f.ToFloat64(b))
+}
 
 // FromFloat32 converts x, rounding to nearest even. It is FromFloat64 of the
 // exactly widened value.
@@ -256,6 +261,9 @@ func (f Format) FromFloat32(x float32) uint16 {
 		// takes the largest finite values to infinity).
 		b := math.Float32bits(x)
 		return uint16((b + 0x7fff + (b>>16)&1) >> 16)
+	}
+	if f == F16 {
+		return f32ToF16(x)
 	}
 	return f.FromFloat64(float64(x))
 }

@@ -16,6 +16,12 @@ func (f Format) DecodeFloat32(dst []float32, src []uint16) {
 		}
 		return
 	}
+	if f == F16 {
+		for i, b := range src {
+			dst[i] = f16ToF32(b)
+		}
+		return
+	}
 	tab := f.Values()
 	for i, b := range src {
 		dst[i] = float32(tab[b])
@@ -26,6 +32,12 @@ func (f Format) DecodeFloat32(dst []float32, src []uint16) {
 // >= len(src)).
 func (f Format) EncodeFloat32(dst []uint16, src []float32) {
 	dst = dst[:len(src)]
+	if f == F16 {
+		for i, v := range src {
+			dst[i] = f32ToF16(v)
+		}
+		return
+	}
 	if f != BF16 {
 		for i, v := range src {
 			dst[i] = f.FromFloat32(v)

@@ -200,7 +200,7 @@ func roundTo(t hlo.DType, v []float32) {
 		}
 	case hlo.F16:
 		for i, x := range v {
-			v[i] = minifloat.F16.ToFloat32(minifloat.F16.FromFloat32(x))
+			v[i] = minifloat.RoundF16(x)
 		}
 	}
 }
