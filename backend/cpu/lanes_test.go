@@ -163,12 +163,14 @@ func TestReduceWindowLanesRandom(t *testing.T) {
 	}
 }
 
+// TestSortLanesRandom: comparators with arithmetic (squares, a
+// convert), which only the lane program runs.
 func TestSortLanesRandom(t *testing.T) {
 	comps := []string{`cmp {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
-  x = f32[] abs(a)
-  y = f32[] abs(b)
+  x = f32[] multiply(a, a)
+  y = f32[] multiply(b, b)
   ROOT c = pred[] compare(x, y), direction=LT
 }`, `cmp {
   a = s32[] parameter(0)
@@ -177,7 +179,9 @@ func TestSortLanesRandom(t *testing.T) {
   d = f32[] parameter(3)
   lt = pred[] compare(a, b), direction=LT
   eq = pred[] compare(a, b), direction=EQ
-  lt2 = pred[] compare(c, d), direction=GT
+  cc = f64[] convert(c)
+  dd = f64[] convert(d)
+  lt2 = pred[] compare(cc, dd), direction=GT
   tie = pred[] and(eq, lt2)
   ROOT r = pred[] or(lt, tie)
 }`}
@@ -199,6 +203,9 @@ func TestSortLanesRandom(t *testing.T) {
 			root = fmt.Sprintf("(%s, %s) sort(p0, p1), dimensions={%d}, to_apply=cmp", params[0], params[1], dim)
 		}
 		in := parseRoot(t, module(params, root, comps[iter%2]))
+		if pl, _, ok := planSort(in, 1); !ok || pl.lanes == nil {
+			t.Fatalf("%s: not on the lane program", in)
+		}
 		ops := randomOperands(in, rng)
 		ops[0] = sortKeysLiteral(ops[0].Shape(), rng)
 		if iter%2 == 1 { // few distinct first keys, so the second decides

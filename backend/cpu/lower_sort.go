@@ -68,7 +68,8 @@ type sortPlan struct {
 	outer, n, inner int
 	keys            func(l *hlo.Literal) any
 	ord             sortOrder
-	lanes           *laneProg // the comparator, when it is not one compare
+	expr            *sortExpr // the comparator, when it is not one compare
+	lanes           *laneProg // the comparator, when it has other ops
 	moves           []func(dst, src *hlo.Literal, perm []int, base int)
 	threads         int
 }
@@ -142,6 +143,13 @@ func planSort(in *hlo.Instruction, threads int) (*sortPlan, []hlo.Shape, bool) {
 		pl.ord, pl.keys = ord, sortKeys(t, total)
 	}
 	if pl.keys == nil {
+		types := make([]hlo.DType, len(in.Operands))
+		for k, o := range in.Operands {
+			types[k] = o.Shape.DType
+		}
+		pl.expr, _ = compileSortExpr(in.Computation("to_apply"), types)
+	}
+	if pl.keys == nil && pl.expr == nil {
 		p, ok := sortLanes(in)
 		if !ok {
 			return nil, nil, false
@@ -276,6 +284,10 @@ func moveRow[W word](inner int) func(dst, src *hlo.Literal, perm []int, base int
 func (pl *sortPlan) run(outs, ops []*hlo.Literal) error {
 	rows := pl.outer * pl.inner
 	if rows == 0 || pl.n == 0 {
+		return nil
+	}
+	if pl.expr != nil {
+		sortRowsExpr(pl, outs, ops, rows)
 		return nil
 	}
 	if pl.lanes != nil {

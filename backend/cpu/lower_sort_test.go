@@ -221,3 +221,118 @@ func TestSortDeclines(t *testing.T) {
 		t.Fatal("lowered a comparator with a reshape")
 	}
 }
+
+// TestSortExprRandom runs comparators of compares, logic, selects and
+// signs — ONNX TopK's (descending, NaN first, ties by index), a
+// lexicographic two-key order, a select choosing which key decides,
+// TOTALORDER on two keys, by magnitude, preds and unsigned keys — on the
+// compiled closures, against the evaluator bit for bit, over keys full of
+// ties, NaNs of both signs, infinities and signed zeros.
+func TestSortExprRandom(t *testing.T) {
+	type cmpCase struct {
+		types []hlo.DType
+		text  string
+	}
+	cases := []cmpCase{
+		{[]hlo.DType{hlo.F32, hlo.S64}, `cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s64[] parameter(2)
+  j = s64[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  eq = pred[] compare(a, b), direction=EQ
+  an = pred[] compare(a, a), direction=NE
+  bn = pred[] compare(b, b), direction=NE
+  nbn = pred[] not(bn)
+  nanfirst = pred[] and(an, nbn)
+  before = pred[] or(nanfirst, gt)
+  bothnan = pred[] and(an, bn)
+  same = pred[] or(eq, bothnan)
+  lower = pred[] compare(i, j), direction=LT
+  tie = pred[] and(same, lower)
+  ROOT r = pred[] or(before, tie)
+}`},
+		{[]hlo.DType{hlo.S32, hlo.F16}, `cmp {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  c = f16[] parameter(2)
+  d = f16[] parameter(3)
+  lt = pred[] compare(a, b), direction=LT
+  eq = pred[] compare(a, b), direction=EQ
+  lt2 = pred[] compare(c, d), direction=GT
+  tie = pred[] and(eq, lt2)
+  ROOT r = pred[] or(lt, tie)
+}`},
+		{[]hlo.DType{hlo.BF16, hlo.U8}, `cmp {
+  a = bf16[] parameter(0)
+  b = bf16[] parameter(1)
+  c = u8[] parameter(2)
+  d = u8[] parameter(3)
+  k = u8[] constant(1)
+  odd = pred[] compare(c, k), direction=GE
+  x = bf16[] select(odd, a, b)
+  y = bf16[] select(odd, b, a)
+  ROOT r = pred[] compare(x, y), direction=LT
+}`},
+		{[]hlo.DType{hlo.F64, hlo.F32}, `cmp {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  c = f32[] parameter(2)
+  d = f32[] parameter(3)
+  lt = pred[] compare(a, b), direction=LT, type=TOTALORDER
+  eq = pred[] compare(a, b), direction=EQ, type=TOTALORDER
+  lt2 = pred[] compare(d, c), direction=LT, type=TOTALORDER
+  tie = pred[] and(eq, lt2)
+  ROOT r = pred[] or(lt, tie)
+}`},
+		{[]hlo.DType{hlo.F32}, `cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  x = f32[] abs(a)
+  y = f32[] negate(b)
+  z = f32[] abs(y)
+  ROOT c = pred[] compare(x, z), direction=LE
+}`},
+		{[]hlo.DType{hlo.Pred, hlo.S8}, `cmp {
+  a = pred[] parameter(0)
+  b = pred[] parameter(1)
+  c = s8[] parameter(2)
+  d = s8[] parameter(3)
+  t = pred[] constant(true)
+  gt = pred[] compare(a, b), direction=GT
+  ne = pred[] xor(a, b)
+  same = pred[] xor(ne, t)
+  lt = pred[] compare(c, d), direction=LT
+  tie = pred[] and(same, lt)
+  ROOT r = pred[] or(gt, tie)
+}`},
+	}
+	rng := rand.New(rand.NewPCG(17, 18))
+	for iter := range 240 {
+		c := cases[iter%len(cases)]
+		rank := 1 + rng.IntN(2)
+		dims := randDims(rng, rank)
+		if iter%40 == 0 {
+			dims, rank = []int64{3, 500}, 2 // past the parallel threshold
+		}
+		dim := rng.IntN(rank)
+		params := make([]string, len(c.types))
+		opnds := make([]string, len(c.types))
+		for i, ty := range c.types {
+			params[i], opnds[i] = shapeText(ty, dims), fmt.Sprintf("p%d", i)
+		}
+		res := params[0]
+		if len(params) > 1 {
+			res = "(" + strings.Join(params, ", ") + ")"
+		}
+		in := parseRoot(t, module(params, fmt.Sprintf("%s sort(%s), dimensions={%d}, to_apply=cmp", res, strings.Join(opnds, ", "), dim), c.text))
+		if pl, _, ok := planSort(in, 1); !ok || pl.expr == nil {
+			t.Fatalf("case %d: not compiled to closures", iter%len(cases))
+		}
+		ops := randomOperands(in, rng)
+		for k := range ops {
+			ops[k] = sortKeysLiteral(ops[k].Shape(), rng)
+		}
+		runWhole(t, sortWhole, in, ops, 1+rng.IntN(3))
+	}
+}
