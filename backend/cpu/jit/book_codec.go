@@ -168,7 +168,7 @@ func (r *bookReader) entry() (string, entry) {
 }
 
 // Features are the CPU features the book's code needs, each named once
-// ("avx2", "fma", "avx512f", "avx512dq"), sorted.
+// ("avx2", "fma", "avx512f", "avx512dq", "f16c"), sorted.
 func (b *Book) Features() []string {
 	seen := map[string]bool{}
 	for _, e := range b.entries {

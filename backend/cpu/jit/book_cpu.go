@@ -19,6 +19,15 @@ func featuresFor(wide bool) string {
 	return "avx2,fma"
 }
 
+// featuresOf lists the features of p's code for target t: with f16
+// arrays or rounding, F16C's besides.
+func featuresOf(p *Program, t target) string {
+	if p.usesF16() {
+		return featuresFor(t.wide) + ",f16c"
+	}
+	return featuresFor(t.wide)
+}
+
 // runnable reports whether this machine has every feature listed; a
 // name it does not know (a later generator's) counts as missing.
 func runnable(features string) bool {
@@ -30,6 +39,9 @@ func runnable(features string) bool {
 	return true
 }
 
+// hasF16C is cpu.X86.HasF16C (a variable: tests take it away).
+var hasF16C = cpu.X86.HasF16C
+
 func hasFeature(name string) bool {
 	switch name {
 	case "avx2":
@@ -40,6 +52,8 @@ func hasFeature(name string) bool {
 		return cpu.X86.HasAVX512F
 	case "avx512dq":
 		return cpu.X86.HasAVX512DQ
+	case "f16c":
+		return hasF16C
 	}
 	return false
 }

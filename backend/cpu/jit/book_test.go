@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -30,8 +31,8 @@ func isolateBook(t *testing.T) {
 
 // bookPrograms are programs of every kind the generator takes: math
 // with shortcuts (wide where the machine has AVX-512), row programs with
-// row scalars and folds, bf16 arrays, strided and prefetching ones, and
-// random ones (FuzzPrograms').
+// row scalars and folds, bf16 and f16 arrays, strided and prefetching
+// ones, and random ones (FuzzPrograms').
 func bookPrograms() map[string]*Program {
 	c := func(v float32) Value { return Value{Op: Const, Value: v} }
 	progs := map[string]*Program{
@@ -48,6 +49,9 @@ func bookPrograms() map[string]*Program {
 		"bf16": {Inputs: 2, Values: []Value{{Op: Input}, {Op: Input, Arg: 1}, {Op: Tanh, Args: [3]int{0}},
 			{Op: Add, Args: [3]int{2, 1}}, {Op: RoundBF16, Args: [3]int{3}}},
 			Outputs: []int{3, 4}, InputTypes: []Type{F32, BF16}, OutputTypes: []Type{F32, BF16}},
+		"f16": {Inputs: 2, Values: []Value{{Op: Input}, {Op: Input, Arg: 1}, {Op: Tanh, Args: [3]int{0}},
+			{Op: Add, Args: [3]int{2, 1}}, {Op: RoundF16, Args: [3]int{3}}},
+			Outputs: []int{3, 4}, InputTypes: []Type{F32, F16}, OutputTypes: []Type{F32, F16}},
 		"bias-relu strided": {Inputs: 2, Scalars: 1, Strided: true, Values: []Value{
 			{Op: Input}, {Op: Input, Arg: 1}, {Op: Add, Args: [3]int{0, 1}}, c(0),
 			{Op: Max, Args: [3]int{2, 3}}, {Op: Splat}, {Op: Mul, Args: [3]int{4, 5}}}},
@@ -86,11 +90,7 @@ func compileAndRun(t *testing.T, name string, p *Program, seed uint64, stream bo
 	ins, scalars := randomArguments(rng, p, n)
 	c := &compiled{f: f, outs: make([]Array, len(p.outputs()))}
 	for k := range c.outs {
-		if p.outputType(k) == BF16 {
-			c.outs[k].BF16 = make([]uint16, n)
-		} else {
-			c.outs[k].F32 = aligned64(n)
-		}
+		c.outs[k] = newArray(p.outputType(k), n)
 	}
 	switch {
 	case p.Strided:
@@ -421,5 +421,48 @@ func TestGeneratedOnce(t *testing.T) {
 	f2.RunF32([][]float32{o2}, [][]float32{in}, nil)
 	if !slices.Equal(o1, o2) || o1[99] == 0 {
 		t.Fatalf("the code taken again computes %v, fresh code %v", o2[95:], o1[95:])
+	}
+}
+
+// An f16 program's entry says its code needs F16C, and other programs'
+// entries do not; where the machine lacks F16C, LoadBook skips it.
+func TestBookF16Features(t *testing.T) {
+	isolateBook(t)
+	progs := bookPrograms()
+	Record(true)
+	for _, name := range []string{"f16", "bf16", "exp"} {
+		if _, err := Compile(progs[name]); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	Record(false)
+	b := Recorded()
+	for _, name := range []string{"f16", "bf16", "exp"} {
+		p := progs[name]
+		e, ok := b.entries[programKey(p, false, targetOf(p))]
+		if !ok {
+			t.Fatalf("%s: not recorded", name)
+		}
+		if has := slices.Contains(strings.Split(e.features, ","), "f16c"); has != (name == "f16") {
+			t.Errorf("%s: features %q", name, e.features)
+		}
+	}
+	if !slices.Contains(b.Features(), "f16c") {
+		t.Errorf("the book's features %v lack f16c", b.Features())
+	}
+	ClearBook()
+	RemoveGenerator()
+	was := hasF16C
+	hasF16C = false
+	err := LoadBook(b.Marshal())
+	hasF16C = was
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Compile(progs["f16"]); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("an f16 program from a book loaded without F16C: %v, want ErrUnsupported", err)
+	}
+	if _, err := Compile(progs["bf16"]); err != nil {
+		t.Fatalf("a bf16 program from the same book: %v", err)
 	}
 }

@@ -314,6 +314,31 @@ const (
 	cvtTPS2DQ = 1
 )
 
+// cvtPH2PS is VCVTPH2PS: the f16 values of src's lower half (an xmm, or
+// 16 bytes at m; wide, a ymm or 32 bytes) widened exactly to dst's f32
+// lanes (a NaN quieted, its payload kept).
+func (a *asm) cvtPH2PS(dst int, src rm) {
+	if a.wide {
+		a.evex(map0F38, pp66, false, 0x13, dst, 0, src, 0, 32)
+		return
+	}
+	a.vex(map0F38, pp66, false, 0x13, dst, 0, src)
+}
+
+// cvtPS2PH is VCVTPS2PH dst, src, 0: src's f32 lanes rounded to f16,
+// nearest even (imm 0, whatever MXCSR says), into dst's lower half (an
+// xmm, its upper half zeroed; wide, a ymm) or 16 (32) bytes at m. The
+// source is ModRM's reg field here and the destination its r/m operand,
+// the other way round from the widening.
+func (a *asm) cvtPS2PH(dst rm, src int) {
+	if a.wide {
+		a.evex(map0F3A, pp66, false, 0x1D, src, 0, dst, 0, 32)
+	} else {
+		a.vex(map0F3A, pp66, false, 0x1D, src, 0, dst)
+	}
+	a.byte(roundNearest)
+}
+
 // store64 is VMOVQ [m], xmm src: eight bytes.
 func (a *asm) store64(m mem, src int) { a.vexL(map0F, pp66, false, false, 0xD6, src, 0, at(m)) }
 

@@ -162,6 +162,11 @@ func Compile(p *Program) (*Func, error) {
 		return nil, ErrUnsupported
 	}
 	t := targetOf(p)
+	if !runnable(featuresOf(p, t)) {
+		// F16C's conversions, say: every AVX2 machine we know of has
+		// them, but AVX2 does not imply them.
+		return nil, fmt.Errorf("jit: this machine lacks a feature of %s: %w", featuresOf(p, t), ErrUnsupported)
+	}
 	f := &Func{prog: p, inputs: p.Inputs, outputs: len(p.outputs()), scalars: p.Scalars,
 		rowLen: p.RowLen, rowVals: p.RowScalars, folds: len(p.RowFolds), wide: t.wide, strided: p.Strided, tails: p.tails(),
 		target: t, f32: p.onlyF32()}
@@ -488,6 +493,8 @@ func (x Array) ptr(i int) unsafe.Pointer {
 		return unsafe.Pointer(&x.U8[i])
 	case x.S8 != nil:
 		return unsafe.Pointer(&x.S8[i])
+	case x.F16 != nil:
+		return unsafe.Pointer(&x.F16[i])
 	}
 	return unsafe.Pointer(&x.BF16[i])
 }
@@ -498,7 +505,7 @@ func (x Array) stage(p unsafe.Pointer, lo, hi int, out bool) {
 	n := hi - lo
 	size := 4
 	switch {
-	case x.BF16 != nil:
+	case x.BF16 != nil, x.F16 != nil:
 		size = 2
 	case x.U8 != nil, x.S8 != nil:
 		size = 1
@@ -520,7 +527,7 @@ func (f *Func) tail(fr *frame, outs, ins []Array, lo, hi int) {
 		return
 	}
 	a := fr.a
-	for k := range f.inputs { // f32, or bf16 in the first half
+	for k := range f.inputs { // f32, or bf16 or f16 in the first half
 		if f.offs[k] > 0 { // f32 (validate): staged where each read reaches
 			buf := make([]float32, f.offs[k]+8)
 			for _, v := range f.prog.Values {

@@ -12,7 +12,7 @@ import (
 	"github.com/axle-ml/axle/hlo/minifloat"
 )
 
-// FuzzPrograms generates random programs (every op, f32 and bf16 arrays,
+// FuzzPrograms generates random programs (every op, f32, bf16 and f16 arrays,
 // splats and constants, up to four outputs, and often more live values
 // than registers, so the allocator spills) and compares the generated
 // code bit for bit with the kernels applied one op at a time over whole
@@ -33,6 +33,11 @@ func FuzzPrograms(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed uint64) {
 		rng := rand.New(rand.NewPCG(seed, 0xf00d))
 		p := randomProgram(rng)
+		if seed%2 == 1 {
+			// From a stream of its own: the even seeds' programs (206's)
+			// stay what they were.
+			withF16(rand.New(rand.NewPCG(seed, 0xf16)), p)
+		}
 		// Where the code can be 16-lane, a third of the programs are
 		// 8-lane, a third 16-lane, and a third as the machine decides.
 		switch rng.IntN(3) {
@@ -66,8 +71,8 @@ func FuzzPrograms(f *testing.F) {
 		outs := make([]Array, len(p.outputs()))
 		bufs := make([][]float32, len(outs)) // each f32 output and its guard
 		for k := range outs {
-			if p.outputType(k) == BF16 {
-				outs[k].BF16 = make([]uint16, n)
+			if t := p.outputType(k); t != F32 {
+				outs[k] = newArray(t, n)
 			} else {
 				// At a 64-byte boundary or 4 bytes past one: streaming
 				// stores take the first, and the second has a head.
@@ -145,21 +150,14 @@ func (l *blockLayout) check(t *testing.T, seed uint64, p *Program, ins []Array, 
 	if err != nil {
 		t.Fatalf("seed %d: strided: %v", seed, err)
 	}
-	// spread lays x's rows out stride apart in a new array of x's type
-	// (bf16 where bf), its gaps holding guardBits where fill.
-	spread := func(x Array, bf bool, stride int, fill bool) Array {
+	// spread lays x's rows out stride apart in a new array of type t,
+	// its gaps holding guardBits where fill.
+	spread := func(x Array, t Type, stride int, fill bool) Array {
 		size := (l.rows-1)*stride + l.cols
-		y := Array{F32: make([]float32, size)}
-		if bf {
-			y = Array{BF16: make([]uint16, size)}
-		}
+		y := newArray(t, size)
 		if fill {
 			for i := range size {
-				if bf {
-					y.BF16[i] = guardBits & 0xffff
-				} else {
-					y.F32[i] = math.Float32frombits(guardBits)
-				}
+				setArrayBits(y, i, guardBits)
 			}
 		}
 		if x.Len() > 0 {
@@ -171,11 +169,11 @@ func (l *blockLayout) check(t *testing.T, seed uint64, p *Program, ins []Array, 
 	}
 	sins := make([]Array, len(ins))
 	for k, x := range ins {
-		sins[k] = spread(x, x.BF16 != nil, l.inStride[k], false)
+		sins[k] = spread(x, p.inputType(k), l.inStride[k], false)
 	}
 	outs := make([]Array, len(want))
-	for k, w := range want {
-		outs[k] = spread(Array{}, w.BF16 != nil, l.outStride[k], true)
+	for k := range want {
+		outs[k] = spread(Array{}, p.outputType(k), l.outStride[k], true)
 	}
 	r := fn.Runner(scalars)
 	r.RunStrided(outs, sins, l.rows, l.cols, l.outStride, l.inStride)
@@ -195,20 +193,45 @@ func (l *blockLayout) check(t *testing.T, seed uint64, p *Program, ins []Array, 
 	}
 }
 
+// newArray is an array of n elements of type t (f32 ones at a 64-byte
+// boundary, where streaming stores go).
+func newArray(t Type, n int) Array {
+	switch t {
+	case BF16:
+		return Array{BF16: make([]uint16, n)}
+	case F16:
+		return Array{F16: make([]uint16, n)}
+	}
+	return Array{F32: aligned64(n)}
+}
+
 // copyArray copies src into dst, of the same type.
 func copyArray(dst, src Array) {
-	if src.F32 != nil {
-		copy(dst.F32, src.F32)
-	} else {
-		copy(dst.BF16, src.BF16)
-	}
+	copy(dst.F32, src.F32)
+	copy(dst.BF16, src.BF16)
+	copy(dst.F16, src.F16)
 }
 
 func arrayBits(a Array, i int) uint32 {
-	if a.F32 != nil {
+	switch {
+	case a.F32 != nil:
 		return math.Float32bits(a.F32[i])
+	case a.F16 != nil:
+		return uint32(a.F16[i])
 	}
 	return uint32(a.BF16[i])
+}
+
+// setArrayBits sets element i of a to bits (their low half, narrow).
+func setArrayBits(a Array, i int, bits uint32) {
+	switch {
+	case a.F32 != nil:
+		a.F32[i] = math.Float32frombits(bits)
+	case a.F16 != nil:
+		a.F16[i] = uint16(bits)
+	default:
+		a.BF16[i] = uint16(bits)
+	}
 }
 
 // randomProgram makes a well-formed program: selects read masks (compare
@@ -268,6 +291,22 @@ func randomProgram(rng *rand.Rand) *Program {
 	return p
 }
 
+// withF16 makes about half of p's bf16 arrays and roundings f16 ones.
+func withF16(rng *rand.Rand, p *Program) {
+	for _, ts := range [][]Type{p.InputTypes, p.OutputTypes} {
+		for k, t := range ts {
+			if t == BF16 && rng.IntN(2) == 0 {
+				ts[k] = F16
+			}
+		}
+	}
+	for i, v := range p.Values {
+		if v.Op == RoundBF16 && rng.IntN(2) == 0 {
+			p.Values[i].Op = RoundF16
+		}
+	}
+}
+
 func randomArguments(rng *rand.Rand, p *Program, n int) ([]Array, []float32) {
 	ins := make([]Array, p.Inputs)
 	// Half the time no special values, so that blocks take the shortcuts
@@ -280,10 +319,14 @@ func randomArguments(rng *rand.Rand, p *Program, n int) ([]Array, []float32) {
 				x[i] = (rng.Float32()*2 - 1) * 4
 			}
 		}
-		if p.inputType(k) == BF16 {
+		switch p.inputType(k) {
+		case BF16:
 			ins[k].BF16 = make([]uint16, n)
 			minifloat.BF16.EncodeFloat32(ins[k].BF16, x)
-		} else {
+		case F16:
+			ins[k].F16 = make([]uint16, n)
+			minifloat.F16.EncodeFloat32(ins[k].F16, x)
+		default:
 			ins[k].F32 = x
 		}
 	}
@@ -309,9 +352,12 @@ func reference(p *Program, ins []Array, scalars []float32, rowVals [][]float32, 
 		a := func(k int) []float32 { return vals[v.Args[k]] }
 		switch v.Op {
 		case Input:
-			if x := ins[v.Arg]; x.F32 != nil {
+			switch x := ins[v.Arg]; {
+			case x.F32 != nil:
 				copy(d, x.F32)
-			} else {
+			case x.F16 != nil:
+				minifloat.F16.DecodeFloat32(d, x.F16)
+			default:
 				minifloat.BF16.DecodeFloat32(d, x.BF16)
 			}
 		case Splat:
@@ -353,15 +399,23 @@ func reference(p *Program, ins []Array, scalars []float32, rowVals [][]float32, 
 			for j, x := range a(0) {
 				d[j] = roundBF16Ref(x)
 			}
+		case RoundF16:
+			for j, x := range a(0) {
+				d[j] = roundF16Ref(x)
+			}
 		}
 		vals[i] = d
 	}
 	outs := make([]Array, len(p.outputs()))
 	for k, o := range p.outputs() {
-		if p.outputType(k) == BF16 {
+		switch p.outputType(k) {
+		case BF16:
 			outs[k].BF16 = make([]uint16, n)
 			minifloat.BF16.EncodeFloat32(outs[k].BF16, vals[o])
-		} else {
+		case F16:
+			outs[k].F16 = make([]uint16, n)
+			minifloat.F16.EncodeFloat32(outs[k].F16, vals[o])
+		default:
 			outs[k].F32 = vals[o]
 		}
 	}

@@ -251,7 +251,7 @@ func (g *gen) loadArgs(a *asm) {
 // vectors emits the loops over one row's (or the whole array's) vectors.
 //
 // RSI counts elements: f32 arrays are addressed with scale 4, bf16
-// ones with scale 2. R13 = n + slack - lanes·unroll: the main loop
+// and f16 ones with scale 2. R13 = n + slack - lanes·unroll: the main loop
 // runs while RSI < R13 (signed, as R13 may be negative), that is
 // while unroll whole vectors remain. slack is 1, or 8 where n is a
 // multiple of 8 (the same test then, with R13 a multiple of 8 too).
@@ -462,6 +462,9 @@ func (g *gen) body(off int32) error {
 		case BF16:
 			g.storeBF16(mem{base: g.outReg(k), index: rsi, scale: 2, disp: 2 * off}, r)
 			continue
+		case F16:
+			g.storeF16(mem{base: g.outReg(k), index: rsi, scale: 2, disp: 2 * off}, r, g.p.Values[v].Op == RoundF16)
+			continue
 		case U8, S8:
 			g.storeBytes(mem{base: g.outReg(k), index: rsi, scale: 1, disp: off}, r, t == S8)
 			continue
@@ -494,20 +497,7 @@ func (g *gen) inReg(o rm) int {
 func (g *gen) value(i int, v Value, off int32) error {
 	switch v.Op {
 	case Input:
-		r := g.a.reg()
-		if g.p.inputType(v.Arg) == BF16 {
-			// A bf16 value is the top half of its f32.
-			g.a.loadWords(r, mem{base: g.inputReg(v.Arg), index: rsi, scale: 2, disp: 2 * off}) // Off is 0 (validate)
-			g.a.shift(shiftLeft, r, r, 16)
-		} else if m := (mem{base: g.inputReg(v.Arg), index: rsi, scale: 4, disp: 4*off + 4*int32(v.Off)}); g.masked {
-			g.a.maskLoad(r, g.mask, m)
-		} else {
-			g.a.load(r, m)
-		}
-		if g.p.inputType(v.Arg) == I32 {
-			g.a.cvt(cvtDQ2PS, r, ymm(r))
-		}
-		g.loc[i] = ymm(r)
+		g.loc[i] = ymm(g.input(v, off))
 		return nil
 	case Splat:
 		g.loc[i] = at(mem{base: rdi, index: -1, disp: argSplat + slotBytes*int32(v.Arg)})
@@ -529,6 +519,33 @@ func (g *gen) value(i int, v Value, off int32) error {
 	}
 	g.loc[i] = ymm(r)
 	return nil
+}
+
+// input returns a register holding input value v's vector at element
+// offset off, widened to f32.
+func (g *gen) input(v Value, off int32) int {
+	r := g.a.reg()
+	t := g.p.inputType(v.Arg)
+	narrow := mem{base: g.inputReg(v.Arg), index: rsi, scale: 2, disp: 2 * off} // Off is 0 (validate)
+	switch t {
+	case BF16:
+		// A bf16 value is the top half of its f32.
+		g.a.loadWords(r, narrow)
+		g.a.shift(shiftLeft, r, r, 16)
+		return r
+	case F16:
+		g.loadF16(r, narrow)
+		return r
+	}
+	if m := (mem{base: g.inputReg(v.Arg), index: rsi, scale: 4, disp: 4*off + 4*int32(v.Off)}); g.masked {
+		g.a.maskLoad(r, g.mask, m)
+	} else {
+		g.a.load(r, m)
+	}
+	if t == I32 {
+		g.a.cvt(cvtDQ2PS, r, ymm(r))
+	}
+	return r
 }
 
 // binary ops: the kernels compute a op b with a as Intel's first source.
@@ -568,6 +585,8 @@ func (g *gen) emit(op Op, r int, args []rm) error {
 		a.blendv(r, g.inReg(args[2]), args[1], g.inReg(args[0]))
 	case RoundBF16:
 		g.roundBF16(r, g.inReg(args[0]))
+	case RoundF16:
+		g.roundF16(r, g.inReg(args[0]))
 	case Exp, Tanh, Logistic, Erf:
 		g.math(op, r, g.inReg(args[0]))
 	default:

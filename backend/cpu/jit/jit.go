@@ -18,8 +18,8 @@
 // to the tile program's. Programs that do not fit (an unsupported op,
 // more live values than registers, too many inputs) are refused, and the
 // caller keeps its tile program. Code runs only on linux/amd64 with AVX2
-// and FMA, outside the purego build, and not when AXLE_JIT=off;
-// AXLE_KERNELS=avx2 keeps it to 8 lanes.
+// and FMA (and F16C where it converts f16), outside the purego build, and
+// not when AXLE_JIT=off; AXLE_KERNELS=avx2 keeps it to 8 lanes.
 //
 // A program's code comes from the code book (book.go) where it holds the
 // program, and otherwise from the generator, which only binaries that
@@ -31,6 +31,7 @@ package jit
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Op is what a value of a program is.
@@ -69,10 +70,14 @@ const (
 	// round-nearest-even): exact, so any correct rounding gives the bits
 	// of tile's Go loop.
 	RoundEven
+	// RoundF16 is Args[0] rounded to f16 precision (nearest even, ±inf
+	// past the largest value, subnormals kept), still an f32: a NaN is
+	// the canonical quiet NaN with its sign, as minifloat.F16 converts.
+	RoundF16
 )
 
 var opNames = [...]string{"input", "splat", "const", "add", "sub", "mul", "div", "max", "min", "neg", "abs", "sqrt",
-	"exp", "tanh", "logistic", "select", "clamp", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge", "round-bf16", "erf", "round-even"}
+	"exp", "tanh", "logistic", "select", "clamp", "and", "or", "xor", "eq", "ne", "lt", "le", "gt", "ge", "round-bf16", "erf", "round-even", "round-f16"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) {
@@ -86,7 +91,7 @@ func (o Op) arity() int {
 	switch o {
 	case Input, Splat, Const:
 		return 0
-	case Neg, Abs, Sqrt, Exp, Tanh, Logistic, RoundBF16, Erf, RoundEven:
+	case Neg, Abs, Sqrt, Exp, Tanh, Logistic, RoundBF16, Erf, RoundEven, RoundF16:
 		return 1
 	case Select, Clamp:
 		return 3
@@ -114,12 +119,12 @@ type Value struct {
 
 // Program is a list of values in dependency order. Outputs lists the
 // values stored, one array each (none: the last value). Arrays are f32
-// unless InputTypes or OutputTypes say bf16 (nil: all f32); values are
-// f32 throughout, a bf16 input read exactly and an output rounded to
-// nearest even.
+// unless InputTypes or OutputTypes say otherwise (nil: all f32); values
+// are f32 throughout, a bf16 or f16 input read exactly and an output
+// rounded to nearest even.
 //
 // With RowLen > 0 the arrays are rows of RowLen elements (a multiple of
-// 8 where an array is bf16), run by RunRows, and the scalars listed in
+// 8 where an array is bf16 or f16), run by RunRows, and the scalars listed in
 // RowScalars take a new value for each row (a row reduction's result,
 // read back along its row): no array need spread them over the rows
 // first.
@@ -173,12 +178,13 @@ type RowFold struct {
 	Value int
 }
 
-// Array is an input or output array of a call: f32 values, bf16 bit
-// patterns, s32 inputs, u8 or s8 outputs, as the program's types say
+// Array is an input or output array of a call: f32 values, bf16 or f16
+// bit patterns, s32 inputs, u8 or s8 outputs, as the program's types say
 // (one field set).
 type Array struct {
 	F32  []float32
 	BF16 []uint16
+	F16  []uint16
 	I32  []int32
 	U8   []uint8
 	S8   []int8
@@ -194,6 +200,8 @@ func (x Array) Len() int {
 		return len(x.U8)
 	case x.S8 != nil:
 		return len(x.S8)
+	case x.F16 != nil:
+		return len(x.F16)
 	}
 	return len(x.BF16)
 }
@@ -209,6 +217,8 @@ func (x Array) Slice(lo, hi int) Array {
 		return Array{U8: x.U8[lo:hi]}
 	case x.S8 != nil:
 		return Array{S8: x.S8[lo:hi]}
+	case x.F16 != nil:
+		return Array{F16: x.F16[lo:hi]}
 	}
 	return Array{BF16: x.BF16[lo:hi]}
 }
@@ -227,12 +237,15 @@ const (
 	// evaluator's float-to-integer conversion). Flat programs only.
 	U8
 	S8
+	// F16 is IEEE half precision, bit patterns in []uint16, read and
+	// stored by the F16C conversions (f16.go): code with it needs F16C.
+	F16
 )
 
 // size is the bytes of an element.
 func (t Type) size() int {
 	switch t {
-	case BF16:
+	case BF16, F16:
 		return 2
 	case U8, S8:
 		return 1
@@ -265,6 +278,20 @@ func (p *Program) allF32() bool {
 		}
 	}
 	return true
+}
+
+// usesF16 reports whether p's code converts f16 (F16 arrays, RoundF16):
+// it needs the F16C instructions.
+func (p *Program) usesF16() bool {
+	if slices.Contains(p.InputTypes, F16) || slices.Contains(p.OutputTypes, F16) {
+		return true
+	}
+	for _, v := range p.Values {
+		if v.Op == RoundF16 {
+			return true
+		}
+	}
+	return false
 }
 
 // onlyF32 reports whether every array of p is f32 (RunF32 and
@@ -346,9 +373,16 @@ const maxPrefetchAhead = 1 << 28
 // ErrUnsupported says this machine or build runs no generated code.
 var ErrUnsupported = errors.New("jit: no code generation on this platform")
 
-// validateTypes checks that s32 arrays are inputs, 8-bit ones outputs,
-// and both only in flat programs.
+// validateTypes checks that every type is one, s32 arrays are inputs,
+// 8-bit ones outputs, and both only in flat programs.
 func (p *Program) validateTypes() error {
+	for _, ts := range [][]Type{p.InputTypes, p.OutputTypes} {
+		for _, t := range ts {
+			if t > F16 {
+				return fmt.Errorf("jit: array of unknown type %d", t)
+			}
+		}
+	}
 	for _, t := range p.InputTypes {
 		if t == U8 || t == S8 || t == I32 && (p.RowLen > 0 || p.Strided) {
 			return fmt.Errorf("jit: input of type %d in this program", t)
@@ -378,7 +412,7 @@ func (p *Program) validate() error {
 		}
 	}
 	if p.RowLen < 0 || p.RowLen%8 != 0 && !p.allF32() || len(p.RowScalars) > 0 && p.RowLen == 0 {
-		return fmt.Errorf("jit: rows of %d elements (a multiple of 8 is needed with bf16 arrays)", p.RowLen)
+		return fmt.Errorf("jit: rows of %d elements (a multiple of 8 is needed with bf16 or f16 arrays)", p.RowLen)
 	}
 	if p.Strided && (p.RowLen > 0 || len(p.PrefetchInputs) > 0) {
 		return errors.New("jit: a strided program has no fixed rows and prefetches nothing")
@@ -427,7 +461,7 @@ func (p *Program) validate() error {
 		case v.Off != 0 && (v.Op != Input || v.Off < 0 || v.Off > maxInputOff):
 			return fmt.Errorf("jit: value %d (%s) displaced by %d elements", i, v.Op, v.Off)
 		case v.Off != 0 && (p.RowLen > 0 || p.Strided || p.inputType(v.Arg) != F32):
-			return fmt.Errorf("jit: value %d displaced in a program with rows, strides or bf16 input", i)
+			return fmt.Errorf("jit: value %d displaced in a program with rows, strides or a narrow input", i)
 		case v.Op == Splat && (v.Arg < 0 || v.Arg >= p.Scalars):
 			return fmt.Errorf("jit: value %d reads scalar %d of %d", i, v.Arg, p.Scalars)
 		}

@@ -78,7 +78,7 @@ func generateEntry(p *Program, key string, nt bool, t target) (entry, error) {
 	if err != nil {
 		return entry{}, err
 	}
-	e := entry{code: code, pool: pool, width: width, features: featuresFor(t.wide)}
+	e := entry{code: code, pool: pool, width: width, features: featuresOf(p, t)}
 	made.put(key, e)
 	return e, nil
 }

@@ -309,6 +309,12 @@ func (al *allocator) emit(in *vinst, dst int, phys [3]int, op2 rm) {
 		a.maskLoad(dst, src1, in.m)
 	case kMaskStore:
 		a.maskStore(in.m, mask, src1)
+	case kFromF16:
+		a.cvtPH2PS(dst, op2)
+	case kToF16:
+		a.cvtPS2PH(ymm(dst), src1)
+	case kStoreF16:
+		a.cvtPS2PH(at(in.m), src1)
 	case kTestJump:
 		a.ptest(src1, op2)
 		a.jumps = append(a.jumps, a.jnz())

@@ -12,7 +12,8 @@ func targetOf(p *Program) target {
 
 // usesWide reports whether p's code is generated wide: on a machine
 // with AVX-512 (wideCode), for programs of f32 arrays (bf16's packing
-// instructions have only their YMM forms here) with an exp, tanh or
+// instructions have only their YMM forms here, and f16 arrays stay with
+// bf16 ones; an f16 rounding is 16-lane in wide code) with an exp, tanh or
 // logistic, whose polynomials make them compute-bound, or with row
 // folds, whose rows sit in cache and whose accumulators wide code keeps
 // in registers (accsInRegs): the 8-lane loops folded through memory

@@ -36,6 +36,9 @@ const (
 	kMaskLoad               // dst = [m] in the lanes of mask, zero in the others
 	kMaskStore              // [m] = src1 in the lanes of mask
 	kCmpBlend               // dst = (x pred src2) ? mask : src1 (wide code only)
+	kFromF16                // dst = the f16 values of src2's lower half, widened
+	kToF16                  // dst's lower half = src1 rounded to f16
+	kStoreF16               // [m] = src1 rounded to f16
 )
 
 // vinst is one instruction on virtual registers; src2 is a virtual
@@ -101,6 +104,9 @@ func (a *vasm) pack(op byte, dst, src1, src2 int) {
 }
 func (a *vasm) cvt(op byte, dst int, src rm) { a.add(vinst{kind: kCvt, op: op, dst: dst, src2: src}) }
 func (a *vasm) store64(m mem, src int)       { a.add(vinst{kind: kStore64, src1: src, m: m}) }
+func (a *vasm) cvtPH2PS(dst int, src rm)     { a.add(vinst{kind: kFromF16, dst: dst, src2: src}) }
+func (a *vasm) cvtPS2PH(dst, src int)        { a.add(vinst{kind: kToF16, dst: dst, src1: src}) }
+func (a *vasm) storeF16(m mem, src int)      { a.add(vinst{kind: kStoreF16, src1: src, m: m}) }
 func (a *vasm) store128(m mem, src int) {
 	a.add(vinst{kind: kStore128, src1: src, m: m})
 }
@@ -129,11 +135,11 @@ func (o *operands) list() []int { return o.regs[:o.n] }
 // reads returns the variables i reads.
 func (i *vinst) reads() operands {
 	o := operands{src2: -1}
-	if (i.kind == kPS || i.kind == kPD || i.kind == kFMA || i.kind == kCmp || i.kind == kBlend || i.kind == kSqrt || i.kind == kRound || i.kind == kCvt || i.kind == kTestJump || i.kind == kCmpBlend) && !i.src2.isMem {
+	if (i.kind == kPS || i.kind == kPD || i.kind == kFMA || i.kind == kCmp || i.kind == kBlend || i.kind == kSqrt || i.kind == kRound || i.kind == kCvt || i.kind == kTestJump || i.kind == kCmpBlend || i.kind == kFromF16) && !i.src2.isMem {
 		o.src2 = i.src2.reg
 	}
 	switch i.kind {
-	case kPS, kPD, kCmp, kShift, kStore, kMov, kExtract, kStore128, kStore64, kTestJump, kMaskLoad:
+	case kPS, kPD, kCmp, kShift, kStore, kMov, kExtract, kStore128, kStore64, kTestJump, kMaskLoad, kToF16, kStoreF16:
 		o.regs[0], o.n = i.src1, 1
 	case kPack, kBlend, kMaskStore:
 		o.regs, o.n = [3]int{i.src1, i.mask}, 2
@@ -147,7 +153,7 @@ func (i *vinst) reads() operands {
 
 // writes is the virtual register i writes, or -1.
 func (i *vinst) writes() int {
-	if i.kind == kStore || i.kind == kStore128 || i.kind == kStore64 || i.kind == kTestJump || i.kind == kMaskStore {
+	if i.kind == kStore || i.kind == kStore128 || i.kind == kStore64 || i.kind == kTestJump || i.kind == kMaskStore || i.kind == kStoreF16 {
 		return -1
 	}
 	return i.dst
