@@ -178,3 +178,63 @@ func BenchmarkPow32(b *testing.B) {
 		x = Pow32(x, y)*1e-30 + 0.82891694
 	}
 }
+
+// TestPow32SmallIntegers compares squares, cubes and fourth powers, and
+// integer powers of negative bases, with the exact power rounded once
+// (big.Float's product is exact at this precision): random operands of
+// every magnitude, both signs, and cubes and fourth powers that land
+// exactly on a float32 tie (321³ = 33076161, odd with 25 bits).
+func TestPow32SmallIntegers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	check := func(x, y float32) {
+		t.Helper()
+		want := new(big.Float).SetPrec(prec).SetInt64(1)
+		bx := new(big.Float).SetPrec(prec).SetFloat64(float64(x))
+		for range int(y) {
+			want.Mul(want, bx)
+		}
+		w, _ := want.Float32()
+		if got := Pow32(x, y); math.Float32bits(got) != math.Float32bits(w) {
+			t.Fatalf("Pow32(%v, %v) = %v, want %v", x, y, got, w)
+		}
+	}
+	for i := range 200000 {
+		x := float32(math.Ldexp(rng.Float64()+0.5, rng.IntN(300)-150))
+		if i%2 == 0 {
+			x = -x
+		}
+		if i%3 == 0 { // few significant bits: exact results and ties
+			x = float32(rng.IntN(2048)-1024) * float32(math.Ldexp(1, rng.IntN(40)-20))
+		}
+		check(x, float32(2+i%3))
+		if i%10 == 0 {
+			check(x, float32(5+i%4))
+		}
+	}
+	for _, x := range []float32{321, -321, 0, float32(math.Copysign(0, -1)), math.MaxFloat32, -math.SmallestNonzeroFloat32, 1 << 20} {
+		for y := float32(2); y <= 4; y++ {
+			check(x, y)
+		}
+	}
+}
+
+// TestRound32 puts hi exactly on a float32 tie with the exact value just
+// off it: the single rounding goes the residual's way, not to even.
+func TestRound32(t *testing.T) {
+	tie := 1 + 0x1p-24 // halfway between 1 and 1+2^-23
+	for _, c := range []struct {
+		hi, lo float64
+		want   float32
+	}{
+		{tie, 0x1p-80, 1 + 0x1p-23},
+		{tie, -0x1p-80, 1},
+		{tie, 0, 1}, // an exact tie: to even
+		{-tie, -0x1p-80, -(1 + 0x1p-23)},
+		{1 + 3*0x1p-24, -0x1p-80, 1 + 0x1p-23},
+		{1 + 3*0x1p-24, 0, 1 + 2*0x1p-23},
+	} {
+		if got := round32(c.hi, c.lo); got != c.want {
+			t.Errorf("round32(%v, %v) = %v, want %v", c.hi, c.lo, got, c.want)
+		}
+	}
+}
