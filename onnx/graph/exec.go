@@ -58,7 +58,12 @@ func (e *env) set(name string, v *onnx.Value) {
 }
 
 func (s *Session) runPlan(ctx context.Context, p *plan, e *env) error {
-	for _, u := range p.units {
+	return s.runUnits(ctx, p, p.units, e)
+}
+
+// runUnits runs units of p in order.
+func (s *Session) runUnits(ctx context.Context, p *plan, units []*unit, e *env) error {
+	for _, u := range units {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -83,6 +88,7 @@ type compiled struct {
 	consts   map[string]*onnx.Tensor // outputs known at compile time
 	results  map[string]int          // output -> index in the executable's results
 	fallback error                   // non-nil: run the unit's nodes op by op (why)
+	split    []*unit                 // non-nil: run these instead (splitAt)
 	err      error
 }
 
@@ -115,6 +121,9 @@ func (s *Session) runCluster(ctx context.Context, p *plan, u *unit, e *env) erro
 	}
 	if c.err != nil {
 		return c.err
+	}
+	if c.split != nil {
+		return s.runUnits(ctx, p, c.split, e)
 	}
 	if c.fallback != nil {
 		if s.opts.NoSoftPlacement {
@@ -186,7 +195,7 @@ type target struct{ threads, l2 int }
 func (s *Session) compileCluster(p *plan, u *unit, args map[string]*onnx.Value, key string, c *compiled) {
 	m, err := buildCluster(p, u, args, fmt.Sprintf("cluster_%d", u.id), c, target{s.cpu.Threads(), s.cpu.L2Bytes()})
 	if err != nil {
-		s.refuse(u, c, err)
+		s.refuse(p, u, c, err)
 		return
 	}
 	if m == nil {
@@ -197,7 +206,7 @@ func (s *Session) compileCluster(p *plan, u *unit, args map[string]*onnx.Value, 
 	}
 	exe, err := u.dev.client.Compile(m, s.opts.Compile)
 	if err != nil {
-		s.refuse(u, c, err)
+		s.refuse(p, u, c, err)
 		return
 	}
 	c.exe = exe
@@ -247,10 +256,24 @@ func buildCluster(p *plan, u *unit, args map[string]*onnx.Value, name string, c 
 	return b.Build(b.Tuple(roots...))
 }
 
-func (s *Session) refuse(u *unit, c *compiled, err error) {
+func (s *Session) refuse(p *plan, u *unit, c *compiled, err error) {
 	if !errors.Is(err, ops.ErrUnsupported) && !errors.Is(err, ops.ErrNotConst) && s.opts.NoSoftPlacement {
 		c.err = fmt.Errorf("%s: %w", u, err)
 		return
+	}
+	var ne *ops.NodeError
+	if !s.opts.NoSoftPlacement && len(u.nodes) > 1 && errors.As(err, &ne) {
+		// Only the node that failed goes op by op: the rest of the
+		// cluster is clustered again without it and compiled (a Loop
+		// whose body slices by values known only at run time no longer
+		// takes the model's dense layers with it).
+		if c.split = p.splitAt(u, ne.Node, s.fallbackDevice()); c.split != nil {
+			if s.opts.LogPlacement != nil {
+				fmt.Fprintf(s.opts.LogPlacement, "%s splits: node %q (%s) runs op by op on eval:0 (%v); the rest as %s\n",
+					u, ne.Node.Name, ne.Node.Op, err, unitNames(c.split))
+			}
+			return
+		}
 	}
 	c.fallback = err
 	if s.opts.LogPlacement != nil {
@@ -388,4 +411,15 @@ func (s *Session) ProfileTable(n int) string {
 		})
 	}
 	return b.String()
+}
+
+// fallbackDevice is the device a node set apart from a cluster runs on:
+// the highest-priority device that does not compile.
+func (s *Session) fallbackDevice() *Device {
+	for _, d := range s.devs {
+		if !d.Compiled {
+			return d
+		}
+	}
+	return nil
 }

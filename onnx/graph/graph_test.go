@@ -3,6 +3,7 @@ package graph_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -233,5 +234,63 @@ func TestFeedingAnInitializer(t *testing.T) {
 		if fmt.Sprint(got) != tc.want {
 			t.Errorf("y = %v, want %s", got, tc.want)
 		}
+	}
+}
+
+// TestSplitAtRefusedNode: a Slice whose start is an ArgMax computed in
+// the same cluster cannot be compiled (its result's shape is the data's);
+// only it goes op by op, and the rest of the cluster compiles in parts.
+// x is too large to be fed by value (which would fold it all), -1
+// everywhere but x[1..3] = 3, 2, 5: a = relu(x) has its maximum at 3, so
+// y = a[3:]² is 25 then zeros, and z = a + a is 0, 6, 4, 10, then zeros.
+func TestSplitAtRefusedNode(t *testing.T) {
+	const n = ops.FoldLimit + 5
+	g := onnxbuild.New("split", 17)
+	g.Input("x", onnxbuild.TensorType(onnx.Float, n))
+	g.Ints("ends", []int64{1 << 30}, 1)
+	g.Node("Relu", "relu", []string{"x"}, []string{"a"})
+	g.Node("ArgMax", "argmax", []string{"a"}, []string{"i"}, onnxbuild.IntAttr("keepdims", 1))
+	g.Node("Slice", "slice", []string{"a", "i", "ends"}, []string{"s"})
+	g.Node("Mul", "square", []string{"s", "s"}, []string{"y"})
+	g.Node("Add", "double", []string{"a", "a"}, []string{"z"})
+	g.Output("y", onnxbuild.TensorType(onnx.Float, -1))
+	g.Output("z", onnxbuild.TensorType(onnx.Float, n))
+	m, err := g.Model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	s, err := graph.New(m, graph.Options{LogPlacement: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = -1
+	}
+	xs[1], xs[2], xs[3] = 3, 2, 5
+	x, _ := hlo.LiteralFromSlice(xs, n)
+	for range 2 { // the second run takes the split from the cache
+		out, err := s.Run(context.Background(), map[string]*onnx.Value{"x": onnx.LiteralValue(x)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, _ := hlo.LiteralToSlice[float32](out["y"].Tensor.Lit)
+		z, _ := hlo.LiteralToSlice[float32](out["z"].Tensor.Lit)
+		if len(y) != n-3 || y[0] != 25 || slices.ContainsFunc(y[1:], func(v float32) bool { return v != 0 }) {
+			t.Fatalf("y has %d values starting %v; want %d: 25 then zeros", len(y), y[:min(len(y), 4)], n-3)
+		}
+		if fmt.Sprint(z[:5]) != "[0 6 4 10 0]" || slices.ContainsFunc(z[4:], func(v float32) bool { return v != 0 }) {
+			t.Fatalf("z starts %v; want 0 6 4 10 then zeros", z[:5])
+		}
+	}
+	for _, want := range []string{`cluster_0 splits: node "slice" (Slice) runs op by op`, "compiled cluster_0.0 on cpu:0", "compiled cluster_0.2 on cpu:0"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("placement log does not say %q:\n%s", want, log.String())
+		}
+	}
+	if strings.Contains(log.String(), "runs op by op on eval:0: ") {
+		t.Errorf("the whole cluster went op by op:\n%s", log.String())
 	}
 }

@@ -32,6 +32,7 @@ type plan struct {
 // compiled device, or one node elsewhere.
 type unit struct {
 	id        int
+	name      string       // set for a split cluster's parts (splitAt)
 	nodes     []*onnx.Node // in graph order
 	dev       *Device
 	inputs    []string             // values read from outside the unit
@@ -68,7 +69,54 @@ func (u *unit) byValue(name string, t *onnx.Tensor) bool {
 	return false
 }
 
-func (u *unit) String() string { return fmt.Sprintf("cluster_%d", u.id) }
+func (u *unit) String() string {
+	if u.name != "" {
+		return u.name
+	}
+	return fmt.Sprintf("cluster_%d", u.id)
+}
+
+// splitAt clusters u's nodes again with node bad, one of them, on the
+// fallback device (nodes outside u are held off the compiled device, so
+// nothing merges across u's edges): the units to run instead of u, in
+// order, named after u. nil when bad is not u's or nothing would change.
+func (p *plan) splitAt(u *unit, bad *onnx.Node, fallback *Device) []*unit {
+	if fallback == nil || bad.Index < 0 || bad.Index >= len(p.dev) || p.dev[bad.Index] == fallback {
+		return nil
+	}
+	mine := map[int]bool{}
+	for _, n := range u.nodes {
+		mine[n.Index] = true
+	}
+	if !mine[bad.Index] {
+		return nil
+	}
+	sp := &plan{g: p.g, opsets: p.opsets, impl: p.impl, uses: p.uses, producer: p.producer, free: p.free, types: p.types,
+		dev: slices.Clone(p.dev), why: p.why}
+	for i := range sp.dev {
+		if !mine[i] || i == bad.Index {
+			sp.dev[i] = fallback
+		}
+	}
+	sp.cluster()
+	var units []*unit
+	for _, su := range sp.units {
+		if mine[su.nodes[0].Index] {
+			su.name = fmt.Sprintf("%s.%d", u, len(units))
+			units = append(units, su)
+		}
+	}
+	return units
+}
+
+// unitNames lists units' names.
+func unitNames(units []*unit) string {
+	names := make([]string, len(units))
+	for i, u := range units {
+		names[i] = u.String()
+	}
+	return strings.Join(names, ", ")
+}
 
 // newPlan places and clusters g's nodes. outer is the enclosing graph's
 // type information (nil for the main graph).

@@ -74,15 +74,28 @@ func (l *Lowerer) Resolve(n *onnx.Node) (*Op, error) {
 	return op, nil
 }
 
-// LowerNodes lowers nodes in order into b.
+// LowerNodes lowers nodes in order into b. An error is a *NodeError
+// naming the node of nodes that failed (which may be a Loop or If whose
+// subgraph holds the node the message names).
 func (l *Lowerer) LowerNodes(b *xb.Builder, nodes []*onnx.Node) error {
 	for _, n := range nodes {
 		if err := l.LowerNode(b, n); err != nil {
-			return err
+			return &NodeError{Node: n, Err: err}
 		}
 	}
 	return nil
 }
+
+// NodeError is a lowering error and the node of a list being lowered
+// that it came from, so a caller can set that node apart and lower the
+// rest. Its text is the error's.
+type NodeError struct {
+	Node *onnx.Node
+	Err  error
+}
+
+func (e *NodeError) Error() string { return e.Err.Error() }
+func (e *NodeError) Unwrap() error { return e.Err }
 
 // LowerNode lowers one node into b, binding its outputs in l.Env.
 func (l *Lowerer) LowerNode(b *xb.Builder, n *onnx.Node) error {
