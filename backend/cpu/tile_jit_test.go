@@ -93,13 +93,13 @@ ENTRY main {
   u = bf16[20,33] multiply(tb, x)
   ROOT r = f32[20,33] convert(u)
 }`, 1},
-		// f16 has no generated form: the tile program keeps it.
+		// f16 too, through F16C (tile_jit_f16_test.go has more).
 		"f16": {`HloModule half
 ENTRY main {
   x = f16[300] parameter(0)
   e = f16[300] exponential(x)
   ROOT r = f16[300] multiply(e, x)
-}`, 0},
+}`, 1},
 	}
 	// Big enough to split across workers, at ranges that are not whole
 	// vectors apart.

@@ -39,8 +39,17 @@ func runnable(features string) bool {
 	return true
 }
 
-// hasF16C is cpu.X86.HasF16C (a variable: tests take it away).
+// hasF16C is cpu.X86.HasF16C but for SetF16C.
 var hasF16C = cpu.X86.HasF16C
+
+// SetF16C lets code use F16C or not, as if the machine lacked it (it
+// cannot give a machine F16C), and returns the previous setting: tests of
+// the callers' fallbacks turn it off. Compiles in flight must not race
+// with it.
+func SetF16C(on bool) (was bool) {
+	was, hasF16C = hasF16C, on && cpu.X86.HasF16C
+	return was
+}
 
 func hasFeature(name string) bool {
 	switch name {

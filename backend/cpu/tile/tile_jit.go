@@ -8,6 +8,7 @@ import (
 	"github.com/axle-ml/axle/backend/cpu/jit"
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
+	"github.com/axle-ml/axle/hlo/minifloat"
 )
 
 // A loop fusion of f32 elementwise ops over same-shaped f32 operands and
@@ -362,14 +363,17 @@ func collapseDims(dims, strides []int) (int, bool) {
 }
 
 // arrayFrom sets *a to the operand's storage from element lo on, as
-// the generated code reads it (f32 values, bf16 bits or s32 values;
-// compileJIT took no other type). (Through a pointer: copies of the
-// Arrays built and returned cost a small call more than its code.)
+// the generated code reads it (f32 values, bf16 or f16 bits, as its
+// format says, or s32 values; compileJIT took no other type). (Through a
+// pointer: copies of the Arrays built and returned cost a small call
+// more than its code.)
 func (o *operand) arrayFrom(a *jit.Array, lo int) {
 	*a = jit.Array{}
 	switch {
 	case o.f32 != nil:
 		a.F32 = o.f32[lo:]
+	case o.bits != nil && *o.format == minifloat.F16:
+		a.F16 = o.bits[lo:]
 	case o.bits != nil:
 		a.BF16 = o.bits[lo:]
 	default:
@@ -377,14 +381,18 @@ func (o *operand) arrayFrom(a *jit.Array, lo int) {
 	}
 }
 
-// literalArray is an f32 or bf16 literal's storage as an array.
+// literalArray is an f32, bf16 or f16 literal's storage (or an 8-bit
+// integer one's) as an array.
 func literalArray(l *hlo.Literal) (jit.Array, bool) {
 	switch d := l.Data().(type) {
 	case []float32:
 		return jit.Array{F32: d}, true
 	case []uint16:
-		if l.DType() == hlo.BF16 {
+		switch l.DType() {
+		case hlo.BF16:
 			return jit.Array{BF16: d}, true
+		case hlo.F16:
+			return jit.Array{F16: d}, true
 		}
 	case []uint8:
 		return jit.Array{U8: d}, true

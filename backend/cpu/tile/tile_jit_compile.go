@@ -9,8 +9,9 @@ import (
 // takes, and the program it is given for them.
 
 // compileJIT generates code for p, or returns nil when p has a part the
-// generator does not take (row programs, f16 or predicate operands, ops
-// without code) or the platform runs none.
+// generator does not take (row programs, predicate or 8-bit float
+// operands, ops without code) or the platform runs none (nor f16 code,
+// without F16C).
 func (p *Prog) compileJIT() *jitProg {
 	// Contiguous slices of an operand (a GRU step's gates, each a third
 	// of one projection; an LSTM step's slice of the input projections
@@ -230,30 +231,48 @@ func jitType(t hlo.DType) (jit.Type, bool) {
 		return jit.F32, true
 	case hlo.BF16:
 		return jit.BF16, true
+	case hlo.F16:
+		return jit.F16, true
 	case hlo.S32: // an operand, read converted
 		return jit.I32, true
 	}
 	return 0, false
 }
 
-// hasCode reports whether op slot s has generated code: an f32, bf16
-// or predicate result of an op with code, or a convert to f32 or bf16
-// from f32, bf16 or s32 (read converted).
+// hasCode reports whether op slot s has generated code: an f32, bf16,
+// f16 or predicate result of an op with code, or a convert to f32, bf16
+// or f16 from one of them or s32 (read converted).
 func (p *Prog) hasCode(s *slot) bool {
-	if s.t != hlo.F32 && s.t != hlo.BF16 && s.t != hlo.Pred {
+	if !codeFloat(s.t) && s.t != hlo.Pred {
 		return false
 	}
 	if s.op == hlo.OpConvert {
 		from := p.slots[s.args[0]].t
-		return (from == hlo.F32 || from == hlo.BF16 || from == hlo.S32) && s.t != hlo.Pred
+		return (codeFloat(from) || from == hlo.S32) && s.t != hlo.Pred
 	}
 	_, ok := jitOpOf(s)
 	return ok
 }
 
+// codeFloat reports whether generated code computes values of float type
+// t: f32, or bf16 and f16 in f32 rounded after each op.
+func codeFloat(t hlo.DType) bool { return t == hlo.F32 || t == hlo.BF16 || t == hlo.F16 }
+
+// roundOp is the op rounding an f32 to narrow type t's precision.
+func roundOp(t hlo.DType) (jit.Op, bool) {
+	switch t {
+	case hlo.BF16:
+		return jit.RoundBF16, true
+	case hlo.F16:
+		return jit.RoundF16, true
+	}
+	return 0, false
+}
+
 // jitOp appends the values computing op slot s from values args and
-// returns the last: the op, then its rounding to bf16 for a bf16 result.
-// A convert between float types is only that rounding (or nothing).
+// returns the last: the op, then its rounding to bf16 or f16 for a
+// narrow result. A convert between float types is only that rounding
+// (or nothing).
 func (p *Prog) jitOp(prog *jit.Program, s *slot, args []int) (int, bool) {
 	if !p.hasCode(s) {
 		return 0, false
@@ -266,8 +285,8 @@ func (p *Prog) jitOp(prog *jit.Program, s *slot, args []int) (int, bool) {
 		v = len(prog.Values)
 		prog.Values = append(prog.Values, val)
 	}
-	if s.t == hlo.BF16 {
-		prog.Values = append(prog.Values, jit.Value{Op: jit.RoundBF16, Args: [3]int{v}})
+	if op, ok := roundOp(s.t); ok {
+		prog.Values = append(prog.Values, jit.Value{Op: op, Args: [3]int{v}})
 		v = len(prog.Values) - 1
 	}
 	return v, true
