@@ -165,7 +165,7 @@ func (j *jitProg) gathersRows(p *Prog, rows, ldc int) bool {
 
 // stridedFor returns the program's code for blocks of a C with rows ldc
 // long, or nil where an input cannot be read by rows (a gather along the
-// rows, a transpose, a bf16 operand gathered as f32) or the generator
+// rows, a transpose, a bf16 or f16 operand gathered as f32) or the generator
 // refuses the program: runBlock then goes row by row.
 func (j *jitProg) stridedFor(p *Prog, ldc int) *jitBlocks {
 	j.blocksOnce.Do(func() { j.blocks = j.blocksFor(p, ldc) })
