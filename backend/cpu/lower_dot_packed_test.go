@@ -20,8 +20,8 @@ import (
 // small-M kernels (one row; a few rows of transposed weights) sum in
 // another order than the paths the argument takes. Plain products and
 // products finished by an epilogue; weights [k, n] and transposed [n, k];
-// f32 and bf16 (on the bf16 GEMM where it runs, its weights packed ahead
-// too); K past one block of the GEMM.
+// f32, bf16 (on the bf16 GEMM where it runs, its weights packed ahead
+// too) and f16 (widened once); K past one block of the GEMM.
 func TestDotConstantWeightsPacked(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, c := range []struct {
@@ -41,6 +41,12 @@ func TestDotConstantWeightsPacked(t *testing.T) {
 		{2, 70, 30, true, "f32", false},    // a recurrence step
 		{1, 40, 50, true, "bf16", false},
 		{40, 70, 2100, true, "bf16", false}, // K past a slice of the bf16 GEMM (packed ahead where it runs)
+		// f16 weights widened once (packedWeights.values), then packed or
+		// turned row-major from that copy
+		{40, 50, 30, false, "f16", true},
+		{64, 33, 260, true, "f16", false},
+		{1, 700, 400, true, "f16", true},
+		{3, 300, 1000, true, "f16", false},
 	} {
 		name := fmt.Sprintf("%dx%dx%d transposed=%v %s epilogue=%v", c.m, c.n, c.k, c.transposed, c.dtype, c.epilogue)
 		t.Run(name, func(t *testing.T) {

@@ -64,7 +64,7 @@ func (x *compiler) gemmEpilogue(g gemmPlan, ops []int, e *tile.Epilogue, pw *pac
 		}
 		la, releaseA := tile.AsF32(args[ops[0]], x.threads)
 		defer releaseA()
-		lb, releaseB := tile.AsF32(args[ops[1]], x.threads)
+		lb, releaseB := pw.values(args[ops[1]], x.threads)
 		defer releaseB()
 		if rg, rows, ok := pw.rowsB(args[ops[1]], &g, lb); ok && gemvDot(rg, la, rows, c, x.threads) {
 			epi(0, 0, g.batch*g.m, g.n)

@@ -152,7 +152,7 @@ func (x *compiler) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
 		var releaseA, releaseB func()
 		a.Data, releaseA = tile.AsF32(ops[0], x.threads)
 		defer releaseA()
-		b.Data, releaseB = tile.AsF32(ops[1], x.threads)
+		b.Data, releaseB = pw.values(ops[1], x.threads)
 		defer releaseB()
 		la, lb := a.Data, b.Data
 		if rg, rows, ok := pw.rowsB(ops[1], &g, lb); ok && gemvDot(rg, la, rows, c, x.threads) {

@@ -13,6 +13,10 @@ var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA && kernelsEnv != "purego"
 // with AVX-512 F and DQ (every AVX-512 CPU since Skylake-SP; the OS must
 // save the ZMM state, which x/sys/cpu checks) unless AXLE_KERNELS=avx2
 // asks for the AVX2 kernels alone, for A/B runs.
+// hasF16C: the half conversions' instructions (every AVX2 machine has
+// them; the check is for the rare hypervisor that hides them).
+var hasF16C = useAsm && cpu.X86.HasF16C
+
 var useAVX512 = useAsm && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && kernelsEnv != "avx2"
 
 // useVNNI says whether the 8-bit GEMM runs its AVX-512 VNNI kernels

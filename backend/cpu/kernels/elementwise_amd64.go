@@ -133,6 +133,24 @@ func f32ToBF16Vec(dst []uint16, src []float32) int {
 	return convertVec(dst, src, f32ToBF16AVX512, f32ToBF16)
 }
 
+// f16ToF32Vec widens the whole vectors of src (F16C) and returns how
+// many elements it did.
+func f16ToF32Vec(dst []float32, src []uint16) int {
+	if !hasF16C {
+		return 0
+	}
+	return convertVec(dst, src, f16ToF32AVX512, f16ToF32)
+}
+
+// f32ToF16Vec rounds the whole vectors of src (F16C) and returns how
+// many elements it did.
+func f32ToF16Vec(dst []uint16, src []float32) int {
+	if !hasF16C {
+		return 0
+	}
+	return convertVec(dst, src, f32ToF16AVX512, f32ToF16)
+}
+
 // convertVec converts the whole 8-vectors of src, the whole 16-vectors
 // with the AVX-512 kernel k512 where there is AVX-512, and returns how
 // many elements it did.

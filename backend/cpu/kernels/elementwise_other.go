@@ -23,3 +23,5 @@ func windowFoldVec(dst, src []float32, taps []int, n, c, step int, min bool) boo
 }
 func bf16ToF32Vec(dst []float32, src []uint16) int { return 0 }
 func f32ToBF16Vec(dst []uint16, src []float32) int { return 0 }
+func f16ToF32Vec(dst []float32, src []uint16) int  { return 0 }
+func f32ToF16Vec(dst []uint16, src []float32) int  { return 0 }

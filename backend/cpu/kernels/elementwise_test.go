@@ -251,3 +251,64 @@ func TestBF16Conversions(t *testing.T) {
 		}
 	}
 }
+
+// TestF16Conversions: the half kernels give minifloat.F16's bits — at
+// every length to 40 and offsets (both vector widths and the Go tail),
+// on specials (NaNs with payloads and both signs, infinities, zeros,
+// f32 values at half's overflow, ties and subnormal cuts); on every half
+// pattern, widened and rounded back; and on every f32 pattern whose low
+// 13 bits sit at or beside a half rounding tie.
+func TestF16Conversions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 11))
+	specials := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001, 0xff812345,
+		0x477fefff, 0x477ff000, 0xc77ff000, 0x7f7fffff, 0x3f801000, 0x3f803000, 0x3f800fff, 0x33000000, 0x33000001,
+		0x387fe000, 0x38800000, 0x00000001, 0x80001000}
+	check := func(src []float32, what string) {
+		t.Helper()
+		n := len(src)
+		got, want := make([]uint16, n+1), make([]uint16, n+1)
+		got[n], want[n] = 0xabcd, 0xabcd // not written past the end
+		F32ToF16(got[:n], src)
+		minifloat.F16.EncodeFloat32(want[:n], src)
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%s: F32ToF16 of %#x at %d = %#x, want %#x", what, math.Float32bits(src[min(i, n-1)]), i, got[i], want[i])
+			}
+		}
+		wide, wantWide := make([]float32, n+1), make([]float32, n+1)
+		F16ToF32(wide[:n], got[:n])
+		minifloat.F16.DecodeFloat32(wantWide[:n], got[:n])
+		for i := range wide {
+			if math.Float32bits(wide[i]) != math.Float32bits(wantWide[i]) {
+				t.Fatalf("%s: F16ToF32 of %#x = %#x, want %#x", what, got[i], math.Float32bits(wide[i]), math.Float32bits(wantWide[i]))
+			}
+		}
+	}
+	for n := range 41 {
+		for off := range 3 {
+			src := make([]float32, n+off)
+			for i := range src {
+				if rng.IntN(3) == 0 {
+					src[i] = math.Float32frombits(specials[rng.IntN(len(specials))])
+				} else {
+					src[i] = math.Float32frombits(rng.Uint32())
+				}
+			}
+			check(src[off:], fmt.Sprintf("n=%d off=%d", n, off))
+		}
+	}
+	all := make([]uint16, 1<<16)
+	for b := range all {
+		all[b] = uint16(b)
+	}
+	widened := make([]float32, len(all))
+	F16ToF32(widened, all)
+	check(widened, "every half widened")
+	var ties []float32
+	for hi := uint32(0); hi < 1<<19; hi++ {
+		for _, lo := range []uint32{0xfff, 0x1000, 0x1001} {
+			ties = append(ties, math.Float32frombits(hi<<13|lo))
+		}
+	}
+	check(ties, "ties")
+}

@@ -5336,6 +5336,116 @@ bf16nAVX512_done:
 	VZEROUPPER
 	RET
 
+DATA vm_f16_qnan<>+0(SB)/4, $0x7fc00000
+DATA vm_f16_qnan<>+4(SB)/4, $0x7fc00000
+DATA vm_f16_qnan<>+8(SB)/4, $0x7fc00000
+DATA vm_f16_qnan<>+12(SB)/4, $0x7fc00000
+DATA vm_f16_qnan<>+16(SB)/4, $0x7fc00000
+DATA vm_f16_qnan<>+20(SB)/4, $0x7fc00000
+DATA vm_f16_qnan<>+24(SB)/4, $0x7fc00000
+DATA vm_f16_qnan<>+28(SB)/4, $0x7fc00000
+DATA vm_f16_qnan<>+32(SB)/4, $0x7fc00000
+DATA vm_f16_qnan<>+36(SB)/4, $0x7fc00000
+DATA vm_f16_qnan<>+40(SB)/4, $0x7fc00000
+DATA vm_f16_qnan<>+44(SB)/4, $0x7fc00000
+DATA vm_f16_qnan<>+48(SB)/4, $0x7fc00000
+DATA vm_f16_qnan<>+52(SB)/4, $0x7fc00000
+DATA vm_f16_qnan<>+56(SB)/4, $0x7fc00000
+DATA vm_f16_qnan<>+60(SB)/4, $0x7fc00000
+GLOBL vm_f16_qnan<>(SB), RODATA|NOPTR, $64
+
+// func f16ToF32(dst *float32, src *uint16, n int)
+// Requires: AVX, F16C
+TEXT ·f16ToF32(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	ANDQ $-8, DX
+
+f16w_loop:
+	CMPQ      BX, DX
+	JAE       f16w_done
+	VCVTPH2PS (CX)(BX*2), Y0
+	VMOVUPS   Y0, (AX)(BX*4)
+	ADDQ      $0x08, BX
+	JMP       f16w_loop
+
+f16w_done:
+	VZEROUPPER
+	RET
+
+// func f32ToF16(dst *uint16, src *float32, n int)
+// Requires: AVX, AVX2, F16C
+TEXT ·f32ToF16(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	ANDQ $-8, DX
+
+f16n_loop:
+	CMPQ      BX, DX
+	JAE       f16n_done
+	VMOVUPS   (CX)(BX*4), Y0
+	VPAND     vm_sign<>+0(SB), Y0, Y1
+	VPOR      vm_f16_qnan<>+0(SB), Y1, Y1
+	VCMPPS    $0x03, Y0, Y0, Y2
+	VBLENDVPS Y2, Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, (AX)(BX*2)
+	ADDQ      $0x08, BX
+	JMP       f16n_loop
+
+f16n_done:
+	VZEROUPPER
+	RET
+
+// func f16ToF32AVX512(dst *float32, src *uint16, n int)
+// Requires: AVX, AVX512F
+TEXT ·f16ToF32AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	ANDQ $-16, DX
+
+f16wAVX512_loop:
+	CMPQ      BX, DX
+	JAE       f16wAVX512_done
+	VCVTPH2PS (CX)(BX*2), Z0
+	VMOVUPS   Z0, (AX)(BX*4)
+	ADDQ      $0x10, BX
+	JMP       f16wAVX512_loop
+
+f16wAVX512_done:
+	VZEROUPPER
+	RET
+
+// func f32ToF16AVX512(dst *uint16, src *float32, n int)
+// Requires: AVX, AVX512F
+TEXT ·f32ToF16AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ n+16(FP), DX
+	XORQ BX, BX
+	ANDQ $-16, DX
+
+f16nAVX512_loop:
+	CMPQ      BX, DX
+	JAE       f16nAVX512_done
+	VMOVUPS   (CX)(BX*4), Z0
+	VPANDD    vm_sign<>+0(SB), Z0, Z1
+	VPORD     vm_f16_qnan<>+0(SB), Z1, Z1
+	VCMPPS    $0x03, Z0, Z0, K1
+	VPBLENDMD Z1, Z0, K1, Z0
+	VCVTPS2PH $0x00, Z0, (AX)(BX*2)
+	ADDQ      $0x10, BX
+	JMP       f16nAVX512_loop
+
+f16nAVX512_done:
+	VZEROUPPER
+	RET
+
 DATA vm_rgb0a<>+0(SB)/4, $0x00000000
 DATA vm_rgb0a<>+4(SB)/4, $0x00000010
 DATA vm_rgb0a<>+8(SB)/4, $0x00000000

@@ -229,6 +229,26 @@ func bf16ToF32AVX512(dst *float32, src *uint16, n int)
 //go:noescape
 func f32ToBF16AVX512(dst *uint16, src *float32, n int)
 
+// f16ToF32 sets dst[i] to the float32 of the half bits src[i] for i < n rounded down to a multiple of 8.
+//
+//go:noescape
+func f16ToF32(dst *float32, src *uint16, n int)
+
+// f32ToF16 sets dst[i] to src[i] rounded to half (nearest even; NaN as 0x7e00 with its sign) for i < n rounded down to a multiple of 8.
+//
+//go:noescape
+func f32ToF16(dst *uint16, src *float32, n int)
+
+// f16ToF32AVX512 sets dst[i] to the float32 of the half bits src[i] for i < n rounded down to a multiple of 16.
+//
+//go:noescape
+func f16ToF32AVX512(dst *float32, src *uint16, n int)
+
+// f32ToF16AVX512 sets dst[i] to src[i] rounded to half (nearest even; NaN as 0x7e00 with its sign) for i < n rounded down to a multiple of 16.
+//
+//go:noescape
+func f32ToF16AVX512(dst *uint16, src *float32, n int)
+
 // interleave3AVX512 sets dst[3i+p] = sp[i] for i < n rounded down to a multiple of 16.
 //
 //go:noescape

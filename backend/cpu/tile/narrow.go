@@ -57,21 +57,29 @@ func F32Into(out *hlo.Literal, threads int) (buf []float32, finish func()) {
 	}
 }
 
-// EncodeNarrow rounds src to the format f into dst (bf16 by the vector
-// kernel).
+// EncodeNarrow rounds src to the format f into dst (bf16 and f16 by the
+// vector kernels).
 func EncodeNarrow(f minifloat.Format, dst []uint16, src []float32) {
-	if f == minifloat.BF16 {
+	switch f {
+	case minifloat.BF16:
 		kernels.F32ToBF16(dst, src)
+		return
+	case minifloat.F16:
+		kernels.F32ToF16(dst, src)
 		return
 	}
 	f.EncodeFloat32(dst, src)
 }
 
-// DecodeNarrow widens the format f's bits src into dst (bf16 by the
-// vector kernel).
+// DecodeNarrow widens the format f's bits src into dst (bf16 and f16 by
+// the vector kernels).
 func DecodeNarrow(f minifloat.Format, dst []float32, src []uint16) {
-	if f == minifloat.BF16 {
+	switch f {
+	case minifloat.BF16:
 		kernels.BF16ToF32(dst, src)
+		return
+	case minifloat.F16:
+		kernels.F16ToF32(dst, src)
 		return
 	}
 	f.DecodeFloat32(dst, src)

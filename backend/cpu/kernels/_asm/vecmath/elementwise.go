@@ -118,6 +118,7 @@ func elementwiseKernels() {
 	extreme512("minimumF32AVX512", "NaNMin", VMINPS)
 	u8ToF32()
 	bf16Kernels()
+	f16Kernels()
 	interleave3()
 }
 
@@ -207,6 +208,76 @@ func bf16KernelsOf(wide bool) {
 		VPACKUSDW(hi.AsX(), r.AsX(), r.AsX())
 		VMOVDQU(r.AsX(), out)
 	})
+}
+
+// f16Kernels emits the widening of IEEE half to float32 (VCVTPH2PS:
+// exact, subnormals included) and the rounding of float32 to half
+// (VCVTPS2PH, immediate 0: nearest even, overflow to infinity, half
+// subnormals kept), 8 values a step and, for the AVX512 twins, 16. A NaN
+// is first made the canonical quiet NaN with its sign (f32 0x7fc00000,
+// half 0x7e00), as minifloat's F16 encoding makes it; the hardware would
+// keep its payload. Widening keeps a NaN's payload (quieted), as
+// minifloat's decoding does. Both need F16C; the Go side checks it and
+// does the last n%8.
+func f16Kernels() {
+	vconst("vm_f16_qnan", 0x7fc00000)
+	for _, wide := range []bool{false, true} {
+		lanes, vec, suffix := 8, YMM, ""
+		if wide {
+			lanes, vec, suffix = 16, ZMM, "AVX512"
+		}
+		loop := func(label string, body func(dst, src, i reg.Register)) {
+			dst := Load(Param("dst"), GP64())
+			src := Load(Param("src"), GP64())
+			n := Load(Param("n"), GP64())
+			i, end := GP64(), GP64()
+			XORQ(i, i)
+			MOVQ(n, end)
+			ANDQ(I32(int32(-lanes)), end)
+			Label(label + "_loop")
+			CMPQ(i, end)
+			JAE(LabelRef(label + "_done"))
+			body(dst, src, i)
+			ADDQ(Imm(uint64(lanes)), i)
+			JMP(LabelRef(label + "_loop"))
+			Label(label + "_done")
+			VZEROUPPER()
+			RET()
+		}
+		name := "f16ToF32" + suffix
+		TEXT(name, NOSPLIT, "func(dst *float32, src *uint16, n int)")
+		Pragma("noescape")
+		Doc(fmt.Sprintf("%s sets dst[i] to the float32 of the half bits src[i] for i < n rounded down to a multiple of %d.", name, lanes))
+		loop("f16w"+suffix, func(dst, src, i reg.Register) {
+			v := vec()
+			VCVTPH2PS(Mem{Base: src, Index: i, Scale: 2}, v)
+			VMOVUPS(v, Mem{Base: dst, Index: i, Scale: 4})
+		})
+		name = "f32ToF16" + suffix
+		TEXT(name, NOSPLIT, "func(dst *uint16, src *float32, n int)")
+		Pragma("noescape")
+		Doc(fmt.Sprintf("%s sets dst[i] to src[i] rounded to half (nearest even; NaN as 0x7e00 with its sign) for i < n rounded down to a multiple of %d.", name, lanes))
+		loop("f16n"+suffix, func(dst, src, i reg.Register) {
+			x, q := vec(), vec()
+			VMOVUPS(Mem{Base: src, Index: i, Scale: 4}, x)
+			out := Mem{Base: dst, Index: i, Scale: 2}
+			if wide {
+				nan := K()
+				VPANDD(consts["vm_sign"], x, q)
+				VPORD(consts["vm_f16_qnan"], q, q)
+				VCMPPS(Imm(3), x, x, nan) // unordered: x is NaN
+				VPBLENDMD(q, x, nan, x)
+				VCVTPS2PH(Imm(0), x, out)
+				return
+			}
+			nan := vec()
+			VPAND(consts["vm_sign"], x, q)
+			VPOR(consts["vm_f16_qnan"], q, q)
+			VCMPPS(Imm(3), x, x, nan)
+			VBLENDVPS(nan, q, x, x)
+			VCVTPS2PH(Imm(0), x, out)
+		})
+	}
 }
 
 // u8ToF32 emits the widening of bytes to float32: 32 bytes per iteration
