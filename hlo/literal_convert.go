@@ -3,6 +3,8 @@ package hlo
 import (
 	"fmt"
 	"math"
+
+	"github.com/axle-ml/axle/hlo/minifloat"
 )
 
 // Element access by storage position, converting through the element type
@@ -308,6 +310,13 @@ func (l *Literal) Convert(t DType) (*Literal, error) {
 	}
 	out := NewLiteral(l.shape.WithDType(t))
 	copy(out.dynSizes, l.dynSizes)
+	if from == F16 && t == F32 {
+		// By the bit-arithmetic decoding, the same values (NaN payloads
+		// included) as through float64: constant folding widens an fp16
+		// model's weights this way, 1.6M values for one layer.
+		minifloat.F16.DecodeFloat32(out.Data().([]float32), l.Data().([]uint16))
+		return out, nil
+	}
 	for i := range l.Len() {
 		switch {
 		case from.IsComplex():

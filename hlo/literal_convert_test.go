@@ -207,3 +207,23 @@ func TestEqualAndClone(t *testing.T) {
 		t.Errorf("tuple clone wrong")
 	}
 }
+
+// Converting f16 to f32 takes a bulk path: every f16 pattern, NaN
+// payloads included, gives the bits the element-wise conversion gives.
+func TestConvertF16ToF32Bulk(t *testing.T) {
+	l := NewLiteral(ArrayShape(F16, 1<<16))
+	bits := l.Data().([]uint16)
+	for i := range bits {
+		bits[i] = uint16(i)
+	}
+	out, err := l.Convert(F32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.Data().([]float32)
+	for i := range bits {
+		if want := float32(l.GetFloat64(i)); math.Float32bits(got[i]) != math.Float32bits(want) {
+			t.Fatalf("f16 %#04x: %#08x, want %#08x", i, math.Float32bits(got[i]), math.Float32bits(want))
+		}
+	}
+}

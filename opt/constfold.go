@@ -16,8 +16,32 @@ import (
 // terminate), tuples, and ops the evaluator refuses.
 var ConstantFolding = pass.Func("constant-folding", runConstantFolding)
 
-// FoldLimitBytes caps the size of a folded constant.
-const FoldLimitBytes = 1 << 20
+// FoldLimitBytes caps the size of a folded constant, but for a convert of
+// a constant up to WidenLimitBytes (see widensConstant).
+const (
+	FoldLimitBytes  = 1 << 20
+	WidenLimitBytes = 256 << 20
+)
+
+func shapeBytes(s hlo.Shape) int64 {
+	return s.NumElements() * int64(max(s.DType.Bits()/8, 1))
+}
+
+// widensConstant reports whether in, of the given size, is a convert of
+// a plain constant no more than twice as large, within WidenLimitBytes:
+// a model stored in f16 whose convolutions the importer computes in f32
+// widens its weights on every call otherwise, and the kernels cannot
+// keep their packing of a value computed anew each time (an fp16
+// MobileNetV2 spent a fifth of its time widening and repacking its
+// 1280×320 head). Folding makes the weights a constant once, as ONNX
+// Runtime casts an initializer once at session start.
+func widensConstant(in *hlo.Instruction, bytes int64) bool {
+	if in.Opcode != hlo.OpConvert || bytes > WidenLimitBytes {
+		return false
+	}
+	o := in.Operands[0]
+	return o.Opcode == hlo.OpConstant && bytes <= 2*shapeBytes(o.Shape)
+}
 
 func runConstantFolding(m *hlo.Module) (bool, error) {
 	fx := newEffects()
@@ -64,7 +88,7 @@ func foldable(in *hlo.Instruction, fx *effects) bool {
 	if !in.Shape.IsArray() || len(in.Operands) == 0 || fx.instruction(in) || len(in.ControlPredecessors) > 0 {
 		return false
 	}
-	if in.Shape.NumElements()*int64(max(in.Shape.DType.Bits()/8, 1)) > FoldLimitBytes {
+	if bytes := shapeBytes(in.Shape); bytes > FoldLimitBytes && !widensConstant(in, bytes) {
 		return false
 	}
 	// Broadcasts of constants count as constants (as in XLA) in

@@ -3,7 +3,9 @@ package opt_test
 import (
 	"testing"
 
+	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/opt"
+	"github.com/axle-ml/axle/xb"
 )
 
 // Folding runs in instruction order, so a chain of constant arithmetic
@@ -89,4 +91,56 @@ ENTRY e {
   c = f32[4] constant({1, 2, 3, 4})
   ROOT r = f32[4] add(p, c)
 }`))
+}
+
+// A convert widening a constant folds past FoldLimitBytes (an fp16
+// model's weights, computed in f32 by its convolutions: 1.28 MB of f16
+// here, 2.56 MB as f32), to the evaluator's values; a constant the
+// convert would more than double (s8 to f32) and an add of the same
+// size stay over the limit.
+func TestConstantFoldingWidensLargeConstant(t *testing.T) {
+	const n = 800
+	build := func(from hlo.DType, op hlo.Opcode) (*hlo.Module, *hlo.Literal) {
+		lit := hlo.NewLiteral(hlo.ArrayShape(from, n, n))
+		for i := range lit.Len() {
+			lit.SetFloat64(i, float64(i%97)-48.5)
+		}
+		b := xb.New("widen")
+		c := b.Constant(lit)
+		var r *xb.Op
+		if op == hlo.OpConvert {
+			r = xb.Convert(c, hlo.F32)
+		} else {
+			r = xb.Add(c, c)
+		}
+		m, err := b.Build(xb.Add(r, b.Parameter("p", r.Shape())))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, lit
+	}
+	m, lit := build(hlo.F16, hlo.OpConvert)
+	if changed, err := opt.ConstantFolding.Run(m); err != nil || !changed {
+		t.Fatalf("the f16 → f32 convert did not fold (%v)", err)
+	}
+	root := m.Entry.Root
+	folded := root.Operands[0]
+	if folded.Opcode != hlo.OpConstant || folded.Shape.DType != hlo.F32 {
+		t.Fatalf("the add reads %s, not an f32 constant", folded)
+	}
+	want, _ := lit.Convert(hlo.F32)
+	for _, i := range []int{0, 1, 4096, n*n - 1} {
+		if folded.Literal.GetFloat64(i) != want.GetFloat64(i) {
+			t.Fatalf("element %d: %v, want %v", i, folded.Literal.GetFloat64(i), want.GetFloat64(i))
+		}
+	}
+	for _, c := range []struct {
+		from hlo.DType
+		op   hlo.Opcode
+	}{{hlo.S8, hlo.OpConvert}, {hlo.F32, hlo.OpAdd}} {
+		m, _ := build(c.from, c.op)
+		if changed, _ := opt.ConstantFolding.Run(m); changed {
+			t.Errorf("%s of a %s constant past the limit folded", c.op, c.from)
+		}
+	}
 }

@@ -65,6 +65,28 @@ var shapeRules = []rule{
 		}
 		return b.withShape(hlo.OpReshape, in.Shape, []*hlo.Instruction{x.Operands[0]})
 	}},
+	// A transpose that moves only dimensions of size 1 keeps every
+	// element where it was: a reshape (XLA's "transpose is a bitcast").
+	// Exporters write these all the time — attention's batch-first
+	// (L, 1, E) → (1, L, E) — and a reshape is free where a transpose
+	// makes a fusion gather.
+	{"transpose-unit-dims", ops(hlo.OpTranspose), func(b *builder, in *hlo.Instruction) *hlo.Instruction {
+		x := in.Operands[0]
+		if !in.Shape.IsArray() || isIota(in.Dimensions()) {
+			return nil
+		}
+		last := int64(-1)
+		for _, d := range in.Dimensions() {
+			if x.Shape.Dims[d] == 1 {
+				continue
+			}
+			if d < last {
+				return nil
+			}
+			last = d
+		}
+		return b.withShape(hlo.OpReshape, in.Shape, []*hlo.Instruction{x})
+	}},
 	// transpose(transpose(x, p), q): output dim i is x's dim p[q[i]].
 	{"transpose-of-transpose", ops(hlo.OpTranspose), func(b *builder, in *hlo.Instruction) *hlo.Instruction {
 		x := in.Operands[0]

@@ -143,6 +143,14 @@ var simplifyCases = []simplifyCase{
   p = f32[] parameter(0)
   n = f32[] negate(p)
   ROOT b = f32[4] broadcast(n), dimensions={}`},
+	{"transpose moving unit dims", "transpose-unit-dims", `
+  p = f32[5,1,3] parameter(0)
+  ROOT t = f32[1,5,3] transpose(p), dimensions={1,0,2}`, `
+  p = f32[5,1,3] parameter(0)
+  ROOT r = f32[1,5,3] reshape(p)`},
+	{"transpose swapping real dims stays", "", `
+  p = f32[5,1,3] parameter(0)
+  ROOT t = f32[3,1,5] transpose(p), dimensions={2,1,0}`, ""},
 	{"power 0.5 stays (-0, -inf)", "", `
   p = f32[] parameter(0)
   c = f32[] constant(0.5)

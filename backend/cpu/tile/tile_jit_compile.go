@@ -38,9 +38,18 @@ func (p *Prog) contiguous(m affineMap) bool {
 }
 
 // sharedGather reports whether slot s is a gather the shared form reads
-// in place: contiguous, of an f32 operand.
+// in place: contiguous, of an f32 operand, or of a narrow one from its
+// first element (generated code reads narrow arrays undisplaced: a
+// reshape, which is most of them).
 func (p *Prog) sharedGather(s *slot) bool {
-	return s.kind == slotGather && s.t == hlo.F32 && p.contiguous(s.m)
+	if s.kind != slotGather || !p.contiguous(s.m) {
+		return false
+	}
+	if s.t == hlo.F32 {
+		return true
+	}
+	_, ok := jitType(s.t)
+	return ok && s.t != hlo.S32 && s.m.off == 0
 }
 
 // sharedBases is, for each operand the shared form reads in place, the
@@ -169,7 +178,8 @@ func (b *jitForm) values() ([]int, bool) {
 // values are gathered into, as f32 whatever the operand's type.
 func (b *jitForm) gather(i int, s *slot) jit.Value {
 	if base, ok := b.shared[s.param]; ok && b.p.sharedGather(s) {
-		k := b.inPlace(s.param, jit.F32)
+		t, _ := jitType(s.t)
+		k := b.inPlace(s.param, t)
 		return jit.Value{Op: jit.Input, Arg: k, Off: s.m.off - base}
 	}
 	j := b.j
