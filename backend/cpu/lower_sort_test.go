@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -334,5 +335,41 @@ func TestSortExprRandom(t *testing.T) {
 			ops[k] = sortKeysLiteral(ops[k].Shape(), rng)
 		}
 		runWhole(t, sortWhole, in, ops, 1+rng.IntN(3))
+	}
+}
+
+// TestThreeWayOneCall: slices.SortStableFunc asks only whether cmp(a, b)
+// < 0, so threeWay's one call of the comparator sorts every input as the
+// evaluator's two-call three-way function does — checked here on random
+// comparators, consistent or not (random outcome tables), for every
+// length to 64, so that a Go release whose stable sort asked more would
+// fail here rather than part from the evaluator quietly.
+func TestThreeWayOneCall(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	for n := range 65 {
+		for range 20 {
+			table := make([]bool, n*n)
+			for i := range table {
+				table[i] = rng.IntN(3) == 0
+			}
+			less := func(a, b int) bool { return table[a*n+b] }
+			one, two := make([]int, n), make([]int, n)
+			for i := range one {
+				one[i], two[i] = i, i
+			}
+			slices.SortStableFunc(one, threeWay(less))
+			slices.SortStableFunc(two, func(a, b int) int {
+				switch {
+				case less(a, b):
+					return -1
+				case less(b, a):
+					return 1
+				}
+				return 0
+			})
+			if !slices.Equal(one, two) {
+				t.Fatalf("n=%d: %v with one call, %v with two", n, one, two)
+			}
+		}
 	}
 }
