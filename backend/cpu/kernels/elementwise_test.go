@@ -220,6 +220,30 @@ func TestBF16Conversions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(8, 9))
 	specials := []uint32{0, 0x80000000, 0x7f800000, 0xff800000, 0x7fc00000, 0xffc00001, 0x7f800001, 0xff812345,
 		0x7f7fffff, 0xff7fffff, 0x7f7f8000, 0x3f808000, 0x3f818000, 0x3f807fff, 0x3f808001, 0x00000001, 0x80008000, 0x0001ffff}
+	everyLength(rng, specials, func(src []float32, n, off int) {
+		got, want := make([]uint16, n+1), make([]uint16, n+1)
+		got[n], want[n] = 0xabcd, 0xabcd // not written past the end
+		F32ToBF16(got[:n], src)
+		minifloat.BF16.EncodeFloat32(want[:n], src)
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("n=%d off=%d: F32ToBF16 of %#x at %d = %#x, want %#x", n, off, math.Float32bits(src[min(i, n-1)]), i, got[i], want[i])
+			}
+		}
+		wide, wantWide := make([]float32, n+1), make([]float32, n+1)
+		BF16ToF32(wide[:n], got[:n])
+		minifloat.BF16.DecodeFloat32(wantWide[:n], got[:n])
+		for i := range wide {
+			if math.Float32bits(wide[i]) != math.Float32bits(wantWide[i]) {
+				t.Fatalf("n=%d off=%d: BF16ToF32 of %#x = %#x, want %#x", n, off, got[i], math.Float32bits(wide[i]), math.Float32bits(wantWide[i]))
+			}
+		}
+	})
+}
+
+// everyLength calls f with random values, a third of them specials (f32
+// bit patterns), at every length to 40 and offsets 0 to 2 into a slice.
+func everyLength(rng *rand.Rand, specials []uint32, f func(src []float32, n, off int)) {
 	for n := range 41 {
 		for off := range 3 {
 			src := make([]float32, n+off)
@@ -230,24 +254,7 @@ func TestBF16Conversions(t *testing.T) {
 					src[i] = math.Float32frombits(rng.Uint32())
 				}
 			}
-			src = src[off:]
-			got, want := make([]uint16, n+1), make([]uint16, n+1)
-			got[n], want[n] = 0xabcd, 0xabcd // not written past the end
-			F32ToBF16(got[:n], src)
-			minifloat.BF16.EncodeFloat32(want[:n], src)
-			for i := range got {
-				if got[i] != want[i] {
-					t.Fatalf("n=%d off=%d: F32ToBF16 of %#x at %d = %#x, want %#x", n, off, math.Float32bits(src[min(i, n-1)]), i, got[i], want[i])
-				}
-			}
-			wide, wantWide := make([]float32, n+1), make([]float32, n+1)
-			BF16ToF32(wide[:n], got[:n])
-			minifloat.BF16.DecodeFloat32(wantWide[:n], got[:n])
-			for i := range wide {
-				if math.Float32bits(wide[i]) != math.Float32bits(wantWide[i]) {
-					t.Fatalf("n=%d off=%d: BF16ToF32 of %#x = %#x, want %#x", n, off, got[i], math.Float32bits(wide[i]), math.Float32bits(wantWide[i]))
-				}
-			}
+			f(src[off:], n, off)
 		}
 	}
 }
@@ -284,19 +291,7 @@ func TestF16Conversions(t *testing.T) {
 			}
 		}
 	}
-	for n := range 41 {
-		for off := range 3 {
-			src := make([]float32, n+off)
-			for i := range src {
-				if rng.IntN(3) == 0 {
-					src[i] = math.Float32frombits(specials[rng.IntN(len(specials))])
-				} else {
-					src[i] = math.Float32frombits(rng.Uint32())
-				}
-			}
-			check(src[off:], fmt.Sprintf("n=%d off=%d", n, off))
-		}
-	}
+	everyLength(rng, specials, func(src []float32, n, off int) { check(src, fmt.Sprintf("n=%d off=%d", n, off)) })
 	all := make([]uint16, 1<<16)
 	for b := range all {
 		all[b] = uint16(b)

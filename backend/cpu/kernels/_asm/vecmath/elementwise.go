@@ -148,30 +148,12 @@ func bf16KernelsOf(wide bool) {
 		and = func(m, x, dst Op) { VPANDD(m, x, dst) }
 		or = func(m, x, dst Op) { VPORD(m, x, dst) }
 	}
-	loop := func(label string, body func(dst, src, i reg.Register)) {
-		dst := Load(Param("dst"), GP64())
-		src := Load(Param("src"), GP64())
-		n := Load(Param("n"), GP64())
-		i, end := GP64(), GP64()
-		XORQ(i, i)
-		MOVQ(n, end)
-		ANDQ(I32(int32(-lanes)), end)
-		Label(label + "_loop")
-		CMPQ(i, end)
-		JAE(LabelRef(label + "_done"))
-		body(dst, src, i)
-		ADDQ(Imm(uint64(lanes)), i)
-		JMP(LabelRef(label + "_loop"))
-		Label(label + "_done")
-		VZEROUPPER()
-		RET()
-	}
 
 	name := "bf16ToF32" + suffix
 	TEXT(name, NOSPLIT, "func(dst *float32, src *uint16, n int)")
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s sets dst[i] to the float32 of the bf16 bits src[i] for i < n rounded down to a multiple of %d.", name, lanes))
-	loop("bf16w"+suffix, func(dst, src, i reg.Register) {
+	convertLoop("bf16w"+suffix, lanes, func(dst, src, i reg.Register) {
 		v := vec()
 		VPMOVZXWD(Mem{Base: src, Index: i, Scale: 2}, v)
 		VPSLLD(Imm(16), v, v)
@@ -182,7 +164,7 @@ func bf16KernelsOf(wide bool) {
 	TEXT(name, NOSPLIT, "func(dst *uint16, src *float32, n int)")
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s sets dst[i] to src[i] rounded to bf16 (nearest even; NaN as 0x7fc0 with its sign) for i < n rounded down to a multiple of %d.", name, lanes))
-	loop("bf16n"+suffix, func(dst, src, i reg.Register) {
+	convertLoop("bf16n"+suffix, lanes, func(dst, src, i reg.Register) {
 		x, lsb, r, q := vec(), vec(), vec(), vec()
 		VMOVUPS(Mem{Base: src, Index: i, Scale: 4}, x)
 		VPSRLD(Imm(16), x, lsb)
@@ -210,6 +192,28 @@ func bf16KernelsOf(wide bool) {
 	})
 }
 
+// convertLoop emits a conversion's body over dst and src (the function's
+// parameters), lanes elements a step, for the first n rounded down to a
+// multiple of lanes.
+func convertLoop(label string, lanes int, body func(dst, src, i reg.Register)) {
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	n := Load(Param("n"), GP64())
+	i, end := GP64(), GP64()
+	XORQ(i, i)
+	MOVQ(n, end)
+	ANDQ(I32(int32(-lanes)), end)
+	Label(label + "_loop")
+	CMPQ(i, end)
+	JAE(LabelRef(label + "_done"))
+	body(dst, src, i)
+	ADDQ(Imm(uint64(lanes)), i)
+	JMP(LabelRef(label + "_loop"))
+	Label(label + "_done")
+	VZEROUPPER()
+	RET()
+}
+
 // f16Kernels emits the widening of IEEE half to float32 (VCVTPH2PS:
 // exact, subnormals included) and the rounding of float32 to half
 // (VCVTPS2PH, immediate 0: nearest even, overflow to infinity, half
@@ -226,29 +230,11 @@ func f16Kernels() {
 		if wide {
 			lanes, vec, suffix = 16, ZMM, "AVX512"
 		}
-		loop := func(label string, body func(dst, src, i reg.Register)) {
-			dst := Load(Param("dst"), GP64())
-			src := Load(Param("src"), GP64())
-			n := Load(Param("n"), GP64())
-			i, end := GP64(), GP64()
-			XORQ(i, i)
-			MOVQ(n, end)
-			ANDQ(I32(int32(-lanes)), end)
-			Label(label + "_loop")
-			CMPQ(i, end)
-			JAE(LabelRef(label + "_done"))
-			body(dst, src, i)
-			ADDQ(Imm(uint64(lanes)), i)
-			JMP(LabelRef(label + "_loop"))
-			Label(label + "_done")
-			VZEROUPPER()
-			RET()
-		}
 		name := "f16ToF32" + suffix
 		TEXT(name, NOSPLIT, "func(dst *float32, src *uint16, n int)")
 		Pragma("noescape")
 		Doc(fmt.Sprintf("%s sets dst[i] to the float32 of the half bits src[i] for i < n rounded down to a multiple of %d.", name, lanes))
-		loop("f16w"+suffix, func(dst, src, i reg.Register) {
+		convertLoop("f16w"+suffix, lanes, func(dst, src, i reg.Register) {
 			v := vec()
 			VCVTPH2PS(Mem{Base: src, Index: i, Scale: 2}, v)
 			VMOVUPS(v, Mem{Base: dst, Index: i, Scale: 4})
@@ -257,7 +243,7 @@ func f16Kernels() {
 		TEXT(name, NOSPLIT, "func(dst *uint16, src *float32, n int)")
 		Pragma("noescape")
 		Doc(fmt.Sprintf("%s sets dst[i] to src[i] rounded to half (nearest even; NaN as 0x7e00 with its sign) for i < n rounded down to a multiple of %d.", name, lanes))
-		loop("f16n"+suffix, func(dst, src, i reg.Register) {
+		convertLoop("f16n"+suffix, lanes, func(dst, src, i reg.Register) {
 			x, q := vec(), vec()
 			VMOVUPS(Mem{Base: src, Index: i, Scale: 4}, x)
 			out := Mem{Base: dst, Index: i, Scale: 2}
