@@ -93,6 +93,10 @@ func ConvFinishedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 		convDepthwise(p, in, kernel, out, threads, epi)
 		return nil
 	}
+	if canConvGrouped(p) {
+		convGrouped(p, in, kernel, out, threads, epi)
+		return nil
+	}
 	if winogradTakes(p) && winoInputSafe(p, in) { // (the image first: a kernel may be transformed on every call)
 		wk, err := cache.forKernel(kernel).winogradFor(p, kernel, winoThreads(p, threads))
 		if err != nil {
@@ -254,6 +258,9 @@ func convRowsDepth(p *Conv) (m, k int) {
 func ConvRunsInline(p *Conv) bool {
 	if canConvDepthwise(p) {
 		return depthwiseRunsInline(p)
+	}
+	if canConvGrouped(p) {
+		return depthwiseRunsInline(depthwiseOf(p))
 	}
 	m, k := convRowsDepth(p)
 	if winogradTakes(p) || canConvDirect(p) && !pointwiseAsGemm(p) {

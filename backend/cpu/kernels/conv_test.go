@@ -163,6 +163,15 @@ func TestConvAgainstDefinition(t *testing.T) {
 			// Depthwise, channel multiplier 1 and 2, strided and padded.
 			newConv(2, 24, 24, 24, []int{9, 7}, []int{3, 3}, []int{2, 1}, []int{1, 1}, []int{1, 1}, one(2), one(2), false),
 			newConv(1, 5, 10, 5, []int{6, 6}, []int{3, 3}, one(2), []int{0, 1}, []int{2, 1}, []int{1, 2}, []int{2, 1}, false),
+			// Grouped, 2 to 8 channels a group: sums of depthwise
+			// convolutions (convGrouped), channels-last and -first, 1-D
+			// and 2-D, strided, padded, kernel-dilated; ResNeXt's 4 a
+			// group.
+			newConv(2, 8, 12, 4, []int{7, 6}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+			newConv(1, 16, 16, 4, []int{9, 8}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 0}, one(2), one(2), true),
+			newConv(3, 12, 6, 3, []int{13}, []int{5}, one(1), []int{4}, []int{4}, one(1), []int{2}, false),
+			newConv(1, 64, 64, 16, []int{9, 9}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
+			newConv(2, 16, 2, 2, []int{5, 6}, []int{2, 3}, []int{1, 2}, []int{0, 1}, []int{1, 1}, one(2), []int{2, 1}, true),
 		}
 		for ci, p := range cases {
 			for _, threads := range []int{1, 2, 3} {
@@ -263,6 +272,8 @@ func convPath(p *Conv) string {
 	switch {
 	case canConvDepthwise(p):
 		return "depthwise"
+	case canConvGrouped(p):
+		return "grouped"
 	case winogradTakes(p):
 		return "winograd"
 	case pointwiseAsGemm(p):
@@ -606,4 +617,43 @@ func directOnly(t *testing.T) {
 	v := winograd
 	winograd = false
 	t.Cleanup(func() { winograd = v })
+}
+
+// TestConvGrouped: grouped convolutions of 2 to 8 channels a group take
+// the depthwise sums (a path that would quietly be the GEMM's fails
+// here), and their epilogue sees every finished value once: doubling
+// them gives twice the definition.
+func TestConvGrouped(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	one := []int{1, 1}
+	for _, p := range []*Conv{
+		newConv(2, 8, 12, 4, []int{7, 6}, []int{3, 3}, one, one, one, one, one, false),
+		newConv(1, 32, 32, 8, []int{12, 12}, []int{3, 3}, []int{2, 2}, one, one, one, one, true),
+	} {
+		if got := convPath(p); got != "grouped" {
+			t.Fatalf("%d groups of %d channels: the %s path", p.Groups, p.InChannels/p.Groups, got)
+		}
+		in, kern := randSlice[float32](inputLen(p), rng), randSlice[float32](kernelLen(p), rng)
+		want := refConv(p, in, kern)
+		for _, threads := range []int{1, 2} {
+			out := make([]float32, len(want))
+			seen := make([]int, len(want))
+			epi := func(i, j, rows, cols int) {
+				for r := i; r < i+rows; r++ {
+					for c := j; c < j+cols; c++ {
+						out[r*p.OutChannels+c] *= 2
+						seen[r*p.OutChannels+c]++
+					}
+				}
+			}
+			if err := ConvEpilogueF32(p, in, kern, out, threads, epi); err != nil {
+				t.Fatal(err)
+			}
+			for i, w := range want {
+				if seen[i] != 1 || !(math.Abs(float64(out[i])-2*w) <= 2e-4) {
+					t.Fatalf("threads=%d: out[%d] = %v (finished %d times), want %v", threads, i, out[i], seen[i], 2*w)
+				}
+			}
+		}
+	}
 }
