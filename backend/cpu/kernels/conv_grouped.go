@@ -43,35 +43,36 @@ func convGrouped(p *Conv, in, kernel, out []float32, threads int, epi Epilogue) 
 		pixels *= p.InSpatial[d]
 		taps *= p.Kernel[d]
 	}
-	m := len(out) / p.OutChannels
 	dw := depthwiseOf(p)
 	img := GetF32(p.Batch * pixels * p.OutChannels)
 	defer PutF32(img)
 	wk := GetF32(taps * p.OutChannels)
 	defer PutF32(wk)
-	var part []float32
-	if cin > 1 {
-		part = GetF32(len(out))
-		defer PutF32(part)
-	}
+	part := GetF32(len(out))
+	defer PutF32(part)
+	n := p.OutChannels
 	for c := range cin {
 		gatherGroupChannel(p, in, img, c, cin, cout, threads)
 		groupKernelColumn(p, kernel, wk, c, taps)
-		dst := out
-		if c > 0 {
-			dst = part
+		if c == 0 {
+			convDepthwise(dw, img, wk, out, threads, nil)
+			continue
 		}
-		convDepthwise(dw, img, wk, dst, threads, nil)
-		if c > 0 {
-			tn := min(threads, max(1, len(out)>>14))
-			parallel(tn, func(t int) {
-				lo, hi := t*len(out)/tn, (t+1)*len(out)/tn
-				addTo(out[lo:hi], part[lo:hi])
-			})
-		}
+		// Each block of this channel's sums is added into out as the
+		// depthwise kernel finishes it, while it is in cache; after the
+		// last channel, the block is final and goes to epi.
+		last := c == cin-1
+		convDepthwise(dw, img, wk, part, threads, func(i, j, rows, cols int) {
+			for r := i; r < i+rows; r++ {
+				addTo(out[r*n+j:r*n+j+cols], part[r*n+j:r*n+j+cols])
+			}
+			if last && epi != nil {
+				epi(i, j, rows, cols)
+			}
+		})
 	}
-	if epi != nil {
-		epi(0, 0, m, p.OutChannels)
+	if cin == 1 && epi != nil { // (not taken here: one channel a group is depthwise)
+		epi(0, 0, len(out)/n, n)
 	}
 }
 
@@ -110,13 +111,14 @@ func gatherGroupChannel(p *Conv, in, img []float32, c, cin, cout, threads int) {
 			src := rowOffset(p, r)
 			dst := img[r*w*p.OutChannels:]
 			for x := range w {
-				s := src + x*ws
+				s := src + x*ws + c*p.InChannelStride
 				o := dst[x*p.OutChannels : (x+1)*p.OutChannels]
-				for g := range p.Groups {
-					v := in[s+(g*cin+c)*p.InChannelStride]
-					for j := range cout {
-						o[g*cout+j] = v
+				for g := 0; len(o) >= cout; g++ {
+					v := in[s+g*cin*p.InChannelStride]
+					for j := range o[:cout] {
+						o[j] = v
 					}
+					o = o[cout:]
 				}
 			}
 		}
