@@ -20,8 +20,9 @@ import (
 // stall. Seeds are the small ONNX backend-test models when ../shared is
 // there, so that mutations keep real ops and attributes, the ai.onnx.ml
 // tests of ../onnxtest/testdata/ml (their host kernels read attributes a
-// mutation may leave inconsistent) and the contrib-op graphs of
-// ../onnxtest/testdata/ortopt.
+// mutation may leave inconsistent), the contrib-op graphs of
+// ../onnxtest/testdata/ortopt, and models of ../onnxtest/testdata/models
+// whose clusters split or whose sorts compile to closures.
 func FuzzRun(f *testing.F) {
 	paths, _ := filepath.Glob("../../../shared/corpus/onnx/node/test_*/model.onnx")
 	for i, p := range paths {
@@ -37,6 +38,15 @@ func FuzzRun(f *testing.F) {
 	contrib, _ := filepath.Glob("../onnxtest/testdata/ortopt/test_ms_*/model.onnx")
 	for _, p := range append(ml, contrib...) {
 		if b, err := os.ReadFile(p); err == nil && len(b) < 4096 {
+			f.Add(b)
+		}
+	}
+	// Clusters that split at a node the compiler refuses for the inputs
+	// at hand (an If whose branches' shapes differ, a Slice by values a
+	// Loop computes), and TopK, Sort and Unique's comparators.
+	for _, name := range []string{"test_scripted_if_shapes_opset13", "test_data_dependent_shapes_opset13",
+		"test_int_ties_unique_opset12", "test_index_postproc_opset13", "test_dlrm_embeddingbag_opset11"} {
+		if b, err := os.ReadFile(filepath.Join("../onnxtest/testdata/models", name, "model.onnx")); err == nil {
 			f.Add(b)
 		}
 	}
