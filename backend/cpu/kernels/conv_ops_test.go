@@ -29,6 +29,9 @@ func opsRef(ops *TileOps, x float32, i, j int) float32 {
 			x = ops.Floor
 		}
 	}
+	if ops.Flags&OpsCeil != 0 && !(x != x) && x > ops.Ceil {
+		x = ops.Ceil // minimum(x, ceil), an equal x kept
+	}
 	return x
 }
 
@@ -75,14 +78,16 @@ func TestConvTileOps(t *testing.T) {
 		bias[5] = float32(math.NaN())
 		res[7*ld+9] = float32(math.Float32frombits(0x7fa00001)) // a signalling NaN, quieted by the add
 		resBias[2] = float32(math.Inf(-1))
-		for flags := 1; flags < 128; flags++ {
+		for flags := 1; flags < 256; flags++ {
 			if flags&OpsBiasFirst != 0 && flags&OpsBias == 0 || flags&OpsResFirst != 0 && flags&OpsRes == 0 ||
 				flags&OpsResBias != 0 && flags&OpsRes == 0 || flags&OpsResBiasFirst != 0 && flags&OpsResBias == 0 {
 				continue
 			}
-			ops := &TileOps{Bias: bias, Res: res, LdRes: ld, ResBias: resBias, Floor: 0.25, Flags: flags}
+			// A ceiling of 0.5 (above the floor) or, every other set,
+			// of -0 (below it: the clamp's order decides).
+			ops := &TileOps{Bias: bias, Res: res, LdRes: ld, ResBias: resBias, Floor: 0.25, Ceil: 0.5, Flags: flags}
 			if flags&3 == 1 {
-				ops.Floor = 0
+				ops.Floor, ops.Ceil = 0, float32(math.Copysign(0, -1))
 			}
 			for threads := 1; threads <= maxThreads; threads++ {
 				if err := checkTileOps(p, in, kern, ops, m, n, threads, maxLeft); err != nil {

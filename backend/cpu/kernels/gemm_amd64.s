@@ -465,9 +465,9 @@ sgemm6x16f_overwrite:
 	VZEROUPPER
 	RET
 
-// func sgemm6x16fo(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+// func sgemm6x16fo(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 // Requires: AVX, FMA3, MMX+
-TEXT ·sgemm6x16fo(SB), NOSPLIT, $0-108
+TEXT ·sgemm6x16fo(SB), NOSPLIT, $0-112
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+16(FP), DX
@@ -1017,7 +1017,7 @@ sgemm6x16fo_resbias3:
 
 sgemm6x16fo_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm6x16fo_put
+	JZ           sgemm6x16fo_ceil
 	VBROADCASTSS floor+104(FP), Y12
 	VMAXPS       Y0, Y12, Y0
 	VMAXPS       Y1, Y12, Y1
@@ -1031,6 +1031,23 @@ sgemm6x16fo_floor:
 	VMAXPS       Y9, Y12, Y9
 	VMAXPS       Y10, Y12, Y10
 	VMAXPS       Y11, Y12, Y11
+
+sgemm6x16fo_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm6x16fo_put
+	VBROADCASTSS ceil+108(FP), Y12
+	VMINPS       Y0, Y12, Y0
+	VMINPS       Y1, Y12, Y1
+	VMINPS       Y2, Y12, Y2
+	VMINPS       Y3, Y12, Y3
+	VMINPS       Y4, Y12, Y4
+	VMINPS       Y5, Y12, Y5
+	VMINPS       Y6, Y12, Y6
+	VMINPS       Y7, Y12, Y7
+	VMINPS       Y8, Y12, Y8
+	VMINPS       Y9, Y12, Y9
+	VMINPS       Y10, Y12, Y10
+	VMINPS       Y11, Y12, Y11
 
 sgemm6x16fo_put:
 	VMOVUPS Y0, (AX)
@@ -1304,9 +1321,9 @@ sgemm6x16df_overwrite:
 	VZEROUPPER
 	RET
 
-// func sgemm6x16dfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+// func sgemm6x16dfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 // Requires: AVX, FMA3, MMX+
-TEXT ·sgemm6x16dfo(SB), NOSPLIT, $0-116
+TEXT ·sgemm6x16dfo(SB), NOSPLIT, $0-120
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+24(FP), DX
@@ -1862,7 +1879,7 @@ sgemm6x16dfo_resbias3:
 
 sgemm6x16dfo_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm6x16dfo_put
+	JZ           sgemm6x16dfo_ceil
 	VBROADCASTSS floor+112(FP), Y12
 	VMAXPS       Y0, Y12, Y0
 	VMAXPS       Y1, Y12, Y1
@@ -1876,6 +1893,23 @@ sgemm6x16dfo_floor:
 	VMAXPS       Y9, Y12, Y9
 	VMAXPS       Y10, Y12, Y10
 	VMAXPS       Y11, Y12, Y11
+
+sgemm6x16dfo_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm6x16dfo_put
+	VBROADCASTSS ceil+116(FP), Y12
+	VMINPS       Y0, Y12, Y0
+	VMINPS       Y1, Y12, Y1
+	VMINPS       Y2, Y12, Y2
+	VMINPS       Y3, Y12, Y3
+	VMINPS       Y4, Y12, Y4
+	VMINPS       Y5, Y12, Y5
+	VMINPS       Y6, Y12, Y6
+	VMINPS       Y7, Y12, Y7
+	VMINPS       Y8, Y12, Y8
+	VMINPS       Y9, Y12, Y9
+	VMINPS       Y10, Y12, Y10
+	VMINPS       Y11, Y12, Y11
 
 sgemm6x16dfo_put:
 	VMOVUPS Y0, (AX)
@@ -1898,7 +1932,7 @@ sgemm6x16dfo_put:
 	VZEROUPPER
 	RET
 
-// func sgemm6x16fot(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, tiles int)
+// func sgemm6x16fot(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32, tiles int)
 // Requires: AVX, FMA3, MMX+
 TEXT ·sgemm6x16fot(SB), NOSPLIT, $0-120
 sgemm6x16fot_tile:
@@ -2451,7 +2485,7 @@ sgemm6x16fot_resbias3:
 
 sgemm6x16fot_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm6x16fot_put
+	JZ           sgemm6x16fot_ceil
 	VBROADCASTSS floor+104(FP), Y12
 	VMAXPS       Y0, Y12, Y0
 	VMAXPS       Y1, Y12, Y1
@@ -2465,6 +2499,23 @@ sgemm6x16fot_floor:
 	VMAXPS       Y9, Y12, Y9
 	VMAXPS       Y10, Y12, Y10
 	VMAXPS       Y11, Y12, Y11
+
+sgemm6x16fot_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm6x16fot_put
+	VBROADCASTSS ceil+108(FP), Y12
+	VMINPS       Y0, Y12, Y0
+	VMINPS       Y1, Y12, Y1
+	VMINPS       Y2, Y12, Y2
+	VMINPS       Y3, Y12, Y3
+	VMINPS       Y4, Y12, Y4
+	VMINPS       Y5, Y12, Y5
+	VMINPS       Y6, Y12, Y6
+	VMINPS       Y7, Y12, Y7
+	VMINPS       Y8, Y12, Y8
+	VMINPS       Y9, Y12, Y9
+	VMINPS       Y10, Y12, Y10
+	VMINPS       Y11, Y12, Y11
 
 sgemm6x16fot_put:
 	VMOVUPS Y0, (AX)
@@ -2905,9 +2956,9 @@ sgemm6x16tapsf_overwrite:
 	VZEROUPPER
 	RET
 
-// func sgemm6x16tapsfo(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+// func sgemm6x16tapsfo(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 // Requires: AVX, FMA3, MMX+
-TEXT ·sgemm6x16tapsfo(SB), NOSPLIT, $0-108
+TEXT ·sgemm6x16tapsfo(SB), NOSPLIT, $0-112
 	MOVQ       runs+0(FP), AX
 	MOVQ       n+8(FP), CX
 	MOVQ       b+16(FP), DX
@@ -3388,7 +3439,7 @@ sgemm6x16tapsfo_resbias3:
 
 sgemm6x16tapsfo_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm6x16tapsfo_put
+	JZ           sgemm6x16tapsfo_ceil
 	VBROADCASTSS floor+104(FP), Y12
 	VMAXPS       Y0, Y12, Y0
 	VMAXPS       Y1, Y12, Y1
@@ -3402,6 +3453,23 @@ sgemm6x16tapsfo_floor:
 	VMAXPS       Y9, Y12, Y9
 	VMAXPS       Y10, Y12, Y10
 	VMAXPS       Y11, Y12, Y11
+
+sgemm6x16tapsfo_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm6x16tapsfo_put
+	VBROADCASTSS ceil+108(FP), Y12
+	VMINPS       Y0, Y12, Y0
+	VMINPS       Y1, Y12, Y1
+	VMINPS       Y2, Y12, Y2
+	VMINPS       Y3, Y12, Y3
+	VMINPS       Y4, Y12, Y4
+	VMINPS       Y5, Y12, Y5
+	VMINPS       Y6, Y12, Y6
+	VMINPS       Y7, Y12, Y7
+	VMINPS       Y8, Y12, Y8
+	VMINPS       Y9, Y12, Y9
+	VMINPS       Y10, Y12, Y10
+	VMINPS       Y11, Y12, Y11
 
 sgemm6x16tapsfo_put:
 	VMOVUPS Y0, (AX)
@@ -7794,9 +7862,9 @@ sgemm12x32zdf_overwrite:
 	VZEROUPPER
 	RET
 
-// func sgemm12x32zdo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+// func sgemm12x32zdo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·sgemm12x32zdo(SB), NOSPLIT, $0-100
+TEXT ·sgemm12x32zdo(SB), NOSPLIT, $0-104
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+24(FP), DX
@@ -8756,7 +8824,7 @@ sgemm12x32zdo_resbias3:
 
 sgemm12x32zdo_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm12x32zdo_put
+	JZ           sgemm12x32zdo_ceil
 	VBROADCASTSS floor+96(FP), Z24
 	VMAXPS       Z0, Z24, Z0
 	VMAXPS       Z1, Z24, Z1
@@ -8782,6 +8850,35 @@ sgemm12x32zdo_floor:
 	VMAXPS       Z21, Z24, Z21
 	VMAXPS       Z22, Z24, Z22
 	VMAXPS       Z23, Z24, Z23
+
+sgemm12x32zdo_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm12x32zdo_put
+	VBROADCASTSS ceil+100(FP), Z24
+	VMINPS       Z0, Z24, Z0
+	VMINPS       Z1, Z24, Z1
+	VMINPS       Z2, Z24, Z2
+	VMINPS       Z3, Z24, Z3
+	VMINPS       Z4, Z24, Z4
+	VMINPS       Z5, Z24, Z5
+	VMINPS       Z6, Z24, Z6
+	VMINPS       Z7, Z24, Z7
+	VMINPS       Z8, Z24, Z8
+	VMINPS       Z9, Z24, Z9
+	VMINPS       Z10, Z24, Z10
+	VMINPS       Z11, Z24, Z11
+	VMINPS       Z12, Z24, Z12
+	VMINPS       Z13, Z24, Z13
+	VMINPS       Z14, Z24, Z14
+	VMINPS       Z15, Z24, Z15
+	VMINPS       Z16, Z24, Z16
+	VMINPS       Z17, Z24, Z17
+	VMINPS       Z18, Z24, Z18
+	VMINPS       Z19, Z24, Z19
+	VMINPS       Z20, Z24, Z20
+	VMINPS       Z21, Z24, Z21
+	VMINPS       Z22, Z24, Z22
+	VMINPS       Z23, Z24, Z23
 
 sgemm12x32zdo_put:
 	VMOVUPS Z0, (AX)
@@ -8822,9 +8919,9 @@ sgemm12x32zdo_put:
 	VZEROUPPER
 	RET
 
-// func sgemm12x32zdpo(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+// func sgemm12x32zdpo(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·sgemm12x32zdpo(SB), NOSPLIT, $0-116
+TEXT ·sgemm12x32zdpo(SB), NOSPLIT, $0-120
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+40(FP), DX
@@ -9814,7 +9911,7 @@ sgemm12x32zdpo_resbias3:
 
 sgemm12x32zdpo_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm12x32zdpo_put
+	JZ           sgemm12x32zdpo_ceil
 	VBROADCASTSS floor+112(FP), Z24
 	VMAXPS       Z0, Z24, Z0
 	VMAXPS       Z1, Z24, Z1
@@ -9840,6 +9937,35 @@ sgemm12x32zdpo_floor:
 	VMAXPS       Z21, Z24, Z21
 	VMAXPS       Z22, Z24, Z22
 	VMAXPS       Z23, Z24, Z23
+
+sgemm12x32zdpo_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm12x32zdpo_put
+	VBROADCASTSS ceil+116(FP), Z24
+	VMINPS       Z0, Z24, Z0
+	VMINPS       Z1, Z24, Z1
+	VMINPS       Z2, Z24, Z2
+	VMINPS       Z3, Z24, Z3
+	VMINPS       Z4, Z24, Z4
+	VMINPS       Z5, Z24, Z5
+	VMINPS       Z6, Z24, Z6
+	VMINPS       Z7, Z24, Z7
+	VMINPS       Z8, Z24, Z8
+	VMINPS       Z9, Z24, Z9
+	VMINPS       Z10, Z24, Z10
+	VMINPS       Z11, Z24, Z11
+	VMINPS       Z12, Z24, Z12
+	VMINPS       Z13, Z24, Z13
+	VMINPS       Z14, Z24, Z14
+	VMINPS       Z15, Z24, Z15
+	VMINPS       Z16, Z24, Z16
+	VMINPS       Z17, Z24, Z17
+	VMINPS       Z18, Z24, Z18
+	VMINPS       Z19, Z24, Z19
+	VMINPS       Z20, Z24, Z20
+	VMINPS       Z21, Z24, Z21
+	VMINPS       Z22, Z24, Z22
+	VMINPS       Z23, Z24, Z23
 
 sgemm12x32zdpo_put:
 	VMOVUPS Z0, (AX)
@@ -9880,9 +10006,9 @@ sgemm12x32zdpo_put:
 	VZEROUPPER
 	RET
 
-// func sgemm12x32zdfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+// func sgemm12x32zdfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·sgemm12x32zdfo(SB), NOSPLIT, $0-116
+TEXT ·sgemm12x32zdfo(SB), NOSPLIT, $0-120
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+24(FP), DX
@@ -10849,7 +10975,7 @@ sgemm12x32zdfo_resbias3:
 
 sgemm12x32zdfo_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm12x32zdfo_put
+	JZ           sgemm12x32zdfo_ceil
 	VBROADCASTSS floor+112(FP), Z24
 	VMAXPS       Z0, Z24, Z0
 	VMAXPS       Z1, Z24, Z1
@@ -10875,6 +11001,35 @@ sgemm12x32zdfo_floor:
 	VMAXPS       Z21, Z24, Z21
 	VMAXPS       Z22, Z24, Z22
 	VMAXPS       Z23, Z24, Z23
+
+sgemm12x32zdfo_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm12x32zdfo_put
+	VBROADCASTSS ceil+116(FP), Z24
+	VMINPS       Z0, Z24, Z0
+	VMINPS       Z1, Z24, Z1
+	VMINPS       Z2, Z24, Z2
+	VMINPS       Z3, Z24, Z3
+	VMINPS       Z4, Z24, Z4
+	VMINPS       Z5, Z24, Z5
+	VMINPS       Z6, Z24, Z6
+	VMINPS       Z7, Z24, Z7
+	VMINPS       Z8, Z24, Z8
+	VMINPS       Z9, Z24, Z9
+	VMINPS       Z10, Z24, Z10
+	VMINPS       Z11, Z24, Z11
+	VMINPS       Z12, Z24, Z12
+	VMINPS       Z13, Z24, Z13
+	VMINPS       Z14, Z24, Z14
+	VMINPS       Z15, Z24, Z15
+	VMINPS       Z16, Z24, Z16
+	VMINPS       Z17, Z24, Z17
+	VMINPS       Z18, Z24, Z18
+	VMINPS       Z19, Z24, Z19
+	VMINPS       Z20, Z24, Z20
+	VMINPS       Z21, Z24, Z21
+	VMINPS       Z22, Z24, Z22
+	VMINPS       Z23, Z24, Z23
 
 sgemm12x32zdfo_put:
 	VMOVUPS Z0, (AX)
@@ -11894,9 +12049,9 @@ sgemm8x32zdf_overwrite:
 	VZEROUPPER
 	RET
 
-// func sgemm8x32zdo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+// func sgemm8x32zdo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·sgemm8x32zdo(SB), NOSPLIT, $0-100
+TEXT ·sgemm8x32zdo(SB), NOSPLIT, $0-104
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+24(FP), DX
@@ -12581,7 +12736,7 @@ sgemm8x32zdo_resbias3:
 
 sgemm8x32zdo_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm8x32zdo_put
+	JZ           sgemm8x32zdo_ceil
 	VBROADCASTSS floor+96(FP), Z16
 	VMAXPS       Z0, Z16, Z0
 	VMAXPS       Z1, Z16, Z1
@@ -12599,6 +12754,27 @@ sgemm8x32zdo_floor:
 	VMAXPS       Z13, Z16, Z13
 	VMAXPS       Z14, Z16, Z14
 	VMAXPS       Z15, Z16, Z15
+
+sgemm8x32zdo_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm8x32zdo_put
+	VBROADCASTSS ceil+100(FP), Z16
+	VMINPS       Z0, Z16, Z0
+	VMINPS       Z1, Z16, Z1
+	VMINPS       Z2, Z16, Z2
+	VMINPS       Z3, Z16, Z3
+	VMINPS       Z4, Z16, Z4
+	VMINPS       Z5, Z16, Z5
+	VMINPS       Z6, Z16, Z6
+	VMINPS       Z7, Z16, Z7
+	VMINPS       Z8, Z16, Z8
+	VMINPS       Z9, Z16, Z9
+	VMINPS       Z10, Z16, Z10
+	VMINPS       Z11, Z16, Z11
+	VMINPS       Z12, Z16, Z12
+	VMINPS       Z13, Z16, Z13
+	VMINPS       Z14, Z16, Z14
+	VMINPS       Z15, Z16, Z15
 
 sgemm8x32zdo_put:
 	VMOVUPS Z0, (AX)
@@ -12627,9 +12803,9 @@ sgemm8x32zdo_put:
 	VZEROUPPER
 	RET
 
-// func sgemm8x32zdpo(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+// func sgemm8x32zdpo(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·sgemm8x32zdpo(SB), NOSPLIT, $0-116
+TEXT ·sgemm8x32zdpo(SB), NOSPLIT, $0-120
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+40(FP), DX
@@ -13344,7 +13520,7 @@ sgemm8x32zdpo_resbias3:
 
 sgemm8x32zdpo_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm8x32zdpo_put
+	JZ           sgemm8x32zdpo_ceil
 	VBROADCASTSS floor+112(FP), Z16
 	VMAXPS       Z0, Z16, Z0
 	VMAXPS       Z1, Z16, Z1
@@ -13362,6 +13538,27 @@ sgemm8x32zdpo_floor:
 	VMAXPS       Z13, Z16, Z13
 	VMAXPS       Z14, Z16, Z14
 	VMAXPS       Z15, Z16, Z15
+
+sgemm8x32zdpo_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm8x32zdpo_put
+	VBROADCASTSS ceil+116(FP), Z16
+	VMINPS       Z0, Z16, Z0
+	VMINPS       Z1, Z16, Z1
+	VMINPS       Z2, Z16, Z2
+	VMINPS       Z3, Z16, Z3
+	VMINPS       Z4, Z16, Z4
+	VMINPS       Z5, Z16, Z5
+	VMINPS       Z6, Z16, Z6
+	VMINPS       Z7, Z16, Z7
+	VMINPS       Z8, Z16, Z8
+	VMINPS       Z9, Z16, Z9
+	VMINPS       Z10, Z16, Z10
+	VMINPS       Z11, Z16, Z11
+	VMINPS       Z12, Z16, Z12
+	VMINPS       Z13, Z16, Z13
+	VMINPS       Z14, Z16, Z14
+	VMINPS       Z15, Z16, Z15
 
 sgemm8x32zdpo_put:
 	VMOVUPS Z0, (AX)
@@ -13390,9 +13587,9 @@ sgemm8x32zdpo_put:
 	VZEROUPPER
 	RET
 
-// func sgemm8x32zdfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+// func sgemm8x32zdfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·sgemm8x32zdfo(SB), NOSPLIT, $0-116
+TEXT ·sgemm8x32zdfo(SB), NOSPLIT, $0-120
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+24(FP), DX
@@ -14084,7 +14281,7 @@ sgemm8x32zdfo_resbias3:
 
 sgemm8x32zdfo_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm8x32zdfo_put
+	JZ           sgemm8x32zdfo_ceil
 	VBROADCASTSS floor+112(FP), Z16
 	VMAXPS       Z0, Z16, Z0
 	VMAXPS       Z1, Z16, Z1
@@ -14102,6 +14299,27 @@ sgemm8x32zdfo_floor:
 	VMAXPS       Z13, Z16, Z13
 	VMAXPS       Z14, Z16, Z14
 	VMAXPS       Z15, Z16, Z15
+
+sgemm8x32zdfo_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm8x32zdfo_put
+	VBROADCASTSS ceil+116(FP), Z16
+	VMINPS       Z0, Z16, Z0
+	VMINPS       Z1, Z16, Z1
+	VMINPS       Z2, Z16, Z2
+	VMINPS       Z3, Z16, Z3
+	VMINPS       Z4, Z16, Z4
+	VMINPS       Z5, Z16, Z5
+	VMINPS       Z6, Z16, Z6
+	VMINPS       Z7, Z16, Z7
+	VMINPS       Z8, Z16, Z8
+	VMINPS       Z9, Z16, Z9
+	VMINPS       Z10, Z16, Z10
+	VMINPS       Z11, Z16, Z11
+	VMINPS       Z12, Z16, Z12
+	VMINPS       Z13, Z16, Z13
+	VMINPS       Z14, Z16, Z14
+	VMINPS       Z15, Z16, Z15
 
 sgemm8x32zdfo_put:
 	VMOVUPS Z0, (AX)
@@ -14926,9 +15144,9 @@ sgemm6x32zdf_overwrite:
 	VZEROUPPER
 	RET
 
-// func sgemm6x32zdo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+// func sgemm6x32zdo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·sgemm6x32zdo(SB), NOSPLIT, $0-100
+TEXT ·sgemm6x32zdo(SB), NOSPLIT, $0-104
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+24(FP), DX
@@ -15474,7 +15692,7 @@ sgemm6x32zdo_resbias3:
 
 sgemm6x32zdo_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm6x32zdo_put
+	JZ           sgemm6x32zdo_ceil
 	VBROADCASTSS floor+96(FP), Z12
 	VMAXPS       Z0, Z12, Z0
 	VMAXPS       Z1, Z12, Z1
@@ -15488,6 +15706,23 @@ sgemm6x32zdo_floor:
 	VMAXPS       Z9, Z12, Z9
 	VMAXPS       Z10, Z12, Z10
 	VMAXPS       Z11, Z12, Z11
+
+sgemm6x32zdo_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm6x32zdo_put
+	VBROADCASTSS ceil+100(FP), Z12
+	VMINPS       Z0, Z12, Z0
+	VMINPS       Z1, Z12, Z1
+	VMINPS       Z2, Z12, Z2
+	VMINPS       Z3, Z12, Z3
+	VMINPS       Z4, Z12, Z4
+	VMINPS       Z5, Z12, Z5
+	VMINPS       Z6, Z12, Z6
+	VMINPS       Z7, Z12, Z7
+	VMINPS       Z8, Z12, Z8
+	VMINPS       Z9, Z12, Z9
+	VMINPS       Z10, Z12, Z10
+	VMINPS       Z11, Z12, Z11
 
 sgemm6x32zdo_put:
 	VMOVUPS Z0, (AX)
@@ -15510,9 +15745,9 @@ sgemm6x32zdo_put:
 	VZEROUPPER
 	RET
 
-// func sgemm6x32zdpo(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+// func sgemm6x32zdpo(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·sgemm6x32zdpo(SB), NOSPLIT, $0-116
+TEXT ·sgemm6x32zdpo(SB), NOSPLIT, $0-120
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+40(FP), DX
@@ -16088,7 +16323,7 @@ sgemm6x32zdpo_resbias3:
 
 sgemm6x32zdpo_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm6x32zdpo_put
+	JZ           sgemm6x32zdpo_ceil
 	VBROADCASTSS floor+112(FP), Z12
 	VMAXPS       Z0, Z12, Z0
 	VMAXPS       Z1, Z12, Z1
@@ -16102,6 +16337,23 @@ sgemm6x32zdpo_floor:
 	VMAXPS       Z9, Z12, Z9
 	VMAXPS       Z10, Z12, Z10
 	VMAXPS       Z11, Z12, Z11
+
+sgemm6x32zdpo_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm6x32zdpo_put
+	VBROADCASTSS ceil+116(FP), Z12
+	VMINPS       Z0, Z12, Z0
+	VMINPS       Z1, Z12, Z1
+	VMINPS       Z2, Z12, Z2
+	VMINPS       Z3, Z12, Z3
+	VMINPS       Z4, Z12, Z4
+	VMINPS       Z5, Z12, Z5
+	VMINPS       Z6, Z12, Z6
+	VMINPS       Z7, Z12, Z7
+	VMINPS       Z8, Z12, Z8
+	VMINPS       Z9, Z12, Z9
+	VMINPS       Z10, Z12, Z10
+	VMINPS       Z11, Z12, Z11
 
 sgemm6x32zdpo_put:
 	VMOVUPS Z0, (AX)
@@ -16124,9 +16376,9 @@ sgemm6x32zdpo_put:
 	VZEROUPPER
 	RET
 
-// func sgemm6x32zdfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+// func sgemm6x32zdfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·sgemm6x32zdfo(SB), NOSPLIT, $0-116
+TEXT ·sgemm6x32zdfo(SB), NOSPLIT, $0-120
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+24(FP), DX
@@ -16679,7 +16931,7 @@ sgemm6x32zdfo_resbias3:
 
 sgemm6x32zdfo_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm6x32zdfo_put
+	JZ           sgemm6x32zdfo_ceil
 	VBROADCASTSS floor+112(FP), Z12
 	VMAXPS       Z0, Z12, Z0
 	VMAXPS       Z1, Z12, Z1
@@ -16693,6 +16945,23 @@ sgemm6x32zdfo_floor:
 	VMAXPS       Z9, Z12, Z9
 	VMAXPS       Z10, Z12, Z10
 	VMAXPS       Z11, Z12, Z11
+
+sgemm6x32zdfo_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm6x32zdfo_put
+	VBROADCASTSS ceil+116(FP), Z12
+	VMINPS       Z0, Z12, Z0
+	VMINPS       Z1, Z12, Z1
+	VMINPS       Z2, Z12, Z2
+	VMINPS       Z3, Z12, Z3
+	VMINPS       Z4, Z12, Z4
+	VMINPS       Z5, Z12, Z5
+	VMINPS       Z6, Z12, Z6
+	VMINPS       Z7, Z12, Z7
+	VMINPS       Z8, Z12, Z8
+	VMINPS       Z9, Z12, Z9
+	VMINPS       Z10, Z12, Z10
+	VMINPS       Z11, Z12, Z11
 
 sgemm6x32zdfo_put:
 	VMOVUPS Z0, (AX)
@@ -17337,9 +17606,9 @@ sgemm4x32zdf_overwrite:
 	VZEROUPPER
 	RET
 
-// func sgemm4x32zdo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+// func sgemm4x32zdo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·sgemm4x32zdo(SB), NOSPLIT, $0-100
+TEXT ·sgemm4x32zdo(SB), NOSPLIT, $0-104
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+24(FP), DX
@@ -17749,7 +18018,7 @@ sgemm4x32zdo_resbias3:
 
 sgemm4x32zdo_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm4x32zdo_put
+	JZ           sgemm4x32zdo_ceil
 	VBROADCASTSS floor+96(FP), Z8
 	VMAXPS       Z0, Z8, Z0
 	VMAXPS       Z1, Z8, Z1
@@ -17759,6 +18028,19 @@ sgemm4x32zdo_floor:
 	VMAXPS       Z5, Z8, Z5
 	VMAXPS       Z6, Z8, Z6
 	VMAXPS       Z7, Z8, Z7
+
+sgemm4x32zdo_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm4x32zdo_put
+	VBROADCASTSS ceil+100(FP), Z8
+	VMINPS       Z0, Z8, Z0
+	VMINPS       Z1, Z8, Z1
+	VMINPS       Z2, Z8, Z2
+	VMINPS       Z3, Z8, Z3
+	VMINPS       Z4, Z8, Z4
+	VMINPS       Z5, Z8, Z5
+	VMINPS       Z6, Z8, Z6
+	VMINPS       Z7, Z8, Z7
 
 sgemm4x32zdo_put:
 	VMOVUPS Z0, (AX)
@@ -17775,9 +18057,9 @@ sgemm4x32zdo_put:
 	VZEROUPPER
 	RET
 
-// func sgemm4x32zdpo(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+// func sgemm4x32zdpo(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·sgemm4x32zdpo(SB), NOSPLIT, $0-116
+TEXT ·sgemm4x32zdpo(SB), NOSPLIT, $0-120
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+40(FP), DX
@@ -18217,7 +18499,7 @@ sgemm4x32zdpo_resbias3:
 
 sgemm4x32zdpo_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm4x32zdpo_put
+	JZ           sgemm4x32zdpo_ceil
 	VBROADCASTSS floor+112(FP), Z8
 	VMAXPS       Z0, Z8, Z0
 	VMAXPS       Z1, Z8, Z1
@@ -18227,6 +18509,19 @@ sgemm4x32zdpo_floor:
 	VMAXPS       Z5, Z8, Z5
 	VMAXPS       Z6, Z8, Z6
 	VMAXPS       Z7, Z8, Z7
+
+sgemm4x32zdpo_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm4x32zdpo_put
+	VBROADCASTSS ceil+116(FP), Z8
+	VMINPS       Z0, Z8, Z0
+	VMINPS       Z1, Z8, Z1
+	VMINPS       Z2, Z8, Z2
+	VMINPS       Z3, Z8, Z3
+	VMINPS       Z4, Z8, Z4
+	VMINPS       Z5, Z8, Z5
+	VMINPS       Z6, Z8, Z6
+	VMINPS       Z7, Z8, Z7
 
 sgemm4x32zdpo_put:
 	VMOVUPS Z0, (AX)
@@ -18243,9 +18538,9 @@ sgemm4x32zdpo_put:
 	VZEROUPPER
 	RET
 
-// func sgemm4x32zdfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+// func sgemm4x32zdfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·sgemm4x32zdfo(SB), NOSPLIT, $0-116
+TEXT ·sgemm4x32zdfo(SB), NOSPLIT, $0-120
 	MOVQ       k+0(FP), AX
 	MOVQ       a+8(FP), CX
 	MOVQ       b+24(FP), DX
@@ -18662,7 +18957,7 @@ sgemm4x32zdfo_resbias3:
 
 sgemm4x32zdfo_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm4x32zdfo_put
+	JZ           sgemm4x32zdfo_ceil
 	VBROADCASTSS floor+112(FP), Z8
 	VMAXPS       Z0, Z8, Z0
 	VMAXPS       Z1, Z8, Z1
@@ -18672,6 +18967,19 @@ sgemm4x32zdfo_floor:
 	VMAXPS       Z5, Z8, Z5
 	VMAXPS       Z6, Z8, Z6
 	VMAXPS       Z7, Z8, Z7
+
+sgemm4x32zdfo_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm4x32zdfo_put
+	VBROADCASTSS ceil+116(FP), Z8
+	VMINPS       Z0, Z8, Z0
+	VMINPS       Z1, Z8, Z1
+	VMINPS       Z2, Z8, Z2
+	VMINPS       Z3, Z8, Z3
+	VMINPS       Z4, Z8, Z4
+	VMINPS       Z5, Z8, Z5
+	VMINPS       Z6, Z8, Z6
+	VMINPS       Z7, Z8, Z7
 
 sgemm4x32zdfo_put:
 	VMOVUPS Z0, (AX)
@@ -19091,9 +19399,9 @@ sgemm12x32tapsz_overwrite:
 	VZEROUPPER
 	RET
 
-// func sgemm12x32tapszo(runs *int, n int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, kb int, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+// func sgemm12x32tapszo(runs *int, n int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, kb int, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 // Requires: AVX, AVX512F, CMOV, MMX+
-TEXT ·sgemm12x32tapszo(SB), NOSPLIT, $0-132
+TEXT ·sgemm12x32tapszo(SB), NOSPLIT, $0-136
 	MOVQ       runs+0(FP), AX
 	MOVQ       n+8(FP), CX
 	MOVQ       lda+24(FP), DX
@@ -20023,7 +20331,7 @@ sgemm12x32tapszo_resbias3:
 
 sgemm12x32tapszo_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm12x32tapszo_put
+	JZ           sgemm12x32tapszo_ceil
 	VBROADCASTSS floor+128(FP), Z24
 	VMAXPS       Z0, Z24, Z0
 	VMAXPS       Z1, Z24, Z1
@@ -20049,6 +20357,35 @@ sgemm12x32tapszo_floor:
 	VMAXPS       Z21, Z24, Z21
 	VMAXPS       Z22, Z24, Z22
 	VMAXPS       Z23, Z24, Z23
+
+sgemm12x32tapszo_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm12x32tapszo_put
+	VBROADCASTSS ceil+132(FP), Z24
+	VMINPS       Z0, Z24, Z0
+	VMINPS       Z1, Z24, Z1
+	VMINPS       Z2, Z24, Z2
+	VMINPS       Z3, Z24, Z3
+	VMINPS       Z4, Z24, Z4
+	VMINPS       Z5, Z24, Z5
+	VMINPS       Z6, Z24, Z6
+	VMINPS       Z7, Z24, Z7
+	VMINPS       Z8, Z24, Z8
+	VMINPS       Z9, Z24, Z9
+	VMINPS       Z10, Z24, Z10
+	VMINPS       Z11, Z24, Z11
+	VMINPS       Z12, Z24, Z12
+	VMINPS       Z13, Z24, Z13
+	VMINPS       Z14, Z24, Z14
+	VMINPS       Z15, Z24, Z15
+	VMINPS       Z16, Z24, Z16
+	VMINPS       Z17, Z24, Z17
+	VMINPS       Z18, Z24, Z18
+	VMINPS       Z19, Z24, Z19
+	VMINPS       Z20, Z24, Z20
+	VMINPS       Z21, Z24, Z21
+	VMINPS       Z22, Z24, Z22
+	VMINPS       Z23, Z24, Z23
 
 sgemm12x32tapszo_put:
 	VMOVUPS Z0, (AX)
@@ -20089,9 +20426,9 @@ sgemm12x32tapszo_put:
 	VZEROUPPER
 	RET
 
-// func sgemm6x32tapszo(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, kb int, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+// func sgemm6x32tapszo(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, kb int, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 // Requires: AVX, AVX512F, MMX+
-TEXT ·sgemm6x32tapszo(SB), NOSPLIT, $0-116
+TEXT ·sgemm6x32tapszo(SB), NOSPLIT, $0-120
 	MOVQ       runs+0(FP), AX
 	MOVQ       n+8(FP), CX
 	MOVQ       b+16(FP), DX
@@ -20589,7 +20926,7 @@ sgemm6x32tapszo_resbias3:
 
 sgemm6x32tapszo_floor:
 	TESTQ        $0x00000010, DX
-	JZ           sgemm6x32tapszo_put
+	JZ           sgemm6x32tapszo_ceil
 	VBROADCASTSS floor+112(FP), Z12
 	VMAXPS       Z0, Z12, Z0
 	VMAXPS       Z1, Z12, Z1
@@ -20603,6 +20940,23 @@ sgemm6x32tapszo_floor:
 	VMAXPS       Z9, Z12, Z9
 	VMAXPS       Z10, Z12, Z10
 	VMAXPS       Z11, Z12, Z11
+
+sgemm6x32tapszo_ceil:
+	TESTQ        $0x00000080, DX
+	JZ           sgemm6x32tapszo_put
+	VBROADCASTSS ceil+116(FP), Z12
+	VMINPS       Z0, Z12, Z0
+	VMINPS       Z1, Z12, Z1
+	VMINPS       Z2, Z12, Z2
+	VMINPS       Z3, Z12, Z3
+	VMINPS       Z4, Z12, Z4
+	VMINPS       Z5, Z12, Z5
+	VMINPS       Z6, Z12, Z6
+	VMINPS       Z7, Z12, Z7
+	VMINPS       Z8, Z12, Z8
+	VMINPS       Z9, Z12, Z9
+	VMINPS       Z10, Z12, Z10
+	VMINPS       Z11, Z12, Z11
 
 sgemm6x32tapszo_put:
 	VMOVUPS Z0, (AX)

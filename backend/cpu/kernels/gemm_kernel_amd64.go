@@ -21,7 +21,7 @@ func kernelStreamOpsF32(k int, a, b, c []float32, ldc int, overwrite bool, pf pr
 	_ = a[sgemmMR*k-1]
 	_ = b[sgemmNR*k-1]
 	bias, res, resBias := ops.operandsOf(sgemmMR, sgemmNR, row, col)
-	sgemm6x16fo(k, &a[0], &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
+	sgemm6x16fo(k, &a[0], &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
 }
 
 // kernelStreamOpsTilesF32 is kernelStreamOpsF32 for tiles tiles down a
@@ -33,7 +33,7 @@ func kernelStreamOpsTilesF32(k int, a, b, c []float32, ldc int, overwrite bool, 
 	_ = a[tiles*sgemmMR*k-1]
 	_ = b[sgemmNR*k-1]
 	bias, res, resBias := ops.operandsOf(tiles*sgemmMR, sgemmNR, row, col)
-	sgemm6x16fot(k, &a[0], &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, tiles)
+	sgemm6x16fot(k, &a[0], &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil, tiles)
 }
 
 // directRowsStreamF32 computes a 6×16 tile with the AVX2 direct kernel:
@@ -50,7 +50,7 @@ func directRowsStreamF32(k int, a []float32, lda int, b, c []float32, ldc int, o
 		return
 	}
 	bias, res, resBias := ops.operandsOf(sgemmMR, sgemmNR, row, col)
-	sgemm6x16dfo(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
+	sgemm6x16dfo(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
 }
 
 // kernelStreamF32 is kernelF32 running pf's prefetch stream (every two
@@ -154,15 +154,15 @@ func directRowsOpsF32(rows, k int, a []float32, lda int, b, c []float32, ldc int
 	bias, res, resBias := ops.operands(rows, row, col)
 	plain, stream := directOpsKernelsOf(rows)
 	if pf == (prefetchRange{}) {
-		plain(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
+		plain(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
 		return
 	}
-	stream(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
+	stream(k, &a[0], lda, &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
 }
 
 // directOpsKernelsOf is directKernelsOf for the kernels with ops.
-func directOpsKernelsOf(rows int) (func(k int, a *float32, lda int, b, c *float32, ldc int, overwrite bool, bias, res *float32, ldr int, resBias *float32, flags int, floor float32),
-	func(k int, a *float32, lda int, b, c *float32, ldc int, overwrite bool, pfOff, pfStep int, bias, res *float32, ldr int, resBias *float32, flags int, floor float32)) {
+func directOpsKernelsOf(rows int) (func(k int, a *float32, lda int, b, c *float32, ldc int, overwrite bool, bias, res *float32, ldr int, resBias *float32, flags int, floor, ceil float32),
+	func(k int, a *float32, lda int, b, c *float32, ldc int, overwrite bool, pfOff, pfStep int, bias, res *float32, ldr int, resBias *float32, flags int, floor, ceil float32)) {
 	switch rows {
 	case 12:
 		return sgemm12x32zdo, sgemm12x32zdfo
@@ -186,13 +186,13 @@ func directRowsPackOpsF32(rows, k int, a []float32, lda int, src []float32, ldb 
 	bias, res, resBias := ops.operands(rows, row, col)
 	switch rows {
 	case 12:
-		sgemm12x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
+		sgemm12x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
 	case 8:
-		sgemm8x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
+		sgemm8x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
 	case 6:
-		sgemm6x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
+		sgemm6x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
 	case 4:
-		sgemm4x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
+		sgemm4x32zdpo(k, &a[0], lda, &src[0], ldb, &b[0], &c[0], ldc, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
 	default:
 		panic("kernels: no direct kernel of that height")
 	}
@@ -240,7 +240,7 @@ func directTapsPairOpsF32(runs []int, a []float32, lda int, b, c []float32, ldc 
 	_ = b[32*kb-1]
 	_ = a[11*lda+directRunsEnd(runs, kb)-1]
 	bias, res, resBias := ops.operands(12, row, col)
-	sgemm12x32tapszo(&runs[0], len(runs)/2, &a[0], lda, &b[0], &c[0], ldc, overwrite, kb, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
+	sgemm12x32tapszo(&runs[0], len(runs)/2, &a[0], lda, &b[0], &c[0], ldc, overwrite, kb, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
 }
 
 // directRunsEnd checks a direct tile's (offset, k) runs against its K
@@ -290,7 +290,7 @@ func kernelTapsOpsF32(runs []tapRun, b, c []float32, ldc int, overwrite bool, pf
 	last := runs[len(runs)-1]
 	_ = b[(last.q+last.k)*sgemmNR-1]
 	bias, res, resBias := ops.operandsOf(sgemmMR, sgemmNR, row, col)
-	sgemm6x16tapsfo(&runs[0].k, len(runs), &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
+	sgemm6x16tapsfo(&runs[0].k, len(runs), &b[0], &c[0], ldc, overwrite, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
 }
 
 // kernelTaps8F32 is kernelTapsF32 for the first 8 columns of the tile
@@ -338,7 +338,7 @@ func kernelTapsPairOpsF32(runs []tapRun, b, c []float32, ldc, kb int, overwrite 
 	_ = c[5*ldc+31]
 	_ = b[2*kb*sgemmNR-1]
 	bias, res, resBias := ops.operands(sgemmMR, row, col)
-	sgemm6x32tapszo(tapRunsArg(runs, kb), len(runs), &b[0], &c[0], ldc, overwrite, kb, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor)
+	sgemm6x32tapszo(tapRunsArg(runs, kb), len(runs), &b[0], &c[0], ldc, overwrite, kb, pf.off, pf.step, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
 }
 
 // packRows16F32 packs k rows of 16 float32, ldb apart, into dst,

@@ -17,10 +17,10 @@ func sgemm6x16f(k int, a *float32, b *float32, c *float32, ldc int, overwrite bo
 
 // sgemm6x16fo computes C[6x16] += A·B (C = A·B if overwrite) over k steps (A packed 6 per step, B packed 16 per step).
 // Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
-// Before storing it finishes the tile with flags' ops, in this order: plus the 16 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 16 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// Before storing it finishes the tile with flags' ops, in this order: plus the 16 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 16 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
-func sgemm6x16fo(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm6x16fo(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemm6x16df computes C[6x16] += A·B (C = A·B if overwrite) over k steps from 6 rows of A, lda apart, and a packed 16-column B sliver.
 // Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
@@ -30,18 +30,18 @@ func sgemm6x16df(k int, a *float32, lda int, b *float32, c *float32, ldc int, ov
 
 // sgemm6x16dfo computes C[6x16] += A·B (C = A·B if overwrite) over k steps from 6 rows of A, lda apart, and a packed 16-column B sliver.
 // Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
-// Before storing it finishes the tile with flags' ops, in this order: plus the 16 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 16 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// Before storing it finishes the tile with flags' ops, in this order: plus the 16 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 16 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
-func sgemm6x16dfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm6x16dfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemm6x16fot computes C[6x16] += A·B (C = A·B if overwrite) over k steps (A packed 6 per step, B packed 16 per step).
 // Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
-// Before storing it finishes the tile with flags' ops, in this order: plus the 16 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 16 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// Before storing it finishes the tile with flags' ops, in this order: plus the 16 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 16 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 // It computes tiles such tiles down a column of C, 6 rows apart, from consecutive tiles of packed A; c, res and the prefetch stream advance with them.
 //
 //go:noescape
-func sgemm6x16fot(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, tiles int)
+func sgemm6x16fot(k int, a *float32, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32, tiles int)
 
 // sgemm6x16taps computes C[6x16] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers.
 //
@@ -53,10 +53,10 @@ func sgemm6x16taps(runs *int, n int, b *float32, c *float32, ldc int, overwrite 
 //go:noescape
 func sgemm6x16tapsf(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
 
-// sgemm6x16tapsfo computes C[6x16] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers. Every two steps it prefetches the line at b+pfOff into L2, pfStep bytes further each time. Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// sgemm6x16tapsfo computes C[6x16] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers. Every two steps it prefetches the line at b+pfOff into L2, pfStep bytes further each time. Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
-func sgemm6x16tapsfo(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm6x16tapsfo(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemm6x8taps computes C[6x8] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, over the first 8 columns of a 16-column B sliver: a sliver's last 8 columns of C stored in place, the 6x16 kernel's sums for them.
 //
@@ -135,23 +135,23 @@ func sgemm12x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32
 func sgemm12x32zdf(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
 
 // sgemm12x32zdo computes C[12x32] += A·B (C = A·B if overwrite) over k steps from 12 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
-// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
-func sgemm12x32zdo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm12x32zdo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemm12x32zdpo computes C[12x32] += A·B (C = A·B if overwrite) over k steps from 12 rows of A, lda apart, and 32 columns of B's rows at src, ldb apart, storing them into two packed 16-column B slivers at b, k apart (AVX-512).
-// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
-func sgemm12x32zdpo(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm12x32zdpo(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemm12x32zdfo computes C[12x32] += A·B (C = A·B if overwrite) over k steps from 12 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
 // Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
-// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
-func sgemm12x32zdfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm12x32zdfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemm8x32zd computes C[8x32] += A·B (C = A·B if overwrite) over k steps from 8 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
 //
@@ -170,23 +170,23 @@ func sgemm8x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32,
 func sgemm8x32zdf(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
 
 // sgemm8x32zdo computes C[8x32] += A·B (C = A·B if overwrite) over k steps from 8 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
-// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
-func sgemm8x32zdo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm8x32zdo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemm8x32zdpo computes C[8x32] += A·B (C = A·B if overwrite) over k steps from 8 rows of A, lda apart, and 32 columns of B's rows at src, ldb apart, storing them into two packed 16-column B slivers at b, k apart (AVX-512).
-// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
-func sgemm8x32zdpo(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm8x32zdpo(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemm8x32zdfo computes C[8x32] += A·B (C = A·B if overwrite) over k steps from 8 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
 // Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
-// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
-func sgemm8x32zdfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm8x32zdfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemm6x32zd computes C[6x32] += A·B (C = A·B if overwrite) over k steps from 6 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
 //
@@ -205,23 +205,23 @@ func sgemm6x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32,
 func sgemm6x32zdf(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
 
 // sgemm6x32zdo computes C[6x32] += A·B (C = A·B if overwrite) over k steps from 6 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
-// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
-func sgemm6x32zdo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm6x32zdo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemm6x32zdpo computes C[6x32] += A·B (C = A·B if overwrite) over k steps from 6 rows of A, lda apart, and 32 columns of B's rows at src, ldb apart, storing them into two packed 16-column B slivers at b, k apart (AVX-512).
-// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
-func sgemm6x32zdpo(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm6x32zdpo(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemm6x32zdfo computes C[6x32] += A·B (C = A·B if overwrite) over k steps from 6 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
 // Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
-// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
-func sgemm6x32zdfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm6x32zdfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemm4x32zd computes C[4x32] += A·B (C = A·B if overwrite) over k steps from 4 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
 //
@@ -240,23 +240,23 @@ func sgemm4x32zdp(k int, a *float32, lda int, src *float32, ldb int, b *float32,
 func sgemm4x32zdf(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int)
 
 // sgemm4x32zdo computes C[4x32] += A·B (C = A·B if overwrite) over k steps from 4 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
-// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
-func sgemm4x32zdo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm4x32zdo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemm4x32zdpo computes C[4x32] += A·B (C = A·B if overwrite) over k steps from 4 rows of A, lda apart, and 32 columns of B's rows at src, ldb apart, storing them into two packed 16-column B slivers at b, k apart (AVX-512).
-// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
-func sgemm4x32zdpo(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm4x32zdpo(k int, a *float32, lda int, src *float32, ldb int, b *float32, c *float32, ldc int, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemm4x32zdfo computes C[4x32] += A·B (C = A·B if overwrite) over k steps from 4 rows of A, lda apart, and two packed 16-column B slivers, k apart (AVX-512).
 // Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
-// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
-func sgemm4x32zdfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm4x32zdfo(k int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemm12x32tapsz computes C[12x32] += Σ over n runs of A_run·B_run (C = ... if overwrite): run (off, k) reads k
 // channels at a+off of twelve rows lda apart, and k steps of two B slivers kb steps apart (AVX-512).
@@ -268,15 +268,15 @@ func sgemm12x32tapsz(runs *int, n int, a *float32, lda int, b *float32, c *float
 // sgemm12x32tapszo computes C[12x32] += Σ over n runs of A_run·B_run (C = ... if overwrite): run (off, k) reads k
 // channels at a+off of twelve rows lda apart, and k steps of two B slivers kb steps apart (AVX-512).
 // Every two steps of four it prefetches the line at b+pfOff into L2, pfStep bytes further each time.
-// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
-func sgemm12x32tapszo(runs *int, n int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, kb int, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm12x32tapszo(runs *int, n int, a *float32, lda int, b *float32, c *float32, ldc int, overwrite bool, kb int, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
-// sgemm6x32tapszo computes C[6x32] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, over two B slivers kb steps apart (AVX-512). Every two steps it prefetches the line at b+pfOff into L2, pfStep bytes further each time. Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept).
+// sgemm6x32tapszo computes C[6x32] += Σ over runs of A_run·B_run (C = ... if overwrite), A_run given by six row pointers, over two B slivers kb steps apart (AVX-512). Every two steps it prefetches the line at b+pfOff into L2, pfStep bytes further each time. Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
-func sgemm6x32tapszo(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, kb int, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32)
+func sgemm6x32tapszo(runs *int, n int, b *float32, c *float32, ldc int, overwrite bool, kb int, pfOff int, pfStep int, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemm12x32tapszm computes C[12x32] += Σ over n runs of A_run·B_run (C = ... if overwrite): run (off, k) reads k
 // channels at a+off of twelve rows lda apart, and k steps of two B slivers kb steps apart (AVX-512).

@@ -26,9 +26,10 @@ func TestColumnCallsMatchTileCalls(t *testing.T) {
 			}
 			ld := n + 5
 			ops := &TileOps{Bias: randSlice[float32](n, rng), Res: randSlice[float32](m*ld, rng), LdRes: ld,
-				ResBias: randSlice[float32](n, rng), Floor: 0.25}
+				ResBias: randSlice[float32](n, rng), Floor: 0.25, Ceil: 0.5}
 			ref := refGemm(m, n, k, a, b)
-			for _, flags := range []int{OpsBias, OpsRes, OpsBias | OpsRes | OpsFloor, OpsRes | OpsResBias | OpsFloor, OpsFloor} {
+			for _, flags := range []int{OpsBias, OpsRes, OpsBias | OpsRes | OpsFloor, OpsRes | OpsResBias | OpsFloor, OpsFloor,
+				OpsBias | OpsFloor | OpsCeil, OpsCeil} {
 				ops.Flags = flags
 				for _, threads := range []int{1, 2} {
 					run := func(calls bool) []float32 {

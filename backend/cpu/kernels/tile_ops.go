@@ -13,6 +13,7 @@ import "unsafe"
 //	r = r + ResBias[j]             (OpsResBias; ResBias[j] + r with OpsResBiasFirst)
 //	x = x + r                      (OpsRes; r + x with OpsResFirst)
 //	x = maximum(x, Floor)          (OpsFloor; Floor not NaN)
+//	x = minimum(x, Ceil)           (OpsCeil; Ceil not NaN: with OpsFloor, ReLU6's clamp)
 //
 // The operands keep the epilogue's order, so its NaN payloads too, and
 // the ops are the generated epilogue's own instructions: the bits are the
@@ -27,6 +28,7 @@ type TileOps struct {
 	LdRes   int
 	ResBias []float32
 	Floor   float32
+	Ceil    float32
 	Flags   int
 }
 
@@ -39,6 +41,7 @@ const (
 	OpsFloor
 	OpsResBias
 	OpsResBiasFirst
+	OpsCeil
 )
 
 // fits reports whether ops can finish the whole of out, C's rows of ldc

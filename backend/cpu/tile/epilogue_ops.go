@@ -9,7 +9,8 @@ import (
 // product C outward, an add of a bias along C's rows (a vector over the
 // last dimension), an add of a residual read at the output's own
 // positions (or of the residual plus a bias of its own), and a maximum
-// with a constant (ReLU), any of them left out but in that order, is
+// with a constant (ReLU) and a minimum with one (a clamp: ReLU6), any of
+// them left out but in that order, is
 // what kernels.TileOps describes. The direct
 // convolution's kernels then finish each tile as they store it, the same
 // ops in the same order on the same operands, instead of the epilogue's
@@ -19,7 +20,7 @@ import (
 // the fusion operands of the bias and the residual (-1: none).
 type opsForm struct {
 	flags                  int
-	floor                  float32
+	floor, ceil            float32
 	bias, residue, resBias int
 }
 
@@ -31,12 +32,31 @@ func matchOps(ec *hlo.Computation, cParam int, shape hlo.Shape) *opsForm {
 	if x.Shape.DType != hlo.F32 || shape.Rank() < 1 {
 		return nil
 	}
-	if x.Opcode == hlo.OpMaximum {
+	// The bounds: clamp(lo, x, hi) is maximum then minimum (the generated
+	// code's nanMin(nanMax(x, lo), hi)), as minimum(maximum(x, lo), hi).
+	if x.Opcode == hlo.OpClamp {
+		lo, okLo := scalarConstant(x.Operands[0])
+		hi, okHi := scalarConstant(x.Operands[2])
+		if !okLo || !okHi || lo != lo || hi != hi {
+			return nil
+		}
+		f.flags, f.floor, f.ceil = kernels.OpsFloor|kernels.OpsCeil, lo, hi
+		x = x.Operands[1]
+	}
+	if x.Opcode == hlo.OpMinimum && f.flags == 0 {
 		v, ok := scalarConstant(x.Operands[1])
 		if !ok || v != v {
 			return nil
 		}
-		f.flags, f.floor = kernels.OpsFloor, v
+		f.flags, f.ceil = kernels.OpsCeil, v
+		x = x.Operands[0]
+	}
+	if x.Opcode == hlo.OpMaximum && f.flags&kernels.OpsFloor == 0 {
+		v, ok := scalarConstant(x.Operands[1])
+		if !ok || v != v {
+			return nil
+		}
+		f.flags, f.floor = f.flags|kernels.OpsFloor, v
 		x = x.Operands[0]
 	}
 	if x.Opcode == hlo.OpAdd {
@@ -152,7 +172,7 @@ func (e *Epilogue) BindOps(args []*hlo.Literal, c []float32, ldc int) *kernels.T
 	if f == nil {
 		return nil
 	}
-	ops := &kernels.TileOps{Flags: f.flags, Floor: f.floor, LdRes: ldc}
+	ops := &kernels.TileOps{Flags: f.flags, Floor: f.floor, Ceil: f.ceil, LdRes: ldc}
 	var ok bool
 	if ops.Bias, ok = f32Arg(args, f.bias, ldc); !ok {
 		return nil

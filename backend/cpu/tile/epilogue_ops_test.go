@@ -49,6 +49,7 @@ func TestEpilogueOps(t *testing.T) {
 		bias, biasFirst = kernels.OpsBias, kernels.OpsBias | kernels.OpsBiasFirst
 		res, resFirst   = kernels.OpsRes, kernels.OpsRes | kernels.OpsResFirst
 		floor           = kernels.OpsFloor
+		ceil            = kernels.OpsCeil
 		resBias         = kernels.OpsResBias
 		resBiasFirst    = kernels.OpsResBias | kernels.OpsResBiasFirst
 	)
@@ -66,15 +67,23 @@ func TestEpilogueOps(t *testing.T) {
 		// A stage's first block: the residual with a bias of its own.
 		{"  s = f32[6,16] add(d, bb)\n  q = f32[6,16] add(r, cb)\n  t = f32[6,16] add(q, s)\n  ROOT o = f32[6,16] maximum(t, zb)", "0", bias | resFirst | resBias | floor},
 		{"  q = f32[6,16] add(cb, r)\n  ROOT o = f32[6,16] add(d, q)", "0", res | resBiasFirst},
+		// ReLU6: a clamp with constant bounds, or a minimum over the
+		// maximum (z is the ceiling alone in the last).
+		{"  s = f32[6,16] add(d, bb)\n  six = f32[] constant(6)\n  ROOT o = f32[6,16] clamp(z, s, six)", "0", bias | floor | ceil},
+		{"  s = f32[6,16] add(d, bb)\n  m = f32[6,16] maximum(s, zb)\n  six = f32[] constant(6)\n  sb = f32[6,16] broadcast(six), dimensions={}\n  ROOT o = f32[6,16] minimum(m, sb)", "0", bias | floor | ceil},
+		{"  ROOT o = f32[6,16] minimum(d, zb)", "6", ceil},
 		// Not of the form.
-		{"  s = f32[6,16] add(d, r)\n  ROOT o = f32[6,16] add(s, bb)", "0", 0},       // residual before bias
-		{"  ROOT o = f32[6,16] add(d, vb)", "0", 0},                                  // a bias along the columns
-		{"  ROOT o = f32[6,16] maximum(d, zb)", "nan", 0},                            // a NaN floor
-		{"  ROOT o = f32[6,16] maximum(zb, d)", "0", 0},                              // the constant first
-		{"  s = f32[6,16] add(d, bb)\n  ROOT o = f32[6,16] multiply(s, zb)", "0", 0}, // another op
-		{"  s = f32[6,16] maximum(d, zb)\n  ROOT o = f32[6,16] add(s, bb)", "0", 0},  // the floor first
-		{"  q = f32[6,16] add(r, vb)\n  ROOT o = f32[6,16] add(d, q)", "0", 0},       // a residual's bias along the columns
-		{"  q = f32[6,16] add(r, r)\n  ROOT o = f32[6,16] add(d, q)", "0", 0},        // a residual's other sum
+		{"  s = f32[6,16] add(d, bb)\n  six = f32[] constant(nan)\n  ROOT o = f32[6,16] clamp(z, s, six)", "0", 0}, // a NaN bound
+		{"  s = f32[6,16] add(d, bb)\n  ROOT o = f32[6,16] clamp(z, s, z)", "nan", 0},                              // NaN bounds
+		{"  ROOT o = f32[6,16] minimum(zb, d)", "6", 0},                                                            // the constant first
+		{"  s = f32[6,16] add(d, r)\n  ROOT o = f32[6,16] add(s, bb)", "0", 0},                                     // residual before bias
+		{"  ROOT o = f32[6,16] add(d, vb)", "0", 0},                                                                // a bias along the columns
+		{"  ROOT o = f32[6,16] maximum(d, zb)", "nan", 0},                                                          // a NaN floor
+		{"  ROOT o = f32[6,16] maximum(zb, d)", "0", 0},                                                            // the constant first
+		{"  s = f32[6,16] add(d, bb)\n  ROOT o = f32[6,16] multiply(s, zb)", "0", 0},                               // another op
+		{"  s = f32[6,16] maximum(d, zb)\n  ROOT o = f32[6,16] add(s, bb)", "0", 0},                                // the floor first
+		{"  q = f32[6,16] add(r, vb)\n  ROOT o = f32[6,16] add(d, q)", "0", 0},                                     // a residual's bias along the columns
+		{"  q = f32[6,16] add(r, r)\n  ROOT o = f32[6,16] add(d, q)", "0", 0},                                      // a residual's other sum
 	} {
 		m, err := hlotext.Parse(fmt.Sprintf(opsFusion, c.body, c.floor), hlotext.Options{})
 		if err != nil {
@@ -100,7 +109,8 @@ func TestEpilogueOps(t *testing.T) {
 		if c.flags&bias != 0 && &ops.Bias[0] != &args[2].Data().([]float32)[0] ||
 			c.flags&res != 0 && (&ops.Res[0] != &args[3].Data().([]float32)[0] || ops.LdRes != 16) ||
 			c.flags&resBias != 0 && &ops.ResBias[0] != &args[5].Data().([]float32)[0] ||
-			c.flags&floor != 0 && fmt.Sprint(ops.Floor) != c.floor {
+			c.flags&floor != 0 && fmt.Sprint(ops.Floor) != c.floor ||
+			c.flags&ceil != 0 && c.flags&floor != 0 && ops.Ceil != 6 || c.flags == ceil && fmt.Sprint(ops.Ceil) != c.floor {
 			t.Errorf("%q: TileOps %+v: not the fusion's operands", c.body, ops)
 		}
 	}

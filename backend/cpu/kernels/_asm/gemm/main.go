@@ -1852,8 +1852,8 @@ func mxcsr() {
 // opsParams are the parameters of a kernel that finishes its tile as it
 // stores it (storeOpsAndReturn), opsDoc what its doc says of them.
 const (
-	opsParams = ", bias, res *float32, ldr int, resBias *float32, flags int, floor float32)"
-	opsDoc    = "Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept)."
+	opsParams = ", bias, res *float32, ldr int, resBias *float32, flags int, floor, ceil float32)"
+	opsDoc    = "Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise)."
 )
 
 // opsDocOf is opsDoc for a tile cols columns wide.
@@ -1951,7 +1951,7 @@ func storeOpsThenW(name string, rows, width int, acc []reg.VecVirtual, next func
 	// equal to it, as the generated epilogue's maximum(x, constant).
 	Label(name + "_floor")
 	TESTQ(U32(16), flags)
-	JZ(LabelRef(name + "_put"))
+	JZ(LabelRef(name + "_ceil"))
 	floor, err := Param("floor").Resolve()
 	if err != nil {
 		panic(err)
@@ -1959,6 +1959,19 @@ func storeOpsThenW(name string, rows, width int, acc []reg.VecVirtual, next func
 	VBROADCASTSS(floor.Addr, t0)
 	for _, x := range acc {
 		VMAXPS(x, t0, x)
+	}
+	// Ceiling: MINPS with the ceiling first, as the generated epilogue's
+	// minimum(x, constant) and clamp's upper bound (ReLU6).
+	Label(name + "_ceil")
+	TESTQ(U32(128), flags)
+	JZ(LabelRef(name + "_put"))
+	ceil, err := Param("ceil").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	VBROADCASTSS(ceil.Addr, t0)
+	for _, x := range acc {
+		VMINPS(x, t0, x)
 	}
 	Label(name + "_put")
 	storeRows(rows, 2, width, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
