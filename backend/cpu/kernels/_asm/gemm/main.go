@@ -1949,30 +1949,10 @@ func storeOpsThenW(name string, rows, width int, acc []reg.VecVirtual, next func
 	residualWithBias(name, rows, width, acc, flags, res, ldr, t0, t1)
 	// Floor: MAXPS with the floor first returns x where x is NaN or
 	// equal to it, as the generated epilogue's maximum(x, constant).
-	Label(name + "_floor")
-	TESTQ(U32(16), flags)
-	JZ(LabelRef(name + "_ceil"))
-	floor, err := Param("floor").Resolve()
-	if err != nil {
-		panic(err)
-	}
-	VBROADCASTSS(floor.Addr, t0)
-	for _, x := range acc {
-		VMAXPS(x, t0, x)
-	}
+	bound(name+"_floor", name+"_ceil", 16, "floor", acc, flags, t0, func(x, t reg.VecVirtual) { VMAXPS(x, t, x) })
 	// Ceiling: MINPS with the ceiling first, as the generated epilogue's
 	// minimum(x, constant) and clamp's upper bound (ReLU6).
-	Label(name + "_ceil")
-	TESTQ(U32(128), flags)
-	JZ(LabelRef(name + "_put"))
-	ceil, err := Param("ceil").Resolve()
-	if err != nil {
-		panic(err)
-	}
-	VBROADCASTSS(ceil.Addr, t0)
-	for _, x := range acc {
-		VMINPS(x, t0, x)
-	}
+	bound(name+"_ceil", name+"_put", 128, "ceil", acc, flags, t0, func(x, t reg.VecVirtual) { VMINPS(x, t, x) })
 	Label(name + "_put")
 	storeRows(rows, 2, width, c, ldc, acc, func(m Mem, x reg.VecVirtual) { VMOVUPS(x, m) })
 	if next != nil {
@@ -1980,6 +1960,23 @@ func storeOpsThenW(name string, rows, width int, acc []reg.VecVirtual, next func
 	}
 	VZEROUPPER()
 	RET()
+}
+
+// bound emits, at label, the bound op (with the parameter param, broadcast
+// into t, as its first operand) on every accumulator where flags has
+// flag, then goes on to next.
+func bound(label, next string, flag uint32, param string, acc []reg.VecVirtual, flags reg.Register, t reg.VecVirtual, op func(x, t reg.VecVirtual)) {
+	Label(label)
+	TESTQ(U32(flag), flags)
+	JZ(LabelRef(next))
+	v, err := Param(param).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	VBROADCASTSS(v.Addr, t)
+	for _, x := range acc {
+		op(x, t)
+	}
 }
 
 // prefetchResidual asks for the residual tile of a kernel with ops (flag
