@@ -61,7 +61,6 @@ type sortExpr struct {
 	types []hlo.DType // the operands'
 	need  []exprKind  // per operand: the column the closures read (kindBool: none)
 	total []bool      // per operand: its total-order keys are read
-	used  []bool
 }
 
 // compileSortExpr compiles the comparator of a sort over operands of the
@@ -70,7 +69,7 @@ func compileSortExpr(c *hlo.Computation, types []hlo.DType) (*sortExpr, bool) {
 	if c == nil || c.Root == nil || c.Root.Shape.DType != hlo.Pred || !c.Root.Shape.IsArray() || c.Root.Shape.Rank() != 0 {
 		return nil, false
 	}
-	x := &sortExpr{types: types, need: make([]exprKind, len(types)), total: make([]bool, len(types)), used: make([]bool, len(types))}
+	x := &sortExpr{types: types, need: make([]exprKind, len(types)), total: make([]bool, len(types))}
 	memo := map[*hlo.Instruction]sortValue{}
 	v, ok := x.compile(c.Root, memo)
 	if !ok || v.kind != kindBool {
@@ -134,7 +133,6 @@ func (x *sortExpr) param(in *hlo.Instruction) (sortValue, bool) {
 	if !ok {
 		return sortValue{}, false
 	}
-	x.used[k] = true
 	pick := func(a, b int) int {
 		if second {
 			return b
@@ -227,7 +225,7 @@ func (x *sortExpr) totalCompare(p, q *hlo.Instruction, dir string) (sortValue, b
 		if in.Opcode != hlo.OpParameter || k >= len(x.types) || in.Shape.DType != x.types[k] {
 			return nil, false
 		}
-		x.used[k], x.total[k] = true, true
+		x.total[k] = true
 		if in.ParamNumber%2 == 1 {
 			return func(e *sortEnv, _, b int) int64 { return e.t[k][b] }, true
 		}
@@ -349,13 +347,10 @@ func (x *sortExpr) env(ops []*hlo.Literal) *sortEnv {
 	n := len(x.types)
 	e := &sortEnv{f: make([][]float64, n), i: make([][]int64, n), u: make([][]uint64, n), t: make([][]int64, n)}
 	for k, t := range x.types {
-		if !x.used[k] {
-			continue
-		}
 		if x.total[k] {
 			e.t[k] = totalKeys(ops[k], t.Bits())
 		}
-		if x.need[k] == kindBool { // read through its total-order keys only
+		if x.need[k] == kindBool { // not read, or through its total-order keys only
 			continue
 		}
 		switch col := sortKeys(t, false)(ops[k]).(type) {

@@ -71,9 +71,6 @@ func convGrouped(p *Conv, in, kernel, out []float32, threads int, epi Epilogue) 
 			}
 		})
 	}
-	if cin == 1 && epi != nil { // (not taken here: one channel a group is depthwise)
-		epi(0, 0, len(out)/n, n)
-	}
 }
 
 // depthwiseOf is the depthwise convolution each input channel of p's
