@@ -226,9 +226,8 @@ func copyRun[W word](dst, src []W, d, s, n, ds, ss int) {
 
 // copyTiled copies the last two dimensions of b tile by tile: i is
 // contiguous in the source, j in the destination. A tile's source and
-// destination lines stay in L1 while it is copied, and within a tile
-// 4×4 blocks go through registers, so each load and store of a block
-// touches four lines instead of sixteen.
+// destination lines stay in L1 while it is copied (kernels.Transpose
+// moves it through registers).
 func copyTiled[W word](dst, src []W, b *box, d, s, c0, c1 int) {
 	const t = transposeTile
 	r := len(b.dims) - 2
@@ -238,36 +237,7 @@ func copyTiled[W word](dst, src []W, b *box, d, s, c0, c1 int) {
 		i1 := min(i0+t, rows)
 		for j0 := c0; j0 < c1; j0 += t {
 			j1 := min(j0+t, c1)
-			i := i0
-			for ; i+4 <= i1; i += 4 {
-				j := j0
-				for ; j+4 <= j1; j += 4 {
-					transpose4x4(dst[d+i*dr+j:], src[s+i+j*sc:], dr, sc)
-				}
-				transposeScalar(dst, src, d, s, dr, sc, i, i+4, j, j1)
-			}
-			transposeScalar(dst, src, d, s, dr, sc, i, i1, j0, j1)
-		}
-	}
-}
-
-// transpose4x4 sets dst[i·dr + j] = src[i + j·sc] for i, j < 4.
-func transpose4x4[W word](dst, src []W, dr, sc int) {
-	s0, s1 := src[0:4:4], src[sc:sc+4:sc+4]
-	s2, s3 := src[2*sc:2*sc+4:2*sc+4], src[3*sc:3*sc+4:3*sc+4]
-	d0, d1 := dst[0:4:4], dst[dr:dr+4:dr+4]
-	d2, d3 := dst[2*dr:2*dr+4:2*dr+4], dst[3*dr:3*dr+4:3*dr+4]
-	d0[0], d0[1], d0[2], d0[3] = s0[0], s1[0], s2[0], s3[0]
-	d1[0], d1[1], d1[2], d1[3] = s0[1], s1[1], s2[1], s3[1]
-	d2[0], d2[1], d2[2], d2[3] = s0[2], s1[2], s2[2], s3[2]
-	d3[0], d3[1], d3[2], d3[3] = s0[3], s1[3], s2[3], s3[3]
-}
-
-// transposeScalar copies the block [i0, i1) × [j0, j1) element by element.
-func transposeScalar[W word](dst, src []W, d, s, dr, sc, i0, i1, j0, j1 int) {
-	for i := i0; i < i1; i++ {
-		for j := j0; j < j1; j++ {
-			dst[d+i*dr+j] = src[s+i+j*sc]
+			kernels.Transpose(dst[d+i0*dr+j0:], src[s+i0+j0*sc:], i1-i0, j1-j0, dr, sc)
 		}
 	}
 }

@@ -485,3 +485,15 @@ func BenchmarkTransposeConvInput(b *testing.B) {
 	in := parseRootB(b, module([]string{"f32[256,28,28,32]"}, "f32[32,28,28,256] transpose(p0), dimensions={3,1,2,0}"))
 	benchKernel(b, lowerMovement, in, 2*256*28*28*32*4)
 }
+
+// BenchmarkTransposeLayout is an ONNX model's relayouts at a MobileNetV2
+// expansion's size: NHWC [1,112,112,96] to NCHW and back.
+func BenchmarkTransposeLayout(b *testing.B) {
+	for _, text := range map[string]string{
+		"nhwc-nchw": module([]string{"f32[1,112,112,96]"}, "f32[1,96,112,112] transpose(p0), dimensions={0,3,1,2}"),
+		"nchw-nhwc": module([]string{"f32[1,96,112,112]"}, "f32[1,112,112,96] transpose(p0), dimensions={0,2,3,1}"),
+	} {
+		in := parseRootB(b, text)
+		b.Run(in.Shape.String(), func(b *testing.B) { benchKernel(b, lowerMovement, in, 2*112*112*96*4) })
+	}
+}

@@ -6159,6 +6159,146 @@ pc16_done:
 	VZEROUPPER
 	RET
 
+// func transpose32AVX(dst *uint32, src *uint32, rows int, cols int, dr int, sc int)
+// Requires: AVX
+TEXT ·transpose32AVX(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ rows+16(FP), DX
+	MOVQ cols+24(FP), BX
+	MOVQ dr+32(FP), SI
+	MOVQ sc+40(FP), DI
+	SHLQ $0x02, SI
+	SHLQ $0x02, DI
+	LEAQ (SI)(SI*2), R8
+	LEAQ (DI)(DI*2), R9
+	MOVQ DI, R10
+	SHLQ $0x03, R10
+
+transpose32AVX_band:
+	CMPQ BX, $0x00
+	JLE  transpose32AVX_done
+	MOVQ CX, R11
+	MOVQ AX, R12
+	MOVQ DX, R13
+
+transpose32AVX_square:
+	CMPQ       R13, $0x00
+	JLE        transpose32AVX_next
+	LEAQ       (R11)(DI*4), R14
+	VMOVUPS    (R11), Y0
+	VMOVUPS    (R11)(DI*1), Y1
+	VMOVUPS    (R11)(DI*2), Y2
+	VMOVUPS    (R11)(R9*1), Y3
+	VMOVUPS    (R14), Y4
+	VMOVUPS    (R14)(DI*1), Y5
+	VMOVUPS    (R14)(DI*2), Y6
+	VMOVUPS    (R14)(R9*1), Y7
+	VUNPCKLPS  Y1, Y0, Y8
+	VUNPCKHPS  Y1, Y0, Y0
+	VUNPCKLPS  Y3, Y2, Y1
+	VUNPCKHPS  Y3, Y2, Y2
+	VUNPCKLPS  Y5, Y4, Y3
+	VUNPCKHPS  Y5, Y4, Y4
+	VUNPCKLPS  Y7, Y6, Y5
+	VUNPCKHPS  Y7, Y6, Y6
+	VSHUFPS    $0x44, Y1, Y8, Y7
+	VSHUFPS    $0xee, Y1, Y8, Y1
+	VSHUFPS    $0x44, Y2, Y0, Y8
+	VSHUFPS    $0xee, Y2, Y0, Y0
+	VSHUFPS    $0x44, Y5, Y3, Y2
+	VSHUFPS    $0xee, Y5, Y3, Y3
+	VSHUFPS    $0x44, Y6, Y4, Y5
+	VSHUFPS    $0xee, Y6, Y4, Y4
+	LEAQ       (R12)(SI*4), R14
+	VPERM2F128 $0x20, Y2, Y7, Y6
+	VPERM2F128 $0x31, Y2, Y7, Y2
+	VMOVUPS    Y6, (R12)
+	VMOVUPS    Y2, (R14)
+	VPERM2F128 $0x20, Y3, Y1, Y2
+	VPERM2F128 $0x31, Y3, Y1, Y1
+	VMOVUPS    Y2, (R12)(SI*1)
+	VMOVUPS    Y1, (R14)(SI*1)
+	VPERM2F128 $0x20, Y5, Y8, Y1
+	VPERM2F128 $0x31, Y5, Y8, Y2
+	VMOVUPS    Y1, (R12)(SI*2)
+	VMOVUPS    Y2, (R14)(SI*2)
+	VPERM2F128 $0x20, Y4, Y0, Y1
+	VPERM2F128 $0x31, Y4, Y0, Y0
+	VMOVUPS    Y1, (R12)(R8*1)
+	VMOVUPS    Y0, (R14)(R8*1)
+	ADDQ       $0x20, R11
+	LEAQ       (R12)(SI*8), R12
+	SUBQ       $0x08, R13
+	JMP        transpose32AVX_square
+
+transpose32AVX_next:
+	ADDQ R10, CX
+	ADDQ $0x20, AX
+	SUBQ $0x08, BX
+	JMP  transpose32AVX_band
+
+transpose32AVX_done:
+	VZEROUPPER
+	RET
+
+// func transpose64AVX(dst *uint64, src *uint64, rows int, cols int, dr int, sc int)
+// Requires: AVX
+TEXT ·transpose64AVX(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ rows+16(FP), DX
+	MOVQ cols+24(FP), BX
+	MOVQ dr+32(FP), SI
+	MOVQ sc+40(FP), DI
+	SHLQ $0x03, SI
+	SHLQ $0x03, DI
+	LEAQ (SI)(SI*2), R8
+	LEAQ (DI)(DI*2), R9
+	MOVQ DI, R10
+	SHLQ $0x02, R10
+
+transpose64AVX_band:
+	CMPQ BX, $0x00
+	JLE  transpose64AVX_done
+	MOVQ CX, R11
+	MOVQ AX, R12
+	MOVQ DX, R13
+
+transpose64AVX_square:
+	CMPQ       R13, $0x00
+	JLE        transpose64AVX_next
+	VMOVUPD    (R11), Y0
+	VMOVUPD    (R11)(DI*1), Y1
+	VMOVUPD    (R11)(DI*2), Y2
+	VMOVUPD    (R11)(R9*1), Y3
+	VUNPCKLPD  Y1, Y0, Y4
+	VUNPCKHPD  Y1, Y0, Y0
+	VUNPCKLPD  Y3, Y2, Y1
+	VUNPCKHPD  Y3, Y2, Y2
+	VPERM2F128 $0x20, Y1, Y4, Y3
+	VMOVUPD    Y3, (R12)
+	VPERM2F128 $0x20, Y2, Y0, Y3
+	VMOVUPD    Y3, (R12)(SI*1)
+	VPERM2F128 $0x31, Y1, Y4, Y1
+	VMOVUPD    Y1, (R12)(SI*2)
+	VPERM2F128 $0x31, Y2, Y0, Y0
+	VMOVUPD    Y0, (R12)(R8*1)
+	ADDQ       $0x20, R11
+	LEAQ       (R12)(SI*4), R12
+	SUBQ       $0x04, R13
+	JMP        transpose64AVX_square
+
+transpose64AVX_next:
+	ADDQ R10, CX
+	ADDQ $0x20, AX
+	SUBQ $0x04, BX
+	JMP  transpose64AVX_band
+
+transpose64AVX_done:
+	VZEROUPPER
+	RET
+
 // func colSumF32x8(d *float32, src *float32, rows int, stride int)
 // Requires: AVX
 TEXT ·colSumF32x8(SB), NOSPLIT, $0-32

@@ -279,6 +279,16 @@ func windowMinAVX2(dst *float32, src *float32, taps *int, ntaps int, n int, c in
 //go:noescape
 func packCols16AVX512(k int, src *float32, ld int, dst *float32)
 
+// transpose32AVX sets dst[i·dr+j] = src[i+j·sc] for i < rows, j < cols (both multiples of 8).
+//
+//go:noescape
+func transpose32AVX(dst *uint32, src *uint32, rows int, cols int, dr int, sc int)
+
+// transpose64AVX sets dst[i·dr+j] = src[i+j·sc] for i < rows, j < cols (both multiples of 4).
+//
+//go:noescape
+func transpose64AVX(dst *uint64, src *uint64, rows int, cols int, dr int, sc int)
+
 // colSumF32x8 adds each of rows rows of 8 float32, stride apart, into d, in row order.
 //
 //go:noescape

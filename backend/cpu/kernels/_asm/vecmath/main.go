@@ -195,6 +195,7 @@ func main() {
 	accumulate("maxToAVX", "maxToAVX sets dst[i] = max(dst[i], x[i]) for i < n (n a multiple of 8), NaN if either is NaN.", maxNaN)
 	elementwiseKernels()
 	windowKernels()
+	transposeKernels()
 	for _, w := range []int{1, 2, 4} {
 		columnSum(w)
 	}
