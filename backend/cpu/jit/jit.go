@@ -280,6 +280,20 @@ func (p *Program) allF32() bool {
 	return true
 }
 
+// wideTypes reports whether p's arrays are all f32, s32 or f16: the
+// types whose loads and stores have 16-lane forms here (bf16's packing
+// and the byte conversions have only their YMM ones).
+func (p *Program) wideTypes() bool {
+	for _, ts := range [][]Type{p.InputTypes, p.OutputTypes} {
+		for _, t := range ts {
+			if t != F32 && t != I32 && t != F16 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // usesF16 reports whether p's code converts f16 (F16 arrays, RoundF16):
 // it needs the F16C instructions.
 func (p *Program) usesF16() bool {

@@ -30,7 +30,7 @@ func usesWide(p *Program) bool {
 	if p.lanes != 0 {
 		return p.lanes == 16
 	}
-	if !p.allF32() {
+	if !p.wideTypes() {
 		return false
 	}
 	if wideAlways {
