@@ -56,12 +56,44 @@ ENTRY main {
   ROOT r = f32[%[1]d,%[2]d] convert(q)
 }`
 
+// f16Bounds is a loop fusion of the ops whose f16 results need no
+// rounding when their operands are rounded values or f16 constants
+// (maximum, minimum, clamp, negate, abs, select: the generated code
+// rounds a ReLU6 once), beside the same ops over raw f16 inputs, whose
+// NaNs keep their payloads until an op rounds them (a maximum of two
+// inputs, widened to f32 and added there, shows a payload left).
+const f16Bounds = `HloModule f16bounds
+ENTRY main {
+  x = f16[%[1]d,%[2]d] parameter(0)
+  y = f16[%[1]d,%[2]d] parameter(1)
+  z = f32[%[1]d,%[2]d] parameter(2)
+  a = f16[%[1]d,%[2]d] add(x, y)
+  zero = f16[] constant(0)
+  zb = f16[%[1]d,%[2]d] broadcast(zero), dimensions={}
+  six = f16[] constant(6)
+  sb = f16[%[1]d,%[2]d] broadcast(six), dimensions={}
+  m = f16[%[1]d,%[2]d] maximum(a, zb)
+  c = f16[%[1]d,%[2]d] minimum(m, sb)
+  cl = f16[%[1]d,%[2]d] clamp(zb, a, sb)
+  n = f16[%[1]d,%[2]d] negate(c)
+  ab = f16[%[1]d,%[2]d] abs(n)
+  p = pred[%[1]d,%[2]d] compare(x, zb), direction=GT
+  s = f16[%[1]d,%[2]d] select(p, ab, cl)
+  zf = f16[%[1]d,%[2]d] convert(z)
+  mz = f16[%[1]d,%[2]d] maximum(zf, s)
+  mx = f16[%[1]d,%[2]d] maximum(x, y)
+  o1 = f32[%[1]d,%[2]d] convert(mz)
+  o2 = f32[%[1]d,%[2]d] convert(mx)
+  ROOT r = f32[%[1]d,%[2]d] add(o2, o1)
+}`
+
 // f16Specials are argument values where f16's edge cases live: ±0,
 // subnormals, the largest value (whose products overflow to infinity),
 // infinities and NaNs; and for the f32 operand, values whose products
 // overflow f16 or fall into its subnormals.
 var (
-	f16Specials = []uint16{0x0000, 0x8000, 0x0001, 0x8003, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x3c00, 0x3800}
+	f16Specials = []uint16{0x0000, 0x8000, 0x0001, 0x8003, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x3c00, 0x3800,
+		0x4600, 0x4601, 0x7d01, 0xfe37} // 6, just above it, NaNs with payloads
 	f32Specials = []float32{0, 1e6, -1e6, 1e-7, -3e-6, 65520, 2049, float32(math.Inf(1)), float32(math.NaN())}
 )
 
@@ -103,6 +135,8 @@ func TestJITF16Fusions(t *testing.T) {
 	}{
 		{"arithmetic", fmt.Sprintf(f16Arith, 37, 29), true},
 		{"arithmetic, split across workers", fmt.Sprintf(f16Arith, 301, 1001), true},
+		{"bounds", fmt.Sprintf(f16Bounds, 37, 29), true},
+		{"bounds, split across workers", fmt.Sprintf(f16Bounds, 301, 1001), true},
 		{"math", fmt.Sprintf(f16Math, 37, 29), false},
 		{"math, split across workers", fmt.Sprintf(f16Math, 301, 1001), false},
 	} {
