@@ -35,12 +35,27 @@ func shapeBytes(s hlo.Shape) int64 {
 // MobileNetV2 spent a fifth of its time widening and repacking its
 // 1280×320 head). Folding makes the weights a constant once, as ONNX
 // Runtime casts an initializer once at session start.
+//
+// A reverse, transpose, reshape, copy or slice of a constant folds too
+// within that limit (it never grows): ONNX's ConvTranspose flips its
+// weights (reverse), and a kernel computed anew on every call is one the
+// kernels repack on every call (HiFi-GAN's first 8× upsampling, 8 MB of
+// weights: the rebuilt product matrix alone 2 ms a call).
 func widensConstant(in *hlo.Instruction, bytes int64) bool {
-	if in.Opcode != hlo.OpConvert || bytes > WidenLimitBytes {
+	if bytes > WidenLimitBytes || len(in.Operands) != 1 {
 		return false
 	}
 	o := in.Operands[0]
-	return o.Opcode == hlo.OpConstant && bytes <= 2*shapeBytes(o.Shape)
+	if o.Opcode != hlo.OpConstant {
+		return false
+	}
+	switch in.Opcode {
+	case hlo.OpConvert:
+		return bytes <= 2*shapeBytes(o.Shape)
+	case hlo.OpReverse, hlo.OpTranspose, hlo.OpReshape, hlo.OpCopy, hlo.OpSlice:
+		return bytes <= shapeBytes(o.Shape)
+	}
+	return false
 }
 
 func runConstantFolding(m *hlo.Module) (bool, error) {

@@ -144,3 +144,50 @@ func TestConstantFoldingWidensLargeConstant(t *testing.T) {
 		}
 	}
 }
+
+// A reverse or transpose of a constant folds past FoldLimitBytes too (a
+// ConvTranspose's flipped weights: 2.56 MB here), each element where the
+// evaluator puts it; a broadcast that would grow it stays.
+func TestConstantFoldingMovesLargeConstant(t *testing.T) {
+	const n = 800
+	lit := hlo.NewLiteral(hlo.ArrayShape(hlo.F32, n, n))
+	for i := range lit.Len() {
+		lit.SetFloat64(i, float64(i))
+	}
+	for _, c := range []struct {
+		name string
+		op   func(*xb.Op) *xb.Op
+		at   func(i, j int) int // the source element of result (i, j)
+	}{
+		{"reverse", func(x *xb.Op) *xb.Op { return xb.Reverse(x, 1) }, func(i, j int) int { return i*n + n - 1 - j }},
+		{"transpose", func(x *xb.Op) *xb.Op { return xb.Transpose(x, 1, 0) }, func(i, j int) int { return j*n + i }},
+	} {
+		b := xb.New(c.name)
+		r := c.op(b.Constant(lit))
+		m, err := b.Build(xb.Add(r, b.Parameter("p", r.Shape())))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if changed, err := opt.ConstantFolding.Run(m); err != nil || !changed {
+			t.Fatalf("%s did not fold (%v)", c.name, err)
+		}
+		folded := m.Entry.Root.Operands[0]
+		if folded.Opcode != hlo.OpConstant {
+			t.Fatalf("%s: the add reads %s, not a constant", c.name, folded)
+		}
+		for _, ij := range [][2]int{{0, 0}, {0, 1}, {3, 7}, {n - 1, n - 2}} {
+			if got, want := folded.Literal.GetFloat64(ij[0]*n+ij[1]), float64(c.at(ij[0], ij[1])); got != want {
+				t.Fatalf("%s: element %v = %v, want %v", c.name, ij, got, want)
+			}
+		}
+	}
+	b := xb.New("grow")
+	r := xb.BroadcastInDim(b.Constant(lit), []int64{2, n, n}, 1, 2)
+	m, err := b.Build(xb.Add(r, b.Parameter("p", r.Shape())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed, _ := opt.ConstantFolding.Run(m); changed {
+		t.Errorf("a broadcast doubling a constant past the limit folded")
+	}
+}

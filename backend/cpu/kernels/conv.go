@@ -93,6 +93,10 @@ func ConvFinishedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 		convDepthwise(p, in, kernel, out, threads, epi)
 		return nil
 	}
+	if canConvTransposed(p) {
+		convTransposed(p, in, kernel, out, threads, epi, cache)
+		return nil
+	}
 	if canConvGrouped(p) {
 		convGrouped(p, in, kernel, out, threads, epi)
 		return nil

@@ -12,6 +12,9 @@ type ConvKernelCache struct {
 	panels map[[4]int][]float32 // by panelKey
 	cuts   cutCache
 	wino   *WinogradKernel // the kernel transformed for Winograd, once asked for
+	// transposed is the kernel as a transposed convolution's product
+	// matrix (conv_transposed.go), once asked for.
+	transposed []float32
 	// cutsOnly: a kernel that may change between calls (a parameter):
 	// no panels kept, only the cuts (NewConvCutCache).
 	cutsOnly bool
@@ -42,7 +45,7 @@ func (c *ConvKernelCache) forKernel(kernel []float32) *ConvKernelCache {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.kernel != &kernel[0] || c.n != len(kernel) {
-		c.kernel, c.n, c.panels, c.wino = &kernel[0], len(kernel), map[[4]int][]float32{}, nil
+		c.kernel, c.n, c.panels, c.wino, c.transposed = &kernel[0], len(kernel), map[[4]int][]float32{}, nil, nil
 	}
 	return c
 }

@@ -272,6 +272,8 @@ func convPath(p *Conv) string {
 	switch {
 	case canConvDepthwise(p):
 		return "depthwise"
+	case canConvTransposed(p):
+		return "transposed"
 	case canConvGrouped(p):
 		return "grouped"
 	case winogradTakes(p):
