@@ -4,10 +4,13 @@
 usage: /usr/bin/python3 bench/onnx/realsize.py OUT_DIR [ORT_MODULE]
        ROUNDS=3 bench/onnx/run.sh ORT_MODULE OUT_DIR
 
-Writes under OUT_DIR (about 470 MB, so outside the repository) one ONNX backend-test folder per model:
+Writes under OUT_DIR (about 650 MB, so outside the repository) one ONNX backend-test folder per model:
 MobileNetV2 (width 1, 224x224), ViT-S/16 (224x224, 6 blocks, torch's MultiheadAttention), a 6-layer
 BERT-base-width encoder (768 wide, 128 tokens, a padding mask), a YOLO-style head at 320x320 with its
-TopK post-processing, and fp16 conversions of the first three as onnxconverter-common writes them
+TopK post-processing, a HiFi-GAN V1 vocoder (80 mels x 32 frames to 8192 samples: 1-D ConvTransposes
+of stride 8, 8, 2, 2 and dilated residual blocks, as Piper's and Coqui's TTS models end), a U-Net
+decoder stage (3x3 stride-2 ConvTranspose at 56x56x64, then convolutions), and fp16 conversions of
+the first three and the vocoder as onnxconverter-common writes them
 (to_float16 of onnx/onnxtest/testdata/models/make_models.py: float32 inputs and outputs, float16
 inside). Weights are seeded random (torch 1.13's initialisers, batch-norm statistics drawn), exported
 by torch.onnx at opset 17; each folder's test_data_set_0 holds the inputs and ONNX Runtime's outputs
@@ -103,6 +106,41 @@ class Yolo(nn.Module):
         return top, torch.gather(cls, 1, idx), boxes
 
 
+class ResBlock(nn.Module):
+    def __init__(s, ch, k, dil):
+        super().__init__()
+        s.c1 = nn.ModuleList([nn.Conv1d(ch, ch, k, 1, dilation=d, padding=(k * d - d) // 2) for d in dil])
+        s.c2 = nn.ModuleList([nn.Conv1d(ch, ch, k, 1, padding=(k - 1) // 2) for _ in dil])
+    def forward(s, x):
+        for a, b in zip(s.c1, s.c2):
+            x = x + b(nn.functional.leaky_relu(a(nn.functional.leaky_relu(x, 0.1)), 0.1))
+        return x
+
+class HiFiGAN(nn.Module):
+    """HiFi-GAN V1's generator (weight norm folded): 512 channels, upsampling 8, 8, 2, 2 with kernels
+    16, 16, 4, 4, residual blocks of kernels 3, 7, 11 and dilations 1, 3, 5."""
+    def __init__(s, ch=512, rates=(8, 8, 2, 2), ks=(16, 16, 4, 4), rk=(3, 7, 11)):
+        super().__init__(); s.pre = nn.Conv1d(80, ch, 7, 1, padding=3)
+        s.ups = nn.ModuleList(); s.res = nn.ModuleList(); s.n = len(rk)
+        for i, (u, k) in enumerate(zip(rates, ks)):
+            c = ch // 2 ** (i + 1)
+            s.ups.append(nn.ConvTranspose1d(2 * c, c, k, u, padding=(k - u) // 2))
+            s.res.extend(ResBlock(c, kk, (1, 3, 5)) for kk in rk)
+        s.post = nn.Conv1d(c, 1, 7, 1, padding=3)
+    def forward(s, x):
+        x = s.pre(x)
+        for i, up in enumerate(s.ups):
+            x = up(nn.functional.leaky_relu(x, 0.1))
+            x = sum(s.res[i * s.n + j](x) for j in range(s.n)) / s.n
+        return torch.tanh(s.post(nn.functional.leaky_relu(x)))
+
+class UNetUp(nn.Module):
+    def __init__(s):
+        super().__init__(); s.up = nn.ConvTranspose2d(64, 32, 3, 2, 1, 1)
+        s.c = nn.Sequential(nn.ReLU(), nn.Conv2d(32, 32, 3, padding=1), nn.ReLU(), nn.Conv2d(32, 8, 1))
+    def forward(s, x): return s.c(s.up(x))
+
+
 x224 = torch.randn(1, 3, 224, 224)
 save('mobilenetv2_224', MobileNetV2(), [x224], ['x'])
 save('vit_s16_224', ViT(), [x224], ['x'])
@@ -111,7 +149,9 @@ mask = torch.ones(1, 128, dtype=torch.int64)
 mask[0, 100:] = 0
 save('bert_base6_128', Bert(), [ids, mask], ['ids', 'mask'])
 save('yolo_320', Yolo(), [torch.randn(1, 3, 320, 320)], ['x'])
-for name in ['mobilenetv2_224', 'vit_s16_224', 'bert_base6_128']:
+save('hifigan_v1_32f', HiFiGAN(), [torch.randn(1, 80, 32)], ['mel'])
+save('unet_up_56', UNetUp(), [torch.randn(1, 64, 56, 56)], ['x'])
+for name in ['mobilenetv2_224', 'vit_s16_224', 'bert_base6_128', 'hifigan_v1_32f']:
     mp = onnx.load(os.path.join(out, name, 'model.onnx'))
     d = os.path.join(out, 'f16_' + name)
     os.makedirs(d, exist_ok=True)
@@ -120,7 +160,9 @@ for name in ['mobilenetv2_224', 'vit_s16_224', 'bert_base6_128']:
 with open(os.path.join(out, 'MANIFEST.tsv'), 'w') as f:
     f.write('test_name\topset\trtol\tatol\tdescription\n')
     f.write('bert_base6_128\t17\t0.001\t1e-05\tsummation order over 768-wide rows\n')
-    for name in ['mobilenetv2_224', 'vit_s16_224', 'bert_base6_128']:
+    f.write('hifigan_v1_32f\t17\t0.001\t0.0001\tsummation order over 512-channel windows\n')
+    f.write('unet_up_56\t17\t0.001\t1e-05\tsummation order\n')
+    for name in ['mobilenetv2_224', 'vit_s16_224', 'bert_base6_128', 'hifigan_v1_32f']:
         f.write('f16_%s\t17\t0.005\t0.004\tfloat16 inside\n' % name)
 
 
