@@ -34,6 +34,10 @@ type mem struct {
 	base, index int
 	scale       int
 	disp        int32
+	// via, where not 0, is the offset in the argument block of the
+	// address the base register (R13) must be loaded with right before
+	// the instruction: an input read through R13 (regInputs).
+	via int32
 }
 
 // scaleBits is the SIB encoding of m's scale.
@@ -389,6 +393,20 @@ func (a *asm) loadGP(dst int, m mem) {
 	a.rex(true, dst, 0, m.base)
 	a.byte(0x8B)
 	a.modrm(dst, at(m))
+}
+
+// storeGP is MOV [m], src (64 bits).
+func (a *asm) storeGP(m mem, src int) {
+	a.rex(true, src, 0, m.base)
+	a.byte(0x89)
+	a.modrm(src, at(m))
+}
+
+// cmpGPMem is CMP x, [m] (flags of x - [m], 64 bits).
+func (a *asm) cmpGPMem(x int, m mem) {
+	a.rex(true, x, 0, m.base)
+	a.byte(0x3B)
+	a.modrm(x, at(m))
 }
 
 // addImm is ADD dst, imm32.

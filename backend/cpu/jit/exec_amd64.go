@@ -54,6 +54,7 @@ type args struct {
 	folds    [MaxRowFolds * maxUnroll][16]float32
 	foldPtrs [MaxRowFolds]uintptr
 	mask     [16]int32 // -1 eight times, then 0 (argMask)
+	bound    int64     // the loops' bound where inputs are read through R13 (argBound)
 	// tailIn and tailOut stage the last partial vector.
 	tailIn, tailOut [MaxArrays][8]float32
 }
@@ -70,6 +71,7 @@ var (
 	_ [-(unsafe.Offsetof(args{}.folds) - argFolds)]struct{}
 	_ [-(unsafe.Offsetof(args{}.foldPtrs) - argFoldPtrs)]struct{}
 	_ [-(unsafe.Offsetof(args{}.mask) - argMask)]struct{}
+	_ [-(unsafe.Offsetof(args{}.bound) - argBound)]struct{}
 )
 
 // frame is one call's argument block and the Go pointers behind its

@@ -35,17 +35,37 @@ const (
 	// Eight all-ones words, then eight zeros: the masks of a row's last
 	// partial vector are the eight words from 8 minus its length on.
 	argMask = argFoldPtrs + 8*MaxRowFolds
+	// The loops' bound (setBound), where R13 reads inputs.
+	argBound = argMask + 64
 )
 
 // slotBytes is the size of a splat or spill slot.
 const slotBytes = 64
 
-var arrayRegs = [MaxArrays]int{r8, rax, rbx, r9, r10, r11, r12}
+var arrayRegs = [...]int{r8, rax, rbx, r9, r10, r11, r12}
 
 // outReg and inReg are the registers holding output k's and input k's
-// addresses.
+// addresses (an input past regInputs has none: inputMem).
 func (g *gen) outReg(k int) int   { return arrayRegs[k] }
 func (g *gen) inputReg(k int) int { return arrayRegs[len(g.p.outputs())+k] }
+
+// regInputs is how many inputs hold a register; the others are read
+// through R13, loaded with the input's address from the argument block
+// right before each read (a fusion of twelve inputs, fp16 ViT's residual
+// sum, ran as a tile program otherwise). The loops then keep their bound
+// in the argument block (viaR13).
+func (g *gen) regInputs() int { return min(g.p.Inputs, len(arrayRegs)-len(g.p.outputs())) }
+
+// viaR13 reports whether some input is read through R13.
+func (g *gen) viaR13() bool { return g.regInputs() < g.p.Inputs }
+
+// inputMem is input k's element at RSI·scale + disp.
+func (g *gen) inputMem(k, scale int, disp int32) mem {
+	if k < g.regInputs() {
+		return mem{base: g.inputReg(k), index: rsi, scale: scale, disp: disp}
+	}
+	return mem{base: r13, index: rsi, scale: scale, disp: disp, via: argIns + 8*int32(k)}
+}
 
 // mc holds the constants of the math expansions: the kernels' own, so
 // that the two compute the same bits. (The address of a variable is a
@@ -190,8 +210,10 @@ func (g *gen) function() ([]byte, error) {
 	var a asm
 	err := g.loop(&a)
 	if err == errSpill {
-		// Two vectors' values do not fit: one at a time.
-		g.unroll, a.b = 1, nil
+		// Two vectors' values do not fit: one at a time. (The shortcut
+		// tests' jumps of the attempt go too: patched into the new code
+		// they pointed past its end.)
+		g.unroll, a.b, a.jumps = 1, nil, nil
 		err = g.loop(&a)
 	}
 	if err != nil {
@@ -243,7 +265,7 @@ func (g *gen) loadArgs(a *asm) {
 			a.load(pinReg(i), mem{base: rdx, index: -1, disp: int32(4*g.copies()*i) - poolBias})
 		}
 	}
-	for k := range g.p.Inputs {
+	for k := range g.regInputs() {
 		a.loadGP(g.inputReg(k), mem{base: rdi, index: -1, disp: argIns + 8*int32(k)})
 	}
 }
@@ -262,10 +284,10 @@ func (g *gen) vectors(a *asm) error {
 	if tails {
 		slack = 1
 	}
-	setBound(a, slack, lanes*int32(g.unroll))
+	g.setBound(a, slack, lanes*int32(g.unroll))
 	a.zero(rsi)
 	main := len(a.b)
-	toRest := pastBound(a)
+	toRest := g.pastBound(a)
 	if err := g.block(a, g.unroll); err != nil {
 		return err
 	}
@@ -274,9 +296,9 @@ func (g *gen) vectors(a *asm) error {
 	a.patch(a.jmp(), main)
 	a.patch(toRest, len(a.b))
 	// Then one vector at a time while a whole one remains.
-	setBound(a, slack, lanes)
+	g.setBound(a, slack, lanes)
 	rest := len(a.b)
-	exit := pastBound(a)
+	exit := g.pastBound(a)
 	if err := g.block(a, 1); err != nil {
 		return err
 	}
@@ -299,8 +321,8 @@ func (g *gen) vectors(a *asm) error {
 
 // halfVector emits wide code's last half vector, in the 8-lane code.
 func (g *gen) halfVector(a *asm, slack int32, tails bool) error {
-	setBound(a, slack, 8)
-	done := pastBound(a)
+	g.setBound(a, slack, 8)
+	done := g.pastBound(a)
 	g.wide, a.wide = false, false
 	err := g.block(a, 1)
 	g.wide, a.wide = true, true
@@ -317,15 +339,23 @@ func (g *gen) halfVector(a *asm, slack int32, tails bool) error {
 // setBound sets R13 = n + slack - v (loop's slack), outside the loop
 // that pastBound then tests: fewer than v elements remain from RSI when
 // RSI >= R13.
-func setBound(a *asm, slack, v int32) {
+// With inputs read through R13 the bound goes to the argument block.
+func (g *gen) setBound(a *asm, slack, v int32) {
 	a.movGP(r13, rcx)
 	a.addImm(r13, slack-v)
+	if g.viaR13() {
+		a.storeGP(mem{base: rdi, index: -1, disp: argBound}, r13)
+	}
 }
 
 // pastBound emits the jump taken when RSI >= R13 (signed: short rows
 // make R13 negative) and returns its displacement to patch.
-func pastBound(a *asm) int {
-	a.cmpGP(rsi, r13)
+func (g *gen) pastBound(a *asm) int {
+	if g.viaR13() {
+		a.cmpGPMem(rsi, mem{base: rdi, index: -1, disp: argBound})
+	} else {
+		a.cmpGP(rsi, r13)
+	}
 	return a.jge()
 }
 
@@ -361,8 +391,12 @@ func (g *gen) prefetch(a *asm) {
 	for _, k := range g.p.PrefetchInputs {
 		size := int32(g.p.inputType(k).size())
 		bytes := int32(g.lanes()) * size * int32(g.unroll)
+		m := g.inputMem(k, int(size), size*int32(g.p.PrefetchAhead))
+		if m.via != 0 {
+			a.loadGP(r13, mem{base: rdi, index: -1, disp: m.via})
+		}
 		for off := int32(0); off < bytes; off += 64 {
-			a.prefetch(mem{base: g.inputReg(k), index: rsi, scale: int(size), disp: size*int32(g.p.PrefetchAhead) + off}, prefetchHint)
+			a.prefetch(mem{base: m.base, index: rsi, scale: int(size), disp: m.disp + off}, prefetchHint)
 		}
 	}
 }
@@ -526,7 +560,7 @@ func (g *gen) value(i int, v Value, off int32) error {
 func (g *gen) input(v Value, off int32) int {
 	r := g.a.reg()
 	t := g.p.inputType(v.Arg)
-	narrow := mem{base: g.inputReg(v.Arg), index: rsi, scale: 2, disp: 2 * off} // Off is 0 (validate)
+	narrow := g.inputMem(v.Arg, 2, 2*off) // Off is 0 (validate)
 	switch t {
 	case BF16:
 		// A bf16 value is the top half of its f32.
@@ -537,7 +571,7 @@ func (g *gen) input(v Value, off int32) int {
 		g.loadF16(r, narrow)
 		return r
 	}
-	if m := (mem{base: g.inputReg(v.Arg), index: rsi, scale: 4, disp: 4*off + 4*int32(v.Off)}); g.masked {
+	if m := g.inputMem(v.Arg, 4, 4*off+4*int32(v.Off)); g.masked {
 		g.a.maskLoad(r, g.mask, m)
 	} else {
 		g.a.load(r, m)

@@ -338,12 +338,14 @@ func (p *Program) outputs() []int {
 	return p.Outputs
 }
 
-// Limits of the generated code: input and output arrays each hold a
-// general register for the whole loop (seven are free), and splats live
-// in the per-call argument block.
+// Limits of the generated code: the outputs and the first inputs each
+// hold a general register for the whole loop (seven are free); the
+// inputs past those are read through R13, reloaded from the argument
+// block before each read (the loop's bound then lives there too), and
+// splats live in the argument block.
 const (
-	MaxArrays   = 7 // inputs and outputs together
-	MaxInputs   = 6
+	MaxArrays   = MaxInputs + MaxOutputs
+	MaxInputs   = 12
 	MaxOutputs  = 4
 	MaxScalars  = 8
 	MaxRowFolds = 2

@@ -146,7 +146,7 @@ func codeABI() uint64 {
 	h := fnv.New64a()
 	var buf []byte
 	for _, x := range [...]int{argOuts, argN, argPool, argIns, argSplat, argSpill, argRows, argRowPtrs, argStrides,
-		argFolds, argFoldPtrs, argMask, slotBytes, poolBias, MaxArrays, MaxInputs, MaxOutputs, MaxScalars, MaxRowFolds,
+		argFolds, argFoldPtrs, argMask, argBound, slotBytes, poolBias, MaxArrays, MaxInputs, MaxOutputs, MaxScalars, MaxRowFolds,
 		maxUnroll, maxSpill} {
 		buf = binary.AppendVarint(buf, int64(x))
 	}

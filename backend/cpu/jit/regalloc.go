@@ -260,6 +260,10 @@ func (al *allocator) drop(v int) {
 // variables in.reads() lists, in its order.
 func (al *allocator) emit(in *vinst, dst int, phys [3]int, op2 rm) {
 	a := al.a
+	// An input read through R13: its address first (inputMem).
+	if via := max(in.m.via, op2.m.via); via != 0 {
+		a.loadGP(r13, mem{base: rdi, index: -1, disp: via})
+	}
 	src1 := phys[0]
 	mask := phys[1] // kBlend, kPack and kMaskStore: their second register operand
 	switch in.kind {

@@ -31,8 +31,14 @@ func (g *gen) endRow(a *asm, rowTop, rowExit int) {
 	for k := range outs {
 		g.nextRow(a, g.outReg(k), k, g.p.outputType(k))
 	}
-	for k := range g.p.Inputs {
+	for k := range g.regInputs() {
 		g.nextRow(a, g.inputReg(k), outs+k, g.p.inputType(k))
+	}
+	for k := g.regInputs(); k < g.p.Inputs; k++ { // through R13: the slot itself
+		slot := mem{base: rdi, index: -1, disp: argIns + 8*int32(k)}
+		a.loadGP(r13, slot)
+		g.nextRow(a, r13, outs+k, g.p.inputType(k))
+		a.storeGP(slot, r13)
 	}
 	a.decMem(mem{base: rdi, index: -1, disp: argRows})
 	a.patch(a.jmp(), rowTop)
