@@ -103,6 +103,15 @@ func newConv(batch, cinTotal, coutTotal, groups int, inSp, kern, stride, padLo, 
 	return p
 }
 
+// ones is n ones: unit strides, dilations or kernel sizes.
+func ones(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = 1
+	}
+	return s
+}
+
 func inputLen(p *Conv) int {
 	n := p.InBatchStride * p.Batch
 	return n
@@ -119,13 +128,7 @@ func kernelLen(p *Conv) int {
 func TestConvAgainstDefinition(t *testing.T) {
 	withKernels(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(7, 8))
-		one := func(n int) []int {
-			s := make([]int, n)
-			for i := range s {
-				s[i] = 1
-			}
-			return s
-		}
+		one := ones
 		cases := []*Conv{
 			newConv(2, 3, 5, 1, []int{7, 6}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
 			newConv(1, 4, 17, 1, []int{9, 8}, []int{3, 2}, []int{2, 3}, []int{0, 1}, []int{1, 0}, one(2), one(2), true),

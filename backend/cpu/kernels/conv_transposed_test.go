@@ -17,13 +17,6 @@ import (
 // matrix and panels kept) and without.
 func TestConvTransposed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
-	ones := func(n int) []int {
-		s := make([]int, n)
-		for i := range s {
-			s[i] = 1
-		}
-		return s
-	}
 	cases := []*Conv{
 		// HiFi-GAN's 8× upsampling, kernel 16, channels-first input.
 		newConv(1, 24, 16, 1, []int{9}, []int{16}, ones(1), []int{11}, []int{11}, []int{8}, ones(1), true),
