@@ -346,17 +346,15 @@ func lowerConvTranspose(c *Ctx) error {
 	cfg := xb.ConvConfig{Padding: pad, LhsDilation: a.strides, RhsDilation: a.dilations, FeatureGroupCount: group}
 	bias := c.Input(2)
 	var y *xb.Op
-	if ConvChannelsLast && group == 1 && !mmWiden(t) {
+	if ConvChannelsLast && group == 1 {
 		// Channels-last as Conv is: the transposes around it cancel
 		// against its neighbours', where a channels-first result left
 		// the elementwise ops after it reading two layouts at once
 		// (HiFi-GAN's residual sums after each upsampling: 280 → 195 ms
-		// with the CPU backend's transposed path). Not grouped (the
-		// backend's channels-first path is the faster there: 30 against
-		// 47 µs for 6²×8 in 2 groups) nor in f16 (the sums then fuse
-		// into convolution epilogues of more inputs than generated code
-		// takes, and run as tile programs: an f16 HiFi-GAN 78 → 83–95
-		// ms).
+		// with the CPU backend's transposed path; in f16, whose sums
+		// fuse into epilogues of up to 13 inputs, 250 → 203 ms). Not
+		// grouped: the backend's channels-first path is the faster
+		// there (30 against 47 µs for 6²×8 in 2 groups).
 		y, bias = convChannelsLast(x, k, cfg, bias), nil
 	} else {
 		cfg.Dims = convDims(n)
