@@ -103,6 +103,19 @@ func newConv(batch, cinTotal, coutTotal, groups int, inSp, kern, stride, padLo, 
 	return p
 }
 
+// doubling is an epilogue that doubles each element it is handed (C's
+// rows ldc apart) and counts in seen how often it saw each.
+func doubling(out []float32, seen []int, ldc int) Epilogue {
+	return func(i, j, rows, cols int) {
+		for r := i; r < i+rows; r++ {
+			for c := j; c < j+cols; c++ {
+				out[r*ldc+c] *= 2
+				seen[r*ldc+c]++
+			}
+		}
+	}
+}
+
 // ones is n ones: unit strides, dilations or kernel sizes.
 func ones(n int) []int {
 	s := make([]int, n)
@@ -643,14 +656,7 @@ func TestConvGrouped(t *testing.T) {
 		for _, threads := range []int{1, 2} {
 			out := make([]float32, len(want))
 			seen := make([]int, len(want))
-			epi := func(i, j, rows, cols int) {
-				for r := i; r < i+rows; r++ {
-					for c := j; c < j+cols; c++ {
-						out[r*p.OutChannels+c] *= 2
-						seen[r*p.OutChannels+c]++
-					}
-				}
-			}
+			epi := doubling(out, seen, p.OutChannels)
 			if err := ConvEpilogueF32(p, in, kern, out, threads, epi); err != nil {
 				t.Fatal(err)
 			}

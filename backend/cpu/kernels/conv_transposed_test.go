@@ -46,14 +46,7 @@ func TestConvTransposed(t *testing.T) {
 							out[i] = float32(math.NaN()) // every element written
 						}
 						seen := make([]int, len(want))
-						epi := func(i, j, rows, cols int) {
-							for r := i; r < i+rows; r++ {
-								for c := j; c < j+cols; c++ {
-									out[r*p.OutChannels+c] *= 2
-									seen[r*p.OutChannels+c]++
-								}
-							}
-						}
+						epi := doubling(out, seen, p.OutChannels)
 						if err := ConvPackedF32(p, in, kern, out, threads, epi, cache); err != nil {
 							t.Fatal(err)
 						}
