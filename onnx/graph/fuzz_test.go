@@ -43,9 +43,12 @@ func FuzzRun(f *testing.F) {
 	}
 	// Clusters that split at a node the compiler refuses for the inputs
 	// at hand (an If whose branches' shapes differ, a Slice by values a
-	// Loop computes), and TopK, Sort and Unique's comparators.
+	// Loop computes), TopK, Sort and Unique's comparators, and
+	// transposed convolutions (a vocoder's product-and-gather path,
+	// grouped, 3-D and tiled ones).
 	for _, name := range []string{"test_scripted_if_shapes_opset13", "test_data_dependent_shapes_opset13",
-		"test_int_ties_unique_opset12", "test_index_postproc_opset13", "test_dlrm_embeddingbag_opset11"} {
+		"test_int_ties_unique_opset12", "test_index_postproc_opset13", "test_dlrm_embeddingbag_opset11",
+		"test_hifigan_vocoder_opset17", "test_pool_convtranspose_opset13"} {
 		if b, err := os.ReadFile(filepath.Join("../onnxtest/testdata/models", name, "model.onnx")); err == nil {
 			f.Add(b)
 		}
