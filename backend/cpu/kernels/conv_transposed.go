@@ -59,22 +59,22 @@ func inputRowStride(p *Conv) (int, bool) {
 	return s, true
 }
 
-// transposedCols is the product's columns: taps·OutChannels.
-func transposedCols(p *Conv) int {
+// kernelTaps is the kernel's positions: the product of its sizes.
+func kernelTaps(p *Conv) int {
 	taps := 1
 	for _, k := range p.Kernel {
 		taps *= k
 	}
-	return taps * p.OutChannels
+	return taps
 }
+
+// transposedCols is the product's columns: taps·OutChannels.
+func transposedCols(p *Conv) int { return kernelTaps(p) * p.OutChannels }
 
 // transposedWeights is p's kernel as the dense product matrix
 // [InChannels, taps·OutChannels], tap-major within a row.
 func transposedWeights(p *Conv, kernel []float32) []float32 {
-	taps := 1
-	for _, k := range p.Kernel {
-		taps *= k
-	}
+	taps := kernelTaps(p)
 	n := taps * p.OutChannels
 	w := make([]float32, p.InChannels*n)
 	tap := make([]int, len(p.Kernel))
@@ -122,15 +122,15 @@ func (c *ConvKernelCache) transposedFor(p *Conv, kernel []float32) []float32 {
 // convTransposed computes p (canConvTransposed) into out, handing each
 // block of output pixels to epi.
 func convTransposed(p *Conv, in, kernel, out []float32, threads int, epi Epilogue, cache *ConvKernelCache) {
-	n := len(p.InSpatial)
-	pixels, taps, outPixels := 1, 1, 1
-	for d := range n {
+	pixels, outPixels := 1, 1
+	for d := range p.InSpatial {
 		pixels *= p.InSpatial[d]
-		taps *= p.Kernel[d]
 		outPixels *= p.OutSpatial[d]
 	}
+	taps := kernelTaps(p)
 	cols := taps * p.OutChannels
-	w := cache.forKernel(kernel).transposedFor(p, kernel)
+	kc := cache.forKernel(kernel)
+	w := kc.transposedFor(p, kernel)
 	y := getBuf[float32](pixels * cols)
 	defer putBuf(y)
 	row, _ := inputRowStride(p)
@@ -138,7 +138,6 @@ func convTransposed(p *Conv, in, kernel, out []float32, threads int, epi Epilogu
 	// path keeps its own (keys below every column of those).
 	bm := Strided[float32]{Data: w, Row: cols, Col: 1}
 	pack := func(dst []float32, pc, jc, kb, nb, from, to int) { packB(dst, bm, pc, jc, kb, nb, sgemmNR, from, to) }
-	kc := cache.forKernel(kernel)
 	src := bSource[float32]{pack: pack, panel: kc.reader(transposedPanels, pack), peek: kc.peeker(transposedPanels)}
 	k := p.InChannels
 	// Output rows (positions of the first spatial dimension) a block.
