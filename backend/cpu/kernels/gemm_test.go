@@ -3,6 +3,7 @@ package kernels
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -317,6 +318,37 @@ func TestGemmColumnsSlowThread(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The column split's chunks cover every sliver once, in order, in whole
+// pairs (but the last sliver when their count is odd); each thread owns
+// the same number of chunks and, with them, as many pairs as any other
+// give or take one, whatever the width asked for.
+func TestColumnChunksBalance(t *testing.T) {
+	for slivers := 1; slivers <= 200; slivers++ {
+		for threads := 1; threads <= 4; threads++ {
+			for width := 2; width <= slivers+2; width += 2 {
+				ch := chunksOf(slivers, threads, width)
+				next := 0
+				owned := make([]int, threads)
+				for c := range ch.n {
+					s0, s1 := ch.slivers(c)
+					if s0 != next || s1 <= s0 || s0%2 != 0 || (s1%2 != 0 && s1 != slivers) || s1-s0 > ch.widest() {
+						t.Fatalf("%d slivers, %d threads, width %d: chunk %d of %d is [%d, %d) after %d (widest %d)",
+							slivers, threads, width, c, ch.n, s0, s1, next, ch.widest())
+					}
+					next = s1
+					owned[c*threads/ch.n] += (s1 - s0 + 1) / 2 // claims' owner of chunk c
+				}
+				if next != slivers {
+					t.Fatalf("%d slivers, %d threads, width %d: chunks end at %d", slivers, threads, width, next)
+				}
+				if ch.n >= threads && slices.Max(owned)-slices.Min(owned) > 1 {
+					t.Fatalf("%d slivers, %d threads, width %d: %d chunks give the threads %v pairs", slivers, threads, width, ch.n, owned)
+				}
+			}
+		}
+	}
 }
 
 // Scratch buffers of mixed sizes cycling through the pools: every
