@@ -147,7 +147,7 @@ func TestEpilogueBlocks(t *testing.T) {
 // A product big enough for the threads to split C's columns: the
 // epilogue then gets parts of rows (the bias read from its column on).
 func TestEpiloguePartRows(t *testing.T) {
-	if kernels.GemmRunsInline(128, 256, 200) {
+	if kernels.GemmRunsInline(128, 256, 200, false) {
 		t.Fatal("the product here would run on one thread")
 	}
 	checkEpilogue(t, fmt.Sprintf(mlpLayer, 128, 256, 200), map[string]int{"gemm+epilogue": 1})
@@ -393,6 +393,23 @@ ENTRY e {
   ROOT h = f32%[3]s maximum(s, zb)
 }`
 
+// On several threads an execution's kernels split from a hotShare of
+// their cold sizes on, and the fusion judges by that whether a product
+// would take its epilogue's threads away: a MobileNet depthwise layer
+// (2.7 MFLOP, on one thread when the workers are parked, on both within
+// an execution) and an MLP layer of 1 MFLOP take their epilogues, on
+// every thread count. (TestEpilogueKeepsThreads: products that stay on
+// one thread even then.)
+func TestEpilogueFoldsWhereKernelsSplitWithinAnExecution(t *testing.T) {
+	dw := fmt.Sprintf(convLayer, "[1,28,28,192]", "[3,3,1,192]", "[1,28,28,192]", 192,
+		"window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=192", 3)
+	checkEpilogue(t, dw, map[string]int{"conv+epilogue": 1, "conv": 0})
+	if !kernels.GemmRunsInline(512, 512, 2, false) || kernels.GemmRunsInline(512, 512, 2, true) {
+		t.Fatal("the MLP layer no longer tells the thresholds apart")
+	}
+	checkEpilogue(t, fmt.Sprintf(mlpLayer, 512, 512, 2), map[string]int{"gemm+epilogue": 1})
+}
+
 // Convolution with bias and ReLU on every path of the conv kernel: the
 // direct kernel (16+ channels), implicit im2col (3 channels), feature
 // groups, depthwise, split K, and a channels-first input copied first.
@@ -468,18 +485,48 @@ func TestEpilogueConvResidual(t *testing.T) {
 	}
 }
 
-// A product small enough to run on one thread keeps an epilogue big
-// enough for several threads as a fusion of its own, but folds it when
-// the executable has one thread anyway.
+// heavyLayer is a product (%[1]s, %[2]s) with bias and a tanh GELU: an
+// epilogue of ten ops an element on %[3]s.
+const heavyLayer = `HloModule heavy
+ENTRY e {
+  x = f32%[1]s parameter(0)
+  w = f32%[2]s parameter(1)
+  b = f32[%[4]d] parameter(2)
+  d = f32%[3]s %[5]s
+  bb = f32%[3]s broadcast(b), dimensions={%[6]d}
+  a = f32%[3]s add(d, bb)
+  a2 = f32%[3]s multiply(a, a)
+  a3 = f32%[3]s multiply(a2, a)
+  c1 = f32[] constant(0.044715)
+  c1b = f32%[3]s broadcast(c1), dimensions={}
+  t1 = f32%[3]s multiply(a3, c1b)
+  t2 = f32%[3]s add(t1, a)
+  c2 = f32[] constant(0.797884583)
+  c2b = f32%[3]s broadcast(c2), dimensions={}
+  t3 = f32%[3]s multiply(t2, c2b)
+  t4 = f32%[3]s tanh(t3)
+  one = f32[] constant(1)
+  oneb = f32%[3]s broadcast(one), dimensions={}
+  t5 = f32%[3]s add(t4, oneb)
+  t6 = f32%[3]s multiply(t5, a)
+  h = f32[] constant(0.5)
+  hb = f32%[3]s broadcast(h), dimensions={}
+  ROOT y = f32%[3]s multiply(t6, hb)
+}`
+
+// A product small enough to run on one thread even within an execution
+// (whose kernels split from a hotShare of their cold sizes on) keeps an
+// epilogue big enough for several threads as a fusion of its own, but
+// folds it when the executable has one thread anyway.
 func TestEpilogueKeepsThreads(t *testing.T) {
-	// (Output rows of 8 pixels: a one-channel convolution with rows of
-	// twelve or more takes the direct kernels, on every thread.)
-	conv := fmt.Sprintf(convLayer, "[1,2050,10,1]", "[3,3,1,16]", "[1,2048,8,16]", 16,
-		"window={size=3x3}, dim_labels=b01f_01io->b01f", 3)
-	for _, c := range []struct{ text, how string }{
-		{fmt.Sprintf(mlpLayer, 512, 512, 2), "gemm+epilogue"},
-		{conv, "conv+epilogue"},
-	} {
+	gemm := fmt.Sprintf(heavyLayer, "[256,2]", "[2,128]", "[256,128]", 128,
+		"dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}", 1)
+	conv := fmt.Sprintf(heavyLayer, "[1,16,31,1]", "[1,1,1,64]", "[1,16,31,64]", 64,
+		"convolution(x, w), window={size=1x1}, dim_labels=b01f_01io->b01f", 3)
+	if !kernels.GemmRunsInline(256, 128, 2, true) {
+		t.Fatal("the product splits within an execution")
+	}
+	for _, c := range []struct{ text, how string }{{gemm, "gemm+epilogue"}, {conv, "conv+epilogue"}} {
 		m, err := hlotext.Parse(c.text, hlotext.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -496,6 +543,7 @@ func TestEpilogueKeepsThreads(t *testing.T) {
 				t.Errorf("%d threads: lowering %v, want %d %s", threads, x.Lowering, want, c.how)
 			}
 		}
+		checkEpilogue(t, c.text, nil) // either way, the evaluator's results
 	}
 }
 

@@ -308,7 +308,7 @@ const int8Cols = 32
 // splits rows, would pack all of B on every thread; cut by columns, each
 // packs its part of B and all of the smaller A.
 func columnParts(m, n, k, threads int) int {
-	if threads <= 1 || m >= n || n < threads*int8Cols || kernels.GemmRunsInline(m, n, k) {
+	if threads <= 1 || m >= n || n < threads*int8Cols || kernels.GemmRunsInline(m, n, k, false) {
 		return 1
 	}
 	return threads

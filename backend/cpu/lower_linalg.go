@@ -204,10 +204,10 @@ func runBatch(batch, m, n, k, threads int, product func(i, threads int)) {
 // none; the products run in turn).
 func batchThreads(batch, m, n, k, threads int) int {
 	t := min(threads, batch)
-	if t <= 1 || kernels.GemmRunsInline(batch*m, n, k) {
+	if t <= 1 || kernels.GemmRunsInline(batch*m, n, k, false) {
 		return 1 // the whole batch is too little work to wake a worker for
 	}
-	if kernels.GemmRunsInline(m, n, k) || batch%t == 0 {
+	if kernels.GemmRunsInline(m, n, k, false) || batch%t == 0 {
 		return t
 	}
 	return 1

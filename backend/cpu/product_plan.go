@@ -80,13 +80,17 @@ func epilogueFits(d *hlo.Instruction, p *tile.Prog, k int) bool {
 }
 
 // runsInline reports whether product d's kernel runs on one goroutine
-// of threads, and so would its epilogue. A batch of products each too
-// small to split runs on every thread where the workers take whole
-// products (runBatch), and so does the epilogue (wholeBatchEpilogue).
+// of threads (more than one), and so would its epilogue, within an
+// execution: the GEMM and the channels-last convolutions split from a
+// hotShare of their cold sizes on while an execution keeps the workers
+// polling (kernels.GemmRunsInline); the channels-first kernels keep
+// their cold sizes. A batch of products each too small to split runs on
+// every thread where the workers take whole products (runBatch), and so
+// does the epilogue (wholeBatchEpilogue).
 func runsInline(d *hlo.Instruction, threads int) bool {
 	if d.Opcode == hlo.OpDot {
 		g, _ := planDot(d)
-		return kernels.GemmRunsInline(g.m, g.n, g.k) && batchThreads(g.batch, g.m, g.n, g.k, threads) == 1
+		return kernels.GemmRunsInline(g.m, g.n, g.k, true) && batchThreads(g.batch, g.m, g.n, g.k, threads) == 1
 	}
 	if p, _, ok := planConvNCHW(d); ok {
 		return kernels.ConvNCHWRunsInline(p)
@@ -95,5 +99,5 @@ func runsInline(d *hlo.Instruction, threads int) bool {
 		return kernels.ConvDepthwiseNCHWRunsInline(q)
 	}
 	p, relayIn, _, _ := planConv(d)
-	return kernels.ConvRunsInline(relayIn.conv(p))
+	return kernels.ConvRunsInline(relayIn.conv(p), true)
 }

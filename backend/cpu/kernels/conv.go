@@ -258,19 +258,20 @@ func convRowsDepth(p *Conv) (m, k int) {
 
 // ConvRunsInline reports whether convolution p runs on the calling
 // goroutine alone, whatever the thread count: a small one on the packed
-// GEMM, the direct path or the depthwise row walk does.
-func ConvRunsInline(p *Conv) bool {
+// GEMM, the direct path or the depthwise row walk does; with hot, as
+// within an execution that keeps the workers polling (GemmRunsInline).
+func ConvRunsInline(p *Conv, hot bool) bool {
 	if canConvDepthwise(p) {
-		return depthwiseRunsInline(p)
+		return depthwiseRunsInline(p, hot)
 	}
 	if canConvGrouped(p) {
-		return depthwiseRunsInline(depthwiseOf(p))
+		return depthwiseRunsInline(depthwiseOf(p), hot)
 	}
 	m, k := convRowsDepth(p)
 	if winogradTakes(p) || canConvDirect(p) && !pointwiseAsGemm(p) {
-		return directRunsInline(m, p.OutChannels/p.Groups, k)
+		return below(2*m*(p.OutChannels/p.Groups)*k, directParallelFlops, hot)
 	}
-	return GemmRunsInline(m, p.OutChannels/p.Groups, k)
+	return GemmRunsInline(m, p.OutChannels/p.Groups, k, hot)
 }
 
 // shiftColumns makes a group's epilogue: its GEMM's C starts at the

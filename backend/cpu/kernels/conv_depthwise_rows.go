@@ -124,13 +124,13 @@ const (
 )
 
 // depthwiseRunsInline reports whether convDepthwise runs p on the calling
-// goroutine alone.
-func depthwiseRunsInline(p *Conv) bool {
+// goroutine alone, with hot within an execution (ConvRunsInline).
+func depthwiseRunsInline(p *Conv, hot bool) bool {
 	if !canDepthwiseRows(p) || !depthwiseRowsOn {
 		return false
 	}
 	flops, input := depthwiseWork(p)
-	return flops < depthwiseParallelFlops && input < depthwiseParallelInput
+	return below(flops, depthwiseParallelFlops, hot) && below(input, depthwiseParallelInput, hot)
 }
 
 // depthwiseRunsAlone is depthwiseRunsInline at run time: while the pool

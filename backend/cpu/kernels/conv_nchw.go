@@ -60,7 +60,7 @@ func ConvNCHWEpilogueF32(p *ConvNCHW, in, kernel, out []float32, threads int, ep
 	pointwise := taps == 1 && p.StrideH == 1 && p.StrideW == 1 && p.PadH == 0 && p.PadW == 0 &&
 		p.OutH == p.InH && p.OutW == p.InW
 	items := p.Batch * p.Groups
-	if items > 1 && threads > 1 && GemmRunsInline(cout, pixels, k) && 2*items*cout*pixels*k >= gemmParallelFlops {
+	if items > 1 && threads > 1 && GemmRunsInline(cout, pixels, k, false) && 2*items*cout*pixels*k >= gemmParallelFlops {
 		// Products each too small to split, several of them (a batch of
 		// two images): one thread each.
 		t := min(threads, items)

@@ -145,7 +145,7 @@ func TestConvNCHWItems(t *testing.T) {
 	p := &ConvNCHW{Batch: 2, Groups: 2, InChannels: 40, OutChannels: 60, InH: 22, InW: 22, OutH: 22, OutW: 22,
 		KH: 3, KW: 3, StrideH: 1, StrideW: 1, PadH: 1, PadW: 1, DilH: 1, DilW: 1, LhsH: 1, LhsW: 1}
 	cin, cout, taps, pixels := 20, 30, 9, 22*22
-	if !GemmRunsInline(cout, pixels, taps*cin) || 2*4*cout*pixels*taps*cin < gemmParallelFlops {
+	if !GemmRunsInline(cout, pixels, taps*cin, false) || 2*4*cout*pixels*taps*cin < gemmParallelFlops {
 		t.Fatal("the shape no longer makes small products worth two threads")
 	}
 	ref := &Conv{Batch: 2, InChannels: 40, OutChannels: 60, Groups: 2,

@@ -600,8 +600,10 @@ var packedChunksPerThread = 1
 const gemmParallelFlops = 1 << 23
 
 // GemmRunsInline reports whether an m×k by k×n product runs on the
-// calling goroutine alone, whatever the thread count.
-func GemmRunsInline(m, n, k int) bool { return 2*m*n*k < gemmParallelFlops }
+// calling goroutine alone, whatever the thread count: with hot, within
+// an execution that keeps the pool's workers polling (Busy), as every
+// execution on several threads that splits work does; else whenever.
+func GemmRunsInline(m, n, k int, hot bool) bool { return below(2*m*n*k, gemmParallelFlops, hot) }
 
 // blockRows is the multiple of rows an MC block is cut to: two slivers
 // where the AVX-512 kernels take them in pairs (a block of an odd number

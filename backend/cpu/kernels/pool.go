@@ -181,8 +181,13 @@ const hotShare = 32
 // execution is under way (its workers polling) under a hotShare of it.
 // Compile-time choices use the cold threshold alone: a kernel split that
 // changes no bits may depend on the moment, a plan may not.
-func runsAlone(work, cold int) bool {
-	if executions.Load() > 0 {
+func runsAlone(work, cold int) bool { return below(work, cold, executions.Load() > 0) }
+
+// below reports whether work stays on the calling goroutine under cold,
+// its threshold with the workers parked, or, with hot, while an
+// execution keeps them polling (a hotShare of it).
+func below(work, cold int, hot bool) bool {
+	if hot {
 		cold /= hotShare
 	}
 	return work < cold
