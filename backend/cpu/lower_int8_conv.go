@@ -53,6 +53,9 @@ func lowerInt8ConvFusion(in *hlo.Instruction, threads int) (kernelFunc, bool) {
 	}
 	if wl := in.Operands[k.pw]; wl.Opcode == hlo.OpConstant && wl.Literal != nil && !wl.Literal.IsElided() {
 		k.constW = k.kernelS8(wl.Literal)
+		if sums, err := kernels.ConvInt8KernelSums(&k.p, k.constW); err == nil {
+			k.p.KernelSums = sums
+		}
 	}
 	return k.run, true
 }

@@ -27,6 +27,11 @@ type ConvInt8 struct {
 	XUnsigned                              bool
 	XZero                                  int32
 	WZero                                  []int32 // per output channel; nil: none
+	// KernelSums, where set, are ConvInt8KernelSums of the kernel the
+	// call is given (a constant kernel's, made once): each call otherwise
+	// sums every output channel's row of the kernel again, a fifth of a
+	// small quantized ResNet's time.
+	KernelSums []int32
 }
 
 func (p *ConvInt8) check(nx, nw, nout int) error {
@@ -45,6 +50,9 @@ func (p *ConvInt8) check(nx, nw, nout int) error {
 	}
 	if p.XZero < lo || p.XZero > hi || (p.WZero != nil && len(p.WZero) != p.OutChannels) {
 		return fmt.Errorf("%w: zero points %d and %d values for %d channels", ErrGemmArgs, p.XZero, len(p.WZero), p.OutChannels)
+	}
+	if p.KernelSums != nil && len(p.KernelSums) != p.OutChannels {
+		return fmt.Errorf("%w: %d kernel sums for %d channels", ErrGemmArgs, len(p.KernelSums), p.OutChannels)
 	}
 	wantX := int64(p.Batch) * int64(p.InChannels) * int64(p.InH) * int64(p.InW)
 	wantW := int64(p.OutChannels) * int64(p.InChannels/p.Groups) * int64(p.KH) * int64(p.KW)
@@ -245,18 +253,43 @@ func convInt8RowTerms(p *ConvInt8, kernel []int8, k int, shifted bool) []int32 {
 	if shifted {
 		shift = 128
 	}
+	sums := p.KernelSums
+	if sums == nil {
+		sums = kernelRowSums(kernel, p.OutChannels, k)
+	}
 	rows := make([]int32, p.OutChannels)
-	for o := range rows {
-		var s int32
-		for _, v := range kernel[o*k : (o+1)*k] {
-			s += int32(v)
-		}
+	for o, s := range sums {
 		rows[o] = (shift - p.XZero) * s
 		if p.WZero != nil {
 			rows[o] += int32(k) * p.XZero * p.WZero[o]
 		}
 	}
 	return rows
+}
+
+// ConvInt8KernelSums are the sums of each output channel's row of
+// kernel (its taps × group channels) for convolution p, wrapping as s32
+// does: ConvInt8.KernelSums, for a kernel that does not change between
+// calls.
+func ConvInt8KernelSums(p *ConvInt8, kernel []int8) ([]int32, error) {
+	k := p.InChannels / max(p.Groups, 1) * p.KH * p.KW
+	if p.OutChannels < 0 || k < 0 || len(kernel) < p.OutChannels*k {
+		return nil, fmt.Errorf("%w: a kernel of %d values for %d channels of %d", ErrGemmArgs, len(kernel), p.OutChannels, k)
+	}
+	return kernelRowSums(kernel, p.OutChannels, k), nil
+}
+
+// kernelRowSums sums rows rows of k values of kernel, in s32.
+func kernelRowSums(kernel []int8, rows, k int) []int32 {
+	sums := make([]int32, rows)
+	for o := range sums {
+		var s int32
+		for _, v := range kernel[o*k : (o+1)*k] {
+			s += int32(v)
+		}
+		sums[o] = s
+	}
+	return sums
 }
 
 // addConvTerms adds the channel terms rows and, with zero points of the

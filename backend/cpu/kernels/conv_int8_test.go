@@ -104,21 +104,45 @@ func TestConvInt8NCHW(t *testing.T) {
 				}
 				in, kernel := randConvInt8(rng, &q)
 				want := refConvInt8(&q, in, kernel)
+				sums, err := ConvInt8KernelSums(&q, kernel)
+				if err != nil {
+					t.Fatal(err)
+				}
 				for _, blocks := range []int{4 << 20, 64 * 32} {
 					for _, threads := range []int{1, 2} {
-						t.Run(fmt.Sprintf("%d/%d/%d/%d", ci, variant, blocks, threads), func(t *testing.T) {
-							defer func(b int) { im2colBytes = b }(im2colBytes)
-							im2colBytes = blocks
-							got := make([]int32, len(want))
-							if err := ConvInt8NCHW(&q, in, kernel, got, threads); err != nil {
-								t.Fatal(err)
-							}
-							for i := range got {
-								if got[i] != want[i] {
-									t.Fatalf("%+v: out[%d] = %d, want %d", q, i, got[i], want[i])
+						for _, given := range []bool{false, true} {
+							t.Run(fmt.Sprintf("%d/%d/%d/%d/%v", ci, variant, blocks, threads, given), func(t *testing.T) {
+								defer func(b int) { im2colBytes = b }(im2colBytes)
+								im2colBytes = blocks
+								r := q
+								if given {
+									r.KernelSums = sums
 								}
-							}
-						})
+								got := make([]int32, len(want))
+								if err := ConvInt8NCHW(&r, in, kernel, got, threads); err != nil {
+									t.Fatal(err)
+								}
+								for i := range got {
+									if got[i] != want[i] {
+										t.Fatalf("%+v: out[%d] = %d, want %d", r, i, got[i], want[i])
+									}
+								}
+							})
+						}
+					}
+				}
+				// The sums given are the ones used: one channel's off by
+				// one moves that channel by its image term alone.
+				if shift := map[bool]int32{true: 128}[q.XUnsigned]; shift != q.XZero {
+					r := q
+					r.KernelSums = append([]int32(nil), sums...)
+					r.KernelSums[0]++
+					got := make([]int32, len(want))
+					if err := ConvInt8NCHW(&r, in, kernel, got, 1); err != nil {
+						t.Fatal(err)
+					}
+					if d := got[0] - want[0]; d != shift-q.XZero {
+						t.Fatalf("%+v: a kernel sum off by one moved out[0] by %d, want %d", r, d, shift-q.XZero)
 					}
 				}
 			}
@@ -141,6 +165,7 @@ func TestConvInt8NCHWBadArgs(t *testing.T) {
 		func(q *ConvInt8) ([]byte, []int8, []int32) { q.WZero = []int32{1}; return in, kernel, out },
 		func(q *ConvInt8) ([]byte, []int8, []int32) { q.StrideH = 0; return in, kernel, out },
 		func(q *ConvInt8) ([]byte, []int8, []int32) { q.InH = -1; return in, kernel, out },
+		func(q *ConvInt8) ([]byte, []int8, []int32) { q.KernelSums = []int32{1}; return in, kernel, out },
 	}
 	for i, f := range bad {
 		q := *p
