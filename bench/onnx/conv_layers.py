@@ -14,11 +14,10 @@ the host (10-40% on a shared VM); a layer's median over 35-40 calls in alternate
 Needs Debian's python3-numpy and python3-onnx, node, and onnxruntime-node from npm (see README.md),
 and builds Axle from this checkout.
 """
-import argparse, collections, glob, json, os, re, statistics as st, subprocess, tempfile
+import argparse, collections, glob, json, os, re, statistics as st, subprocess, sys, tempfile
 
-import numpy as np
-import onnx
-from onnx import numpy_helper
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ort_inputs import write_spec  # noqa: E402
 
 JS = r"""
 const ort = require(process.env.ORT_NODE_MODULE);
@@ -53,17 +52,7 @@ axle = os.path.join(work, "axle")
 subprocess.run(["go", "build", "-o", axle, "./cmd/axle"], cwd=root, check=True)
 
 # Inputs: an .npz for Axle, raw files and a spec for the JS side.
-m = onnx.load(model, load_external_data=False)
-inits = {i.name for i in m.graph.initializer}
-spec = []
-for k, gi in enumerate(i for i in m.graph.input if i.name not in inits):
-    t = onnx.TensorProto()
-    t.ParseFromString(open(os.path.join(a.dir, "test_data_set_0", f"input_{k}.pb"), "rb").read())
-    arr = np.ascontiguousarray(numpy_helper.to_array(t))
-    f = os.path.join(work, f"in{k}.bin")
-    arr.tofile(f)
-    spec.append({"name": gi.name, "type": str(arr.dtype), "dims": list(arr.shape), "file": f})
-json.dump(spec, open(os.path.join(work, "spec.json"), "w"))
+write_spec(a.dir, work, "spec.json")
 open(os.path.join(work, "prof.js"), "w").write(JS)
 npz = os.path.join(work, "in.npz")
 subprocess.run([os.path.join(here, "pb2npz.py"), a.dir, npz], check=True)

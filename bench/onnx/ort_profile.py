@@ -10,11 +10,10 @@ each op type's summed per-node medians (ONNX Runtime's fused kernels keep their 
 its bias is Gemm or FusedMatMul, Conv with its activation one Conv), their total, and with --nodes the
 N slowest nodes in graph order with their output shapes.
 """
-import argparse, collections, glob, json, os, statistics, subprocess, tempfile
+import argparse, collections, glob, json, os, statistics, subprocess, sys, tempfile
 
-import numpy as np
-import onnx
-from onnx import numpy_helper
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ort_inputs import write_spec  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--ort-module", required=True)
@@ -24,19 +23,9 @@ ap.add_argument("--nodes", type=int, default=0)
 ap.add_argument("dir")
 a = ap.parse_args()
 work = tempfile.mkdtemp()
-m = onnx.load(os.path.join(a.dir, "model.onnx"), load_external_data=False)
-inits = {i.name for i in m.graph.initializer}
-specs = []
-for k, gi in enumerate(i for i in m.graph.input if i.name not in inits):
-    t = onnx.TensorProto()
-    t.ParseFromString(open(os.path.join(a.dir, "test_data_set_0", f"input_{k}.pb"), "rb").read())
-    arr = np.ascontiguousarray(numpy_helper.to_array(t))
-    f = os.path.join(work, f"input_{k}.bin")
-    arr.tofile(f)
-    specs.append({"name": gi.name, "type": "bool" if arr.dtype == np.bool_ else str(arr.dtype), "dims": list(arr.shape), "file": f})
-json.dump(specs, open(os.path.join(work, "inputs.json"), "w"))
+spec = write_spec(a.dir, work)
 subprocess.run(["node", os.path.join(os.path.dirname(os.path.abspath(__file__)), "ort_profile.js"),
-                os.path.join(a.dir, "model.onnx"), a.threads, a.reps, os.path.join(work, "inputs.json"),
+                os.path.join(a.dir, "model.onnx"), a.threads, a.reps, spec,
                 os.path.join(work, "profile")], check=True, env=dict(os.environ, ORT_NODE_MODULE=a.ort_module))
 events = json.load(open(glob.glob(os.path.join(work, "profile_*.json"))[0]))
 runs = [e["dur"] for e in events if e.get("cat") == "Session" and e["name"] == "model_run"]
