@@ -113,6 +113,10 @@ func ConvFinishedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 	}
 	// (an infinity, a NaN or a huge value in the image or kernel: the
 	// direct sum's semantics)
+	if denseMatrix(p) && rowsNarrowTakes(cout, p.InChannels) && k > 0 && pointwiseRows {
+		convPointwiseRows(p, in, kernel, out, m, k, threads, epi, cache)
+		return nil
+	}
 	if pointwiseAsGemm(p) {
 		// The image is the [pixels, channels] matrix A itself.
 		a := Strided[float32]{Data: in, Row: cin, Col: 1}
@@ -540,4 +544,32 @@ func kernelTapOffset(p *Conv, t int) int {
 		t /= p.Kernel[d]
 	}
 	return off
+}
+
+// pointwiseRows lets tests and benchmarks keep narrow pointwise
+// convolutions off the rows kernels.
+var pointwiseRows = true
+
+// convPointwiseRows computes pointwise convolution p (denseMatrix) of at
+// most sgemmNR output channels with the rows kernels (gemmRowsNarrow):
+// the image is A, read in place; the kernel's one sliver comes from the
+// cache (packed on first use) or is packed for the call.
+func convPointwiseRows(p *Conv, in, kernel, out []float32, m, k, threads int, epi Epilogue, cache *ConvKernelCache) {
+	cin, cout := p.InChannels, p.OutChannels
+	a := Strided[float32]{Data: in, Row: cin, Col: 1}
+	pack := func(dst []float32, pc, jc, kb, nb, from, to int) {
+		packConvKernel(dst, p, kernel, jc, cin, pc, kb, nb, from, to)
+	}
+	var panel func(pc, kb int) []float32
+	if rd := cache.forKernel(kernel).reader(0, pack); rd != nil {
+		panel = func(pc, kb int) []float32 { return rd(pc, 0, kb, cout) }
+	} else {
+		bp := getBuf[float32](k * sgemmNR)
+		defer putBuf(bp)
+		for pc := 0; pc < k; pc += gemmKC {
+			pack(bp[pc*sgemmNR:], pc, 0, min(gemmKC, k-pc), cout, 0, 1)
+		}
+		panel = func(pc, kb int) []float32 { return bp[pc*sgemmNR : (pc+kb)*sgemmNR] }
+	}
+	gemmRowsNarrow(m, cout, k, a, panel, out, cout, false, threads, epi)
 }

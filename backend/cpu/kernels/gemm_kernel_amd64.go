@@ -519,3 +519,38 @@ func interleaveRowsBF16(slivers int, lo, hi []uint16, dst []uint32, step int) bo
 	interleaveBF16(slivers, &lo[0], &hi[0], &dst[0], step)
 	return true
 }
+
+// rowsMasks are the lane masks of the rows kernels' last vector: entry
+// c stores its first c lanes.
+var rowsMasks = func() (m [8][8]int32) {
+	for c := range m {
+		for l := range c {
+			m[c][l] = -1
+		}
+	}
+	return m
+}()
+
+// rowsNarrowF32 runs the rows kernel of vecs vectors (sgemmRows12x8 or
+// sgemmRows6x16, masked where cols is not 8·vecs) over groups groups of
+// 12/vecs rows: C (cols columns, ldc apart) = A·B, or += unless
+// overwrite; a's rows are lda apart, b is one packed 16-column sliver
+// of k steps.
+func rowsNarrowF32(vecs, k int, a []float32, lda int, b, c []float32, ldc, groups, cols int, overwrite bool) {
+	rows := 12 / vecs
+	_ = a[(groups*rows-1)*lda+k-1]
+	_ = b[16*k-1]
+	_ = c[(groups*rows-1)*ldc+cols-1]
+	masked := cols != 8*vecs
+	mask := &rowsMasks[cols%8]
+	switch {
+	case vecs == 1 && masked:
+		sgemmRows12x8m(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite)
+	case vecs == 1:
+		sgemmRows12x8(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite)
+	case masked:
+		sgemmRows6x16m(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite)
+	default:
+		sgemmRows6x16(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite)
+	}
+}

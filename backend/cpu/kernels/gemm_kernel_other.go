@@ -110,3 +110,7 @@ func packA6F32(chunks int, src []float32, lda int, dst []float32) bool { return 
 func depthwisePixelVec(acc, in, kernel []float32, offs, woffs []int) int { return 0 }
 
 func interleaveRowsBF16(slivers int, lo, hi []uint16, dst []uint32, step int) bool { return false }
+
+func rowsNarrowF32(vecs, k int, a []float32, lda int, b, c []float32, ldc, groups, cols int, overwrite bool) {
+	panic("kernels: no AVX2 kernel")
+}

@@ -31,6 +31,12 @@ func gemmSkinnyF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, acc
 	case a.Col == 1 && useAVX512 && wideFor(m, n, k) && m >= skinnyRows && (threads > 1 || skinnyZAlways) && skinnyZ:
 		gemmRowsSkinny(m, n, k, a, b, c, ldc, accumulate, threads, epi)
 		return true
+	case a.Col == 1 && rowsNarrowTakes(n, a.Row):
+		bp := getBuf[float32](k * sgemmNR)
+		defer putBuf(bp)
+		packB(bp, b, 0, 0, k, n, sgemmNR, 0, 1)
+		gemmRowsNarrow(m, n, k, a, func(pc, kb int) []float32 { return bp[pc*sgemmNR : (pc+kb)*sgemmNR] }, c, ldc, accumulate, threads, epi)
+		return true
 	case a.Col == 1:
 		gemmRowsDirect(m, n, k, a, b, c, ldc, accumulate, threads, epi)
 		return true

@@ -298,6 +298,30 @@ func sgemm12x16tapszm(runs *int, n int, a *float32, lda int, b *float32, c *floa
 //go:noescape
 func sgemm12x16zs(k int, a *float32, lda int, b *float32, c *float32, ldc int, mask uint16, overwrite bool)
 
+// sgemmRows12x8 computes groups groups of C[12x8] = A·B (+= unless overwrite) over k steps,
+// A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.
+//
+//go:noescape
+func sgemmRows12x8(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool)
+
+// sgemmRows12x8m computes groups groups of C[12x8] = A·B (+= unless overwrite) over k steps,
+// A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.
+//
+//go:noescape
+func sgemmRows12x8m(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool)
+
+// sgemmRows6x16 computes groups groups of C[6x16] = A·B (+= unless overwrite) over k steps,
+// A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.
+//
+//go:noescape
+func sgemmRows6x16(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool)
+
+// sgemmRows6x16m computes groups groups of C[6x16] = A·B (+= unless overwrite) over k steps,
+// A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.
+//
+//go:noescape
+func sgemmRows6x16m(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool)
+
 // vnni8Peak runs n rounds of 12 independent VPDPBUSD on ZMM registers (1536 integer ops per round).
 func vnni8Peak(n int)
 

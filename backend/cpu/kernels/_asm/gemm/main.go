@@ -44,6 +44,10 @@ func main() {
 	directTapsKernelOf("sgemm12x32tapszm", 2, true)
 	directTapsKernelOf("sgemm12x16tapszm", 1, true)
 	skinnyKernel("sgemm12x16zs")
+	rowsKernel("sgemmRows12x8", 1, false)
+	rowsKernel("sgemmRows12x8m", 1, true)
+	rowsKernel("sgemmRows6x16", 2, false)
+	rowsKernel("sgemmRows6x16m", 2, true)
 	vnni8Peak()
 	s8gemmKernel()
 	fmaPeak()
@@ -2065,4 +2069,116 @@ func residualWithBias(name string, rows, width int, acc []reg.VecVirtual, flags,
 			Label(fmt.Sprintf("%s_resbias%d", name, v+1))
 		}
 	}
+}
+
+// rowsKernel emits name(k, a, lda, b, c, ldc, groups, mask, overwrite):
+// the AVX2 kernel of narrow products (at most 16 columns), which walks
+// groups groups of 12/vecs rows of A itself, read in place (lda
+// elements apart), each over all k steps of one packed 16-column B
+// sliver (16 floats a step, of which it reads 8·vecs), so that a call
+// covers many rows where the 6×16 kernels take a call, a packed A and,
+// for fewer than 16 columns, a scratch copy per six rows. Each C row of
+// 8·vecs columns is set (overwrite) or added to; with masked, its last
+// vector is stored under the eight 32-bit lanes at mask. The sums are
+// the GEMM kernels': each element's FMAs from zero in k order.
+func rowsKernel(name string, vecs int, masked bool) {
+	rows := 12 / vecs
+	TEXT(name, NOSPLIT, "func(k int, a *float32, lda int, b, c *float32, ldc int, groups int, mask *int32, overwrite bool)")
+	Pragma("noescape")
+	Doc(name+" computes groups groups of C["+fmt.Sprint(rows)+"x"+fmt.Sprint(8*vecs)+"] = A·B (+= unless overwrite) over k steps,",
+		"A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.")
+	ld := Load(Param("lda"), GP64())
+	SHLQ(Imm(2), ld)
+	as := []reg.Register{Load(Param("a"), GP64())}
+	for q := 1; q < (rows+2)/3; q++ {
+		as = append(as, GP64())
+	}
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(Imm(2), ldc)
+	c := Load(Param("c"), GP64())
+	groups := Load(Param("groups"), GP64())
+	// next is what takes a base from one group's end (k steps in) to the
+	// next group's start: rows rows down, k steps back.
+	next := GP64()
+	IMUL3Q(U32(rows), ld, next)
+	kb := Load(Param("k"), GP64())
+	SHLQ(Imm(2), kb)
+	SUBQ(kb, next)
+	var mv reg.VecVirtual
+	if masked {
+		m := Load(Param("mask"), GP64())
+		mv = YMM()
+		VMOVDQU(Mem{Base: m}, mv)
+	}
+	Label(name + "_group")
+	TESTQ(groups, groups)
+	JZ(LabelRef(name + "_done"))
+	rowBases(as, ld)
+	acc := make([]reg.VecVirtual, rows*vecs)
+	for i := range acc {
+		acc[i] = YMM()
+		VXORPS(acc[i], acc[i], acc[i])
+	}
+	b := Load(Param("b"), GP64())
+	k := Load(Param("k"), GP64())
+	bv := make([]reg.VecVirtual, vecs)
+	for h := range bv {
+		bv[h] = YMM()
+	}
+	t := YMM()
+	step := func(s int) {
+		for h := range vecs {
+			VMOVUPS(Mem{Base: b, Disp: s*64 + 32*h}, bv[h])
+		}
+		for r := range rows {
+			VBROADCASTSS(rowAt(as, ld, r, s*4), t)
+			for h := range vecs {
+				VFMADD231PS(bv[h], t, acc[r*vecs+h])
+			}
+		}
+	}
+	advance := func(steps int) {
+		for _, base := range as {
+			ADDQ(U32(steps*4), base)
+		}
+		ADDQ(U32(steps*64), b)
+	}
+	kLoop4(name, k, step, advance, name+"_store")
+	Label(name + "_store")
+	put := func(add bool) {
+		for r := range rows {
+			for h := range vecs {
+				m, x := Mem{Base: c, Disp: 32 * h}, acc[r*vecs+h]
+				last := masked && h == vecs-1
+				if add {
+					if last {
+						VMASKMOVPS(m, mv, t)
+						VADDPS(t, x, x)
+					} else {
+						VADDPS(m, x, x)
+					}
+				}
+				if last {
+					VMASKMOVPS(x, mv, m)
+				} else {
+					VMOVUPS(x, m)
+				}
+			}
+			ADDQ(ldc, c)
+		}
+	}
+	ow := Load(Param("overwrite"), GP8())
+	TESTB(ow, ow)
+	JNZ(LabelRef(name + "_set"))
+	put(true)
+	JMP(LabelRef(name + "_next"))
+	Label(name + "_set")
+	put(false)
+	Label(name + "_next")
+	ADDQ(next, as[0])
+	DECQ(groups)
+	JMP(LabelRef(name + "_group"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
 }

@@ -1,0 +1,109 @@
+package kernels
+
+// Narrow products on AVX2: at most 16 columns, as in a pointwise
+// convolution with few output channels (MobileNet's 8-channel
+// projections, a classifier's 10 classes). The 6×16 kernels take a
+// call, a packed six-row sliver of A and, for fewer than 16 columns, a
+// scratch tile copied out, for every six rows: with few input channels
+// (K of 8) that per-tile work is most of the time (2304 pixels 8→8 on
+// one thread: 40–45 µs, 7 GFLOP/s, where ONNX Runtime takes 13 µs). The
+// rows kernels (sgemmRows12x8, sgemmRows6x16; rowsKernel in the
+// generator) walk many groups of rows in one call, A read where it lies
+// and B's one packed sliver from L1, C's last vector stored under a mask.
+// Each element's sums are the 6×16 kernels' (from zero in k order, K
+// slices of gemmKC added into C), so the bits do not depend on which
+// kernel ran. AVX-512 hosts keep their 12×16 skinny kernel.
+
+// rowsNarrowOn lets tests and benchmarks turn the rows kernels off.
+var rowsNarrowOn = true
+
+// rowsNarrowTakes reports whether gemmRowsNarrow runs products of n
+// columns here, A's rows lda elements apart. Twelve rows a multiple of
+// 4 KiB apart share one L1 set, of eight ways: on the Zen 3 host the
+// 12-row kernel lost there (two threads, µs, 6×16 kernels → rows
+// kernel: 512×8×1024 119 → 186, 512×1×1024 268 → 349, 512×8×2048
+// 247 → 362) and won with rows 3 KiB apart (512×8×768 58 → 47); the
+// 6-row one won at any stride (512×16×2048 287 → 233).
+func rowsNarrowTakes(n, lda int) bool {
+	return rowsNarrowOn && useAsm && !useAVX512 && n >= 1 && n <= sgemmNR && (n > 8 || lda%1024 != 0)
+}
+
+// rowsNarrowChunk is about how many C elements a thread computes (every
+// K slice) before it hands them to the epilogue: its rows of A stay in
+// L2 across the slices and C's in L1 for the epilogue.
+const rowsNarrowChunk = 2048
+
+// gemmRowsNarrow computes C = A·B (C += A·B if accumulate) for C m×n,
+// n ≤ sgemmNR (rowsNarrowTakes), A row-major and read in place; panel(pc,
+// kb) is B's rows [pc, pc+kb) packed as one 16-column sliver (kb×16).
+// Threads take contiguous runs of row groups; epi (nil: none) gets
+// their rows once final.
+func gemmRowsNarrow(m, n, k int, a Strided[float32], panel func(pc, kb int) []float32, c []float32, ldc int, accumulate bool, threads int, epi Epilogue) {
+	if 2*m*n*k < skinnyParallelFlops {
+		threads = 1
+	}
+	rowsNarrowRun(m, n, k, a, panel, c, ldc, accumulate, threads, epi)
+}
+
+// rowsNarrowRun is gemmRowsNarrow on up to threads threads, however small.
+func rowsNarrowRun(m, n, k int, a Strided[float32], panel func(pc, kb int) []float32, c []float32, ldc int, accumulate bool, threads int, epi Epilogue) {
+	vecs := (n + 7) / 8
+	g := 12 / vecs // rows a group
+	groups := m / g
+	per := max(1, rowsNarrowChunk/(g*n)) // groups a chunk
+	threads = max(1, min(threads, groups))
+	parallel(threads, func(t int) {
+		from, to := t*groups/threads, (t+1)*groups/threads
+		fin := rowsFinisher{epi: epi, n: n, done: from * g}
+		for g0 := from; g0 < to; g0 += per {
+			gs := min(per, to-g0)
+			i := g0 * g
+			for pc := 0; pc < k; pc += gemmKC {
+				kb := min(gemmKC, k-pc)
+				rowsNarrowF32(vecs, kb, a.Data[i*a.Row+pc:], a.Row, panel(pc, kb), c[i*ldc:], ldc, gs, n, !accumulate && pc == 0)
+			}
+			last := g0+gs == to
+			if last && t == threads-1 && m > groups*g {
+				rowsNarrowTail(m, n, k, a, panel, c, ldc, groups*g, accumulate)
+			}
+			end := (g0 + gs) * g
+			if last && t == threads-1 {
+				end = m
+			}
+			fin.upTo(end, last)
+		}
+		if from == to && t == threads-1 { // fewer rows than a group
+			rowsNarrowTail(m, n, k, a, panel, c, ldc, 0, accumulate)
+			fin.upTo(m, true)
+		}
+	})
+}
+
+// rowsNarrowTail computes C's rows [i0, m), fewer than a group, through
+// scratch: those rows of A copied into a zeroed group, their C rows
+// (where accumulating) into a scratch tile that is copied back. Each
+// row's sums are those a whole group computes.
+func rowsNarrowTail(m, n, k int, a Strided[float32], panel func(pc, kb int) []float32, c []float32, ldc, i0 int, accumulate bool) {
+	vecs := (n + 7) / 8
+	g := 12 / vecs
+	rows := m - i0
+	as := getBuf[float32](g * k)
+	defer putBuf(as)
+	clear(as)
+	for r := range rows {
+		copy(as[r*k:(r+1)*k], a.Data[(i0+r)*a.Row:][:k])
+	}
+	var tile [12 * sgemmNR]float32
+	if accumulate {
+		for r := range rows {
+			copy(tile[r*n:(r+1)*n], c[(i0+r)*ldc:][:n])
+		}
+	}
+	for pc := 0; pc < k; pc += gemmKC {
+		kb := min(gemmKC, k-pc)
+		rowsNarrowF32(vecs, kb, as[pc:], k, panel(pc, kb), tile[:], n, 1, n, !accumulate && pc == 0)
+	}
+	for r := range rows {
+		copy(c[(i0+r)*ldc:][:n], tile[r*n:(r+1)*n])
+	}
+}
