@@ -114,7 +114,7 @@ func ConvFinishedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 	// (an infinity, a NaN or a huge value in the image or kernel: the
 	// direct sum's semantics)
 	if denseMatrix(p) && rowsNarrowTakes(cout, p.InChannels) && k > 0 && pointwiseRows {
-		convPointwiseRows(p, in, kernel, out, m, k, threads, epi, cache)
+		convPointwiseRows(p, in, kernel, out, m, k, threads, epi, ops, cache)
 		return nil
 	}
 	if pointwiseAsGemm(p) {
@@ -553,8 +553,9 @@ var pointwiseRows = true
 // convPointwiseRows computes pointwise convolution p (denseMatrix) of at
 // most sgemmNR output channels with the rows kernels (gemmRowsNarrow):
 // the image is A, read in place; the kernel's one sliver comes from the
-// cache (packed on first use) or is packed for the call.
-func convPointwiseRows(p *Conv, in, kernel, out []float32, m, k, threads int, epi Epilogue, cache *ConvKernelCache) {
+// cache (packed on first use) or is packed for the call; ops (nil: none)
+// is epi as the kernels apply it (ConvFinishedF32).
+func convPointwiseRows(p *Conv, in, kernel, out []float32, m, k, threads int, epi Epilogue, ops *TileOps, cache *ConvKernelCache) {
 	cin, cout := p.InChannels, p.OutChannels
 	a := Strided[float32]{Data: in, Row: cin, Col: 1}
 	pack := func(dst []float32, pc, jc, kb, nb, from, to int) {
@@ -571,5 +572,5 @@ func convPointwiseRows(p *Conv, in, kernel, out []float32, m, k, threads int, ep
 		}
 		panel = func(pc, kb int) []float32 { return bp[pc*sgemmNR : (pc+kb)*sgemmNR] }
 	}
-	gemmRowsNarrow(m, cout, k, a, panel, out, cout, false, threads, epi)
+	gemmRowsNarrow(m, cout, k, a, panel, out, cout, false, threads, epi, ops)
 }

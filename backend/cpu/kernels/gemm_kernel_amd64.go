@@ -554,3 +554,25 @@ func rowsNarrowF32(vecs, k int, a []float32, lda int, b, c []float32, ldc, group
 		sgemmRows6x16(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite)
 	}
 }
+
+// rowsNarrowOpsF32 is rowsNarrowF32 finishing every row with ops (its
+// rows from row of ops' matrix, columns from 0) before the store.
+func rowsNarrowOpsF32(vecs, k int, a []float32, lda int, b, c []float32, ldc, groups, cols int, overwrite bool, ops *TileOps, row int) {
+	rows := 12 / vecs
+	_ = a[(groups*rows-1)*lda+k-1]
+	_ = b[16*k-1]
+	_ = c[(groups*rows-1)*ldc+cols-1]
+	bias, res, resBias := ops.operandsOf(groups*rows, cols, row, 0)
+	masked := cols != 8*vecs
+	mask := &rowsMasks[cols%8]
+	switch {
+	case vecs == 1 && masked:
+		sgemmRows12x8mo(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
+	case vecs == 1:
+		sgemmRows12x8o(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
+	case masked:
+		sgemmRows6x16mo(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
+	default:
+		sgemmRows6x16o(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
+	}
+}

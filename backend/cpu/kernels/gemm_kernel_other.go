@@ -114,3 +114,7 @@ func interleaveRowsBF16(slivers int, lo, hi []uint16, dst []uint32, step int) bo
 func rowsNarrowF32(vecs, k int, a []float32, lda int, b, c []float32, ldc, groups, cols int, overwrite bool) {
 	panic("kernels: no AVX2 kernel")
 }
+
+func rowsNarrowOpsF32(vecs, k int, a []float32, lda int, b, c []float32, ldc, groups, cols int, overwrite bool, ops *TileOps, row int) {
+	panic("kernels: no AVX2 kernel")
+}

@@ -36,45 +36,56 @@ const rowsNarrowChunk = 2048
 // gemmRowsNarrow computes C = A·B (C += A·B if accumulate) for C m×n,
 // n ≤ sgemmNR (rowsNarrowTakes), A row-major and read in place; panel(pc,
 // kb) is B's rows [pc, pc+kb) packed as one 16-column sliver (kb×16).
-// Threads take contiguous runs of row groups; epi (nil: none) gets
-// their rows once final.
-func gemmRowsNarrow(m, n, k int, a Strided[float32], panel func(pc, kb int) []float32, c []float32, ldc int, accumulate bool, threads int, epi Epilogue) {
+// Threads take contiguous runs of row groups. Where ops (nil: none) fits
+// C, the kernels finish every whole group with it as they store it and
+// epi (nil: none) gets only the rows of a last, partial group; without,
+// epi gets every row once final.
+func gemmRowsNarrow(m, n, k int, a Strided[float32], panel func(pc, kb int) []float32, c []float32, ldc int, accumulate bool, threads int, epi Epilogue, ops *TileOps) {
 	if 2*m*n*k < skinnyParallelFlops {
 		threads = 1
 	}
-	rowsNarrowRun(m, n, k, a, panel, c, ldc, accumulate, threads, epi)
+	rowsNarrowRun(m, n, k, a, panel, c, ldc, accumulate, threads, epi, ops)
 }
 
 // rowsNarrowRun is gemmRowsNarrow on up to threads threads, however small.
-func rowsNarrowRun(m, n, k int, a Strided[float32], panel func(pc, kb int) []float32, c []float32, ldc int, accumulate bool, threads int, epi Epilogue) {
+func rowsNarrowRun(m, n, k int, a Strided[float32], panel func(pc, kb int) []float32, c []float32, ldc int, accumulate bool, threads int, epi Epilogue, ops *TileOps) {
+	if m == 0 {
+		return
+	}
 	vecs := (n + 7) / 8
 	g := 12 / vecs // rows a group
 	groups := m / g
 	per := max(1, rowsNarrowChunk/(g*n)) // groups a chunk
 	threads = max(1, min(threads, groups))
+	if epi == nil || !ops.fits(c[:m*ldc-ldc+n], ldc, n) {
+		ops = nil
+	}
+	fin := epi
+	if ops != nil {
+		fin = nil
+	}
 	parallel(threads, func(t int) {
 		from, to := t*groups/threads, (t+1)*groups/threads
-		fin := rowsFinisher{epi: epi, n: n, done: from * g}
+		done := rowsFinisher{epi: fin, n: n, done: from * g}
 		for g0 := from; g0 < to; g0 += per {
 			gs := min(per, to-g0)
 			i := g0 * g
 			for pc := 0; pc < k; pc += gemmKC {
 				kb := min(gemmKC, k-pc)
-				rowsNarrowF32(vecs, kb, a.Data[i*a.Row+pc:], a.Row, panel(pc, kb), c[i*ldc:], ldc, gs, n, !accumulate && pc == 0)
+				as, bp, cs, first := a.Data[i*a.Row+pc:], panel(pc, kb), c[i*ldc:], !accumulate && pc == 0
+				if ops != nil && pc+kb == k {
+					rowsNarrowOpsF32(vecs, kb, as, a.Row, bp, cs, ldc, gs, n, first, ops, i)
+				} else {
+					rowsNarrowF32(vecs, kb, as, a.Row, bp, cs, ldc, gs, n, first)
+				}
 			}
-			last := g0+gs == to
-			if last && t == threads-1 && m > groups*g {
-				rowsNarrowTail(m, n, k, a, panel, c, ldc, groups*g, accumulate)
-			}
-			end := (g0 + gs) * g
-			if last && t == threads-1 {
-				end = m
-			}
-			fin.upTo(end, last)
+			done.upTo((g0+gs)*g, g0+gs == to)
 		}
-		if from == to && t == threads-1 { // fewer rows than a group
-			rowsNarrowTail(m, n, k, a, panel, c, ldc, 0, accumulate)
-			fin.upTo(m, true)
+		if t == threads-1 && m > groups*g {
+			rowsNarrowTail(m, n, k, a, panel, c, ldc, groups*g, accumulate)
+			if epi != nil {
+				epi(groups*g, 0, m-groups*g, n)
+			}
 		}
 	})
 }

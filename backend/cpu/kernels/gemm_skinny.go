@@ -35,7 +35,7 @@ func gemmSkinnyF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, acc
 		bp := getBuf[float32](k * sgemmNR)
 		defer putBuf(bp)
 		packB(bp, b, 0, 0, k, n, sgemmNR, 0, 1)
-		gemmRowsNarrow(m, n, k, a, func(pc, kb int) []float32 { return bp[pc*sgemmNR : (pc+kb)*sgemmNR] }, c, ldc, accumulate, threads, epi)
+		gemmRowsNarrow(m, n, k, a, func(pc, kb int) []float32 { return bp[pc*sgemmNR : (pc+kb)*sgemmNR] }, c, ldc, accumulate, threads, epi, nil)
 		return true
 	case a.Col == 1:
 		gemmRowsDirect(m, n, k, a, b, c, ldc, accumulate, threads, epi)

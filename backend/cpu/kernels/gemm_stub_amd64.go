@@ -322,6 +322,34 @@ func sgemmRows6x16(k int, a *float32, lda int, b *float32, c *float32, ldc int, 
 //go:noescape
 func sgemmRows6x16m(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool)
 
+// sgemmRows12x8o computes groups groups of C[12x8] = A·B (+= unless overwrite) over k steps,
+// A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.
+// Before storing it finishes the tile with flags' ops, in this order: plus the 8 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 8 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
+//
+//go:noescape
+func sgemmRows12x8o(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
+
+// sgemmRows12x8mo computes groups groups of C[12x8] = A·B (+= unless overwrite) over k steps,
+// A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.
+// Before storing it finishes the tile with flags' ops, in this order: plus the 8 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 8 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
+//
+//go:noescape
+func sgemmRows12x8mo(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
+
+// sgemmRows6x16o computes groups groups of C[6x16] = A·B (+= unless overwrite) over k steps,
+// A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.
+// Before storing it finishes the tile with flags' ops, in this order: plus the 16 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 16 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
+//
+//go:noescape
+func sgemmRows6x16o(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
+
+// sgemmRows6x16mo computes groups groups of C[6x16] = A·B (+= unless overwrite) over k steps,
+// A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.
+// Before storing it finishes the tile with flags' ops, in this order: plus the 16 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 16 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
+//
+//go:noescape
+func sgemmRows6x16mo(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
+
 // vnni8Peak runs n rounds of 12 independent VPDPBUSD on ZMM registers (1536 integer ops per round).
 func vnni8Peak(n int)
 

@@ -44,10 +44,13 @@ func main() {
 	directTapsKernelOf("sgemm12x32tapszm", 2, true)
 	directTapsKernelOf("sgemm12x16tapszm", 1, true)
 	skinnyKernel("sgemm12x16zs")
-	rowsKernel("sgemmRows12x8", 1, false)
-	rowsKernel("sgemmRows12x8m", 1, true)
-	rowsKernel("sgemmRows6x16", 2, false)
-	rowsKernel("sgemmRows6x16m", 2, true)
+	for _, ops := range []bool{false, true} {
+		suffix := map[bool]string{false: "", true: "o"}[ops]
+		rowsKernel("sgemmRows12x8"+suffix, 1, false, ops)
+		rowsKernel("sgemmRows12x8m"+suffix, 1, true, ops)
+		rowsKernel("sgemmRows6x16"+suffix, 2, false, ops)
+		rowsKernel("sgemmRows6x16m"+suffix, 2, true, ops)
+	}
 	vnni8Peak()
 	s8gemmKernel()
 	fmaPeak()
@@ -2079,14 +2082,25 @@ func residualWithBias(name string, rows, width int, acc []reg.VecVirtual, flags,
 // covers many rows where the 6×16 kernels take a call, a packed A and,
 // for fewer than 16 columns, a scratch copy per six rows. Each C row of
 // 8·vecs columns is set (overwrite) or added to; with masked, its last
-// vector is stored under the eight 32-bit lanes at mask. The sums are
-// the GEMM kernels': each element's FMAs from zero in k order.
-func rowsKernel(name string, vecs int, masked bool) {
+// vector is read and stored under the eight 32-bit lanes at mask. The
+// sums are the GEMM kernels': each element's FMAs from zero in k order.
+// With ops, it takes the TileOps parameters of the 6×16 kernels' ops
+// variants and finishes each group with them before storing it
+// (storeOpsThenW's ops, on rows of vecs vectors).
+func rowsKernel(name string, vecs int, masked, ops bool) {
 	rows := 12 / vecs
-	TEXT(name, NOSPLIT, "func(k int, a *float32, lda int, b, c *float32, ldc int, groups int, mask *int32, overwrite bool)")
+	sig := "func(k int, a *float32, lda int, b, c *float32, ldc int, groups int, mask *int32, overwrite bool)"
+	if ops {
+		sig = strings.TrimSuffix(sig, ")") + ", bias, res *float32, ldr int, resBias *float32, flags int, floor, ceil float32)"
+	}
+	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
-	Doc(name+" computes groups groups of C["+fmt.Sprint(rows)+"x"+fmt.Sprint(8*vecs)+"] = A·B (+= unless overwrite) over k steps,",
-		"A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.")
+	doc := []string{name + " computes groups groups of C[" + fmt.Sprint(rows) + "x" + fmt.Sprint(8*vecs) + "] = A·B (+= unless overwrite) over k steps,",
+		"A read in place, B one packed 16-column sliver (AVX2); see rowsKernel."}
+	if ops {
+		doc = append(doc, opsDocOf(8*vecs))
+	}
+	Doc(doc...)
 	ld := Load(Param("lda"), GP64())
 	SHLQ(Imm(2), ld)
 	as := []reg.Register{Load(Param("a"), GP64())}
@@ -2097,6 +2111,10 @@ func rowsKernel(name string, vecs int, masked bool) {
 	SHLQ(Imm(2), ldc)
 	c := Load(Param("c"), GP64())
 	groups := Load(Param("groups"), GP64())
+	var resp reg.Register
+	if ops {
+		resp = Load(Param("res"), GP64())
+	}
 	// next is what takes a base from one group's end (k steps in) to the
 	// next group's start: rows rows down, k steps back.
 	next := GP64()
@@ -2109,6 +2127,15 @@ func rowsKernel(name string, vecs int, masked bool) {
 		m := Load(Param("mask"), GP64())
 		mv = YMM()
 		VMOVDQU(Mem{Base: m}, mv)
+	}
+	// load reads vector h of a row at m, under the mask if it is the last
+	// one of a masked kernel.
+	load := func(m Mem, h int, dst reg.VecVirtual) {
+		if masked && h == vecs-1 {
+			VMASKMOVPS(m, mv, dst)
+		} else {
+			VMOVUPS(m, dst)
+		}
 	}
 	Label(name + "_group")
 	TESTQ(groups, groups)
@@ -2145,40 +2172,154 @@ func rowsKernel(name string, vecs int, masked bool) {
 	}
 	kLoop4(name, k, step, advance, name+"_store")
 	Label(name + "_store")
-	put := func(add bool) {
-		for r := range rows {
-			for h := range vecs {
-				m, x := Mem{Base: c, Disp: 32 * h}, acc[r*vecs+h]
-				last := masked && h == vecs-1
-				if add {
-					if last {
-						VMASKMOVPS(m, mv, t)
-						VADDPS(t, x, x)
-					} else {
-						VADDPS(m, x, x)
-					}
-				}
-				if last {
-					VMASKMOVPS(x, mv, m)
-				} else {
-					VMOVUPS(x, m)
-				}
-			}
-			ADDQ(ldc, c)
-		}
-	}
 	ow := Load(Param("overwrite"), GP8())
 	TESTB(ow, ow)
-	JNZ(LabelRef(name + "_set"))
-	put(true)
-	JMP(LabelRef(name + "_next"))
-	Label(name + "_set")
-	put(false)
-	Label(name + "_next")
+	if ops {
+		// C's rows first, as the 6×16 kernels add them, then the ops.
+		JNZ(LabelRef(name + "_ops"))
+		cr := GP64()
+		MOVQ(c, cr)
+		for r := range rows {
+			for h := range vecs {
+				x := acc[r*vecs+h]
+				load(Mem{Base: cr, Disp: 32 * h}, h, t)
+				VADDPS(t, x, x) // x + c
+			}
+			ADDQ(ldc, cr)
+		}
+		Label(name + "_ops")
+		rowsOps(name, rows, vecs, acc, resp, load)
+		rowsPut(c, ldc, rows, vecs, acc, masked, mv, false)
+		ldr := Load(Param("ldr"), GP64())
+		IMUL3Q(U32(4*rows), ldr, ldr)
+		ADDQ(ldr, resp)
+	} else {
+		JNZ(LabelRef(name + "_set"))
+		rowsPut(c, ldc, rows, vecs, acc, masked, mv, true)
+		JMP(LabelRef(name + "_next"))
+		Label(name + "_set")
+		rowsPut(c, ldc, rows, vecs, acc, masked, mv, false)
+		Label(name + "_next")
+	}
 	ADDQ(next, as[0])
 	DECQ(groups)
 	JMP(LabelRef(name + "_group"))
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// rowsPut stores the rows kernels' group acc (rows rows of vecs vectors)
+// into C at c, rows ldc bytes apart, adding C's values first if add,
+// the last vector of a row under mask mv if masked; it leaves c at the
+// next group's first row.
+func rowsPut(c, ldc reg.Register, rows, vecs int, acc []reg.VecVirtual, masked bool, mv reg.VecVirtual, add bool) {
+	var t reg.VecVirtual
+	if add && masked {
+		t = YMM()
+	}
+	for r := range rows {
+		for h := range vecs {
+			m, x := Mem{Base: c, Disp: 32 * h}, acc[r*vecs+h]
+			last := masked && h == vecs-1
+			if add {
+				if last {
+					VMASKMOVPS(m, mv, t)
+					VADDPS(t, x, x)
+				} else {
+					VADDPS(m, x, x)
+				}
+			}
+			if last {
+				VMASKMOVPS(x, mv, m)
+			} else {
+				VMOVUPS(x, m)
+			}
+		}
+		ADDQ(ldc, c)
+	}
+}
+
+// rowsOps applies the ops parameter flags selects to a rows kernel's
+// group acc (rows rows of vecs vectors), the residual's rows from resp
+// (ldr floats apart), vectors read by load: storeOpsThenW's ops, in its
+// order and with its operands' order.
+func rowsOps(name string, rows, vecs int, acc []reg.VecVirtual, resp reg.Register, load func(Mem, int, reg.VecVirtual)) {
+	flags := Load(Param("flags"), GP64())
+	TESTQ(U32(1), flags)
+	JZ(LabelRef(name + "_res"))
+	bias := Load(Param("bias"), GP64())
+	bz := make([]reg.VecVirtual, vecs)
+	for h := range bz {
+		bz[h] = YMM()
+		load(Mem{Base: bias, Disp: 32 * h}, h, bz[h])
+	}
+	TESTQ(U32(2), flags)
+	JNZ(LabelRef(name + "_biasfirst"))
+	for i, x := range acc {
+		VADDPS(bz[i%vecs], x, x) // x + bias
+	}
+	JMP(LabelRef(name + "_res"))
+	Label(name + "_biasfirst")
+	for i, x := range acc {
+		VADDPS(x, bz[i%vecs], x) // bias + x
+	}
+	Label(name + "_res")
+	TESTQ(U32(4), flags)
+	JZ(LabelRef(name + "_floor"))
+	ldr := Load(Param("ldr"), GP64())
+	SHLQ(Imm(2), ldr)
+	rp := GP64()
+	t := YMM()
+	// residual emits the residual's rows with resBias rb (nil: none), it
+	// first if rbFirst, then x + r (r + x where flags has 8).
+	residual := func(label string, rb []reg.VecVirtual, rbFirst bool) {
+		for _, resFirst := range []bool{false, true} {
+			if !resFirst {
+				TESTQ(U32(8), flags)
+				JNZ(LabelRef(label + "_resfirst"))
+			} else {
+				Label(label + "_resfirst")
+			}
+			MOVQ(resp, rp)
+			for r := range rows {
+				for h := range vecs {
+					load(Mem{Base: rp, Disp: 32 * h}, h, t)
+					if rb != nil {
+						if rbFirst {
+							VADDPS(t, rb[h], t) // resBias + r
+						} else {
+							VADDPS(rb[h], t, t) // r + resBias
+						}
+					}
+					x := acc[r*vecs+h]
+					if resFirst {
+						VADDPS(x, t, x) // r + x
+					} else {
+						VADDPS(t, x, x) // x + r
+					}
+				}
+				ADDQ(ldr, rp)
+			}
+			JMP(LabelRef(name + "_floor"))
+		}
+	}
+	TESTQ(U32(32), flags)
+	JZ(LabelRef(name + "_plainres"))
+	rbp := Load(Param("resBias"), GP64())
+	rb := make([]reg.VecVirtual, vecs)
+	for h := range rb {
+		rb[h] = YMM()
+		load(Mem{Base: rbp, Disp: 32 * h}, h, rb[h])
+	}
+	TESTQ(U32(64), flags)
+	JNZ(LabelRef(name + "_rbfirst"))
+	residual(name+"_rb", rb, false)
+	Label(name + "_rbfirst")
+	residual(name+"_rbf", rb, true)
+	Label(name + "_plainres")
+	residual(name+"_pr", nil, false)
+	bound(name+"_floor", name+"_ceil", 16, "floor", acc, flags, t, func(x, t reg.VecVirtual) { VMAXPS(x, t, x) })
+	bound(name+"_ceil", name+"_put", 128, "ceil", acc, flags, t, func(x, t reg.VecVirtual) { VMINPS(x, t, x) })
+	Label(name + "_put")
 }
