@@ -551,26 +551,27 @@ func kernelTapOffset(p *Conv, t int) int {
 var pointwiseRows = true
 
 // convPointwiseRows computes pointwise convolution p (denseMatrix) of at
-// most sgemmNR output channels with the rows kernels (gemmRowsNarrow):
-// the image is A, read in place; the kernel's one sliver comes from the
-// cache (packed on first use) or is packed for the call; ops (nil: none)
-// is epi as the kernels apply it (ConvFinishedF32).
+// most rowsMaxCols output channels with the rows kernels
+// (gemmRowsNarrow): the image is A, read in place; the kernel's slivers
+// come from the cache (packed on first use) or are packed for the call;
+// ops (nil: none) is epi as the kernels apply it (ConvFinishedF32).
 func convPointwiseRows(p *Conv, in, kernel, out []float32, m, k, threads int, epi Epilogue, ops *TileOps, cache *ConvKernelCache) {
 	cin, cout := p.InChannels, p.OutChannels
 	a := Strided[float32]{Data: in, Row: cin, Col: 1}
 	pack := func(dst []float32, pc, jc, kb, nb, from, to int) {
 		packConvKernel(dst, p, kernel, jc, cin, pc, kb, nb, from, to)
 	}
+	slivers := (cout + sgemmNR - 1) / sgemmNR
 	var panel func(pc, kb int) []float32
 	if rd := cache.forKernel(kernel).reader(0, pack); rd != nil {
 		panel = func(pc, kb int) []float32 { return rd(pc, 0, kb, cout) }
 	} else {
-		bp := getBuf[float32](k * sgemmNR)
+		bp := getBuf[float32](k * sgemmNR * slivers)
 		defer putBuf(bp)
 		for pc := 0; pc < k; pc += gemmKC {
-			pack(bp[pc*sgemmNR:], pc, 0, min(gemmKC, k-pc), cout, 0, 1)
+			pack(bp[pc*sgemmNR*slivers:], pc, 0, min(gemmKC, k-pc), cout, 0, slivers)
 		}
-		panel = func(pc, kb int) []float32 { return bp[pc*sgemmNR : (pc+kb)*sgemmNR] }
+		panel = func(pc, kb int) []float32 { return bp[pc*sgemmNR*slivers : (pc+kb)*sgemmNR*slivers] }
 	}
 	gemmRowsNarrow(m, cout, k, a, panel, out, cout, false, threads, epi, ops)
 }

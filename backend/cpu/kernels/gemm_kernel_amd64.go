@@ -531,48 +531,63 @@ var rowsMasks = func() (m [8][8]int32) {
 	return m
 }()
 
-// rowsNarrowF32 runs the rows kernel of vecs vectors (sgemmRows12x8 or
-// sgemmRows6x16, masked where cols is not 8·vecs) over groups groups of
-// 12/vecs rows: C (cols columns, ldc apart) = A·B, or += unless
-// overwrite; a's rows are lda apart, b is one packed 16-column sliver
-// of k steps.
+// rowsNarrowF32 runs the rows kernel of vecs vectors a row
+// (sgemmRows12x8, 6x16, 3x24 or 2x32; masked where cols is not 8·vecs)
+// over groups groups of rowsOf(vecs) rows: C (cols columns, ldc apart)
+// = A·B, or += unless overwrite; a's rows are lda apart, b holds the
+// packed 16-column slivers of k steps that cover the columns.
 func rowsNarrowF32(vecs, k int, a []float32, lda int, b, c []float32, ldc, groups, cols int, overwrite bool) {
-	rows := 12 / vecs
+	rows := rowsOf(vecs)
 	_ = a[(groups*rows-1)*lda+k-1]
-	_ = b[16*k-1]
+	_ = b[16*k*((vecs+1)/2)-1]
 	_ = c[(groups*rows-1)*ldc+cols-1]
-	masked := cols != 8*vecs
 	mask := &rowsMasks[cols%8]
-	switch {
-	case vecs == 1 && masked:
-		sgemmRows12x8m(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite)
-	case vecs == 1:
+	switch 2*vecs + btoi(cols != 8*vecs) {
+	case 2:
 		sgemmRows12x8(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite)
-	case masked:
-		sgemmRows6x16m(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite)
-	default:
+	case 3:
+		sgemmRows12x8m(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite)
+	case 4:
 		sgemmRows6x16(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite)
+	case 5:
+		sgemmRows6x16m(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite)
+	case 6:
+		sgemmRows3x24(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite)
+	case 7:
+		sgemmRows3x24m(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite)
+	case 8:
+		sgemmRows2x32(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite)
+	case 9:
+		sgemmRows2x32m(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite)
 	}
 }
 
 // rowsNarrowOpsF32 is rowsNarrowF32 finishing every row with ops (its
 // rows from row of ops' matrix, columns from 0) before the store.
 func rowsNarrowOpsF32(vecs, k int, a []float32, lda int, b, c []float32, ldc, groups, cols int, overwrite bool, ops *TileOps, row int) {
-	rows := 12 / vecs
+	rows := rowsOf(vecs)
 	_ = a[(groups*rows-1)*lda+k-1]
-	_ = b[16*k-1]
+	_ = b[16*k*((vecs+1)/2)-1]
 	_ = c[(groups*rows-1)*ldc+cols-1]
 	bias, res, resBias := ops.operandsOf(groups*rows, cols, row, 0)
-	masked := cols != 8*vecs
 	mask := &rowsMasks[cols%8]
-	switch {
-	case vecs == 1 && masked:
-		sgemmRows12x8mo(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
-	case vecs == 1:
-		sgemmRows12x8o(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
-	case masked:
-		sgemmRows6x16mo(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
-	default:
-		sgemmRows6x16o(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
+	ldr, flags, floor, ceil := ops.LdRes, ops.Flags, ops.Floor, ops.Ceil
+	switch 2*vecs + btoi(cols != 8*vecs) {
+	case 2:
+		sgemmRows12x8o(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite, bias, res, ldr, resBias, flags, floor, ceil)
+	case 3:
+		sgemmRows12x8mo(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite, bias, res, ldr, resBias, flags, floor, ceil)
+	case 4:
+		sgemmRows6x16o(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite, bias, res, ldr, resBias, flags, floor, ceil)
+	case 5:
+		sgemmRows6x16mo(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite, bias, res, ldr, resBias, flags, floor, ceil)
+	case 6:
+		sgemmRows3x24o(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite, bias, res, ldr, resBias, flags, floor, ceil)
+	case 7:
+		sgemmRows3x24mo(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite, bias, res, ldr, resBias, flags, floor, ceil)
+	case 8:
+		sgemmRows2x32o(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite, bias, res, ldr, resBias, flags, floor, ceil)
+	case 9:
+		sgemmRows2x32mo(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite, bias, res, ldr, resBias, flags, floor, ceil)
 	}
 }

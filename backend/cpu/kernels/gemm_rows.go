@@ -25,7 +25,24 @@ var rowsNarrowOn = true
 // 247 → 362) and won with rows 3 KiB apart (512×8×768 58 → 47); the
 // 6-row one won at any stride (512×16×2048 287 → 233).
 func rowsNarrowTakes(n, lda int) bool {
-	return rowsNarrowOn && useAsm && !useAVX512 && n >= 1 && n <= sgemmNR && (n > 8 || lda%1024 != 0)
+	return rowsNarrowOn && useAsm && !useAVX512 && n >= 1 && n <= rowsMaxCols && (n > 8 || lda%1024 != 0)
+}
+
+// rowsMaxCols is the widest product the rows kernels compute: four
+// vectors a row.
+const rowsMaxCols = 32
+
+// rowsOf is the rows of a rows kernel's group with vecs vectors a row
+// (rowsOf in the generator): twelve accumulators, eight with four
+// vectors.
+func rowsOf(vecs int) int { return [...]int{1: 12, 2: 6, 3: 3, 4: 2}[vecs] }
+
+// btoi is 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // rowsNarrowChunk is about how many C elements a thread computes (every
@@ -34,8 +51,9 @@ func rowsNarrowTakes(n, lda int) bool {
 const rowsNarrowChunk = 2048
 
 // gemmRowsNarrow computes C = A·B (C += A·B if accumulate) for C m×n,
-// n ≤ sgemmNR (rowsNarrowTakes), A row-major and read in place; panel(pc,
-// kb) is B's rows [pc, pc+kb) packed as one 16-column sliver (kb×16).
+// n ≤ rowsMaxCols (rowsNarrowTakes), A row-major and read in place;
+// panel(pc, kb) is B's rows [pc, pc+kb) packed as 16-column slivers
+// (kb×16 each, one after the other).
 // Threads take contiguous runs of row groups. Where ops (nil: none) fits
 // C, the kernels finish every whole group with it as they store it and
 // epi (nil: none) gets only the rows of a last, partial group; without,
@@ -53,7 +71,7 @@ func rowsNarrowRun(m, n, k int, a Strided[float32], panel func(pc, kb int) []flo
 		return
 	}
 	vecs := (n + 7) / 8
-	g := 12 / vecs // rows a group
+	g := rowsOf(vecs) // rows a group
 	groups := m / g
 	per := max(1, rowsNarrowChunk/(g*n)) // groups a chunk
 	threads = max(1, min(threads, groups))
@@ -96,7 +114,7 @@ func rowsNarrowRun(m, n, k int, a Strided[float32], panel func(pc, kb int) []flo
 // row's sums are those a whole group computes.
 func rowsNarrowTail(m, n, k int, a Strided[float32], panel func(pc, kb int) []float32, c []float32, ldc, i0 int, accumulate bool) {
 	vecs := (n + 7) / 8
-	g := 12 / vecs
+	g := rowsOf(vecs)
 	rows := m - i0
 	as := getBuf[float32](g * k)
 	defer putBuf(as)

@@ -8,7 +8,7 @@ import (
 )
 
 // The rows kernels against the 6×16 kernels they stand in for: every
-// width 1–16, row counts around the groups of 12 and 6 (tails of every
+// width 1–32, row counts around the groups of 12, 6, 3 and 2 (tails of every
 // length, fewer rows than a group), depths of one K slice and of two,
 // strided A and C, accumulating or not, one and two threads, with and
 // without TileOps (every op, each operand order), bit for bit; and
@@ -24,7 +24,7 @@ func TestRowsNarrowMatchesGemm(t *testing.T) {
 		OpsRes | OpsResBias | OpsResBiasFirst, OpsBias | OpsRes | OpsResBias | OpsResBiasFirst | OpsResFirst}
 	for _, k := range []int{1, 3, 8, 9, 64, gemmKC + 37} {
 		for _, m := range []int{1, 5, 6, 11, 12, 13, 25, 40, 131} {
-			for n := 1; n <= sgemmNR; n++ {
+			for n := 1; n <= rowsMaxCols; n++ {
 				for _, acc := range []bool{false, true} {
 					for _, threads := range []int{1, 2} {
 						flags := flagSets[rng.IntN(len(flagSets))]
@@ -77,8 +77,11 @@ func rowsNarrowCase(t *testing.T, rng *rand.Rand, m, n, k int, acc bool, threads
 	rowsNarrowOn = true
 	finish(want, 0, m)
 	got := append([]float32(nil), c0...)
-	bp := make([]float32, k*sgemmNR)
-	packB(bp, b, 0, 0, k, n, sgemmNR, 0, 1)
+	slivers := (n + sgemmNR - 1) / sgemmNR
+	bp := make([]float32, k*sgemmNR*slivers)
+	for pc := 0; pc < k; pc += gemmKC {
+		packB(bp[pc*sgemmNR*slivers:], b, pc, 0, min(gemmKC, k-pc), n, sgemmNR, 0, slivers)
+	}
 	seen := make([]int, m)
 	epi := func(i, j, rows, cols int) {
 		if j != 0 || cols != n {
@@ -89,8 +92,9 @@ func rowsNarrowCase(t *testing.T, rng *rand.Rand, m, n, k int, acc bool, threads
 		}
 		finish(got, i, rows)
 	}
-	rowsNarrowRun(m, n, k, a, func(pc, kb int) []float32 { return bp[pc*sgemmNR : (pc+kb)*sgemmNR] }, got, ldc, acc, threads, epi, ops)
-	g := 12 / ((n + 7) / 8)
+	panel := func(pc, kb int) []float32 { return bp[pc*sgemmNR*slivers : (pc+kb)*sgemmNR*slivers] }
+	rowsNarrowRun(m, n, k, a, panel, got, ldc, acc, threads, epi, ops)
+	g := rowsOf((n + 7) / 8)
 	for i := range m {
 		finished := 1
 		if ops != nil && i < m/g*g {

@@ -299,56 +299,108 @@ func sgemm12x16tapszm(runs *int, n int, a *float32, lda int, b *float32, c *floa
 func sgemm12x16zs(k int, a *float32, lda int, b *float32, c *float32, ldc int, mask uint16, overwrite bool)
 
 // sgemmRows12x8 computes groups groups of C[12x8] = A·B (+= unless overwrite) over k steps,
-// A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.
+// A read in place, B packed 16-column slivers (AVX2); see rowsKernel.
 //
 //go:noescape
 func sgemmRows12x8(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool)
 
 // sgemmRows12x8m computes groups groups of C[12x8] = A·B (+= unless overwrite) over k steps,
-// A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.
+// A read in place, B packed 16-column slivers (AVX2); see rowsKernel.
 //
 //go:noescape
 func sgemmRows12x8m(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool)
 
 // sgemmRows6x16 computes groups groups of C[6x16] = A·B (+= unless overwrite) over k steps,
-// A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.
+// A read in place, B packed 16-column slivers (AVX2); see rowsKernel.
 //
 //go:noescape
 func sgemmRows6x16(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool)
 
 // sgemmRows6x16m computes groups groups of C[6x16] = A·B (+= unless overwrite) over k steps,
-// A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.
+// A read in place, B packed 16-column slivers (AVX2); see rowsKernel.
 //
 //go:noescape
 func sgemmRows6x16m(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool)
 
+// sgemmRows3x24 computes groups groups of C[3x24] = A·B (+= unless overwrite) over k steps,
+// A read in place, B packed 16-column slivers (AVX2); see rowsKernel.
+//
+//go:noescape
+func sgemmRows3x24(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool)
+
+// sgemmRows3x24m computes groups groups of C[3x24] = A·B (+= unless overwrite) over k steps,
+// A read in place, B packed 16-column slivers (AVX2); see rowsKernel.
+//
+//go:noescape
+func sgemmRows3x24m(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool)
+
+// sgemmRows2x32 computes groups groups of C[2x32] = A·B (+= unless overwrite) over k steps,
+// A read in place, B packed 16-column slivers (AVX2); see rowsKernel.
+//
+//go:noescape
+func sgemmRows2x32(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool)
+
+// sgemmRows2x32m computes groups groups of C[2x32] = A·B (+= unless overwrite) over k steps,
+// A read in place, B packed 16-column slivers (AVX2); see rowsKernel.
+//
+//go:noescape
+func sgemmRows2x32m(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool)
+
 // sgemmRows12x8o computes groups groups of C[12x8] = A·B (+= unless overwrite) over k steps,
-// A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.
+// A read in place, B packed 16-column slivers (AVX2); see rowsKernel.
 // Before storing it finishes the tile with flags' ops, in this order: plus the 8 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 8 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
 func sgemmRows12x8o(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemmRows12x8mo computes groups groups of C[12x8] = A·B (+= unless overwrite) over k steps,
-// A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.
+// A read in place, B packed 16-column slivers (AVX2); see rowsKernel.
 // Before storing it finishes the tile with flags' ops, in this order: plus the 8 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 8 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
 func sgemmRows12x8mo(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemmRows6x16o computes groups groups of C[6x16] = A·B (+= unless overwrite) over k steps,
-// A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.
+// A read in place, B packed 16-column slivers (AVX2); see rowsKernel.
 // Before storing it finishes the tile with flags' ops, in this order: plus the 16 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 16 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
 func sgemmRows6x16o(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // sgemmRows6x16mo computes groups groups of C[6x16] = A·B (+= unless overwrite) over k steps,
-// A read in place, B one packed 16-column sliver (AVX2); see rowsKernel.
+// A read in place, B packed 16-column slivers (AVX2); see rowsKernel.
 // Before storing it finishes the tile with flags' ops, in this order: plus the 16 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 16 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
 //
 //go:noescape
 func sgemmRows6x16mo(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
+
+// sgemmRows3x24o computes groups groups of C[3x24] = A·B (+= unless overwrite) over k steps,
+// A read in place, B packed 16-column slivers (AVX2); see rowsKernel.
+// Before storing it finishes the tile with flags' ops, in this order: plus the 24 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 24 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
+//
+//go:noescape
+func sgemmRows3x24o(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
+
+// sgemmRows3x24mo computes groups groups of C[3x24] = A·B (+= unless overwrite) over k steps,
+// A read in place, B packed 16-column slivers (AVX2); see rowsKernel.
+// Before storing it finishes the tile with flags' ops, in this order: plus the 24 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 24 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
+//
+//go:noescape
+func sgemmRows3x24mo(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
+
+// sgemmRows2x32o computes groups groups of C[2x32] = A·B (+= unless overwrite) over k steps,
+// A read in place, B packed 16-column slivers (AVX2); see rowsKernel.
+// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
+//
+//go:noescape
+func sgemmRows2x32o(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
+
+// sgemmRows2x32mo computes groups groups of C[2x32] = A·B (+= unless overwrite) over k steps,
+// A read in place, B packed 16-column slivers (AVX2); see rowsKernel.
+// Before storing it finishes the tile with flags' ops, in this order: plus the 32 column biases at bias (1; bias first: 2), plus the residual tile at res, rows ldr floats apart (4; residual first: 8), itself plus the 32 column biases at resBias (32; those first: 64), at least floor (16: MAXPS with floor first, so NaN and an equal value are kept), at most ceil (128: MINPS with ceil first, likewise).
+//
+//go:noescape
+func sgemmRows2x32mo(k int, a *float32, lda int, b *float32, c *float32, ldc int, groups int, mask *int32, overwrite bool, bias *float32, res *float32, ldr int, resBias *float32, flags int, floor float32, ceil float32)
 
 // vnni8Peak runs n rounds of 12 independent VPDPBUSD on ZMM registers (1536 integer ops per round).
 func vnni8Peak(n int)

@@ -45,11 +45,18 @@ func main() {
 	directTapsKernelOf("sgemm12x16tapszm", 1, true)
 	skinnyKernel("sgemm12x16zs")
 	for _, ops := range []bool{false, true} {
-		suffix := map[bool]string{false: "", true: "o"}[ops]
-		rowsKernel("sgemmRows12x8"+suffix, 1, false, ops)
-		rowsKernel("sgemmRows12x8m"+suffix, 1, true, ops)
-		rowsKernel("sgemmRows6x16"+suffix, 2, false, ops)
-		rowsKernel("sgemmRows6x16m"+suffix, 2, true, ops)
+		for vecs := 1; vecs <= 4; vecs++ {
+			for _, masked := range []bool{false, true} {
+				name := fmt.Sprintf("sgemmRows%dx%d", rowsOf[vecs], 8*vecs)
+				if masked {
+					name += "m"
+				}
+				if ops {
+					name += "o"
+				}
+				rowsKernel(name, vecs, masked, ops)
+			}
+		}
 	}
 	vnni8Peak()
 	s8gemmKernel()
@@ -2074,11 +2081,17 @@ func residualWithBias(name string, rows, width int, acc []reg.VecVirtual, flags,
 	}
 }
 
+// rowsOf is the rows of a rows kernel's group, by its vectors a row: as
+// many as keep twelve accumulators (eight for four vectors), the row's
+// B vectors, a broadcast and the mask in the sixteen YMM registers.
+var rowsOf = map[int]int{1: 12, 2: 6, 3: 3, 4: 2}
+
 // rowsKernel emits name(k, a, lda, b, c, ldc, groups, mask, overwrite):
-// the AVX2 kernel of narrow products (at most 16 columns), which walks
-// groups groups of 12/vecs rows of A itself, read in place (lda
-// elements apart), each over all k steps of one packed 16-column B
-// sliver (16 floats a step, of which it reads 8·vecs), so that a call
+// the AVX2 kernel of narrow products (at most 32 columns), which walks
+// groups groups of rowsOf[vecs] rows of A itself, read in place (lda
+// elements apart), each over all k steps of one or two packed 16-column
+// B slivers (16 floats a step; the second k steps after the first), of
+// which it reads 8·vecs columns, so that a call
 // covers many rows where the 6×16 kernels take a call, a packed A and,
 // for fewer than 16 columns, a scratch copy per six rows. Each C row of
 // 8·vecs columns is set (overwrite) or added to; with masked, its last
@@ -2088,7 +2101,7 @@ func residualWithBias(name string, rows, width int, acc []reg.VecVirtual, flags,
 // variants and finishes each group with them before storing it
 // (storeOpsThenW's ops, on rows of vecs vectors).
 func rowsKernel(name string, vecs int, masked, ops bool) {
-	rows := 12 / vecs
+	rows := rowsOf[vecs]
 	sig := "func(k int, a *float32, lda int, b, c *float32, ldc int, groups int, mask *int32, overwrite bool)"
 	if ops {
 		sig = strings.TrimSuffix(sig, ")") + ", bias, res *float32, ldr int, resBias *float32, flags int, floor, ceil float32)"
@@ -2096,7 +2109,7 @@ func rowsKernel(name string, vecs int, masked, ops bool) {
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
 	doc := []string{name + " computes groups groups of C[" + fmt.Sprint(rows) + "x" + fmt.Sprint(8*vecs) + "] = A·B (+= unless overwrite) over k steps,",
-		"A read in place, B one packed 16-column sliver (AVX2); see rowsKernel."}
+		"A read in place, B packed 16-column slivers (AVX2); see rowsKernel."}
 	if ops {
 		doc = append(doc, opsDocOf(8*vecs))
 	}
@@ -2148,6 +2161,14 @@ func rowsKernel(name string, vecs int, masked, ops bool) {
 	}
 	b := Load(Param("b"), GP64())
 	k := Load(Param("k"), GP64())
+	bs := []reg.Register{b}
+	if vecs > 2 {
+		b2 := GP64()
+		MOVQ(k, b2)
+		SHLQ(Imm(6), b2)
+		ADDQ(b, b2)
+		bs = append(bs, b2)
+	}
 	bv := make([]reg.VecVirtual, vecs)
 	for h := range bv {
 		bv[h] = YMM()
@@ -2155,7 +2176,7 @@ func rowsKernel(name string, vecs int, masked, ops bool) {
 	t := YMM()
 	step := func(s int) {
 		for h := range vecs {
-			VMOVUPS(Mem{Base: b, Disp: s*64 + 32*h}, bv[h])
+			VMOVUPS(Mem{Base: bs[h/2], Disp: s*64 + 32*(h%2)}, bv[h])
 		}
 		for r := range rows {
 			VBROADCASTSS(rowAt(as, ld, r, s*4), t)
@@ -2168,7 +2189,9 @@ func rowsKernel(name string, vecs int, masked, ops bool) {
 		for _, base := range as {
 			ADDQ(U32(steps*4), base)
 		}
-		ADDQ(U32(steps*64), b)
+		for _, base := range bs {
+			ADDQ(U32(steps*64), base)
+		}
 	}
 	kLoop4(name, k, step, advance, name+"_store")
 	Label(name + "_store")
