@@ -15,9 +15,13 @@ type depthwiseShape struct {
 	sy, sx, pad       int
 }
 
-// depthwiseBenchShapes are the depthwise layers of ppocr_v4_det and
-// ppocr_mobile_v2_cls (channels-last after layout assignment).
+// depthwiseBenchShapes are the depthwise layers of MobileNetV2 (224²),
+// ppocr_v4_det and ppocr_mobile_v2_cls (channels-last after layout
+// assignment).
 var depthwiseBenchShapes = []depthwiseShape{
+	{"mnv2_112x112x32_3x3", 1, 112, 112, 32, 3, 1, 1, 1},
+	{"mnv2_112x112x96_3x3_s2", 1, 112, 112, 96, 3, 2, 2, 1},
+	{"mnv2_56x56x144_3x3", 1, 56, 56, 144, 3, 1, 1, 1},
 	{"det_160x160x16_3x3", 1, 160, 160, 16, 3, 1, 1, 1},
 	{"det_160x160x32_3x3_s2", 1, 160, 160, 32, 3, 2, 2, 1},
 	{"det_80x80x48_3x3", 1, 80, 80, 48, 3, 1, 1, 1},

@@ -130,3 +130,33 @@ func rowsNarrowCase(t *testing.T, rng *rand.Rand, m, n, k int, acc bool, threads
 		}
 	}
 }
+
+// GemmF32's products of 17 to 32 columns on the rows kernels (B packed
+// slice by slice for the call, gemmRowsPacking) against the 6×16
+// kernels, bit for bit, over one K slice and two.
+func TestGemmWideSkinnyMatchesGemm(t *testing.T) {
+	if !rowsNarrowTakes(32, 1) {
+		t.Skip("no AVX2 rows kernels here")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{17, 24, 25, 31, 32} {
+		for _, k := range []int{5, gemmKC + 44} {
+			for _, m := range []int{1, 7, 50} {
+				for _, threads := range []int{1, 2} {
+					a := Strided[float32]{Data: randSlice[float32](m*k, rng), Row: k, Col: 1}
+					b := Strided[float32]{Data: randSlice[float32](k*n, rng), Row: n, Col: 1}
+					want, got := make([]float32, m*n), make([]float32, m*n)
+					skinnyWide = false
+					GemmF32(m, n, k, a, b, want, n, false, threads)
+					skinnyWide = true
+					GemmF32(m, n, k, a, b, got, n, false, threads)
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("m=%d n=%d k=%d threads=%d: C[%d] = %v, the 6×16 kernels give %v", m, n, k, threads, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -5,6 +5,8 @@ package kernels
 // (xᵀ·g). Packing A there costs as much as the arithmetic, since each
 // packed value is used for a single sliver, so:
 //
+//   - on AVX2, a row-major A goes to the rows kernels (gemm_rows.go),
+//     which also take products of up to 32 columns;
 //   - a row-major A is read in place: with AVX-512 and more than one
 //     thread, twelve rows at a time by one packed 16-column B sliver
 //     over the whole depth (gemmRowsSkinny); otherwise each MR-row sliver of A is six row
@@ -21,6 +23,10 @@ package kernels
 // gemmSkinnyF32 computes C = A·B (or C += A·B) by one of the skinny
 // paths, reporting false when none applies.
 func gemmSkinnyF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int, epi Epilogue) bool {
+	if a.Col == 1 && k >= 1 && rowsNarrowTakes(n, a.Row) && n > sgemmNR && skinnyWide {
+		gemmRowsPacking(m, n, k, a, b, c, ldc, accumulate, threads, epi)
+		return true
+	}
 	if n > sgemmNR || m < sgemmMR || k < 8 {
 		return false
 	}
@@ -32,10 +38,7 @@ func gemmSkinnyF32(m, n, k int, a, b Strided[float32], c []float32, ldc int, acc
 		gemmRowsSkinny(m, n, k, a, b, c, ldc, accumulate, threads, epi)
 		return true
 	case a.Col == 1 && rowsNarrowTakes(n, a.Row):
-		bp := getBuf[float32](k * sgemmNR)
-		defer putBuf(bp)
-		packB(bp, b, 0, 0, k, n, sgemmNR, 0, 1)
-		gemmRowsNarrow(m, n, k, a, func(pc, kb int) []float32 { return bp[pc*sgemmNR : (pc+kb)*sgemmNR] }, c, ldc, accumulate, threads, epi, nil)
+		gemmRowsPacking(m, n, k, a, b, c, ldc, accumulate, threads, epi)
 		return true
 	case a.Col == 1:
 		gemmRowsDirect(m, n, k, a, b, c, ldc, accumulate, threads, epi)
@@ -206,4 +209,24 @@ func gemmRowsDirect(m, n, k int, a, b Strided[float32], c []float32, ldc int, ac
 			}
 		})
 	}
+}
+
+// skinnyWide lets tests and benchmarks keep products of 17 to 32
+// columns off the rows kernels.
+var skinnyWide = true
+
+// gemmRowsPacking is gemmRowsNarrow with B packed for the call: its K
+// slices one after the other, each as the slivers that cover n columns.
+// Products of 17 to 32 columns on two threads, µs, 6×16 kernels → rows
+// kernels (Zen 3): 3136×24×96 188 → 107, 256×24×512 143 → 83, 100×20×784
+// 101 → 63, 128×32×128 25 → 20, 512×32×1024 311 → 257.
+func gemmRowsPacking(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int, epi Epilogue) {
+	slivers := (n + sgemmNR - 1) / sgemmNR
+	bp := getBuf[float32](k * sgemmNR * slivers)
+	defer putBuf(bp)
+	for pc := 0; pc < k; pc += gemmKC {
+		packB(bp[pc*sgemmNR*slivers:], b, pc, 0, min(gemmKC, k-pc), n, sgemmNR, 0, slivers)
+	}
+	panel := func(pc, kb int) []float32 { return bp[pc*sgemmNR*slivers : (pc+kb)*sgemmNR*slivers] }
+	gemmRowsNarrow(m, n, k, a, panel, c, ldc, accumulate, threads, epi, nil)
 }
