@@ -2271,12 +2271,7 @@ func rowsOps(name string, rows, vecs int, acc []reg.VecVirtual, resp reg.Registe
 	flags := Load(Param("flags"), GP64())
 	TESTQ(U32(1), flags)
 	JZ(LabelRef(name + "_res"))
-	bias := Load(Param("bias"), GP64())
-	bz := make([]reg.VecVirtual, vecs)
-	for h := range bz {
-		bz[h] = YMM()
-		load(Mem{Base: bias, Disp: 32 * h}, h, bz[h])
-	}
+	bz := rowVectors("bias", vecs, load)
 	TESTQ(U32(2), flags)
 	JNZ(LabelRef(name + "_biasfirst"))
 	for i, x := range acc {
@@ -2329,12 +2324,7 @@ func rowsOps(name string, rows, vecs int, acc []reg.VecVirtual, resp reg.Registe
 	}
 	TESTQ(U32(32), flags)
 	JZ(LabelRef(name + "_plainres"))
-	rbp := Load(Param("resBias"), GP64())
-	rb := make([]reg.VecVirtual, vecs)
-	for h := range rb {
-		rb[h] = YMM()
-		load(Mem{Base: rbp, Disp: 32 * h}, h, rb[h])
-	}
+	rb := rowVectors("resBias", vecs, load)
 	TESTQ(U32(64), flags)
 	JNZ(LabelRef(name + "_rbfirst"))
 	residual(name+"_rb", rb, false)
@@ -2345,4 +2335,16 @@ func rowsOps(name string, rows, vecs int, acc []reg.VecVirtual, resp reg.Registe
 	bound(name+"_floor", name+"_ceil", 16, "floor", acc, flags, t, func(x, t reg.VecVirtual) { VMAXPS(x, t, x) })
 	bound(name+"_ceil", name+"_put", 128, "ceil", acc, flags, t, func(x, t reg.VecVirtual) { VMINPS(x, t, x) })
 	Label(name + "_put")
+}
+
+// rowVectors loads the vecs vectors of one row of columns at the pointer
+// parameter param (a bias) into new YMM registers, by load.
+func rowVectors(param string, vecs int, load func(Mem, int, reg.VecVirtual)) []reg.VecVirtual {
+	p := Load(Param(param), GP64())
+	v := make([]reg.VecVirtual, vecs)
+	for h := range v {
+		v[h] = YMM()
+		load(Mem{Base: p, Disp: 32 * h}, h, v[h])
+	}
+	return v
 }
