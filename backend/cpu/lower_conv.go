@@ -38,8 +38,8 @@ func (c *compiler) lowerConv(in *hlo.Instruction) (kernelFunc, bool) {
 	threads := c.threads
 	cw := constantWeights(in.Operands[1])
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
-		src, w, cache, release := convOperands(ops[0], ops[1], relayIn, cw, threads)
-		defer release()
+		src, w, cache, operands := convOperands(ops[0], ops[1], relayIn, cw, threads)
+		defer operands.release()
 		if f, narrow, _ := tile.KernelType(out.DType()); narrow && relayOut == nil {
 			// Each block of the f32 result is rounded into out as soon as
 			// it is final, while it is in cache, not in a pass after.
@@ -80,22 +80,28 @@ func roundingBlocks(f minifloat.Format, out *hlo.Literal, ldc int) ([]float32, k
 // convOperands returns a convolution's input and kernel as f32 (the input
 // relaid out if relayIn says so) and the kernel's panel cache; release
 // hands back the scratch they took.
-func convOperands(in, kernel *hlo.Literal, relayIn *relayout, cw *constWeights, threads int) (src, w []float32, cache *kernels.ConvKernelCache, release func()) {
-	src, releaseIn := tile.AsF32(in, threads)
+func convOperands(in, kernel *hlo.Literal, relayIn *relayout, cw *constWeights, threads int) (src, w []float32, cache *kernels.ConvKernelCache, release operandRelease) {
+	src, release.in = tile.AsF32(in, threads)
 	var kr *relayout
 	if relayIn != nil {
 		kr = relayIn.kernel
 	}
-	w, cache, releaseW := cw.weights(kernel, kr, threads)
-	release = func() { releaseIn(); releaseW() }
+	w, cache, release.w = cw.weights(kernel, kr, threads)
 	if relayIn != nil && !relayIn.empty {
 		buf := kernels.GetF32(len(src))
 		relayIn.copy(buf, src, threads)
-		releaseIn()
-		src, release = buf, func() { kernels.PutF32(buf); releaseW() }
+		release.in()
+		src, release.in = buf, func() { kernels.PutF32(buf) }
 	}
 	return src, w, cache, release
 }
+
+// operandRelease hands back what convOperands took for the input and for
+// the kernel (a value, not a closure over both: a closure was an
+// allocation every call).
+type operandRelease struct{ in, w func() }
+
+func (r operandRelease) release() { r.in(); r.w() }
 
 // constWeights keeps what a convolution derives from its kernel operand
 // across calls. For a constant: its values as f32 (widened once if

@@ -43,6 +43,7 @@ func (x *compiler) nchwKernel(kernel *hlo.Instruction, kr *relayout, ops []int, 
 	conv func(src, w, c []float32, threads int, epi kernels.Epilogue)) kernelFunc {
 	threads := x.threads
 	cw := constantWeights(kernel)
+	var bound epilogueBinding
 	return func(out *hlo.Literal, args []*hlo.Literal) error {
 		src, releaseIn := tile.AsF32(args[ops[0]], threads)
 		defer releaseIn()
@@ -52,7 +53,7 @@ func (x *compiler) nchwKernel(kernel *hlo.Instruction, kr *relayout, ops []int, 
 		var epi kernels.Epilogue
 		if e != nil {
 			var err error
-			if epi, err = e.Bind(args, c, pixels); err != nil {
+			if epi, _, err = bound.bind(e, args, c, pixels, false); err != nil {
 				return err
 			}
 		}

@@ -56,9 +56,10 @@ func (c *compiler) lowerOutputFusion(in *hlo.Instruction) (kernelFunc, string, e
 // gemmEpilogue runs a (batched) product finished by e, its B packed
 // ahead where pw keeps it.
 func (x *compiler) gemmEpilogue(g gemmPlan, ops []int, e *tile.Epilogue, pw *packedWeights) kernelFunc {
+	var bound epilogueBinding
 	return func(out *hlo.Literal, args []*hlo.Literal) error {
 		c := out.Data().([]float32)
-		epi, err := e.Bind(args, c, g.n)
+		epi, tops, err := bound.bind(e, args, c, g.n, true)
 		if err != nil {
 			return err
 		}
@@ -75,7 +76,6 @@ func (x *compiler) gemmEpilogue(g gemmPlan, ops []int, e *tile.Epilogue, pw *pac
 			return nil
 		}
 		whole := e.Prog().RowLen() > 0
-		tops := e.BindOps(args, c, g.n)
 		if packed := pw.gemmB(args[ops[1]], &g, lb); packed != nil {
 			a, b := g.a, g.b
 			a.Data, b.Data = la, lb
@@ -135,15 +135,15 @@ func shiftRows(epi kernels.Epilogue, r0 int) kernels.Epilogue {
 // matrix [pixels, channels]) finished by e.
 func (c *compiler) convEpilogue(p *kernels.Conv, relayIn *relayout, ops []int, e *tile.Epilogue, cw *constWeights) kernelFunc {
 	threads := c.threads
+	var bound epilogueBinding
 	return func(out *hlo.Literal, args []*hlo.Literal) error {
 		c := out.Data().([]float32)
-		src, w, cache, release := convOperands(args[ops[0]], args[ops[1]], relayIn, cw, threads)
-		defer release()
-		epi, err := e.Bind(args, c, p.OutChannels)
+		src, w, cache, operands := convOperands(args[ops[0]], args[ops[1]], relayIn, cw, threads)
+		defer operands.release()
+		epi, ops, err := bound.bind(e, args, c, p.OutChannels, true)
 		if err != nil {
 			return err
 		}
-		ops := e.BindOps(args, c, p.OutChannels)
 		return kernels.ConvFinishedF32(relayIn.conv(p), src, w, c, threads, epi, ops, cache)
 	}
 }

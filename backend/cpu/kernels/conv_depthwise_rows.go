@@ -154,9 +154,22 @@ func depthwiseWork(p *Conv) (flops, input int) {
 // tap's, and its kernel offset.
 type dwTaps struct{ ioffs, woffs []int }
 
+// dwStackTaps is the most taps whose lists rows keeps on the stack.
+const dwStackTaps = 49
+
 // rows computes output rows [lo, hi) (batch and row flattened).
 func (r *dwRows) rows(lo, hi int) {
 	var taps, tapsG dwTaps
+	// The lists' storage: on the stack for windows of up to 7×7 (a
+	// list grown by append from nothing made ten allocations a call).
+	var store [4 * dwStackTaps]int
+	n := r.kh * r.kw
+	buf := store[:]
+	if n > dwStackTaps {
+		buf = make([]int, 4*n)
+	}
+	taps.ioffs, taps.woffs = buf[:0:n], buf[n:n:2*n]
+	tapsG.ioffs, tapsG.woffs = buf[2*n:2*n:3*n], buf[3*n:3*n:4*n]
 	done := lo // rows before done have been through the epilogue
 	for row := lo; row < hi; row++ {
 		if r.epi != nil && (row-done)*r.ow*r.c >= depthwiseEpilogueBlock {
@@ -173,24 +186,26 @@ func (r *dwRows) rows(lo, hi int) {
 		}
 		base := b*r.inB + iy0*r.inY
 		for ox := range r.oxLo {
-			r.pixel(out, &taps, base, ox, ky0, ky1)
+			taps = r.pixel(out, taps, base, ox, ky0, ky1)
 		}
 		if n := r.oxHi - r.oxLo; n > 0 {
 			in0 := base + (r.oxLo*r.sx-r.px)*r.inX
 			o := out[r.oxLo*r.c:]
 			if g := r.group; g > 1 && n >= g {
-				io0 := r.tapList(&tapsG, ky0, ky1, 0, r.kw, r.kw*16, 16)
+				var io0 int
+				tapsG, io0 = r.tapList(tapsG, ky0, ky1, 0, r.kw, r.kw*16, 16)
 				whole := n / g * g
 				depthwiseRun(o, r.in[in0+io0:], r.tiled, tapsG.ioffs, tapsG.woffs, n/g, g*r.c, 16)
 				o, in0, n = o[whole*r.c:], in0+whole*r.inX, n-whole
 			}
 			if n > 0 {
-				io0 := r.tapList(&taps, ky0, ky1, 0, r.kw, r.kY, r.kX)
+				var io0 int
+				taps, io0 = r.tapList(taps, ky0, ky1, 0, r.kw, r.kY, r.kX)
 				depthwiseRun(o, r.in[in0+io0:], r.kernel, taps.ioffs, taps.woffs, n, r.sx*r.inX, r.c)
 			}
 		}
 		for ox := r.oxHi; ox < r.ow; ox++ {
-			r.pixel(out, &taps, base, ox, ky0, ky1)
+			taps = r.pixel(out, taps, base, ox, ky0, ky1)
 		}
 	}
 	if r.epi != nil && hi > done {
@@ -199,25 +214,29 @@ func (r *dwRows) rows(lo, hi int) {
 }
 
 // pixel computes border pixel ox of a row (out) from the taps that land
-// inside the image: kernel rows [ky0, ky1), and the columns that do.
-func (r *dwRows) pixel(out []float32, taps *dwTaps, base, ox, ky0, ky1 int) {
+// inside the image: kernel rows [ky0, ky1), and the columns that do; it
+// returns taps, its lists as it left them (their storage to reuse).
+func (r *dwRows) pixel(out []float32, taps dwTaps, base, ox, ky0, ky1 int) dwTaps {
 	ix0 := ox*r.sx - r.px
 	kx0, kx1 := clipTaps(ix0, r.kw, r.dx, r.w)
 	o := out[ox*r.c : (ox+1)*r.c]
 	if kx0 >= kx1 {
 		clear(o)
-		return
+		return taps
 	}
 	in0 := base + ix0*r.inX
-	io0 := r.tapList(taps, ky0, ky1, kx0, kx1, r.kY, r.kX)
+	taps, io0 := r.tapList(taps, ky0, ky1, kx0, kx1, r.kY, r.kX)
 	depthwiseRun(o, r.in[in0+io0:], r.kernel, taps.ioffs, taps.woffs, 1, 0, r.c)
+	return taps
 }
 
-// tapList fills taps with kernel rows [ky0, ky1) by columns [kx0, kx1),
-// row by row as the Go loop sums them, the kernel read with strides kY,
-// kX; it returns the first tap's input offset, which the list's input
-// offsets are relative to.
-func (r *dwRows) tapList(taps *dwTaps, ky0, ky1, kx0, kx1, kY, kX int) int {
+// tapList fills taps' lists (their storage reused) with kernel rows
+// [ky0, ky1) by columns [kx0, kx1), row by row as the Go loop sums them,
+// the kernel read with strides kY, kX; it returns them and the first
+// tap's input offset, which the list's input offsets are relative to.
+// (By value, not through a pointer: a list stored through a pointer
+// leaves the stack.)
+func (r *dwRows) tapList(taps dwTaps, ky0, ky1, kx0, kx1, kY, kX int) (dwTaps, int) {
 	taps.ioffs, taps.woffs = taps.ioffs[:0], taps.woffs[:0]
 	io0 := ky0*r.dy*r.inY + kx0*r.dx*r.inX
 	for ky := ky0; ky < ky1; ky++ {
@@ -226,7 +245,7 @@ func (r *dwRows) tapList(taps *dwTaps, ky0, ky1, kx0, kx1, kY, kX int) int {
 			taps.woffs = append(taps.woffs, ky*kY+kx*kX)
 		}
 	}
-	return io0
+	return taps, io0
 }
 
 // clipTaps returns the kernel positions [k0, k1) of a window of k taps
