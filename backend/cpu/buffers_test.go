@@ -201,3 +201,57 @@ ENTRY e {
 		}
 	}
 }
+
+// Big arena buffers alive at the same time start at different offsets
+// modulo 4 KiB (colorBuffers), none overlapping another it lives with;
+// the same module without coloring packs them a multiple of 4 KiB apart
+// (the case the coloring is for), and both compute the evaluator's
+// results.
+func TestAssignmentColorsBigBuffers(t *testing.T) {
+	const text = `HloModule m
+ENTRY e {
+  x = f32[256,256] parameter(0)
+  a = f32[256,256] dot(x, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  b = f32[256,256] dot(a, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  c = f32[256,256] dot(b, a), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT d = f32[256,256] dot(c, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`
+	offsets := func(x *Executable) (big []buffer) {
+		for _, b := range x.asg.bufs {
+			if b.kind == bufArena && b.bytes >= colorMinBytes {
+				big = append(big, b)
+			}
+		}
+		return big
+	}
+	defer func() { colorBuffers = true }()
+	for _, color := range []bool{false, true} {
+		colorBuffers = color
+		m, x := compileText(t, text, Options{NoOptimize: true, Poison: true})
+		big := offsets(x)
+		if len(big) < 2 {
+			t.Fatalf("%d big arena buffers, want several", len(big))
+		}
+		apart := 0 // pairs alive together a multiple of 4 KiB apart
+		for i, p := range big {
+			for _, q := range big[i+1:] {
+				if p.first > q.last || q.first > p.last {
+					continue
+				}
+				if p.offset < q.offset+q.bytes && q.offset < p.offset+p.bytes {
+					t.Fatalf("color %v: live buffers overlap: [%d, +%d) and [%d, +%d)", color, p.offset, p.bytes, q.offset, q.bytes)
+				}
+				if (p.offset-q.offset)%colorPeriod == 0 {
+					apart++
+				}
+			}
+		}
+		if color && apart > 0 {
+			t.Errorf("colored: %d pairs of live buffers a multiple of 4 KiB apart", apart)
+		}
+		if !color && apart == 0 {
+			t.Errorf("uncolored: no live pair a multiple of 4 KiB apart: the test no longer shows the case")
+		}
+		checkAgainstEvaluator(t, m, x, 2)
+	}
+}
