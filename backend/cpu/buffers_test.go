@@ -206,7 +206,7 @@ ENTRY e {
 // modulo 4 KiB (colorBuffers), none overlapping another it lives with;
 // the same module without coloring packs them a multiple of 4 KiB apart
 // (the case the coloring is for), and both compute the evaluator's
-// results.
+// results (to the products' rounding).
 func TestAssignmentColorsBigBuffers(t *testing.T) {
 	const text = `HloModule m
 ENTRY e {
@@ -252,6 +252,20 @@ ENTRY e {
 		if !color && apart == 0 {
 			t.Errorf("uncolored: no live pair a multiple of 4 KiB apart: the test no longer shows the case")
 		}
-		checkAgainstEvaluator(t, m, x, 2)
+		args := eval.RandomArguments(m, 7)
+		want, err := eval.Run(m, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for run := range 2 { // (the products' sums may round otherwise than the evaluator's)
+			got, err := x.Execute(args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := closeEnough(got, want); msg != "" {
+				t.Fatalf("color %v, run %d: %s", color, run, msg)
+			}
+			x.Recycle(got)
+		}
 	}
 }
