@@ -6,7 +6,9 @@
 // it (cpu_model_amd64.go), f32 convolution (direct, implicit im2col,
 // depthwise), reductions and vector math, and the Philox random bit
 // generator eight blocks a vector. Every assembly kernel has a
-// pure-Go twin with the same results; the assembly is used on amd64 when
+// pure-Go twin with the same results (the AVX2 rows kernels of narrow
+// products, gemm_rows.go, give the 6×16 kernels' bits, whose twin is
+// theirs); the assembly is used on amd64 when
 // the CPU has AVX2 and FMA, unless the build has the purego tag or the
 // environment says AXLE_KERNELS=purego (for A/B runs and tests). With
 // AXLE_DENORMALS=flush the packed GEMM's blocks flush subnormal values
