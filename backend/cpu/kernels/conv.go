@@ -90,7 +90,7 @@ func ConvFinishedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 	}
 	m, k := p.Batch*pixels, taps*cin
 	if canConvDepthwise(p) {
-		convDepthwise(p, in, kernel, out, threads, epi)
+		convDepthwiseOps(p, in, kernel, out, threads, epi, ops)
 		return nil
 	}
 	if canConvTransposed(p) {

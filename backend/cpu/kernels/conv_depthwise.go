@@ -16,8 +16,15 @@ func canConvDepthwise(p *Conv) bool {
 }
 
 func convDepthwise(p *Conv, in, kernel, out []float32, threads int, epi Epilogue) {
+	convDepthwiseOps(p, in, kernel, out, threads, epi, nil)
+}
+
+// convDepthwiseOps is convDepthwise with ops (nil: none), epi as the AVX2
+// kernel applies it while it stores (depthwiseOpsTake): the rows path then
+// finishes the pixels it can so and hands epi only the others.
+func convDepthwiseOps(p *Conv, in, kernel, out []float32, threads int, epi Epilogue, ops *TileOps) {
 	if canDepthwiseRows(p) && depthwiseRowsOn {
-		convDepthwiseRows(p, in, kernel, out, threads, epi)
+		convDepthwiseRows(p, in, kernel, out, threads, epi, ops)
 		return
 	}
 	pixels, taps := 1, 1
@@ -220,3 +227,7 @@ func axpyVec(acc, x, w []float32) {
 		acc[i] += x[i] * w[i]
 	}
 }
+
+// depthwiseOpsOn lets tests and benchmarks keep the depthwise epilogue
+// out of the AVX2 kernel's store.
+var depthwiseOpsOn = true

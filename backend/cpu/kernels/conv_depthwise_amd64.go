@@ -61,3 +61,26 @@ func maxOffset(offs []int) int {
 	}
 	return m
 }
+
+// depthwiseOpsTake reports whether depthwiseRunOps finishes a depthwise
+// convolution of c channels with ops: the AVX2 kernel (no masks: whole
+// vectors of channels), ops of a bias and bounds only.
+func depthwiseOpsTake(c int, ops *TileOps) bool {
+	return useAsm && !useAVX512 && depthwiseOpsOn && c%8 == 0 && ops != nil && ops.Flags != 0 &&
+		ops.Flags&^(OpsBias|OpsBiasFirst|OpsFloor|OpsCeil) == 0
+}
+
+// depthwiseRunOps is depthwiseRun (npix of 4 or more, c a multiple of 8,
+// on AVX2: depthwiseOpsTake) with every sum finished by ops before it is
+// stored.
+func depthwiseRunOps(out, in, w []float32, ioffs, woffs []int, npix, ps, c int, ops *TileOps) {
+	_ = out[npix*c-1]
+	_ = in[(npix-1)*ps+maxOffset(ioffs)+c-1]
+	_ = w[maxOffset(woffs)+c-1]
+	var bias *float32
+	if ops.Flags&OpsBias != 0 {
+		_ = ops.Bias[c-1]
+		bias = &ops.Bias[0]
+	}
+	depthwiseRun256o(&out[0], &in[0], &w[0], &ioffs[0], &woffs[0], len(ioffs), npix, ps, c, bias, ops.Flags, ops.Floor, ops.Ceil)
+}

@@ -904,3 +904,773 @@ depthwiseRun256_p1v1_done:
 depthwiseRun256_end:
 	VZEROUPPER
 	RET
+
+// func depthwiseRun256o(out *float32, in *float32, w *float32, ioffs *int, woffs *int, ntaps int, npix int, ps int, c int, bias *float32, flags int, floor float32, ceil float32)
+// Requires: AVX
+TEXT ·depthwiseRun256o(SB), NOSPLIT, $0-96
+	MOVQ out+0(FP), AX
+	MOVQ in+8(FP), CX
+	MOVQ npix+48(FP), DX
+	MOVQ ps+56(FP), BX
+	SHLQ $0x02, BX
+
+depthwiseRun256o_p8v1:
+	CMPQ DX, $0x00000008
+	JB   depthwiseRun256o_p8v1_done
+	XORQ SI, SI
+
+depthwiseRun256o_p8v1_vec:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R13, R13
+
+depthwiseRun256o_p8v1_tap:
+	MOVQ    (R8)(R13*8), R15
+	VMOVUPS (R9)(R15*4), Y8
+	MOVQ    (DI)(R13*8), R14
+	LEAQ    (R11)(R14*4), R14
+	LEAQ    (R14)(BX*4), R15
+	VMULPS  (R14), Y8, Y9
+	VADDPS  Y9, Y0, Y0
+	VMULPS  (R14)(BX*1), Y8, Y9
+	VADDPS  Y9, Y1, Y1
+	VMULPS  (R14)(BX*2), Y8, Y9
+	VADDPS  Y9, Y2, Y2
+	VMULPS  (R14)(R12*1), Y8, Y9
+	VADDPS  Y9, Y3, Y3
+	VMULPS  (R15), Y8, Y9
+	VADDPS  Y9, Y4, Y4
+	VMULPS  (R15)(BX*1), Y8, Y9
+	VADDPS  Y9, Y5, Y5
+	VMULPS  (R15)(BX*2), Y8, Y9
+	VADDPS  Y9, Y6, Y6
+	VMULPS  (R15)(R12*1), Y8, Y8
+	VADDPS  Y8, Y7, Y7
+	INCQ    R13
+	CMPQ    R13, R10
+	JB      depthwiseRun256o_p8v1_tap
+	MOVQ    flags+80(FP), DI
+	TESTQ   $0x00000001, DI
+	JZ      depthwiseRun256o_p8v1_nobias
+	MOVQ    bias+72(FP), R8
+	VMOVUPS (R8)(SI*1), Y8
+	TESTQ   $0x00000002, DI
+	JNZ     depthwiseRun256o_p8v1_biasfirst
+	VADDPS  Y8, Y0, Y0
+	VADDPS  Y8, Y1, Y1
+	VADDPS  Y8, Y2, Y2
+	VADDPS  Y8, Y3, Y3
+	VADDPS  Y8, Y4, Y4
+	VADDPS  Y8, Y5, Y5
+	VADDPS  Y8, Y6, Y6
+	VADDPS  Y8, Y7, Y7
+	JMP     depthwiseRun256o_p8v1_nobias
+
+depthwiseRun256o_p8v1_biasfirst:
+	VADDPS Y0, Y8, Y0
+	VADDPS Y1, Y8, Y1
+	VADDPS Y2, Y8, Y2
+	VADDPS Y3, Y8, Y3
+	VADDPS Y4, Y8, Y4
+	VADDPS Y5, Y8, Y5
+	VADDPS Y6, Y8, Y6
+	VADDPS Y7, Y8, Y7
+
+depthwiseRun256o_p8v1_nobias:
+	TESTQ        $0x00000010, DI
+	JZ           depthwiseRun256o_p8v1_nofloor
+	VBROADCASTSS floor+88(FP), Y8
+	VMAXPS       Y0, Y8, Y0
+	VMAXPS       Y1, Y8, Y1
+	VMAXPS       Y2, Y8, Y2
+	VMAXPS       Y3, Y8, Y3
+	VMAXPS       Y4, Y8, Y4
+	VMAXPS       Y5, Y8, Y5
+	VMAXPS       Y6, Y8, Y6
+	VMAXPS       Y7, Y8, Y7
+
+depthwiseRun256o_p8v1_nofloor:
+	TESTQ        $0x00000080, DI
+	JZ           depthwiseRun256o_p8v1_noceil
+	VBROADCASTSS ceil+92(FP), Y8
+	VMINPS       Y0, Y8, Y0
+	VMINPS       Y1, Y8, Y1
+	VMINPS       Y2, Y8, Y2
+	VMINPS       Y3, Y8, Y3
+	VMINPS       Y4, Y8, Y4
+	VMINPS       Y5, Y8, Y5
+	VMINPS       Y6, Y8, Y6
+	VMINPS       Y7, Y8, Y7
+
+depthwiseRun256o_p8v1_noceil:
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), R8
+	VMOVUPS Y0, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y1, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y2, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y3, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y4, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y5, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y6, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y7, (R8)
+	ADDQ    $0x00000020, SI
+	CMPQ    SI, DI
+	JB      depthwiseRun256o_p8v1_vec
+	MOVQ    BX, SI
+	SHLQ    $0x03, DI
+	SHLQ    $0x03, SI
+	ADDQ    DI, AX
+	ADDQ    SI, CX
+	SUBQ    $0x00000008, DX
+	JMP     depthwiseRun256o_p8v1
+
+depthwiseRun256o_p8v1_done:
+depthwiseRun256o_p4v1:
+	CMPQ DX, $0x00000004
+	JB   depthwiseRun256o_p4v1_done
+	XORQ SI, SI
+
+depthwiseRun256o_p4v1_vec:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R13, R13
+
+depthwiseRun256o_p4v1_tap:
+	MOVQ    (R8)(R13*8), R14
+	VMOVUPS (R9)(R14*4), Y4
+	MOVQ    (DI)(R13*8), R14
+	LEAQ    (R11)(R14*4), R14
+	VMULPS  (R14), Y4, Y5
+	VADDPS  Y5, Y0, Y0
+	VMULPS  (R14)(BX*1), Y4, Y5
+	VADDPS  Y5, Y1, Y1
+	VMULPS  (R14)(BX*2), Y4, Y5
+	VADDPS  Y5, Y2, Y2
+	VMULPS  (R14)(R12*1), Y4, Y4
+	VADDPS  Y4, Y3, Y3
+	INCQ    R13
+	CMPQ    R13, R10
+	JB      depthwiseRun256o_p4v1_tap
+	MOVQ    flags+80(FP), DI
+	TESTQ   $0x00000001, DI
+	JZ      depthwiseRun256o_p4v1_nobias
+	MOVQ    bias+72(FP), R8
+	VMOVUPS (R8)(SI*1), Y4
+	TESTQ   $0x00000002, DI
+	JNZ     depthwiseRun256o_p4v1_biasfirst
+	VADDPS  Y4, Y0, Y0
+	VADDPS  Y4, Y1, Y1
+	VADDPS  Y4, Y2, Y2
+	VADDPS  Y4, Y3, Y3
+	JMP     depthwiseRun256o_p4v1_nobias
+
+depthwiseRun256o_p4v1_biasfirst:
+	VADDPS Y0, Y4, Y0
+	VADDPS Y1, Y4, Y1
+	VADDPS Y2, Y4, Y2
+	VADDPS Y3, Y4, Y3
+
+depthwiseRun256o_p4v1_nobias:
+	TESTQ        $0x00000010, DI
+	JZ           depthwiseRun256o_p4v1_nofloor
+	VBROADCASTSS floor+88(FP), Y4
+	VMAXPS       Y0, Y4, Y0
+	VMAXPS       Y1, Y4, Y1
+	VMAXPS       Y2, Y4, Y2
+	VMAXPS       Y3, Y4, Y3
+
+depthwiseRun256o_p4v1_nofloor:
+	TESTQ        $0x00000080, DI
+	JZ           depthwiseRun256o_p4v1_noceil
+	VBROADCASTSS ceil+92(FP), Y4
+	VMINPS       Y0, Y4, Y0
+	VMINPS       Y1, Y4, Y1
+	VMINPS       Y2, Y4, Y2
+	VMINPS       Y3, Y4, Y3
+
+depthwiseRun256o_p4v1_noceil:
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), R8
+	VMOVUPS Y0, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y1, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y2, (R8)
+	ADDQ    DI, R8
+	VMOVUPS Y3, (R8)
+	ADDQ    $0x00000020, SI
+	CMPQ    SI, DI
+	JB      depthwiseRun256o_p4v1_vec
+	MOVQ    BX, SI
+	SHLQ    $0x02, DI
+	SHLQ    $0x02, SI
+	ADDQ    DI, AX
+	ADDQ    SI, CX
+	SUBQ    $0x00000004, DX
+	JMP     depthwiseRun256o_p4v1
+
+depthwiseRun256o_p4v1_done:
+	MOVQ c+64(FP), SI
+	CMPQ SI, $0x00000008
+	JBE  depthwiseRun256o_v1
+	CMPQ SI, $0x00000010
+	JBE  depthwiseRun256o_v2
+	CMPQ SI, $0x00000018
+	JBE  depthwiseRun256o_v3
+
+depthwiseRun256o_p1v4:
+	CMPQ DX, $0x00000001
+	JB   depthwiseRun256o_p1v4_done
+	XORQ SI, SI
+
+depthwiseRun256o_p1v4_vec:
+	MOVQ   c+64(FP), DI
+	SHLQ   $0x02, DI
+	SUBQ   SI, DI
+	CMPQ   DI, $0x00000080
+	JB     depthwiseRun256o_p1v4_one
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R12, R12
+
+depthwiseRun256o_p1v4_m_tap:
+	MOVQ    (R8)(R12*8), R13
+	VMOVUPS (R9)(R13*4), Y4
+	VMOVUPS 32(R9)(R13*4), Y5
+	VMOVUPS 64(R9)(R13*4), Y6
+	VMOVUPS 96(R9)(R13*4), Y7
+	MOVQ    (DI)(R12*8), R13
+	LEAQ    (R11)(R13*4), R13
+	VMULPS  (R13), Y4, Y4
+	VADDPS  Y4, Y0, Y0
+	VMULPS  32(R13), Y5, Y4
+	VADDPS  Y4, Y1, Y1
+	VMULPS  64(R13), Y6, Y4
+	VADDPS  Y4, Y2, Y2
+	VMULPS  96(R13), Y7, Y4
+	VADDPS  Y4, Y3, Y3
+	INCQ    R12
+	CMPQ    R12, R10
+	JB      depthwiseRun256o_p1v4_m_tap
+	MOVQ    flags+80(FP), DI
+	TESTQ   $0x00000001, DI
+	JZ      depthwiseRun256o_p1v4_m_nobias
+	MOVQ    bias+72(FP), R8
+	VMOVUPS (R8)(SI*1), Y4
+	VMOVUPS 32(R8)(SI*1), Y5
+	VMOVUPS 64(R8)(SI*1), Y6
+	VMOVUPS 96(R8)(SI*1), Y7
+	TESTQ   $0x00000002, DI
+	JNZ     depthwiseRun256o_p1v4_m_biasfirst
+	VADDPS  Y4, Y0, Y0
+	VADDPS  Y5, Y1, Y1
+	VADDPS  Y6, Y2, Y2
+	VADDPS  Y7, Y3, Y3
+	JMP     depthwiseRun256o_p1v4_m_nobias
+
+depthwiseRun256o_p1v4_m_biasfirst:
+	VADDPS Y0, Y4, Y0
+	VADDPS Y1, Y5, Y1
+	VADDPS Y2, Y6, Y2
+	VADDPS Y3, Y7, Y3
+
+depthwiseRun256o_p1v4_m_nobias:
+	TESTQ        $0x00000010, DI
+	JZ           depthwiseRun256o_p1v4_m_nofloor
+	VBROADCASTSS floor+88(FP), Y4
+	VMAXPS       Y0, Y4, Y0
+	VMAXPS       Y1, Y4, Y1
+	VMAXPS       Y2, Y4, Y2
+	VMAXPS       Y3, Y4, Y3
+
+depthwiseRun256o_p1v4_m_nofloor:
+	TESTQ        $0x00000080, DI
+	JZ           depthwiseRun256o_p1v4_m_noceil
+	VBROADCASTSS ceil+92(FP), Y4
+	VMINPS       Y0, Y4, Y0
+	VMINPS       Y1, Y4, Y1
+	VMINPS       Y2, Y4, Y2
+	VMINPS       Y3, Y4, Y3
+
+depthwiseRun256o_p1v4_m_noceil:
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), DI
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $0x00000080, SI
+	JMP     depthwiseRun256o_p1v4_next
+
+depthwiseRun256o_p1v4_one:
+	VXORPS Y0, Y0, Y0
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R12, R12
+
+depthwiseRun256o_p1v4_s_tap:
+	MOVQ    (R8)(R12*8), R13
+	VMOVUPS (R9)(R13*4), Y1
+	MOVQ    (DI)(R12*8), R13
+	LEAQ    (R11)(R13*4), R13
+	VMULPS  (R13), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	INCQ    R12
+	CMPQ    R12, R10
+	JB      depthwiseRun256o_p1v4_s_tap
+	MOVQ    flags+80(FP), DI
+	TESTQ   $0x00000001, DI
+	JZ      depthwiseRun256o_p1v4_s_nobias
+	MOVQ    bias+72(FP), R8
+	VMOVUPS (R8)(SI*1), Y1
+	TESTQ   $0x00000002, DI
+	JNZ     depthwiseRun256o_p1v4_s_biasfirst
+	VADDPS  Y1, Y0, Y0
+	JMP     depthwiseRun256o_p1v4_s_nobias
+
+depthwiseRun256o_p1v4_s_biasfirst:
+	VADDPS Y0, Y1, Y0
+
+depthwiseRun256o_p1v4_s_nobias:
+	TESTQ        $0x00000010, DI
+	JZ           depthwiseRun256o_p1v4_s_nofloor
+	VBROADCASTSS floor+88(FP), Y1
+	VMAXPS       Y0, Y1, Y0
+
+depthwiseRun256o_p1v4_s_nofloor:
+	TESTQ        $0x00000080, DI
+	JZ           depthwiseRun256o_p1v4_s_noceil
+	VBROADCASTSS ceil+92(FP), Y1
+	VMINPS       Y0, Y1, Y0
+
+depthwiseRun256o_p1v4_s_noceil:
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), DI
+	VMOVUPS Y0, (DI)
+	ADDQ    $0x00000020, SI
+
+depthwiseRun256o_p1v4_next:
+	MOVQ c+64(FP), DI
+	SHLQ $0x02, DI
+	CMPQ SI, DI
+	JB   depthwiseRun256o_p1v4_vec
+	MOVQ BX, SI
+	ADDQ DI, AX
+	ADDQ SI, CX
+	SUBQ $0x00000001, DX
+	JMP  depthwiseRun256o_p1v4
+
+depthwiseRun256o_p1v4_done:
+	JMP depthwiseRun256o_end
+
+depthwiseRun256o_v3:
+depthwiseRun256o_p1v3:
+	CMPQ DX, $0x00000001
+	JB   depthwiseRun256o_p1v3_done
+	XORQ SI, SI
+
+depthwiseRun256o_p1v3_vec:
+	MOVQ   c+64(FP), DI
+	SHLQ   $0x02, DI
+	SUBQ   SI, DI
+	CMPQ   DI, $0x00000060
+	JB     depthwiseRun256o_p1v3_one
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R12, R12
+
+depthwiseRun256o_p1v3_m_tap:
+	MOVQ    (R8)(R12*8), R13
+	VMOVUPS (R9)(R13*4), Y3
+	VMOVUPS 32(R9)(R13*4), Y4
+	VMOVUPS 64(R9)(R13*4), Y5
+	MOVQ    (DI)(R12*8), R13
+	LEAQ    (R11)(R13*4), R13
+	VMULPS  (R13), Y3, Y3
+	VADDPS  Y3, Y0, Y0
+	VMULPS  32(R13), Y4, Y3
+	VADDPS  Y3, Y1, Y1
+	VMULPS  64(R13), Y5, Y3
+	VADDPS  Y3, Y2, Y2
+	INCQ    R12
+	CMPQ    R12, R10
+	JB      depthwiseRun256o_p1v3_m_tap
+	MOVQ    flags+80(FP), DI
+	TESTQ   $0x00000001, DI
+	JZ      depthwiseRun256o_p1v3_m_nobias
+	MOVQ    bias+72(FP), R8
+	VMOVUPS (R8)(SI*1), Y3
+	VMOVUPS 32(R8)(SI*1), Y4
+	VMOVUPS 64(R8)(SI*1), Y5
+	TESTQ   $0x00000002, DI
+	JNZ     depthwiseRun256o_p1v3_m_biasfirst
+	VADDPS  Y3, Y0, Y0
+	VADDPS  Y4, Y1, Y1
+	VADDPS  Y5, Y2, Y2
+	JMP     depthwiseRun256o_p1v3_m_nobias
+
+depthwiseRun256o_p1v3_m_biasfirst:
+	VADDPS Y0, Y3, Y0
+	VADDPS Y1, Y4, Y1
+	VADDPS Y2, Y5, Y2
+
+depthwiseRun256o_p1v3_m_nobias:
+	TESTQ        $0x00000010, DI
+	JZ           depthwiseRun256o_p1v3_m_nofloor
+	VBROADCASTSS floor+88(FP), Y3
+	VMAXPS       Y0, Y3, Y0
+	VMAXPS       Y1, Y3, Y1
+	VMAXPS       Y2, Y3, Y2
+
+depthwiseRun256o_p1v3_m_nofloor:
+	TESTQ        $0x00000080, DI
+	JZ           depthwiseRun256o_p1v3_m_noceil
+	VBROADCASTSS ceil+92(FP), Y3
+	VMINPS       Y0, Y3, Y0
+	VMINPS       Y1, Y3, Y1
+	VMINPS       Y2, Y3, Y2
+
+depthwiseRun256o_p1v3_m_noceil:
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), DI
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	ADDQ    $0x00000060, SI
+	JMP     depthwiseRun256o_p1v3_next
+
+depthwiseRun256o_p1v3_one:
+	VXORPS Y0, Y0, Y0
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R12, R12
+
+depthwiseRun256o_p1v3_s_tap:
+	MOVQ    (R8)(R12*8), R13
+	VMOVUPS (R9)(R13*4), Y1
+	MOVQ    (DI)(R12*8), R13
+	LEAQ    (R11)(R13*4), R13
+	VMULPS  (R13), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	INCQ    R12
+	CMPQ    R12, R10
+	JB      depthwiseRun256o_p1v3_s_tap
+	MOVQ    flags+80(FP), DI
+	TESTQ   $0x00000001, DI
+	JZ      depthwiseRun256o_p1v3_s_nobias
+	MOVQ    bias+72(FP), R8
+	VMOVUPS (R8)(SI*1), Y1
+	TESTQ   $0x00000002, DI
+	JNZ     depthwiseRun256o_p1v3_s_biasfirst
+	VADDPS  Y1, Y0, Y0
+	JMP     depthwiseRun256o_p1v3_s_nobias
+
+depthwiseRun256o_p1v3_s_biasfirst:
+	VADDPS Y0, Y1, Y0
+
+depthwiseRun256o_p1v3_s_nobias:
+	TESTQ        $0x00000010, DI
+	JZ           depthwiseRun256o_p1v3_s_nofloor
+	VBROADCASTSS floor+88(FP), Y1
+	VMAXPS       Y0, Y1, Y0
+
+depthwiseRun256o_p1v3_s_nofloor:
+	TESTQ        $0x00000080, DI
+	JZ           depthwiseRun256o_p1v3_s_noceil
+	VBROADCASTSS ceil+92(FP), Y1
+	VMINPS       Y0, Y1, Y0
+
+depthwiseRun256o_p1v3_s_noceil:
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), DI
+	VMOVUPS Y0, (DI)
+	ADDQ    $0x00000020, SI
+
+depthwiseRun256o_p1v3_next:
+	MOVQ c+64(FP), DI
+	SHLQ $0x02, DI
+	CMPQ SI, DI
+	JB   depthwiseRun256o_p1v3_vec
+	MOVQ BX, SI
+	ADDQ DI, AX
+	ADDQ SI, CX
+	SUBQ $0x00000001, DX
+	JMP  depthwiseRun256o_p1v3
+
+depthwiseRun256o_p1v3_done:
+	JMP depthwiseRun256o_end
+
+depthwiseRun256o_v2:
+depthwiseRun256o_p1v2:
+	CMPQ DX, $0x00000001
+	JB   depthwiseRun256o_p1v2_done
+	XORQ SI, SI
+
+depthwiseRun256o_p1v2_vec:
+	MOVQ   c+64(FP), DI
+	SHLQ   $0x02, DI
+	SUBQ   SI, DI
+	CMPQ   DI, $0x00000040
+	JB     depthwiseRun256o_p1v2_one
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R12, R12
+
+depthwiseRun256o_p1v2_m_tap:
+	MOVQ    (R8)(R12*8), R13
+	VMOVUPS (R9)(R13*4), Y2
+	VMOVUPS 32(R9)(R13*4), Y3
+	MOVQ    (DI)(R12*8), R13
+	LEAQ    (R11)(R13*4), R13
+	VMULPS  (R13), Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	VMULPS  32(R13), Y3, Y2
+	VADDPS  Y2, Y1, Y1
+	INCQ    R12
+	CMPQ    R12, R10
+	JB      depthwiseRun256o_p1v2_m_tap
+	MOVQ    flags+80(FP), DI
+	TESTQ   $0x00000001, DI
+	JZ      depthwiseRun256o_p1v2_m_nobias
+	MOVQ    bias+72(FP), R8
+	VMOVUPS (R8)(SI*1), Y2
+	VMOVUPS 32(R8)(SI*1), Y3
+	TESTQ   $0x00000002, DI
+	JNZ     depthwiseRun256o_p1v2_m_biasfirst
+	VADDPS  Y2, Y0, Y0
+	VADDPS  Y3, Y1, Y1
+	JMP     depthwiseRun256o_p1v2_m_nobias
+
+depthwiseRun256o_p1v2_m_biasfirst:
+	VADDPS Y0, Y2, Y0
+	VADDPS Y1, Y3, Y1
+
+depthwiseRun256o_p1v2_m_nobias:
+	TESTQ        $0x00000010, DI
+	JZ           depthwiseRun256o_p1v2_m_nofloor
+	VBROADCASTSS floor+88(FP), Y2
+	VMAXPS       Y0, Y2, Y0
+	VMAXPS       Y1, Y2, Y1
+
+depthwiseRun256o_p1v2_m_nofloor:
+	TESTQ        $0x00000080, DI
+	JZ           depthwiseRun256o_p1v2_m_noceil
+	VBROADCASTSS ceil+92(FP), Y2
+	VMINPS       Y0, Y2, Y0
+	VMINPS       Y1, Y2, Y1
+
+depthwiseRun256o_p1v2_m_noceil:
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), DI
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    $0x00000040, SI
+	JMP     depthwiseRun256o_p1v2_next
+
+depthwiseRun256o_p1v2_one:
+	VXORPS Y0, Y0, Y0
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R12, R12
+
+depthwiseRun256o_p1v2_s_tap:
+	MOVQ    (R8)(R12*8), R13
+	VMOVUPS (R9)(R13*4), Y1
+	MOVQ    (DI)(R12*8), R13
+	LEAQ    (R11)(R13*4), R13
+	VMULPS  (R13), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	INCQ    R12
+	CMPQ    R12, R10
+	JB      depthwiseRun256o_p1v2_s_tap
+	MOVQ    flags+80(FP), DI
+	TESTQ   $0x00000001, DI
+	JZ      depthwiseRun256o_p1v2_s_nobias
+	MOVQ    bias+72(FP), R8
+	VMOVUPS (R8)(SI*1), Y1
+	TESTQ   $0x00000002, DI
+	JNZ     depthwiseRun256o_p1v2_s_biasfirst
+	VADDPS  Y1, Y0, Y0
+	JMP     depthwiseRun256o_p1v2_s_nobias
+
+depthwiseRun256o_p1v2_s_biasfirst:
+	VADDPS Y0, Y1, Y0
+
+depthwiseRun256o_p1v2_s_nobias:
+	TESTQ        $0x00000010, DI
+	JZ           depthwiseRun256o_p1v2_s_nofloor
+	VBROADCASTSS floor+88(FP), Y1
+	VMAXPS       Y0, Y1, Y0
+
+depthwiseRun256o_p1v2_s_nofloor:
+	TESTQ        $0x00000080, DI
+	JZ           depthwiseRun256o_p1v2_s_noceil
+	VBROADCASTSS ceil+92(FP), Y1
+	VMINPS       Y0, Y1, Y0
+
+depthwiseRun256o_p1v2_s_noceil:
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), DI
+	VMOVUPS Y0, (DI)
+	ADDQ    $0x00000020, SI
+
+depthwiseRun256o_p1v2_next:
+	MOVQ c+64(FP), DI
+	SHLQ $0x02, DI
+	CMPQ SI, DI
+	JB   depthwiseRun256o_p1v2_vec
+	MOVQ BX, SI
+	ADDQ DI, AX
+	ADDQ SI, CX
+	SUBQ $0x00000001, DX
+	JMP  depthwiseRun256o_p1v2
+
+depthwiseRun256o_p1v2_done:
+	JMP depthwiseRun256o_end
+
+depthwiseRun256o_v1:
+depthwiseRun256o_p1v1:
+	CMPQ DX, $0x00000001
+	JB   depthwiseRun256o_p1v1_done
+	XORQ SI, SI
+
+depthwiseRun256o_p1v1_vec:
+	VXORPS Y0, Y0, Y0
+	MOVQ   ioffs+24(FP), DI
+	MOVQ   woffs+32(FP), R8
+	MOVQ   w+16(FP), R9
+	MOVQ   ntaps+40(FP), R10
+	LEAQ   (CX)(SI*1), R11
+	ADDQ   SI, R9
+	LEAQ   (BX)(BX*2), R12
+	XORQ   R12, R12
+
+depthwiseRun256o_p1v1_tap:
+	MOVQ    (R8)(R12*8), R13
+	VMOVUPS (R9)(R13*4), Y1
+	MOVQ    (DI)(R12*8), R13
+	LEAQ    (R11)(R13*4), R13
+	VMULPS  (R13), Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	INCQ    R12
+	CMPQ    R12, R10
+	JB      depthwiseRun256o_p1v1_tap
+	MOVQ    flags+80(FP), DI
+	TESTQ   $0x00000001, DI
+	JZ      depthwiseRun256o_p1v1_nobias
+	MOVQ    bias+72(FP), R8
+	VMOVUPS (R8)(SI*1), Y1
+	TESTQ   $0x00000002, DI
+	JNZ     depthwiseRun256o_p1v1_biasfirst
+	VADDPS  Y1, Y0, Y0
+	JMP     depthwiseRun256o_p1v1_nobias
+
+depthwiseRun256o_p1v1_biasfirst:
+	VADDPS Y0, Y1, Y0
+
+depthwiseRun256o_p1v1_nobias:
+	TESTQ        $0x00000010, DI
+	JZ           depthwiseRun256o_p1v1_nofloor
+	VBROADCASTSS floor+88(FP), Y1
+	VMAXPS       Y0, Y1, Y0
+
+depthwiseRun256o_p1v1_nofloor:
+	TESTQ        $0x00000080, DI
+	JZ           depthwiseRun256o_p1v1_noceil
+	VBROADCASTSS ceil+92(FP), Y1
+	VMINPS       Y0, Y1, Y0
+
+depthwiseRun256o_p1v1_noceil:
+	MOVQ    c+64(FP), DI
+	SHLQ    $0x02, DI
+	LEAQ    (AX)(SI*1), R8
+	VMOVUPS Y0, (R8)
+	ADDQ    $0x00000020, SI
+	CMPQ    SI, DI
+	JB      depthwiseRun256o_p1v1_vec
+	MOVQ    BX, SI
+	ADDQ    DI, AX
+	ADDQ    SI, CX
+	SUBQ    $0x00000001, DX
+	JMP     depthwiseRun256o_p1v1
+
+depthwiseRun256o_p1v1_done:
+depthwiseRun256o_end:
+	VZEROUPPER
+	RET

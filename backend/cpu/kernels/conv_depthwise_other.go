@@ -11,3 +11,9 @@ func depthwiseGroup(c int) int { return 1 }
 func depthwiseRun(out, in, w []float32, ioffs, woffs []int, npix, ps, c int) {
 	depthwiseRunGo(out, in, w, ioffs, woffs, npix, ps, c)
 }
+
+func depthwiseOpsTake(c int, ops *TileOps) bool { return false }
+
+func depthwiseRunOps(out, in, w []float32, ioffs, woffs []int, npix, ps, c int, ops *TileOps) {
+	panic("kernels: no AVX2 depthwise kernel")
+}

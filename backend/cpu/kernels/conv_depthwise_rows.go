@@ -44,6 +44,10 @@ type dwRows struct {
 	group int
 	tiled []float32
 	epi   Epilogue
+	// ops, where set, is epi as the AVX2 kernel applies it as it stores
+	// (depthwiseOpsTake): interior runs are finished so, and epi gets
+	// only the other pixels, one run at a time.
+	ops *TileOps
 }
 
 // newDWRows plans p (canDepthwiseRows) on its operands.
@@ -80,8 +84,15 @@ func newDWRows(p *Conv, in, kernel, out []float32, epi Epilogue) *dwRows {
 
 // convDepthwiseRows computes p (canDepthwiseRows), threads splitting the
 // output rows, each block of rows handed to epi (nil: none) once final.
-func convDepthwiseRows(p *Conv, in, kernel, out []float32, threads int, epi Epilogue) {
+func convDepthwiseRows(p *Conv, in, kernel, out []float32, threads int, epi Epilogue, ops *TileOps) {
 	r := newDWRows(p, in, kernel, out, epi)
+	// With the ops in the kernel's store, MobileNetV2's stride-1 layers
+	// lost their epilogue pass (one thread, medians of three processes:
+	// 112²×32 295–350 → 264–285 µs, 56²×144 278–312 → 251–265); its
+	// stride-2 112²→56²×96 went 260–342 → 310–410 and keeps the pass.
+	if epi != nil && r.group == 1 && r.sx == 1 && depthwiseOpsTake(r.c, ops) && ops.fits(out, r.c, r.c) {
+		r.ops = ops
+	}
 	rows := p.Batch * r.oh
 	if rows == 0 || r.ow == 0 {
 		return
@@ -172,6 +183,10 @@ func (r *dwRows) rows(lo, hi int) {
 	tapsG.ioffs, tapsG.woffs = buf[2*n:2*n:3*n], buf[3*n:3*n:4*n]
 	done := lo // rows before done have been through the epilogue
 	for row := lo; row < hi; row++ {
+		if r.ops != nil {
+			r.rowFinished(&taps, row)
+			continue
+		}
 		if r.epi != nil && (row-done)*r.ow*r.c >= depthwiseEpilogueBlock {
 			r.epi(done*r.ow, 0, (row-done)*r.ow, r.c)
 			done = row
@@ -208,8 +223,51 @@ func (r *dwRows) rows(lo, hi int) {
 			taps = r.pixel(out, taps, base, ox, ky0, ky1)
 		}
 	}
-	if r.epi != nil && hi > done {
+	if r.epi != nil && r.ops == nil && hi > done {
 		r.epi(done*r.ow, 0, (hi-done)*r.ow, r.c)
+	}
+}
+
+// rowFinished computes output row row with ops (r.ops): its interior,
+// four pixels or more, by the kernel that finishes as it stores, every
+// other pixel as rows does and then through the epilogue.
+func (r *dwRows) rowFinished(taps *dwTaps, row int) {
+	b, oy := row/r.oh, row%r.oh
+	iy0 := oy*r.sy - r.py
+	ky0, ky1 := clipTaps(iy0, r.kh, r.dy, r.h)
+	out := r.out[row*r.ow*r.c : (row+1)*r.ow*r.c]
+	first := row * r.ow // the row's first pixel
+	if ky0 >= ky1 {
+		// The whole row's windows lie in the padding.
+		clear(out)
+		r.epi(first, 0, r.ow, r.c)
+		return
+	}
+	base := b*r.inB + iy0*r.inY
+	for ox := range r.oxLo {
+		*taps = r.pixel(out, *taps, base, ox, ky0, ky1)
+	}
+	lo, hi := r.oxLo, r.oxLo // the pixels finished by the kernel
+	if n := r.oxHi - r.oxLo; n > 0 {
+		var io0 int
+		*taps, io0 = r.tapList(*taps, ky0, ky1, 0, r.kw, r.kY, r.kX)
+		in0 := base + (r.oxLo*r.sx-r.px)*r.inX
+		o := out[r.oxLo*r.c:]
+		if n >= 4 {
+			depthwiseRunOps(o, r.in[in0+io0:], r.kernel, taps.ioffs, taps.woffs, n, r.sx*r.inX, r.c, r.ops)
+			hi = r.oxHi
+		} else {
+			depthwiseRun(o, r.in[in0+io0:], r.kernel, taps.ioffs, taps.woffs, n, r.sx*r.inX, r.c)
+		}
+	}
+	for ox := r.oxHi; ox < r.ow; ox++ {
+		*taps = r.pixel(out, *taps, base, ox, ky0, ky1)
+	}
+	if lo > 0 {
+		r.epi(first, 0, lo, r.c)
+	}
+	if hi < r.ow {
+		r.epi(first+hi, 0, r.ow-hi, r.c)
 	}
 }
 

@@ -13,3 +13,8 @@ func depthwiseRun512(out *float32, in *float32, w *float32, ioffs *int, woffs *i
 //
 //go:noescape
 func depthwiseRun256(out *float32, in *float32, w *float32, ioffs *int, woffs *int, ntaps int, npix int, ps int, c int)
+
+// depthwiseRun256o sets out[p*c+ch] to the sum over taps t < ntaps of in[p*ps+ioffs[t]+ch]*w[woffs[t]+ch] for p < npix, ch < c (ntaps >= 1, c a positive multiple of 8; AVX2). Before storing a sum it finishes it with flags' ops, in this order: plus bias[ch] (1; bias first: 2), at least floor (16: MAXPS with floor first), at most ceil (128: MINPS with ceil first).
+//
+//go:noescape
+func depthwiseRun256o(out *float32, in *float32, w *float32, ioffs *int, woffs *int, ntaps int, npix int, ps int, c int, bias *float32, flags int, floor float32, ceil float32)

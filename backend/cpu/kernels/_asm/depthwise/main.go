@@ -12,8 +12,9 @@ import (
 
 func main() {
 	ConstraintExpr("amd64,!purego")
-	depthwiseRun("depthwiseRun512", avx512)
-	depthwiseRun("depthwiseRun256", avx2)
+	depthwiseRun("depthwiseRun512", avx512, false)
+	depthwiseRun("depthwiseRun256", avx2, false)
+	depthwiseRun("depthwiseRun256o", avx2, true)
 	Generate()
 }
 
@@ -59,10 +60,17 @@ func (w isa) vec() reg.VecVirtual {
 // pixel's; the AVX2 kernel (one call a run of pixels where AVX2 called a
 // one-pixel kernel per pixel: a MobileNet's 8-channel 3×3 layers spent
 // 33 ns a pixel, mostly in the calls) takes whole vectors.
-func depthwiseRun(name string, w isa) {
-	TEXT(name, NOSPLIT, "func(out, in, w *float32, ioffs, woffs *int, ntaps, npix, ps, c int)")
+func depthwiseRun(name string, w isa, ops bool) {
+	sig := "func(out, in, w *float32, ioffs, woffs *int, ntaps, npix, ps, c int)"
+	doc := fmt.Sprintf("%s sets out[p*c+ch] to the sum over taps t < ntaps of in[p*ps+ioffs[t]+ch]*w[woffs[t]+ch] for p < npix, ch < c %s.", name, w.doc)
+	if ops {
+		sig = "func(out, in, w *float32, ioffs, woffs *int, ntaps, npix, ps, c int, bias *float32, flags int, floor, ceil float32)"
+		doc += " Before storing a sum it finishes it with flags' ops, in this order: plus bias[ch] (1; bias first: 2), at least floor (16: MAXPS with floor first), at most ceil (128: MINPS with ceil first)."
+	}
+	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s sets out[p*c+ch] to the sum over taps t < ntaps of in[p*ps+ioffs[t]+ch]*w[woffs[t]+ch] for p < npix, ch < c %s.", name, w.doc))
+	Doc(doc)
+	withOps = ops
 	out := Load(Param("out"), GP64())
 	in := Load(Param("in"), GP64())
 	npix := Load(Param("npix"), GP64())
@@ -165,6 +173,9 @@ func channelVectors(label string, w isa, pixels, vecs int, out, in, ps, cv reg.R
 		}
 	}
 	taps(label, w, in, ps, cv, ks, acc)
+	if withOps {
+		finish(label, w, cv, acc)
+	}
 	c := Load(Param("c"), GP64())
 	SHLQ(U8(2), c)
 	o := GP64()
@@ -271,4 +282,60 @@ func taps(label string, w isa, in, ps, cv reg.Register, ks []reg.OpmaskVirtual, 
 	INCQ(t)
 	CMPQ(t, ntaps)
 	JB(LabelRef(label + "_tap"))
+}
+
+// withOps says whether the kernel being generated finishes its sums with
+// the ops parameters (depthwiseRun's ops).
+var withOps bool
+
+// finish applies the ops parameter flags selects to acc (pixels by
+// vectors of channels from byte offset cv): kernels.TileOps' bias,
+// floor and ceiling, each with its operands in the epilogue's order, so
+// the bits are the epilogue pass's (AVX2 only: no masks).
+func finish(label string, w isa, cv reg.Register, acc [][]reg.VecVirtual) {
+	flags := Load(Param("flags"), GP64())
+	TESTQ(U32(1), flags)
+	JZ(LabelRef(label + "_nobias"))
+	bias := Load(Param("bias"), GP64())
+	bv := make([]reg.VecVirtual, len(acc[0]))
+	for v := range bv {
+		bv[v] = w.vec()
+		VMOVUPS(Mem{Base: bias, Index: cv, Scale: 1, Disp: w.width * v}, bv[v])
+	}
+	TESTQ(U32(2), flags)
+	JNZ(LabelRef(label + "_biasfirst"))
+	for p := range acc {
+		for v, x := range acc[p] {
+			VADDPS(bv[v], x, x) // x + bias
+		}
+	}
+	JMP(LabelRef(label + "_nobias"))
+	Label(label + "_biasfirst")
+	for p := range acc {
+		for v, x := range acc[p] {
+			VADDPS(x, bv[v], x) // bias + x
+		}
+	}
+	Label(label + "_nobias")
+	t := w.vec()
+	for _, b := range []struct {
+		flag  uint32
+		param string
+		op    func(x, t reg.VecVirtual)
+	}{{16, "floor", func(x, t reg.VecVirtual) { VMAXPS(x, t, x) }}, {128, "ceil", func(x, t reg.VecVirtual) { VMINPS(x, t, x) }}} {
+		next := fmt.Sprintf("%s_no%s", label, b.param)
+		TESTQ(U32(b.flag), flags)
+		JZ(LabelRef(next))
+		v, err := Param(b.param).Resolve()
+		if err != nil {
+			panic(err)
+		}
+		VBROADCASTSS(v.Addr, t)
+		for p := range acc {
+			for _, x := range acc[p] {
+				b.op(x, t) // with the bound first: NaN and an equal value kept
+			}
+		}
+		Label(next)
+	}
 }
