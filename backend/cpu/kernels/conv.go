@@ -566,12 +566,9 @@ func convPointwiseRows(p *Conv, in, kernel, out []float32, m, k, threads int, ep
 	if rd := cache.forKernel(kernel).reader(0, pack); rd != nil {
 		panel = func(pc, kb int) []float32 { return rd(pc, 0, kb, cout) }
 	} else {
-		bp := getBuf[float32](k * sgemmNR * slivers)
+		var bp []float32
+		bp, panel = packedSlices(k, slivers, func(dst []float32, pc, kb int) { pack(dst, pc, 0, kb, cout, 0, slivers) })
 		defer putBuf(bp)
-		for pc := 0; pc < k; pc += gemmKC {
-			pack(bp[pc*sgemmNR*slivers:], pc, 0, min(gemmKC, k-pc), cout, 0, slivers)
-		}
-		panel = func(pc, kb int) []float32 { return bp[pc*sgemmNR*slivers : (pc+kb)*sgemmNR*slivers] }
 	}
 	gemmRowsNarrow(m, cout, k, a, panel, out, cout, false, threads, epi, ops)
 }

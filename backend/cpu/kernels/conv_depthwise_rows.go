@@ -183,44 +183,19 @@ func (r *dwRows) rows(lo, hi int) {
 	tapsG.ioffs, tapsG.woffs = buf[2*n:2*n:3*n], buf[3*n:3*n:4*n]
 	done := lo // rows before done have been through the epilogue
 	for row := lo; row < hi; row++ {
-		if r.ops != nil {
-			r.rowFinished(&taps, row)
-			continue
-		}
-		if r.epi != nil && (row-done)*r.ow*r.c >= depthwiseEpilogueBlock {
+		if r.ops == nil && r.epi != nil && (row-done)*r.ow*r.c >= depthwiseEpilogueBlock {
 			r.epi(done*r.ow, 0, (row-done)*r.ow, r.c)
 			done = row
 		}
-		b, oy := row/r.oh, row%r.oh
-		iy0 := oy*r.sy - r.py
-		ky0, ky1 := clipTaps(iy0, r.kh, r.dy, r.h)
-		out := r.out[row*r.ow*r.c : (row+1)*r.ow*r.c]
-		if ky0 >= ky1 { // the whole row's windows lie in the padding
-			clear(out)
-			continue
-		}
-		base := b*r.inB + iy0*r.inY
-		for ox := range r.oxLo {
-			taps = r.pixel(out, taps, base, ox, ky0, ky1)
-		}
-		if n := r.oxHi - r.oxLo; n > 0 {
-			in0 := base + (r.oxLo*r.sx-r.px)*r.inX
-			o := out[r.oxLo*r.c:]
-			if g := r.group; g > 1 && n >= g {
-				var io0 int
-				tapsG, io0 = r.tapList(tapsG, ky0, ky1, 0, r.kw, r.kw*16, 16)
-				whole := n / g * g
-				depthwiseRun(o, r.in[in0+io0:], r.tiled, tapsG.ioffs, tapsG.woffs, n/g, g*r.c, 16)
-				o, in0, n = o[whole*r.c:], in0+whole*r.inX, n-whole
+		var f0, f1 int
+		taps, tapsG, f0, f1 = r.row(taps, tapsG, row)
+		if r.ops != nil { // the pixels the kernel did not finish
+			if first := row * r.ow; f0 > 0 {
+				r.epi(first, 0, f0, r.c)
 			}
-			if n > 0 {
-				var io0 int
-				taps, io0 = r.tapList(taps, ky0, ky1, 0, r.kw, r.kY, r.kX)
-				depthwiseRun(o, r.in[in0+io0:], r.kernel, taps.ioffs, taps.woffs, n, r.sx*r.inX, r.c)
+			if f1 < r.ow {
+				r.epi(row*r.ow+f1, 0, r.ow-f1, r.c)
 			}
-		}
-		for ox := r.oxHi; ox < r.ow; ox++ {
-			taps = r.pixel(out, taps, base, ox, ky0, ky1)
 		}
 	}
 	if r.epi != nil && r.ops == nil && hi > done {
@@ -228,47 +203,49 @@ func (r *dwRows) rows(lo, hi int) {
 	}
 }
 
-// rowFinished computes output row row with ops (r.ops): its interior,
-// four pixels or more, by the kernel that finishes as it stores, every
-// other pixel as rows does and then through the epilogue.
-func (r *dwRows) rowFinished(taps *dwTaps, row int) {
+// row computes output row row (batch and row flattened) and returns the
+// tap lists as it left them (by value: lists stored through a pointer
+// leave the stack) and the pixels [f0, f1) it finished with r.ops: with
+// ops, the interior when it has four pixels or more, by the kernel that
+// finishes as it stores.
+func (r *dwRows) row(taps, tapsG dwTaps, row int) (_, _ dwTaps, f0, f1 int) {
 	b, oy := row/r.oh, row%r.oh
 	iy0 := oy*r.sy - r.py
 	ky0, ky1 := clipTaps(iy0, r.kh, r.dy, r.h)
 	out := r.out[row*r.ow*r.c : (row+1)*r.ow*r.c]
-	first := row * r.ow // the row's first pixel
-	if ky0 >= ky1 {
-		// The whole row's windows lie in the padding.
+	if ky0 >= ky1 { // the whole row's windows lie in the padding
 		clear(out)
-		r.epi(first, 0, r.ow, r.c)
-		return
+		return taps, tapsG, 0, 0
 	}
 	base := b*r.inB + iy0*r.inY
 	for ox := range r.oxLo {
-		*taps = r.pixel(out, *taps, base, ox, ky0, ky1)
+		taps = r.pixel(out, taps, base, ox, ky0, ky1)
 	}
-	lo, hi := r.oxLo, r.oxLo // the pixels finished by the kernel
 	if n := r.oxHi - r.oxLo; n > 0 {
-		var io0 int
-		*taps, io0 = r.tapList(*taps, ky0, ky1, 0, r.kw, r.kY, r.kX)
 		in0 := base + (r.oxLo*r.sx-r.px)*r.inX
 		o := out[r.oxLo*r.c:]
-		if n >= 4 {
-			depthwiseRunOps(o, r.in[in0+io0:], r.kernel, taps.ioffs, taps.woffs, n, r.sx*r.inX, r.c, r.ops)
-			hi = r.oxHi
-		} else {
-			depthwiseRun(o, r.in[in0+io0:], r.kernel, taps.ioffs, taps.woffs, n, r.sx*r.inX, r.c)
+		if g := r.group; g > 1 && n >= g {
+			var io0 int
+			tapsG, io0 = r.tapList(tapsG, ky0, ky1, 0, r.kw, r.kw*16, 16)
+			whole := n / g * g
+			depthwiseRun(o, r.in[in0+io0:], r.tiled, tapsG.ioffs, tapsG.woffs, n/g, g*r.c, 16)
+			o, in0, n = o[whole*r.c:], in0+whole*r.inX, n-whole
+		}
+		if n > 0 {
+			var io0 int
+			taps, io0 = r.tapList(taps, ky0, ky1, 0, r.kw, r.kY, r.kX)
+			if r.ops != nil && n >= 4 { // (r.group is 1 with ops)
+				depthwiseRunOps(o, r.in[in0+io0:], r.kernel, taps.ioffs, taps.woffs, n, r.sx*r.inX, r.c, r.ops)
+				f0, f1 = r.oxLo, r.oxHi
+			} else {
+				depthwiseRun(o, r.in[in0+io0:], r.kernel, taps.ioffs, taps.woffs, n, r.sx*r.inX, r.c)
+			}
 		}
 	}
 	for ox := r.oxHi; ox < r.ow; ox++ {
-		*taps = r.pixel(out, *taps, base, ox, ky0, ky1)
+		taps = r.pixel(out, taps, base, ox, ky0, ky1)
 	}
-	if lo > 0 {
-		r.epi(first, 0, lo, r.c)
-	}
-	if hi < r.ow {
-		r.epi(first+hi, 0, r.ow-hi, r.c)
-	}
+	return taps, tapsG, f0, f1
 }
 
 // pixel computes border pixel ox of a row (out) from the taps that land

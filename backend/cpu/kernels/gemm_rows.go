@@ -136,3 +136,15 @@ func rowsNarrowTail(m, n, k int, a Strided[float32], panel func(pc, kb int) []fl
 		copy(c[(i0+r)*ldc:][:n], tile[r*n:(r+1)*n])
 	}
 }
+
+// packedSlices packs B for the rows kernels: its K slices of gemmKC one
+// after the other, each as slivers 16-column slivers written by pack
+// (dst, the slice's first step, its depth), into a getBuf buffer the
+// caller hands back; panel reads slice [pc, pc+kb) from it.
+func packedSlices(k, slivers int, pack func(dst []float32, pc, kb int)) (bp []float32, panel func(pc, kb int) []float32) {
+	bp = getBuf[float32](k * sgemmNR * slivers)
+	for pc := 0; pc < k; pc += gemmKC {
+		pack(bp[pc*sgemmNR*slivers:], pc, min(gemmKC, k-pc))
+	}
+	return bp, func(pc, kb int) []float32 { return bp[pc*sgemmNR*slivers : (pc+kb)*sgemmNR*slivers] }
+}

@@ -222,11 +222,9 @@ var skinnyWide = true
 // 101 → 63, 128×32×128 25 → 20, 512×32×1024 311 → 257.
 func gemmRowsPacking(m, n, k int, a, b Strided[float32], c []float32, ldc int, accumulate bool, threads int, epi Epilogue) {
 	slivers := (n + sgemmNR - 1) / sgemmNR
-	bp := getBuf[float32](k * sgemmNR * slivers)
+	bp, panel := packedSlices(k, slivers, func(dst []float32, pc, kb int) {
+		packB(dst, b, pc, 0, kb, n, sgemmNR, 0, slivers)
+	})
 	defer putBuf(bp)
-	for pc := 0; pc < k; pc += gemmKC {
-		packB(bp[pc*sgemmNR*slivers:], b, pc, 0, min(gemmKC, k-pc), n, sgemmNR, 0, slivers)
-	}
-	panel := func(pc, kb int) []float32 { return bp[pc*sgemmNR*slivers : (pc+kb)*sgemmNR*slivers] }
 	gemmRowsNarrow(m, n, k, a, panel, c, ldc, accumulate, threads, epi, nil)
 }
