@@ -39,6 +39,9 @@ type compiler struct {
 	// when following (Load), dictates them.
 	plan   *Plan
 	follow bool
+	// weights keeps the layouts of constant right operands, one for each
+	// constant and way of reading it (constantRHS).
+	weights map[weightsKey]*packedWeights
 }
 
 // calledResult is a compiled computation, or why it could not be

@@ -1,8 +1,10 @@
 package cpu
 
 import (
+	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/backend/cpu/tile"
@@ -20,7 +22,9 @@ import (
 //     an LSTM's recurrence) turned row-major once: those products went to
 //     the packed GEMM (a few rows) or the skinny kernel (one row, run 16
 //     lanes wide over one column: ResNet's 1×1024·1024×1000 classifier
-//     took 0.55 ms).
+//     took 0.55 ms); and any B in the column strips the kernels read as
+//     one stream where that is faster (kernels.GemvStrip: every B wider
+//     than a kernel on AVX2, a BiLSTM's step 7.2 → 4.7 µs).
 //   - a narrow (bf16, f16) B widened to f32 once for the kernels that read
 //     it so (an fp16 ViT-S widened its 11M weights on every call, 2.5 ns
 //     each: a fifth of its time).
@@ -30,23 +34,55 @@ import (
 // packedWeights keeps one product's constant B laid out for its kernel.
 type packedWeights struct {
 	mu     sync.Mutex
-	lit    *hlo.Literal     // the literal the copy was made from
+	lit    *hlo.Literal     // the literal the copies were made from
 	packed *kernels.PackedB // for the GEMM
-	rows   []float32        // for the small-M kernels: each product's B row-major
-	rowsG  gemmPlan         // the plan reading rows
 	wide   []float32        // a narrow B's values as f32
+	// rows, for the small-M kernels, is read without the lock: their
+	// products take a microsecond or two, and a recurrence's steps all
+	// read one keeper (constantRHS).
+	rows atomic.Pointer[rowsCopy]
 }
 
-// constantRHS returns a keeper for a product's right operand w when it is
-// a constant with its values (nil otherwise).
-func constantRHS(w *hlo.Instruction) *packedWeights {
+// rowsCopy is a B laid out for the small-M kernels, the plan reading it
+// and the literal it was copied from; never changed once made.
+type rowsCopy struct {
+	lit  *hlo.Literal
+	g    gemmPlan
+	data []float32
+}
+
+// constantRHS returns the keeper for w, a product's right operand read
+// through g, when it is a constant with its values (nil otherwise): one
+// keeper, and so one copy, for every product of the same plan that reads
+// the same constant. An unrolled recurrence's 32 steps read one weight matrix:
+// a copy each put 32 copies of the 256 KB the steps share in L2 out in
+// memory (a BiLSTM's steps 5 → 15 µs).
+func (x *compiler) constantRHS(w *hlo.Instruction, g *gemmPlan) *packedWeights {
 	if w.Opcode != hlo.OpConstant || w.Literal == nil || w.Literal.IsElided() {
 		return nil
 	}
 	if _, _, ok := tile.KernelType(w.Literal.DType()); !ok {
 		return nil
 	}
-	return &packedWeights{}
+	key := weightsKey{w: w, plan: fmt.Sprintf("%+v", *g)}
+	if p := x.weights[key]; p != nil {
+		return p
+	}
+	if x.weights == nil {
+		x.weights = map[weightsKey]*packedWeights{}
+	}
+	p := &packedWeights{}
+	x.weights[key] = p
+	return p
+}
+
+// weightsKey names a constant right operand and the plan of a product
+// reading it: the layouts packedWeights keeps depend on how B is read,
+// and the plan it hands the small-M kernels is the product's (its A
+// too), so products share a keeper only where their plans are equal.
+type weightsKey struct {
+	w    *hlo.Instruction
+	plan string
 }
 
 // gemmB returns lit packed as g's B (vals: lit as f32) for the blocked
@@ -69,27 +105,39 @@ func (p *packedWeights) gemmB(lit *hlo.Literal, g *gemmPlan, vals []float32) *ke
 	return p.packed
 }
 
-// rowsB returns lit as g's B with every product's rows contiguous, and the
-// plan reading it, copying it on the first call where B is stored
-// otherwise; ok is false where p is nil, g does not go to the small-M
-// kernels, or B's rows are contiguous already.
+// rowsB returns lit as g's B with every product's rows contiguous, in the
+// column strips the small-M kernels read fastest where there are such
+// (kernels.GemvStrip), and the plan reading it, copying it on the first
+// call; ok is false where p is nil, g does not go to the small-M
+// kernels, or B's rows are contiguous already and strips would not help.
 func (p *packedWeights) rowsB(lit *hlo.Literal, g *gemmPlan, vals []float32) (rg *gemmPlan, rows []float32, ok bool) {
-	if p == nil || g.b.Col == 1 || g.n == 1 || !smallM(g) {
+	if p == nil || g.n == 1 || !smallM(g) {
 		return nil, nil, false
+	}
+	strip := kernels.GemvStrip(g.k, g.n)
+	if g.b.Col == 1 && strip == 0 {
+		return nil, nil, false
+	}
+	if r := p.rows.Load(); r != nil && r.lit == lit {
+		return &r.g, r.data, true
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.lit != lit {
 		p.reset(lit)
 	}
-	if p.rows == nil {
-		p.rowsG, p.rows = rowMajorB(g, vals)
+	r := p.rows.Load()
+	if r == nil {
+		r = &rowsCopy{lit: lit}
+		r.g, r.data = rowMajorB(g, vals, strip)
+		p.rows.Store(r)
 	}
-	return &p.rowsG, p.rows, true
+	return &r.g, r.data, true
 }
 
 func (p *packedWeights) reset(lit *hlo.Literal) {
-	p.lit, p.packed, p.rows, p.wide = lit, nil, nil, nil
+	p.lit, p.packed, p.wide = lit, nil, nil
+	p.rows.Store(nil)
 }
 
 // values returns lit's values as f32 and the function handing back what
@@ -113,29 +161,11 @@ func (p *packedWeights) values(lit *hlo.Literal, threads int) ([]float32, func()
 	return p.wide, func() {}
 }
 
-// gemvStrip is the width of the column strips a large B of the small-M
-// kernels is copied in (the one-row kernel's 128 columns), and
-// gemvStripBytes the size of one product's B from which it is: read
-// row-major, each k step of a 128-column block lands in another page
-// (4 KB apart for ResNet's 1000 classes); a strip is one sequential
-// stream. ResNet's classifier in the model, two threads, 45 calls
-// alternated three times: 0.197–0.217 → 0.164–0.173 ms a call (one
-// thread unchanged at 0.32 ms, its memory bandwidth). A B that stays in
-// L2 (a recurrence's) keeps the plain rows.
-const (
-	gemvStrip      = 128
-	gemvStripBytes = 1 << 20
-)
-
 // rowMajorB copies every product's B of g (read from vals) row-major, the
-// products one after another (each in column strips where it is large),
-// and returns the plan reading the copy.
-func rowMajorB(g *gemmPlan, vals []float32) (gemmPlan, []float32) {
+// products one after another, each in column strips of width strip where
+// that is not 0, and returns the plan reading the copy.
+func rowMajorB(g *gemmPlan, vals []float32, strip int) (gemmPlan, []float32) {
 	rows := make([]float32, g.batch*g.k*g.n)
-	strip := 0
-	if 4*g.k*g.n >= gemvStripBytes && g.n > gemvStrip {
-		strip = gemvStrip
-	}
 	for i := range g.batch {
 		_, bo := g.offsets(i)
 		dst := rows[i*g.k*g.n:]

@@ -39,6 +39,12 @@ func TestDotConstantWeightsPacked(t *testing.T) {
 		{1, 700, 400, true, "f32", false},  // strips, the last 60 wide
 		{3, 300, 1000, true, "f32", true},  // three rows over strips
 		{2, 70, 30, true, "f32", false},    // a recurrence step
+		// weights row-major already, in strips where the kernels read
+		// them faster (AVX2): a BiLSTM's and a GRU's steps, four rows
+		// over a last strip of 6
+		{2, 512, 128, false, "f32", true},
+		{1, 288, 96, false, "f32", false},
+		{4, 70, 30, false, "f32", true},
 		{1, 40, 50, true, "bf16", false},
 		{40, 70, 2100, true, "bf16", false}, // K past a slice of the bf16 GEMM (packed ahead where it runs)
 		// f16 weights widened once (packedWeights.values), then packed or
@@ -65,13 +71,19 @@ func TestDotConstantWeightsPacked(t *testing.T) {
 }
 
 // A batch of small products with constant weights stored transposed (an
-// LSTM's two directions, [dirs, 4h, h]) reads them turned row-major once.
+// LSTM's two directions, [dirs, 4h, h]) reads them turned row-major once;
+// weights row-major already ([dirs, h, 4h], 40 columns: a strip of 32 and
+// one of 8 on AVX2) in the kernels' strips where those are faster.
 func TestDotConstantWeightsBatchRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	lit := "{" + randomRows(rng, 24, 16) + "}, {" + randomRows(rng, 24, 16) + "}"
 	const text = "HloModule r\nENTRY e {\n  h = f32[2,2,16] parameter(0)\n  w = %s\n" +
 		"  ROOT d = f32[2,2,24] dot(h, w), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={2}\n}\n"
 	checkPackedDot(t, fmt.Sprintf(text, "f32[2,24,16] constant({"+lit+"})"), fmt.Sprintf(text, "f32[2,24,16] parameter(1)"), false)
+	lit = "{" + randomRows(rng, 16, 40) + "}, {" + randomRows(rng, 16, 40) + "}"
+	const rowMajor = "HloModule r\nENTRY e {\n  h = f32[2,2,16] parameter(0)\n  w = %s\n" +
+		"  ROOT d = f32[2,2,40] dot(h, w), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}\n}\n"
+	checkPackedDot(t, fmt.Sprintf(rowMajor, "f32[2,16,40] constant({"+lit+"})"), fmt.Sprintf(rowMajor, "f32[2,16,40] parameter(1)"), false)
 }
 
 // randomRows is the text of a rows×cols literal's rows of values in
@@ -198,6 +210,8 @@ func BenchmarkDotConstantWeights(b *testing.B) {
 		{"classifier_1x1024x1000", 1, 1000, 1024, true},
 		{"step_2x128x512", 2, 512, 128, true},
 		{"mlp_128x384x1536", 128, 1536, 384, false},
+		{"lstm_step_2x128x512", 2, 512, 128, false},
+		{"gru_step_1x96x288", 1, 288, 96, false},
 	} {
 		wdims := [2]int{c.k, c.n}
 		if c.transposed {
@@ -227,26 +241,32 @@ func BenchmarkDotConstantWeights(b *testing.B) {
 	}
 }
 
-// A large transposed B is copied in column strips: each strip's rows
-// contiguous, the last strip narrower, and the small-M products over it
-// (whole, and split at columns that cut strips) give what a plain
-// row-major B gives.
+// A transposed B is copied in column strips (of the AVX-512 kernels'
+// 128 columns and the AVX2 ones' 32): each strip's rows contiguous, the
+// last strip narrower, and the small-M products over it (whole, and split
+// at columns that cut strips) give what a plain row-major B gives.
 func TestStripedB(t *testing.T) {
+	for _, strip := range []int{128, 32} {
+		t.Run(fmt.Sprint(strip), func(t *testing.T) { testStripedB(t, strip) })
+	}
+}
+
+func testStripedB(t *testing.T, strip int) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	const m, n, k = 2, 300, 1000 // 1.2 MB of B: strips of 128, 128, 44
+	const m, n, k = 2, 300, 1000 // strips of 128, 128, 44 or nine of 32 and one of 12
 	w := make([]float32, n*k)    // [n, k]: B transposed
 	for i := range w {
 		w[i] = float32(rng.IntN(17) - 8)
 	}
 	g := gemmPlan{batch: 1, m: m, n: n, k: k, b: kernels.Strided[float32]{Row: 1, Col: k}}
-	rg, rows := rowMajorB(&g, w)
-	if rg.strip != gemvStrip {
-		t.Fatalf("strip %d, want %d", rg.strip, gemvStrip)
+	rg, rows := rowMajorB(&g, w, strip)
+	if rg.strip != strip {
+		t.Fatalf("strip %d, want %d", rg.strip, strip)
 	}
-	for _, at := range [][2]int{{0, 0}, {5, 127}, {999, 128}, {3, 255}, {999, 256}, {17, 299}} {
+	for _, at := range [][2]int{{0, 0}, {5, 127}, {999, 128}, {3, 255}, {999, 256}, {17, 299}, {4, 31}, {998, 32}, {6, 288}} {
 		p, j := at[0], at[1]
-		s := j / gemvStrip * gemvStrip
-		width := min(gemvStrip, n-s)
+		s := j / strip * strip
+		width := min(strip, n-s)
 		if got, want := rows[s*k+p*width+j-s], w[j*k+p]; got != want {
 			t.Errorf("B[%d][%d] in the strips: %v, want %v", p, j, got, want)
 		}
@@ -281,6 +301,52 @@ func TestStripedB(t *testing.T) {
 		for j := range n {
 			if in := j >= 100 && j < 260; in && c[j] != want[j] || !in && c[j] != 0 {
 				t.Fatalf("columns [100, 260): C[0][%d] = %v, want %v", j, c[j], want[j])
+			}
+		}
+	}
+}
+
+// Products reading one constant share its layout where their plans are
+// equal and keep their own where not: two steps of a recurrence (the
+// same plan), three rows over the same weights, and the weights read
+// transposed; every result as the evaluator's, run after run.
+func TestDotConstantWeightsShared(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	text := fmt.Sprintf(`HloModule s
+ENTRY e {
+  h1 = f32[2,16] parameter(0)
+  h2 = f32[2,16] parameter(1)
+  h3 = f32[3,16] parameter(2)
+  h4 = f32[2,40] parameter(3)
+  w = f32[16,40] constant({%s})
+  d1 = f32[2,40] dot(h1, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d2 = f32[2,40] dot(h2, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d3 = f32[3,40] dot(h3, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d4 = f32[2,16] dot(h4, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+  ROOT t = (f32[2,40], f32[2,40], f32[3,40], f32[2,16]) tuple(d1, d2, d3, d4)
+}
+`, randomRows(rng, 16, 40))
+	m, err := hlotext.Parse(text, hlotext.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := Compile(m, Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := eval.RandomArguments(m, 3)
+	want, err := eval.Run(m, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for run := range 3 {
+		got, err := x.Execute(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range want.Elements() {
+			if msg := closeEnough(got.Elements()[i], w); msg != "" {
+				t.Fatalf("run %d: d%d: %s", run, i+1, msg)
 			}
 		}
 	}

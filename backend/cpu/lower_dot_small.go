@@ -67,22 +67,14 @@ func gemvPart(g *gemmPlan, a, b, c []float32, lda, i int) bool {
 }
 
 // gemvRange computes columns [j0, j1) of product i of gemvDot's batch,
-// strip by strip where B is laid out in strips.
+// from B's column strips where it is laid out in strips.
 func gemvRange(g *gemmPlan, a, b, c []float32, lda, i, j0, j1 int) bool {
 	ao, bo := g.offsets(i)
 	ci := c[i*g.m*g.n:]
 	if g.strip == 0 {
 		return kernels.GemvF32(g.m, j1-j0, g.k, a[ao:], lda, b[bo+j0:], g.b.Row, ci[j0:], g.n)
 	}
-	for s := j0 / g.strip * g.strip; s < j1; s += g.strip {
-		w := min(g.strip, g.n-s)
-		lo, hi := max(j0, s), min(j1, s+w)
-		strip := b[bo+s*g.k : bo+(s+w)*g.k]
-		if !kernels.GemvF32(g.m, hi-lo, g.k, a[ao:], lda, strip[lo-s:], w, ci[lo:], g.n) {
-			return false // (the first strip, if any: the rest are no larger)
-		}
-	}
-	return true
+	return kernels.GemvStripsF32(g.m, g.n, g.k, a[ao:], lda, b[bo:bo+g.k*g.n], g.strip, ci, g.n, j0, j1)
 }
 
 // smallM reports whether g's size and A suit the small-M kernels (which

@@ -41,7 +41,7 @@ func (c *compiler) lowerOutputFusion(in *hlo.Instruction) (kernelFunc, string, e
 	}
 	if d.Opcode == hlo.OpDot {
 		g, _ := planDot(d)
-		return c.gemmEpilogue(g, ops, e, constantRHS(in.Operands[ops[1]])), "gemm+epilogue", nil
+		return c.gemmEpilogue(g, ops, e, c.constantRHS(in.Operands[ops[1]], &g)), "gemm+epilogue", nil
 	}
 	if k, ok := c.convNCHW(d, in.Operands[ops[1]], ops, e); ok {
 		return k, "conv_nchw+epilogue", nil

@@ -145,7 +145,7 @@ func (x *compiler) lowerDot(in *hlo.Instruction) (kernelFunc, bool) {
 	if !ok {
 		return nil, false
 	}
-	pw := constantRHS(in.Operands[1])
+	pw := x.constantRHS(in.Operands[1], &g)
 	return func(out *hlo.Literal, ops []*hlo.Literal) error {
 		c, finish := tile.F32Into(out, x.threads)
 		a, b := g.a, g.b // Execute may run concurrently

@@ -93,3 +93,71 @@ func BenchmarkGemvF32(b *testing.B) {
 		})
 	}
 }
+
+// GemvStripsF32 over B laid out in strips gives, column for column, the
+// plain product: integer values, exact in any order, so a value read from
+// the wrong strip or row shows; strips of the AVX2 kernels' 32 columns,
+// the AVX-512 ones' 128 and an odd 7, ranges cutting strips, m of 1 to
+// 8, padded strides; C outside the range stays put.
+func TestGemvStripsF32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, m := range []int{1, 2, 3, 4, 5, 8} {
+		for _, n := range []int{1, 31, 32, 40, 100, 288} {
+			for _, strip := range []int{7, 32, 128} {
+				const k = 37
+				lda, ldc := k+2, n+3
+				a := make([]float32, (m-1)*lda+k)
+				for i := range a {
+					a[i] = float32(rng.IntN(9) - 4)
+				}
+				plain := make([]float32, k*n)
+				for i := range plain {
+					plain[i] = float32(rng.IntN(9) - 4)
+				}
+				strips := make([]float32, k*n)
+				for s := 0; s < n; s += strip {
+					w := min(strip, n-s)
+					for p := range k {
+						copy(strips[s*k+p*w:s*k+p*w+w], plain[p*n+s:p*n+s+w])
+					}
+				}
+				for _, r := range [][2]int{{0, n}, {n / 3, n - n/4}, {n - 1, n}} {
+					j0, j1 := r[0], r[1]
+					if j0 >= j1 {
+						continue
+					}
+					c := make([]float32, (m-1)*ldc+n)
+					for i := range c {
+						c[i] = -99
+					}
+					if !GemvStripsF32(m, n, k, a, lda, strips, strip, c, ldc, j0, j1) {
+						if gemvRuns {
+							t.Fatalf("m %d n %d strip %d: not taken", m, n, strip)
+						}
+						return
+					}
+					for i := range m {
+						for j := range n {
+							want := float32(-99)
+							if j >= j0 && j < j1 {
+								want = 0
+								for p := range k {
+									want += a[i*lda+p] * plain[p*n+j]
+								}
+							}
+							if got := c[i*ldc+j]; got != want {
+								t.Fatalf("m %d n %d strip %d columns [%d, %d): C[%d,%d] = %v, want %v", m, n, strip, j0, j1, i, j, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if GemvStripsF32(1, 10, 4, make([]float32, 4), 4, make([]float32, 39), 8, make([]float32, 10), 10, 0, 10) {
+		t.Error("a B one value short ran")
+	}
+	if GemvStripsF32(1, 10, 4, make([]float32, 4), 4, make([]float32, 40), 8, make([]float32, 10), 10, 5, 11) {
+		t.Error("a range past n ran")
+	}
+}
