@@ -86,3 +86,37 @@ func TestBusyKeepsWorkersUp(t *testing.T) {
 		t.Fatalf("%d of %d workers parked after the execution ended", parked.Load(), workers)
 	}
 }
+
+// A caller whose part ends before a worker's polls for it, during an
+// execution (Busy), however long it takes, rather than blocking on it
+// (the Go scheduler would wake it later, on an idle vCPU); outside one it
+// polls for spinFor and then blocks.
+func TestCallerPollsDuringExecution(t *testing.T) {
+	if spinYields() {
+		t.Skip("GOMAXPROCS 1: callers yield rather than poll")
+	}
+	call := func() {
+		started := make(chan struct{})
+		Parallel(2, func(part int) {
+			if part == 0 { // a worker's (the caller's is the last)
+				close(started)
+				time.Sleep(20 * spinFor)
+				return
+			}
+			<-started // the worker has it: the caller cannot take it back
+		})
+	}
+	done := Busy()
+	before := blockedCalls.Load()
+	call()
+	blocked := blockedCalls.Load() - before
+	done()
+	if blocked != 0 {
+		t.Errorf("the caller blocked during an execution")
+	}
+	before = blockedCalls.Load()
+	call()
+	if blockedCalls.Load() == before {
+		t.Errorf("the caller polled past spinFor outside an execution")
+	}
+}
