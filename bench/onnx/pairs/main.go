@@ -10,7 +10,13 @@
 // opens it; Axle's in this process, as `axle run` opens it), each is warmed
 // up, and then each burst runs one engine --runs times and the other
 // --runs times, the order swapped every burst, the other engine idle
-// meanwhile. A burst's figure is the median of its runs; a pair's ratio is
+// meanwhile: each burst follows a pause (--gap) longer than ONNX Runtime's
+// thread pool spins after its last run. Its workers poll for about 50 ms
+// after a burst (a BiLSTM's session: a vCPU's worth of CPU time for the
+// first 50 ms, nothing after); with the 10 ms pause used before, an Axle
+// burst began with one of the two vCPUs taken, and two-thread ratios of
+// short models came out 1.1–1.4 where bursts 100 ms apart, and Axle alone,
+// gave 0.8–0.9. A burst's figure is the median of its runs; a pair's ratio is
 // Axle's over ONNX Runtime's. On these shared hosts the speed of the whole
 // machine drifts over seconds (a model's median moves 20-50% from one
 // minute to the next, for both engines alike): separate processes a few
@@ -48,7 +54,7 @@ func main() {
 	runs := flag.Int("runs", 10, "runs a burst")
 	warmup := flag.Int("warmup", 5, "untimed runs of each engine first")
 	settle := flag.Int("settle", 2, "untimed runs at the start of each burst")
-	gap := flag.Duration("gap", 10*time.Millisecond, "pause before each burst")
+	gap := flag.Duration("gap", 100*time.Millisecond, "pause before each burst (longer than ONNX Runtime's post-run spin)")
 	flag.Parse()
 	worker, err := filepath.Abs(filepath.Join(filepath.Dir(sourceFile()), "ort_worker.js"))
 	if err != nil || flag.NArg() == 0 {
