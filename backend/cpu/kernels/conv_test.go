@@ -188,6 +188,12 @@ func TestConvAgainstDefinition(t *testing.T) {
 			newConv(3, 12, 6, 3, []int{13}, []int{5}, one(1), []int{4}, []int{4}, one(1), []int{2}, false),
 			newConv(1, 64, 64, 16, []int{9, 9}, []int{3, 3}, one(2), []int{1, 1}, []int{1, 1}, one(2), one(2), false),
 			newConv(2, 16, 2, 2, []int{5, 6}, []int{2, 3}, []int{1, 2}, []int{0, 1}, []int{1, 1}, one(2), []int{2, 1}, true),
+			// im2col's rows, most at a border: a small 3-D image of one
+			// channel, and paddings that kernel dilations do not divide
+			// (a border window's first tap in the image is its second or
+			// third).
+			newConv(2, 1, 2, 1, []int{4, 10, 10}, []int{3, 3, 3}, one(3), []int{1, 1, 1}, []int{1, 1, 1}, one(3), one(3), true),
+			newConv(1, 2, 3, 1, []int{9, 11}, []int{3, 3}, one(2), []int{3, 1}, []int{3, 2}, one(2), []int{2, 3}, false),
 		}
 		for ci, p := range cases {
 			for _, threads := range []int{1, 2, 3} {
