@@ -23,16 +23,17 @@ const transposedPanels = -1 << 40
 const transposedBlock = 64
 
 // canConvTransposed reports whether p takes the product-and-gather path:
-// one group, a dilated input, unit strides and no kernel dilation, its
-// input pixels one strided row each (any layout whose spatial dimensions
-// nest as one), and a product of bounded size.
+// one group, a dilated input, unit strides (a kernel dilation is only a
+// farther tap: ONNX ConvTranspose's dilations), its input pixels one
+// strided row each (any layout whose spatial dimensions nest as one),
+// and a product of bounded size.
 func canConvTransposed(p *Conv) bool {
 	if p.Groups != 1 {
 		return false
 	}
 	dil, pixels, taps := 1, 1, 1
 	for d := range p.InSpatial {
-		if p.Stride[d] != 1 || p.RhsDil[d] != 1 {
+		if p.Stride[d] != 1 {
 			return false
 		}
 		dil *= p.LhsDil[d]
@@ -173,7 +174,7 @@ func convTransposed(p *Conv, in, kernel, out []float32, threads int, epi Epilogu
 
 // col2im sums the product's contributions into output pixels: output
 // position o_d takes input position w_d through tap k_d where
-// o_d = w_d·LhsDil_d + PadLo_d - k_d.
+// o_d = w_d·LhsDil_d + PadLo_d - k_d·RhsDil_d.
 type col2im struct {
 	p    *Conv
 	y    []float32
@@ -195,15 +196,15 @@ func (g *col2im) rows(r0, r1, rowPixels int) {
 // and tap of the dimensions before being oOff, wOff and tOff.
 func (g *col2im) dim(d, lo, hi, oOff, wOff, tOff int) {
 	p := g.p
-	l, pad, in := p.LhsDil[d], p.PadLo[d], p.InSpatial[d]
+	l, pad, in, rd := p.LhsDil[d], p.PadLo[d], p.InSpatial[d], p.RhsDil[d]
 	for k := range p.Kernel[d] {
-		// w with lo ≤ w·l + pad - k < hi
-		wlo := max(0, ceilDivInt(lo-pad+k, l))
-		whi := min(in, ceilDivInt(hi-pad+k, l))
+		// w with lo ≤ w·l + pad - k·rd < hi
+		wlo := max(0, ceilDivInt(lo-pad+k*rd, l))
+		whi := min(in, ceilDivInt(hi-pad+k*rd, l))
 		if wlo >= whi {
 			continue
 		}
-		o := wlo*l + pad - k
+		o := wlo*l + pad - k*rd
 		if d == len(p.InSpatial)-1 {
 			m := p.OutChannels
 			dst := g.out[(oOff*p.OutSpatial[d]+o)*m:]

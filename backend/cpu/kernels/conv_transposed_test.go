@@ -30,6 +30,11 @@ func TestConvTransposed(t *testing.T) {
 		newConv(1, 6, 7, 1, []int{7}, []int{3}, ones(1), []int{4}, []int{-1}, []int{3}, ones(1), false),
 		// 3-D, dilated along one dimension only.
 		newConv(1, 4, 5, 1, []int{3, 4, 5}, []int{2, 3, 2}, ones(3), []int{1, 1, 0}, []int{1, 1, 1}, []int{1, 2, 1}, ones(3), true),
+		// Kernel-dilated (ONNX ConvTranspose's dilations): stride 3,
+		// dilation 2, kernel 4; and a 1-D one, dilation 3, cut by a
+		// negative pad, with a kernel dilation not dividing the pads.
+		newConv(1, 8, 4, 1, []int{5, 5}, []int{4, 4}, ones(2), []int{4, 4}, []int{4, 4}, []int{3, 3}, []int{2, 2}, false),
+		newConv(2, 3, 5, 1, []int{6}, []int{3}, ones(1), []int{5}, []int{-1}, []int{2}, []int{3}, true),
 	}
 	for ci, p := range cases {
 		if got := convPath(p); got != "transposed" {
@@ -62,14 +67,13 @@ func TestConvTransposed(t *testing.T) {
 	}
 }
 
-// A strided, grouped or kernel-dilated convolution over a dilated input
-// stays on the general paths.
+// A strided or grouped convolution over a dilated input, or one over an
+// undilated input, stays on the general paths.
 func TestConvTransposedDeclines(t *testing.T) {
 	one := []int{1, 1}
 	for _, p := range []*Conv{
 		newConv(1, 4, 4, 2, []int{5, 5}, []int{3, 3}, one, one, one, []int{2, 2}, one, false),
 		newConv(1, 4, 4, 1, []int{5, 5}, []int{3, 3}, []int{2, 1}, one, one, []int{2, 2}, one, false),
-		newConv(1, 4, 4, 1, []int{5, 5}, []int{3, 3}, one, one, one, []int{2, 2}, []int{1, 2}, false),
 		newConv(1, 4, 4, 1, []int{5, 5}, []int{3, 3}, one, one, one, one, one, false),
 	} {
 		if canConvTransposed(p) {
