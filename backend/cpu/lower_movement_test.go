@@ -466,6 +466,8 @@ func TestLowerMovementLarge(t *testing.T) {
 		// A tiled transpose under outer dimensions, run a band of tile
 		// columns at a time: 70 columns, the last band partial.
 		module([]string{"f32[70,5,6,40]"}, "f32[40,5,6,70] transpose(p0), dimensions={3,1,2,0}"),
+		// A pixel shuffle: runs of 2 read 6 apart (copyShortStrided).
+		module([]string{"f32[2,11,11,2,2,6]"}, "f32[2,6,11,2,11,2] transpose(p0), dimensions={0,5,1,3,2,4}"),
 		module([]string{"s32[600]"}, "s32[600,700] broadcast(p0), dimensions={0}"),
 		module([]string{"u8[3,400,300]", "u8[]"}, "u8[5,801,300] pad(p0, p1), padding=1_1x0_2_1x0_0"),
 	} {
