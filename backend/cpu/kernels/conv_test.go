@@ -194,8 +194,10 @@ func TestConvAgainstDefinition(t *testing.T) {
 			// third).
 			newConv(2, 1, 2, 1, []int{4, 10, 10}, []int{3, 3, 3}, one(3), []int{1, 1, 1}, []int{1, 1, 1}, one(3), one(3), true),
 			newConv(1, 2, 3, 1, []int{9, 11}, []int{3, 3}, one(2), []int{3, 1}, []int{3, 2}, one(2), []int{2, 3}, false),
-			// K 297 of 3 channels: the second K block starts inside a tap.
+			// K 297 of 3 channels: the second K block starts inside a tap,
+			// in slivers at the border and (unpadded) inside the image.
 			newConv(1, 3, 5, 1, []int{14, 13}, []int{11, 9}, one(2), []int{2, 2}, []int{2, 2}, one(2), one(2), true),
+			newConv(1, 3, 5, 1, []int{14, 19}, []int{11, 9}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), true),
 		}
 		for ci, p := range cases {
 			for _, threads := range []int{1, 2, 3} {
