@@ -23,12 +23,13 @@ const transposedPanels = -1 << 40
 const transposedBlock = 64
 
 // canConvTransposed reports whether p takes the product-and-gather path:
-// one group, a dilated input, unit strides (a kernel dilation is only a
-// farther tap: ONNX ConvTranspose's dilations), its input pixels one
-// strided row each (any layout whose spatial dimensions nest as one),
-// and a product of bounded size.
+// a dilated input, unit strides (a kernel dilation is only a farther
+// tap: ONNX ConvTranspose's dilations), its input pixels one strided row
+// each (any layout whose spatial dimensions nest as one), and a product
+// of bounded size. Groups take a product each, gathered into their own
+// output channels.
 func canConvTransposed(p *Conv) bool {
-	if p.Groups != 1 {
+	if p.Groups < 1 || p.InChannels%p.Groups != 0 || p.OutChannels%p.Groups != 0 {
 		return false
 	}
 	dil, pixels, taps := 1, 1, 1
@@ -69,14 +70,17 @@ func kernelTaps(p *Conv) int {
 	return taps
 }
 
-// transposedCols is the product's columns: taps·OutChannels.
-func transposedCols(p *Conv) int { return kernelTaps(p) * p.OutChannels }
+// transposedCols is a group's product's columns: taps·(OutChannels/Groups).
+func transposedCols(p *Conv) int { return kernelTaps(p) * (p.OutChannels / p.Groups) }
 
-// transposedWeights is p's kernel as the dense product matrix
-// [InChannels, taps·OutChannels], tap-major within a row.
+// transposedWeights is p's kernel as the groups' dense product matrices,
+// one after the other, group g's [InChannels/Groups, taps·OutChannels/Groups]
+// (its input channels by its output channels' taps, tap-major within a
+// row).
 func transposedWeights(p *Conv, kernel []float32) []float32 {
 	taps := kernelTaps(p)
-	n := taps * p.OutChannels
+	cin, cout := p.InChannels/p.Groups, p.OutChannels/p.Groups
+	n := taps * cout
 	w := make([]float32, p.InChannels*n)
 	tap := make([]int, len(p.Kernel))
 	for t := range taps {
@@ -84,11 +88,13 @@ func transposedWeights(p *Conv, kernel []float32) []float32 {
 		for d, k := range tap {
 			off += k * p.KernelSpatialStrides[d]
 		}
-		for c := range p.InChannels {
-			row := w[c*n+t*p.OutChannels : c*n+(t+1)*p.OutChannels]
-			base := off + c*p.KernelInStride
-			for j := range row {
-				row[j] = kernel[base+j*p.KernelOutStride]
+		for g := range p.Groups {
+			for c := range cin {
+				row := w[(g*cin+c)*n+t*cout : (g*cin+c)*n+(t+1)*cout]
+				base := off + c*p.KernelInStride + g*cout*p.KernelOutStride
+				for j := range row {
+					row[j] = kernel[base+j*p.KernelOutStride]
+				}
 			}
 		}
 		for d := len(tap) - 1; d >= 0; d-- { // the next tap, last dimension fastest
@@ -129,31 +135,35 @@ func convTransposed(p *Conv, in, kernel, out []float32, threads int, epi Epilogu
 		outPixels *= p.OutSpatial[d]
 	}
 	taps := kernelTaps(p)
-	cols := taps * p.OutChannels
+	cols := transposedCols(p)
+	cin := p.InChannels / p.Groups
 	kc := cache.forKernel(kernel)
 	w := kc.transposedFor(p, kernel)
-	y := getBuf[float32](pixels * cols)
+	y := getBuf[float32](p.Groups * pixels * cols) // the groups' products, one after the other
 	defer putBuf(y)
 	row, _ := inputRowStride(p)
-	// B's panels packed once and kept with the kernel, as the pointwise
-	// path keeps its own (keys below every column of those).
-	bm := Strided[float32]{Data: w, Row: cols, Col: 1}
-	pack := func(dst []float32, pc, jc, kb, nb, from, to int) { packB(dst, bm, pc, jc, kb, nb, sgemmNR, from, to) }
-	src := bSource[float32]{pack: pack, panel: kc.reader(transposedPanels, pack), peek: kc.peeker(transposedPanels)}
-	k := p.InChannels
 	// Output rows (positions of the first spatial dimension) a block.
 	rowPixels := outPixels / p.OutSpatial[0]
 	block := max(1, transposedBlock/max(rowPixels, 1))
 	for b := range p.Batch {
-		a := Strided[float32]{Data: in[b*p.InBatchStride:], Row: row, Col: p.InChannelStride}
-		pa := func(dst []float32, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, sgemmMR) }
-		blk := directBlock(a, bm, sgemmMR, sgemmNR, false, wideFor(pixels, cols, k))
-		if blk.run == nil {
-			blk = packedBlock(pa, sgemmMR, sgemmNR, kernelF32, wideFor(pixels, cols, k))
+		for g := range p.Groups {
+			// B's panels packed once and kept with the kernel, as the
+			// pointwise path keeps its own (keys below every column of
+			// those, a group's 2³² apart).
+			bm := Strided[float32]{Data: w[g*cin*cols:], Row: cols, Col: 1}
+			pack := func(dst []float32, pc, jc, kb, nb, from, to int) { packB(dst, bm, pc, jc, kb, nb, sgemmNR, from, to) }
+			key := transposedPanels + g<<32
+			src := bSource[float32]{pack: pack, panel: kc.reader(key, pack), peek: kc.peeker(key)}
+			a := Strided[float32]{Data: in[b*p.InBatchStride+g*cin*p.InChannelStride:], Row: row, Col: p.InChannelStride}
+			pa := func(dst []float32, ic, pc, mb, kb int) { packA(dst, a, ic, pc, mb, kb, sgemmMR) }
+			blk := directBlock(a, bm, sgemmMR, sgemmNR, false, wideFor(pixels, cols, cin))
+			if blk.run == nil {
+				blk = packedBlock(pa, sgemmMR, sgemmNR, kernelF32, wideFor(pixels, cols, cin))
+			}
+			blk.packsB = false
+			gemmCoreFrom(pixels, cols, cin, blk, src, y[g*pixels*cols:], cols, false, threads, sgemmMR, sgemmNR, nil)
 		}
-		blk.packsB = false
-		gemmCoreFrom(pixels, cols, k, blk, src, y, cols, false, threads, sgemmMR, sgemmNR, nil)
-		g := &col2im{p: p, y: y, taps: taps, out: out[b*outPixels*p.OutChannels:]}
+		gt := &col2im{p: p, y: y, taps: taps, out: out[b*outPixels*p.OutChannels:], groupY: pixels * cols}
 		parts := threads
 		if 2*outPixels*taps*p.OutChannels < gemmParallelFlops {
 			parts = 1
@@ -163,7 +173,7 @@ func convTransposed(p *Conv, in, kernel, out []float32, threads int, epi Epilogu
 			lo, hi := rows*t/parts, rows*(t+1)/parts
 			for r0 := lo; r0 < hi; r0 += block {
 				r1 := min(r0+block, hi)
-				g.rows(r0, r1, rowPixels)
+				gt.rows(r0, r1, rowPixels)
 				if epi != nil {
 					epi(b*outPixels+r0*rowPixels, 0, (r1-r0)*rowPixels, p.OutChannels)
 				}
@@ -176,19 +186,25 @@ func convTransposed(p *Conv, in, kernel, out []float32, threads int, epi Epilogu
 // position o_d takes input position w_d through tap k_d where
 // o_d = w_d·LhsDil_d + PadLo_d - k_d·RhsDil_d.
 type col2im struct {
-	p    *Conv
-	y    []float32
-	taps int
-	out  []float32 // this example's output pixels
+	p      *Conv
+	y      []float32 // the groups' products, groupY apart
+	groupY int
+	taps   int
+	out    []float32 // this example's output pixels
+	group  int       // the group dim gathers
 }
 
 // rows sets the output pixels of first-dimension positions [r0, r1),
-// rowPixels pixels each: cleared, then every contribution added, tap by
-// tap, as strided runs along the last dimension.
+// rowPixels pixels each: cleared, then every group's contributions added,
+// tap by tap, as strided runs along the last dimension.
 func (g *col2im) rows(r0, r1, rowPixels int) {
 	m := g.p.OutChannels
 	clear(g.out[r0*rowPixels*m : r1*rowPixels*m])
-	g.dim(0, r0, r1, 0, 0, 0)
+	for grp := range g.p.Groups {
+		h := *g
+		h.group = grp
+		h.dim(0, r0, r1, 0, 0, 0)
+	}
 }
 
 // dim adds the contributions to output positions [lo, hi) of dimension
@@ -206,10 +222,10 @@ func (g *col2im) dim(d, lo, hi, oOff, wOff, tOff int) {
 		}
 		o := wlo*l + pad - k*rd
 		if d == len(p.InSpatial)-1 {
-			m := p.OutChannels
-			dst := g.out[(oOff*p.OutSpatial[d]+o)*m:]
-			src := g.y[((wOff*in+wlo)*g.taps+tOff*p.Kernel[d]+k)*m:]
-			addRuns(dst, l*m, src, g.taps*m, whi-wlo, m)
+			m, gm := p.OutChannels, p.OutChannels/p.Groups // a pixel's channels, and a group's
+			dst := g.out[(oOff*p.OutSpatial[d]+o)*m+g.group*gm:]
+			src := g.y[g.group*g.groupY+((wOff*in+wlo)*g.taps+tOff*p.Kernel[d]+k)*gm:]
+			addRuns(dst, l*m, src, g.taps*gm, whi-wlo, gm)
 			continue
 		}
 		next := p.OutSpatial[d+1]

@@ -35,6 +35,13 @@ func TestConvTransposed(t *testing.T) {
 		// negative pad, with a kernel dilation not dividing the pads.
 		newConv(1, 8, 4, 1, []int{5, 5}, []int{4, 4}, ones(2), []int{4, 4}, []int{4, 4}, []int{3, 3}, []int{2, 2}, false),
 		newConv(2, 3, 5, 1, []int{6}, []int{3}, ones(1), []int{5}, []int{-1}, []int{2}, []int{3}, true),
+		// Grouped: a product a group, gathered into its own channels;
+		// two groups of four, channels-last; FCN's depthwise upsampling
+		// (a group a channel, kernel 4, stride 2), channels-first; three
+		// groups of 2 → 3, kernel-dilated, two examples.
+		newConv(1, 8, 8, 2, []int{6, 6}, []int{3, 3}, ones(2), []int{1, 1}, []int{2, 2}, []int{2, 2}, ones(2), false),
+		newConv(1, 6, 6, 6, []int{5, 7}, []int{4, 4}, ones(2), []int{2, 2}, []int{2, 2}, []int{2, 2}, ones(2), true),
+		newConv(2, 6, 9, 3, []int{4, 5}, []int{3, 2}, ones(2), []int{2, 1}, []int{1, 2}, []int{3, 2}, []int{2, 1}, true),
 	}
 	for ci, p := range cases {
 		if got := convPath(p); got != "transposed" {
@@ -67,12 +74,11 @@ func TestConvTransposed(t *testing.T) {
 	}
 }
 
-// A strided or grouped convolution over a dilated input, or one over an
-// undilated input, stays on the general paths.
+// A strided convolution over a dilated input, or one over an undilated
+// input, stays on the general paths.
 func TestConvTransposedDeclines(t *testing.T) {
 	one := []int{1, 1}
 	for _, p := range []*Conv{
-		newConv(1, 4, 4, 2, []int{5, 5}, []int{3, 3}, one, one, one, []int{2, 2}, one, false),
 		newConv(1, 4, 4, 1, []int{5, 5}, []int{3, 3}, []int{2, 1}, one, one, []int{2, 2}, one, false),
 		newConv(1, 4, 4, 1, []int{5, 5}, []int{3, 3}, one, one, one, one, one, false),
 	} {
