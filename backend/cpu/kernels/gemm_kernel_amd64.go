@@ -531,6 +531,29 @@ var rowsMasks = func() (m [8][8]int32) {
 	return m
 }()
 
+// rowsKernels and rowsOpsKernels are the rows kernels by
+// 2·vecs + masked (rowsNarrowF32, rowsNarrowOpsF32).
+var (
+	rowsKernels = [...]func(k int, a *float32, lda int, b, c *float32, ldc, groups int, mask *int32, overwrite bool){
+		2: sgemmRows12x8, 3: sgemmRows12x8m, 4: sgemmRows6x16, 5: sgemmRows6x16m,
+		6: sgemmRows3x24, 7: sgemmRows3x24m, 8: sgemmRows2x32, 9: sgemmRows2x32m,
+	}
+	rowsOpsKernels = [...]func(k int, a *float32, lda int, b, c *float32, ldc, groups int, mask *int32, overwrite bool,
+		bias, res *float32, ldr int, resBias *float32, flags int, floor, ceil float32){
+		2: sgemmRows12x8o, 3: sgemmRows12x8mo, 4: sgemmRows6x16o, 5: sgemmRows6x16mo,
+		6: sgemmRows3x24o, 7: sgemmRows3x24mo, 8: sgemmRows2x32o, 9: sgemmRows2x32mo,
+	}
+)
+
+// rowsMaskOf is the lane mask of a rows kernel's last vector for cols
+// columns of vecs vectors, nil where the last vector is whole.
+func rowsMaskOf(vecs, cols int) *int32 {
+	if cols == 8*vecs {
+		return nil
+	}
+	return &rowsMasks[cols%8][0]
+}
+
 // rowsNarrowF32 runs the rows kernel of vecs vectors a row
 // (sgemmRows12x8, 6x16, 3x24 or 2x32; masked where cols is not 8·vecs)
 // over groups groups of rowsOf(vecs) rows: C (cols columns, ldc apart)
@@ -541,25 +564,8 @@ func rowsNarrowF32(vecs, k int, a []float32, lda int, b, c []float32, ldc, group
 	_ = a[(groups*rows-1)*lda+k-1]
 	_ = b[16*k*((vecs+1)/2)-1]
 	_ = c[(groups*rows-1)*ldc+cols-1]
-	mask := &rowsMasks[cols%8]
-	switch 2*vecs + btoi(cols != 8*vecs) {
-	case 2:
-		sgemmRows12x8(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite)
-	case 3:
-		sgemmRows12x8m(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite)
-	case 4:
-		sgemmRows6x16(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite)
-	case 5:
-		sgemmRows6x16m(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite)
-	case 6:
-		sgemmRows3x24(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite)
-	case 7:
-		sgemmRows3x24m(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite)
-	case 8:
-		sgemmRows2x32(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite)
-	case 9:
-		sgemmRows2x32m(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite)
-	}
+	kern, mask := rowsKernels[2*vecs+btoi(cols != 8*vecs)], rowsMaskOf(vecs, cols)
+	kern(k, &a[0], lda, &b[0], &c[0], ldc, groups, mask, overwrite)
 }
 
 // rowsNarrowOpsF32 is rowsNarrowF32 finishing every row with ops (its
@@ -570,24 +576,6 @@ func rowsNarrowOpsF32(vecs, k int, a []float32, lda int, b, c []float32, ldc, gr
 	_ = b[16*k*((vecs+1)/2)-1]
 	_ = c[(groups*rows-1)*ldc+cols-1]
 	bias, res, resBias := ops.operandsOf(groups*rows, cols, row, 0)
-	mask := &rowsMasks[cols%8]
-	ldr, flags, floor, ceil := ops.LdRes, ops.Flags, ops.Floor, ops.Ceil
-	switch 2*vecs + btoi(cols != 8*vecs) {
-	case 2:
-		sgemmRows12x8o(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite, bias, res, ldr, resBias, flags, floor, ceil)
-	case 3:
-		sgemmRows12x8mo(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite, bias, res, ldr, resBias, flags, floor, ceil)
-	case 4:
-		sgemmRows6x16o(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite, bias, res, ldr, resBias, flags, floor, ceil)
-	case 5:
-		sgemmRows6x16mo(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite, bias, res, ldr, resBias, flags, floor, ceil)
-	case 6:
-		sgemmRows3x24o(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite, bias, res, ldr, resBias, flags, floor, ceil)
-	case 7:
-		sgemmRows3x24mo(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite, bias, res, ldr, resBias, flags, floor, ceil)
-	case 8:
-		sgemmRows2x32o(k, &a[0], lda, &b[0], &c[0], ldc, groups, nil, overwrite, bias, res, ldr, resBias, flags, floor, ceil)
-	case 9:
-		sgemmRows2x32mo(k, &a[0], lda, &b[0], &c[0], ldc, groups, &mask[0], overwrite, bias, res, ldr, resBias, flags, floor, ceil)
-	}
+	kern, mask := rowsOpsKernels[2*vecs+btoi(cols != 8*vecs)], rowsMaskOf(vecs, cols)
+	kern(k, &a[0], lda, &b[0], &c[0], ldc, groups, mask, overwrite, bias, res, ops.LdRes, resBias, ops.Flags, ops.Floor, ops.Ceil)
 }
