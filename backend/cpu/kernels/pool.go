@@ -144,24 +144,41 @@ func worker() {
 // spinThenWait polls for a task for spinFor, and for as long as an
 // execution is under way (Busy), then blocks.
 func spinThenWait() task {
+	var tk task
+	if poll(func() bool {
+		select {
+		case tk = <-pool.tasks:
+			return true
+		default:
+			return false
+		}
+	}) {
+		return tk
+	}
+	parked.Add(1)
+	defer parked.Add(-1)
+	return <-pool.tasks
+}
+
+// poll calls done between pauses (relax) until it reports true, for
+// spinFor, or for as long as an execution is under way (Busy), giving
+// its processor to a waiting goroutine every busyTurn; it reports
+// whether done did.
+func poll(done func() bool) bool {
 	yield := spinYields()
 	start := time.Now()
 	deadline, turn := start.Add(spinFor), start.Add(busyTurn)
 	for now := start; now.Before(deadline) || !yield && executions.Load() > 0; now = time.Now() {
-		select {
-		case tk := <-pool.tasks:
-			return tk
-		default:
-			relax(yield, now.Sub(start))
+		if done() {
+			return true
 		}
+		relax(yield, now.Sub(start))
 		if now.After(turn) { // let a goroutine waiting for a processor have this one
 			runtime.Gosched()
 			turn = now.Add(busyTurn)
 		}
 	}
-	parked.Add(1)
-	defer parked.Add(-1)
-	return <-pool.tasks
+	return false
 }
 
 // hotShare is how much less work a kernel splits across threads while
@@ -332,18 +349,7 @@ var blockedCalls atomic.Int64
 // as an execution is under way (Busy), as the workers poll for tasks: a
 // caller blocked on the group is woken by the Go scheduler on another
 // thread, after the waits for an idle vCPU described at relax.
-func waitParts(g *group) {
-	yield := spinYields()
-	start := time.Now()
-	deadline, turn := start.Add(spinFor), start.Add(busyTurn)
-	for now := start; g.left.Load() > 0 && (now.Before(deadline) || !yield && executions.Load() > 0); now = time.Now() {
-		relax(yield, now.Sub(start))
-		if now.After(turn) {
-			runtime.Gosched()
-			turn = now.Add(busyTurn)
-		}
-	}
-}
+func waitParts(g *group) { poll(func() bool { return g.left.Load() == 0 }) }
 
 // Parallel runs f(0), ..., f(threads-1) on the kernels' worker pool (the
 // last on the calling goroutine) and returns when all are done. If a part
