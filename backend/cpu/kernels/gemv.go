@@ -90,8 +90,8 @@ func gemvGroup(left int) int {
 // GemvStrip returns the width of the column strips (each strip's k rows
 // contiguous, the last strip narrower) in which GemvF32 reads a k×n B
 // fastest on this CPU, or 0 where plain rows read as fast: a caller that
-// keeps B (a layer's weights) may lay it out so once and call GemvF32 on
-// each strip with the strip's width as ldb.
+// keeps B (a layer's weights) may lay it out so once and read it with
+// GemvStripsF32.
 func GemvStrip(k, n int) int { return gemvStrip(k, n) }
 
 // gemvTail computes columns [j, n) of r rows in Go.
