@@ -95,27 +95,47 @@ func TestCallerPollsDuringExecution(t *testing.T) {
 	if spinYields() {
 		t.Skip("GOMAXPROCS 1: callers yield rather than poll")
 	}
-	call := func() {
+	// call runs two parts: the worker's holds until hold returns, the
+	// caller's until the worker has its part, so the caller cannot take
+	// it back and must wait for it. Earlier tests' parts that their
+	// callers took back may still fill the queue, where the new part
+	// would not be queued: call waits for the workers to drain it.
+	call := func(hold func()) {
+		if !waitFor(func() bool { return len(pool.tasks) == 0 }) {
+			t.Fatal("the pool's queue stays full")
+		}
 		started := make(chan struct{})
 		Parallel(2, func(part int) {
 			if part == 0 { // a worker's (the caller's is the last)
 				close(started)
-				time.Sleep(20 * spinFor)
+				hold()
 				return
 			}
-			<-started // the worker has it: the caller cannot take it back
+			select {
+			case <-started:
+			case <-time.After(10 * time.Second):
+				t.Error("no worker started the part")
+			}
 		})
 	}
 	done := Busy()
 	before := blockedCalls.Load()
-	call()
+	call(func() { time.Sleep(20 * spinFor) })
 	blocked := blockedCalls.Load() - before
 	done()
 	if blocked != 0 {
 		t.Errorf("the caller blocked during an execution")
 	}
+	// Outside an execution the worker's part holds until the caller has
+	// given up polling (a fixed sleep would race a caller the host
+	// deschedules for longer than it), or for ten seconds.
 	before = blockedCalls.Load()
-	call()
+	call(func() {
+		waitFor := time.Now().Add(10 * time.Second)
+		for blockedCalls.Load() == before && time.Now().Before(waitFor) {
+			time.Sleep(spinFor)
+		}
+	})
 	if blockedCalls.Load() == before {
 		t.Errorf("the caller polled past spinFor outside an execution")
 	}
