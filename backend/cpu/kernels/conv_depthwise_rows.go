@@ -161,42 +161,91 @@ func depthwiseWork(p *Conv) (flops, input int) {
 	return flops, input
 }
 
-// dwTaps is one run's tap list: each tap's input offset from the first
-// tap's, and its kernel offset.
-type dwTaps struct{ ioffs, woffs []int }
+// dwLists is the tap lists of an output row, made for one range of
+// kernel rows and kept for the rows after it with the same range (all
+// but an image's top and bottom few): each border pixel's (the left
+// ones, then the right ones), the interior's, and the interior's over
+// tiled weights (group > 1), all in one buffer. Making them pixel by
+// pixel, row by row, took a fifth of a 48×48, 8-channel layer's time.
+// (Passed by value: lists stored through a pointer leave the stack.)
+type dwLists struct {
+	buf      []int // list l: input offsets from l·2n, kernel offsets from l·2n+n
+	meta     []int // list l: its length at 2l, its first tap's input offset at 2l+1
+	n        int   // the window's taps
+	ky0, ky1 int   // the kernel rows they were made for (none yet: ky1 <= ky0)
+}
 
-// dwStackTaps is the most taps whose lists rows keeps on the stack.
-const dwStackTaps = 49
+// dwStackLists is the most ints of tap lists rows keeps on the stack:
+// a 5×5 window padded by two on each side needs 312.
+const dwStackLists = 512
+
+// list returns list l's input and kernel offsets and its first tap's
+// input offset, which the input offsets are relative to.
+func (L dwLists) list(l int) (ioffs, woffs []int, io0 int) {
+	at, cnt := l*2*L.n, L.meta[2*l]
+	return L.buf[at : at+cnt], L.buf[at+L.n : at+L.n+cnt], L.meta[2*l+1]
+}
+
+// borders is how many pixels of a row lie outside its interior.
+func (r *dwRows) borders() int { return r.oxLo + r.ow - r.oxHi }
+
+// lists remakes L's lists for kernel rows [ky0, ky1).
+func (r *dwRows) lists(L dwLists, ky0, ky1 int) dwLists {
+	L.ky0, L.ky1 = ky0, ky1
+	border := func(l, ox int) {
+		kx0, kx1 := clipTaps(ox*r.sx-r.px, r.kw, r.dx, r.w)
+		r.fill(L, l, ky0, ky1, kx0, max(kx0, kx1), r.kY, r.kX)
+	}
+	for ox := range r.oxLo {
+		border(ox, ox)
+	}
+	for ox := r.oxHi; ox < r.ow; ox++ {
+		border(r.oxLo+ox-r.oxHi, ox)
+	}
+	l := r.borders()
+	r.fill(L, l, ky0, ky1, 0, r.kw, r.kY, r.kX)
+	if r.group > 1 {
+		r.fill(L, l+1, ky0, ky1, 0, r.kw, r.kw*16, 16)
+	}
+	return L
+}
+
+// fill makes list l of L: kernel rows [ky0, ky1) by columns [kx0, kx1),
+// row by row as the Go loop sums them, the kernel read with strides kY,
+// kX, the input offsets relative to the first tap's.
+func (r *dwRows) fill(L dwLists, l, ky0, ky1, kx0, kx1, kY, kX int) {
+	at := l * 2 * L.n
+	io0 := ky0*r.dy*r.inY + kx0*r.dx*r.inX
+	cnt := 0
+	for ky := ky0; ky < ky1; ky++ {
+		for kx := kx0; kx < kx1; kx++ {
+			L.buf[at+cnt] = ky*r.dy*r.inY + kx*r.dx*r.inX - io0
+			L.buf[at+L.n+cnt] = ky*kY + kx*kX
+			cnt++
+		}
+	}
+	L.meta[2*l], L.meta[2*l+1] = cnt, io0
+}
 
 // rows computes output rows [lo, hi) (batch and row flattened).
 func (r *dwRows) rows(lo, hi int) {
-	var taps, tapsG dwTaps
-	// The lists' storage: on the stack for windows of up to 7×7 (a
+	// The lists' storage: on the stack for the windows models use (a
 	// list grown by append from nothing made ten allocations a call).
-	var store [4 * dwStackTaps]int
-	n := r.kh * r.kw
+	var store [dwStackLists]int
+	lists := r.borders() + 2
+	L := dwLists{n: r.kh * r.kw}
 	buf := store[:]
-	if n > dwStackTaps {
-		buf = make([]int, 4*n)
+	if need := lists * (2*L.n + 2); need > len(buf) {
+		buf = make([]int, need)
 	}
-	taps.ioffs, taps.woffs = buf[:0:n], buf[n:n:2*n]
-	tapsG.ioffs, tapsG.woffs = buf[2*n:2*n:3*n], buf[3*n:3*n:4*n]
+	L.buf, L.meta = buf[:2*L.n*lists], buf[2*L.n*lists:][:2*lists]
 	done := lo // rows before done have been through the epilogue
 	for row := lo; row < hi; row++ {
 		if r.ops == nil && r.epi != nil && (row-done)*r.ow*r.c >= depthwiseEpilogueBlock {
 			r.epi(done*r.ow, 0, (row-done)*r.ow, r.c)
 			done = row
 		}
-		var f0, f1 int
-		taps, tapsG, f0, f1 = r.row(taps, tapsG, row)
-		if r.ops != nil { // the pixels the kernel did not finish
-			if first := row * r.ow; f0 > 0 {
-				r.epi(first, 0, f0, r.c)
-			}
-			if f1 < r.ow {
-				r.epi(row*r.ow+f1, 0, r.ow-f1, r.c)
-			}
-		}
+		L = r.row(L, row)
 	}
 	if r.epi != nil && r.ops == nil && hi > done {
 		r.epi(done*r.ow, 0, (hi-done)*r.ow, r.c)
@@ -204,83 +253,71 @@ func (r *dwRows) rows(lo, hi int) {
 }
 
 // row computes output row row (batch and row flattened) and returns the
-// tap lists as it left them (by value: lists stored through a pointer
-// leave the stack) and the pixels [f0, f1) it finished with r.ops: with
-// ops, the interior when it has four pixels or more, by the kernel that
-// finishes as it stores.
-func (r *dwRows) row(taps, tapsG dwTaps, row int) (_, _ dwTaps, f0, f1 int) {
+// tap lists as it left them. With r.ops it finishes every pixel: the
+// kernel finishes those with taps inside the image, the epilogue the
+// others (all padding: no taps).
+func (r *dwRows) row(L dwLists, row int) dwLists {
 	b, oy := row/r.oh, row%r.oh
 	iy0 := oy*r.sy - r.py
 	ky0, ky1 := clipTaps(iy0, r.kh, r.dy, r.h)
 	out := r.out[row*r.ow*r.c : (row+1)*r.ow*r.c]
 	if ky0 >= ky1 { // the whole row's windows lie in the padding
 		clear(out)
-		return taps, tapsG, 0, 0
+		if r.ops != nil {
+			r.epi(row*r.ow, 0, r.ow, r.c)
+		}
+		return L
+	}
+	if ky0 != L.ky0 || ky1 != L.ky1 {
+		L = r.lists(L, ky0, ky1)
 	}
 	base := b*r.inB + iy0*r.inY
 	for ox := range r.oxLo {
-		taps = r.pixel(out, taps, base, ox, ky0, ky1)
+		r.pixel(out, L, ox, base, row, ox)
 	}
 	if n := r.oxHi - r.oxLo; n > 0 {
 		in0 := base + (r.oxLo*r.sx-r.px)*r.inX
 		o := out[r.oxLo*r.c:]
 		if g := r.group; g > 1 && n >= g {
-			var io0 int
-			tapsG, io0 = r.tapList(tapsG, ky0, ky1, 0, r.kw, r.kw*16, 16)
+			ioffs, woffs, io0 := L.list(r.borders() + 1)
 			whole := n / g * g
-			depthwiseRun(o, r.in[in0+io0:], r.tiled, tapsG.ioffs, tapsG.woffs, n/g, g*r.c, 16)
+			depthwiseRun(o, r.in[in0+io0:], r.tiled, ioffs, woffs, n/g, g*r.c, 16)
 			o, in0, n = o[whole*r.c:], in0+whole*r.inX, n-whole
 		}
 		if n > 0 {
-			var io0 int
-			taps, io0 = r.tapList(taps, ky0, ky1, 0, r.kw, r.kY, r.kX)
-			if r.ops != nil && n >= 4 { // (r.group is 1 with ops)
-				depthwiseRunOps(o, r.in[in0+io0:], r.kernel, taps.ioffs, taps.woffs, n, r.sx*r.inX, r.c, r.ops)
-				f0, f1 = r.oxLo, r.oxHi
+			ioffs, woffs, io0 := L.list(r.borders())
+			if r.ops != nil { // (r.group is 1 with ops)
+				depthwiseRunOps(o, r.in[in0+io0:], r.kernel, ioffs, woffs, n, r.sx*r.inX, r.c, r.ops)
 			} else {
-				depthwiseRun(o, r.in[in0+io0:], r.kernel, taps.ioffs, taps.woffs, n, r.sx*r.inX, r.c)
+				depthwiseRun(o, r.in[in0+io0:], r.kernel, ioffs, woffs, n, r.sx*r.inX, r.c)
 			}
 		}
 	}
 	for ox := r.oxHi; ox < r.ow; ox++ {
-		taps = r.pixel(out, taps, base, ox, ky0, ky1)
+		r.pixel(out, L, r.oxLo+ox-r.oxHi, base, row, ox)
 	}
-	return taps, tapsG, f0, f1
+	return L
 }
 
-// pixel computes border pixel ox of a row (out) from the taps that land
-// inside the image: kernel rows [ky0, ky1), and the columns that do; it
-// returns taps, its lists as it left them (their storage to reuse).
-func (r *dwRows) pixel(out []float32, taps dwTaps, base, ox, ky0, ky1 int) dwTaps {
-	ix0 := ox*r.sx - r.px
-	kx0, kx1 := clipTaps(ix0, r.kw, r.dx, r.w)
+// pixel computes border pixel ox of output row row (out) from list l of
+// L, the taps that land inside the image, finishing it with r.ops where
+// set (the kernel's, or the epilogue's where no tap lands inside).
+func (r *dwRows) pixel(out []float32, L dwLists, l, base, row, ox int) {
 	o := out[ox*r.c : (ox+1)*r.c]
-	if kx0 >= kx1 {
+	ioffs, woffs, io0 := L.list(l)
+	if len(ioffs) == 0 {
 		clear(o)
-		return taps
-	}
-	in0 := base + ix0*r.inX
-	taps, io0 := r.tapList(taps, ky0, ky1, kx0, kx1, r.kY, r.kX)
-	depthwiseRun(o, r.in[in0+io0:], r.kernel, taps.ioffs, taps.woffs, 1, 0, r.c)
-	return taps
-}
-
-// tapList fills taps' lists (their storage reused) with kernel rows
-// [ky0, ky1) by columns [kx0, kx1), row by row as the Go loop sums them,
-// the kernel read with strides kY, kX; it returns them and the first
-// tap's input offset, which the list's input offsets are relative to.
-// (By value, not through a pointer: a list stored through a pointer
-// leaves the stack.)
-func (r *dwRows) tapList(taps dwTaps, ky0, ky1, kx0, kx1, kY, kX int) (dwTaps, int) {
-	taps.ioffs, taps.woffs = taps.ioffs[:0], taps.woffs[:0]
-	io0 := ky0*r.dy*r.inY + kx0*r.dx*r.inX
-	for ky := ky0; ky < ky1; ky++ {
-		for kx := kx0; kx < kx1; kx++ {
-			taps.ioffs = append(taps.ioffs, ky*r.dy*r.inY+kx*r.dx*r.inX-io0)
-			taps.woffs = append(taps.woffs, ky*kY+kx*kX)
+		if r.ops != nil {
+			r.epi(row*r.ow+ox, 0, 1, r.c)
 		}
+		return
 	}
-	return taps, io0
+	in := r.in[base+(ox*r.sx-r.px)*r.inX+io0:]
+	if r.ops != nil {
+		depthwiseRunOps(o, in, r.kernel, ioffs, woffs, 1, 0, r.c, r.ops)
+		return
+	}
+	depthwiseRun(o, in, r.kernel, ioffs, woffs, 1, 0, r.c)
 }
 
 // clipTaps returns the kernel positions [k0, k1) of a window of k taps
