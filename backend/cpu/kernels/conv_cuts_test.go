@@ -120,13 +120,13 @@ func TestConvCutCacheVariableKernel(t *testing.T) {
 }
 
 // gatherRGB interleaves three planes pixel by pixel, at every length
-// (whole 16-pixel vectors, the four-pixel steps, the last pixels), each
+// (whole vectors of 16 or 8 pixels, the four-pixel steps, the last pixels), each
 // value by its bits (NaNs with payloads, -0, subnormals), and writes
 // nothing past the triples.
 func TestGatherRGB(t *testing.T) {
 	withKernels(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, 4))
-		for _, n := range append([]int{0, 1, 3, 4, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 100, 224}, 1000+rng.IntN(100)) {
+		for _, n := range append([]int{0, 1, 3, 4, 7, 8, 9, 12, 15, 16, 17, 23, 24, 31, 32, 33, 47, 48, 49, 63, 64, 65, 100, 224}, 1000+rng.IntN(100)) {
 			planes := make([][]float32, 3)
 			for p := range planes {
 				planes[p] = make([]float32, n)

@@ -97,15 +97,25 @@ func windowFoldVec(dst, src []float32, taps []int, n, c, step int, min bool) boo
 	return true
 }
 
-// interleave3Vec interleaves the whole 16-pixel vectors of the three
-// planes into dst (gatherRGB) and returns how many pixels it did.
+// interleave3Vec interleaves the whole vectors (16 pixels, or 8 on
+// AVX2) of the three planes into dst (gatherRGB) and returns how many
+// pixels it did.
 func interleave3Vec(dst, s0, s1, s2 []float32) int {
-	n := len(s0) &^ 15
-	if !useAVX512 || n == 0 {
+	n := len(s0) &^ 7
+	if useAVX512 {
+		n = len(s0) &^ 15
+	}
+	if !useAsm || n == 0 {
 		return 0
 	}
 	_, _, _, _ = dst[3*n-1], s1[n-1], s2[n-1], s0[n-1]
-	interleave3AVX512(&dst[0], &s0[0], &s1[0], &s2[0], n)
+	// (Called directly, not through a func value: the kernels' noescape
+	// then keeps the planes off the heap.)
+	if useAVX512 {
+		interleave3AVX512(&dst[0], &s0[0], &s1[0], &s2[0], n)
+	} else {
+		interleave3AVX2(&dst[0], &s0[0], &s1[0], &s2[0], n)
+	}
 	return n
 }
 

@@ -5598,6 +5598,83 @@ rgb_done:
 	VZEROUPPER
 	RET
 
+DATA vm_rgb8_0<>+0(SB)/4, $0x00000000
+DATA vm_rgb8_0<>+4(SB)/4, $0x00000000
+DATA vm_rgb8_0<>+8(SB)/4, $0x00000000
+DATA vm_rgb8_0<>+12(SB)/4, $0x00000001
+DATA vm_rgb8_0<>+16(SB)/4, $0x00000001
+DATA vm_rgb8_0<>+20(SB)/4, $0x00000001
+DATA vm_rgb8_0<>+24(SB)/4, $0x00000002
+DATA vm_rgb8_0<>+28(SB)/4, $0x00000002
+GLOBL vm_rgb8_0<>(SB), RODATA|NOPTR, $32
+
+DATA vm_rgb8_1<>+0(SB)/4, $0x00000002
+DATA vm_rgb8_1<>+4(SB)/4, $0x00000003
+DATA vm_rgb8_1<>+8(SB)/4, $0x00000003
+DATA vm_rgb8_1<>+12(SB)/4, $0x00000003
+DATA vm_rgb8_1<>+16(SB)/4, $0x00000004
+DATA vm_rgb8_1<>+20(SB)/4, $0x00000004
+DATA vm_rgb8_1<>+24(SB)/4, $0x00000004
+DATA vm_rgb8_1<>+28(SB)/4, $0x00000005
+GLOBL vm_rgb8_1<>(SB), RODATA|NOPTR, $32
+
+DATA vm_rgb8_2<>+0(SB)/4, $0x00000005
+DATA vm_rgb8_2<>+4(SB)/4, $0x00000005
+DATA vm_rgb8_2<>+8(SB)/4, $0x00000006
+DATA vm_rgb8_2<>+12(SB)/4, $0x00000006
+DATA vm_rgb8_2<>+16(SB)/4, $0x00000006
+DATA vm_rgb8_2<>+20(SB)/4, $0x00000007
+DATA vm_rgb8_2<>+24(SB)/4, $0x00000007
+DATA vm_rgb8_2<>+28(SB)/4, $0x00000007
+GLOBL vm_rgb8_2<>(SB), RODATA|NOPTR, $32
+
+// func interleave3AVX2(dst *float32, s0 *float32, s1 *float32, s2 *float32, n int)
+// Requires: AVX, AVX2
+TEXT ·interleave3AVX2(SB), NOSPLIT, $0-40
+	MOVQ    dst+0(FP), AX
+	MOVQ    s0+8(FP), CX
+	MOVQ    s1+16(FP), DX
+	MOVQ    s2+24(FP), BX
+	MOVQ    n+32(FP), SI
+	VMOVDQU vm_rgb8_0<>+0(SB), Y0
+	VMOVDQU vm_rgb8_1<>+0(SB), Y1
+	VMOVDQU vm_rgb8_2<>+0(SB), Y2
+	XORQ    DI, DI
+	XORQ    R8, R8
+	ANDQ    $-8, SI
+
+rgb8_loop:
+	CMPQ     DI, SI
+	JAE      rgb8_done
+	VMOVUPS  (CX)(DI*4), Y3
+	VMOVUPS  (DX)(DI*4), Y4
+	VMOVUPS  (BX)(DI*4), Y5
+	VPERMPS  Y3, Y0, Y6
+	VPERMPS  Y4, Y0, Y7
+	VBLENDPS $0x92, Y7, Y6, Y6
+	VPERMPS  Y5, Y0, Y7
+	VBLENDPS $0x24, Y7, Y6, Y6
+	VMOVUPS  Y6, (AX)(R8*4)
+	VPERMPS  Y3, Y1, Y6
+	VPERMPS  Y4, Y1, Y7
+	VBLENDPS $0x24, Y7, Y6, Y6
+	VPERMPS  Y5, Y1, Y7
+	VBLENDPS $0x49, Y7, Y6, Y6
+	VMOVUPS  Y6, 32(AX)(R8*4)
+	VPERMPS  Y3, Y2, Y3
+	VPERMPS  Y4, Y2, Y4
+	VBLENDPS $0x49, Y4, Y3, Y3
+	VPERMPS  Y5, Y2, Y4
+	VBLENDPS $0x92, Y4, Y3, Y3
+	VMOVUPS  Y3, 64(AX)(R8*4)
+	ADDQ     $0x08, DI
+	ADDQ     $0x18, R8
+	JMP      rgb8_loop
+
+rgb8_done:
+	VZEROUPPER
+	RET
+
 // func windowMaxAVX512(dst *float32, src *float32, taps *int, ntaps int, n int, c int, step int)
 // Requires: AVX, AVX512F
 TEXT ·windowMaxAVX512(SB), NOSPLIT, $0-56

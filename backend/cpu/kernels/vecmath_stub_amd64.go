@@ -254,6 +254,11 @@ func f32ToF16AVX512(dst *uint16, src *float32, n int)
 //go:noescape
 func interleave3AVX512(dst *float32, s0 *float32, s1 *float32, s2 *float32, n int)
 
+// interleave3AVX2 sets dst[3i+p] = sp[i] for i < n rounded down to a multiple of 8.
+//
+//go:noescape
+func interleave3AVX2(dst *float32, s0 *float32, s1 *float32, s2 *float32, n int)
+
 // windowMaxAVX512 sets, for o < n and each 16-lane block b of the c bytes of an output pixel, dst[o·c + b] to the NaNMax fold over t < ntaps of src[o·step + 4·taps[t] + b] (c and step in bytes, taps in floats; ntaps ≥ 1, c a multiple of 64).
 //
 //go:noescape

@@ -120,6 +120,7 @@ func elementwiseKernels() {
 	bf16Kernels()
 	f16Kernels()
 	interleave3()
+	interleave3AVX2()
 }
 
 // bf16Kernels emits the widening of bf16 to float32 (the bits shifted
@@ -304,6 +305,64 @@ func u8ToF32() {
 	ADDQ(Imm(8), i)
 	JMP(LabelRef("u8_loop1next"))
 	Label("u8_done")
+	VZEROUPPER()
+	RET()
+}
+
+// interleave3AVX2 emits interleave3's AVX2 twin: 8 pixels a step, each
+// of the three output vectors the three planes permuted by one table
+// (VPERMPS: lane l of output k is element j = 8k+l of the triples, pixel
+// j/3 of plane j%3) and blended by plane. The Go side does the last n%8.
+func interleave3AVX2() {
+	var tables [3]Mem
+	var blends [3][2]uint8 // output k: the lanes of planes 1 and 2
+	for k := range 3 {
+		tables[k] = GLOBL(fmt.Sprintf("vm_rgb8_%d", k), RODATA|NOPTR)
+		for l := range 8 {
+			j := 8*k + l
+			DATA(4*l, U32(j/3))
+			if p := j % 3; p > 0 {
+				blends[k][p-1] |= 1 << l
+			}
+		}
+	}
+	TEXT("interleave3AVX2", NOSPLIT, "func(dst, s0, s1, s2 *float32, n int)")
+	Pragma("noescape")
+	Doc("interleave3AVX2 sets dst[3i+p] = sp[i] for i < n rounded down to a multiple of 8.")
+	dst := Load(Param("dst"), GP64())
+	src := [3]reg.Register{Load(Param("s0"), GP64()), Load(Param("s1"), GP64()), Load(Param("s2"), GP64())}
+	n := Load(Param("n"), GP64())
+	var idx [3]reg.VecVirtual
+	for k := range 3 {
+		idx[k] = YMM()
+		VMOVDQU(tables[k], idx[k])
+	}
+	i, j, end := GP64(), GP64(), GP64() // i pixels, j = 3i elements
+	XORQ(i, i)
+	XORQ(j, j)
+	MOVQ(n, end)
+	ANDQ(I32(-8), end)
+	Label("rgb8_loop")
+	CMPQ(i, end)
+	JAE(LabelRef("rgb8_done"))
+	var p [3]reg.VecVirtual
+	for c := range 3 {
+		p[c] = YMM()
+		VMOVUPS(Mem{Base: src[c], Index: i, Scale: 4}, p[c])
+	}
+	for k := range 3 {
+		o, t := YMM(), YMM()
+		VPERMPS(p[0], idx[k], o) // o[l] = p0[idx[l]]
+		VPERMPS(p[1], idx[k], t)
+		VBLENDPS(U8(blends[k][0]), t, o, o)
+		VPERMPS(p[2], idx[k], t)
+		VBLENDPS(U8(blends[k][1]), t, o, o)
+		VMOVUPS(o, Mem{Base: dst, Index: j, Scale: 4, Disp: 32 * k})
+	}
+	ADDQ(Imm(8), i)
+	ADDQ(Imm(24), j)
+	JMP(LabelRef("rgb8_loop"))
+	Label("rgb8_done")
 	VZEROUPPER()
 	RET()
 }
