@@ -468,6 +468,10 @@ func TestLowerMovementLarge(t *testing.T) {
 		module([]string{"f32[70,5,6,40]"}, "f32[40,5,6,70] transpose(p0), dimensions={3,1,2,0}"),
 		// A pixel shuffle: runs of 2 read 6 apart (copyShortStrided).
 		module([]string{"f32[2,11,11,2,2,6]"}, "f32[2,6,11,2,11,2] transpose(p0), dimensions={0,5,1,3,2,4}"),
+		// A U-Net's skip concatenation: runs of 16 and 8 floats, then of
+		// 3 bytes (under the vector kernel's 4) and of 40 (kernels.CopyRuns).
+		module([]string{"f32[1,32,32,16]", "f32[1,32,32,8]"}, "f32[1,32,32,24] concatenate(p0, p1), dimensions={3}"),
+		module([]string{"u8[9,70,3]", "u8[9,70,40]"}, "u8[9,70,43] concatenate(p0, p1), dimensions={2}"),
 		module([]string{"s32[600]"}, "s32[600,700] broadcast(p0), dimensions={0}"),
 		module([]string{"u8[3,400,300]", "u8[]"}, "u8[5,801,300] pad(p0, p1), padding=1_1x0_2_1x0_0"),
 	} {

@@ -25,3 +25,13 @@ func transpose64Vec(dst, src unsafe.Pointer, rows, cols, dr, sc int) (int, int) 
 	transpose64AVX((*uint64)(dst), (*uint64)(src), r, c, dr, sc)
 	return r, c
 }
+
+// copyRunsVec is CopyRuns in bytes on the AVX kernel (false without
+// AVX2).
+func copyRunsVec(dst, src unsafe.Pointer, rows, n, ds, ss int) bool {
+	if !useAsm {
+		return false
+	}
+	copyRunsAVX((*byte)(dst), (*byte)(src), rows, n, ds, ss)
+	return true
+}

@@ -6376,6 +6376,93 @@ transpose64AVX_done:
 	VZEROUPPER
 	RET
 
+// func copyRunsAVX(dst *byte, src *byte, rows int, n int, ds int, ss int)
+// Requires: AVX
+TEXT ·copyRunsAVX(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ rows+16(FP), DX
+	MOVQ n+24(FP), BX
+	MOVQ ds+32(FP), SI
+	MOVQ ss+40(FP), DI
+	CMPQ BX, $0x20
+	JB   cr_16
+	SUBQ $0x20, BX
+
+cr_32row:
+	TESTQ DX, DX
+	JZ    cr_done
+	XORQ  R8, R8
+
+cr_32loop:
+	CMPQ    R8, BX
+	JAE     cr_32last
+	VMOVDQU (CX)(R8*1), Y0
+	VMOVDQU Y0, (AX)(R8*1)
+	ADDQ    $0x20, R8
+	JMP     cr_32loop
+
+cr_32last:
+	VMOVDQU (CX)(BX*1), Y0
+	VMOVDQU Y0, (AX)(BX*1)
+	ADDQ    SI, AX
+	ADDQ    DI, CX
+	DECQ    DX
+	JMP     cr_32row
+
+cr_16:
+	CMPQ BX, $0x10
+	JB   cr_8
+	SUBQ $0x10, BX
+
+cr_16row:
+	TESTQ   DX, DX
+	JZ      cr_done
+	VMOVDQU (CX), X0
+	VMOVDQU (CX)(BX*1), X1
+	VMOVDQU X0, (AX)
+	VMOVDQU X1, (AX)(BX*1)
+	ADDQ    SI, AX
+	ADDQ    DI, CX
+	DECQ    DX
+	JMP     cr_16row
+
+cr_8:
+	CMPQ BX, $0x08
+	JB   cr_4
+	SUBQ $0x08, BX
+
+cr_8row:
+	TESTQ DX, DX
+	JZ    cr_done
+	MOVQ  (CX), R8
+	MOVQ  (CX)(BX*1), R9
+	MOVQ  R8, (AX)
+	MOVQ  R9, (AX)(BX*1)
+	ADDQ  SI, AX
+	ADDQ  DI, CX
+	DECQ  DX
+	JMP   cr_8row
+
+cr_4:
+	SUBQ $0x04, BX
+
+cr_4row:
+	TESTQ DX, DX
+	JZ    cr_done
+	MOVL  (CX), R8
+	MOVL  (CX)(BX*1), R9
+	MOVL  R8, (AX)
+	MOVL  R9, (AX)(BX*1)
+	ADDQ  SI, AX
+	ADDQ  DI, CX
+	DECQ  DX
+	JMP   cr_4row
+
+cr_done:
+	VZEROUPPER
+	RET
+
 // func colSumF32x8(d *float32, src *float32, rows int, stride int)
 // Requires: AVX
 TEXT ·colSumF32x8(SB), NOSPLIT, $0-32

@@ -294,6 +294,11 @@ func transpose32AVX(dst *uint32, src *uint32, rows int, cols int, dr int, sc int
 //go:noescape
 func transpose64AVX(dst *uint64, src *uint64, rows int, cols int, dr int, sc int)
 
+// copyRunsAVX copies rows runs of n >= 4 bytes from src+r·ss to dst+r·ds (ds, ss >= 0).
+//
+//go:noescape
+func copyRunsAVX(dst *byte, src *byte, rows int, n int, ds int, ss int)
+
 // colSumF32x8 adds each of rows rows of 8 float32, stride apart, into d, in row order.
 //
 //go:noescape

@@ -196,6 +196,7 @@ func main() {
 	elementwiseKernels()
 	windowKernels()
 	transposeKernels()
+	copyRunsKernel()
 	for _, w := range []int{1, 2, 4} {
 		columnSum(w)
 	}
