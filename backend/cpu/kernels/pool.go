@@ -210,9 +210,22 @@ func below(work, cold int, hot bool) bool {
 	return work < cold
 }
 
-// RunsAlone is runsAlone for the backend's other kernels (the fusions'
-// tile programs), with MinParallelWork their cold threshold.
+// RunsAlone is runsAlone for the backend's other kernels, with
+// MinParallelWork their cold threshold.
 func RunsAlone(work, cold int) bool { return runsAlone(work, cold) }
+
+// RunsAloneBy is RunsAlone for kernels that count their work one way
+// against a parked worker's wake-up (coldWork against cold) and another
+// against a polling worker's hand-off (hotWork against hot, while an
+// execution is under way): the fusions' tile programs, whose split
+// below a few microseconds costs more in moving their arrays to the
+// other core than it saves.
+func RunsAloneBy(coldWork, cold, hotWork, hot int) bool {
+	if executions.Load() > 0 {
+		return hotWork < hot
+	}
+	return coldWork < cold
+}
 
 // dispatched counts the parallel calls that handed parts to the pool.
 var dispatched atomic.Int64

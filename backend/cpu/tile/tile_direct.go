@@ -51,7 +51,7 @@ func (j *jitProg) directInputs(p *Prog) {
 func (p *Prog) runSmall(args, outs []*hlo.Literal, threads int) bool {
 	j := p.jit
 	if j == nil || !j.allF32 || !p.RunsJIT() || p.n > jitChunk ||
-		threads > 1 && !kernels.RunsAlone(p.n*p.ops, kernels.MinParallelWork) || len(outs) > jit.MaxOutputs {
+		threads > 1 && !p.runsAlone() || len(outs) > jit.MaxOutputs {
 		return false
 	}
 	var dsts [jit.MaxOutputs][]float32

@@ -122,7 +122,7 @@ func (p *Prog) RunMulti(args, outs []*hlo.Literal, threads int) error {
 	}
 	tiles := (p.n + p.tile - 1) / p.tile
 	threads = max(1, min(threads, tiles/8))
-	if kernels.RunsAlone(p.n*p.ops, kernels.MinParallelWork) {
+	if p.runsAlone() {
 		threads = 1
 	}
 	if p.jit != nil {
