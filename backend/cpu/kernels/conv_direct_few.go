@@ -13,7 +13,7 @@ import "slices"
 // pixels their channels apart: negative padding leaves border runs).
 func fewChannelsDirect(p *Conv) bool {
 	last := len(p.OutSpatial) - 1
-	if !useAsm || !directTaps || last < 0 || p.Groups != 1 || p.RhsDil[last] != 1 ||
+	if !useAsm || !directTaps || last < 0 || p.Groups != 1 ||
 		p.Kernel[last]*p.InChannels < 3 || p.OutSpatial[last] < 2*sgemmMR {
 		return false
 	}

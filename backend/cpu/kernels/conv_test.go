@@ -591,6 +591,13 @@ func TestConvFewChannels(t *testing.T) {
 		newConv(2, 3, 8, 1, []int{6, 30}, []int{3, 3}, one(2), []int{0, 0}, []int{0, 0}, one(2), one(2), true),
 		// An image large enough for the threads to share the copy.
 		newConv(1, 3, 16, 1, []int{300, 301}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, one(2), one(2), true),
+		// Dilated kernels, a tap a run: HiFi-GAN's residual layers (8
+		// channels, kernels 3 and 7 dilated by 5), a 2-D one dilated
+		// across only, and a channels-first one strided.
+		newConv(1, 8, 8, 1, []int{320}, []int{3}, one(1), []int{5}, []int{5}, one(1), []int{5}, false),
+		newConv(2, 8, 8, 1, []int{60}, []int{7}, one(1), []int{15}, []int{15}, one(1), []int{5}, false),
+		newConv(2, 4, 16, 1, []int{11, 29}, []int{3, 3}, one(2), []int{1, 2}, []int{1, 2}, one(2), []int{1, 2}, false),
+		newConv(1, 3, 8, 1, []int{17, 33}, []int{3, 3}, []int{2, 2}, []int{2, 2}, []int{2, 2}, one(2), []int{2, 2}, true),
 	} {
 		if !canConvDirect(p) {
 			t.Fatalf("case %d: not on the direct path", ci)
