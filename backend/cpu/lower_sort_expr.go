@@ -57,7 +57,10 @@ type sortValue struct {
 
 // sortExpr is a compiled comparator and what its calls need widened.
 type sortExpr struct {
-	less  boolFn
+	less boolFn
+	// order, where the comparator is lexicographic (lower_sort_lex.go),
+	// is its three-way function, used in place of less.
+	order func(e *sortEnv, a, b int) int
 	types []hlo.DType // the operands'
 	need  []exprKind  // per operand: the column the closures read (kindBool: none)
 	total []bool      // per operand: its total-order keys are read
@@ -76,6 +79,12 @@ func compileSortExpr(c *hlo.Computation, types []hlo.DType) (*sortExpr, bool) {
 		return nil, false
 	}
 	x.less = v.b
+	if levels, ok := x.lexComparator(c.Root); ok {
+		for _, l := range levels {
+			x.need[l.k] = l.kind
+		}
+		x.order = lexOrder(levels)
+	}
 	return x, true
 }
 
@@ -372,6 +381,9 @@ func sortRowsExpr(pl *sortPlan, outs, ops []*hlo.Literal, rows int) {
 	splitRange(rows, rows*pl.n*len(ops), pl.threads, func(lo, hi int) {
 		perm := make([]int, pl.n)
 		cmp := threeWay(func(a, b int) bool { return less(e, a, b) })
+		if order := pl.expr.order; order != nil {
+			cmp = func(a, b int) int { return order(e, a, b) }
+		}
 		for r := lo; r < hi; r++ {
 			pl.sortRow(outs, ops, perm, r, cmp)
 		}

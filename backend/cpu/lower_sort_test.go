@@ -233,6 +233,7 @@ func TestSortExprRandom(t *testing.T) {
 	type cmpCase struct {
 		types []hlo.DType
 		text  string
+		lex   bool // run as a lexicographic order (lower_sort_lex.go)
 	}
 	cases := []cmpCase{
 		{[]hlo.DType{hlo.F32, hlo.S64}, `cmp {
@@ -252,7 +253,7 @@ func TestSortExprRandom(t *testing.T) {
   lower = pred[] compare(i, j), direction=LT
   tie = pred[] and(same, lower)
   ROOT r = pred[] or(before, tie)
-}`},
+}`, true},
 		{[]hlo.DType{hlo.S32, hlo.F16}, `cmp {
   a = s32[] parameter(0)
   b = s32[] parameter(1)
@@ -263,7 +264,65 @@ func TestSortExprRandom(t *testing.T) {
   lt2 = pred[] compare(c, d), direction=GT
   tie = pred[] and(eq, lt2)
   ROOT r = pred[] or(lt, tie)
-}`},
+}`, true},
+		// ONNX TopK's smallest-first (NaN last), its parts written the
+		// other way round: the compares reversed, or's and and's operands
+		// swapped.
+		{[]hlo.DType{hlo.F32, hlo.S32}, `cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  lt = pred[] compare(b, a), direction=GT
+  eq = pred[] compare(b, a), direction=EQ
+  an = pred[] compare(a, a), direction=NE
+  bn = pred[] compare(b, b), direction=NE
+  nan = pred[] not(an)
+  nanlast = pred[] and(nan, bn)
+  before = pred[] or(lt, nanlast)
+  bothnan = pred[] and(bn, an)
+  same = pred[] or(bothnan, eq)
+  lower = pred[] compare(j, i), direction=GT
+  tie = pred[] and(lower, same)
+  ROOT r = pred[] or(tie, before)
+}`, true},
+		// Three keys: an unsigned one descending, IEEE floats (a NaN ties
+		// a pair outright), then a signed one.
+		{[]hlo.DType{hlo.U8, hlo.F32, hlo.S64}, `cmp {
+  a = u8[] parameter(0)
+  b = u8[] parameter(1)
+  c = f32[] parameter(2)
+  d = f32[] parameter(3)
+  e = s64[] parameter(4)
+  f = s64[] parameter(5)
+  gt = pred[] compare(a, b), direction=GT
+  eq = pred[] compare(a, b), direction=EQ
+  lt2 = pred[] compare(c, d), direction=LT
+  eq2 = pred[] compare(c, d), direction=EQ
+  lt3 = pred[] compare(e, f), direction=LT
+  tie2 = pred[] and(eq2, lt3)
+  second = pred[] or(lt2, tie2)
+  tie = pred[] and(eq, second)
+  ROOT r = pred[] or(gt, tie)
+}`, true},
+		// Not lexicographic: the NaN guard on the wrong element (a NaN b
+		// first in a descending order).
+		{[]hlo.DType{hlo.F32, hlo.S64}, `cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s64[] parameter(2)
+  j = s64[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  eq = pred[] compare(a, b), direction=EQ
+  an = pred[] compare(a, a), direction=NE
+  bn = pred[] compare(b, b), direction=NE
+  nan = pred[] not(an)
+  odd = pred[] and(bn, nan)
+  before = pred[] or(odd, gt)
+  lower = pred[] compare(i, j), direction=LT
+  tie = pred[] and(eq, lower)
+  ROOT r = pred[] or(before, tie)
+}`, false},
 		{[]hlo.DType{hlo.BF16, hlo.U8}, `cmp {
   a = bf16[] parameter(0)
   b = bf16[] parameter(1)
@@ -274,7 +333,7 @@ func TestSortExprRandom(t *testing.T) {
   x = bf16[] select(odd, a, b)
   y = bf16[] select(odd, b, a)
   ROOT r = pred[] compare(x, y), direction=LT
-}`},
+}`, false},
 		{[]hlo.DType{hlo.F64, hlo.F32}, `cmp {
   a = f64[] parameter(0)
   b = f64[] parameter(1)
@@ -285,7 +344,7 @@ func TestSortExprRandom(t *testing.T) {
   lt2 = pred[] compare(d, c), direction=LT, type=TOTALORDER
   tie = pred[] and(eq, lt2)
   ROOT r = pred[] or(lt, tie)
-}`},
+}`, false},
 		{[]hlo.DType{hlo.F32}, `cmp {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -293,7 +352,7 @@ func TestSortExprRandom(t *testing.T) {
   y = f32[] negate(b)
   z = f32[] abs(y)
   ROOT c = pred[] compare(x, z), direction=LE
-}`},
+}`, false},
 		{[]hlo.DType{hlo.Pred, hlo.S8}, `cmp {
   a = pred[] parameter(0)
   b = pred[] parameter(1)
@@ -306,7 +365,7 @@ func TestSortExprRandom(t *testing.T) {
   lt = pred[] compare(c, d), direction=LT
   tie = pred[] and(same, lt)
   ROOT r = pred[] or(gt, tie)
-}`},
+}`, false},
 	}
 	rng := rand.New(rand.NewPCG(17, 18))
 	for iter := range 240 {
@@ -329,6 +388,8 @@ func TestSortExprRandom(t *testing.T) {
 		in := parseRoot(t, module(params, fmt.Sprintf("%s sort(%s), dimensions={%d}, to_apply=cmp", res, strings.Join(opnds, ", "), dim), c.text))
 		if pl, _, ok := planSort(in, 1); !ok || pl.expr == nil {
 			t.Fatalf("case %d: not compiled to closures", iter%len(cases))
+		} else if lex := pl.expr.order != nil; lex != c.lex {
+			t.Fatalf("case %d: lexicographic %v, want %v", iter%len(cases), lex, c.lex)
 		}
 		ops := randomOperands(in, rng)
 		for k := range ops {
