@@ -181,10 +181,13 @@ func ConvFinishedF32(p *Conv, in, kernel, out []float32, threads int, epi Epilog
 // convolution over 4×10×10, 70% of its windows at a border, packed at
 // 4 ns a value, 44 µs for 10,800 values), where the staged copy costs
 // one pass over the image and the packing then makes taps reads of each
-// value with no test. With input dilation the staging does not apply.
+// value with no test. With input dilation the staging does not apply;
+// nor over im2colStageMax elements, where the copy's memory would count.
 func im2colStages(p *Conv) bool {
 	pixels, interior, padded := 1, 1, false
+	staged := p.Batch * p.InChannels
 	for d, o := range p.OutSpatial {
+		staged *= p.InSpatial[d] + 2*max(p.PadLo[d], 0)
 		if p.LhsDil[d] != 1 || p.PadLo[d] < 0 {
 			return false
 		}
@@ -197,8 +200,12 @@ func im2colStages(p *Conv) bool {
 		padded = padded || lo > 0 || hi < o
 		pixels, interior = pixels*o, interior*(hi-lo)
 	}
-	return padded && 8*(pixels-interior) >= pixels
+	return padded && 8*(pixels-interior) >= pixels && staged <= im2colStageMax
 }
+
+// im2colStageMax is the most elements (16 MiB) a staged im2col image
+// may take.
+const im2colStageMax = 1 << 22
 
 // pointwiseGemmMaxK is the input channels up to which a pointwise
 // convolution with fewer pixels than output channels runs as a plain
