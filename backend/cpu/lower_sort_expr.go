@@ -61,6 +61,9 @@ type sortExpr struct {
 	// order, where the comparator is lexicographic (lower_sort_lex.go),
 	// is its three-way function, used in place of less.
 	order func(e *sortEnv, a, b int) int
+	// keyed, where every level of that order has a key (lexKeyed):
+	// rows sort on the keys instead (sortRowsKeyed).
+	keyed []lexLevel
 	types []hlo.DType // the operands'
 	need  []exprKind  // per operand: the column the closures read (kindBool: none)
 	total []bool      // per operand: its total-order keys are read
@@ -84,6 +87,9 @@ func compileSortExpr(c *hlo.Computation, types []hlo.DType) (*sortExpr, bool) {
 			x.need[l.k] = l.kind
 		}
 		x.order = lexOrder(levels)
+		if lexKeyed(levels) {
+			x.keyed = levels
+		}
 	}
 	return x, true
 }
@@ -377,6 +383,10 @@ func (x *sortExpr) env(ops []*hlo.Literal) *sortEnv {
 // sortRowsExpr sorts every row by the compiled comparator.
 func sortRowsExpr(pl *sortPlan, outs, ops []*hlo.Literal, rows int) {
 	e := pl.expr.env(ops)
+	if pl.expr.keyed != nil {
+		sortRowsKeyed(pl, outs, ops, e, pl.expr.keyed, rows)
+		return
+	}
 	less := pl.expr.less
 	splitRange(rows, rows*pl.n*len(ops), pl.threads, func(lo, hi int) {
 		perm := make([]int, pl.n)

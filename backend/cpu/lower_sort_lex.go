@@ -1,6 +1,10 @@
 package cpu
 
 import (
+	"cmp"
+	"math"
+	"slices"
+
 	"github.com/axle-ml/axle/hlo"
 )
 
@@ -229,4 +233,132 @@ func cmp3[T int64 | uint64](a, b T) int {
 		return 1
 	}
 	return 0
+}
+
+// Where every level has an order-preserving key (integers, and floats
+// ordered with NaN greatest: not IEEE compares, whose NaN ties a pair
+// outright), the comparator is a strict weak order, and the evaluator's
+// stable sort puts a row in the order of its keys and then its
+// positions: that total order, sorted by any algorithm, is the same
+// permutation. sortRowsKeyed sorts so, on the keys widened to uint64
+// once an element, with pdqsort, where the stable sort calling the
+// three-way function made O(n log² n) moves: ONNX TopK over 240 scores
+// 32 → 17 µs, over 25,200 9.1 → 3.0 ms.
+
+// lexKeyed reports whether every level has a key (lexKey).
+func lexKeyed(levels []lexLevel) bool {
+	for _, l := range levels {
+		if l.kind == kindFloat && !l.nanAware {
+			return false
+		}
+	}
+	return true
+}
+
+// lexKey is element i's key for level l: unsigned, ordered as the level
+// orders its values (descending ones inverted); equal values (±0, any
+// two NaNs) equal keys.
+func lexKey(l lexLevel, e *sortEnv, i int) uint64 {
+	var u uint64
+	switch l.kind {
+	case kindFloat:
+		switch f := e.f[l.k][i]; {
+		case f != f:
+			u = math.MaxUint64
+		case f == 0:
+			u = 1 << 63
+		default:
+			if b := math.Float64bits(f); b>>63 == 1 {
+				u = ^b
+			} else {
+				u = b | 1<<63
+			}
+		}
+	case kindInt:
+		u = uint64(e.i[l.k][i]) ^ 1<<63
+	case kindUint:
+		u = e.u[l.k][i]
+	}
+	if l.desc {
+		u = ^u
+	}
+	return u
+}
+
+// keyedPair is an element of a row of at most two levels: its keys and
+// position, sorted in place (a closure indexing keys by position missed
+// the cache on every compare: 25,200 scores 4.1 ms against 3.0).
+type keyedPair struct {
+	k0, k1 uint64
+	pos    int
+}
+
+// sortRowsKeyed sorts every row by levels' keys, then by position, and
+// moves the operands' rows into place.
+func sortRowsKeyed(pl *sortPlan, outs, ops []*hlo.Literal, e *sortEnv, levels []lexLevel, rows int) {
+	nl := len(levels)
+	if nl <= 2 {
+		sortRowsPairs(pl, outs, ops, e, levels, rows)
+		return
+	}
+	splitRange(rows, rows*pl.n*len(ops), pl.threads, func(lo, hi int) {
+		perm, pos := make([]int, pl.n), make([]int, pl.n)
+		keys := make([]uint64, pl.n*nl)
+		for r := lo; r < hi; r++ {
+			base := r/pl.inner*pl.n*pl.inner + r%pl.inner
+			for i := range pos {
+				for j, l := range levels {
+					keys[i*nl+j] = lexKey(l, e, base+i*pl.inner)
+				}
+				pos[i] = i
+			}
+			slices.SortFunc(pos, func(a, b int) int {
+				ka, kb := keys[a*nl:a*nl+nl], keys[b*nl:b*nl+nl]
+				for j := range ka {
+					if ka[j] != kb[j] {
+						return cmp.Compare(ka[j], kb[j])
+					}
+				}
+				return cmp.Compare(a, b)
+			})
+			for i, p := range pos {
+				perm[i] = base + p*pl.inner
+			}
+			for k, m := range pl.moves {
+				m(outs[k], ops[k], perm, base)
+			}
+		}
+	})
+}
+
+// sortRowsPairs is sortRowsKeyed for one or two levels.
+func sortRowsPairs(pl *sortPlan, outs, ops []*hlo.Literal, e *sortEnv, levels []lexLevel, rows int) {
+	splitRange(rows, rows*pl.n*len(ops), pl.threads, func(lo, hi int) {
+		perm, items := make([]int, pl.n), make([]keyedPair, pl.n)
+		for r := lo; r < hi; r++ {
+			base := r/pl.inner*pl.n*pl.inner + r%pl.inner
+			for i := range items {
+				at := base + i*pl.inner
+				items[i] = keyedPair{k0: lexKey(levels[0], e, at), pos: i}
+				if len(levels) == 2 {
+					items[i].k1 = lexKey(levels[1], e, at)
+				}
+			}
+			slices.SortFunc(items, func(x, y keyedPair) int {
+				switch {
+				case x.k0 != y.k0:
+					return cmp.Compare(x.k0, y.k0)
+				case x.k1 != y.k1:
+					return cmp.Compare(x.k1, y.k1)
+				}
+				return cmp.Compare(x.pos, y.pos)
+			})
+			for i, it := range items {
+				perm[i] = base + it.pos*pl.inner
+			}
+			for k, m := range pl.moves {
+				m(outs[k], ops[k], perm, base)
+			}
+		}
+	})
 }
