@@ -315,3 +315,50 @@ func TestLowerConformance(t *testing.T) {
 	}
 	t.Logf("%d cases, %d instructions on compiled kernels", len(files), b.lowered)
 }
+
+// Windows without operand dilation whose outputs lie partly inside the
+// operand (folded through windowPlan.rel) and partly over padding (the
+// recursion), bit for bit the evaluator's: the fold keeps its
+// row-major order, so sums match exactly too. Among them a 3-D max pool
+// as ONNX MaxPool3d writes it, runs of fewer channels than a vector.
+func TestLowerReduceWindowInside(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 23))
+	for _, c := range []struct {
+		dt      hlo.DType
+		op      string
+		in, out []int64
+		window  string
+	}{
+		{hlo.F32, "maximum", []int64{1, 4, 20, 20, 2}, []int64{1, 2, 10, 10, 2}, "size=1x2x2x2x1 stride=1x2x2x2x1"},
+		{hlo.F32, "add", []int64{2, 9, 9, 3}, []int64{2, 9, 9, 3}, "size=1x3x3x1 pad=0_0x1_1x1_1x0_0"},
+		{hlo.F32, "add", []int64{2, 11, 7}, []int64{2, 5, 3}, "size=1x3x3 stride=1x2x2 rhs_dilate=1x2x1"},
+		{hlo.S32, "add", []int64{3, 40}, []int64{3, 13}, "size=1x4 stride=1x3"},
+		{hlo.F64, "multiply", []int64{5, 6, 2}, []int64{5, 6, 2}, "size=3x2x1 pad=1_1x0_1x0_0"},
+		{hlo.BF16, "minimum", []int64{2, 8, 8, 4}, []int64{2, 4, 4, 4}, "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_0x1_0x0_0"},
+	} {
+		text := module([]string{shapeText(c.dt, c.in), shapeText(c.dt, nil)},
+			shapeText(c.dt, c.out)+" reduce-window(p0, p1), window={"+c.window+"}, to_apply=red", reducer(c.op, c.dt, false))
+		in := parseRoot(t, text)
+		ops := randomOperands(in, rng)
+		var ev eval.Evaluator
+		want, err := ev.Instruction(in, ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, th := range []int{1, 2} {
+			k, ok := lowerReduce(in, th)
+			if !ok {
+				t.Fatalf("%s: no kernel", in)
+			}
+			got := poisoned(in.Shape)
+			if err := k(got, ops); err != nil {
+				t.Fatal(err)
+			}
+			for i := range got.Len() {
+				if !sameValue(got, want, i) {
+					t.Fatalf("%s, %d threads: element %d is %v, want %v", in, th, i, got.GetFloat64(i), want.GetFloat64(i))
+				}
+			}
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"slices"
+
 	"github.com/axle-ml/axle/backend/cpu/kernels"
 	"github.com/axle-ml/axle/hlo"
 	"github.com/axle-ml/axle/hlo/minifloat"
@@ -23,6 +25,13 @@ type windowPlan struct {
 	empty   bool
 	threads int
 	size    int // operand elements folded, to decide on threads
+	// Where no window dimension dilates the operand, a window lying
+	// inside it is its first element's offset plus rel, the same for
+	// every output: inside[d][o] says output index o along d has its
+	// whole window inside, first[d][o] its first element's offset.
+	rel    []int
+	inside [][]bool
+	first  [][]int
 }
 
 // newWindowPlan returns false for windows the fold does not cover
@@ -53,7 +62,46 @@ func newWindowPlan(w *hlo.Window, dims, out []int64, threads int) (*windowPlan, 
 	for d := range rank {
 		pl.empty = pl.empty || out[d] == 0
 	}
+	pl.flatten(w.Dims[:inner])
 	return pl, true
+}
+
+// flatten makes rel, inside and first where no window dimension dilates
+// the operand: a 2×2×2 max pool over 4×20×20×2 spent 26 µs in the
+// recursion over window dimensions, a call per element of a run of two.
+func (pl *windowPlan) flatten(dims []hlo.WindowDim) {
+	for _, wd := range dims {
+		if max(wd.LhsDilation, 1) != 1 || wd.Size < 1 {
+			return
+		}
+	}
+	pl.rel = []int{0}
+	for d, n := range pl.winDims {
+		pl.inside = append(pl.inside, make([]bool, pl.outDims[d]))
+		pl.first = append(pl.first, make([]int, pl.outDims[d]))
+		var steps []int // the window's offsets along d from its first
+		for o := range pl.outDims[d] {
+			tab := pl.tabs[d][o*n : (o+1)*n]
+			pl.inside[d][o] = !slices.Contains(tab, -1)
+			pl.first[d][o] = tab[0]
+			if pl.inside[d][o] && steps == nil {
+				for _, at := range tab {
+					steps = append(steps, at-tab[0])
+				}
+			}
+		}
+		if steps == nil { // no output index has its window inside along d
+			pl.rel = nil
+			return
+		}
+		next := make([]int, 0, len(pl.rel)*len(steps))
+		for _, r := range pl.rel {
+			for _, st := range steps {
+				next = append(next, r+st)
+			}
+		}
+		pl.rel = next
+	}
 }
 
 func identityWindow(wd hlo.WindowDim, n, out int64) bool {
@@ -226,7 +274,38 @@ func (w *windowWalk[T]) output(o int) {
 	for j := range run {
 		run[j] = w.init
 	}
+	if base, ok := w.inside(); ok {
+		for _, r := range w.pl.rel {
+			src := w.src[base+r : base+r+len(run)]
+			if w.vec != nil {
+				w.vec(run, run, src)
+				continue
+			}
+			for j, v := range src {
+				run[j] = w.f(run[j], v)
+			}
+		}
+		return
+	}
 	w.window(run, 0, 0)
+}
+
+// inside returns the offset of the current output's window's first
+// element where the whole window lies inside the operand (its elements
+// are then that plus rel, folded in the same row-major order).
+func (w *windowWalk[T]) inside() (int, bool) {
+	pl := w.pl
+	if pl.rel == nil {
+		return 0, false
+	}
+	base := 0
+	for d, i := range w.idx {
+		if !pl.inside[d][i] {
+			return 0, false
+		}
+		base += pl.first[d][i]
+	}
+	return base, true
 }
 
 func (w *windowWalk[T]) window(run []T, d, base int) {
