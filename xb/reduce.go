@@ -160,6 +160,22 @@ func ReduceWindow(x, init *Op, fn Reducer, w Window) *Op {
 		attrs: []hlo.Attr{{Name: "window", Value: hw}, {Name: "to_apply", Value: c}}})
 }
 
+// TopK is HLO's topk: the k first elements of each row along x's last
+// dimension, in the order less(a, b) says ("a goes first"; ties keep the
+// lower index first), and their s32 indices, as a pair.
+func TopK(x *Op, k int64, largest bool, less func(sb *Builder, params []*Op) *Op) *Op {
+	b := builderOf(x)
+	if b == nil || !b.check("topk", x) {
+		return poison(b)
+	}
+	s := hlo.ScalarShape(x.DType())
+	c := b.Computation("compare", []hlo.Shape{s, s}, less)
+	if c == nil {
+		return b.poisoned()
+	}
+	return b.add(instr{op: hlo.OpTopK, operands: []*Op{x}, attrs: []hlo.Attr{{Name: "k", Value: k}, {Name: "largest", Value: largest}, {Name: "to_apply", Value: c}}})
+}
+
 // Sort sorts xs (all of one shape) together along dim, ordered by less,
 // which receives two scalars per operand: (a0, b0, a1, b1, ...). It
 // returns one op for a single operand and a tuple otherwise.

@@ -259,28 +259,39 @@ func lexKeyed(levels []lexLevel) bool {
 // orders its values (descending ones inverted); equal values (±0, any
 // two NaNs) equal keys.
 func lexKey(l lexLevel, e *sortEnv, i int) uint64 {
-	var u uint64
 	switch l.kind {
 	case kindFloat:
-		switch f := e.f[l.k][i]; {
-		case f != f:
-			u = math.MaxUint64
-		case f == 0:
-			u = 1 << 63
-		default:
-			if b := math.Float64bits(f); b>>63 == 1 {
-				u = ^b
-			} else {
-				u = b | 1<<63
-			}
-		}
+		return l.floatKey(e.f[l.k][i])
 	case kindInt:
-		u = uint64(e.i[l.k][i]) ^ 1<<63
-	case kindUint:
-		u = e.u[l.k][i]
+		return l.intKey(e.i[l.k][i])
 	}
+	return l.uintKey(e.u[l.k][i])
+}
+
+// floatKey, intKey and uintKey are lexKey of one value.
+func (l lexLevel) floatKey(f float64) uint64 {
+	var u uint64
+	switch {
+	case f != f:
+		u = math.MaxUint64
+	case f == 0:
+		u = 1 << 63
+	default:
+		if b := math.Float64bits(f); b>>63 == 1 {
+			u = ^b
+		} else {
+			u = b | 1<<63
+		}
+	}
+	return l.flip(u)
+}
+
+func (l lexLevel) intKey(v int64) uint64   { return l.flip(uint64(v) ^ 1<<63) }
+func (l lexLevel) uintKey(v uint64) uint64 { return l.flip(v) }
+
+func (l lexLevel) flip(u uint64) uint64 {
 	if l.desc {
-		u = ^u
+		return ^u
 	}
 	return u
 }

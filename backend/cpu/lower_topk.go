@@ -79,6 +79,9 @@ func planTopK(in *hlo.Instruction, threads int) (*topkPlan, bool) {
 	}
 	largest := !in.HasAttr("largest") || in.Bool("largest")
 	if c := in.Computation("to_apply"); c != nil {
+		if p.keys = topkLexKeys(c, s.DType); p.keys != nil {
+			return p, true
+		}
 		p.sorted = topkComparator(c, s.DType, p)
 		return p, p.sorted != nil
 	}

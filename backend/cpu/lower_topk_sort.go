@@ -73,3 +73,52 @@ func topkLaneRows(p *topkPlan, lp *laneProg, x *hlo.Literal, emit func(row int, 
 	})
 	return first.err
 }
+
+// topkLexKeys returns the keys of a topk whose comparator is one level
+// of a lexicographic order with an order-preserving key (lower_sort_lex.go:
+// ONNX TopK's value with NaN greatest, or an integer compare), larger
+// first as selectTopK wants them, or nil. With ties to the lower index
+// (the stable sort's) that order is total, so the heap selection finds
+// the evaluator's k first elements without sorting the row: ONNX TopK
+// keeping 100 of 25,200 scores.
+func topkLexKeys(c *hlo.Computation, t hlo.DType) func(dst []uint64, x *hlo.Literal, at int) {
+	if c == nil || c.Root == nil {
+		return nil
+	}
+	x := &sortExpr{types: []hlo.DType{t}, need: make([]exprKind, 1), total: make([]bool, 1)}
+	l, ok := x.strictLevel(c.Root)
+	if !ok || !lexKeyed([]lexLevel{l}) {
+		return nil
+	}
+	return func(dst []uint64, lit *hlo.Literal, at int) {
+		switch d := lit.Data().(type) {
+		case []float32:
+			for j, v := range d[at : at+len(dst)] {
+				dst[j] = ^l.floatKey(float64(v))
+			}
+		case []float64:
+			for j, v := range d[at : at+len(dst)] {
+				dst[j] = ^l.floatKey(v)
+			}
+		case []int32:
+			for j, v := range d[at : at+len(dst)] {
+				dst[j] = ^l.intKey(int64(v))
+			}
+		case []int64:
+			for j, v := range d[at : at+len(dst)] {
+				dst[j] = ^l.intKey(v)
+			}
+		default: // every value widens exactly (sortKeys' widening)
+			for j := range dst {
+				switch l.kind {
+				case kindFloat:
+					dst[j] = ^l.floatKey(lit.GetFloat64(at + j))
+				case kindInt:
+					dst[j] = ^l.intKey(lit.GetInt64(at + j))
+				default:
+					dst[j] = ^l.uintKey(lit.GetUint64(at + j))
+				}
+			}
+		}
+	}
+}

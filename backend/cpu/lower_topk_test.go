@@ -286,3 +286,41 @@ func TestRandomTopKConformance(t *testing.T) {
 	}
 	t.Logf("%d cases with rng or topk", n)
 }
+
+// ONNX TopK's comparators (the value with NaN greatest, descending or
+// ascending; integers by value), which select through keys and the heap
+// (topkLexKeys) rather than sorting the row, against the evaluator's
+// stable sort: rows full of ties, NaNs of both signs, ±0, long and short.
+func TestTopKKernelLexComparators(t *testing.T) {
+	comps := map[string]string{
+		"nan_first": "nan_first {\n  a = %[1]s[] parameter(0)\n  b = %[1]s[] parameter(1)\n" +
+			"  gt = pred[] compare(a, b), direction=GT\n  an = pred[] compare(a, a), direction=NE\n" +
+			"  bn = pred[] compare(b, b), direction=NE\n  nb = pred[] not(bn)\n  g = pred[] and(an, nb)\n" +
+			"  ROOT c = pred[] or(g, gt)\n}",
+		"nan_last": "nan_last {\n  a = %[1]s[] parameter(0)\n  b = %[1]s[] parameter(1)\n" +
+			"  lt = pred[] compare(b, a), direction=GT\n  an = pred[] compare(a, a), direction=NE\n" +
+			"  bn = pred[] compare(b, b), direction=NE\n  na = pred[] not(an)\n  g = pred[] and(na, bn)\n" +
+			"  ROOT c = pred[] or(lt, g)\n}",
+		"lt": "lt {\n  a = %[1]s[] parameter(0)\n  b = %[1]s[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=LT\n}",
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for name, c := range comps {
+		types := []hlo.DType{hlo.F32, hlo.F64, hlo.F16, hlo.BF16}
+		if name == "lt" {
+			types = []hlo.DType{hlo.S32, hlo.S64, hlo.S8, hlo.U8, hlo.U16}
+		}
+		for _, typ := range types {
+			for _, n := range []int{1, 7, 40, 300} {
+				dims := []int64{int64(1 + rng.IntN(3)), int64(n)}
+				x := hlo.ArrayShape(typ, dims...)
+				in := topkInstr(t, x, rng.IntN(n+1), ", to_apply="+name, fmt.Sprintf(c, typ))
+				if p, ok := planTopK(in, 2); !ok || p.keys == nil {
+					t.Fatalf("%s on %s: not selected through keys", name, typ)
+				}
+				v := hlo.NewLiteral(x)
+				topkValues(v, rng)
+				runTopK(t, in, v, 2, true)
+			}
+		}
+	}
+}
