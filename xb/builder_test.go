@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -343,5 +344,21 @@ func TestRuntimeMatchesEvaluatorOnCNN(t *testing.T) {
 				t.Fatalf("output %d: cpu %v, evaluator %v", i, got, want)
 			}
 		}
+	}
+}
+
+// TopK keeps the k first of each last-dimension row in its comparator's
+// order, ties to the lower index (hand-worked: 5 and the two 3s of the
+// first row, the second row ascending).
+func TestTopK(t *testing.T) {
+	b := xb.New("topk")
+	x := b.Param("x", hlo.F32, 2, 4)
+	s := xb.TopK(x, 3, true, func(sb *xb.Builder, p []*xb.Op) *xb.Op { return xb.Gt(p[0], p[1]) })
+	m := build(t, b, b.Tuple(xb.GetTupleElement(s, 0), xb.GetTupleElement(s, 1)))
+	out := run(t, m, lit(t, []float32{3, 5, 1, 3, -2, 0, 7, -2}, 2, 4))
+	parts := out.Elements()
+	near(t, "values", values[float32](t, parts[0]), []float64{5, 3, 3, 7, 0, -2}, 0)
+	if got, want := values[int32](t, parts[1]), []int32{1, 0, 3, 2, 1, 0}; !slices.Equal(got, want) {
+		t.Fatalf("indices %v, want %v", got, want)
 	}
 }

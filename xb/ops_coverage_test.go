@@ -36,7 +36,7 @@ var notBuilt = map[hlo.Opcode]string{
 	hlo.OpMulhi: viaEmit, hlo.OpRoundNearestAfz: viaEmit, hlo.OpBitcast: viaEmit,
 	hlo.OpBatchNormGrad: viaEmit, hlo.OpBatchNormInference: viaEmit, hlo.OpBatchNormTraining: viaEmit,
 	hlo.OpCholesky: viaEmit, hlo.OpTriangularSolve: viaEmit, hlo.OpFft: viaEmit,
-	hlo.OpSelectAndScatter: viaEmit, hlo.OpTopK: viaEmit, hlo.OpRng: viaEmit,
+	hlo.OpSelectAndScatter: viaEmit, hlo.OpRng: viaEmit,
 	hlo.OpRngGetAndUpdateState: viaEmit, hlo.OpStochasticConvert: viaEmit,
 	hlo.OpCustomCall: viaEmit, hlo.OpOptimizationBarrier: viaEmit, hlo.OpAddDependency: viaEmit,
 	hlo.OpAfterAll: viaEmit, hlo.OpPartitionID: viaEmit, hlo.OpReplicaID: viaEmit,
