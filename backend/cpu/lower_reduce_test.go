@@ -340,6 +340,7 @@ func TestLowerReduceWindowInside(t *testing.T) {
 		window  string
 	}{
 		{hlo.F32, "maximum", []int64{1, 4, 20, 20, 2}, []int64{1, 2, 10, 10, 2}, "size=1x2x2x2x1 stride=1x2x2x2x1"},
+		{hlo.F32, "minimum", []int64{2, 6, 6, 3}, []int64{2, 3, 3, 3}, "size=1x2x2x1 stride=1x2x2x1"},
 		{hlo.F32, "add", []int64{2, 9, 9, 3}, []int64{2, 9, 9, 3}, "size=1x3x3x1 pad=0_0x1_1x1_1x0_0"},
 		{hlo.F32, "add", []int64{2, 11, 7}, []int64{2, 5, 3}, "size=1x3x3 stride=1x2x2 rhs_dilate=1x2x1"},
 		{hlo.S32, "add", []int64{3, 40}, []int64{3, 13}, "size=1x4 stride=1x3"},
@@ -349,6 +350,16 @@ func TestLowerReduceWindowInside(t *testing.T) {
 		text := module([]string{shapeText(c.dt, c.in), shapeText(c.dt, nil)},
 			shapeText(c.dt, c.out)+" reduce-window(p0, p1), window={"+c.window+"}, to_apply=red", reducer(c.op, c.dt, false))
 		in := parseRoot(t, text)
-		compareReduce(t, in, randomOperands(in, rng), []int{1, 2}, nil)
+		ops := randomOperands(in, rng)
+		if c.dt == hlo.F32 {
+			// NaNs: two of different payloads in the first window (its
+			// first element and the next pixel's), others anywhere.
+			ops[0].SetBits(0, 0x7fc00001)
+			ops[0].SetBits(int(c.in[len(c.in)-1]), 0xffc00002)
+			for _, bits := range []uint64{0x7fc00003, 0xffc00004} {
+				ops[0].SetBits(rng.IntN(ops[0].Len()), bits)
+			}
+		}
+		compareReduce(t, in, ops, []int{1, 2}, nil)
 	}
 }
