@@ -41,7 +41,7 @@ type compiler struct {
 	follow bool
 	// weights keeps the layouts of constant right operands, one for each
 	// constant and way of reading it (constantRHS).
-	weights map[weightsKey]*packedWeights
+	weights map[*hlo.Instruction][]*packedWeights
 }
 
 // calledResult is a compiled computation, or why it could not be

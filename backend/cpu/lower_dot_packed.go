@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -33,6 +32,7 @@ import (
 
 // packedWeights keeps one product's constant B laid out for its kernel.
 type packedWeights struct {
+	plan   gemmPlan // the plan of the products sharing this keeper
 	mu     sync.Mutex
 	lit    *hlo.Literal     // the literal the copies were made from
 	packed *kernels.PackedB // for the GEMM
@@ -64,25 +64,28 @@ func (x *compiler) constantRHS(w *hlo.Instruction, g *gemmPlan) *packedWeights {
 	if _, _, ok := tile.KernelType(w.Literal.DType()); !ok {
 		return nil
 	}
-	key := weightsKey{w: w, plan: fmt.Sprintf("%+v", *g)}
-	if p := x.weights[key]; p != nil {
-		return p
+	// The layouts a keeper holds depend on how B is read, and the plan it
+	// hands the small-M kernels is the product's (its A too): products
+	// share a keeper only where their plans are equal.
+	for _, p := range x.weights[w] {
+		if p.plan.same(g) {
+			return p
+		}
 	}
 	if x.weights == nil {
-		x.weights = map[weightsKey]*packedWeights{}
+		x.weights = map[*hlo.Instruction][]*packedWeights{}
 	}
-	p := &packedWeights{}
-	x.weights[key] = p
+	p := &packedWeights{plan: *g}
+	x.weights[w] = append(x.weights[w], p)
 	return p
 }
 
-// weightsKey names a constant right operand and the plan of a product
-// reading it: the layouts packedWeights keeps depend on how B is read,
-// and the plan it hands the small-M kernels is the product's (its A
-// too), so products share a keeper only where their plans are equal.
-type weightsKey struct {
-	w    *hlo.Instruction
-	plan string
+// same reports whether g and h read their operands alike: sizes,
+// strides, batch layout and strips (not the operands' data).
+func (g *gemmPlan) same(h *gemmPlan) bool {
+	return g.batch == h.batch && g.m == h.m && g.n == h.n && g.k == h.k && g.strip == h.strip &&
+		g.a.Row == h.a.Row && g.a.Col == h.a.Col && g.b.Row == h.b.Row && g.b.Col == h.b.Col &&
+		slices.Equal(g.batchDims, h.batchDims) && slices.Equal(g.aBatch, h.aBatch) && slices.Equal(g.bBatch, h.bBatch)
 }
 
 // gemmB returns lit packed as g's B (vals: lit as f32) for the blocked
