@@ -245,8 +245,12 @@ func cmp3[T int64 | uint64](a, b T) int {
 // three-way function made O(n log² n) moves: ONNX TopK over 240 scores
 // 32 → 17 µs, over 25,200 9.1 → 3.0 ms.
 
-// lexKeyed reports whether every level has a key (lexKey).
+// lexKeyed reports whether every level has a key (lexKey), of at most
+// two levels (keyedPair's; longer orders keep the three-way function).
 func lexKeyed(levels []lexLevel) bool {
+	if len(levels) > 2 {
+		return false
+	}
 	for _, l := range levels {
 		if l.kind == kindFloat && !l.nanAware {
 			return false
@@ -304,46 +308,9 @@ type keyedPair struct {
 	pos    int
 }
 
-// sortRowsKeyed sorts every row by levels' keys, then by position, and
-// moves the operands' rows into place.
+// sortRowsKeyed sorts every row by levels' keys (one or two), then by
+// position, and moves the operands' rows into place.
 func sortRowsKeyed(pl *sortPlan, outs, ops []*hlo.Literal, e *sortEnv, levels []lexLevel, rows int) {
-	nl := len(levels)
-	if nl <= 2 {
-		sortRowsPairs(pl, outs, ops, e, levels, rows)
-		return
-	}
-	splitRange(rows, rows*pl.n*len(ops), pl.threads, func(lo, hi int) {
-		perm, pos := make([]int, pl.n), make([]int, pl.n)
-		keys := make([]uint64, pl.n*nl)
-		for r := lo; r < hi; r++ {
-			base := r/pl.inner*pl.n*pl.inner + r%pl.inner
-			for i := range pos {
-				for j, l := range levels {
-					keys[i*nl+j] = lexKey(l, e, base+i*pl.inner)
-				}
-				pos[i] = i
-			}
-			slices.SortFunc(pos, func(a, b int) int {
-				ka, kb := keys[a*nl:a*nl+nl], keys[b*nl:b*nl+nl]
-				for j := range ka {
-					if ka[j] != kb[j] {
-						return cmp.Compare(ka[j], kb[j])
-					}
-				}
-				return cmp.Compare(a, b)
-			})
-			for i, p := range pos {
-				perm[i] = base + p*pl.inner
-			}
-			for k, m := range pl.moves {
-				m(outs[k], ops[k], perm, base)
-			}
-		}
-	})
-}
-
-// sortRowsPairs is sortRowsKeyed for one or two levels.
-func sortRowsPairs(pl *sortPlan, outs, ops []*hlo.Literal, e *sortEnv, levels []lexLevel, rows int) {
 	splitRange(rows, rows*pl.n*len(ops), pl.threads, func(lo, hi int) {
 		perm, items := make([]int, pl.n), make([]keyedPair, pl.n)
 		for r := lo; r < hi; r++ {
